@@ -1,0 +1,70 @@
+import { InvalidArgumentError, describe } from './errors.js';
+
+/** Where leasehold reads the time, in milliseconds. */
+export interface TimeSource {
+  now(): number;
+}
+
+/** The wall clock: `Date.now()`. */
+export const systemClock: TimeSource = Object.freeze({ now: () => Date.now() });
+
+/**
+ * A clock for tests that every thread sees alike: its time is one 64-bit word
+ * in a SharedArrayBuffer, so `advance` on the main thread moves the clock of
+ * every worker attached to the same queue. The word holds the bits of a
+ * float64, so fractional milliseconds survive.
+ */
+export class ManualClock implements TimeSource {
+  /** @internal The shared word: the float64 bits of the current time. */
+  readonly buffer: SharedArrayBuffer;
+  readonly #word: BigInt64Array;
+
+  constructor(startMillis = 0, buffer?: SharedArrayBuffer) {
+    assertFinite('startMillis', startMillis);
+    this.buffer = buffer ?? new SharedArrayBuffer(BigInt64Array.BYTES_PER_ELEMENT);
+    this.#word = new BigInt64Array(this.buffer);
+    if (buffer === undefined) Atomics.store(this.#word, 0, toBits(startMillis));
+  }
+
+  /** @internal A view of the same clock in another thread. */
+  static fromBuffer(buffer: SharedArrayBuffer): ManualClock {
+    return new ManualClock(0, buffer);
+  }
+
+  now(): number {
+    return fromBits(Atomics.load(this.#word, 0));
+  }
+
+  set(ms: number): void {
+    assertFinite('ms', ms);
+    Atomics.store(this.#word, 0, toBits(ms));
+  }
+
+  advance(ms: number): void {
+    assertFinite('ms', ms);
+    // A CAS loop, so that two threads advancing at once both count.
+    for (;;) {
+      const seen = Atomics.load(this.#word, 0);
+      if (Atomics.compareExchange(this.#word, 0, seen, toBits(fromBits(seen) + ms)) === seen) return;
+    }
+  }
+}
+
+function assertFinite(name: string, value: number): void {
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw new InvalidArgumentError(`Expected \`${name}\` to be a finite number, got ${describe(value)}`);
+  }
+}
+
+const scratch = new Float64Array(1);
+const scratchBits = new BigInt64Array(scratch.buffer);
+
+function toBits(ms: number): bigint {
+  scratch[0] = ms;
+  return scratchBits[0]!;
+}
+
+function fromBits(bits: bigint): number {
+  scratchBits[0] = bits;
+  return scratch[0]!;
+}

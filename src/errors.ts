@@ -1,0 +1,95 @@
+/**
+ * Every error leasehold throws. Each class carries a stable `code`: errors that
+ * cross a thread lose their prototype, so compare `code` (or `name`), never a
+ * message string.
+ */
+
+export type ErrorCode =
+  | 'ERR_INVALID_ARGUMENT'
+  | 'ERR_JOB_NOT_FOUND'
+  | 'ERR_ILLEGAL_STATE'
+  | 'ERR_STALE_LEASE'
+  | 'ERR_QUEUE_FULL';
+
+export class JobQueueError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string) {
+    super(message);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** A bad argument: blank type or worker id, bad lease length, priority, runAt, policy or option. */
+export class InvalidArgumentError extends JobQueueError {
+  constructor(message: string) {
+    super('ERR_INVALID_ARGUMENT', message);
+  }
+}
+
+/** An unknown, malformed or evicted job id. */
+export class JobNotFoundError extends JobQueueError {
+  constructor(message: string) {
+    super('ERR_JOB_NOT_FOUND', message);
+  }
+}
+
+/** The operation is not allowed in the job's current state. */
+export class IllegalStateError extends JobQueueError {
+  constructor(message: string, code: ErrorCode = 'ERR_ILLEGAL_STATE') {
+    super(code, message);
+  }
+}
+
+/** complete / fail / extend with a token that is not the job's current, valid lease. */
+export class StaleLeaseError extends IllegalStateError {
+  constructor(message: string) {
+    super(message, 'ERR_STALE_LEASE');
+  }
+}
+
+/** No room for a new job; nothing already queued was lost or evicted to make room. */
+export class QueueFullError extends JobQueueError {
+  constructor(message: string) {
+    super('ERR_QUEUE_FULL', message);
+  }
+}
+
+/** Describes a value for an error message: ``Expected ..., got `0` (number)``. */
+export function describe(value: unknown): string {
+  if (typeof value === 'string') return `\`${JSON.stringify(value)}\` (string)`;
+  if (typeof value === 'bigint') return `\`${value}n\` (bigint)`;
+  if (value === null) return '`null`';
+  if (typeof value === 'object') return `an object`;
+  return `\`${String(value)}\` (${typeof value})`;
+}
+
+/** Why the queue core refused an operation. The core returns these; `refusalError` alone turns them into errors. */
+export const enum Refusal {
+  NotFound = -1,
+  Evicted = -2,
+  StaleLease = -3,
+  NotPending = -4,
+  NotDead = -5,
+  NoSlot = -6,
+  NoBytes = -7,
+}
+
+export function refusalError(refusal: Refusal, jobId: string, capacity: number): JobQueueError {
+  switch (refusal) {
+    case Refusal.NotFound:
+      return new JobNotFoundError(`No job with id ${describe(jobId)}`);
+    case Refusal.Evicted:
+      return new JobNotFoundError(`Job ${jobId} was evicted: finished jobs are evicted, oldest first, when room is needed`);
+    case Refusal.StaleLease:
+      return new StaleLeaseError(`The token is not the current lease of job ${jobId}: the lease was lost, expired, or already used`);
+    case Refusal.NotPending:
+      return new IllegalStateError(`Job ${jobId} can be cancelled only while PENDING`);
+    case Refusal.NotDead:
+      return new IllegalStateError(`Job ${jobId} can be retried from the dead letters only while DEAD`);
+    case Refusal.NoSlot:
+      return new QueueFullError(`The queue is full: all ${capacity} slots hold pending, running or dead jobs`);
+    case Refusal.NoBytes:
+      return new QueueFullError('The queue is full: no arena bytes left for the job (raise `arenaBytes`)');
+  }
+}

@@ -1,0 +1,9 @@
+export { JobQueue, type SharedQueueHandle } from './queue.js';
+export { RetryPolicy, type Jitter, type RetryPolicyOptions } from './policy.js';
+export { ManualClock, systemClock, type TimeSource } from './clock.js';
+export { JobStatus, type JobView, type Lease, type QueueStats } from './types.js';
+export type { JobQueueOptions } from './options.js';
+export {
+  JobQueueError, InvalidArgumentError, JobNotFoundError, IllegalStateError, StaleLeaseError, QueueFullError,
+  type ErrorCode,
+} from './errors.js';

@@ -1,0 +1,75 @@
+import { InvalidArgumentError, describe } from './errors.js';
+
+export interface JobQueueOptions {
+  /**
+   * Most jobs held at once: pending, running and dead jobs, plus finished
+   * (succeeded, cancelled) jobs retained until their room is needed.
+   * @default 65536
+   */
+  capacity?: number;
+  /**
+   * Largest payload, in UTF-8 bytes; a larger one is refused with InvalidArgumentError.
+   * @default 1048576 (1 MiB)
+   */
+  maxPayloadBytes?: number;
+  /**
+   * Shared bytes for every job's type, payload and lastError. Untouched pages cost no memory.
+   * @default 67108864 (64 MiB), at least 4 × maxPayloadBytes
+   */
+  arenaBytes?: number;
+  /**
+   * Longest lastError kept, in UTF-8 bytes; a longer message is cut to fit.
+   * @default 8192
+   */
+  maxErrorBytes?: number;
+  /**
+   * How long a thread may hold the queue's internal lock before the others
+   * presume it killed and repair the queue from the slot words. Critical
+   * sections take microseconds; this only bounds the stall a killed thread causes.
+   * @default 500
+   */
+  lockTimeoutMillis?: number;
+}
+
+export type FilledOptions = Required<JobQueueOptions>;
+
+/** Longest job type, in UTF-8 bytes. */
+export const MAX_TYPE_BYTES = 1024;
+
+export const kDefaultOptions: Readonly<Omit<FilledOptions, 'arenaBytes'>> = Object.freeze({
+  capacity: 65_536,
+  maxPayloadBytes: 1_048_576,
+  maxErrorBytes: 8192,
+  lockTimeoutMillis: 500,
+});
+const DEFAULT_ARENA_BYTES = 64 * 1024 * 1024;
+const MAX_CAPACITY = 1 << 24;
+const MAX_ARENA_BYTES = 2 ** 31 - 8;
+
+/** Fills in defaults and checks every option; throws InvalidArgumentError naming the first bad one. */
+export function fillOptions(options: JobQueueOptions | undefined): FilledOptions {
+  if (options === undefined) options = {};
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
+  }
+  const capacity = integerOption('capacity', options.capacity ?? kDefaultOptions.capacity, 1, MAX_CAPACITY);
+  const maxPayloadBytes = integerOption('maxPayloadBytes', options.maxPayloadBytes ?? kDefaultOptions.maxPayloadBytes, 1, 2 ** 28);
+  const maxErrorBytes = integerOption('maxErrorBytes', options.maxErrorBytes ?? kDefaultOptions.maxErrorBytes, 16, 2 ** 24);
+  const lockTimeoutMillis = integerOption('lockTimeoutMillis', options.lockTimeoutMillis ?? kDefaultOptions.lockTimeoutMillis, 1, 3_600_000);
+  // Room for at least one job of the largest size, in its power-of-two block.
+  const smallestArena = 2 * (maxPayloadBytes + MAX_TYPE_BYTES + 16);
+  const arenaBytes = integerOption(
+    'arenaBytes',
+    options.arenaBytes ?? Math.min(MAX_ARENA_BYTES, Math.max(DEFAULT_ARENA_BYTES, 4 * maxPayloadBytes)),
+    smallestArena,
+    MAX_ARENA_BYTES,
+  );
+  return { capacity, maxPayloadBytes, arenaBytes, maxErrorBytes, lockTimeoutMillis };
+}
+
+function integerOption(name: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || !(value >= min && value <= max)) {
+    throw new InvalidArgumentError(`Expected \`${name}\` to be an integer from ${min} to ${max}, got ${describe(value)}`);
+  }
+  return value;
+}

@@ -1,0 +1,443 @@
+import { Refusal } from '../errors.js';
+import type { RetryPolicy } from '../policy.js';
+import type { QueueStats } from '../types.js';
+import { ENTRY_K1, ENTRY_SLOT, ENTRY_WORD } from './layout.js';
+import {
+  ATTEMPTS, CANCELLED, COUNT_CANCELLED, COUNT_DEAD, COUNT_DELAYED, COUNT_PENDING, COUNT_RUNNING,
+  COUNT_SUCCEEDED, DATA_REF, DEAD, ERROR_BYTES, ERROR_DROPPED, ERROR_FAILED, ERROR_LEASE_EXPIRED, ERROR_NONE,
+  ERROR_REF, FINISHED_HEAD, FINISHED_TAIL, FINISH_SEQ, FINISH_SEQ_LAST, FREE, FREE_SLOT_COUNT, JOB_NUM, JOB_SEQ,
+  LAST_NOW, LEASE_UNTIL, PAYLOAD_BYTES, PENDING, PRIORITY, REBUILDS, RING_FIELDS, RING_SLOT, RING_WORD, RUNNING,
+  RUN_AT, SLOT_HIGH_WATER, SUCCEEDED, TOKEN, TOKEN_SEQ, TYPE_BYTES, WHERE, WHERE_DELAYED, WHERE_NONE, WHERE_READY,
+  statusOf, type SlotStatus,
+} from './layout.js';
+import type { QueueMemory } from './memory.js';
+import type { SharedHeap } from './heap.js';
+
+/** Thrown when a commit finds our lock taken over: the caller retries the whole operation. */
+export class LockLost extends Error {}
+
+const CANNED_ERRORS = new Map<number, string>([
+  [ERROR_LEASE_EXPIRED, 'lease expired'],
+  [ERROR_FAILED, 'failed'],
+  [ERROR_DROPPED, '(error text dropped: no room left in the arena)'],
+]);
+
+/** A job's fields as the core reads them, strings decoded. */
+export interface JobRecord {
+  jobNum: number;
+  type: string;
+  payload: string;
+  priority: number;
+  status: SlotStatus;
+  attempts: number;
+  runAt: number;
+  lastError: string | null;
+  token: number;
+  leaseUntil: number;
+}
+
+/**
+ * The queue's operations on shared memory. Every method runs with the queue
+ * lock held (the caller takes it), so each sees and leaves a consistent queue.
+ * Methods return a slot, a value, or a negative `Refusal`; they never throw
+ * for a refused operation, and a refused operation has changed nothing.
+ *
+ * Data flows one way: the slot table decides (a CAS of the lease word commits
+ * each move), then the hints follow (heaps, job map, counters, pools).
+ */
+export class QueueCore {
+  readonly #m: QueueMemory;
+  readonly #policy: RetryPolicy;
+
+  constructor(memory: QueueMemory, policy: RetryPolicy) {
+    this.#m = memory;
+    this.#policy = policy;
+  }
+
+  /**
+   * Brings the queue up to `now`: expires leases with leaseUntil <= now, in
+   * leaseUntil order, each as a failed attempt at its leaseUntil; then moves
+   * delayed jobs whose runAt has come to the ready heap. If the clock went
+   * back, pending jobs are re-sorted by a rebuild first.
+   */
+  sweep(now: number): void {
+    const { header, slots, leases, delayed } = this.#m;
+    if (now < header[LAST_NOW]!) this.rebuild(now);
+    header[LAST_NOW] = now;
+    while (leases.size > 0) {
+      const slot = leases.top(ENTRY_SLOT);
+      const word = leases.top(ENTRY_WORD);
+      const until = leases.top(ENTRY_K1);
+      if (slots.word(slot) === word && until > now) break;
+      leases.pop();
+      if (slots.word(slot) === word) this.#failAttempt(slot, until, ERROR_LEASE_EXPIRED, 0, now);
+    }
+    while (delayed.size > 0) {
+      const slot = delayed.top(ENTRY_SLOT);
+      const word = delayed.top(ENTRY_WORD);
+      const runAt = delayed.top(ENTRY_K1);
+      if (slots.word(slot) === word && runAt > now) break;
+      delayed.pop();
+      if (slots.word(slot) !== word) continue;
+      header[COUNT_DELAYED]!--;
+      this.#pushReady(slot, word);
+    }
+  }
+
+  submit(type: string, typeBytes: number, payload: string, payloadBytes: number, priority: number, runAt: number, now: number): number {
+    const { header, slots, arena, jobMap } = this.#m;
+    const slot = this.#takeSlot();
+    if (slot < 0) return Refusal.NoSlot;
+    const ref = this.#allocate(typeBytes + payloadBytes);
+    if (ref === 0) {
+      this.#giveBackSlot(slot);
+      return Refusal.NoBytes;
+    }
+    arena.write(ref, type);
+    arena.write(ref + typeBytes, payload);
+    const jobNum = ++header[JOB_SEQ]!;
+    const word = slots.begin(slot);
+    slots.set(slot, JOB_NUM, jobNum);
+    slots.set(slot, PRIORITY, priority);
+    slots.set(slot, RUN_AT, runAt);
+    slots.set(slot, ATTEMPTS, 0);
+    slots.set(slot, TOKEN, 0);
+    slots.set(slot, LEASE_UNTIL, 0);
+    slots.set(slot, DATA_REF, ref);
+    slots.set(slot, TYPE_BYTES, typeBytes);
+    slots.set(slot, PAYLOAD_BYTES, payloadBytes);
+    slots.set(slot, ERROR_REF, ERROR_NONE);
+    slots.set(slot, ERROR_BYTES, 0);
+    slots.set(slot, FINISH_SEQ, 0);
+    slots.set(slot, WHERE, WHERE_NONE);
+    const next = this.#commit(slot, word, PENDING);
+    jobMap.set(jobNum, slot);
+    header[COUNT_PENDING]!++;
+    this.#enqueue(slot, next, now);
+    return jobNum;
+  }
+
+  /** Leases the best ready job; returns its slot, or -1 if nothing is ready. */
+  poll(leaseMillis: number, now: number): number {
+    const { header, slots, ready, leases } = this.#m;
+    while (ready.size > 0) {
+      const slot = ready.top(ENTRY_SLOT);
+      const word = ready.top(ENTRY_WORD);
+      ready.pop();
+      // Stale entry: the job was cancelled, or moved on since it was queued.
+      if (slots.word(slot) !== word) continue;
+      slots.begin(slot);
+      const token = ++header[TOKEN_SEQ]!;
+      const leaseUntil = now + leaseMillis;
+      slots.set(slot, ATTEMPTS, slots.get(slot, ATTEMPTS) + 1);
+      slots.set(slot, TOKEN, token);
+      slots.set(slot, LEASE_UNTIL, leaseUntil);
+      slots.set(slot, WHERE, WHERE_NONE);
+      // The claim: CAS of the lease word from the PENDING word the entry was made for.
+      const next = this.#commit(slot, word, RUNNING);
+      header[COUNT_PENDING]!--;
+      header[COUNT_RUNNING]!++;
+      this.#push(leases, leaseUntil, token, 0, slot, next);
+      return slot;
+    }
+    return -1;
+  }
+
+  /** The slot of job number `n`, or a Refusal. */
+  find(n: number): number {
+    const { header, slots, jobMap } = this.#m;
+    const slot = jobMap.get(n);
+    if (slot >= 0 && slots.status(slot) !== FREE && slots.get(slot, JOB_NUM) === n) return slot;
+    return n <= header[JOB_SEQ]! ? Refusal.Evicted : Refusal.NotFound;
+  }
+
+  /** 0 if the token is the slot's current, valid lease, else StaleLease. After `sweep`, RUNNING means valid. */
+  checkLease(slot: number, token: number): number {
+    const { slots } = this.#m;
+    return slots.status(slot) === RUNNING && slots.get(slot, TOKEN) === token ? 0 : Refusal.StaleLease;
+  }
+
+  complete(slot: number, token: number): number {
+    const refused = this.checkLease(slot, token);
+    if (refused < 0) return refused;
+    this.#finish(slot, SUCCEEDED, COUNT_RUNNING, COUNT_SUCCEEDED);
+    return 0;
+  }
+
+  fail(slot: number, token: number, error: string | null, now: number): number {
+    const refused = this.checkLease(slot, token);
+    if (refused < 0) return refused;
+    if (error === null) {
+      this.#failAttempt(slot, now, ERROR_FAILED, 0, now);
+      return 0;
+    }
+    const bytes = Buffer.byteLength(error);
+    const ref = this.#allocate(bytes);
+    if (ref === 0) {
+      this.#failAttempt(slot, now, ERROR_DROPPED, 0, now);
+    } else {
+      this.#m.arena.write(ref, error);
+      this.#failAttempt(slot, now, ref, bytes, now);
+    }
+    return 0;
+  }
+
+  /** Returns the new leaseUntil, or a Refusal. */
+  extend(slot: number, token: number, leaseMillis: number, now: number): number {
+    const refused = this.checkLease(slot, token);
+    if (refused < 0) return refused;
+    const { slots, leases } = this.#m;
+    const word = slots.begin(slot);
+    const leaseUntil = now + leaseMillis;
+    slots.set(slot, LEASE_UNTIL, leaseUntil);
+    const next = this.#commit(slot, word, RUNNING);
+    this.#push(leases, leaseUntil, token, 0, slot, next);
+    return leaseUntil;
+  }
+
+  cancel(slot: number): number {
+    const { header, slots } = this.#m;
+    if (slots.status(slot) !== PENDING) return Refusal.NotPending;
+    if (slots.get(slot, WHERE) === WHERE_DELAYED) header[COUNT_DELAYED]!--;
+    this.#finish(slot, CANCELLED, COUNT_PENDING, COUNT_CANCELLED);
+    return 0;
+  }
+
+  retryDead(slot: number, now: number): number {
+    const { header, slots } = this.#m;
+    if (slots.status(slot) !== DEAD) return Refusal.NotDead;
+    const word = slots.begin(slot);
+    slots.set(slot, ATTEMPTS, 0);
+    slots.set(slot, RUN_AT, now);
+    const next = this.#commit(slot, word, PENDING);
+    header[COUNT_DEAD]!--;
+    header[COUNT_PENDING]!++;
+    this.#enqueue(slot, next, now);
+    return 0;
+  }
+
+  read(slot: number): JobRecord {
+    const { slots, arena } = this.#m;
+    const ref = slots.get(slot, DATA_REF);
+    const typeBytes = slots.get(slot, TYPE_BYTES);
+    const errorRef = slots.get(slot, ERROR_REF);
+    return {
+      jobNum: slots.get(slot, JOB_NUM),
+      type: arena.read(ref, typeBytes),
+      payload: arena.read(ref + typeBytes, slots.get(slot, PAYLOAD_BYTES)),
+      priority: slots.get(slot, PRIORITY),
+      status: slots.status(slot),
+      attempts: slots.get(slot, ATTEMPTS),
+      runAt: slots.get(slot, RUN_AT),
+      lastError: errorRef > 0 ? arena.read(errorRef, slots.get(slot, ERROR_BYTES)) : (CANNED_ERRORS.get(errorRef) ?? null),
+      token: slots.get(slot, TOKEN),
+      leaseUntil: slots.get(slot, LEASE_UNTIL),
+    };
+  }
+
+  /** Slots of every DEAD job, in submission order. */
+  deadSlots(): number[] {
+    const { header, slots } = this.#m;
+    const dead: number[] = [];
+    for (let slot = 0; slot < header[SLOT_HIGH_WATER]!; slot++) if (slots.status(slot) === DEAD) dead.push(slot);
+    return dead.sort((a, b) => slots.get(a, JOB_NUM) - slots.get(b, JOB_NUM));
+  }
+
+  stats(): QueueStats {
+    const h = this.#m.header;
+    const pending = h[COUNT_PENDING]!;
+    const delayed = h[COUNT_DELAYED]!;
+    return {
+      pending,
+      ready: pending - delayed,
+      delayed,
+      running: h[COUNT_RUNNING]!,
+      succeeded: h[COUNT_SUCCEEDED]!,
+      dead: h[COUNT_DEAD]!,
+      cancelled: h[COUNT_CANCELLED]!,
+    };
+  }
+
+  /** How often the hints were rebuilt from the slots (a dead lock holder, or a clock that went back). */
+  get rebuilds(): number {
+    return this.#m.header[REBUILDS]!;
+  }
+
+  /**
+   * Re-derives every hint from the slot table: rolls back a half-done move,
+   * then recounts, re-sorts pending jobs by `now`, re-indexes leases, job
+   * numbers, free slots and finished jobs, and reclaims unreferenced arena
+   * blocks. O(capacity); run after taking over a dead holder's lock.
+   */
+  rebuild(now: number): void {
+    const m = this.#m;
+    const { header, slots } = m;
+    slots.recover();
+    for (const f of [COUNT_PENDING, COUNT_DELAYED, COUNT_RUNNING, COUNT_SUCCEEDED, COUNT_DEAD, COUNT_CANCELLED]) header[f] = 0;
+    m.ready.clear();
+    m.delayed.clear();
+    m.leases.clear();
+    m.jobMap.clear();
+    header[FREE_SLOT_COUNT] = 0;
+    const finished: number[] = [];
+    const inUse = new Set<number>();
+    for (let slot = 0; slot < header[SLOT_HIGH_WATER]!; slot++) {
+      const word = slots.word(slot);
+      const status = statusOf(word);
+      if (status === FREE) {
+        m.freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
+        continue;
+      }
+      m.jobMap.set(slots.get(slot, JOB_NUM), slot);
+      inUse.add(slots.get(slot, DATA_REF));
+      inUse.add(slots.get(slot, ERROR_REF));
+      header[COUNT_BY_STATUS[status]]!++;
+      if (status === PENDING) this.#enqueue(slot, word, now);
+      else if (status === RUNNING) m.leases.push(slots.get(slot, LEASE_UNTIL), slots.get(slot, TOKEN), 0, slot, word);
+      else if (status === SUCCEEDED || status === CANCELLED) finished.push(slot);
+    }
+    finished.sort((a, b) => slots.get(a, FINISH_SEQ) - slots.get(b, FINISH_SEQ));
+    header[FINISHED_HEAD] = 0;
+    header[FINISHED_TAIL] = 0;
+    for (const slot of finished) this.#ringPush(slot, slots.word(slot));
+    m.arena.rebuild((ref) => inUse.has(ref));
+    header[REBUILDS]!++;
+    header[LAST_NOW] = now;
+  }
+
+  // ── moves ──────────────────────────────────────────────────────────────
+
+  #commit(slot: number, word: number, status: SlotStatus): number {
+    const next = this.#m.slots.commit(slot, word, status);
+    if (next < 0) throw new LockLost();
+    return next;
+  }
+
+  /** A failed attempt at `failedAt`: back to PENDING after the backoff, or DEAD when no attempts are left. */
+  #failAttempt(slot: number, failedAt: number, errorRef: number, errorBytes: number, now: number): void {
+    const { header, slots, arena } = this.#m;
+    const word = slots.begin(slot);
+    const attempts = slots.get(slot, ATTEMPTS);
+    const oldError = slots.get(slot, ERROR_REF);
+    slots.set(slot, ERROR_REF, errorRef);
+    slots.set(slot, ERROR_BYTES, errorBytes);
+    header[COUNT_RUNNING]!--;
+    if (attempts < this.#policy.maxAttempts) {
+      slots.set(slot, RUN_AT, failedAt + this.#policy.backoffAfter(attempts));
+      const next = this.#commit(slot, word, PENDING);
+      header[COUNT_PENDING]!++;
+      this.#enqueue(slot, next, now);
+    } else {
+      this.#commit(slot, word, DEAD);
+      header[COUNT_DEAD]!++;
+    }
+    // Freed only after the commit: a rolled-back move must still find its old error.
+    arena.free(oldError);
+  }
+
+  /** A move to a finished state (SUCCEEDED, CANCELLED): evictable from now on, oldest first. */
+  #finish(slot: number, status: SlotStatus, fromCount: number, toCount: number): void {
+    const { header, slots } = this.#m;
+    const word = slots.begin(slot);
+    slots.set(slot, FINISH_SEQ, ++header[FINISH_SEQ_LAST]!);
+    slots.set(slot, WHERE, WHERE_NONE);
+    const next = this.#commit(slot, word, status);
+    header[fromCount]!--;
+    header[toCount]!++;
+    this.#ringPush(slot, next);
+  }
+
+  // ── hints ──────────────────────────────────────────────────────────────
+
+  /** Files a PENDING job in the ready heap, or the delayed heap if its runAt is still to come. */
+  #enqueue(slot: number, word: number, now: number): void {
+    const { header, slots, delayed } = this.#m;
+    const runAt = slots.get(slot, RUN_AT);
+    if (runAt <= now) {
+      this.#pushReady(slot, word);
+    } else {
+      slots.set(slot, WHERE, WHERE_DELAYED);
+      header[COUNT_DELAYED]!++;
+      this.#push(delayed, runAt, slots.get(slot, JOB_NUM), 0, slot, word);
+    }
+  }
+
+  /** Ready order: highest priority, then earliest runAt, then submission order. */
+  #pushReady(slot: number, word: number): void {
+    const { slots, ready } = this.#m;
+    slots.set(slot, WHERE, WHERE_READY);
+    this.#push(ready, -slots.get(slot, PRIORITY), slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM), slot, word);
+  }
+
+  #push(heap: SharedHeap, k1: number, k2: number, k3: number, slot: number, word: number): void {
+    const slots = this.#m.slots;
+    // Full means mostly stale entries (a slot has at most one valid entry per heap): drop them.
+    if (heap.full) heap.compact((s, w) => slots.word(s) === w);
+    heap.push(k1, k2, k3, slot, word);
+  }
+
+  #ringPush(slot: number, word: number): void {
+    const { header, finished, slots } = this.#m;
+    const at = (header[FINISHED_TAIL]! % slots.capacity) * RING_FIELDS;
+    finished[at + RING_SLOT] = slot;
+    finished[at + RING_WORD] = word;
+    header[FINISHED_TAIL]!++;
+  }
+
+  // ── room ───────────────────────────────────────────────────────────────
+
+  #takeSlot(): number {
+    const { header, freeSlots, slots } = this.#m;
+    if (header[FREE_SLOT_COUNT]! === 0) {
+      if (header[SLOT_HIGH_WATER]! < slots.capacity) return header[SLOT_HIGH_WATER]!++;
+      if (!this.#evictOldest()) return -1;
+    }
+    return freeSlots[--header[FREE_SLOT_COUNT]!]!;
+  }
+
+  #giveBackSlot(slot: number): void {
+    const { header, freeSlots } = this.#m;
+    freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
+  }
+
+  /** Arena bytes for a string, evicting finished jobs while there is no room; 0 if none is left. */
+  #allocate(bytes: number): number {
+    for (;;) {
+      const ref = this.#m.arena.allocate(bytes);
+      if (ref !== 0 || !this.#evictOldest()) return ref;
+    }
+  }
+
+  /** Evicts the finished job that finished first; false if there is none. */
+  #evictOldest(): boolean {
+    const { header, finished, slots, arena, jobMap } = this.#m;
+    while (header[FINISHED_HEAD]! < header[FINISHED_TAIL]!) {
+      const at = (header[FINISHED_HEAD]! % slots.capacity) * RING_FIELDS;
+      const slot = finished[at + RING_SLOT]!;
+      const word = finished[at + RING_WORD]!;
+      header[FINISHED_HEAD]!++;
+      if (slots.word(slot) !== word) continue;
+      slots.begin(slot);
+      const dataRef = slots.get(slot, DATA_REF);
+      const errorRef = slots.get(slot, ERROR_REF);
+      const jobNum = slots.get(slot, JOB_NUM);
+      this.#commit(slot, word, FREE);
+      header[COUNT_BY_STATUS[statusOf(word)]]!--;
+      arena.free(dataRef);
+      arena.free(errorRef);
+      jobMap.delete(jobNum);
+      this.#giveBackSlot(slot);
+      return true;
+    }
+    return false;
+  }
+}
+
+const COUNT_BY_STATUS: Record<SlotStatus, number> = {
+  [FREE]: -1,
+  [PENDING]: COUNT_PENDING,
+  [RUNNING]: COUNT_RUNNING,
+  [SUCCEEDED]: COUNT_SUCCEEDED,
+  [DEAD]: COUNT_DEAD,
+  [CANCELLED]: COUNT_CANCELLED,
+};

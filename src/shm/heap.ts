@@ -1,0 +1,133 @@
+import { ENTRY_FIELDS, ENTRY_K1, ENTRY_K2, ENTRY_K3, ENTRY_SLOT, ENTRY_WORD } from './layout.js';
+
+const ARITY = 4;
+
+/**
+ * A 4-ary min-heap of entries (K1, K2, K3, SLOT, WORD) in shared memory,
+ * ordered by (K1, K2, K3). Four children share two cache lines, so a heap of
+ * a million entries is ten levels deep and costs about one miss per level.
+ *
+ * Entries are hints: removal is lazy. A job that leaves the state an entry was
+ * made for simply makes the entry stale (its WORD no longer matches the slot);
+ * stale entries are dropped when they reach the top, or all at once by
+ * `compact` when the heap fills up. Only the queue-lock holder touches a heap.
+ */
+export class SharedHeap {
+  readonly #e: Float64Array;
+  readonly #header: Float64Array;
+  readonly #sizeField: number;
+  readonly #maxEntries: number;
+
+  constructor(entries: Float64Array, header: Float64Array, sizeField: number) {
+    this.#e = entries;
+    this.#header = header;
+    this.#sizeField = sizeField;
+    this.#maxEntries = Math.floor(entries.length / ENTRY_FIELDS);
+  }
+
+  get size(): number {
+    return this.#header[this.#sizeField]!;
+  }
+
+  get full(): boolean {
+    return this.size >= this.#maxEntries;
+  }
+
+  /** Field `field` (ENTRY_*) of the top entry; only when size > 0. */
+  top(field: number): number {
+    return this.#e[field]!;
+  }
+
+  push(k1: number, k2: number, k3: number, slot: number, word: number): void {
+    const e = this.#e;
+    const size = this.size;
+    let i = size;
+    // Sift up: move parents down until the new entry's place is found.
+    while (i > 0) {
+      const parent = Math.floor((i - 1) / ARITY);
+      if (this.#compare(parent, k1, k2, k3) <= 0) break;
+      this.#copy(parent, i);
+      i = parent;
+    }
+    const at = i * ENTRY_FIELDS;
+    e[at + ENTRY_K1] = k1;
+    e[at + ENTRY_K2] = k2;
+    e[at + ENTRY_K3] = k3;
+    e[at + ENTRY_SLOT] = slot;
+    e[at + ENTRY_WORD] = word;
+    this.#header[this.#sizeField] = size + 1;
+  }
+
+  pop(): void {
+    const size = this.size - 1;
+    this.#header[this.#sizeField] = size;
+    if (size > 0) this.#siftDown(size, 0, size);
+  }
+
+  clear(): void {
+    this.#header[this.#sizeField] = 0;
+  }
+
+  /** Drops every entry for which `keep` is false, then restores heap order in O(n). */
+  compact(keep: (slot: number, word: number) => boolean): void {
+    const e = this.#e;
+    let kept = 0;
+    for (let i = 0; i < this.size; i++) {
+      const at = i * ENTRY_FIELDS;
+      if (keep(e[at + ENTRY_SLOT]!, e[at + ENTRY_WORD]!)) this.#copy(i, kept++);
+    }
+    this.#header[this.#sizeField] = kept;
+    for (let i = Math.floor((kept - 2) / ARITY); i >= 0; i--) this.#siftDown(i, i, kept);
+  }
+
+  /** Places entry `from` at position `hole` and sifts it down within `size` entries. */
+  #siftDown(from: number, hole: number, size: number): void {
+    const e = this.#e;
+    const f = from * ENTRY_FIELDS;
+    const k1 = e[f + ENTRY_K1]!, k2 = e[f + ENTRY_K2]!, k3 = e[f + ENTRY_K3]!;
+    const slot = e[f + ENTRY_SLOT]!, word = e[f + ENTRY_WORD]!;
+    let i = hole;
+    for (;;) {
+      const first = i * ARITY + 1;
+      if (first >= size) break;
+      let best = first;
+      const last = Math.min(first + ARITY, size);
+      for (let c = first + 1; c < last; c++) if (this.#lessAt(c, best)) best = c;
+      if (this.#compare(best, k1, k2, k3) >= 0) break;
+      this.#copy(best, i);
+      i = best;
+    }
+    const at = i * ENTRY_FIELDS;
+    e[at + ENTRY_K1] = k1;
+    e[at + ENTRY_K2] = k2;
+    e[at + ENTRY_K3] = k3;
+    e[at + ENTRY_SLOT] = slot;
+    e[at + ENTRY_WORD] = word;
+  }
+
+  /** Sign of (entry i) - (k1, k2, k3) in heap order. */
+  #compare(i: number, k1: number, k2: number, k3: number): number {
+    const e = this.#e;
+    const at = i * ENTRY_FIELDS;
+    const a1 = e[at + ENTRY_K1]!;
+    if (a1 !== k1) return a1 < k1 ? -1 : 1;
+    const a2 = e[at + ENTRY_K2]!;
+    if (a2 !== k2) return a2 < k2 ? -1 : 1;
+    const a3 = e[at + ENTRY_K3]!;
+    return a3 === k3 ? 0 : a3 < k3 ? -1 : 1;
+  }
+
+  #lessAt(i: number, j: number): boolean {
+    const e = this.#e;
+    const at = j * ENTRY_FIELDS;
+    return this.#compare(i, e[at + ENTRY_K1]!, e[at + ENTRY_K2]!, e[at + ENTRY_K3]!) < 0;
+  }
+
+  #copy(from: number, to: number): void {
+    if (from === to) return;
+    const e = this.#e;
+    const f = from * ENTRY_FIELDS;
+    const t = to * ENTRY_FIELDS;
+    for (let k = 0; k < ENTRY_FIELDS; k++) e[t + k] = e[f + k]!;
+  }
+}

@@ -1,0 +1,68 @@
+import { MAP_FIELDS, MAP_KEY, MAP_SLOT } from './layout.js';
+
+/**
+ * Job number → slot, an open-addressing table with linear probing. Job
+ * numbers are issued in sequence, so `n mod size` spreads them perfectly and
+ * probes stay one step long. Removal shifts the following run back instead of
+ * leaving tombstones, so the table never degrades. Only the queue-lock holder
+ * touches it; it is a hint, rebuilt from the slot records after a crash.
+ */
+export class JobMap {
+  readonly #m: Float64Array;
+  readonly #mask: number;
+
+  constructor(entries: Float64Array) {
+    this.#m = entries;
+    this.#mask = entries.length / MAP_FIELDS - 1;
+  }
+
+  /** The slot of job `n`, or -1. */
+  get(n: number): number {
+    const m = this.#m;
+    for (let i = this.#home(n); ; i = (i + 1) & this.#mask) {
+      const key = m[i * MAP_FIELDS + MAP_KEY]!;
+      if (key === n) return m[i * MAP_FIELDS + MAP_SLOT]!;
+      if (key === 0) return -1;
+    }
+  }
+
+  set(n: number, slot: number): void {
+    const m = this.#m;
+    let i = this.#home(n);
+    while (m[i * MAP_FIELDS + MAP_KEY] !== 0 && m[i * MAP_FIELDS + MAP_KEY] !== n) i = (i + 1) & this.#mask;
+    m[i * MAP_FIELDS + MAP_KEY] = n;
+    m[i * MAP_FIELDS + MAP_SLOT] = slot;
+  }
+
+  delete(n: number): void {
+    const m = this.#m;
+    const mask = this.#mask;
+    let hole = this.#home(n);
+    while (m[hole * MAP_FIELDS + MAP_KEY] !== n) {
+      if (m[hole * MAP_FIELDS + MAP_KEY] === 0) return;
+      hole = (hole + 1) & mask;
+    }
+    // Backward shift: pull later entries of the run into the hole when their home allows it.
+    for (let i = (hole + 1) & mask; ; i = (i + 1) & mask) {
+      const key = m[i * MAP_FIELDS + MAP_KEY]!;
+      if (key === 0) break;
+      const home = this.#home(key);
+      const fits = hole <= i ? home <= hole || home > i : home <= hole && home > i;
+      if (fits) {
+        m[hole * MAP_FIELDS + MAP_KEY] = key;
+        m[hole * MAP_FIELDS + MAP_SLOT] = m[i * MAP_FIELDS + MAP_SLOT]!;
+        hole = i;
+      }
+    }
+    m[hole * MAP_FIELDS + MAP_KEY] = 0;
+  }
+
+  clear(): void {
+    this.#m.fill(0);
+  }
+
+  #home(n: number): number {
+    // ToUint32 takes n modulo 2^32 exactly, for every safe integer.
+    return (n >>> 0) & this.#mask;
+  }
+}

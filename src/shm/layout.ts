@@ -1,0 +1,187 @@
+/**
+ * The shared memory of one queue, declared once. Every other module reads
+ * offsets from here; nothing computes one by hand.
+ *
+ * A queue is a handful of SharedArrayBuffers, each sized from `capacity`:
+ *
+ *   lockWords  Int32  [ LOCK | LOCK_WAITERS ]                      the queue lock
+ *   header     f64    [ sequences | counters | slot pool | arena | heap sizes | undo ]
+ *   slotWords  Int32  [ lease word of slot 0 | slot 1 | ... ]       THE TRUTH
+ *   records    f64    [ slot 0: JOB_NUM PRIORITY RUN_AT ... | slot 1: ... ]
+ *   ready      f64    [ heap entry: K1 K2 K3 SLOT WORD | ... ]      hint
+ *   delayed    f64    (same entry shape)                            hint
+ *   leases     f64    (same entry shape)                            hint
+ *   jobMap     f64    [ JOB_NUM SLOT | ... ]  open addressing        hint
+ *   freeSlots  Int32  [ slot | ... ]  a stack                        hint
+ *   finished   f64    [ SLOT WORD | ... ]  a ring, finish order     hint
+ *   arena      bytes  [ block: CLASS NEXT | bytes ... | block ... ] type, payload, lastError
+ *
+ * Lease word (one Int32 per slot): `version << 3 | status`.
+ *
+ *   status  FREE(0) ──submit──▶ PENDING(1) ──poll──▶ RUNNING(2) ──complete──▶ SUCCEEDED(3)
+ *                               ▲   │  ▲               │  │ ▲ extend (new version)
+ *                     retryDead │   │  └─fail/expiry───┘  │
+ *                               │ cancel  (attempts left) │ fail/expiry (no attempts left)
+ *                               │   ▼                     ▼
+ *                               │ CANCELLED(5)           DEAD(4)
+ *                               └─────────────────────────┘
+ *   SUCCEEDED / CANCELLED ──evict──▶ FREE
+ *
+ * Every move takes a new version, so a word never repeats within the time a
+ * thread could hold a stale copy of it: a heap entry remembers the word it was
+ * made for, and it is valid only while the slot still holds that word.
+ *
+ * Who may move a lease word: only the holder of the queue lock, with
+ * `Atomics.compareExchange` from the word it read. The record fields a move
+ * changes are saved to the undo area first and the CAS is the commit point, so
+ * a thread killed mid-move leaves either the old job or the new one, never a
+ * mix. Everything else (heaps, map, pools, counters) is derived from the slot
+ * words and records and is rebuilt when a dead lock holder is found.
+ */
+
+// ── the lock ─────────────────────────────────────────────────────────────
+/** 0: free; otherwise the holder's stamp, unique per acquisition. */
+export const LOCK = 0;
+/** Threads asleep in `Atomics.wait` on LOCK; the releaser notifies while > 0. */
+export const LOCK_WAITERS = 1;
+export const LOCK_WORD_COUNT = 2;
+
+// ── lease word ───────────────────────────────────────────────────────────
+export const STATUS_BITS = 3;
+export const STATUS_MASK = (1 << STATUS_BITS) - 1;
+/** Versions wrap at 2^28; a thread would have to sleep through 2^28 moves of one slot to be fooled. */
+export const VERSION_MASK = 0x0fffffff;
+
+export const FREE = 0;
+export const PENDING = 1;
+export const RUNNING = 2;
+export const SUCCEEDED = 3;
+export const DEAD = 4;
+export const CANCELLED = 5;
+export type SlotStatus = typeof FREE | typeof PENDING | typeof RUNNING | typeof SUCCEEDED | typeof DEAD | typeof CANCELLED;
+
+export function statusOf(word: number): SlotStatus {
+  return (word & STATUS_MASK) as SlotStatus;
+}
+export function nextWord(word: number, status: SlotStatus): number {
+  return ((((word >>> STATUS_BITS) + 1) & VERSION_MASK) << STATUS_BITS) | status;
+}
+
+// ── record fields (float64, one record per slot) ─────────────────────────
+export const JOB_NUM = 0; //        n of id "Jn"
+export const PRIORITY = 1;
+export const RUN_AT = 2;
+export const ATTEMPTS = 3;
+export const TOKEN = 4; //          token of the current lease while RUNNING
+export const LEASE_UNTIL = 5;
+export const DATA_REF = 6; //       arena block: type bytes, then payload bytes
+export const TYPE_BYTES = 7;
+export const PAYLOAD_BYTES = 8;
+export const ERROR_REF = 9; //      arena block of lastError; 0: none (or a canned error below)
+export const ERROR_BYTES = 10;
+export const FINISH_SEQ = 11; //    order of finishing, for eviction oldest first
+export const WHERE = 12; //         which pending heap holds the job (WHERE_*), keeps `delayed` exact
+export const RECORD_FIELDS = 13;
+
+export const WHERE_NONE = 0;
+export const WHERE_READY = 1;
+export const WHERE_DELAYED = 2;
+
+/** ERROR_REF values below zero name a canned message that needs no arena block. */
+export const ERROR_NONE = 0;
+export const ERROR_LEASE_EXPIRED = -1;
+export const ERROR_FAILED = -2;
+export const ERROR_DROPPED = -3;
+
+// ── header fields (float64) ──────────────────────────────────────────────
+export const JOB_SEQ = 0; //         last job number issued; never rebuilt, only counted up
+export const TOKEN_SEQ = 1; //       last token issued; never rebuilt, only counted up
+export const FINISH_SEQ_LAST = 2;
+export const LAST_NOW = 3; //        latest time seen, to notice a clock that went back
+export const COUNT_PENDING = 4;
+export const COUNT_DELAYED = 5;
+export const COUNT_RUNNING = 6;
+export const COUNT_SUCCEEDED = 7;
+export const COUNT_DEAD = 8;
+export const COUNT_CANCELLED = 9;
+export const SLOT_HIGH_WATER = 10; // slots ever used; all above it are FREE and untouched
+export const FREE_SLOT_COUNT = 11;
+export const FINISHED_HEAD = 12; //  ring positions, counted up forever, taken modulo capacity
+export const FINISHED_TAIL = 13;
+export const ARENA_BUMP = 14; //     first byte never carved into a block
+export const REBUILDS = 15; //       how often the hints were rebuilt from the slots
+export const HEAP_SIZE_READY = 16;
+export const HEAP_SIZE_DELAYED = 17;
+export const HEAP_SIZE_LEASES = 18;
+export const UNDO_SLOT = 19; //      slot + 1 of a move in progress; 0: none
+export const UNDO_WORD = 20; //      its lease word before the move
+export const UNDO_RECORD = 21; //    its record before the move (RECORD_FIELDS wide)
+export const ARENA_FREE_HEADS = UNDO_RECORD + RECORD_FIELDS; // one free list per size class
+export const ARENA_CLASSES = 32;
+export const HEADER_FIELDS = ARENA_FREE_HEADS + ARENA_CLASSES;
+
+// ── heap entries (float64): ordered by (K1, K2, K3) ascending ────────────
+export const ENTRY_K1 = 0;
+export const ENTRY_K2 = 1;
+export const ENTRY_K3 = 2;
+export const ENTRY_SLOT = 3;
+export const ENTRY_WORD = 4; //      the lease word the entry was made for
+export const ENTRY_FIELDS = 5;
+
+// ── job map entries (float64) ────────────────────────────────────────────
+export const MAP_KEY = 0; //         job number; 0: empty
+export const MAP_SLOT = 1;
+export const MAP_FIELDS = 2;
+
+// ── finished ring entries (float64) ──────────────────────────────────────
+export const RING_SLOT = 0;
+export const RING_WORD = 1;
+export const RING_FIELDS = 2;
+
+// ── arena blocks ─────────────────────────────────────────────────────────
+/** Block header: [class, next free block] as two Int32; the bytes follow. */
+export const BLOCK_HEADER_BYTES = 8;
+export const BLOCK_CLASS = 0;
+export const BLOCK_NEXT = 1;
+export const SMALLEST_BLOCK_BYTES = 16;
+/** Offset 0 is never a block, so a ref of 0 means "none". */
+export const ARENA_START = 8;
+
+/** Entries a heap can hold: stale entries stay until popped or compacted. */
+export function heapEntries(capacity: number): number {
+  return 2 * capacity + 16;
+}
+/** Job map size: a power of two at least twice the capacity, so probes stay short. */
+export function mapEntries(capacity: number): number {
+  return 2 ** Math.ceil(Math.log2(2 * capacity + 2));
+}
+
+/** Byte lengths of every buffer of a queue with `capacity` slots. */
+export function bufferBytes(capacity: number, arenaBytes: number) {
+  const f64 = Float64Array.BYTES_PER_ELEMENT;
+  const i32 = Int32Array.BYTES_PER_ELEMENT;
+  return {
+    lockWords: LOCK_WORD_COUNT * i32,
+    header: HEADER_FIELDS * f64,
+    slotWords: capacity * i32,
+    records: capacity * RECORD_FIELDS * f64,
+    ready: heapEntries(capacity) * ENTRY_FIELDS * f64,
+    delayed: heapEntries(capacity) * ENTRY_FIELDS * f64,
+    leases: heapEntries(capacity) * ENTRY_FIELDS * f64,
+    jobMap: mapEntries(capacity) * MAP_FIELDS * f64,
+    freeSlots: capacity * i32,
+    finished: capacity * RING_FIELDS * f64,
+    arena: arenaBytes,
+  };
+}
+export type BufferName = keyof ReturnType<typeof bufferBytes>;
+export type QueueBuffers = Record<BufferName, SharedArrayBuffer>;
+
+export function allocateBuffers(capacity: number, arenaBytes: number): QueueBuffers {
+  const sizes = bufferBytes(capacity, arenaBytes);
+  const out = {} as QueueBuffers;
+  for (const name of Object.keys(sizes) as BufferName[]) out[name] = new SharedArrayBuffer(sizes[name]);
+  return out;
+}
+
+export const BUFFER_NAMES = Object.keys(bufferBytes(1, 0)) as readonly BufferName[];

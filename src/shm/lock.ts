@@ -1,0 +1,86 @@
+import { LOCK, LOCK_WAITERS } from './layout.js';
+
+/**
+ * The queue lock: one Int32 word, 0 when free, else the holder's stamp.
+ *
+ * A thread can be killed (`worker.terminate()`) while it holds the lock. Then
+ * nobody would ever release it, so a waiter that sees the *same* stamp for
+ * `timeoutMillis` of its own uninterrupted watching presumes the holder dead
+ * and takes the lock over with a CAS from that stamp. The caller must then
+ * repair what the dead holder may have left half-done (`acquire` returns
+ * true). Stamps are unique per acquisition, so a lock that changes hands often
+ * never looks stuck. A gap in the waiter's own watching (it was descheduled, or
+ * the process was stopped) restarts the watch, so a waiter never blames a
+ * holder for time in which it could not run either.
+ *
+ * The one assumption: a live thread never holds the lock for `timeoutMillis`
+ * at a stretch. Critical sections are microseconds long; the default timeout
+ * is far beyond any garbage-collection pause.
+ */
+export class QueueLock {
+  readonly #words: Int32Array;
+  readonly #timeoutMillis: number;
+  readonly #tag: number;
+  #count = 0;
+  #stamp = 0;
+
+  constructor(words: Int32Array, timeoutMillis: number) {
+    this.#words = words;
+    this.#timeoutMillis = timeoutMillis;
+    // 15 bits of thread identity and 16 bits of acquisition count: never 0, never negative.
+    this.#tag = 1 + Math.floor(Math.random() * 0x7ffe);
+  }
+
+  /** Takes the lock. Returns true if it was taken over from a presumed-dead holder. */
+  acquire(): boolean {
+    this.#count = (this.#count + 1) & 0xffff;
+    const stamp = (this.#tag << 16) | this.#count;
+    this.#stamp = stamp;
+    const words = this.#words;
+    // The common case: free, one CAS.
+    if (Atomics.compareExchange(words, LOCK, 0, stamp) === 0) return false;
+    return this.#contended(stamp);
+  }
+
+  /** True while this thread still holds the lock it acquired last (nobody took it over). */
+  held(): boolean {
+    return Atomics.load(this.#words, LOCK) === this.#stamp;
+  }
+
+  release(): void {
+    const words = this.#words;
+    // A failed CAS means a waiter took the lock over: it is theirs now, leave it.
+    Atomics.compareExchange(words, LOCK, this.#stamp, 0);
+    if (Atomics.load(words, LOCK_WAITERS) > 0) Atomics.notify(words, LOCK, 1);
+  }
+
+  #contended(stamp: number): boolean {
+    const words = this.#words;
+    const timeout = this.#timeoutMillis;
+    const napMillis = Math.max(1, Math.min(5, timeout / 10));
+    let watched = 0;
+    let watchStart = 0;
+    let lastLook = 0;
+    for (let spins = 0; ; spins++) {
+      const seen = Atomics.load(words, LOCK);
+      if (seen === 0) {
+        if (Atomics.compareExchange(words, LOCK, 0, stamp) === 0) return false;
+        continue;
+      }
+      // Critical sections are short: a brief spin usually wins without a sleep.
+      if (spins < 200) continue;
+      Atomics.add(words, LOCK_WAITERS, 1);
+      Atomics.wait(words, LOCK, seen, napMillis);
+      Atomics.sub(words, LOCK_WAITERS, 1);
+      const now = performance.now();
+      if (seen !== watched || now - lastLook > timeout / 4) {
+        watched = seen;
+        watchStart = now;
+      } else if (now - watchStart >= timeout) {
+        // The holder has not moved for the whole timeout: presume it dead, take over.
+        if (Atomics.compareExchange(words, LOCK, seen, stamp) === seen) return true;
+      }
+      lastLook = now;
+    }
+  }
+}

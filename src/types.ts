@@ -1,0 +1,64 @@
+/**
+ * Glossary
+ *
+ * - **job**: one unit of work: a type (which handler runs it), a payload string,
+ *   a priority and the time it may first run (`runAt`). Ids are `J1`, `J2`, ...
+ * - **slot**: the fixed place in shared memory that holds one job's state.
+ * - **lease**: the right of one worker to run one job until `leaseUntil`. A lease
+ *   is valid while `now < leaseUntil`; an expired lease counts as a failed attempt.
+ * - **token**: the fencing number of one lease. Every successful poll makes a new
+ *   one, never repeated; complete / fail / extend must present the current one,
+ *   so a worker that lost its lease (a zombie) cannot touch the job again.
+ * - **attempt**: one lease of a job. `attempts` counts them since submit (or
+ *   since `retryDead`).
+ * - **dead letter**: a job that failed `maxAttempts` times and waits, DEAD, for
+ *   a person to look at it (`deadLetters`, `retryDead`).
+ */
+
+export const JobStatus = Object.freeze({
+  PENDING: 'PENDING',
+  RUNNING: 'RUNNING',
+  SUCCEEDED: 'SUCCEEDED',
+  DEAD: 'DEAD',
+  CANCELLED: 'CANCELLED',
+} as const);
+export type JobStatus = (typeof JobStatus)[keyof typeof JobStatus];
+
+/** What `poll` hands a worker: one job, for one attempt, until `leaseUntil`. */
+export interface Lease {
+  readonly jobId: string;
+  readonly token: number;
+  readonly type: string;
+  readonly payload: string;
+  readonly attempt: number;
+  readonly leaseUntil: number;
+}
+
+/** A snapshot of one job. */
+export interface JobView {
+  readonly id: string;
+  readonly type: string;
+  readonly priority: number;
+  readonly status: JobStatus;
+  readonly attempts: number;
+  /** The job's current runAt; poll leaves it as it is. */
+  readonly nextRunAt: number;
+  /** null until the first failure; retryDead keeps it. */
+  readonly lastError: string | null;
+  readonly payload: string;
+  /** The end of the current lease while RUNNING, else null. */
+  readonly leaseUntil: number | null;
+}
+
+export interface QueueStats {
+  /** PENDING jobs, ready or delayed. */
+  pending: number;
+  /** PENDING jobs with runAt <= now. */
+  ready: number;
+  /** PENDING jobs with runAt > now. */
+  delayed: number;
+  running: number;
+  succeeded: number;
+  dead: number;
+  cancelled: number;
+}
