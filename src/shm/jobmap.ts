@@ -1,19 +1,24 @@
 import { MAP_FIELDS, MAP_KEY, MAP_SLOT } from './layout.js';
 
 /**
- * Job number → slot, an open-addressing table with linear probing. Job
- * numbers are issued in sequence, so `n mod size` spreads them perfectly and
- * probes stay one step long. Removal shifts the following run back instead of
- * leaving tombstones, so the table never degrades. Only the queue-lock holder
+ * Job number → slot, an open-addressing table with linear probing, at most
+ * half full. Removal shifts the following run back instead of leaving
+ * tombstones, so the table never degrades. Job numbers are scattered by a
+ * multiplicative hash: taken plainly, sequential numbers would form one long
+ * run, and every removal would walk it to its end. Only the queue-lock holder
  * touches it; it is a hint, rebuilt from the slot records after a crash.
  */
 export class JobMap {
   readonly #m: Float64Array;
   readonly #mask: number;
+  readonly #shift: number;
 
   constructor(entries: Float64Array) {
     this.#m = entries;
-    this.#mask = entries.length / MAP_FIELDS - 1;
+    const size = entries.length / MAP_FIELDS;
+    this.#mask = size - 1;
+    // Take the hash's top bits: they are the best mixed.
+    this.#shift = 32 - Math.log2(size);
   }
 
   /** The slot of job `n`, or -1. */
@@ -62,7 +67,8 @@ export class JobMap {
   }
 
   #home(n: number): number {
-    // ToUint32 takes n modulo 2^32 exactly, for every safe integer.
-    return (n >>> 0) & this.#mask;
+    // Fibonacci hashing of the low and high 32 bits (ToUint32 is exact modulo 2^32 for safe integers).
+    const mixed = Math.imul((n >>> 0) ^ Math.imul(Math.floor(n / 0x1_0000_0000), 0x85ebca6b), 0x9e3779b1);
+    return (mixed >>> this.#shift) & this.#mask;
   }
 }
