@@ -1,4 +1,4 @@
-export { JobQueue, type SharedQueueHandle } from './queue.js';
+export { JobQueue, type FailOptions, type SharedQueueHandle } from './queue.js';
 export { RetryPolicy, type Jitter, type RetryPolicyOptions } from './policy.js';
 export { ManualClock, systemClock, type TimeSource } from './clock.js';
 export { JobStatus, type JobView, type Lease, type QueueStats } from './types.js';

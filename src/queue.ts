@@ -23,6 +23,14 @@ export interface SharedQueueHandle {
   readonly clock: SharedArrayBuffer | 'system' | null;
 }
 
+export interface FailOptions {
+  /**
+   * Dead-letter the job now, whatever attempts it has left.
+   * @default false
+   */
+  permanent?: boolean;
+}
+
 const STATUS_NAMES = ['FREE', JobStatus.PENDING, JobStatus.RUNNING, JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED] as const;
 const JOB_ID = /^J[1-9][0-9]{0,15}$/;
 
@@ -48,6 +56,7 @@ export class JobQueue {
   readonly #memory: QueueMemory;
   readonly #core: QueueCore;
   #closed = false;
+  #signalSeen = 0;
 
   constructor(time: TimeSource, policy: RetryPolicy, options?: JobQueueOptions);
   /** @internal Opens an existing queue's buffers (see `attach`). */
@@ -118,11 +127,13 @@ export class JobQueue {
     if (runAtMillis !== undefined && (typeof runAtMillis !== 'number' || !Number.isFinite(runAtMillis))) {
       throw new InvalidArgumentError(`Expected \`runAtMillis\` to be a finite number, got ${describe(runAtMillis)}`);
     }
-    return this.#locked((core, now) => {
+    const id = this.#locked((core, now) => {
       const jobNum = core.submit(type, typeBytes, text, payloadBytes, priority, runAtMillis ?? now, now);
       if (jobNum < 0) throw refusalError(jobNum, '', this.#options.capacity);
       return `J${jobNum}`;
     });
+    this.#memory.signal.bump();
+    return id;
   }
 
   /** Leases the best ready job to `workerId` until now + leaseMillis, or returns undefined if none is ready. */
@@ -132,6 +143,8 @@ export class JobQueue {
       throw new InvalidArgumentError(`Expected \`workerId\` to be a non-blank string, got ${describe(workerId)}`);
     }
     assertLeaseMillis(leaseMillis);
+    // Read before polling: work that arrives after this point wakes `waitForWork`.
+    this.#signalSeen = this.#memory.signal.current();
     return this.#locked((core, now) => {
       const slot = core.poll(leaseMillis, now);
       if (slot < 0) return undefined;
@@ -152,13 +165,23 @@ export class JobQueue {
     this.#withLease(jobId, token, (core, slot) => core.complete(slot, token));
   }
 
-  /** Records a failed attempt: the job retries after its backoff, or is dead-lettered. */
-  fail(jobId: string, token: number, error?: string | null): void {
+  /**
+   * Records a failed attempt: the job retries after its backoff, or is
+   * dead-lettered when no attempts are left — or at once with `{ permanent: true }`
+   * (a poison job that no retry will fix).
+   */
+  fail(jobId: string, token: number, error?: string | null, options?: FailOptions): void {
     if (error !== undefined && error !== null && typeof error !== 'string') {
       throw new InvalidArgumentError(`Expected \`error\` to be a string, null or undefined, got ${describe(error)}`);
     }
+    const permanent = options?.permanent ?? false;
+    if (typeof permanent !== 'boolean') {
+      throw new InvalidArgumentError(`Expected \`permanent\` to be a boolean, got ${describe(permanent)}`);
+    }
     const text = error === undefined || error === null ? null : truncate(error, this.#options.maxErrorBytes);
-    this.#withLease(jobId, token, (core, slot, now) => core.fail(slot, token, text, now));
+    this.#withLease(jobId, token, (core, slot, now) => core.fail(slot, token, text, permanent, now));
+    // A retry with no backoff is ready at once.
+    this.#memory.signal.bump();
   }
 
   /** Heartbeat: the lease now lasts until now + leaseMillis. Returns the new leaseUntil. */
@@ -179,6 +202,26 @@ export class JobQueue {
   /** Puts a DEAD job back to PENDING, ready now, with attempts reset to 0 (lastError kept). */
   retryDead(jobId: string): void {
     this.#withJob(jobId, (core, slot, now) => core.retryDead(slot, now));
+    this.#memory.signal.bump();
+  }
+
+  /**
+   * For worker loops: after a `poll` that returned nothing, sleeps until work
+   * may have arrived (a submit, a retry, a failed attempt anywhere since that
+   * poll began) or `timeoutMillis` pass, without blocking this thread's event
+   * loop. Resolves true if woken by new work. Jobs that become ready by the
+   * clock alone (a delayed runAt, a backoff) wake no one: cap the timeout.
+   */
+  waitForWork(timeoutMillis: number): Promise<boolean> {
+    try {
+      this.#assertOpen();
+      if (typeof timeoutMillis !== 'number' || !(timeoutMillis >= 0)) {
+        throw new InvalidArgumentError(`Expected \`timeoutMillis\` to be a number >= 0, got ${describe(timeoutMillis)}`);
+      }
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#memory.signal.wait(this.#signalSeen, timeoutMillis);
   }
 
   /** Cancels a PENDING job. */

@@ -1,86 +1,142 @@
 import {
-  ARENA_BUMP, ARENA_CLASSES, ARENA_FREE_HEADS, ARENA_START, BLOCK_CLASS, BLOCK_HEADER_BYTES, BLOCK_NEXT,
-  SMALLEST_BLOCK_BYTES,
+  ARENA_BUMP, ARENA_FREE_COUNT, ARENA_FREE_HEAD, CHUNK_BYTES, CHUNK_DATA_BYTES, CHUNK_NEXT_BYTES, FIRST_CHUNK,
 } from './layout.js';
 
 /**
- * Bytes for the strings of jobs (type, payload, lastError) in one shared
- * buffer. Blocks come in power-of-two size classes, carved from a bump
- * pointer and recycled through one free list per class. Only the queue-lock
- * holder allocates or frees.
+ * Bytes for the strings of jobs (type + payload, lastError) in one shared
+ * buffer of fixed-size chunks. A string is a chain of chunks: each starts
+ * with the index of the next (0 ends the chain), then up to CHUNK_DATA_BYTES
+ * of UTF-8. Any free chunk serves any string, so the arena never fragments:
+ * whenever the free chunks, plus those of jobs that may be evicted, number
+ * enough, a string fits. Only the queue-lock holder allocates or frees.
  *
- * A block's header names its class, so the arena can be walked from
- * ARENA_START to the bump pointer; `rebuild` uses that to re-derive every free
- * list from the set of blocks the slots still reference, which also reclaims
- * blocks a killed thread allocated but never attached to a job.
+ * Free chunks form one list; chunks never used lie beyond ARENA_BUMP. After a
+ * crash, `rebuild` re-derives the free list from the chains the slots still
+ * reference, which also reclaims chunks a killed thread took and never attached.
  */
 export class Arena {
-  readonly bytes: Buffer;
-  readonly #words: Int32Array;
+  readonly #bytes: Buffer;
+  readonly #next: Int32Array;
   readonly #header: Float64Array;
+  readonly #chunks: number;
+  #scratch = Buffer.alloc(4096);
 
   constructor(buffer: SharedArrayBuffer, header: Float64Array) {
-    this.bytes = Buffer.from(buffer);
-    this.#words = new Int32Array(buffer, 0, Math.floor(buffer.byteLength / 4));
+    this.#bytes = Buffer.from(buffer);
+    this.#next = new Int32Array(buffer);
     this.#header = header;
+    this.#chunks = Math.floor(buffer.byteLength / CHUNK_BYTES);
   }
 
-  /** The largest byte count one block can hold. */
-  static capacityOf(arenaBytes: number): number {
-    return blockBytes(classFor(arenaBytes - ARENA_START + 1) - 1) - BLOCK_HEADER_BYTES;
+  /** Chunks a string of `byteCount` bytes takes (none for the empty string). */
+  static chunksFor(byteCount: number): number {
+    return Math.ceil(byteCount / CHUNK_DATA_BYTES);
   }
 
-  /** Offset of the data of a new block of at least `byteCount` bytes, or 0 if there is no room. */
-  allocate(byteCount: number): number {
-    const cls = classFor(byteCount + BLOCK_HEADER_BYTES);
-    if (cls >= ARENA_CLASSES) return 0;
+  /** Chunks free now, counting those never used. */
+  get freeChunks(): number {
+    return this.#header[ARENA_FREE_COUNT]! + this.#chunks - this.#bump();
+  }
+
+  /**
+   * Stores `texts` one after another as one chain; returns its first chunk,
+   * 0 for no bytes at all, or -1 if there are not enough free chunks (then
+   * nothing was taken).
+   */
+  store(byteCount: number, ...texts: string[]): number {
+    const count = Arena.chunksFor(byteCount);
+    if (count === 0) return 0;
+    if (count > this.freeChunks) return -1;
+    const source = this.#encode(byteCount, texts);
+    let first = 0;
+    let previous = 0;
+    for (let i = 0; i < count; i++) {
+      const chunk = this.#take();
+      if (previous === 0) first = chunk;
+      else this.#next[(previous * CHUNK_BYTES) >> 2] = chunk;
+      this.#next[(chunk * CHUNK_BYTES) >> 2] = 0;
+      const start = i * CHUNK_DATA_BYTES;
+      source.copy(this.#bytes, chunk * CHUNK_BYTES + CHUNK_NEXT_BYTES, start, Math.min(byteCount, start + CHUNK_DATA_BYTES));
+      previous = chunk;
+    }
+    return first;
+  }
+
+  /** Decodes `byteCount` bytes of the chain at `first`, starting `skip` bytes in. */
+  read(first: number, skip: number, byteCount: number): string {
+    if (byteCount === 0) return '';
+    let chunk = first;
+    for (; skip >= CHUNK_DATA_BYTES; skip -= CHUNK_DATA_BYTES) chunk = this.#nextOf(chunk);
+    const start = chunk * CHUNK_BYTES + CHUNK_NEXT_BYTES + skip;
+    // The common case, a string within one chunk, decodes in place.
+    if (skip + byteCount <= CHUNK_DATA_BYTES) return this.#bytes.toString('utf8', start, start + byteCount);
+    const out = this.#scratchOf(byteCount);
+    let copied = this.#bytes.copy(out, 0, start, start - skip + CHUNK_DATA_BYTES);
+    while (copied < byteCount) {
+      chunk = this.#nextOf(chunk);
+      const at = chunk * CHUNK_BYTES + CHUNK_NEXT_BYTES;
+      copied += this.#bytes.copy(out, copied, at, at + Math.min(CHUNK_DATA_BYTES, byteCount - copied));
+    }
+    return out.toString('utf8', 0, byteCount);
+  }
+
+  /** Returns every chunk of the chain at `first` to the free list. */
+  free(first: number): void {
     const header = this.#header;
-    const head = header[ARENA_FREE_HEADS + cls]!;
+    for (let chunk = first; chunk > 0; ) {
+      const next = this.#nextOf(chunk);
+      this.#next[(chunk * CHUNK_BYTES) >> 2] = header[ARENA_FREE_HEAD]!;
+      header[ARENA_FREE_HEAD] = chunk;
+      header[ARENA_FREE_COUNT]!++;
+      chunk = next;
+    }
+  }
+
+  /** Re-derives the free list: every used chunk not on a chain from `heads` is free. */
+  rebuild(heads: Iterable<number>): void {
+    const used = new Uint8Array(this.#bump());
+    for (const head of heads) for (let chunk = head; chunk > 0; chunk = this.#nextOf(chunk)) used[chunk] = 1;
+    const header = this.#header;
+    header[ARENA_FREE_HEAD] = 0;
+    header[ARENA_FREE_COUNT] = 0;
+    for (let chunk = FIRST_CHUNK; chunk < used.length; chunk++) {
+      if (used[chunk] === 0) {
+        this.#next[(chunk * CHUNK_BYTES) >> 2] = 0;
+        this.free(chunk);
+      }
+    }
+  }
+
+  #take(): number {
+    const header = this.#header;
+    const head = header[ARENA_FREE_HEAD]!;
     if (head !== 0) {
-      header[ARENA_FREE_HEADS + cls] = this.#words[(head >> 2) + BLOCK_NEXT]!;
-      return head + BLOCK_HEADER_BYTES;
+      header[ARENA_FREE_HEAD] = this.#nextOf(head);
+      header[ARENA_FREE_COUNT]!--;
+      return head;
     }
-    const at = header[ARENA_BUMP] || ARENA_START;
-    const size = blockBytes(cls);
-    if (at + size > this.bytes.length) return 0;
-    // Write the header before moving the bump pointer: the walk in `rebuild` must never meet a block without one.
-    this.#words[(at >> 2) + BLOCK_CLASS] = cls;
-    header[ARENA_BUMP] = at + size;
-    return at + BLOCK_HEADER_BYTES;
+    const chunk = this.#bump();
+    header[ARENA_BUMP] = chunk + 1;
+    return chunk;
   }
 
-  free(dataRef: number): void {
-    if (dataRef <= 0) return;
-    const block = dataRef - BLOCK_HEADER_BYTES;
-    const cls = this.#words[(block >> 2) + BLOCK_CLASS]!;
-    this.#words[(block >> 2) + BLOCK_NEXT] = this.#header[ARENA_FREE_HEADS + cls]!;
-    this.#header[ARENA_FREE_HEADS + cls] = block;
+  #bump(): number {
+    return this.#header[ARENA_BUMP]! || FIRST_CHUNK;
   }
 
-  write(dataRef: number, text: string): number {
-    return this.bytes.write(text, dataRef, 'utf8');
+  #nextOf(chunk: number): number {
+    return this.#next[(chunk * CHUNK_BYTES) >> 2]!;
   }
 
-  read(dataRef: number, byteCount: number): string {
-    return byteCount === 0 ? '' : this.bytes.toString('utf8', dataRef, dataRef + byteCount);
+  #encode(byteCount: number, texts: string[]): Buffer {
+    const out = this.#scratchOf(byteCount);
+    let at = 0;
+    for (const text of texts) at += out.write(text, at, 'utf8');
+    return out;
   }
 
-  /** Re-derives every free list: a block is in use exactly when `inUse(dataRef)` says so. */
-  rebuild(inUse: (dataRef: number) => boolean): void {
-    const header = this.#header;
-    for (let c = 0; c < ARENA_CLASSES; c++) header[ARENA_FREE_HEADS + c] = 0;
-    const end = header[ARENA_BUMP]!;
-    for (let at = ARENA_START; at < end; at += blockBytes(this.#words[(at >> 2) + BLOCK_CLASS]!)) {
-      if (!inUse(at + BLOCK_HEADER_BYTES)) this.free(at + BLOCK_HEADER_BYTES);
-    }
+  #scratchOf(byteCount: number): Buffer {
+    if (this.#scratch.length < byteCount) this.#scratch = Buffer.alloc(2 ** Math.ceil(Math.log2(byteCount)));
+    return this.#scratch;
   }
-}
-
-function blockBytes(cls: number): number {
-  return SMALLEST_BLOCK_BYTES * 2 ** cls;
-}
-
-/** The smallest size class whose blocks hold `bytes`. */
-function classFor(bytes: number): number {
-  return bytes <= SMALLEST_BLOCK_BYTES ? 0 : Math.ceil(Math.log2(bytes / SMALLEST_BLOCK_BYTES));
 }

@@ -1,10 +1,11 @@
 import { Refusal } from '../errors.js';
 import type { RetryPolicy } from '../policy.js';
 import type { QueueStats } from '../types.js';
+import { Arena } from './arena.js';
 import { ENTRY_K1, ENTRY_SLOT, ENTRY_WORD } from './layout.js';
 import {
   ATTEMPTS, CANCELLED, COUNT_CANCELLED, COUNT_DEAD, COUNT_DELAYED, COUNT_PENDING, COUNT_RUNNING,
-  COUNT_SUCCEEDED, DATA_REF, DEAD, ERROR_BYTES, ERROR_DROPPED, ERROR_FAILED, ERROR_LEASE_EXPIRED, ERROR_NONE,
+  COUNT_SUCCEEDED, DATA_REF, DEAD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, FINISHED_CHUNKS, ERROR_LEASE_EXPIRED, ERROR_NONE,
   ERROR_REF, FINISHED_HEAD, FINISHED_TAIL, FINISH_SEQ, FINISH_SEQ_LAST, FREE, FREE_SLOT_COUNT, JOB_NUM, JOB_SEQ,
   LAST_NOW, LEASE_UNTIL, PAYLOAD_BYTES, PENDING, PRIORITY, REBUILDS, RING_FIELDS, RING_SLOT, RING_WORD, RUNNING,
   RUN_AT, SLOT_HIGH_WATER, SUCCEEDED, TOKEN, TOKEN_SEQ, TYPE_BYTES, WHERE, WHERE_DELAYED, WHERE_NONE, WHERE_READY,
@@ -20,6 +21,7 @@ const CANNED_ERRORS = new Map<number, string>([
   [ERROR_LEASE_EXPIRED, 'lease expired'],
   [ERROR_FAILED, 'failed'],
   [ERROR_DROPPED, '(error text dropped: no room left in the arena)'],
+  [ERROR_EMPTY, ''],
 ]);
 
 /** A job's fields as the core reads them, strings decoded. */
@@ -70,7 +72,7 @@ export class QueueCore {
       const until = leases.top(ENTRY_K1);
       if (slots.word(slot) === word && until > now) break;
       leases.pop();
-      if (slots.word(slot) === word) this.#failAttempt(slot, until, ERROR_LEASE_EXPIRED, 0, now);
+      if (slots.word(slot) === word) this.#failAttempt(slot, until, ERROR_LEASE_EXPIRED, 0, now, false);
     }
     while (delayed.size > 0) {
       const slot = delayed.top(ENTRY_SLOT);
@@ -86,15 +88,11 @@ export class QueueCore {
 
   submit(type: string, typeBytes: number, payload: string, payloadBytes: number, priority: number, runAt: number, now: number): number {
     const { header, slots, arena, jobMap } = this.#m;
+    const chunks = Arena.chunksFor(typeBytes + payloadBytes);
+    const refusal = this.#makeRoom(chunks, true);
+    if (refusal < 0) return refusal;
     const slot = this.#takeSlot();
-    if (slot < 0) return Refusal.NoSlot;
-    const ref = this.#allocate(typeBytes + payloadBytes);
-    if (ref === 0) {
-      this.#giveBackSlot(slot);
-      return Refusal.NoBytes;
-    }
-    arena.write(ref, type);
-    arena.write(ref + typeBytes, payload);
+    const ref = arena.store(typeBytes + payloadBytes, type, payload);
     const jobNum = ++header[JOB_SEQ]!;
     const word = slots.begin(slot);
     slots.set(slot, JOB_NUM, jobNum);
@@ -164,21 +162,12 @@ export class QueueCore {
     return 0;
   }
 
-  fail(slot: number, token: number, error: string | null, now: number): number {
+  /** A failed attempt now; `permanent` dead-letters the job whatever attempts are left. */
+  fail(slot: number, token: number, error: string | null, permanent: boolean, now: number): number {
     const refused = this.checkLease(slot, token);
     if (refused < 0) return refused;
-    if (error === null) {
-      this.#failAttempt(slot, now, ERROR_FAILED, 0, now);
-      return 0;
-    }
-    const bytes = Buffer.byteLength(error);
-    const ref = this.#allocate(bytes);
-    if (ref === 0) {
-      this.#failAttempt(slot, now, ERROR_DROPPED, 0, now);
-    } else {
-      this.#m.arena.write(ref, error);
-      this.#failAttempt(slot, now, ref, bytes, now);
-    }
+    const ref = error === null ? ERROR_FAILED : this.#storeError(error);
+    this.#failAttempt(slot, now, ref, ref > 0 ? Buffer.byteLength(error!) : 0, now, permanent);
     return 0;
   }
 
@@ -223,13 +212,13 @@ export class QueueCore {
     const errorRef = slots.get(slot, ERROR_REF);
     return {
       jobNum: slots.get(slot, JOB_NUM),
-      type: arena.read(ref, typeBytes),
-      payload: arena.read(ref + typeBytes, slots.get(slot, PAYLOAD_BYTES)),
+      type: arena.read(ref, 0, typeBytes),
+      payload: arena.read(ref, typeBytes, slots.get(slot, PAYLOAD_BYTES)),
       priority: slots.get(slot, PRIORITY),
       status: slots.status(slot),
       attempts: slots.get(slot, ATTEMPTS),
       runAt: slots.get(slot, RUN_AT),
-      lastError: errorRef > 0 ? arena.read(errorRef, slots.get(slot, ERROR_BYTES)) : (CANNED_ERRORS.get(errorRef) ?? null),
+      lastError: errorRef > 0 ? arena.read(errorRef, 0, slots.get(slot, ERROR_BYTES)) : (CANNED_ERRORS.get(errorRef) ?? null),
       token: slots.get(slot, TOKEN),
       leaseUntil: slots.get(slot, LEASE_UNTIL),
     };
@@ -279,8 +268,9 @@ export class QueueCore {
     m.leases.clear();
     m.jobMap.clear();
     header[FREE_SLOT_COUNT] = 0;
+    header[FINISHED_CHUNKS] = 0;
     const finished: number[] = [];
-    const inUse = new Set<number>();
+    const chains: number[] = [];
     for (let slot = 0; slot < header[SLOT_HIGH_WATER]!; slot++) {
       const word = slots.word(slot);
       const status = statusOf(word);
@@ -289,18 +279,20 @@ export class QueueCore {
         continue;
       }
       m.jobMap.set(slots.get(slot, JOB_NUM), slot);
-      inUse.add(slots.get(slot, DATA_REF));
-      inUse.add(slots.get(slot, ERROR_REF));
+      chains.push(slots.get(slot, DATA_REF), slots.get(slot, ERROR_REF));
       header[COUNT_BY_STATUS[status]]!++;
       if (status === PENDING) this.#enqueue(slot, word, now);
       else if (status === RUNNING) m.leases.push(slots.get(slot, LEASE_UNTIL), slots.get(slot, TOKEN), 0, slot, word);
-      else if (status === SUCCEEDED || status === CANCELLED) finished.push(slot);
+      else if (status === SUCCEEDED || status === CANCELLED) {
+        finished.push(slot);
+        header[FINISHED_CHUNKS]! += this.#chunksOf(slot);
+      }
     }
     finished.sort((a, b) => slots.get(a, FINISH_SEQ) - slots.get(b, FINISH_SEQ));
     header[FINISHED_HEAD] = 0;
     header[FINISHED_TAIL] = 0;
     for (const slot of finished) this.#ringPush(slot, slots.word(slot));
-    m.arena.rebuild((ref) => inUse.has(ref));
+    m.arena.rebuild(chains);
     header[REBUILDS]!++;
     header[LAST_NOW] = now;
   }
@@ -313,8 +305,8 @@ export class QueueCore {
     return next;
   }
 
-  /** A failed attempt at `failedAt`: back to PENDING after the backoff, or DEAD when no attempts are left. */
-  #failAttempt(slot: number, failedAt: number, errorRef: number, errorBytes: number, now: number): void {
+  /** A failed attempt at `failedAt`: back to PENDING after the backoff, or DEAD when no attempts are left (or `permanent`). */
+  #failAttempt(slot: number, failedAt: number, errorRef: number, errorBytes: number, now: number, permanent: boolean): void {
     const { header, slots, arena } = this.#m;
     const word = slots.begin(slot);
     const attempts = slots.get(slot, ATTEMPTS);
@@ -322,7 +314,7 @@ export class QueueCore {
     slots.set(slot, ERROR_REF, errorRef);
     slots.set(slot, ERROR_BYTES, errorBytes);
     header[COUNT_RUNNING]!--;
-    if (attempts < this.#policy.maxAttempts) {
+    if (!permanent && attempts < this.#policy.maxAttempts) {
       slots.set(slot, RUN_AT, failedAt + this.#policy.backoffAfter(attempts));
       const next = this.#commit(slot, word, PENDING);
       header[COUNT_PENDING]!++;
@@ -344,6 +336,7 @@ export class QueueCore {
     const next = this.#commit(slot, word, status);
     header[fromCount]!--;
     header[toCount]!++;
+    header[FINISHED_CHUNKS]! += this.#chunksOf(slot);
     this.#ringPush(slot, next);
   }
 
@@ -386,31 +379,46 @@ export class QueueCore {
 
   // ── room ───────────────────────────────────────────────────────────────
 
-  #takeSlot(): number {
-    const { header, freeSlots, slots } = this.#m;
-    if (header[FREE_SLOT_COUNT]! === 0) {
-      if (header[SLOT_HIGH_WATER]! < slots.capacity) return header[SLOT_HIGH_WATER]!++;
-      if (!this.#evictOldest()) return -1;
+  /**
+   * Makes room for `chunks` arena chunks (and a slot, if `slot`), evicting
+   * finished jobs oldest first — but only if that will succeed: a refusal
+   * evicts nothing.
+   */
+  #makeRoom(chunks: number, slot: boolean): number {
+    const { header, arena, slots } = this.#m;
+    const freeSlots = () => header[FREE_SLOT_COUNT]! + slots.capacity - header[SLOT_HIGH_WATER]!;
+    const finishedJobs = header[COUNT_SUCCEEDED]! + header[COUNT_CANCELLED]!;
+    if (slot && freeSlots() === 0 && finishedJobs === 0) return Refusal.NoSlot;
+    if (chunks > arena.freeChunks + header[FINISHED_CHUNKS]!) return Refusal.NoBytes;
+    while ((slot && freeSlots() === 0) || chunks > arena.freeChunks) {
+      // Only if the counters lied (they are hints): refuse rather than loop.
+      if (!this.#evictOldest()) return Refusal.NoBytes;
     }
+    return 0;
+  }
+
+  #takeSlot(): number {
+    const { header, freeSlots } = this.#m;
+    if (header[FREE_SLOT_COUNT]! === 0) return header[SLOT_HIGH_WATER]!++;
     return freeSlots[--header[FREE_SLOT_COUNT]!]!;
   }
 
-  #giveBackSlot(slot: number): void {
-    const { header, freeSlots } = this.#m;
-    freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
+  /** Arena chunks holding `error`, or a canned error: ERROR_EMPTY, or ERROR_DROPPED if there is no room. */
+  #storeError(error: string): number {
+    const bytes = Buffer.byteLength(error);
+    if (bytes === 0) return ERROR_EMPTY;
+    return this.#makeRoom(Arena.chunksFor(bytes), false) < 0 ? ERROR_DROPPED : this.#m.arena.store(bytes, error);
   }
 
-  /** Arena bytes for a string, evicting finished jobs while there is no room; 0 if none is left. */
-  #allocate(bytes: number): number {
-    for (;;) {
-      const ref = this.#m.arena.allocate(bytes);
-      if (ref !== 0 || !this.#evictOldest()) return ref;
-    }
+  #chunksOf(slot: number): number {
+    const slots = this.#m.slots;
+    const errorChunks = slots.get(slot, ERROR_REF) > 0 ? Arena.chunksFor(slots.get(slot, ERROR_BYTES)) : 0;
+    return Arena.chunksFor(slots.get(slot, TYPE_BYTES) + slots.get(slot, PAYLOAD_BYTES)) + errorChunks;
   }
 
   /** Evicts the finished job that finished first; false if there is none. */
   #evictOldest(): boolean {
-    const { header, finished, slots, arena, jobMap } = this.#m;
+    const { header, finished, slots, arena, jobMap, freeSlots } = this.#m;
     while (header[FINISHED_HEAD]! < header[FINISHED_TAIL]!) {
       const at = (header[FINISHED_HEAD]! % slots.capacity) * RING_FIELDS;
       const slot = finished[at + RING_SLOT]!;
@@ -421,12 +429,13 @@ export class QueueCore {
       const dataRef = slots.get(slot, DATA_REF);
       const errorRef = slots.get(slot, ERROR_REF);
       const jobNum = slots.get(slot, JOB_NUM);
+      header[FINISHED_CHUNKS]! -= this.#chunksOf(slot);
       this.#commit(slot, word, FREE);
       header[COUNT_BY_STATUS[statusOf(word)]]!--;
       arena.free(dataRef);
       arena.free(errorRef);
       jobMap.delete(jobNum);
-      this.#giveBackSlot(slot);
+      freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
       return true;
     }
     return false;

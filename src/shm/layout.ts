@@ -4,7 +4,7 @@
  *
  * A queue is a handful of SharedArrayBuffers, each sized from `capacity`:
  *
- *   lockWords  Int32  [ LOCK | LOCK_WAITERS ]                      the queue lock
+ *   lockWords  Int32  [ LOCK | LOCK_WAITERS | WORK_SIGNAL | IDLE_WAITERS ]  lock, wake-ups
  *   header     f64    [ sequences | counters | slot pool | arena | heap sizes | undo ]
  *   slotWords  Int32  [ lease word of slot 0 | slot 1 | ... ]       THE TRUTH
  *   records    f64    [ slot 0: JOB_NUM PRIORITY RUN_AT ... | slot 1: ... ]
@@ -14,7 +14,7 @@
  *   jobMap     f64    [ JOB_NUM SLOT | ... ]  open addressing        hint
  *   freeSlots  Int32  [ slot | ... ]  a stack                        hint
  *   finished   f64    [ SLOT WORD | ... ]  a ring, finish order     hint
- *   arena      bytes  [ block: CLASS NEXT | bytes ... | block ... ] type, payload, lastError
+ *   arena      bytes  [ chunk: NEXT | 60 bytes | chunk ... ]     type, payload, lastError
  *
  * Lease word (one Int32 per slot): `version << 3 | status`.
  *
@@ -44,7 +44,11 @@
 export const LOCK = 0;
 /** Threads asleep in `Atomics.wait` on LOCK; the releaser notifies while > 0. */
 export const LOCK_WAITERS = 1;
-export const LOCK_WORD_COUNT = 2;
+/** Counts up whenever work may have become ready; idle workers `Atomics.waitAsync` on it. */
+export const WORK_SIGNAL = 2;
+/** Workers asleep on WORK_SIGNAL; a submitter notifies only while > 0. */
+export const IDLE_WAITERS = 3;
+export const LOCK_WORD_COUNT = 4;
 
 // ── lease word ───────────────────────────────────────────────────────────
 export const STATUS_BITS = 3;
@@ -74,10 +78,10 @@ export const RUN_AT = 2;
 export const ATTEMPTS = 3;
 export const TOKEN = 4; //          token of the current lease while RUNNING
 export const LEASE_UNTIL = 5;
-export const DATA_REF = 6; //       arena block: type bytes, then payload bytes
+export const DATA_REF = 6; //       arena chain: type bytes, then payload bytes
 export const TYPE_BYTES = 7;
 export const PAYLOAD_BYTES = 8;
-export const ERROR_REF = 9; //      arena block of lastError; 0: none (or a canned error below)
+export const ERROR_REF = 9; //      arena chain of lastError, or a canned error below
 export const ERROR_BYTES = 10;
 export const FINISH_SEQ = 11; //    order of finishing, for eviction oldest first
 export const WHERE = 12; //         which pending heap holds the job (WHERE_*), keeps `delayed` exact
@@ -87,11 +91,12 @@ export const WHERE_NONE = 0;
 export const WHERE_READY = 1;
 export const WHERE_DELAYED = 2;
 
-/** ERROR_REF values below zero name a canned message that needs no arena block. */
+/** ERROR_REF values of zero and below name a canned message that needs no arena chunk. */
 export const ERROR_NONE = 0;
 export const ERROR_LEASE_EXPIRED = -1;
 export const ERROR_FAILED = -2;
 export const ERROR_DROPPED = -3;
+export const ERROR_EMPTY = -4;
 
 // ── header fields (float64) ──────────────────────────────────────────────
 export const JOB_SEQ = 0; //         last job number issued; never rebuilt, only counted up
@@ -108,7 +113,7 @@ export const SLOT_HIGH_WATER = 10; // slots ever used; all above it are FREE and
 export const FREE_SLOT_COUNT = 11;
 export const FINISHED_HEAD = 12; //  ring positions, counted up forever, taken modulo capacity
 export const FINISHED_TAIL = 13;
-export const ARENA_BUMP = 14; //     first byte never carved into a block
+export const ARENA_BUMP = 14; //     first chunk never used (0 stands for FIRST_CHUNK)
 export const REBUILDS = 15; //       how often the hints were rebuilt from the slots
 export const HEAP_SIZE_READY = 16;
 export const HEAP_SIZE_DELAYED = 17;
@@ -116,9 +121,10 @@ export const HEAP_SIZE_LEASES = 18;
 export const UNDO_SLOT = 19; //      slot + 1 of a move in progress; 0: none
 export const UNDO_WORD = 20; //      its lease word before the move
 export const UNDO_RECORD = 21; //    its record before the move (RECORD_FIELDS wide)
-export const ARENA_FREE_HEADS = UNDO_RECORD + RECORD_FIELDS; // one free list per size class
-export const ARENA_CLASSES = 32;
-export const HEADER_FIELDS = ARENA_FREE_HEADS + ARENA_CLASSES;
+export const ARENA_FREE_HEAD = UNDO_RECORD + RECORD_FIELDS; // first chunk of the free list; 0: empty
+export const ARENA_FREE_COUNT = ARENA_FREE_HEAD + 1;
+export const FINISHED_CHUNKS = ARENA_FREE_HEAD + 2; // arena chunks held by finished jobs: room eviction can give
+export const HEADER_FIELDS = ARENA_FREE_HEAD + 3;
 
 // ── heap entries (float64): ordered by (K1, K2, K3) ascending ────────────
 export const ENTRY_K1 = 0;
@@ -138,14 +144,13 @@ export const RING_SLOT = 0;
 export const RING_WORD = 1;
 export const RING_FIELDS = 2;
 
-// ── arena blocks ─────────────────────────────────────────────────────────
-/** Block header: [class, next free block] as two Int32; the bytes follow. */
-export const BLOCK_HEADER_BYTES = 8;
-export const BLOCK_CLASS = 0;
-export const BLOCK_NEXT = 1;
-export const SMALLEST_BLOCK_BYTES = 16;
-/** Offset 0 is never a block, so a ref of 0 means "none". */
-export const ARENA_START = 8;
+// ── arena chunks ─────────────────────────────────────────────────────────
+/** A chunk: [next chunk: Int32 | CHUNK_DATA_BYTES of UTF-8]. */
+export const CHUNK_BYTES = 64;
+export const CHUNK_NEXT_BYTES = 4;
+export const CHUNK_DATA_BYTES = CHUNK_BYTES - CHUNK_NEXT_BYTES;
+/** Chunk 0 is never used, so a ref of 0 means "no bytes". */
+export const FIRST_CHUNK = 1;
 
 /** Entries a heap can hold: stale entries stay until popped or compacted. */
 export function heapEntries(capacity: number): number {

@@ -5,6 +5,7 @@ import {
   HEAP_SIZE_DELAYED, HEAP_SIZE_LEASES, HEAP_SIZE_READY, LAST_NOW, allocateBuffers, type QueueBuffers,
 } from './layout.js';
 import { QueueLock } from './lock.js';
+import { WorkSignal } from './signal.js';
 import { SlotTable } from './slots.js';
 
 /**
@@ -16,6 +17,7 @@ export class QueueMemory {
   readonly buffers: QueueBuffers;
   readonly header: Float64Array;
   readonly lock: QueueLock;
+  readonly signal: WorkSignal;
   readonly slots: SlotTable;
   readonly ready: SharedHeap;
   readonly delayed: SharedHeap;
@@ -28,7 +30,9 @@ export class QueueMemory {
   constructor(buffers: QueueBuffers, lockTimeoutMillis: number) {
     this.buffers = buffers;
     const header = (this.header = new Float64Array(buffers.header));
-    this.lock = new QueueLock(new Int32Array(buffers.lockWords), lockTimeoutMillis);
+    const lockWords = new Int32Array(buffers.lockWords);
+    this.lock = new QueueLock(lockWords, lockTimeoutMillis);
+    this.signal = new WorkSignal(lockWords);
     this.slots = new SlotTable(new Int32Array(buffers.slotWords), new Float64Array(buffers.records), header);
     this.ready = new SharedHeap(new Float64Array(buffers.ready), header, HEAP_SIZE_READY);
     this.delayed = new SharedHeap(new Float64Array(buffers.delayed), header, HEAP_SIZE_DELAYED);
