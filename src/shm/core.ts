@@ -300,6 +300,8 @@ export class QueueCore {
   // ── moves ──────────────────────────────────────────────────────────────
 
   #commit(slot: number, word: number, status: SlotStatus): number {
+    // A holder presumed dead (it stalled past the lock timeout) must not commit over the taker's repairs.
+    if (!this.#m.lock.held()) throw new LockLost();
     const next = this.#m.slots.commit(slot, word, status);
     if (next < 0) throw new LockLost();
     return next;

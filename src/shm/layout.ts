@@ -4,7 +4,7 @@
  *
  * A queue is a handful of SharedArrayBuffers, each sized from `capacity`:
  *
- *   lockWords  Int32  [ LOCK | LOCK_WAITERS | WORK_SIGNAL | IDLE_WAITERS ]  lock, wake-ups
+ *   lockWords  Int32  [ LOCK | LOCK_WAITERS | WORK_SIGNAL | IDLE_WAITERS | HINTS_DIRTY ]
  *   header     f64    [ sequences | counters | slot pool | arena | heap sizes | undo ]
  *   slotWords  Int32  [ lease word of slot 0 | slot 1 | ... ]       THE TRUTH
  *   records    f64    [ slot 0: JOB_NUM PRIORITY RUN_AT ... | slot 1: ... ]
@@ -48,7 +48,13 @@ export const LOCK_WAITERS = 1;
 export const WORK_SIGNAL = 2;
 /** Workers asleep on WORK_SIGNAL; a submitter notifies only while > 0. */
 export const IDLE_WAITERS = 3;
-export const LOCK_WORD_COUNT = 4;
+/**
+ * 1 when a holder found, on release, that its lock had been taken over: it was
+ * only slow, not dead, and may have written hints over the taker's repairs.
+ * The next holder rebuilds the hints.
+ */
+export const HINTS_DIRTY = 4;
+export const LOCK_WORD_COUNT = 5;
 
 // ── lease word ───────────────────────────────────────────────────────────
 export const STATUS_BITS = 3;

@@ -1,4 +1,4 @@
-import { LOCK, LOCK_WAITERS } from './layout.js';
+import { HINTS_DIRTY, LOCK, LOCK_WAITERS } from './layout.js';
 
 /**
  * The queue lock: one Int32 word, 0 when free, else the holder's stamp.
@@ -13,9 +13,11 @@ import { LOCK, LOCK_WAITERS } from './layout.js';
  * the process was stopped) restarts the watch, so a waiter never blames a
  * holder for time in which it could not run either.
  *
- * The one assumption: a live thread never holds the lock for `timeoutMillis`
- * at a stretch. Critical sections are microseconds long; the default timeout
- * is far beyond any garbage-collection pause.
+ * A live holder taken for dead (stalled past the timeout) cannot commit a
+ * slot move afterwards (commits check `held()`), and on `release` it finds the
+ * lock gone and marks the hints dirty, so the next holder rebuilds them over
+ * whatever the stalled thread wrote. Critical sections are microseconds long;
+ * the default timeout is far beyond any garbage-collection pause.
  */
 export class QueueLock {
   readonly #words: Int32Array;
@@ -31,15 +33,21 @@ export class QueueLock {
     this.#tag = 1 + Math.floor(Math.random() * 0x7ffe);
   }
 
-  /** Takes the lock. Returns true if it was taken over from a presumed-dead holder. */
+  /**
+   * Takes the lock. Returns true if the caller must rebuild the hints: the
+   * lock was taken over from a presumed-dead holder, or a stalled holder
+   * marked them dirty.
+   */
   acquire(): boolean {
     this.#count = (this.#count + 1) & 0xffff;
     const stamp = (this.#tag << 16) | this.#count;
     this.#stamp = stamp;
     const words = this.#words;
     // The common case: free, one CAS.
-    if (Atomics.compareExchange(words, LOCK, 0, stamp) === 0) return false;
-    return this.#contended(stamp);
+    const tookOver = Atomics.compareExchange(words, LOCK, 0, stamp) === 0 ? false : this.#contended(stamp);
+    // A plain read first: the word is almost always 0, and an exchange would dirty the cache line.
+    const dirty = Atomics.load(words, HINTS_DIRTY) !== 0 && Atomics.exchange(words, HINTS_DIRTY, 0) !== 0;
+    return tookOver || dirty;
   }
 
   /** True while this thread still holds the lock it acquired last (nobody took it over). */
@@ -49,8 +57,9 @@ export class QueueLock {
 
   release(): void {
     const words = this.#words;
-    // A failed CAS means a waiter took the lock over: it is theirs now, leave it.
-    Atomics.compareExchange(words, LOCK, this.#stamp, 0);
+    // A failed CAS means a waiter took the lock over while we stalled: it is theirs now, leave it,
+    // but what we wrote since may have undone their repairs.
+    if (Atomics.compareExchange(words, LOCK, this.#stamp, 0) !== this.#stamp) Atomics.store(words, HINTS_DIRTY, 1);
     if (Atomics.load(words, LOCK_WAITERS) > 0) Atomics.notify(words, LOCK, 1);
   }
 

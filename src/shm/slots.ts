@@ -60,16 +60,15 @@ export class SlotTable {
 
   /**
    * Publishes the move: CAS of the lease word from `word` to the next version
-   * with `status`. Returns the new word, or -1 if the word changed under us
-   * (only possible if our lock was taken over), in which case the record is
-   * restored and nothing happened.
+   * with `status`. Returns the new word, or -1 if the word changed under us —
+   * possible only if our lock was taken over, in which case the taker has
+   * rolled our move back and the undo area is no longer ours to touch.
    */
   commit(slot: number, word: number, status: SlotStatus): number {
     const next = nextWord(word, status);
-    const won = Atomics.compareExchange(this.words, slot, word, next) === word;
-    if (!won) this.#restore(slot);
+    if (Atomics.compareExchange(this.words, slot, word, next) !== word) return -1;
     this.#header[UNDO_SLOT] = 0;
-    return won ? next : -1;
+    return next;
   }
 
   /** Rolls back a move a killed thread began and never committed. */
