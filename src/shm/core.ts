@@ -94,7 +94,7 @@ export class QueueCore {
     const slot = this.#takeSlot();
     const ref = arena.store(typeBytes + payloadBytes, type, payload);
     const jobNum = ++header[JOB_SEQ]!;
-    const word = slots.begin(slot);
+    const word = this.#begin(slot);
     slots.set(slot, JOB_NUM, jobNum);
     slots.set(slot, PRIORITY, priority);
     slots.set(slot, RUN_AT, runAt);
@@ -124,7 +124,7 @@ export class QueueCore {
       ready.pop();
       // Stale entry: the job was cancelled, or moved on since it was queued.
       if (slots.word(slot) !== word) continue;
-      slots.begin(slot);
+      this.#begin(slot);
       const token = ++header[TOKEN_SEQ]!;
       const leaseUntil = now + leaseMillis;
       slots.set(slot, ATTEMPTS, slots.get(slot, ATTEMPTS) + 1);
@@ -143,10 +143,23 @@ export class QueueCore {
 
   /** The slot of job number `n`, or a Refusal. */
   find(n: number): number {
-    const { header, slots, jobMap } = this.#m;
-    const slot = jobMap.get(n);
-    if (slot >= 0 && slots.status(slot) !== FREE && slots.get(slot, JOB_NUM) === n) return slot;
-    return n <= header[JOB_SEQ]! ? Refusal.Evicted : Refusal.NotFound;
+    const { header, jobMap } = this.#m;
+    if (n > header[JOB_SEQ]!) return Refusal.NotFound;
+    const hinted = jobMap.get(n);
+    if (hinted >= 0 && this.#holds(hinted, n)) return hinted;
+    // The map is a hint: before calling a job gone, ask the slots themselves.
+    for (let slot = 0; slot < header[SLOT_HIGH_WATER]!; slot++) {
+      if (this.#holds(slot, n)) {
+        jobMap.set(n, slot);
+        return slot;
+      }
+    }
+    return Refusal.Evicted;
+  }
+
+  #holds(slot: number, n: number): boolean {
+    const slots = this.#m.slots;
+    return slots.get(slot, JOB_NUM) === n && slots.status(slot) !== FREE;
   }
 
   /** 0 if the token is the slot's current, valid lease, else StaleLease. After `sweep`, RUNNING means valid. */
@@ -176,7 +189,7 @@ export class QueueCore {
     const refused = this.checkLease(slot, token);
     if (refused < 0) return refused;
     const { slots, leases } = this.#m;
-    const word = slots.begin(slot);
+    const word = this.#begin(slot);
     const leaseUntil = now + leaseMillis;
     slots.set(slot, LEASE_UNTIL, leaseUntil);
     const next = this.#commit(slot, word, RUNNING);
@@ -195,7 +208,7 @@ export class QueueCore {
   retryDead(slot: number, now: number): number {
     const { header, slots } = this.#m;
     if (slots.status(slot) !== DEAD) return Refusal.NotDead;
-    const word = slots.begin(slot);
+    const word = this.#begin(slot);
     slots.set(slot, ATTEMPTS, 0);
     slots.set(slot, RUN_AT, now);
     const next = this.#commit(slot, word, PENDING);
@@ -299,8 +312,17 @@ export class QueueCore {
 
   // ── moves ──────────────────────────────────────────────────────────────
 
+  /**
+   * Both ends of a move check that the lock is still ours: a holder presumed
+   * dead (it stalled past the lock timeout) must not edit or commit a record
+   * over the taker's repairs.
+   */
+  #begin(slot: number): number {
+    if (!this.#m.lock.held()) throw new LockLost();
+    return this.#m.slots.begin(slot);
+  }
+
   #commit(slot: number, word: number, status: SlotStatus): number {
-    // A holder presumed dead (it stalled past the lock timeout) must not commit over the taker's repairs.
     if (!this.#m.lock.held()) throw new LockLost();
     const next = this.#m.slots.commit(slot, word, status);
     if (next < 0) throw new LockLost();
@@ -310,7 +332,7 @@ export class QueueCore {
   /** A failed attempt at `failedAt`: back to PENDING after the backoff, or DEAD when no attempts are left (or `permanent`). */
   #failAttempt(slot: number, failedAt: number, errorRef: number, errorBytes: number, now: number, permanent: boolean): void {
     const { header, slots, arena } = this.#m;
-    const word = slots.begin(slot);
+    const word = this.#begin(slot);
     const attempts = slots.get(slot, ATTEMPTS);
     const oldError = slots.get(slot, ERROR_REF);
     slots.set(slot, ERROR_REF, errorRef);
@@ -332,7 +354,7 @@ export class QueueCore {
   /** A move to a finished state (SUCCEEDED, CANCELLED): evictable from now on, oldest first. */
   #finish(slot: number, status: SlotStatus, fromCount: number, toCount: number): void {
     const { header, slots } = this.#m;
-    const word = slots.begin(slot);
+    const word = this.#begin(slot);
     slots.set(slot, FINISH_SEQ, ++header[FINISH_SEQ_LAST]!);
     slots.set(slot, WHERE, WHERE_NONE);
     const next = this.#commit(slot, word, status);
@@ -427,7 +449,7 @@ export class QueueCore {
       const word = finished[at + RING_WORD]!;
       header[FINISHED_HEAD]!++;
       if (slots.word(slot) !== word) continue;
-      slots.begin(slot);
+      this.#begin(slot);
       const dataRef = slots.get(slot, DATA_REF);
       const errorRef = slots.get(slot, ERROR_REF);
       const jobNum = slots.get(slot, JOB_NUM);
