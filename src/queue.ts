@@ -250,17 +250,16 @@ export class JobQueue {
 
   // ── plumbing ───────────────────────────────────────────────────────────
 
-  /** Runs `op` under the queue lock, after repairing a dead holder's damage and sweeping to now. */
+  /** Runs `op` under the queue lock, after repairing a dead holder's damage and bringing the queue up to now. */
   #locked<T>(op: (core: QueueCore, now: number) => T): T {
     this.#assertOpen();
     const { lock } = this.#memory;
     const core = this.#core;
     for (;;) {
-      const tookOver = lock.acquire();
+      const seen = this.#now();
+      const repair = lock.acquire();
       try {
-        const now = this.#now();
-        if (tookOver) core.rebuild(now);
-        core.sweep(now);
+        const now = core.prepare(seen, repair, () => this.#now());
         return op(core, now);
       } catch (error) {
         // Our lock was taken over mid-call (we were presumed dead): the move did not happen; start again.

@@ -80,10 +80,14 @@ export class Arena {
     return out.toString('utf8', 0, byteCount);
   }
 
-  /** Returns every chunk of the chain at `first` to the free list. */
-  free(first: number): void {
+  /**
+   * Returns the chunks of the chain at `first`, which holds `byteCount` bytes,
+   * to the free list. The count bounds the walk: a chain is never trusted to end.
+   */
+  free(first: number, byteCount: number): void {
     const header = this.#header;
-    for (let chunk = first; chunk > 0; ) {
+    let chunk = first;
+    for (let left = Arena.chunksFor(byteCount); left > 0 && chunk > 0; left--) {
       const next = this.#nextOf(chunk);
       this.#next[(chunk * CHUNK_BYTES) >> 2] = header[ARENA_FREE_HEAD]!;
       header[ARENA_FREE_HEAD] = chunk;
@@ -92,19 +96,23 @@ export class Arena {
     }
   }
 
-  /** Re-derives the free list: every used chunk not on a chain from `heads` is free. */
-  rebuild(heads: Iterable<number>): void {
+  /**
+   * Re-derives the free list: every chunk on one of the `chains` (pairs of
+   * first chunk and byte count) is used, every other chunk below the bump is free.
+   */
+  rebuild(chains: readonly number[]): void {
     const used = new Uint8Array(this.#bump());
-    for (const head of heads) for (let chunk = head; chunk > 0; chunk = this.#nextOf(chunk)) used[chunk] = 1;
+    for (let i = 0; i < chains.length; i += 2) {
+      let chunk = chains[i]!;
+      for (let left = Arena.chunksFor(chains[i + 1]!); left > 0 && chunk > 0 && chunk < used.length; left--) {
+        used[chunk] = 1;
+        chunk = this.#nextOf(chunk);
+      }
+    }
     const header = this.#header;
     header[ARENA_FREE_HEAD] = 0;
     header[ARENA_FREE_COUNT] = 0;
-    for (let chunk = FIRST_CHUNK; chunk < used.length; chunk++) {
-      if (used[chunk] === 0) {
-        this.#next[(chunk * CHUNK_BYTES) >> 2] = 0;
-        this.free(chunk);
-      }
-    }
+    for (let chunk = FIRST_CHUNK; chunk < used.length; chunk++) if (used[chunk] === 0) this.free(chunk, 1);
   }
 
   #take(): number {

@@ -57,14 +57,25 @@ export class QueueCore {
   }
 
   /**
-   * Brings the queue up to `now`: expires leases with leaseUntil <= now, in
-   * leaseUntil order, each as a failed attempt at its leaseUntil; then moves
-   * delayed jobs whose runAt has come to the ready heap. If the clock went
-   * back, pending jobs are re-sorted by a rebuild first.
+   * Starts an operation, right after the lock was taken, with the time `now`
+   * read just before taking it (the clock is user code: it runs outside the
+   * lock, so it cannot stall a holder). Returns the time the operation runs at.
+   *
+   * A `now` older than the latest time seen is read again: it is either a
+   * thread that waited for the lock, or a clock that really went back, and
+   * then pending jobs are re-sorted by a rebuild. With `repair`, the hints are
+   * rebuilt first. Then the queue is brought up to now: leases with
+   * leaseUntil <= now expire, in leaseUntil order, each as a failed attempt
+   * at its leaseUntil; delayed jobs whose runAt has come become ready.
    */
-  sweep(now: number): void {
+  prepare(now: number, repair: boolean, readClock: () => number): number {
     const { header, slots, leases, delayed } = this.#m;
-    if (now < header[LAST_NOW]!) this.rebuild(now);
+    if (now < header[LAST_NOW]!) {
+      now = readClock();
+      if (now < header[LAST_NOW]!) repair = true;
+    }
+    if (repair) this.rebuild(now);
+    this.#assertHeld();
     header[LAST_NOW] = now;
     while (leases.size > 0) {
       const slot = leases.top(ENTRY_SLOT);
@@ -84,6 +95,7 @@ export class QueueCore {
       header[COUNT_DELAYED]!--;
       this.#pushReady(slot, word);
     }
+    return now;
   }
 
   submit(type: string, typeBytes: number, payload: string, payloadBytes: number, priority: number, runAt: number, now: number): number {
@@ -92,6 +104,7 @@ export class QueueCore {
     const refusal = this.#makeRoom(chunks, true);
     if (refusal < 0) return refusal;
     const slot = this.#takeSlot();
+    this.#assertHeld();
     const ref = arena.store(typeBytes + payloadBytes, type, payload);
     const jobNum = ++header[JOB_SEQ]!;
     const word = this.#begin(slot);
@@ -149,6 +162,7 @@ export class QueueCore {
     if (hinted >= 0 && this.#holds(hinted, n)) return hinted;
     // The map is a hint: before calling a job gone, ask the slots themselves.
     for (let slot = 0; slot < header[SLOT_HIGH_WATER]!; slot++) {
+      this.#progress(slot);
       if (this.#holds(slot, n)) {
         jobMap.set(n, slot);
         return slot;
@@ -241,7 +255,10 @@ export class QueueCore {
   deadSlots(): number[] {
     const { header, slots } = this.#m;
     const dead: number[] = [];
-    for (let slot = 0; slot < header[SLOT_HIGH_WATER]!; slot++) if (slots.status(slot) === DEAD) dead.push(slot);
+    for (let slot = 0; slot < header[SLOT_HIGH_WATER]!; slot++) {
+      this.#progress(slot);
+      if (slots.status(slot) === DEAD) dead.push(slot);
+    }
     return dead.sort((a, b) => slots.get(a, JOB_NUM) - slots.get(b, JOB_NUM));
   }
 
@@ -274,6 +291,7 @@ export class QueueCore {
   rebuild(now: number): void {
     const m = this.#m;
     const { header, slots } = m;
+    this.#assertHeld();
     slots.recover();
     for (const f of [COUNT_PENDING, COUNT_DELAYED, COUNT_RUNNING, COUNT_SUCCEEDED, COUNT_DEAD, COUNT_CANCELLED]) header[f] = 0;
     m.ready.clear();
@@ -285,6 +303,7 @@ export class QueueCore {
     const finished: number[] = [];
     const chains: number[] = [];
     for (let slot = 0; slot < header[SLOT_HIGH_WATER]!; slot++) {
+      this.#progress(slot);
       const word = slots.word(slot);
       const status = statusOf(word);
       if (status === FREE) {
@@ -292,7 +311,8 @@ export class QueueCore {
         continue;
       }
       m.jobMap.set(slots.get(slot, JOB_NUM), slot);
-      chains.push(slots.get(slot, DATA_REF), slots.get(slot, ERROR_REF));
+      chains.push(slots.get(slot, DATA_REF), slots.get(slot, TYPE_BYTES) + slots.get(slot, PAYLOAD_BYTES));
+      chains.push(slots.get(slot, ERROR_REF), slots.get(slot, ERROR_BYTES));
       header[COUNT_BY_STATUS[status]]!++;
       if (status === PENDING) this.#enqueue(slot, word, now);
       else if (status === RUNNING) m.leases.push(slots.get(slot, LEASE_UNTIL), slots.get(slot, TOKEN), 0, slot, word);
@@ -312,18 +332,28 @@ export class QueueCore {
 
   // ── moves ──────────────────────────────────────────────────────────────
 
+  /** Inside a long scan, now and then shows the waiters that this holder is alive. */
+  #progress(step: number): void {
+    if ((step & 0xfff) === 0 && !this.#m.lock.touch()) throw new LockLost();
+  }
+
+  /** Shared writes outside the hints (records, arena chains) first check that the lock is still ours. */
+  #assertHeld(): void {
+    if (!this.#m.lock.held()) throw new LockLost();
+  }
+
   /**
    * Both ends of a move check that the lock is still ours: a holder presumed
    * dead (it stalled past the lock timeout) must not edit or commit a record
    * over the taker's repairs.
    */
   #begin(slot: number): number {
-    if (!this.#m.lock.held()) throw new LockLost();
+    this.#assertHeld();
     return this.#m.slots.begin(slot);
   }
 
   #commit(slot: number, word: number, status: SlotStatus): number {
-    if (!this.#m.lock.held()) throw new LockLost();
+    this.#assertHeld();
     const next = this.#m.slots.commit(slot, word, status);
     if (next < 0) throw new LockLost();
     return next;
@@ -335,6 +365,7 @@ export class QueueCore {
     const word = this.#begin(slot);
     const attempts = slots.get(slot, ATTEMPTS);
     const oldError = slots.get(slot, ERROR_REF);
+    const oldErrorBytes = slots.get(slot, ERROR_BYTES);
     slots.set(slot, ERROR_REF, errorRef);
     slots.set(slot, ERROR_BYTES, errorBytes);
     header[COUNT_RUNNING]!--;
@@ -348,7 +379,7 @@ export class QueueCore {
       header[COUNT_DEAD]!++;
     }
     // Freed only after the commit: a rolled-back move must still find its old error.
-    arena.free(oldError);
+    arena.free(oldError, oldErrorBytes);
   }
 
   /** A move to a finished state (SUCCEEDED, CANCELLED): evictable from now on, oldest first. */
@@ -373,7 +404,7 @@ export class QueueCore {
     if (runAt <= now) {
       this.#pushReady(slot, word);
     } else {
-      slots.set(slot, WHERE, WHERE_DELAYED);
+      slots.setHint(slot, WHERE, WHERE_DELAYED);
       header[COUNT_DELAYED]!++;
       this.#push(delayed, runAt, slots.get(slot, JOB_NUM), 0, slot, word);
     }
@@ -382,7 +413,7 @@ export class QueueCore {
   /** Ready order: highest priority, then earliest runAt, then submission order. */
   #pushReady(slot: number, word: number): void {
     const { slots, ready } = this.#m;
-    slots.set(slot, WHERE, WHERE_READY);
+    slots.setHint(slot, WHERE, WHERE_READY);
     this.#push(ready, -slots.get(slot, PRIORITY), slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM), slot, word);
   }
 
@@ -431,7 +462,9 @@ export class QueueCore {
   #storeError(error: string): number {
     const bytes = Buffer.byteLength(error);
     if (bytes === 0) return ERROR_EMPTY;
-    return this.#makeRoom(Arena.chunksFor(bytes), false) < 0 ? ERROR_DROPPED : this.#m.arena.store(bytes, error);
+    if (this.#makeRoom(Arena.chunksFor(bytes), false) < 0) return ERROR_DROPPED;
+    this.#assertHeld();
+    return this.#m.arena.store(bytes, error);
   }
 
   #chunksOf(slot: number): number {
@@ -451,13 +484,15 @@ export class QueueCore {
       if (slots.word(slot) !== word) continue;
       this.#begin(slot);
       const dataRef = slots.get(slot, DATA_REF);
+      const dataBytes = slots.get(slot, TYPE_BYTES) + slots.get(slot, PAYLOAD_BYTES);
       const errorRef = slots.get(slot, ERROR_REF);
+      const errorBytes = slots.get(slot, ERROR_BYTES);
       const jobNum = slots.get(slot, JOB_NUM);
       header[FINISHED_CHUNKS]! -= this.#chunksOf(slot);
       this.#commit(slot, word, FREE);
       header[COUNT_BY_STATUS[statusOf(word)]]!--;
-      arena.free(dataRef);
-      arena.free(errorRef);
+      arena.free(dataRef, dataBytes);
+      arena.free(errorRef, errorBytes);
       jobMap.delete(jobNum);
       freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
       return true;

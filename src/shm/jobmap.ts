@@ -24,17 +24,22 @@ export class JobMap {
   /** The slot of job `n`, or -1. */
   get(n: number): number {
     const m = this.#m;
-    for (let i = this.#home(n); ; i = (i + 1) & this.#mask) {
+    // Bounded by the table size: a hint is never trusted to hold an empty entry.
+    for (let i = this.#home(n), probes = 0; probes <= this.#mask; i = (i + 1) & this.#mask, probes++) {
       const key = m[i * MAP_FIELDS + MAP_KEY]!;
       if (key === n) return m[i * MAP_FIELDS + MAP_SLOT]!;
       if (key === 0) return -1;
     }
+    return -1;
   }
 
   set(n: number, slot: number): void {
     const m = this.#m;
     let i = this.#home(n);
-    while (m[i * MAP_FIELDS + MAP_KEY] !== 0 && m[i * MAP_FIELDS + MAP_KEY] !== n) i = (i + 1) & this.#mask;
+    for (let probes = 0; m[i * MAP_FIELDS + MAP_KEY] !== 0 && m[i * MAP_FIELDS + MAP_KEY] !== n; probes++) {
+      if (probes > this.#mask) return; // full of garbage: the lookup falls back to the slots
+      i = (i + 1) & this.#mask;
+    }
     m[i * MAP_FIELDS + MAP_KEY] = n;
     m[i * MAP_FIELDS + MAP_SLOT] = slot;
   }
@@ -43,12 +48,12 @@ export class JobMap {
     const m = this.#m;
     const mask = this.#mask;
     let hole = this.#home(n);
-    while (m[hole * MAP_FIELDS + MAP_KEY] !== n) {
-      if (m[hole * MAP_FIELDS + MAP_KEY] === 0) return;
+    for (let probes = 0; m[hole * MAP_FIELDS + MAP_KEY] !== n; probes++) {
+      if (m[hole * MAP_FIELDS + MAP_KEY] === 0 || probes > mask) return;
       hole = (hole + 1) & mask;
     }
     // Backward shift: pull later entries of the run into the hole when their home allows it.
-    for (let i = (hole + 1) & mask; ; i = (i + 1) & mask) {
+    for (let i = (hole + 1) & mask, probes = 0; probes <= mask; i = (i + 1) & mask, probes++) {
       const key = m[i * MAP_FIELDS + MAP_KEY]!;
       if (key === 0) break;
       const home = this.#home(key);

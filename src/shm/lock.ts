@@ -39,9 +39,7 @@ export class QueueLock {
    * marked them dirty.
    */
   acquire(): boolean {
-    this.#count = (this.#count + 1) & 0xffff;
-    const stamp = (this.#tag << 16) | this.#count;
-    this.#stamp = stamp;
+    const stamp = (this.#stamp = this.#nextStamp());
     const words = this.#words;
     // The common case: free, one CAS.
     const tookOver = Atomics.compareExchange(words, LOCK, 0, stamp) === 0 ? false : this.#contended(stamp);
@@ -55,6 +53,17 @@ export class QueueLock {
     return Atomics.load(this.#words, LOCK) === this.#stamp;
   }
 
+  /**
+   * For a long critical section (a rebuild): swaps in a fresh stamp, so that
+   * waiters see the holder alive. False if the lock is no longer ours.
+   */
+  touch(): boolean {
+    const stamp = this.#nextStamp();
+    if (Atomics.compareExchange(this.#words, LOCK, this.#stamp, stamp) !== this.#stamp) return false;
+    this.#stamp = stamp;
+    return true;
+  }
+
   release(): void {
     const words = this.#words;
     // A failed CAS means a waiter took the lock over while we stalled: it is theirs now, leave it,
@@ -63,10 +72,17 @@ export class QueueLock {
     if (Atomics.load(words, LOCK_WAITERS) > 0) Atomics.notify(words, LOCK, 1);
   }
 
+  #nextStamp(): number {
+    this.#count = (this.#count + 1) & 0xffff;
+    return (this.#tag << 16) | this.#count;
+  }
+
   #contended(stamp: number): boolean {
     const words = this.#words;
     const timeout = this.#timeoutMillis;
     const napMillis = Math.max(1, Math.min(5, timeout / 10));
+    // A longer gap between two looks means this waiter could not run either (descheduled, process stopped).
+    const gapMillis = Math.max(timeout / 2, 50);
     let watched = 0;
     let watchStart = 0;
     let lastLook = 0;
@@ -82,7 +98,7 @@ export class QueueLock {
       Atomics.wait(words, LOCK, seen, napMillis);
       Atomics.sub(words, LOCK_WAITERS, 1);
       const now = performance.now();
-      if (seen !== watched || now - lastLook > timeout / 4) {
+      if (seen !== watched || now - lastLook > gapMillis) {
         watched = seen;
         watchStart = now;
       } else if (now - watchStart >= timeout) {

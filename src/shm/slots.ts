@@ -8,20 +8,25 @@ import {
  *
  * A move of a slot from one state to another, by the queue-lock holder:
  *
- *   const word = slots.begin(slot);   // saves the record and word to the undo area
- *   slots.set(slot, FIELD, value)...  // edit the record
- *   slots.commit(slot, word, STATUS); // CAS of the lease word: the commit point
+ *   const word = slots.begin(slot);   // stage a private copy of the record
+ *   slots.set(slot, FIELD, value)...  // edit the staged copy
+ *   slots.commit(slot, word, STATUS); // undo, publish the record, CAS the lease word
  *
- * A thread killed between `begin` and `commit` leaves the undo area filled and
- * the word unchanged; `recover` then puts the old record back. Killed after the
- * CAS, the word already names the new state and the record is complete.
- * Readers also hold the lock, so they never see a record mid-edit.
+ * Edits go to a thread-private stage, so a holder that stalls mid-move and is
+ * taken for dead has written nothing shared; `commit` publishes the record in
+ * one short burst. It first saves the old record and word to the undo area: a
+ * thread killed during the burst leaves the undo area filled and the word
+ * unchanged, and `recover` puts the old record back. Killed after the CAS, the
+ * word already names the new state and the record is complete. Readers also
+ * hold the lock, so they never see a record mid-edit.
  */
 export class SlotTable {
   readonly words: Int32Array;
   readonly records: Float64Array;
   readonly #header: Float64Array;
   readonly capacity: number;
+  readonly #stage = new Float64Array(RECORD_FIELDS);
+  #staged = -1;
 
   constructor(words: Int32Array, records: Float64Array, header: Float64Array) {
     this.words = words;
@@ -38,52 +43,60 @@ export class SlotTable {
     return (Atomics.load(this.words, slot) & STATUS_MASK) as SlotStatus;
   }
 
+  /** A field of the slot's record; during a move of this slot, the staged value. */
   get(slot: number, field: number): number {
-    return this.records[slot * RECORD_FIELDS + field]!;
+    return slot === this.#staged ? this.#stage[field]! : this.records[slot * RECORD_FIELDS + field]!;
   }
 
+  /** Edits a field of the slot being moved (after `begin`). */
   set(slot: number, field: number, value: number): void {
+    if (slot !== this.#staged) throw new Error(`slot ${slot} is not being moved`);
+    this.#stage[field] = value;
+  }
+
+  /** Writes a hint field (WHERE) in place, outside any move. */
+  setHint(slot: number, field: number, value: number): void {
     this.records[slot * RECORD_FIELDS + field] = value;
   }
 
-  /** Starts a move of `slot`: returns its current word, with the record saved for undo. */
+  /** Starts a move of `slot`: stages its record and returns its current lease word. */
   begin(slot: number): number {
-    const word = Atomics.load(this.words, slot);
+    this.#stage.set(this.records.subarray(slot * RECORD_FIELDS, (slot + 1) * RECORD_FIELDS));
+    this.#staged = slot;
+    return Atomics.load(this.words, slot);
+  }
+
+  /**
+   * Publishes the move: saves the undo record, writes the staged record, and
+   * CASes the lease word from `word` to the next version with `status`.
+   * Returns the new word, or -1 if the word changed under us — possible only
+   * if our lock was taken over after the caller checked it.
+   */
+  commit(slot: number, word: number, status: SlotStatus): number {
     const header = this.#header;
     const at = slot * RECORD_FIELDS;
+    this.#staged = -1;
     for (let f = 0; f < RECORD_FIELDS; f++) header[UNDO_RECORD + f] = this.records[at + f]!;
     header[UNDO_WORD] = word;
     // Set last: the undo area counts only once it is complete.
     header[UNDO_SLOT] = slot + 1;
-    return word;
-  }
-
-  /**
-   * Publishes the move: CAS of the lease word from `word` to the next version
-   * with `status`. Returns the new word, or -1 if the word changed under us —
-   * possible only if our lock was taken over, in which case the taker has
-   * rolled our move back and the undo area is no longer ours to touch.
-   */
-  commit(slot: number, word: number, status: SlotStatus): number {
+    this.records.set(this.#stage, at);
     const next = nextWord(word, status);
     if (Atomics.compareExchange(this.words, slot, word, next) !== word) return -1;
-    this.#header[UNDO_SLOT] = 0;
+    header[UNDO_SLOT] = 0;
     return next;
   }
 
-  /** Rolls back a move a killed thread began and never committed. */
+  /** Rolls back a move a killed thread was publishing and never committed. */
   recover(): void {
     const header = this.#header;
     const pending = header[UNDO_SLOT]!;
     if (pending === 0) return;
     const slot = pending - 1;
-    if (Atomics.load(this.words, slot) === header[UNDO_WORD]) this.#restore(slot);
+    if (Atomics.load(this.words, slot) === header[UNDO_WORD]) {
+      const at = slot * RECORD_FIELDS;
+      for (let f = 0; f < RECORD_FIELDS; f++) this.records[at + f] = header[UNDO_RECORD + f]!;
+    }
     header[UNDO_SLOT] = 0;
-  }
-
-  #restore(slot: number): void {
-    const header = this.#header;
-    const at = slot * RECORD_FIELDS;
-    for (let f = 0; f < RECORD_FIELDS; f++) this.records[at + f] = header[UNDO_RECORD + f]!;
   }
 }
