@@ -1,0 +1,148 @@
+import { describe, expect, it } from 'vitest';
+import { JobQueue, ManualClock, RetryPolicy, systemClock } from '../dist/index.js';
+import { T0, bad, expectInvalid, expectStale, mustPoll } from './helpers.js';
+
+describe('ManualClock', () => {
+  it('starts at 0 by default', () => {
+    expect(new ManualClock().now()).toBe(0);
+  });
+
+  it('starts at the given time', () => {
+    expect(new ManualClock(1234).now()).toBe(1234);
+    expect(new ManualClock(1_700_000_000_000).now()).toBe(1_700_000_000_000);
+  });
+
+  it('stands still until moved', () => {
+    const clock = new ManualClock(T0);
+    expect([clock.now(), clock.now(), clock.now()]).toEqual([T0, T0, T0]);
+  });
+
+  it('moves by advance and jumps by set', () => {
+    const clock = new ManualClock(1000);
+    clock.advance(250);
+    expect(clock.now()).toBe(1250);
+    clock.advance(0);
+    expect(clock.now()).toBe(1250);
+    clock.set(5000);
+    expect(clock.now()).toBe(5000);
+    clock.advance(1);
+    expect(clock.now()).toBe(5001);
+  });
+
+  it('adds up many advances exactly', () => {
+    const clock = new ManualClock(0);
+    for (let i = 0; i < 1000; i++) clock.advance(7);
+    expect(clock.now()).toBe(7000);
+  });
+
+  it('keeps fractional milliseconds', () => {
+    const clock = new ManualClock(10.25);
+    clock.advance(0.5);
+    expect(clock.now()).toBe(10.75);
+  });
+
+  it('keeps large epoch times exactly', () => {
+    const clock = new ManualClock(0);
+    clock.set(2 ** 52 + 1);
+    expect(clock.now()).toBe(2 ** 52 + 1);
+  });
+
+  it('keeps separate clocks apart', () => {
+    const a = new ManualClock(1);
+    const b = new ManualClock(2);
+    a.advance(10);
+    expect([a.now(), b.now()]).toEqual([11, 2]);
+  });
+
+  it.each([NaN, Infinity, -Infinity])('rejects the start time %s', (t) => {
+    expectInvalid(() => new ManualClock(t));
+  });
+
+  it.each([NaN, Infinity, -Infinity, '5'])('rejects set(%s) and advance(%s), keeping the time', (t) => {
+    const clock = new ManualClock(100);
+    expectInvalid(() => clock.set(bad(t)));
+    expectInvalid(() => clock.advance(bad(t)));
+    expect(clock.now()).toBe(100);
+  });
+});
+
+describe('systemClock', () => {
+  it('reads Date.now()', () => {
+    const before = Date.now();
+    const now = systemClock.now();
+    const after = Date.now();
+    expect(now).toBeGreaterThanOrEqual(before);
+    expect(now).toBeLessThanOrEqual(after);
+  });
+
+  it('drives a queue in wall-clock time', () => {
+    const queue = new JobQueue(systemClock, new RetryPolicy(3, 100, 1000));
+    const before = Date.now();
+    const id = queue.submit('t', 'p');
+    const view = queue.view(id);
+    expect(view.nextRunAt).toBeGreaterThanOrEqual(before);
+    expect(view.nextRunAt).toBeLessThanOrEqual(Date.now());
+    const lease = mustPoll(queue, id, 60_000);
+    expect(lease.leaseUntil).toBeGreaterThanOrEqual(before + 60_000);
+    expect(lease.leaseUntil).toBeLessThanOrEqual(Date.now() + 60_000);
+    queue.complete(id, lease.token);
+  });
+});
+
+describe('a queue on a ManualClock', () => {
+  it('reads the time from the clock it was given, for submit and poll', () => {
+    const clock = new ManualClock(T0);
+    const queue = new JobQueue(clock, new RetryPolicy(3, 100, 1000));
+    clock.set(T0 + 42);
+    const id = queue.submit('t', 'p');
+    expect(queue.view(id).nextRunAt).toBe(T0 + 42);
+    clock.advance(8);
+    expect(mustPoll(queue, id, 100).leaseUntil).toBe(T0 + 150);
+  });
+
+  it('sees time move only when the clock is moved', () => {
+    const clock = new ManualClock(T0);
+    const queue = new JobQueue(clock, new RetryPolicy(3, 100, 1000));
+    const id = queue.submit('t', 'p', 0, T0 + 1);
+    for (let i = 0; i < 5; i++) expect(queue.poll('w', 100)).toBeUndefined();
+    clock.advance(1);
+    const lease = mustPoll(queue, id, 100);
+    for (let i = 0; i < 5; i++) expect(queue.view(id).status).toBe('RUNNING');
+    clock.advance(100);
+    expect(queue.view(id).status).toBe('PENDING');
+    expectStale(() => queue.complete(id, lease.token));
+  });
+
+  it('lets two queues share one clock', () => {
+    const clock = new ManualClock(T0);
+    const a = new JobQueue(clock, new RetryPolicy(3, 100, 1000));
+    const b = new JobQueue(clock, new RetryPolicy(3, 100, 1000));
+    a.submit('t', '', 0, T0 + 10);
+    b.submit('t', '', 0, T0 + 10);
+    expect(a.poll('w', 1)).toBeUndefined();
+    expect(b.poll('w', 1)).toBeUndefined();
+    clock.advance(10);
+    expect(mustPoll(a, 'J1', 1).leaseUntil).toBe(T0 + 11);
+    expect(mustPoll(b, 'J1', 1).leaseUntil).toBe(T0 + 11);
+  });
+
+  it('accepts any TimeSource object', () => {
+    let t = 500;
+    const queue = new JobQueue({ now: () => t }, new RetryPolicy(3, 100, 1000));
+    const id = queue.submit('t', 'p', 0, 600);
+    expect(queue.poll('w', 10)).toBeUndefined();
+    t = 600;
+    expect(mustPoll(queue, id, 10).leaseUntil).toBe(610);
+  });
+
+  it('follows a clock set backwards (no hidden caching of now)', () => {
+    const clock = new ManualClock(T0);
+    const queue = new JobQueue(clock, new RetryPolicy(3, 100, 1000));
+    queue.submit('t', '', 0, T0 + 500);
+    clock.set(T0 + 500);
+    expect(queue.stats().ready).toBe(1);
+    clock.set(T0);
+    expect(queue.stats()).toMatchObject({ ready: 0, delayed: 1 });
+    expect(queue.poll('w', 10)).toBeUndefined();
+  });
+});

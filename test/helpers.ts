@@ -1,0 +1,269 @@
+/**
+ * Shared helpers for the single-thread conformance tests.
+ *
+ * Append only: other test files (and other engineers) rely on these names.
+ */
+import { expect } from 'vitest';
+import {
+  IllegalStateError,
+  InvalidArgumentError,
+  JobNotFoundError,
+  JobQueue,
+  ManualClock,
+  QueueFullError,
+  RetryPolicy,
+  StaleLeaseError,
+} from '../dist/index.js';
+
+type JobQueueOptions = NonNullable<ConstructorParameters<typeof JobQueue>[2]>;
+type JobView = ReturnType<JobQueue['view']>;
+type Lease = NonNullable<ReturnType<JobQueue['poll']>>;
+
+/** The time every test queue starts at: far from 0, so "0" is never a lucky right answer. */
+export const T0 = 1_000_000;
+
+/** Passes a value of the wrong type through the type checker, to test validation at the edge. */
+export function bad(value: unknown): never {
+  return value as never;
+}
+
+export interface Setup {
+  clock: ManualClock;
+  policy: RetryPolicy;
+  queue: JobQueue;
+}
+
+export interface SetupOptions {
+  maxAttempts?: number;
+  baseBackoffMillis?: number;
+  maxBackoffMillis?: number;
+  start?: number;
+  options?: JobQueueOptions;
+}
+
+/**
+ * A queue on a ManualClock at T0 with a deterministic policy (no jitter):
+ * by default 3 attempts, backoff 100, 200, 400, ... capped at 10 000 ms.
+ */
+export function setup(opts: SetupOptions = {}): Setup {
+  const clock = new ManualClock(opts.start ?? T0);
+  const policy = new RetryPolicy(opts.maxAttempts ?? 3, opts.baseBackoffMillis ?? 100, opts.maxBackoffMillis ?? 10_000);
+  const queue = new JobQueue(clock, policy, opts.options);
+  return { clock, policy, queue };
+}
+
+/** Runs `fn` and returns what it threw; fails the test if it returned normally. */
+export function thrownBy(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  return expect.unreachable('expected the call to throw, but it returned normally');
+}
+
+type ErrorClass<E> = abstract new (...args: never[]) => E;
+
+/** Asserts that `fn` throws an instance of `cls` carrying exactly `code`, and returns the error. */
+export function expectError<E extends Error>(fn: () => unknown, cls: ErrorClass<E>, code: string): E {
+  const error = thrownBy(fn);
+  expect(error).toBeInstanceOf(cls);
+  expect((error as { code?: unknown }).code).toBe(code);
+  return error as E;
+}
+
+export function expectInvalid(fn: () => unknown): InvalidArgumentError {
+  return expectError(fn, InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
+}
+
+export function expectNotFound(fn: () => unknown): JobNotFoundError {
+  return expectError(fn, JobNotFoundError, 'ERR_JOB_NOT_FOUND');
+}
+
+/** An IllegalStateError that is not a StaleLeaseError (code ERR_ILLEGAL_STATE exactly). */
+export function expectIllegalState(fn: () => unknown): IllegalStateError {
+  return expectError(fn, IllegalStateError, 'ERR_ILLEGAL_STATE');
+}
+
+export function expectStale(fn: () => unknown): StaleLeaseError {
+  return expectError(fn, StaleLeaseError, 'ERR_STALE_LEASE');
+}
+
+export function expectFull(fn: () => unknown): QueueFullError {
+  return expectError(fn, QueueFullError, 'ERR_QUEUE_FULL');
+}
+
+/** Polls and asserts that a lease came back (optionally for `jobId`). */
+export function mustPoll(queue: JobQueue, jobId?: string, leaseMillis = 1_000, workerId = 'w1'): Lease {
+  const lease = queue.poll(workerId, leaseMillis);
+  expect(lease, 'expected poll to hand out a job').toBeDefined();
+  if (jobId !== undefined) expect(lease!.jobId).toBe(jobId);
+  return lease!;
+}
+
+/** Ids handed out by polling until nothing is ready, completing each job at once. */
+export function drainOrder(queue: JobQueue): string[] {
+  const order: string[] = [];
+  for (let lease = queue.poll('w', 1_000); lease !== undefined; lease = queue.poll('w', 1_000)) {
+    order.push(lease.jobId);
+    queue.complete(lease.jobId, lease.token);
+    if (order.length > 10_000) throw new Error('drainOrder: runaway');
+  }
+  return order;
+}
+
+/**
+ * Fails `jobId` until it is DEAD: waits out each backoff, polls it (it must be the
+ * job handed out) and fails it with `error`. Returns the number of attempts made here.
+ */
+export function killJob(s: Setup, jobId: string, error = 'boom'): number {
+  let made = 0;
+  while (s.queue.view(jobId).status !== 'DEAD') {
+    expect(s.queue.view(jobId).status).toBe('PENDING');
+    s.clock.advance(s.policy.maxBackoffMillis + 1);
+    const lease = mustPoll(s.queue, jobId);
+    s.queue.fail(jobId, lease.token, error);
+    made++;
+    if (made > s.policy.maxAttempts) throw new Error(`killJob: ${jobId} not DEAD after ${made} attempts`);
+  }
+  return made;
+}
+
+/** Everything observable about a queue, for "a failed call changes nothing" comparisons. */
+export interface Snapshot {
+  stats: ReturnType<JobQueue['stats']>;
+  queueDepth: number;
+  dlqDepth: number;
+  deadLetters: JobView[];
+  views: Record<string, JobView | { error: string }>;
+}
+
+/** Reads every observable piece of state; views of missing jobs record the error code. */
+export function snapshot(queue: JobQueue, ids: readonly string[]): Snapshot {
+  const views: Snapshot['views'] = {};
+  for (const id of ids) {
+    try {
+      views[id] = { ...queue.view(id) };
+    } catch (error) {
+      views[id] = { error: String((error as { code?: unknown }).code ?? error) };
+    }
+  }
+  return {
+    stats: { ...queue.stats() },
+    queueDepth: queue.queueDepth(),
+    dlqDepth: queue.dlqDepth(),
+    deadLetters: queue.deadLetters().map((v) => ({ ...v })),
+    views,
+  };
+}
+
+/** Asserts that `fn` throws `cls` and that the queue looks exactly as it did before. */
+export function expectNoChange<E extends Error>(
+  queue: JobQueue,
+  ids: readonly string[],
+  fn: () => unknown,
+  cls: ErrorClass<E>,
+  code: string,
+): E {
+  const before = snapshot(queue, ids);
+  const error = expectError(fn, cls, code);
+  expect(snapshot(queue, ids)).toEqual(before);
+  return error;
+}
+
+/** UTF-8 length of a string. */
+export function utf8Bytes(s: string): number {
+  return Buffer.byteLength(s, 'utf8');
+}
+
+// ── Helpers for the model, thread and chaos tests (model.test.ts, threads.test.ts, chaos.test.ts) ──
+
+/**
+ * The seed of a randomized test: `LEASEHOLD_SEED` if set (to replay a failure),
+ * else a fresh one. Printed either way, so every failure can be replayed.
+ */
+export function testSeed(name: string): number {
+  const fromEnv = process.env['LEASEHOLD_SEED'];
+  const seed = fromEnv !== undefined && fromEnv !== '' ? Number(fromEnv) >>> 0 : (Math.random() * 2 ** 32) >>> 0;
+  console.log(`[${name}] seed ${seed} (replay: LEASEHOLD_SEED=${seed})`);
+  return seed;
+}
+
+/** A small seeded PRNG (mulberry32): the same seed gives the same sequence in every thread. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The n of a job id "Jn", or undefined if the id is not of that form. */
+export function jobNumber(id: string): number | undefined {
+  const m = /^J([1-9][0-9]*)$/.exec(id);
+  return m === null ? undefined : Number(m[1]);
+}
+
+/**
+ * A TimeSource of the test's own, one integer-millisecond word in shared
+ * memory, so threads that attach with `JobQueue.attach(handle, clock)` and the
+ * test itself read the same time. Mirrors test/fixtures/lib.mjs `SharedClock`.
+ */
+export class SharedClock {
+  readonly buffer: SharedArrayBuffer;
+  readonly #word: BigInt64Array;
+  constructor(start: number, buffer?: SharedArrayBuffer) {
+    this.buffer = buffer ?? new SharedArrayBuffer(8);
+    this.#word = new BigInt64Array(this.buffer);
+    if (buffer === undefined) Atomics.store(this.#word, 0, BigInt(start));
+  }
+  now(): number {
+    return Number(Atomics.load(this.#word, 0));
+  }
+  advance(ms: number): void {
+    Atomics.add(this.#word, 0, BigInt(ms));
+  }
+}
+
+export interface RunningWorker {
+  worker: import('node:worker_threads').Worker;
+  /** The first message the worker posts; rejects if it errors or exits first. */
+  result: Promise<unknown>;
+  /** Resolves with the exit code whenever the thread ends (also after terminate()). */
+  exited: Promise<number>;
+}
+
+/** Starts a fixture thread (test/fixtures/*.mjs) with `workerData`. */
+export async function startWorker(file: string, workerData: unknown): Promise<RunningWorker> {
+  const { Worker } = await import('node:worker_threads');
+  const worker = new Worker(new URL(`./fixtures/${file}`, import.meta.url), { workerData });
+  const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
+  const result = new Promise<unknown>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`worker ${file} exited with code ${code} before reporting`)));
+  });
+  result.catch(() => undefined); // observed by whoever awaits it; never an unhandled rejection
+  return { worker, result, exited };
+}
+
+/** Rejects with "`what` did not finish within `ms` ms" if `promise` takes longer. */
+export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Resolves after `ms` real milliseconds (pacing only, never synchronization). */
+export function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,252 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidArgumentError, JobStatus } from '../dist/index.js';
+import { T0, bad, expectInvalid, expectNoChange, mustPoll, setup, utf8Bytes } from './helpers.js';
+
+describe('submit: ids', () => {
+  it('numbers jobs J1, J2, J3, ... in one sequence', () => {
+    const { queue } = setup();
+    const ids = Array.from({ length: 12 }, (_, i) => queue.submit('t', `p${i}`));
+    expect(ids).toEqual(Array.from({ length: 12 }, (_, i) => `J${i + 1}`));
+  });
+
+  it('never reuses an id after jobs finish, are cancelled or fail', () => {
+    const { queue } = setup();
+    expect(queue.submit('t', 'a')).toBe('J1');
+    expect(queue.submit('t', 'b')).toBe('J2');
+    queue.cancel('J2');
+    const lease = mustPoll(queue, 'J1');
+    queue.complete('J1', lease.token);
+    expect(queue.submit('t', 'c')).toBe('J3');
+    expect(queue.submit('t', 'd', 5, T0 + 10)).toBe('J4');
+  });
+
+  it('starts a separate sequence for each queue', () => {
+    const a = setup().queue;
+    const b = setup().queue;
+    expect(a.submit('t', '')).toBe('J1');
+    expect(a.submit('t', '')).toBe('J2');
+    expect(b.submit('t', '')).toBe('J1');
+  });
+
+  it('does not use up an id when submit is refused', () => {
+    const { queue } = setup();
+    expect(queue.submit('t', 'a')).toBe('J1');
+    expectInvalid(() => queue.submit('', 'a'));
+    expectInvalid(() => queue.submit('t', 'a', 1.5));
+    expect(queue.submit('t', 'b')).toBe('J2');
+  });
+});
+
+describe('submit: the new job', () => {
+  it('is PENDING with 0 attempts, no error and no lease', () => {
+    const { queue } = setup();
+    const id = queue.submit('email', 'hello');
+    const view = queue.view(id);
+    expect(view.id).toBe(id);
+    expect(view.type).toBe('email');
+    expect(view.status).toBe(JobStatus.PENDING);
+    expect(view.attempts).toBe(0);
+    expect(view.lastError).toBeNull();
+    expect(view.leaseUntil).toBeNull();
+  });
+
+  it('defaults priority to 0 and runAt to now', () => {
+    const { queue, clock } = setup();
+    clock.advance(1234);
+    const id = queue.submit('t', 'p');
+    const view = queue.view(id);
+    expect(view.priority).toBe(0);
+    expect(view.nextRunAt).toBe(T0 + 1234);
+    expect(queue.stats().ready).toBe(1);
+  });
+
+  it('treats an explicit undefined priority and runAt as the defaults', () => {
+    const { queue } = setup();
+    const id = queue.submit('t', 'p', undefined, undefined);
+    expect(queue.view(id).priority).toBe(0);
+    expect(queue.view(id).nextRunAt).toBe(T0);
+  });
+
+  it('keeps the given priority and runAt', () => {
+    const { queue } = setup();
+    const id = queue.submit('t', 'p', -7, T0 + 5000);
+    expect(queue.view(id).priority).toBe(-7);
+    expect(queue.view(id).nextRunAt).toBe(T0 + 5000);
+    const past = queue.submit('t', 'p', 3, T0 - 5000);
+    expect(queue.view(past).priority).toBe(3);
+    expect(queue.view(past).nextRunAt).toBe(T0 - 5000);
+  });
+
+  it('accepts a fractional runAt (finite is all that is asked)', () => {
+    const { queue } = setup();
+    const id = queue.submit('t', 'p', 0, T0 + 0.5);
+    expect(queue.view(id).nextRunAt).toBe(T0 + 0.5);
+  });
+
+  it('keeps the type exactly', () => {
+    const { queue } = setup();
+    const types = ['email', 'resize.image', 'Ünïcødé-类型-😀', 'a'];
+    for (const type of types) {
+      const id = queue.submit(type, '');
+      expect(queue.view(id).type).toBe(type);
+    }
+  });
+});
+
+describe('submit: type validation', () => {
+  it.each(['', ' ', '  ', '\t', '\n', ' \t\r\n '])('rejects the blank type %j with InvalidArgumentError', (type) => {
+    const { queue } = setup();
+    expectInvalid(() => queue.submit(type, 'p'));
+    expect(queue.stats().pending).toBe(0);
+  });
+
+  it.each(['\u00a0', '\u3000', '\u2003\ufeff'])('rejects the Unicode white-space type %j as blank', (type) => {
+    const { queue } = setup();
+    expectInvalid(() => queue.submit(type, 'p'));
+  });
+
+  it.each([42, null, undefined, {}, ['t'], true])('rejects the non-string type %s', (type) => {
+    const { queue } = setup();
+    expectInvalid(() => queue.submit(bad(type), 'p'));
+    expect(queue.queueDepth()).toBe(0);
+  });
+});
+
+describe('submit: payload', () => {
+  it.each([null, undefined])('stores a %s payload as the empty string', (payload) => {
+    const { queue } = setup();
+    const id = queue.submit('t', payload);
+    expect(queue.view(id).payload).toBe('');
+    expect(mustPoll(queue, id).payload).toBe('');
+  });
+
+  const samples: Array<[string, string]> = [
+    ['empty', ''],
+    ['ASCII', 'hello, world'],
+    ['JSON', JSON.stringify({ to: 'a@b.c', n: [1, 2, 3], nested: { x: null } })],
+    ['emoji incl. ZWJ sequences', '😀👩‍👩‍👧‍👦🏳️‍🌈'],
+    ['CJK', '漢字かなカナ한국어'],
+    ['NUL characters', '\u0000a\u0000\u0000b\u0000'],
+    ['a lone NUL', '\u0000'],
+    ['mixed scripts and controls', 'Ωμέγα\r\n\t\u0001\u007f\u0080\uffff\u{10ffff}'],
+    ['leading and trailing white space', '  x  '],
+  ];
+
+  it.each(samples)('keeps a %s payload exactly, in view and in the lease', (_name, payload) => {
+    const { queue } = setup();
+    const id = queue.submit('t', payload);
+    expect(queue.view(id).payload).toBe(payload);
+    const lease = mustPoll(queue, id);
+    expect(lease.payload).toBe(payload);
+    expect(lease.payload.length).toBe(payload.length);
+  });
+
+  it('keeps a 100 KB payload exactly', () => {
+    const { queue } = setup();
+    const chunk = 'abc😀漢\u0000é';
+    let payload = '';
+    while (payload.length < 100 * 1024) payload += chunk;
+    const id = queue.submit('t', payload);
+    expect(queue.view(id).payload === payload).toBe(true);
+    expect(mustPoll(queue, id).payload === payload).toBe(true);
+  });
+
+  it('keeps many payloads apart (no cross-talk between jobs)', () => {
+    const { queue } = setup();
+    const payloads = Array.from({ length: 200 }, (_, i) => `${i}:${'é'.repeat(i % 17)}😀`.repeat((i % 5) + 1));
+    const ids = payloads.map((p) => queue.submit('t', p));
+    ids.forEach((id, i) => expect(queue.view(id).payload).toBe(payloads[i]));
+    for (const [i, id] of ids.entries()) {
+      const lease = mustPoll(queue, id);
+      expect(lease.payload).toBe(payloads[i]);
+      queue.complete(id, lease.token);
+    }
+  });
+
+  it('keeps payloads of every length from 0 to 200 bytes exactly, after types of many lengths', () => {
+    const { queue } = setup();
+    // Characters of 1, 2, 3 and 4 UTF-8 bytes, so that boundaries fall inside characters too.
+    const alphabet = ['a', 'é', '€', '😀', '\u0000'];
+    const text = (bytes: number, seed: number): string => {
+      let out = '';
+      let left = bytes;
+      for (let i = seed; left > 0; i++) {
+        let ch = alphabet[i % alphabet.length]!;
+        if (Buffer.byteLength(ch) > left) ch = 'z';
+        out += ch;
+        left -= Buffer.byteLength(ch);
+      }
+      return out;
+    };
+    const jobs: Array<[string, string, string]> = [];
+    for (const typeBytes of [1, 2, 3, 59, 60, 61, 63, 64, 65, 119, 120, 121]) {
+      for (let payloadBytes = 0; payloadBytes <= 200; payloadBytes += typeBytes % 7 === 0 ? 1 : 3) {
+        const type = 't'.repeat(typeBytes);
+        const payload = text(payloadBytes, payloadBytes + typeBytes);
+        expect(utf8Bytes(payload)).toBe(payloadBytes);
+        jobs.push([queue.submit(type, payload), type, payload]);
+      }
+    }
+    for (const [id, type, payload] of jobs) {
+      const view = queue.view(id);
+      expect(view.type).toBe(type);
+      expect(view.payload).toBe(payload);
+    }
+    for (const [id, type, payload] of jobs) {
+      const lease = mustPoll(queue, id);
+      expect([lease.type, lease.payload]).toEqual([type, payload]);
+      queue.complete(id, lease.token);
+    }
+  });
+
+  it.each(['\ud800', 'a\udc00b', 'x\ud83d', '\ude00y', '😀\ud800😀'])(
+    'rejects the ill-formed payload %j (a lone surrogate) with InvalidArgumentError',
+    (payload) => {
+      const { queue } = setup();
+      expect(payload.isWellFormed()).toBe(false);
+      expectInvalid(() => queue.submit('t', payload));
+      expect(queue.queueDepth()).toBe(0);
+    },
+  );
+
+  it.each([42, {}, ['p'], true])('rejects the non-string payload %s', (payload) => {
+    const { queue } = setup();
+    expectInvalid(() => queue.submit('t', bad(payload)));
+    expect(queue.queueDepth()).toBe(0);
+  });
+});
+
+describe('submit: priority and runAt validation', () => {
+  it.each([1.5, -0.5, NaN, Infinity, -Infinity])('rejects the priority %s with InvalidArgumentError', (priority) => {
+    const { queue } = setup();
+    expectInvalid(() => queue.submit('t', 'p', priority));
+    expect(queue.queueDepth()).toBe(0);
+  });
+
+  it.each(['1', null, {}])('rejects the non-number priority %j', (priority) => {
+    const { queue } = setup();
+    expectInvalid(() => queue.submit('t', 'p', bad(priority)));
+  });
+
+  it.each([NaN, Infinity, -Infinity])('rejects the runAt %s with InvalidArgumentError', (runAt) => {
+    const { queue } = setup();
+    expectInvalid(() => queue.submit('t', 'p', 0, runAt));
+    expect(queue.queueDepth()).toBe(0);
+  });
+
+  it.each(['1000', {}])('rejects the non-number runAt %j', (runAt) => {
+    const { queue } = setup();
+    expectInvalid(() => queue.submit('t', 'p', 0, bad(runAt)));
+  });
+
+  it('changes nothing when refused', () => {
+    const { queue } = setup();
+    queue.submit('t', 'a');
+    queue.submit('t', 'b', 3, T0 + 100);
+    const ids = ['J1', 'J2', 'J3'];
+    expectNoChange(queue, ids, () => queue.submit(' ', 'x'), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
+    expectNoChange(queue, ids, () => queue.submit('t', 'x', NaN), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
+    expectNoChange(queue, ids, () => queue.submit('t', 'x', 0, Infinity), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
+    expectNoChange(queue, ids, () => queue.submit('t', '\ud800'), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
+  });
+});

@@ -1,0 +1,375 @@
+/**
+ * Real worker_threads on one queue (SPEC §3 "Concurrency"). Threads start
+ * together through shared-memory barriers (Atomics.wait/notify), log what they
+ * see into SharedArrayBuffers, and the test checks every logged event
+ * afterwards, not a sample. Seeds are printed; replay with LEASEHOLD_SEED.
+ */
+import { describe, expect, it } from 'vitest';
+import { JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
+import { SharedClock, expectNotFound, jobNumber, pause, prng, startWorker, testSeed, withTimeout } from './helpers.js';
+
+const START = 1_767_225_600_000;
+
+/** Keeps the first few violations word for word and counts the rest. */
+class Violations {
+  readonly first: string[] = [];
+  count = 0;
+  add(message: string): void {
+    this.count++;
+    if (this.first.length < 40) this.first.push(message);
+  }
+  report(): string {
+    return this.count === 0 ? 'none' : `${this.count} violation(s), first ones:\n  ${this.first.join('\n  ')}`;
+  }
+}
+
+// ── (a) every claim ───────────────────────────────────────────────────────
+
+/** One claim record in the shared log: Float64 fields, STRIDE per record. */
+const F = {
+  JOB: 0, //         n of "Jn"
+  TOKEN: 1,
+  ATTEMPT: 2,
+  LEASE_UNTIL: 3,
+  CLAIM_SEQ: 4, //   global event number taken after poll returned
+  OUTCOME: 5, //     OUT.*
+  NOW_BEFORE: 6, //  clock read just before complete/fail
+  NOW_AFTER: 7, //   clock read just after complete/fail was refused
+  END_SEQ: 8, //     global event number taken just before complete/fail
+  WORKER_SEQ: 9, //  index of the record in this worker's log
+  CONTENT_OK: 10, // 1 if the lease's type and payload were the job's
+} as const;
+const STRIDE = 11;
+const OUT = { COMPLETED: 1, FAILED: 2, ABANDONED: 3, COMPLETE_REFUSED: 4, FAIL_REFUSED: 5, OTHER_ERROR: 6 } as const;
+const OUT_NAME = ['?', 'completed', 'failed', 'abandoned', 'complete refused', 'fail refused', 'other error'];
+/** Int32 control words. */
+const CTL = { STOP: 0, SEQ: 1, IDLE: 2, BARRIER: 3 /* and 4 */ } as const;
+const CTL_WORDS = 5;
+
+interface StressOptions {
+  name: string;
+  workers: number;
+  jobs: number;
+  /** Rates per claim: walk away (the lease expires), fail, and pause 1-4 ms before settling. */
+  rates: { abandon: number; fail: number; dawdle: number };
+  lockTimeoutMillis?: number;
+  /** Thread 0 stalls inside queue calls (its TimeSource blocks) for this long, this often, at most this many times. */
+  stall?: { millis: number; probability: number; max: number };
+}
+
+/**
+ * Threads poll → log → complete / fail / abandon until every job is SUCCEEDED or
+ * DEAD, then every logged claim is checked. Returns the number of claims.
+ */
+async function stress(o: StressOptions): Promise<number> {
+  const seed = testSeed(`threads: ${o.name}`);
+  const random = prng(seed);
+  const WORKERS = o.workers;
+  const JOBS = o.jobs;
+  const LEASE = 1_000; // ms of the shared clock
+  const TICK = 250; // the test moves the shared clock this much about every real millisecond
+  const MAX_ATTEMPTS = 4;
+  const policy = new RetryPolicy(MAX_ATTEMPTS, 10, 80);
+  const clock = new SharedClock(START);
+  const queue = new JobQueue(clock, policy, {
+    capacity: 131_072,
+    ...(o.lockTimeoutMillis === undefined ? {} : { lockTimeoutMillis: o.lockTimeoutMillis }),
+  });
+
+  for (let n = 1; n <= JOBS; n++) {
+    const runAt = random() < 0.1 ? START + Math.floor(random() * 2_000) : undefined;
+    const id = queue.submit(`t${n % 3}`, `p${n}`, Math.floor(random() * 4), runAt);
+    expect(id).toBe(`J${n}`);
+  }
+
+  const LOG_CAPACITY = 150_000; // claims per worker; a worker may take most of them
+  const logBuffer = new SharedArrayBuffer(WORKERS * LOG_CAPACITY * STRIDE * 8);
+  const countsBuffer = new SharedArrayBuffer(WORKERS * 4);
+  const controlBuffer = new SharedArrayBuffer(CTL_WORDS * 4);
+  const control = new Int32Array(controlBuffer);
+  const rates = o.rates;
+  const handle = queue.share();
+  const workers = await Promise.all(
+    Array.from({ length: WORKERS }, (_, index) =>
+      startWorker('claims-worker.mjs', {
+        handle,
+        clockBuffer: clock.buffer,
+        index,
+        workers: WORKERS,
+        seed: (seed + 7919 * (index + 1)) >>> 0,
+        leaseMillis: LEASE,
+        rates,
+        layout: { F, STRIDE, OUT, CTL },
+        logBuffer,
+        logCapacity: LOG_CAPACITY,
+        countsBuffer,
+        controlBuffer,
+        stall: index === 0 ? o.stall : undefined,
+      }),
+    ),
+  );
+
+  // Move time on until the queue has nothing pending or running; abandoned
+  // leases expire and backoffs elapse only because of this.
+  const deadline = Date.now() + 40_000;
+  for (;;) {
+    await pause(1);
+    clock.advance(TICK);
+    const s = queue.stats();
+    if (s.pending === 0 && s.running === 0) break;
+    if (Date.now() > deadline) throw new Error(`workers did not drain the queue in 40 s: ${JSON.stringify(s)}`);
+  }
+  Atomics.store(control, CTL.STOP, 1);
+  Atomics.notify(control, CTL.IDLE);
+  const reports = (await withTimeout(Promise.all(workers.map((w) => w.result)), 20_000, 'workers')) as {
+    claims: number;
+    unexpected: string[];
+    stalls: number;
+  }[];
+  expect(reports.flatMap((r) => r.unexpected)).toEqual([]);
+  if (o.stall !== undefined) expect(reports[0]!.stalls, 'stalls of thread 0').toBeGreaterThan(0);
+
+  // ── every logged claim ──
+  const log = new Float64Array(logBuffer);
+  const counts = new Int32Array(countsBuffer);
+  const byJob: number[][] = Array.from({ length: JOBS + 1 }, () => []);
+  const workerOf = (r: number) => Math.floor(r / (LOG_CAPACITY * STRIDE));
+  const tokens = new Set<number>();
+  const v = new Violations();
+  const tally = [0, 0, 0, 0, 0, 0, 0];
+  let total = 0;
+  for (let w = 0; w < WORKERS; w++) {
+    const n = Atomics.load(counts, w);
+    expect(n).toBe(reports[w]!.claims);
+    for (let i = 0; i < n; i++) {
+      const r = (w * LOG_CAPACITY + i) * STRIDE;
+      total++;
+      const job = log[r + F.JOB]!;
+      const token = log[r + F.TOKEN]!;
+      tally[log[r + F.OUTCOME]!]!++;
+      if (!(Number.isInteger(job) && job >= 1 && job <= JOBS)) {
+        v.add(`w${w} claim #${i}: job number ${job} was never submitted`);
+        continue;
+      }
+      if (tokens.has(token)) v.add(`token ${token} handed out twice (again to w${w} for J${job})`);
+      tokens.add(token);
+      if (log[r + F.CONTENT_OK] !== 1) v.add(`w${w} got J${job} with the wrong type or payload`);
+      if (log[r + F.WORKER_SEQ] !== i) v.add(`w${w} log record ${i} has sequence ${log[r + F.WORKER_SEQ]}`);
+      byJob[job]!.push(r);
+    }
+  }
+
+  const errorOf = (r: number): string | undefined => {
+    const out = log[r + F.OUTCOME]!;
+    if (out === OUT.FAILED) return `w${workerOf(r)}#${log[r + F.WORKER_SEQ]}`;
+    if (out === OUT.ABANDONED || out === OUT.COMPLETE_REFUSED || out === OUT.FAIL_REFUSED) return 'lease expired';
+    return undefined;
+  };
+  const describeClaim = (r: number) =>
+    `{w${workerOf(r)} attempt ${log[r + F.ATTEMPT]} token ${log[r + F.TOKEN]} leaseUntil ${log[r + F.LEASE_UNTIL]! - START} ` +
+    `${OUT_NAME[log[r + F.OUTCOME]!]}}`;
+
+  let succeeded = 0;
+  let dead = 0;
+  for (let job = 1; job <= JOBS; job++) {
+    const id = `J${job}`;
+    const view = queue.view(id);
+    const claims = byJob[job]!.sort((a, b) => log[a + F.ATTEMPT]! - log[b + F.ATTEMPT]!);
+    const history = () => claims.map(describeClaim).join(' ');
+    if (view.status === 'SUCCEEDED') succeeded++;
+    else if (view.status === 'DEAD') dead++;
+    else v.add(`${id} ended ${view.status}, not SUCCEEDED or DEAD: ${history()}`);
+    if (claims.length !== view.attempts) v.add(`${id}: view says ${view.attempts} attempts, ${claims.length} claims logged: ${history()}`);
+
+    claims.forEach((r, k) => {
+      const attempt = log[r + F.ATTEMPT]!;
+      const leaseUntil = log[r + F.LEASE_UNTIL]!;
+      const out = log[r + F.OUTCOME]!;
+      // Attempts of one job go 1, 2, 3, ...: a repeat is two workers holding one attempt.
+      if (attempt !== k + 1) v.add(`${id}: attempts are not 1, 2, 3, ... without repeats: ${history()}`);
+      // A complete or fail accepted while the lease was valid; a refusal only once it was not.
+      if ((out === OUT.COMPLETED || out === OUT.FAILED) && !(log[r + F.NOW_BEFORE]! < leaseUntil)) {
+        v.add(`${id}: ${OUT_NAME[out]} accepted at ${log[r + F.NOW_BEFORE]! - START}, after its lease ended: ${history()}`);
+      }
+      if ((out === OUT.COMPLETE_REFUSED || out === OUT.FAIL_REFUSED) && !(log[r + F.NOW_AFTER]! >= leaseUntil)) {
+        v.add(`${id}: ${OUT_NAME[out]} while the lease was still valid (now ${log[r + F.NOW_AFTER]! - START}): ${history()}`);
+      }
+      if (out === OUT.OTHER_ERROR) v.add(`${id}: complete/fail threw an unexpected error: ${history()}`);
+      if (k === claims.length - 1) return;
+
+      // The next claim starts only after this lease ended, and after the backoff.
+      const next = claims[k + 1]!;
+      if (log[next + F.TOKEN]! <= log[r + F.TOKEN]!) v.add(`${id}: tokens do not increase from attempt to attempt: ${history()}`);
+      const nextStart = log[next + F.LEASE_UNTIL]! - LEASE;
+      const backoff = Number.isInteger(attempt) && attempt >= 1 ? policy.backoffAfter(attempt) : 0;
+      if (out === OUT.COMPLETED) {
+        v.add(`${id}: claimed again after a successful complete: ${history()}`);
+      } else if (out === OUT.FAILED) {
+        if (!(nextStart >= log[r + F.NOW_BEFORE]! + backoff)) {
+          v.add(`${id}: attempt ${attempt + 1} began before attempt ${attempt} failed + backoff: ${history()}`);
+        }
+        if (!(log[next + F.CLAIM_SEQ]! > log[r + F.END_SEQ]!)) {
+          v.add(`${id}: attempt ${attempt + 1} was claimed before attempt ${attempt}'s fail was called: ${history()}`);
+        }
+      } else if (!(nextStart >= leaseUntil + backoff)) {
+        v.add(`${id}: attempt ${attempt + 1} began at ${nextStart - START}, before attempt ${attempt}'s lease ended + backoff: ${history()}`);
+      }
+    });
+
+    const last = claims[claims.length - 1];
+    if (last === undefined) {
+      v.add(`${id} was never claimed`);
+      continue;
+    }
+    const lastOut = log[last + F.OUTCOME]!;
+    if (view.status === 'SUCCEEDED' && lastOut !== OUT.COMPLETED) v.add(`${id} SUCCEEDED without a successful complete: ${history()}`);
+    if (view.status !== 'SUCCEEDED' && lastOut === OUT.COMPLETED) v.add(`${id} is ${view.status} after a successful complete: ${history()}`);
+    if (view.status === 'DEAD') {
+      if (claims.length !== MAX_ATTEMPTS) v.add(`${id} DEAD after ${claims.length} attempts: ${history()}`);
+      if (view.lastError !== errorOf(last)) v.add(`${id} DEAD with lastError ${view.lastError}, expected ${errorOf(last)}: ${history()}`);
+    }
+    if (view.status === 'SUCCEEDED') {
+      const previous = claims.length > 1 ? errorOf(claims[claims.length - 2]!)! : null;
+      if (view.lastError !== previous) v.add(`${id} SUCCEEDED with lastError ${view.lastError}, expected ${previous}: ${history()}`);
+    }
+  }
+
+  console.log(
+    `[threads: ${o.name}] ${total} claims by ${WORKERS} threads: ${tally[OUT.COMPLETED]} completed, ${tally[OUT.FAILED]} failed, ` +
+      `${tally[OUT.ABANDONED]} abandoned, ${tally[OUT.COMPLETE_REFUSED]! + tally[OUT.FAIL_REFUSED]!} zombie calls refused; ` +
+      `${succeeded} SUCCEEDED, ${dead} DEAD` +
+      (o.stall === undefined ? '' : `; thread 0 stalled ${reports[0]!.stalls} times for ${o.stall.millis} ms inside queue calls`),
+  );
+  expect(v.report()).toBe('none');
+  expect(tokens.size).toBe(total);
+  expect(succeeded + dead).toBe(JOBS);
+  expect({ ...queue.stats() }).toEqual({ pending: 0, ready: 0, delayed: 0, running: 0, succeeded, dead, cancelled: 0 });
+  expect(queue.queueDepth()).toBe(0);
+  expect(queue.dlqDepth()).toBe(dead);
+  const letters = queue.deadLetters().map((d) => jobNumber(d.id)!);
+  expect(letters.length).toBe(dead);
+  expect(letters.every((n, i) => i === 0 || n > letters[i - 1]!)).toBe(true);
+  await queue.close();
+  return total;
+}
+
+describe('many threads on one queue', () => {
+  it('never leases a job to two workers at once and loses none, checked on every one of >= 100 000 claims', async () => {
+    const claims = await stress({ name: 'every claim', workers: 4, jobs: 85_000, rates: { abandon: 0.04, fail: 0.2, dawdle: 0.01 } });
+    expect(claims).toBeGreaterThanOrEqual(100_000);
+  }, 60_000);
+
+  it('stays correct when a live thread stalls inside a queue call for longer than lockTimeoutMillis', async () => {
+    // As a long GC pause of one worker's heap would: the others presume the staller dead and
+    // take the lock over; when it wakes up, whatever it still does must not break the queue.
+    await stress({
+      name: 'stalled lock holder',
+      workers: 4,
+      jobs: 20_000,
+      rates: { abandon: 0.04, fail: 0.2, dawdle: 0.002 },
+      lockTimeoutMillis: 20,
+      stall: { millis: 80, probability: 0.002, max: 40 },
+    });
+  }, 60_000);
+
+  // ── (b) concurrent submits ───────────────────────────────────────────────
+
+  it('gives 4 threads submitting 10 000 jobs each at once exactly the ids J1..J40000, each to one job', async () => {
+    const WORKERS = 4;
+    const COUNT = 10_000;
+    const queue = new JobQueue(new ManualClock(START), new RetryPolicy(3, 100, 1_000));
+    const controlBuffer = new SharedArrayBuffer(8);
+    const handle = queue.share();
+    const workers = await Promise.all(
+      Array.from({ length: WORKERS }, (_, index) =>
+        startWorker('submit-worker.mjs', { handle, index, workers: WORKERS, count: COUNT, controlBuffer }),
+      ),
+    );
+    const reports = (await withTimeout(Promise.all(workers.map((w) => w.result)), 30_000, 'submitting threads')) as { ids: string[] }[];
+
+    const owner = new Map<number, string>();
+    const v = new Violations();
+    reports.forEach(({ ids }, w) => {
+      expect(ids.length).toBe(COUNT);
+      let previous = 0;
+      ids.forEach((id, i) => {
+        const n = jobNumber(id);
+        if (n === undefined) return v.add(`w${w} submit #${i} returned a malformed id ${JSON.stringify(id)}`);
+        if (owner.has(n)) v.add(`${id} returned to both ${owner.get(n)} and w${w}#${i}`);
+        owner.set(n, `w${w}#${i}`);
+        // One sequence: a later submit of the same thread gets a later id.
+        if (n <= previous) v.add(`w${w}: ${id} after J${previous}`);
+        previous = n;
+        const view = queue.view(id);
+        if (view.type !== `t${w}` || view.priority !== (i % 5) - 2 || view.status !== 'PENDING' || view.attempts !== 0) {
+          v.add(`${id} (w${w}#${i}) holds ${JSON.stringify(view)}`);
+        }
+        if ('payload' in view && view.payload !== `${w}:${i}`) v.add(`${id} (w${w}#${i}) holds payload ${JSON.stringify(view.payload)}`);
+      });
+    });
+    expect(v.report()).toBe('none');
+    const all = [...owner.keys()].sort((a, b) => a - b);
+    expect(all.length).toBe(WORKERS * COUNT);
+    expect(all[0]).toBe(1);
+    expect(all[all.length - 1]).toBe(WORKERS * COUNT);
+    expect(queue.stats().pending).toBe(WORKERS * COUNT);
+    expect(queue.queueDepth()).toBe(WORKERS * COUNT);
+    expectNotFound(() => queue.view(`J${WORKERS * COUNT + 1}`));
+    await queue.close();
+  }, 60_000);
+
+  // ── (c) racing polls ─────────────────────────────────────────────────────
+
+  async function race(workers: number, rounds: number, jobsPerRound: number): Promise<void> {
+    const queue = new JobQueue(new ManualClock(START), new RetryPolicy(3, 100, 1_000));
+    const controlBuffer = new SharedArrayBuffer(8);
+    const resultBuffer = new SharedArrayBuffer(rounds * workers * 2 * 8);
+    const submittedBuffer = new SharedArrayBuffer(rounds * jobsPerRound * 4);
+    const handle = queue.share();
+    const threads = await Promise.all(
+      Array.from({ length: workers }, (_, index) =>
+        startWorker('race-worker.mjs', { handle, index, workers, rounds, jobsPerRound, controlBuffer, resultBuffer, submittedBuffer }),
+      ),
+    );
+    await withTimeout(Promise.all(threads.map((t) => t.result)), 45_000, 'racing threads');
+
+    const result = new Float64Array(resultBuffer);
+    const submitted = new Int32Array(submittedBuffer);
+    const v = new Violations();
+    const tokens = new Set<number>();
+    for (let r = 0; r < rounds; r++) {
+      const jobs = Array.from(submitted.subarray(r * jobsPerRound, (r + 1) * jobsPerRound)).sort((a, b) => a - b);
+      const won: number[] = [];
+      for (let w = 0; w < workers; w++) {
+        const token = result[(r * workers + w) * 2]!;
+        if (token === -1) continue;
+        won.push(result[(r * workers + w) * 2 + 1]!);
+        if (tokens.has(token)) v.add(`round ${r}: token ${token} handed out twice`);
+        tokens.add(token);
+      }
+      won.sort((a, b) => a - b);
+      if (JSON.stringify(won) !== JSON.stringify(jobs)) {
+        v.add(`round ${r}: ${jobsPerRound} job(s) ${jobs.map((n) => `J${n}`)} ready, ${workers} threads polled, winners got [${won.map((n) => `J${n}`)}]`);
+      }
+    }
+    expect(v.report()).toBe('none');
+    expect({ ...queue.stats() }).toEqual({
+      pending: 0,
+      ready: 0,
+      delayed: 0,
+      running: 0,
+      succeeded: rounds * jobsPerRound,
+      dead: 0,
+      cancelled: 0,
+    });
+    await queue.close();
+  }
+
+  it('gives a single ready job to exactly one of 4 threads polling at once, round after round', async () => {
+    await race(4, 2_000, 1);
+  }, 60_000);
+
+  it('gives 3 ready jobs to exactly 3 of 5 threads polling at once, one job each', async () => {
+    await race(5, 1_000, 3);
+  }, 60_000);
+});
