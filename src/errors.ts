@@ -93,3 +93,15 @@ export function refusalError(refusal: Refusal, jobId: string, capacity: number):
       return new QueueFullError('The queue is full: no arena bytes left for the job (raise `arenaBytes`)');
   }
 }
+
+/**
+ * Thrown by a job handler for a failure no retry will fix (a poison job): the
+ * job is dead-lettered at once. Matched by `name`, so a handler module may
+ * also throw its own class named 'PermanentError'.
+ */
+export class PermanentError extends Error {
+  constructor(message?: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'PermanentError';
+  }
+}

@@ -7,3 +7,6 @@ export {
   JobQueueError, InvalidArgumentError, JobNotFoundError, IllegalStateError, StaleLeaseError, QueueFullError,
   type ErrorCode,
 } from './errors.js';
+export { WorkerPool, type WorkerPoolOptions, type PoolStats } from './pool/pool.js';
+export type { Handler, HandlerContext } from './pool/handlers.js';
+export { PermanentError } from './errors.js';

@@ -1,0 +1,31 @@
+/** What a pool thread hands a job handler besides the payload. */
+export interface HandlerContext {
+  readonly jobId: string;
+  readonly type: string;
+  readonly attempt: number;
+  /** Aborted when the lease is lost (it expired, or a heartbeat was refused) or the pool closes. */
+  readonly signal: AbortSignal;
+  /** Extends the lease now; the pool also does this on its own while the thread is healthy. */
+  heartbeat(): void;
+}
+
+/** Runs one job: return → complete; throw → fail; throw a PermanentError → dead-letter at once. */
+export type Handler = (payload: string, ctx: HandlerContext) => unknown;
+
+/**
+ * Imports a handler module and maps job type → handler: its function-valued
+ * named exports, and the function-valued properties of its default export
+ * when that is an object.
+ */
+export async function loadHandlers(moduleUrl: string): Promise<Map<string, Handler>> {
+  const module = (await import(moduleUrl)) as Record<string, unknown>;
+  const handlers = new Map<string, Handler>();
+  const defaults = module.default;
+  if (defaults !== null && typeof defaults === 'object') {
+    for (const [type, value] of Object.entries(defaults)) if (typeof value === 'function') handlers.set(type, value as Handler);
+  }
+  for (const [type, value] of Object.entries(module)) {
+    if (type !== 'default' && typeof value === 'function') handlers.set(type, value as Handler);
+  }
+  return handlers;
+}

@@ -1,0 +1,45 @@
+/**
+ * The pool's control block, shared by the main thread and every pool thread.
+ * Declared once here; nothing else computes an offset into it.
+ *
+ *   words     Int32   [ STOP | thread 0: TICK REFUSED | thread 1: ... ]
+ *   inflight  f64     [ thread 0: (JOB_NUM TOKEN) × concurrency | thread 1: ... ]
+ *
+ * STOP: 0 while the pool runs; 1 once `close()` began (threads poll no more
+ *   and abort their handlers' signals). Written by the main thread only.
+ * TICK: counted up by a pool thread's timer while its event loop turns; the
+ *   main thread presumes a thread hung when its TICK stands still too long.
+ * REFUSED: complete / fail calls of this thread refused because the lease was
+ *   lost (zombie calls), counted for `stats()`.
+ * JOB_NUM, TOKEN: the leases a thread holds now (JOB_NUM 0: none), so that the
+ *   main thread can hand back the jobs of a thread it had to terminate.
+ */
+export const STOP = 0;
+export const THREADS_START = 1;
+export const TICK = 0;
+export const REFUSED = 1;
+export const THREAD_WORDS = 2;
+
+export const INFLIGHT_JOB_NUM = 0;
+export const INFLIGHT_TOKEN = 1;
+export const INFLIGHT_FIELDS = 2;
+
+export interface PoolControlBuffers {
+  words: SharedArrayBuffer;
+  inflight: SharedArrayBuffer;
+}
+
+export function allocateControl(threads: number, concurrency: number): PoolControlBuffers {
+  return {
+    words: new SharedArrayBuffer((THREADS_START + threads * THREAD_WORDS) * Int32Array.BYTES_PER_ELEMENT),
+    inflight: new SharedArrayBuffer(threads * concurrency * INFLIGHT_FIELDS * Float64Array.BYTES_PER_ELEMENT),
+  };
+}
+
+export function threadWord(thread: number, field: number): number {
+  return THREADS_START + thread * THREAD_WORDS + field;
+}
+
+export function inflightAt(thread: number, concurrency: number, place: number): number {
+  return (thread * concurrency + place) * INFLIGHT_FIELDS;
+}

@@ -1,0 +1,248 @@
+import { availableParallelism } from 'node:os';
+import { isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Piscina } from 'piscina';
+import { IllegalStateError, InvalidArgumentError, describe } from '../errors.js';
+import type { JobQueue } from '../queue.js';
+import type { QueueStats } from '../types.js';
+import {
+  INFLIGHT_JOB_NUM, INFLIGHT_TOKEN, REFUSED, STOP, TICK, allocateControl, inflightAt, threadWord, type PoolControlBuffers,
+} from './layout.js';
+import type { ThreadTask } from './thread.js';
+
+export interface WorkerPoolOptions {
+  /** The handler module: a path or URL whose exports map job type → handler (named exports, or a default export object). */
+  handlers: string | URL;
+  /**
+   * Pool threads.
+   * @default os.availableParallelism()
+   */
+  threads?: number;
+  /**
+   * Lease per poll, in the queue clock's milliseconds. Heartbeats extend it every third of it
+   * while the thread is healthy; a thread silent for this long (wall clock) is presumed hung.
+   * @default 30000
+   */
+  leaseMillis?: number;
+  /**
+   * Jobs at once per thread, for async handlers.
+   * @default 1
+   */
+  concurrency?: number;
+  /**
+   * Prefix of the worker ids shown in job views; thread i polls as `${workerId}-${i}`.
+   * @default 'pool'
+   */
+  workerId?: string;
+}
+
+export interface PoolStats extends QueueStats {
+  threads: number;
+  /** Pool threads replaced after a crash or a hang. */
+  restarts: number;
+  /** complete / fail calls refused because the thread had lost the lease (zombies). */
+  refused: number;
+}
+
+const kDefaults = { leaseMillis: 30_000, concurrency: 1, workerId: 'pool' } as const;
+/** How often pool threads tick and the main thread looks for hung ones. */
+const TICK_MILLIS = 20;
+const DRAIN_POLL_MILLIS = 5;
+
+interface Loop {
+  controller: AbortController;
+  lastTick: number;
+  lastChange: number;
+  done: Promise<void>;
+}
+
+/**
+ * A pool of piscina threads that run jobs from a `JobQueue`. Each thread
+ * attaches to the queue and polls it itself; the main thread dispatches
+ * nothing per job. It only watches: a thread that crashes is replaced, and a
+ * thread whose event loop stops turning for `leaseMillis` (a handler that
+ * never yields) is terminated and replaced — its job was already retried
+ * elsewhere once its lease expired.
+ */
+export class WorkerPool {
+  readonly #queue: JobQueue;
+  readonly #handlers: string;
+  readonly #threads: number;
+  readonly #leaseMillis: number;
+  readonly #concurrency: number;
+  readonly #workerId: string;
+  readonly #control: PoolControlBuffers;
+  readonly #words: Int32Array;
+  readonly #inflight: Float64Array;
+  readonly #loops: (Loop | undefined)[];
+  #piscina: Piscina | undefined;
+  #watchdog: NodeJS.Timeout | undefined;
+  #restarts = 0;
+  #state: 'new' | 'starting' | 'running' | 'closing' | 'closed' = 'new';
+
+  constructor(queue: JobQueue, options: WorkerPoolOptions) {
+    if (queue === null || typeof queue !== 'object' || typeof queue.share !== 'function') {
+      throw new InvalidArgumentError(`Expected \`queue\` to be a JobQueue, got ${describe(queue)}`);
+    }
+    if (options === null || typeof options !== 'object') {
+      throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
+    }
+    this.#queue = queue;
+    this.#handlers = moduleUrl(options.handlers);
+    this.#threads = positiveInteger('threads', options.threads ?? availableParallelism());
+    this.#concurrency = positiveInteger('concurrency', options.concurrency ?? kDefaults.concurrency);
+    const leaseMillis = options.leaseMillis ?? kDefaults.leaseMillis;
+    if (typeof leaseMillis !== 'number' || !Number.isFinite(leaseMillis) || !(leaseMillis > 0)) {
+      throw new InvalidArgumentError(`Expected \`leaseMillis\` to be a finite number > 0, got ${describe(leaseMillis)}`);
+    }
+    this.#leaseMillis = leaseMillis;
+    const workerId = options.workerId ?? kDefaults.workerId;
+    if (typeof workerId !== 'string' || workerId.trim() === '') {
+      throw new InvalidArgumentError(`Expected \`workerId\` to be a non-blank string, got ${describe(workerId)}`);
+    }
+    this.#workerId = workerId;
+    this.#control = allocateControl(this.#threads, this.#concurrency);
+    this.#words = new Int32Array(this.#control.words);
+    this.#inflight = new Float64Array(this.#control.inflight);
+    this.#loops = new Array<Loop | undefined>(this.#threads).fill(undefined);
+  }
+
+  /** Starts the threads. Rejects, and starts nothing, if the handler module does not load. */
+  async start(): Promise<void> {
+    if (this.#state !== 'new') throw new IllegalStateError(`The pool was already started`);
+    this.#state = 'starting';
+    const piscina = new Piscina<ThreadTask, string[]>({
+      filename: new URL('./thread.js', import.meta.url).href,
+      minThreads: this.#threads,
+      maxThreads: this.#threads,
+      idleTimeout: Infinity,
+    });
+    try {
+      await piscina.run({ kind: 'probe', handlers: this.#handlers });
+    } catch (error) {
+      this.#state = 'closed';
+      await piscina.destroy();
+      throw new InvalidArgumentError(`The handler module ${this.#handlers} did not load: ${(error as Error).message}`);
+    }
+    this.#piscina = piscina;
+    this.#state = 'running';
+    for (let thread = 0; thread < this.#threads; thread++) this.#launch(thread);
+    this.#watchdog = setInterval(() => this.#watch(), TICK_MILLIS);
+    this.#watchdog.unref();
+  }
+
+  /** Resolves once no job is PENDING or RUNNING. */
+  async drain(): Promise<void> {
+    while (this.#queue.stats().pending + this.#queue.stats().running > 0) {
+      if (this.#state !== 'running') throw new IllegalStateError('The pool is not running: nothing would drain the queue');
+      await new Promise((r) => setTimeout(r, DRAIN_POLL_MILLIS));
+    }
+  }
+
+  /**
+   * Stops polling and lets running jobs finish (their signals are aborted, so
+   * cooperative handlers may stop early; their jobs then retry). Jobs of a
+   * thread that does not finish within `leaseMillis` are handed back to the
+   * queue as failed attempts, and the thread is terminated. Nothing is lost.
+   */
+  async close(): Promise<void> {
+    if (this.#state === 'closed' || this.#state === 'closing') return;
+    if (this.#state !== 'running') {
+      this.#state = 'closed';
+      return;
+    }
+    this.#state = 'closing';
+    Atomics.store(this.#words, STOP, 1);
+    const finished = Promise.allSettled(this.#loops.map((loop) => loop?.done));
+    const timer = new Promise<'late'>((r) => setTimeout(() => r('late'), Math.max(this.#leaseMillis, 1000)).unref());
+    if ((await Promise.race([finished, timer])) === 'late') {
+      for (let thread = 0; thread < this.#threads; thread++) this.#handBack(thread, 'the pool closed before the job finished');
+    }
+    clearInterval(this.#watchdog);
+    await this.#piscina!.destroy();
+    this.#state = 'closed';
+  }
+
+  stats(): PoolStats {
+    let refused = 0;
+    for (let thread = 0; thread < this.#threads; thread++) refused += Atomics.load(this.#words, threadWord(thread, REFUSED));
+    return { ...this.#queue.stats(), threads: this.#threads, restarts: this.#restarts, refused };
+  }
+
+  #launch(thread: number): void {
+    const controller = new AbortController();
+    const now = performance.now();
+    const task: ThreadTask = {
+      kind: 'loop',
+      handlers: this.#handlers,
+      queue: this.#queue.share(),
+      control: this.#control,
+      thread,
+      workerId: `${this.#workerId}-${thread}`,
+      leaseMillis: this.#leaseMillis,
+      concurrency: this.#concurrency,
+      tickMillis: TICK_MILLIS,
+    };
+    const done = this.#piscina!.run(task, { signal: controller.signal }).then(
+      () => undefined,
+      () => this.#replace(thread),
+    );
+    this.#loops[thread] = { controller, lastTick: Atomics.load(this.#words, threadWord(thread, TICK)), lastChange: now, done };
+  }
+
+  /** A loop ended by a crash (or our abort of a hung thread): hand its jobs back and start a new one. */
+  #replace(thread: number): void {
+    this.#handBack(thread, 'the worker thread died while running the job');
+    if (this.#state !== 'running') return;
+    this.#restarts++;
+    this.#launch(thread);
+  }
+
+  /** Fails the jobs a dead or hung thread held, so they retry now rather than when their leases expire. */
+  #handBack(thread: number, reason: string): void {
+    for (let place = 0; place < this.#concurrency; place++) {
+      const at = inflightAt(thread, this.#concurrency, place);
+      const jobNum = this.#inflight[at + INFLIGHT_JOB_NUM]!;
+      if (jobNum === 0) continue;
+      this.#inflight[at + INFLIGHT_JOB_NUM] = 0;
+      try {
+        this.#queue.fail(`J${jobNum}`, this.#inflight[at + INFLIGHT_TOKEN]!, reason);
+      } catch {
+        // The lease had already ended (expired, or the thread settled it): nothing to hand back.
+      }
+    }
+  }
+
+  /** Terminates threads whose event loop has not turned for a whole lease. */
+  #watch(): void {
+    const now = performance.now();
+    for (let thread = 0; thread < this.#threads; thread++) {
+      const loop = this.#loops[thread];
+      if (loop === undefined) continue;
+      const tick = Atomics.load(this.#words, threadWord(thread, TICK));
+      if (tick !== loop.lastTick) {
+        loop.lastTick = tick;
+        loop.lastChange = now;
+      } else if (now - loop.lastChange > Math.max(this.#leaseMillis, 10 * TICK_MILLIS)) {
+        loop.lastChange = Infinity; // abort once; the replacement comes through #replace
+        loop.controller.abort();
+      }
+    }
+  }
+}
+
+function positiveInteger(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || !(value >= 1)) {
+    throw new InvalidArgumentError(`Expected \`${name}\` to be an integer >= 1, got ${describe(value)}`);
+  }
+  return value;
+}
+
+function moduleUrl(handlers: unknown): string {
+  if (handlers instanceof URL) return handlers.href;
+  if (typeof handlers !== 'string' || handlers.trim() === '') {
+    throw new InvalidArgumentError(`Expected \`handlers\` to be a module path or URL, got ${describe(handlers)}`);
+  }
+  if (/^(file|data):/.test(handlers)) return handlers;
+  return pathToFileURL(isAbsolute(handlers) ? handlers : resolve(handlers)).href;
+}

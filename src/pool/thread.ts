@@ -1,0 +1,142 @@
+import { IllegalStateError, JobNotFoundError } from '../errors.js';
+import { JobQueue, type SharedQueueHandle } from '../queue.js';
+import type { Lease } from '../types.js';
+import { loadHandlers, type Handler, type HandlerContext } from './handlers.js';
+import {
+  INFLIGHT_JOB_NUM, INFLIGHT_TOKEN, REFUSED, STOP, TICK, inflightAt, threadWord, type PoolControlBuffers,
+} from './layout.js';
+
+/** What the main thread sends a pool thread: check the handler module, or run the worker loop. */
+export type ThreadTask =
+  | { kind: 'probe'; handlers: string }
+  | {
+      kind: 'loop';
+      handlers: string;
+      queue: SharedQueueHandle;
+      control: PoolControlBuffers;
+      thread: number;
+      workerId: string;
+      leaseMillis: number;
+      concurrency: number;
+      tickMillis: number;
+    };
+
+/** The piscina task: one per pool thread, which then polls the queue itself until the pool stops. */
+export default async function run(task: ThreadTask): Promise<string[]> {
+  const handlers = await loadHandlers(task.handlers);
+  if (task.kind === 'probe') return [...handlers.keys()];
+  await new WorkerLoop(task, handlers).run();
+  return [];
+}
+
+/** Longest idle sleep: jobs that become ready by the clock alone (a backoff, a runAt) wake no one. */
+const IDLE_MILLIS = 50;
+
+class WorkerLoop {
+  readonly #task: Extract<ThreadTask, { kind: 'loop' }>;
+  readonly #handlers: Map<string, Handler>;
+  readonly #queue: JobQueue;
+  readonly #words: Int32Array;
+  readonly #inflight: Float64Array;
+  readonly #running = new Map<Promise<void>, AbortController>();
+  readonly #places: number[];
+
+  constructor(task: Extract<ThreadTask, { kind: 'loop' }>, handlers: Map<string, Handler>) {
+    this.#task = task;
+    this.#handlers = handlers;
+    this.#queue = JobQueue.attach(task.queue);
+    this.#words = new Int32Array(task.control.words);
+    this.#inflight = new Float64Array(task.control.inflight);
+    this.#places = Array.from({ length: task.concurrency }, (_, i) => i);
+  }
+
+  async run(): Promise<void> {
+    const words = this.#words;
+    // The tick shows the main thread that this event loop turns; a handler that never yields stops it.
+    const ticker = setInterval(() => {
+      Atomics.add(words, threadWord(this.#task.thread, TICK), 1);
+      if (this.#stopping()) for (const controller of this.#running.values()) controller.abort(new Error('the pool is closing'));
+    }, this.#task.tickMillis);
+    try {
+      while (!this.#stopping()) {
+        while (this.#running.size < this.#task.concurrency && !this.#stopping()) {
+          const lease = this.#queue.poll(this.#task.workerId, this.#task.leaseMillis);
+          if (lease === undefined) break;
+          this.#start(lease);
+        }
+        if (this.#stopping()) break;
+        const running = [...this.#running.keys()];
+        if (running.length >= this.#task.concurrency) await Promise.race(running);
+        else await Promise.race([...running, this.#queue.waitForWork(IDLE_MILLIS)]);
+      }
+      await Promise.allSettled([...this.#running.keys()]);
+    } finally {
+      clearInterval(ticker);
+      this.#queue.close();
+    }
+  }
+
+  #stopping(): boolean {
+    return Atomics.load(this.#words, STOP) !== 0;
+  }
+
+  #start(lease: Lease): void {
+    const controller = new AbortController();
+    const place = this.#places.pop()!;
+    const at = inflightAt(this.#task.thread, this.#task.concurrency, place);
+    this.#inflight[at + INFLIGHT_TOKEN] = lease.token;
+    this.#inflight[at + INFLIGHT_JOB_NUM] = Number(lease.jobId.slice(1));
+    const done = this.#runJob(lease, controller).finally(() => {
+      this.#inflight[at + INFLIGHT_JOB_NUM] = 0;
+      this.#places.push(place);
+      this.#running.delete(done);
+    });
+    this.#running.set(done, controller);
+  }
+
+  async #runJob(lease: Lease, controller: AbortController): Promise<void> {
+    const queue = this.#queue;
+    const { jobId, token } = lease;
+    const heartbeat = (): void => {
+      try {
+        queue.extend(jobId, token, this.#task.leaseMillis);
+      } catch (error) {
+        controller.abort(new Error(`the lease of ${jobId} was lost: ${(error as Error).message}`));
+        throw error;
+      }
+    };
+    // Heartbeats keep the lease while this thread's event loop turns; a hung handler stops them.
+    const beats = setInterval(() => {
+      try {
+        heartbeat();
+      } catch {
+        clearInterval(beats);
+      }
+    }, Math.max(1, this.#task.leaseMillis / 3));
+    const ctx: HandlerContext = { jobId, type: lease.type, attempt: lease.attempt, signal: controller.signal, heartbeat };
+    try {
+      const handler = this.#handlers.get(lease.type);
+      if (handler === undefined) {
+        throw new Error(`No handler for job type "${lease.type}" in ${this.#task.handlers}`);
+      }
+      await handler(lease.payload, ctx);
+      clearInterval(beats);
+      this.#settle(() => queue.complete(jobId, token));
+    } catch (error) {
+      clearInterval(beats);
+      const permanent = error instanceof Error && error.name === 'PermanentError';
+      const message = error instanceof Error ? error.message : String(error);
+      this.#settle(() => queue.fail(jobId, token, message, { permanent }));
+    }
+  }
+
+  /** Runs a complete / fail; a refusal means this thread lost the lease (a zombie): count it, move on. */
+  #settle(call: () => void): void {
+    try {
+      call();
+    } catch (error) {
+      if (!(error instanceof IllegalStateError || error instanceof JobNotFoundError)) throw error;
+      Atomics.add(this.#words, threadWord(this.#task.thread, REFUSED), 1);
+    }
+  }
+}
