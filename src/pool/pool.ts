@@ -133,7 +133,7 @@ export class WorkerPool {
 
   /** Resolves once no job is PENDING or RUNNING. */
   async drain(): Promise<void> {
-    while (this.#queue.stats().pending + this.#queue.stats().running > 0) {
+    for (let s = this.#queue.stats(); s.pending + s.running > 0; s = this.#queue.stats()) {
       if (this.#state !== 'running') throw new IllegalStateError('The pool is not running: nothing would drain the queue');
       await new Promise((r) => setTimeout(r, DRAIN_POLL_MILLIS));
     }

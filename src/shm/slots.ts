@@ -61,7 +61,8 @@ export class SlotTable {
 
   /** Starts a move of `slot`: stages its record and returns its current lease word. */
   begin(slot: number): number {
-    this.#stage.set(this.records.subarray(slot * RECORD_FIELDS, (slot + 1) * RECORD_FIELDS));
+    const at = slot * RECORD_FIELDS;
+    for (let f = 0; f < RECORD_FIELDS; f++) this.#stage[f] = this.records[at + f]!;
     this.#staged = slot;
     return Atomics.load(this.words, slot);
   }
@@ -76,11 +77,13 @@ export class SlotTable {
     const header = this.#header;
     const at = slot * RECORD_FIELDS;
     this.#staged = -1;
-    for (let f = 0; f < RECORD_FIELDS; f++) header[UNDO_RECORD + f] = this.records[at + f]!;
+    const records = this.records;
+    const stage = this.#stage;
+    for (let f = 0; f < RECORD_FIELDS; f++) header[UNDO_RECORD + f] = records[at + f]!;
     header[UNDO_WORD] = word;
     // Set last: the undo area counts only once it is complete.
     header[UNDO_SLOT] = slot + 1;
-    this.records.set(this.#stage, at);
+    for (let f = 0; f < RECORD_FIELDS; f++) records[at + f] = stage[f]!;
     const next = nextWord(word, status);
     if (Atomics.compareExchange(this.words, slot, word, next) !== word) return -1;
     header[UNDO_SLOT] = 0;
