@@ -1,6 +1,6 @@
 import { ManualClock, systemClock, type TimeSource } from './clock.js';
 import {
-  IllegalStateError, InvalidArgumentError, JobNotFoundError, Refusal, describe, refusalError,
+  IllegalStateError, InvalidArgumentError, JobNotFoundError, describe, refusalError,
 } from './errors.js';
 import { MAX_TYPE_BYTES, fillOptions, type FilledOptions, type JobQueueOptions } from './options.js';
 import { RetryPolicy, type Jitter } from './policy.js';

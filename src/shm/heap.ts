@@ -39,7 +39,6 @@ export class SharedHeap {
   }
 
   push(k1: number, k2: number, k3: number, slot: number, word: number): void {
-    const e = this.#e;
     const size = this.size;
     let i = size;
     // Sift up: move parents down until the new entry's place is found.
@@ -49,12 +48,7 @@ export class SharedHeap {
       this.#copy(parent, i);
       i = parent;
     }
-    const at = i * ENTRY_FIELDS;
-    e[at + ENTRY_K1] = k1;
-    e[at + ENTRY_K2] = k2;
-    e[at + ENTRY_K3] = k3;
-    e[at + ENTRY_SLOT] = slot;
-    e[at + ENTRY_WORD] = word;
+    this.#place(i, k1, k2, k3, slot, word);
     this.#header[this.#sizeField] = size + 1;
   }
 
@@ -97,12 +91,7 @@ export class SharedHeap {
       this.#copy(best, i);
       i = best;
     }
-    const at = i * ENTRY_FIELDS;
-    e[at + ENTRY_K1] = k1;
-    e[at + ENTRY_K2] = k2;
-    e[at + ENTRY_K3] = k3;
-    e[at + ENTRY_SLOT] = slot;
-    e[at + ENTRY_WORD] = word;
+    this.#place(i, k1, k2, k3, slot, word);
   }
 
   /** Sign of (entry i) - (k1, k2, k3) in heap order. */
@@ -121,6 +110,16 @@ export class SharedHeap {
     const e = this.#e;
     const at = j * ENTRY_FIELDS;
     return this.#compare(i, e[at + ENTRY_K1]!, e[at + ENTRY_K2]!, e[at + ENTRY_K3]!) < 0;
+  }
+
+  #place(i: number, k1: number, k2: number, k3: number, slot: number, word: number): void {
+    const e = this.#e;
+    const at = i * ENTRY_FIELDS;
+    e[at + ENTRY_K1] = k1;
+    e[at + ENTRY_K2] = k2;
+    e[at + ENTRY_K3] = k3;
+    e[at + ENTRY_SLOT] = slot;
+    e[at + ENTRY_WORD] = word;
   }
 
   #copy(from: number, to: number): void {
