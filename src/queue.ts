@@ -147,16 +147,7 @@ export class JobQueue {
     this.#signalSeen = this.#memory.signal.current();
     return this.#locked((core, now) => {
       const slot = core.poll(leaseMillis, now);
-      if (slot < 0) return undefined;
-      const job = core.read(slot);
-      return {
-        jobId: `J${job.jobNum}`,
-        token: job.token,
-        type: job.type,
-        payload: job.payload,
-        attempt: job.attempts,
-        leaseUntil: job.leaseUntil,
-      };
+      return slot < 0 ? undefined : core.lease(slot);
     });
   }
 

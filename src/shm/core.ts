@@ -1,6 +1,6 @@
 import { Refusal } from '../errors.js';
 import type { RetryPolicy } from '../policy.js';
-import type { QueueStats } from '../types.js';
+import type { Lease, QueueStats } from '../types.js';
 import { Arena } from './arena.js';
 import {
   ATTEMPTS, CANCELLED, COUNT_CANCELLED, COUNT_DEAD, COUNT_DELAYED, COUNT_PENDING, COUNT_RUNNING, COUNT_SUCCEEDED,
@@ -229,6 +229,21 @@ export class QueueCore {
     header[COUNT_PENDING]!++;
     this.#enqueue(slot, next, now);
     return 0;
+  }
+
+  /** The lease a poll just made on `slot`: only the fields a worker needs. */
+  lease(slot: number): Lease {
+    const { slots, arena } = this.#m;
+    const ref = slots.get(slot, DATA_REF);
+    const typeBytes = slots.get(slot, TYPE_BYTES);
+    return {
+      jobId: `J${slots.get(slot, JOB_NUM)}`,
+      token: slots.get(slot, TOKEN),
+      type: arena.read(ref, 0, typeBytes),
+      payload: arena.read(ref, typeBytes, slots.get(slot, PAYLOAD_BYTES)),
+      attempt: slots.get(slot, ATTEMPTS),
+      leaseUntil: slots.get(slot, LEASE_UNTIL),
+    };
   }
 
   read(slot: number): JobRecord {
@@ -481,14 +496,14 @@ export class QueueCore {
       const word = finished[at + RING_WORD]!;
       header[FINISHED_HEAD]!++;
       if (slots.word(slot) !== word) continue;
-      this.#begin(slot);
       const dataRef = slots.get(slot, DATA_REF);
       const dataBytes = slots.get(slot, TYPE_BYTES) + slots.get(slot, PAYLOAD_BYTES);
       const errorRef = slots.get(slot, ERROR_REF);
       const errorBytes = slots.get(slot, ERROR_BYTES);
       const jobNum = slots.get(slot, JOB_NUM);
       header[FINISHED_CHUNKS]! -= this.#chunksOf(slot);
-      this.#commit(slot, word, FREE);
+      this.#assertHeld();
+      if (slots.release(slot, word) < 0) throw new LockLost();
       header[COUNT_BY_STATUS[statusOf(word)]]!--;
       arena.free(dataRef, dataBytes);
       arena.free(errorRef, errorBytes);

@@ -73,7 +73,8 @@ export class JobMap {
 
   #home(n: number): number {
     // Fibonacci hashing of the low and high 32 bits (ToUint32 is exact modulo 2^32 for safe integers).
-    const mixed = Math.imul((n >>> 0) ^ Math.imul(Math.floor(n / 0x1_0000_0000), 0x85ebca6b), 0x9e3779b1);
+    const high = n < 0x1_0000_0000 ? 0 : Math.imul(Math.floor(n / 0x1_0000_0000), 0x85ebca6b);
+    const mixed = Math.imul((n >>> 0) ^ high, 0x9e3779b1);
     return (mixed >>> this.#shift) & this.#mask;
   }
 }

@@ -1,5 +1,5 @@
 import {
-  RECORD_FIELDS, STATUS_MASK, UNDO_RECORD, UNDO_SLOT, UNDO_WORD, nextWord, type SlotStatus,
+  FREE, RECORD_FIELDS, STATUS_MASK, UNDO_RECORD, UNDO_SLOT, UNDO_WORD, nextWord, type SlotStatus,
 } from './layout.js';
 
 /**
@@ -79,15 +79,29 @@ export class SlotTable {
     this.#staged = -1;
     const records = this.records;
     const stage = this.#stage;
-    for (let f = 0; f < RECORD_FIELDS; f++) header[UNDO_RECORD + f] = records[at + f]!;
-    header[UNDO_WORD] = word;
-    // Set last: the undo area counts only once it is complete.
-    header[UNDO_SLOT] = slot + 1;
+    // A FREE slot's record means nothing: there is nothing to undo.
+    const undo = (word & STATUS_MASK) !== FREE;
+    if (undo) {
+      for (let f = 0; f < RECORD_FIELDS; f++) header[UNDO_RECORD + f] = records[at + f]!;
+      header[UNDO_WORD] = word;
+      // Set last: the undo area counts only once it is complete.
+      header[UNDO_SLOT] = slot + 1;
+    }
     for (let f = 0; f < RECORD_FIELDS; f++) records[at + f] = stage[f]!;
     const next = nextWord(word, status);
     if (Atomics.compareExchange(this.words, slot, word, next) !== word) return -1;
-    header[UNDO_SLOT] = 0;
+    if (undo) header[UNDO_SLOT] = 0;
     return next;
+  }
+
+  /**
+   * Frees a slot: CAS of its lease word from `word` to FREE, record untouched
+   * (a FREE record means nothing, so there is nothing to stage or undo).
+   * Returns the new word, or -1 if the word changed under us.
+   */
+  release(slot: number, word: number): number {
+    const next = nextWord(word, FREE);
+    return Atomics.compareExchange(this.words, slot, word, next) === word ? next : -1;
   }
 
   /** Rolls back a move a killed thread was publishing and never committed. */

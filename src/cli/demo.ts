@@ -1,0 +1,204 @@
+/**
+ * `leasehold demo`: a thumbnail farm on a WorkerPool, with faults injected at
+ * set rates, that proves at the end that every job is accounted for.
+ *
+ * The main thread draws N source PNGs into `out/sources`, submits one
+ * `thumbnail` job per image and lets the pool drain the queue; the pool
+ * threads (workers/thumbnail-handlers.js) decode, shrink and write
+ * `out/thumbs/*.png`. Exit code 0 only if succeeded + dead = submitted, every
+ * succeeded job left a valid thumbnail of the right size, and the success log
+ * names no job twice; otherwise 1, with the reasons.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { JobQueue, RetryPolicy, WorkerPool, systemClock, type JobView } from '../index.js';
+import { account, type JobOutcome } from './accounting.js';
+import { faultCounts, planFaults, type FaultRates, type PlannedFault } from './faults.js';
+import { corrupt, inspectPng, renderSource } from './images.js';
+import { Progress } from './progress.js';
+import { formatDeadLetters, formatSummary, formatVerdict } from './report.js';
+import { fitWithin } from './resize.js';
+import { THUMBNAIL_JOB, type ThumbnailPayload } from './thumbnail-job.js';
+
+export { account, type Accounting, type AccountingInput, type JobOutcome } from './accounting.js';
+export type { ThumbnailPayload } from './thumbnail-job.js';
+
+export interface DemoOptions extends FaultRates {
+  /** @default 200 */
+  jobs: number;
+  /** Pool threads. @default 2 */
+  threads: number;
+  /** Lease per poll; also how long a hung thread is given before it is replaced. @default 1000 */
+  leaseMillis: number;
+  /** Decides which jobs get which fault, and the images. @default 2026 */
+  seed: number;
+  /** Output folder; its `sources/`, `thumbs/` and `successes.log` are replaced. @default a fresh temp folder */
+  out: string | undefined;
+  /** Side of the square source images, in pixels. @default 512 */
+  size: number;
+  /** Thumbnails fit in thumb × thumb. @default 64 */
+  thumb: number;
+  /** Give up (exit 1) if the queue has not drained by then. @default 120 */
+  timeoutSeconds: number;
+}
+
+export const kDemoDefaults: Readonly<DemoOptions> = Object.freeze({
+  jobs: 200,
+  threads: 2,
+  transient: 0.05,
+  crash: 0.02,
+  hang: 0.01,
+  poison: 0.02,
+  leaseMillis: 1000,
+  seed: 2026,
+  out: undefined,
+  size: 512,
+  thumb: 64,
+  timeoutSeconds: 120,
+});
+
+/** Attempts per job: room for a transient fault's two failures and one crash or hang besides. */
+const MAX_ATTEMPTS = 4;
+const HANDLERS = new URL('../../workers/thumbnail-handlers.js', import.meta.url);
+
+interface Planned {
+  id: string;
+  payload: ThumbnailPayload;
+  fault: PlannedFault;
+}
+
+/** Runs the demo, writing to stdout; resolves to the exit code. */
+export async function runDemo(options: DemoOptions): Promise<number> {
+  const out = prepareOut(options.out);
+  const dirs = { sources: join(out, 'sources'), thumbs: join(out, 'thumbs'), log: join(out, 'successes.log') };
+  mkdirSync(dirs.sources, { recursive: true });
+  mkdirSync(dirs.thumbs, { recursive: true });
+  writeFileSync(dirs.log, '');
+  const planned = faultCounts(options.jobs, options);
+  console.log(
+    `leasehold demo: ${options.jobs} thumbnail jobs (${options.size}px → ${options.thumb}px), ${options.threads} threads, ` +
+      `lease ${options.leaseMillis} ms, seed ${options.seed}`,
+  );
+  console.log(`  output: ${out}`);
+
+  const queue = new JobQueue(systemClock, new RetryPolicy(MAX_ATTEMPTS, 50, 1000), {
+    capacity: Math.max(1024, options.jobs),
+  });
+  const generatedIn = performance.now();
+  const jobs = makeJobs(options, dirs, queue);
+  console.log(`  generated and submitted ${jobs.length} sources in ${((performance.now() - generatedIn) / 1000).toFixed(2)} s`);
+
+  const pool = new WorkerPool(queue, { handlers: HANDLERS, threads: options.threads, leaseMillis: options.leaseMillis, workerId: 'demo' });
+  const started = performance.now();
+  await pool.start();
+  const progress = new Progress('Thumbnails', jobs.length, () => {
+    const s = pool.stats();
+    return {
+      done: s.succeeded + s.dead,
+      fields: { pending: s.pending, running: s.running, succeeded: s.succeeded, dead: s.dead, restarts: s.restarts },
+    };
+  }).every(100);
+  const drained = await drainWithin(pool, options.timeoutSeconds * 1000);
+  const elapsedMillis = performance.now() - started;
+  progress.stop();
+  await pool.close();
+  const stats = pool.stats();
+
+  const views = jobs.map((job) => viewOf(queue, job.id));
+  const outcomes: JobOutcome[] = jobs.map((job, i) => {
+    const view = views[i]!;
+    const status = typeof view === 'string' ? view : view.status;
+    const size = fitWithin(options.size, options.size, options.thumb);
+    return { id: job.id, status, thumbnailProblem: status === 'SUCCEEDED' ? inspectPng(job.payload.target, size.width, size.height) : null };
+  });
+  const successLog = readFileSync(dirs.log, 'utf8').split('\n').filter((line) => line !== '');
+  const accounting = account({ submitted: jobs.length, jobs: outcomes, successLog });
+  const attempts = views.reduce((sum, view) => sum + (typeof view === 'string' ? 0 : view.attempts), 0);
+
+  const faultById = new Map(jobs.map((job) => [job.id, job.fault.fault]));
+  console.log();
+  console.log(formatSummary({
+    submitted: jobs.length, succeeded: accounting.succeeded, dead: accounting.dead, attempts,
+    restarts: stats.restarts, refused: stats.refused, elapsedMillis, planned,
+  }));
+  console.log();
+  console.log(formatDeadLetters(queue.deadLetters(), (view) => faultById.get(view.id) ?? '?'));
+  const surprises = surprisesOf(jobs, views);
+  if (surprises.length > 0) console.log(`\nNotes:\n${surprises.map((note) => `  - ${note}`).join('\n')}`);
+  console.log();
+  console.log(`Thumbnails: ${dirs.thumbs}`);
+  if (!drained) console.log(`FAILED: the queue did not drain within ${options.timeoutSeconds} s`);
+  console.log(formatVerdict(accounting, jobs.length));
+  return drained && accounting.ok ? 0 : 1;
+}
+
+/** Draws every source PNG (poison jobs get a corrupt one) and submits its job, with a progress bar. */
+function makeJobs(options: DemoOptions, dirs: { sources: string; thumbs: string; log: string }, queue: JobQueue): Planned[] {
+  const plan = planFaults(options.jobs, options, options.seed);
+  const jobs: Planned[] = [];
+  const progress = new Progress('Sources   ', options.jobs, () => ({ done: jobs.length, fields: { submitted: jobs.length } }));
+  const digits = String(options.jobs).length;
+  for (let i = 0; i < options.jobs; i++) {
+    const fault = plan[i]!;
+    const name = String(i + 1).padStart(digits, '0');
+    const source = join(dirs.sources, `src-${name}.png`);
+    const png = renderSource(options.size, (options.seed * 0x9e3779b1 + i) >>> 0);
+    writeFileSync(source, fault.fault === 'poison' ? corrupt(png) : png);
+    const payload: ThumbnailPayload = {
+      source,
+      target: join(dirs.thumbs, `thumb-${name}.png`),
+      maxSide: options.thumb,
+      successLog: dirs.log,
+      fault: fault.fault,
+      failAttempts: fault.failAttempts,
+      hangMillis: 4 * options.leaseMillis,
+    };
+    jobs.push({ id: queue.submit(THUMBNAIL_JOB, JSON.stringify(payload)), payload, fault });
+    progress.update();
+  }
+  progress.stop();
+  return jobs;
+}
+
+/** The output folder, made if needed; the demo's own entries in it are cleared. */
+function prepareOut(out: string | undefined): string {
+  if (out === undefined) return mkdtempSync(join(tmpdir(), 'leasehold-demo-'));
+  const dir = resolve(out);
+  mkdirSync(dir, { recursive: true });
+  for (const entry of ['sources', 'thumbs', 'successes.log']) rmSync(join(dir, entry), { recursive: true, force: true });
+  return dir;
+}
+
+async function drainWithin(pool: WorkerPool, millis: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((r) => (timer = setTimeout(() => r(false), millis)));
+  try {
+    return await Promise.race([pool.drain().then(() => true as const), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The job's final view, or why there is none (its message: evicted, not found). */
+function viewOf(queue: JobQueue, id: string): JobView | string {
+  try {
+    return queue.view(id);
+  } catch (error) {
+    return `missing (${(error as Error).message})`;
+  }
+}
+
+/** Outcomes that differ from the plan without breaking the accounting: worth a look, not a failure. */
+function surprisesOf(jobs: readonly Planned[], views: readonly (JobView | string)[]): string[] {
+  const notes: string[] = [];
+  jobs.forEach((job, i) => {
+    const view = views[i]!;
+    if (typeof view === 'string') return;
+    const expected = job.fault.fault === 'poison' ? 'DEAD' : 'SUCCEEDED';
+    if (view.status !== expected) {
+      notes.push(`${job.id} (fault ${job.fault.fault}) ended ${view.status}, expected ${expected}: ${view.lastError ?? ''}`);
+    }
+  });
+  return notes;
+}

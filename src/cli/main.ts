@@ -1,0 +1,134 @@
+#!/usr/bin/env node
+/**
+ * The `leasehold` command.
+ *
+ *   leasehold demo [options]      thumbnail farm with injected faults (exit 0 if every job is accounted for)
+ *   leasehold bench [suites...]   the benchmarks (from a clone of the repository)
+ *   leasehold stats FILE          } need the SQLite journal, which is not built yet:
+ *   leasehold dlq list FILE       } they exit 2 with "not available yet"
+ *   leasehold dlq retry FILE ID   }
+ *
+ * Exit codes: 0 success; 1 the command ran and failed (the demo's check);
+ * 2 bad usage or a command not available yet.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { kDemoDefaults, runDemo, type DemoOptions } from './demo.js';
+
+const EXIT_FAILED = 1;
+const EXIT_USAGE = 2;
+const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+function integer(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
+  return (text: string): number => {
+    const value = Number(text);
+    if (text.trim() === '' || !Number.isInteger(value) || !(value >= min && value <= max)) {
+      throw new InvalidArgumentError(`Expected ${name} to be an integer from ${min} to ${max}, got \`${text}\``);
+    }
+    return value;
+  };
+}
+
+function rate(text: string): number {
+  const value = Number(text);
+  if (text.trim() === '' || !(value >= 0 && value <= 1)) {
+    throw new InvalidArgumentError(`Expected a rate from 0 to 1 (0.05 = 5% of the jobs), got \`${text}\``);
+  }
+  return value;
+}
+
+/** Exits 2: the command exists but needs the SQLite journal. */
+function needsJournal(command: string): () => never {
+  return () => {
+    console.error(`leasehold ${command}: not available yet: needs the journal (issue #4)`);
+    process.exit(EXIT_USAGE);
+  };
+}
+
+function program(): Command {
+  const d = kDemoDefaults;
+  const cli = new Command('leasehold')
+    .description('A retrying job queue for Node.js worker threads: demo, benchmarks and (soon) journal tools.')
+    .showHelpAfterError('(add --help for usage)')
+    .exitOverride();
+
+  const demo = cli
+    .command('demo')
+    .description(
+      'Make thumbnails of generated PNGs on a WorkerPool while injecting transient failures, thread crashes, hangs and ' +
+        'poison jobs; exit 0 only if every job ends SUCCEEDED (with a valid thumbnail) or DEAD, and none succeeded twice.',
+    )
+    .addOption(new Option('--jobs <n>', 'jobs to submit (one source image each)').argParser(integer('--jobs', 1, 1_000_000)).default(d.jobs))
+    .addOption(new Option('--threads <n>', 'pool threads').argParser(integer('--threads', 1, 256)).default(d.threads))
+    .addOption(new Option('--transient <rate>', 'share of jobs that fail their first 1-2 attempts').argParser(rate).default(d.transient))
+    .addOption(new Option('--crash <rate>', 'share of jobs whose thread exits mid-job on attempt 1').argParser(rate).default(d.crash))
+    .addOption(new Option('--hang <rate>', 'share of jobs that busy-loop on attempt 1').argParser(rate).default(d.hang))
+    .addOption(new Option('--poison <rate>', 'share of jobs with a corrupt source (dead-lettered)').argParser(rate).default(d.poison))
+    .addOption(new Option('--lease-ms <ms>', 'lease per poll, and the hang detection time').argParser(integer('--lease-ms', 100, 3_600_000)).default(d.leaseMillis))
+    .addOption(new Option('--seed <n>', 'seed of the fault plan and the images').argParser(integer('--seed', 0, 2 ** 32 - 1)).default(d.seed))
+    .addOption(new Option('--out <dir>', 'output folder; its sources/, thumbs/ and successes.log are replaced (default: a fresh temp folder)'))
+    .addOption(new Option('--size <px>', 'side of the source images').argParser(integer('--size', 8, 4096)).default(d.size))
+    .addOption(new Option('--thumb <px>', 'thumbnails fit in this square').argParser(integer('--thumb', 1, 4096)).default(d.thumb))
+    .addOption(new Option('--timeout <s>', 'give up if the queue has not drained by then').argParser(integer('--timeout', 1, 86_400)).default(d.timeoutSeconds))
+    .action(async (opts: Record<string, unknown>) => {
+      const rates = { transient: opts.transient as number, crash: opts.crash as number, hang: opts.hang as number, poison: opts.poison as number };
+      const sum = rates.transient + rates.crash + rates.hang + rates.poison;
+      if (sum > 1) demo.error(`The fault rates add up to ${sum}, more than 1`, { exitCode: EXIT_USAGE });
+      const options: DemoOptions = {
+        ...rates,
+        jobs: opts.jobs as number,
+        threads: opts.threads as number,
+        leaseMillis: opts.leaseMs as number,
+        seed: opts.seed as number,
+        out: opts.out as string | undefined,
+        size: opts.size as number,
+        thumb: opts.thumb as number,
+        timeoutSeconds: opts.timeout as number,
+      };
+      process.exitCode = await runDemo(options);
+    });
+
+  cli
+    .command('bench')
+    .description('Run the benchmarks (`npm run bench`): needs a clone of the repository, with its dev dependencies')
+    .argument('[suites...]', 'only these suites (by id or a word of the title)')
+    .action(async (suites: string[]) => {
+      if (!existsSync(join(PACKAGE_ROOT, 'bench', 'run.ts'))) {
+        console.error(`leasehold bench: no bench/ in ${PACKAGE_ROOT}: the benchmarks ship with the repository, not the package`);
+        process.exit(EXIT_USAGE);
+      }
+      const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+      const child = spawn(npm, ['run', 'bench', '--', ...suites], { cwd: PACKAGE_ROOT, stdio: 'inherit' });
+      process.exitCode = await new Promise<number>((r) => child.on('close', (code) => r(code ?? EXIT_FAILED)));
+    });
+
+  cli.command('stats').description('Counts by status of a journal (not available yet)').argument('<file>', 'journal file').action(needsJournal('stats'));
+  const dlq = cli.command('dlq').description('Dead letters of a journal (not available yet)');
+  dlq.command('list').description('List the dead letters of a journal').argument('<file>', 'journal file').action(needsJournal('dlq list'));
+  dlq
+    .command('retry')
+    .description('Put a dead job back to PENDING')
+    .argument('<file>', 'journal file')
+    .argument('<id>', 'job id, e.g. J17')
+    .action(needsJournal('dlq retry'));
+  return cli;
+}
+
+async function main(argv: string[]): Promise<void> {
+  try {
+    await program().parseAsync(argv);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and --version exit 0; any other parse error is bad usage.
+      process.exitCode = error.exitCode === 0 ? 0 : EXIT_USAGE;
+      return;
+    }
+    console.error(`leasehold: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    process.exitCode = EXIT_FAILED;
+  }
+}
+
+await main(process.argv);
