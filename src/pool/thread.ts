@@ -40,6 +40,7 @@ class WorkerLoop {
   readonly #inflight: Float64Array;
   readonly #running = new Map<Promise<void>, AbortController>();
   readonly #places: number[];
+  #sleep: Promise<unknown> | undefined;
 
   constructor(task: Extract<ThreadTask, { kind: 'loop' }>, handlers: Map<string, Handler>) {
     this.#task = task;
@@ -65,15 +66,23 @@ class WorkerLoop {
           this.#start(lease);
         }
         if (this.#stopping()) break;
-        const running = [...this.#running.keys()];
-        if (running.length >= this.#task.concurrency) await Promise.race(running);
-        else await Promise.race([...running, this.#queue.waitForWork(IDLE_MILLIS)]);
+        const running: Promise<unknown>[] = [...this.#running.keys()];
+        if (running.length < this.#task.concurrency) running.push(this.#idle());
+        await Promise.race(running);
       }
       await Promise.allSettled([...this.#running.keys()]);
     } finally {
       clearInterval(ticker);
       this.#queue.close();
     }
+  }
+
+  /** One sleep for work at a time, however often the loop wakes for a finished job meanwhile. */
+  #idle(): Promise<unknown> {
+    this.#sleep ??= this.#queue.waitForWork(IDLE_MILLIS).finally(() => {
+      this.#sleep = undefined;
+    });
+    return this.#sleep;
   }
 
   #stopping(): boolean {
