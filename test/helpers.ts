@@ -267,3 +267,8 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number, what: stri
 export function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/** Ends fixture threads, whether they finished, hang or are stuck at a barrier; never throws. */
+export async function terminateAll(workers: readonly RunningWorker[]): Promise<void> {
+  await Promise.all(workers.map((w) => w.worker.terminate().catch(() => undefined)));
+}

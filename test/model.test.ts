@@ -682,12 +682,16 @@ function scenarioArb(cfg: GenConfig, capacity: fc.Arbitrary<number>, maxPayloadB
 function assertScenarios(name: string, arb: fc.Arbitrary<Scenario>, numRuns: number, mustReach: readonly string[]): void {
   const seed = testSeed(`model: ${name}`);
   coverage = new Map();
-  fc.assert(
-    fc.property(arb, (s) => {
-      runScenario(s);
-    }),
-    { seed, numRuns, endOnFailure: false },
-  );
+  try {
+    fc.assert(
+      fc.property(arb, (s) => {
+        runScenario(s);
+      }),
+      { seed, numRuns },
+    );
+  } catch (error) {
+    throw new Error(`[model: ${name}] failed; replay with LEASEHOLD_SEED=${seed}\n${(error as Error).message}`, { cause: error });
+  }
   console.log(`[model: ${name}] reached: ${[...coverage].sort().map(([k, n]) => `${k} ×${n}`).join(', ')}`);
   const missed = mustReach.filter((what) => !coverage.has(what));
   expect(missed, `situations the ${numRuns} sequences never reached`).toEqual([]);

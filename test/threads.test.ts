@@ -5,8 +5,8 @@
  * afterwards, not a sample. Seeds are printed; replay with LEASEHOLD_SEED.
  */
 import { describe, expect, it } from 'vitest';
-import { JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
-import { SharedClock, expectNotFound, jobNumber, pause, prng, startWorker, testSeed, withTimeout } from './helpers.js';
+import { JobNotFoundError, JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
+import { SharedClock, expectNotFound, jobNumber, pause, prng, startWorker, terminateAll, testSeed, withTimeout } from './helpers.js';
 
 const START = 1_767_225_600_000;
 
@@ -53,8 +53,8 @@ interface StressOptions {
   /** Rates per claim: walk away (the lease expires), fail, and pause 1-4 ms before settling. */
   rates: { abandon: number; fail: number; dawdle: number };
   lockTimeoutMillis?: number;
-  /** Thread 0 stalls inside queue calls (its TimeSource blocks) for this long, this often, at most this many times. */
-  stall?: { millis: number; probability: number; max: number };
+  /** The first `threads` threads stall inside queue calls (their TimeSource blocks) for `millis`, with `probability` per time read, at most `max` times each. */
+  stall?: { threads: number; millis: number; probability: number; max: number };
 }
 
 /**
@@ -69,7 +69,11 @@ async function stress(o: StressOptions): Promise<number> {
   const LEASE = 1_000; // ms of the shared clock
   const TICK = 250; // the test moves the shared clock this much about every real millisecond
   const MAX_ATTEMPTS = 4;
-  const policy = new RetryPolicy(MAX_ATTEMPTS, 10, 80);
+  const BASE = 10;
+  const CAP = 80;
+  const policy = new RetryPolicy(MAX_ATTEMPTS, BASE, CAP);
+  /** SPEC §3, computed here rather than asked of the policy under test. */
+  const backoffAfter = (n: number) => Math.min(CAP, BASE * 2 ** (n - 1));
   const clock = new SharedClock(START);
   const queue = new JobQueue(clock, policy, {
     capacity: 131_072,
@@ -104,7 +108,7 @@ async function stress(o: StressOptions): Promise<number> {
         logCapacity: LOG_CAPACITY,
         countsBuffer,
         controlBuffer,
-        stall: index === 0 ? o.stall : undefined,
+        stall: o.stall !== undefined && index < o.stall.threads ? o.stall : undefined,
       }),
     ),
   );
@@ -113,24 +117,27 @@ async function stress(o: StressOptions): Promise<number> {
   // leases expire and backoffs elapse only because of this. A monitor thread
   // watches stats(), so this thread never blocks in a queue call meanwhile.
   const monitor = await startWorker('monitor-worker.mjs', { handle, clockBuffer: clock.buffer, controlBuffer, layout: { CTL } });
-  const deadline = Date.now() + 40_000;
-  while (Atomics.load(control, CTL.DONE) === 0 && Date.now() < deadline) {
-    await pause(1);
-    clock.advance(TICK);
+  type Report = { claims: number; unexpected: string[]; stalls: number };
+  let reports: Report[];
+  try {
+    const deadline = Date.now() + 40_000;
+    while (Atomics.load(control, CTL.DONE) === 0 && Date.now() < deadline) {
+      await pause(1);
+      clock.advance(TICK);
+    }
+    Atomics.store(control, CTL.STOP, 1);
+    Atomics.notify(control, CTL.IDLE);
+    const { last } = (await withTimeout(monitor.result, 10_000, 'monitor thread (is the queue wedged?)')) as { last: unknown };
+    if (Atomics.load(control, CTL.DONE) === 0) {
+      throw new Error(`the threads did not finish the jobs within 40 s; last stats(): ${JSON.stringify(last)}`);
+    }
+    reports = (await withTimeout(Promise.all(workers.map((w) => w.result)), 20_000, 'workers (is the queue wedged?)')) as Report[];
+  } finally {
+    await terminateAll([...workers, monitor]);
   }
-  Atomics.store(control, CTL.STOP, 1);
-  Atomics.notify(control, CTL.IDLE);
-  const { last } = (await withTimeout(monitor.result, 10_000, 'monitor thread (is the queue wedged?)')) as { last: unknown };
-  if (Atomics.load(control, CTL.DONE) === 0) {
-    throw new Error(`the threads did not finish the jobs within 40 s; last stats(): ${JSON.stringify(last)}`);
-  }
-  const reports = (await withTimeout(Promise.all(workers.map((w) => w.result)), 20_000, 'workers (is the queue wedged?)')) as {
-    claims: number;
-    unexpected: string[];
-    stalls: number;
-  }[];
   expect(reports.flatMap((r) => r.unexpected)).toEqual([]);
-  if (o.stall !== undefined) expect(reports[0]!.stalls, 'stalls of thread 0').toBeGreaterThan(0);
+  const stalls = reports.reduce((sum, r) => sum + r.stalls, 0);
+  if (o.stall !== undefined) expect(stalls, 'stalls inside queue calls').toBeGreaterThan(0);
 
   // ── every logged claim ──
   const log = new Float64Array(logBuffer);
@@ -204,7 +211,7 @@ async function stress(o: StressOptions): Promise<number> {
       const next = claims[k + 1]!;
       if (log[next + F.TOKEN]! <= log[r + F.TOKEN]!) v.add(`${id}: tokens do not increase from attempt to attempt: ${history()}`);
       const nextStart = log[next + F.LEASE_UNTIL]! - LEASE;
-      const backoff = Number.isInteger(attempt) && attempt >= 1 ? policy.backoffAfter(attempt) : 0;
+      const backoff = Number.isInteger(attempt) && attempt >= 1 ? backoffAfter(attempt) : 0;
       if (out === OUT.COMPLETED) {
         v.add(`${id}: claimed again after a successful complete: ${history()}`);
       } else if (out === OUT.FAILED) {
@@ -241,7 +248,7 @@ async function stress(o: StressOptions): Promise<number> {
     `[threads: ${o.name}] ${total} claims by ${WORKERS} threads: ${tally[OUT.COMPLETED]} completed, ${tally[OUT.FAILED]} failed, ` +
       `${tally[OUT.ABANDONED]} abandoned, ${tally[OUT.COMPLETE_REFUSED]! + tally[OUT.FAIL_REFUSED]!} zombie calls refused; ` +
       `${succeeded} SUCCEEDED, ${dead} DEAD` +
-      (o.stall === undefined ? '' : `; thread 0 stalled ${reports[0]!.stalls} times for ${o.stall.millis} ms inside queue calls`),
+      (o.stall === undefined ? '' : `; ${stalls} stalls of ${o.stall.millis} ms inside queue calls`),
   );
   expect(v.report()).toBe('none');
   expect(tokens.size).toBe(total);
@@ -271,7 +278,7 @@ describe('many threads on one queue', () => {
       jobs: 20_000,
       rates: { abandon: 0.04, fail: 0.2, dawdle: 0.002 },
       lockTimeoutMillis: 20,
-      stall: { millis: 80, probability: 0.01, max: 40 },
+      stall: { threads: 2, millis: 80, probability: 0.01, max: 40 },
     });
   }, 60_000);
 
@@ -288,7 +295,12 @@ describe('many threads on one queue', () => {
         startWorker('submit-worker.mjs', { handle, index, workers: WORKERS, count: COUNT, controlBuffer }),
       ),
     );
-    const reports = (await withTimeout(Promise.all(workers.map((w) => w.result)), 30_000, 'submitting threads')) as { ids: string[] }[];
+    let reports: { ids: string[] }[];
+  try {
+    reports = (await withTimeout(Promise.all(workers.map((w) => w.result)), 30_000, 'submitting threads')) as { ids: string[] }[];
+  } finally {
+    await terminateAll(workers);
+  }
 
     const owner = new Map<number, string>();
     const v = new Violations();
@@ -321,6 +333,82 @@ describe('many threads on one queue', () => {
     await queue.close();
   }, 60_000);
 
+  // ── (d) a small queue filled from many threads ─────────────────────────────
+
+  it('evicts only finished jobs, and refuses submits with QueueFullError, when 4 threads fill a small queue', async () => {
+    const seed = testSeed('threads: small queue');
+    const WORKERS = 4;
+    const ITERATIONS = 20_000;
+    const CAPACITY = 256;
+    const queue = new JobQueue(new ManualClock(START), new RetryPolicy(3, 0, 0), { capacity: CAPACITY });
+    const controlBuffer = new SharedArrayBuffer(8);
+    const ackBuffer = new SharedArrayBuffer(WORKERS * ITERATIONS * 4);
+    const completedBuffer = new SharedArrayBuffer(WORKERS * ITERATIONS * 4);
+    const handle = queue.share();
+    const workers = await Promise.all(
+      Array.from({ length: WORKERS }, (_, index) =>
+        startWorker('fill-worker.mjs', {
+          handle,
+          index,
+          workers: WORKERS,
+          iterations: ITERATIONS,
+          seed: (seed + 31 * (index + 1)) >>> 0,
+          controlBuffer,
+          ackBuffer,
+          completedBuffer,
+        }),
+      ),
+    );
+    let reports: { acks: number; completed: number; fulls: number }[];
+    try {
+      reports = (await withTimeout(Promise.all(workers.map((w) => w.result)), 40_000, 'filling threads')) as typeof reports;
+    } finally {
+      await terminateAll(workers);
+    }
+    const held = Object.entries(queue.stats())
+      .filter(([k]) => k !== 'ready' && k !== 'delayed')
+      .reduce((sum, [, n]) => sum + n, 0);
+    expect(held, 'jobs held at once').toBeLessThanOrEqual(CAPACITY);
+
+    // Finish what is left, so every job that was ever acknowledged has an end state.
+    const completedOnce = new Set<number>();
+    for (let lease = queue.poll('main', 60_000); lease !== undefined; lease = queue.poll('main', 60_000)) {
+      queue.complete(lease.jobId, lease.token);
+      completedOnce.add(jobNumber(lease.jobId)!);
+    }
+    const acks = new Int32Array(ackBuffer);
+    const completed = new Int32Array(completedBuffer);
+    const acked: number[] = [];
+    reports.forEach((r, w) => {
+      for (let i = 0; i < r.acks; i++) acked.push(acks[w * ITERATIONS + i]!);
+      for (let i = 0; i < r.completed; i++) completedOnce.add(completed[w * ITERATIONS + i]!);
+    });
+    expect(new Set(acked).size).toBe(acked.length);
+
+    const v = new Violations();
+    let evicted = 0;
+    for (const n of acked) {
+      try {
+        const view = queue.view(`J${n}`);
+        if (view.status !== 'SUCCEEDED' && view.status !== 'DEAD') v.add(`J${n} is ${view.status} after the drain`);
+      } catch (error) {
+        if (!(error instanceof JobNotFoundError) || !/evict/i.test(error.message)) {
+          v.add(`J${n}, acknowledged, is gone: ${String(error)}`);
+        } else if (!completedOnce.has(n)) {
+          v.add(`J${n} was evicted but never SUCCEEDED (only finished jobs may be evicted)`);
+        } else {
+          evicted++;
+        }
+      }
+    }
+    const fulls = reports.reduce((sum, r) => sum + r.fulls, 0);
+    console.log(`[threads: small queue] ${acked.length} acknowledged submits, ${fulls} QueueFullError, ${evicted} evicted`);
+    expect(v.report()).toBe('none');
+    expect(fulls, 'submits refused with QueueFullError').toBeGreaterThan(0);
+    expect(evicted, 'finished jobs evicted').toBeGreaterThan(0);
+    await queue.close();
+  }, 60_000);
+
   // ── (c) racing polls ─────────────────────────────────────────────────────
 
   async function race(workers: number, rounds: number, jobsPerRound: number): Promise<void> {
@@ -334,7 +422,11 @@ describe('many threads on one queue', () => {
         startWorker('race-worker.mjs', { handle, index, workers, rounds, jobsPerRound, controlBuffer, resultBuffer, submittedBuffer }),
       ),
     );
-    await withTimeout(Promise.all(threads.map((t) => t.result)), 45_000, 'racing threads');
+    try {
+      await withTimeout(Promise.all(threads.map((t) => t.result)), 45_000, 'racing threads');
+    } finally {
+      await terminateAll(threads);
+    }
 
     const result = new Float64Array(resultBuffer);
     const submitted = new Int32Array(submittedBuffer);
@@ -374,5 +466,55 @@ describe('many threads on one queue', () => {
 
   it('gives 3 ready jobs to exactly 3 of 5 threads polling at once, one job each', async () => {
     await race(5, 1_000, 3);
+  }, 60_000);
+
+  it('lets exactly one of cancel and 3 racing polls take a single job, round after round', async () => {
+    const ROUNDS = 2_000;
+    const WORKERS = 4;
+    const queue = new JobQueue(new ManualClock(START), new RetryPolicy(3, 100, 1_000));
+    const controlBuffer = new SharedArrayBuffer(8);
+    const resultBuffer = new SharedArrayBuffer(ROUNDS * WORKERS * 2 * 8);
+    const submittedBuffer = new SharedArrayBuffer(ROUNDS * 4);
+    const handle = queue.share();
+    const threads = await Promise.all(
+      Array.from({ length: WORKERS }, (_, index) =>
+        startWorker('race-worker.mjs', {
+          handle,
+          index,
+          workers: WORKERS,
+          rounds: ROUNDS,
+          jobsPerRound: 1,
+          controlBuffer,
+          resultBuffer,
+          submittedBuffer,
+          cancelling: true,
+        }),
+      ),
+    );
+    try {
+      await withTimeout(Promise.all(threads.map((t) => t.result)), 45_000, 'racing threads');
+    } finally {
+      await terminateAll(threads);
+    }
+    const result = new Float64Array(resultBuffer);
+    const submitted = new Int32Array(submittedBuffer);
+    const v = new Violations();
+    let cancelled = 0;
+    for (let r = 0; r < ROUNDS; r++) {
+      const job = submitted[r]!;
+      const cancelledNow = result[r * WORKERS * 2] === -2;
+      const winners = [1, 2, 3].filter((w) => result[(r * WORKERS + w) * 2]! >= 0);
+      if (winners.length + (cancelledNow ? 1 : 0) !== 1) {
+        v.add(`round ${r} (J${job}): cancel ${cancelledNow ? 'succeeded' : 'refused'}, polls won by [${winners.map((w) => `w${w}`)}]`);
+      }
+      for (const w of winners) if (result[(r * WORKERS + w) * 2 + 1] !== job) v.add(`round ${r}: w${w} got J${result[(r * WORKERS + w) * 2 + 1]}`);
+      const status = queue.view(`J${job}`).status;
+      if (status !== (cancelledNow ? 'CANCELLED' : 'SUCCEEDED')) v.add(`round ${r}: J${job} ended ${status}, cancel ${cancelledNow ? 'succeeded' : 'refused'}`);
+      if (cancelledNow) cancelled++;
+    }
+    console.log(`[threads: cancel vs poll] ${ROUNDS} rounds: cancel won ${cancelled}, a poll won ${ROUNDS - cancelled}`);
+    expect(v.report()).toBe('none');
+    expect(queue.stats()).toMatchObject({ pending: 0, running: 0, cancelled, succeeded: ROUNDS - cancelled });
+    await queue.close();
   }, 60_000);
 });
