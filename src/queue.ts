@@ -146,7 +146,7 @@ export class JobQueue {
     // Read before polling: work that arrives after this point wakes `waitForWork`.
     this.#signalSeen = this.#memory.signal.current();
     return this.#locked((core, now) => {
-      const slot = core.poll(leaseMillis, now);
+      const slot = core.poll(workerId, leaseMillis, now);
       return slot < 0 ? undefined : core.lease(slot);
     });
   }
@@ -335,6 +335,7 @@ function toView(job: JobRecord): JobView {
     lastError: job.lastError,
     payload: job.payload,
     leaseUntil: status === JobStatus.RUNNING ? job.leaseUntil : null,
+    workerId: job.workerId,
   };
 }
 

@@ -48,6 +48,8 @@ export interface JobView {
   readonly payload: string;
   /** The end of the current lease while RUNNING, else null. */
   readonly leaseUntil: number | null;
+  /** The worker of the latest lease (the current one while RUNNING); null if never leased. */
+  readonly workerId: string | null;
 }
 
 export interface QueueStats {

@@ -6,7 +6,8 @@ import { IllegalStateError, InvalidArgumentError, describe } from '../errors.js'
 import type { JobQueue } from '../queue.js';
 import type { QueueStats } from '../types.js';
 import {
-  INFLIGHT_JOB_NUM, INFLIGHT_TOKEN, REFUSED, STOP, TICK, allocateControl, inflightAt, threadWord, type PoolControlBuffers,
+  INFLIGHT_JOB_NUM, INFLIGHT_TOKEN, MAX_TIMER_MILLIS, REFUSED, STOP, TICK, allocateControl, inflightAt, threadWord,
+  type PoolControlBuffers,
 } from './layout.js';
 import type { ThreadTask } from './thread.js';
 
@@ -48,10 +49,20 @@ const kDefaults = { leaseMillis: 30_000, concurrency: 1, workerId: 'pool' } as c
 /** How often pool threads tick and the main thread looks for hung ones. */
 const TICK_MILLIS = 20;
 const DRAIN_POLL_MILLIS = 5;
+/**
+ * A thread silent for this many leases is terminated. Its job was already
+ * retried after one lease; in between, a thread that was only blocked may
+ * wake up, and its late complete is refused.
+ */
+const HANG_LEASES = 2;
+/** A thread that died before its first tick (it could not even start) is relaunched after this pause, not at once. */
+const RELAUNCH_PAUSE_MILLIS = 250;
 
 interface Loop {
   controller: AbortController;
+  /** The thread's TICK when last looked at; launchTick until its first tick. */
   lastTick: number;
+  launchTick: number;
   lastChange: number;
   done: Promise<void>;
 }
@@ -79,6 +90,7 @@ export class WorkerPool {
   #watchdog: NodeJS.Timeout | undefined;
   #restarts = 0;
   #state: 'new' | 'starting' | 'running' | 'closing' | 'closed' = 'new';
+  #starting: Promise<void> | undefined;
 
   constructor(queue: JobQueue, options: WorkerPoolOptions) {
     if (queue === null || typeof queue !== 'object' || typeof queue.share !== 'function') {
@@ -86,6 +98,11 @@ export class WorkerPool {
     }
     if (options === null || typeof options !== 'object') {
       throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
+    }
+    if (queue.share().clock === null) {
+      throw new InvalidArgumentError(
+        'The queue was made with a TimeSource that cannot cross threads: give it systemClock or a ManualClock to use a WorkerPool',
+      );
     }
     this.#queue = queue;
     this.#handlers = moduleUrl(options.handlers);
@@ -108,9 +125,14 @@ export class WorkerPool {
   }
 
   /** Starts the threads. Rejects, and starts nothing, if the handler module does not load. */
-  async start(): Promise<void> {
-    if (this.#state !== 'new') throw new IllegalStateError(`The pool was already started`);
+  start(): Promise<void> {
+    if (this.#state !== 'new') return Promise.reject(new IllegalStateError(`The pool was already started or closed`));
     this.#state = 'starting';
+    this.#starting = this.#start();
+    return this.#starting;
+  }
+
+  async #start(): Promise<void> {
     const piscina = new Piscina<ThreadTask, string[]>({
       filename: new URL('./thread.js', import.meta.url).href,
       minThreads: this.#threads,
@@ -125,6 +147,8 @@ export class WorkerPool {
       throw new InvalidArgumentError(`The handler module ${this.#handlers} did not load: ${(error as Error).message}`);
     }
     this.#piscina = piscina;
+    // close() was called while the module loaded: it waits for us, then finds no threads to stop.
+    if (this.#state !== 'starting') return;
     this.#state = 'running';
     for (let thread = 0; thread < this.#threads; thread++) this.#launch(thread);
     this.#watchdog = setInterval(() => this.#watch(), TICK_MILLIS);
@@ -147,14 +171,17 @@ export class WorkerPool {
    */
   async close(): Promise<void> {
     if (this.#state === 'closed' || this.#state === 'closing') return;
-    if (this.#state !== 'running') {
+    const wasStarting = this.#state === 'starting';
+    this.#state = 'closing';
+    if (wasStarting) await this.#starting!.catch(() => undefined);
+    if (this.#piscina === undefined) {
       this.#state = 'closed';
       return;
     }
-    this.#state = 'closing';
     Atomics.store(this.#words, STOP, 1);
     const finished = Promise.allSettled(this.#loops.map((loop) => loop?.done));
-    const timer = new Promise<'late'>((r) => setTimeout(() => r('late'), Math.max(this.#leaseMillis, 1000)).unref());
+    const grace = Math.min(MAX_TIMER_MILLIS, Math.max(this.#leaseMillis, 1000));
+    const timer = new Promise<'late'>((r) => setTimeout(() => r('late'), grace).unref());
     if ((await Promise.race([finished, timer])) === 'late') {
       for (let thread = 0; thread < this.#threads; thread++) this.#handBack(thread, 'the pool closed before the job finished');
     }
@@ -183,18 +210,25 @@ export class WorkerPool {
       concurrency: this.#concurrency,
       tickMillis: TICK_MILLIS,
     };
+    const tick = Atomics.load(this.#words, threadWord(thread, TICK));
     const done = this.#piscina!.run(task, { signal: controller.signal }).then(
       () => undefined,
       () => this.#replace(thread),
     );
-    this.#loops[thread] = { controller, lastTick: Atomics.load(this.#words, threadWord(thread, TICK)), lastChange: now, done };
+    this.#loops[thread] = { controller, lastTick: tick, launchTick: tick, lastChange: now, done };
   }
 
   /** A loop ended by a crash (or our abort of a hung thread): hand its jobs back and start a new one. */
-  #replace(thread: number): void {
+  async #replace(thread: number): Promise<void> {
     this.#handBack(thread, 'the worker thread died while running the job');
     if (this.#state !== 'running') return;
     this.#restarts++;
+    // A thread that died before it ever ticked could not start at all: do not relaunch it in a tight loop.
+    const loop = this.#loops[thread]!;
+    if (Atomics.load(this.#words, threadWord(thread, TICK)) === loop.launchTick) {
+      await new Promise((r) => setTimeout(r, RELAUNCH_PAUSE_MILLIS));
+      if (this.#state !== 'running') return;
+    }
     this.#launch(thread);
   }
 
@@ -213,9 +247,10 @@ export class WorkerPool {
     }
   }
 
-  /** Terminates threads whose event loop has not turned for a whole lease. */
+  /** Terminates threads whose event loop has not turned for HANG_LEASES leases. */
   #watch(): void {
     const now = performance.now();
+    const silence = Math.max(HANG_LEASES * this.#leaseMillis, 10 * TICK_MILLIS);
     for (let thread = 0; thread < this.#threads; thread++) {
       const loop = this.#loops[thread];
       if (loop === undefined) continue;
@@ -223,7 +258,8 @@ export class WorkerPool {
       if (tick !== loop.lastTick) {
         loop.lastTick = tick;
         loop.lastChange = now;
-      } else if (now - loop.lastChange > Math.max(this.#leaseMillis, 10 * TICK_MILLIS)) {
+      } else if (tick !== loop.launchTick && now - loop.lastChange > silence) {
+        // (A thread that has not ticked yet is still starting: importing modules is not hanging.)
         loop.lastChange = Infinity; // abort once; the replacement comes through #replace
         loop.controller.abort();
       }

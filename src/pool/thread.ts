@@ -3,7 +3,7 @@ import { JobQueue, type SharedQueueHandle } from '../queue.js';
 import type { Lease } from '../types.js';
 import { loadHandlers, type Handler, type HandlerContext } from './handlers.js';
 import {
-  INFLIGHT_JOB_NUM, INFLIGHT_TOKEN, REFUSED, STOP, TICK, inflightAt, threadWord, type PoolControlBuffers,
+  INFLIGHT_JOB_NUM, INFLIGHT_TOKEN, MAX_TIMER_MILLIS, REFUSED, STOP, TICK, inflightAt, threadWord, type PoolControlBuffers,
 } from './layout.js';
 
 /** What the main thread sends a pool thread: check the handler module, or run the worker loop. */
@@ -53,9 +53,12 @@ class WorkerLoop {
 
   async run(): Promise<void> {
     const words = this.#words;
+    const tick = threadWord(this.#task.thread, TICK);
     // The tick shows the main thread that this event loop turns; a handler that never yields stops it.
+    // The first, now, says the thread has started: from here on, silence means a hang.
+    Atomics.add(words, tick, 1);
     const ticker = setInterval(() => {
-      Atomics.add(words, threadWord(this.#task.thread, TICK), 1);
+      Atomics.add(words, tick, 1);
       if (this.#stopping()) for (const controller of this.#running.values()) controller.abort(new Error('the pool is closing'));
     }, this.#task.tickMillis);
     try {
@@ -121,7 +124,7 @@ class WorkerLoop {
       } catch {
         clearInterval(beats);
       }
-    }, Math.max(1, this.#task.leaseMillis / 3));
+    }, Math.min(MAX_TIMER_MILLIS, Math.max(1, this.#task.leaseMillis / 3)));
     const ctx: HandlerContext = { jobId, type: lease.type, attempt: lease.attempt, signal: controller.signal, heartbeat };
     try {
       const handler = this.#handlers.get(lease.type);

@@ -7,7 +7,7 @@ import {
   DATA_REF, DEAD, ENTRY_K1, ENTRY_SLOT, ENTRY_WORD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED,
   ERROR_LEASE_EXPIRED, ERROR_NONE, ERROR_REF, FINISHED_CHUNKS, FINISHED_HEAD, FINISHED_TAIL, FINISH_SEQ, FINISH_SEQ_LAST, FREE, FREE_SLOT_COUNT, JOB_NUM, JOB_SEQ,
   LAST_NOW, LEASE_UNTIL, PAYLOAD_BYTES, PENDING, PRIORITY, REBUILDS, RING_FIELDS, RING_SLOT, RING_WORD, RUNNING,
-  RUN_AT, SLOT_HIGH_WATER, SUCCEEDED, TOKEN, TOKEN_SEQ, TYPE_BYTES, WHERE, WHERE_DELAYED, WHERE_NONE, WHERE_READY,
+  RUN_AT, SLOT_HIGH_WATER, SUCCEEDED, TOKEN, TOKEN_SEQ, TYPE_BYTES, WHERE, WHERE_DELAYED, WHERE_NONE, WHERE_READY, WORKER,
   statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
@@ -35,6 +35,7 @@ export interface JobRecord {
   lastError: string | null;
   token: number;
   leaseUntil: number;
+  workerId: string | null;
 }
 
 /**
@@ -120,6 +121,7 @@ export class QueueCore {
     slots.set(slot, ERROR_BYTES, 0);
     slots.set(slot, FINISH_SEQ, 0);
     slots.set(slot, WHERE, WHERE_NONE);
+    slots.set(slot, WORKER, 0);
     const next = this.#commit(slot, word, PENDING);
     jobMap.set(jobNum, slot);
     header[COUNT_PENDING]!++;
@@ -127,8 +129,8 @@ export class QueueCore {
     return jobNum;
   }
 
-  /** Leases the best ready job; returns its slot, or -1 if nothing is ready. */
-  poll(leaseMillis: number, now: number): number {
+  /** Leases the best ready job to `workerId`; returns its slot, or -1 if nothing is ready. */
+  poll(workerId: string, leaseMillis: number, now: number): number {
     const { header, slots, ready, leases } = this.#m;
     while (ready.size > 0) {
       const slot = ready.top(ENTRY_SLOT);
@@ -143,6 +145,7 @@ export class QueueCore {
       slots.set(slot, TOKEN, token);
       slots.set(slot, LEASE_UNTIL, leaseUntil);
       slots.set(slot, WHERE, WHERE_NONE);
+      slots.set(slot, WORKER, this.#m.workerNames.numberOf(workerId));
       // The claim: CAS of the lease word from the PENDING word the entry was made for.
       const next = this.#commit(slot, word, RUNNING);
       header[COUNT_PENDING]!--;
@@ -262,6 +265,7 @@ export class QueueCore {
       lastError: errorRef > 0 ? arena.read(errorRef, 0, slots.get(slot, ERROR_BYTES)) : (CANNED_ERRORS.get(errorRef) ?? null),
       token: slots.get(slot, TOKEN),
       leaseUntil: slots.get(slot, LEASE_UNTIL),
+      workerId: this.#m.workerNames.nameOf(slots.get(slot, WORKER)),
     };
   }
 

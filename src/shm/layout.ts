@@ -15,6 +15,7 @@
  *   freeSlots  Int32  [ slot | ... ]  a stack                        hint
  *   finished   f64    [ SLOT WORD | ... ]  a ring, finish order     hint
  *   arena      bytes  [ chunk: NEXT | 60 bytes | chunk ... ]     type, payload, lastError
+ *   workerNames bytes [ LENGTH | 124 bytes | ... ]  append-only     worker ids
  *
  * Lease word (one Int32 per slot): `version << 3 | status`.
  *
@@ -91,7 +92,8 @@ export const ERROR_REF = 9; //      arena chain of lastError, or a canned error 
 export const ERROR_BYTES = 10;
 export const FINISH_SEQ = 11; //    order of finishing, for eviction oldest first
 export const WHERE = 12; //         which pending heap holds the job (WHERE_*), keeps `delayed` exact
-export const RECORD_FIELDS = 13;
+export const WORKER = 13; //        worker name of the latest lease: its entry in `workerNames` + 1; 0: none
+export const RECORD_FIELDS = 14;
 
 export const WHERE_NONE = 0;
 export const WHERE_READY = 1;
@@ -130,7 +132,8 @@ export const UNDO_RECORD = 21; //    its record before the move (RECORD_FIELDS w
 export const ARENA_FREE_HEAD = UNDO_RECORD + RECORD_FIELDS; // first chunk of the free list; 0: empty
 export const ARENA_FREE_COUNT = ARENA_FREE_HEAD + 1;
 export const FINISHED_CHUNKS = ARENA_FREE_HEAD + 2; // arena chunks held by finished jobs: room eviction can give
-export const HEADER_FIELDS = ARENA_FREE_HEAD + 3;
+export const WORKER_NAME_COUNT = ARENA_FREE_HEAD + 3; // entries of `workerNames` in use; only counts up
+export const HEADER_FIELDS = ARENA_FREE_HEAD + 4;
 
 // ── heap entries (float64): ordered by (K1, K2, K3) ascending ────────────
 export const ENTRY_K1 = 0;
@@ -149,6 +152,17 @@ export const MAP_FIELDS = 2;
 export const RING_SLOT = 0;
 export const RING_WORD = 1;
 export const RING_FIELDS = 2;
+
+// ── worker names ─────────────────────────────────────────────────────────
+/**
+ * Worker ids seen by poll, each stored once: [byte length: Int32 | UTF-8].
+ * Append-only; an entry counts once WORKER_NAME_COUNT covers it, so a thread
+ * killed mid-append leaves only an unused entry. Ids beyond the table's room
+ * (or longer than an entry) are not shown in views.
+ */
+export const WORKER_NAMES = 4096;
+export const WORKER_NAME_BYTES = 124;
+export const WORKER_ENTRY_BYTES = 4 + WORKER_NAME_BYTES;
 
 // ── arena chunks ─────────────────────────────────────────────────────────
 /** A chunk: [next chunk: Int32 | CHUNK_DATA_BYTES of UTF-8]. */
@@ -183,6 +197,7 @@ export function bufferBytes(capacity: number, arenaBytes: number) {
     freeSlots: capacity * i32,
     finished: capacity * RING_FIELDS * f64,
     arena: arenaBytes,
+    workerNames: WORKER_NAMES * WORKER_ENTRY_BYTES,
   };
 }
 export type BufferName = keyof ReturnType<typeof bufferBytes>;

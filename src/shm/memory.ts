@@ -7,6 +7,7 @@ import {
 import { QueueLock } from './lock.js';
 import { WorkSignal } from './signal.js';
 import { SlotTable } from './slots.js';
+import { WorkerNames } from './workers.js';
 
 /**
  * One thread's typed views of a queue's shared buffers. Creating the buffers
@@ -26,6 +27,7 @@ export class QueueMemory {
   readonly freeSlots: Int32Array;
   readonly finished: Float64Array;
   readonly arena: Arena;
+  readonly workerNames: WorkerNames;
 
   constructor(buffers: QueueBuffers, lockTimeoutMillis: number) {
     this.buffers = buffers;
@@ -41,6 +43,7 @@ export class QueueMemory {
     this.freeSlots = new Int32Array(buffers.freeSlots);
     this.finished = new Float64Array(buffers.finished);
     this.arena = new Arena(buffers.arena, header);
+    this.workerNames = new WorkerNames(buffers.workerNames, header);
   }
 
   /** New, all-zero buffers: an empty queue. */
