@@ -1,0 +1,199 @@
+/**
+ * The lab-card proofs for WorkerPool (SPEC §4), each its own test, with real
+ * piscina threads and the system clock: a failing job is tried exactly
+ * maxAttempts times; the delays between attempts grow and are capped; a
+ * thread killed mid-job costs nothing but a retry; concurrent polling never
+ * hands one job to two threads; close() under load loses nothing.
+ *
+ * Handlers (test/fixtures/pool-handlers.mjs) log one JSON line per event into
+ * a temp directory; every claim below is checked against the whole log.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { JobQueue, RetryPolicy, WorkerPool, systemClock } from '../dist/index.js';
+import { pause } from './helpers.js';
+
+// ── harness (each pool test file keeps its own copy: test files must not import each other) ──
+
+const HANDLERS = new URL('./fixtures/pool-handlers.mjs', import.meta.url);
+
+interface LogLine {
+  ev: string;
+  jobId: string;
+  type: string;
+  attempt: number;
+  threadId: number;
+  t: number;
+  [field: string]: unknown;
+}
+
+/** A temp directory for one test's handlers: payloads point at it, handlers log into it. */
+class Scratch {
+  readonly dir = mkdtempSync(join(tmpdir(), 'leasehold-pool-'));
+  payload(fields: Record<string, unknown> = {}): string {
+    return JSON.stringify({ dir: this.dir, ...fields });
+  }
+  lines(): LogLine[] {
+    const file = join(this.dir, 'log');
+    if (!existsSync(file)) return [];
+    return readFileSync(file, 'utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as LogLine);
+  }
+  events(ev: string, jobId?: string): LogLine[] {
+    return this.lines().filter((line) => line.ev === ev && (jobId === undefined || line.jobId === jobId));
+  }
+}
+
+const scratches: Scratch[] = [];
+const pools: WorkerPool[] = [];
+
+function scratch(): Scratch {
+  const s = new Scratch();
+  scratches.push(s);
+  return s;
+}
+
+/** A pool closed after the test whatever happens, so no thread outlives its test. */
+function track(pool: WorkerPool): WorkerPool {
+  pools.push(pool);
+  return pool;
+}
+
+afterEach(async () => {
+  await Promise.allSettled(pools.splice(0).map((pool) => pool.close()));
+  for (const s of scratches.splice(0)) rmSync(s.dir, { recursive: true, force: true });
+});
+
+/** Polls `condition` until it holds; fails with `what` (and the state `explain` gives) after `ms`. */
+async function until(what: string, condition: () => boolean, ms = 10_000, explain: () => unknown = () => ''): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for: ${what} ${JSON.stringify(explain())}`);
+    await pause(5);
+  }
+}
+
+/** How many times each value occurs. */
+function counts<T>(values: readonly T[]): Map<T, number> {
+  const seen = new Map<T, number>();
+  for (const value of values) seen.set(value, (seen.get(value) ?? 0) + 1);
+  return seen;
+}
+
+describe('WorkerPool lab card', { timeout: 20_000 }, () => {
+  it('(1) dead-letters a job whose handler always fails after exactly maxAttempts attempts', async () => {
+    const s = scratch();
+    const maxAttempts = 4;
+    const queue = new JobQueue(systemClock, new RetryPolicy(maxAttempts, 0, 0));
+    const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 2, leaseMillis: 2_000 }));
+    await pool.start();
+    const id = queue.submit('alwaysFails', s.payload());
+    await pool.drain();
+    expect(queue.view(id)).toMatchObject({ status: 'DEAD', attempts: maxAttempts, lastError: `boom on attempt ${maxAttempts}` });
+    expect(s.events('start', id).map((l) => l.attempt)).toEqual([1, 2, 3, 4]);
+    expect(queue.deadLetters().map((v) => v.id)).toEqual([id]);
+    expect(pool.stats()).toMatchObject({ dead: 1, succeeded: 0, pending: 0, running: 0 });
+  });
+
+  it('(2) waits at least the scheduled backoff between attempts, and each wait is at least the one before (exponential, capped)', async () => {
+    const s = scratch();
+    // Bases of 100 ms and up: idle threads re-check delayed jobs only every 50 ms (a backoff wakes
+    // no one), so each observed gap is its backoff plus up to ~50 ms; steps of 100 ms or more keep
+    // "each gap ≥ the one before" a property of the schedule, not of timer luck.
+    const policy = new RetryPolicy(6, 100, 1_000);
+    const queue = new JobQueue(systemClock, policy);
+    const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 2, leaseMillis: 5_000 }));
+    await pool.start();
+    const id = queue.submit('alwaysFails', s.payload());
+    await until('the job is dead', () => queue.view(id).status === 'DEAD', 15_000, () => queue.view(id));
+
+    const starts = s.events('start', id);
+    expect(starts.map((l) => l.attempt)).toEqual([1, 2, 3, 4, 5, 6]);
+    const scheduled = [1, 2, 3, 4, 5].map((attempt) => policy.backoffAfter(attempt));
+    expect(scheduled).toEqual([100, 200, 400, 800, 1_000]); // doubling, then capped (1 600 → 1 000)
+    const gaps = starts.slice(1).map((line, i) => line.t - starts[i]!.t);
+    for (let i = 0; i < gaps.length; i++) {
+      expect(gaps[i], `gap ${i + 1} of ${gaps.join(', ')} ms`).toBeGreaterThanOrEqual(scheduled[i]!);
+      if (i > 0) expect(gaps[i], `gap ${i + 1} of ${gaps.join(', ')} ms`).toBeGreaterThanOrEqual(gaps[i - 1]!);
+    }
+    // The cap holds: the last wait is far below the uncapped 1 600 ms.
+    expect(gaps[4], `gaps ${gaps.join(', ')} ms`).toBeLessThan(1_600);
+  });
+
+  it('(3) completes, on another thread, a job whose thread was killed mid-job, and counts it as a success exactly once', async () => {
+    const s = scratch();
+    const queue = new JobQueue(systemClock, new RetryPolicy(3, 0, 0));
+    const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 3, leaseMillis: 500 }));
+    await pool.start();
+    const id = queue.submit('crashByExit', s.payload());
+    await until('the job succeeded', () => queue.view(id).status === 'SUCCEEDED', 15_000, () => queue.view(id));
+    await until('the killed thread was replaced', () => pool.stats().restarts >= 1);
+    await pause(300); // room for a wrong second success to show up in the log or the counts
+    expect(queue.view(id)).toMatchObject({ status: 'SUCCEEDED', attempts: 2 });
+    const [killed, ...moreStarts] = s.events('start', id);
+    const [ok, ...moreOks] = s.events('ok', id);
+    expect([moreStarts, moreOks]).toEqual([[], []]);
+    expect(killed!.attempt).toBe(1);
+    expect(ok!.attempt).toBe(2);
+    expect(ok!.threadId).not.toBe(killed!.threadId);
+    expect(pool.stats()).toMatchObject({ succeeded: 1, running: 0, pending: 0, dead: 0 });
+  });
+
+  it('(4) never lets two threads polling at once claim the same job: 2000 jobs on 4 threads, each run exactly once', async () => {
+    const s = scratch();
+    const jobs = 2_000;
+    const queue = new JobQueue(systemClock, new RetryPolicy(1, 0, 0));
+    const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 4, leaseMillis: 5_000 }));
+    await pool.start();
+    const idOf = new Map<number, string>();
+    for (let n = 0; n < jobs; n++) idOf.set(n, queue.submit('noop', s.payload({ n })));
+    await pool.drain();
+
+    const oks = s.events('ok');
+    const runs = counts(oks.map((l) => l.n as number));
+    const twice = [...runs].filter(([, times]) => times !== 1);
+    expect(twice, 'payloads run other than exactly once').toEqual([]);
+    expect(runs.size).toBe(jobs);
+    for (const line of oks) expect(line.jobId).toBe(idOf.get(line.n as number));
+    expect(oks.every((l) => l.attempt === 1)).toBe(true);
+    expect(new Set(oks.map((l) => l.threadId)).size, 'threads that ran jobs').toBeGreaterThanOrEqual(2);
+    expect(pool.stats()).toMatchObject({ succeeded: jobs, dead: 0, pending: 0, running: 0, refused: 0, restarts: 0 });
+  });
+
+  it('(5) close() under load loses nothing: every job is SUCCEEDED or PENDING, and a second pool finishes the rest, each exactly once', async () => {
+    const s = scratch();
+    const jobs = 300;
+    const queue = new JobQueue(systemClock, new RetryPolicy(5, 0, 0));
+    const first = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 4, concurrency: 2, leaseMillis: 2_000 }));
+    await first.start();
+    const idOf = new Map<number, string>();
+    for (let n = 0; n < jobs; n++) {
+      // Half finish what they started; half stop (throw) when the signal aborts.
+      idOf.set(n, queue.submit(n % 2 === 0 ? 'work' : 'cooperative', s.payload({ n, ms: 5 + (n % 11) })));
+    }
+    await until('some jobs succeeded', () => queue.stats().succeeded >= 60);
+    expect(queue.stats().running).toBeGreaterThan(0);
+    await first.close();
+
+    const afterClose = queue.stats();
+    expect(afterClose).toMatchObject({ running: 0, dead: 0, cancelled: 0 });
+    expect(afterClose.succeeded + afterClose.pending).toBe(jobs);
+    const okAfterClose = counts(s.events('ok').map((l) => l.n as number));
+    for (const [n, id] of idOf) {
+      const status = queue.view(id).status;
+      expect(['SUCCEEDED', 'PENDING'], `${id} after close`).toContain(status);
+      expect(okAfterClose.get(n) ?? 0, `successes logged for ${id} (${status})`).toBe(status === 'SUCCEEDED' ? 1 : 0);
+    }
+
+    const second = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 2, concurrency: 2, leaseMillis: 2_000 }));
+    await second.start();
+    await second.drain();
+    expect(queue.stats()).toMatchObject({ succeeded: jobs, pending: 0, running: 0, dead: 0 });
+    const oks = s.events('ok');
+    const runs = counts(oks.map((l) => l.n as number));
+    expect([...runs].filter(([, times]) => times !== 1), 'jobs that succeeded other than exactly once').toEqual([]);
+    expect(runs.size).toBe(jobs);
+    for (const line of oks) expect(line.jobId).toBe(idOf.get(line.n as number));
+  });
+});
