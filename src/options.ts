@@ -1,4 +1,5 @@
 import { InvalidArgumentError, describe } from './errors.js';
+import { CHUNK_BYTES } from './shm/layout.js';
 
 export interface JobQueueOptions {
   /**
@@ -13,8 +14,9 @@ export interface JobQueueOptions {
    */
   maxPayloadBytes?: number;
   /**
-   * Shared bytes for every job's type, payload and lastError. Untouched pages cost no memory.
-   * @default 67108864 (64 MiB), at least 4 × maxPayloadBytes
+   * Shared bytes for every job's type, payload and lastError, in 64-byte chunks
+   * (a job of up to 60 bytes of type + payload takes one). Untouched pages cost no memory.
+   * @default 64 MiB, or more: at least 128 bytes per job of `capacity` and 4 × maxPayloadBytes (at most 2 GiB)
    */
   arenaBytes?: number;
   /**
@@ -60,7 +62,7 @@ export function fillOptions(options: JobQueueOptions | undefined): FilledOptions
   const smallestArena = 2 * (maxPayloadBytes + MAX_TYPE_BYTES + 16);
   const arenaBytes = integerOption(
     'arenaBytes',
-    options.arenaBytes ?? Math.min(MAX_ARENA_BYTES, Math.max(DEFAULT_ARENA_BYTES, 4 * maxPayloadBytes)),
+    options.arenaBytes ?? Math.min(MAX_ARENA_BYTES, Math.max(DEFAULT_ARENA_BYTES, 2 * CHUNK_BYTES * capacity, 4 * maxPayloadBytes)),
     smallestArena,
     MAX_ARENA_BYTES,
   );
