@@ -62,7 +62,14 @@ class WorkerLoop {
       if (this.#stopping()) for (const controller of this.#running.values()) controller.abort(new Error('the pool is closing'));
     }, this.#task.tickMillis);
     try {
+      let yielded = performance.now();
       while (!this.#stopping()) {
+        // Back-to-back jobs chain through microtasks, which starve timers (ticks, heartbeats):
+        // give the event loop a full turn now and then.
+        if (performance.now() - yielded > this.#task.tickMillis) {
+          await new Promise((resolve) => setImmediate(resolve));
+          yielded = performance.now();
+        }
         while (this.#running.size < this.#task.concurrency && !this.#stopping()) {
           const lease = this.#queue.poll(this.#task.workerId, this.#task.leaseMillis);
           if (lease === undefined) break;

@@ -93,7 +93,7 @@ export class QueueLock {
         continue;
       }
       // Critical sections are short: a brief spin usually wins without a sleep.
-      if (spins < 200) continue;
+      if (spins < 2000) continue;
       Atomics.add(words, LOCK_WAITERS, 1);
       Atomics.wait(words, LOCK, seen, napMillis);
       Atomics.sub(words, LOCK_WAITERS, 1);
