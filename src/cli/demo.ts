@@ -33,7 +33,7 @@ export interface DemoOptions extends FaultRates {
   leaseMillis: number;
   /** Decides which jobs get which fault, and the images. @default 2026 */
   seed: number;
-  /** Output folder; its `sources/`, `thumbs/` and `successes.log` are replaced. @default a fresh temp folder */
+  /** Output folder; its `sources/`, `thumbs/` and `successes.log` are replaced. @default a fresh temp folder (sources deleted at the end) */
   out: string | undefined;
   /** Side of the square source images, in pixels. @default 512 */
   size: number;
@@ -49,6 +49,7 @@ export const kDemoDefaults: Readonly<DemoOptions> = Object.freeze({
   transient: 0.05,
   crash: 0.02,
   hang: 0.01,
+  stall: 0.01,
   poison: 0.02,
   leaseMillis: 1000,
   seed: 2026,
@@ -71,11 +72,10 @@ interface Planned {
 /** Runs the demo, writing to stdout; resolves to the exit code. */
 export async function runDemo(options: DemoOptions): Promise<number> {
   const out = prepareOut(options.out);
-  const dirs = { sources: join(out, 'sources'), thumbs: join(out, 'thumbs'), log: join(out, 'successes.log') };
+  const dirs: Dirs = { sources: join(out, 'sources'), thumbs: join(out, 'thumbs'), log: join(out, 'successes.log') };
   mkdirSync(dirs.sources, { recursive: true });
   mkdirSync(dirs.thumbs, { recursive: true });
   writeFileSync(dirs.log, '');
-  const planned = faultCounts(options.jobs, options);
   console.log(
     `leasehold demo: ${options.jobs} thumbnail jobs (${options.size}px → ${options.thumb}px), ${options.threads} threads, ` +
       `lease ${options.leaseMillis} ms, seed ${options.seed}`,
@@ -89,52 +89,90 @@ export async function runDemo(options: DemoOptions): Promise<number> {
   const jobs = makeJobs(options, dirs, queue);
   console.log(`  generated and submitted ${jobs.length} sources in ${((performance.now() - generatedIn) / 1000).toFixed(2)} s`);
 
+  const run = await runPool(queue, options, jobs.length);
+  const views = jobs.map((job) => viewOf(queue, job.id));
+  const thumb = fitWithin(options.size, options.size, options.thumb);
+  const outcomes: JobOutcome[] = jobs.map((job, i) => {
+    const view = views[i]!;
+    const status = typeof view === 'string' ? view : view.status;
+    const problem = status === 'SUCCEEDED' ? inspectPng(job.payload.target, thumb.width, thumb.height) : null;
+    return { id: job.id, status, thumbnailProblem: problem };
+  });
+  // Each line: `J7 attempt 2 thread 3 at 1764000000000`; the id is what counts.
+  const logLines = readFileSync(dirs.log, 'utf8').split('\n').filter((line) => line !== '');
+  const successLog = logLines.map((line) => line.split(' ')[0]!);
+  const accounting = account({ submitted: jobs.length, jobs: outcomes, successLog });
+
+  const faultById = new Map(jobs.map((job) => [job.id, job.fault.fault]));
+  console.log();
+  console.log(formatSummary({
+    submitted: jobs.length,
+    succeeded: accounting.succeeded,
+    dead: accounting.dead,
+    attempts: views.reduce((sum, view) => sum + (typeof view === 'string' ? 0 : view.attempts), 0),
+    restarts: run.restarts,
+    refused: run.refused,
+    elapsedMillis: run.elapsedMillis,
+    planned: faultCounts(options.jobs, options),
+  }));
+  console.log();
+  console.log(formatDeadLetters(queue.deadLetters(), (view) => faultById.get(view.id) ?? '?'));
+  const surprises = [...surprisesOf(jobs, views), ...repeatsOf(logLines, jobs, views)];
+  if (surprises.length > 0) console.log(`\nNotes:\n${surprises.map((note) => `  - ${note}`).join('\n')}`);
+  console.log();
+  if (options.out === undefined) {
+    // A temp folder of our own: drop the sources (megabytes), keep the thumbnails to look at.
+    rmSync(dirs.sources, { recursive: true, force: true });
+  }
+  console.log(`Thumbnails: ${dirs.thumbs}`);
+  const verdict = run.drained
+    ? accounting
+    : { ...accounting, ok: false, problems: [`the queue did not drain within ${options.timeoutSeconds} s`, ...accounting.problems] };
+  console.log(formatVerdict(verdict, jobs.length));
+  return verdict.ok ? 0 : 1;
+}
+
+interface Dirs {
+  sources: string;
+  thumbs: string;
+  log: string;
+}
+
+interface PoolRun {
+  drained: boolean;
+  elapsedMillis: number;
+  restarts: number;
+  refused: number;
+}
+
+/** Starts the pool, shows its progress until the queue drains (or the timeout), and closes it. */
+async function runPool(queue: JobQueue, options: DemoOptions, total: number): Promise<PoolRun> {
   const pool = new WorkerPool(queue, { handlers: HANDLERS, threads: options.threads, leaseMillis: options.leaseMillis, workerId: 'demo' });
   const started = performance.now();
   await pool.start();
-  const progress = new Progress('Thumbnails', jobs.length, () => {
+  const progress = new Progress('Thumbnails', total, () => {
     const s = pool.stats();
     return {
       done: s.succeeded + s.dead,
       fields: { pending: s.pending, running: s.running, succeeded: s.succeeded, dead: s.dead, restarts: s.restarts },
     };
   }).every(100);
-  const drained = await drainWithin(pool, options.timeoutSeconds * 1000);
-  const elapsedMillis = performance.now() - started;
-  progress.stop();
-  await pool.close();
-  const stats = pool.stats();
-
-  const views = jobs.map((job) => viewOf(queue, job.id));
-  const outcomes: JobOutcome[] = jobs.map((job, i) => {
-    const view = views[i]!;
-    const status = typeof view === 'string' ? view : view.status;
-    const size = fitWithin(options.size, options.size, options.thumb);
-    return { id: job.id, status, thumbnailProblem: status === 'SUCCEEDED' ? inspectPng(job.payload.target, size.width, size.height) : null };
-  });
-  const successLog = readFileSync(dirs.log, 'utf8').split('\n').filter((line) => line !== '');
-  const accounting = account({ submitted: jobs.length, jobs: outcomes, successLog });
-  const attempts = views.reduce((sum, view) => sum + (typeof view === 'string' ? 0 : view.attempts), 0);
-
-  const faultById = new Map(jobs.map((job) => [job.id, job.fault.fault]));
-  console.log();
-  console.log(formatSummary({
-    submitted: jobs.length, succeeded: accounting.succeeded, dead: accounting.dead, attempts,
-    restarts: stats.restarts, refused: stats.refused, elapsedMillis, planned,
-  }));
-  console.log();
-  console.log(formatDeadLetters(queue.deadLetters(), (view) => faultById.get(view.id) ?? '?'));
-  const surprises = surprisesOf(jobs, views);
-  if (surprises.length > 0) console.log(`\nNotes:\n${surprises.map((note) => `  - ${note}`).join('\n')}`);
-  console.log();
-  console.log(`Thumbnails: ${dirs.thumbs}`);
-  if (!drained) console.log(`FAILED: the queue did not drain within ${options.timeoutSeconds} s`);
-  console.log(formatVerdict(accounting, jobs.length));
-  return drained && accounting.ok ? 0 : 1;
+  let drained: boolean;
+  let elapsedMillis: number;
+  try {
+    drained = await drainWithin(pool, options.timeoutSeconds * 1000);
+    elapsedMillis = performance.now() - started;
+  } finally {
+    progress.stop();
+    await pool.close();
+  }
+  // After close: a zombie's refused settle may come in while the pool winds down.
+  const { restarts, refused } = pool.stats();
+  return { drained, elapsedMillis, restarts, refused };
 }
 
 /** Draws every source PNG (poison jobs get a corrupt one) and submits its job, with a progress bar. */
-function makeJobs(options: DemoOptions, dirs: { sources: string; thumbs: string; log: string }, queue: JobQueue): Planned[] {
+function makeJobs(options: DemoOptions, dirs: Dirs, queue: JobQueue): Planned[] {
   const plan = planFaults(options.jobs, options, options.seed);
   const jobs: Planned[] = [];
   const progress = new Progress('Sources   ', options.jobs, () => ({ done: jobs.length, fields: { submitted: jobs.length } }));
@@ -152,7 +190,7 @@ function makeJobs(options: DemoOptions, dirs: { sources: string; thumbs: string;
       successLog: dirs.log,
       fault: fault.fault,
       failAttempts: fault.failAttempts,
-      hangMillis: 4 * options.leaseMillis,
+      leaseMillis: options.leaseMillis,
     };
     jobs.push({ id: queue.submit(THUMBNAIL_JOB, JSON.stringify(payload)), payload, fault });
     progress.update();
@@ -200,5 +238,22 @@ function surprisesOf(jobs: readonly Planned[], views: readonly (JobView | string
       notes.push(`${job.id} (fault ${job.fault.fault}) ended ${view.status}, expected ${expected}: ${view.lastError ?? ''}`);
     }
   });
+  return notes;
+}
+
+/** For a job logged as succeeding more than once: its log lines and how its first attempts ended. */
+function repeatsOf(logLines: readonly string[], jobs: readonly Planned[], views: readonly (JobView | string)[]): string[] {
+  const byId = new Map<string, string[]>(); // not Map.groupBy: Node 20 lacks it
+  for (const line of logLines) {
+    const id = line.split(' ')[0]!;
+    byId.set(id, [...(byId.get(id) ?? []), line]);
+  }
+  const notes: string[] = [];
+  for (const [id, lines] of byId) {
+    if (lines.length < 2) continue;
+    const view = views[jobs.findIndex((job) => job.id === id)];
+    const ended = typeof view === 'object' ? `; its last error: ${view.lastError ?? 'none'}` : '';
+    notes.push(`${id} logged ${lines.length} successes: ${lines.join(' / ')}${ended}`);
+  }
   return notes;
 }

@@ -3,15 +3,17 @@
  * can be replayed exactly. The plan travels in each job's payload; the
  * handler (workers/thumbnail-handlers.js) acts it out.
  *
- * | fault       | what the handler does                                  | expected end |
- * | ----------- | ------------------------------------------------------ | ------------ |
- * | `transient` | throws on its first 1 or 2 attempts                    | SUCCEEDED    |
- * | `crash`     | `process.exit()` in the pool thread on attempt 1       | SUCCEEDED    |
- * | `hang`      | busy-loops (event loop stuck) on attempt 1             | SUCCEEDED    |
- * | `poison`    | its source PNG is corrupt: PermanentError              | DEAD         |
+ * | fault       | what the handler does                                     | expected end |
+ * | ----------- | --------------------------------------------------------- | ------------ |
+ * | `transient` | throws on its first 1 or 2 attempts                       | SUCCEEDED    |
+ * | `crash`     | `process.exit()` in the pool thread on attempt 1          | SUCCEEDED    |
+ * | `hang`      | busy-loops on attempt 1: the thread is terminated         | SUCCEEDED    |
+ * | `stall`     | blocks past its lease on attempt 1, but not long enough   | SUCCEEDED    |
+ * |             | for the watchdog: a zombie whose late settle is refused   |              |
+ * | `poison`    | its source PNG is corrupt: PermanentError                 | DEAD         |
  */
 
-export const FAULTS = ['transient', 'crash', 'hang', 'poison'] as const;
+export const FAULTS = ['transient', 'crash', 'hang', 'stall', 'poison'] as const;
 export type Fault = (typeof FAULTS)[number];
 export type FaultRates = Record<Fault, number>;
 

@@ -58,25 +58,29 @@ function program(): Command {
   const demo = cli
     .command('demo')
     .description(
-      'Make thumbnails of generated PNGs on a WorkerPool while injecting transient failures, thread crashes, hangs and ' +
-        'poison jobs; exit 0 only if every job ends SUCCEEDED (with a valid thumbnail) or DEAD, and none succeeded twice.',
+      'Make thumbnails of generated PNGs on a WorkerPool while injecting transient failures, thread crashes, hangs, ' +
+        'stalls (zombies) and poison jobs; exit 0 only if every job ends SUCCEEDED (with a valid thumbnail) or DEAD, and none succeeded twice.',
     )
     .addOption(new Option('--jobs <n>', 'jobs to submit (one source image each)').argParser(integer('--jobs', 1, 1_000_000)).default(d.jobs))
     .addOption(new Option('--threads <n>', 'pool threads').argParser(integer('--threads', 1, 256)).default(d.threads))
     .addOption(new Option('--transient <rate>', 'share of jobs that fail their first 1-2 attempts').argParser(rate).default(d.transient))
     .addOption(new Option('--crash <rate>', 'share of jobs whose thread exits mid-job on attempt 1').argParser(rate).default(d.crash))
     .addOption(new Option('--hang <rate>', 'share of jobs that busy-loop on attempt 1').argParser(rate).default(d.hang))
+    .addOption(new Option('--stall <rate>', 'share of jobs that outlive their lease on attempt 1 (zombies)').argParser(rate).default(d.stall))
     .addOption(new Option('--poison <rate>', 'share of jobs with a corrupt source (dead-lettered)').argParser(rate).default(d.poison))
     .addOption(new Option('--lease-ms <ms>', 'lease per poll, and the hang detection time').argParser(integer('--lease-ms', 100, 3_600_000)).default(d.leaseMillis))
     .addOption(new Option('--seed <n>', 'seed of the fault plan and the images').argParser(integer('--seed', 0, 2 ** 32 - 1)).default(d.seed))
-    .addOption(new Option('--out <dir>', 'output folder; its sources/, thumbs/ and successes.log are replaced (default: a fresh temp folder)'))
+    .addOption(new Option('--out <dir>', 'output folder; its sources/, thumbs/ and successes.log are replaced (default: a fresh temp folder, sources deleted at the end)'))
     .addOption(new Option('--size <px>', 'side of the source images').argParser(integer('--size', 8, 4096)).default(d.size))
     .addOption(new Option('--thumb <px>', 'thumbnails fit in this square').argParser(integer('--thumb', 1, 4096)).default(d.thumb))
     .addOption(new Option('--timeout <s>', 'give up if the queue has not drained by then').argParser(integer('--timeout', 1, 86_400)).default(d.timeoutSeconds))
     .action(async (opts: Record<string, unknown>) => {
-      const rates = { transient: opts.transient as number, crash: opts.crash as number, hang: opts.hang as number, poison: opts.poison as number };
-      const sum = rates.transient + rates.crash + rates.hang + rates.poison;
-      if (sum > 1) demo.error(`The fault rates add up to ${sum}, more than 1`, { exitCode: EXIT_USAGE });
+      const rates = {
+        transient: opts.transient as number, crash: opts.crash as number, hang: opts.hang as number,
+        stall: opts.stall as number, poison: opts.poison as number,
+      };
+      const sum = Object.values(rates).reduce((a, b) => a + b, 0);
+      if (sum > 1) demo.error(`The fault rates add up to ${Number(sum.toFixed(6))}, more than 1`, { exitCode: EXIT_USAGE });
       const options: DemoOptions = {
         ...rates,
         jobs: opts.jobs as number,
@@ -126,7 +130,10 @@ async function main(argv: string[]): Promise<void> {
       process.exitCode = error.exitCode === 0 ? 0 : EXIT_USAGE;
       return;
     }
-    console.error(`leasehold: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    // A message is enough for the expected failures (a folder that cannot be written, a handler module that
+    // does not load); LEASEHOLD_DEBUG=1 shows the stack.
+    const detail = error instanceof Error ? (process.env.LEASEHOLD_DEBUG ? error.stack : error.message) : String(error);
+    console.error(`leasehold: ${detail}`);
     process.exitCode = EXIT_FAILED;
   }
 }

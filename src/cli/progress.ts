@@ -21,6 +21,7 @@ export class Progress {
   readonly #started = performance.now();
   #bar: cliProgress.SingleBar | undefined;
   #lastLine = -Infinity;
+  #lastPrinted: string | undefined;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(title: string, total: number, read: () => ProgressReading, stream: NodeJS.WriteStream = process.stdout) {
@@ -67,13 +68,14 @@ export class Progress {
     if (this.#bar !== undefined) {
       this.#bar.update(reading.done, reading.fields);
       this.#bar.stop();
-    } else {
+    } else if (JSON.stringify(reading) !== this.#lastPrinted) {
       this.#line(reading);
     }
   }
 
   #line(reading: ProgressReading): void {
     this.#lastLine = performance.now();
+    this.#lastPrinted = JSON.stringify(reading);
     const seconds = ((this.#lastLine - this.#started) / 1000).toFixed(1).padStart(5);
     const fields = Object.entries(reading.fields).map(([name, value]) => `${name} ${value}`).join(' | ');
     this.#stream.write(`[${seconds}s] ${this.#title} ${reading.done}/${this.#total} | ${fields}\n`);

@@ -38,7 +38,7 @@ export function formatSummary(s: DemoSummary): string {
       ['restarts', String(s.restarts)],
       ['refused zombie completes', String(s.refused)],
       ['elapsed', `${seconds.toFixed(2)} s`],
-      ['throughput', `${(s.submitted / seconds).toFixed(1)} jobs/s`],
+      ['throughput', `${((s.succeeded + s.dead) / seconds).toFixed(1)} jobs/s`],
     ]),
     `  faults planned: ${faults}`,
   ].join('\n');
@@ -64,7 +64,7 @@ export function formatVerdict(accounting: Accounting, submitted: number): string
   ].join('\n');
 }
 
-function oneLine(text: string, max = 100): string {
+function oneLine(text: string, max = 120): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
 }

@@ -16,6 +16,6 @@ export interface ThumbnailPayload {
   fault: Fault | 'none';
   /** For `transient`: attempts 1..failAttempts throw. */
   failAttempts: number;
-  /** For `hang`: how long attempt 1 busy-loops, far past its lease. */
-  hangMillis: number;
+  /** The pool's lease: `hang` and `stall` time their busy loops from it. */
+  leaseMillis: number;
 }
