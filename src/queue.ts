@@ -153,7 +153,7 @@ export class JobQueue {
 
   /** Marks the job SUCCEEDED; `token` must be its current, valid lease. */
   complete(jobId: string, token: number): void {
-    this.#withLease(jobId, token, (core, slot) => core.complete(slot, token));
+    this.#withJob(jobId, (core, slot) => core.complete(slot, token));
   }
 
   /**
@@ -170,7 +170,7 @@ export class JobQueue {
       throw new InvalidArgumentError(`Expected \`permanent\` to be a boolean, got ${describe(permanent)}`);
     }
     const text = error === undefined || error === null ? null : truncate(error, this.#options.maxErrorBytes);
-    this.#withLease(jobId, token, (core, slot, now) => core.fail(slot, token, text, permanent, now));
+    this.#withJob(jobId, (core, slot, now) => core.fail(slot, token, text, permanent, now));
     // A retry with no backoff is ready at once.
     this.#memory.signal.bump();
   }
@@ -178,7 +178,7 @@ export class JobQueue {
   /** Heartbeat: the lease now lasts until now + leaseMillis. Returns the new leaseUntil. */
   extend(jobId: string, token: number, leaseMillis: number): number {
     assertLeaseMillis(leaseMillis);
-    return this.#withLease(jobId, token, (core, slot, now) => core.extend(slot, token, leaseMillis, now));
+    return this.#withJob(jobId, (core, slot, now) => core.extend(slot, token, leaseMillis, now));
   }
 
   view(jobId: string): JobView {
@@ -261,7 +261,12 @@ export class JobQueue {
     }
   }
 
-  /** Runs `op` on the slot of `jobId`; a negative result is a refusal and becomes the matching error. */
+  /**
+   * Runs `op` on the slot of `jobId`; a negative result is a refusal and
+   * becomes the matching error. (Tokens are not checked here: one that is not
+   * even a number is simply not the job's current lease, which the core
+   * refuses as stale once the id is found.)
+   */
   #withJob<T>(jobId: string, op: (core: QueueCore, slot: number, now: number) => T): T {
     const jobNum = parseJobId(jobId);
     return this.#locked((core, now) => {
@@ -271,13 +276,6 @@ export class JobQueue {
       if (typeof result === 'number' && result < 0) throw refusalError(result, jobId, this.#options.capacity);
       return result;
     });
-  }
-
-  #withLease<T>(jobId: string, token: number, op: (core: QueueCore, slot: number, now: number) => T): T {
-    if (typeof token !== 'number' || !Number.isSafeInteger(token)) {
-      throw new InvalidArgumentError(`Expected \`token\` to be an integer, got ${describe(token)}`);
-    }
-    return this.#withJob(jobId, op);
   }
 
   #now(): number {

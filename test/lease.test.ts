@@ -6,6 +6,7 @@ import {
   expectError,
   expectInvalid,
   expectNoChange,
+  expectNotFound,
   expectStale,
   mustPoll,
   setup,
@@ -386,11 +387,11 @@ describe('stale leases', () => {
     });
 
     it.each([1.5, NaN, Infinity, -Infinity, 2 ** 53, -(2 ** 53), '1', null, undefined])(
-      'rejects the token %s (not a safe integer) with InvalidArgumentError',
+      'refuses the token %s (never a lease token) as stale, after checking the id',
       (token) => {
         const { queue, id } = running();
-        expectInvalid(() => op(queue, id, bad(token)));
-        expectInvalid(() => op(queue, 'J999', bad(token))); // validated at the edge, before the id
+        expectNoChange(queue, [id], () => op(queue, id, bad(token)), StaleLeaseError, 'ERR_STALE_LEASE');
+        expectNotFound(() => op(queue, 'J999', bad(token))); // unknown id is checked before state
         expect(queue.view(id).status).toBe('RUNNING');
       },
     );

@@ -295,11 +295,13 @@ describe('fail: retry or dead-letter', () => {
     const { queue, clock } = setup({ maxAttempts: 1000, baseBackoffMillis: 0, maxBackoffMillis: 0 });
     const id = queue.submit('t', 'p');
     for (let bytes = 1; bytes <= 300; bytes++) {
-      const error = 'é'.repeat(bytes >> 1) + 'x'.repeat(bytes & 1);
-      expect(utf8Bytes(error)).toBe(bytes);
-      queue.fail(id, mustPoll(queue, id).token, error);
-      expect(queue.view(id).lastError).toBe(error);
-      clock.advance(1);
+      const errors = ['é'.repeat(bytes >> 1) + 'x'.repeat(bytes & 1), 'Err'.repeat(bytes).slice(0, bytes)];
+      for (const error of errors) {
+        expect(utf8Bytes(error)).toBe(bytes);
+        queue.fail(id, mustPoll(queue, id).token, error);
+        expect(queue.view(id).lastError).toBe(error);
+        clock.advance(1);
+      }
     }
   });
 

@@ -199,6 +199,25 @@ describe('submit: payload', () => {
     }
   });
 
+  it('keeps pure-ASCII payloads of every length from 0 to 200 bytes exactly, after types of many lengths', () => {
+    const { queue } = setup();
+    const jobs: Array<[string, string, string]> = [];
+    for (const typeBytes of [1, 4, 59, 60, 61, 120]) {
+      for (let n = 0; n <= 200; n++) {
+        const type = 'k'.repeat(typeBytes);
+        let payload = '';
+        for (let i = 0; i < n; i++) payload += String.fromCharCode((i * 7 + n) % 128);
+        jobs.push([queue.submit(type, payload), type, payload]);
+      }
+    }
+    for (const [id, type, payload] of jobs) {
+      const lease = mustPoll(queue, id);
+      expect([lease.type, lease.payload]).toEqual([type, payload]);
+      expect(queue.view(id).payload).toBe(payload);
+      queue.complete(id, lease.token);
+    }
+  });
+
   it.each(['\ud800', 'a\udc00b', 'x\ud83d', '\ude00y', '😀\ud800😀'])(
     'rejects the ill-formed payload %j (a lone surrogate) with InvalidArgumentError',
     (payload) => {
