@@ -9,79 +9,16 @@
  * checks the whole log. Waiting is done by polling a condition with a
  * deadline, never by sleeping a fixed time and hoping.
  */
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   IllegalStateError, InvalidArgumentError, JobQueue, ManualClock, RetryPolicy, WorkerPool, systemClock,
 } from '../dist/index.js';
 import { bad, expectInvalid, pause } from './helpers.js';
+import { HANDLERS, scratch, track, until } from './pool-harness.js';
 
-// ── harness (each pool test file keeps its own copy: test files must not import each other) ──
-
-const HANDLERS = new URL('./fixtures/pool-handlers.mjs', import.meta.url);
 const DEFAULT_EXPORT = new URL('./fixtures/pool-default.mjs', import.meta.url);
-
-interface LogLine {
-  ev: string;
-  jobId: string;
-  type: string;
-  attempt: number;
-  threadId: number;
-  t: number;
-  [field: string]: unknown;
-}
-
-/** A temp directory for one test's handlers: payloads point at it, handlers log into it. */
-class Scratch {
-  readonly dir = mkdtempSync(join(tmpdir(), 'leasehold-pool-'));
-  payload(fields: Record<string, unknown> = {}): string {
-    return JSON.stringify({ dir: this.dir, ...fields });
-  }
-  lines(): LogLine[] {
-    const file = join(this.dir, 'log');
-    if (!existsSync(file)) return [];
-    return readFileSync(file, 'utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as LogLine);
-  }
-  events(ev: string, jobId?: string): LogLine[] {
-    return this.lines().filter((line) => line.ev === ev && (jobId === undefined || line.jobId === jobId));
-  }
-  /** Creates the file a handler waits for. */
-  signal(name: string): void {
-    appendFileSync(join(this.dir, name), '');
-  }
-}
-
-const scratches: Scratch[] = [];
-const pools: WorkerPool[] = [];
-
-function scratch(): Scratch {
-  const s = new Scratch();
-  scratches.push(s);
-  return s;
-}
-
-/** A pool closed after the test whatever happens, so no thread outlives its test. */
-function track(pool: WorkerPool): WorkerPool {
-  pools.push(pool);
-  return pool;
-}
-
-afterEach(async () => {
-  await Promise.allSettled(pools.splice(0).map((pool) => pool.close()));
-  for (const s of scratches.splice(0)) rmSync(s.dir, { recursive: true, force: true });
-});
-
-/** Polls `condition` until it holds; fails with `what` (and the state `explain` gives) after `ms`. */
-async function until(what: string, condition: () => boolean, ms = 10_000, explain: () => unknown = () => ''): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for: ${what} ${JSON.stringify(explain())}`);
-    await pause(5);
-  }
-}
 
 /** Checks `condition` throughout `ms` and fails the moment it stops holding (for "nothing happens" claims). */
 async function holds(what: string, condition: () => boolean, ms: number): Promise<void> {

@@ -1,0 +1,73 @@
+/**
+ * The harness of the WorkerPool tests: handlers (test/fixtures/pool-handlers.mjs)
+ * report by appending JSON lines to a log in a temp directory named in their
+ * payload; pools and directories are cleaned up after every test, so no thread
+ * outlives its test.
+ */
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach } from 'vitest';
+import type { WorkerPool } from '../dist/index.js';
+import { pause } from './helpers.js';
+
+export const HANDLERS = new URL('./fixtures/pool-handlers.mjs', import.meta.url);
+
+export interface LogLine {
+  ev: string;
+  jobId: string;
+  type: string;
+  attempt: number;
+  threadId: number;
+  t: number;
+  [field: string]: unknown;
+}
+
+/** A temp directory for one test's handlers: payloads point at it, handlers log into it. */
+export class Scratch {
+  readonly dir = mkdtempSync(join(tmpdir(), 'leasehold-pool-'));
+  payload(fields: Record<string, unknown> = {}): string {
+    return JSON.stringify({ dir: this.dir, ...fields });
+  }
+  lines(): LogLine[] {
+    const file = join(this.dir, 'log');
+    if (!existsSync(file)) return [];
+    return readFileSync(file, 'utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as LogLine);
+  }
+  events(ev: string, jobId?: string): LogLine[] {
+    return this.lines().filter((line) => line.ev === ev && (jobId === undefined || line.jobId === jobId));
+  }
+  /** Creates the file a handler waits for. */
+  signal(name: string): void {
+    appendFileSync(join(this.dir, name), '');
+  }
+}
+
+const scratches: Scratch[] = [];
+const pools: WorkerPool[] = [];
+
+export function scratch(): Scratch {
+  const s = new Scratch();
+  scratches.push(s);
+  return s;
+}
+
+/** A pool closed after the test whatever happens, so no thread outlives its test. */
+export function track(pool: WorkerPool): WorkerPool {
+  pools.push(pool);
+  return pool;
+}
+
+afterEach(async () => {
+  await Promise.allSettled(pools.splice(0).map((pool) => pool.close()));
+  for (const s of scratches.splice(0)) rmSync(s.dir, { recursive: true, force: true });
+});
+
+/** Polls `condition` until it holds; fails with `what` (and the state `explain` gives) after `ms`. */
+export async function until(what: string, condition: () => boolean, ms = 10_000, explain: () => unknown = () => ''): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for: ${what} ${JSON.stringify(explain())}`);
+    await pause(5);
+  }
+}
