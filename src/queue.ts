@@ -121,7 +121,7 @@ export class JobQueue {
         `Expected \`payload\` to be at most ${this.#options.maxPayloadBytes} UTF-8 bytes (maxPayloadBytes), got ${payloadBytes}`,
       );
     }
-    if (typeof priority !== 'number' || !Number.isSafeInteger(priority)) {
+    if (typeof priority !== 'number' || !Number.isInteger(priority)) {
       throw new InvalidArgumentError(`Expected \`priority\` to be an integer, got ${describe(priority)}`);
     }
     if (runAtMillis !== undefined && (typeof runAtMillis !== 'number' || !Number.isFinite(runAtMillis))) {
