@@ -19,6 +19,11 @@ import { HINTS_DIRTY, LOCK, LOCK_WAITERS } from './layout.js';
  * whatever the stalled thread wrote. Critical sections are microseconds long;
  * the default timeout is far beyond any garbage-collection pause.
  */
+/** Looks at a held lock before sleeping on it. */
+const SPINS = 32;
+/** Where the back-off loop writes, so the engine cannot remove it. */
+let backoffSink = 0;
+
 export class QueueLock {
   readonly #words: Int32Array;
   readonly #timeoutMillis: number;
@@ -92,8 +97,12 @@ export class QueueLock {
         if (Atomics.compareExchange(words, LOCK, 0, stamp) === 0) return false;
         continue;
       }
-      // Critical sections are short: a brief spin usually wins without a sleep.
-      if (spins < 2000) continue;
+      // Critical sections are short: a brief spin usually wins without a sleep. Between looks, back
+      // off without touching shared memory, so the holder keeps the cache lines it is working on.
+      if (spins < SPINS) {
+        for (let i = 0, n = 32 << Math.min(spins, 6); i < n; i++) backoffSink = (backoffSink * 31 + i) | 0;
+        continue;
+      }
       Atomics.add(words, LOCK_WAITERS, 1);
       Atomics.wait(words, LOCK, seen, napMillis);
       Atomics.sub(words, LOCK_WAITERS, 1);
