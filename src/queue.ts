@@ -5,7 +5,7 @@ import {
 import { MAX_TYPE_BYTES, fillOptions, type FilledOptions, type JobQueueOptions } from './options.js';
 import { RetryPolicy, type Jitter } from './policy.js';
 import { LockLost, QueueCore, type JobRecord } from './shm/core.js';
-import { BUFFER_NAMES, type QueueBuffers } from './shm/layout.js';
+import { BUFFER_NAMES, bufferBytes, type QueueBuffers } from './shm/layout.js';
 import { QueueMemory } from './shm/memory.js';
 import { JobStatus, type JobView, type Lease, type QueueStats } from './types.js';
 
@@ -91,14 +91,21 @@ export class JobQueue {
 
   /** Opens, in this thread, the queue a `share()` handle points at. Without `time`, the handle's clock. */
   static attach(handle: SharedQueueHandle, time?: TimeSource): JobQueue {
+    const notAHandle = () => new InvalidArgumentError(`Expected a handle from JobQueue#share(), got ${describe(handle)}`);
     if (handle === null || typeof handle !== 'object' || handle.kind !== 'leasehold/shared-queue' ||
-        BUFFER_NAMES.some((name) => !(handle.buffers?.[name] instanceof SharedArrayBuffer))) {
-      throw new InvalidArgumentError(`Expected a handle from JobQueue#share(), got ${describe(handle)}`);
+        handle.policy === null || typeof handle.policy !== 'object') {
+      throw notAHandle();
+    }
+    const options = fillOptions(handle.options);
+    // Every buffer must be the one the options size: a mismatched handle would corrupt memory later.
+    const sizes = bufferBytes(options.capacity, options.arenaBytes);
+    if (BUFFER_NAMES.some((name) => !(handle.buffers?.[name] instanceof SharedArrayBuffer) || handle.buffers[name].byteLength !== sizes[name])) {
+      throw notAHandle();
     }
     const clock = time ?? clockOf(handle.clock);
     const p = handle.policy;
     const policy = new RetryPolicy(p.maxAttempts, p.baseBackoffMillis, p.maxBackoffMillis, { jitter: p.jitter });
-    return new JobQueue(clock, policy, handle.options, handle.buffers);
+    return new JobQueue(clock, policy, options, handle.buffers);
   }
 
   /** Queues a new PENDING job and returns its id, `J1`, `J2`, ... */
