@@ -189,17 +189,8 @@ export function testSeed(name: string): number {
   return seed;
 }
 
-/** A small seeded PRNG (mulberry32): the same seed gives the same sequence in every thread. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The project's seeded PRNG (mulberry32): the same seed gives the same sequence in every thread. */
+export { prng } from '../dist/cli/random.js';
 
 /** The n of a job id "Jn", or undefined if the id is not of that form. */
 export function jobNumber(id: string): number | undefined {

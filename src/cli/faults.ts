@@ -13,6 +13,8 @@
  * | `poison`    | its source PNG is corrupt: PermanentError                 | DEAD         |
  */
 
+import { prng } from './random.js';
+
 export const FAULTS = ['transient', 'crash', 'hang', 'stall', 'poison'] as const;
 export type Fault = (typeof FAULTS)[number];
 export type FaultRates = Record<Fault, number>;
@@ -21,18 +23,6 @@ export interface PlannedFault {
   fault: Fault | 'none';
   /** For `transient`: how many first attempts fail (1 or 2); otherwise 0. */
   failAttempts: number;
-}
-
-/** A small seeded PRNG (mulberry32): uniform in [0, 1). */
-export function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** How many of `jobs` get each fault: round(rate × jobs), never more than the jobs there are. */

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import pngjs from 'pngjs';
-import { prng } from './faults.js';
+import { prng } from './random.js';
 
 const { PNG } = pngjs;
 

@@ -1,0 +1,15 @@
+/**
+ * A small seeded PRNG (mulberry32), uniform in [0, 1): the same seed gives the
+ * same sequence in every thread and every run. The demo plans its faults and
+ * draws its images with it; the tests draw their random operations with it.
+ */
+export function prng(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
