@@ -11,7 +11,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import { JobQueue, RetryPolicy, WorkerPool, systemClock } from '../dist/index.js';
-import { pause } from './helpers.js';
 import { HANDLERS, type Scratch, scratch, track, until } from './pool-harness.js';
 
 
