@@ -13,6 +13,17 @@ import {
 } from './helpers.js';
 
 describe('poll', () => {
+  it('records the worker of the latest lease in the view, null before the first', () => {
+    const { queue, clock } = setup();
+    const id = queue.submit('t', 'x');
+    expect(queue.view(id).workerId).toBeNull();
+    mustPoll(queue, id, 100, 'ada');
+    expect(queue.view(id).workerId).toBe('ada');
+    clock.advance(100 + 100); // the lease expires, the backoff passes
+    mustPoll(queue, id, 100, 'grace');
+    expect(queue.view(id)).toMatchObject({ workerId: 'grace', attempts: 2 });
+  });
+
   it('makes the job RUNNING, adds an attempt and leases it until now + leaseMillis', () => {
     const { queue, clock } = setup();
     const id = queue.submit('email', 'body', 0, T0 - 50);

@@ -217,6 +217,16 @@ describe('handler modules', { timeout: 20_000 }, () => {
     expect(s.events('ok', id)).toHaveLength(1);
   });
 
+  it('shows in the job view which pool thread ran it: the workerId prefix and the thread index', async () => {
+    const s = scratch();
+    const queue = systemQueue();
+    const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 2, leaseMillis: 2_000, workerId: 'thumbs' }));
+    await pool.start();
+    const ids = [queue.submit('syncValue', s.payload()), queue.submit('syncValue', s.payload())];
+    await pool.drain();
+    for (const id of ids) expect(queue.view(id).workerId).toMatch(/^thumbs-[01]$/);
+  });
+
   it('fails the attempt with the thrown message as lastError, and retries it', async () => {
     const s = scratch();
     const queue = systemQueue(3);
