@@ -9,7 +9,9 @@ export type ErrorCode =
   | 'ERR_JOB_NOT_FOUND'
   | 'ERR_ILLEGAL_STATE'
   | 'ERR_STALE_LEASE'
-  | 'ERR_QUEUE_FULL';
+  | 'ERR_QUEUE_FULL'
+  | 'ERR_JOURNAL_BUSY'
+  | 'ERR_JOURNAL_CORRUPT';
 
 export class JobQueueError extends Error {
   readonly code: ErrorCode;
@@ -103,5 +105,20 @@ export class PermanentError extends Error {
   constructor(message?: string, options?: ErrorOptions) {
     super(message, options);
     this.name = 'PermanentError';
+  }
+}
+
+/** The journal is owned by another process (or this one, through another queue). */
+export class JournalBusyError extends JobQueueError {
+  constructor(message: string) {
+    super('ERR_JOURNAL_BUSY', message);
+  }
+}
+
+/** The file is not a leasehold journal, or is damaged: it was left untouched. */
+export class JournalCorruptError extends JobQueueError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('ERR_JOURNAL_CORRUPT', message);
+    if (options?.cause !== undefined) this.cause = options.cause;
   }
 }

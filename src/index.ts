@@ -1,10 +1,12 @@
-export { JobQueue, type FailOptions, type SharedQueueHandle } from './queue.js';
+export { JobQueue, LEASE_LOST, type FailOptions, type JournalOptions, type NewJob, type SharedQueueHandle } from './queue.js';
+export type { Synchronous } from './journal/journal.js';
 export { RetryPolicy, type Jitter, type RetryPolicyOptions } from './policy.js';
 export { ManualClock, systemClock, type TimeSource } from './clock.js';
 export { JobStatus, type JobView, type Lease, type QueueStats } from './types.js';
 export type { JobQueueOptions } from './options.js';
 export {
   JobQueueError, InvalidArgumentError, JobNotFoundError, IllegalStateError, StaleLeaseError, QueueFullError,
+  JournalBusyError, JournalCorruptError,
   type ErrorCode,
 } from './errors.js';
 export { WorkerPool, type WorkerPoolOptions, type PoolStats } from './pool/pool.js';

@@ -1,10 +1,14 @@
 import { ManualClock, systemClock, type TimeSource } from './clock.js';
 import {
-  IllegalStateError, InvalidArgumentError, JobNotFoundError, describe, refusalError,
+  IllegalStateError, InvalidArgumentError, JobNotFoundError, QueueFullError, describe, refusalError,
 } from './errors.js';
 import { MAX_TYPE_BYTES, fillOptions, type FilledOptions, type JobQueueOptions } from './options.js';
 import { RetryPolicy, type Jitter } from './policy.js';
+import { Journal, type Synchronous } from './journal/journal.js';
+import { JournalOwner } from './journal/owner.js';
+import { Arena } from './shm/arena.js';
 import { LockLost, QueueCore, type JobRecord } from './shm/core.js';
+import type { LoggedJob } from './shm/movelog.js';
 import { BUFFER_NAMES, bufferBytes, type QueueBuffers } from './shm/layout.js';
 import { QueueMemory } from './shm/memory.js';
 import { JobStatus, type JobView, type Lease, type QueueStats } from './types.js';
@@ -21,7 +25,47 @@ export interface SharedQueueHandle {
   readonly policy: { maxAttempts: number; baseBackoffMillis: number; maxBackoffMillis: number; jitter: Jitter };
   /** The ManualClock's word, or 'system' for systemClock, or null for a clock that cannot cross threads. */
   readonly clock: SharedArrayBuffer | 'system' | null;
+  /** The journal every thread writes its moves to, or null for a queue in memory only. */
+  readonly journal: { path: string; synchronous: Synchronous } | null;
 }
+
+/** A job for `submitMany`. */
+export interface NewJob {
+  type: string;
+  payload?: string | null;
+  /** @default 0 */
+  priority?: number;
+  /** @default now */
+  runAtMillis?: number;
+}
+
+export interface JournalOptions extends JobQueueOptions {
+  /**
+   * SQLite's `synchronous`: 'NORMAL' survives a crash of the process, 'FULL' also a loss of power (slower).
+   * @default 'NORMAL'
+   */
+  synchronous?: Synchronous;
+}
+
+interface CheckedJob {
+  type: string;
+  typeBytes: number;
+  payload: string;
+  payloadBytes: number;
+  priority: number;
+  runAtMillis: number | undefined;
+}
+
+/** This thread's connection to the queue's journal; the opening thread also holds the ownership. */
+interface JournalLink {
+  path: string;
+  synchronous: Synchronous;
+  journal: Journal;
+  owner?: JournalOwner;
+}
+
+/** The lastError of a job that was RUNNING when its process stopped. */
+export const LEASE_LOST = 'lease lost: the process stopped while the job ran';
 
 export interface FailOptions {
   /**
@@ -55,13 +99,14 @@ export class JobQueue {
   readonly #options: FilledOptions;
   readonly #memory: QueueMemory;
   readonly #core: QueueCore;
+  readonly #journal: JournalLink | undefined;
   #closed = false;
   #signalSeen = 0;
 
   constructor(time: TimeSource, policy: RetryPolicy, options?: JobQueueOptions);
-  /** @internal Opens an existing queue's buffers (see `attach`). */
-  constructor(time: TimeSource, policy: RetryPolicy, options: JobQueueOptions | undefined, buffers: QueueBuffers);
-  constructor(time: TimeSource, policy: RetryPolicy, options?: JobQueueOptions, buffers?: QueueBuffers) {
+  /** @internal Opens existing buffers (see `attach`), or a journal (see `open`). */
+  constructor(time: TimeSource, policy: RetryPolicy, options: JobQueueOptions | undefined, buffers: QueueBuffers | undefined, journal?: JournalLink);
+  constructor(time: TimeSource, policy: RetryPolicy, options?: JobQueueOptions, buffers?: QueueBuffers, journal?: JournalLink) {
     if (time === null || typeof time !== 'object' || typeof time.now !== 'function') {
       throw new InvalidArgumentError(`Expected \`time\` to be a TimeSource with a now() method, got ${describe(time)}`);
     }
@@ -72,7 +117,77 @@ export class JobQueue {
     this.#policy = policy;
     this.#options = fillOptions(options);
     this.#memory = new QueueMemory(buffers ?? QueueMemory.create(this.#options.capacity, this.#options.arenaBytes), this.#options.lockTimeoutMillis);
-    this.#core = new QueueCore(this.#memory, policy);
+    this.#journal = journal;
+    this.#core = new QueueCore(this.#memory, policy, journal?.journal);
+  }
+
+  /**
+   * Opens the SQLite journal at `path` (creating it if there is none) and
+   * returns its queue, with every job it holds: SUCCEEDED, DEAD and CANCELLED
+   * as they were; a job RUNNING when the last owner stopped is PENDING again,
+   * ready now, its interrupted attempt not counted, with lastError LEASE_LOST.
+   * From then on `submit` returns only once the job is committed, and every
+   * change is journaled by the thread that makes it. One process owns a
+   * journal at a time: another gets JournalBusyError; a file that is not a
+   * journal gets JournalCorruptError and is left untouched.
+   */
+  static open(path: string, time: TimeSource, policy: RetryPolicy, options: JournalOptions = {}): JobQueue {
+    if (typeof path !== 'string' || path.trim() === '') {
+      throw new InvalidArgumentError(`Expected \`path\` to be a file path, got ${describe(path)}`);
+    }
+    const synchronous = options?.synchronous ?? 'NORMAL';
+    if (synchronous !== 'NORMAL' && synchronous !== 'FULL') {
+      throw new InvalidArgumentError(`Expected \`synchronous\` to be 'NORMAL' or 'FULL', got ${describe(synchronous)}`);
+    }
+    const filled = fillOptions(options);
+    const owner = JournalOwner.acquire(path);
+    let journal: Journal | undefined;
+    try {
+      journal = Journal.open(path, { synchronous });
+      const queue = new JobQueue(time, policy, filled, undefined, { path, synchronous, journal, owner });
+      queue.#restore();
+      return queue;
+    } catch (error) {
+      journal?.close();
+      owner.release();
+      throw error;
+    }
+  }
+
+  /** Loads the journal's jobs into this new queue. */
+  #restore(): void {
+    const journal = this.#journal!.journal;
+    const now = this.#now();
+    const jobs = journal.rows();
+    for (const job of jobs) {
+      if (job.status !== JobStatus.RUNNING) continue;
+      // The lease died with its process: the job runs again, and the attempt that never finished does not count.
+      Object.assign(job, { status: JobStatus.PENDING, attempts: job.attempts - 1, runAt: now, lastError: LEASE_LOST, leaseUntil: 0 });
+      journal.moved(job);
+    }
+    const kept = this.#dropOldestFinished(jobs);
+    const sequences = journal.sequences();
+    this.#locked((core, at) => {
+      const chunks = kept.reduce((sum, job) => sum + Arena.chunksFor(Buffer.byteLength(job.type) + Buffer.byteLength(job.payload)), 0);
+      const refusal = core.roomFor(kept.length, chunks);
+      if (refusal < 0) {
+        throw new QueueFullError(`The journal holds ${kept.length} jobs that are not finished or fit no arena of ${this.#options.arenaBytes} bytes: raise \`capacity\` or \`arenaBytes\``);
+      }
+      core.restore(kept, sequences, at);
+    });
+  }
+
+  /** Finished jobs beyond capacity are evicted as they would have been, oldest finished first. */
+  #dropOldestFinished(jobs: LoggedJob[]): LoggedJob[] {
+    const excess = jobs.length - this.#options.capacity;
+    if (excess <= 0) return jobs;
+    const finished = jobs
+      .filter((job) => job.status === JobStatus.SUCCEEDED || job.status === JobStatus.CANCELLED)
+      .sort((a, b) => a.finishSeq - b.finishSeq)
+      .slice(0, excess);
+    const dropped = new Set(finished.map((job) => job.num));
+    for (const num of dropped) this.#journal!.journal.evicted(num);
+    return jobs.filter((job) => !dropped.has(job.num));
   }
 
   /** A handle to post to other threads; `JobQueue.attach(handle)` there opens this same queue. */
@@ -86,6 +201,7 @@ export class JobQueue {
       options: this.#options,
       policy: { maxAttempts: p.maxAttempts, baseBackoffMillis: p.baseBackoffMillis, maxBackoffMillis: p.maxBackoffMillis, jitter: p.jitter },
       clock: time instanceof ManualClock ? time.buffer : time === systemClock ? 'system' : null,
+      journal: this.#journal === undefined ? null : { path: this.#journal.path, synchronous: this.#journal.synchronous },
     };
   }
 
@@ -105,12 +221,49 @@ export class JobQueue {
     const clock = time ?? clockOf(handle.clock);
     const p = handle.policy;
     const policy = new RetryPolicy(p.maxAttempts, p.baseBackoffMillis, p.maxBackoffMillis, { jitter: p.jitter });
-    return new JobQueue(clock, policy, options, handle.buffers);
+    const link = handle.journal;
+    if (link === null || link === undefined) return new JobQueue(clock, policy, options, handle.buffers);
+    if (typeof link !== 'object' || typeof link.path !== 'string' || (link.synchronous !== 'NORMAL' && link.synchronous !== 'FULL')) {
+      throw notAHandle();
+    }
+    // This thread writes its own moves through its own connection; the ownership stays with the opener.
+    const journal = Journal.open(link.path, { synchronous: link.synchronous });
+    return new JobQueue(clock, policy, options, handle.buffers, { path: link.path, synchronous: link.synchronous, journal });
   }
 
-  /** Queues a new PENDING job and returns its id, `J1`, `J2`, ... */
+  /** Queues a new PENDING job and returns its id, `J1`, `J2`, ... With a journal, only once it is committed there. */
   submit(type: string, payload?: string | null, priority = 0, runAtMillis?: number): string {
     this.#assertOpen();
+    const job = this.#checkJob(type, payload, priority, runAtMillis);
+    const id = this.#locked((core, now) => this.#submitChecked(core, job, now));
+    this.#memory.signal.bump();
+    return id;
+  }
+
+  /**
+   * Queues several jobs at once, all or none: every job is checked first, and
+   * room for all is made before any is stored. With a journal they commit in
+   * one transaction. Returns their ids in order.
+   */
+  submitMany(jobs: readonly NewJob[]): string[] {
+    this.#assertOpen();
+    if (!Array.isArray(jobs)) throw new InvalidArgumentError(`Expected \`jobs\` to be an array, got ${describe(jobs)}`);
+    const checked = jobs.map((job, i) => {
+      if (job === null || typeof job !== 'object') throw new InvalidArgumentError(`Expected \`jobs[${i}]\` to be an object, got ${describe(job)}`);
+      return this.#checkJob(job.type, job.payload, job.priority ?? 0, job.runAtMillis);
+    });
+    const ids = this.#locked((core, now) => {
+      const chunks = checked.reduce((sum, job) => sum + Arena.chunksFor(job.typeBytes + job.payloadBytes), 0);
+      const refusal = core.roomFor(checked.length, chunks);
+      if (refusal < 0) throw refusalError(refusal, '', this.#options.capacity);
+      const submitAll = () => checked.map((job) => this.#submitChecked(core, job, now));
+      return this.#journal === undefined ? submitAll() : this.#journal.journal.batch(submitAll);
+    });
+    this.#memory.signal.bump();
+    return ids;
+  }
+
+  #checkJob(type: unknown, payload: unknown, priority: unknown, runAtMillis: unknown): CheckedJob {
     if (typeof type !== 'string' || type.trim() === '') {
       throw new InvalidArgumentError(`Expected \`type\` to be a non-blank string, got ${describe(type)}`);
     }
@@ -134,13 +287,13 @@ export class JobQueue {
     if (runAtMillis !== undefined && (typeof runAtMillis !== 'number' || !Number.isFinite(runAtMillis))) {
       throw new InvalidArgumentError(`Expected \`runAtMillis\` to be a finite number, got ${describe(runAtMillis)}`);
     }
-    const id = this.#locked((core, now) => {
-      const jobNum = core.submit(type, typeBytes, text, payloadBytes, priority, runAtMillis ?? now, now);
-      if (jobNum < 0) throw refusalError(jobNum, '', this.#options.capacity);
-      return `J${jobNum}`;
-    });
-    this.#memory.signal.bump();
-    return id;
+    return { type, typeBytes, payload: text, payloadBytes, priority, runAtMillis };
+  }
+
+  #submitChecked(core: QueueCore, job: CheckedJob, now: number): string {
+    const jobNum = core.submit(job.type, job.typeBytes, job.payload, job.payloadBytes, job.priority, job.runAtMillis ?? now, now);
+    if (jobNum < 0) throw refusalError(jobNum, '', this.#options.capacity);
+    return `J${jobNum}`;
   }
 
   /** Leases the best ready job to `workerId` until now + leaseMillis, or returns undefined if none is ready. */
@@ -241,9 +394,16 @@ export class JobQueue {
     return this.#locked((core) => core.stats());
   }
 
-  /** Closes this thread's view of the queue; other threads' views stay open. */
+  /**
+   * Closes this thread's view of the queue; other threads' views stay open.
+   * With a journal, closes this thread's connection, and the owner's close
+   * releases the journal for another process.
+   */
   close(): void {
+    if (this.#closed) return;
     this.#closed = true;
+    this.#journal?.journal.close();
+    this.#journal?.owner?.release();
   }
 
   // ── plumbing ───────────────────────────────────────────────────────────

@@ -78,14 +78,6 @@ describe('leasehold demo', () => {
     expect(run.stderr).toContain('The fault rates add up to 1.2, more than 1');
   });
 
-  it.each([['stats', 'x.db'], ['dlq', 'list', 'x.db'], ['dlq', 'retry', 'x.db', 'J1']])(
-    'answers `leasehold %s ...` with "not available yet" and exit code 2 until the journal exists',
-    (...args: string[]) => {
-      const run = leasehold(...args);
-      expect(run.status).toBe(2);
-      expect(run.stderr).toContain('not available yet: needs the journal (issue #4)');
-    },
-  );
 });
 
 describe('demo accounting', () => {

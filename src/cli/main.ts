@@ -4,12 +4,12 @@
  *
  *   leasehold demo [options]      thumbnail farm with injected faults (exit 0 if every job is accounted for)
  *   leasehold bench [suites...]   the benchmarks (from a clone of the repository)
- *   leasehold stats FILE          } need the SQLite journal, which is not built yet:
- *   leasehold dlq list FILE       } they exit 2 with "not available yet"
- *   leasehold dlq retry FILE ID   }
+ *   leasehold stats FILE          counts by status of a journal (also while another process owns it)
+ *   leasehold dlq list FILE       its dead letters
+ *   leasehold dlq retry FILE ID…  puts dead jobs back to PENDING (--all: every one); needs the journal to itself
  *
- * Exit codes: 0 success; 1 the command ran and failed (the demo's check);
- * 2 bad usage or a command not available yet.
+ * Exit codes: 0 success; 1 the command ran and failed (the demo's check, a
+ * journal that is busy, damaged or lacks the job); 2 bad usage.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { kDemoDefaults, runDemo, type DemoOptions } from './demo.js';
+import { printDeadLetters, printStats, retryDeadLetters } from './journal-commands.js';
 
 const EXIT_FAILED = 1;
 const EXIT_USAGE = 2;
@@ -40,18 +41,10 @@ function rate(text: string): number {
   return value;
 }
 
-/** Exits 2: the command exists but needs the SQLite journal. */
-function needsJournal(command: string): () => never {
-  return () => {
-    console.error(`leasehold ${command}: not available yet: needs the journal (issue #4)`);
-    process.exit(EXIT_USAGE);
-  };
-}
-
 function program(): Command {
   const d = kDemoDefaults;
   const cli = new Command('leasehold')
-    .description('A retrying job queue for Node.js worker threads: demo, benchmarks and (soon) journal tools.')
+    .description('A retrying job queue for Node.js worker threads: demo, benchmarks and journal tools.')
     .showHelpAfterError('(add --help for usage)')
     .exitOverride();
 
@@ -109,15 +102,24 @@ function program(): Command {
       process.exitCode = await new Promise<number>((r) => child.on('close', (code) => r(code ?? EXIT_FAILED)));
     });
 
-  cli.command('stats').description('Counts by status of a journal (not available yet)').argument('<file>', 'journal file').action(needsJournal('stats'));
-  const dlq = cli.command('dlq').description('Dead letters of a journal (not available yet)');
-  dlq.command('list').description('List the dead letters of a journal').argument('<file>', 'journal file').action(needsJournal('dlq list'));
+  cli.command('stats').description('Counts by status of a journal').argument('<file>', 'journal file').action(printStats);
+  const dlq = cli.command('dlq').description('Dead letters of a journal');
+  dlq.command('list').description('List the dead letters of a journal').argument('<file>', 'journal file').action(printDeadLetters);
   dlq
     .command('retry')
-    .description('Put a dead job back to PENDING')
+    .description('Put dead jobs back to PENDING, ready now, attempts 0 (needs the journal to itself)')
     .argument('<file>', 'journal file')
-    .argument('<id>', 'job id, e.g. J17')
-    .action(needsJournal('dlq retry'));
+    .argument('[ids...]', 'job ids, e.g. J17')
+    .option('--all', 'every dead job')
+    .action((file: string, ids: string[], options: { all?: boolean }) => {
+      if ((options.all === true) === ids.length > 0) {
+        console.error('leasehold dlq retry: name the job ids to retry, or --all (not both)');
+        process.exitCode = EXIT_USAGE;
+        return;
+      }
+      const retried = retryDeadLetters(file, options.all === true ? 'all' : ids);
+      console.log(`Retried ${retried.length} dead job(s)${retried.length > 0 ? `: ${retried.join(', ')}` : ''}`);
+    });
   return cli;
 }
 

@@ -1,16 +1,17 @@
 import { Refusal } from '../errors.js';
 import type { RetryPolicy } from '../policy.js';
-import type { Lease, QueueStats } from '../types.js';
+import { JobStatus, type Lease, type QueueStats } from '../types.js';
 import { Arena } from './arena.js';
 import {
   ATTEMPTS, CANCELLED, COUNT_CANCELLED, COUNT_DEAD, COUNT_DELAYED, COUNT_PENDING, COUNT_RUNNING, COUNT_SUCCEEDED,
   DATA_REF, DEAD, ENTRY_K1, ENTRY_SLOT, ENTRY_WORD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED,
   ERROR_LEASE_EXPIRED, ERROR_NONE, ERROR_REF, FINISHED_CHUNKS, FINISHED_HEAD, FINISHED_TAIL, FINISH_SEQ, FINISH_SEQ_LAST, FREE, FREE_SLOT_COUNT, JOB_NUM, JOB_SEQ,
   LAST_NOW, LEASE_UNTIL, PAYLOAD_BYTES, PENDING, PRIORITY, REBUILDS, RING_FIELDS, RING_SLOT, RING_WORD, RUNNING,
-  RUN_AT, SLOT_HIGH_WATER, SUCCEEDED, TOKEN, TOKEN_SEQ, TYPE_BYTES, WHERE, WHERE_DELAYED, WHERE_NONE, WHERE_READY, WORKER,
+  MOVES, RUN_AT, SLOT_HIGH_WATER, SUCCEEDED, TOKEN, TOKEN_RESERVED, TOKEN_SEQ, TYPE_BYTES, WHERE, WHERE_DELAYED, WHERE_NONE, WHERE_READY, WORKER,
   statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
+import type { LoggedJob, MoveLog, Sequences } from './movelog.js';
 import type { SharedHeap } from './heap.js';
 
 /** Thrown when a commit finds our lock taken over: the caller retries the whole operation. */
@@ -50,10 +51,12 @@ export interface JobRecord {
 export class QueueCore {
   readonly #m: QueueMemory;
   readonly #policy: RetryPolicy;
+  readonly #log: MoveLog | undefined;
 
-  constructor(memory: QueueMemory, policy: RetryPolicy) {
+  constructor(memory: QueueMemory, policy: RetryPolicy, log?: MoveLog) {
     this.#m = memory;
     this.#policy = policy;
+    this.#log = log;
   }
 
   /**
@@ -99,34 +102,46 @@ export class QueueCore {
   }
 
   submit(type: string, typeBytes: number, payload: string, payloadBytes: number, priority: number, runAt: number, now: number): number {
-    const { header, slots, arena, jobMap } = this.#m;
-    const chunks = Arena.chunksFor(typeBytes + payloadBytes);
-    const refusal = this.#makeRoom(chunks, true);
+    const { header } = this.#m;
+    const refusal = this.#makeRoom(Arena.chunksFor(typeBytes + payloadBytes), 1);
     if (refusal < 0) return refusal;
-    const slot = this.#takeSlot();
-    this.#assertHeld();
-    const ref = arena.store(typeBytes + payloadBytes, type, payload);
-    const jobNum = ++header[JOB_SEQ]!;
-    const word = this.#begin(slot);
-    slots.set(slot, JOB_NUM, jobNum);
-    slots.set(slot, PRIORITY, priority);
-    slots.set(slot, RUN_AT, runAt);
-    slots.set(slot, ATTEMPTS, 0);
-    slots.set(slot, TOKEN, 0);
-    slots.set(slot, LEASE_UNTIL, 0);
-    slots.set(slot, DATA_REF, ref);
-    slots.set(slot, TYPE_BYTES, typeBytes);
-    slots.set(slot, PAYLOAD_BYTES, payloadBytes);
-    slots.set(slot, ERROR_REF, ERROR_NONE);
-    slots.set(slot, ERROR_BYTES, 0);
-    slots.set(slot, FINISH_SEQ, 0);
-    slots.set(slot, WHERE, WHERE_NONE);
-    slots.set(slot, WORKER, 0);
-    const next = this.#commit(slot, word, PENDING);
-    jobMap.set(jobNum, slot);
+    const job: LoggedJob = {
+      num: header[JOB_SEQ]! + 1, type, payload, priority, status: JobStatus.PENDING, attempts: 0, runAt,
+      lastError: null, token: 0, leaseUntil: 0, finishSeq: 0, workerId: null, moves: 1,
+    };
+    // Logged first: a job exists in memory only once it is in the journal.
+    this.#log?.submitted(job);
+    header[JOB_SEQ] = job.num;
+    const { slot, word } = this.#place(job, typeBytes, payloadBytes);
     header[COUNT_PENDING]!++;
-    this.#enqueue(slot, next, now);
-    return jobNum;
+    this.#enqueue(slot, word, now);
+    return job.num;
+  }
+
+  /**
+   * Room for `jobs` (as many slots, and chunks for their strings), evicting
+   * finished jobs only if that makes enough: 0, or the Refusal that nothing
+   * was evicted for.
+   */
+  roomFor(jobs: number, chunks: number): number {
+    return this.#makeRoom(chunks, jobs);
+  }
+
+  /**
+   * Puts journaled jobs back into an empty queue (a RUNNING one must come
+   * already turned back to PENDING), continues the sequences, and derives
+   * every hint. The caller has made sure they fit.
+   */
+  restore(jobs: readonly LoggedJob[], sequences: Sequences, now: number): void {
+    const { header } = this.#m;
+    for (const job of jobs) {
+      this.#place(job, Buffer.byteLength(job.type), Buffer.byteLength(job.payload));
+      header[FINISH_SEQ_LAST] = Math.max(header[FINISH_SEQ_LAST]!, job.finishSeq);
+    }
+    header[JOB_SEQ] = sequences.jobSeq;
+    header[TOKEN_SEQ] = sequences.tokenSeq;
+    header[TOKEN_RESERVED] = sequences.tokenSeq;
+    this.rebuild(now);
   }
 
   /** Leases the best ready job to `workerId`; returns its slot, or -1 if nothing is ready. */
@@ -139,7 +154,7 @@ export class QueueCore {
       // Stale entry: the job was cancelled, or moved on since it was queued.
       if (slots.word(slot) !== word) continue;
       this.#begin(slot);
-      const token = ++header[TOKEN_SEQ]!;
+      const token = this.#nextToken();
       const leaseUntil = now + leaseMillis;
       slots.set(slot, ATTEMPTS, slots.get(slot, ATTEMPTS) + 1);
       slots.set(slot, TOKEN, token);
@@ -148,6 +163,7 @@ export class QueueCore {
       slots.set(slot, WORKER, this.#m.workerNames.numberOf(workerId));
       // The claim: CAS of the lease word from the PENDING word the entry was made for.
       const next = this.#commit(slot, word, RUNNING);
+      this.#logMove(slot, next);
       header[COUNT_PENDING]!--;
       header[COUNT_RUNNING]!++;
       this.#push(leases, leaseUntil, token, 0, slot, next);
@@ -209,6 +225,7 @@ export class QueueCore {
     const leaseUntil = now + leaseMillis;
     slots.set(slot, LEASE_UNTIL, leaseUntil);
     const next = this.#commit(slot, word, RUNNING);
+    this.#logMove(slot, next);
     this.#push(leases, leaseUntil, token, 0, slot, next);
     return leaseUntil;
   }
@@ -218,6 +235,8 @@ export class QueueCore {
     if (slots.status(slot) !== PENDING) return Refusal.NotPending;
     if (slots.get(slot, WHERE) === WHERE_DELAYED) header[COUNT_DELAYED]!--;
     this.#finish(slot, CANCELLED, COUNT_PENDING, COUNT_CANCELLED);
+    // Durable before it returns: a cancelled job must not come back to run.
+    this.#log?.flush();
     return 0;
   }
 
@@ -228,6 +247,8 @@ export class QueueCore {
     slots.set(slot, ATTEMPTS, 0);
     slots.set(slot, RUN_AT, now);
     const next = this.#commit(slot, word, PENDING);
+    this.#logMove(slot, next);
+    this.#log?.flush();
     header[COUNT_DEAD]!--;
     header[COUNT_PENDING]!++;
     this.#enqueue(slot, next, now);
@@ -253,7 +274,6 @@ export class QueueCore {
     const { slots, arena } = this.#m;
     const ref = slots.get(slot, DATA_REF);
     const typeBytes = slots.get(slot, TYPE_BYTES);
-    const errorRef = slots.get(slot, ERROR_REF);
     return {
       jobNum: slots.get(slot, JOB_NUM),
       type: arena.read(ref, 0, typeBytes),
@@ -262,7 +282,7 @@ export class QueueCore {
       status: slots.status(slot),
       attempts: slots.get(slot, ATTEMPTS),
       runAt: slots.get(slot, RUN_AT),
-      lastError: errorRef > 0 ? arena.read(errorRef, 0, slots.get(slot, ERROR_BYTES)) : (CANNED_ERRORS.get(errorRef) ?? null),
+      lastError: this.#errorText(slot),
       token: slots.get(slot, TOKEN),
       leaseUntil: slots.get(slot, LEASE_UNTIL),
       workerId: this.#m.workerNames.nameOf(slots.get(slot, WORKER)),
@@ -350,6 +370,69 @@ export class QueueCore {
 
   // ── moves ──────────────────────────────────────────────────────────────
 
+  /** A new job in a free slot, in the job's status; hints (counters, heaps) are the caller's. */
+  #place(job: LoggedJob, typeBytes: number, payloadBytes: number): { slot: number; word: number } {
+    const { slots, arena, jobMap, workerNames } = this.#m;
+    const errorRef = job.lastError === null ? ERROR_NONE : this.#storeError(job.lastError);
+    const slot = this.#takeSlot();
+    this.#assertHeld();
+    const ref = arena.store(typeBytes + payloadBytes, job.type, job.payload);
+    const word = this.#begin(slot);
+    slots.set(slot, JOB_NUM, job.num);
+    slots.set(slot, PRIORITY, job.priority);
+    slots.set(slot, RUN_AT, job.runAt);
+    slots.set(slot, ATTEMPTS, job.attempts);
+    slots.set(slot, TOKEN, job.token);
+    slots.set(slot, LEASE_UNTIL, job.leaseUntil);
+    slots.set(slot, DATA_REF, ref);
+    slots.set(slot, TYPE_BYTES, typeBytes);
+    slots.set(slot, PAYLOAD_BYTES, payloadBytes);
+    slots.set(slot, ERROR_REF, errorRef);
+    slots.set(slot, ERROR_BYTES, errorRef > 0 ? Buffer.byteLength(job.lastError!) : 0);
+    slots.set(slot, FINISH_SEQ, job.finishSeq);
+    slots.set(slot, WHERE, WHERE_NONE);
+    slots.set(slot, WORKER, job.workerId === null ? 0 : workerNames.numberOf(job.workerId));
+    slots.set(slot, MOVES, job.moves - 1); // the commit counts this move
+    const next = this.#commit(slot, word, STATUS_OF_NAME[job.status]);
+    jobMap.set(job.num, slot);
+    return { slot, word: next };
+  }
+
+  /** A new token; with a journal, tokens are reserved there in blocks first, so none repeats after a crash. */
+  #nextToken(): number {
+    const { header } = this.#m;
+    const token = ++header[TOKEN_SEQ]!;
+    if (this.#log !== undefined && token > header[TOKEN_RESERVED]!) {
+      header[TOKEN_RESERVED] = token + TOKEN_BLOCK;
+      this.#log.reserve({ jobSeq: header[JOB_SEQ]!, tokenSeq: header[TOKEN_RESERVED]! });
+    }
+    return token;
+  }
+
+  /** Tells the journal, if there is one, the state a move just committed. */
+  #logMove(slot: number, word: number): void {
+    if (this.#log === undefined) return;
+    const slots = this.#m.slots;
+    this.#log.moved({
+      num: slots.get(slot, JOB_NUM),
+      status: NAME_OF_STATUS[statusOf(word)],
+      attempts: slots.get(slot, ATTEMPTS),
+      runAt: slots.get(slot, RUN_AT),
+      lastError: this.#errorText(slot),
+      token: slots.get(slot, TOKEN),
+      leaseUntil: slots.get(slot, LEASE_UNTIL),
+      finishSeq: slots.get(slot, FINISH_SEQ),
+      workerId: this.#m.workerNames.nameOf(slots.get(slot, WORKER)),
+      moves: slots.get(slot, MOVES),
+    });
+  }
+
+  #errorText(slot: number): string | null {
+    const { slots, arena } = this.#m;
+    const errorRef = slots.get(slot, ERROR_REF);
+    return errorRef > 0 ? arena.read(errorRef, 0, slots.get(slot, ERROR_BYTES)) : (CANNED_ERRORS.get(errorRef) ?? null);
+  }
+
   /** Inside a long scan, now and then shows the waiters that this holder is alive. */
   #progress(step: number): void {
     if ((step & 0xfff) === 0 && !this.#m.lock.touch()) throw new LockLost();
@@ -390,10 +473,11 @@ export class QueueCore {
     if (!permanent && attempts < this.#policy.maxAttempts) {
       slots.set(slot, RUN_AT, failedAt + this.#policy.backoffAfter(attempts));
       const next = this.#commit(slot, word, PENDING);
+      this.#logMove(slot, next);
       header[COUNT_PENDING]!++;
       this.#enqueue(slot, next, now);
     } else {
-      this.#commit(slot, word, DEAD);
+      this.#logMove(slot, this.#commit(slot, word, DEAD));
       header[COUNT_DEAD]!++;
     }
     // Freed only after the commit: a rolled-back move must still find its old error.
@@ -407,6 +491,7 @@ export class QueueCore {
     slots.set(slot, FINISH_SEQ, ++header[FINISH_SEQ_LAST]!);
     slots.set(slot, WHERE, WHERE_NONE);
     const next = this.#commit(slot, word, status);
+    this.#logMove(slot, next);
     header[fromCount]!--;
     header[toCount]!++;
     header[FINISHED_CHUNKS]! += this.#chunksOf(slot);
@@ -453,17 +538,16 @@ export class QueueCore {
   // ── room ───────────────────────────────────────────────────────────────
 
   /**
-   * Makes room for `chunks` arena chunks (and a slot, if `slot`), evicting
-   * finished jobs oldest first — but only if that will succeed: a refusal
-   * evicts nothing.
+   * Makes room for `chunks` arena chunks and `jobs` slots, evicting finished
+   * jobs oldest first — but only if that will succeed: a refusal evicts nothing.
    */
-  #makeRoom(chunks: number, slot: boolean): number {
+  #makeRoom(chunks: number, jobs: number): number {
     const { header, arena, slots } = this.#m;
     const freeSlots = () => header[FREE_SLOT_COUNT]! + slots.capacity - header[SLOT_HIGH_WATER]!;
     const finishedJobs = header[COUNT_SUCCEEDED]! + header[COUNT_CANCELLED]!;
-    if (slot && freeSlots() === 0 && finishedJobs === 0) return Refusal.NoSlot;
+    if (jobs > freeSlots() + finishedJobs) return Refusal.NoSlot;
     if (chunks > arena.freeChunks + header[FINISHED_CHUNKS]!) return Refusal.NoBytes;
-    while ((slot && freeSlots() === 0) || chunks > arena.freeChunks) {
+    while (freeSlots() < jobs || chunks > arena.freeChunks) {
       // Only if the counters lied (they are hints): refuse rather than loop.
       if (!this.#evictOldest()) return Refusal.NoBytes;
     }
@@ -480,7 +564,7 @@ export class QueueCore {
   #storeError(error: string): number {
     const bytes = Buffer.byteLength(error);
     if (bytes === 0) return ERROR_EMPTY;
-    if (this.#makeRoom(Arena.chunksFor(bytes), false) < 0) return ERROR_DROPPED;
+    if (this.#makeRoom(Arena.chunksFor(bytes), 0) < 0) return ERROR_DROPPED;
     this.#assertHeld();
     return this.#m.arena.store(bytes, error);
   }
@@ -512,12 +596,21 @@ export class QueueCore {
       arena.free(dataRef, dataBytes);
       arena.free(errorRef, errorBytes);
       jobMap.delete(jobNum);
+      this.#log?.evicted(jobNum);
       freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
       return true;
     }
     return false;
   }
 }
+
+/** Tokens reserved in the journal at a time. */
+const TOKEN_BLOCK = 4096;
+
+const STATUS_OF_NAME: Record<JobStatus, SlotStatus> = {
+  PENDING, RUNNING, SUCCEEDED, DEAD, CANCELLED,
+};
+const NAME_OF_STATUS = ['FREE', JobStatus.PENDING, JobStatus.RUNNING, JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED] as unknown as Record<SlotStatus, JobStatus>;
 
 const COUNT_BY_STATUS: Record<SlotStatus, number> = {
   [FREE]: -1,

@@ -93,7 +93,8 @@ export const ERROR_BYTES = 10;
 export const FINISH_SEQ = 11; //    order of finishing, for eviction oldest first
 export const WHERE = 12; //         which pending heap holds the job (WHERE_*), keeps `delayed` exact
 export const WORKER = 13; //        worker name of the latest lease: its entry in `workerNames` + 1; 0: none
-export const RECORD_FIELDS = 14;
+export const MOVES = 14; //         moves of this job so far: orders its journal writes
+export const RECORD_FIELDS = 15;
 
 export const WHERE_NONE = 0;
 export const WHERE_READY = 1;
@@ -133,7 +134,8 @@ export const ARENA_FREE_HEAD = UNDO_RECORD + RECORD_FIELDS; // first chunk of th
 export const ARENA_FREE_COUNT = ARENA_FREE_HEAD + 1;
 export const FINISHED_CHUNKS = ARENA_FREE_HEAD + 2; // arena chunks held by finished jobs: room eviction can give
 export const WORKER_NAME_COUNT = ARENA_FREE_HEAD + 3; // entries of `workerNames` in use; only counts up
-export const HEADER_FIELDS = ARENA_FREE_HEAD + 4;
+export const TOKEN_RESERVED = ARENA_FREE_HEAD + 4; // with a journal: tokens up to here are reserved there
+export const HEADER_FIELDS = ARENA_FREE_HEAD + 5;
 
 // ── heap entries (float64): ordered by (K1, K2, K3) ascending ────────────
 export const ENTRY_K1 = 0;

@@ -1,5 +1,5 @@
 import {
-  FREE, RECORD_FIELDS, STATUS_MASK, UNDO_RECORD, UNDO_SLOT, UNDO_WORD, nextWord, type SlotStatus,
+  FREE, MOVES, RECORD_FIELDS, STATUS_MASK, UNDO_RECORD, UNDO_SLOT, UNDO_WORD, nextWord, type SlotStatus,
 } from './layout.js';
 
 /**
@@ -79,6 +79,7 @@ export class SlotTable {
     this.#staged = -1;
     const records = this.records;
     const stage = this.#stage;
+    stage[MOVES]!++;
     // A FREE slot's record means nothing: there is nothing to undo.
     const undo = (word & STATUS_MASK) !== FREE;
     if (undo) {

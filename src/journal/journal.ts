@@ -1,0 +1,203 @@
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { JournalCorruptError } from '../errors.js';
+import type { LoggedJob, LoggedMove, MoveLog, Sequences } from '../shm/movelog.js';
+import { MIGRATIONS } from './migrations.js';
+
+/** `synchronous` NORMAL survives a crash of the process; FULL also a loss of power. */
+export type Synchronous = 'NORMAL' | 'FULL';
+
+const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+/** Moves held back for one transaction: at most this many, for at most FLUSH_MILLIS. */
+const FLUSH_AT = 256;
+const FLUSH_MILLIS = 5;
+
+/**
+ * The SQLite journal of one queue, through one connection. Each thread of
+ * the owning process opens its own.
+ *
+ * Group commit: a new job is committed before `submitted` returns, and takes
+ * every move held back so far along in its transaction. Other moves (poll,
+ * complete, fail, expiry, extend) are held back for at most FLUSH_MILLIS or
+ * FLUSH_AT moves, then committed together: a burst costs one commit, not one
+ * per job. A crash may lose the last few milliseconds of moves; each job then
+ * comes back in an earlier state and runs again — at least once, never lost.
+ * Writes from different threads may reach the file out of order, so each
+ * carries the job's move count and never overwrites a newer one.
+ */
+export class Journal implements MoveLog {
+  readonly #db: Database.Database;
+  readonly #insert: Database.Statement;
+  readonly #update: Database.Statement;
+  readonly #delete: Database.Statement;
+  readonly #setMeta: Database.Statement;
+  readonly #submit: (row: LoggedJob) => void;
+  readonly #applyHeld: () => void;
+  #held: (LoggedMove | number)[] = [];
+  #timer: NodeJS.Timeout | undefined;
+
+  private constructor(db: Database.Database) {
+    this.#db = db;
+    this.#insert = db.prepare(
+      `INSERT OR REPLACE INTO jobs (num, type, payload, priority, status, attempts, run_at, last_error, token, lease_until, finish_seq, worker_id, moves)
+       VALUES (@num, @type, @payload, @priority, @status, @attempts, @runAt, @lastError, @token, @leaseUntil, @finishSeq, @workerId, @moves)`,
+    );
+    this.#update = db.prepare(
+      `UPDATE jobs SET status = @status, attempts = @attempts, run_at = @runAt, last_error = @lastError, token = @token,
+       lease_until = @leaseUntil, finish_seq = @finishSeq, worker_id = @workerId, moves = @moves
+       WHERE num = @num AND moves < @moves`,
+    );
+    this.#delete = db.prepare('DELETE FROM jobs WHERE num = ?');
+    this.#setMeta = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
+    this.#applyHeld = db.transaction(() => this.#apply());
+    // A new job and the id sequence commit together (so an id is never issued twice), with the moves held back.
+    this.#submit = db.transaction((row: LoggedJob) => {
+      this.#apply();
+      this.#insert.run(row);
+      this.#setMeta.run('job_seq', row.num);
+    });
+  }
+
+  /**
+   * Opens the journal at `path`, creating it if there is none. A file that is
+   * not a leasehold journal, or is damaged, is refused with
+   * JournalCorruptError and never written to.
+   */
+  static open(path: string, options: { synchronous: Synchronous; readonly?: boolean }): Journal {
+    const readonly = options.readonly ?? false;
+    checkHeader(path);
+    let db: Database.Database;
+    try {
+      db = new Database(path, { readonly, fileMustExist: readonly });
+    } catch (error) {
+      throw new JournalCorruptError(`Cannot open the journal ${path}: ${(error as Error).message}`, { cause: error });
+    }
+    try {
+      db.pragma('busy_timeout = 10000');
+      migrate(db, path, readonly);
+      if (!readonly) db.pragma('journal_mode = WAL');
+      db.pragma(`synchronous = ${options.synchronous}`);
+      return new Journal(db);
+    } catch (error) {
+      db.close();
+      if (error instanceof JournalCorruptError) throw error;
+      throw new JournalCorruptError(`The journal ${path} is damaged: ${(error as Error).message}`, { cause: error });
+    }
+  }
+
+  submitted(row: LoggedJob): void {
+    this.#submit(row);
+    this.#held = [];
+  }
+
+  moved(row: LoggedMove): void {
+    this.#hold({ ...row });
+  }
+
+  evicted(num: number): void {
+    this.#hold(num);
+  }
+
+  reserve(sequences: Sequences): void {
+    this.batch(() => {
+      this.#apply();
+      this.#setMeta.run('job_seq', sequences.jobSeq);
+      this.#setMeta.run('token_seq', sequences.tokenSeq);
+    });
+    this.#held = [];
+  }
+
+  flush(): void {
+    if (this.#held.length === 0) return;
+    this.#applyHeld();
+    this.#held = [];
+  }
+
+  #hold(write: LoggedMove | number): void {
+    this.#held.push(write);
+    if (this.#held.length >= FLUSH_AT) this.flush();
+    else this.#timer ??= setTimeout(() => {
+      this.#timer = undefined;
+      if (this.#db.open) this.flush();
+    }, FLUSH_MILLIS).unref();
+  }
+
+  /** Writes the held moves and evictions, in order (inside the caller's transaction). */
+  #apply(): void {
+    for (const write of this.#held) {
+      if (typeof write === 'number') this.#delete.run(write);
+      else this.#update.run(write);
+    }
+  }
+
+  /** Runs `work` as one transaction: its writes commit together, once. */
+  batch<T>(work: () => T): T {
+    return this.#db.transaction(work)();
+  }
+
+  sequences(): Sequences {
+    const meta = new Map<string, number>();
+    for (const { key, value } of this.#db.prepare('SELECT key, value FROM meta').all() as { key: string; value: number }[]) {
+      meta.set(key, value);
+    }
+    const maxNum = (this.#db.prepare('SELECT MAX(num) AS n FROM jobs').get() as { n: number | null }).n ?? 0;
+    const maxToken = (this.#db.prepare('SELECT MAX(token) AS t FROM jobs').get() as { t: number | null }).t ?? 0;
+    return {
+      jobSeq: Math.max(meta.get('job_seq') ?? 0, maxNum),
+      tokenSeq: Math.max(meta.get('token_seq') ?? 0, maxToken),
+    };
+  }
+
+  /** Every job, in submission order. */
+  rows(): LoggedJob[] {
+    return this.#db
+      .prepare(
+        `SELECT num, type, payload, priority, status, attempts, run_at AS runAt, last_error AS lastError, token,
+         lease_until AS leaseUntil, finish_seq AS finishSeq, worker_id AS workerId, moves FROM jobs ORDER BY num`,
+      )
+      .all() as LoggedJob[];
+  }
+
+  close(): void {
+    if (!this.#db.open) return;
+    this.flush();
+    clearTimeout(this.#timer);
+    this.#db.close();
+  }
+}
+
+/** A non-empty file that does not start like a SQLite database is refused before SQLite touches it. */
+function checkHeader(path: string): void {
+  if (!existsSync(path) || statSync(path).size === 0) return;
+  const head = Buffer.alloc(SQLITE_HEADER.length);
+  const fd = openSync(path, 'r');
+  try {
+    readSync(fd, head, 0, head.length, 0);
+  } finally {
+    closeSync(fd);
+  }
+  if (!head.equals(SQLITE_HEADER)) throw new JournalCorruptError(`${path} is not a leasehold journal (not a SQLite database)`);
+}
+
+/** Brings the schema up to date; a database with other tables, or a newer schema, is foreign. */
+function migrate(db: Database.Database, path: string, readonly: boolean): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((t) => t.name);
+  if (version > MIGRATIONS.length) {
+    throw new JournalCorruptError(`${path} has journal schema ${version}, newer than this leasehold knows (${MIGRATIONS.length})`);
+  }
+  if (version === 0 ? tables.length > 0 : !(tables.includes('jobs') && tables.includes('meta'))) {
+    throw new JournalCorruptError(`${path} is not a leasehold journal (tables: ${tables.join(', ') || 'none'})`);
+  }
+  if (version > 0) {
+    const check = db.pragma('quick_check', { simple: true });
+    if (check !== 'ok') throw new JournalCorruptError(`The journal ${path} is damaged: ${String(check)}`);
+  }
+  if (version === MIGRATIONS.length) return;
+  if (readonly) throw new JournalCorruptError(`${path} needs a schema migration: open it for writing first`);
+  db.transaction(() => {
+    for (let next = version; next < MIGRATIONS.length; next++) db.exec(MIGRATIONS[next]!);
+    db.pragma(`user_version = ${MIGRATIONS.length}`);
+  })();
+}

@@ -1,0 +1,26 @@
+/**
+ * The journal's schema, as numbered migrations. Append only: a released
+ * migration is never edited; `PRAGMA user_version` is the number of the last
+ * one applied.
+ */
+export const MIGRATIONS: readonly string[] = [
+  // 1: one row per job, and the sequences that must never go back.
+  `CREATE TABLE jobs (
+     num INTEGER PRIMARY KEY,
+     type TEXT NOT NULL,
+     payload TEXT NOT NULL,
+     priority REAL NOT NULL,
+     status TEXT NOT NULL,
+     attempts INTEGER NOT NULL,
+     run_at REAL NOT NULL,
+     last_error TEXT,
+     token REAL NOT NULL,
+     lease_until REAL NOT NULL,
+     finish_seq REAL NOT NULL
+   );
+   CREATE TABLE meta (key TEXT PRIMARY KEY, value REAL NOT NULL);`,
+  // 2: the worker of each job's latest lease, and the count of its moves, which
+  // orders writes grouped by different threads.
+  `ALTER TABLE jobs ADD COLUMN worker_id TEXT;
+   ALTER TABLE jobs ADD COLUMN moves INTEGER NOT NULL DEFAULT 0;`,
+];
