@@ -10,10 +10,11 @@ import { fileURLToPath } from 'node:url';
 import { machineConditions } from './conditions.js';
 import { pollAtDepth } from './depth.js';
 import { drain } from './drain.js';
+import { journal } from './journal.js';
 import { type Suite, printConditions, printSuite, writeResults } from './report.js';
 import { singleThread } from './single-thread.js';
 
-const SUITES: readonly Suite[] = [singleThread, pollAtDepth, drain];
+const SUITES: readonly Suite[] = [singleThread, pollAtDepth, drain, journal];
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
 
 function selected(filters: readonly string[]): Suite[] {

@@ -162,10 +162,11 @@ export class JobQueue {
     for (const job of jobs) {
       if (job.status !== JobStatus.RUNNING) continue;
       // The lease died with its process: the job runs again, and the attempt that never finished does not count.
-      Object.assign(job, { status: JobStatus.PENDING, attempts: job.attempts - 1, runAt: now, lastError: LEASE_LOST, leaseUntil: 0 });
+      Object.assign(job, { status: JobStatus.PENDING, attempts: job.attempts - 1, runAt: now, lastError: LEASE_LOST, leaseUntil: 0, moves: job.moves + 1 });
       journal.moved(job);
     }
     const kept = this.#dropOldestFinished(jobs);
+    journal.flush();
     const sequences = journal.sequences();
     this.#locked((core, at) => {
       const chunks = kept.reduce((sum, job) => sum + Arena.chunksFor(Buffer.byteLength(job.type) + Buffer.byteLength(job.payload)), 0);
