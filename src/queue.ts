@@ -5,7 +5,6 @@ import {
 import { MAX_TYPE_BYTES, fillOptions, type FilledOptions, type JobQueueOptions } from './options.js';
 import { RetryPolicy, type Jitter } from './policy.js';
 import { Journal, type Synchronous } from './journal/journal.js';
-import { JournalOwner } from './journal/owner.js';
 import { Arena } from './shm/arena.js';
 import { LockLost, QueueCore, type JobRecord } from './shm/core.js';
 import type { LoggedJob } from './shm/movelog.js';
@@ -56,12 +55,12 @@ interface CheckedJob {
   runAtMillis: number | undefined;
 }
 
-/** This thread's connection to the queue's journal; the opening thread also holds the ownership. */
+/** This thread's connection to the queue's journal; the opening thread's also holds the ownership. */
 interface JournalLink {
   path: string;
   synchronous: Synchronous;
   journal: Journal;
-  owner?: JournalOwner;
+  owner: boolean;
 }
 
 /** The lastError of a job that was RUNNING when its process stopped. */
@@ -140,56 +139,64 @@ export class JobQueue {
       throw new InvalidArgumentError(`Expected \`synchronous\` to be 'NORMAL' or 'FULL', got ${describe(synchronous)}`);
     }
     const filled = fillOptions(options);
-    const owner = JournalOwner.acquire(path);
-    let journal: Journal | undefined;
+    const journal = Journal.open(path, { synchronous });
+    const link: JournalLink = { path, synchronous, journal, owner: false };
     try {
-      journal = Journal.open(path, { synchronous });
-      const queue = new JobQueue(time, policy, filled, undefined, { path, synchronous, journal, owner });
+      const queue = new JobQueue(time, policy, filled, undefined, link);
       queue.#restore();
       return queue;
     } catch (error) {
-      journal?.close();
-      owner.release();
+      if (link.owner) journal.release();
+      journal.close();
       throw error;
     }
   }
 
-  /** Loads the journal's jobs into this new queue. */
+  /**
+   * Loads the journal's jobs into this new queue: checks first that they fit
+   * (a refusal writes nothing), then claims the journal, then journals what
+   * opening changes (requeued RUNNING jobs, finished jobs evicted for room).
+   */
   #restore(): void {
-    const journal = this.#journal!.journal;
-    const now = this.#now();
+    const link = this.#journal!;
+    const journal = link.journal;
     const jobs = journal.rows();
-    for (const job of jobs) {
+    const { kept, dropped } = this.#fitFinished(jobs);
+    this.#locked((core) => {
+      const chunks = kept.reduce((sum, job) => sum + Arena.chunksFor(Buffer.byteLength(job.type) + Buffer.byteLength(job.payload)), 0);
+      if (core.roomFor(kept.length, chunks) < 0) {
+        throw new QueueFullError(
+          `The journal ${link.path} holds ${kept.length} jobs that do not fit a queue of capacity ${this.#options.capacity} and ${this.#options.arenaBytes} arena bytes: raise \`capacity\` or \`arenaBytes\``,
+        );
+      }
+    });
+    journal.claim(link.path);
+    link.owner = true;
+    const now = this.#now();
+    for (const job of kept) {
       if (job.status !== JobStatus.RUNNING) continue;
       // The lease died with its process: the job runs again, and the attempt that never finished does not count.
       Object.assign(job, { status: JobStatus.PENDING, attempts: job.attempts - 1, runAt: now, lastError: LEASE_LOST, leaseUntil: 0, moves: job.moves + 1 });
       journal.moved(job);
     }
-    const kept = this.#dropOldestFinished(jobs);
+    for (const job of dropped) journal.evicted(job.num);
     journal.flush();
     const sequences = journal.sequences();
-    this.#locked((core, at) => {
-      const chunks = kept.reduce((sum, job) => sum + Arena.chunksFor(Buffer.byteLength(job.type) + Buffer.byteLength(job.payload)), 0);
-      const refusal = core.roomFor(kept.length, chunks);
-      if (refusal < 0) {
-        throw new QueueFullError(`The journal holds ${kept.length} jobs that are not finished or fit no arena of ${this.#options.arenaBytes} bytes: raise \`capacity\` or \`arenaBytes\``);
-      }
-      core.restore(kept, sequences, at);
-    });
+    this.#locked((core, at) => core.restore(kept, sequences, at));
   }
 
-  /** Finished jobs beyond capacity are evicted as they would have been, oldest finished first. */
-  #dropOldestFinished(jobs: LoggedJob[]): LoggedJob[] {
+  /** Finished jobs beyond capacity are evicted, as they would have been: oldest finished first. */
+  #fitFinished(jobs: LoggedJob[]): { kept: LoggedJob[]; dropped: LoggedJob[] } {
     const excess = jobs.length - this.#options.capacity;
-    if (excess <= 0) return jobs;
-    const finished = jobs
+    if (excess <= 0) return { kept: jobs, dropped: [] };
+    const dropped = jobs
       .filter((job) => job.status === JobStatus.SUCCEEDED || job.status === JobStatus.CANCELLED)
       .sort((a, b) => a.finishSeq - b.finishSeq)
       .slice(0, excess);
-    const dropped = new Set(finished.map((job) => job.num));
-    for (const num of dropped) this.#journal!.journal.evicted(num);
-    return jobs.filter((job) => !dropped.has(job.num));
+    const gone = new Set(dropped);
+    return { kept: jobs.filter((job) => !gone.has(job)), dropped };
   }
+
 
   /** A handle to post to other threads; `JobQueue.attach(handle)` there opens this same queue. */
   share(): SharedQueueHandle {
@@ -229,7 +236,7 @@ export class JobQueue {
     }
     // This thread writes its own moves through its own connection; the ownership stays with the opener.
     const journal = Journal.open(link.path, { synchronous: link.synchronous });
-    return new JobQueue(clock, policy, options, handle.buffers, { path: link.path, synchronous: link.synchronous, journal });
+    return new JobQueue(clock, policy, options, handle.buffers, { path: link.path, synchronous: link.synchronous, journal, owner: false });
   }
 
   /** Queues a new PENDING job and returns its id, `J1`, `J2`, ... With a journal, only once it is committed there. */
@@ -403,8 +410,8 @@ export class JobQueue {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#journal?.owner === true) this.#journal.journal.release();
     this.#journal?.journal.close();
-    this.#journal?.owner?.release();
   }
 
   // ── plumbing ───────────────────────────────────────────────────────────

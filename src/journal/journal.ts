@@ -1,6 +1,6 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { JournalCorruptError } from '../errors.js';
+import { JournalBusyError, JournalCorruptError } from '../errors.js';
 import type { LoggedJob, LoggedMove, MoveLog, Sequences } from '../shm/movelog.js';
 import { MIGRATIONS } from './migrations.js';
 
@@ -75,8 +75,15 @@ export class Journal implements MoveLog {
     }
     try {
       db.pragma('busy_timeout = 10000');
-      migrate(db, path, readonly);
-      if (!readonly) db.pragma('journal_mode = WAL');
+      // Only reads, in one snapshot, until the file is known to be a journal (or empty): a foreign file is never written.
+      whenFree(() => db.transaction(() => check(db, path))());
+      if (!readonly) {
+        whenFree(() => db.pragma('journal_mode = WAL'));
+        // Under SQLite's write lock, so that processes opening a new file at once migrate it once.
+        whenFree(() => db.transaction(() => migrate(db, path)).immediate());
+      } else if ((db.pragma('user_version', { simple: true }) as number) < MIGRATIONS.length) {
+        throw new JournalCorruptError(`${path} needs a schema migration: open it for writing first`);
+      }
       db.pragma(`synchronous = ${options.synchronous}`);
       return new Journal(db);
     } catch (error) {
@@ -131,6 +138,30 @@ export class Journal implements MoveLog {
     }
   }
 
+  /**
+   * Makes this process the journal's owner, under SQLite's write lock, so
+   * that of processes opening it at once exactly one wins. An owner that is
+   * no longer alive (it was killed) is replaced. Threads of the owning
+   * process share its ownership and do not claim.
+   */
+  claim(path: string): void {
+    this.#db
+      .transaction(() => {
+        const holder = (this.#db.prepare("SELECT value FROM meta WHERE key = 'owner_pid'").get() as { value: number } | undefined)?.value;
+        if (holder !== undefined && isAlive(holder)) {
+          throw new JournalBusyError(`The journal ${path} is owned by process ${holder}${holder === process.pid ? ' (this one)' : ''}`);
+        }
+        this.#setMeta.run('owner_pid', process.pid);
+      })
+      .immediate();
+  }
+
+  /** Gives the journal up, if this process owns it. */
+  release(): void {
+    if (!this.#db.open) return;
+    this.#db.prepare("DELETE FROM meta WHERE key = 'owner_pid' AND value = ?").run(process.pid);
+  }
+
   /** Runs `work` as one transaction: its writes commit together, once. */
   batch<T>(work: () => T): T {
     return this.#db.transaction(work)();
@@ -167,6 +198,15 @@ export class Journal implements MoveLog {
   }
 }
 
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** A non-empty file that does not start like a SQLite database is refused before SQLite touches it. */
 function checkHeader(path: string): void {
   if (!existsSync(path) || statSync(path).size === 0) return;
@@ -180,8 +220,8 @@ function checkHeader(path: string): void {
   if (!head.equals(SQLITE_HEADER)) throw new JournalCorruptError(`${path} is not a leasehold journal (not a SQLite database)`);
 }
 
-/** Brings the schema up to date; a database with other tables, or a newer schema, is foreign. */
-function migrate(db: Database.Database, path: string, readonly: boolean): void {
+/** A database with other tables, or a newer schema, is foreign; a damaged one is refused. Reads only. */
+function check(db: Database.Database, path: string): void {
   const version = db.pragma('user_version', { simple: true }) as number;
   const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((t) => t.name);
   if (version > MIGRATIONS.length) {
@@ -191,13 +231,35 @@ function migrate(db: Database.Database, path: string, readonly: boolean): void {
     throw new JournalCorruptError(`${path} is not a leasehold journal (tables: ${tables.join(', ') || 'none'})`);
   }
   if (version > 0) {
-    const check = db.pragma('quick_check', { simple: true });
-    if (check !== 'ok') throw new JournalCorruptError(`The journal ${path} is damaged: ${String(check)}`);
+    const result = db.pragma('quick_check', { simple: true });
+    if (result !== 'ok') throw new JournalCorruptError(`The journal ${path} is damaged: ${String(result)}`);
   }
-  if (version === MIGRATIONS.length) return;
-  if (readonly) throw new JournalCorruptError(`${path} needs a schema migration: open it for writing first`);
-  db.transaction(() => {
-    for (let next = version; next < MIGRATIONS.length; next++) db.exec(MIGRATIONS[next]!);
-    db.pragma(`user_version = ${MIGRATIONS.length}`);
-  })();
 }
+
+/** Applies the migrations not applied yet (inside the caller's write transaction). */
+function migrate(db: Database.Database, path: string): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version === 0 && (db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n > 0) {
+    throw new JournalCorruptError(`${path} is not a leasehold journal`);
+  }
+  for (let next = version; next < MIGRATIONS.length; next++) db.exec(MIGRATIONS[next]!);
+  if (version < MIGRATIONS.length) db.pragma(`user_version = ${MIGRATIONS.length}`);
+}
+
+/**
+ * Runs `step`, again while SQLite answers "busy": some of its locks (changing
+ * the journal mode, a write lock others wait for) do not wait by themselves.
+ */
+function whenFree<T>(step: () => T): T {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      return step();
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if ((code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') || Date.now() > deadline) throw error;
+      Atomics.wait(PAUSE, 0, 0, 5 + Math.random() * 20);
+    }
+  }
+}
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
