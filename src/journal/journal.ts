@@ -17,14 +17,13 @@ const FLUSH_MILLIS = 5;
  * The SQLite journal of one queue, through one connection. Each thread of
  * the owning process opens its own.
  *
- * Group commit: a new job is committed before `submitted` returns, and takes
- * every move held back so far along in its transaction. Other moves (poll,
- * complete, fail, expiry, extend) are held back for at most FLUSH_MILLIS or
- * FLUSH_AT moves, then committed together: a burst costs one commit, not one
- * per job. A crash may lose the last few milliseconds of moves; each job then
- * comes back in an earlier state and runs again — at least once, never lost.
- * Writes from different threads may reach the file out of order, so each
- * carries the job's move count and never overwrites a newer one.
+ * Every call that changes what a crash would bring back commits before it
+ * returns (WAL: a commit is an append, fsync'd only with synchronous FULL).
+ * Writes that change nothing after a crash — an extended lease, an evicted
+ * finished job — are held back for at most FLUSH_MILLIS or FLUSH_AT writes
+ * and ride along with the next commit. Writes from different threads may
+ * reach the file out of order, so each carries the job's move count and never
+ * overwrites a newer one. A batch (`submitMany`) commits once.
  */
 export class Journal implements MoveLog {
   readonly #db: Database.Database;

@@ -225,7 +225,7 @@ export class QueueCore {
     const leaseUntil = now + leaseMillis;
     slots.set(slot, LEASE_UNTIL, leaseUntil);
     const next = this.#commit(slot, word, RUNNING);
-    this.#logMove(slot, next);
+    this.#logMove(slot, next, false);
     this.#push(leases, leaseUntil, token, 0, slot, next);
     return leaseUntil;
   }
@@ -235,8 +235,6 @@ export class QueueCore {
     if (slots.status(slot) !== PENDING) return Refusal.NotPending;
     if (slots.get(slot, WHERE) === WHERE_DELAYED) header[COUNT_DELAYED]!--;
     this.#finish(slot, CANCELLED, COUNT_PENDING, COUNT_CANCELLED);
-    // Durable before it returns: a cancelled job must not come back to run.
-    this.#log?.flush();
     return 0;
   }
 
@@ -248,7 +246,6 @@ export class QueueCore {
     slots.set(slot, RUN_AT, now);
     const next = this.#commit(slot, word, PENDING);
     this.#logMove(slot, next);
-    this.#log?.flush();
     header[COUNT_DEAD]!--;
     header[COUNT_PENDING]!++;
     this.#enqueue(slot, next, now);
@@ -409,8 +406,13 @@ export class QueueCore {
     return token;
   }
 
-  /** Tells the journal, if there is one, the state a move just committed. */
-  #logMove(slot: number, word: number): void {
+  /**
+   * Tells the journal, if there is one, the state a move just committed, and
+   * makes it durable before the call returns — except an extended lease
+   * (`durable` false), which may wait for the next commit: lost in a crash, it
+   * changes nothing, as a job RUNNING at a crash is requeued anyway.
+   */
+  #logMove(slot: number, word: number, durable = true): void {
     if (this.#log === undefined) return;
     const slots = this.#m.slots;
     this.#log.moved({
@@ -425,6 +427,7 @@ export class QueueCore {
       workerId: this.#m.workerNames.nameOf(slots.get(slot, WORKER)),
       moves: slots.get(slot, MOVES),
     });
+    if (durable) this.#log.flush();
   }
 
   #errorText(slot: number): string | null {
