@@ -177,7 +177,7 @@ export class JobQueue {
       if (job.status !== JobStatus.RUNNING) continue;
       // The lease died with its process: the job runs again, and the attempt that never finished does not count.
       Object.assign(job, { status: JobStatus.PENDING, attempts: job.attempts - 1, runAt: now, lastError: LEASE_LOST, leaseUntil: 0, moves: job.moves + 1 });
-      journal.moved(job);
+      journal.moved(job, false);
     }
     for (const job of dropped) journal.evicted(job.num);
     journal.flush();

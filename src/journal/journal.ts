@@ -31,7 +31,7 @@ export class Journal implements MoveLog {
   readonly #update: Database.Statement;
   readonly #delete: Database.Statement;
   readonly #setMeta: Database.Statement;
-  readonly #submit: (row: LoggedJob) => void;
+  readonly #raiseMeta: Database.Statement;
   readonly #applyHeld: () => void;
   #held: (LoggedMove | number)[] = [];
   #timer: NodeJS.Timeout | undefined;
@@ -49,13 +49,8 @@ export class Journal implements MoveLog {
     );
     this.#delete = db.prepare('DELETE FROM jobs WHERE num = ?');
     this.#setMeta = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
+    this.#raiseMeta = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)');
     this.#applyHeld = db.transaction(() => this.#apply());
-    // A new job and the id sequence commit together (so an id is never issued twice), with the moves held back.
-    this.#submit = db.transaction((row: LoggedJob) => {
-      this.#apply();
-      this.#insert.run(row);
-      this.#setMeta.run('job_seq', row.num);
-    });
   }
 
   /**
@@ -93,23 +88,41 @@ export class Journal implements MoveLog {
   }
 
   submitted(row: LoggedJob): void {
-    this.#submit(row);
-    this.#held = [];
+    this.#commit(this.#insert, row);
   }
 
-  moved(row: LoggedMove): void {
-    this.#hold({ ...row });
+  moved(row: LoggedMove, durable: boolean): void {
+    if (durable) this.#commit(this.#update, row);
+    else this.#hold({ ...row });
   }
 
+  /**
+   * A finished job left the queue. Its number is kept in `meta` with the
+   * delete: the numbers of the newest jobs must outlive their rows, so that
+   * ids continue after them.
+   */
   evicted(num: number): void {
     this.#hold(num);
+  }
+
+  /** One write, committed now, with whatever was held back: alone it needs no explicit transaction. */
+  #commit(statement: Database.Statement, row: LoggedJob | LoggedMove): void {
+    if (this.#held.length === 0) {
+      statement.run(row);
+      return;
+    }
+    this.batch(() => {
+      this.#apply();
+      statement.run(row);
+    });
+    this.#held = [];
   }
 
   reserve(sequences: Sequences): void {
     this.batch(() => {
       this.#apply();
-      this.#setMeta.run('job_seq', sequences.jobSeq);
-      this.#setMeta.run('token_seq', sequences.tokenSeq);
+      this.#raiseMeta.run('job_seq', sequences.jobSeq);
+      this.#raiseMeta.run('token_seq', sequences.tokenSeq);
     });
     this.#held = [];
   }
@@ -131,10 +144,16 @@ export class Journal implements MoveLog {
 
   /** Writes the held moves and evictions, in order (inside the caller's transaction). */
   #apply(): void {
+    let lastEvicted = 0;
     for (const write of this.#held) {
-      if (typeof write === 'number') this.#delete.run(write);
-      else this.#update.run(write);
+      if (typeof write === 'number') {
+        this.#delete.run(write);
+        lastEvicted = Math.max(lastEvicted, write);
+      } else {
+        this.#update.run(write);
+      }
     }
+    if (lastEvicted > 0) this.#raiseMeta.run('job_seq', lastEvicted);
   }
 
   /**

@@ -426,8 +426,7 @@ export class QueueCore {
       finishSeq: slots.get(slot, FINISH_SEQ),
       workerId: this.#m.workerNames.nameOf(slots.get(slot, WORKER)),
       moves: slots.get(slot, MOVES),
-    });
-    if (durable) this.#log.flush();
+    }, durable);
   }
 
   #errorText(slot: number): string | null {

@@ -37,7 +37,8 @@ export interface Sequences {
  */
 export interface MoveLog {
   submitted(job: LoggedJob): void;
-  moved(move: LoggedMove): void;
+  /** Durable before it returns, unless `durable` is false: then it rides along with the next commit. */
+  moved(move: LoggedMove, durable: boolean): void;
   evicted(num: number): void;
   reserve(sequences: Sequences): void;
   /** Makes every write so far durable. */
