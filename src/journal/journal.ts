@@ -1,7 +1,9 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { JournalBusyError, JournalCorruptError } from '../errors.js';
+import { InvalidArgumentError, JournalBusyError, JournalCorruptError } from '../errors.js';
 import type { LoggedJob, LoggedMove, MoveLog, Sequences } from '../shm/movelog.js';
+import { JobStatus } from '../types.js';
 import { MIGRATIONS } from './migrations.js';
 
 /** `synchronous` NORMAL survives a crash of the process; FULL also a loss of power. */
@@ -60,6 +62,7 @@ export class Journal implements MoveLog {
    */
   static open(path: string, options: { synchronous: Synchronous; readonly?: boolean }): Journal {
     const readonly = options.readonly ?? false;
+    if (!existsSync(dirname(resolve(path)))) throw new InvalidArgumentError(`No directory for the journal ${path}`);
     checkHeader(path);
     let db: Database.Database;
     try {
@@ -198,14 +201,19 @@ export class Journal implements MoveLog {
     };
   }
 
-  /** Every job, in submission order. */
+  /** Every job, in submission order. A row that cannot be a job's makes the journal corrupt. */
   rows(): LoggedJob[] {
-    return this.#db
+    const rows = this.#db
       .prepare(
         `SELECT num, type, payload, priority, status, attempts, run_at AS runAt, last_error AS lastError, token,
          lease_until AS leaseUntil, finish_seq AS finishSeq, worker_id AS workerId, moves FROM jobs ORDER BY num`,
       )
       .all() as LoggedJob[];
+    for (const row of rows) {
+      const problem = rowProblem(row);
+      if (problem !== null) throw new JournalCorruptError(`The journal ${this.#db.name} has a damaged job row J${row.num}: ${problem}`);
+    }
+    return rows;
   }
 
   close(): void {
@@ -214,6 +222,24 @@ export class Journal implements MoveLog {
     clearTimeout(this.#timer);
     this.#db.close();
   }
+}
+
+const STATUSES = new Set<string>(Object.values(JobStatus));
+
+/** What makes `row` impossible as a job, or null. */
+function rowProblem(row: LoggedJob): string | null {
+  if (!Number.isSafeInteger(row.num) || row.num < 1) return `num ${row.num}`;
+  if (typeof row.type !== 'string' || row.type.trim() === '') return 'a blank type';
+  if (typeof row.payload !== 'string') return 'no payload';
+  if (!STATUSES.has(row.status)) return `status ${JSON.stringify(row.status)}`;
+  if (!Number.isInteger(row.priority)) return `priority ${row.priority}`;
+  if (!Number.isSafeInteger(row.attempts) || row.attempts < 0) return `attempts ${row.attempts}`;
+  if (row.status === JobStatus.RUNNING && row.attempts < 1) return 'RUNNING without an attempt';
+  for (const field of ['runAt', 'token', 'leaseUntil', 'finishSeq', 'moves'] as const) {
+    if (typeof row[field] !== 'number' || !Number.isFinite(row[field])) return `${field} ${row[field]}`;
+  }
+  if (row.lastError !== null && typeof row.lastError !== 'string') return 'a lastError that is not text';
+  return null;
 }
 
 function isAlive(pid: number): boolean {
