@@ -531,6 +531,12 @@ function sqliteFile(path: string, sql: string): void {
 }
 
 describe('a corrupt or foreign file', () => {
+  it('refuses a path in a directory that does not exist with InvalidArgumentError, creating nothing', () => {
+    const missing = join(tmpdir(), `leasehold-no-such-dir-${process.pid}`, 'queue.db');
+    expectInvalid(() => JobQueue.open(missing, new ManualClock(T0), new RetryPolicy(3, 100, 1_000)));
+    expect(() => readdirSync(join(missing, '..'))).toThrow();
+  });
+
   it.each([
     ['random bytes', (path: string) => writeFileSync(path, randomBytes(16_384, 42))],
     ['a text file', (path: string) => writeFileSync(path, 'id,name\n1,not a journal\n2,still not one\n'.repeat(50))],
