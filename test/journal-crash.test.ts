@@ -10,12 +10,12 @@
  * test/fixtures/journal-processor.mjs (drives six jobs into every state).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy, systemClock } from '../dist/index.js';
 import { jobNumber, mustPoll, prng, testSeed, withTimeout } from './helpers.js';
+import { children, openJournal, tempDir, tempJournal } from './journal-harness.js';
 
 type JobView = ReturnType<JobQueue['view']>;
 
@@ -25,38 +25,6 @@ const LEASE_LOST = 'lease lost: the process stopped while the job ran';
 const typeOf = (n: number): string => (n % 3 === 0 ? 'alpha' : 'beta');
 const payloadOf = (n: number): string => `payload #${n} ✓ ${'x'.repeat(n % 37)}`;
 
-// ── temp dirs, open queues and child processes, all cleaned up after every test ──
-
-const dirs: string[] = [];
-const queues = new Set<JobQueue>();
-const children: ChildProcess[] = [];
-
-function tempJournal(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'leasehold-journal-crash-'));
-  dirs.push(dir);
-  return join(dir, 'queue.db');
-}
-
-function openJournal(...args: Parameters<typeof JobQueue.open>): JobQueue {
-  const queue = JobQueue.open(...args);
-  queues.add(queue);
-  return queue;
-}
-
-afterEach(async () => {
-  for (const child of children.splice(0)) {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  }
-  for (const queue of queues) {
-    try {
-      await queue.close();
-    } catch {
-      // already closed or broken by the failing test; nothing more to release
-    }
-  }
-  queues.clear();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
 
 /** A fixture child process whose stdout is read line by line. */
 class Child {
@@ -156,9 +124,9 @@ describe('a process killed while submitting', { timeout: 30_000 }, () => {
     const queue = openJournal(path, systemClock, new RetryPolicy(3, 0, 0));
     const stored = queue.stats().pending;
     expect(queue.stats()).toEqual({ pending: stored, ready: stored, delayed: 0, running: 0, succeeded: 0, dead: 0, cancelled: 0 });
-    // Every acknowledged job, plus at most the one call (≤ 10 jobs) in flight at the kill.
+    // Every acknowledged job, and maybe more: jobs committed whose lines were still in the
+    // child's stdout pipe (a full pipe makes Node's writes asynchronous) when it was killed.
     expect(stored).toBeGreaterThanOrEqual(maxAcked);
-    expect(stored - maxAcked).toBeLessThanOrEqual(10);
     const wrong: Array<{ id: string; view: JobView | string }> = [];
     for (let n = 1; n <= stored; n++) {
       const id = `J${n}`;
@@ -260,8 +228,7 @@ describe('a process killed while its WorkerPool threads complete jobs', { timeou
 
   it.each([1, 2, 3])('loses no job, and every job journaled SUCCEEDED did run (trial %i)', async () => {
     const path = tempJournal();
-    const dir = mkdtempSync(join(tmpdir(), 'leasehold-journal-crash-log-'));
-    dirs.push(dir);
+    const dir = tempDir();
     const log = join(dir, 'log');
     const okCount = (): number => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l.includes('"ev":"ok"')).length : 0);
     const jobs = 2_000;

@@ -8,28 +8,16 @@
  * Handlers: test/fixtures/pool-handlers.mjs, through test/pool-harness.ts, and
  * test/fixtures/journal-handlers.mjs.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JobQueue, RetryPolicy, WorkerPool, systemClock } from '../dist/index.js';
 import { pause } from './helpers.js';
 import { HANDLERS, scratch, track, until } from './pool-harness.js';
+import { closeJournal, openJournal as openTracked, tempJournal } from './journal-harness.js';
 
-const dirs: string[] = [];
-const queues = new Set<JobQueue>();
 const pools: WorkerPool[] = [];
 
-function tempJournal(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'leasehold-journal-pool-'));
-  dirs.push(dir);
-  return join(dir, 'queue.db');
-}
-
 function openJournal(path: string, policy: RetryPolicy): JobQueue {
-  const queue = JobQueue.open(path, systemClock, policy);
-  queues.add(queue);
-  return queue;
+  return openTracked(path, systemClock, policy);
 }
 
 /** A pool closed (before its queue) after the test whatever happens. */
@@ -45,22 +33,12 @@ function journaledPool(queue: JobQueue, options: Omit<ConstructorParameters<type
 /** Closes the pool, then the journal, and opens the journal again in this thread. */
 async function closeAndReopen(pool: WorkerPool, queue: JobQueue, path: string, policy: RetryPolicy): Promise<JobQueue> {
   await pool.close();
-  queues.delete(queue);
-  await queue.close();
+  closeJournal(queue);
   return openJournal(path, policy);
 }
 
 afterEach(async () => {
   await Promise.allSettled(pools.splice(0).map((pool) => pool.close()));
-  for (const queue of queues) {
-    try {
-      await queue.close();
-    } catch {
-      // already closed or broken by the failing test
-    }
-  }
-  queues.clear();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 /** How many times each value occurs. */

@@ -10,11 +10,11 @@
  * journal is in journal-pool.test.ts.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   JobQueue,
   JournalBusyError,
@@ -25,6 +25,7 @@ import {
   RetryPolicy,
 } from '../dist/index.js';
 import { T0, expectError, expectInvalid, expectNotFound, mustPoll, prng, startWorker, withTimeout } from './helpers.js';
+import { children, closeJournal, openJournal as openTracked, tempDir, tempJournal } from './journal-harness.js';
 
 type JobView = ReturnType<JobQueue['view']>;
 type Options = Parameters<typeof JobQueue.open>[3];
@@ -33,31 +34,8 @@ const LEASE_LOST = 'lease lost: the process stopped while the job ran';
 /** 3 attempts; backoff 100, 200, 400 ... capped at 10 000 ms; no jitter. */
 const policy = (): RetryPolicy => new RetryPolicy(3, 100, 10_000);
 
-// ── temp dirs, open queues and child processes, all cleaned up after every test ──
-
-const dirs: string[] = [];
-const queues = new Set<JobQueue>();
-const children: ChildProcess[] = [];
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'leasehold-journal-'));
-  dirs.push(dir);
-  return dir;
-}
-
-function tempJournal(): string {
-  return join(tempDir(), 'queue.db');
-}
-
 function openJournal(path: string, clock: ManualClock, options?: Options): JobQueue {
-  const queue = JobQueue.open(path, clock, policy(), options);
-  queues.add(queue);
-  return queue;
-}
-
-function closeJournal(queue: JobQueue): void {
-  queues.delete(queue);
-  void queue.close();
+  return openTracked(path, clock, policy(), options);
 }
 
 /** Closes `queue` and opens its journal again on the same clock. */
@@ -65,21 +43,6 @@ function reopen(queue: JobQueue, path: string, clock: ManualClock, options?: Opt
   closeJournal(queue);
   return openJournal(path, clock, options);
 }
-
-afterEach(async () => {
-  for (const child of children.splice(0)) {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  }
-  for (const queue of queues) {
-    try {
-      await queue.close();
-    } catch {
-      // already closed or broken by the failing test; nothing more to release
-    }
-  }
-  queues.clear();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
 
 /** Everything a view says, as plain data. */
 function plain(view: JobView): Record<string, unknown> {
