@@ -8,26 +8,22 @@
  * Handlers: test/fixtures/pool-handlers.mjs, through test/pool-harness.ts, and
  * test/fixtures/journal-handlers.mjs.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { JobQueue, RetryPolicy, WorkerPool, systemClock } from '../dist/index.js';
 import { pause } from './helpers.js';
-import { HANDLERS, scratch, track, until } from './pool-harness.js';
+import { HANDLERS, counts, scratch, track, until } from './pool-harness.js';
 import { closeJournal, openJournal as openTracked, tempJournal } from './journal-harness.js';
-
-const pools: WorkerPool[] = [];
 
 function openJournal(path: string, policy: RetryPolicy): JobQueue {
   return openTracked(path, systemClock, policy);
 }
 
-/** A pool closed (before its queue) after the test whatever happens. */
 /** Handlers of this file's own (test/fixtures/journal-handlers.mjs). */
 const JOURNAL_HANDLERS = new URL('./fixtures/journal-handlers.mjs', import.meta.url);
 
 function journaledPool(queue: JobQueue, options: Omit<ConstructorParameters<typeof WorkerPool>[1], 'handlers'> & { handlers?: URL }): WorkerPool {
-  const pool = track(new WorkerPool(queue, { handlers: HANDLERS, ...options }));
-  pools.push(pool);
-  return pool;
+  // Tracked: closed after the test whatever happens.
+  return track(new WorkerPool(queue, { handlers: HANDLERS, ...options }));
 }
 
 /** Closes the pool, then the journal, and opens the journal again in this thread. */
@@ -37,16 +33,7 @@ async function closeAndReopen(pool: WorkerPool, queue: JobQueue, path: string, p
   return openJournal(path, policy);
 }
 
-afterEach(async () => {
-  await Promise.allSettled(pools.splice(0).map((pool) => pool.close()));
-});
 
-/** How many times each value occurs. */
-function counts<T>(values: readonly T[]): Map<T, number> {
-  const seen = new Map<T, number>();
-  for (const value of values) seen.set(value, (seen.get(value) ?? 0) + 1);
-  return seen;
-}
 
 describe('WorkerPool lab card on a journaled queue', { timeout: 30_000 }, () => {
   it('(1) dead-letters an always-failing job after exactly maxAttempts attempts, and it is still DEAD after a reopen', async () => {

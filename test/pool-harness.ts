@@ -71,3 +71,10 @@ export async function until(what: string, condition: () => boolean, ms = 10_000,
     await pause(5);
   }
 }
+
+/** How many times each value occurs. */
+export function counts<T>(values: readonly T[]): Map<T, number> {
+  const seen = new Map<T, number>();
+  for (const value of values) seen.set(value, (seen.get(value) ?? 0) + 1);
+  return seen;
+}

@@ -11,15 +11,9 @@
 import { describe, expect, it } from 'vitest';
 import { JobQueue, RetryPolicy, WorkerPool, systemClock } from '../dist/index.js';
 import { pause } from './helpers.js';
-import { HANDLERS, scratch, track, until } from './pool-harness.js';
+import { HANDLERS, counts, scratch, track, until } from './pool-harness.js';
 
 
-/** How many times each value occurs. */
-function counts<T>(values: readonly T[]): Map<T, number> {
-  const seen = new Map<T, number>();
-  for (const value of values) seen.set(value, (seen.get(value) ?? 0) + 1);
-  return seen;
-}
 
 describe('WorkerPool lab card', { timeout: 20_000 }, () => {
   it('(1) dead-letters a job whose handler always fails after exactly maxAttempts attempts', async () => {
