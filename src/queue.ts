@@ -6,7 +6,7 @@ import { MAX_TYPE_BYTES, fillOptions, type FilledOptions, type JobQueueOptions }
 import { RetryPolicy, type Jitter } from './policy.js';
 import { Journal, type Synchronous } from './journal/journal.js';
 import { Arena } from './shm/arena.js';
-import { LockLost, QueueCore, type JobRecord } from './shm/core.js';
+import { LockLost, NAME_OF_STATUS, QueueCore, type JobRecord } from './shm/core.js';
 import type { LoggedJob } from './shm/movelog.js';
 import { BUFFER_NAMES, bufferBytes, type QueueBuffers } from './shm/layout.js';
 import { QueueMemory } from './shm/memory.js';
@@ -74,7 +74,6 @@ export interface FailOptions {
   permanent?: boolean;
 }
 
-const STATUS_NAMES = ['FREE', JobStatus.PENDING, JobStatus.RUNNING, JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED] as const;
 const JOB_ID = /^J[1-9][0-9]{0,15}$/;
 
 /**
@@ -497,7 +496,7 @@ function truncate(text: string, maxBytes: number): string {
 }
 
 function toView(job: JobRecord): JobView {
-  const status = STATUS_NAMES[job.status] as JobStatus;
+  const status = NAME_OF_STATUS[job.status];
   return {
     id: `J${job.jobNum}`,
     type: job.type,

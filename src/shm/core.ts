@@ -612,7 +612,8 @@ const TOKEN_BLOCK = 4096;
 const STATUS_OF_NAME: Record<JobStatus, SlotStatus> = {
   PENDING, RUNNING, SUCCEEDED, DEAD, CANCELLED,
 };
-const NAME_OF_STATUS = ['FREE', JobStatus.PENDING, JobStatus.RUNNING, JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED] as unknown as Record<SlotStatus, JobStatus>;
+/** The public name of each slot status (FREE has none: a free slot holds no job). */
+export const NAME_OF_STATUS = ['FREE', JobStatus.PENDING, JobStatus.RUNNING, JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED] as unknown as Record<SlotStatus, JobStatus>;
 
 const COUNT_BY_STATUS: Record<SlotStatus, number> = {
   [FREE]: -1,
