@@ -1,8 +1,8 @@
 import { ManualClock, systemClock, type TimeSource } from './clock.js';
 import {
-  IllegalStateError, InvalidArgumentError, JobNotFoundError, QueueFullError, describe, refusalError,
+  IllegalStateError, InvalidArgumentError, QueueFullError, describe, refusalError,
 } from './errors.js';
-import { MAX_TYPE_BYTES, fillOptions, type FilledOptions, type JobQueueOptions } from './options.js';
+import { fillOptions, type FilledOptions, type JobQueueOptions } from './options.js';
 import { RetryPolicy, type Jitter } from './policy.js';
 import { Journal, type Synchronous } from './journal/journal.js';
 import { Arena } from './shm/arena.js';
@@ -11,6 +11,12 @@ import type { LoggedJob } from './shm/movelog.js';
 import { BUFFER_NAMES, bufferBytes, type QueueBuffers } from './shm/layout.js';
 import { QueueMemory } from './shm/memory.js';
 import { JobStatus, type JobView, type Lease, type QueueStats } from './types.js';
+import {
+  checkFailure, checkJob, checkJobs, checkLeaseMillis, checkNow, checkTimeout, checkWorkerId, parseJobId,
+  type CheckedJob, type FailOptions, type NewJob,
+} from './validate.js';
+
+export type { FailOptions, NewJob };
 
 /**
  * What `share()` returns: plain data and SharedArrayBuffers, so it survives
@@ -28,31 +34,12 @@ export interface SharedQueueHandle {
   readonly journal: { path: string; synchronous: Synchronous } | null;
 }
 
-/** A job for `submitMany`. */
-export interface NewJob {
-  type: string;
-  payload?: string | null;
-  /** @default 0 */
-  priority?: number;
-  /** @default now */
-  runAtMillis?: number;
-}
-
 export interface JournalOptions extends JobQueueOptions {
   /**
    * SQLite's `synchronous`: 'NORMAL' survives a crash of the process, 'FULL' also a loss of power (slower).
    * @default 'NORMAL'
    */
   synchronous?: Synchronous;
-}
-
-interface CheckedJob {
-  type: string;
-  typeBytes: number;
-  payload: string;
-  payloadBytes: number;
-  priority: number;
-  runAtMillis: number | undefined;
 }
 
 /** This thread's connection to the queue's journal; the opening thread's also holds the ownership. */
@@ -65,16 +52,6 @@ interface JournalLink {
 
 /** The lastError of a job that was RUNNING when its process stopped. */
 export const LEASE_LOST = 'lease lost: the process stopped while the job ran';
-
-export interface FailOptions {
-  /**
-   * Dead-letter the job now, whatever attempts it has left.
-   * @default false
-   */
-  permanent?: boolean;
-}
-
-const JOB_ID = /^J[1-9][0-9]{0,15}$/;
 
 /**
  * A retrying job queue whose state lives in shared memory.
@@ -241,7 +218,7 @@ export class JobQueue {
   /** Queues a new PENDING job and returns its id, `J1`, `J2`, ... With a journal, only once it is committed there. */
   submit(type: string, payload?: string | null, priority = 0, runAtMillis?: number): string {
     this.#assertOpen();
-    const job = this.#checkJob(type, payload, priority, runAtMillis);
+    const job = checkJob(type, payload, priority, runAtMillis, this.#options.maxPayloadBytes);
     const id = this.#locked((core, now) => this.#submitChecked(core, job, now));
     this.#memory.signal.bump();
     return id;
@@ -254,11 +231,7 @@ export class JobQueue {
    */
   submitMany(jobs: readonly NewJob[]): string[] {
     this.#assertOpen();
-    if (!Array.isArray(jobs)) throw new InvalidArgumentError(`Expected \`jobs\` to be an array, got ${describe(jobs)}`);
-    const checked = jobs.map((job, i) => {
-      if (job === null || typeof job !== 'object') throw new InvalidArgumentError(`Expected \`jobs[${i}]\` to be an object, got ${describe(job)}`);
-      return this.#checkJob(job.type, job.payload, job.priority ?? 0, job.runAtMillis);
-    });
+    const checked = checkJobs(jobs, this.#options.maxPayloadBytes);
     const ids = this.#locked((core, now) => {
       const chunks = checked.reduce((sum, job) => sum + Arena.chunksFor(job.typeBytes + job.payloadBytes), 0);
       const refusal = core.roomFor(checked.length, chunks);
@@ -270,33 +243,6 @@ export class JobQueue {
     return ids;
   }
 
-  #checkJob(type: unknown, payload: unknown, priority: unknown, runAtMillis: unknown): CheckedJob {
-    if (typeof type !== 'string' || type.trim() === '') {
-      throw new InvalidArgumentError(`Expected \`type\` to be a non-blank string, got ${describe(type)}`);
-    }
-    const typeBytes = Buffer.byteLength(type);
-    if (typeBytes > MAX_TYPE_BYTES || !type.isWellFormed()) {
-      throw new InvalidArgumentError(`Expected \`type\` to be a well-formed string of at most ${MAX_TYPE_BYTES} UTF-8 bytes`);
-    }
-    const text = payload ?? '';
-    if (typeof text !== 'string' || !text.isWellFormed()) {
-      throw new InvalidArgumentError(`Expected \`payload\` to be a well-formed string, null or undefined, got ${describe(payload)}`);
-    }
-    const payloadBytes = Buffer.byteLength(text);
-    if (payloadBytes > this.#options.maxPayloadBytes) {
-      throw new InvalidArgumentError(
-        `Expected \`payload\` to be at most ${this.#options.maxPayloadBytes} UTF-8 bytes (maxPayloadBytes), got ${payloadBytes}`,
-      );
-    }
-    if (typeof priority !== 'number' || !Number.isInteger(priority)) {
-      throw new InvalidArgumentError(`Expected \`priority\` to be an integer, got ${describe(priority)}`);
-    }
-    if (runAtMillis !== undefined && (typeof runAtMillis !== 'number' || !Number.isFinite(runAtMillis))) {
-      throw new InvalidArgumentError(`Expected \`runAtMillis\` to be a finite number, got ${describe(runAtMillis)}`);
-    }
-    return { type, typeBytes, payload: text, payloadBytes, priority, runAtMillis };
-  }
-
   #submitChecked(core: QueueCore, job: CheckedJob, now: number): string {
     const jobNum = core.submit(job.type, job.typeBytes, job.payload, job.payloadBytes, job.priority, job.runAtMillis ?? now, now);
     if (jobNum < 0) throw refusalError(jobNum, '', this.#options.capacity);
@@ -306,10 +252,8 @@ export class JobQueue {
   /** Leases the best ready job to `workerId` until now + leaseMillis, or returns undefined if none is ready. */
   poll(workerId: string, leaseMillis: number): Lease | undefined {
     this.#assertOpen();
-    if (typeof workerId !== 'string' || workerId.trim() === '') {
-      throw new InvalidArgumentError(`Expected \`workerId\` to be a non-blank string, got ${describe(workerId)}`);
-    }
-    assertLeaseMillis(leaseMillis);
+    checkWorkerId(workerId);
+    checkLeaseMillis(leaseMillis);
     // Read before polling: work that arrives after this point wakes `waitForWork`.
     this.#signalSeen = this.#memory.signal.current();
     return this.#locked((core, now) => {
@@ -329,14 +273,7 @@ export class JobQueue {
    * (a poison job that no retry will fix).
    */
   fail(jobId: string, token: number, error?: string | null, options?: FailOptions): void {
-    if (error !== undefined && error !== null && typeof error !== 'string') {
-      throw new InvalidArgumentError(`Expected \`error\` to be a string, null or undefined, got ${describe(error)}`);
-    }
-    const permanent = options?.permanent ?? false;
-    if (typeof permanent !== 'boolean') {
-      throw new InvalidArgumentError(`Expected \`permanent\` to be a boolean, got ${describe(permanent)}`);
-    }
-    const text = error === undefined || error === null ? null : truncate(error, this.#options.maxErrorBytes);
+    const { text, permanent } = checkFailure(error, options, this.#options.maxErrorBytes);
     this.#withJob(jobId, (core, slot, now) => core.fail(slot, token, text, permanent, now));
     // A retry with no backoff is ready at once.
     this.#memory.signal.bump();
@@ -344,7 +281,7 @@ export class JobQueue {
 
   /** Heartbeat: the lease now lasts until now + leaseMillis. Returns the new leaseUntil. */
   extend(jobId: string, token: number, leaseMillis: number): number {
-    assertLeaseMillis(leaseMillis);
+    checkLeaseMillis(leaseMillis);
     return this.#withJob(jobId, (core, slot, now) => core.extend(slot, token, leaseMillis, now));
   }
 
@@ -373,9 +310,7 @@ export class JobQueue {
   waitForWork(timeoutMillis: number): Promise<boolean> {
     try {
       this.#assertOpen();
-      if (typeof timeoutMillis !== 'number' || !(timeoutMillis >= 0)) {
-        throw new InvalidArgumentError(`Expected \`timeoutMillis\` to be a number >= 0, got ${describe(timeoutMillis)}`);
-      }
+      checkTimeout(timeoutMillis);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -453,11 +388,7 @@ export class JobQueue {
   }
 
   #now(): number {
-    const now = this.#time.now();
-    if (typeof now !== 'number' || !Number.isFinite(now)) {
-      throw new InvalidArgumentError(`Expected the TimeSource to return a finite number, got ${describe(now)}`);
-    }
-    return now;
+    return checkNow(this.#time.now());
   }
 
   #assertOpen(): void {
@@ -469,30 +400,6 @@ function clockOf(clock: SharedQueueHandle['clock']): TimeSource {
   if (clock instanceof SharedArrayBuffer) return ManualClock.fromBuffer(clock);
   if (clock === 'system') return systemClock;
   throw new InvalidArgumentError('The queue was made with a TimeSource that cannot cross threads: pass one to JobQueue.attach(handle, time)');
-}
-
-function parseJobId(jobId: string): number {
-  if (typeof jobId !== 'string' || !JOB_ID.test(jobId)) {
-    throw new JobNotFoundError(`No job with id ${describe(jobId)}: ids look like "J1"`);
-  }
-  const n = Number(jobId.slice(1));
-  if (!Number.isSafeInteger(n)) throw new JobNotFoundError(`No job with id ${describe(jobId)}`);
-  return n;
-}
-
-function assertLeaseMillis(leaseMillis: number): void {
-  if (typeof leaseMillis !== 'number' || !Number.isFinite(leaseMillis) || !(leaseMillis > 0)) {
-    throw new InvalidArgumentError(`Expected \`leaseMillis\` to be a finite number > 0, got ${describe(leaseMillis)}`);
-  }
-}
-
-/** Cuts `text` to at most `maxBytes` UTF-8 bytes, at a character boundary. */
-function truncate(text: string, maxBytes: number): string {
-  if (text.length * 3 <= maxBytes || Buffer.byteLength(text) <= maxBytes) return text;
-  const bytes = Buffer.from(text);
-  let end = maxBytes;
-  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
-  return bytes.toString('utf8', 0, end);
 }
 
 function toView(job: JobRecord): JobView {

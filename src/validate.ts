@@ -1,0 +1,130 @@
+/**
+ * Validation at the edge, shared by every backend: a bad argument is refused
+ * with InvalidArgumentError (or JobNotFoundError for an id that cannot be
+ * one) before anything changes.
+ */
+import { InvalidArgumentError, JobNotFoundError, describe } from './errors.js';
+import { MAX_TYPE_BYTES } from './options.js';
+
+/** A job for `submit` / `submitMany`, checked. */
+export interface CheckedJob {
+  type: string;
+  typeBytes: number;
+  payload: string;
+  payloadBytes: number;
+  priority: number;
+  /** undefined: now. */
+  runAtMillis: number | undefined;
+}
+
+/** A job for `submitMany`. */
+export interface NewJob {
+  type: string;
+  payload?: string | null;
+  /** @default 0 */
+  priority?: number;
+  /** @default now */
+  runAtMillis?: number;
+}
+
+export interface FailOptions {
+  /**
+   * Dead-letter the job now, whatever attempts it has left.
+   * @default false
+   */
+  permanent?: boolean;
+}
+
+const JOB_ID = /^J[1-9][0-9]{0,15}$/;
+
+export function checkJob(type: unknown, payload: unknown, priority: unknown, runAtMillis: unknown, maxPayloadBytes: number): CheckedJob {
+  if (typeof type !== 'string' || type.trim() === '') {
+    throw new InvalidArgumentError(`Expected \`type\` to be a non-blank string, got ${describe(type)}`);
+  }
+  const typeBytes = Buffer.byteLength(type);
+  if (typeBytes > MAX_TYPE_BYTES || !type.isWellFormed()) {
+    throw new InvalidArgumentError(`Expected \`type\` to be a well-formed string of at most ${MAX_TYPE_BYTES} UTF-8 bytes`);
+  }
+  const text = payload ?? '';
+  if (typeof text !== 'string' || !text.isWellFormed()) {
+    throw new InvalidArgumentError(`Expected \`payload\` to be a well-formed string, null or undefined, got ${describe(payload)}`);
+  }
+  const payloadBytes = Buffer.byteLength(text);
+  if (payloadBytes > maxPayloadBytes) {
+    throw new InvalidArgumentError(`Expected \`payload\` to be at most ${maxPayloadBytes} UTF-8 bytes (maxPayloadBytes), got ${payloadBytes}`);
+  }
+  if (typeof priority !== 'number' || !Number.isInteger(priority)) {
+    throw new InvalidArgumentError(`Expected \`priority\` to be an integer, got ${describe(priority)}`);
+  }
+  if (runAtMillis !== undefined && (typeof runAtMillis !== 'number' || !Number.isFinite(runAtMillis))) {
+    throw new InvalidArgumentError(`Expected \`runAtMillis\` to be a finite number, got ${describe(runAtMillis)}`);
+  }
+  return { type, typeBytes, payload: text, payloadBytes, priority, runAtMillis };
+}
+
+/** Checks every job of a batch before any is stored. */
+export function checkJobs(jobs: unknown, maxPayloadBytes: number): CheckedJob[] {
+  if (!Array.isArray(jobs)) throw new InvalidArgumentError(`Expected \`jobs\` to be an array, got ${describe(jobs)}`);
+  return jobs.map((job: unknown, i) => {
+    if (job === null || typeof job !== 'object') throw new InvalidArgumentError(`Expected \`jobs[${i}]\` to be an object, got ${describe(job)}`);
+    const { type, payload, priority, runAtMillis } = job as NewJob;
+    return checkJob(type, payload, priority ?? 0, runAtMillis, maxPayloadBytes);
+  });
+}
+
+export function checkWorkerId(workerId: unknown): asserts workerId is string {
+  if (typeof workerId !== 'string' || workerId.trim() === '') {
+    throw new InvalidArgumentError(`Expected \`workerId\` to be a non-blank string, got ${describe(workerId)}`);
+  }
+}
+
+export function checkLeaseMillis(leaseMillis: unknown): asserts leaseMillis is number {
+  if (typeof leaseMillis !== 'number' || !Number.isFinite(leaseMillis) || !(leaseMillis > 0)) {
+    throw new InvalidArgumentError(`Expected \`leaseMillis\` to be a finite number > 0, got ${describe(leaseMillis)}`);
+  }
+}
+
+/** The job number of an id `J<n>`; anything else is an id no job has. */
+export function parseJobId(jobId: unknown): number {
+  if (typeof jobId !== 'string' || !JOB_ID.test(jobId)) {
+    throw new JobNotFoundError(`No job with id ${describe(jobId)}: ids look like "J1"`);
+  }
+  const n = Number(jobId.slice(1));
+  if (!Number.isSafeInteger(n)) throw new JobNotFoundError(`No job with id ${describe(jobId)}`);
+  return n;
+}
+
+/** The arguments of `fail`, checked: the error text cut to `maxErrorBytes` (null: none given). */
+export function checkFailure(error: unknown, options: FailOptions | undefined, maxErrorBytes: number): { text: string | null; permanent: boolean } {
+  if (error !== undefined && error !== null && typeof error !== 'string') {
+    throw new InvalidArgumentError(`Expected \`error\` to be a string, null or undefined, got ${describe(error)}`);
+  }
+  const permanent = options?.permanent ?? false;
+  if (typeof permanent !== 'boolean') {
+    throw new InvalidArgumentError(`Expected \`permanent\` to be a boolean, got ${describe(permanent)}`);
+  }
+  return { text: error === undefined || error === null ? null : truncate(error, maxErrorBytes), permanent };
+}
+
+export function checkTimeout(timeoutMillis: unknown): asserts timeoutMillis is number {
+  if (typeof timeoutMillis !== 'number' || !(timeoutMillis >= 0)) {
+    throw new InvalidArgumentError(`Expected \`timeoutMillis\` to be a number >= 0, got ${describe(timeoutMillis)}`);
+  }
+}
+
+/** A clock reading, checked: a TimeSource that returns garbage must not corrupt the queue. */
+export function checkNow(now: unknown): number {
+  if (typeof now !== 'number' || !Number.isFinite(now)) {
+    throw new InvalidArgumentError(`Expected the TimeSource to return a finite number, got ${describe(now)}`);
+  }
+  return now;
+}
+
+/** Cuts `text` to at most `maxBytes` UTF-8 bytes, at a character boundary. */
+function truncate(text: string, maxBytes: number): string {
+  if (text.length * 3 <= maxBytes || Buffer.byteLength(text) <= maxBytes) return text;
+  const bytes = Buffer.from(text);
+  let end = maxBytes;
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return bytes.toString('utf8', 0, end);
+}
