@@ -50,6 +50,11 @@ interface JournalLink {
   owner: boolean;
 }
 
+/** Marks the calls that return only once their change is in the journal (if any). */
+const DURABLE = true;
+/** Longest a change that no caller waits for stays out of the journal, unless another commit takes it sooner. */
+const COMMIT_SOON_MILLIS = 5;
+
 /** The lastError of a job that was RUNNING when its process stopped. */
 export const LEASE_LOST = 'lease lost: the process stopped while the job ran';
 
@@ -77,6 +82,8 @@ export class JobQueue {
   readonly #journal: JournalLink | undefined;
   #closed = false;
   #signalSeen = 0;
+  #commitTimer: NodeJS.Timeout | undefined;
+  #soonTicket = 0;
 
   constructor(time: TimeSource, policy: RetryPolicy, options?: JobQueueOptions);
   /** @internal Opens existing buffers (see `attach`), or a journal (see `open`). */
@@ -149,14 +156,12 @@ export class JobQueue {
     journal.claim(link.path);
     link.owner = true;
     const now = this.#now();
-    for (const job of kept) {
-      if (job.status !== JobStatus.RUNNING) continue;
+    const requeued = kept.filter((job) => job.status === JobStatus.RUNNING);
+    for (const job of requeued) {
       // The lease died with its process: the job runs again, and the attempt that never finished does not count.
       Object.assign(job, { status: JobStatus.PENDING, attempts: job.attempts - 1, runAt: now, lastError: LEASE_LOST, leaseUntil: 0, moves: job.moves + 1 });
-      journal.moved(job, false);
     }
-    for (const job of dropped) journal.evicted(job.num);
-    journal.flush();
+    journal.write({ inserts: [], updates: requeued, evictions: dropped.map((job) => job.num) });
     const sequences = journal.sequences();
     this.#locked((core, at) => core.restore(kept, sequences, at));
   }
@@ -219,7 +224,7 @@ export class JobQueue {
   submit(type: string, payload?: string | null, priority = 0, runAtMillis?: number): string {
     this.#assertOpen();
     const job = checkJob(type, payload, priority, runAtMillis, this.#options.maxPayloadBytes);
-    const id = this.#locked((core, now) => this.#submitChecked(core, job, now));
+    const id = this.#locked((core, now) => this.#submitChecked(core, job, now), DURABLE);
     this.#memory.signal.bump();
     return id;
   }
@@ -236,9 +241,8 @@ export class JobQueue {
       const chunks = checked.reduce((sum, job) => sum + Arena.chunksFor(job.typeBytes + job.payloadBytes), 0);
       const refusal = core.roomFor(checked.length, chunks);
       if (refusal < 0) throw refusalError(refusal, '', this.#options.capacity);
-      const submitAll = () => checked.map((job) => this.#submitChecked(core, job, now));
-      return this.#journal === undefined ? submitAll() : this.#journal.journal.batch(submitAll);
-    });
+      return checked.map((job) => this.#submitChecked(core, job, now));
+    }, DURABLE);
     this.#memory.signal.bump();
     return ids;
   }
@@ -264,7 +268,7 @@ export class JobQueue {
 
   /** Marks the job SUCCEEDED; `token` must be its current, valid lease. */
   complete(jobId: string, token: number): void {
-    this.#withJob(jobId, (core, slot) => core.complete(slot, token));
+    this.#withJob(jobId, (core, slot) => core.complete(slot, token), DURABLE);
   }
 
   /**
@@ -274,7 +278,7 @@ export class JobQueue {
    */
   fail(jobId: string, token: number, error?: string | null, options?: FailOptions): void {
     const { text, permanent } = checkFailure(error, options, this.#options.maxErrorBytes);
-    this.#withJob(jobId, (core, slot, now) => core.fail(slot, token, text, permanent, now));
+    this.#withJob(jobId, (core, slot, now) => core.fail(slot, token, text, permanent, now), DURABLE);
     // A retry with no backoff is ready at once.
     this.#memory.signal.bump();
   }
@@ -296,7 +300,7 @@ export class JobQueue {
 
   /** Puts a DEAD job back to PENDING, ready now, with attempts reset to 0 (lastError kept). */
   retryDead(jobId: string): void {
-    this.#withJob(jobId, (core, slot, now) => core.retryDead(slot, now));
+    this.#withJob(jobId, (core, slot, now) => core.retryDead(slot, now), DURABLE);
     this.#memory.signal.bump();
   }
 
@@ -319,7 +323,7 @@ export class JobQueue {
 
   /** Cancels a PENDING job. */
   cancel(jobId: string): void {
-    this.#withJob(jobId, (core, slot) => core.cancel(slot));
+    this.#withJob(jobId, (core, slot) => core.cancel(slot), DURABLE);
   }
 
   /** PENDING jobs, ready or delayed. */
@@ -343,15 +347,80 @@ export class JobQueue {
    */
   close(): void {
     if (this.#closed) return;
+    const link = this.#journal;
+    if (link !== undefined) {
+      clearTimeout(this.#commitTimer);
+      // Everything noted so far, by any thread (also one since killed), is committed before the journal is let go.
+      this.#makeDurable(this.#memory.commits.head());
+      if (link.owner) link.journal.release();
+      link.journal.close();
+    }
     this.#closed = true;
-    if (this.#journal?.owner === true) this.#journal.journal.release();
-    this.#journal?.journal.close();
   }
 
   // ── plumbing ───────────────────────────────────────────────────────────
 
+  /**
+   * Runs `op` under the queue lock (see `#underLock`). With a journal, a
+   * DURABLE call then waits until what it changed is committed; any other
+   * change (a lease, an extension, an expiry a read brought about) is
+   * committed by the next durable call from any thread, or within
+   * COMMIT_SOON_MILLIS: lost in a crash, it changes nothing that matters, as a
+   * job RUNNING at a crash runs again anyway.
+   */
+  #locked<T>(op: (core: QueueCore, now: number) => T, durable = false): T {
+    if (this.#journal === undefined) return this.#underLock(op);
+    let done = false;
+    try {
+      const result = this.#underLock(op);
+      done = true;
+      return result;
+    } finally {
+      const ticket = this.#core.noted();
+      if (ticket !== undefined) {
+        if (durable && done) this.#makeDurable(ticket);
+        else this.#commitSoon(ticket);
+      }
+    }
+  }
+
+  /**
+   * Group commit (see CommitRing): returns once `ticket` is in the journal.
+   * One thread at a time leads, writing every change noted so far by any
+   * thread in one transaction; the others wait for it, and most find their
+   * ticket committed when their turn comes.
+   */
+  #makeDurable(ticket: number): void {
+    const commits = this.#memory.commits;
+    while (!commits.isDurable(ticket)) {
+      commits.leader.acquire();
+      try {
+        if (commits.isDurable(ticket)) break;
+        const { writes, upTo } = this.#underLock((core) => core.pendingWrites());
+        // Outside the queue lock: other threads go on working while the journal writes.
+        this.#journal!.journal.write(writes);
+        commits.publish(upTo);
+      } finally {
+        commits.leader.release();
+      }
+    }
+  }
+
+  #commitSoon(ticket: number): void {
+    this.#soonTicket = ticket;
+    this.#commitTimer ??= setTimeout(() => {
+      this.#commitTimer = undefined;
+      if (this.#closed) return;
+      try {
+        this.#makeDurable(this.#soonTicket);
+      } catch {
+        // Nobody waits for this commit: the next durable call retries it and reports a failure to its caller.
+      }
+    }, COMMIT_SOON_MILLIS).unref();
+  }
+
   /** Runs `op` under the queue lock, after repairing a dead holder's damage and bringing the queue up to now. */
-  #locked<T>(op: (core: QueueCore, now: number) => T): T {
+  #underLock<T>(op: (core: QueueCore, now: number) => T): T {
     this.#assertOpen();
     const { lock } = this.#memory;
     const core = this.#core;
@@ -376,7 +445,7 @@ export class JobQueue {
    * even a number is simply not the job's current lease, which the core
    * refuses as stale once the id is found.)
    */
-  #withJob<T>(jobId: string, op: (core: QueueCore, slot: number, now: number) => T): T {
+  #withJob<T>(jobId: string, op: (core: QueueCore, slot: number, now: number) => T, durable = false): T {
     const jobNum = parseJobId(jobId);
     return this.#locked((core, now) => {
       const slot = core.find(jobNum);
@@ -384,7 +453,7 @@ export class JobQueue {
       const result = op(core, slot, now);
       if (typeof result === 'number' && result < 0) throw refusalError(result, jobId, this.#options.capacity);
       return result;
-    });
+    }, durable);
   }
 
   #now(): number {

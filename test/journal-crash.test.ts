@@ -6,8 +6,9 @@
  * finished states; a job RUNNING at the crash is retried, with the interrupted
  * attempt not counted; ids and tokens continue.
  *
- * Fixtures: test/fixtures/journal-submitter.mjs (submits until killed) and
- * test/fixtures/journal-processor.mjs (drives six jobs into every state).
+ * Fixtures: test/fixtures/journal-submitter.mjs (submits until killed),
+ * journal-burst-submitter.mjs (four threads submit at once until killed) and
+ * journal-processor.mjs (drives six jobs into every state).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -151,6 +152,52 @@ describe('a process killed while submitting', { timeout: 30_000 }, () => {
     queue.complete(lease.jobId, lease.token);
     expect(queue.view(lease.jobId).status).toBe('SUCCEEDED');
     expect(queue.view(next)).toMatchObject({ type: 'after', payload: 'the crash', status: 'PENDING' });
+  });
+});
+
+describe('threads of a process killed while submitting in bursts (group commit)', { timeout: 30_000 }, () => {
+  const seed = testSeed('journal-burst-crash');
+  const random = prng(seed);
+  const trials = Array.from({ length: 4 }, (_, i) => ({
+    trial: i + 1,
+    killAfterMillis: 100 + Math.floor(random() * 401),
+    synchronous: i % 2 === 0 ? 'FULL' : 'NORMAL',
+  }));
+
+  it.each(trials)('loses no job any thread had acknowledged (trial $trial: 4 threads, SIGKILL after $killAfterMillis ms, synchronous $synchronous)', async ({ killAfterMillis, synchronous }) => {
+    const path = tempJournal();
+    const child = new Child('journal-burst-submitter.mjs', [path, synchronous, '4']);
+    await child.line('open ');
+    await new Promise((resolve) => setTimeout(resolve, killAfterMillis));
+    await child.kill();
+
+    const acked = new Map<string, string>();
+    for (const line of child.lines.slice(1)) {
+      const [id, payload] = line.split(' ');
+      expect(acked.has(id!), `${id} acknowledged twice`).toBe(false);
+      acked.set(id!, payload!);
+    }
+    const threadsHeard = new Set([...acked.values()].map((payload) => payload.split(':')[0]));
+    expect(threadsHeard.size, `threads with acknowledged jobs; stderr: ${child.stderr}`).toBe(4);
+
+    const queue = openJournal(path, systemClock, new RetryPolicy(3, 0, 0));
+    const stored = queue.stats().pending;
+    expect(queue.stats()).toEqual({ pending: stored, ready: stored, delayed: 0, running: 0, succeeded: 0, dead: 0, cancelled: 0 });
+    // Every acknowledged job is back, with its payload.
+    const wrong: Array<{ id: string; payload: string; found: string }> = [];
+    for (const [id, payload] of acked) {
+      try {
+        const view = queue.view(id);
+        if (view.payload !== payload || view.status !== 'PENDING' || view.attempts !== 0) wrong.push({ id, payload, found: JSON.stringify(view) });
+      } catch (error) {
+        wrong.push({ id, payload, found: String(error) });
+      }
+    }
+    expect(wrong.slice(0, 5), `${wrong.length} of ${acked.size} acknowledged jobs missing or wrong`).toEqual([]);
+    // A commit covers a prefix of the ids: no holes, and no payload twice.
+    const payloads = new Set<string>();
+    for (let n = 1; n <= stored; n++) payloads.add(queue.view(`J${n}`).payload);
+    expect(payloads.size).toBe(stored);
   });
 });
 

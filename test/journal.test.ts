@@ -317,6 +317,65 @@ describe('state changes made by attached threads', () => {
   });
 });
 
+describe('group commit', () => {
+  /** A job's row as another connection reads it: only what is committed. */
+  function committedRow(path: string, num: number): { status: string; payload: string } | undefined {
+    const db = new Database(path, { readonly: true });
+    try {
+      return db.prepare('SELECT status, payload FROM jobs WHERE num = ?').get(num) as { status: string; payload: string } | undefined;
+    } finally {
+      db.close();
+    }
+  }
+
+  it('commits the changes of every thread: a thread\'s poll is in the journal once another thread\'s submit returns', async () => {
+    const path = tempJournal();
+    const queue = openJournal(path, new ManualClock(T0));
+    const id = queue.submit('t', 'p');
+    const flag = new Int32Array(new SharedArrayBuffer(8));
+    const thread = await startWorker('journal-group-thread.mjs', { handle: queue.share(), mode: 'poll-then-block', flag });
+    try {
+      const lease = (await withTimeout(thread.result, 10_000, 'the thread\'s poll')) as { jobId: string };
+      expect(lease.jobId).toBe(id);
+      // A lease waits for the next commit; the thread, blocked, makes none itself.
+      expect(committedRow(path, 1)?.status).toBe('PENDING');
+      queue.submit('t', 'q');
+      expect(committedRow(path, 1)?.status, 'after the main thread\'s submit').toBe('RUNNING');
+      expect(committedRow(path, 2)?.status).toBe('PENDING');
+    } finally {
+      Atomics.store(flag, 0, 1);
+      Atomics.notify(flag, 0);
+    }
+    expect(await withTimeout(thread.exited, 10_000, 'the thread')).toBe(0);
+  });
+
+  it('writes the journal outside the queue lock: other threads go on while a commit waits for SQLite', async () => {
+    const path = tempJournal();
+    const queue = openJournal(path, new ManualClock(T0));
+    const flag = new Int32Array(new SharedArrayBuffer(12));
+    const thread = await startWorker('journal-group-thread.mjs', { handle: queue.share(), mode: 'submit', flag });
+    await withTimeout(Atomics.waitAsync(flag, 0, 0).value, 10_000, 'the thread to attach');
+    const blocker = new Database(path);
+    blocker.exec('BEGIN IMMEDIATE'); // holds SQLite's write lock
+    Atomics.store(flag, 2, 1);
+    Atomics.notify(flag, 2);
+    try {
+      const deadline = Date.now() + 10_000;
+      while (queue.stats().pending === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+      // The job is in memory and the queue answers, while its submit still waits for the commit.
+      expect(queue.view('J1')).toMatchObject({ status: 'PENDING', payload: 'for the write lock' });
+      expect(Atomics.load(flag, 1), 'submit returned before its job was committed').toBe(0);
+      expect(committedRow(path, 1)).toBeUndefined();
+    } finally {
+      blocker.exec('ROLLBACK');
+      blocker.close();
+    }
+    expect(await withTimeout(thread.result, 15_000, 'the blocked submit')).toBe('J1');
+    expect(Atomics.load(flag, 1)).toBe(1);
+    expect(committedRow(path, 1)).toEqual({ status: 'PENDING', payload: 'for the write lock' });
+  });
+});
+
 describe('eviction', () => {
   it('deletes evicted finished jobs from the journal: after a reopen they are not found, the rest are there', () => {
     const path = tempJournal();

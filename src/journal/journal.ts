@@ -2,7 +2,7 @@ import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { InvalidArgumentError, JournalBusyError, JournalCorruptError } from '../errors.js';
-import type { LoggedJob, LoggedMove, MoveLog, Sequences } from '../shm/movelog.js';
+import type { JournalWrites, LoggedJob, MoveLog, Sequences } from '../shm/movelog.js';
 import { JobStatus } from '../types.js';
 import { MIGRATIONS } from './migrations.js';
 
@@ -11,21 +11,13 @@ export type Synchronous = 'NORMAL' | 'FULL';
 
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
-/** Moves held back for one transaction: at most this many, for at most FLUSH_MILLIS. */
-const FLUSH_AT = 256;
-const FLUSH_MILLIS = 5;
-
 /**
  * The SQLite journal of one queue, through one connection. Each thread of
- * the owning process opens its own.
- *
- * Every call that changes what a crash would bring back commits before it
- * returns (WAL: a commit is an append, fsync'd only with synchronous FULL).
- * Writes that change nothing after a crash — an extended lease, an evicted
- * finished job — are held back for at most FLUSH_MILLIS or FLUSH_AT writes
- * and ride along with the next commit. Writes from different threads may
- * reach the file out of order, so each carries the job's move count and never
- * overwrites a newer one. A batch (`submitMany`) commits once.
+ * the owning process opens its own; the queue's group commit decides which
+ * thread writes when (see CommitRing). A write is one transaction (WAL: a
+ * commit is an append, fsync'd only with synchronous FULL). Two writers can
+ * reach the file out of order (a leader presumed dead that was only slow), so
+ * each row carries the job's move count and never overwrites a newer one.
  */
 export class Journal implements MoveLog {
   readonly #db: Database.Database;
@@ -34,15 +26,17 @@ export class Journal implements MoveLog {
   readonly #delete: Database.Statement;
   readonly #setMeta: Database.Statement;
   readonly #raiseMeta: Database.Statement;
-  readonly #applyHeld: () => void;
-  #held: (LoggedMove | number)[] = [];
-  #timer: NodeJS.Timeout | undefined;
+  readonly #writeAll: (writes: JournalWrites) => void;
 
   private constructor(db: Database.Database) {
     this.#db = db;
     this.#insert = db.prepare(
-      `INSERT OR REPLACE INTO jobs (num, type, payload, priority, status, attempts, run_at, last_error, token, lease_until, finish_seq, worker_id, moves)
-       VALUES (@num, @type, @payload, @priority, @status, @attempts, @runAt, @lastError, @token, @leaseUntil, @finishSeq, @workerId, @moves)`,
+      `INSERT INTO jobs (num, type, payload, priority, status, attempts, run_at, last_error, token, lease_until, finish_seq, worker_id, moves)
+       VALUES (@num, @type, @payload, @priority, @status, @attempts, @runAt, @lastError, @token, @leaseUntil, @finishSeq, @workerId, @moves)
+       ON CONFLICT (num) DO UPDATE SET status = excluded.status, attempts = excluded.attempts, run_at = excluded.run_at,
+       last_error = excluded.last_error, token = excluded.token, lease_until = excluded.lease_until,
+       finish_seq = excluded.finish_seq, worker_id = excluded.worker_id, moves = excluded.moves
+       WHERE excluded.moves > jobs.moves`,
     );
     this.#update = db.prepare(
       `UPDATE jobs SET status = @status, attempts = @attempts, run_at = @runAt, last_error = @lastError, token = @token,
@@ -52,7 +46,14 @@ export class Journal implements MoveLog {
     this.#delete = db.prepare('DELETE FROM jobs WHERE num = ?');
     this.#setMeta = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
     this.#raiseMeta = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)');
-    this.#applyHeld = db.transaction(() => this.#apply());
+    this.#writeAll = db.transaction((writes: JournalWrites) => {
+      for (const job of writes.inserts) this.#insert.run(job);
+      for (const move of writes.updates) this.#update.run(move);
+      if (writes.evictions.length === 0) return;
+      for (const num of writes.evictions) this.#delete.run(num);
+      // The numbers of the newest jobs must outlive their rows, so that ids continue after them.
+      this.#raiseMeta.run('job_seq', Math.max(...writes.evictions));
+    });
   }
 
   /**
@@ -90,73 +91,24 @@ export class Journal implements MoveLog {
     }
   }
 
-  submitted(row: LoggedJob): void {
-    this.#commit(this.#insert, row);
-  }
-
-  moved(row: LoggedMove, durable: boolean): void {
-    if (durable) this.#commit(this.#update, row);
-    else this.#hold({ ...row });
-  }
-
-  /**
-   * A finished job left the queue. Its number is kept in `meta` with the
-   * delete: the numbers of the newest jobs must outlive their rows, so that
-   * ids continue after them.
-   */
-  evicted(num: number): void {
-    this.#hold(num);
-  }
-
-  /** One write, committed now, with whatever was held back: alone it needs no explicit transaction. */
-  #commit(statement: Database.Statement, row: LoggedJob | LoggedMove): void {
-    if (this.#held.length === 0) {
-      statement.run(row);
+  write(writes: JournalWrites): void {
+    const { inserts, updates, evictions } = writes;
+    const count = inserts.length + updates.length + evictions.length;
+    if (count === 0) return;
+    // One row alone commits by itself: an explicit transaction would only add two statements.
+    if (count === 1 && evictions.length === 0) {
+      if (inserts.length === 1) this.#insert.run(inserts[0]);
+      else this.#update.run(updates[0]);
       return;
     }
-    this.batch(() => {
-      this.#apply();
-      statement.run(row);
-    });
-    this.#held = [];
+    this.#writeAll(writes);
   }
 
   reserve(sequences: Sequences): void {
-    this.batch(() => {
-      this.#apply();
+    this.#db.transaction(() => {
       this.#raiseMeta.run('job_seq', sequences.jobSeq);
       this.#raiseMeta.run('token_seq', sequences.tokenSeq);
-    });
-    this.#held = [];
-  }
-
-  flush(): void {
-    if (this.#held.length === 0) return;
-    this.#applyHeld();
-    this.#held = [];
-  }
-
-  #hold(write: LoggedMove | number): void {
-    this.#held.push(write);
-    if (this.#held.length >= FLUSH_AT) this.flush();
-    else this.#timer ??= setTimeout(() => {
-      this.#timer = undefined;
-      if (this.#db.open) this.flush();
-    }, FLUSH_MILLIS).unref();
-  }
-
-  /** Writes the held moves and evictions, in order (inside the caller's transaction). */
-  #apply(): void {
-    let lastEvicted = 0;
-    for (const write of this.#held) {
-      if (typeof write === 'number') {
-        this.#delete.run(write);
-        lastEvicted = Math.max(lastEvicted, write);
-      } else {
-        this.#update.run(write);
-      }
-    }
-    if (lastEvicted > 0) this.#raiseMeta.run('job_seq', lastEvicted);
+    })();
   }
 
   /**
@@ -181,11 +133,6 @@ export class Journal implements MoveLog {
   release(): void {
     if (!this.#db.open) return;
     this.#db.prepare("DELETE FROM meta WHERE key = 'owner_pid' AND value = ?").run(process.pid);
-  }
-
-  /** Runs `work` as one transaction: its writes commit together, once. */
-  batch<T>(work: () => T): T {
-    return this.#db.transaction(work)();
   }
 
   sequences(): Sequences {
@@ -217,10 +164,7 @@ export class Journal implements MoveLog {
   }
 
   close(): void {
-    if (!this.#db.open) return;
-    this.flush();
-    clearTimeout(this.#timer);
-    this.#db.close();
+    if (this.#db.open) this.#db.close();
   }
 }
 

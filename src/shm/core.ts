@@ -3,7 +3,7 @@ import type { RetryPolicy } from '../policy.js';
 import { JobStatus, type Lease, type QueueStats } from '../types.js';
 import { Arena } from './arena.js';
 import {
-  ATTEMPTS, CANCELLED, COUNT_CANCELLED, COUNT_DEAD, COUNT_DELAYED, COUNT_PENDING, COUNT_RUNNING, COUNT_SUCCEEDED,
+  ATTEMPTS, CANCELLED, COMMIT_EVICTED, COMMIT_MOVED, COMMIT_SUBMITTED, COUNT_CANCELLED, COUNT_DEAD, COUNT_DELAYED, COUNT_PENDING, COUNT_RUNNING, COUNT_SUCCEEDED,
   DATA_REF, DEAD, ENTRY_K1, ENTRY_SLOT, ENTRY_WORD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED,
   ERROR_LEASE_EXPIRED, ERROR_NONE, ERROR_REF, FINISHED_CHUNKS, FINISHED_HEAD, FINISHED_TAIL, FINISH_SEQ, FINISH_SEQ_LAST, FREE, FREE_SLOT_COUNT, JOB_NUM, JOB_SEQ,
   LAST_NOW, LEASE_UNTIL, PAYLOAD_BYTES, PENDING, PRIORITY, REBUILDS, RING_FIELDS, RING_SLOT, RING_WORD, RUNNING,
@@ -11,7 +11,8 @@ import {
   statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
-import type { LoggedJob, MoveLog, Sequences } from './movelog.js';
+import type { JournalWrites, LoggedJob, LoggedMove, MoveLog, Sequences } from './movelog.js';
+import type { CommitKind } from './commits.js';
 import type { SharedHeap } from './heap.js';
 
 /** Thrown when a commit finds our lock taken over: the caller retries the whole operation. */
@@ -52,6 +53,8 @@ export class QueueCore {
   readonly #m: QueueMemory;
   readonly #policy: RetryPolicy;
   readonly #log: MoveLog | undefined;
+  /** The last commit ticket this thread's current call took (with a journal), or undefined. */
+  #ticket: number | undefined;
 
   constructor(memory: QueueMemory, policy: RetryPolicy, log?: MoveLog) {
     this.#m = memory;
@@ -79,6 +82,7 @@ export class QueueCore {
     }
     if (repair) this.rebuild(now);
     this.#assertHeld();
+    this.#ticket = undefined;
     header[LAST_NOW] = now;
     while (leases.size > 0) {
       const slot = leases.top(ENTRY_SLOT);
@@ -109,10 +113,9 @@ export class QueueCore {
       num: header[JOB_SEQ]! + 1, type, payload, priority, status: JobStatus.PENDING, attempts: 0, runAt,
       lastError: null, token: 0, leaseUntil: 0, finishSeq: 0, workerId: null, moves: 1,
     };
-    // Logged first: a job exists in memory only once it is in the journal.
-    this.#log?.submitted(job);
     header[JOB_SEQ] = job.num;
     const { slot, word } = this.#place(job, typeBytes, payloadBytes);
+    this.#note(job.num, COMMIT_SUBMITTED);
     header[COUNT_PENDING]!++;
     this.#enqueue(slot, word, now);
     return job.num;
@@ -124,6 +127,9 @@ export class QueueCore {
    * was evicted for.
    */
   roomFor(jobs: number, chunks: number): number {
+    // Every note of a batch (its jobs, and the evictions that make their room) must fit the commit ring
+    // without a commit in between, so that the batch reaches the journal in one transaction.
+    if (this.#log !== undefined && this.#m.commits.room() < this.#m.slots.capacity + jobs) this.#commitNotes();
     return this.#makeRoom(chunks, jobs);
   }
 
@@ -163,7 +169,7 @@ export class QueueCore {
       slots.set(slot, WORKER, this.#m.workerNames.numberOf(workerId));
       // The claim: CAS of the lease word from the PENDING word the entry was made for.
       const next = this.#commit(slot, word, RUNNING);
-      this.#logMove(slot, next);
+      this.#noteMove(slot);
       header[COUNT_PENDING]!--;
       header[COUNT_RUNNING]!++;
       this.#push(leases, leaseUntil, token, 0, slot, next);
@@ -225,7 +231,7 @@ export class QueueCore {
     const leaseUntil = now + leaseMillis;
     slots.set(slot, LEASE_UNTIL, leaseUntil);
     const next = this.#commit(slot, word, RUNNING);
-    this.#logMove(slot, next, false);
+    this.#noteMove(slot);
     this.#push(leases, leaseUntil, token, 0, slot, next);
     return leaseUntil;
   }
@@ -245,7 +251,7 @@ export class QueueCore {
     slots.set(slot, ATTEMPTS, 0);
     slots.set(slot, RUN_AT, now);
     const next = this.#commit(slot, word, PENDING);
-    this.#logMove(slot, next);
+    this.#noteMove(slot);
     header[COUNT_DEAD]!--;
     header[COUNT_PENDING]!++;
     this.#enqueue(slot, next, now);
@@ -406,18 +412,73 @@ export class QueueCore {
     return token;
   }
 
+  // ── journal ──────────────────────────────────────────────────────────
+
+  /** The last commit ticket the current call took, if it changed anything the journal must learn. */
+  noted(): number | undefined {
+    return this.#ticket;
+  }
+
   /**
-   * Tells the journal, if there is one, the state a move just committed, and
-   * makes it durable before the call returns — except an extended lease
-   * (`durable` false), which may wait for the next commit: lost in a crash, it
-   * changes nothing, as a job RUNNING at a crash is requeued anyway.
+   * Notes a committed change for the journal (if there is one), to be written
+   * by the next group commit; see CommitRing. A full ring is committed here,
+   * under the lock: rare, as every durable call commits the ring soon after.
    */
-  #logMove(slot: number, word: number, durable = true): void {
+  #note(jobNum: number, kind: CommitKind): void {
     if (this.#log === undefined) return;
+    const commits = this.#m.commits;
+    if (commits.room() < 1) this.#commitNotes();
+    this.#ticket = commits.note(jobNum, kind);
+  }
+
+  #noteMove(slot: number): void {
+    this.#note(this.#m.slots.get(slot, JOB_NUM), COMMIT_MOVED);
+  }
+
+  /**
+   * The journal writes every noted change needs, each job once, as it is
+   * now (under the lock, so every job is read between moves); and the ticket
+   * they cover. A new job is inserted whole, a moved one updated, an evicted
+   * one deleted.
+   */
+  pendingWrites(): { writes: JournalWrites; upTo: number } {
+    const NEW = 1;
+    const GONE = 2;
+    const jobs = new Map<number, number>();
+    const upTo = this.#m.commits.forEachPending((jobNum, kind) => {
+      const flags = kind === COMMIT_SUBMITTED ? NEW : kind === COMMIT_EVICTED ? GONE : 0;
+      jobs.set(jobNum, (jobs.get(jobNum) ?? 0) | flags);
+    });
+    const writes: JournalWrites = { inserts: [], updates: [], evictions: [] };
+    for (const [jobNum, flags] of jobs) {
+      if ((flags & GONE) !== 0) {
+        writes.evictions.push(jobNum);
+        continue;
+      }
+      const slot = this.find(jobNum);
+      if (slot < 0) continue;
+      const move = this.#loggedMove(slot);
+      if ((flags & NEW) === 0) writes.updates.push(move);
+      else {
+        const { type, payload, priority } = this.read(slot);
+        writes.inserts.push({ ...move, type, payload, priority });
+      }
+    }
+    return { writes, upTo };
+  }
+
+  /** Commits every noted change now, under the lock. */
+  #commitNotes(): void {
+    const { writes, upTo } = this.pendingWrites();
+    this.#log!.write(writes);
+    this.#m.commits.publish(upTo);
+  }
+
+  #loggedMove(slot: number): LoggedMove {
     const slots = this.#m.slots;
-    this.#log.moved({
+    return {
       num: slots.get(slot, JOB_NUM),
-      status: NAME_OF_STATUS[statusOf(word)],
+      status: NAME_OF_STATUS[slots.status(slot)],
       attempts: slots.get(slot, ATTEMPTS),
       runAt: slots.get(slot, RUN_AT),
       lastError: this.#errorText(slot),
@@ -426,7 +487,7 @@ export class QueueCore {
       finishSeq: slots.get(slot, FINISH_SEQ),
       workerId: this.#m.workerNames.nameOf(slots.get(slot, WORKER)),
       moves: slots.get(slot, MOVES),
-    }, durable);
+    };
   }
 
   #errorText(slot: number): string | null {
@@ -475,11 +536,12 @@ export class QueueCore {
     if (!permanent && attempts < this.#policy.maxAttempts) {
       slots.set(slot, RUN_AT, failedAt + this.#policy.backoffAfter(attempts));
       const next = this.#commit(slot, word, PENDING);
-      this.#logMove(slot, next);
+      this.#noteMove(slot);
       header[COUNT_PENDING]!++;
       this.#enqueue(slot, next, now);
     } else {
-      this.#logMove(slot, this.#commit(slot, word, DEAD));
+      this.#commit(slot, word, DEAD);
+      this.#noteMove(slot);
       header[COUNT_DEAD]!++;
     }
     // Freed only after the commit: a rolled-back move must still find its old error.
@@ -493,7 +555,7 @@ export class QueueCore {
     slots.set(slot, FINISH_SEQ, ++header[FINISH_SEQ_LAST]!);
     slots.set(slot, WHERE, WHERE_NONE);
     const next = this.#commit(slot, word, status);
-    this.#logMove(slot, next);
+    this.#noteMove(slot);
     header[fromCount]!--;
     header[toCount]!++;
     header[FINISHED_CHUNKS]! += this.#chunksOf(slot);
@@ -598,7 +660,7 @@ export class QueueCore {
       arena.free(dataRef, dataBytes);
       arena.free(errorRef, errorBytes);
       jobMap.delete(jobNum);
-      this.#log?.evicted(jobNum);
+      this.#note(jobNum, COMMIT_EVICTED);
       freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
       return true;
     }

@@ -4,7 +4,8 @@
  *
  * A queue is a handful of SharedArrayBuffers, each sized from `capacity`:
  *
- *   lockWords  Int32  [ LOCK | LOCK_WAITERS | WORK_SIGNAL | IDLE_WAITERS | HINTS_DIRTY ]
+ *   lockWords  Int32  [ LOCK | LOCK_WAITERS | WORK_SIGNAL | IDLE_WAITERS | HINTS_DIRTY |
+ *                       COMMIT_LOCK | COMMIT_WAITERS | COMMIT_HEAD | COMMIT_DURABLE ]
  *   header     f64    [ sequences | counters | slot pool | arena | heap sizes | undo ]
  *   slotWords  Int32  [ lease word of slot 0 | slot 1 | ... ]       THE TRUTH
  *   records    f64    [ slot 0: JOB_NUM PRIORITY RUN_AT ... | slot 1: ... ]
@@ -16,6 +17,7 @@
  *   finished   f64    [ SLOT WORD | ... ]  a ring, finish order     hint
  *   arena      bytes  [ chunk: NEXT | 60 bytes | chunk ... ]     type, payload, lastError
  *   workerNames bytes [ LENGTH | 124 bytes | ... ]  append-only     worker ids
+ *   commitRing f64    [ jobNum * 4 + COMMIT_* | ... ]  a ring       journal writes to make
  *
  * Lease word (one Int32 per slot): `version << 3 | status`.
  *
@@ -55,7 +57,17 @@ export const IDLE_WAITERS = 3;
  * The next holder rebuilds the hints.
  */
 export const HINTS_DIRTY = 4;
-export const LOCK_WORD_COUNT = 5;
+
+// ── group commit (used with a journal only) ──────────────────────────────
+/** The commit leader's lock: the one thread writing the journal for everyone (a QueueLock word). */
+export const COMMIT_LOCK = 5;
+/** Threads asleep on COMMIT_LOCK. */
+export const COMMIT_WAITERS = 6;
+/** Tickets issued: one per journal write noted in `commitRing`, under the queue lock. Wraps; compare by difference. */
+export const COMMIT_HEAD = 7;
+/** Tickets committed to the journal: every ticket up to here is durable. Only counts up (by difference). */
+export const COMMIT_DURABLE = 8;
+export const LOCK_WORD_COUNT = 9;
 
 // ── lease word ───────────────────────────────────────────────────────────
 export const STATUS_BITS = 3;
@@ -166,6 +178,15 @@ export const WORKER_NAMES = 4096;
 export const WORKER_NAME_BYTES = 124;
 export const WORKER_ENTRY_BYTES = 4 + WORKER_NAME_BYTES;
 
+// ── commit ring entries (float64): jobNum * COMMIT_KINDS + kind ─────────
+/** The job is new: its row, with type and payload, must be inserted. */
+export const COMMIT_SUBMITTED = 1;
+/** The job moved: its row's state must be updated. */
+export const COMMIT_MOVED = 2;
+/** The job was evicted: its row must be deleted. */
+export const COMMIT_EVICTED = 3;
+export const COMMIT_KINDS = 4;
+
 // ── arena chunks ─────────────────────────────────────────────────────────
 /** A chunk: [next chunk: Int32 | CHUNK_DATA_BYTES of UTF-8]. */
 export const CHUNK_BYTES = 64;
@@ -181,6 +202,14 @@ export function heapEntries(capacity: number): number {
 /** Job map size: a power of two at least twice the capacity, so probes stay short. */
 export function mapEntries(capacity: number): number {
   return 2 ** Math.ceil(Math.log2(2 * capacity + 2));
+}
+
+/**
+ * Commit ring size: a power of two (tickets wrap at 2^32 and stay in step with
+ * ring positions), with room for a whole `submitMany` of `capacity` jobs.
+ */
+export function commitRingEntries(capacity: number): number {
+  return mapEntries(capacity);
 }
 
 /** Byte lengths of every buffer of a queue with `capacity` slots. */
@@ -200,6 +229,7 @@ export function bufferBytes(capacity: number, arenaBytes: number) {
     finished: capacity * RING_FIELDS * f64,
     arena: arenaBytes,
     workerNames: WORKER_NAMES * WORKER_ENTRY_BYTES,
+    commitRing: commitRingEntries(capacity) * f64,
   };
 }
 export type BufferName = keyof ReturnType<typeof bufferBytes>;

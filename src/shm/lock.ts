@@ -1,7 +1,19 @@
-import { HINTS_DIRTY, LOCK, LOCK_WAITERS } from './layout.js';
+import { COMMIT_LOCK, COMMIT_WAITERS, HINTS_DIRTY, LOCK, LOCK_WAITERS } from './layout.js';
+
+/** Where a lock's words are: the lock word, its sleepers' count, and the word a stalled holder marks on release (if any). */
+export interface LockWords {
+  lock: number;
+  waiters: number;
+  dirty?: number;
+}
+/** The queue lock: a stalled holder marks the hints dirty. */
+export const QUEUE_LOCK: LockWords = { lock: LOCK, waiters: LOCK_WAITERS, dirty: HINTS_DIRTY };
+/** The commit leader's lock: a journal write is idempotent, so a stalled leader leaves nothing to repair. */
+export const COMMIT_LEADER_LOCK: LockWords = { lock: COMMIT_LOCK, waiters: COMMIT_WAITERS };
+
 
 /**
- * The queue lock: one Int32 word, 0 when free, else the holder's stamp.
+ * A lock on one Int32 word (the queue lock, or the commit leader's): 0 when free, else the holder's stamp.
  *
  * A thread can be killed (`worker.terminate()`) while it holds the lock. Then
  * nobody would ever release it, so a waiter that sees the *same* stamp for
@@ -28,12 +40,18 @@ export class QueueLock {
   readonly #words: Int32Array;
   readonly #timeoutMillis: number;
   readonly #tag: number;
+  readonly #lock: number;
+  readonly #waiters: number;
+  readonly #dirty: number | undefined;
   #count = 0;
   #stamp = 0;
 
-  constructor(words: Int32Array, timeoutMillis: number) {
+  constructor(words: Int32Array, timeoutMillis: number, at: LockWords = QUEUE_LOCK) {
     this.#words = words;
     this.#timeoutMillis = timeoutMillis;
+    this.#lock = at.lock;
+    this.#waiters = at.waiters;
+    this.#dirty = at.dirty;
     // 15 bits of thread identity and 16 bits of acquisition count: never 0, never negative.
     this.#tag = 1 + Math.floor(Math.random() * 0x7ffe);
   }
@@ -47,15 +65,16 @@ export class QueueLock {
     const stamp = (this.#stamp = this.#nextStamp());
     const words = this.#words;
     // The common case: free, one CAS.
-    const tookOver = Atomics.compareExchange(words, LOCK, 0, stamp) === 0 ? false : this.#contended(stamp);
+    const tookOver = Atomics.compareExchange(words, this.#lock, 0, stamp) === 0 ? false : this.#contended(stamp);
+    const at = this.#dirty;
     // A plain read first: the word is almost always 0, and an exchange would dirty the cache line.
-    const dirty = Atomics.load(words, HINTS_DIRTY) !== 0 && Atomics.exchange(words, HINTS_DIRTY, 0) !== 0;
+    const dirty = at !== undefined && Atomics.load(words, at) !== 0 && Atomics.exchange(words, at, 0) !== 0;
     return tookOver || dirty;
   }
 
   /** True while this thread still holds the lock it acquired last (nobody took it over). */
   held(): boolean {
-    return Atomics.load(this.#words, LOCK) === this.#stamp;
+    return Atomics.load(this.#words, this.#lock) === this.#stamp;
   }
 
   /**
@@ -64,7 +83,7 @@ export class QueueLock {
    */
   touch(): boolean {
     const stamp = this.#nextStamp();
-    if (Atomics.compareExchange(this.#words, LOCK, this.#stamp, stamp) !== this.#stamp) return false;
+    if (Atomics.compareExchange(this.#words, this.#lock, this.#stamp, stamp) !== this.#stamp) return false;
     this.#stamp = stamp;
     return true;
   }
@@ -73,8 +92,10 @@ export class QueueLock {
     const words = this.#words;
     // A failed CAS means a waiter took the lock over while we stalled: it is theirs now, leave it,
     // but what we wrote since may have undone their repairs.
-    if (Atomics.compareExchange(words, LOCK, this.#stamp, 0) !== this.#stamp) Atomics.store(words, HINTS_DIRTY, 1);
-    if (Atomics.load(words, LOCK_WAITERS) > 0) Atomics.notify(words, LOCK, 1);
+    if (Atomics.compareExchange(words, this.#lock, this.#stamp, 0) !== this.#stamp && this.#dirty !== undefined) {
+      Atomics.store(words, this.#dirty, 1);
+    }
+    if (Atomics.load(words, this.#waiters) > 0) Atomics.notify(words, this.#lock, 1);
   }
 
   #nextStamp(): number {
@@ -84,6 +105,7 @@ export class QueueLock {
 
   #contended(stamp: number): boolean {
     const words = this.#words;
+    const lock = this.#lock;
     const timeout = this.#timeoutMillis;
     const napMillis = Math.max(1, Math.min(5, timeout / 10));
     // A longer gap between two looks means this waiter could not run either (descheduled, process stopped).
@@ -92,9 +114,9 @@ export class QueueLock {
     let watchStart = 0;
     let lastLook = 0;
     for (let spins = 0; ; spins++) {
-      const seen = Atomics.load(words, LOCK);
+      const seen = Atomics.load(words, lock);
       if (seen === 0) {
-        if (Atomics.compareExchange(words, LOCK, 0, stamp) === 0) return false;
+        if (Atomics.compareExchange(words, lock, 0, stamp) === 0) return false;
         continue;
       }
       // Critical sections are short: a brief spin usually wins without a sleep. Between looks, back
@@ -103,16 +125,16 @@ export class QueueLock {
         for (let i = 0, n = 32 << Math.min(spins, 6); i < n; i++) backoffSink = (backoffSink * 31 + i) | 0;
         continue;
       }
-      Atomics.add(words, LOCK_WAITERS, 1);
-      Atomics.wait(words, LOCK, seen, napMillis);
-      Atomics.sub(words, LOCK_WAITERS, 1);
+      Atomics.add(words, this.#waiters, 1);
+      Atomics.wait(words, lock, seen, napMillis);
+      Atomics.sub(words, this.#waiters, 1);
       const now = performance.now();
       if (seen !== watched || now - lastLook > gapMillis) {
         watched = seen;
         watchStart = now;
       } else if (now - watchStart >= timeout) {
         // The holder has not moved for the whole timeout: presume it dead, take over.
-        if (Atomics.compareExchange(words, LOCK, seen, stamp) === seen) return true;
+        if (Atomics.compareExchange(words, lock, seen, stamp) === seen) return true;
       }
       lastLook = now;
     }

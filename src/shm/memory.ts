@@ -4,6 +4,7 @@ import { JobMap } from './jobmap.js';
 import {
   HEAP_SIZE_DELAYED, HEAP_SIZE_LEASES, HEAP_SIZE_READY, LAST_NOW, allocateBuffers, type QueueBuffers,
 } from './layout.js';
+import { CommitRing } from './commits.js';
 import { QueueLock } from './lock.js';
 import { WorkSignal } from './signal.js';
 import { SlotTable } from './slots.js';
@@ -28,6 +29,7 @@ export class QueueMemory {
   readonly finished: Float64Array;
   readonly arena: Arena;
   readonly workerNames: WorkerNames;
+  readonly commits: CommitRing;
 
   constructor(buffers: QueueBuffers, lockTimeoutMillis: number) {
     this.buffers = buffers;
@@ -44,6 +46,7 @@ export class QueueMemory {
     this.finished = new Float64Array(buffers.finished);
     this.arena = new Arena(buffers.arena, header);
     this.workerNames = new WorkerNames(buffers.workerNames, header);
+    this.commits = new CommitRing(lockWords, new Float64Array(buffers.commitRing), lockTimeoutMillis);
   }
 
   /** New, all-zero buffers: an empty queue. */

@@ -29,18 +29,23 @@ export interface Sequences {
   tokenSeq: number;
 }
 
+/** What one group commit writes: each job once, as it is at the commit. */
+export interface JournalWrites {
+  /** New jobs, whole. */
+  inserts: LoggedJob[];
+  /** Jobs that moved: their state. */
+  updates: LoggedMove[];
+  /** Numbers of finished jobs evicted from memory. */
+  evictions: number[];
+}
+
 /**
- * Where the queue core reports every committed move, under the queue lock:
- * the journal. `submitted` runs before the new job is committed and returns
- * only once the job is durable, so a job exists in memory only once it is in
- * the log; `moved` may be grouped with later writes (`flush` forces them out).
+ * The journal, as the queue core sees it. The core notes changes in the
+ * commit ring; a group commit hands them here in one batch.
  */
 export interface MoveLog {
-  submitted(job: LoggedJob): void;
-  /** Durable before it returns, unless `durable` is false: then it rides along with the next commit. */
-  moved(move: LoggedMove, durable: boolean): void;
-  evicted(num: number): void;
+  /** Commits the writes in one transaction. */
+  write(writes: JournalWrites): void;
+  /** Commits the sequences now: tokens and job numbers up to them may be handed out. */
   reserve(sequences: Sequences): void;
-  /** Makes every write so far durable. */
-  flush(): void;
 }

@@ -1,0 +1,85 @@
+import {
+  COMMIT_DURABLE, COMMIT_HEAD, COMMIT_KINDS, type COMMIT_EVICTED, type COMMIT_MOVED, type COMMIT_SUBMITTED,
+} from './layout.js';
+import { COMMIT_LEADER_LOCK, QueueLock } from './lock.js';
+
+export type CommitKind = typeof COMMIT_SUBMITTED | typeof COMMIT_MOVED | typeof COMMIT_EVICTED;
+
+/**
+ * Group commit: the journal writes of every thread, made by one leader at a time.
+ *
+ * Under the queue lock, each change the journal must learn of is noted in the
+ * ring (job number and kind) and gets the next ticket. Outside the lock, a
+ * call that must be durable before it returns waits until COMMIT_DURABLE
+ * covers its ticket: it takes the leader lock, and unless the previous leader
+ * already committed its ticket, leads: snapshots every noted job under the
+ * queue lock, writes them in one transaction, publishes the new
+ * COMMIT_DURABLE. Meanwhile other threads keep noting and line up on the
+ * leader lock; the next leader commits all of them at once. A burst from many
+ * threads costs one commit — one fsync with synchronous FULL — not one per call,
+ * and no commit ever runs under the queue lock unless the ring is full.
+ *
+ * Concurrency contract: `note` runs under the queue lock only (COMMIT_HEAD is
+ * the queue lock's). COMMIT_DURABLE only grows (by CAS), so two leaders — one
+ * stalled past the timeout and presumed dead, one that took over — publish in
+ * either order without taking a ticket back; their writes are idempotent and
+ * ordered per job by its move count. Tickets wrap at 2^32: compared by
+ * difference, never by size, and the ring (a power of two) stays in step.
+ */
+export class CommitRing {
+  readonly #words: Int32Array;
+  readonly #ring: Float64Array;
+  readonly #mask: number;
+  /** The leader's lock: held while a thread writes the journal for everyone. */
+  readonly leader: QueueLock;
+
+  constructor(words: Int32Array, ring: Float64Array, lockTimeoutMillis: number) {
+    this.#words = words;
+    this.#ring = ring;
+    this.#mask = ring.length - 1;
+    this.leader = new QueueLock(words, lockTimeoutMillis, COMMIT_LEADER_LOCK);
+  }
+
+  /** Entries the ring can take before a commit must make room. */
+  room(): number {
+    return this.#ring.length - ((Atomics.load(this.#words, COMMIT_HEAD) - Atomics.load(this.#words, COMMIT_DURABLE)) | 0);
+  }
+
+  /** Notes a journal write (under the queue lock); returns its ticket. The caller has made room. */
+  note(jobNum: number, kind: CommitKind): number {
+    const ticket = (Atomics.load(this.#words, COMMIT_HEAD) + 1) | 0;
+    this.#ring[ticket & this.#mask] = jobNum * COMMIT_KINDS + kind;
+    // Publish the entry before the head covers it (a thread killed in between leaves an entry nobody reads).
+    Atomics.store(this.#words, COMMIT_HEAD, ticket);
+    return ticket;
+  }
+
+  /** The newest ticket issued. */
+  head(): number {
+    return Atomics.load(this.#words, COMMIT_HEAD);
+  }
+
+  isDurable(ticket: number): boolean {
+    return ((Atomics.load(this.#words, COMMIT_DURABLE) - ticket) | 0) >= 0;
+  }
+
+  /** Calls `visit` for every entry not yet durable, oldest first (under the queue lock); returns the last ticket seen. */
+  forEachPending(visit: (jobNum: number, kind: CommitKind) => void): number {
+    const head = Atomics.load(this.#words, COMMIT_HEAD);
+    for (let ticket = Atomics.load(this.#words, COMMIT_DURABLE); ticket !== head; ) {
+      ticket = (ticket + 1) | 0;
+      const entry = this.#ring[ticket & this.#mask]!;
+      visit(Math.floor(entry / COMMIT_KINDS), (entry % COMMIT_KINDS) as CommitKind);
+    }
+    return head;
+  }
+
+  /** Every ticket up to `upTo` is committed. */
+  publish(upTo: number): void {
+    for (;;) {
+      const durable = Atomics.load(this.#words, COMMIT_DURABLE);
+      if (((upTo - durable) | 0) <= 0) return;
+      if (Atomics.compareExchange(this.#words, COMMIT_DURABLE, durable, upTo) === durable) return;
+    }
+  }
+}
