@@ -54,6 +54,8 @@ interface JournalLink {
 const DURABLE = true;
 /** Longest a change that no caller waits for stays out of the journal, unless another commit takes it sooner. */
 const COMMIT_SOON_MILLIS = 5;
+/** Longest a thread sleeps for another thread's commit before it looks again (a leader wakes it sooner). */
+const COMMIT_NAP_MILLIS = 1;
 
 /** The lastError of a job that was RUNNING when its process stopped. */
 export const LEASE_LOST = 'lease lost: the process stopped while the job ran';
@@ -392,8 +394,14 @@ export class JobQueue {
    */
   #makeDurable(ticket: number): void {
     const commits = this.#memory.commits;
+    const since = performance.now();
     while (!commits.isDurable(ticket)) {
-      commits.leader.acquire();
+      // A leader that leads for longer than the lock timeout may have died mid-commit: `acquire` takes its lock over.
+      const leading = performance.now() - since < this.#options.lockTimeoutMillis ? commits.leader.tryAcquire() : (commits.leader.acquire(), true);
+      if (!leading) {
+        commits.awaitCommit(COMMIT_NAP_MILLIS);
+        continue;
+      }
       try {
         if (commits.isDurable(ticket)) break;
         const { writes, upTo } = this.#underLock((core) => core.pendingWrites());

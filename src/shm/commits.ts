@@ -1,5 +1,5 @@
 import {
-  COMMIT_DURABLE, COMMIT_HEAD, COMMIT_KINDS, type COMMIT_EVICTED, type COMMIT_MOVED, type COMMIT_SUBMITTED,
+  COMMIT_DURABLE, COMMIT_HEAD, COMMIT_KINDS, COMMIT_LOCK, COMMIT_SLEEPERS, type COMMIT_EVICTED, type COMMIT_MOVED, type COMMIT_SUBMITTED,
 } from './layout.js';
 import { COMMIT_LEADER_LOCK, QueueLock } from './lock.js';
 
@@ -11,11 +11,11 @@ export type CommitKind = typeof COMMIT_SUBMITTED | typeof COMMIT_MOVED | typeof 
  * Under the queue lock, each change the journal must learn of is noted in the
  * ring (job number and kind) and gets the next ticket. Outside the lock, a
  * call that must be durable before it returns waits until COMMIT_DURABLE
- * covers its ticket: it takes the leader lock, and unless the previous leader
- * already committed its ticket, leads: snapshots every noted job under the
- * queue lock, writes them in one transaction, publishes the new
- * COMMIT_DURABLE. Meanwhile other threads keep noting and line up on the
- * leader lock; the next leader commits all of them at once. A burst from many
+ covers its ticket: if the leader lock is free it takes it and leads —
+ * snapshots every noted job under the queue lock, writes them in one
+ * transaction, publishes the new COMMIT_DURABLE and wakes every sleeper —
+ * else it sleeps until the leader publishes. Meanwhile other threads keep
+ * noting; the next leader commits all of them at once. A burst from many
  * threads costs one commit — one fsync with synchronous FULL — not one per call,
  * and no commit ever runs under the queue lock unless the ring is full.
  *
@@ -74,12 +74,25 @@ export class CommitRing {
     return head;
   }
 
-  /** Every ticket up to `upTo` is committed. */
+  /** Every ticket up to `upTo` is committed: wakes the threads waiting for it. */
   publish(upTo: number): void {
+    const words = this.#words;
     for (;;) {
-      const durable = Atomics.load(this.#words, COMMIT_DURABLE);
+      const durable = Atomics.load(words, COMMIT_DURABLE);
       if (((upTo - durable) | 0) <= 0) return;
-      if (Atomics.compareExchange(this.#words, COMMIT_DURABLE, durable, upTo) === durable) return;
+      if (Atomics.compareExchange(words, COMMIT_DURABLE, durable, upTo) === durable) break;
     }
+    if (Atomics.load(words, COMMIT_SLEEPERS) > 0) Atomics.notify(words, COMMIT_DURABLE);
+  }
+
+  /** Sleeps until a leader publishes a commit, or for at most `napMillis`; at once if no one leads. */
+  awaitCommit(napMillis: number): void {
+    const words = this.#words;
+    const durable = Atomics.load(words, COMMIT_DURABLE);
+    Atomics.add(words, COMMIT_SLEEPERS, 1);
+    // Looked at after counting ourselves in: a leader that publishes from here on notifies us, and a
+    // publish in between changed COMMIT_DURABLE, so the wait returns at once.
+    if (Atomics.load(words, COMMIT_LOCK) !== 0) Atomics.wait(words, COMMIT_DURABLE, durable, napMillis);
+    Atomics.sub(words, COMMIT_SLEEPERS, 1);
   }
 }

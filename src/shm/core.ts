@@ -114,8 +114,8 @@ export class QueueCore {
       lastError: null, token: 0, leaseUntil: 0, finishSeq: 0, workerId: null, moves: 1,
     };
     header[JOB_SEQ] = job.num;
-    const { slot, word } = this.#place(job, typeBytes, payloadBytes);
     this.#note(job.num, COMMIT_SUBMITTED);
+    const { slot, word } = this.#place(job, typeBytes, payloadBytes);
     header[COUNT_PENDING]!++;
     this.#enqueue(slot, word, now);
     return job.num;
@@ -168,8 +168,7 @@ export class QueueCore {
       slots.set(slot, WHERE, WHERE_NONE);
       slots.set(slot, WORKER, this.#m.workerNames.numberOf(workerId));
       // The claim: CAS of the lease word from the PENDING word the entry was made for.
-      const next = this.#commit(slot, word, RUNNING);
-      this.#noteMove(slot);
+      const next = this.#move(slot, word, RUNNING);
       header[COUNT_PENDING]!--;
       header[COUNT_RUNNING]!++;
       this.#push(leases, leaseUntil, token, 0, slot, next);
@@ -230,8 +229,7 @@ export class QueueCore {
     const word = this.#begin(slot);
     const leaseUntil = now + leaseMillis;
     slots.set(slot, LEASE_UNTIL, leaseUntil);
-    const next = this.#commit(slot, word, RUNNING);
-    this.#noteMove(slot);
+    const next = this.#move(slot, word, RUNNING);
     this.#push(leases, leaseUntil, token, 0, slot, next);
     return leaseUntil;
   }
@@ -250,8 +248,7 @@ export class QueueCore {
     const word = this.#begin(slot);
     slots.set(slot, ATTEMPTS, 0);
     slots.set(slot, RUN_AT, now);
-    const next = this.#commit(slot, word, PENDING);
-    this.#noteMove(slot);
+    const next = this.#move(slot, word, PENDING);
     header[COUNT_DEAD]!--;
     header[COUNT_PENDING]!++;
     this.#enqueue(slot, next, now);
@@ -420,9 +417,13 @@ export class QueueCore {
   }
 
   /**
-   * Notes a committed change for the journal (if there is one), to be written
-   * by the next group commit; see CommitRing. A full ring is committed here,
-   * under the lock: rare, as every durable call commits the ring soon after.
+   * Notes a change for the journal (if there is one), to be written by the
+   * next group commit; see CommitRing. Noted just *before* the move commits:
+   * a thread killed in between leaves a note of a move that did not happen
+   * (the journal is written the job as it is: harmless), never a move the
+   * journal does not learn of. No commit can come in between, as commits
+   * read under the lock. A full ring is committed here, under the lock: rare,
+   * as every durable call commits the ring soon after.
    */
   #note(jobNum: number, kind: CommitKind): void {
     if (this.#log === undefined) return;
@@ -442,27 +443,20 @@ export class QueueCore {
    * one deleted.
    */
   pendingWrites(): { writes: JournalWrites; upTo: number } {
-    const NEW = 1;
-    const GONE = 2;
-    const jobs = new Map<number, number>();
+    const flagsOf = new Map<number, number>();
     const upTo = this.#m.commits.forEachPending((jobNum, kind) => {
-      const flags = kind === COMMIT_SUBMITTED ? NEW : kind === COMMIT_EVICTED ? GONE : 0;
-      jobs.set(jobNum, (jobs.get(jobNum) ?? 0) | flags);
+      flagsOf.set(jobNum, (flagsOf.get(jobNum) ?? 0) | FLAG_OF_KIND[kind]);
     });
     const writes: JournalWrites = { inserts: [], updates: [], evictions: [] };
-    for (const [jobNum, flags] of jobs) {
+    for (const [jobNum, flags] of flagsOf) {
       if ((flags & GONE) !== 0) {
         writes.evictions.push(jobNum);
         continue;
       }
       const slot = this.find(jobNum);
       if (slot < 0) continue;
-      const move = this.#loggedMove(slot);
-      if ((flags & NEW) === 0) writes.updates.push(move);
-      else {
-        const { type, payload, priority } = this.read(slot);
-        writes.inserts.push({ ...move, type, payload, priority });
-      }
+      if ((flags & NEW) === 0) writes.updates.push(this.#loggedMove(slot));
+      else writes.inserts.push(this.#loggedJob(slot));
     }
     return { writes, upTo };
   }
@@ -472,6 +466,17 @@ export class QueueCore {
     const { writes, upTo } = this.pendingWrites();
     this.#log!.write(writes);
     this.#m.commits.publish(upTo);
+  }
+
+  #loggedJob(slot: number): LoggedJob {
+    const { slots, arena } = this.#m;
+    const ref = slots.get(slot, DATA_REF);
+    const typeBytes = slots.get(slot, TYPE_BYTES);
+    const job = this.#loggedMove(slot) as LoggedJob;
+    job.type = arena.read(ref, 0, typeBytes);
+    job.payload = arena.read(ref, typeBytes, slots.get(slot, PAYLOAD_BYTES));
+    job.priority = slots.get(slot, PRIORITY);
+    return job;
   }
 
   #loggedMove(slot: number): LoggedMove {
@@ -516,6 +521,12 @@ export class QueueCore {
     return this.#m.slots.begin(slot);
   }
 
+  /** A move the journal learns of: noted, then committed. */
+  #move(slot: number, word: number, status: SlotStatus): number {
+    this.#noteMove(slot);
+    return this.#commit(slot, word, status);
+  }
+
   #commit(slot: number, word: number, status: SlotStatus): number {
     this.#assertHeld();
     const next = this.#m.slots.commit(slot, word, status);
@@ -535,13 +546,11 @@ export class QueueCore {
     header[COUNT_RUNNING]!--;
     if (!permanent && attempts < this.#policy.maxAttempts) {
       slots.set(slot, RUN_AT, failedAt + this.#policy.backoffAfter(attempts));
-      const next = this.#commit(slot, word, PENDING);
-      this.#noteMove(slot);
+      const next = this.#move(slot, word, PENDING);
       header[COUNT_PENDING]!++;
       this.#enqueue(slot, next, now);
     } else {
-      this.#commit(slot, word, DEAD);
-      this.#noteMove(slot);
+      this.#move(slot, word, DEAD);
       header[COUNT_DEAD]!++;
     }
     // Freed only after the commit: a rolled-back move must still find its old error.
@@ -554,8 +563,7 @@ export class QueueCore {
     const word = this.#begin(slot);
     slots.set(slot, FINISH_SEQ, ++header[FINISH_SEQ_LAST]!);
     slots.set(slot, WHERE, WHERE_NONE);
-    const next = this.#commit(slot, word, status);
-    this.#noteMove(slot);
+    const next = this.#move(slot, word, status);
     header[fromCount]!--;
     header[toCount]!++;
     header[FINISHED_CHUNKS]! += this.#chunksOf(slot);
@@ -655,18 +663,23 @@ export class QueueCore {
       const jobNum = slots.get(slot, JOB_NUM);
       header[FINISHED_CHUNKS]! -= this.#chunksOf(slot);
       this.#assertHeld();
+      this.#note(jobNum, COMMIT_EVICTED);
       if (slots.release(slot, word) < 0) throw new LockLost();
       header[COUNT_BY_STATUS[statusOf(word)]]!--;
       arena.free(dataRef, dataBytes);
       arena.free(errorRef, errorBytes);
       jobMap.delete(jobNum);
-      this.#note(jobNum, COMMIT_EVICTED);
       freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
       return true;
     }
     return false;
   }
 }
+
+/** What the journal must do for a job, by the kinds of its notes: insert it whole (NEW), delete it (GONE), else update it. */
+const NEW = 1;
+const GONE = 2;
+const FLAG_OF_KIND: Record<CommitKind, number> = { [COMMIT_SUBMITTED]: NEW, [COMMIT_MOVED]: 0, [COMMIT_EVICTED]: GONE };
 
 /** Tokens reserved in the journal at a time. */
 const TOKEN_BLOCK = 4096;

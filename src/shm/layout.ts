@@ -5,7 +5,7 @@
  * A queue is a handful of SharedArrayBuffers, each sized from `capacity`:
  *
  *   lockWords  Int32  [ LOCK | LOCK_WAITERS | WORK_SIGNAL | IDLE_WAITERS | HINTS_DIRTY |
- *                       COMMIT_LOCK | COMMIT_WAITERS | COMMIT_HEAD | COMMIT_DURABLE ]
+ *                       COMMIT_LOCK | COMMIT_WAITERS | COMMIT_HEAD | COMMIT_DURABLE | COMMIT_SLEEPERS ]
  *   header     f64    [ sequences | counters | slot pool | arena | heap sizes | undo ]
  *   slotWords  Int32  [ lease word of slot 0 | slot 1 | ... ]       THE TRUTH
  *   records    f64    [ slot 0: JOB_NUM PRIORITY RUN_AT ... | slot 1: ... ]
@@ -67,7 +67,9 @@ export const COMMIT_WAITERS = 6;
 export const COMMIT_HEAD = 7;
 /** Tickets committed to the journal: every ticket up to here is durable. Only counts up (by difference). */
 export const COMMIT_DURABLE = 8;
-export const LOCK_WORD_COUNT = 9;
+/** Threads asleep on COMMIT_DURABLE, waiting for a leader's commit; a leader notifies them all while > 0. */
+export const COMMIT_SLEEPERS = 9;
+export const LOCK_WORD_COUNT = 10;
 
 // ── lease word ───────────────────────────────────────────────────────────
 export const STATUS_BITS = 3;

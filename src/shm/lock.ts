@@ -72,6 +72,14 @@ export class QueueLock {
     return tookOver || dirty;
   }
 
+  /** Takes the lock if it is free; never waits. */
+  tryAcquire(): boolean {
+    const stamp = this.#nextStamp();
+    if (Atomics.compareExchange(this.#words, this.#lock, 0, stamp) !== 0) return false;
+    this.#stamp = stamp;
+    return true;
+  }
+
   /** True while this thread still holds the lock it acquired last (nobody took it over). */
   held(): boolean {
     return Atomics.load(this.#words, this.#lock) === this.#stamp;
