@@ -50,8 +50,6 @@ interface JournalLink {
   owner: boolean;
 }
 
-/** Marks the calls that return only once their change is in the journal (if any). */
-const DURABLE = true;
 /** Longest a change that no caller waits for stays out of the journal, unless another commit takes it sooner. */
 const COMMIT_SOON_MILLIS = 5;
 /** Longest a thread sleeps for another thread's commit before it looks again (a leader wakes it sooner). */
@@ -110,10 +108,18 @@ export class JobQueue {
    * returns its queue, with every job it holds: SUCCEEDED, DEAD and CANCELLED
    * as they were; a job RUNNING when the last owner stopped is PENDING again,
    * ready now, its interrupted attempt not counted, with lastError LEASE_LOST.
-   * From then on `submit` returns only once the job is committed, and every
-   * change is journaled by the thread that makes it. One process owns a
-   * journal at a time: another gets JournalBusyError; a file that is not a
-   * journal gets JournalCorruptError and is left untouched.
+   *
+   * From then on a call returns only once its change is committed (`submit`,
+   * `submitMany`, `complete`, `fail`, `cancel`, `retryDead`, and any call that
+   * expired a lease); a lease, an extended lease and an eviction ride along
+   * with the next commit, within milliseconds. Commits are grouped: one thread
+   * at a time writes every thread's changes in one transaction, outside the
+   * queue lock, so a burst from many threads costs one commit, not one each.
+   * A job is visible to other threads a moment before its submit has
+   * committed; a crash in that moment forgets it, but its submit never returned.
+   *
+   * One process owns a journal at a time: another gets JournalBusyError; a
+   * file that is not a journal gets JournalCorruptError and is left untouched.
    */
   static open(path: string, time: TimeSource, policy: RetryPolicy, options: JournalOptions = {}): JobQueue {
     if (typeof path !== 'string' || path.trim() === '') {
@@ -226,7 +232,7 @@ export class JobQueue {
   submit(type: string, payload?: string | null, priority = 0, runAtMillis?: number): string {
     this.#assertOpen();
     const job = checkJob(type, payload, priority, runAtMillis, this.#options.maxPayloadBytes);
-    const id = this.#locked((core, now) => this.#submitChecked(core, job, now), DURABLE);
+    const id = this.#locked((core, now) => this.#submitChecked(core, job, now));
     this.#memory.signal.bump();
     return id;
   }
@@ -244,7 +250,7 @@ export class JobQueue {
       const refusal = core.roomFor(checked.length, chunks);
       if (refusal < 0) throw refusalError(refusal, '', this.#options.capacity);
       return checked.map((job) => this.#submitChecked(core, job, now));
-    }, DURABLE);
+    });
     this.#memory.signal.bump();
     return ids;
   }
@@ -270,7 +276,7 @@ export class JobQueue {
 
   /** Marks the job SUCCEEDED; `token` must be its current, valid lease. */
   complete(jobId: string, token: number): void {
-    this.#withJob(jobId, (core, slot) => core.complete(slot, token), DURABLE);
+    this.#withJob(jobId, (core, slot) => core.complete(slot, token));
   }
 
   /**
@@ -280,7 +286,7 @@ export class JobQueue {
    */
   fail(jobId: string, token: number, error?: string | null, options?: FailOptions): void {
     const { text, permanent } = checkFailure(error, options, this.#options.maxErrorBytes);
-    this.#withJob(jobId, (core, slot, now) => core.fail(slot, token, text, permanent, now), DURABLE);
+    this.#withJob(jobId, (core, slot, now) => core.fail(slot, token, text, permanent, now));
     // A retry with no backoff is ready at once.
     this.#memory.signal.bump();
   }
@@ -302,7 +308,7 @@ export class JobQueue {
 
   /** Puts a DEAD job back to PENDING, ready now, with attempts reset to 0 (lastError kept). */
   retryDead(jobId: string): void {
-    this.#withJob(jobId, (core, slot, now) => core.retryDead(slot, now), DURABLE);
+    this.#withJob(jobId, (core, slot, now) => core.retryDead(slot, now));
     this.#memory.signal.bump();
   }
 
@@ -325,7 +331,7 @@ export class JobQueue {
 
   /** Cancels a PENDING job. */
   cancel(jobId: string): void {
-    this.#withJob(jobId, (core, slot) => core.cancel(slot), DURABLE);
+    this.#withJob(jobId, (core, slot) => core.cancel(slot));
   }
 
   /** PENDING jobs, ready or delayed. */
@@ -363,14 +369,13 @@ export class JobQueue {
   // ── plumbing ───────────────────────────────────────────────────────────
 
   /**
-   * Runs `op` under the queue lock (see `#underLock`). With a journal, a
-   * DURABLE call then waits until what it changed is committed; any other
-   * change (a lease, an extension, an expiry a read brought about) is
-   * committed by the next durable call from any thread, or within
-   * COMMIT_SOON_MILLIS: lost in a crash, it changes nothing that matters, as a
-   * job RUNNING at a crash runs again anyway.
+   * Runs `op` under the queue lock (see `#underLock`). With a journal, the
+   * call then returns only once what it changed is committed — except a
+   * change no crash needs (see QueueCore#mustCommit: a lease, an extended
+   * lease, an eviction), which the next commit of any thread takes along, at
+   * most COMMIT_SOON_MILLIS later.
    */
-  #locked<T>(op: (core: QueueCore, now: number) => T, durable = false): T {
+  #locked<T>(op: (core: QueueCore, now: number) => T): T {
     if (this.#journal === undefined) return this.#underLock(op);
     let done = false;
     try {
@@ -378,9 +383,11 @@ export class JobQueue {
       done = true;
       return result;
     } finally {
-      const ticket = this.#core.noted();
+      const core = this.#core;
+      const ticket = core.noted();
       if (ticket !== undefined) {
-        if (durable && done) this.#makeDurable(ticket);
+        // A refused call changed nothing of its own; what it brought up to now (an expiry) goes with the next commit.
+        if (done && core.mustCommit()) this.#makeDurable(ticket);
         else this.#commitSoon(ticket);
       }
     }
@@ -453,7 +460,7 @@ export class JobQueue {
    * even a number is simply not the job's current lease, which the core
    * refuses as stale once the id is found.)
    */
-  #withJob<T>(jobId: string, op: (core: QueueCore, slot: number, now: number) => T, durable = false): T {
+  #withJob<T>(jobId: string, op: (core: QueueCore, slot: number, now: number) => T): T {
     const jobNum = parseJobId(jobId);
     return this.#locked((core, now) => {
       const slot = core.find(jobNum);
@@ -461,7 +468,7 @@ export class JobQueue {
       const result = op(core, slot, now);
       if (typeof result === 'number' && result < 0) throw refusalError(result, jobId, this.#options.capacity);
       return result;
-    }, durable);
+    });
   }
 
   #now(): number {

@@ -319,14 +319,49 @@ describe('state changes made by attached threads', () => {
 
 describe('group commit', () => {
   /** A job's row as another connection reads it: only what is committed. */
-  function committedRow(path: string, num: number): { status: string; payload: string } | undefined {
+  type Row = { status: string; payload: string; attempts: number; lastError: string | null };
+  function committedRow(path: string, num: number): Row | undefined {
     const db = new Database(path, { readonly: true });
     try {
-      return db.prepare('SELECT status, payload FROM jobs WHERE num = ?').get(num) as { status: string; payload: string } | undefined;
+      return db.prepare('SELECT status, payload, attempts, last_error AS lastError FROM jobs WHERE num = ?').get(num) as Row | undefined;
     } finally {
       db.close();
     }
   }
+
+  it('returns from submit, complete, fail, cancel, retryDead and a read that expired a lease only once the change is committed', () => {
+    const path = tempJournal();
+    const clock = new ManualClock(T0);
+    const journaled = openTracked(path, clock, new RetryPolicy(2, 100, 100));
+    const a = journaled.submit('t', 'a');
+    expect(committedRow(path, 1)).toMatchObject({ status: 'PENDING', payload: 'a' });
+    let lease = mustPoll(journaled, a, 100);
+    journaled.complete(a, lease.token);
+    expect(committedRow(path, 1)).toMatchObject({ status: 'SUCCEEDED', attempts: 1 });
+    const b = journaled.submit('t', 'b');
+    lease = mustPoll(journaled, b, 100);
+    journaled.fail(b, lease.token, 'no');
+    expect(committedRow(path, 2)).toMatchObject({ status: 'PENDING', attempts: 1, lastError: 'no' });
+    clock.advance(100);
+    mustPoll(journaled, b, 100);
+    clock.advance(100); // the lease ends: its expiry is the last attempt
+    expect(journaled.stats().dead).toBe(1);
+    expect(committedRow(path, 2)).toMatchObject({ status: 'DEAD', attempts: 2, lastError: 'lease expired' });
+    journaled.retryDead(b);
+    expect(committedRow(path, 2)).toMatchObject({ status: 'PENDING', attempts: 0 });
+    journaled.cancel(b);
+    expect(committedRow(path, 2)).toMatchObject({ status: 'CANCELLED' });
+  });
+
+  it('writes a lease within milliseconds, though no call waits for it', async () => {
+    const path = tempJournal();
+    const queue = openJournal(path, new ManualClock(T0));
+    const id = queue.submit('t', 'p');
+    mustPoll(queue, id, 60_000);
+    const deadline = Date.now() + 5_000;
+    while (committedRow(path, 1)?.status !== 'RUNNING' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(committedRow(path, 1)).toMatchObject({ status: 'RUNNING', attempts: 1 });
+  });
 
   it('commits the changes of every thread: a thread\'s poll is in the journal once another thread\'s submit returns', async () => {
     const path = tempJournal();
@@ -374,7 +409,7 @@ describe('group commit', () => {
     }
     expect(await withTimeout(thread.result, 15_000, 'the blocked submit')).toBe('J1');
     expect(Atomics.load(flag, 1)).toBe(1);
-    expect(committedRow(path, 1)).toEqual({ status: 'PENDING', payload: 'for the write lock' });
+    expect(committedRow(path, 1)).toMatchObject({ status: 'PENDING', payload: 'for the write lock' });
   });
 });
 

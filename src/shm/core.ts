@@ -55,6 +55,8 @@ export class QueueCore {
   readonly #log: MoveLog | undefined;
   /** The last commit ticket this thread's current call took (with a journal), or undefined. */
   #ticket: number | undefined;
+  /** Whether the current call noted a change that must be committed before it returns. */
+  #mustCommit = false;
 
   constructor(memory: QueueMemory, policy: RetryPolicy, log?: MoveLog) {
     this.#m = memory;
@@ -83,6 +85,7 @@ export class QueueCore {
     if (repair) this.rebuild(now);
     this.#assertHeld();
     this.#ticket = undefined;
+    this.#mustCommit = false;
     header[LAST_NOW] = now;
     while (leases.size > 0) {
       const slot = leases.top(ENTRY_SLOT);
@@ -168,7 +171,7 @@ export class QueueCore {
       slots.set(slot, WHERE, WHERE_NONE);
       slots.set(slot, WORKER, this.#m.workerNames.numberOf(workerId));
       // The claim: CAS of the lease word from the PENDING word the entry was made for.
-      const next = this.#move(slot, word, RUNNING);
+      const next = this.#move(slot, word, RUNNING, LAZY);
       header[COUNT_PENDING]!--;
       header[COUNT_RUNNING]!++;
       this.#push(leases, leaseUntil, token, 0, slot, next);
@@ -229,7 +232,7 @@ export class QueueCore {
     const word = this.#begin(slot);
     const leaseUntil = now + leaseMillis;
     slots.set(slot, LEASE_UNTIL, leaseUntil);
-    const next = this.#move(slot, word, RUNNING);
+    const next = this.#move(slot, word, RUNNING, LAZY);
     this.#push(leases, leaseUntil, token, 0, slot, next);
     return leaseUntil;
   }
@@ -417,6 +420,17 @@ export class QueueCore {
   }
 
   /**
+   * Whether the current call changed what a crash would bring back, so must
+   * not return before the commit: everything but a lease, an extended lease
+   * and an eviction. Those three are LAZY: lost in a crash they change nothing
+   * that matters, as a job RUNNING at a crash runs again anyway and an evicted
+   * job was finished.
+   */
+  mustCommit(): boolean {
+    return this.#mustCommit;
+  }
+
+  /**
    * Notes a change for the journal (if there is one), to be written by the
    * next group commit; see CommitRing. Noted just *before* the move commits:
    * a thread killed in between leaves a note of a move that did not happen
@@ -425,15 +439,12 @@ export class QueueCore {
    * read under the lock. A full ring is committed here, under the lock: rare,
    * as every durable call commits the ring soon after.
    */
-  #note(jobNum: number, kind: CommitKind): void {
+  #note(jobNum: number, kind: CommitKind, lazy = false): void {
     if (this.#log === undefined) return;
     const commits = this.#m.commits;
     if (commits.room() < 1) this.#commitNotes();
     this.#ticket = commits.note(jobNum, kind);
-  }
-
-  #noteMove(slot: number): void {
-    this.#note(this.#m.slots.get(slot, JOB_NUM), COMMIT_MOVED);
+    if (!lazy) this.#mustCommit = true;
   }
 
   /**
@@ -522,8 +533,8 @@ export class QueueCore {
   }
 
   /** A move the journal learns of: noted, then committed. */
-  #move(slot: number, word: number, status: SlotStatus): number {
-    this.#noteMove(slot);
+  #move(slot: number, word: number, status: SlotStatus, lazy = false): number {
+    this.#note(this.#m.slots.get(slot, JOB_NUM), COMMIT_MOVED, lazy);
     return this.#commit(slot, word, status);
   }
 
@@ -663,7 +674,7 @@ export class QueueCore {
       const jobNum = slots.get(slot, JOB_NUM);
       header[FINISHED_CHUNKS]! -= this.#chunksOf(slot);
       this.#assertHeld();
-      this.#note(jobNum, COMMIT_EVICTED);
+      this.#note(jobNum, COMMIT_EVICTED, LAZY);
       if (slots.release(slot, word) < 0) throw new LockLost();
       header[COUNT_BY_STATUS[statusOf(word)]]!--;
       arena.free(dataRef, dataBytes);
@@ -675,6 +686,9 @@ export class QueueCore {
     return false;
   }
 }
+
+/** Marks a note no call waits for: see `mustCommit`. */
+const LAZY = true;
 
 /** What the journal must do for a job, by the kinds of its notes: insert it whole (NEW), delete it (GONE), else update it. */
 const NEW = 1;
