@@ -17,15 +17,13 @@ import { Piscina } from 'piscina';
 import { JobQueue, RetryPolicy, systemClock } from '../dist/index.js';
 import { MiB, QUICK } from './conditions.js';
 import { type Row, type Suite, formatRate, formatRatio, median } from './report.js';
+import { WORDS, reached, release, unlessCrashed } from './threads.js';
 
 const JOBS = QUICK ? 20_000 : 200_000;
 const THREADS = 2;
 const RUNS = 3;
 const PISCINA_BATCH = 10_000;
 const OPTIONS = { capacity: JOBS, arenaBytes: 32 * MiB } as const;
-
-/** The barrier's shared words, passed to the workers with each run. */
-const WORDS = { ready: 0, go: 1, done: 2, count: 3 } as const;
 
 interface WorkerReply {
   completed: number;
@@ -114,9 +112,7 @@ async function leaseholdDrain(workers: readonly Worker[], notes: string[]): Prom
   for (const worker of workers) worker.postMessage({ handle, control: flags.buffer, words: WORDS });
 
   await unlessCrashed(workers, reached(flags, WORDS.ready, workers.length));
-  const start = performance.now();
-  Atomics.store(flags, WORDS.go, 1); // release the barrier
-  Atomics.notify(flags, WORDS.go);
+  const start = release(flags);
   await unlessCrashed(workers, reached(flags, WORDS.done, workers.length));
   const millis = performance.now() - start;
 
@@ -140,26 +136,4 @@ async function piscinaDrain(pool: Piscina): Promise<number> {
     await Promise.all(Array.from({ length: batch }, () => pool.run(null)));
   }
   return performance.now() - start;
-}
-
-/** Resolves once `flags[index] >= target`, without blocking the main thread. */
-async function reached(flags: Int32Array, index: number, target: number): Promise<void> {
-  for (;;) {
-    const seen = Atomics.load(flags, index);
-    if (seen >= target) return;
-    const wait = Atomics.waitAsync(flags, index, seen);
-    if (wait.async) await wait.value;
-  }
-}
-
-/** `work`, or the first error a worker thread dies of (a thread that never loads would hang the barrier). */
-function unlessCrashed<T>(workers: readonly Worker[], work: Promise<T>): Promise<T> {
-  let onError: (error: Error) => void = () => {};
-  const crashed = new Promise<never>((_, reject) => {
-    onError = reject;
-    for (const worker of workers) worker.on('error', onError);
-  });
-  return Promise.race([work, crashed]).finally(() => {
-    for (const worker of workers) worker.off('error', onError);
-  });
 }

@@ -10,11 +10,12 @@ import { fileURLToPath } from 'node:url';
 import { machineConditions } from './conditions.js';
 import { pollAtDepth } from './depth.js';
 import { drain } from './drain.js';
+import { groupCommit } from './group-commit.js';
 import { journal } from './journal.js';
 import { type Suite, printConditions, printSuite, writeResults } from './report.js';
 import { singleThread } from './single-thread.js';
 
-const SUITES: readonly Suite[] = [singleThread, pollAtDepth, drain, journal];
+const SUITES: readonly Suite[] = [singleThread, pollAtDepth, drain, journal, groupCommit];
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
 
 function selected(filters: readonly string[]): Suite[] {
