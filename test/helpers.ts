@@ -171,6 +171,17 @@ export function expectNoChange<E extends Error>(
   return error;
 }
 
+// ── Synchronous variants, for code that is synchronous by nature ──
+// (constructors, a `JobQueue` in a journal or thread test). The conformance
+// helpers above are to become async, for backends whose methods return Promises.
+
+export const thrownBySync = thrownBy;
+export const expectErrorSync = expectError;
+export const expectInvalidSync = expectInvalid;
+export const expectNotFoundSync = expectNotFound;
+export const expectIllegalStateSync = expectIllegalState;
+export const mustPollSync = mustPoll;
+
 /** UTF-8 length of a string. */
 export function utf8Bytes(s: string): number {
   return Buffer.byteLength(s, 'utf8');
