@@ -8,7 +8,7 @@
  * a synchronous queue and one whose every method returns a Promise alike.
  *
  * To add a backend (Redis): write its `Backend` object (in its own harness
- * file if it needs one) and add it to `BACKENDS` below. Nothing else changes.
+ * file if it needs one) and add it to `ALL_BACKENDS` below. Nothing else changes.
  * `LEASEHOLD_BACKENDS=redis` (a comma-separated list of names) runs only the
  * named backends, e.g. while working on one.
  */
