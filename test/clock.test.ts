@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy, systemClock } from '../dist/index.js';
-import { T0, bad, expectInvalid, expectStale, mustPoll } from './helpers.js';
+import { describeEachBackend, openQueue } from './backends.js';
+import { T0, bad, expectInvalidSync, expectStale, mustPoll, mustPollSync } from './helpers.js';
 
 describe('ManualClock', () => {
   it('starts at 0 by default', () => {
@@ -55,13 +56,13 @@ describe('ManualClock', () => {
   });
 
   it.each([NaN, Infinity, -Infinity])('rejects the start time %s', (t) => {
-    expectInvalid(() => new ManualClock(t));
+    expectInvalidSync(() => new ManualClock(t));
   });
 
   it.each([NaN, Infinity, -Infinity, '5'])('rejects set(%s) and advance(%s), keeping the time', (t) => {
     const clock = new ManualClock(100);
-    expectInvalid(() => clock.set(bad(t)));
-    expectInvalid(() => clock.advance(bad(t)));
+    expectInvalidSync(() => clock.set(bad(t)));
+    expectInvalidSync(() => clock.advance(bad(t)));
     expect(clock.now()).toBe(100);
   });
 });
@@ -82,67 +83,72 @@ describe('systemClock', () => {
     const view = queue.view(id);
     expect(view.nextRunAt).toBeGreaterThanOrEqual(before);
     expect(view.nextRunAt).toBeLessThanOrEqual(Date.now());
-    const lease = mustPoll(queue, id, 60_000);
+    const lease = mustPollSync(queue, id, 60_000);
     expect(lease.leaseUntil).toBeGreaterThanOrEqual(before + 60_000);
     expect(lease.leaseUntil).toBeLessThanOrEqual(Date.now() + 60_000);
     queue.complete(id, lease.token);
   });
 });
 
-describe('a queue on a ManualClock', () => {
-  it('reads the time from the clock it was given, for submit and poll', () => {
+describeEachBackend('a queue on a ManualClock', (backend) => {
+  const policy = () => new RetryPolicy(3, 100, 1000);
+
+  it('reads the time from the clock it was given, for submit and poll', async () => {
     const clock = new ManualClock(T0);
-    const queue = new JobQueue(clock, new RetryPolicy(3, 100, 1000));
+    const queue = await openQueue(backend, clock, policy());
     clock.set(T0 + 42);
-    const id = queue.submit('t', 'p');
-    expect(queue.view(id).nextRunAt).toBe(T0 + 42);
+    const id = await queue.submit('t', 'p');
+    expect((await queue.view(id)).nextRunAt).toBe(T0 + 42);
     clock.advance(8);
-    expect(mustPoll(queue, id, 100).leaseUntil).toBe(T0 + 150);
+    expect((await mustPoll(queue, id, 100)).leaseUntil).toBe(T0 + 150);
   });
 
-  it('sees time move only when the clock is moved', () => {
+  it('sees time move only when the clock is moved', async () => {
     const clock = new ManualClock(T0);
-    const queue = new JobQueue(clock, new RetryPolicy(3, 100, 1000));
-    const id = queue.submit('t', 'p', 0, T0 + 1);
-    for (let i = 0; i < 5; i++) expect(queue.poll('w', 100)).toBeUndefined();
+    const queue = await openQueue(backend, clock, policy());
+    const id = await queue.submit('t', 'p', 0, T0 + 1);
+    for (let i = 0; i < 5; i++) expect(await queue.poll('w', 100)).toBeUndefined();
     clock.advance(1);
-    const lease = mustPoll(queue, id, 100);
-    for (let i = 0; i < 5; i++) expect(queue.view(id).status).toBe('RUNNING');
+    const lease = await mustPoll(queue, id, 100);
+    for (let i = 0; i < 5; i++) expect((await queue.view(id)).status).toBe('RUNNING');
     clock.advance(100);
-    expect(queue.view(id).status).toBe('PENDING');
-    expectStale(() => queue.complete(id, lease.token));
+    expect((await queue.view(id)).status).toBe('PENDING');
+    await expectStale(() => queue.complete(id, lease.token));
   });
 
-  it('lets two queues share one clock', () => {
+  it('lets two queues share one clock', async () => {
     const clock = new ManualClock(T0);
-    const a = new JobQueue(clock, new RetryPolicy(3, 100, 1000));
-    const b = new JobQueue(clock, new RetryPolicy(3, 100, 1000));
-    a.submit('t', '', 0, T0 + 10);
-    b.submit('t', '', 0, T0 + 10);
-    expect(a.poll('w', 1)).toBeUndefined();
-    expect(b.poll('w', 1)).toBeUndefined();
+    const a = await openQueue(backend, clock, policy());
+    const b = await openQueue(backend, clock, policy());
+    await a.submit('t', '', 0, T0 + 10);
+    await b.submit('t', '', 0, T0 + 10);
+    expect(await a.poll('w', 1)).toBeUndefined();
+    expect(await b.poll('w', 1)).toBeUndefined();
     clock.advance(10);
-    expect(mustPoll(a, 'J1', 1).leaseUntil).toBe(T0 + 11);
-    expect(mustPoll(b, 'J1', 1).leaseUntil).toBe(T0 + 11);
+    expect((await mustPoll(a, 'J1', 1)).leaseUntil).toBe(T0 + 11);
+    expect((await mustPoll(b, 'J1', 1)).leaseUntil).toBe(T0 + 11);
   });
 
+  it('follows a clock set backwards (no hidden caching of now)', async () => {
+    const clock = new ManualClock(T0);
+    const queue = await openQueue(backend, clock, policy());
+    await queue.submit('t', '', 0, T0 + 500);
+    clock.set(T0 + 500);
+    expect((await queue.stats()).ready).toBe(1);
+    clock.set(T0);
+    expect(await queue.stats()).toMatchObject({ ready: 0, delayed: 1 });
+    expect(await queue.poll('w', 10)).toBeUndefined();
+  });
+});
+
+/** Backends are opened on a ManualClock; the JobQueue constructor takes any TimeSource. */
+describe('a queue on any TimeSource (memory backend only)', () => {
   it('accepts any TimeSource object', () => {
     let t = 500;
     const queue = new JobQueue({ now: () => t }, new RetryPolicy(3, 100, 1000));
     const id = queue.submit('t', 'p', 0, 600);
     expect(queue.poll('w', 10)).toBeUndefined();
     t = 600;
-    expect(mustPoll(queue, id, 10).leaseUntil).toBe(610);
-  });
-
-  it('follows a clock set backwards (no hidden caching of now)', () => {
-    const clock = new ManualClock(T0);
-    const queue = new JobQueue(clock, new RetryPolicy(3, 100, 1000));
-    queue.submit('t', '', 0, T0 + 500);
-    clock.set(T0 + 500);
-    expect(queue.stats().ready).toBe(1);
-    clock.set(T0);
-    expect(queue.stats()).toMatchObject({ ready: 0, delayed: 1 });
-    expect(queue.poll('w', 10)).toBeUndefined();
+    expect(mustPollSync(queue, id, 10).leaseUntil).toBe(610);
   });
 });

@@ -10,9 +10,8 @@ import {
   RetryPolicy,
   StaleLeaseError,
 } from '../dist/index.js';
-import { T0, bad, expectError, expectNoChange, expectNotFound, mustPoll, setup, snapshot, thrownBy } from './helpers.js';
-
-type Queue = InstanceType<typeof JobQueue>;
+import { describeEachBackend, type ContractQueue } from './backends.js';
+import { T0, bad, expectError, expectIllegalStateSync, expectNoChange, expectNotFound, mustPoll, setup, snapshot, thrownBy } from './helpers.js';
 
 /**
  * Small queues for the many parametrized cases below: a default queue commits
@@ -20,43 +19,43 @@ type Queue = InstanceType<typeof JobQueue>;
  */
 const SMALL = { capacity: 256 };
 
-describe('error classes', () => {
-  const table: Array<[string, abstract new (...args: never[]) => Error, string, () => unknown]> = [
-    ['InvalidArgumentError', InvalidArgumentError, 'ERR_INVALID_ARGUMENT', () => setup().queue.submit('', 'p')],
-    ['JobNotFoundError', JobNotFoundError, 'ERR_JOB_NOT_FOUND', () => setup().queue.view('J999')],
+describeEachBackend('error classes', (backend) => {
+  const table: Array<[string, abstract new (...args: never[]) => Error, string, () => Promise<unknown>]> = [
+    ['InvalidArgumentError', InvalidArgumentError, 'ERR_INVALID_ARGUMENT', async () => (await setup(backend)).queue.submit('', 'p')],
+    ['JobNotFoundError', JobNotFoundError, 'ERR_JOB_NOT_FOUND', async () => (await setup(backend)).queue.view('J999')],
     [
       'IllegalStateError',
       IllegalStateError,
       'ERR_ILLEGAL_STATE',
-      () => {
-        const { queue } = setup();
-        queue.retryDead(queue.submit('t', 'p'));
+      async () => {
+        const { queue } = await setup(backend);
+        await queue.retryDead(await queue.submit('t', 'p'));
       },
     ],
     [
       'StaleLeaseError',
       StaleLeaseError,
       'ERR_STALE_LEASE',
-      () => {
-        const { queue } = setup();
-        queue.complete(queue.submit('t', 'p'), 1);
+      async () => {
+        const { queue } = await setup(backend);
+        await queue.complete(await queue.submit('t', 'p'), 1);
       },
     ],
     [
       'QueueFullError',
       QueueFullError,
       'ERR_QUEUE_FULL',
-      () => {
-        const { queue } = setup({ options: { capacity: 1 } });
-        queue.submit('t', 'a');
-        queue.submit('t', 'b');
+      async () => {
+        const { queue } = await setup(backend, { options: { capacity: 1 } });
+        await queue.submit('t', 'a');
+        await queue.submit('t', 'b');
       },
     ],
   ];
 
-  it.each(table)('%s is exported, extends JobQueueError and Error, and carries its code', (name, cls, code, trigger) => {
+  it.each(table)('%s is exported, extends JobQueueError and Error, and carries its code', async (name, cls, code, trigger) => {
     expect(typeof cls).toBe('function');
-    const error = thrownBy(trigger);
+    const error = await thrownBy(trigger);
     expect(error).toBeInstanceOf(cls);
     expect(error).toBeInstanceOf(JobQueueError);
     expect(error).toBeInstanceOf(Error);
@@ -66,25 +65,19 @@ describe('error classes', () => {
     expect((error as Error).message.length).toBeGreaterThan(0);
   });
 
-  it('makes StaleLeaseError a kind of IllegalStateError', () => {
-    expect(StaleLeaseError.prototype).toBeInstanceOf(IllegalStateError);
-    expect(IllegalStateError.prototype).toBeInstanceOf(JobQueueError);
-    expect(JobQueueError.prototype).toBeInstanceOf(Error);
-  });
-
-  it('keeps the classes apart: each error is only its own kind', () => {
-    const notFound = expectNotFound(() => setup().queue.view('J1'));
+  it('keeps the classes apart: each error is only its own kind', async () => {
+    const notFound = await expectNotFound(async () => (await setup(backend)).queue.view('J1'));
     expect(notFound).not.toBeInstanceOf(IllegalStateError);
     expect(notFound).not.toBeInstanceOf(InvalidArgumentError);
-    const invalid = expectError(() => setup().queue.poll('', 1), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
+    const invalid = await expectError(async () => (await setup(backend)).queue.poll('', 1), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
     expect(invalid).not.toBeInstanceOf(IllegalStateError);
     expect(invalid).not.toBeInstanceOf(JobNotFoundError);
-    const illegal = expectError(
-      () => {
-        const { queue } = setup();
-        const id = queue.submit('t', '');
-        queue.cancel(id);
-        queue.cancel(id);
+    const illegal = await expectError(
+      async () => {
+        const { queue } = await setup(backend);
+        const id = await queue.submit('t', '');
+        await queue.cancel(id);
+        await queue.cancel(id);
       },
       IllegalStateError,
       'ERR_ILLEGAL_STATE',
@@ -92,12 +85,20 @@ describe('error classes', () => {
     expect(illegal).not.toBeInstanceOf(StaleLeaseError);
   });
 
-  it('names the id in a JobNotFoundError', () => {
-    expect(expectNotFound(() => setup().queue.view('J4242')).message).toContain('J4242');
+  it('names the id in a JobNotFoundError', async () => {
+    expect((await expectNotFound(async () => (await setup(backend)).queue.view('J4242'))).message).toContain('J4242');
   });
 });
 
-describe('unknown job ids', () => {
+describe('error classes', () => {
+  it('makes StaleLeaseError a kind of IllegalStateError', () => {
+    expect(StaleLeaseError.prototype).toBeInstanceOf(IllegalStateError);
+    expect(IllegalStateError.prototype).toBeInstanceOf(JobQueueError);
+    expect(JobQueueError.prototype).toBeInstanceOf(Error);
+  });
+});
+
+describeEachBackend('unknown job ids', (backend) => {
   const ids = [
     'J999',
     'J4', // the next id, not yet issued
@@ -123,20 +124,20 @@ describe('unknown job ids', () => {
   ];
 
   /** Three jobs: J1 RUNNING (so lax parsing of "J01" would find a live lease), J2 DEAD, J3 PENDING. */
-  function threeJobs() {
-    const s = setup({ maxAttempts: 1, options: SMALL });
-    s.queue.submit('t', 'one', 9); // J1
-    s.queue.submit('t', 'two', 5); // J2
-    s.queue.submit('t', 'three'); // J3
-    const dead = mustPoll(s.queue, 'J1');
-    s.queue.fail('J1', dead.token, 'x');
-    s.queue.retryDead('J1');
-    const lease = mustPoll(s.queue, 'J1', 1_000_000);
-    s.queue.fail('J2', mustPoll(s.queue, 'J2').token, 'dead');
+  async function threeJobs() {
+    const s = await setup(backend, { maxAttempts: 1, options: SMALL });
+    await s.queue.submit('t', 'one', 9); // J1
+    await s.queue.submit('t', 'two', 5); // J2
+    await s.queue.submit('t', 'three'); // J3
+    const dead = await mustPoll(s.queue, 'J1');
+    await s.queue.fail('J1', dead.token, 'x');
+    await s.queue.retryDead('J1');
+    const lease = await mustPoll(s.queue, 'J1', 1_000_000);
+    await s.queue.fail('J2', (await mustPoll(s.queue, 'J2')).token, 'dead');
     return { ...s, token: lease.token };
   }
 
-  const ops: Array<[string, (q: Queue, id: string, token: number) => unknown]> = [
+  const ops: Array<[string, (q: ContractQueue, id: string, token: number) => unknown]> = [
     ['view', (q, id) => q.view(id)],
     ['complete', (q, id, t) => q.complete(id, t)],
     ['fail', (q, id, t) => q.fail(id, t, 'x')],
@@ -146,67 +147,69 @@ describe('unknown job ids', () => {
   ];
 
   describe.each(ops)('%s', (_name, op) => {
-    it.each(ids)('throws JobNotFoundError for %j and changes nothing', (id) => {
-      const { queue, token } = threeJobs();
-      const error = expectNoChange(queue, ['J1', 'J2', 'J3', 'J4'], () => op(queue, id, token), JobNotFoundError, 'ERR_JOB_NOT_FOUND');
+    it.each(ids)('throws JobNotFoundError for %j and changes nothing', async (id) => {
+      const { queue, token } = await threeJobs();
+      const error = await expectNoChange(queue, ['J1', 'J2', 'J3', 'J4'], () => op(queue, id, token), JobNotFoundError, 'ERR_JOB_NOT_FOUND');
       expect(error).not.toBeInstanceOf(IllegalStateError);
-      expect(queue.view('J1').status).toBe('RUNNING');
+      expect((await queue.view('J1')).status).toBe('RUNNING');
     });
   });
 
-  it('checks the id before the state (never IllegalState/StaleLease for an unknown id)', () => {
-    const { queue, token } = threeJobs();
+  it('checks the id before the state (never IllegalState/StaleLease for an unknown id)', async () => {
+    const { queue, token } = await threeJobs();
     // Each of these would be a state error on an existing job in that state.
-    expectNotFound(() => queue.retryDead('J77'));
-    expectNotFound(() => queue.cancel('J77'));
-    expectNotFound(() => queue.complete('J77', token));
-    expectNotFound(() => queue.complete('J77', 0));
-    expectNotFound(() => queue.fail('J77', 12345, null));
-    expectNotFound(() => queue.extend('J77', 12345, 10));
+    await expectNotFound(() => queue.retryDead('J77'));
+    await expectNotFound(() => queue.cancel('J77'));
+    await expectNotFound(() => queue.complete('J77', token));
+    await expectNotFound(() => queue.complete('J77', 0));
+    await expectNotFound(() => queue.fail('J77', 12345, null));
+    await expectNotFound(() => queue.extend('J77', 12345, 10));
   });
 
-  it.each([42, null, undefined, {}])('refuses a non-string id %s with a JobQueueError', (id) => {
-    const { queue } = setup();
-    queue.submit('t', '');
-    const error = thrownBy(() => queue.view(bad(id)));
+  it.each([42, null, undefined, {}])('refuses a non-string id %s with a JobQueueError', async (id) => {
+    const { queue } = await setup(backend);
+    await queue.submit('t', '');
+    const error = await thrownBy(() => queue.view(bad(id)));
     expect(error).toBeInstanceOf(JobQueueError);
     expect(['ERR_JOB_NOT_FOUND', 'ERR_INVALID_ARGUMENT']).toContain((error as JobQueueError).code);
   });
 });
 
-describe('a failed call changes nothing', () => {
+describeEachBackend('a failed call changes nothing', (backend) => {
   /**
    * J1 PENDING ready, J2 PENDING delayed, J3 RUNNING, J4 SUCCEEDED, J5 DEAD,
    * J6 CANCELLED, J7 PENDING waiting out a retry.
    */
-  function everyState() {
-    const s = setup({ maxAttempts: 2, options: SMALL });
+  async function everyState() {
+    const s = await setup(backend, { maxAttempts: 2, options: SMALL });
     const { queue, clock } = s;
-    queue.submit('t', 'ready'); // J1
-    queue.submit('t', 'delayed', 0, T0 + 1_000_000); // J2
-    queue.submit('t', 'running', 9); // J3
-    queue.submit('t', 'succeeded', 8); // J4
-    queue.submit('t', 'dead', 7); // J5
-    queue.submit('t', 'cancelled'); // J6
-    queue.submit('t', 'retrying', 6); // J7
-    const running = mustPoll(queue, 'J3', 1_000_000);
-    const succeeded = mustPoll(queue, 'J4');
-    queue.complete('J4', succeeded.token);
-    queue.fail('J5', mustPoll(queue, 'J5').token, 'first');
+    await queue.submit('t', 'ready'); // J1
+    await queue.submit('t', 'delayed', 0, T0 + 1_000_000); // J2
+    await queue.submit('t', 'running', 9); // J3
+    await queue.submit('t', 'succeeded', 8); // J4
+    await queue.submit('t', 'dead', 7); // J5
+    await queue.submit('t', 'cancelled'); // J6
+    await queue.submit('t', 'retrying', 6); // J7
+    const running = await mustPoll(queue, 'J3', 1_000_000);
+    const succeeded = await mustPoll(queue, 'J4');
+    await queue.complete('J4', succeeded.token);
+    await queue.fail('J5', (await mustPoll(queue, 'J5')).token, 'first');
     clock.advance(100);
-    const dead = mustPoll(queue, 'J5');
-    queue.fail('J5', dead.token, 'second');
-    const retrying = mustPoll(queue, 'J7');
-    queue.fail('J7', retrying.token, 'retry me');
-    queue.cancel('J6');
+    const dead = await mustPoll(queue, 'J5');
+    await queue.fail('J5', dead.token, 'second');
+    const retrying = await mustPoll(queue, 'J7');
+    await queue.fail('J7', retrying.token, 'retry me');
+    await queue.cancel('J6');
     return { ...s, running: running.token, succeeded: succeeded.token, dead: dead.token, retrying: retrying.token };
   }
 
   const IDS = ['J1', 'J2', 'J3', 'J4', 'J5', 'J6', 'J7', 'J8'];
 
-  it('sets up every state (sanity)', () => {
-    const { queue } = everyState();
-    expect(IDS.slice(0, 7).map((id) => queue.view(id).status)).toEqual([
+  it('sets up every state (sanity)', async () => {
+    const { queue } = await everyState();
+    const statuses: string[] = [];
+    for (const id of IDS.slice(0, 7)) statuses.push((await queue.view(id)).status);
+    expect(statuses).toEqual([
       'PENDING',
       'PENDING',
       'RUNNING',
@@ -215,13 +218,13 @@ describe('a failed call changes nothing', () => {
       'CANCELLED',
       'PENDING',
     ]);
-    expect(queue.view('J2').nextRunAt).toBeGreaterThan(T0 + 100);
-    expect(queue.view('J7')).toMatchObject({ attempts: 1, lastError: 'retry me' });
-    expect(queue.stats()).toEqual({ pending: 3, ready: 1, delayed: 2, running: 1, succeeded: 1, dead: 1, cancelled: 1 });
-    expect(snapshot(queue, IDS).views['J8']).toEqual({ error: 'ERR_JOB_NOT_FOUND' });
+    expect((await queue.view('J2')).nextRunAt).toBeGreaterThan(T0 + 100);
+    expect(await queue.view('J7')).toMatchObject({ attempts: 1, lastError: 'retry me' });
+    expect(await queue.stats()).toEqual({ pending: 3, ready: 1, delayed: 2, running: 1, succeeded: 1, dead: 1, cancelled: 1 });
+    expect((await snapshot(queue, IDS)).views['J8']).toEqual({ error: 'ERR_JOB_NOT_FOUND' });
   });
 
-  type Env = ReturnType<typeof everyState>;
+  type Env = Awaited<ReturnType<typeof everyState>>;
   const failing: Array<[string, (e: Env) => unknown, abstract new (...args: never[]) => Error, string]> = [
     ['submit with a blank type', (e) => e.queue.submit(' ', 'x'), InvalidArgumentError, 'ERR_INVALID_ARGUMENT'],
     ['submit with a non-integer priority', (e) => e.queue.submit('t', 'x', 0.5), InvalidArgumentError, 'ERR_INVALID_ARGUMENT'],
@@ -265,35 +268,35 @@ describe('a failed call changes nothing', () => {
     ['view an unknown id', (e) => e.queue.view('J8'), JobNotFoundError, 'ERR_JOB_NOT_FOUND'],
   ];
 
-  it.each(failing)('%s', (_name, call, cls, code) => {
-    const env = everyState();
-    expectNoChange(env.queue, IDS, () => call(env), cls, code);
+  it.each(failing)('%s', async (_name, call, cls, code) => {
+    const env = await everyState();
+    await expectNoChange(env.queue, IDS, () => call(env), cls, code);
     // The lease survived, the id sequence did not move, and the queue still works.
-    env.queue.complete('J3', env.running);
-    expect(env.queue.submit('t', 'next')).toBe('J8');
-    expect(mustPoll(env.queue).jobId).toBe('J1');
+    await env.queue.complete('J3', env.running);
+    expect(await env.queue.submit('t', 'next')).toBe('J8');
+    expect((await mustPoll(env.queue)).jobId).toBe('J1');
   });
 
-  it('survives all the failing calls in a row', () => {
-    const env = everyState();
-    const before = snapshot(env.queue, IDS);
-    for (const [, call, cls, code] of failing) expectError(() => call(env), cls, code);
-    expect(snapshot(env.queue, IDS)).toEqual(before);
-    env.queue.complete('J3', env.running);
-    expect(env.queue.submit('t', 'next')).toBe('J8');
+  it('survives all the failing calls in a row', async () => {
+    const env = await everyState();
+    const before = await snapshot(env.queue, IDS);
+    for (const [, call, cls, code] of failing) await expectError(() => call(env), cls, code);
+    expect(await snapshot(env.queue, IDS)).toEqual(before);
+    await env.queue.complete('J3', env.running);
+    expect(await env.queue.submit('t', 'next')).toBe('J8');
   });
 });
 
-describe('a closed queue', () => {
+describeEachBackend('a closed queue', (backend) => {
   it('refuses every method with IllegalStateError', async () => {
-    const clock = new ManualClock(T0);
-    const queue = new JobQueue(clock, new RetryPolicy(3, 100, 1000));
-    queue.submit('t', 'a'); // J1
-    queue.submit('t', 'b'); // J2
-    const lease = mustPoll(queue, 'J1');
+    const { queue } = await setup(backend);
+    await queue.submit('t', 'a'); // J1
+    await queue.submit('t', 'b'); // J2
+    const lease = await mustPoll(queue, 'J1');
     await queue.close();
     const calls: Array<[string, () => unknown]> = [
       ['submit', () => queue.submit('t', 'c')],
+      ['submitMany', () => queue.submitMany([{ type: 't', payload: 'd' }])],
       ['poll', () => queue.poll('w', 1000)],
       ['complete', () => queue.complete('J1', lease.token)],
       ['fail', () => queue.fail('J1', lease.token, 'x')],
@@ -305,12 +308,19 @@ describe('a closed queue', () => {
       ['queueDepth', () => queue.queueDepth()],
       ['dlqDepth', () => queue.dlqDepth()],
       ['stats', () => queue.stats()],
-      ['share', () => queue.share()],
     ];
     for (const [name, call] of calls) {
-      const error = thrownBy(call);
+      const error = await thrownBy(call);
       expect(error, name).toBeInstanceOf(IllegalStateError);
       expect((error as JobQueueError).code, name).toBe('ERR_ILLEGAL_STATE');
     }
+  });
+});
+
+describe('a closed queue (shared memory only)', () => {
+  it('refuses share() with IllegalStateError', () => {
+    const queue = new JobQueue(new ManualClock(T0), new RetryPolicy(3, 100, 1000));
+    queue.close();
+    expectIllegalStateSync(() => queue.share());
   });
 });

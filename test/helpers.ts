@@ -1,5 +1,12 @@
 /**
- * Shared helpers for the single-thread conformance tests.
+ * Shared helpers for the conformance tests (run once per backend, see
+ * test/backends.ts) and for the model, thread, chaos, journal and pool tests.
+ *
+ * The conformance helpers are async: a backend's methods may return Promises
+ * (Redis), so `await setup(backend)`, `await mustPoll(queue)`,
+ * `await expectInvalid(() => queue.submit(''))` — the error helpers accept a
+ * synchronous throw and a rejection alike. Code that is synchronous by nature
+ * (constructors, a `JobQueue` in a thread test) uses the `...Sync` variants.
  *
  * Append only: other test files (and other engineers) rely on these names.
  */
@@ -13,11 +20,12 @@ import {
   QueueFullError,
   RetryPolicy,
   StaleLeaseError,
+  type JobQueueOptions,
+  type JobView,
+  type Lease,
+  type QueueStats,
 } from '../dist/index.js';
-
-type JobQueueOptions = NonNullable<ConstructorParameters<typeof JobQueue>[2]>;
-type JobView = ReturnType<JobQueue['view']>;
-type Lease = NonNullable<ReturnType<JobQueue['poll']>>;
+import { openQueue, type Backend, type ContractQueue } from './backends.js';
 
 /** The time every test queue starts at: far from 0, so "0" is never a lucky right answer. */
 export const T0 = 1_000_000;
@@ -30,7 +38,7 @@ export function bad(value: unknown): never {
 export interface Setup {
   clock: ManualClock;
   policy: RetryPolicy;
-  queue: JobQueue;
+  queue: ContractQueue;
 }
 
 export interface SetupOptions {
@@ -42,71 +50,75 @@ export interface SetupOptions {
 }
 
 /**
- * A queue on a ManualClock at T0 with a deterministic policy (no jitter):
- * by default 3 attempts, backoff 100, 200, 400, ... capped at 10 000 ms.
+ * A queue of `backend` on a ManualClock at T0 with a deterministic policy (no
+ * jitter): by default 3 attempts, backoff 100, 200, 400, ... capped at 10 000 ms.
+ * Closed when the test ends.
  */
-export function setup(opts: SetupOptions = {}): Setup {
+export async function setup(backend: Backend, opts: SetupOptions = {}): Promise<Setup> {
   const clock = new ManualClock(opts.start ?? T0);
   const policy = new RetryPolicy(opts.maxAttempts ?? 3, opts.baseBackoffMillis ?? 100, opts.maxBackoffMillis ?? 10_000);
-  const queue = new JobQueue(clock, policy, opts.options);
+  const queue = await openQueue(backend, clock, policy, opts.options);
   return { clock, policy, queue };
 }
 
-/** Runs `fn` and returns what it threw; fails the test if it returned normally. */
-export function thrownBy(fn: () => unknown): unknown {
+/** Runs `fn` and returns what it threw or rejected with; fails the test if it settled normally. */
+export async function thrownBy(fn: () => unknown): Promise<unknown> {
   try {
-    fn();
+    await fn();
   } catch (error) {
     return error;
   }
-  return expect.unreachable('expected the call to throw, but it returned normally');
+  return expect.unreachable('expected the call to throw or reject, but it returned normally');
 }
 
 type ErrorClass<E> = abstract new (...args: never[]) => E;
 
-/** Asserts that `fn` throws an instance of `cls` carrying exactly `code`, and returns the error. */
-export function expectError<E extends Error>(fn: () => unknown, cls: ErrorClass<E>, code: string): E {
-  const error = thrownBy(fn);
+function checkError<E extends Error>(error: unknown, cls: ErrorClass<E>, code: string): E {
   expect(error).toBeInstanceOf(cls);
   expect((error as { code?: unknown }).code).toBe(code);
   return error as E;
 }
 
-export function expectInvalid(fn: () => unknown): InvalidArgumentError {
+/** Asserts that `fn` throws or rejects with an instance of `cls` carrying exactly `code`, and returns the error. */
+export async function expectError<E extends Error>(fn: () => unknown, cls: ErrorClass<E>, code: string): Promise<E> {
+  return checkError(await thrownBy(fn), cls, code);
+}
+
+export function expectInvalid(fn: () => unknown): Promise<InvalidArgumentError> {
   return expectError(fn, InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
 }
 
-export function expectNotFound(fn: () => unknown): JobNotFoundError {
+export function expectNotFound(fn: () => unknown): Promise<JobNotFoundError> {
   return expectError(fn, JobNotFoundError, 'ERR_JOB_NOT_FOUND');
 }
 
 /** An IllegalStateError that is not a StaleLeaseError (code ERR_ILLEGAL_STATE exactly). */
-export function expectIllegalState(fn: () => unknown): IllegalStateError {
+export function expectIllegalState(fn: () => unknown): Promise<IllegalStateError> {
   return expectError(fn, IllegalStateError, 'ERR_ILLEGAL_STATE');
 }
 
-export function expectStale(fn: () => unknown): StaleLeaseError {
+export function expectStale(fn: () => unknown): Promise<StaleLeaseError> {
   return expectError(fn, StaleLeaseError, 'ERR_STALE_LEASE');
 }
 
-export function expectFull(fn: () => unknown): QueueFullError {
+export function expectFull(fn: () => unknown): Promise<QueueFullError> {
   return expectError(fn, QueueFullError, 'ERR_QUEUE_FULL');
 }
 
 /** Polls and asserts that a lease came back (optionally for `jobId`). */
-export function mustPoll(queue: JobQueue, jobId?: string, leaseMillis = 1_000, workerId = 'w1'): Lease {
-  const lease = queue.poll(workerId, leaseMillis);
+export async function mustPoll(queue: ContractQueue, jobId?: string, leaseMillis = 1_000, workerId = 'w1'): Promise<Lease> {
+  const lease = await queue.poll(workerId, leaseMillis);
   expect(lease, 'expected poll to hand out a job').toBeDefined();
   if (jobId !== undefined) expect(lease!.jobId).toBe(jobId);
   return lease!;
 }
 
 /** Ids handed out by polling until nothing is ready, completing each job at once. */
-export function drainOrder(queue: JobQueue): string[] {
+export async function drainOrder(queue: ContractQueue): Promise<string[]> {
   const order: string[] = [];
-  for (let lease = queue.poll('w', 1_000); lease !== undefined; lease = queue.poll('w', 1_000)) {
+  for (let lease = await queue.poll('w', 1_000); lease !== undefined; lease = await queue.poll('w', 1_000)) {
     order.push(lease.jobId);
-    queue.complete(lease.jobId, lease.token);
+    await queue.complete(lease.jobId, lease.token);
     if (order.length > 10_000) throw new Error('drainOrder: runaway');
   }
   return order;
@@ -116,13 +128,13 @@ export function drainOrder(queue: JobQueue): string[] {
  * Fails `jobId` until it is DEAD: waits out each backoff, polls it (it must be the
  * job handed out) and fails it with `error`. Returns the number of attempts made here.
  */
-export function killJob(s: Setup, jobId: string, error = 'boom'): number {
+export async function killJob(s: Setup, jobId: string, error = 'boom'): Promise<number> {
   let made = 0;
-  while (s.queue.view(jobId).status !== 'DEAD') {
-    expect(s.queue.view(jobId).status).toBe('PENDING');
+  while ((await s.queue.view(jobId)).status !== 'DEAD') {
+    expect((await s.queue.view(jobId)).status).toBe('PENDING');
     s.clock.advance(s.policy.maxBackoffMillis + 1);
-    const lease = mustPoll(s.queue, jobId);
-    s.queue.fail(jobId, lease.token, error);
+    const lease = await mustPoll(s.queue, jobId);
+    await s.queue.fail(jobId, lease.token, error);
     made++;
     if (made > s.policy.maxAttempts) throw new Error(`killJob: ${jobId} not DEAD after ${made} attempts`);
   }
@@ -131,7 +143,7 @@ export function killJob(s: Setup, jobId: string, error = 'boom'): number {
 
 /** Everything observable about a queue, for "a failed call changes nothing" comparisons. */
 export interface Snapshot {
-  stats: ReturnType<JobQueue['stats']>;
+  stats: QueueStats;
   queueDepth: number;
   dlqDepth: number;
   deadLetters: JobView[];
@@ -139,36 +151,73 @@ export interface Snapshot {
 }
 
 /** Reads every observable piece of state; views of missing jobs record the error code. */
-export function snapshot(queue: JobQueue, ids: readonly string[]): Snapshot {
+export async function snapshot(queue: ContractQueue, ids: readonly string[]): Promise<Snapshot> {
   const views: Snapshot['views'] = {};
   for (const id of ids) {
     try {
-      views[id] = { ...queue.view(id) };
+      views[id] = { ...(await queue.view(id)) };
     } catch (error) {
       views[id] = { error: String((error as { code?: unknown }).code ?? error) };
     }
   }
   return {
-    stats: { ...queue.stats() },
-    queueDepth: queue.queueDepth(),
-    dlqDepth: queue.dlqDepth(),
-    deadLetters: queue.deadLetters().map((v) => ({ ...v })),
+    stats: { ...(await queue.stats()) },
+    queueDepth: await queue.queueDepth(),
+    dlqDepth: await queue.dlqDepth(),
+    deadLetters: (await queue.deadLetters()).map((v) => ({ ...v })),
     views,
   };
 }
 
-/** Asserts that `fn` throws `cls` and that the queue looks exactly as it did before. */
-export function expectNoChange<E extends Error>(
-  queue: JobQueue,
+/** Asserts that `fn` throws or rejects with `cls` and that the queue looks exactly as it did before. */
+export async function expectNoChange<E extends Error>(
+  queue: ContractQueue,
   ids: readonly string[],
   fn: () => unknown,
   cls: ErrorClass<E>,
   code: string,
-): E {
-  const before = snapshot(queue, ids);
-  const error = expectError(fn, cls, code);
-  expect(snapshot(queue, ids)).toEqual(before);
+): Promise<E> {
+  const before = await snapshot(queue, ids);
+  const error = await expectError(fn, cls, code);
+  expect(await snapshot(queue, ids)).toEqual(before);
   return error;
+}
+
+// ── Synchronous variants, for code that is synchronous by nature ──
+
+/** Runs `fn` and returns what it threw; fails the test if it returned (a Promise counts as returning). */
+export function thrownBySync(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  return expect.unreachable('expected the call to throw, but it returned normally');
+}
+
+/** Asserts that `fn` throws (synchronously) an instance of `cls` carrying exactly `code`, and returns the error. */
+export function expectErrorSync<E extends Error>(fn: () => unknown, cls: ErrorClass<E>, code: string): E {
+  return checkError(thrownBySync(fn), cls, code);
+}
+
+export function expectInvalidSync(fn: () => unknown): InvalidArgumentError {
+  return expectErrorSync(fn, InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
+}
+
+export function expectNotFoundSync(fn: () => unknown): JobNotFoundError {
+  return expectErrorSync(fn, JobNotFoundError, 'ERR_JOB_NOT_FOUND');
+}
+
+export function expectIllegalStateSync(fn: () => unknown): IllegalStateError {
+  return expectErrorSync(fn, IllegalStateError, 'ERR_ILLEGAL_STATE');
+}
+
+/** `mustPoll` on a `JobQueue` itself (journal and thread tests). */
+export function mustPollSync(queue: JobQueue, jobId?: string, leaseMillis = 1_000, workerId = 'w1'): Lease {
+  const lease = queue.poll(workerId, leaseMillis);
+  expect(lease, 'expected poll to hand out a job').toBeDefined();
+  if (jobId !== undefined) expect(lease!.jobId).toBe(jobId);
+  return lease!;
 }
 
 /** UTF-8 length of a string. */

@@ -15,7 +15,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy, systemClock } from '../dist/index.js';
-import { jobNumber, mustPoll, prng, testSeed, withTimeout } from './helpers.js';
+import { jobNumber, mustPollSync, prng, testSeed, withTimeout } from './helpers.js';
 import { children, openJournal, tempDir, tempJournal } from './journal-harness.js';
 
 type JobView = ReturnType<JobQueue['view']>;
@@ -147,7 +147,7 @@ describe('a process killed while submitting', { timeout: 30_000 }, () => {
     // The reopened queue works, and ids continue after the highest ever issued.
     const next = queue.submit('after', 'the crash');
     expect(jobNumber(next)).toBeGreaterThan(stored);
-    const lease = mustPoll(queue);
+    const lease = mustPollSync(queue);
     expect(lease.attempt).toBe(1);
     queue.complete(lease.jobId, lease.token);
     expect(queue.view(lease.jobId).status).toBe('SUCCEEDED');
@@ -256,7 +256,7 @@ describe('a process killed while processing', { timeout: 30_000 }, () => {
       expect({ ...view, nextRunAt: 0, lastError: null }).toEqual({ ...requeued, nextRunAt: 0, lastError: null });
     }
     // It is retried (maxAttempts 2: attempt 2 is allowed), with a token never issued before.
-    const lease = mustPoll(queue, ids.running);
+    const lease = mustPollSync(queue, ids.running);
     expect(lease.attempt).toBe(2);
     expect(lease.payload).toBe('running ⏳');
     expect(lease.token).toBeGreaterThan(Math.max(...ready.tokens));

@@ -24,7 +24,7 @@ import {
   QueueFullError,
   RetryPolicy,
 } from '../dist/index.js';
-import { T0, expectError, expectInvalid, expectNotFound, mustPoll, prng, startWorker, withTimeout } from './helpers.js';
+import { T0, expectErrorSync, expectInvalidSync, expectNotFoundSync, mustPollSync, prng, startWorker, withTimeout } from './helpers.js';
 import { children, closeJournal, openJournal as openTracked, tempDir, tempJournal } from './journal-harness.js';
 
 type JobView = ReturnType<JobQueue['view']>;
@@ -75,11 +75,11 @@ describe('reopening a closed journal', () => {
     expect(ids).toEqual(['J1', 'J2', 'J3', 'J4', 'J5', 'J6']);
     const tokens: number[] = [];
     // J2 (priority 7) succeeds; J4 (priority 2) fails once and waits out its backoff.
-    let lease = mustPoll(queue, 'J2');
+    let lease = mustPollSync(queue, 'J2');
     tokens.push(lease.token);
     clock.advance(3);
     queue.complete('J2', lease.token);
-    lease = mustPoll(queue, 'J4');
+    lease = mustPollSync(queue, 'J4');
     tokens.push(lease.token);
     queue.fail('J4', lease.token, 'first failure');
     clock.advance(7);
@@ -92,7 +92,7 @@ describe('reopening a closed journal', () => {
     expect(queue.stats()).toEqual(statsBefore);
     expect(queue.submit('next', 'one')).toBe('J7');
     clock.advance(1_000); // J4's backoff is over
-    lease = mustPoll(queue, 'J4');
+    lease = mustPollSync(queue, 'J4');
     expect(lease.attempt).toBe(2);
     expect(lease.token).toBeGreaterThan(Math.max(...tokens));
     tokens.push(lease.token);
@@ -102,14 +102,14 @@ describe('reopening a closed journal', () => {
     queue = reopen(queue, path, clock);
     expect(queue.view('J4')).toMatchObject({ status: 'SUCCEEDED', attempts: 2, lastError: 'first failure' });
     expect(queue.submit('next', 'two')).toBe('J8');
-    expect(mustPoll(queue).token).toBeGreaterThan(Math.max(...tokens));
+    expect(mustPollSync(queue).token).toBeGreaterThan(Math.max(...tokens));
   });
 
   it('opens a journal that does not exist yet as an empty queue', () => {
     const queue = openJournal(tempJournal(), new ManualClock(T0));
     expect(queue.stats()).toEqual({ pending: 0, ready: 0, delayed: 0, running: 0, succeeded: 0, dead: 0, cancelled: 0 });
     expect(queue.poll('w', 1_000)).toBeUndefined();
-    expectNotFound(() => queue.view('J1'));
+    expectNotFoundSync(() => queue.view('J1'));
     expect(queue.submit('a', 'b')).toBe('J1');
   });
 
@@ -122,7 +122,7 @@ describe('reopening a closed journal', () => {
       queue = reopen(queue, path, clock, { synchronous });
       expect(queue.view(id).payload).toBe(synchronous);
     }
-    expectInvalid(() => openJournal(tempJournal(), clock, { synchronous: 'OFF' as never }));
+    expectInvalidSync(() => openJournal(tempJournal(), clock, { synchronous: 'OFF' as never }));
   });
 });
 
@@ -159,7 +159,7 @@ describe('reopening a closed journal: order and limits', () => {
     for (let i = 1; i <= 10; i++) queue.submit('t', `p${i}`);
     closeJournal(queue);
     const before = readFileSync(path);
-    expectError(() => openJournal(path, clock, { capacity: 4 }), QueueFullError, 'ERR_QUEUE_FULL');
+    expectErrorSync(() => openJournal(path, clock, { capacity: 4 }), QueueFullError, 'ERR_QUEUE_FULL');
     expect(Buffer.compare(readFileSync(path), before), 'the file changed').toBe(0);
     const again = openJournal(path, clock);
     expect(again.stats().pending).toBe(10);
@@ -172,8 +172,8 @@ describe('reopening a closed journal: order and limits', () => {
     const queue = openJournal(path, clock);
     queue.submit('t', 'p');
     closeJournal(queue);
-    expectError(() => queue.submit('t', 'q'), IllegalStateError, 'ERR_ILLEGAL_STATE');
-    expectError(() => queue.poll('w', 1_000), IllegalStateError, 'ERR_ILLEGAL_STATE');
+    expectErrorSync(() => queue.submit('t', 'q'), IllegalStateError, 'ERR_ILLEGAL_STATE');
+    expectErrorSync(() => queue.poll('w', 1_000), IllegalStateError, 'ERR_ILLEGAL_STATE');
     const again = openJournal(path, clock);
     expect(again.stats().pending).toBe(1);
     expect(again.submit('t', 'r')).toBe('J2');
@@ -186,12 +186,12 @@ describe('every state change is journaled', () => {
     const clock = new ManualClock(T0);
     let queue = openJournal(path, clock);
     const id = queue.submit('t', 'p');
-    const lease = mustPoll(queue, id, 60_000);
+    const lease = mustPollSync(queue, id, 60_000);
     expect(queue.view(id)).toMatchObject({ status: 'RUNNING', attempts: 1 });
     clock.advance(50);
     queue = reopen(queue, path, clock);
     expect(queue.view(id)).toMatchObject({ status: 'PENDING', attempts: 0, nextRunAt: clock.now(), lastError: LEASE_LOST });
-    const again = mustPoll(queue, id);
+    const again = mustPollSync(queue, id);
     expect(again.attempt).toBe(1);
     expect(again.token).toBeGreaterThan(lease.token);
   });
@@ -201,7 +201,7 @@ describe('every state change is journaled', () => {
     const clock = new ManualClock(T0);
     let queue = openJournal(path, clock);
     const id = queue.submit('t', 'p');
-    const lease = mustPoll(queue, id);
+    const lease = mustPollSync(queue, id);
     queue.complete(id, lease.token);
     queue = reopen(queue, path, clock);
     expect(queue.view(id)).toMatchObject({ status: 'SUCCEEDED', attempts: 1, lastError: null });
@@ -213,7 +213,7 @@ describe('every state change is journaled', () => {
     const clock = new ManualClock(T0);
     let queue = openJournal(path, clock);
     const id = queue.submit('t', 'p');
-    let lease = mustPoll(queue, id);
+    let lease = mustPollSync(queue, id);
     clock.advance(10);
     queue.fail(id, lease.token, 'e1');
     const failedAt = clock.now();
@@ -222,7 +222,7 @@ describe('every state change is journaled', () => {
     clock.advance(99);
     expect(queue.poll('w', 1_000)).toBeUndefined();
     clock.advance(1);
-    lease = mustPoll(queue, id);
+    lease = mustPollSync(queue, id);
     expect(lease.attempt).toBe(2);
   });
 
@@ -233,7 +233,7 @@ describe('every state change is journaled', () => {
     const id = queue.submit('t', 'p');
     for (let attempt = 1; attempt <= 3; attempt++) {
       clock.advance(10_000);
-      const lease = mustPoll(queue, id);
+      const lease = mustPollSync(queue, id);
       queue.fail(id, lease.token, `e${attempt}`);
     }
     queue = reopen(queue, path, clock);
@@ -247,7 +247,7 @@ describe('every state change is journaled', () => {
     const clock = new ManualClock(T0);
     let queue = openJournal(path, clock);
     const id = queue.submit('t', 'p');
-    const lease = mustPoll(queue, id, 1_000);
+    const lease = mustPollSync(queue, id, 1_000);
     clock.advance(500);
     const leaseUntil = queue.extend(id, lease.token, 10_000);
     expect(leaseUntil).toBe(T0 + 10_500);
@@ -268,7 +268,7 @@ describe('every state change is journaled', () => {
     queue.cancel(id);
     queue = reopen(queue, path, clock);
     expect(queue.view(id)).toMatchObject({ status: 'CANCELLED', attempts: 0 });
-    expect(mustPoll(queue).jobId).toBe(other);
+    expect(mustPollSync(queue).jobId).toBe(other);
   });
 
   it('retryDead: the job is PENDING again with attempts 0, runAt then, and its lastError kept', () => {
@@ -278,7 +278,7 @@ describe('every state change is journaled', () => {
     const id = queue.submit('t', 'p');
     for (let attempt = 1; attempt <= 3; attempt++) {
       clock.advance(10_000);
-      queue.fail(id, mustPoll(queue, id).token, `e${attempt}`);
+      queue.fail(id, mustPollSync(queue, id).token, `e${attempt}`);
     }
     clock.advance(5);
     queue.retryDead(id);
@@ -287,7 +287,7 @@ describe('every state change is journaled', () => {
     queue = reopen(queue, path, clock);
     expect(queue.view(id)).toMatchObject({ status: 'PENDING', attempts: 0, nextRunAt: retriedAt, lastError: 'e3' });
     expect(queue.dlqDepth()).toBe(0);
-    expect(mustPoll(queue, id).attempt).toBe(1);
+    expect(mustPollSync(queue, id).attempt).toBe(1);
   });
 
   it('lease expiry: the failed attempt is journaled with lastError "lease expired" and its backoff', () => {
@@ -295,7 +295,7 @@ describe('every state change is journaled', () => {
     const clock = new ManualClock(T0);
     let queue = openJournal(path, clock);
     const id = queue.submit('t', 'p');
-    mustPoll(queue, id, 1_000);
+    mustPollSync(queue, id, 1_000);
     clock.advance(1_000);
     expect(queue.view(id)).toMatchObject({ status: 'PENDING', attempts: 1, nextRunAt: T0 + 1_000 + 100, lastError: 'lease expired' });
     queue = reopen(queue, path, clock);
@@ -420,13 +420,13 @@ describe('eviction', () => {
     let queue = openJournal(path, clock, { capacity: 4 });
     for (let i = 1; i <= 4; i++) queue.submit('t', `p${i}`);
     for (const id of ['J1', 'J2']) {
-      queue.complete(id, mustPoll(queue, id).token);
+      queue.complete(id, mustPollSync(queue, id).token);
       clock.advance(1);
     }
     expect(queue.submit('t', 'p5')).toBe('J5'); // evicts J1, the oldest finished
     expect(queue.submit('t', 'p6')).toBe('J6'); // evicts J2
-    expectNotFound(() => queue.view('J1'));
-    expectNotFound(() => queue.view('J2'));
+    expectNotFoundSync(() => queue.view('J1'));
+    expectNotFoundSync(() => queue.view('J2'));
 
     closeJournal(queue);
     const db = new Database(path);
@@ -435,8 +435,8 @@ describe('eviction', () => {
     expect(nums).toEqual([3, 4, 5, 6]);
 
     queue = openJournal(path, clock, { capacity: 4 });
-    expectNotFound(() => queue.view('J1'));
-    expectNotFound(() => queue.view('J2'));
+    expectNotFoundSync(() => queue.view('J1'));
+    expectNotFoundSync(() => queue.view('J2'));
     for (let i = 3; i <= 6; i++) expect(queue.view(`J${i}`)).toMatchObject({ status: 'PENDING', payload: `p${i}` });
     expect(queue.stats()).toMatchObject({ pending: 4, succeeded: 0 });
   });
@@ -451,11 +451,11 @@ describe('eviction on reopen', () => {
     queue.submit('t', 'two', 1);
     queue.submit('t', 'three', 2);
     // J3 finishes first, so it is the oldest finished job: the first to go when room is needed.
-    queue.complete('J3', mustPoll(queue, 'J3').token);
+    queue.complete('J3', mustPollSync(queue, 'J3').token);
     clock.advance(1);
-    queue.complete('J2', mustPoll(queue, 'J2').token);
+    queue.complete('J2', mustPollSync(queue, 'J2').token);
     queue = reopen(queue, path, clock, { capacity: 2 });
-    expectNotFound(() => queue.view('J3'));
+    expectNotFoundSync(() => queue.view('J3'));
     expect(queue.view('J2').status).toBe('SUCCEEDED');
     expect(queue.submit('t', 'four')).toBe('J4');
     queue = reopen(queue, path, clock);
@@ -506,7 +506,7 @@ describe('one owner at a time', { timeout: 30_000 }, () => {
     const first = openJournal(path, clock);
     const id = first.submit('t', 'p');
     const started = performance.now();
-    const error = expectError(() => openJournal(path, clock), JournalBusyError, 'ERR_JOURNAL_BUSY');
+    const error = expectErrorSync(() => openJournal(path, clock), JournalBusyError, 'ERR_JOURNAL_BUSY');
     expect(performance.now() - started, 'the refusal comes at once, without waiting').toBeLessThan(1_000);
     expect(error.message).toContain(String(process.pid));
     // The refused open changed nothing for the owner.
@@ -531,7 +531,7 @@ describe('one owner at a time', { timeout: 30_000 }, () => {
     const holder = owner('hold', path);
     const held = await holder.firstLine;
     expect(held).toBe(`held ${holder.proc.pid}`);
-    const error = expectError(() => openJournal(path, new ManualClock(T0)), JournalBusyError, 'ERR_JOURNAL_BUSY');
+    const error = expectErrorSync(() => openJournal(path, new ManualClock(T0)), JournalBusyError, 'ERR_JOURNAL_BUSY');
     expect(error.message).toContain(String(holder.proc.pid));
     holder.proc.stdin!.write('close\n');
     const exited = new Promise<number | null>((resolve) => holder.proc.once('exit', (code) => resolve(code)));
@@ -545,7 +545,7 @@ describe('one owner at a time', { timeout: 30_000 }, () => {
     const path = tempJournal();
     const holder = owner('hold', path);
     await holder.firstLine;
-    expectError(() => openJournal(path, new ManualClock(T0)), JournalBusyError, 'ERR_JOURNAL_BUSY');
+    expectErrorSync(() => openJournal(path, new ManualClock(T0)), JournalBusyError, 'ERR_JOURNAL_BUSY');
     await killAndWait(holder.proc);
     const queue = openJournal(path, new ManualClock(T0));
     expect(queue.submit('t', 'p')).toBe('J1');
@@ -592,7 +592,7 @@ function sqliteFile(path: string, sql: string): void {
 describe('a corrupt or foreign file', () => {
   it('refuses a path in a directory that does not exist with InvalidArgumentError, creating nothing', () => {
     const missing = join(tmpdir(), `leasehold-no-such-dir-${process.pid}`, 'queue.db');
-    expectInvalid(() => JobQueue.open(missing, new ManualClock(T0), new RetryPolicy(3, 100, 1_000)));
+    expectInvalidSync(() => JobQueue.open(missing, new ManualClock(T0), new RetryPolicy(3, 100, 1_000)));
     expect(() => readdirSync(join(missing, '..'))).toThrow();
   });
 
@@ -628,11 +628,11 @@ describe('a corrupt or foreign file', () => {
     make(path);
     const before = readFileSync(path);
     const listing = readdirSync(dir).sort();
-    expectError(() => openJournal(path, new ManualClock(T0)), JournalCorruptError, 'ERR_JOURNAL_CORRUPT');
+    expectErrorSync(() => openJournal(path, new ManualClock(T0)), JournalCorruptError, 'ERR_JOURNAL_CORRUPT');
     expect(Buffer.compare(readFileSync(path), before), 'the file changed').toBe(0);
     expect(readdirSync(dir).sort(), 'files left beside it').toEqual(listing);
     // The refusal released everything: the same error again, not JournalBusyError.
-    expectError(() => openJournal(path, new ManualClock(T0)), JournalCorruptError, 'ERR_JOURNAL_CORRUPT');
+    expectErrorSync(() => openJournal(path, new ManualClock(T0)), JournalCorruptError, 'ERR_JOURNAL_CORRUPT');
     expect(Buffer.compare(readFileSync(path), before), 'the file changed').toBe(0);
   });
 });
@@ -668,7 +668,7 @@ describe('schema migrations', () => {
     expect(queue.view('J3')).toMatchObject({ type: 'email', payload: 'to: grace', priority: 1, status: 'SUCCEEDED', attempts: 1, lastError: null });
     expect(queue.deadLetters().map((v) => v.id)).toEqual(['J2']);
     expect(queue.submit('new', 'job')).toBe('J4');
-    const lease = mustPoll(queue, 'J1');
+    const lease = mustPollSync(queue, 'J1');
     expect(lease.attempt).toBe(2);
     expect(lease.token).toBeGreaterThan(5);
     queue.complete('J1', lease.token);
@@ -716,12 +716,12 @@ describe('submitMany', () => {
     const clock = new ManualClock(T0);
     let queue = openJournal(path, clock, { maxPayloadBytes: 64 });
     queue.submit('before', 'p');
-    expectInvalid(() => queue.submitMany([{ type: 'ok', payload: 'one' }, badItem, { type: 'ok', payload: 'three' }]));
+    expectInvalidSync(() => queue.submitMany([{ type: 'ok', payload: 'one' }, badItem, { type: 'ok', payload: 'three' }]));
     expect(queue.stats().pending).toBe(1);
-    expectNotFound(() => queue.view('J2'));
+    expectNotFoundSync(() => queue.view('J2'));
     queue = reopen(queue, path, clock, { maxPayloadBytes: 64 });
     expect(queue.stats().pending).toBe(1);
-    expectNotFound(() => queue.view('J2'));
+    expectNotFoundSync(() => queue.view('J2'));
     expect(queue.submitMany([{ type: 'ok' }])).toEqual(['J2']);
   });
 });

@@ -15,7 +15,7 @@ import { describe, expect, it } from 'vitest';
 import {
   IllegalStateError, InvalidArgumentError, JobQueue, ManualClock, RetryPolicy, WorkerPool, systemClock,
 } from '../dist/index.js';
-import { bad, expectInvalid, pause } from './helpers.js';
+import { bad, expectInvalidSync, pause } from './helpers.js';
 import { HANDLERS, scratch, track, until } from './pool-harness.js';
 
 const DEFAULT_EXPORT = new URL('./fixtures/pool-default.mjs', import.meta.url);
@@ -80,16 +80,16 @@ describe('WorkerPool options', { timeout: 20_000 }, () => {
     'refuses %s = %s with InvalidArgumentError that names the option',
     (option, _label, value) => {
       const options = { handlers: HANDLERS, threads: 1, [option]: value };
-      const error = expectInvalid(() => new WorkerPool(queue, bad(options)));
+      const error = expectInvalidSync(() => new WorkerPool(queue, bad(options)));
       expect(error.message).toContain(`\`${option}\``);
     },
   );
 
   it('refuses something that is not a JobQueue, and options that are not an object', () => {
-    expectInvalid(() => new WorkerPool(bad({}), { handlers: HANDLERS }));
-    expectInvalid(() => new WorkerPool(bad(null), { handlers: HANDLERS }));
-    expectInvalid(() => new WorkerPool(queue, bad(null)));
-    expectInvalid(() => new WorkerPool(queue, bad('handlers.mjs')));
+    expectInvalidSync(() => new WorkerPool(bad({}), { handlers: HANDLERS }));
+    expectInvalidSync(() => new WorkerPool(bad(null), { handlers: HANDLERS }));
+    expectInvalidSync(() => new WorkerPool(queue, bad(null)));
+    expectInvalidSync(() => new WorkerPool(queue, bad('handlers.mjs')));
   });
 
   it('takes the handler module as a URL, an absolute path or a path relative to the working directory', async () => {

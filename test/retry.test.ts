@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { IllegalStateError, JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
+import { IllegalStateError, ManualClock, RetryPolicy } from '../dist/index.js';
+import { describeEachBackend, openQueue } from './backends.js';
 import {
   T0,
   bad,
   expectIllegalState,
   expectInvalid,
+  expectInvalidSync,
   expectNoChange,
   killJob,
   mustPoll,
@@ -34,24 +36,24 @@ describe('RetryPolicy validation', () => {
   });
 
   it.each([0, -1, 1.5, NaN, Infinity, -Infinity, '3', null])('rejects maxAttempts %s', (n) => {
-    expectInvalid(() => new RetryPolicy(bad(n), 100, 1000));
+    expectInvalidSync(() => new RetryPolicy(bad(n), 100, 1000));
   });
 
   it.each([-1, 1.5, NaN, Infinity, -Infinity, '100', null])('rejects baseBackoffMillis %s', (base) => {
-    expectInvalid(() => new RetryPolicy(3, bad(base), 1000));
+    expectInvalidSync(() => new RetryPolicy(3, bad(base), 1000));
   });
 
   it.each([-1, 1.5, NaN, Infinity, -Infinity, '1000', null])('rejects maxBackoffMillis %s', (max) => {
-    expectInvalid(() => new RetryPolicy(3, 0, bad(max)));
+    expectInvalidSync(() => new RetryPolicy(3, 0, bad(max)));
   });
 
   it('rejects max < base', () => {
-    expectInvalid(() => new RetryPolicy(3, 100, 99));
-    expectInvalid(() => new RetryPolicy(3, 1, 0));
+    expectInvalidSync(() => new RetryPolicy(3, 100, 99));
+    expectInvalidSync(() => new RetryPolicy(3, 1, 0));
   });
 
   it.each(['bogus', '', 'NONE', 'Full', 42, true])('rejects the jitter %j', (jitter) => {
-    expectInvalid(() => new RetryPolicy(3, 100, 1000, { jitter: bad(jitter) }));
+    expectInvalidSync(() => new RetryPolicy(3, 100, 1000, { jitter: bad(jitter) }));
   });
 });
 
@@ -107,7 +109,7 @@ describe('backoffAfter', () => {
   });
 
   it.each([0, -1, 1.5, NaN, Infinity, '1', null])('rejects n = %s', (n) => {
-    expectInvalid(() => new RetryPolicy(3, 100, 1000).backoffAfter(bad(n)));
+    expectInvalidSync(() => new RetryPolicy(3, 100, 1000).backoffAfter(bad(n)));
   });
 
   it('is deterministic with the default jitter', () => {
@@ -163,16 +165,18 @@ describe('jitter', () => {
     const p = new RetryPolicy(3, 0, 0, { jitter });
     for (let i = 0; i < 100; i++) expect(p.backoffAfter(1 + (i % 7))).toBe(0);
   });
+});
 
-  it('applies the jitter to the runAt the queue sets after a failure', () => {
+describeEachBackend('jitter', (backend) => {
+  it('applies the jitter to the runAt the queue sets after a failure', async () => {
     const clock = new ManualClock(T0);
-    const queue = new JobQueue(clock, new RetryPolicy(5, 1000, 1000, { jitter: 'equal' }));
+    const queue = await openQueue(backend, clock, new RetryPolicy(5, 1000, 1000, { jitter: 'equal' }));
     const waits: number[] = [];
     for (let i = 0; i < 200; i++) {
-      const id = queue.submit('t', '');
-      queue.fail(id, mustPoll(queue, id).token, 'x');
-      waits.push(queue.view(id).nextRunAt - clock.now());
-      queue.cancel(id);
+      const id = await queue.submit('t', '');
+      await queue.fail(id, (await mustPoll(queue, id)).token, 'x');
+      waits.push((await queue.view(id)).nextRunAt - clock.now());
+      await queue.cancel(id);
     }
     for (const w of waits) {
       expect(w).toBeGreaterThanOrEqual(500);
@@ -182,14 +186,14 @@ describe('jitter', () => {
   });
 });
 
-describe('fail: retry or dead-letter', () => {
-  it('sends the job back to PENDING with runAt = now + backoffAfter(attempts)', () => {
-    const { queue, clock } = setup({ maxAttempts: 3 }); // 100, 200, ...
-    const id = queue.submit('t', 'p');
-    const lease = mustPoll(queue, id, 10_000);
+describeEachBackend('fail: retry or dead-letter', (backend) => {
+  it('sends the job back to PENDING with runAt = now + backoffAfter(attempts)', async () => {
+    const { queue, clock } = await setup(backend, { maxAttempts: 3 }); // 100, 200, ...
+    const id = await queue.submit('t', 'p');
+    const lease = await mustPoll(queue, id, 10_000);
     clock.advance(30); // fail some time after the poll
-    queue.fail(id, lease.token, 'oops');
-    expect(queue.view(id)).toMatchObject({
+    await queue.fail(id, lease.token, 'oops');
+    expect(await queue.view(id)).toMatchObject({
       status: 'PENDING',
       attempts: 1,
       lastError: 'oops',
@@ -198,24 +202,24 @@ describe('fail: retry or dead-letter', () => {
     });
   });
 
-  it('waits the backoff before handing the job out again', () => {
-    const { queue, clock } = setup();
-    const id = queue.submit('t', 'p');
-    queue.fail(id, mustPoll(queue, id).token, 'x'); // runAt T0 + 100
+  it('waits the backoff before handing the job out again', async () => {
+    const { queue, clock } = await setup(backend);
+    const id = await queue.submit('t', 'p');
+    await queue.fail(id, (await mustPoll(queue, id)).token, 'x'); // runAt T0 + 100
     clock.advance(99);
-    expect(queue.poll('w', 1000)).toBeUndefined();
+    expect(await queue.poll('w', 1000)).toBeUndefined();
     clock.advance(1);
-    expect(mustPoll(queue, id).attempt).toBe(2);
+    expect((await mustPoll(queue, id)).attempt).toBe(2);
   });
 
-  it('doubles the wait after each failed attempt, up to the cap', () => {
-    const { queue, clock, policy } = setup({ maxAttempts: 10, baseBackoffMillis: 100, maxBackoffMillis: 1000 });
-    const id = queue.submit('t', 'p');
+  it('doubles the wait after each failed attempt, up to the cap', async () => {
+    const { queue, clock, policy } = await setup(backend, { maxAttempts: 10, baseBackoffMillis: 100, maxBackoffMillis: 1000 });
+    const id = await queue.submit('t', 'p');
     const waits: number[] = [];
     for (let n = 1; n < 10; n++) {
-      const lease = mustPoll(queue, id);
-      queue.fail(id, lease.token, `e${n}`);
-      const view = queue.view(id);
+      const lease = await mustPoll(queue, id);
+      await queue.fail(id, lease.token, `e${n}`);
+      const view = await queue.view(id);
       waits.push(view.nextRunAt - clock.now());
       expect(view.nextRunAt - clock.now()).toBe(policy.backoffAfter(n));
       clock.set(view.nextRunAt);
@@ -223,154 +227,154 @@ describe('fail: retry or dead-letter', () => {
     expect(waits).toEqual([100, 200, 400, 800, 1000, 1000, 1000, 1000, 1000]);
   });
 
-  it.each([1, 2, 3, 5])('dead-letters after exactly maxAttempts = %s attempts, never before', (maxAttempts) => {
-    const { queue, clock } = setup({ maxAttempts });
-    const id = queue.submit('t', 'p');
+  it.each([1, 2, 3, 5])('dead-letters after exactly maxAttempts = %s attempts, never before', async (maxAttempts) => {
+    const { queue, clock } = await setup(backend, { maxAttempts });
+    const id = await queue.submit('t', 'p');
     for (let n = 1; n <= maxAttempts; n++) {
-      expect(queue.view(id).status).toBe('PENDING');
+      expect((await queue.view(id)).status).toBe('PENDING');
       clock.advance(20_000);
-      const lease = mustPoll(queue, id);
+      const lease = await mustPoll(queue, id);
       expect(lease.attempt).toBe(n);
-      queue.fail(id, lease.token, `e${n}`);
+      await queue.fail(id, lease.token, `e${n}`);
     }
-    expect(queue.view(id)).toMatchObject({ status: 'DEAD', attempts: maxAttempts, lastError: `e${maxAttempts}`, leaseUntil: null });
+    expect(await queue.view(id)).toMatchObject({ status: 'DEAD', attempts: maxAttempts, lastError: `e${maxAttempts}`, leaseUntil: null });
   });
 
-  it('never hands a DEAD job out again (no attempt past maxAttempts)', () => {
-    const s = setup({ maxAttempts: 2 });
-    const id = s.queue.submit('t', 'p');
-    killJob(s, id);
+  it('never hands a DEAD job out again (no attempt past maxAttempts)', async () => {
+    const s = await setup(backend, { maxAttempts: 2 });
+    const id = await s.queue.submit('t', 'p');
+    await killJob(s, id);
     s.clock.advance(10_000_000);
-    expect(s.queue.poll('w', 1000)).toBeUndefined();
-    expect(s.queue.view(id).attempts).toBe(2);
+    expect(await s.queue.poll('w', 1000)).toBeUndefined();
+    expect((await s.queue.view(id)).attempts).toBe(2);
   });
 
-  it('counts expired leases and fails alike toward maxAttempts', () => {
-    const { queue, clock } = setup({ maxAttempts: 3 });
-    const id = queue.submit('t', 'p');
-    queue.fail(id, mustPoll(queue, id, 1000).token, 'by fail'); // attempt 1
+  it('counts expired leases and fails alike toward maxAttempts', async () => {
+    const { queue, clock } = await setup(backend, { maxAttempts: 3 });
+    const id = await queue.submit('t', 'p');
+    await queue.fail(id, (await mustPoll(queue, id, 1000)).token, 'by fail'); // attempt 1
     clock.advance(20_000);
-    mustPoll(queue, id, 1000); // attempt 2: expires
+    await mustPoll(queue, id, 1000); // attempt 2: expires
     clock.advance(20_000);
-    expect(queue.view(id)).toMatchObject({ status: 'PENDING', attempts: 2, lastError: 'lease expired' });
-    queue.fail(id, mustPoll(queue, id, 1000).token, 'third'); // attempt 3
-    expect(queue.view(id)).toMatchObject({ status: 'DEAD', attempts: 3, lastError: 'third' });
+    expect(await queue.view(id)).toMatchObject({ status: 'PENDING', attempts: 2, lastError: 'lease expired' });
+    await queue.fail(id, (await mustPoll(queue, id, 1000)).token, 'third'); // attempt 3
+    expect(await queue.view(id)).toMatchObject({ status: 'DEAD', attempts: 3, lastError: 'third' });
   });
 
   it.each([
     ['null', null],
     ['undefined', undefined],
-  ])("records a %s error as 'failed'", (_name, error) => {
-    const { queue } = setup();
-    const id = queue.submit('t', 'p');
-    queue.fail(id, mustPoll(queue, id).token, error);
-    expect(queue.view(id).lastError).toBe('failed');
+  ])("records a %s error as 'failed'", async (_name, error) => {
+    const { queue } = await setup(backend);
+    const id = await queue.submit('t', 'p');
+    await queue.fail(id, (await mustPoll(queue, id)).token, error);
+    expect((await queue.view(id)).lastError).toBe('failed');
   });
 
-  it("records an omitted error as 'failed'", () => {
-    const { queue } = setup();
-    const id = queue.submit('t', 'p');
-    queue.fail(id, mustPoll(queue, id).token);
-    expect(queue.view(id).lastError).toBe('failed');
+  it("records an omitted error as 'failed'", async () => {
+    const { queue } = await setup(backend);
+    const id = await queue.submit('t', 'p');
+    await queue.fail(id, (await mustPoll(queue, id)).token);
+    expect((await queue.view(id)).lastError).toBe('failed');
   });
 
-  it('records the error exactly, and each failure replaces the last', () => {
-    const { queue, clock } = setup({ maxAttempts: 5 });
-    const id = queue.submit('t', 'p');
+  it('records the error exactly, and each failure replaces the last', async () => {
+    const { queue, clock } = await setup(backend, { maxAttempts: 5 });
+    const id = await queue.submit('t', 'p');
     for (const error of ['first', 'Fehler: ü 😀 错误\u0000end', '  spaced  ']) {
       clock.advance(20_000);
-      queue.fail(id, mustPoll(queue, id).token, error);
-      expect(queue.view(id).lastError).toBe(error);
+      await queue.fail(id, (await mustPoll(queue, id)).token, error);
+      expect((await queue.view(id)).lastError).toBe(error);
     }
   });
 
-  it("records an empty error as '' (a string, not null and not 'failed')", () => {
-    const { queue } = setup();
-    const id = queue.submit('t', 'p');
-    queue.fail(id, mustPoll(queue, id).token, '');
-    expect(queue.view(id).lastError).toBe('');
+  it("records an empty error as '' (a string, not null and not 'failed')", async () => {
+    const { queue } = await setup(backend);
+    const id = await queue.submit('t', 'p');
+    await queue.fail(id, (await mustPoll(queue, id)).token, '');
+    expect((await queue.view(id)).lastError).toBe('');
   });
 
-  it('records errors of every length from 1 to 300 bytes exactly', () => {
-    const { queue, clock } = setup({ maxAttempts: 1000, baseBackoffMillis: 0, maxBackoffMillis: 0 });
-    const id = queue.submit('t', 'p');
+  it('records errors of every length from 1 to 300 bytes exactly', async () => {
+    const { queue, clock } = await setup(backend, { maxAttempts: 1000, baseBackoffMillis: 0, maxBackoffMillis: 0 });
+    const id = await queue.submit('t', 'p');
     for (let bytes = 1; bytes <= 300; bytes++) {
       const errors = ['é'.repeat(bytes >> 1) + 'x'.repeat(bytes & 1), 'Err'.repeat(bytes).slice(0, bytes)];
       for (const error of errors) {
         expect(utf8Bytes(error)).toBe(bytes);
-        queue.fail(id, mustPoll(queue, id).token, error);
-        expect(queue.view(id).lastError).toBe(error);
+        await queue.fail(id, (await mustPoll(queue, id)).token, error);
+        expect((await queue.view(id)).lastError).toBe(error);
         clock.advance(1);
       }
     }
   });
 
-  it('cuts an error longer than maxErrorBytes to a well-formed prefix that fits', () => {
-    const { queue } = setup({ options: { maxErrorBytes: 100 } });
-    queue.submit('t', 'a'); // J1
-    queue.submit('t', 'b'); // J2
+  it('cuts an error longer than maxErrorBytes to a well-formed prefix that fits', async () => {
+    const { queue } = await setup(backend, { options: { maxErrorBytes: 100 } });
+    await queue.submit('t', 'a'); // J1
+    await queue.submit('t', 'b'); // J2
     const ascii = 'x'.repeat(500);
-    queue.fail('J1', mustPoll(queue, 'J1').token, ascii);
-    const cut = queue.view('J1').lastError!;
+    await queue.fail('J1', (await mustPoll(queue, 'J1')).token, ascii);
+    const cut = (await queue.view('J1')).lastError!;
     expect(utf8Bytes(cut)).toBeLessThanOrEqual(100);
     expect(cut.length).toBeGreaterThan(0);
     expect(cut.startsWith('x'.repeat(50))).toBe(true);
 
     const wide = '€'.repeat(200); // 600 bytes; 100 is not a multiple of 3
-    queue.fail('J2', mustPoll(queue, 'J2').token, wide);
-    const cutWide = queue.view('J2').lastError!;
+    await queue.fail('J2', (await mustPoll(queue, 'J2')).token, wide);
+    const cutWide = (await queue.view('J2')).lastError!;
     expect(utf8Bytes(cutWide)).toBeLessThanOrEqual(100);
     expect(cutWide.isWellFormed()).toBe(true);
     expect(cutWide.startsWith('€'.repeat(20))).toBe(true);
   });
 
-  it('keeps an error of up to the default 8192 bytes whole', () => {
-    const { queue } = setup();
-    const id = queue.submit('t', 'p');
+  it('keeps an error of up to the default 8192 bytes whole', async () => {
+    const { queue } = await setup(backend);
+    const id = await queue.submit('t', 'p');
     const error = 'e'.repeat(8192);
-    queue.fail(id, mustPoll(queue, id).token, error);
-    expect(queue.view(id).lastError).toBe(error);
+    await queue.fail(id, (await mustPoll(queue, id)).token, error);
+    expect((await queue.view(id)).lastError).toBe(error);
   });
 
-  it('cuts an error over the default 8192 bytes to fit', () => {
-    const { queue } = setup();
-    const id = queue.submit('t', 'p');
-    queue.fail(id, mustPoll(queue, id).token, '😀'.repeat(5000)); // 20 000 bytes
-    const cut = queue.view(id).lastError!;
+  it('cuts an error over the default 8192 bytes to fit', async () => {
+    const { queue } = await setup(backend);
+    const id = await queue.submit('t', 'p');
+    await queue.fail(id, (await mustPoll(queue, id)).token, '😀'.repeat(5000)); // 20 000 bytes
+    const cut = (await queue.view(id)).lastError!;
     expect(utf8Bytes(cut)).toBeLessThanOrEqual(8192);
     expect(cut.isWellFormed()).toBe(true);
     expect(cut.startsWith('😀'.repeat(100))).toBe(true);
   });
 
-  it.each([42, {}, ['x'], true])('rejects the non-string error %s and keeps the lease', (error) => {
-    const { queue } = setup();
-    const id = queue.submit('t', 'p');
-    const lease = mustPoll(queue, id);
-    expectInvalid(() => queue.fail(id, lease.token, bad(error)));
-    expect(queue.view(id)).toMatchObject({ status: 'RUNNING', attempts: 1, lastError: null });
-    queue.complete(id, lease.token);
+  it.each([42, {}, ['x'], true])('rejects the non-string error %s and keeps the lease', async (error) => {
+    const { queue } = await setup(backend);
+    const id = await queue.submit('t', 'p');
+    const lease = await mustPoll(queue, id);
+    await expectInvalid(() => queue.fail(id, lease.token, bad(error)));
+    expect(await queue.view(id)).toMatchObject({ status: 'RUNNING', attempts: 1, lastError: null });
+    await queue.complete(id, lease.token);
   });
 });
 
-describe('dead letters', () => {
-  it('is empty at first', () => {
-    const { queue } = setup();
-    queue.submit('t', 'p');
-    expect(queue.deadLetters()).toEqual([]);
-    expect(queue.dlqDepth()).toBe(0);
+describeEachBackend('dead letters', (backend) => {
+  it('is empty at first', async () => {
+    const { queue } = await setup(backend);
+    await queue.submit('t', 'p');
+    expect(await queue.deadLetters()).toEqual([]);
+    expect(await queue.dlqDepth()).toBe(0);
   });
 
-  it('lists every DEAD job in submission order, whatever order they died in', () => {
-    const { queue } = setup({ maxAttempts: 1 });
-    for (let i = 1; i <= 5; i++) queue.submit('t', `p${i}`);
+  it('lists every DEAD job in submission order, whatever order they died in', async () => {
+    const { queue } = await setup(backend, { maxAttempts: 1 });
+    for (let i = 1; i <= 5; i++) await queue.submit('t', `p${i}`);
     const leases = new Map<string, number>();
-    for (let i = 1; i <= 5; i++) leases.set(`J${i}`, mustPoll(queue, `J${i}`).token);
+    for (let i = 1; i <= 5; i++) leases.set(`J${i}`, (await mustPoll(queue, `J${i}`)).token);
     for (const id of ['J4', 'J2', 'J5', 'J1']) {
-      queue.fail(id, leases.get(id)!, `dead ${id}`);
-      expect(queue.deadLetters().map((v) => v.id)).toContain(id);
+      await queue.fail(id, leases.get(id)!, `dead ${id}`);
+      expect((await queue.deadLetters()).map((v) => v.id)).toContain(id);
     }
-    queue.complete('J3', leases.get('J3')!);
-    const dead = queue.deadLetters();
+    await queue.complete('J3', leases.get('J3')!);
+    const dead = await queue.deadLetters();
     expect(dead.map((v) => v.id)).toEqual(['J1', 'J2', 'J4', 'J5']);
     for (const v of dead) {
       expect(v.status).toBe('DEAD');
@@ -378,53 +382,53 @@ describe('dead letters', () => {
       expect(v.attempts).toBe(1);
       expect(v.payload).toBe(`p${v.id.slice(1)}`);
     }
-    expect(queue.dlqDepth()).toBe(4);
+    expect(await queue.dlqDepth()).toBe(4);
   });
 
-  it('lists dead jobs by submission order even when a newer job reuses an older slot', () => {
-    const s = setup({ maxAttempts: 1, options: { capacity: 3 } });
+  it('lists dead jobs by submission order even when a newer job reuses an older slot', async () => {
+    const s = await setup(backend, { maxAttempts: 1, options: { capacity: 3 } });
     const { queue } = s;
-    queue.submit('t', 'a'); // J1
-    queue.submit('t', 'b'); // J2
-    queue.submit('t', 'c'); // J3
-    queue.complete('J1', mustPoll(queue, 'J1').token);
-    queue.cancel('J2');
-    queue.fail('J3', mustPoll(queue, 'J3').token, 'x');
-    queue.submit('t', 'd'); // J4 takes J1's room
-    queue.submit('t', 'e'); // J5 takes J2's room
-    queue.fail('J4', mustPoll(queue, 'J4').token, 'y');
-    queue.fail('J5', mustPoll(queue, 'J5').token, 'z');
-    expect(queue.deadLetters().map((v) => v.id)).toEqual(['J3', 'J4', 'J5']);
+    await queue.submit('t', 'a'); // J1
+    await queue.submit('t', 'b'); // J2
+    await queue.submit('t', 'c'); // J3
+    await queue.complete('J1', (await mustPoll(queue, 'J1')).token);
+    await queue.cancel('J2');
+    await queue.fail('J3', (await mustPoll(queue, 'J3')).token, 'x');
+    await queue.submit('t', 'd'); // J4 takes J1's room
+    await queue.submit('t', 'e'); // J5 takes J2's room
+    await queue.fail('J4', (await mustPoll(queue, 'J4')).token, 'y');
+    await queue.fail('J5', (await mustPoll(queue, 'J5')).token, 'z');
+    expect((await queue.deadLetters()).map((v) => v.id)).toEqual(['J3', 'J4', 'J5']);
   });
 
-  it('includes jobs dead-lettered by lease expiry', () => {
-    const { queue, clock } = setup({ maxAttempts: 1 });
-    queue.submit('t', 'a'); // J1
-    queue.submit('t', 'b'); // J2
-    mustPoll(queue, 'J1', 500);
-    const b = mustPoll(queue, 'J2', 5000);
-    queue.fail('J2', b.token, 'explicit');
+  it('includes jobs dead-lettered by lease expiry', async () => {
+    const { queue, clock } = await setup(backend, { maxAttempts: 1 });
+    await queue.submit('t', 'a'); // J1
+    await queue.submit('t', 'b'); // J2
+    await mustPoll(queue, 'J1', 500);
+    const b = await mustPoll(queue, 'J2', 5000);
+    await queue.fail('J2', b.token, 'explicit');
     clock.advance(500);
-    expect(queue.deadLetters().map((v) => [v.id, v.lastError])).toEqual([
+    expect((await queue.deadLetters()).map((v) => [v.id, v.lastError])).toEqual([
       ['J1', 'lease expired'],
       ['J2', 'explicit'],
     ]);
   });
 });
 
-describe('retryDead', () => {
-  function deadJob(maxAttempts = 2) {
-    const s = setup({ maxAttempts });
-    const id = s.queue.submit('t', 'payload', 4);
-    killJob(s, id, 'poison');
+describeEachBackend('retryDead', (backend) => {
+  async function deadJob(maxAttempts = 2) {
+    const s = await setup(backend, { maxAttempts });
+    const id = await s.queue.submit('t', 'payload', 4);
+    await killJob(s, id, 'poison');
     return { ...s, id };
   }
 
-  it('moves a DEAD job back to PENDING with attempts 0, runAt = now and lastError kept', () => {
-    const { queue, clock, id } = deadJob();
+  it('moves a DEAD job back to PENDING with attempts 0, runAt = now and lastError kept', async () => {
+    const { queue, clock, id } = await deadJob();
     clock.advance(12_345);
-    queue.retryDead(id);
-    expect(queue.view(id)).toMatchObject({
+    await queue.retryDead(id);
+    expect(await queue.view(id)).toMatchObject({
       id,
       status: 'PENDING',
       attempts: 0,
@@ -436,72 +440,72 @@ describe('retryDead', () => {
     });
   });
 
-  it('makes the job ready at once and gives it a full set of attempts again', () => {
-    const { queue, clock, id } = deadJob(2);
-    queue.retryDead(id);
-    const first = mustPoll(queue, id);
+  it('makes the job ready at once and gives it a full set of attempts again', async () => {
+    const { queue, clock, id } = await deadJob(2);
+    await queue.retryDead(id);
+    const first = await mustPoll(queue, id);
     expect(first.attempt).toBe(1);
     expect(first.payload).toBe('payload');
-    queue.fail(id, first.token, 'again');
-    expect(queue.view(id).status).toBe('PENDING');
+    await queue.fail(id, first.token, 'again');
+    expect((await queue.view(id)).status).toBe('PENDING');
     clock.advance(20_000);
-    queue.fail(id, mustPoll(queue, id).token, 'and again');
-    expect(queue.view(id)).toMatchObject({ status: 'DEAD', attempts: 2, lastError: 'and again' });
+    await queue.fail(id, (await mustPoll(queue, id)).token, 'and again');
+    expect(await queue.view(id)).toMatchObject({ status: 'DEAD', attempts: 2, lastError: 'and again' });
   });
 
-  it('removes the job from the dead letters and moves it between the depths', () => {
-    const { queue, id } = deadJob();
-    expect(queue.dlqDepth()).toBe(1);
-    expect(queue.queueDepth()).toBe(0);
-    queue.retryDead(id);
-    expect(queue.dlqDepth()).toBe(0);
-    expect(queue.queueDepth()).toBe(1);
-    expect(queue.deadLetters()).toEqual([]);
+  it('removes the job from the dead letters and moves it between the depths', async () => {
+    const { queue, id } = await deadJob();
+    expect(await queue.dlqDepth()).toBe(1);
+    expect(await queue.queueDepth()).toBe(0);
+    await queue.retryDead(id);
+    expect(await queue.dlqDepth()).toBe(0);
+    expect(await queue.queueDepth()).toBe(1);
+    expect(await queue.deadLetters()).toEqual([]);
   });
 
-  it('refuses a job that is not DEAD with IllegalStateError (ERR_ILLEGAL_STATE) and changes nothing', () => {
-    const s = setup({ maxAttempts: 1 });
+  it('refuses a job that is not DEAD with IllegalStateError (ERR_ILLEGAL_STATE) and changes nothing', async () => {
+    const s = await setup(backend, { maxAttempts: 1 });
     const { queue } = s;
-    queue.submit('t', 'pending'); // J1
-    queue.submit('t', 'delayed', 0, T0 + 50_000); // J2
-    queue.submit('t', 'running', 9); // J3
-    queue.submit('t', 'succeeded', 8); // J4
-    queue.submit('t', 'cancelled'); // J5
-    const running = mustPoll(queue, 'J3', 1_000_000);
-    queue.complete('J4', mustPoll(queue, 'J4').token);
-    queue.cancel('J5');
+    await queue.submit('t', 'pending'); // J1
+    await queue.submit('t', 'delayed', 0, T0 + 50_000); // J2
+    await queue.submit('t', 'running', 9); // J3
+    await queue.submit('t', 'succeeded', 8); // J4
+    await queue.submit('t', 'cancelled'); // J5
+    const running = await mustPoll(queue, 'J3', 1_000_000);
+    await queue.complete('J4', (await mustPoll(queue, 'J4')).token);
+    await queue.cancel('J5');
     const ids = ['J1', 'J2', 'J3', 'J4', 'J5'];
     for (const id of ['J1', 'J2', 'J3', 'J4', 'J5']) {
-      const error = expectNoChange(queue, ids, () => queue.retryDead(id), IllegalStateError, 'ERR_ILLEGAL_STATE');
+      const error = await expectNoChange(queue, ids, () => queue.retryDead(id), IllegalStateError, 'ERR_ILLEGAL_STATE');
       expect(error.name).toBe('IllegalStateError');
     }
-    queue.complete('J3', running.token);
-    expectIllegalState(() => queue.retryDead('J3'));
+    await queue.complete('J3', running.token);
+    await expectIllegalState(() => queue.retryDead('J3'));
   });
 
-  it('refuses a second retryDead of the same job', () => {
-    const { queue, id } = deadJob();
-    queue.retryDead(id);
-    expectIllegalState(() => queue.retryDead(id));
-    expect(queue.view(id).status).toBe('PENDING');
+  it('refuses a second retryDead of the same job', async () => {
+    const { queue, id } = await deadJob();
+    await queue.retryDead(id);
+    await expectIllegalState(() => queue.retryDead(id));
+    expect((await queue.view(id)).status).toBe('PENDING');
   });
 });
 
-describe('queueDepth and dlqDepth', () => {
-  it('track PENDING (ready + delayed) and DEAD jobs through retries', () => {
-    const s = setup({ maxAttempts: 2 });
+describeEachBackend('queueDepth and dlqDepth', (backend) => {
+  it('track PENDING (ready + delayed) and DEAD jobs through retries', async () => {
+    const s = await setup(backend, { maxAttempts: 2 });
     const { queue, clock } = s;
-    queue.submit('t', 'a'); // J1
-    queue.submit('t', 'b', 0, T0 + 100_000); // J2 delayed
-    expect([queue.queueDepth(), queue.dlqDepth()]).toEqual([2, 0]);
-    const a = mustPoll(queue, 'J1');
-    expect([queue.queueDepth(), queue.dlqDepth()]).toEqual([1, 0]);
-    queue.fail('J1', a.token, 'x'); // back to PENDING (delayed by backoff)
-    expect([queue.queueDepth(), queue.dlqDepth()]).toEqual([2, 0]);
+    await queue.submit('t', 'a'); // J1
+    await queue.submit('t', 'b', 0, T0 + 100_000); // J2 delayed
+    expect([await queue.queueDepth(), await queue.dlqDepth()]).toEqual([2, 0]);
+    const a = await mustPoll(queue, 'J1');
+    expect([await queue.queueDepth(), await queue.dlqDepth()]).toEqual([1, 0]);
+    await queue.fail('J1', a.token, 'x'); // back to PENDING (delayed by backoff)
+    expect([await queue.queueDepth(), await queue.dlqDepth()]).toEqual([2, 0]);
     clock.advance(1000);
-    queue.fail('J1', mustPoll(queue, 'J1').token, 'y'); // DEAD
-    expect([queue.queueDepth(), queue.dlqDepth()]).toEqual([1, 1]);
-    queue.retryDead('J1');
-    expect([queue.queueDepth(), queue.dlqDepth()]).toEqual([2, 0]);
+    await queue.fail('J1', (await mustPoll(queue, 'J1')).token, 'y'); // DEAD
+    expect([await queue.queueDepth(), await queue.dlqDepth()]).toEqual([1, 1]);
+    await queue.retryDead('J1');
+    expect([await queue.queueDepth(), await queue.dlqDepth()]).toEqual([2, 0]);
   });
 });

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy, systemClock, type SharedQueueHandle } from '../dist/index.js';
-import { bad, expectIllegalState, expectInvalid } from './helpers.js';
+import { bad, expectIllegalStateSync, expectInvalidSync } from './helpers.js';
 
 function queueWith(clock = new ManualClock(1_000)) {
   return new JobQueue(clock, new RetryPolicy(3, 100, 1_000), { capacity: 16 });
@@ -27,7 +27,7 @@ describe('share and attach', () => {
   it('carries systemClock, and refuses a clock that cannot cross threads unless one is given', () => {
     expect(JobQueue.attach(new JobQueue(systemClock, new RetryPolicy(1, 0, 0)).share()).stats().pending).toBe(0);
     const custom = new JobQueue({ now: () => 5 }, new RetryPolicy(1, 0, 0));
-    expectInvalid(() => JobQueue.attach(custom.share()));
+    expectInvalidSync(() => JobQueue.attach(custom.share()));
     const attached = JobQueue.attach(custom.share(), { now: () => 5 });
     attached.submit('t');
     expect(custom.stats().pending).toBe(1);
@@ -45,14 +45,14 @@ describe('share and attach', () => {
     ['a bad policy', (h) => ({ ...h, policy: { ...h.policy, maxAttempts: 0 } })],
   ])('refuses %s with InvalidArgumentError', (_, garble) => {
     const queue = queueWith();
-    expectInvalid(() => JobQueue.attach(bad(garble(queue.share()))));
+    expectInvalidSync(() => JobQueue.attach(bad(garble(queue.share()))));
   });
 
   it('closes one thread view without closing the queue for the others', () => {
     const queue = queueWith();
     const other = JobQueue.attach(queue.share());
     other.close();
-    expectIllegalState(() => other.submit('t'));
+    expectIllegalStateSync(() => other.submit('t'));
     expect(queue.submit('t')).toBe('J1');
   });
 });

@@ -1,47 +1,49 @@
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { InvalidArgumentError, JobStatus } from '../dist/index.js';
+import { describeEachBackend } from './backends.js';
 import { T0, bad, expectInvalid, expectNoChange, mustPoll, setup, utf8Bytes } from './helpers.js';
 
-describe('submit: ids', () => {
-  it('numbers jobs J1, J2, J3, ... in one sequence', () => {
-    const { queue } = setup();
-    const ids = Array.from({ length: 12 }, (_, i) => queue.submit('t', `p${i}`));
+describeEachBackend('submit: ids', (backend) => {
+  it('numbers jobs J1, J2, J3, ... in one sequence', async () => {
+    const { queue } = await setup(backend);
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) ids.push(await queue.submit('t', `p${i}`));
     expect(ids).toEqual(Array.from({ length: 12 }, (_, i) => `J${i + 1}`));
   });
 
-  it('never reuses an id after jobs finish, are cancelled or fail', () => {
-    const { queue } = setup();
-    expect(queue.submit('t', 'a')).toBe('J1');
-    expect(queue.submit('t', 'b')).toBe('J2');
-    queue.cancel('J2');
-    const lease = mustPoll(queue, 'J1');
-    queue.complete('J1', lease.token);
-    expect(queue.submit('t', 'c')).toBe('J3');
-    expect(queue.submit('t', 'd', 5, T0 + 10)).toBe('J4');
+  it('never reuses an id after jobs finish, are cancelled or fail', async () => {
+    const { queue } = await setup(backend);
+    expect(await queue.submit('t', 'a')).toBe('J1');
+    expect(await queue.submit('t', 'b')).toBe('J2');
+    await queue.cancel('J2');
+    const lease = await mustPoll(queue, 'J1');
+    await queue.complete('J1', lease.token);
+    expect(await queue.submit('t', 'c')).toBe('J3');
+    expect(await queue.submit('t', 'd', 5, T0 + 10)).toBe('J4');
   });
 
-  it('starts a separate sequence for each queue', () => {
-    const a = setup().queue;
-    const b = setup().queue;
-    expect(a.submit('t', '')).toBe('J1');
-    expect(a.submit('t', '')).toBe('J2');
-    expect(b.submit('t', '')).toBe('J1');
+  it('starts a separate sequence for each queue', async () => {
+    const a = (await setup(backend)).queue;
+    const b = (await setup(backend)).queue;
+    expect(await a.submit('t', '')).toBe('J1');
+    expect(await a.submit('t', '')).toBe('J2');
+    expect(await b.submit('t', '')).toBe('J1');
   });
 
-  it('does not use up an id when submit is refused', () => {
-    const { queue } = setup();
-    expect(queue.submit('t', 'a')).toBe('J1');
-    expectInvalid(() => queue.submit('', 'a'));
-    expectInvalid(() => queue.submit('t', 'a', 1.5));
-    expect(queue.submit('t', 'b')).toBe('J2');
+  it('does not use up an id when submit is refused', async () => {
+    const { queue } = await setup(backend);
+    expect(await queue.submit('t', 'a')).toBe('J1');
+    await expectInvalid(() => queue.submit('', 'a'));
+    await expectInvalid(() => queue.submit('t', 'a', 1.5));
+    expect(await queue.submit('t', 'b')).toBe('J2');
   });
 });
 
-describe('submit: the new job', () => {
-  it('is PENDING with 0 attempts, no error and no lease', () => {
-    const { queue } = setup();
-    const id = queue.submit('email', 'hello');
-    const view = queue.view(id);
+describeEachBackend('submit: the new job', (backend) => {
+  it('is PENDING with 0 attempts, no error and no lease', async () => {
+    const { queue } = await setup(backend);
+    const id = await queue.submit('email', 'hello');
+    const view = await queue.view(id);
     expect(view.id).toBe(id);
     expect(view.type).toBe('email');
     expect(view.status).toBe(JobStatus.PENDING);
@@ -50,74 +52,74 @@ describe('submit: the new job', () => {
     expect(view.leaseUntil).toBeNull();
   });
 
-  it('defaults priority to 0 and runAt to now', () => {
-    const { queue, clock } = setup();
+  it('defaults priority to 0 and runAt to now', async () => {
+    const { queue, clock } = await setup(backend);
     clock.advance(1234);
-    const id = queue.submit('t', 'p');
-    const view = queue.view(id);
+    const id = await queue.submit('t', 'p');
+    const view = await queue.view(id);
     expect(view.priority).toBe(0);
     expect(view.nextRunAt).toBe(T0 + 1234);
-    expect(queue.stats().ready).toBe(1);
+    expect((await queue.stats()).ready).toBe(1);
   });
 
-  it('treats an explicit undefined priority and runAt as the defaults', () => {
-    const { queue } = setup();
-    const id = queue.submit('t', 'p', undefined, undefined);
-    expect(queue.view(id).priority).toBe(0);
-    expect(queue.view(id).nextRunAt).toBe(T0);
+  it('treats an explicit undefined priority and runAt as the defaults', async () => {
+    const { queue } = await setup(backend);
+    const id = await queue.submit('t', 'p', undefined, undefined);
+    expect((await queue.view(id)).priority).toBe(0);
+    expect((await queue.view(id)).nextRunAt).toBe(T0);
   });
 
-  it('keeps the given priority and runAt', () => {
-    const { queue } = setup();
-    const id = queue.submit('t', 'p', -7, T0 + 5000);
-    expect(queue.view(id).priority).toBe(-7);
-    expect(queue.view(id).nextRunAt).toBe(T0 + 5000);
-    const past = queue.submit('t', 'p', 3, T0 - 5000);
-    expect(queue.view(past).priority).toBe(3);
-    expect(queue.view(past).nextRunAt).toBe(T0 - 5000);
+  it('keeps the given priority and runAt', async () => {
+    const { queue } = await setup(backend);
+    const id = await queue.submit('t', 'p', -7, T0 + 5000);
+    expect((await queue.view(id)).priority).toBe(-7);
+    expect((await queue.view(id)).nextRunAt).toBe(T0 + 5000);
+    const past = await queue.submit('t', 'p', 3, T0 - 5000);
+    expect((await queue.view(past)).priority).toBe(3);
+    expect((await queue.view(past)).nextRunAt).toBe(T0 - 5000);
   });
 
-  it('accepts a fractional runAt (finite is all that is asked)', () => {
-    const { queue } = setup();
-    const id = queue.submit('t', 'p', 0, T0 + 0.5);
-    expect(queue.view(id).nextRunAt).toBe(T0 + 0.5);
+  it('accepts a fractional runAt (finite is all that is asked)', async () => {
+    const { queue } = await setup(backend);
+    const id = await queue.submit('t', 'p', 0, T0 + 0.5);
+    expect((await queue.view(id)).nextRunAt).toBe(T0 + 0.5);
   });
 
-  it('keeps the type exactly', () => {
-    const { queue } = setup();
+  it('keeps the type exactly', async () => {
+    const { queue } = await setup(backend);
     const types = ['email', 'resize.image', 'Ünïcødé-类型-😀', 'a'];
     for (const type of types) {
-      const id = queue.submit(type, '');
-      expect(queue.view(id).type).toBe(type);
+      const id = await queue.submit(type, '');
+      expect((await queue.view(id)).type).toBe(type);
     }
   });
 });
 
-describe('submit: type validation', () => {
-  it.each(['', ' ', '  ', '\t', '\n', ' \t\r\n '])('rejects the blank type %j with InvalidArgumentError', (type) => {
-    const { queue } = setup();
-    expectInvalid(() => queue.submit(type, 'p'));
-    expect(queue.stats().pending).toBe(0);
+describeEachBackend('submit: type validation', (backend) => {
+  it.each(['', ' ', '  ', '\t', '\n', ' \t\r\n '])('rejects the blank type %j with InvalidArgumentError', async (type) => {
+    const { queue } = await setup(backend);
+    await expectInvalid(() => queue.submit(type, 'p'));
+    expect((await queue.stats()).pending).toBe(0);
   });
 
-  it.each(['\u00a0', '\u3000', '\u2003\ufeff'])('rejects the Unicode white-space type %j as blank', (type) => {
-    const { queue } = setup();
-    expectInvalid(() => queue.submit(type, 'p'));
+  it.each(['\u00a0', '\u3000', '\u2003\ufeff'])('rejects the Unicode white-space type %j as blank', async (type) => {
+    const { queue } = await setup(backend);
+    await expectInvalid(() => queue.submit(type, 'p'));
   });
 
-  it.each([42, null, undefined, {}, ['t'], true])('rejects the non-string type %s', (type) => {
-    const { queue } = setup();
-    expectInvalid(() => queue.submit(bad(type), 'p'));
-    expect(queue.queueDepth()).toBe(0);
+  it.each([42, null, undefined, {}, ['t'], true])('rejects the non-string type %s', async (type) => {
+    const { queue } = await setup(backend);
+    await expectInvalid(() => queue.submit(bad(type), 'p'));
+    expect(await queue.queueDepth()).toBe(0);
   });
 });
 
-describe('submit: payload', () => {
-  it.each([null, undefined])('stores a %s payload as the empty string', (payload) => {
-    const { queue } = setup();
-    const id = queue.submit('t', payload);
-    expect(queue.view(id).payload).toBe('');
-    expect(mustPoll(queue, id).payload).toBe('');
+describeEachBackend('submit: payload', (backend) => {
+  it.each([null, undefined])('stores a %s payload as the empty string', async (payload) => {
+    const { queue } = await setup(backend);
+    const id = await queue.submit('t', payload);
+    expect((await queue.view(id)).payload).toBe('');
+    expect((await mustPoll(queue, id)).payload).toBe('');
   });
 
   const samples: Array<[string, string]> = [
@@ -132,39 +134,40 @@ describe('submit: payload', () => {
     ['leading and trailing white space', '  x  '],
   ];
 
-  it.each(samples)('keeps a %s payload exactly, in view and in the lease', (_name, payload) => {
-    const { queue } = setup();
-    const id = queue.submit('t', payload);
-    expect(queue.view(id).payload).toBe(payload);
-    const lease = mustPoll(queue, id);
+  it.each(samples)('keeps a %s payload exactly, in view and in the lease', async (_name, payload) => {
+    const { queue } = await setup(backend);
+    const id = await queue.submit('t', payload);
+    expect((await queue.view(id)).payload).toBe(payload);
+    const lease = await mustPoll(queue, id);
     expect(lease.payload).toBe(payload);
     expect(lease.payload.length).toBe(payload.length);
   });
 
-  it('keeps a 100 KB payload exactly', () => {
-    const { queue } = setup();
+  it('keeps a 100 KB payload exactly', async () => {
+    const { queue } = await setup(backend);
     const chunk = 'abc😀漢\u0000é';
     let payload = '';
     while (payload.length < 100 * 1024) payload += chunk;
-    const id = queue.submit('t', payload);
-    expect(queue.view(id).payload === payload).toBe(true);
-    expect(mustPoll(queue, id).payload === payload).toBe(true);
+    const id = await queue.submit('t', payload);
+    expect((await queue.view(id)).payload === payload).toBe(true);
+    expect((await mustPoll(queue, id)).payload === payload).toBe(true);
   });
 
-  it('keeps many payloads apart (no cross-talk between jobs)', () => {
-    const { queue } = setup();
+  it('keeps many payloads apart (no cross-talk between jobs)', async () => {
+    const { queue } = await setup(backend);
     const payloads = Array.from({ length: 200 }, (_, i) => `${i}:${'é'.repeat(i % 17)}😀`.repeat((i % 5) + 1));
-    const ids = payloads.map((p) => queue.submit('t', p));
-    ids.forEach((id, i) => expect(queue.view(id).payload).toBe(payloads[i]));
+    const ids: string[] = [];
+    for (const p of payloads) ids.push(await queue.submit('t', p));
+    for (const [i, id] of ids.entries()) expect((await queue.view(id)).payload).toBe(payloads[i]);
     for (const [i, id] of ids.entries()) {
-      const lease = mustPoll(queue, id);
+      const lease = await mustPoll(queue, id);
       expect(lease.payload).toBe(payloads[i]);
-      queue.complete(id, lease.token);
+      await queue.complete(id, lease.token);
     }
   });
 
-  it('keeps payloads of every length from 0 to 200 bytes exactly, after types of many lengths', () => {
-    const { queue } = setup();
+  it('keeps payloads of every length from 0 to 200 bytes exactly, after types of many lengths', async () => {
+    const { queue } = await setup(backend);
     // Characters of 1, 2, 3 and 4 UTF-8 bytes, so that boundaries fall inside characters too.
     const alphabet = ['a', 'é', '€', '😀', '\u0000'];
     const text = (bytes: number, seed: number): string => {
@@ -184,88 +187,88 @@ describe('submit: payload', () => {
         const type = 't'.repeat(typeBytes);
         const payload = text(payloadBytes, payloadBytes + typeBytes);
         expect(utf8Bytes(payload)).toBe(payloadBytes);
-        jobs.push([queue.submit(type, payload), type, payload]);
+        jobs.push([await queue.submit(type, payload), type, payload]);
       }
     }
     for (const [id, type, payload] of jobs) {
-      const view = queue.view(id);
+      const view = await queue.view(id);
       expect(view.type).toBe(type);
       expect(view.payload).toBe(payload);
     }
     for (const [id, type, payload] of jobs) {
-      const lease = mustPoll(queue, id);
+      const lease = await mustPoll(queue, id);
       expect([lease.type, lease.payload]).toEqual([type, payload]);
-      queue.complete(id, lease.token);
+      await queue.complete(id, lease.token);
     }
   });
 
-  it('keeps pure-ASCII payloads of every length from 0 to 200 bytes exactly, after types of many lengths', () => {
-    const { queue } = setup();
+  it('keeps pure-ASCII payloads of every length from 0 to 200 bytes exactly, after types of many lengths', async () => {
+    const { queue } = await setup(backend);
     const jobs: Array<[string, string, string]> = [];
     for (const typeBytes of [1, 4, 59, 60, 61, 120]) {
       for (let n = 0; n <= 200; n++) {
         const type = 'k'.repeat(typeBytes);
         let payload = '';
         for (let i = 0; i < n; i++) payload += String.fromCharCode((i * 7 + n) % 128);
-        jobs.push([queue.submit(type, payload), type, payload]);
+        jobs.push([await queue.submit(type, payload), type, payload]);
       }
     }
     for (const [id, type, payload] of jobs) {
-      const lease = mustPoll(queue, id);
+      const lease = await mustPoll(queue, id);
       expect([lease.type, lease.payload]).toEqual([type, payload]);
-      expect(queue.view(id).payload).toBe(payload);
-      queue.complete(id, lease.token);
+      expect((await queue.view(id)).payload).toBe(payload);
+      await queue.complete(id, lease.token);
     }
   });
 
   it.each(['\ud800', 'a\udc00b', 'x\ud83d', '\ude00y', '😀\ud800😀'])(
     'rejects the ill-formed payload %j (a lone surrogate) with InvalidArgumentError',
-    (payload) => {
-      const { queue } = setup();
+    async (payload) => {
+      const { queue } = await setup(backend);
       expect(payload.isWellFormed()).toBe(false);
-      expectInvalid(() => queue.submit('t', payload));
-      expect(queue.queueDepth()).toBe(0);
+      await expectInvalid(() => queue.submit('t', payload));
+      expect(await queue.queueDepth()).toBe(0);
     },
   );
 
-  it.each([42, {}, ['p'], true])('rejects the non-string payload %s', (payload) => {
-    const { queue } = setup();
-    expectInvalid(() => queue.submit('t', bad(payload)));
-    expect(queue.queueDepth()).toBe(0);
+  it.each([42, {}, ['p'], true])('rejects the non-string payload %s', async (payload) => {
+    const { queue } = await setup(backend);
+    await expectInvalid(() => queue.submit('t', bad(payload)));
+    expect(await queue.queueDepth()).toBe(0);
   });
 });
 
-describe('submit: priority and runAt validation', () => {
-  it.each([1.5, -0.5, NaN, Infinity, -Infinity])('rejects the priority %s with InvalidArgumentError', (priority) => {
-    const { queue } = setup();
-    expectInvalid(() => queue.submit('t', 'p', priority));
-    expect(queue.queueDepth()).toBe(0);
+describeEachBackend('submit: priority and runAt validation', (backend) => {
+  it.each([1.5, -0.5, NaN, Infinity, -Infinity])('rejects the priority %s with InvalidArgumentError', async (priority) => {
+    const { queue } = await setup(backend);
+    await expectInvalid(() => queue.submit('t', 'p', priority));
+    expect(await queue.queueDepth()).toBe(0);
   });
 
-  it.each(['1', null, {}])('rejects the non-number priority %j', (priority) => {
-    const { queue } = setup();
-    expectInvalid(() => queue.submit('t', 'p', bad(priority)));
+  it.each(['1', null, {}])('rejects the non-number priority %j', async (priority) => {
+    const { queue } = await setup(backend);
+    await expectInvalid(() => queue.submit('t', 'p', bad(priority)));
   });
 
-  it.each([NaN, Infinity, -Infinity])('rejects the runAt %s with InvalidArgumentError', (runAt) => {
-    const { queue } = setup();
-    expectInvalid(() => queue.submit('t', 'p', 0, runAt));
-    expect(queue.queueDepth()).toBe(0);
+  it.each([NaN, Infinity, -Infinity])('rejects the runAt %s with InvalidArgumentError', async (runAt) => {
+    const { queue } = await setup(backend);
+    await expectInvalid(() => queue.submit('t', 'p', 0, runAt));
+    expect(await queue.queueDepth()).toBe(0);
   });
 
-  it.each(['1000', {}])('rejects the non-number runAt %j', (runAt) => {
-    const { queue } = setup();
-    expectInvalid(() => queue.submit('t', 'p', 0, bad(runAt)));
+  it.each(['1000', {}])('rejects the non-number runAt %j', async (runAt) => {
+    const { queue } = await setup(backend);
+    await expectInvalid(() => queue.submit('t', 'p', 0, bad(runAt)));
   });
 
-  it('changes nothing when refused', () => {
-    const { queue } = setup();
-    queue.submit('t', 'a');
-    queue.submit('t', 'b', 3, T0 + 100);
+  it('changes nothing when refused', async () => {
+    const { queue } = await setup(backend);
+    await queue.submit('t', 'a');
+    await queue.submit('t', 'b', 3, T0 + 100);
     const ids = ['J1', 'J2', 'J3'];
-    expectNoChange(queue, ids, () => queue.submit(' ', 'x'), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
-    expectNoChange(queue, ids, () => queue.submit('t', 'x', NaN), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
-    expectNoChange(queue, ids, () => queue.submit('t', 'x', 0, Infinity), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
-    expectNoChange(queue, ids, () => queue.submit('t', '\ud800'), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
+    await expectNoChange(queue, ids, () => queue.submit(' ', 'x'), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
+    await expectNoChange(queue, ids, () => queue.submit('t', 'x', NaN), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
+    await expectNoChange(queue, ids, () => queue.submit('t', 'x', 0, Infinity), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
+    await expectNoChange(queue, ids, () => queue.submit('t', '\ud800'), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
   });
 });

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { JobNotFoundError, JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
-import { SharedClock, expectNotFound, jobNumber, pause, prng, startWorker, terminateAll, testSeed, withTimeout } from './helpers.js';
+import { SharedClock, expectNotFoundSync, jobNumber, pause, prng, startWorker, terminateAll, testSeed, withTimeout } from './helpers.js';
 
 const START = 1_767_225_600_000;
 
@@ -331,7 +331,7 @@ describe('many threads on one queue', () => {
     expect(all[all.length - 1]).toBe(WORKERS * COUNT);
     expect(queue.stats().pending).toBe(WORKERS * COUNT);
     expect(queue.queueDepth()).toBe(WORKERS * COUNT);
-    expectNotFound(() => queue.view(`J${WORKERS * COUNT + 1}`));
+    expectNotFoundSync(() => queue.view(`J${WORKERS * COUNT + 1}`));
     await queue.close();
   }, 60_000);
 
