@@ -335,15 +335,15 @@ describe('group commit', () => {
     const journaled = openTracked(path, clock, new RetryPolicy(2, 100, 100));
     const a = journaled.submit('t', 'a');
     expect(committedRow(path, 1)).toMatchObject({ status: 'PENDING', payload: 'a' });
-    let lease = mustPoll(journaled, a, 100);
+    let lease = mustPollSync(journaled, a, 100);
     journaled.complete(a, lease.token);
     expect(committedRow(path, 1)).toMatchObject({ status: 'SUCCEEDED', attempts: 1 });
     const b = journaled.submit('t', 'b');
-    lease = mustPoll(journaled, b, 100);
+    lease = mustPollSync(journaled, b, 100);
     journaled.fail(b, lease.token, 'no');
     expect(committedRow(path, 2)).toMatchObject({ status: 'PENDING', attempts: 1, lastError: 'no' });
     clock.advance(100);
-    mustPoll(journaled, b, 100);
+    mustPollSync(journaled, b, 100);
     clock.advance(100); // the lease ends: its expiry is the last attempt
     expect(journaled.stats().dead).toBe(1);
     expect(committedRow(path, 2)).toMatchObject({ status: 'DEAD', attempts: 2, lastError: 'lease expired' });
@@ -357,7 +357,7 @@ describe('group commit', () => {
     const path = tempJournal();
     const queue = openJournal(path, new ManualClock(T0));
     const id = queue.submit('t', 'p');
-    mustPoll(queue, id, 60_000);
+    mustPollSync(queue, id, 60_000);
     const deadline = Date.now() + 5_000;
     while (committedRow(path, 1)?.status !== 'RUNNING' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
     expect(committedRow(path, 1)).toMatchObject({ status: 'RUNNING', attempts: 1 });
