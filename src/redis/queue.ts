@@ -214,11 +214,11 @@ export class RedisJobQueue {
     return (await this.stats()).dead;
   }
 
-  /** Exact counts, each read in O(1) or O(log n) from the indexes. */
+  /** Exact counts, each an O(1) read of an index or counter. */
   async stats(): Promise<QueueStats> {
     this.#assertOpen();
-    const [, pending, delayed, running, succeeded, dead, cancelled] = (await this.#run(SCRIPTS.stats, [], '')).map(Number) as number[];
-    return { pending: pending!, ready: pending! - delayed!, delayed: delayed!, running: running!, succeeded: succeeded!, dead: dead!, cancelled: cancelled! };
+    const [, pending, ready, running, succeeded, dead, cancelled] = (await this.#run(SCRIPTS.stats, [], '')).map(Number) as number[];
+    return { pending: pending!, ready: ready!, delayed: pending! - ready!, running: running!, succeeded: succeeded!, dead: dead!, cancelled: cancelled! };
   }
 
   /**
