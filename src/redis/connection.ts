@@ -22,13 +22,13 @@ const AT_MOST_ONCE: RedisOptions = {
   lazyConnect: true,
 };
 
-/** Reconnects in the background, quickly at first, then every second. */
+/** Unless the caller's options say otherwise, reconnects in the background, quickly at first, then every second. */
 const retryStrategy = (times: number): number => Math.min(50 * times, 1000);
 
 /** A client that is not yet connected; `connect()` it. */
 export function createClient(target: RedisTarget, commandTimeoutMillis: number): Redis {
-  const options: RedisOptions = { retryStrategy, ...AT_MOST_ONCE, commandTimeout: commandTimeoutMillis };
-  return quiet(typeof target === 'string' ? new Redis(target, options) : new Redis({ ...target, ...options }));
+  const options: RedisOptions = { retryStrategy, ...(typeof target === 'string' ? {} : target), ...AT_MOST_ONCE, commandTimeout: commandTimeoutMillis };
+  return quiet(typeof target === 'string' ? new Redis(target, options) : new Redis(options));
 }
 
 /** Another client to the same server with the same options, not yet connected. */
