@@ -55,7 +55,7 @@ describeRedis('RedisJobQueue against JobQueue', () => {
     const seed = testSeed('redis differential');
     const random = prng(seed);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-    for (let run = 0; run < 10; run++) {
+    for (let run = 0; run < 8; run++) {
       const clock = new ManualClock(T0);
       const policy = new RetryPolicy(pick([1, 2, 3, 4]), pick([0, 100]), 1000);
       const capacity = pick([3, 5, 8, 64]);
@@ -71,28 +71,55 @@ describeRedis('RedisJobQueue against JobQueue', () => {
         priority: pick([0, 0, 1, -1, 7, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER]),
         runAtMillis: pick([undefined, undefined, clock.now(), clock.now() - 0.5, clock.now() + 150, -1e15, clock.now() + 0.25]),
       });
-      const steps: Array<[number, () => Step]> = [
-        [4, () => { const j = job(); return { name: `submit ${JSON.stringify(j)}`, run: (q) => q.submit(j.type, j.payload, j.priority, j.runAtMillis) }; }],
-        [1, () => { const js = Array.from({ length: pick([0, 1, 2, 3]) }, job); return { name: `submitMany ${js.length}`, run: (q) => q.submitMany(js) }; }],
-        [5, () => { const [w, ms] = [pick(['w1', 'w2']), pick([1, 50, 1000, 0.5])]; return { name: `poll ${w} ${ms}`, run: (q) => q.poll(w, ms) }; }],
-        [3, () => { const [id, t] = [someId(), someToken()]; return { name: `complete ${id} ${t}`, run: (q) => q.complete(id, t) }; }],
-        [3, () => {
-          const [id, t, error, permanent] = [someId(), someToken(), pick([null, undefined, '', 'boom']), random() < 0.2];
-          return { name: `fail ${id} ${t} ${error} ${permanent}`, run: (q) => q.fail(id, t, error, { permanent }) };
-        }],
-        [1, () => { const [id, t, ms] = [someId(), someToken(), pick([10, 1000, 0])]; return { name: `extend ${id} ${t} ${ms}`, run: (q) => q.extend(id, t, ms) }; }],
-        [1, () => { const id = someId(); return { name: `cancel ${id}`, run: (q) => q.cancel(id) }; }],
-        [1, () => { const id = someId(); return { name: `retryDead ${id}`, run: (q) => q.retryDead(id) }; }],
-        [1, () => { const id = pick(['J0', 'x', someId()]); return { name: `view ${id}`, run: (q) => q.view(id) }; }],
-        [4, () => { const ms = pick([1, 49, 100, 500, 1000, 5000, -300]); return { name: `clock ${ms}`, advance: ms }; }],
-      ];
-      const total = steps.reduce((sum, [weight]) => sum + weight, 0);
+      /** Kinds of step, each as often as it appears here. */
+      const KINDS = ['submit', 'submit', 'submit', 'submit', 'submitMany', 'poll', 'poll', 'poll', 'poll', 'poll', 'complete',
+        'complete', 'complete', 'fail', 'fail', 'fail', 'extend', 'cancel', 'retryDead', 'view', 'clock', 'clock', 'clock', 'clock'] as const;
+      const draw = (): Step => {
+        const kind = pick(KINDS);
+        switch (kind) {
+          case 'submit': {
+            const j = job();
+            return { name: `submit ${JSON.stringify(j)}`, run: (q) => q.submit(j.type, j.payload, j.priority, j.runAtMillis) };
+          }
+          case 'submitMany': {
+            const jobs = Array.from({ length: pick([0, 1, 2, 3]) }, job);
+            return { name: `submitMany ${JSON.stringify(jobs)}`, run: (q) => q.submitMany(jobs) };
+          }
+          case 'poll': {
+            const [worker, ms] = [pick(['w1', 'w2']), pick([1, 50, 1000, 0.5])];
+            return { name: `poll ${worker} ${ms}`, run: (q) => q.poll(worker, ms) };
+          }
+          case 'complete': {
+            const [id, token] = [someId(), someToken()];
+            return { name: `complete ${id} ${token}`, run: (q) => q.complete(id, token) };
+          }
+          case 'fail': {
+            const [id, token, error, permanent] = [someId(), someToken(), pick([null, undefined, '', 'boom']), random() < 0.2];
+            return { name: `fail ${id} ${token} ${error} ${permanent}`, run: (q) => q.fail(id, token, error, { permanent }) };
+          }
+          case 'extend': {
+            const [id, token, ms] = [someId(), someToken(), pick([10, 1000, 0])];
+            return { name: `extend ${id} ${token} ${ms}`, run: (q) => q.extend(id, token, ms) };
+          }
+          case 'cancel':
+          case 'retryDead': {
+            const id = someId();
+            return { name: `${kind} ${id}`, run: (q) => q[kind](id) };
+          }
+          case 'view': {
+            const id = pick(['J0', 'x', someId()]);
+            return { name: `view ${id}`, run: (q) => q.view(id) };
+          }
+          case 'clock': {
+            const ms = pick([1, 49, 100, 500, 1000, 5000, -300]); // -300: the clock goes back
+            return { name: `clock ${ms}`, advance: ms };
+          }
+        }
+      };
       const history: string[] = [];
       try {
         for (let i = 0; i < 100; i++) {
-          let roll = random() * total;
-          const make = steps.find(([weight]) => (roll -= weight) < 0)![1];
-          const step = make();
+          const step = draw();
           history.push(step.name);
           if ('advance' in step) {
             clock.advance(step.advance);

@@ -291,13 +291,13 @@ describeRedis('RedisJobQueue when Redis fails', () => {
   it('rejects a call whose connection drops in flight, and never sends it again', async () => {
     const name = fresh('in-flight');
     const queue = await open({ name });
-    await admin.client('PAUSE', 5000, 'WRITE'); // the submit below waits in Redis, unexecuted
+    await admin.call('CLIENT', 'PAUSE', 5000, 'WRITE'); // the submit below waits in Redis, unexecuted
     const submitting = expectUnavailable(queue.submit('t', 'lost'));
     await pause(100);
-    await admin.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+    await admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
     const error = await submitting;
     expect(error.message).toMatch(/may or may not have taken effect/);
-    await admin.client('UNPAUSE');
+    await admin.call('CLIENT', 'UNPAUSE');
     // Reconnected, the client did not resend the submit: no job, and the next id is J1.
     expect(await once(() => queue.stats())).toMatchObject({ pending: 0 });
     expect(await queue.submit('t', 'next')).toBe('J1');
@@ -310,7 +310,7 @@ describeRedis('RedisJobQueue when Redis fails', () => {
     const other = await open({ name, time: clock });
     expect(await impatient.poll('w', 1000)).toBeUndefined(); // Redis knows the script now
     const id = await other.submit('t', '');
-    await admin.client('PAUSE', 500, 'WRITE'); // the poll runs only after its caller gave up on the reply
+    await admin.call('CLIENT', 'PAUSE', 500, 'WRITE'); // the poll runs only after its caller gave up on the reply
     await expectUnavailable(impatient.poll('w', 1000));
     expect(await once(() => other.view(id))).toMatchObject({ status: 'RUNNING', workerId: 'w', attempts: 1 });
     expect(await other.poll('w2', 1000)).toBeUndefined();
