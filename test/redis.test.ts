@@ -322,6 +322,7 @@ describeRedis('RedisJobQueue when Redis fails', () => {
     const down = await startRedis();
     await down.stop();
     const connecting = RedisJobQueue.connect({ redis: down.url, name: 'nobody', policy: new RetryPolicy(1, 0, 0) });
-    await expectUnavailable(connecting, 5000);
+    const error = await expectUnavailable(connecting, 5000);
+    expect(error.message).toMatch(/Could not connect to Redis at 127.0.0.1:/);
   });
 });

@@ -63,6 +63,12 @@ export function backendError(error: unknown, where: string): unknown {
   );
 }
 
+/** The error for a connection that could not be opened (refused, timed out, or the server said no). */
+export function connectError(error: unknown, where: string): BackendUnavailableError {
+  const reason = error instanceof Error ? error.message : String(error);
+  return new BackendUnavailableError(`Could not connect to Redis at ${where}: ${reason}`, { cause: error });
+}
+
 /** The error for a call not sent because the client is not connected. */
 export function notConnectedError(client: Redis, where: string): BackendUnavailableError {
   return new BackendUnavailableError(`Redis at ${where} is unreachable (the client is ${client.status}): the call was not sent and changed nothing`);

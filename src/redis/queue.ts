@@ -8,7 +8,9 @@ import {
   checkFailure, checkJob, checkJobs, checkLeaseMillis, checkNow, checkPolicy, checkQueueName, checkTimeSource, checkTimeout,
   checkWorkerId, parseJobId, type CheckedJob, type FailOptions, type NewJob,
 } from '../validate.js';
-import { addressOf, backendError, createClient, duplicateClient, notConnectedError, release, type RedisTarget } from './connection.js';
+import {
+  addressOf, backendError, connectError, createClient, duplicateClient, notConnectedError, release, type RedisTarget,
+} from './connection.js';
 import { queueKeys, type QueueKeys } from './keys.js';
 import { COMMON_ARGS, SCRIPTS, type Script } from './scripts.js';
 
@@ -114,7 +116,7 @@ export class RedisJobQueue {
       await redis.connect();
     } catch (error) {
       redis.disconnect();
-      throw backendError(error, addressOf(redis));
+      throw connectError(error, addressOf(redis));
     }
     return new RedisJobQueue(redis, { name, policy, time, capacity, maxPayloadBytes, maxErrorBytes });
   }
@@ -277,7 +279,7 @@ export class RedisJobQueue {
         return client;
       } catch (error) {
         client.disconnect();
-        throw backendError(error, this.#where);
+        throw connectError(error, this.#where);
       }
     })();
     // A failed subscription is retried by the next waitForWork.
