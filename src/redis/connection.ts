@@ -2,7 +2,8 @@
  * The Redis client a queue talks through, set up so that a broken connection
  * can never repeat a call, and what its failures mean for a caller.
  */
-import { Redis, ReplyError, type RedisOptions } from 'ioredis';
+// Types only: ioredis is loaded by the first connect, so that importing leasehold costs nothing for it.
+import type { Redis, RedisOptions } from 'ioredis';
 import { BackendUnavailableError } from '../errors.js';
 
 /** Where the queue's Redis is: a URL (`redis://[:password@]host:port[/db]`) or ioredis options. */
@@ -26,7 +27,8 @@ const AT_MOST_ONCE: RedisOptions = {
 const retryStrategy = (times: number): number => Math.min(50 * times, 1000);
 
 /** A client that is not yet connected; `connect()` it. */
-export function createClient(target: RedisTarget, commandTimeoutMillis: number): Redis {
+export async function createClient(target: RedisTarget, commandTimeoutMillis: number): Promise<Redis> {
+  const { Redis } = await import('ioredis');
   const options: RedisOptions = { retryStrategy, ...(typeof target === 'string' ? {} : target), ...AT_MOST_ONCE, commandTimeout: commandTimeoutMillis };
   return quiet(typeof target === 'string' ? new Redis(target, options) : new Redis(options));
 }
@@ -51,8 +53,9 @@ const UNAVAILABLE_REPLIES = /^(LOADING|BUSY|MISCONF|OOM|READONLY|MASTERDOWN|NORE
  * (a script that failed) and is passed on as it is.
  */
 export function backendError(error: unknown, where: string): unknown {
-  if (error instanceof ReplyError) {
-    const message = (error as Error).message;
+  // ioredis's ReplyError: the server answered with an error (matched by name, like every error that crosses a boundary).
+  if (error instanceof Error && error.name === 'ReplyError') {
+    const { message } = error;
     if (!UNAVAILABLE_REPLIES.test(message)) return error;
     return new BackendUnavailableError(`Redis at ${where} refused the call, which changed nothing: ${message}`, { cause: error });
   }

@@ -111,7 +111,7 @@ export class RedisJobQueue {
     const { capacity, maxPayloadBytes, maxErrorBytes } = fillOptions({
       capacity: options.capacity, maxPayloadBytes: options.maxPayloadBytes, maxErrorBytes: options.maxErrorBytes,
     });
-    const redis = createClient(target, commandTimeoutMillis);
+    const redis = await createClient(target, commandTimeoutMillis);
     try {
       await redis.connect();
     } catch (error) {
