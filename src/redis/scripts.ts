@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
 import { Refusal } from '../errors.js';
 import { KEY_NAMES } from './keys.js';
 
-/** The arguments every script takes first, in this order (`commonArgs` in queue.ts); its own follow. */
+/** The arguments every script takes first, in this order (RedisJobQueue fills them in for every call); its own follow. */
 export const COMMON_ARGS = ['jobPrefix', 'now', 'seed', 'maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter'] as const;
 
 const arg = (name: (typeof COMMON_ARGS)[number]) => `ARGV[${COMMON_ARGS.indexOf(name) + 1}]`;
