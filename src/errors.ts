@@ -11,7 +11,8 @@ export type ErrorCode =
   | 'ERR_STALE_LEASE'
   | 'ERR_QUEUE_FULL'
   | 'ERR_JOURNAL_BUSY'
-  | 'ERR_JOURNAL_CORRUPT';
+  | 'ERR_JOURNAL_CORRUPT'
+  | 'ERR_BACKEND_UNAVAILABLE';
 
 export class JobQueueError extends Error {
   readonly code: ErrorCode;
@@ -119,6 +120,20 @@ export class JournalBusyError extends JobQueueError {
 export class JournalCorruptError extends JobQueueError {
   constructor(message: string, options?: ErrorOptions) {
     super('ERR_JOURNAL_CORRUPT', message);
+    if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
+
+/**
+ * The queue's server (Redis) could not be reached, or the connection broke
+ * while a call was in flight. The message says which: a call that was never
+ * sent changed nothing; one whose reply was lost may or may not have taken
+ * effect (a lost `poll` leaves a lease that simply expires). `cause` holds the
+ * client's own error.
+ */
+export class BackendUnavailableError extends JobQueueError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('ERR_BACKEND_UNAVAILABLE', message);
     if (options?.cause !== undefined) this.cause = options.cause;
   }
 }

@@ -1,12 +1,13 @@
 export { JobQueue, LEASE_LOST, type FailOptions, type JournalOptions, type NewJob, type SharedQueueHandle } from './queue.js';
 export type { Synchronous } from './journal/journal.js';
+export { RedisJobQueue, type RedisQueueOptions, type RedisTarget } from './redis/queue.js';
 export { RetryPolicy, type Jitter, type RetryPolicyOptions } from './policy.js';
 export { ManualClock, systemClock, type TimeSource } from './clock.js';
 export { JobStatus, type JobView, type Lease, type QueueStats } from './types.js';
 export type { JobQueueOptions } from './options.js';
 export {
   JobQueueError, InvalidArgumentError, JobNotFoundError, IllegalStateError, StaleLeaseError, QueueFullError,
-  JournalBusyError, JournalCorruptError,
+  JournalBusyError, JournalCorruptError, BackendUnavailableError,
   type ErrorCode,
 } from './errors.js';
 export { WorkerPool, type WorkerPoolOptions, type PoolStats } from './pool/pool.js';

@@ -12,7 +12,7 @@ import { BUFFER_NAMES, bufferBytes, type QueueBuffers } from './shm/layout.js';
 import { QueueMemory } from './shm/memory.js';
 import { JobStatus, type JobView, type Lease, type QueueStats } from './types.js';
 import {
-  checkFailure, checkJob, checkJobs, checkLeaseMillis, checkNow, checkTimeout, checkWorkerId, parseJobId,
+  checkFailure, checkJob, checkJobs, checkLeaseMillis, checkNow, checkPolicy, checkTimeSource, checkTimeout, checkWorkerId, parseJobId,
   type CheckedJob, type FailOptions, type NewJob,
 } from './validate.js';
 
@@ -89,12 +89,8 @@ export class JobQueue {
   /** @internal Opens existing buffers (see `attach`), or a journal (see `open`). */
   constructor(time: TimeSource, policy: RetryPolicy, options: JobQueueOptions | undefined, buffers: QueueBuffers | undefined, journal?: JournalLink);
   constructor(time: TimeSource, policy: RetryPolicy, options?: JobQueueOptions, buffers?: QueueBuffers, journal?: JournalLink) {
-    if (time === null || typeof time !== 'object' || typeof time.now !== 'function') {
-      throw new InvalidArgumentError(`Expected \`time\` to be a TimeSource with a now() method, got ${describe(time)}`);
-    }
-    if (!(policy instanceof RetryPolicy)) {
-      throw new InvalidArgumentError(`Expected \`policy\` to be a RetryPolicy, got ${describe(policy)}`);
-    }
+    checkTimeSource(time);
+    checkPolicy(policy);
     this.#time = time;
     this.#policy = policy;
     this.#options = fillOptions(options);

@@ -3,8 +3,10 @@
  * with InvalidArgumentError (or JobNotFoundError for an id that cannot be
  * one) before anything changes.
  */
+import type { TimeSource } from './clock.js';
 import { InvalidArgumentError, JobNotFoundError, describe } from './errors.js';
 import { MAX_TYPE_BYTES } from './options.js';
+import { RetryPolicy } from './policy.js';
 
 /** A job for `submit` / `submitMany`, checked. */
 export interface CheckedJob {
@@ -109,6 +111,34 @@ export function checkFailure(error: unknown, options: FailOptions | undefined, m
 export function checkTimeout(timeoutMillis: unknown): asserts timeoutMillis is number {
   if (typeof timeoutMillis !== 'number' || !(timeoutMillis >= 0)) {
     throw new InvalidArgumentError(`Expected \`timeoutMillis\` to be a number >= 0, got ${describe(timeoutMillis)}`);
+  }
+}
+
+export function checkTimeSource(time: unknown): asserts time is TimeSource {
+  if (time === null || typeof time !== 'object' || typeof (time as Partial<TimeSource>).now !== 'function') {
+    throw new InvalidArgumentError(`Expected \`time\` to be a TimeSource with a now() method, got ${describe(time)}`);
+  }
+}
+
+export function checkPolicy(policy: unknown): asserts policy is RetryPolicy {
+  if (!(policy instanceof RetryPolicy)) {
+    throw new InvalidArgumentError(`Expected \`policy\` to be a RetryPolicy, got ${describe(policy)}`);
+  }
+}
+
+/** Longest queue name, in UTF-8 bytes. */
+export const MAX_QUEUE_NAME_BYTES = 256;
+
+/**
+ * A queue name shared by the processes that use one queue: non-blank, at most
+ * MAX_QUEUE_NAME_BYTES, without braces (a Redis backend wraps it in a hash tag).
+ */
+export function checkQueueName(name: unknown): asserts name is string {
+  if (typeof name !== 'string' || name.trim() === '' || /[{}]/.test(name) || !name.isWellFormed() ||
+      Buffer.byteLength(name) > MAX_QUEUE_NAME_BYTES) {
+    throw new InvalidArgumentError(
+      `Expected \`name\` to be a non-blank string of at most ${MAX_QUEUE_NAME_BYTES} UTF-8 bytes without { or }, got ${describe(name)}`,
+    );
   }
 }
 

@@ -1,0 +1,43 @@
+/**
+ * Where one queue lives in Redis: every key of the queue named `name`.
+ *
+ * ```text
+ * leasehold:{name}:jobSeq    string  last job number issued; INCR makes J1, J2, ...
+ * leasehold:{name}:tokenSeq  string  last lease token issued; INCR, so tokens never repeat
+ * leasehold:{name}:clock     string  the `now` of the latest call (see `ready`)
+ * leasehold:{name}:pending   zset    PENDING jobs, ready or delayed: member n, score runAt
+ * leasehold:{name}:ready     zset    the PENDING jobs with runAt <= clock, all at score 0,
+ *                                    member = sort key + n, so ZPOPMIN is the best job
+ * leasehold:{name}:leases    zset    RUNNING jobs: member n, score leaseUntil
+ * leasehold:{name}:dead      zset    DEAD jobs: member n, score n (submission order)
+ * leasehold:{name}:finished  list    SUCCEEDED and CANCELLED jobs, oldest finished at the head
+ * leasehold:{name}:counts    hash    succeeded, cancelled: how many of each are held
+ * leasehold:{name}:signal    string  bumped on new work; also the pub/sub channel it is published on
+ * leasehold:{name}:job:<n>   hash    job Jn: type, payload, priority, status, attempts, runAt,
+ *                                    lastError, token, leaseUntil, workerId
+ * ```
+ *
+ * Every job is in exactly one of pending / leases / dead / finished, by its
+ * status; `ready` is an index over `pending`. The braces are a hash tag: in
+ * Redis Cluster all keys of one queue share a slot, so one script may touch
+ * them all, and queues of different names never share a key.
+ */
+
+/** The fixed keys, in the order the scripts receive them as KEYS[1], KEYS[2], ... */
+export const KEY_NAMES = ['jobSeq', 'tokenSeq', 'clock', 'pending', 'ready', 'leases', 'dead', 'finished', 'counts', 'signal'] as const;
+export type KeyName = (typeof KEY_NAMES)[number];
+
+export interface QueueKeys {
+  /** The fixed keys in KEY_NAMES order: every script's KEYS. */
+  readonly keys: readonly string[];
+  /** The same keys by name. */
+  readonly named: Readonly<Record<KeyName, string>>;
+  /** Job n's hash is `jobPrefix + n`. */
+  readonly jobPrefix: string;
+}
+
+export function queueKeys(name: string): QueueKeys {
+  const base = `leasehold:{${name}}:`;
+  const named = Object.fromEntries(KEY_NAMES.map((key) => [key, base + key])) as Record<KeyName, string>;
+  return { keys: KEY_NAMES.map((key) => named[key]), named, jobPrefix: `${base}job:` };
+}

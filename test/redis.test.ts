@@ -1,0 +1,328 @@
+/**
+ * What is particular to the Redis backend: queues by name, tokens that live in
+ * Redis, durability through AOF, connection failures, many clients racing, and
+ * lease expiry inside the scripts. (The contract itself is checked against
+ * JobQueue in redis-differential.test.ts.)
+ */
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import {
+  BackendUnavailableError, InvalidArgumentError, JobQueueError, ManualClock, RedisJobQueue, RetryPolicy, StaleLeaseError,
+  systemClock, type JobView,
+} from '../dist/index.js';
+import { T0, pause, withTimeout } from './helpers.js';
+import { describeRedis, startRedis, type RedisServer } from './redis-harness.js';
+
+type Connect = Parameters<typeof RedisJobQueue.connect>[0];
+
+let names = 0;
+/** A queue name no other test uses. */
+const fresh = (what: string) => `${what}-${process.pid}-${++names}`;
+
+/** Connects a queue on a ManualClock (by default), closed after the test. */
+function opener(server: () => RedisServer, opened: RedisJobQueue[]) {
+  return async (options: Partial<Connect> & { name: string }): Promise<RedisJobQueue> => {
+    const queue = await RedisJobQueue.connect({ redis: server().url, policy: new RetryPolicy(3, 0, 0), time: new ManualClock(T0), ...options });
+    opened.push(queue);
+    return queue;
+  };
+}
+
+async function closeAll(opened: RedisJobQueue[]): Promise<void> {
+  await Promise.all(opened.splice(0).map((queue) => queue.close()));
+}
+
+/**
+ * Asserts that `promise` rejects with BackendUnavailableError within `ms`.
+ * Call it at once on a new call's promise, so that its rejection is always observed.
+ */
+async function expectUnavailable(promise: Promise<unknown>, ms = 2000): Promise<BackendUnavailableError> {
+  const error = await withTimeout(promise.then(() => 'resolved', (e: unknown) => e), ms, 'the call');
+  expect(error).toBeInstanceOf(BackendUnavailableError);
+  expect((error as JobQueueError).code).toBe('ERR_BACKEND_UNAVAILABLE');
+  return error as BackendUnavailableError;
+}
+
+/** Retries `call` until it succeeds (the client reconnecting in the background). */
+async function once<T>(call: () => Promise<T>, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!(error instanceof BackendUnavailableError) || Date.now() > deadline) throw error;
+      await pause(50);
+    }
+  }
+}
+
+describeRedis('RedisJobQueue', () => {
+  let server: RedisServer;
+  let admin: Redis;
+  const opened: RedisJobQueue[] = [];
+  const open = opener(() => server, opened);
+  beforeAll(async () => {
+    server = await startRedis();
+    admin = new Redis(server.url);
+  });
+  afterEach(() => closeAll(opened));
+  afterAll(async () => {
+    admin?.disconnect();
+    await server?.stop();
+  });
+
+  it('keeps queues of different names in one Redis independent, each numbering from J1', async () => {
+    const clock = new ManualClock(T0);
+    const a = await open({ name: fresh('a'), time: clock });
+    const b = await open({ name: fresh('b'), time: clock });
+    expect(await a.submit('t', 'a1')).toBe('J1');
+    expect(await a.submit('t', 'a2')).toBe('J2');
+    expect(await b.submit('t', 'b1')).toBe('J1');
+    const lease = (await b.poll('w', 1000))!;
+    expect(lease).toMatchObject({ jobId: 'J1', payload: 'b1', token: 1 });
+    expect(await a.stats()).toMatchObject({ pending: 2, running: 0 });
+    expect(await b.stats()).toMatchObject({ pending: 0, running: 1 });
+    expect((await a.view('J1')).payload).toBe('a1');
+  });
+
+  it('lets two clients of one name share the queue', async () => {
+    const name = fresh('shared');
+    const clock = new ManualClock(T0);
+    const producer = await open({ name, time: clock });
+    const consumer = await open({ name, time: clock });
+    const id = await producer.submit('t', 'hello');
+    const lease = (await consumer.poll('w', 1000))!;
+    expect(lease).toMatchObject({ jobId: id, payload: 'hello' });
+    await consumer.complete(id, lease.token);
+    expect((await producer.view(id)).status).toBe('SUCCEEDED');
+  });
+
+  it('keeps tokens increasing across a close and a reconnect', async () => {
+    const name = fresh('tokens');
+    const first = await open({ name });
+    await first.submitMany([{ type: 't' }, { type: 't' }]);
+    const before = (await first.poll('w', 1000))!.token;
+    await first.close();
+    const second = await open({ name });
+    const after = (await second.poll('w', 1000))!;
+    expect(after.jobId).toBe('J2');
+    expect(after.token).toBeGreaterThan(before);
+  });
+
+  it('issues tokens past 2^32 exactly, and accepts them', async () => {
+    const name = fresh('big-tokens');
+    const queue = await open({ name });
+    await admin.set(`leasehold:{${name}}:tokenSeq`, String(2 ** 32 - 1));
+    await queue.submitMany([{ type: 't' }, { type: 't' }]);
+    const a = (await queue.poll('w', 1000))!;
+    const b = (await queue.poll('w', 1000))!;
+    expect([a.token, b.token]).toEqual([2 ** 32, 2 ** 32 + 1]);
+    await queue.complete(a.jobId, a.token);
+    await expect(queue.complete(b.jobId, 1)).rejects.toBeInstanceOf(StaleLeaseError);
+    await queue.complete(b.jobId, b.token);
+  });
+
+  it('rejects bad arguments (never throws synchronously) and changes nothing', async () => {
+    const queue = await open({ name: fresh('args') });
+    const calls: Array<() => Promise<unknown>> = [
+      () => queue.submit(' ', 'x'),
+      () => queue.submit('t', 'x', 1.5),
+      () => queue.submitMany([{ type: '' }]),
+      () => queue.poll('', 1000),
+      () => queue.poll('w', 0),
+      () => queue.extend('J1', 1, NaN),
+      () => queue.fail('J1', 1, 42 as never),
+      () => queue.waitForWork(-1),
+    ];
+    for (const call of calls) {
+      let promise: Promise<unknown> | undefined;
+      expect(() => (promise = call())).not.toThrow();
+      await expect(promise).rejects.toBeInstanceOf(InvalidArgumentError);
+    }
+    expect(await queue.stats()).toMatchObject({ pending: 0 });
+    expect(await queue.submit('t', 'x')).toBe('J1');
+  });
+
+  it.each<[string, Partial<Connect>]>([
+    ['a blank name', { name: ' ' }],
+    ['a name with a brace', { name: 'a{b}' }],
+    ['a missing policy', { policy: undefined as never }],
+    ['a bad capacity', { capacity: 0 }],
+    ['a bad clock', { time: {} as never }],
+    ['a bad commandTimeoutMillis', { commandTimeoutMillis: 0 }],
+  ])('refuses to connect with %s', async (_what, options) => {
+    const connecting = RedisJobQueue.connect({ redis: server.url, name: fresh('bad'), policy: new RetryPolicy(1, 0, 0), ...options });
+    await expect(connecting).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+
+  it('claims every one of 2000 jobs exactly once among 4 clients racing poll', async () => {
+    const name = fresh('race');
+    const queues = await Promise.all(Array.from({ length: 4 }, () => open({ name, time: systemClock })));
+    const ids = await queues[0]!.submitMany(Array.from({ length: 2000 }, (_, i) => ({ type: 't', payload: String(i) })));
+    const claims = await Promise.all(queues.map(async (queue, q) => {
+      const mine: Array<{ jobId: string; token: number; payload: string }> = [];
+      for (let lease = await queue.poll(`w${q}`, 60_000); lease !== undefined; lease = await queue.poll(`w${q}`, 60_000)) {
+        mine.push(lease);
+        await queue.complete(lease.jobId, lease.token);
+      }
+      return mine;
+    }));
+    const all = claims.flat();
+    expect(all).toHaveLength(2000);
+    expect(new Set(all.map((c) => c.jobId)).size).toBe(2000);
+    expect(new Set(all.map((c) => c.token)).size).toBe(2000);
+    for (const claim of all) expect(claim.payload).toBe(String(ids.indexOf(claim.jobId)));
+    expect(claims.filter((mine) => mine.length > 0).length).toBeGreaterThan(1);
+    expect(await queues[0]!.stats()).toMatchObject({ pending: 0, running: 0, succeeded: 2000 });
+  });
+
+  it("refuses a zombie's complete after its lease expired and the job was leased again", async () => {
+    const clock = new ManualClock(T0);
+    const name = fresh('zombie');
+    const zombie = await open({ name, time: clock });
+    const live = await open({ name, time: clock });
+    const id = await zombie.submit('t', '');
+    const old = (await zombie.poll('zombie', 1000))!;
+    clock.advance(1000);
+    const current = (await live.poll('live', 1000))!;
+    expect(current).toMatchObject({ jobId: id, attempt: 2 });
+    await expect(zombie.complete(id, old.token)).rejects.toBeInstanceOf(StaleLeaseError);
+    await live.complete(id, current.token);
+    expect(await live.view(id)).toMatchObject({ status: 'SUCCEEDED', workerId: 'live' });
+  });
+
+  it('refuses a complete that arrives at leaseUntil even though no call ran in between (no sweeper)', async () => {
+    const clock = new ManualClock(T0);
+    const name = fresh('expiry');
+    const queue = await open({ name, time: clock });
+    const id = await queue.submit('t', '');
+    const lease = (await queue.poll('w', 1000))!;
+    clock.advance(1000);
+    // Nothing ran since the poll: in Redis the job is still RUNNING; the complete's own script expires it.
+    expect(await admin.hget(`leasehold:{${name}}:job:1`, 'status')).toBe('RUNNING');
+    await expect(queue.complete(id, lease.token)).rejects.toBeInstanceOf(StaleLeaseError);
+    expect(await queue.view(id)).toMatchObject({ status: 'PENDING', attempts: 1, lastError: 'lease expired', nextRunAt: T0 + 1000 });
+  });
+
+  it('wakes a worker in waitForWork when another client submits', async () => {
+    const name = fresh('wake');
+    const worker = await open({ name });
+    const producer = await open({ name });
+    expect(await worker.poll('w', 1000)).toBeUndefined();
+    const waiting = worker.waitForWork(30_000);
+    await pause(50); // let it subscribe first; either way it must wake
+    await producer.submit('t', 'x');
+    expect(await withTimeout(waiting, 5000, 'waitForWork')).toBe(true);
+    expect((await worker.poll('w', 1000))?.payload).toBe('x');
+  });
+
+  it('returns from waitForWork at once if work arrived since the poll, and false on timeout otherwise', async () => {
+    const name = fresh('wait');
+    const worker = await open({ name });
+    const producer = await open({ name });
+    expect(await worker.poll('w', 1000)).toBeUndefined();
+    await producer.submit('t', 'x');
+    expect(await withTimeout(worker.waitForWork(30_000), 5000, 'waitForWork')).toBe(true);
+    await worker.poll('w', 1000);
+    expect(await worker.waitForWork(20)).toBe(false);
+  });
+});
+
+describeRedis('RedisJobQueue when Redis fails', () => {
+  let server: RedisServer;
+  let admin: Redis;
+  const opened: RedisJobQueue[] = [];
+  const open = opener(() => server, opened);
+  beforeAll(async () => {
+    server = await startRedis();
+    admin = new Redis(server.url, { maxRetriesPerRequest: 0 });
+    admin.on('error', () => undefined);
+  });
+  afterEach(() => closeAll(opened));
+  afterAll(async () => {
+    admin?.disconnect();
+    await server?.stop();
+  });
+
+  it('brings back every acknowledged job, in its state, after Redis is killed (SIGKILL) and restarted', async () => {
+    const clock = new ManualClock(T0);
+    const name = fresh('aof');
+    const queue = await open({ name, time: clock, policy: new RetryPolicy(1, 0, 0) });
+    const ids = await queue.submitMany([
+      { type: 'ready', payload: 'é😀' }, { type: 'delayed', runAtMillis: T0 + 5000 }, { type: 'running', priority: 9 },
+      { type: 'succeeded', priority: 8 }, { type: 'dead', priority: 7 }, { type: 'cancelled' },
+    ]);
+    const running = (await queue.poll('w', 60_000))!;
+    await queue.complete(ids[3]!, (await queue.poll('w', 1000))!.token);
+    await queue.fail(ids[4]!, (await queue.poll('w', 1000))!.token, 'poison');
+    await queue.cancel(ids[5]!);
+    const views = async (q: RedisJobQueue): Promise<JobView[]> => Promise.all(ids.map((id) => q.view(id)));
+    const before = { views: await views(queue), stats: await queue.stats(), dead: await queue.deadLetters() };
+
+    await server.kill();
+    await server.restart();
+
+    const after = await open({ name, time: clock, policy: new RetryPolicy(1, 0, 0) });
+    expect({ views: await views(after), stats: await after.stats(), dead: await after.deadLetters() }).toEqual(before);
+    await after.complete(running.jobId, running.token); // the lease survived too
+    expect(await after.submit('t', 'next')).toBe('J7');
+    expect((await after.poll('w', 1000))!.token).toBeGreaterThan(running.token);
+    // The first client reconnects by itself.
+    expect(await once(() => queue.view(ids[0]!))).toMatchObject({ status: 'RUNNING', workerId: 'w' });
+  });
+
+  it('rejects every call at once with BackendUnavailableError while Redis is down, and works again after', async () => {
+    const name = fresh('down');
+    const queue = await open({ name });
+    await queue.submit('t', 'kept');
+    await server.kill();
+    const calls: Array<() => Promise<unknown>> = [
+      () => queue.submit('t', 'x'), () => queue.submitMany([{ type: 't' }]), () => queue.poll('w', 1000),
+      () => queue.complete('J1', 1), () => queue.fail('J1', 1), () => queue.extend('J1', 1, 1000), () => queue.view('J1'),
+      () => queue.deadLetters(), () => queue.retryDead('J1'), () => queue.cancel('J1'), () => queue.queueDepth(),
+      () => queue.dlqDepth(), () => queue.stats(), () => queue.waitForWork(1000),
+    ];
+    for (const call of calls) await expectUnavailable(call());
+    await expect(RedisJobQueue.connect({ redis: server.url, name, policy: new RetryPolicy(1, 0, 0) })).rejects.toBeInstanceOf(BackendUnavailableError);
+    await server.restart();
+    expect(await once(() => queue.stats())).toMatchObject({ pending: 1 });
+  });
+
+  it('rejects a call whose connection drops in flight, and never sends it again', async () => {
+    const name = fresh('in-flight');
+    const queue = await open({ name });
+    await admin.call('CLIENT', 'PAUSE', 5000, 'WRITE'); // the submit below waits in Redis, unexecuted
+    const submitting = expectUnavailable(queue.submit('t', 'lost'));
+    await pause(100);
+    await admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+    const error = await submitting;
+    expect(error.message).toMatch(/may or may not have taken effect/);
+    await admin.call('CLIENT', 'UNPAUSE');
+    // Reconnected, the client did not resend the submit: no job, and the next id is J1.
+    expect(await once(() => queue.stats())).toMatchObject({ pending: 0 });
+    expect(await queue.submit('t', 'next')).toBe('J1');
+  });
+
+  it('never leases a job twice when a poll reply is lost: that lease just expires', async () => {
+    const clock = new ManualClock(T0);
+    const name = fresh('lost-poll');
+    const impatient = await open({ name, time: clock, commandTimeoutMillis: 100 });
+    const other = await open({ name, time: clock });
+    expect(await impatient.poll('w', 1000)).toBeUndefined(); // Redis knows the script now
+    const id = await other.submit('t', '');
+    await admin.call('CLIENT', 'PAUSE', 500, 'WRITE'); // the poll runs only after its caller gave up on the reply
+    await expectUnavailable(impatient.poll('w', 1000));
+    expect(await once(() => other.view(id))).toMatchObject({ status: 'RUNNING', workerId: 'w', attempts: 1 });
+    expect(await other.poll('w2', 1000)).toBeUndefined();
+    clock.advance(1000);
+    expect(await other.poll('w2', 1000)).toMatchObject({ jobId: id, attempt: 2 });
+  });
+
+  it('refuses to connect to a port where no Redis answers, promptly', async () => {
+    const down = await startRedis();
+    await down.stop();
+    const connecting = RedisJobQueue.connect({ redis: down.url, name: 'nobody', policy: new RetryPolicy(1, 0, 0) });
+    const error = await expectUnavailable(connecting, 5000);
+    expect(error.message).toMatch(/Could not connect to Redis at 127.0.0.1:/);
+  });
+});
