@@ -12,7 +12,9 @@ import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { describe, it } from 'vitest';
+import { afterAll, describe, it } from 'vitest';
+import { RedisJobQueue } from '../dist/index.js';
+import type { Backend } from './backends.js';
 
 export interface RedisServer {
   readonly url: string;
@@ -166,3 +168,24 @@ export async function startRedis(): Promise<RedisServer> {
     },
   };
 }
+
+let shared: Promise<RedisServer> | undefined;
+let queues = 0;
+
+/**
+ * The conformance suite's Redis backend (see test/backends.ts): one private
+ * server per test file, started by the first queue and stopped after the
+ * file; every queue has a name of its own, so it starts empty at J1.
+ */
+export const redisBackend: Backend = {
+  name: 'redis',
+  unavailable: redisMissing,
+  async open(clock, policy, options) {
+    if (shared === undefined) {
+      shared = startRedis();
+      afterAll(async () => (await shared)?.stop());
+    }
+    const server = await shared;
+    return RedisJobQueue.connect({ redis: server.url, name: `conform-${process.pid}-${++queues}`, time: clock, policy, ...options });
+  },
+};
