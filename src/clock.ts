@@ -68,3 +68,17 @@ function fromBits(bits: bigint): number {
   scratchBits[0] = bits;
   return scratch[0]!;
 }
+
+/** A clock as a handle carries it to another thread: a ManualClock's word, 'system', or null for one that cannot cross. */
+export type SharedClock = SharedArrayBuffer | 'system' | null;
+
+export function shareClock(time: TimeSource): SharedClock {
+  return time instanceof ManualClock ? time.buffer : time === systemClock ? 'system' : null;
+}
+
+/** The clock a handle carries, in this thread. */
+export function clockFromShare(clock: SharedClock): TimeSource {
+  if (clock instanceof SharedArrayBuffer) return ManualClock.fromBuffer(clock);
+  if (clock === 'system') return systemClock;
+  throw new InvalidArgumentError('The queue was made with a TimeSource that cannot cross threads: pass one to attach(handle, time)');
+}

@@ -1,6 +1,6 @@
 export { JobQueue, LEASE_LOST, type FailOptions, type JournalOptions, type NewJob, type SharedQueueHandle } from './queue.js';
 export type { Synchronous } from './journal/journal.js';
-export { RedisJobQueue, type RedisQueueOptions, type RedisTarget } from './redis/queue.js';
+export { RedisJobQueue, type RedisQueueHandle, type RedisQueueOptions, type RedisTarget } from './redis/queue.js';
 export { RetryPolicy, type Jitter, type RetryPolicyOptions } from './policy.js';
 export { ManualClock, systemClock, type TimeSource } from './clock.js';
 export { JobStatus, type JobView, type Lease, type QueueStats } from './types.js';
@@ -10,6 +10,7 @@ export {
   JournalBusyError, JournalCorruptError, BackendUnavailableError,
   type ErrorCode,
 } from './errors.js';
-export { WorkerPool, type WorkerPoolOptions, type PoolStats } from './pool/pool.js';
+export { WorkerPool, type WorkerPoolOptions, type PoolStats, type PoolStatsOf } from './pool/pool.js';
+export type { PoolQueue, QueueHandle, WorkerQueue } from './pool/backend.js';
 export type { Handler, HandlerContext } from './pool/handlers.js';
 export { PermanentError } from './errors.js';

@@ -81,3 +81,20 @@ function assertMillis(name: string, value: number): void {
     throw new InvalidArgumentError(`Expected \`${name}\` to be a finite integer >= 0, got ${describe(value)}`);
   }
 }
+
+/** A policy as a handle carries it to another thread. */
+export interface SharedPolicy {
+  maxAttempts: number;
+  baseBackoffMillis: number;
+  maxBackoffMillis: number;
+  jitter: Jitter;
+}
+
+export function sharePolicy(p: RetryPolicy): SharedPolicy {
+  return { maxAttempts: p.maxAttempts, baseBackoffMillis: p.baseBackoffMillis, maxBackoffMillis: p.maxBackoffMillis, jitter: p.jitter };
+}
+
+/** The policy a handle carries; checks it as any policy is checked. */
+export function policyFromShare(p: SharedPolicy): RetryPolicy {
+  return new RetryPolicy(p.maxAttempts, p.baseBackoffMillis, p.maxBackoffMillis, { jitter: p.jitter });
+}

@@ -1,9 +1,9 @@
-import { ManualClock, systemClock, type TimeSource } from './clock.js';
+import { clockFromShare, shareClock, type SharedClock, type TimeSource } from './clock.js';
 import {
   IllegalStateError, InvalidArgumentError, QueueFullError, describe, refusalError,
 } from './errors.js';
 import { fillOptions, type FilledOptions, type JobQueueOptions } from './options.js';
-import { RetryPolicy, type Jitter } from './policy.js';
+import { policyFromShare, sharePolicy, type RetryPolicy, type SharedPolicy } from './policy.js';
 import { Journal, type Synchronous } from './journal/journal.js';
 import { Arena } from './shm/arena.js';
 import { LockLost, NAME_OF_STATUS, QueueCore, type JobRecord } from './shm/core.js';
@@ -27,9 +27,9 @@ export interface SharedQueueHandle {
   readonly kind: 'leasehold/shared-queue';
   readonly buffers: QueueBuffers;
   readonly options: FilledOptions;
-  readonly policy: { maxAttempts: number; baseBackoffMillis: number; maxBackoffMillis: number; jitter: Jitter };
+  readonly policy: SharedPolicy;
   /** The ManualClock's word, or 'system' for systemClock, or null for a clock that cannot cross threads. */
-  readonly clock: SharedArrayBuffer | 'system' | null;
+  readonly clock: SharedClock;
   /** The journal every thread writes its moves to, or null for a queue in memory only. */
   readonly journal: { path: string; synchronous: Synchronous } | null;
 }
@@ -186,14 +186,12 @@ export class JobQueue {
   /** A handle to post to other threads; `JobQueue.attach(handle)` there opens this same queue. */
   share(): SharedQueueHandle {
     this.#assertOpen();
-    const p = this.#policy;
-    const time = this.#time;
     return {
       kind: 'leasehold/shared-queue',
       buffers: this.#memory.buffers,
       options: this.#options,
-      policy: { maxAttempts: p.maxAttempts, baseBackoffMillis: p.baseBackoffMillis, maxBackoffMillis: p.maxBackoffMillis, jitter: p.jitter },
-      clock: time instanceof ManualClock ? time.buffer : time === systemClock ? 'system' : null,
+      policy: sharePolicy(this.#policy),
+      clock: shareClock(this.#time),
       journal: this.#journal === undefined ? null : { path: this.#journal.path, synchronous: this.#journal.synchronous },
     };
   }
@@ -211,9 +209,8 @@ export class JobQueue {
     if (BUFFER_NAMES.some((name) => !(handle.buffers?.[name] instanceof SharedArrayBuffer) || handle.buffers[name].byteLength !== sizes[name])) {
       throw notAHandle();
     }
-    const clock = time ?? clockOf(handle.clock);
-    const p = handle.policy;
-    const policy = new RetryPolicy(p.maxAttempts, p.baseBackoffMillis, p.maxBackoffMillis, { jitter: p.jitter });
+    const clock = time ?? clockFromShare(handle.clock);
+    const policy = policyFromShare(handle.policy);
     const link = handle.journal;
     if (link === null || link === undefined) return new JobQueue(clock, policy, options, handle.buffers);
     if (typeof link !== 'object' || typeof link.path !== 'string' || (link.synchronous !== 'NORMAL' && link.synchronous !== 'FULL')) {
@@ -474,12 +471,6 @@ export class JobQueue {
   #assertOpen(): void {
     if (this.#closed) throw new IllegalStateError('This queue was closed');
   }
-}
-
-function clockOf(clock: SharedQueueHandle['clock']): TimeSource {
-  if (clock instanceof SharedArrayBuffer) return ManualClock.fromBuffer(clock);
-  if (clock === 'system') return systemClock;
-  throw new InvalidArgumentError('The queue was made with a TimeSource that cannot cross threads: pass one to JobQueue.attach(handle, time)');
 }
 
 function toView(job: JobRecord): JobView {

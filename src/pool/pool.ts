@@ -5,6 +5,7 @@ import { Piscina } from 'piscina';
 import { IllegalStateError, InvalidArgumentError, describe } from '../errors.js';
 import type { JobQueue } from '../queue.js';
 import type { QueueStats } from '../types.js';
+import type { PoolQueue } from './backend.js';
 import {
   INFLIGHT_JOB_NUM, INFLIGHT_TOKEN, MAX_TIMER_MILLIS, REFUSED, STOP, TICK, allocateControl, inflightAt, threadWord,
   type PoolControlBuffers,
@@ -37,6 +38,9 @@ export interface WorkerPoolOptions {
   workerId?: string;
 }
 
+/** `stats()` of a pool: at once for a JobQueue, a Promise for a queue whose counts are remote (Redis). */
+export type PoolStatsOf<Q extends PoolQueue> = Q extends JobQueue ? PoolStats : Promise<PoolStats>;
+
 export interface PoolStats extends QueueStats {
   threads: number;
   /** Pool threads replaced after a crash or a hang. */
@@ -68,15 +72,17 @@ interface Loop {
 }
 
 /**
- * A pool of piscina threads that run jobs from a `JobQueue`. Each thread
- * attaches to the queue and polls it itself; the main thread dispatches
- * nothing per job. It only watches: a thread that crashes is replaced, and a
+ * A pool of piscina threads that run jobs from a queue — a `JobQueue`
+ * (journaled or not) or a `RedisJobQueue`. Each thread opens the queue itself
+ * (`share()`'s handle) and polls it; the main thread dispatches nothing per
+ * job. Pools in several processes (on several machines, with Redis) may work
+ * one queue at once. It only watches: a thread that crashes is replaced, and a
  * thread whose event loop stops turning for `leaseMillis` (a handler that
  * never yields) is terminated and replaced — its job was already retried
  * elsewhere once its lease expired.
  */
-export class WorkerPool {
-  readonly #queue: JobQueue;
+export class WorkerPool<Q extends PoolQueue = JobQueue> {
+  readonly #queue: Q;
   readonly #handlers: string;
   readonly #threads: number;
   readonly #leaseMillis: number;
@@ -92,9 +98,9 @@ export class WorkerPool {
   #state: 'new' | 'starting' | 'running' | 'closing' | 'closed' = 'new';
   #starting: Promise<void> | undefined;
 
-  constructor(queue: JobQueue, options: WorkerPoolOptions) {
+  constructor(queue: Q, options: WorkerPoolOptions) {
     if (queue === null || typeof queue !== 'object' || typeof queue.share !== 'function') {
-      throw new InvalidArgumentError(`Expected \`queue\` to be a JobQueue, got ${describe(queue)}`);
+      throw new InvalidArgumentError(`Expected \`queue\` to be a JobQueue or a RedisJobQueue, got ${describe(queue)}`);
     }
     if (options === null || typeof options !== 'object') {
       throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
@@ -157,7 +163,7 @@ export class WorkerPool {
 
   /** Resolves once no job is PENDING or RUNNING. */
   async drain(): Promise<void> {
-    for (let s = this.#queue.stats(); s.pending + s.running > 0; s = this.#queue.stats()) {
+    for (let s = await this.#queue.stats(); s.pending + s.running > 0; s = await this.#queue.stats()) {
       if (this.#state !== 'running') throw new IllegalStateError('The pool is not running: nothing would drain the queue');
       await new Promise((r) => setTimeout(r, DRAIN_POLL_MILLIS));
     }
@@ -190,10 +196,12 @@ export class WorkerPool {
     this.#state = 'closed';
   }
 
-  stats(): PoolStats {
+  stats(): PoolStatsOf<Q> {
     let refused = 0;
     for (let thread = 0; thread < this.#threads; thread++) refused += Atomics.load(this.#words, threadWord(thread, REFUSED));
-    return { ...this.#queue.stats(), threads: this.#threads, restarts: this.#restarts, refused };
+    const pool = { threads: this.#threads, restarts: this.#restarts, refused };
+    const queue = this.#queue.stats();
+    return (queue instanceof Promise ? queue.then((counts) => ({ ...counts, ...pool })) : { ...queue, ...pool }) as PoolStatsOf<Q>;
   }
 
   #launch(thread: number): void {
@@ -239,11 +247,9 @@ export class WorkerPool {
       const jobNum = this.#inflight[at + INFLIGHT_JOB_NUM]!;
       if (jobNum === 0) continue;
       this.#inflight[at + INFLIGHT_JOB_NUM] = 0;
-      try {
-        this.#queue.fail(`J${jobNum}`, this.#inflight[at + INFLIGHT_TOKEN]!, reason);
-      } catch {
-        // The lease had already ended (expired, or the thread settled it): nothing to hand back.
-      }
+      // A refusal means the lease had already ended (expired, or the thread settled it): nothing to hand back.
+      const handBack = async () => this.#queue.fail(`J${jobNum}`, this.#inflight[at + INFLIGHT_TOKEN]!, reason);
+      handBack().catch(() => undefined);
     }
   }
 

@@ -1,6 +1,6 @@
 import { IllegalStateError, JobNotFoundError } from '../errors.js';
-import { JobQueue, type SharedQueueHandle } from '../queue.js';
 import type { Lease } from '../types.js';
+import { openWorkerQueue, type QueueHandle, type WorkerQueue } from './backend.js';
 import { loadHandlers, type Handler, type HandlerContext } from './handlers.js';
 import {
   INFLIGHT_JOB_NUM, INFLIGHT_TOKEN, MAX_TIMER_MILLIS, REFUSED, STOP, TICK, inflightAt, threadWord, type PoolControlBuffers,
@@ -12,7 +12,7 @@ export type ThreadTask =
   | {
       kind: 'loop';
       handlers: string;
-      queue: SharedQueueHandle;
+      queue: QueueHandle;
       control: PoolControlBuffers;
       thread: number;
       workerId: string;
@@ -25,7 +25,7 @@ export type ThreadTask =
 export default async function run(task: ThreadTask): Promise<string[]> {
   const handlers = await loadHandlers(task.handlers);
   if (task.kind === 'probe') return [...handlers.keys()];
-  await new WorkerLoop(task, handlers).run();
+  await new WorkerLoop(task, handlers, await openWorkerQueue(task.queue)).run();
   return [];
 }
 
@@ -35,17 +35,17 @@ const IDLE_MILLIS = 50;
 class WorkerLoop {
   readonly #task: Extract<ThreadTask, { kind: 'loop' }>;
   readonly #handlers: Map<string, Handler>;
-  readonly #queue: JobQueue;
+  readonly #queue: WorkerQueue;
   readonly #words: Int32Array;
   readonly #inflight: Float64Array;
   readonly #running = new Map<Promise<void>, AbortController>();
   readonly #places: number[];
   #sleep: Promise<unknown> | undefined;
 
-  constructor(task: Extract<ThreadTask, { kind: 'loop' }>, handlers: Map<string, Handler>) {
+  constructor(task: Extract<ThreadTask, { kind: 'loop' }>, handlers: Map<string, Handler>, queue: WorkerQueue) {
     this.#task = task;
     this.#handlers = handlers;
-    this.#queue = JobQueue.attach(task.queue);
+    this.#queue = queue;
     this.#words = new Int32Array(task.control.words);
     this.#inflight = new Float64Array(task.control.inflight);
     this.#places = Array.from({ length: task.concurrency }, (_, i) => i);
@@ -71,7 +71,7 @@ class WorkerLoop {
           yielded = performance.now();
         }
         while (this.#running.size < this.#task.concurrency && !this.#stopping()) {
-          const lease = this.#queue.poll(this.#task.workerId, this.#task.leaseMillis);
+          const lease = await this.#queue.poll(this.#task.workerId, this.#task.leaseMillis);
           if (lease === undefined) break;
           this.#start(lease);
         }
@@ -83,7 +83,7 @@ class WorkerLoop {
       await Promise.allSettled([...this.#running.keys()]);
     } finally {
       clearInterval(ticker);
-      this.#queue.close();
+      await this.#queue.close();
     }
   }
 
@@ -116,11 +116,17 @@ class WorkerLoop {
   async #runJob(lease: Lease, controller: AbortController): Promise<void> {
     const queue = this.#queue;
     const { jobId, token } = lease;
+    const lost = (error: unknown): void => {
+      clearInterval(beats);
+      controller.abort(new Error(`the lease of ${jobId} was lost: ${(error as Error).message}`));
+    };
+    // A backend that answers at once (shared memory) reports a lost lease to the caller too; a remote one aborts the signal later.
     const heartbeat = (): void => {
       try {
-        queue.extend(jobId, token, this.#task.leaseMillis);
+        const extended = queue.extend(jobId, token, this.#task.leaseMillis);
+        if (extended instanceof Promise) extended.catch(lost);
       } catch (error) {
-        controller.abort(new Error(`the lease of ${jobId} was lost: ${(error as Error).message}`));
+        lost(error);
         throw error;
       }
     };
@@ -129,7 +135,7 @@ class WorkerLoop {
       try {
         heartbeat();
       } catch {
-        clearInterval(beats);
+        // The signal is aborted; the handler hears of it there.
       }
     }, Math.min(MAX_TIMER_MILLIS, Math.max(1, this.#task.leaseMillis / 3)));
     const ctx: HandlerContext = { jobId, type: lease.type, attempt: lease.attempt, signal: controller.signal, heartbeat };
@@ -140,19 +146,19 @@ class WorkerLoop {
       }
       await handler(lease.payload, ctx);
       clearInterval(beats);
-      this.#settle(() => queue.complete(jobId, token));
+      await this.#settle(() => queue.complete(jobId, token));
     } catch (error) {
       clearInterval(beats);
       const permanent = error instanceof Error && error.name === 'PermanentError';
       const message = error instanceof Error ? error.message : String(error);
-      this.#settle(() => queue.fail(jobId, token, message, { permanent }));
+      await this.#settle(() => queue.fail(jobId, token, message, { permanent }));
     }
   }
 
   /** Runs a complete / fail; a refusal means this thread lost the lease (a zombie): count it, move on. */
-  #settle(call: () => void): void {
+  async #settle(call: () => unknown): Promise<void> {
     try {
-      call();
+      await call();
     } catch (error) {
       if (!(error instanceof IllegalStateError || error instanceof JobNotFoundError)) throw error;
       Atomics.add(this.#words, threadWord(this.#task.thread, REFUSED), 1);

@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
-import { systemClock, type TimeSource } from '../clock.js';
+import { clockFromShare, shareClock, systemClock, type SharedClock, type TimeSource } from '../clock.js';
 import { IllegalStateError, InvalidArgumentError, describe, refusalError } from '../errors.js';
 import { fillOptions, type JobQueueOptions } from '../options.js';
-import type { RetryPolicy } from '../policy.js';
+import { policyFromShare, sharePolicy, type RetryPolicy, type SharedPolicy } from '../policy.js';
 import { JobStatus, type JobView, type Lease, type QueueStats } from '../types.js';
 import {
   checkFailure, checkJob, checkJobs, checkLeaseMillis, checkNow, checkPolicy, checkQueueName, checkTimeSource, checkTimeout,
@@ -44,6 +44,21 @@ export interface RedisQueueOptions extends Pick<JobQueueOptions, 'capacity' | 'm
 const DEFAULT_COMMAND_TIMEOUT_MILLIS = 10_000;
 
 /**
+ * What `share()` returns: plain data, so it survives `postMessage` /
+ * `workerData` (and JSON, for another process when the clock is systemClock).
+ * `RedisJobQueue.attach(handle)` there connects to the same queue.
+ */
+export interface RedisQueueHandle {
+  readonly kind: 'leasehold/redis-queue';
+  readonly redis: RedisTarget;
+  readonly name: string;
+  readonly policy: SharedPolicy;
+  readonly options: Required<Pick<RedisQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'commandTimeoutMillis'>>;
+  /** The ManualClock's word, or 'system' for systemClock, or null for a clock that cannot cross threads. */
+  readonly clock: SharedClock;
+}
+
+/**
  * A retrying job queue kept in Redis, with JobQueue's contract (SPEC §2–3):
  * the same methods, each returning a Promise, the same validation, errors and
  * views. Any number of processes on any number of machines may use one queue
@@ -69,6 +84,7 @@ const DEFAULT_COMMAND_TIMEOUT_MILLIS = 10_000;
  */
 export class RedisJobQueue {
   readonly #redis: Redis;
+  readonly #handle: RedisQueueHandle;
   readonly #where: string;
   readonly #keys: QueueKeys;
   readonly #time: TimeSource;
@@ -82,8 +98,17 @@ export class RedisJobQueue {
   #listener: Promise<Redis> | undefined;
   readonly #waiters = new Set<Waiter>();
 
-  private constructor(redis: Redis, options: Required<Omit<RedisQueueOptions, 'redis' | 'commandTimeoutMillis'>>) {
+  private constructor(redis: Redis, options: Required<RedisQueueOptions>) {
     this.#redis = redis;
+    const { capacity, maxPayloadBytes, maxErrorBytes, commandTimeoutMillis } = options;
+    this.#handle = {
+      kind: 'leasehold/redis-queue',
+      redis: options.redis,
+      name: options.name,
+      policy: sharePolicy(options.policy),
+      options: { capacity, maxPayloadBytes, maxErrorBytes, commandTimeoutMillis },
+      clock: shareClock(options.time),
+    };
     this.#where = addressOf(redis);
     this.#keys = queueKeys(options.name);
     this.#time = options.time;
@@ -118,7 +143,37 @@ export class RedisJobQueue {
       redis.disconnect();
       throw connectError(error, addressOf(redis));
     }
-    return new RedisJobQueue(redis, { name, policy, time, capacity, maxPayloadBytes, maxErrorBytes });
+    return new RedisJobQueue(redis, { redis: target, name, policy, time, capacity, maxPayloadBytes, maxErrorBytes, commandTimeoutMillis });
+  }
+
+  /**
+   * A handle to post to other threads (or, with systemClock, to send to other
+   * processes); `RedisJobQueue.attach(handle)` there connects to this same
+   * queue with the same options. The Redis target must be a URL or ioredis
+   * options without functions.
+   */
+  share(): RedisQueueHandle {
+    this.#assertOpen();
+    try {
+      structuredClone(this.#handle.redis);
+    } catch {
+      throw new IllegalStateError('This queue was connected with ioredis options that cannot be copied (functions?): connect with a URL or plain options to share it');
+    }
+    return this.#handle;
+  }
+
+  /** Connects, in this thread or process, to the queue a `share()` handle names. Without `time`, the handle's clock. */
+  static attach(handle: RedisQueueHandle, time?: TimeSource): Promise<RedisJobQueue> {
+    try {
+      if (handle === null || typeof handle !== 'object' || handle.kind !== 'leasehold/redis-queue' ||
+          handle.policy === null || typeof handle.policy !== 'object' || handle.options === null || typeof handle.options !== 'object') {
+        throw new InvalidArgumentError(`Expected a handle from RedisJobQueue#share(), got ${describe(handle)}`);
+      }
+      const { redis, name, options } = handle;
+      return RedisJobQueue.connect({ ...options, redis, name, policy: policyFromShare(handle.policy), time: time ?? clockFromShare(handle.clock) });
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** Queues a new PENDING job and returns its id, `J1`, `J2`, ..., once Redis has it. */

@@ -1,0 +1,41 @@
+/**
+ * The one narrow interface between a WorkerPool and its queue, whichever
+ * backend holds the jobs: the shared-memory JobQueue (journaled or not) or
+ * RedisJobQueue. Results may be plain values or Promises; the pool awaits
+ * them either way, so there is one pool for every backend, not a copy each.
+ */
+import { JobQueue, type SharedQueueHandle } from '../queue.js';
+import type { RedisQueueHandle } from '../redis/queue.js';
+import type { Lease, QueueStats } from '../types.js';
+import type { FailOptions } from '../validate.js';
+
+type Awaitable<T> = T | Promise<T>;
+
+/** A handle a pool thread opens its own connection to the queue with (`share()` of either backend). */
+export type QueueHandle = SharedQueueHandle | RedisQueueHandle;
+
+/** What the pool's main thread uses: a handle for the threads, counts for drain/stats, and `fail` to hand back a dead thread's jobs. */
+export interface PoolQueue {
+  share(): QueueHandle;
+  stats(): Awaitable<QueueStats>;
+  fail(jobId: string, token: number, error?: string | null, options?: FailOptions): Awaitable<void>;
+}
+
+/** What a pool thread uses: the worker side of the contract. */
+export interface WorkerQueue {
+  poll(workerId: string, leaseMillis: number): Awaitable<Lease | undefined>;
+  complete(jobId: string, token: number): Awaitable<void>;
+  fail(jobId: string, token: number, error?: string | null, options?: FailOptions): Awaitable<void>;
+  extend(jobId: string, token: number, leaseMillis: number): Awaitable<number>;
+  waitForWork(timeoutMillis: number): Promise<boolean>;
+  close(): Awaitable<void>;
+}
+
+/** Opens, in this thread, the queue `handle` names. Redis's client is loaded only by a thread that needs it. */
+export async function openWorkerQueue(handle: QueueHandle): Promise<WorkerQueue> {
+  if (handle.kind === 'leasehold/redis-queue') {
+    const { RedisJobQueue } = await import('../redis/queue.js');
+    return RedisJobQueue.attach(handle);
+  }
+  return JobQueue.attach(handle);
+}
