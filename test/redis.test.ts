@@ -71,6 +71,43 @@ describeRedis('RedisJobQueue', () => {
     await server?.stop();
   });
 
+  it('shares a queue with another thread: attach(share()) reaches the same jobs, policy, limits and ManualClock', async () => {
+    const clock = new ManualClock(T0);
+    const queue = await open({ name: fresh('shared'), time: clock, policy: new RetryPolicy(2, 100, 100), maxPayloadBytes: 64 });
+    const id = await queue.submit('t', 'p');
+    const handle = queue.share();
+    expect(structuredClone(handle)).toEqual(handle);
+    const { Worker } = await import('node:worker_threads');
+    const thread = new Worker(
+      `const { parentPort, workerData } = require('node:worker_threads');
+       import(workerData.dist).then(async ({ RedisJobQueue }) => {
+         const queue = await RedisJobQueue.attach(workerData.handle);
+         const lease = await queue.poll('thread', 1000);
+         let tooBig = null;
+         try { await queue.submit('t', 'x'.repeat(65)); } catch (error) { tooBig = error.code; }
+         await queue.close();
+         parentPort.postMessage({ lease, tooBig });
+       });`,
+      { eval: true, workerData: { handle, dist: new URL('../dist/index.js', import.meta.url).href } },
+    );
+    const [reply] = (await withTimeout(new Promise((resolve, reject) => {
+      thread.once('message', (message) => resolve([message]));
+      thread.once('error', reject);
+    }), 10_000, 'the thread')) as [{ lease: { jobId: string; leaseUntil: number; token: number }; tooBig: string }];
+    expect(reply.lease).toMatchObject({ jobId: id, leaseUntil: T0 + 1000 });
+    expect(reply.tooBig).toBe('ERR_INVALID_ARGUMENT');
+    // The thread's clock is this one: its lease expires when this clock passes it, and the policy retries once.
+    clock.advance(1000);
+    expect(await queue.view(id)).toMatchObject({ status: 'PENDING', attempts: 1, lastError: 'lease expired', nextRunAt: T0 + 1000 + 100 });
+    await thread.terminate();
+  });
+
+  it('refuses to share a queue connected with ioredis options it cannot copy, and attach refuses what is not a handle', async () => {
+    const queue = await open({ name: fresh('unshareable'), redis: { port: server.port, host: '127.0.0.1', retryStrategy: () => 100 } });
+    expect(() => queue.share()).toThrow(/cannot be copied/);
+    await expect(RedisJobQueue.attach({ kind: 'leasehold/shared-queue' } as never)).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+
   it('keeps queues of different names in one Redis independent, each numbering from J1', async () => {
     const clock = new ManualClock(T0);
     const a = await open({ name: fresh('a'), time: clock });
