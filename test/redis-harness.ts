@@ -1,56 +1,18 @@
 /**
- * A private redis-server for the Redis tests: started on a free loopback port
- * with a temporary directory, AOF on and fsynced on every write, no RDB
- * snapshots; stopped, killed and restarted (same port, same directory) at will.
+ * The Redis tests' harness. The private redis-server itself is
+ * bench/redis-server.ts (one launcher for tests and benchmarks); the tests use
+ * its default, AOF on and fsynced on every write, no RDB snapshots.
  *
  * Without a redis-server binary the Redis suites do not pass silently:
  * `describeRedis` registers them skipped, beside a loudly named placeholder,
  * and warns how to install it — or fails them when LEASEHOLD_REQUIRE_REDIS=1.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
 import { afterAll, describe, it } from 'vitest';
+import { redisMissing, startRedis, type RedisServer } from '../bench/redis-server.js';
 import { RedisJobQueue } from '../dist/index.js';
 import type { Backend } from './backends.js';
 
-export interface RedisServer {
-  readonly url: string;
-  readonly port: number;
-  /** Its data directory (the AOF lives here). */
-  readonly dir: string;
-  /** Shuts it down (SIGTERM) and removes its directory. */
-  stop(): Promise<void>;
-  /** Kills it at once (SIGKILL), as a crash would; the directory stays for `restart`. */
-  kill(): Promise<void>;
-  /** Starts it again on the same port and directory, and waits until it answers. */
-  restart(): Promise<void>;
-}
-
-const INSTALL_HINT = 'install it with `apt-get install -y redis-server` (Debian/Ubuntu; .ci/run does this when it can)';
-
-/** The redis-server binary: on PATH, or in /usr/bin or /usr/sbin. */
-function findBinary(): string | undefined {
-  const dirs = [...(process.env['PATH'] ?? '').split(delimiter), '/usr/bin', '/usr/sbin'];
-  for (const dir of dirs) {
-    if (dir === '') continue;
-    const candidate = join(dir, 'redis-server');
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // Not here; try the next directory.
-    }
-  }
-  return undefined;
-}
-
-/** Why the Redis tests cannot run here, or null if they can. */
-export function redisMissing(): string | null {
-  return findBinary() === undefined ? `no redis-server binary on PATH, in /usr/bin or in /usr/sbin: ${INSTALL_HINT}` : null;
-}
+export { redisMissing, startRedis, type RedisServer };
 
 /**
  * `describe` for a suite that needs redis-server: runs it when there is one;
@@ -73,100 +35,6 @@ export function describeRedis(name: string, body: () => void): void {
       it.skip(`SKIPPED: ${missing}`, () => undefined);
     });
   }
-}
-
-/** A port that was free a moment ago on 127.0.0.1. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-/** True once the server answers PING with PONG (not LOADING). */
-function answers(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
-    let reply = '';
-    socket.setTimeout(1000, () => socket.destroy());
-    socket.on('connect', () => socket.write('PING\r\n'));
-    socket.on('data', (data) => {
-      reply += data.toString();
-      if (reply.includes('\r\n')) socket.end();
-    });
-    socket.on('error', () => undefined);
-    socket.on('close', () => resolve(reply.startsWith('+PONG')));
-  });
-}
-
-const START_TIMEOUT_MILLIS = 20_000;
-
-/** Starts a private redis-server and waits until it answers. */
-export async function startRedis(): Promise<RedisServer> {
-  const binary = findBinary();
-  if (binary === undefined) throw new Error(`Cannot start Redis: ${redisMissing()}`);
-  const dir = mkdtempSync(join(tmpdir(), 'leasehold-redis-'));
-  let port = 0;
-  let child: ChildProcess | undefined;
-
-  const exited = (process: ChildProcess): Promise<void> =>
-    process.exitCode !== null || process.signalCode !== null ? Promise.resolve() : new Promise((resolve) => process.once('exit', () => resolve()));
-
-  const launch = async (): Promise<void> => {
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', ''];
-    const started = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    started.stderr?.on('data', (data) => (stderr += data.toString()));
-    child = started;
-    const deadline = Date.now() + START_TIMEOUT_MILLIS;
-    while (!(await answers(port))) {
-      if (started.exitCode !== null || started.signalCode !== null) throw new Error(`redis-server exited at start: ${stderr.trim()}`);
-      if (Date.now() > deadline) throw new Error(`redis-server did not answer on port ${port} within ${START_TIMEOUT_MILLIS} ms`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  };
-
-  const signal = async (name: NodeJS.Signals): Promise<void> => {
-    if (child === undefined) return;
-    const running = child;
-    child = undefined;
-    running.kill(name);
-    await exited(running);
-  };
-
-  // Another process may take the free port before redis-server binds it: try a few.
-  for (let attempt = 1; ; attempt++) {
-    port = await freePort();
-    try {
-      await launch();
-      break;
-    } catch (error) {
-      await signal('SIGKILL');
-      if (attempt === 3) {
-        rmSync(dir, { recursive: true, force: true });
-        throw error;
-      }
-    }
-  }
-
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    port,
-    dir,
-    stop: async () => {
-      await signal('SIGTERM');
-      rmSync(dir, { recursive: true, force: true });
-    },
-    kill: () => signal('SIGKILL'),
-    restart: async () => {
-      await signal('SIGKILL');
-      await launch();
-    },
-  };
 }
 
 let shared: Promise<RedisServer> | undefined;
