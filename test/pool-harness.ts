@@ -8,7 +8,7 @@ import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
-import type { WorkerPool } from '../dist/index.js';
+import type { PoolQueue, WorkerPool } from '../dist/index.js';
 import { pause } from './helpers.js';
 
 export const HANDLERS = new URL('./fixtures/pool-handlers.mjs', import.meta.url);
@@ -44,7 +44,8 @@ export class Scratch {
 }
 
 const scratches: Scratch[] = [];
-const pools: WorkerPool[] = [];
+const pools: { close(): Promise<void> }[] = [];
+const queues: { close(): unknown }[] = [];
 
 export function scratch(): Scratch {
   const s = new Scratch();
@@ -52,14 +53,21 @@ export function scratch(): Scratch {
   return s;
 }
 
-/** A pool closed after the test whatever happens, so no thread outlives its test. */
-export function track(pool: WorkerPool): WorkerPool {
+/** A pool closed after the test whatever happens, so no thread outlives its test. Either backend. */
+export function track<Q extends PoolQueue>(pool: WorkerPool<Q>): WorkerPool<Q> {
   pools.push(pool);
   return pool;
 }
 
+/** A queue (a RedisJobQueue's connection, say) closed after the test, once its pools are closed. */
+export function trackQueue<T extends { close(): unknown }>(queue: T): T {
+  queues.push(queue);
+  return queue;
+}
+
 afterEach(async () => {
   await Promise.allSettled(pools.splice(0).map((pool) => pool.close()));
+  await Promise.allSettled(queues.splice(0).map(async (queue) => queue.close()));
   for (const s of scratches.splice(0)) rmSync(s.dir, { recursive: true, force: true });
 });
 
