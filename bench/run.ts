@@ -3,7 +3,7 @@
  * conditions first, then each suite's tables, and writes bench/results/.
  *
  *   npm run bench                 every suite
- *   npm run bench -- single drain  only those (by id or a word of the title)
+ *   npm run bench -- single drain  only those (by id, or else by a word of the title)
  *   BENCH_QUICK=1 npm run bench   fewer jobs, short budgets: a smoke test
  */
 import { fileURLToPath } from 'node:url';
@@ -20,9 +20,14 @@ const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
 
 function selected(filters: readonly string[]): Suite[] {
   if (filters.length === 0) return [...SUITES];
-  const picked = SUITES.filter((suite) =>
-    filters.some((filter) => suite.id.startsWith(filter.toLowerCase()) || suite.title.toLowerCase().includes(filter.toLowerCase())),
-  );
+  // A filter picks the suites whose id starts with it; only if there are none, those with it in their title
+  // (so `journal` is the journal suite, not also the group-commit suite whose title says "journal").
+  const matches = (filter: string): readonly Suite[] => {
+    const word = filter.toLowerCase();
+    const byId = SUITES.filter((suite) => suite.id.startsWith(word));
+    return byId.length > 0 ? byId : SUITES.filter((suite) => suite.title.toLowerCase().includes(word));
+  };
+  const picked = SUITES.filter((suite) => filters.some((filter) => matches(filter).includes(suite)));
   if (picked.length === 0) {
     throw new Error(`No suite matches ${filters.join(', ')}; the suites are ${SUITES.map((suite) => suite.id).join(', ')}`);
   }
