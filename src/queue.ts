@@ -273,6 +273,23 @@ export class JobQueue {
   }
 
   /**
+   * A worker loop's step under one lock: `complete(jobId, token)`, then
+   * `poll(workerId, leaseMillis)`. If the complete is refused, nothing is polled.
+   */
+  completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number): Lease | undefined {
+    this.#assertOpen();
+    checkWorkerId(workerId);
+    checkLeaseMillis(leaseMillis);
+    this.#signalSeen = this.#memory.signal.current();
+    return this.#withJob(jobId, (core, slot, now): Lease | number | undefined => {
+      const refused = core.complete(slot, token);
+      if (refused < 0) return refused;
+      const next = core.poll(workerId, leaseMillis, now);
+      return next < 0 ? undefined : core.lease(next);
+    }) as Lease | undefined;
+  }
+
+  /**
    * Records a failed attempt: the job retries after its backoff, or is
    * dead-lettered when no attempts are left — or at once with `{ permanent: true }`
    * (a poison job that no retry will fix).

@@ -42,6 +42,7 @@ export interface ContractQueue {
   submitMany(jobs: readonly NewJob[]): Awaitable<string[]>;
   poll(workerId: string, leaseMillis: number): Awaitable<Lease | undefined>;
   complete(jobId: string, token: number): Awaitable<void>;
+  completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number): Awaitable<Lease | undefined>;
   fail(jobId: string, token: number, error?: string | null, options?: FailOptions): Awaitable<void>;
   extend(jobId: string, token: number, leaseMillis: number): Awaitable<number>;
   view(jobId: string): Awaitable<JobView>;
@@ -192,6 +193,7 @@ function asRemote(queue: JobQueue, release: () => void): ContractQueue {
     submitMany: (...args) => call('submitMany', () => queue.submitMany(...args)),
     poll: (...args) => call('poll', () => queue.poll(...args)),
     complete: (...args) => call('complete', () => queue.complete(...args)),
+    completeAndPoll: (...args) => call('completeAndPoll', () => queue.completeAndPoll(...args)),
     fail: (...args) => call('fail', () => queue.fail(...args)),
     extend: (...args) => call('extend', () => queue.extend(...args)),
     view: (...args) => call('view', () => queue.view(...args)),

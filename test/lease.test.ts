@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IllegalStateError, JobQueueError, StaleLeaseError } from '../dist/index.js';
+import { IllegalStateError, InvalidArgumentError, JobQueueError, StaleLeaseError } from '../dist/index.js';
 import { describeEachBackend, type ContractQueue } from './backends.js';
 import {
   T0,
@@ -322,6 +322,7 @@ describeEachBackend('stale leases', (backend) => {
 
   const ops: Array<[string, (q: ContractQueue, id: string, token: number) => unknown]> = [
     ['complete', (q, id, t) => q.complete(id, t)],
+    ['completeAndPoll', (q, id, t) => q.completeAndPoll(id, t, 'w2', 1000)],
     ['fail', (q, id, t) => q.fail(id, t, 'x')],
     ['extend', (q, id, t) => q.extend(id, t, 1000)],
   ];
@@ -517,5 +518,47 @@ describeEachBackend('extend (heartbeat)', (backend) => {
     clock.advance(1000);
     expect((await queue.view('J1')).status).toBe('RUNNING');
     expect(await queue.view('J2')).toMatchObject({ status: 'PENDING', lastError: 'lease expired' });
+  });
+});
+
+describeEachBackend('completeAndPoll (a worker loop\'s step)', (backend) => {
+  it('completes the job, then leases the best ready job to the worker, as complete and poll would', async () => {
+    const { queue, clock } = await setup(backend);
+    const first = await queue.submit('t', 'one', 5);
+    const low = await queue.submit('t', 'low', 1);
+    const high = await queue.submit('t', 'high', 3);
+    const lease = await mustPoll(queue, first);
+    clock.advance(10);
+    const next = await queue.completeAndPoll(first, lease.token, 'w2', 500);
+    expect(await queue.view(first)).toMatchObject({ status: 'SUCCEEDED', attempts: 1 });
+    expect(next).toMatchObject({ jobId: high, payload: 'high', attempt: 1, leaseUntil: T0 + 10 + 500 });
+    expect(next!.token).toBeGreaterThan(lease.token);
+    expect(await queue.view(high)).toMatchObject({ status: 'RUNNING', workerId: 'w2' });
+    const last = await queue.completeAndPoll(high, next!.token, 'w2', 500);
+    expect(last?.jobId).toBe(low);
+    expect(await queue.completeAndPoll(low, last!.token, 'w2', 500)).toBeUndefined();
+    expect(await queue.stats()).toMatchObject({ succeeded: 3, pending: 0, running: 0 });
+  });
+
+  it('polls nothing when the complete is refused: a zombie\'s step changes nothing', async () => {
+    const { queue, clock } = await setup(backend);
+    const id = await queue.submit('t', '', 1); // first in line whenever it is ready
+    const other = await queue.submit('t', '');
+    const old = await mustPoll(queue, id, 100);
+    clock.advance(100 + 100); // expired, backoff over: leased again
+    const current = await mustPoll(queue, id, 1000);
+    await expectNoChange(queue, [id, other], () => queue.completeAndPoll(id, old.token, 'zombie', 1000), StaleLeaseError, 'ERR_STALE_LEASE');
+    await expectNotFound(() => queue.completeAndPoll('J99', current.token, 'w', 1000));
+    expect(await queue.view(other)).toMatchObject({ status: 'PENDING' });
+  });
+
+  it('checks its arguments before anything: a blank worker id or a bad lease refuses even a valid complete', async () => {
+    const { queue } = await setup(backend);
+    const id = await queue.submit('t', '');
+    const lease = await mustPoll(queue, id);
+    await expectNoChange(queue, [id], () => queue.completeAndPoll(id, lease.token, ' ', 1000), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
+    await expectNoChange(queue, [id], () => queue.completeAndPoll(id, lease.token, 'w', 0), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
+    await expectInvalid(() => queue.completeAndPoll(id, lease.token, bad(undefined), 1000));
+    expect(await queue.completeAndPoll(id, lease.token, 'w', 1000)).toBeUndefined();
   });
 });

@@ -25,6 +25,8 @@ export interface PoolQueue {
 export interface WorkerQueue {
   poll(workerId: string, leaseMillis: number): Awaitable<Lease | undefined>;
   complete(jobId: string, token: number): Awaitable<void>;
+  /** complete, then poll: one lock (shared memory) or one round trip (Redis) per job. */
+  completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number): Awaitable<Lease | undefined>;
   fail(jobId: string, token: number, error?: string | null, options?: FailOptions): Awaitable<void>;
   extend(jobId: string, token: number, leaseMillis: number): Awaitable<number>;
   waitForWork(timeoutMillis: number): Promise<boolean>;

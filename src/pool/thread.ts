@@ -38,7 +38,7 @@ class WorkerLoop {
   readonly #queue: WorkerQueue;
   readonly #words: Int32Array;
   readonly #inflight: Float64Array;
-  readonly #running = new Map<Promise<void>, AbortController>();
+  readonly #running = new Map<Promise<unknown>, AbortController>();
   readonly #places: number[];
   #sleep: Promise<unknown> | undefined;
 
@@ -111,9 +111,12 @@ class WorkerLoop {
       this.#running.delete(done);
     });
     this.#running.set(done, controller);
+    // The job's complete may have leased the next one: run it at once, before the loop polls again.
+    done.then((next) => next !== undefined && this.#start(next), () => undefined);
   }
 
-  async #runJob(lease: Lease, controller: AbortController): Promise<void> {
+  /** Runs the job's handler and settles its lease; resolves to the next job's lease if the complete took one. */
+  async #runJob(lease: Lease, controller: AbortController): Promise<Lease | undefined> {
     const queue = this.#queue;
     const { jobId, token } = lease;
     const lost = (error: unknown): void => {
@@ -146,22 +149,29 @@ class WorkerLoop {
       }
       await handler(lease.payload, ctx);
       clearInterval(beats);
-      await this.#settle(() => queue.complete(jobId, token));
+      const { workerId, leaseMillis } = this.#task;
+      if (this.#stopping()) {
+        await this.#settle(() => queue.complete(jobId, token));
+        return undefined;
+      }
+      return await this.#settle(() => queue.completeAndPoll(jobId, token, workerId, leaseMillis));
     } catch (error) {
       clearInterval(beats);
       const permanent = error instanceof Error && error.name === 'PermanentError';
       const message = error instanceof Error ? error.message : String(error);
       await this.#settle(() => queue.fail(jobId, token, message, { permanent }));
+      return undefined;
     }
   }
 
   /** Runs a complete / fail; a refusal means this thread lost the lease (a zombie): count it, move on. */
-  async #settle(call: () => unknown): Promise<void> {
+  async #settle<T>(call: () => T | Promise<T>): Promise<T | undefined> {
     try {
-      await call();
+      return await call();
     } catch (error) {
       if (!(error instanceof IllegalStateError || error instanceof JobNotFoundError)) throw error;
       Atomics.add(this.#words, threadWord(this.#task.thread, REFUSED), 1);
+      return undefined;
     }
   }
 }

@@ -201,19 +201,35 @@ export class RedisJobQueue {
     this.#assertOpen();
     checkWorkerId(workerId);
     checkLeaseMillis(leaseMillis);
-    const [, signal, n, token, type, payload, attempt, leaseUntil] = await this.#run(SCRIPTS.poll, [workerId, String(leaseMillis)], '');
-    // What was new work when this poll ran; anything newer wakes waitForWork.
-    this.#signalSeen = Number(signal);
-    if (n === undefined) return undefined;
-    return {
-      jobId: `J${n}`, token: Number(token), type: String(type), payload: String(payload), attempt: Number(attempt), leaseUntil: Number(leaseUntil),
-    };
+    return this.#leaseFrom(await this.#run(SCRIPTS.poll, [workerId, String(leaseMillis)], ''));
   }
 
   /** Marks the job SUCCEEDED; `token` must be its current, valid lease. */
   async complete(jobId: string, token: number): Promise<void> {
     this.#assertOpen();
     await this.#run(SCRIPTS.complete, [jobNumber(jobId), tokenText(token)], jobId);
+  }
+
+  /**
+   * A worker loop's step in one round trip: `complete(jobId, token)`, then
+   * `poll(workerId, leaseMillis)`. If the complete is refused, nothing is polled.
+   */
+  async completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number): Promise<Lease | undefined> {
+    this.#assertOpen();
+    checkWorkerId(workerId);
+    checkLeaseMillis(leaseMillis);
+    const reply = await this.#run(SCRIPTS.completeAndPoll, [jobNumber(jobId), tokenText(token), workerId, String(leaseMillis)], jobId);
+    return this.#leaseFrom(reply);
+  }
+
+  /** The lease in a poll's reply, if any; notes the wake counter the poll saw. */
+  #leaseFrom([, signal, n, token, type, payload, attempt, leaseUntil]: unknown[]): Lease | undefined {
+    // What was new work when this poll ran; anything newer wakes waitForWork.
+    this.#signalSeen = Number(signal);
+    if (n === undefined) return undefined;
+    return {
+      jobId: `J${n}`, token: Number(token), type: String(type), payload: String(payload), attempt: Number(attempt), leaseUntil: Number(leaseUntil),
+    };
   }
 
   /**

@@ -121,6 +121,32 @@ local function leased(n, token)
   return key
 end
 
+-- Leases the best ready job to workerId: 0, the wake counter, and the lease if a job was ready.
+local function pollBest(workerId, leaseMillis)
+  local signal = redis.call('GET', K.signal) or '0'
+  local best = redis.call('ZPOPMIN', K.ready)
+  if #best == 0 then return { 0, signal } end
+  local n = int(tonumber(string.sub(best[1], 33)))
+  local key = jobKey(n)
+  local token = int(redis.call('INCR', K.tokenSeq))
+  local leaseUntil = now + tonumber(leaseMillis)
+  local attempts = redis.call('HINCRBY', key, 'attempts', 1)
+  redis.call('HSET', key, 'status', 'RUNNING', 'token', token, 'leaseUntil', num(leaseUntil), 'workerId', workerId)
+  redis.call('ZREM', K.pending, n)
+  redis.call('ZADD', K.leases, leaseUntil, n)
+  local f = redis.call('HMGET', key, 'type', 'payload')
+  return { 0, signal, n, token, f[1], f[2], attempts, num(leaseUntil) }
+end
+
+-- RUNNING job n, leased under token, is SUCCEEDED: nil, or the Refusal.
+local function completeLeased(n, token)
+  local key, refusal = leased(n, token)
+  if key == nil then return refusal end
+  redis.call('ZREM', K.leases, n)
+  finish(n, key, 'SUCCEEDED')
+  return nil
+end
+
 -- Bring the queue up to now. First the ready index follows the clock: it holds
 -- exactly the PENDING jobs with runAt <= the latest now, so jobs due since then
 -- join it, and if the clock went back, jobs not due any more leave it.
@@ -178,29 +204,21 @@ return ids
 
 /** ARGV: workerId, leaseMillis. Returns 0, the wake counter, and the lease if a job was ready. */
 const POLL = `
-local signal = redis.call('GET', K.signal) or '0'
-local best = redis.call('ZPOPMIN', K.ready)
-if #best == 0 then return { 0, signal } end
-local n = int(tonumber(string.sub(best[1], 33)))
-local key = jobKey(n)
-local token = int(redis.call('INCR', K.tokenSeq))
-local leaseUntil = now + tonumber(ARGV[OWN + 2])
-local attempts = redis.call('HINCRBY', key, 'attempts', 1)
-redis.call('HSET', key, 'status', 'RUNNING', 'token', token, 'leaseUntil', num(leaseUntil), 'workerId', ARGV[OWN + 1])
-redis.call('ZREM', K.pending, n)
-redis.call('ZADD', K.leases, leaseUntil, n)
-local f = redis.call('HMGET', key, 'type', 'payload')
-return { 0, signal, n, token, f[1], f[2], attempts, num(leaseUntil) }
+return pollBest(ARGV[OWN + 1], ARGV[OWN + 2])
 `;
 
 /** ARGV: n, token. */
 const COMPLETE = `
-local n = ARGV[OWN + 1]
-local key, refusal = leased(n, ARGV[OWN + 2])
-if key == nil then return { refusal } end
-redis.call('ZREM', K.leases, n)
-finish(n, key, 'SUCCEEDED')
+local refusal = completeLeased(ARGV[OWN + 1], ARGV[OWN + 2])
+if refusal ~= nil then return { refusal } end
 return { 0 }
+`;
+
+/** ARGV: n, token, workerId, leaseMillis: a complete, then a poll, in one round trip. Returns what POLL does. */
+const COMPLETE_AND_POLL = `
+local refusal = completeLeased(ARGV[OWN + 1], ARGV[OWN + 2])
+if refusal ~= nil then return { refusal } end
+return pollBest(ARGV[OWN + 3], ARGV[OWN + 4])
 `;
 
 /** ARGV: n, token, error text, permanent ('1' or '0'). */
@@ -288,6 +306,7 @@ export const SCRIPTS = {
   submit: script(SUBMIT),
   poll: script(POLL),
   complete: script(COMPLETE),
+  completeAndPoll: script(COMPLETE_AND_POLL),
   fail: script(FAIL),
   extend: script(EXTEND),
   view: script(VIEW),
