@@ -7,7 +7,8 @@
  *   leasehold `submitMany`, BATCH per call); then the clock runs from the
  *   start of the consumers to the last completion. BullMQ: a `Worker` with
  *   `concurrency` C. leasehold: C async claim loops in this thread, each
- *   poll → complete until a poll finds nothing, on one client.
+ *   completeAndPoll (complete and lease the next job, one script) until no
+ *   job is left, on one client — what a WorkerPool thread does.
  * - end to end: the same, but the clock starts before the first add; one
  *   producer (a client of its own) adds the batches one after another while
  *   the consumers, started just before, process them.
@@ -99,9 +100,9 @@ export async function measure(server: RedisServer, contenders: readonly Contende
   return samples;
 }
 
-/** BullMQ's end-to-end rate on a redis-server of its own: jobs/s of each timed run (see `measure`). */
-export async function measureBullmqEndToEnd(): Promise<{ rates: number[]; settings: string }> {
-  const server = await startRedis({ appendfsync: APPENDFSYNC });
+/** BullMQ's end-to-end rate on a redis-server of its own, fsyncing its AOF as `appendfsync` says: jobs/s of each timed run (see `measure`). */
+export async function measureBullmqEndToEnd(appendfsync: AppendFsync): Promise<{ rates: number[]; settings: string }> {
+  const server = await startRedis({ appendfsync });
   try {
     const bullmq = bullmqContender('end-to-end');
     const samples = (await measure(server, [bullmq])).get(bullmq)!;
@@ -134,7 +135,7 @@ export const redis: Suite = {
   config: {
     'redis: server': `a private redis-server started by the suite, loopback, appendonly yes, appendfsync ${APPENDFSYNC}, no RDB snapshots; FLUSHALL + AOF rewrite before every run`,
     'redis: jobs per run': LOAD.jobs,
-    'redis: concurrency': `${LOAD.concurrency}: BullMQ Worker concurrency, leasehold async claim loops (poll → complete) in the main thread`,
+    'redis: concurrency': `${LOAD.concurrency}: BullMQ Worker concurrency, leasehold async claim loops (completeAndPoll: complete + next lease in one script, as a WorkerPool thread) in the main thread`,
     'redis: adds': `${LOAD.batch} jobs per BullMQ addBulk / leasehold submitMany call, one call at a time`,
     'redis: job': `name/type "noop", payload "${LOAD.payload}" (BullMQ stores it as JSON), the handler does nothing`,
     'redis: BullMQ': `${BULLMQ_VERSION}, defaults: completed jobs kept (removeOnComplete unset), 1 attempt`,
@@ -212,7 +213,7 @@ export const redis: Suite = {
 
 /**
  * One run of leasehold: a producer client, and a consumer client whose C
- * claim loops poll → complete. Drain: a loop stops at its first empty poll
+ * claim loops complete each job and lease the next in one call. Drain: a loop stops at its first empty poll
  * (everything is queued, so the rest is leased). End to end: an empty poll
  * waits for new work while the producer is still adding.
  */
@@ -230,17 +231,18 @@ async function leaseholdRun(url: string, name: string, timed: Timed, load: Load,
       produced = true;
     };
     const leased = new Set<string>();
+    // As a WorkerPool thread does: each complete also leases the loop's next job, one script for both (as BullMQ's worker fetches its next job when it finishes one).
     const claimLoop = async (worker: string) => {
-      for (;;) {
-        const lease = await consumer.poll(worker, LEASE_MILLIS);
+      for (let lease = await consumer.poll(worker, LEASE_MILLIS); ; ) {
         if (lease === undefined) {
           if (timed === 'drain' || produced) return;
           await consumer.waitForWork(WAIT_MILLIS);
+          lease = await consumer.poll(worker, LEASE_MILLIS);
           continue;
         }
         if (leased.has(lease.jobId) || lease.attempt !== 1) throw new Error(`leasehold leased ${lease.jobId} again (attempt ${lease.attempt})`);
         leased.add(lease.jobId);
-        await consumer.complete(lease.jobId, lease.token);
+        lease = await consumer.completeAndPoll(lease.jobId, lease.token, worker, LEASE_MILLIS);
       }
     };
     if (timed === 'drain') await addAll();
