@@ -1,6 +1,6 @@
 // Thread entry for the "drain" suite. For each run the main thread posts
 // { handle, control, words }: attach to the shared queue, check in at the
-// barrier, and once released poll + complete until no job is pending.
+// barrier, and once released complete + poll (one call) until no job is pending.
 // Plain ESM on purpose: it runs the built code, with no TypeScript loader.
 import { parentPort, threadId } from 'node:worker_threads';
 import { JobQueue } from '../dist/index.js';
@@ -22,8 +22,8 @@ parentPort.on('message', ({ handle, control, words }) => {
     Atomics.notify(flags, words.ready);
     checkedIn = true;
     Atomics.wait(flags, words.go, 0); // the barrier: sleep until main stores go = 1
-    for (let emptyInARow = 0; ; ) {
-      const lease = queue.poll(workerId, LEASE_MILLIS);
+    // As a WorkerPool thread does: each complete also leases the next job, under the same lock.
+    for (let emptyInARow = 0, lease = queue.poll(workerId, LEASE_MILLIS); ; ) {
       if (lease === undefined) {
         // Nothing ready. Done if nothing is pending either (the other thread may
         // still hold a lease, which is not pending); otherwise the empty poll was
@@ -32,10 +32,11 @@ parentPort.on('message', ({ handle, control, words }) => {
         if (pending === 0) break;
         emptyPolls++;
         if (++emptyInARow === STUCK_AFTER) throw new Error(`poll found nothing ${STUCK_AFTER} times in a row with ${pending} jobs pending`);
+        lease = queue.poll(workerId, LEASE_MILLIS);
         continue;
       }
       emptyInARow = 0;
-      queue.complete(lease.jobId, lease.token);
+      lease = queue.completeAndPoll(lease.jobId, lease.token, workerId, LEASE_MILLIS);
       completed++;
     }
   } catch (cause) {

@@ -3,7 +3,8 @@
  *
  * leasehold: N jobs are submitted first; then worker threads (drain-worker.mjs),
  * already attached to the shared queue and parked at a shared-memory barrier,
- * are released at once and each polls + completes until nothing is pending. The
+ * are released at once and each completes a job and leases the next in one call
+ * (completeAndPoll, as a WorkerPool thread does) until nothing is pending. The
  * clock runs from the release to the last thread's check-out; the main thread
  * dispatches nothing. Baseline: a piscina pool of as many threads running N
  * no-op tasks, which the main thread hands out one by one.
@@ -69,7 +70,7 @@ export const drain: Suite = {
 
     const rate = (runs: number[]) => (JOBS / median(runs)) * 1000;
     const cases = [
-      { name: `leasehold, ${THREADS} threads poll + complete`, label: `leasehold, ${THREADS} threads`, threads: THREADS, runs: leasehold2 },
+      { name: `leasehold, ${THREADS} threads, completeAndPoll`, label: `leasehold, ${THREADS} threads`, threads: THREADS, runs: leasehold2 },
       { name: `piscina, ${THREADS} threads, pool.run (baseline)`, label: `piscina, ${THREADS} threads (baseline)`, threads: THREADS, runs: piscina },
       { name: 'leasehold, 1 thread (scaling reference)', label: 'leasehold, 1 thread', threads: 1, runs: leasehold1 },
     ];
