@@ -164,6 +164,47 @@ describeRedis('WorkerPool on a RedisJobQueue', () => {
     });
   });
 
+  describe('heartbeats, the signal and concurrency', { timeout: 60_000 }, () => {
+    it('keeps the lease of a job that runs 3 × leaseMillis while its thread stays responsive: one attempt, never aborted', async () => {
+      const s = scratch();
+      const queue = await redisQueue(3);
+      const leaseMillis = 1_500;
+      const pool = await startedPool(queue, { threads: 2, leaseMillis });
+      const id = await queue.submit('slow', s.payload({ ms: 3 * leaseMillis }));
+      await pool.drain();
+      expect(await queue.view(id)).toMatchObject({ status: 'SUCCEEDED', attempts: 1, lastError: null });
+      expect(s.events('start', id)).toHaveLength(1);
+      expect(s.events('ok', id)).toEqual([expect.objectContaining({ attempt: 1, signalAborted: false })]);
+      expect(await pool.stats()).toMatchObject({ restarts: 0, refused: 0 });
+    });
+
+    it('aborts ctx.signal when the pool closes; a handler that stops then leaves its job PENDING, not lost', async () => {
+      const s = scratch();
+      const queue = await redisQueue(3);
+      const pool = await startedPool(queue, { threads: 1 });
+      const id = await queue.submit('awaitAbort', s.payload({ then: 'throw' }));
+      await until('the handler started', () => s.events('start', id).length === 1);
+      await pool.close();
+      expect(s.events('aborted', id)).toHaveLength(1);
+      expect(await queue.view(id)).toMatchObject({ status: 'PENDING', attempts: 1, lastError: 'stopped because the signal aborted' });
+      expect((await queue.stats()).running).toBe(0);
+    });
+
+    it('runs `concurrency` jobs at once inside one thread', async () => {
+      const s = scratch();
+      const queue = await redisQueue(1);
+      const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 1, concurrency: 3, leaseMillis: LEASE }));
+      await pool.start();
+      // Each job waits until 3 jobs of its own thread are inside at once (maxAttempts 1: no second chance).
+      const ids = await queue.submitMany(Array.from({ length: 3 }, () => ({ type: 'barrier', payload: s.payload({ parties: 3, giveUpMillis: 10_000 }) })));
+      await pool.drain();
+      for (const id of ids) expect(await queue.view(id)).toMatchObject({ status: 'SUCCEEDED', attempts: 1 });
+      const oks = s.events('ok');
+      expect(new Set(oks.map((l) => l.threadId)).size).toBe(1);
+      expect(Math.max(...oks.map((l) => l.maxInside as number))).toBe(3);
+    });
+  });
+
   describe('a thread that dies or blocks', { timeout: 60_000 }, () => {
     it.each([
       ['calls process.exit mid-job', 'crashByExit'],
@@ -201,6 +242,25 @@ describeRedis('WorkerPool on a RedisJobQueue', () => {
       expect(s.events('start', poison).map((l) => l.attempt)).toEqual([1, 2, 3]);
       await eventually('every dead thread was replaced', async () => (await pool.stats()).restarts >= 3);
       await expectLiveThreads(queue, s, 'after-poison', 2);
+    });
+
+    it('loses its job past its lease to another thread when it never yields, and is terminated and replaced', async () => {
+      const s = scratch();
+      const queue = await redisQueue(3);
+      const leaseMillis = 1_000;
+      const pool = await startedPool(queue, { threads: 2, leaseMillis });
+      const id = await queue.submit('hang', s.payload());
+      await settled(queue, [id]);
+      expect(await queue.view(id)).toMatchObject({ status: 'SUCCEEDED', attempts: 2, lastError: 'lease expired' });
+      const [hung] = s.events('start', id);
+      const [ok, ...more] = s.events('ok', id);
+      expect(more).toEqual([]);
+      expect(ok!.attempt).toBe(2);
+      expect(ok!.threadId).not.toBe(hung!.threadId);
+      // The busy loop would spin for 30 s; the thread is terminated instead, and replaced.
+      await eventually('the hung thread was replaced', async () => (await pool.stats()).restarts >= 1);
+      await expectLiveThreads(queue, s, 'after-hang', 2);
+      expect(s.events('hang-ended')).toEqual([]);
     });
 
     it('refuses the late complete of a thread that blocked past its lease (a zombie): the job succeeds once, on another attempt', async () => {
