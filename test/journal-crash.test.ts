@@ -67,11 +67,11 @@ class Child {
     return this.proc.exitCode !== null || this.proc.signalCode !== null;
   }
 
-  /** The first line starting with `prefix`; rejects if the child ends first or after `ms`. */
-  async line(prefix: string, ms = 10_000): Promise<string> {
+  /** The first line starting with `prefix` (and passing `also`); rejects if the child ends first or after `ms`. */
+  async line(prefix: string, ms = 10_000, also: (line: string) => boolean = () => true): Promise<string> {
     const deadline = Date.now() + ms;
     for (;;) {
-      const found = this.lines.find((l) => l.startsWith(prefix));
+      const found = this.lines.find((l) => l.startsWith(prefix) && also(l));
       if (found !== undefined) return found;
       if (this.done) throw new Error(`child ended (${this.proc.exitCode ?? this.proc.signalCode}) before printing "${prefix}"; stderr: ${this.stderr}`);
       if (Date.now() > deadline) throw new Error(`child printed no "${prefix}" within ${ms} ms; stderr: ${this.stderr}`);
@@ -160,14 +160,16 @@ describe('threads of a process killed while submitting in bursts (group commit)'
   const random = prng(seed);
   const trials = Array.from({ length: 4 }, (_, i) => ({
     trial: i + 1,
-    killAfterMillis: 100 + Math.floor(random() * 401),
+    killAfterMillis: Math.floor(random() * 401),
     synchronous: i % 2 === 0 ? 'FULL' : 'NORMAL',
   }));
 
-  it.each(trials)('loses no job any thread had acknowledged (trial $trial: 4 threads, SIGKILL after $killAfterMillis ms, synchronous $synchronous)', async ({ killAfterMillis, synchronous }) => {
+  it.each(trials)('loses no job any thread had acknowledged (trial $trial: 4 threads, SIGKILL $killAfterMillis ms after all of them had submits acknowledged, synchronous $synchronous)', async ({ killAfterMillis, synchronous }) => {
     const path = tempJournal();
     const child = new Child('journal-burst-submitter.mjs', [path, synchronous, '4']);
     await child.line('open ');
+    // The burst is on once every thread has had a submit acknowledged; the kill comes at a random moment after that.
+    for (let t = 0; t < 4; t++) await child.line(`J`, 20_000, (line) => line.includes(` t${t}:`));
     await new Promise((resolve) => setTimeout(resolve, killAfterMillis));
     await child.kill();
 
