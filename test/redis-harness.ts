@@ -39,6 +39,12 @@ export function describeRedis(name: string, body: () => void): void {
 
 let shared: Promise<RedisServer> | undefined;
 let queues = 0;
+// Registered as the file is collected (a hook registered while a test runs would never run): stops the file's server, if it started one.
+afterAll(async () => {
+  const server = await shared?.catch(() => undefined);
+  shared = undefined;
+  await server?.stop();
+});
 
 /**
  * The conformance suite's Redis backend (see test/backends.ts): one private
@@ -49,10 +55,7 @@ export const redisBackend: Backend = {
   name: 'redis',
   unavailable: redisMissing,
   async open(clock, policy, options) {
-    if (shared === undefined) {
-      shared = startRedis();
-      afterAll(async () => (await shared)?.stop());
-    }
+    shared ??= startRedis();
     const server = await shared;
     return RedisJobQueue.connect({ redis: server.url, name: `conform-${process.pid}-${++queues}`, time: clock, policy, ...options });
   },
