@@ -256,15 +256,22 @@ export class JobQueue {
 
   /** Leases the best ready job to `workerId` until now + leaseMillis, or returns undefined if none is ready. */
   poll(workerId: string, leaseMillis: number): Lease | undefined {
+    this.#checkPoll(workerId, leaseMillis);
+    return this.#locked((core, now) => this.#leaseBest(core, workerId, leaseMillis, now));
+  }
+
+  /** A poll's checks, before anything changes; then the work signal as the poll starts. */
+  #checkPoll(workerId: string, leaseMillis: number): void {
     this.#assertOpen();
     checkWorkerId(workerId);
     checkLeaseMillis(leaseMillis);
     // Read before polling: work that arrives after this point wakes `waitForWork`.
     this.#signalSeen = this.#memory.signal.current();
-    return this.#locked((core, now) => {
-      const slot = core.poll(workerId, leaseMillis, now);
-      return slot < 0 ? undefined : core.lease(slot);
-    });
+  }
+
+  #leaseBest(core: QueueCore, workerId: string, leaseMillis: number, now: number): Lease | undefined {
+    const slot = core.poll(workerId, leaseMillis, now);
+    return slot < 0 ? undefined : core.lease(slot);
   }
 
   /** Marks the job SUCCEEDED; `token` must be its current, valid lease. */
@@ -277,15 +284,10 @@ export class JobQueue {
    * `poll(workerId, leaseMillis)`. If the complete is refused, nothing is polled.
    */
   completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number): Lease | undefined {
-    this.#assertOpen();
-    checkWorkerId(workerId);
-    checkLeaseMillis(leaseMillis);
-    this.#signalSeen = this.#memory.signal.current();
+    this.#checkPoll(workerId, leaseMillis);
     return this.#withJob(jobId, (core, slot, now): Lease | number | undefined => {
       const refused = core.complete(slot, token);
-      if (refused < 0) return refused;
-      const next = core.poll(workerId, leaseMillis, now);
-      return next < 0 ? undefined : core.lease(next);
+      return refused < 0 ? refused : this.#leaseBest(core, workerId, leaseMillis, now);
     }) as Lease | undefined;
   }
 
