@@ -80,7 +80,8 @@ class WorkerLoop {
         if (running.length < this.#task.concurrency) running.push(this.#idle());
         await Promise.race(running);
       }
-      await Promise.allSettled([...this.#running.keys()]);
+      // A job that finishes now may have leased its successor (completeAndPoll raced the stop): wait for that one too.
+      while (this.#running.size > 0) await Promise.allSettled([...this.#running.keys()]);
     } finally {
       clearInterval(ticker);
       await this.#queue.close();
