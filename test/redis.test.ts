@@ -56,20 +56,40 @@ async function once<T>(call: () => Promise<T>, ms = 10_000): Promise<T> {
   }
 }
 
-describeRedis('RedisJobQueue', () => {
-  let server: RedisServer;
-  let admin: Redis;
+/**
+ * The private redis-server of a describe block, with an admin client (that
+ * never retries, so a test can stop the server under it) and queues closed
+ * after each test; the server is stopped after the block.
+ */
+interface PrivateRedis {
+  server: RedisServer;
+  admin: Redis;
+  open: ReturnType<typeof opener>;
+}
+
+function privateRedis(): PrivateRedis {
   const opened: RedisJobQueue[] = [];
-  const open = opener(() => server, opened);
+  const context: PrivateRedis = {
+    server: undefined as unknown as RedisServer,
+    admin: undefined as unknown as Redis,
+    open: opener(() => context.server, opened),
+  };
   beforeAll(async () => {
-    server = await startRedis();
-    admin = new Redis(server.url);
+    context.server = await startRedis();
+    context.admin = new Redis(context.server.url, { maxRetriesPerRequest: 0 });
+    context.admin.on('error', () => undefined);
   });
   afterEach(() => closeAll(opened));
   afterAll(async () => {
-    admin?.disconnect();
-    await server?.stop();
+    context.admin?.disconnect();
+    await context.server?.stop();
   });
+  return context;
+}
+
+describeRedis('RedisJobQueue', () => {
+  const redis = privateRedis();
+  const { open } = redis;
 
   it('shares a queue with another thread: attach(share()) reaches the same jobs, policy, limits and ManualClock', async () => {
     const clock = new ManualClock(T0);
@@ -103,7 +123,7 @@ describeRedis('RedisJobQueue', () => {
   });
 
   it('refuses to share a queue connected with ioredis options it cannot copy, and attach refuses what is not a handle', async () => {
-    const queue = await open({ name: fresh('unshareable'), redis: { port: server.port, host: '127.0.0.1', retryStrategy: () => 100 } });
+    const queue = await open({ name: fresh('unshareable'), redis: { port: redis.server.port, host: '127.0.0.1', retryStrategy: () => 100 } });
     expect(() => queue.share()).toThrow(/cannot be copied/);
     await expect(RedisJobQueue.attach({ kind: 'leasehold/shared-queue' } as never)).rejects.toBeInstanceOf(InvalidArgumentError);
   });
@@ -149,7 +169,7 @@ describeRedis('RedisJobQueue', () => {
   it('issues tokens past 2^32 exactly, and accepts them', async () => {
     const name = fresh('big-tokens');
     const queue = await open({ name });
-    await admin.set(`leasehold:{${name}}:tokenSeq`, String(2 ** 32 - 1));
+    await redis.admin.set(`leasehold:{${name}}:tokenSeq`, String(2 ** 32 - 1));
     await queue.submitMany([{ type: 't' }, { type: 't' }]);
     const a = (await queue.poll('w', 1000))!;
     const b = (await queue.poll('w', 1000))!;
@@ -188,7 +208,7 @@ describeRedis('RedisJobQueue', () => {
     ['a bad clock', { time: {} as never }],
     ['a bad commandTimeoutMillis', { commandTimeoutMillis: 0 }],
   ])('refuses to connect with %s', async (_what, options) => {
-    const connecting = RedisJobQueue.connect({ redis: server.url, name: fresh('bad'), policy: new RetryPolicy(1, 0, 0), ...options });
+    const connecting = RedisJobQueue.connect({ redis: redis.server.url, name: fresh('bad'), policy: new RetryPolicy(1, 0, 0), ...options });
     await expect(connecting).rejects.toBeInstanceOf(InvalidArgumentError);
   });
 
@@ -236,7 +256,7 @@ describeRedis('RedisJobQueue', () => {
     const lease = (await queue.poll('w', 1000))!;
     clock.advance(1000);
     // Nothing ran since the poll: in Redis the job is still RUNNING; the complete's own script expires it.
-    expect(await admin.hget(`leasehold:{${name}}:job:1`, 'status')).toBe('RUNNING');
+    expect(await redis.admin.hget(`leasehold:{${name}}:job:1`, 'status')).toBe('RUNNING');
     await expect(queue.complete(id, lease.token)).rejects.toBeInstanceOf(StaleLeaseError);
     expect(await queue.view(id)).toMatchObject({ status: 'PENDING', attempts: 1, lastError: 'lease expired', nextRunAt: T0 + 1000 });
   });
@@ -266,20 +286,8 @@ describeRedis('RedisJobQueue', () => {
 });
 
 describeRedis('RedisJobQueue when Redis fails', () => {
-  let server: RedisServer;
-  let admin: Redis;
-  const opened: RedisJobQueue[] = [];
-  const open = opener(() => server, opened);
-  beforeAll(async () => {
-    server = await startRedis();
-    admin = new Redis(server.url, { maxRetriesPerRequest: 0 });
-    admin.on('error', () => undefined);
-  });
-  afterEach(() => closeAll(opened));
-  afterAll(async () => {
-    admin?.disconnect();
-    await server?.stop();
-  });
+  const redis = privateRedis();
+  const { open } = redis;
 
   it('brings back every acknowledged job, in its state, after Redis is killed (SIGKILL) and restarted', async () => {
     const clock = new ManualClock(T0);
@@ -296,8 +304,8 @@ describeRedis('RedisJobQueue when Redis fails', () => {
     const views = async (q: RedisJobQueue): Promise<JobView[]> => Promise.all(ids.map((id) => q.view(id)));
     const before = { views: await views(queue), stats: await queue.stats(), dead: await queue.deadLetters() };
 
-    await server.kill();
-    await server.restart();
+    await redis.server.kill();
+    await redis.server.restart();
 
     const after = await open({ name, time: clock, policy: new RetryPolicy(1, 0, 0) });
     expect({ views: await views(after), stats: await after.stats(), dead: await after.deadLetters() }).toEqual(before);
@@ -312,7 +320,7 @@ describeRedis('RedisJobQueue when Redis fails', () => {
     const name = fresh('down');
     const queue = await open({ name });
     await queue.submit('t', 'kept');
-    await server.kill();
+    await redis.server.kill();
     const calls: Array<() => Promise<unknown>> = [
       () => queue.submit('t', 'x'), () => queue.submitMany([{ type: 't' }]), () => queue.poll('w', 1000),
       () => queue.complete('J1', 1), () => queue.fail('J1', 1), () => queue.extend('J1', 1, 1000), () => queue.view('J1'),
@@ -320,21 +328,21 @@ describeRedis('RedisJobQueue when Redis fails', () => {
       () => queue.dlqDepth(), () => queue.stats(), () => queue.waitForWork(1000),
     ];
     for (const call of calls) await expectUnavailable(call());
-    await expect(RedisJobQueue.connect({ redis: server.url, name, policy: new RetryPolicy(1, 0, 0) })).rejects.toBeInstanceOf(BackendUnavailableError);
-    await server.restart();
+    await expect(RedisJobQueue.connect({ redis: redis.server.url, name, policy: new RetryPolicy(1, 0, 0) })).rejects.toBeInstanceOf(BackendUnavailableError);
+    await redis.server.restart();
     expect(await once(() => queue.stats())).toMatchObject({ pending: 1 });
   });
 
   it('rejects a call whose connection drops in flight, and never sends it again', async () => {
     const name = fresh('in-flight');
     const queue = await open({ name });
-    await admin.call('CLIENT', 'PAUSE', 5000, 'WRITE'); // the submit below waits in Redis, unexecuted
+    await redis.admin.call('CLIENT', 'PAUSE', 5000, 'WRITE'); // the submit below waits in Redis, unexecuted
     const submitting = expectUnavailable(queue.submit('t', 'lost'));
     await pause(100);
-    await admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+    await redis.admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
     const error = await submitting;
     expect(error.message).toMatch(/may or may not have taken effect/);
-    await admin.call('CLIENT', 'UNPAUSE');
+    await redis.admin.call('CLIENT', 'UNPAUSE');
     // Reconnected, the client did not resend the submit: no job, and the next id is J1.
     expect(await once(() => queue.stats())).toMatchObject({ pending: 0 });
     expect(await queue.submit('t', 'next')).toBe('J1');
@@ -347,7 +355,7 @@ describeRedis('RedisJobQueue when Redis fails', () => {
     const other = await open({ name, time: clock });
     expect(await impatient.poll('w', 1000)).toBeUndefined(); // Redis knows the script now
     const id = await other.submit('t', '');
-    await admin.call('CLIENT', 'PAUSE', 500, 'WRITE'); // the poll runs only after its caller gave up on the reply
+    await redis.admin.call('CLIENT', 'PAUSE', 500, 'WRITE'); // the poll runs only after its caller gave up on the reply
     await expectUnavailable(impatient.poll('w', 1000));
     expect(await once(() => other.view(id))).toMatchObject({ status: 'RUNNING', workerId: 'w', attempts: 1 });
     expect(await other.poll('w2', 1000)).toBeUndefined();
