@@ -260,27 +260,21 @@ export class QueueCore {
 
   /** The lease a poll just made on `slot`: only the fields a worker needs. */
   lease(slot: number): Lease {
-    const { slots, arena } = this.#m;
-    const ref = slots.get(slot, DATA_REF);
-    const typeBytes = slots.get(slot, TYPE_BYTES);
+    const { slots } = this.#m;
     return {
       jobId: `J${slots.get(slot, JOB_NUM)}`,
       token: slots.get(slot, TOKEN),
-      type: arena.read(ref, 0, typeBytes),
-      payload: arena.read(ref, typeBytes, slots.get(slot, PAYLOAD_BYTES)),
+      ...this.#content(slot),
       attempt: slots.get(slot, ATTEMPTS),
       leaseUntil: slots.get(slot, LEASE_UNTIL),
     };
   }
 
   read(slot: number): JobRecord {
-    const { slots, arena } = this.#m;
-    const ref = slots.get(slot, DATA_REF);
-    const typeBytes = slots.get(slot, TYPE_BYTES);
+    const { slots } = this.#m;
     return {
       jobNum: slots.get(slot, JOB_NUM),
-      type: arena.read(ref, 0, typeBytes),
-      payload: arena.read(ref, typeBytes, slots.get(slot, PAYLOAD_BYTES)),
+      ...this.#content(slot),
       priority: slots.get(slot, PRIORITY),
       status: slots.status(slot),
       attempts: slots.get(slot, ATTEMPTS),
@@ -480,14 +474,15 @@ export class QueueCore {
   }
 
   #loggedJob(slot: number): LoggedJob {
+    return { ...this.#loggedMove(slot), ...this.#content(slot), priority: this.#m.slots.get(slot, PRIORITY) };
+  }
+
+  /** The job's type and payload, decoded from its arena chain (type bytes first). */
+  #content(slot: number): { type: string; payload: string } {
     const { slots, arena } = this.#m;
     const ref = slots.get(slot, DATA_REF);
     const typeBytes = slots.get(slot, TYPE_BYTES);
-    const job = this.#loggedMove(slot) as LoggedJob;
-    job.type = arena.read(ref, 0, typeBytes);
-    job.payload = arena.read(ref, typeBytes, slots.get(slot, PAYLOAD_BYTES));
-    job.priority = slots.get(slot, PRIORITY);
-    return job;
+    return { type: arena.read(ref, 0, typeBytes), payload: arena.read(ref, typeBytes, slots.get(slot, PAYLOAD_BYTES)) };
   }
 
   #loggedMove(slot: number): LoggedMove {
