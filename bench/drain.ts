@@ -11,14 +11,13 @@
  *
  * Each case gets one warmup run, then RUNS timed runs; the table shows the median.
  */
-import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { JobQueue, RetryPolicy, systemClock } from '../dist/index.js';
 import { MiB, QUICK } from './conditions.js';
 import { type Row, type Suite, formatRate, formatRatio, median } from './report.js';
-import { WORDS, reached, release, unlessCrashed } from './threads.js';
+import { runAtBarrier } from './threads.js';
 
 const JOBS = QUICK ? 20_000 : 200_000;
 const THREADS = 2;
@@ -106,21 +105,16 @@ async function timeRuns(drainOnce: () => Promise<number>): Promise<number[]> {
 
 async function leaseholdDrain(workers: readonly Worker[], notes: string[]): Promise<number> {
   const queue = new JobQueue(systemClock, new RetryPolicy(3, 100, 1_000), OPTIONS);
-  for (let i = 0; i < JOBS; i++) queue.submit('noop', '');
-  const flags = new Int32Array(new SharedArrayBuffer(WORDS.count * Int32Array.BYTES_PER_ELEMENT));
-  const replies = workers.map((worker) => once(worker, 'message') as Promise<[WorkerReply]>);
-  const handle = queue.share();
-  for (const worker of workers) worker.postMessage({ handle, control: flags.buffer, words: WORDS });
-
-  await unlessCrashed(workers, reached(flags, WORDS.ready, workers.length));
-  const start = release(flags);
-  await unlessCrashed(workers, reached(flags, WORDS.done, workers.length));
-  const millis = performance.now() - start;
-
-  const results = (await Promise.all(replies)).map(([reply]) => reply);
-  const stats = queue.stats();
-  await queue.close();
-  for (const { error } of results) if (error !== null) throw new Error(`drain worker failed: ${error}`);
+  let run: { millis: number; replies: WorkerReply[] };
+  let stats: ReturnType<JobQueue['stats']>;
+  try {
+    for (let i = 0; i < JOBS; i++) queue.submit('noop', '');
+    run = await runAtBarrier<WorkerReply>(workers, { handle: queue.share() }, 'drain worker');
+    stats = queue.stats();
+  } finally {
+    queue.close();
+  }
+  const { millis, replies: results } = run;
   const completed = results.reduce((sum, reply) => sum + reply.completed, 0);
   const emptyPolls = results.reduce((sum, reply) => sum + reply.emptyPolls, 0);
   if (completed !== JOBS || stats.succeeded !== JOBS) {

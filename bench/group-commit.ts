@@ -14,7 +14,6 @@
  *
  * Each case gets one warmup run, then RUNS timed runs; the table shows the median.
  */
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +21,7 @@ import { Worker } from 'node:worker_threads';
 import { JobQueue, RetryPolicy, systemClock } from '../dist/index.js';
 import { MiB, QUICK } from './conditions.js';
 import { type Row, type Suite, formatRate, formatRatio, median } from './report.js';
-import { WORDS, reached, release, unlessCrashed } from './threads.js';
+import { runAtBarrier } from './threads.js';
 
 const THREADS = 4;
 const RUN_MILLIS = QUICK ? 300 : 2_000;
@@ -103,16 +102,9 @@ export const groupCommit: Suite = {
 async function timedRun(path: string, c: Case, workers: readonly Worker[], notes: string[]): Promise<number> {
   const queue = JobQueue.open(path, systemClock, new RetryPolicy(3, 100, 1_000), { ...OPTIONS, synchronous: c.synchronous });
   try {
-    const flags = new Int32Array(new SharedArrayBuffer(WORDS.count * Int32Array.BYTES_PER_ELEMENT));
-    const replies = workers.map((worker) => once(worker, 'message') as Promise<[WorkerReply]>);
-    const handle = queue.share();
-    for (const worker of workers) worker.postMessage({ handle, mode: c.mode, millis: RUN_MILLIS, control: flags.buffer, words: WORDS });
-    await unlessCrashed(workers, reached(flags, WORDS.ready, workers.length));
-    const start = release(flags);
-    await unlessCrashed(workers, reached(flags, WORDS.done, workers.length));
-    const seconds = (performance.now() - start) / 1000;
-    const results = (await Promise.all(replies)).map(([reply]) => reply);
-    for (const { error } of results) if (error !== null) throw new Error(`journal worker failed: ${error}`);
+    const run = await runAtBarrier<WorkerReply>(workers, { handle: queue.share(), mode: c.mode, millis: RUN_MILLIS }, 'journal worker');
+    const seconds = run.millis / 1000;
+    const results = run.replies;
     const jobs = results.reduce((sum, reply) => sum + reply.jobs, 0);
     const stats = queue.stats();
     const expected = c.mode === 'submit' ? { pending: jobs, succeeded: 0 } : { pending: 0, succeeded: jobs };
