@@ -9,6 +9,7 @@
  *   BENCH_QUICK=1 npm run bench    fewer jobs, short budgets: a smoke test (never saved)
  */
 import { fileURLToPath } from 'node:url';
+import { SAVE_FLAG, UsageError, parseArgs, selectSuites } from './args.js';
 import { QUICK, loadAverage, machineConditions } from './conditions.js';
 import { pollAtDepth } from './depth.js';
 import { drain } from './drain.js';
@@ -24,47 +25,10 @@ import { work } from './work.js';
 /** The issue's table in its order, then the journal, group-commit and Redis comparisons. */
 const SUITES: readonly Suite[] = [singleThread, drain, work, journalSubmit, memory, pollAtDepth, journal, groupCommit, redis];
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
-const SAVE_FLAG = '--save';
-
-/** A mistake on the command line: printed as its message alone, no stack. */
-class UsageError extends Error {}
-
-interface Args {
-  readonly filters: readonly string[];
-  readonly save: boolean;
-}
-
-function parseArgs(argv: readonly string[]): Args {
-  const flags = argv.filter((arg) => arg.startsWith('--'));
-  const unknown = flags.filter((flag) => flag !== SAVE_FLAG);
-  if (unknown.length > 0) throw new UsageError(`Unknown option ${unknown.join(', ')}; the only option is ${SAVE_FLAG}`);
-  const save = flags.includes(SAVE_FLAG);
-  // Short runs are smoke tests: their numbers must never replace a full run's committed results.
-  if (save && QUICK) throw new UsageError(`${SAVE_FLAG} is refused with BENCH_QUICK=1: a smoke run's numbers would overwrite the committed results`);
-  return { filters: argv.filter((arg) => !arg.startsWith('--')), save };
-}
-
-function selected(filters: readonly string[]): Suite[] {
-  if (filters.length === 0) return [...SUITES];
-  // A filter picks the suite with exactly that id; else those whose id starts with it; else those with it in
-  // their title. So `journal` is the journal suite alone, `journal-` the journal-submit one.
-  const matches = (filter: string): readonly Suite[] => {
-    const word = filter.toLowerCase();
-    const exact = SUITES.filter((suite) => suite.id === word);
-    if (exact.length > 0) return exact;
-    const byId = SUITES.filter((suite) => suite.id.startsWith(word));
-    return byId.length > 0 ? byId : SUITES.filter((suite) => suite.title.toLowerCase().includes(word));
-  };
-  const picked = SUITES.filter((suite) => filters.some((filter) => matches(filter).includes(suite)));
-  if (picked.length === 0) {
-    throw new UsageError(`No suite matches ${filters.join(', ')}; the suites are ${SUITES.map((suite) => suite.id).join(', ')}`);
-  }
-  return picked;
-}
 
 async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2));
-  const suites = selected(args.filters);
+  const args = parseArgs(process.argv.slice(2), QUICK);
+  const suites = selectSuites(SUITES, args.filters);
   const conditions = machineConditions();
   printConditions('Conditions', conditions);
   printConditions('Suite settings', Object.assign({}, ...suites.map((suite) => suite.config)));
