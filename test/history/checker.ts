@@ -14,16 +14,18 @@
  * Two modes (docs/concurrency.md states both):
  *
  * - `linearizable`: every call takes effect at one instant inside its
- *   interval, exactly as the model says. completeAndPoll is one step.
+ *   interval, exactly as the model says; completeAndPoll is one step; tokens
+ *   increase in the order of the claims.
  * - `relaxed-poll`: the same, except that a poll that leased job j may have
  *   skipped a strictly better ready job b if b was not ready-and-unclaimed at
  *   some state of the poll's window (./windows.ts); completeAndPoll's complete
- *   and poll are two steps, in that order, each at its own instant; and a
- *   stats() count may be any value the count took during the call.
+ *   and poll are two steps, in that order, each at its own instant; a
+ *   stats() count may be any value the count took during the call; and
+ *   tokens need only be unique, not increasing.
  */
 import { formatCall, formatHistory, type Call, type HistorySetup } from './history.js';
 import { QueueModel } from './model.js';
-import { replay, replayClaim, type Part } from './replay.js';
+import { replay, replayClaim, type Part, type TokenRule } from './replay.js';
 import { claim, isWindowed, judge, observe, openWindow, widen, windowKey, type Observation, type Window } from './windows.js';
 
 export type Mode = 'linearizable' | 'relaxed-poll';
@@ -78,6 +80,7 @@ class Search {
   readonly #events: Event[];
   readonly #setup: HistorySetup;
   readonly #relaxed: boolean;
+  readonly #tokens: TokenRule;
   readonly #seen = new Set<string>();
   readonly #path: Step[] = [];
   #budget: number;
@@ -88,6 +91,7 @@ class Search {
     this.#events = events;
     this.#setup = setup;
     this.#relaxed = mode === 'relaxed-poll';
+    this.#tokens = this.#relaxed ? 'unique' : 'increasing';
     this.#budget = budget;
   }
 
@@ -117,7 +121,7 @@ class Search {
       if (done[i] || e.inv > firstResponse || (e.after >= 0 && !done[e.after])) continue;
       if (--this.#budget < 0) return false;
       const next = model.clone();
-      const refused = this.#relaxed && e.windowed ? this.#windowedStep(next, e) : replay(next, e.call, e.part);
+      const refused = this.#relaxed && e.windowed ? this.#windowedStep(next, e) : replay(next, e.call, e.part, this.#tokens);
       if (refused !== undefined) {
         stuck.push({ step: e, reason: refused });
         continue;
@@ -144,7 +148,7 @@ class Search {
 
   /** A windowed call in the relaxed mode: a poll's claim of its job (its window judges the rest), or a stats() (judged by its window alone). */
   #windowedStep(model: QueueModel, e: Event): string | undefined {
-    return e.call.call.op === 'stats' ? undefined : replayClaim(model, e.call);
+    return e.call.call.op === 'stats' ? undefined : replayClaim(model, e.call, this.#tokens);
   }
 
   /**
@@ -215,9 +219,9 @@ export function explainFailure(what: string, calls: readonly Call[], setup: Hist
   const lines = [`${what}: not ${mode} (setup ${JSON.stringify(setup)})`, `minimal failing history (${minimal.length} of ${calls.length} calls):`, formatHistory(minimal)];
   if (!verdict.ok) {
     if (verdict.exhausted) lines.push('(the search ran out of budget)');
-    lines.push(`longest order the model accepts (${verdict.longest.length} steps):`);
+    lines.push(`longest order the search built (${verdict.longest.length} steps):`);
     lines.push(...verdict.longest.map((s) => `  ${stepName(s)}`));
-    lines.push('no call fits next:');
+    lines.push('where it got stuck:');
     lines.push(...verdict.stuck.map((s) => `  ${stepName(s.step)}: ${s.reason}`));
   }
   return lines.join('\n');
