@@ -196,25 +196,41 @@ class Search {
 }
 
 /**
- * The shortest prefix of a failing history, cut where no call was in flight
- * (so that the prefix is a history of its own), that still fails: the place
- * to look. The whole history if no shorter prefix fails.
+ * A smaller history that still fails, to look at instead of the whole: its
+ * shortest failing prefix cut where no call was in flight (so that the prefix
+ * is a history of its own), then without each call that changed nothing (a
+ * view, a stats(), a call that threw, a poll that found nothing) whose removal
+ * keeps it failing. Dropping such a call only removes constraints, so what
+ * remains fails for a reason the whole history has.
  */
-export function minimalFailingPrefix(calls: readonly Call[], setup: HistorySetup, mode: Mode): Call[] {
+export function minimalFailingHistory(calls: readonly Call[], setup: HistorySetup, mode: Mode): Call[] {
+  const fails = (candidate: Call[]) => !checkHistory(candidate, setup, mode).ok;
   const sorted = [...calls].sort((a, b) => a.inv - b.inv);
+  let minimal = sorted;
   let latestResponse = Number.NEGATIVE_INFINITY;
   for (let n = 1; n < sorted.length; n++) {
     latestResponse = Math.max(latestResponse, sorted[n - 1]!.resp);
-    if (latestResponse > sorted[n]!.inv) continue;
-    const prefix = sorted.slice(0, n);
-    if (!checkHistory(prefix, setup, mode).ok) return prefix;
+    if (latestResponse < sorted[n]!.inv && fails(sorted.slice(0, n))) {
+      minimal = sorted.slice(0, n);
+      break;
+    }
   }
-  return sorted;
+  for (const call of [...minimal]) {
+    if (!changesNothing(call)) continue;
+    const without = minimal.filter((c) => c !== call);
+    if (fails(without)) minimal = without;
+  }
+  return minimal;
+}
+
+function changesNothing(c: Call): boolean {
+  const op = c.call.op;
+  return !c.result.ok || op === 'view' || op === 'stats' || (op === 'poll' && c.result.value === undefined);
 }
 
 /** An assertion message: the seed, the minimal failing history, and where the search got stuck on it. */
 export function explainFailure(what: string, calls: readonly Call[], setup: HistorySetup, mode: Mode): string {
-  const minimal = minimalFailingPrefix(calls, setup, mode);
+  const minimal = minimalFailingHistory(calls, setup, mode);
   const verdict = checkHistory(minimal, setup, mode);
   const lines = [`${what}: not ${mode} (setup ${JSON.stringify(setup)})`, `minimal failing history (${minimal.length} of ${calls.length} calls):`, formatHistory(minimal)];
   if (!verdict.ok) {

@@ -16,7 +16,7 @@ const WEIGHTS = [
   ['extend', 1],
   ['completeAndPoll', 1.5],
   ['cancel', 1],
-  ['retryDead', 0.5],
+  ['retryDead', 1],
   ['view', 1],
   ['stats', 0.7],
   ['advance', 1.5],
@@ -39,6 +39,8 @@ export function recordThreadCalls({ queue, clock, log, stamps, thread, seed, cal
   const pick = (list) => list[Math.floor(random() * list.length)];
   const held = [];
   const old = [];
+  /** Jobs this thread failed: the ones that may be dead now. */
+  const failed = [];
   let seen = 0;
   const leaseMillis = () => 5 + Math.floor(random() * 36);
   const anyJob = () => 1 + Math.floor(random() * (seen + 2));
@@ -78,14 +80,17 @@ export function recordThreadCalls({ queue, clock, log, stamps, thread, seed, cal
         const third = name === 'fail' ? Math.floor(random() * (FAIL_ERRORS.length + 1)) - 1 : leaseMillis();
         const value = go([lease.job, lease.token, third]);
         if (name === 'completeAndPoll') keep(value);
+        if (name === 'fail') failed.push(lease.job);
         // An extended lease is still held; any other call ends this lease for the thread, whatever it returned.
         if (name === 'extend' && value !== undefined) held.push(lease);
         else old.push(lease);
         break;
       }
       case 'cancel':
-      case 'retryDead':
         go([anyJob()]);
+        break;
+      case 'retryDead':
+        go([failed.length > 0 && random() < 0.7 ? pick(failed) : anyJob()]);
         break;
       case 'view': {
         const view = go([anyJob()]);

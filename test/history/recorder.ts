@@ -50,7 +50,7 @@ export class HistoryRecorder {
   private constructor(options: RecorderOptions) {
     this.#options = options;
     const stampBuffer = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT);
-    const lineBuffer = new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT);
+    const lineBuffer = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT);
     this.#stamps = new Int32Array(stampBuffer);
     this.#logs = [];
     this.#workers = [];
