@@ -20,6 +20,8 @@ import { testSeed } from './helpers.js';
 /** The mode the queue of `dist/` promises (docs/concurrency.md): the lock-based queue is linearizable. */
 const PROMISED: Mode = 'linearizable';
 const MAX_CALLS = 10;
+/** Generous: a batch takes about 10 s alone on 2 cores, and `npm test` runs other files beside it. */
+const BATCH_TIMEOUT = 180_000;
 
 interface Tally {
   histories: number;
@@ -97,7 +99,7 @@ describe.each([
     expect(MUST_REACH.filter((kind) => !tally.reached.has(kind)), 'kinds of results no history reached').toEqual([]);
     // Not a run of one thread at a time: calls of different threads did overlap (how often depends on the machine's load).
     expect(tally.concurrent, 'histories in which calls of two threads overlapped').toBeGreaterThan(histories / 100);
-  });
+  }, BATCH_TIMEOUT);
 });
 
 describe('a queue that hands out the second-best job', () => {
@@ -121,5 +123,5 @@ describe('a queue that hands out the second-best job', () => {
       console.log(`[history: broken queue] ${mode}: caught ${misbehaving.length - missed.length} of ${misbehaving.length}; accepted seeds: ${missed.join(', ') || 'none'}`);
       expect(missed.length, `${mode}: histories the checker accepted although the queue skipped a better job (seeds ${missed.join(', ')})`).toBeLessThanOrEqual(misbehaving.length / 20);
     }
-  });
+  }, BATCH_TIMEOUT);
 });
