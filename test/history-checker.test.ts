@@ -212,6 +212,19 @@ describe('what only the relaxed mode allows', () => {
 });
 
 describe('what the checker reports', () => {
+  it('finds an order that puts every call after the calls that responded before it began', () => {
+    const history = [...completeAndPollInTwoSteps().slice(0, 3), call(1, [6, 9], submit('d', 1), 'J3'), call(0, [7, 8], poll(), lease('J2', 2, 'c'))];
+    const verdict = checkHistory(history, SETUP, 'linearizable');
+    if (!verdict.ok) expect.fail(explainFailure('expected to accept', history, SETUP, 'linearizable'));
+    const order = verdict.order.map((s) => s.call);
+    expect(order).toHaveLength(history.length);
+    for (const [i, c] of order.entries()) {
+      expect(order.slice(i + 1).filter((later) => later.resp < c.inv), `calls placed after ${c.call.op} that responded before it began`).toEqual([]);
+    }
+    // The overlapping submit of the better J3 must come after the poll that did not lease it.
+    expect(order.indexOf(history[4]!)).toBeLessThan(order.indexOf(history[3]!));
+  });
+
   it('cuts a failing history to its shortest failing prefix, without the calls that changed nothing', () => {
     const history = [
       ...twoJobs(),

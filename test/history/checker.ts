@@ -81,7 +81,8 @@ class Search {
   readonly #setup: HistorySetup;
   readonly #relaxed: boolean;
   readonly #tokens: TokenRule;
-  readonly #seen = new Set<string>();
+  /** (calls placed, model state, windows) triples already searched from. */
+  readonly #visited = new Set<string>();
   readonly #path: Step[] = [];
   #budget: number;
   #longest: Step[] = [];
@@ -110,8 +111,8 @@ class Search {
     const events = this.#events;
     if (done.every(Boolean)) return this.#closeAll(windows) === undefined;
     const key = `${done.map((d) => (d ? 1 : 0)).join('')};${model.key()};${windows.map((w) => (w === null ? '' : windowKey(w))).join(';')}`;
-    if (this.#seen.has(key)) return false;
-    this.#seen.add(key);
+    if (this.#visited.has(key)) return false;
+    this.#visited.add(key);
     // A call may come next only if no call still outside the order responded before it was invoked.
     let firstResponse = Number.POSITIVE_INFINITY;
     for (let i = 0; i < events.length; i++) if (!done[i]) firstResponse = Math.min(firstResponse, events[i]!.resp);

@@ -78,8 +78,10 @@ export function widen(window: Window, seen: Observation): Window {
  */
 export function claim(window: Window, call: Call, atClaim: Observation): Window {
   if (window.kind !== 'poll-open') return window;
-  const leased = atClaim.ready.get((call.result as { value: LeaseResult }).value.jobId);
-  if (leased === undefined) return { kind: 'poll-claimed', betterThroughout: [] };
+  const jobId = (call.result as { value: LeaseResult }).value.jobId;
+  const leased = atClaim.ready.get(jobId);
+  // replayClaim refused the step already if the job was not ready here.
+  if (leased === undefined) throw new Error(`claim of ${jobId}, which is not ready`);
   const better = window.readyThroughout.filter((id) => {
     const job = atClaim.ready.get(id);
     return job !== undefined && isBetter(job, leased);
