@@ -30,11 +30,11 @@ export function submitArgs(random, now) {
 }
 
 /**
- * Makes `calls` calls on `queue` as thread `thread`, logging them from row
- * `firstRow` of `log`; returns the number of rows written. `beforeCall(i)`
- * runs before the i-th call (the recorder's start line).
+ * Makes `calls` calls on `queue` as thread `thread`, logging the i-th in row
+ * i of `log`; returns the number of rows written. `beforeCall(i)` runs before
+ * the i-th call (the recorder's start line).
  */
-export function recordThreadCalls({ queue, clock, log, stamps, thread, seed, calls, unexpected, firstRow = 0, beforeCall = () => undefined }) {
+export function recordThreadCalls({ queue, clock, log, stamps, thread, seed, calls, unexpected, beforeCall }) {
   const random = prng(seed);
   const pick = (list) => list[Math.floor(random() * list.length)];
   const held = [];
@@ -57,8 +57,8 @@ export function recordThreadCalls({ queue, clock, log, stamps, thread, seed, cal
     return { job: anyJob(), token: Math.floor(random() * 50) };
   };
 
-  for (let row = firstRow; row < firstRow + calls; row++) {
-    beforeCall(row - firstRow);
+  for (let row = 0; row < calls; row++) {
+    beforeCall(row);
     const choices = WEIGHTS.filter(([name]) => held.length > 0 || !['complete', 'fail', 'extend', 'completeAndPoll'].includes(name) || random() < 0.15);
     let r = random() * choices.reduce((sum, [, w]) => sum + w, 0);
     const name = choices.find(([, w]) => (r -= w) < 0)?.[0] ?? 'poll';
