@@ -237,6 +237,25 @@ export class QueueCore {
     return leaseUntil;
   }
 
+  /**
+   * Hands a lease back unfinished (its worker is shutting down): PENDING,
+   * ready at `now`, the attempt not counted, lastError kept. The token is
+   * refused from then on, as after any move off RUNNING.
+   */
+  release(slot: number, token: number, now: number): number {
+    const refused = this.checkLease(slot, token);
+    if (refused < 0) return refused;
+    const { header, slots } = this.#m;
+    const word = this.#begin(slot);
+    slots.set(slot, ATTEMPTS, slots.get(slot, ATTEMPTS) - 1);
+    slots.set(slot, RUN_AT, now);
+    const next = this.#move(slot, word, PENDING);
+    header[COUNT_RUNNING]!--;
+    header[COUNT_PENDING]!++;
+    this.#enqueue(slot, next, now);
+    return 0;
+  }
+
   cancel(slot: number): number {
     const { header, slots } = this.#m;
     if (slots.status(slot) !== PENDING) return Refusal.NotPending;
