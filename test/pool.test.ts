@@ -254,17 +254,29 @@ describe('handler modules', { timeout: 20_000 }, () => {
     expect(queue.deadLetters().map((v) => v.id)).toEqual([id]);
   });
 
-  it('fails a job whose type has no handler with a lastError that names the type', async () => {
+  it('dead-letters at once, by default, a job whose type has no handler, with a lastError that names the type and the known ones', async () => {
     const s = scratch();
-    const queue = systemQueue(2);
+    const queue = systemQueue(3);
     const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 1, leaseMillis: 2_000 }));
     await pool.start();
     const id = queue.submit('nobody-handles-this', s.payload());
     await pool.drain();
     const view = queue.view(id);
-    expect(view).toMatchObject({ status: 'DEAD', attempts: 2 });
-    expect(view.lastError).toContain('"nobody-handles-this"');
+    expect(view).toMatchObject({ status: 'DEAD', attempts: 1 });
+    expect(view.lastError).toMatch(/^No handler for job type "nobody-handles-this" in .*pool-handlers\.mjs \(it exports: .*"noop".*\)$/);
     expect(s.lines()).toEqual([]);
+  });
+
+  it("retries a job whose type has no handler after its backoff, with unknownTypes: 'retry' (a rolling deploy)", async () => {
+    const s = scratch();
+    const queue = systemQueue(3, 0, 0);
+    const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 1, leaseMillis: 2_000, unknownTypes: 'retry' }));
+    await pool.start();
+    const id = queue.submit('nobody-handles-this', s.payload());
+    await pool.drain();
+    const view = queue.view(id);
+    expect(view).toMatchObject({ status: 'DEAD', attempts: 3 });
+    expect(view.lastError).toContain('No handler for job type "nobody-handles-this"');
   });
 });
 
@@ -343,8 +355,9 @@ describe('heartbeats and ctx.signal', { timeout: 20_000 }, () => {
     await until('the handler started', () => s.events('start', id).length === 1);
     await pool.close();
     expect(s.events('aborted', id)).toHaveLength(1);
-    expect(queue.view(id)).toMatchObject({ status: 'PENDING', attempts: 1, lastError: 'stopped because the signal aborted' });
-    expect(queue.stats().running).toBe(0);
+    // A shutdown is not a failure: the interrupted attempt is not counted, and the job is ready at once.
+    expect(queue.view(id)).toMatchObject({ status: 'PENDING', attempts: 0, lastError: null });
+    expect(queue.stats()).toMatchObject({ running: 0, ready: 1 });
   });
 });
 
@@ -494,8 +507,8 @@ describe('WorkerPool#close', { timeout: 20_000 }, () => {
     const id = queue.submit('slow', s.payload({ ms: 4_000, laterMs: 0 }));
     await until('the job started', () => s.events('start', id).length === 1);
     await pool.close();
-    expect(queue.view(id)).toMatchObject({ status: 'PENDING', attempts: 1 });
-    expect(queue.stats().running).toBe(0);
+    expect(queue.view(id)).toMatchObject({ status: 'PENDING', attempts: 0, lastError: null });
+    expect(queue.stats()).toMatchObject({ running: 0, ready: 1 });
     // Its thread was stopped: the handler never gets to finish and complete it behind our back.
     await holds('the handed-back job stays PENDING', () => queue.view(id).status === 'PENDING', 500);
     expect(s.events('ok', id)).toEqual([]);
@@ -503,8 +516,8 @@ describe('WorkerPool#close', { timeout: 20_000 }, () => {
     const next = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 1, leaseMillis: 5_000 }));
     await next.start();
     await next.drain();
-    expect(queue.view(id)).toMatchObject({ status: 'SUCCEEDED', attempts: 2 });
-    expect(s.events('ok', id).map((l) => l.attempt)).toEqual([2]);
+    expect(queue.view(id)).toMatchObject({ status: 'SUCCEEDED', attempts: 1 });
+    expect(s.events('ok', id).map((l) => l.attempt)).toEqual([1]);
   });
 
   it('stops polling: a job submitted after close() stays PENDING', async () => {
