@@ -12,6 +12,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { MessagePort } from 'node:worker_threads';
+import { InvalidArgumentError, describe } from '../errors.js';
 
 /** What one attempt of a job did. */
 export interface JobEvent {
@@ -49,6 +50,7 @@ export interface PoolEvents {
   error: PoolErrorEvent;
 }
 export type PoolEventName = keyof PoolEvents;
+const EVENT_NAMES: readonly string[] = ['completed', 'failed', 'retrying', 'dead', 'stalled', 'refused', 'error'] satisfies PoolEventName[];
 
 /** pino's method shape: `logger.warn({ jobId, ... }, 'message')`. */
 export interface PoolLogger {
@@ -153,6 +155,10 @@ export class EventHub {
   }
 
   on<E extends PoolEventName>(name: E, listener: (event: PoolEvents[E]) => void): void {
+    if (!EVENT_NAMES.includes(name)) {
+      throw new InvalidArgumentError(`Expected an event name (${EVENT_NAMES.join(', ')}), got ${describe(name)}`);
+    }
+    if (typeof listener !== 'function') throw new InvalidArgumentError(`Expected \`listener\` to be a function, got ${describe(listener)}`);
     this.#emitter.on(name, listener);
     this.#onWantedChange(this.wanted);
   }
