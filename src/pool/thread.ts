@@ -94,7 +94,7 @@ class WorkerLoop {
           await new Promise((resolve) => setImmediate(resolve));
           yielded = performance.now();
         }
-        await this.#pollBatch();
+        if (this.#running.size < this.#task.concurrency) await this.#pollBatch();
         if (this.#stopping()) break;
         const running: Promise<unknown>[] = [...this.#running.keys()];
         if (running.length < this.#task.concurrency) running.push(this.#idle());
@@ -191,50 +191,44 @@ class WorkerLoop {
     }, Math.min(MAX_TIMER_MILLIS, Math.max(1, this.#task.leaseMillis / 3)));
     const ctx: HandlerContext = { jobId, type, attempt, signal: controller.signal, heartbeat };
     let failure: Failure | undefined;
-    try {
-      failure = await this.#attempt(lease, ctx, controller, timeout);
-    } finally {
-      clearInterval(beats);
+    const handler = this.#handlers.get(type);
+    if (handler === undefined) {
+      failure = this.#unknownType(type);
+    } else {
+      try {
+        if (timeout === NO_TIMEOUT) await handler(lease.payload, ctx);
+        else await this.#withTimeout(handler(lease.payload, ctx), timeout, controller);
+      } catch (error) {
+        failure = { message: error instanceof Error ? error.message : String(error), permanent: error instanceof Error && error.name === 'PermanentError' };
+      }
     }
+    clearInterval(beats);
     const durationMs = performance.now() - started;
-    const settled = (kind: EventKind) => () => this.#events.record(kind, jobId, type, attempt, durationMs, failure?.message);
     if (failure === undefined) {
       const { workerId, leaseMillis } = this.#task;
-      const complete = async (): Promise<Lease | undefined> => {
-        if (!this.#stopping()) return queue.completeAndPoll(jobId, token, workerId, leaseMillis);
-        await queue.complete(jobId, token);
-        return undefined;
-      };
-      return this.#settle(lease, durationMs, complete, settled(EventKind.Completed));
+      const completed = () => this.#events.record(EventKind.Completed, jobId, type, attempt, durationMs);
+      if (!this.#stopping()) return await this.#settle(lease, durationMs, () => queue.completeAndPoll(jobId, token, workerId, leaseMillis), completed);
+      await this.#settle(lease, durationMs, () => queue.complete(jobId, token), completed);
+      return undefined;
     }
     if (controller.signal.reason === CLOSING) {
       // Stopped because the pool closes: a shutdown is not a failure.
       await this.#settle(lease, durationMs, () => queue.release(jobId, token), () => undefined);
       return undefined;
     }
-    const dead = failure.permanent || attempt >= this.#task.maxAttempts;
-    await this.#settle(lease, durationMs, () => queue.fail(jobId, token, failure.message, { permanent: failure.permanent }), settled(dead ? EventKind.Dead : EventKind.Retrying));
+    const { message, permanent } = failure;
+    const kind = permanent || attempt >= this.#task.maxAttempts ? EventKind.Dead : EventKind.Retrying;
+    await this.#settle(lease, durationMs, () => queue.fail(jobId, token, message, { permanent }), () => this.#events.record(kind, jobId, type, attempt, durationMs, message));
     return undefined;
   }
 
-  /** Runs the handler: undefined if it returned in time, else why the attempt failed. */
-  async #attempt(lease: Lease, ctx: HandlerContext, controller: AbortController, timeout: number): Promise<Failure | undefined> {
-    const handler = this.#handlers.get(lease.type);
-    if (handler === undefined) {
-      const known = [...this.#handlers.keys()].map((name) => `"${name}"`).join(', ') || 'none';
-      return {
-        message: `No handler for job type "${lease.type}" in ${this.#task.handlers} (it exports: ${known})`,
-        permanent: this.#task.unknownTypes === 'dead-letter',
-      };
-    }
-    try {
-      if (timeout === NO_TIMEOUT) await handler(lease.payload, ctx);
-      else await this.#withTimeout(handler(lease.payload, ctx), timeout, controller);
-      return undefined;
-    } catch (error) {
-      const permanent = error instanceof Error && error.name === 'PermanentError';
-      return { message: error instanceof Error ? error.message : String(error), permanent };
-    }
+  /** Why a job whose type no handler exports fails, and whether for good (`unknownTypes`). */
+  #unknownType(type: string): Failure {
+    const known = [...this.#handlers.keys()].map((name) => `"${name}"`).join(', ') || 'none';
+    return {
+      message: `No handler for job type "${type}" in ${this.#task.handlers} (it exports: ${known})`,
+      permanent: this.#task.unknownTypes === 'dead-letter',
+    };
   }
 
   /**
