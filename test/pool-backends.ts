@@ -8,10 +8,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe } from 'vitest';
-import { JobQueue, RedisJobQueue, RetryPolicy, systemClock, type JobView, type PoolQueue, type QueueStats } from '../dist/index.js';
-import { trackQueue } from './pool-harness.js';
-import { describeRedis, startRedis, type RedisServer } from './redis-harness.js';
+import { afterEach, describe } from 'vitest';
+import {
+  JobQueue, RedisJobQueue, RetryPolicy, WorkerPool, systemClock, type JobView, type PoolQueue, type QueueStats, type WorkerPoolOptions,
+} from '../dist/index.js';
+import { HANDLERS, scratch, track, trackQueue, type Scratch } from './pool-harness.js';
+import { describeRedis, fileRedis } from './redis-harness.js';
 
 type Awaitable<T> = T | Promise<T>;
 
@@ -49,19 +51,12 @@ const journal: PoolBackend = {
   },
 };
 
-let server: Promise<RedisServer> | undefined;
 let names = 0;
-afterAll(async () => {
-  const started = await server?.catch(() => undefined);
-  server = undefined;
-  await started?.stop();
-});
 
 const redis: PoolBackend = {
   name: 'redis',
   async open(policy) {
-    server ??= startRedis();
-    const { url } = await server;
+    const { url } = await fileRedis();
     return trackQueue(await RedisJobQueue.connect({ redis: url, name: `pool-backend-${process.pid}-${++names}`, policy, time: systemClock }));
   },
 };
@@ -70,4 +65,15 @@ const redis: PoolBackend = {
 export function describePoolBackends(title: string, body: (backend: PoolBackend) => void): void {
   for (const backend of [memory, journal]) describe(`${title} [${backend.name}]`, () => body(backend));
   describeRedis(`${title} [redis]`, () => body(redis));
+}
+
+/** A queue of `backend` and a started pool on it (handlers: pool-handlers.mjs), with a scratch directory for the handlers' log. */
+export async function startPool(
+  backend: PoolBackend, policy: RetryPolicy, options: Omit<WorkerPoolOptions, 'handlers'>,
+): Promise<{ s: Scratch; queue: PoolTestQueue; pool: WorkerPool<PoolTestQueue> }> {
+  const s = scratch();
+  const queue = await backend.open(policy);
+  const pool = track(new WorkerPool(queue, { handlers: HANDLERS, ...options }));
+  await pool.start();
+  return { s, queue, pool };
 }

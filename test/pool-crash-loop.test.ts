@@ -9,12 +9,12 @@
  * a reopen counts the attempt a RUNNING job died in (lastError LEASE_LOST); on
  * Redis the lease lives in Redis, and its expiry counts the attempt.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LEASE_LOST, RedisJobQueue, RetryPolicy, systemClock, type JobView } from '../dist/index.js';
 import { waitUntil, withTimeout } from './helpers.js';
 import { closeJournal, openJournal, tempJournal } from './journal-harness.js';
 import { poolProcess, scratch, trackQueue, type Exit } from './pool-harness.js';
-import { describeRedis, startRedis, type RedisServer } from './redis-harness.js';
+import { describeRedis, fileRedis } from './redis-harness.js';
 
 const MAX_ATTEMPTS = 2;
 const POLICY = [MAX_ATTEMPTS, 0, 0] as const;
@@ -51,13 +51,8 @@ describe('a job that kills its process, on a journal', { timeout: 60_000 }, () =
 });
 
 describeRedis('a job that kills its process, on Redis', () => {
-  let server: RedisServer | undefined;
-  afterAll(async () => {
-    await server?.stop();
-  });
-
   it('is DEAD after maxAttempts process deaths: each lease, never renewed, expires as a failed attempt', { timeout: 60_000 }, async () => {
-    server = await startRedis();
+    const server = await fileRedis();
     const s = scratch();
     const name = `crash-loop-${process.pid}`;
     const queue = trackQueue(await RedisJobQueue.connect({ redis: server.url, name, policy: new RetryPolicy(...POLICY), time: systemClock }));

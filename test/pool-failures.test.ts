@@ -6,7 +6,7 @@
  */
 import { expect, it } from 'vitest';
 import { RetryPolicy, WorkerPool } from '../dist/index.js';
-import { describePoolBackends, type PoolTestQueue } from './pool-backends.js';
+import { describePoolBackends, startPool, type PoolTestQueue } from './pool-backends.js';
 import { HANDLERS, scratch, track } from './pool-harness.js';
 import { waitUntil } from './helpers.js';
 
@@ -20,10 +20,7 @@ async function settled(queue: PoolTestQueue, ids: readonly string[], ms = 20_000
 
 describePoolBackends('WorkerPool timeouts', (backend) => {
   it('aborts the signal at timeoutMillis; a handler that stops on it fails with "timed out after N ms", and is retried', async () => {
-    const s = scratch();
-    const queue = await backend.open(new RetryPolicy(2, 0, 0));
-    const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 1, leaseMillis: 10_000, timeoutMillis: 300 }));
-    await pool.start();
+    const { s, queue, pool } = await startPool(backend, new RetryPolicy(2, 0, 0), { threads: 1, leaseMillis: 10_000, timeoutMillis: 300 });
     const id = await queue.submit('awaitAbort', s.payload({ then: 'throw' }));
     await settled(queue, [id]);
     expect(await queue.view(id)).toMatchObject({ status: 'DEAD', attempts: 2, lastError: 'timed out after 300 ms' });
@@ -32,10 +29,7 @@ describePoolBackends('WorkerPool timeouts', (backend) => {
   });
 
   it('fails, after the grace, an attempt that ignores its aborted signal but yields; the thread stays and serves the next job', async () => {
-    const s = scratch();
-    const queue = await backend.open(new RetryPolicy(1, 0, 0));
-    const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 1, leaseMillis: 10_000, timeoutMillis: 200, timeoutGraceMillis: 200 }));
-    await pool.start();
+    const { s, queue, pool } = await startPool(backend, new RetryPolicy(1, 0, 0), { threads: 1, leaseMillis: 10_000, timeoutMillis: 200, timeoutGraceMillis: 200 });
     const id = await queue.submit('slow', s.payload({ ms: 5_000 }));
     await settled(queue, [id]);
     expect(await queue.view(id)).toMatchObject({ status: 'DEAD', attempts: 1, lastError: 'timed out after 200 ms' });
@@ -48,11 +42,8 @@ describePoolBackends('WorkerPool timeouts', (backend) => {
   });
 
   it('terminates and replaces a thread whose handler never yields past its timeout and grace, failing it as timed out', async () => {
-    const s = scratch();
-    const queue = await backend.open(new RetryPolicy(2, 0, 0));
     // A lease far longer than the timeout: only the timeout can end this attempt soon.
-    const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 1, leaseMillis: 60_000, timeoutMillis: 300, timeoutGraceMillis: 200 }));
-    await pool.start();
+    const { s, queue, pool } = await startPool(backend, new RetryPolicy(2, 0, 0), { threads: 1, leaseMillis: 60_000, timeoutMillis: 300, timeoutGraceMillis: 200 });
     const id = await queue.submit('hang', s.payload());
     await settled(queue, [id]);
     expect(await queue.view(id)).toMatchObject({ status: 'SUCCEEDED', attempts: 2, lastError: 'timed out after 300 ms' });
@@ -63,12 +54,7 @@ describePoolBackends('WorkerPool timeouts', (backend) => {
   });
 
   it('takes a timeout per job type, with `default` for the others', async () => {
-    const s = scratch();
-    const queue = await backend.open(new RetryPolicy(1, 0, 0));
-    const pool = track(new WorkerPool(queue, {
-      handlers: HANDLERS, threads: 2, leaseMillis: 10_000, timeoutMillis: { default: 10_000, awaitAbort: 250 },
-    }));
-    await pool.start();
+    const { s, queue } = await startPool(backend, new RetryPolicy(1, 0, 0), { threads: 2, leaseMillis: 10_000, timeoutMillis: { default: 10_000, awaitAbort: 250 } });
     const short = await queue.submit('awaitAbort', s.payload({ then: 'throw' }));
     const long = await queue.submit('slow', s.payload({ ms: 600 }));
     await settled(queue, [short, long]);
@@ -79,12 +65,7 @@ describePoolBackends('WorkerPool timeouts', (backend) => {
 
 describePoolBackends('WorkerPool out of memory', (backend) => {
   it('names the cause when a thread exceeds resourceLimits: lastError says it ran out of memory, and the thread is replaced', async () => {
-    const s = scratch();
-    const queue = await backend.open(new RetryPolicy(2, 0, 0));
-    const pool = track(new WorkerPool(queue, {
-      handlers: HANDLERS, threads: 1, leaseMillis: 10_000, resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 8 },
-    }));
-    await pool.start();
+    const { s, queue, pool } = await startPool(backend, new RetryPolicy(2, 0, 0), { threads: 1, leaseMillis: 10_000, resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 8 } });
     const id = await queue.submit('exhaustMemory', s.payload());
     await settled(queue, [id], 30_000);
     expect(await queue.view(id)).toMatchObject({
@@ -97,10 +78,7 @@ describePoolBackends('WorkerPool out of memory', (backend) => {
 
 describePoolBackends('WorkerPool unknown job types', (backend) => {
   it('dead-letters a job whose type no handler exports at once, by default', async () => {
-    const s = scratch();
-    const queue = await backend.open(new RetryPolicy(3, 0, 0));
-    const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 1, leaseMillis: 10_000 }));
-    await pool.start();
+    const { s, queue } = await startPool(backend, new RetryPolicy(3, 0, 0), { threads: 1, leaseMillis: 10_000 });
     const id = await queue.submit('typo-in-the-type', s.payload());
     await settled(queue, [id]);
     const view = await queue.view(id);

@@ -7,18 +7,15 @@
  * process sent SIGTERM or SIGINT mid-job exits 0, its job PENDING as it was.
  */
 import { expect, it, describe } from 'vitest';
-import { JobQueue, LEASE_LOST, RetryPolicy, WorkerPool, systemClock } from '../dist/index.js';
+import { JobQueue, LEASE_LOST, RetryPolicy, systemClock } from '../dist/index.js';
 import { mustPollSync, waitUntil, withTimeout } from './helpers.js';
 import { closeJournal, openJournal, tempJournal } from './journal-harness.js';
-import { describePoolBackends } from './pool-backends.js';
-import { HANDLERS, poolProcess, scratch, track } from './pool-harness.js';
+import { describePoolBackends, startPool } from './pool-backends.js';
+import { poolProcess, scratch } from './pool-harness.js';
 
 describePoolBackends('WorkerPool close', (backend) => {
   it('hands back, PENDING and ready, a job whose handler stops on the aborted signal: attempt not counted, no backoff', async () => {
-    const s = scratch();
-    const queue = await backend.open(new RetryPolicy(1, 60_000, 60_000));
-    const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 1, leaseMillis: 10_000 }));
-    await pool.start();
+    const { s, queue, pool } = await startPool(backend, new RetryPolicy(1, 60_000, 60_000), { threads: 1, leaseMillis: 10_000 });
     const id = await queue.submit('awaitAbort', s.payload({ then: 'throw' }));
     await waitUntil('the handler started', () => s.events('start', id).length === 1);
     const closing = pool.close();
@@ -31,11 +28,8 @@ describePoolBackends('WorkerPool close', (backend) => {
   });
 
   it('hands back a job that outlives the grace (it ignores the signal), keeping the lastError of the attempt that did fail', async () => {
-    const s = scratch();
-    const queue = await backend.open(new RetryPolicy(3, 0, 0));
     // Fails its first attempt, then takes far longer than the close waits (leaseMillis 300: a grace of 1 s).
-    const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 1, leaseMillis: 300 }));
-    await pool.start();
+    const { s, queue, pool } = await startPool(backend, new RetryPolicy(3, 0, 0), { threads: 1, leaseMillis: 300 });
     const id = await queue.submit('slowAfterFailing', s.payload({ ms: 60_000 }));
     await waitUntil('the second attempt started', () => s.events('start', id).length === 2);
     await pool.close();

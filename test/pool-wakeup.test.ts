@@ -7,11 +7,11 @@
  * bound), a spurious one as `true` where no work came.
  */
 import { Worker } from 'node:worker_threads';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { JobQueue, RedisJobQueue, RetryPolicy, systemClock } from '../dist/index.js';
 import { withTimeout } from './helpers.js';
 import { trackQueue } from './pool-harness.js';
-import { describeRedis, startRedis, type RedisServer } from './redis-harness.js';
+import { describeRedis, fileRedis } from './redis-harness.js';
 
 /** Far longer than any test here may take: only a wake-up ends such a wait in time. */
 const FOREVER = 120_000;
@@ -102,15 +102,11 @@ describe('waitForWork across threads (shared memory)', { timeout: 20_000 }, () =
 });
 
 describeRedis('waitForWork across clients (Redis)', () => {
-  let server: RedisServer | undefined;
   let names = 0;
-  afterAll(async () => {
-    await server?.stop();
-  });
   async function clients(): Promise<[RedisJobQueue, RedisJobQueue]> {
-    server ??= await startRedis();
+    const server = await fileRedis();
     const name = `wakeup-${process.pid}-${++names}`;
-    const open = async () => trackQueue(await RedisJobQueue.connect({ redis: server!.url, name, policy: new RetryPolicy(3, 50_000, 50_000), time: systemClock }));
+    const open = async () => trackQueue(await RedisJobQueue.connect({ redis: server.url, name, policy: new RetryPolicy(3, 50_000, 50_000), time: systemClock }));
     return [await open(), await open()];
   }
 
