@@ -38,6 +38,7 @@ const TIMEOUT_SILENT_TICKS = 5;
 const RELAUNCH_PAUSE_MILLIS = 250;
 
 const THREAD_DIED = 'the worker thread died while running the job';
+const HUNG = 'the worker thread stopped responding (its event loop did not turn) and was terminated';
 const OUT_OF_MEMORY = 'the worker thread ran out of memory (ERR_WORKER_OUT_OF_MEMORY) while running the job';
 
 interface Loop {
@@ -248,7 +249,9 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
     const outOfMemory = (error as { code?: unknown } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
     const reason = outOfMemory ? OUT_OF_MEMORY : THREAD_DIED;
     const replaced = this.#state === 'running';
-    this.#events.threadLost({ thread, error: `${reason}: ${error instanceof Error ? error.message : String(error)}` }, replaced);
+    // lastChange is Infinity once the watchdog terminated the thread: then the abort's own message says nothing.
+    const why = loop.lastChange === Infinity ? HUNG : `${reason}: ${error instanceof Error ? error.message : String(error)}`;
+    this.#events.threadLost({ thread, error: why }, replaced);
     await this.#handBack(thread, reason);
     if (this.#state !== 'running') return;
     this.#restarts++;
