@@ -17,13 +17,14 @@ import { groupCommit } from './group-commit.js';
 import { journalSubmit } from './journal-submit.js';
 import { journal } from './journal.js';
 import { memory } from './memory.js';
+import { poolEvents } from './pool-events.js';
 import { redis } from './redis.js';
 import { type Suite, type SuiteResult, printConditions, printSuite, printSuiteStart, printTargetSummary, writeResults } from './report.js';
 import { singleThread } from './single-thread.js';
 import { work } from './work.js';
 
-/** The table in its order, then the journal, group-commit and Redis comparisons. */
-const SUITES: readonly Suite[] = [singleThread, drain, work, journalSubmit, memory, pollAtDepth, journal, groupCommit, redis];
+/** The table in its order, then the journal, group-commit and Redis comparisons, then the pool's events. */
+const SUITES: readonly Suite[] = [singleThread, drain, work, journalSubmit, memory, pollAtDepth, journal, groupCommit, redis, poolEvents];
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
 
 async function main(): Promise<void> {

@@ -10,7 +10,9 @@ export {
   JournalBusyError, JournalCorruptError, BackendUnavailableError,
   type ErrorCode,
 } from './errors.js';
-export { WorkerPool, type WorkerPoolOptions, type PoolStats, type PoolStatsOf } from './pool/pool.js';
+export { WorkerPool, type PoolStats, type PoolStatsOf } from './pool/pool.js';
+export type { TimeoutsByType, UnknownTypePolicy, WorkerPoolOptions } from './pool/options.js';
+export type { JobEvent, PoolErrorEvent, PoolEventName, PoolEvents, PoolLogger } from './pool/events.js';
 export type { PoolQueue, QueueHandle, WorkerQueue } from './pool/backend.js';
 export type { Handler, HandlerContext } from './pool/handlers.js';
 export { PermanentError } from './errors.js';

@@ -102,8 +102,10 @@ export class JobQueue {
   /**
    * Opens the SQLite journal at `path` (creating it if there is none) and
    * returns its queue, with every job it holds: SUCCEEDED, DEAD and CANCELLED
-   * as they were; a job RUNNING when the last owner stopped is PENDING again,
-   * ready now, its interrupted attempt not counted, with lastError LEASE_LOST.
+   * as they were; a job RUNNING when the last owner stopped has lost that
+   * attempt (lastError LEASE_LOST): PENDING after its backoff while attempts
+   * remain, else DEAD. (A lease reaches the journal with the next commit, or
+   * at once with `flush()`; one that never did comes back PENDING as it was.)
    *
    * From then on a call returns only once its change is committed (`submit`,
    * `submitMany`, `complete`, `fail`, `cancel`, `retryDead`, and any call that
@@ -160,12 +162,14 @@ export class JobQueue {
     journal.claim(link.path);
     link.owner = true;
     const now = this.#now();
-    const requeued = kept.filter((job) => job.status === JobStatus.RUNNING);
-    for (const job of requeued) {
-      // The lease died with its process: the job runs again, and the attempt that never finished does not count.
-      Object.assign(job, { status: JobStatus.PENDING, attempts: job.attempts - 1, runAt: now, lastError: LEASE_LOST, leaseUntil: 0, moves: job.moves + 1 });
+    const lost = kept.filter((job) => job.status === JobStatus.RUNNING);
+    for (const job of lost) {
+      // The attempt died with its process and counts as failed, so a job that kills its process cannot loop forever.
+      const retry = job.attempts < this.#policy.maxAttempts;
+      const runAt = retry ? now + this.#policy.backoffAfter(job.attempts) : job.runAt;
+      Object.assign(job, { status: retry ? JobStatus.PENDING : JobStatus.DEAD, runAt, lastError: LEASE_LOST, leaseUntil: 0, moves: job.moves + 1 });
     }
-    journal.write({ inserts: [], updates: requeued, evictions: dropped.map((job) => job.num) });
+    journal.write({ inserts: [], updates: lost, evictions: dropped.map((job) => job.num) });
     const sequences = journal.sequences();
     this.#locked((core, at) => core.restore(kept, sequences, at));
   }
@@ -303,6 +307,29 @@ export class JobQueue {
     this.#memory.signal.bump();
   }
 
+  /**
+   * Hands a lease back unfinished, for a worker that stops before its job
+   * ends (a shutdown, not a failure): the job is PENDING again, ready now,
+   * the interrupted attempt not counted and lastError kept; `token` is
+   * refused from then on. `token` must be the job's current, valid lease.
+   */
+  release(jobId: string, token: number): void {
+    this.#withJob(jobId, (core, slot, now) => core.release(slot, token, now));
+    this.#memory.signal.bump();
+  }
+
+  /**
+   * Returns once every change made so far, by any thread, is in the journal —
+   * also those that otherwise ride with the next commit (a lease, an extended
+   * lease, an eviction). A worker calls it after `poll` and before running
+   * the job, so that an attempt its process dies in is counted after a
+   * reopen. Without a journal, returns at once.
+   */
+  flush(): void {
+    this.#assertOpen();
+    if (this.#journal !== undefined) this.#makeDurable(this.#memory.commits.head());
+  }
+
   /** Heartbeat: the lease now lasts until now + leaseMillis. Returns the new leaseUntil. */
   extend(jobId: string, token: number, leaseMillis: number): number {
     checkLeaseMillis(leaseMillis);
@@ -371,7 +398,7 @@ export class JobQueue {
     if (link !== undefined) {
       clearTimeout(this.#commitTimer);
       // Everything noted so far, by any thread (also one since killed), is committed before the journal is let go.
-      this.#makeDurable(this.#memory.commits.head());
+      this.flush();
       if (link.owner) link.journal.release();
       link.journal.close();
     }

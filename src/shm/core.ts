@@ -237,6 +237,18 @@ export class QueueCore {
     return leaseUntil;
   }
 
+  /**
+   * Hands a lease back unfinished (its worker is shutting down): PENDING,
+   * ready at `now`, the attempt not counted, lastError kept. The token is
+   * refused from then on, as after any move off RUNNING.
+   */
+  release(slot: number, token: number, now: number): number {
+    const refused = this.checkLease(slot, token);
+    if (refused < 0) return refused;
+    this.#readyAgain(slot, this.#m.slots.get(slot, ATTEMPTS) - 1, COUNT_RUNNING, now);
+    return 0;
+  }
+
   cancel(slot: number): number {
     const { header, slots } = this.#m;
     if (slots.status(slot) !== PENDING) return Refusal.NotPending;
@@ -246,16 +258,21 @@ export class QueueCore {
   }
 
   retryDead(slot: number, now: number): number {
+    if (this.#m.slots.status(slot) !== DEAD) return Refusal.NotDead;
+    this.#readyAgain(slot, 0, COUNT_DEAD, now);
+    return 0;
+  }
+
+  /** Back to PENDING, ready at `now`, with `attempts`, from the status `fromCount` counts. */
+  #readyAgain(slot: number, attempts: number, fromCount: number, now: number): void {
     const { header, slots } = this.#m;
-    if (slots.status(slot) !== DEAD) return Refusal.NotDead;
     const word = this.#begin(slot);
-    slots.set(slot, ATTEMPTS, 0);
+    slots.set(slot, ATTEMPTS, attempts);
     slots.set(slot, RUN_AT, now);
     const next = this.#move(slot, word, PENDING);
-    header[COUNT_DEAD]!--;
+    header[fromCount]!--;
     header[COUNT_PENDING]!++;
     this.#enqueue(slot, next, now);
-    return 0;
   }
 
   /** The lease a poll just made on `slot`: only the fields a worker needs. */
