@@ -389,7 +389,8 @@ export class JobQueue {
         failure = error;
       }
       if (link.owner) link.journal.release();
-      failure ??= closeQuietly(link.journal);
+      const closing = closeQuietly(link.journal);
+      failure ??= closing;
     }
     this.#closed = true;
     if (failure !== undefined) throw failure;
