@@ -324,7 +324,7 @@ describe.skipIf(!canMount)('a journal on a full disk', () => {
     const path = join(dir, 'queue.db');
     const clock = new ManualClock(T0);
     const queue = open(path, clock);
-    fillDisk(dir, path, 256 * 1024);
+    fillDisk(dir, path, 768 * 1024);
     const go = new Int32Array(new SharedArrayBuffer(4));
     const threads = 4;
     const workers = Array.from({ length: threads }, (_, thread) =>

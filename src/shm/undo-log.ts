@@ -33,7 +33,8 @@ export class UndoLog {
 
   /** Starts a call's log: moves are recorded from `record()` on, after the call's catch-up (expiries). */
   reset(): void {
-    this.#moves = [];
+    // A new array only when there was something: most calls log nothing, and this runs on every call.
+    if (this.#moves.length > 0) this.#moves = [];
     this.#recording = false;
   }
 
