@@ -131,6 +131,15 @@ function fillDisk(dir: string, path: string, leave = 0): () => void {
   };
 }
 
+/** What a thread of journal-full-submitter.mjs reports. */
+interface Report {
+  acknowledged?: string[];
+  leased?: string[];
+  errors: { name: string; code: string }[];
+  refused?: string[];
+  closeError?: { code: string } | null;
+}
+
 /** The rejection itself, checked: class, code, and never a raw SqliteError. */
 function expectJournalError<E extends Error>(fn: () => unknown, cls: ErrorClass<E>, code: string): E {
   const error = expectErrorSync(fn, cls as never, code) as unknown as E;
@@ -297,6 +306,26 @@ describe.skipIf(!canMount)('a journal on a full disk', () => {
     expect(reopened.stats).toMatchObject({ pending: 2, running: 0, succeeded: 0 });
   });
 
+  it('carries a lease made on a full disk to the journal with the next commit that goes through', () => {
+    const dir = mountTmpfs();
+    const path = join(dir, 'queue.db');
+    const clock = new ManualClock(T0);
+    const queue = open(path, clock);
+    const warm = queue.submit('warm', 'up');
+    queue.complete(warm, mustPollSync(queue, warm).token);
+    const id = queue.submit('job', 'x');
+    const freeSpace = fillDisk(dir, path);
+    const lease = mustPollSync(queue, id); // lazy: no commit waited for
+    expectJournalError(() => queue.submit('job', 'refused'), JournalFullError, 'ERR_JOURNAL_FULL');
+    expect(journalRows(path).get(id)).toMatchObject({ status: 'PENDING', attempts: 0 });
+    freeSpace();
+    queue.submit('job', 'after');
+    // Read while the queue is open (WAL readers see every commit): the lease went with that submit.
+    expect(journalRows(path).get(id)).toMatchObject({ status: 'RUNNING', attempts: 1 });
+    queue.complete(id, lease.token);
+    expect(journalRows(path).get(id)).toMatchObject({ status: 'SUCCEEDED' });
+  });
+
   it('throws JournalFullError from a close whose last commit fails, yet releases the journal: a reopen in this process works', () => {
     const dir = mountTmpfs();
     const path = join(dir, 'queue.db');
@@ -319,59 +348,65 @@ describe.skipIf(!canMount)('a journal on a full disk', () => {
     expect([...journalRows(path).keys()]).toEqual([id, next]);
   });
 
-  it('keeps every acknowledged job and none of the refused ones while 4 threads submit as the disk fills', async () => {
+  it('keeps every acknowledged job and none of the refused ones while 3 threads submit as the disk fills, and a poller never leases a refused one', async () => {
     const dir = mountTmpfs();
     const path = join(dir, 'queue.db');
     const clock = new ManualClock(T0);
     const queue = open(path, clock);
+    // Tokens reserved now: the poller's leases need no write of their own.
+    const warm = queue.submit('warm', 'up', 9);
+    queue.complete(warm, mustPollSync(queue, warm).token);
     fillDisk(dir, path, 768 * 1024);
-    const go = new Int32Array(new SharedArrayBuffer(4));
-    const threads = 4;
-    const workers = Array.from({ length: threads }, (_, thread) =>
+    const go = new Int32Array(new SharedArrayBuffer(8));
+    const roles = ['poll', 'submit', 'submit', 'submit'];
+    const workers = roles.map((role, thread) =>
       new Worker(new URL('./fixtures/journal-full-submitter.mjs', import.meta.url), {
-        workerData: { handle: queue.share(), thread, go, refusals: 3, padding: KIB },
+        workerData: { handle: queue.share(), thread, go, refusals: 3, padding: KIB, role },
       }),
     );
-    const reports = workers.map(
-      (worker) =>
-        new Promise<{
-          acknowledged: string[]; errors: { name: string; code: string; message: string }[]; refused: string[]; closeError: { code: string } | null;
-        }>((resolve, reject) => {
-          worker.on('message', (message) => {
-            if (message.kind === 'done') resolve(message);
-          });
-          worker.once('error', reject);
-          worker.once('exit', (code) => reject(new Error(`submitter exited with ${code} before reporting`)));
-        }),
-    );
+    const reports = workers.map((worker) => new Promise<Report>((resolve, reject) => {
+      worker.on('message', (message) => {
+        if (message.kind === 'done') resolve(message);
+      });
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`thread exited with ${code} before reporting`)));
+    }));
     await withTimeout(
       Promise.all(workers.map((worker) => new Promise<void>((resolve) => worker.once('message', () => resolve())))),
       30_000,
-      'submitter threads starting',
+      'threads starting',
     );
-    Atomics.store(go, 0, 1);
     // Release every thread waiting for the start.
+    Atomics.store(go, 0, 1);
     Atomics.notify(go, 0);
-    const done = await withTimeout(Promise.all(reports), 120_000, 'submitter threads');
+    const submitters = await withTimeout(Promise.all(reports.slice(1)), 120_000, 'submitter threads');
+    Atomics.store(go, 1, 1);
+    const poller = await withTimeout(reports[0]!, 30_000, 'poller thread');
 
-    const acknowledged = done.flatMap((report) => report.acknowledged);
-    for (const report of done) {
-      expect(report.closeError === null || report.closeError.code === 'ERR_JOURNAL_FULL').toBe(true);
+    const acknowledged = submitters.flatMap((report) => report.acknowledged!);
+    for (const report of submitters) {
+      expect(report.closeError === null || report.closeError!.code === 'ERR_JOURNAL_FULL').toBe(true);
       expect(report.errors).toHaveLength(3);
       for (const error of report.errors) expect(error).toMatchObject({ name: 'JournalFullError', code: 'ERR_JOURNAL_FULL' });
     }
+    expect(poller.errors).toEqual([]);
     expect(new Set(acknowledged).size).toBe(acknowledged.length);
     expect(acknowledged.length).toBeGreaterThan(0);
-    expect(queue.stats()).toMatchObject({ pending: acknowledged.length, running: 0 });
-    const refusedPayloads = new Set(done.flatMap((report) => report.refused));
+    const ackedSet = new Set(acknowledged);
+    // A job is leasable only once its submit committed: never one whose submit was refused.
+    expect(poller.leased!.filter((id) => !ackedSet.has(id))).toEqual([]);
+    const stats = queue.stats();
+    expect(stats.pending + stats.running).toBe(acknowledged.length);
+    expect(stats.running).toBe(poller.leased!.length);
+    const refusedPayloads = new Set(submitters.flatMap((report) => report.refused!));
 
     execFileSync('rm', ['-f', join(dir, 'filler')]);
     close(queue);
     const rows = journalRows(path);
-    expect([...rows.keys()].sort()).toEqual([...acknowledged].sort());
+    expect([...rows.keys()].sort()).toEqual([warm, ...acknowledged].sort());
     for (const row of rows.values()) expect(refusedPayloads.has(row.payload)).toBe(false);
     const reopened = open(path, clock);
-    expect(reopened.stats()).toMatchObject({ pending: acknowledged.length });
+    expect(reopened.stats()).toMatchObject({ pending: acknowledged.length, succeeded: 1 });
   }, 180_000);
 });
 
