@@ -173,6 +173,23 @@ function journalRows(path: string): Map<string, { status: string; attempts: numb
   }
 }
 
+/** A fresh 3 MiB tmpfs, the journal path on it, and a clock at T0. */
+function onTmpfs(): { dir: string; path: string; clock: ManualClock } {
+  const dir = mountTmpfs();
+  return { dir, path: join(dir, 'queue.db'), clock: new ManualClock(T0) };
+}
+
+/**
+ * Leases and completes a warm-up job (priority 9), returning its id: the first
+ * lease reserves a block of tokens in the journal, so later polls need no
+ * write of their own.
+ */
+function reserveTokens(queue: JobQueue): string {
+  const warm = queue.submit('warm', 'up', 9);
+  queue.complete(warm, mustPollSync(queue, warm).token);
+  return warm;
+}
+
 /** Submits until the journal refuses one: returns the ids that were acknowledged and the refusal. */
 function submitUntilRefused(queue: JobQueue, limit = 5_000): { acknowledged: string[]; refusal: unknown } {
   const acknowledged: string[] = [];
@@ -190,13 +207,9 @@ function submitUntilRefused(queue: JobQueue, limit = 5_000): { acknowledged: str
 
 describe.skipIf(!canMount)('a journal on a full disk', () => {
   it('refuses a submit with JournalFullError and leaves queue and journal as if it never ran; free space and it goes on', () => {
-    const dir = mountTmpfs();
-    const path = join(dir, 'queue.db');
-    const clock = new ManualClock(T0);
+    const { dir, path, clock } = onTmpfs();
     let queue = open(path, clock);
-    // A first lease reserves a block of tokens in the journal: later polls need no write.
-    const warm = queue.submit('warm', 'up', 9);
-    queue.complete(warm, mustPollSync(queue, warm).token);
+    const warm = reserveTokens(queue);
     const before = [queue.submit('keep', 'a', 5), queue.submit('keep', 'b', 1)];
     const freeSpace = fillDisk(dir, path, 64 * 1024);
 
@@ -234,9 +247,7 @@ describe.skipIf(!canMount)('a journal on a full disk', () => {
   });
 
   it('refuses complete, fail, cancel and retryDead with JournalFullError, each leaving every job as it was, in memory and after a reopen', () => {
-    const dir = mountTmpfs();
-    const path = join(dir, 'queue.db');
-    const clock = new ManualClock(T0);
+    const { dir, path, clock } = onTmpfs();
     let queue = open(path, clock);
     const [a, b, c, d] = [['a', 10], ['b', 9], ['c', 1], ['d', 8]].map(([payload, priority]) => queue.submit('job', payload as string, priority as number));
     const leaseA = mustPollSync(queue, a);
@@ -284,9 +295,7 @@ describe.skipIf(!canMount)('a journal on a full disk', () => {
   });
 
   it('reopens after a refused call with exactly what the queue held (the undo reached the journal too)', () => {
-    const dir = mountTmpfs();
-    const path = join(dir, 'queue.db');
-    const clock = new ManualClock(T0);
+    const { dir, path, clock } = onTmpfs();
     let queue = open(path, clock);
     const id = queue.submit('job', 'x');
     const lease = mustPollSync(queue, id);
@@ -307,12 +316,9 @@ describe.skipIf(!canMount)('a journal on a full disk', () => {
   });
 
   it('carries a lease made on a full disk to the journal with the next commit that goes through', () => {
-    const dir = mountTmpfs();
-    const path = join(dir, 'queue.db');
-    const clock = new ManualClock(T0);
+    const { dir, path, clock } = onTmpfs();
     const queue = open(path, clock);
-    const warm = queue.submit('warm', 'up');
-    queue.complete(warm, mustPollSync(queue, warm).token);
+    reserveTokens(queue);
     const id = queue.submit('job', 'x');
     const freeSpace = fillDisk(dir, path);
     const lease = mustPollSync(queue, id); // lazy: no commit waited for
@@ -327,9 +333,7 @@ describe.skipIf(!canMount)('a journal on a full disk', () => {
   });
 
   it('throws JournalFullError from a close whose last commit fails, yet releases the journal: a reopen in this process works', () => {
-    const dir = mountTmpfs();
-    const path = join(dir, 'queue.db');
-    const clock = new ManualClock(T0);
+    const { dir, path, clock } = onTmpfs();
     let queue = open(path, clock);
     const id = queue.submit('job', 'x');
     mustPollSync(queue, id); // a lease: committed lazily, so still to commit at close
@@ -349,13 +353,9 @@ describe.skipIf(!canMount)('a journal on a full disk', () => {
   });
 
   it('keeps every acknowledged job and none of the refused ones while 3 threads submit as the disk fills, and a poller never leases a refused one', async () => {
-    const dir = mountTmpfs();
-    const path = join(dir, 'queue.db');
-    const clock = new ManualClock(T0);
+    const { dir, path, clock } = onTmpfs();
     const queue = open(path, clock);
-    // Tokens reserved now: the poller's leases need no write of their own.
-    const warm = queue.submit('warm', 'up', 9);
-    queue.complete(warm, mustPollSync(queue, warm).token);
+    const warm = reserveTokens(queue);
     fillDisk(dir, path, 768 * 1024);
     const go = new Int32Array(new SharedArrayBuffer(8));
     const roles = ['poll', 'submit', 'submit', 'submit'];
@@ -457,9 +457,7 @@ describe.skipIf(!canMount)('a journal whose file system fails', () => {
   });
 
   it('refuses to open a journal on a read-only mount with JournalReadOnlyError, not as a damaged file', () => {
-    const dir = mountTmpfs();
-    const path = join(dir, 'queue.db');
-    const clock = new ManualClock(T0);
+    const { dir, path, clock } = onTmpfs();
     const queue = open(path, clock);
     queue.submit('job', 'x');
     close(queue);
