@@ -492,9 +492,10 @@ export class JobQueue {
     for (;;) {
       const seen = this.#now();
       const repair = lock.acquire();
+      let now = seen;
       try {
-        const now = core.prepare(seen, repair, () => this.#now());
         try {
+          now = core.prepare(seen, repair, () => this.#now());
           return op(core, now);
         } catch (error) {
           // A commit under the lock failed (a full commit ring, a token reservation): undo the call's moves so far.

@@ -332,6 +332,46 @@ describe.skipIf(!canMount)('a journal on a full disk', () => {
     expect(journalRows(path).get(id)).toMatchObject({ status: 'SUCCEEDED' });
   });
 
+  it('stays unchanged through many refused calls, also once the commit ring fills and commits under the lock', () => {
+    const { dir, path, clock } = onTmpfs();
+    // Capacity 8: a commit ring of 32 entries, which the notes of refused calls and lazy heartbeats fill soon.
+    let queue = open(path, clock, { capacity: 8 });
+    reserveTokens(queue);
+    const id = queue.submit('job', 'x');
+    const lease = mustPollSync(queue, id, 60_000);
+    queue.submit('job', 'y');
+    const ids = [id, 'J3', 'J4'];
+    const freeSpace = fillDisk(dir, path);
+    let leaseUntil = lease.leaseUntil;
+    let refusedHeartbeats = 0;
+    for (let round = 0; round < 100; round++) {
+      expectJournalError(() => queue.submit('job', `refused ${round}`), JournalFullError, 'ERR_JOURNAL_FULL');
+      expectJournalError(() => queue.fail(id, lease.token, 'no'), JournalFullError, 'ERR_JOURNAL_FULL');
+      clock.advance(1);
+      // A heartbeat is lazy: it goes through until the ring is full, then is refused like the rest.
+      try {
+        leaseUntil = queue.extend(id, lease.token, 60_000);
+      } catch (error) {
+        expect(error).toBeInstanceOf(JournalFullError);
+        refusedHeartbeats++;
+      }
+      expect(queue.view(id)).toMatchObject({ status: 'RUNNING', attempts: 1, leaseUntil, lastError: null });
+      expect(queue.stats()).toMatchObject({ pending: 1, running: 1, succeeded: 1 });
+    }
+    expect(refusedHeartbeats).toBeGreaterThan(0);
+    expectJournalError(() => queue.submitMany([{ type: 'a', payload: '1' }]), JournalFullError, 'ERR_JOURNAL_FULL');
+    const held = snapshot(queue, ids);
+    freeSpace();
+    queue.complete(id, lease.token);
+    const next = queue.submit('job', 'after');
+    close(queue);
+    queue = open(path, clock, { capacity: 8 });
+    expect(queue.view(id)).toMatchObject({ status: 'SUCCEEDED' });
+    expect(queue.view('J3')).toEqual(held.views.J3);
+    expect(queue.view(next)).toMatchObject({ status: 'PENDING', payload: 'after' });
+    expect(queue.stats()).toMatchObject({ pending: 2, running: 0, succeeded: 2 });
+  });
+
   it('throws JournalFullError from a close whose last commit fails, yet releases the journal: a reopen in this process works', () => {
     const { dir, path, clock } = onTmpfs();
     let queue = open(path, clock);

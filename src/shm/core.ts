@@ -622,10 +622,14 @@ export class QueueCore {
    * arena's chains): O(capacity), on a failure only.
    *
    * A move whose slot no longer holds its word is left alone (only a
-   * presumed-dead holder's repairs can have moved a frozen job).
+   * presumed-dead holder's repairs can have moved a frozen job). Also run
+   * after a failure under the lock with no moves to undo, for its rebuild
+   * (the failure may have cut a call short between its hints).
    */
   rollBack(moves: readonly UndoneMove[], now: number): void {
     const { slots } = this.#m;
+    // A move the failure interrupted was only staged: nothing of it is published.
+    slots.abandon();
     for (const move of moves) {
       if (slots.word(move.slot) !== move.to) continue;
       this.#note(slots.get(move.slot, JOB_NUM), COMMIT_MOVED, LAZY);
