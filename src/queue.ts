@@ -264,7 +264,26 @@ export class JobQueue {
   /** Leases the best ready job to `workerId` until now + leaseMillis, or returns undefined if none is ready. */
   poll(workerId: string, leaseMillis: number): Lease | undefined {
     this.#checkPoll(workerId, leaseMillis);
+    const lease = this.#locked((core, now) => this.#leaseBest(core, workerId, leaseMillis, now));
+    if (lease !== undefined || !this.#core.skippedFrozen() || !this.#helpCommit()) return lease;
     return this.#locked((core, now) => this.#leaseBest(core, workerId, leaseMillis, now));
+  }
+
+  /**
+   * For a poll that found only jobs frozen by commits in flight (see AWAITED
+   * in layout.ts): commits everything noted so far, so that a frozen job whose
+   * caller died waiting never stays frozen (usually it only joins the commit
+   * its caller is making). False if that commit failed: then those jobs are
+   * being undone, and the poll has nothing to lease.
+   */
+  #helpCommit(): boolean {
+    try {
+      this.#makeDurable(this.#memory.commits.head());
+      return true;
+    } catch (error) {
+      if (error instanceof JournalWriteError) return false;
+      throw error;
+    }
   }
 
   /** A poll's checks, before anything changes; then the work signal as the poll starts. */
@@ -292,10 +311,12 @@ export class JobQueue {
    */
   completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number): Lease | undefined {
     this.#checkPoll(workerId, leaseMillis);
-    return this.#withJob(jobId, (core, slot, now): Lease | number | undefined => {
+    const lease = this.#withJob(jobId, (core, slot, now): Lease | number | undefined => {
       const refused = core.complete(slot, token);
       return refused < 0 ? refused : this.#leaseBest(core, workerId, leaseMillis, now);
     }) as Lease | undefined;
+    // The complete's commit took the frozen jobs' moves along: they can be leased now.
+    return lease === undefined && this.#core.skippedFrozen() ? this.poll(workerId, leaseMillis) : lease;
   }
 
   /**
@@ -505,6 +526,8 @@ export class JobQueue {
       } catch (error) {
         // Our lock was taken over mid-call (we were presumed dead): the move did not happen; start again.
         if (!(error instanceof LockLost)) throw error;
+        // Nor may its staged edits show through this thread's reads on the retry.
+        this.#memory.slots.abandon();
       } finally {
         lock.release();
       }

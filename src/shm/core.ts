@@ -69,6 +69,8 @@ export class QueueCore {
   readonly #undo = new UndoLog();
   /** The ticket the last AWAITS_COMMIT waits for. */
   #awaitedTicket = 0;
+  /** Whether the last poll passed over jobs frozen by commits in flight. */
+  #skippedFrozen = false;
 
   constructor(memory: QueueMemory, policy: RetryPolicy, log?: MoveLog) {
     this.#m = memory;
@@ -175,6 +177,7 @@ export class QueueCore {
     if (ready.size > 0) this.#reserveToken();
     let frozen: number[] | undefined;
     let leased = -1;
+    this.#skippedFrozen = false;
     while (ready.size > 0) {
       const slot = ready.top(ENTRY_SLOT);
       const word = ready.top(ENTRY_WORD);
@@ -203,6 +206,7 @@ export class QueueCore {
       leased = slot;
       break;
     }
+    this.#skippedFrozen = frozen !== undefined;
     for (let at = 0; frozen !== undefined && at < frozen.length; at += ENTRY_FIELDS) {
       this.#push(ready, frozen[at + ENTRY_K1]!, frozen[at + ENTRY_K2]!, frozen[at + ENTRY_K3]!, frozen[at + ENTRY_SLOT]!, frozen[at + ENTRY_WORD]!);
     }
@@ -600,6 +604,11 @@ export class QueueCore {
   #awaitCommitOf(slot: number): number {
     this.#awaitedTicket = ticketOfMark(this.#m.slots.get(slot, AWAITED));
     return AWAITS_COMMIT;
+  }
+
+  /** Whether the last poll passed over jobs frozen by commits in flight (see AWAITED in layout.ts). */
+  skippedFrozen(): boolean {
+    return this.#skippedFrozen;
   }
 
   /** The commit the last AWAITS_COMMIT waits for. */
