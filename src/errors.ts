@@ -12,6 +12,10 @@ export type ErrorCode =
   | 'ERR_QUEUE_FULL'
   | 'ERR_JOURNAL_BUSY'
   | 'ERR_JOURNAL_CORRUPT'
+  | 'ERR_JOURNAL_WRITE'
+  | 'ERR_JOURNAL_FULL'
+  | 'ERR_JOURNAL_READONLY'
+  | 'ERR_JOURNAL_IO'
   | 'ERR_BACKEND_UNAVAILABLE';
 
 export class JobQueueError extends Error {
@@ -121,6 +125,40 @@ export class JournalCorruptError extends JobQueueError {
   constructor(message: string, options?: ErrorOptions) {
     super('ERR_JOURNAL_CORRUPT', message);
     if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
+
+/**
+ * The journal could not be written (or read): SQLite failed. The call that
+ * threw it changed nothing, in memory or in the journal; the queue works
+ * again once the journal does. `cause` holds SQLite's own error. This class is
+ * the catch-all; the common causes have subclasses of their own.
+ */
+export class JournalWriteError extends JobQueueError {
+  constructor(message: string, options?: ErrorOptions, code: ErrorCode = 'ERR_JOURNAL_WRITE') {
+    super(code, message);
+    if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
+
+/** The journal's disk is full (SQLITE_FULL): free space, and the next call goes through. */
+export class JournalFullError extends JournalWriteError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options, 'ERR_JOURNAL_FULL');
+  }
+}
+
+/** The journal cannot be written: its file, directory or file system is read-only (SQLITE_READONLY*). */
+export class JournalReadOnlyError extends JournalWriteError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options, 'ERR_JOURNAL_READONLY');
+  }
+}
+
+/** The operating system reported an I/O error on the journal's files (SQLITE_IOERR*). */
+export class JournalIOError extends JournalWriteError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options, 'ERR_JOURNAL_IO');
   }
 }
 

@@ -1,12 +1,13 @@
 import { clockFromShare, shareClock, type SharedClock, type TimeSource } from './clock.js';
 import {
-  IllegalStateError, InvalidArgumentError, QueueFullError, describe, refusalError,
+  IllegalStateError, InvalidArgumentError, JournalWriteError, QueueFullError, describe, refusalError,
 } from './errors.js';
 import { fillOptions, type FilledOptions, type JobQueueOptions } from './options.js';
 import { policyFromShare, sharePolicy, type RetryPolicy, type SharedPolicy } from './policy.js';
 import { Journal, type Synchronous } from './journal/journal.js';
 import { Arena } from './shm/arena.js';
-import { LockLost, NAME_OF_STATUS, QueueCore, type JobRecord } from './shm/core.js';
+import { AWAITS_COMMIT, LockLost, NAME_OF_STATUS, QueueCore, type JobRecord } from './shm/core.js';
+import type { UndoneMove } from './shm/undo-log.js';
 import type { LoggedJob } from './shm/movelog.js';
 import { BUFFER_NAMES, bufferBytes, type QueueBuffers } from './shm/layout.js';
 import { QueueMemory } from './shm/memory.js';
@@ -113,8 +114,14 @@ export class JobQueue {
    * with the next commit, within milliseconds. Commits are grouped: one thread
    * at a time writes every thread's changes in one transaction, outside the
    * queue lock, so a burst from many threads costs one commit, not one each.
-   * A job is visible to other threads a moment before its submit has
-   * committed; a crash in that moment forgets it, but its submit never returned.
+   * A job can be seen (`view`, `stats`) a moment before its submit has
+   * committed, but no thread can lease, cancel or retry it before: a crash in
+   * that moment forgets it, and its submit never returned.
+   *
+   * A commit that fails (disk full, read-only, I/O error) throws a
+   * JournalWriteError subclass from every call that was waiting for it, and
+   * each of those calls is undone: the queue and the journal are as if it
+   * never ran. Once the disk works again, so does the queue.
    *
    * One process owns a journal at a time: another gets JournalBusyError; a
    * file that is not a journal gets JournalCorruptError and is left untouched.
@@ -136,7 +143,7 @@ export class JobQueue {
       return queue;
     } catch (error) {
       if (link.owner) journal.release();
-      journal.close();
+      closeQuietly(journal);
       throw error;
     }
   }
@@ -261,7 +268,26 @@ export class JobQueue {
   /** Leases the best ready job to `workerId` until now + leaseMillis, or returns undefined if none is ready. */
   poll(workerId: string, leaseMillis: number): Lease | undefined {
     this.#checkPoll(workerId, leaseMillis);
+    const lease = this.#locked((core, now) => this.#leaseBest(core, workerId, leaseMillis, now));
+    if (lease !== undefined || !this.#core.skippedFrozen() || !this.#helpCommit()) return lease;
     return this.#locked((core, now) => this.#leaseBest(core, workerId, leaseMillis, now));
+  }
+
+  /**
+   * For a poll that found only jobs frozen by commits in flight (see AWAITED
+   * in layout.ts): commits everything noted so far, so that a frozen job whose
+   * caller died waiting never stays frozen (usually it only joins the commit
+   * its caller is making). False if that commit failed: then those jobs are
+   * being undone, and the poll has nothing to lease.
+   */
+  #helpCommit(): boolean {
+    try {
+      this.#makeDurable(this.#memory.commits.head());
+      return true;
+    } catch (error) {
+      if (error instanceof JournalWriteError) return false;
+      throw error;
+    }
   }
 
   /** A poll's checks, before anything changes; then the work signal as the poll starts. */
@@ -289,10 +315,12 @@ export class JobQueue {
    */
   completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number): Lease | undefined {
     this.#checkPoll(workerId, leaseMillis);
-    return this.#withJob(jobId, (core, slot, now): Lease | number | undefined => {
+    const lease = this.#withJob(jobId, (core, slot, now): Lease | number | undefined => {
       const refused = core.complete(slot, token);
       return refused < 0 ? refused : this.#leaseBest(core, workerId, leaseMillis, now);
     }) as Lease | undefined;
+    // The complete's commit took the frozen jobs' moves along: they can be leased now.
+    return lease === undefined && this.#core.skippedFrozen() ? this.poll(workerId, leaseMillis) : lease;
   }
 
   /**
@@ -389,20 +417,31 @@ export class JobQueue {
 
   /**
    * Closes this thread's view of the queue; other threads' views stay open.
-   * With a journal, closes this thread's connection, and the owner's close
-   * releases the journal for another process.
+   * With a journal, commits what is still to commit, closes this thread's
+   * connection, and the owner's close releases the journal for another
+   * process (or another open in this thread). If that last commit fails, the
+   * queue is closed and released all the same, and close throws the
+   * JournalWriteError: what it could not commit (at most the leases,
+   * extensions and evictions of the last milliseconds) is not in the journal.
    */
   close(): void {
     if (this.#closed) return;
     const link = this.#journal;
+    let failure: unknown;
     if (link !== undefined) {
       clearTimeout(this.#commitTimer);
-      // Everything noted so far, by any thread (also one since killed), is committed before the journal is let go.
-      this.flush();
+      try {
+        // Everything noted so far, by any thread (also one since killed), is committed before the journal is let go.
+        this.flush();
+      } catch (error) {
+        failure = error;
+      }
       if (link.owner) link.journal.release();
-      link.journal.close();
+      const closing = closeQuietly(link.journal);
+      failure ??= closing;
     }
     this.#closed = true;
+    if (failure !== undefined) throw failure;
   }
 
   // ── plumbing ───────────────────────────────────────────────────────────
@@ -426,7 +465,7 @@ export class JobQueue {
       const ticket = core.noted();
       if (ticket !== undefined) {
         // A refused call changed nothing of its own; what it brought up to now (an expiry) goes with the next commit.
-        if (done && core.mustCommit()) this.#makeDurable(ticket);
+        if (done && core.mustCommit()) this.#makeDurable(ticket, core.takeUndo());
         else this.#commitSoon(ticket);
       }
     }
@@ -437,8 +476,15 @@ export class JobQueue {
    * One thread at a time leads, writing every change noted so far by any
    * thread in one transaction; the others wait for it, and most find their
    * ticket committed when their turn comes.
+   *
+   * A write that fails throws a JournalWriteError, and the leader first
+   * undoes `undo` (the moves of its own call, see UndoLog). A thread waiting
+   * for that failed commit leads next, writes again, and, if that fails too,
+   * undoes its own: so every call whose changes were in a failed transaction
+   * throws, and is undone, by its own thread. The undo runs under the
+   * leader's lock, so that no other leader can write the moves it takes back.
    */
-  #makeDurable(ticket: number): void {
+  #makeDurable(ticket: number, undo: readonly UndoneMove[] = []): void {
     const commits = this.#memory.commits;
     const since = performance.now();
     while (!commits.isDurable(ticket)) {
@@ -451,13 +497,26 @@ export class JobQueue {
       try {
         if (commits.isDurable(ticket)) break;
         const { writes, upTo } = this.#underLock((core) => core.pendingWrites());
-        // Outside the queue lock: other threads go on working while the journal writes.
-        this.#journal!.journal.write(writes);
+        try {
+          // Outside the queue lock: other threads go on working while the journal writes.
+          this.#journal!.journal.write(writes);
+        } catch (error) {
+          if (error instanceof JournalWriteError) this.#rollBack(undo);
+          throw error;
+        }
         commits.publish(upTo);
       } finally {
         commits.leader.release();
       }
     }
+  }
+
+  /** Undoes a call's own moves (see QueueCore#rollBack); the next commit takes the undo to the journal. */
+  #rollBack(moves: readonly UndoneMove[]): void {
+    if (moves.length === 0) return;
+    this.#underLock((core, now) => core.rollBack(moves, now));
+    const ticket = this.#core.noted();
+    if (ticket !== undefined) this.#commitSoon(ticket);
   }
 
   #commitSoon(ticket: number): void {
@@ -481,12 +540,21 @@ export class JobQueue {
     for (;;) {
       const seen = this.#now();
       const repair = lock.acquire();
+      let now = seen;
       try {
-        const now = core.prepare(seen, repair, () => this.#now());
-        return op(core, now);
+        try {
+          now = core.prepare(seen, repair, () => this.#now());
+          return op(core, now);
+        } catch (error) {
+          // A commit under the lock failed (a full commit ring, a token reservation): undo the call's moves so far.
+          if (error instanceof JournalWriteError) undoUnderLock(core, now);
+          throw error;
+        }
       } catch (error) {
         // Our lock was taken over mid-call (we were presumed dead): the move did not happen; start again.
         if (!(error instanceof LockLost)) throw error;
+        // Nor may its staged edits show through this thread's reads on the retry.
+        this.#memory.slots.abandon();
       } finally {
         lock.release();
       }
@@ -501,13 +569,19 @@ export class JobQueue {
    */
   #withJob<T>(jobId: string, op: (core: QueueCore, slot: number, now: number) => T): T {
     const jobNum = parseJobId(jobId);
-    return this.#locked((core, now) => {
-      const slot = core.find(jobNum);
-      if (slot < 0) throw refusalError(slot, jobId, this.#options.capacity);
-      const result = op(core, slot, now);
-      if (typeof result === 'number' && result < 0) throw refusalError(result, jobId, this.#options.capacity);
-      return result;
-    });
+    for (;;) {
+      const result = this.#locked((core, now): T | typeof AWAITS_COMMIT => {
+        const slot = core.find(jobNum);
+        if (slot < 0) throw refusalError(slot, jobId, this.#options.capacity);
+        const result = op(core, slot, now);
+        if (result === AWAITS_COMMIT) return AWAITS_COMMIT;
+        if (typeof result === 'number' && result < 0) throw refusalError(result, jobId, this.#options.capacity);
+        return result;
+      });
+      if (result !== AWAITS_COMMIT) return result;
+      // The job is frozen by another call's commit in flight: once that is through (or undone), look again.
+      this.#makeDurable(this.#core.awaitedTicket());
+    }
   }
 
   #now(): number {
@@ -516,6 +590,31 @@ export class JobQueue {
 
   #assertOpen(): void {
     if (this.#closed) throw new IllegalStateError('This queue was closed');
+  }
+}
+
+/**
+ * Undoes the current call's moves inside its own lock hold, and rebuilds the
+ * hints it may have left half-updated. Taken for dead meanwhile (LockLost),
+ * the taker has rebuilt from the slots, and what is not undone yet stays
+ * frozen until the next commit that succeeds: the journal error is still the
+ * one to report.
+ */
+function undoUnderLock(core: QueueCore, now: number): void {
+  try {
+    core.rollBack(core.takeUndo(), now);
+  } catch (error) {
+    if (!(error instanceof LockLost)) throw error;
+  }
+}
+
+/** Closes a connection; returns the error instead of throwing it (the caller has a better one to report first). */
+function closeQuietly(journal: Journal): unknown {
+  try {
+    journal.close();
+    return undefined;
+  } catch (error) {
+    return error;
   }
 }
 

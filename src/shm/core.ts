@@ -3,8 +3,8 @@ import type { RetryPolicy } from '../policy.js';
 import { JobStatus, type Lease, type QueueStats } from '../types.js';
 import { Arena } from './arena.js';
 import {
-  ATTEMPTS, CANCELLED, COMMIT_EVICTED, COMMIT_MOVED, COMMIT_SUBMITTED, COUNT_CANCELLED, COUNT_DEAD, COUNT_DELAYED, COUNT_PENDING, COUNT_RUNNING, COUNT_SUCCEEDED,
-  DATA_REF, DEAD, ENTRY_K1, ENTRY_SLOT, ENTRY_WORD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED,
+  ATTEMPTS, AWAITED, CANCELLED, COMMIT_EVICTED, COMMIT_MOVED, COMMIT_SUBMITTED, COUNT_CANCELLED, COUNT_DEAD, COUNT_DELAYED, COUNT_PENDING, COUNT_RUNNING, COUNT_SUCCEEDED,
+  DATA_REF, DEAD, ENTRY_FIELDS, ENTRY_K1, ENTRY_K2, ENTRY_K3, ENTRY_SLOT, ENTRY_WORD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED,
   ERROR_LEASE_EXPIRED, ERROR_NONE, ERROR_REF, FINISHED_CHUNKS, FINISHED_HEAD, FINISHED_TAIL, FINISH_SEQ, FINISH_SEQ_LAST, FREE, FREE_SLOT_COUNT, JOB_NUM, JOB_SEQ,
   LAST_NOW, LEASE_UNTIL, PAYLOAD_BYTES, PENDING, PRIORITY, REBUILDS, RING_FIELDS, RING_SLOT, RING_WORD, RUNNING,
   MOVES, RUN_AT, SLOT_HIGH_WATER, SUCCEEDED, TOKEN, TOKEN_RESERVED, TOKEN_SEQ, TYPE_BYTES, WHERE, WHERE_DELAYED, WHERE_NONE, WHERE_READY, WORKER,
@@ -12,11 +12,19 @@ import {
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import type { JournalWrites, LoggedJob, LoggedMove, MoveLog, Sequences } from './movelog.js';
-import type { CommitKind } from './commits.js';
+import { markOf, ticketOfMark, type CommitKind } from './commits.js';
 import type { SharedHeap } from './heap.js';
+import { UndoLog, recordCopy, type UndoneMove } from './undo-log.js';
 
 /** Thrown when a commit finds our lock taken over: the caller retries the whole operation. */
 export class LockLost extends Error {}
+
+/**
+ * What cancel and retryDead return for a job frozen by another call's commit
+ * in flight (see AWAITED in layout.ts): the caller waits for `awaitedTicket()`
+ * to be durable, then tries again. Not a Refusal: it never reaches a user.
+ */
+export const AWAITS_COMMIT = -100;
 
 const CANNED_ERRORS = new Map<number, string>([
   [ERROR_LEASE_EXPIRED, 'lease expired'],
@@ -57,6 +65,12 @@ export class QueueCore {
   #ticket: number | undefined;
   /** Whether the current call noted a change that must be committed before it returns. */
   #mustCommit = false;
+  /** The current call's own durable moves, to undo if their commit fails (with a journal). */
+  readonly #undo = new UndoLog();
+  /** The ticket the last AWAITS_COMMIT waits for. */
+  #awaitedTicket = 0;
+  /** Whether the last poll passed over jobs frozen by commits in flight. */
+  #skippedFrozen = false;
 
   constructor(memory: QueueMemory, policy: RetryPolicy, log?: MoveLog) {
     this.#m = memory;
@@ -86,6 +100,7 @@ export class QueueCore {
     this.#assertHeld();
     this.#ticket = undefined;
     this.#mustCommit = false;
+    this.#undo.reset();
     header[LAST_NOW] = now;
     while (leases.size > 0) {
       const slot = leases.top(ENTRY_SLOT);
@@ -105,6 +120,7 @@ export class QueueCore {
       header[COUNT_DELAYED]!--;
       this.#pushReady(slot, word);
     }
+    if (this.#log !== undefined) this.#undo.record();
     return now;
   }
 
@@ -117,8 +133,9 @@ export class QueueCore {
       lastError: null, token: 0, leaseUntil: 0, finishSeq: 0, workerId: null, moves: 1,
     };
     header[JOB_SEQ] = job.num;
-    this.#note(job.num, COMMIT_SUBMITTED);
-    const { slot, word } = this.#place(job, typeBytes, payloadBytes);
+    const ticket = this.#note(job.num, COMMIT_SUBMITTED);
+    const { slot, word } = this.#place(job, typeBytes, payloadBytes, this.#undoable() ? markOf(ticket) : 0);
+    if (this.#undoable()) this.#undo.add({ slot, status: FREE, to: word, record: null, lastError: null });
     header[COUNT_PENDING]!++;
     this.#enqueue(slot, word, now);
     return job.num;
@@ -156,14 +173,25 @@ export class QueueCore {
   /** Leases the best ready job to `workerId`; returns its slot, or -1 if nothing is ready. */
   poll(workerId: string, leaseMillis: number, now: number): number {
     const { header, slots, ready, leases } = this.#m;
+    // Reserved before any entry is taken off the heap: a journal that refuses the reservation leaves the queue as it was.
+    if (ready.size > 0) this.#reserveToken();
+    let frozen: number[] | undefined;
+    let leased = -1;
+    this.#skippedFrozen = false;
     while (ready.size > 0) {
       const slot = ready.top(ENTRY_SLOT);
       const word = ready.top(ENTRY_WORD);
+      if (slots.word(slot) === word && this.#frozen(slot)) {
+        // Its submit (or retry) is still committing: put back after the poll, in the same place.
+        (frozen ??= []).push(ready.top(ENTRY_K1), ready.top(ENTRY_K2), ready.top(ENTRY_K3), slot, word);
+        ready.pop();
+        continue;
+      }
       ready.pop();
       // Stale entry: the job was cancelled, or moved on since it was queued.
       if (slots.word(slot) !== word) continue;
       this.#begin(slot);
-      const token = this.#nextToken();
+      const token = ++header[TOKEN_SEQ]!;
       const leaseUntil = now + leaseMillis;
       slots.set(slot, ATTEMPTS, slots.get(slot, ATTEMPTS) + 1);
       slots.set(slot, TOKEN, token);
@@ -175,9 +203,14 @@ export class QueueCore {
       header[COUNT_PENDING]!--;
       header[COUNT_RUNNING]!++;
       this.#push(leases, leaseUntil, token, 0, slot, next);
-      return slot;
+      leased = slot;
+      break;
     }
-    return -1;
+    this.#skippedFrozen = frozen !== undefined;
+    for (let at = 0; frozen !== undefined && at < frozen.length; at += ENTRY_FIELDS) {
+      this.#push(ready, frozen[at + ENTRY_K1]!, frozen[at + ENTRY_K2]!, frozen[at + ENTRY_K3]!, frozen[at + ENTRY_SLOT]!, frozen[at + ENTRY_WORD]!);
+    }
+    return leased;
   }
 
   /** The slot of job number `n`, or a Refusal. */
@@ -252,6 +285,7 @@ export class QueueCore {
   cancel(slot: number): number {
     const { header, slots } = this.#m;
     if (slots.status(slot) !== PENDING) return Refusal.NotPending;
+    if (this.#frozen(slot)) return this.#awaitCommitOf(slot);
     if (slots.get(slot, WHERE) === WHERE_DELAYED) header[COUNT_DELAYED]!--;
     this.#finish(slot, CANCELLED, COUNT_PENDING, COUNT_CANCELLED);
     return 0;
@@ -259,6 +293,7 @@ export class QueueCore {
 
   retryDead(slot: number, now: number): number {
     if (this.#m.slots.status(slot) !== DEAD) return Refusal.NotDead;
+    if (this.#frozen(slot)) return this.#awaitCommitOf(slot);
     this.#readyAgain(slot, 0, COUNT_DEAD, now);
     return 0;
   }
@@ -384,8 +419,8 @@ export class QueueCore {
 
   // ── moves ──────────────────────────────────────────────────────────────
 
-  /** A new job in a free slot, in the job's status; hints (counters, heaps) are the caller's. */
-  #place(job: LoggedJob, typeBytes: number, payloadBytes: number): { slot: number; word: number } {
+  /** A new job in a free slot, in the job's status, with an AWAITED mark (or 0); hints (counters, heaps) are the caller's. */
+  #place(job: LoggedJob, typeBytes: number, payloadBytes: number, awaited = 0): { slot: number; word: number } {
     const { slots, arena, jobMap, workerNames } = this.#m;
     const errorRef = job.lastError === null ? ERROR_NONE : this.#storeError(job.lastError);
     const slot = this.#takeSlot();
@@ -407,20 +442,23 @@ export class QueueCore {
     slots.set(slot, WHERE, WHERE_NONE);
     slots.set(slot, WORKER, job.workerId === null ? 0 : workerNames.numberOf(job.workerId));
     slots.set(slot, MOVES, job.moves - 1); // the commit counts this move
+    slots.set(slot, AWAITED, awaited);
     const next = this.#commit(slot, word, STATUS_OF_NAME[job.status]);
     jobMap.set(job.num, slot);
     return { slot, word: next };
   }
 
-  /** A new token; with a journal, tokens are reserved there in blocks first, so none repeats after a crash. */
-  #nextToken(): number {
+  /**
+   * With a journal, makes sure the next token is reserved there: tokens are
+   * reserved in blocks, so none repeats after a crash. Counted as reserved
+   * only once the journal has it.
+   */
+  #reserveToken(): void {
     const { header } = this.#m;
-    const token = ++header[TOKEN_SEQ]!;
-    if (this.#log !== undefined && token > header[TOKEN_RESERVED]!) {
-      header[TOKEN_RESERVED] = token + TOKEN_BLOCK;
-      this.#log.reserve({ jobSeq: header[JOB_SEQ]!, tokenSeq: header[TOKEN_RESERVED]! });
-    }
-    return token;
+    if (this.#log === undefined || header[TOKEN_SEQ]! < header[TOKEN_RESERVED]!) return;
+    const reserved = header[TOKEN_SEQ]! + 1 + TOKEN_BLOCK;
+    this.#log.reserve({ jobSeq: header[JOB_SEQ]!, tokenSeq: reserved });
+    header[TOKEN_RESERVED] = reserved;
   }
 
   // ── journal ──────────────────────────────────────────────────────────
@@ -450,12 +488,13 @@ export class QueueCore {
    * read under the lock. A full ring is committed here, under the lock: rare,
    * as every durable call commits the ring soon after.
    */
-  #note(jobNum: number, kind: CommitKind, lazy = false): void {
-    if (this.#log === undefined) return;
+  #note(jobNum: number, kind: CommitKind, lazy = false): number {
+    if (this.#log === undefined) return 0;
     const commits = this.#m.commits;
     if (commits.room() < 1) this.#commitNotes();
     this.#ticket = commits.note(jobNum, kind);
     if (!lazy) this.#mustCommit = true;
+    return this.#ticket;
   }
 
   /**
@@ -471,12 +510,12 @@ export class QueueCore {
     });
     const writes: JournalWrites = { inserts: [], updates: [], evictions: [] };
     for (const [jobNum, flags] of flagsOf) {
-      if ((flags & GONE) !== 0) {
+      const slot = (flags & GONE) !== 0 ? Refusal.Evicted : this.find(jobNum);
+      // Gone from memory: evicted, or a submit that was undone. Its row goes, if it was ever written.
+      if (slot < 0) {
         writes.evictions.push(jobNum);
         continue;
       }
-      const slot = this.find(jobNum);
-      if (slot < 0) continue;
       if ((flags & NEW) === 0) writes.updates.push(this.#loggedMove(slot));
       else writes.inserts.push(this.#loggedJob(slot));
     }
@@ -519,9 +558,12 @@ export class QueueCore {
   }
 
   #errorText(slot: number): string | null {
-    const { slots, arena } = this.#m;
-    const errorRef = slots.get(slot, ERROR_REF);
-    return errorRef > 0 ? arena.read(errorRef, 0, slots.get(slot, ERROR_BYTES)) : (CANNED_ERRORS.get(errorRef) ?? null);
+    const { slots } = this.#m;
+    return this.#errorTextOf(slots.get(slot, ERROR_REF), slots.get(slot, ERROR_BYTES));
+  }
+
+  #errorTextOf(errorRef: number, errorBytes: number): string | null {
+    return errorRef > 0 ? this.#m.arena.read(errorRef, 0, errorBytes) : (CANNED_ERRORS.get(errorRef) ?? null);
   }
 
   /** Inside a long scan, now and then shows the waiters that this holder is alive. */
@@ -544,10 +586,95 @@ export class QueueCore {
     return this.#m.slots.begin(slot);
   }
 
-  /** A move the journal learns of: noted, then committed. */
+  /**
+   * A move the journal learns of: noted, then committed. A durable move of
+   * the call's own (see UndoLog) is frozen until its commit (AWAITED) and
+   * logged with the record it replaces.
+   */
   #move(slot: number, word: number, status: SlotStatus, lazy = false): number {
-    this.#note(this.#m.slots.get(slot, JOB_NUM), COMMIT_MOVED, lazy);
-    return this.#commit(slot, word, status);
+    const { slots } = this.#m;
+    const ticket = this.#note(slots.get(slot, JOB_NUM), COMMIT_MOVED, lazy);
+    if (lazy || !this.#undoable()) {
+      slots.set(slot, AWAITED, 0);
+      return this.#commit(slot, word, status);
+    }
+    slots.set(slot, AWAITED, markOf(ticket));
+    // The published record is still the old one: the move so far is staged.
+    const record = recordCopy(slots.records, slot);
+    // Only an arena chain needs its text saved (the move may free it); a canned error is its ref.
+    const lastError = record[ERROR_REF]! > 0 ? this.#errorTextOf(record[ERROR_REF]!, record[ERROR_BYTES]!) : null;
+    const next = this.#commit(slot, word, status);
+    this.#undo.add({ slot, status: statusOf(word), to: next, record, lastError });
+    return next;
+  }
+
+  /** Whether the current move is one of the call's own that a failed commit must undo. */
+  #undoable(): boolean {
+    return this.#undo.recording;
+  }
+
+  /** Whether the job in `slot` is frozen by a commit in flight (see AWAITED in layout.ts). */
+  #frozen(slot: number): boolean {
+    return this.#log !== undefined && this.#m.commits.awaits(this.#m.slots.get(slot, AWAITED));
+  }
+
+  #awaitCommitOf(slot: number): number {
+    this.#awaitedTicket = ticketOfMark(this.#m.slots.get(slot, AWAITED));
+    return AWAITS_COMMIT;
+  }
+
+  /** Whether the last poll passed over jobs frozen by commits in flight (see AWAITED in layout.ts). */
+  skippedFrozen(): boolean {
+    return this.#skippedFrozen;
+  }
+
+  /** The commit the last AWAITS_COMMIT waits for. */
+  awaitedTicket(): number {
+    return this.#awaitedTicket;
+  }
+
+  /** Takes the current call's own durable moves out (see UndoLog), for `rollBack` if their commit fails. */
+  takeUndo(): UndoneMove[] {
+    return this.#undo.take();
+  }
+
+  /**
+   * Undoes a call's own moves whose commit failed, newest first: a submitted
+   * job's slot is freed, a moved job gets its old record (and lastError)
+   * back. Each undo is a move of its own, with a new version and a higher move
+   * count, and is noted (lazily): the next commit writes the job as it now
+   * is, or deletes its row, over anything a presumed-dead leader may still
+   * write. Then every hint is rebuilt from the slots (counters, heaps, the
+   * arena's chains): O(capacity), on a failure only.
+   *
+   * A move whose slot no longer holds its word is left alone (only a
+   * presumed-dead holder's repairs can have moved a frozen job). Also run
+   * after a failure under the lock with no moves to undo, for its rebuild
+   * (the failure may have cut a call short between its hints).
+   */
+  rollBack(moves: readonly UndoneMove[], now: number): void {
+    const { slots } = this.#m;
+    // A move the failure interrupted was only staged: nothing of it is published.
+    slots.abandon();
+    for (const move of moves) {
+      if (slots.word(move.slot) !== move.to) continue;
+      this.#note(slots.get(move.slot, JOB_NUM), COMMIT_MOVED, LAZY);
+      if (move.record === null) {
+        this.#assertHeld();
+        if (slots.release(move.slot, move.to) < 0) throw new LockLost();
+        continue;
+      }
+      const errorRef = move.lastError === null ? move.record[ERROR_REF]! : this.#storeError(move.lastError);
+      const moves = slots.get(move.slot, MOVES);
+      const word = this.#begin(move.slot);
+      for (let field = 0; field < move.record.length; field++) slots.set(move.slot, field, move.record[field]!);
+      slots.set(move.slot, ERROR_REF, errorRef);
+      if (errorRef <= 0) slots.set(move.slot, ERROR_BYTES, 0);
+      slots.set(move.slot, MOVES, moves);
+      slots.set(move.slot, AWAITED, 0);
+      this.#commit(move.slot, word, move.status);
+    }
+    this.rebuild(now);
   }
 
   #commit(slot: number, word: number, status: SlotStatus): number {
@@ -670,15 +797,23 @@ export class QueueCore {
     return Arena.chunksFor(slots.get(slot, TYPE_BYTES) + slots.get(slot, PAYLOAD_BYTES)) + errorChunks;
   }
 
-  /** Evicts the finished job that finished first; false if there is none. */
+  /**
+   * Evicts the finished job that finished first; false if there is none. A
+   * job frozen by its commit in flight is passed over and goes to the back
+   * of the ring (it has just finished, so it is among the youngest anyway).
+   */
   #evictOldest(): boolean {
     const { header, finished, slots, arena, jobMap, freeSlots } = this.#m;
-    while (header[FINISHED_HEAD]! < header[FINISHED_TAIL]!) {
+    for (let looks = header[FINISHED_TAIL]! - header[FINISHED_HEAD]!; looks > 0; looks--) {
       const at = (header[FINISHED_HEAD]! % slots.capacity) * RING_FIELDS;
       const slot = finished[at + RING_SLOT]!;
       const word = finished[at + RING_WORD]!;
       header[FINISHED_HEAD]!++;
       if (slots.word(slot) !== word) continue;
+      if (this.#frozen(slot)) {
+        this.#ringPush(slot, word);
+        continue;
+      }
       const dataRef = slots.get(slot, DATA_REF);
       const dataBytes = slots.get(slot, TYPE_BYTES) + slots.get(slot, PAYLOAD_BYTES);
       const errorRef = slots.get(slot, ERROR_REF);

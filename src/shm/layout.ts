@@ -40,6 +40,16 @@
  * a thread killed mid-move leaves either the old job or the new one, never a
  * mix. Everything else (heaps, map, pools, counters) is derived from the slot
  * words and records and is rebuilt when a dead lock holder is found.
+ *
+ * With a journal, a move whose caller waits for its commit (submit, complete,
+ * fail, cancel, retryDead) marks the record (AWAITED) with its commit ticket.
+ * Until that ticket is durable the job is frozen: poll skips it, eviction
+ * skips it, cancel and retryDead wait for the commit first (complete, fail
+ * and extend need RUNNING, which a marked job never is). So if the commit
+ * fails, nobody has built on the move, and its caller can undo it (see
+ * UndoLog). A successful commit unfreezes the job by itself (the mark's
+ * ticket is durable); a caller killed while waiting leaves its move to the
+ * next commit that succeeds.
  */
 
 // ── the lock ─────────────────────────────────────────────────────────────
@@ -108,7 +118,8 @@ export const FINISH_SEQ = 11; //    order of finishing, for eviction oldest firs
 export const WHERE = 12; //         which pending heap holds the job (WHERE_*), keeps `delayed` exact
 export const WORKER = 13; //        worker name of the latest lease: its entry in `workerNames` + 1; 0: none
 export const MOVES = 14; //         moves of this job so far: orders its journal writes
-export const RECORD_FIELDS = 15;
+export const AWAITED = 15; //       with a journal: the commit mark (see CommitRing.markOf) of a move whose caller waits for its commit; 0: none
+export const RECORD_FIELDS = 16;
 
 export const WHERE_NONE = 0;
 export const WHERE_READY = 1;

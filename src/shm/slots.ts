@@ -67,6 +67,11 @@ export class SlotTable {
     return Atomics.load(this.words, slot);
   }
 
+  /** Drops a staged move that will never be committed (its call failed before the commit): reads see the record again. */
+  abandon(): void {
+    this.#staged = -1;
+  }
+
   /**
    * Publishes the move: saves the undo record, writes the staged record, and
    * CASes the lease word from `word` to the next version with `status`.
