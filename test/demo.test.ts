@@ -1,5 +1,5 @@
 /**
- * `leasehold demo` (SPEC §6): the built CLI run end to end with every kind of
+ * `leasehold demo`: the built CLI run end to end with every kind of
  * fault, and its accounting — the check behind its exit code — on made-up
  * outcomes, so that the exit-1 path is proven without provoking a real loss.
  */

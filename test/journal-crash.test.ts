@@ -1,5 +1,5 @@
 /**
- * The SQLite journal across a crash of the whole process (SPEC §5): a child
+ * The SQLite journal across a crash of the whole process: a child
  * process is killed with SIGKILL at a random instant, and the test process
  * reopens its journal. Every job the child acknowledged (printed after submit
  * returned) is back with its type, payload and priority; jobs keep their
@@ -250,7 +250,7 @@ describe('a process killed while processing', { timeout: 30_000 }, () => {
     if (after === 'idle') {
       expect(comparable(queue.view(ids.running))).toEqual(requeued);
     } else {
-      // A poll may be journaled lazily (SPEC: RUNNING at a crash is retried anyway): if the kill
+      // A poll may be journaled lazily (a job RUNNING at a crash is retried anyway): if the kill
       // came before it was written, the job is back as it was before that poll — ready, attempts 1.
       const view = comparable(queue.view(ids.running));
       expect([LEASE_LOST, 'first try']).toContain(view.lastError);

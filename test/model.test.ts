@@ -1,6 +1,6 @@
 /**
  * Model-based tests: random operation sequences run against the real queue and
- * against `QueueModel`, a deliberately naive executable copy of SPEC.md §3
+ * against `QueueModel`, a deliberately naive executable copy of the queue's contract
  * (plain arrays, linear scans, no indexes). After every step the test compares
  * what the call returned (or the error code it threw), then `stats()`,
  * `queueDepth()`, `dlqDepth()`, `deadLetters()` and `view()` of every job.
@@ -50,7 +50,7 @@ interface ModelJob {
 
 // ── the model ──────────────────────────────────────────────────────────────
 
-/** SPEC.md §3, as plainly as it can be written. Never look at the engine to write this. */
+/** The queue's contract (what every call does to every job), as plainly as it can be written. Never look at the engine to write this. */
 class QueueModel {
   now: number;
   readonly jobs: ModelJob[] = [];
@@ -720,7 +720,7 @@ const CORE = [
   'lease expired, dead',
 ];
 
-describe('the queue against its model (SPEC §3), one thread', () => {
+describe('the queue against its model, one thread', () => {
   it('agrees with the model after every step of random operation sequences', () => {
     assertScenarios('integer times', scenarioArb({ fractional: false, wide: false, churn: false }, fc.constant(256), undefined), 300, CORE);
   });
