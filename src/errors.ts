@@ -12,7 +12,8 @@ export type ErrorCode =
   | 'ERR_QUEUE_FULL'
   | 'ERR_JOURNAL_BUSY'
   | 'ERR_JOURNAL_CORRUPT'
-  | 'ERR_BACKEND_UNAVAILABLE';
+  | 'ERR_BACKEND_UNAVAILABLE'
+  | 'ERR_MISSING_DEPENDENCY';
 
 export class JobQueueError extends Error {
   readonly code: ErrorCode;
@@ -134,6 +135,20 @@ export class JournalCorruptError extends JobQueueError {
 export class BackendUnavailableError extends JobQueueError {
   constructor(message: string, options?: ErrorOptions) {
     super('ERR_BACKEND_UNAVAILABLE', message);
+    if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
+
+/**
+ * A feature needs an optional peer dependency that is not installed
+ * (better-sqlite3 for `JobQueue.open`, ioredis for `RedisJobQueue`).
+ * `packageName` is the package to install.
+ */
+export class MissingDependencyError extends JobQueueError {
+  readonly packageName: string;
+  constructor(packageName: string, feature: string, options?: ErrorOptions) {
+    super('ERR_MISSING_DEPENDENCY', `${feature} needs the package ${packageName}: install it with \`npm install ${packageName}\``);
+    this.packageName = packageName;
     if (options?.cause !== undefined) this.cause = options.cause;
   }
 }

@@ -7,10 +7,11 @@ export { JobStatus, type JobView, type Lease, type QueueStats } from './types.js
 export type { JobQueueOptions } from './options.js';
 export {
   JobQueueError, InvalidArgumentError, JobNotFoundError, IllegalStateError, StaleLeaseError, QueueFullError,
-  JournalBusyError, JournalCorruptError, BackendUnavailableError,
+  JournalBusyError, JournalCorruptError, BackendUnavailableError, MissingDependencyError,
   type ErrorCode,
 } from './errors.js';
 export { WorkerPool, type WorkerPoolOptions, type PoolStats, type PoolStatsOf } from './pool/pool.js';
 export type { PoolQueue, QueueHandle, WorkerQueue } from './pool/backend.js';
 export type { Handler, HandlerContext } from './pool/handlers.js';
 export { PermanentError } from './errors.js';
+export { JsonJobs, jsonHandlers, type JsonHandlers, type JsonJob, type PayloadsOf } from './typed.js';
