@@ -82,7 +82,7 @@ export const enum Refusal {
 export function refusalError(refusal: Refusal, jobId: string, capacity: number): JobQueueError {
   switch (refusal) {
     case Refusal.NotFound:
-      return new JobNotFoundError(`No job with id ${describe(jobId)}`);
+      return new JobNotFoundError(`No job with id ${jobId}`);
     case Refusal.Evicted:
       return new JobNotFoundError(`Job ${jobId} was evicted: finished jobs are evicted, oldest first, when room is needed`);
     case Refusal.StaleLease:
