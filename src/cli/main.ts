@@ -67,7 +67,7 @@ function program(): Command {
     .addOption(new Option('--poison <rate>', 'share of jobs with a corrupt source (dead-lettered)').argParser(rate).default(d.poison))
     .addOption(new Option('--lease-ms <ms>', 'lease per poll, and the hang detection time').argParser(integer('--lease-ms', 100, 3_600_000)).default(d.leaseMillis))
     .addOption(new Option('--seed <n>', 'seed of the fault plan and the images').argParser(integer('--seed', 0, 2 ** 32 - 1)).default(d.seed))
-    .addOption(new Option('--out <dir>', 'output folder; its sources/, thumbs/ and successes.log are replaced (default: a fresh temp folder, sources deleted at the end)'))
+    .addOption(new Option('--out <dir>', 'output folder, kept; its sources/, thumbs/ and successes.log are replaced (default: a fresh temp folder, removed at the end)'))
     .addOption(new Option('--size <px>', 'side of the source images').argParser(integer('--size', 8, 4096)).default(d.size))
     .addOption(new Option('--thumb <px>', 'thumbnails fit in this square').argParser(integer('--thumb', 1, 4096)).default(d.thumb))
     .addOption(new Option('--timeout <s>', 'give up if the queue has not drained by then').argParser(integer('--timeout', 1, 86_400)).default(d.timeoutSeconds))
