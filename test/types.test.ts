@@ -5,8 +5,12 @@
  * handler module written in TypeScript into its pool threads.
  */
 import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { JobQueue, RetryPolicy, WorkerPool, systemClock } from '../dist/index.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TSC = fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url));
@@ -44,5 +48,20 @@ describe('TypeScript handler modules', () => {
       { id: 'J3', type: 'resize', status: 'SUCCEEDED', lastError: null },
       { id: 'J4', type: 'resize', status: 'DEAD', lastError: expect.stringMatching(/^Job J4 \(resize\): its payload is not JSON \(/) },
     ]);
+  });
+
+  it('refuse to start a pool, saying to install tsx, when no tsx can be found beside the module', async () => {
+    // A folder outside the repository: no node_modules above it holds tsx.
+    const dir = mkdtempSync(join(tmpdir(), 'leasehold-no-tsx-'));
+    try {
+      writeFileSync(join(dir, 'handlers.ts'), 'export function email(payload: string): void {}\n');
+      const module = pathToFileURL(join(dir, 'handlers.ts'));
+      const pool = new WorkerPool(new JobQueue(systemClock, new RetryPolicy(1, 0, 0)), { handlers: module, threads: 1 });
+      await expect(pool.start()).rejects.toThrow(
+        `The handler module ${module.href} did not load: ${module.href} is TypeScript: install tsx beside it (\`npm install --save-dev tsx\`) and run the app under it (\`node --import tsx app.ts\`)`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
