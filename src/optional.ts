@@ -21,7 +21,7 @@ export function sqliteDatabase(): typeof BetterSqlite3 {
   try {
     return require('better-sqlite3') as typeof BetterSqlite3;
   } catch (error) {
-    if (isMissing(error, 'better-sqlite3')) throw new MissingDependencyError('better-sqlite3', 'A journaled queue (JobQueue.open)', { cause: error });
+    if (isMissing(error, 'better-sqlite3')) throw new MissingDependencyError('better-sqlite3', 'The SQLite journal (JobQueue.open, leasehold stats and dlq)', { cause: error });
     throw error;
   }
 }

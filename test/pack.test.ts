@@ -117,7 +117,7 @@ describe('an app that installed the tarball', () => {
     expect(JSON.parse(run.stdout)).toEqual({
       sqlite: {
         name: 'MissingDependencyError', code: 'ERR_MISSING_DEPENDENCY', packageName: 'better-sqlite3',
-        message: 'A journaled queue (JobQueue.open) needs the package better-sqlite3: install it with `npm install better-sqlite3`',
+        message: 'The SQLite journal (JobQueue.open, leasehold stats and dlq) needs the package better-sqlite3: install it with `npm install better-sqlite3`',
       },
       redis: {
         name: 'MissingDependencyError', code: 'ERR_MISSING_DEPENDENCY', packageName: 'ioredis',

@@ -2,11 +2,12 @@
 /**
  * The `leasehold` command.
  *
- *   leasehold demo [options]      thumbnail farm with injected faults (exit 0 if every job is accounted for)
- *   leasehold bench [suites...]   the benchmarks (from a clone of the repository)
+ *   leasehold demo [options]          thumbnail farm with injected faults (exit 0 if every job is accounted for)
+ *   leasehold bench [suites...]       the benchmarks (from a clone of the repository)
  *   leasehold stats FILE [--json]     counts by status of a journal (also while another process owns it)
  *   leasehold dlq list FILE [--json]  its dead letters
- *   leasehold dlq retry FILE ID…  puts dead jobs back to PENDING (--all: every one); needs the journal to itself
+ *   leasehold dlq retry FILE ID…      puts dead jobs back to PENDING (--all: every one); needs the journal to itself
+ *   leasehold --version
  *
  * Exit codes: 0 success; 1 the command ran and failed (the demo's check, a
  * journal that is busy, damaged or lacks the job); 2 bad usage.
