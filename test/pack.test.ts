@@ -127,6 +127,16 @@ describe('an app that installed the tarball', () => {
     expect(existsSync(join(app, 'jobs.db'))).toBe(false);
   });
 
+  it('says which package to install when the bin needs better-sqlite3 for a journal', () => {
+    writeFileSync(join(app, 'empty.db'), '');
+    const run = spawnSync(join(app, 'node_modules', '.bin', 'leasehold'), ['stats', 'empty.db'], { cwd: app, encoding: 'utf8' });
+    expect(run.stderr).toBe(
+      'leasehold: The SQLite journal (JobQueue.open, leasehold stats and dlq) needs the package better-sqlite3: install it with `npm install better-sqlite3`\n',
+    );
+    expect(run.status).toBe(1);
+    rmSync(join(app, 'empty.db'));
+  });
+
   it('gives stack traces that point at shipped files, with source maps on (src/) and off (dist/)', () => {
     const code = `
       import { JobQueue, RetryPolicy, WorkerPool, systemClock } from 'leasehold';
