@@ -16,7 +16,8 @@ export type ErrorCode =
   | 'ERR_JOURNAL_FULL'
   | 'ERR_JOURNAL_READONLY'
   | 'ERR_JOURNAL_IO'
-  | 'ERR_BACKEND_UNAVAILABLE';
+  | 'ERR_BACKEND_UNAVAILABLE'
+  | 'ERR_MISSING_DEPENDENCY';
 
 export class JobQueueError extends Error {
   readonly code: ErrorCode;
@@ -85,7 +86,7 @@ export const enum Refusal {
 export function refusalError(refusal: Refusal, jobId: string, capacity: number): JobQueueError {
   switch (refusal) {
     case Refusal.NotFound:
-      return new JobNotFoundError(`No job with id ${describe(jobId)}`);
+      return new JobNotFoundError(`No job with id ${jobId}`);
     case Refusal.Evicted:
       return new JobNotFoundError(`Job ${jobId} was evicted: finished jobs are evicted, oldest first, when room is needed`);
     case Refusal.StaleLease:
@@ -172,6 +173,20 @@ export class JournalIOError extends JournalWriteError {
 export class BackendUnavailableError extends JobQueueError {
   constructor(message: string, options?: ErrorOptions) {
     super('ERR_BACKEND_UNAVAILABLE', message);
+    if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
+
+/**
+ * A feature needs an optional peer dependency that is not installed
+ * (better-sqlite3 for `JobQueue.open`, ioredis for `RedisJobQueue`).
+ * `packageName` is the package to install.
+ */
+export class MissingDependencyError extends JobQueueError {
+  readonly packageName: string;
+  constructor(packageName: string, feature: string, options?: ErrorOptions) {
+    super('ERR_MISSING_DEPENDENCY', `${feature} needs the package ${packageName}: install it with \`npm install ${packageName}\``);
+    this.packageName = packageName;
     if (options?.cause !== undefined) this.cause = options.cause;
   }
 }

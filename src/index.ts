@@ -7,7 +7,8 @@ export { JobStatus, type JobView, type Lease, type QueueStats } from './types.js
 export type { JobQueueOptions } from './options.js';
 export {
   JobQueueError, InvalidArgumentError, JobNotFoundError, IllegalStateError, StaleLeaseError, QueueFullError,
-  JournalBusyError, JournalCorruptError, JournalWriteError, JournalFullError, JournalReadOnlyError, JournalIOError, BackendUnavailableError,
+  JournalBusyError, JournalCorruptError, JournalWriteError, JournalFullError, JournalReadOnlyError, JournalIOError,
+  BackendUnavailableError, MissingDependencyError,
   type ErrorCode,
 } from './errors.js';
 export { WorkerPool, type PoolStats, type PoolStatsOf } from './pool/pool.js';
@@ -16,3 +17,4 @@ export type { JobEvent, PoolErrorEvent, PoolEventName, PoolEvents, PoolLogger } 
 export type { PoolQueue, QueueHandle, WorkerQueue } from './pool/backend.js';
 export type { Handler, HandlerContext } from './pool/handlers.js';
 export { PermanentError } from './errors.js';
+export { JsonJobs, jsonHandlers, type JsonHandlers, type JsonJob, type PayloadsOf } from './typed.js';

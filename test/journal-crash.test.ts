@@ -1,5 +1,5 @@
 /**
- * The SQLite journal across a crash of the whole process (SPEC §5): a child
+ * The SQLite journal across a crash of the whole process: a child
  * process is killed with SIGKILL at a random instant, and the test process
  * reopens its journal. Every job the child acknowledged (printed after submit
  * returned) is back with its type, payload and priority; jobs keep their

@@ -1,5 +1,5 @@
 /**
- * A journal write that fails (SPEC §5, issue 9 item 6): on a real full disk
+ * A journal write that fails (issue 9 item 6): on a real full disk
  * (a 3 MiB tmpfs), a file system that turns read-only under the queue (an
  * ext4 image with errors=remount-ro, sent an error), and a journal on a
  * read-only mount. Every failure is a typed JournalWriteError with a code;

@@ -1,5 +1,5 @@
 /**
- * The WorkerPool lab-card proofs (SPEC §4) on a JOURNALED queue (SPEC §5):
+ * The WorkerPool lab-card proofs on a JOURNALED queue:
  * the pool's threads attach to the queue and journal their own state changes
  * through their own connections. Each proof runs as in pool-lab.test.ts, then
  * the pool and the journal are closed, the journal is reopened in the test

@@ -1,5 +1,5 @@
 /**
- * The SQLite journal (SPEC §5) within one process: `JobQueue.open` restores
+ * The SQLite journal within one process: `JobQueue.open` restores
  * everything a closed journal held; every kind of state change is journaled;
  * eviction deletes from the journal; one owner at a time (a stale owner killed
  * with SIGKILL does not lock the journal forever); corrupt and foreign files

@@ -1,7 +1,7 @@
 /**
  * Model-based tests: random operation sequences run against the real queue and
  * against `QueueModel` (test/history/model.ts), a deliberately naive
- * executable copy of SPEC.md §3 (plain arrays, linear scans, no indexes).
+ * executable copy of the queue's contract (plain arrays, linear scans, no indexes).
  * After every step the test compares what the call returned (or the error
  * code it threw), then `stats()`, `queueDepth()`, `dlqDepth()`,
  * `deadLetters()` and `view()` of every job.
@@ -440,7 +440,7 @@ const CORE = [
   'lease expired, dead',
 ];
 
-describe('the queue against its model (SPEC §3), one thread', () => {
+describe('the queue against its model, one thread', () => {
   it('agrees with the model after every step of random operation sequences', () => {
     assertScenarios('integer times', scenarioArb({ fractional: false, wide: false, churn: false }, fc.constant(256), undefined), 300, CORE);
   });

@@ -1,5 +1,5 @@
 /**
- * Crash loops end (SPEC §5): a job whose handler takes its whole process down
+ * Crash loops end: a job whose handler takes its whole process down
  * (`process.kill(process.pid, 'SIGKILL')`, as an OOM kill or a native crash
  * would) is run by a real child process, which dies; the process is started
  * again, and again, until the job is DEAD. The attempts its processes died in

@@ -1,5 +1,5 @@
 /**
- * The lab-card proofs for WorkerPool (SPEC §4), each its own test, with real
+ * The lab-card proofs for WorkerPool, each its own test, with real
  * piscina threads and the system clock: a failing job is tried exactly
  * maxAttempts times; the delays between attempts grow and are capped; a
  * thread killed mid-job costs nothing but a retry; concurrent polling never

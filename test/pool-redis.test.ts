@@ -1,5 +1,5 @@
 /**
- * WorkerPool (SPEC §4) on a RedisJobQueue, with real piscina threads: the same
+ * WorkerPool on a RedisJobQueue, with real piscina threads: the same
  * pool as for a JobQueue (pool/backend.ts), each thread opening its own
  * connection from `queue.share()`. What a handler's return or throw does,
  * retries with backoff, dead letters, a thread that dies or blocks past its

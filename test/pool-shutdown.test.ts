@@ -1,5 +1,5 @@
 /**
- * Shutdown is not failure (SPEC §4): `close()` hands every job it interrupts
+ * Shutdown is not failure: `close()` hands every job it interrupts
  * back PENDING and ready, its interrupted attempt not counted and lastError
  * kept, on every backend — whether the handler stops on its aborted signal or
  * outlives the close's grace. `close()` is one Promise however often it is

@@ -1,5 +1,5 @@
 /**
- * WorkerPool (SPEC §4) with real piscina threads: options at the edge,
+ * WorkerPool with real piscina threads: options at the edge,
  * start / drain / close / stats, handler modules (named and default exports),
  * what a handler's return or throw does to its job, the handler context,
  * concurrency inside one thread, and threads that poll for themselves.
@@ -149,7 +149,7 @@ describe('WorkerPool#start', { timeout: 20_000 }, () => {
   });
 
   it('refuses, with InvalidArgumentError, a queue whose clock cannot cross threads (instead of restarting threads forever)', async () => {
-    // A TimeSource of the caller's own: pool threads cannot attach to this queue (SPEC §3 share/attach).
+    // A TimeSource of the caller's own: pool threads cannot attach to this queue (only systemClock and a ManualClock cross threads).
     const queue = new JobQueue({ now: () => Date.now() }, new RetryPolicy(3, 0, 0));
     const starting = (async () => {
       const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 2, leaseMillis: 1_000 }));

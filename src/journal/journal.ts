@@ -1,11 +1,12 @@
 import { closeSync, existsSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { InvalidArgumentError, JournalBusyError, JournalCorruptError, JournalWriteError } from '../errors.js';
 import type { JournalWrites, LoggedJob, MoveLog, Sequences } from '../shm/movelog.js';
 import { JobStatus } from '../types.js';
 import { guarded, journalFailure } from './failures.js';
 import { MIGRATIONS } from './migrations.js';
+import { sqliteDatabase } from '../optional.js';
 
 /** `synchronous` NORMAL survives a crash of the process; FULL also a loss of power. */
 export type Synchronous = 'NORMAL' | 'FULL';
@@ -71,6 +72,7 @@ export class Journal implements MoveLog {
     const readonly = options.readonly ?? false;
     if (!existsSync(dirname(resolve(path)))) throw new InvalidArgumentError(`No directory for the journal ${path}`);
     checkHeader(path);
+    const Database = sqliteDatabase();
     let db: Database.Database;
     try {
       db = new Database(path, { readonly, fileMustExist: readonly });

@@ -1,5 +1,5 @@
 /**
- * `QueueModel`: SPEC.md §3 as plainly as it can be written — a list of jobs,
+ * `QueueModel`: the queue's contract as plainly as it can be written — a list of jobs,
  * linear scans, no indexes — so that it is obviously right. Never look at the
  * engine to write this.
  *
@@ -312,7 +312,7 @@ export class QueueModel {
   }
 }
 
-/** The order of SPEC §3: higher priority, then earlier runAt, then earlier submission. */
+/** The order of best jobs: higher priority, then earlier runAt, then earlier submission. */
 export function isBetter(a: ModelJob, b: ModelJob): boolean {
   if (a.priority !== b.priority) return a.priority > b.priority;
   if (a.runAt !== b.runAt) return a.runAt < b.runAt;

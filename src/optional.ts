@@ -1,0 +1,37 @@
+/**
+ * The optional peer dependencies, loaded on first use: an app that keeps its
+ * queue in memory installs neither better-sqlite3 (a native build) nor
+ * ioredis. A missing one is reported as MissingDependencyError, naming the
+ * package to install.
+ */
+import { createRequire } from 'node:module';
+import type BetterSqlite3 from 'better-sqlite3';
+import { MissingDependencyError } from './errors.js';
+
+const require = createRequire(import.meta.url);
+
+/** Node's "cannot find it" codes (require, import), for this package itself rather than something inside it. */
+function isMissing(error: unknown, packageName: string): boolean {
+  const { code, message } = error as NodeJS.ErrnoException;
+  return (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') && message.includes(`'${packageName}'`);
+}
+
+/** better-sqlite3's Database class. Synchronous, as `JobQueue.open` is. */
+export function sqliteDatabase(): typeof BetterSqlite3 {
+  try {
+    return require('better-sqlite3') as typeof BetterSqlite3;
+  } catch (error) {
+    if (isMissing(error, 'better-sqlite3')) throw new MissingDependencyError('better-sqlite3', 'The SQLite journal (JobQueue.open, leasehold stats and dlq)', { cause: error });
+    throw error;
+  }
+}
+
+/** ioredis's Redis client class. */
+export async function redisClient(): Promise<typeof import('ioredis').Redis> {
+  try {
+    return (await import('ioredis')).Redis;
+  } catch (error) {
+    if (isMissing(error, 'ioredis')) throw new MissingDependencyError('ioredis', 'RedisJobQueue', { cause: error });
+    throw error;
+  }
+}
