@@ -1,6 +1,6 @@
 import { accessSync, constants } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { JournalFullError, JournalIOError, JournalReadOnlyError, JournalWriteError } from '../errors.js';
 
 /**
@@ -12,7 +12,7 @@ import { JournalFullError, JournalIOError, JournalReadOnlyError, JournalWriteErr
  * not SQLite's (a bug of ours, a LockLost) passes through unchanged.
  */
 export function journalFailure(error: unknown, path: string, action: string): unknown {
-  if (!(error instanceof Database.SqliteError)) return error;
+  if (!isSqliteError(error)) return error;
   const message = `Could not ${action} the journal ${path}: ${error.message} (${error.code})`;
   const options = { cause: error };
   if (error.code === 'SQLITE_FULL') return new JournalFullError(message, options);
@@ -30,6 +30,11 @@ export function guarded<T>(path: string, action: string, step: () => T): T {
   } catch (error) {
     throw journalFailure(error, path, action);
   }
+}
+
+/** By its name, not its class: this module must load where better-sqlite3, an optional dependency, is not installed. */
+function isSqliteError(error: unknown): error is InstanceType<typeof Database.SqliteError> {
+  return error instanceof Error && error.name === 'SqliteError' && typeof (error as { code?: unknown }).code === 'string';
 }
 
 function writable(path: string): boolean {
