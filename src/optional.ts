@@ -1,11 +1,12 @@
 /**
  * The optional peer dependencies, loaded on first use: an app that keeps its
  * queue in memory installs neither better-sqlite3 (a native build) nor
- * ioredis. A missing one is reported as MissingDependencyError, naming the
+ * ioredis, and one that exports no metrics does without prom-client. A missing one is reported as MissingDependencyError, naming the
  * package to install.
  */
 import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
+import type * as PromClient from 'prom-client';
 import { MissingDependencyError } from './errors.js';
 
 const require = createRequire(import.meta.url);
@@ -32,6 +33,16 @@ export async function redisClient(): Promise<typeof import('ioredis').Redis> {
     return (await import('ioredis')).Redis;
   } catch (error) {
     if (isMissing(error, 'ioredis')) throw new MissingDependencyError('ioredis', 'RedisJobQueue', { cause: error });
+    throw error;
+  }
+}
+
+/** prom-client, synchronous as `collectMetrics` is (it is a CommonJS package). Resolved from here: a peer, so the app's own copy, whose Registry it was given. */
+export function promClient(): typeof PromClient {
+  try {
+    return require('prom-client') as typeof PromClient;
+  } catch (error) {
+    if (isMissing(error, 'prom-client')) throw new MissingDependencyError('prom-client', 'Prometheus metrics (collectMetrics)', { cause: error });
     throw error;
   }
 }
