@@ -71,7 +71,8 @@ export class QueueMetrics {
   readonly #pool: MetricsPool | undefined;
   readonly #set: MetricSet;
   readonly #collected: CollectedQueue;
-  readonly #types = new Set<string>();
+  /** Label objects by type label (at most MAX_TYPE_LABELS types, then OTHER_TYPE). */
+  readonly #types = new Map<string, TypeLabels>();
   readonly #listeners: { [E in CountedEvent]: (event: JobEvent) => void };
   #closed = false;
 
@@ -91,7 +92,7 @@ export class QueueMetrics {
       name,
       jobCounts: oneReadPerScrape(() => queue.stats()),
       poolCounts: () => poolCounts?.(),
-      typeLabels: () => [...this.#types],
+      typeLabels: () => [...this.#types.keys()],
     };
     this.#listeners = {
       completed: (event) => this.#count('completed', event, 'completed'),
@@ -119,20 +120,31 @@ export class QueueMetrics {
   }
 
   #count(counted: CountedEvent, event: JobEvent, outcome?: Outcome): void {
-    const labels = { queue: this.name, type: this.#typeLabel(event.type) };
-    this.#set.events[counted].inc(labels);
-    if (outcome !== undefined) this.#set.duration.observe({ ...labels, outcome }, event.durationMs / 1000);
+    const labels = this.#labelsOf(event.type);
+    this.#set.events[counted].inc(labels.counters);
+    if (outcome !== undefined) this.#set.duration.observe(labels[outcome], event.durationMs / 1000);
   }
 
-  #typeLabel(type: string): string {
-    if (this.#types.has(type)) return type;
-    if (this.#types.size >= MAX_TYPE_LABELS) {
-      this.#types.add(OTHER_TYPE);
-      return OTHER_TYPE;
-    }
-    this.#types.add(type);
-    return type;
+  /** The label objects of a job type's series, made once per type: an event costs a Map lookup, not new objects. */
+  #labelsOf(type: string): TypeLabels {
+    const known = this.#types.get(type);
+    if (known !== undefined) return known;
+    const label = this.#types.size < MAX_TYPE_LABELS ? type : OTHER_TYPE;
+    const labels = this.#types.get(label) ?? {
+      counters: { queue: this.name, type: label },
+      completed: { queue: this.name, type: label, outcome: 'completed' },
+      failed: { queue: this.name, type: label, outcome: 'failed' },
+    };
+    // Past the cap every new type shares OTHER_TYPE's labels: the Map holds at most MAX_TYPE_LABELS + 1 entries.
+    this.#types.set(label, labels);
+    return labels;
   }
+}
+
+interface TypeLabels {
+  counters: { queue: string; type: string };
+  completed: { queue: string; type: string; outcome: Outcome };
+  failed: { queue: string; type: string; outcome: Outcome };
 }
 
 const COUNTED_EVENTS = Object.keys(EVENT_COUNTERS) as CountedEvent[];
