@@ -3,6 +3,8 @@
  * one registry, close, the cap on type labels, and a pool's listeners (a
  * stand-in pool that records on/off and emits events by hand).
  */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { Counter, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import {
@@ -194,5 +196,28 @@ describe('collectMetrics with a pool', () => {
     expect([...samples.keys()].every((key) => key.startsWith('leasehold_jobs{'))).toBe(true);
     expect(samples.size).toBe(6);
     metrics.close();
+  });
+});
+
+describe('collectMetrics without prom-client installed', () => {
+  it('leaves a queue working, and throws MissingDependencyError naming prom-client only when called', () => {
+    const code = `
+      import { JobQueue, RetryPolicy, collectMetrics, systemClock } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)};
+      const queue = new JobQueue(systemClock, new RetryPolicy(3, 0, 0));
+      const id = queue.submit('t', '');
+      const lease = queue.poll('w', 1000);
+      queue.complete(lease.jobId, lease.token);
+      const registry = { registerMetric() {}, getSingleMetric() {}, removeSingleMetric() {}, metrics() {} };
+      let error;
+      try { collectMetrics({ queue }, registry); } catch (caught) { error = caught; }
+      console.log(JSON.stringify({ status: queue.view(id).status, name: error?.name, code: error?.code, packageName: error?.packageName, message: error?.message }));
+    `;
+    const hide = fileURLToPath(new URL('./fixtures/metrics-without-prom-client.cjs', import.meta.url));
+    const run = spawnSync(process.execPath, ['--require', hide, '--input-type=module', '--eval', code], { encoding: 'utf8', timeout: 30_000 });
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toEqual({
+      status: 'SUCCEEDED', name: 'MissingDependencyError', code: 'ERR_MISSING_DEPENDENCY', packageName: 'prom-client',
+      message: 'Prometheus metrics (collectMetrics) needs the package prom-client: install it with `npm install prom-client`',
+    });
   });
 });
