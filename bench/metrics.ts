@@ -6,25 +6,35 @@
  * least 0.9x the speed without. The registry is scraped after each drain, off
  * the clock, to check that it counted every job.
  *
- * Cases alternate run by run, so a machine getting busier slows both alike;
- * one warmup run each, the table shows the median of RUNS.
+ * The drain is bench/pool-drain.ts's (alternating runs, one warmup each); the
+ * table shows the median of RUNS.
  */
-import { performance } from 'node:perf_hooks';
 import { Registry } from 'prom-client';
-import { JobQueue, RetryPolicy, WorkerPool, collectMetrics, systemClock } from '../dist/index.js';
-import { MiB, QUICK } from './conditions.js';
+import { collectMetrics } from '../dist/index.js';
+import { QUICK } from './conditions.js';
+import { alternatingDrains, type Attach } from './pool-drain.js';
 import { atLeast, formatRate, formatRatio, median, type Row, type Suite } from './report.js';
 
 const JOBS = QUICK ? 20_000 : 200_000;
 const THREADS = 2;
 const RUNS = QUICK ? 1 : 5;
 const TARGET = 0.9;
-const OPTIONS = { capacity: JOBS, arenaBytes: 32 * MiB } as const;
-const HANDLERS = 'data:text/javascript,export function noop() {}';
 const COMPLETED = /^leasehold_jobs_completed_total\{queue="bench",type="noop"\} (\d+)$/m;
 
+/** collectMetrics into a registry of its own; the check scrapes it. */
+const collected: Attach = (queue, pool) => {
+  const registry = new Registry();
+  const metrics = collectMetrics({ queue, pool, name: 'bench' }, registry);
+  return {
+    async check() {
+      const counted = Number(COMPLETED.exec(await registry.metrics())?.[1] ?? 0);
+      return counted === JOBS ? undefined : `collectMetrics counted ${counted} completed jobs, expected ${JOBS}`;
+    },
+    detach: () => metrics.close(),
+  };
+};
+
 const CASES = { bare: 'no metrics', collected: 'collectMetrics' } as const;
-type Case = keyof typeof CASES;
 
 export const metrics: Suite = {
   id: 'metrics',
@@ -37,13 +47,7 @@ export const metrics: Suite = {
   },
   async run() {
     const notes: string[] = [];
-    const times: Record<Case, number[]> = { bare: [], collected: [] };
-    for (let run = 0; run <= RUNS; run++) {
-      for (const which of ['bare', 'collected'] as const) {
-        const millis = await timedDrain(which, notes);
-        if (run > 0) times[which].push(millis);
-      }
-    }
+    const times = await alternatingDrains({ bare: undefined, collected }, RUNS, JOBS, THREADS, notes);
     const rate = (runs: number[]) => (JOBS / median(runs)) * 1000;
     const ratio = rate(times.collected) / rate(times.bare);
     const rows: Row[] = (['bare', 'collected'] as const).map((which) => ({
@@ -64,27 +68,3 @@ export const metrics: Suite = {
     };
   },
 };
-
-async function timedDrain(which: Case, notes: string[]): Promise<number> {
-  const queue = new JobQueue(systemClock, new RetryPolicy(1, 0, 0), OPTIONS);
-  const pool = new WorkerPool(queue, { handlers: HANDLERS, threads: THREADS, leaseMillis: 60_000 });
-  const registry = new Registry();
-  const collected = which === 'collected' ? collectMetrics({ queue, pool, name: 'bench' }, registry) : undefined;
-  try {
-    await pool.start();
-    const start = performance.now();
-    queue.submitMany(Array.from({ length: JOBS }, () => ({ type: 'noop' })));
-    await pool.drain();
-    const millis = performance.now() - start;
-    await pool.close(); // the threads' last events arrive before it resolves
-    if (collected !== undefined) {
-      const counted = Number(COMPLETED.exec(await registry.metrics())?.[1] ?? 0);
-      if (counted !== JOBS) notes.push(`collectMetrics counted ${counted} completed jobs, expected ${JOBS}`);
-    }
-    return millis;
-  } finally {
-    collected?.close();
-    await pool.close();
-    queue.close();
-  }
-}

@@ -17,14 +17,19 @@ function isMissing(error: unknown, packageName: string): boolean {
   return (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') && message.includes(`'${packageName}'`);
 }
 
-/** better-sqlite3's Database class. Synchronous, as `JobQueue.open` is. */
-export function sqliteDatabase(): typeof BetterSqlite3 {
+/** A CommonJS package, loaded synchronously; `feature` names what needs it. */
+function requireOptional<T>(packageName: string, feature: string): T {
   try {
-    return require('better-sqlite3') as typeof BetterSqlite3;
+    return require(packageName) as T;
   } catch (error) {
-    if (isMissing(error, 'better-sqlite3')) throw new MissingDependencyError('better-sqlite3', 'The SQLite journal (JobQueue.open, leasehold stats and dlq)', { cause: error });
+    if (isMissing(error, packageName)) throw new MissingDependencyError(packageName, feature, { cause: error });
     throw error;
   }
+}
+
+/** better-sqlite3's Database class. Synchronous, as `JobQueue.open` is. */
+export function sqliteDatabase(): typeof BetterSqlite3 {
+  return requireOptional('better-sqlite3', 'The SQLite journal (JobQueue.open, leasehold stats and dlq)');
 }
 
 /** ioredis's Redis client class. */
@@ -39,10 +44,5 @@ export async function redisClient(): Promise<typeof import('ioredis').Redis> {
 
 /** prom-client, synchronous as `collectMetrics` is (it is a CommonJS package). Resolved from here: a peer, so the app's own copy, whose Registry it was given. */
 export function promClient(): typeof PromClient {
-  try {
-    return require('prom-client') as typeof PromClient;
-  } catch (error) {
-    if (isMissing(error, 'prom-client')) throw new MissingDependencyError('prom-client', 'Prometheus metrics (collectMetrics)', { cause: error });
-    throw error;
-  }
+  return requireOptional('prom-client', 'Prometheus metrics (collectMetrics)');
 }
