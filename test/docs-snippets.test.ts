@@ -18,13 +18,13 @@ const DOCUMENTS = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((name)
 const scratch = mkdtempSync(join(tmpdir(), 'leasehold-snippets-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-/** A folder like an app's: ESM, with leasehold (this package) and tsx installed. */
+/** A folder like an app's: ESM, with leasehold (this package), tsx and prom-client (docs/metrics.md) installed. */
 function appFolder(name: string): string {
   const dir = join(scratch, name.replaceAll('/', '-'));
   mkdirSync(join(dir, 'node_modules'), { recursive: true });
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'snippets', private: true, type: 'module' }));
   symlinkSync(ROOT, join(dir, 'node_modules', 'leasehold'));
-  symlinkSync(join(ROOT, 'node_modules', 'tsx'), join(dir, 'node_modules', 'tsx'));
+  for (const tool of ['tsx', 'prom-client']) symlinkSync(join(ROOT, 'node_modules', tool), join(dir, 'node_modules', tool));
   return dir;
 }
 

@@ -78,9 +78,10 @@ describe('npm pack of a fresh clone', () => {
 });
 
 describe('an app that installed the tarball', () => {
-  it('has no better-sqlite3 or ioredis: they are optional peer dependencies', () => {
+  it('has no better-sqlite3, ioredis or prom-client: they are optional peer dependencies', () => {
     expect(existsSync(join(app, 'node_modules', 'better-sqlite3'))).toBe(false);
     expect(existsSync(join(app, 'node_modules', 'ioredis'))).toBe(false);
+    expect(existsSync(join(app, 'node_modules', 'prom-client'))).toBe(false);
   });
 
   it('runs the README quick start', () => {
