@@ -1,13 +1,30 @@
 /**
- * The Redis client a queue talks through, set up so that a broken connection
- * can never repeat a call, and what its failures mean for a caller.
+ * The Redis client a queue talks through — one server or a Redis Cluster —
+ * set up so that a broken connection can never repeat a call, and what its
+ * failures mean for a caller.
  */
 // Types only: ioredis is loaded by the first connect, so that importing leasehold costs nothing for it.
-import type { Redis, RedisOptions } from 'ioredis';
+import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import { BackendUnavailableError } from '../errors.js';
 
-/** Where the queue's Redis is: a URL (`redis://[:password@]host:port[/db]`) or ioredis options. */
-export type RedisTarget = string | RedisOptions;
+/** A Redis Cluster: some of its nodes (the client discovers the rest) and ioredis Cluster options. */
+export interface RedisClusterTarget {
+  readonly cluster: readonly { readonly host: string; readonly port: number }[];
+  readonly options?: ClusterOptions;
+}
+
+/**
+ * Where the queue's Redis is: a URL (`redis://[[user]:password@]host:port[/db]`,
+ * `rediss://` for TLS), ioredis options, or a cluster.
+ */
+export type RedisTarget = string | RedisOptions | RedisClusterTarget;
+
+/** A connection to one server or to a cluster: the commands the queue sends are the same. */
+export type RedisClient = Redis | Cluster;
+
+export function isClusterTarget(target: RedisTarget): target is RedisClusterTarget {
+  return typeof target === 'object' && target !== null && 'cluster' in target;
+}
 
 /**
  * Options no caller may change: they are what makes a call run at most once.
@@ -23,23 +40,36 @@ const AT_MOST_ONCE: RedisOptions = {
   lazyConnect: true,
 };
 
+/**
+ * The cluster's share of the same rule. A Cluster client resends a command
+ * whose node connection closed (`retryDelayOnFailover`): that one may have
+ * run, so it is off. MOVED, ASK, TRYAGAIN and CLUSTERDOWN replies stay
+ * followed: they say the command did not run on that node.
+ */
+const CLUSTER_AT_MOST_ONCE: ClusterOptions = { enableOfflineQueue: false, lazyConnect: true, retryDelayOnFailover: 0 };
+
 /** Unless the caller's options say otherwise, reconnects in the background, quickly at first, then every second. */
 const retryStrategy = (times: number): number => Math.min(50 * times, 1000);
 
 /** A client that is not yet connected; `connect()` it. */
-export async function createClient(target: RedisTarget, commandTimeoutMillis: number): Promise<Redis> {
-  const { Redis } = await import('ioredis');
+export async function createClient(target: RedisTarget, commandTimeoutMillis: number): Promise<RedisClient> {
+  const { Redis, Cluster } = await import('ioredis');
+  if (isClusterTarget(target)) {
+    const { options = {} } = target;
+    const redisOptions = { ...options.redisOptions, ...AT_MOST_ONCE, commandTimeout: commandTimeoutMillis };
+    return quiet(new Cluster([...target.cluster], { ...options, ...CLUSTER_AT_MOST_ONCE, redisOptions }));
+  }
   const options: RedisOptions = { retryStrategy, ...(typeof target === 'string' ? {} : target), ...AT_MOST_ONCE, commandTimeout: commandTimeoutMillis };
   return quiet(typeof target === 'string' ? new Redis(target, options) : new Redis(options));
 }
 
-/** Another client to the same server with the same options, not yet connected. */
-export function duplicateClient(client: Redis): Redis {
-  return quiet(client.duplicate());
+/** Another client to the same server or cluster with the same options, not yet connected. */
+export function duplicateClient(client: RedisClient): RedisClient {
+  return quiet(client.isCluster ? (client as Cluster).duplicate() : (client as Redis).duplicate());
 }
 
 /** Connection errors reach callers as rejections; without a listener ioredis would also print each one. */
-function quiet(client: Redis): Redis {
+function quiet<T extends RedisClient>(client: T): T {
   client.on('error', () => undefined);
   return client;
 }
@@ -66,25 +96,36 @@ export function backendError(error: unknown, where: string): unknown {
   );
 }
 
+/** Connects `client`; if it cannot, closes it and rejects with the reason. */
+export async function connectClient(client: RedisClient, where: string): Promise<void> {
+  try {
+    await client.connect();
+  } catch (error) {
+    client.disconnect();
+    throw connectError(error, where);
+  }
+}
+
 /** The error for a connection that could not be opened (refused, timed out, or the server said no). */
-export function connectError(error: unknown, where: string): BackendUnavailableError {
+function connectError(error: unknown, where: string): BackendUnavailableError {
   const reason = error instanceof Error ? error.message : String(error);
   return new BackendUnavailableError(`Could not connect to Redis at ${where}: ${reason}`, { cause: error });
 }
 
 /** The error for a call not sent because the client is not connected. */
-export function notConnectedError(client: Redis, where: string): BackendUnavailableError {
+export function notConnectedError(client: RedisClient, where: string): BackendUnavailableError {
   return new BackendUnavailableError(`Redis at ${where} is unreachable (the client is ${client.status}): the call was not sent and changed nothing`);
 }
 
-/** A readable address of the client's server, for messages. */
-export function addressOf(client: Redis): string {
-  const { host, port, path } = client.options;
+/** A readable address of the client's server (or the cluster's first nodes), for messages: never a password. */
+export function addressOf(client: RedisClient, target: RedisTarget): string {
+  if (isClusterTarget(target)) return `cluster ${target.cluster.map((node) => `${node.host}:${node.port}`).join(',')}`;
+  const { host, port, path } = (client as Redis).options;
   return path ? path : `${host ?? '127.0.0.1'}:${port ?? 6379}`;
 }
 
 /** Closes `client`: politely if it is connected, at once otherwise. */
-export async function release(client: Redis): Promise<void> {
+export async function release(client: RedisClient): Promise<void> {
   if (client.status === 'ready') {
     try {
       await client.quit();

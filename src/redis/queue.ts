@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import { clockFromShare, shareClock, systemClock, type SharedClock, type TimeSource } from '../clock.js';
 import { IllegalStateError, InvalidArgumentError, describe, refusalError } from '../errors.js';
 import { fillOptions, type JobQueueOptions } from '../options.js';
@@ -9,15 +8,20 @@ import {
   checkWorkerId, parseJobId, type CheckedJob, type FailOptions, type NewJob,
 } from '../validate.js';
 import {
-  addressOf, backendError, connectError, createClient, duplicateClient, notConnectedError, release, type RedisTarget,
+  addressOf, backendError, connectClient, createClient, duplicateClient, notConnectedError, release,
+  isClusterTarget, type RedisClient, type RedisClusterTarget, type RedisTarget,
 } from './connection.js';
-import { queueKeys, type QueueKeys } from './keys.js';
-import { COMMON_ARGS, SCRIPTS, type Script } from './scripts.js';
+import { jobKey, queueKeys, type QueueKeys } from './keys.js';
+import { CATCHING_UP, COMMON_ARGS, SCRIPTS, type Script } from './scripts.js';
 
-export type { RedisTarget };
+export type { RedisClusterTarget, RedisTarget };
 
 export interface RedisQueueOptions extends Pick<JobQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes'> {
-  /** The Redis server: a URL (`redis://host:6379/0`) or ioredis options. */
+  /**
+   * The Redis server: a URL (`redis://host:6379/0`, `redis://user:password@host`,
+   * `rediss://host` for TLS), ioredis options, or a Redis Cluster
+   * (`{ cluster: [{ host, port }, ...], options? }`).
+   */
   redis: RedisTarget;
   /**
    * The queue's name: every client of one queue uses the same name, and
@@ -83,7 +87,7 @@ export interface RedisQueueHandle {
  * last second of them on a crash of Redis or of its machine.
  */
 export class RedisJobQueue {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #handle: RedisQueueHandle;
   readonly #where: string;
   readonly #keys: QueueKeys;
@@ -95,10 +99,10 @@ export class RedisJobQueue {
   #closed = false;
   /** The new-work counter as the latest poll saw it (see waitForWork). */
   #signalSeen = 0;
-  #listener: Promise<Redis> | undefined;
+  #listener: Promise<RedisClient> | undefined;
   readonly #waiters = new Set<Waiter>();
 
-  private constructor(redis: Redis, options: Required<RedisQueueOptions>) {
+  private constructor(redis: RedisClient, options: Required<RedisQueueOptions>) {
     this.#redis = redis;
     const { capacity, maxPayloadBytes, maxErrorBytes, commandTimeoutMillis } = options;
     this.#handle = {
@@ -109,7 +113,7 @@ export class RedisJobQueue {
       options: { capacity, maxPayloadBytes, maxErrorBytes, commandTimeoutMillis },
       clock: shareClock(options.time),
     };
-    this.#where = addressOf(redis);
+    this.#where = addressOf(redis, options.redis);
     this.#keys = queueKeys(options.name);
     this.#time = options.time;
     this.#policy = options.policy;
@@ -125,7 +129,10 @@ export class RedisJobQueue {
     }
     const { redis: target, name, policy, time = systemClock, commandTimeoutMillis = DEFAULT_COMMAND_TIMEOUT_MILLIS } = options;
     if (typeof target !== 'string' && (target === null || typeof target !== 'object')) {
-      throw new InvalidArgumentError(`Expected \`redis\` to be a URL or ioredis options, got ${describe(target)}`);
+      throw new InvalidArgumentError(`Expected \`redis\` to be a URL, ioredis options or { cluster: nodes }, got ${describe(target)}`);
+    }
+    if (isClusterTarget(target) && (!Array.isArray(target.cluster) || target.cluster.length === 0)) {
+      throw new InvalidArgumentError(`Expected \`redis.cluster\` to be a non-empty array of { host, port }, got ${describe(target.cluster)}`);
     }
     checkQueueName(name);
     checkPolicy(policy);
@@ -137,12 +144,7 @@ export class RedisJobQueue {
       capacity: options.capacity, maxPayloadBytes: options.maxPayloadBytes, maxErrorBytes: options.maxErrorBytes,
     });
     const redis = await createClient(target, commandTimeoutMillis);
-    try {
-      await redis.connect();
-    } catch (error) {
-      redis.disconnect();
-      throw connectError(error, addressOf(redis));
-    }
+    await connectClient(redis, addressOf(redis, target));
     return new RedisJobQueue(redis, { redis: target, name, policy, time, capacity, maxPayloadBytes, maxErrorBytes, commandTimeoutMillis });
   }
 
@@ -207,7 +209,7 @@ export class RedisJobQueue {
   /** Marks the job SUCCEEDED; `token` must be its current, valid lease. */
   async complete(jobId: string, token: number): Promise<void> {
     this.#assertOpen();
-    await this.#run(SCRIPTS.complete, [jobNumber(jobId), tokenText(token)], jobId);
+    await this.#runOnJob(SCRIPTS.complete, jobId, [tokenText(token)]);
   }
 
   /**
@@ -218,7 +220,7 @@ export class RedisJobQueue {
     this.#assertOpen();
     checkWorkerId(workerId);
     checkLeaseMillis(leaseMillis);
-    const reply = await this.#run(SCRIPTS.completeAndPoll, [jobNumber(jobId), tokenText(token), workerId, String(leaseMillis)], jobId);
+    const reply = await this.#runOnJob(SCRIPTS.completeAndPoll, jobId, [tokenText(token), workerId, String(leaseMillis)]);
     return this.#leaseFrom(reply);
   }
 
@@ -239,20 +241,20 @@ export class RedisJobQueue {
   async fail(jobId: string, token: number, error?: string | null, options?: FailOptions): Promise<void> {
     this.#assertOpen();
     const { text, permanent } = checkFailure(error, options, this.#maxErrorBytes);
-    await this.#run(SCRIPTS.fail, [jobNumber(jobId), tokenText(token), text ?? 'failed', permanent ? '1' : '0'], jobId);
+    await this.#runOnJob(SCRIPTS.fail, jobId, [tokenText(token), text ?? 'failed', permanent ? '1' : '0']);
   }
 
   /** Heartbeat: the lease now lasts until now + leaseMillis. Resolves to the new leaseUntil. */
   async extend(jobId: string, token: number, leaseMillis: number): Promise<number> {
     this.#assertOpen();
     checkLeaseMillis(leaseMillis);
-    const [, leaseUntil] = await this.#run(SCRIPTS.extend, [jobNumber(jobId), tokenText(token), String(leaseMillis)], jobId);
+    const [, leaseUntil] = await this.#runOnJob(SCRIPTS.extend, jobId, [tokenText(token), String(leaseMillis)]);
     return Number(leaseUntil);
   }
 
   async view(jobId: string): Promise<JobView> {
     this.#assertOpen();
-    const [, fields] = await this.#run(SCRIPTS.view, [jobNumber(jobId)], jobId);
+    const [, fields] = await this.#runOnJob(SCRIPTS.view, jobId, []);
     return toView(jobId, fields as string[]);
   }
 
@@ -268,13 +270,13 @@ export class RedisJobQueue {
   /** Puts a DEAD job back to PENDING, ready now, with attempts reset to 0 (lastError kept). */
   async retryDead(jobId: string): Promise<void> {
     this.#assertOpen();
-    await this.#run(SCRIPTS.retryDead, [jobNumber(jobId)], jobId);
+    await this.#runOnJob(SCRIPTS.retryDead, jobId, []);
   }
 
   /** Cancels a PENDING job. */
   async cancel(jobId: string): Promise<void> {
     this.#assertOpen();
-    await this.#run(SCRIPTS.cancel, [jobNumber(jobId)], jobId);
+    await this.#runOnJob(SCRIPTS.cancel, jobId, []);
   }
 
   /** PENDING jobs, ready or delayed. */
@@ -337,20 +339,20 @@ export class RedisJobQueue {
   // ── plumbing ───────────────────────────────────────────────────────────
 
   /** The subscribed connection that wakes waitForWork, opened on first use. */
-  #listen(): Promise<Redis> {
+  #listen(): Promise<RedisClient> {
     this.#listener ??= (async () => {
       const client = duplicateClient(this.#redis);
       client.on('message', (_channel: string, message: string) => {
         const signal = Number(message);
         for (const waiter of this.#waiters) if (signal > waiter.seen) waiter.wake(true);
       });
+      await connectClient(client, this.#where);
       try {
-        await client.connect();
         await client.subscribe(this.#keys.named.signal);
         return client;
       } catch (error) {
         client.disconnect();
-        throw connectError(error, this.#where);
+        throw backendError(error, this.#where);
       }
     })();
     // A failed subscription is retried by the next waitForWork.
@@ -358,36 +360,55 @@ export class RedisJobQueue {
     return this.#listener;
   }
 
+  /** Runs `script` about one job: its number is the first own argument, its hash a declared key. */
+  #runOnJob(script: Script, jobId: string, own: readonly string[]): Promise<unknown[]> {
+    const n = jobNumber(jobId);
+    return this.#run(script, [n, ...own], jobId, [jobKey(this.#keys, n)]);
+  }
+
   /**
-   * Runs `script` with the common arguments (now, a jitter seed, the policy)
-   * and `own`; a refusal becomes its error, about `jobId`.
+   * Runs `script` with the queue's keys and `declared` (the hashes of the jobs
+   * it names), the common arguments (now, a jitter seed, the policy) and
+   * `own`, again until it has caught up and run its body (see CATCHING_UP);
+   * a refusal becomes its error, about `jobId`.
    */
-  async #run(script: Script, own: readonly string[], jobId: string): Promise<unknown[]> {
-    const now = checkNow(this.#time.now());
+  async #run(script: Script, own: readonly string[], jobId: string, declared: readonly string[] = []): Promise<unknown[]> {
+    const keys = [...this.#keys.keys, ...declared];
+    for (;;) {
+      const reply = await this.#evaluate(script, keys, [...this.#commonArgs(), ...own]);
+      const code = reply[0] as number;
+      if (code === CATCHING_UP) continue;
+      if (code < 0) throw refusalError(code, jobId, this.#capacity);
+      return reply;
+    }
+  }
+
+  /** The arguments every script takes first (COMMON_ARGS), for a run now. */
+  #commonArgs(): string[] {
     const policy = this.#policy;
     const common: Record<(typeof COMMON_ARGS)[number], string> = {
       jobPrefix: this.#keys.jobPrefix,
-      now: String(now),
+      now: String(checkNow(this.#time.now())),
       seed: String(Math.floor(Math.random() * 2 ** 31)),
       maxAttempts: String(policy.maxAttempts),
       baseBackoffMillis: String(policy.baseBackoffMillis),
       maxBackoffMillis: String(policy.maxBackoffMillis),
       jitter: policy.jitter,
     };
-    const args = [...COMMON_ARGS.map((name) => common[name]), ...own];
-    const { keys } = this.#keys;
-    const reply = (await this.#send(async () => {
+    return COMMON_ARGS.map((name) => common[name]);
+  }
+
+  /** One run of `script`, by its hash, or by its text if Redis does not have it. */
+  #evaluate(script: Script, keys: readonly string[], args: readonly string[]): Promise<unknown[]> {
+    return this.#send(async () => {
       try {
-        return await this.#redis.evalsha(script.sha, keys.length, ...keys, ...args);
+        return (await this.#redis.evalsha(script.sha, keys.length, ...keys, ...args)) as unknown[];
       } catch (error) {
         // Redis lost its script cache (a restart): NOSCRIPT means the script did not run.
         if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
-        return await this.#redis.eval(script.lua, keys.length, ...keys, ...args);
+        return (await this.#redis.eval(script.lua, keys.length, ...keys, ...args)) as unknown[];
       }
-    })) as unknown[];
-    const code = reply[0] as number;
-    if (code < 0) throw refusalError(code, jobId, this.#capacity);
-    return reply;
+    });
   }
 
   /** Sends a command if connected; a failure of the connection becomes BackendUnavailableError. */
