@@ -24,7 +24,7 @@ import { Refusal } from '../errors.js';
 import { KEY_NAMES } from './keys.js';
 
 /** The most items of catching up (see above) one script does: each costs a few µs of Redis time. */
-export const CATCH_UP_BATCH = 100;
+export const CATCH_UP_BATCH = 50;
 
 /** A script's first reply element when it stopped to let Redis serve others before it caught up: call it again. */
 export const CATCHING_UP = 1;
