@@ -12,7 +12,9 @@ export type ErrorCode =
   | 'ERR_QUEUE_FULL'
   | 'ERR_JOURNAL_BUSY'
   | 'ERR_JOURNAL_CORRUPT'
-  | 'ERR_BACKEND_UNAVAILABLE';
+  | 'ERR_BACKEND_UNAVAILABLE'
+  | 'ERR_BACKEND_AUTH'
+  | 'ERR_BACKEND_TLS';
 
 export class JobQueueError extends Error {
   readonly code: ErrorCode;
@@ -134,6 +136,32 @@ export class JournalCorruptError extends JobQueueError {
 export class BackendUnavailableError extends JobQueueError {
   constructor(message: string, options?: ErrorOptions) {
     super('ERR_BACKEND_UNAVAILABLE', message);
+    if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
+
+/**
+ * The queue's server (Redis) refused who is connecting: a wrong password, an
+ * unknown or disabled user, or no password where one is required. Not an
+ * outage: trying again with the same credentials fails the same way. The
+ * message names the server and the user, never the password; there is no
+ * `cause`, as the client's own error carries the password it sent.
+ */
+export class BackendAuthError extends JobQueueError {
+  constructor(message: string) {
+    super('ERR_BACKEND_AUTH', message);
+  }
+}
+
+/**
+ * The TLS handshake with the queue's server failed: its certificate is not
+ * trusted (or not for that host), or it refused this client's certificate
+ * (missing, or signed by a CA it does not trust). Not an outage: fix the
+ * certificates. `cause` holds the TLS layer's error.
+ */
+export class BackendTlsError extends JobQueueError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('ERR_BACKEND_TLS', message);
     if (options?.cause !== undefined) this.cause = options.cause;
   }
 }

@@ -1,13 +1,15 @@
 export { JobQueue, LEASE_LOST, type FailOptions, type JournalOptions, type NewJob, type SharedQueueHandle } from './queue.js';
 export type { Synchronous } from './journal/journal.js';
-export { RedisJobQueue, type RedisQueueHandle, type RedisQueueOptions, type RedisTarget } from './redis/queue.js';
+export {
+  RedisJobQueue, type RedisClusterTarget, type RedisQueueHandle, type RedisQueueOptions, type RedisServerTarget, type RedisTarget,
+} from './redis/queue.js';
 export { RetryPolicy, type Jitter, type RetryPolicyOptions } from './policy.js';
 export { ManualClock, systemClock, type TimeSource } from './clock.js';
 export { JobStatus, type JobView, type Lease, type QueueStats } from './types.js';
 export type { JobQueueOptions } from './options.js';
 export {
   JobQueueError, InvalidArgumentError, JobNotFoundError, IllegalStateError, StaleLeaseError, QueueFullError,
-  JournalBusyError, JournalCorruptError, BackendUnavailableError,
+  JournalBusyError, JournalCorruptError, BackendUnavailableError, BackendAuthError, BackendTlsError,
   type ErrorCode,
 } from './errors.js';
 export { WorkerPool, type WorkerPoolOptions, type PoolStats, type PoolStatsOf } from './pool/pool.js';

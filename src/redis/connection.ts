@@ -5,7 +5,7 @@
  */
 // Types only: ioredis is loaded by the first connect, so that importing leasehold costs nothing for it.
 import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
-import { BackendUnavailableError } from '../errors.js';
+import { BackendAuthError, BackendTlsError, BackendUnavailableError } from '../errors.js';
 
 /** A Redis Cluster: some of its nodes (the client discovers the rest) and ioredis Cluster options. */
 export interface RedisClusterTarget {
@@ -13,11 +13,14 @@ export interface RedisClusterTarget {
   readonly options?: ClusterOptions;
 }
 
+/** One server: ioredis options, and if given, a URL that fills in the rest (`{ url: 'rediss://...', tls: { ca, cert, key } }`). */
+export type RedisServerTarget = RedisOptions & { readonly url?: string };
+
 /**
  * Where the queue's Redis is: a URL (`redis://[[user]:password@]host:port[/db]`,
- * `rediss://` for TLS), ioredis options, or a cluster.
+ * `rediss://` for TLS), ioredis options (with a URL or without), or a cluster.
  */
-export type RedisTarget = string | RedisOptions | RedisClusterTarget;
+export type RedisTarget = string | RedisServerTarget | RedisClusterTarget;
 
 /** A connection to one server or to a cluster: the commands the queue sends are the same. */
 export type RedisClient = Redis | Cluster;
@@ -59,8 +62,9 @@ export async function createClient(target: RedisTarget, commandTimeoutMillis: nu
     const redisOptions = { ...options.redisOptions, ...AT_MOST_ONCE, commandTimeout: commandTimeoutMillis };
     return quiet(new Cluster([...target.cluster], { ...options, ...CLUSTER_AT_MOST_ONCE, redisOptions }));
   }
-  const options: RedisOptions = { retryStrategy, ...(typeof target === 'string' ? {} : target), ...AT_MOST_ONCE, commandTimeout: commandTimeoutMillis };
-  return quiet(typeof target === 'string' ? new Redis(target, options) : new Redis(options));
+  const { url, ...given }: RedisServerTarget = typeof target === 'string' ? { url: target } : target;
+  const options: RedisOptions = { retryStrategy, ...given, ...AT_MOST_ONCE, commandTimeout: commandTimeoutMillis };
+  return quiet(url === undefined ? new Redis(options) : new Redis(url, options));
 }
 
 /** Another client to the same server or cluster with the same options, not yet connected. */
@@ -96,25 +100,65 @@ export function backendError(error: unknown, where: string): unknown {
   );
 }
 
-/** Connects `client`; if it cannot, closes it and rejects with the reason. */
-export async function connectClient(client: RedisClient, where: string): Promise<void> {
+/**
+ * Connects `client`; if it cannot, closes it and rejects with the reason:
+ * BackendAuthError or BackendTlsError when the server refused who connects
+ * (ioredis reports that as an 'error' event, then rejects with "Connection is
+ * closed"), BackendUnavailableError otherwise.
+ */
+export async function connectClient(client: RedisClient, where: string, user: string | undefined): Promise<void> {
+  let refused: Error | undefined;
+  const note = (error: unknown) => {
+    if (refused === undefined && error instanceof Error && (isAuthRefusal(error) || isTlsFailure(error))) refused = error;
+  };
+  client.on('error', note);
   try {
     await client.connect();
   } catch (error) {
     client.disconnect();
-    throw connectError(error, where);
+    throw connectError(refused ?? error, where, user);
+  } finally {
+    client.off('error', note);
   }
 }
 
+/** Server replies refusing the credentials (or their absence), before any command runs. */
+const AUTH_REPLIES = /^(WRONGPASS|NOAUTH|NOPERM|ERR invalid password|ERR AUTH)/;
+
+function isAuthRefusal(error: Error): boolean {
+  return error.name === 'ReplyError' && AUTH_REPLIES.test(error.message);
+}
+
+/** Node's TLS errors: OpenSSL alerts (ERR_SSL_...), its own checks (ERR_TLS_...), and certificate verification codes. */
+function isTlsFailure(error: Error): boolean {
+  const { code } = error as NodeJS.ErrnoException;
+  return typeof code === 'string' && /^ERR_(SSL|TLS)_|CERT|SELF_SIGNED|UNABLE_TO_/.test(code);
+}
+
 /** The error for a connection that could not be opened (refused, timed out, or the server said no). */
-function connectError(error: unknown, where: string): BackendUnavailableError {
+function connectError(error: unknown, where: string, user: string | undefined): Error {
   const reason = error instanceof Error ? error.message : String(error);
+  if (error instanceof Error && isAuthRefusal(error)) {
+    // The reply's first word and text say what was wrong; the command it answered held the password, so it is not kept.
+    const who = user === undefined ? 'the default user' : `user ${JSON.stringify(user)}`;
+    return new BackendAuthError(`Redis at ${where} refused to let ${who} in: ${reason}`);
+  }
+  if (error instanceof Error && isTlsFailure(error)) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return new BackendTlsError(`The TLS handshake with Redis at ${where} failed (${code}): ${reason}`, { cause: error });
+  }
   return new BackendUnavailableError(`Could not connect to Redis at ${where}: ${reason}`, { cause: error });
 }
 
 /** The error for a call not sent because the client is not connected. */
 export function notConnectedError(client: RedisClient, where: string): BackendUnavailableError {
   return new BackendUnavailableError(`Redis at ${where} is unreachable (the client is ${client.status}): the call was not sent and changed nothing`);
+}
+
+/** The user the client logs in as, if not the default one: for messages (a user name is not a secret). */
+export function userOf(client: RedisClient): string | undefined {
+  const options = client.isCluster ? (client as Cluster).options.redisOptions : (client as Redis).options;
+  return options?.username || undefined;
 }
 
 /** A readable address of the client's server (or the cluster's first nodes), for messages: never a password. */

@@ -9,12 +9,12 @@ import {
 } from '../validate.js';
 import {
   addressOf, backendError, connectClient, createClient, duplicateClient, notConnectedError, release,
-  isClusterTarget, type RedisClient, type RedisClusterTarget, type RedisTarget,
+  isClusterTarget, userOf, type RedisClient, type RedisClusterTarget, type RedisServerTarget, type RedisTarget,
 } from './connection.js';
 import { jobKey, queueKeys, type QueueKeys } from './keys.js';
 import { CATCHING_UP, COMMON_ARGS, SCRIPTS, type Script } from './scripts.js';
 
-export type { RedisClusterTarget, RedisTarget };
+export type { RedisClusterTarget, RedisServerTarget, RedisTarget };
 
 export interface RedisQueueOptions extends Pick<JobQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes'> {
   /**
@@ -144,7 +144,7 @@ export class RedisJobQueue {
       capacity: options.capacity, maxPayloadBytes: options.maxPayloadBytes, maxErrorBytes: options.maxErrorBytes,
     });
     const redis = await createClient(target, commandTimeoutMillis);
-    await connectClient(redis, addressOf(redis, target));
+    await connectClient(redis, addressOf(redis, target), userOf(redis));
     return new RedisJobQueue(redis, { redis: target, name, policy, time, capacity, maxPayloadBytes, maxErrorBytes, commandTimeoutMillis });
   }
 
@@ -346,7 +346,7 @@ export class RedisJobQueue {
         const signal = Number(message);
         for (const waiter of this.#waiters) if (signal > waiter.seen) waiter.wake(true);
       });
-      await connectClient(client, this.#where);
+      await connectClient(client, this.#where, userOf(client));
       try {
         await client.subscribe(this.#keys.named.signal);
         return client;
