@@ -116,10 +116,21 @@ export async function connectClient(client: RedisClient, where: string, user: st
     await client.connect();
   } catch (error) {
     client.disconnect();
+    refused ??= await tlsRefusal(client);
     throw connectError(refused ?? error, where, user);
   } finally {
     client.off('error', note);
   }
+}
+
+/** For a TLS connection to one server that failed, the server's refusal of this client's certificate, if that is why (see tls-probe.ts). */
+async function tlsRefusal(client: RedisClient): Promise<Error | undefined> {
+  if (client.isCluster) return undefined;
+  const { host, port, tls } = (client as Redis).options;
+  if (tls === undefined) return undefined;
+  const { probeTls } = await import('./tls-probe.js');
+  const error = await probeTls({ host, port, ...tls });
+  return error !== undefined && isTlsFailure(error) ? error : undefined;
 }
 
 /** Server replies refusing the credentials (or their absence), before any command runs. */
