@@ -1,7 +1,8 @@
 export { JobQueue, LEASE_LOST, type FailOptions, type JournalOptions, type NewJob, type SharedQueueHandle } from './queue.js';
 export type { Synchronous } from './journal/journal.js';
 export {
-  RedisJobQueue, type RedisClusterTarget, type RedisQueueHandle, type RedisQueueOptions, type RedisServerTarget, type RedisTarget,
+  RedisJobQueue, type BatchOutcome, type Completion, type RedisClusterTarget, type RedisQueueHandle, type RedisQueueOptions, type RedisServerTarget,
+  type RedisTarget,
 } from './redis/queue.js';
 export { RetryPolicy, type Jitter, type RetryPolicyOptions } from './policy.js';
 export { ManualClock, systemClock, type TimeSource } from './clock.js';

@@ -1,10 +1,10 @@
 import { clockFromShare, shareClock, systemClock, type SharedClock, type TimeSource } from '../clock.js';
-import { IllegalStateError, InvalidArgumentError, describe, refusalError } from '../errors.js';
+import { IllegalStateError, InvalidArgumentError, describe, refusalError, type JobQueueError } from '../errors.js';
 import { fillOptions, type JobQueueOptions } from '../options.js';
 import { policyFromShare, sharePolicy, type RetryPolicy, type SharedPolicy } from '../policy.js';
-import { JobStatus, type JobView, type Lease, type QueueStats } from '../types.js';
+import type { JobView, Lease, QueueStats } from '../types.js';
 import {
-  checkFailure, checkJob, checkJobs, checkLeaseMillis, checkNow, checkPolicy, checkQueueName, checkTimeSource, checkTimeout,
+  checkBatchSize, checkFailure, checkJob, checkJobs, checkLeaseMillis, checkNow, checkPolicy, checkQueueName, checkTimeSource, checkTimeout,
   checkWorkerId, parseJobId, type CheckedJob, type FailOptions, type NewJob,
 } from '../validate.js';
 import {
@@ -12,6 +12,7 @@ import {
   isClusterTarget, userOf, type RedisClient, type RedisClusterTarget, type RedisServerTarget, type RedisTarget,
 } from './connection.js';
 import { jobKey, queueKeys, type QueueKeys } from './keys.js';
+import { leasesIn, toView } from './replies.js';
 import { CATCHING_UP, COMMON_ARGS, SCRIPTS, type Script } from './scripts.js';
 
 export type { RedisClusterTarget, RedisServerTarget, RedisTarget };
@@ -46,6 +47,22 @@ export interface RedisQueueOptions extends Pick<JobQueueOptions, 'capacity' | 'm
 }
 
 const DEFAULT_COMMAND_TIMEOUT_MILLIS = 10_000;
+
+/** The most jobs one pollMany or completeManyAndPoll leases, and the most one completeManyAndPoll completes: it bounds a script's length. */
+export const MAX_BATCH = 1000;
+
+/** A lease to complete in a batch: the job and the token its lease carries. */
+export interface Completion {
+  readonly jobId: string;
+  readonly token: number;
+}
+
+/** What a completeManyAndPoll did: the completes refused (every other one succeeded), and the new leases. */
+export interface BatchOutcome {
+  /** Each refused complete, with the error `complete` would have rejected with (StaleLeaseError, JobNotFoundError). */
+  readonly refused: ReadonlyArray<{ readonly jobId: string; readonly error: JobQueueError }>;
+  readonly leases: Lease[];
+}
 
 /**
  * What `share()` returns: plain data, so it survives `postMessage` /
@@ -203,7 +220,20 @@ export class RedisJobQueue {
     this.#assertOpen();
     checkWorkerId(workerId);
     checkLeaseMillis(leaseMillis);
-    return this.#leaseFrom(await this.#run(SCRIPTS.poll, [workerId, String(leaseMillis)], ''));
+    return this.#leasesFrom(await this.#run(SCRIPTS.poll, [workerId, String(leaseMillis), '1'], ''), 1)[0];
+  }
+
+  /**
+   * Leases up to `max` ready jobs to `workerId`, best first, in one script:
+   * each as `poll` would lease it (its own token, its attempt counted).
+   * Resolves to the leases, none if no job is ready.
+   */
+  async pollMany(workerId: string, leaseMillis: number, max: number): Promise<Lease[]> {
+    this.#assertOpen();
+    checkWorkerId(workerId);
+    checkLeaseMillis(leaseMillis);
+    checkBatchSize('max', max, 1, MAX_BATCH);
+    return this.#leasesFrom(await this.#run(SCRIPTS.poll, [workerId, String(leaseMillis), String(max)], ''), 1);
   }
 
   /** Marks the job SUCCEEDED; `token` must be its current, valid lease. */
@@ -221,17 +251,45 @@ export class RedisJobQueue {
     checkWorkerId(workerId);
     checkLeaseMillis(leaseMillis);
     const reply = await this.#runOnJob(SCRIPTS.completeAndPoll, jobId, [tokenText(token), workerId, String(leaseMillis)]);
-    return this.#leaseFrom(reply);
+    return this.#leasesFrom(reply, 1)[0];
   }
 
-  /** The lease in a poll's reply, if any; notes the wake counter the poll saw. */
-  #leaseFrom([, signal, n, token, type, payload, attempt, leaseUntil]: unknown[]): Lease | undefined {
+  /**
+   * A batched worker loop's step in one script: completes every lease in
+   * `done`, each checked on its own (a refused one is reported, changes
+   * nothing, and does not stop the others), then leases up to `max` ready
+   * jobs as `pollMany` does (`max` 0: complete only). A malformed job id
+   * rejects the whole call, which then changed nothing.
+   */
+  async completeManyAndPoll(done: readonly Completion[], workerId: string, leaseMillis: number, max: number): Promise<BatchOutcome> {
+    this.#assertOpen();
+    if (!Array.isArray(done) || done.length > MAX_BATCH) {
+      throw new InvalidArgumentError(`Expected \`done\` to be an array of at most ${MAX_BATCH} { jobId, token }, got ${describe(done)}`);
+    }
+    checkWorkerId(workerId);
+    checkLeaseMillis(leaseMillis);
+    checkBatchSize('max', max, 0, MAX_BATCH);
+    const numbers = done.map((completion: Completion | null) => {
+      if (completion === null || typeof completion !== 'object') {
+        throw new InvalidArgumentError(`Expected each of \`done\` to be { jobId, token }, got ${describe(completion)}`);
+      }
+      return jobNumber(completion.jobId);
+    });
+    const own = [workerId, String(leaseMillis), String(max), ...done.flatMap(({ token }, i) => [numbers[i]!, tokenText(token)])];
+    const reply = await this.#run(SCRIPTS.completeManyAndPoll, own, '', numbers.map((n) => jobKey(this.#keys, n)));
+    const count = Number(reply[1]);
+    const refused = done.flatMap(({ jobId }, i) => {
+      const outcome = Number(reply[2 + i]);
+      return outcome === 0 ? [] : [{ jobId, error: refusalError(outcome, jobId, this.#capacity) }];
+    });
+    return { refused, leases: this.#leasesFrom(reply, 2 + count) };
+  }
+
+  /** The leases in a poll's reply, whose wake counter is at `at`; notes the counter. */
+  #leasesFrom(reply: readonly unknown[], at: number): Lease[] {
     // What was new work when this poll ran; anything newer wakes waitForWork.
-    this.#signalSeen = Number(signal);
-    if (n === undefined) return undefined;
-    return {
-      jobId: `J${n}`, token: Number(token), type: String(type), payload: String(payload), attempt: Number(attempt), leaseUntil: Number(leaseUntil),
-    };
+    this.#signalSeen = Number(reply[at]);
+    return leasesIn(reply, at + 1);
   }
 
   /**
@@ -440,22 +498,4 @@ function jobNumber(jobId: string): string {
 /** A token as the scripts compare it: only a safe integer can be one. */
 function tokenText(token: unknown): string {
   return typeof token === 'number' && Number.isSafeInteger(token) ? String(token) : '';
-}
-
-function toView(id: string, pairs: readonly string[]): JobView {
-  const f = new Map<string, string>();
-  for (let i = 0; i < pairs.length; i += 2) f.set(pairs[i]!, pairs[i + 1]!);
-  const status = f.get('status') as JobStatus;
-  return {
-    id,
-    type: f.get('type')!,
-    priority: Number(f.get('priority')),
-    status,
-    attempts: Number(f.get('attempts')),
-    nextRunAt: Number(f.get('runAt')),
-    lastError: f.get('lastError') ?? null,
-    payload: f.get('payload')!,
-    leaseUntil: status === JobStatus.RUNNING ? Number(f.get('leaseUntil')) : null,
-    workerId: f.get('workerId') ?? null,
-  };
 }

@@ -135,11 +135,11 @@ local function leased(n, token, key)
   return key
 end
 
--- Leases the best ready job to workerId: 0, the wake counter, and the lease if a job was ready.
-local function pollBest(workerId, leaseMillis)
-  local signal = redis.call('GET', K.signal) or '0'
+-- Leases the best ready job to workerId: its n, token, type, payload, attempt
+-- and leaseUntil appended to out; false if no job is ready.
+local function leaseBest(workerId, leaseMillis, out)
   local best = redis.call('ZPOPMIN', K.ready)
-  if #best == 0 then return { 0, signal } end
+  if #best == 0 then return false end
   local n = int(tonumber(string.sub(best[1], 33)))
   local key = jobKey(n)
   local token = int(redis.call('INCR', K.tokenSeq))
@@ -149,7 +149,18 @@ local function pollBest(workerId, leaseMillis)
   redis.call('ZREM', K.pending, n)
   redis.call('ZADD', K.leases, leaseUntil, n)
   local f = redis.call('HMGET', key, 'type', 'payload')
-  return { 0, signal, n, token, f[1], f[2], attempts, num(leaseUntil) }
+  for _, field in ipairs({ n, token, f[1], f[2], attempts, num(leaseUntil) }) do out[#out + 1] = field end
+  return true
+end
+
+-- Leases up to max ready jobs to workerId, best first, appended to out after
+-- the wake counter (read first: work announced later is newer than this poll).
+local function pollBest(workerId, leaseMillis, max, out)
+  out[#out + 1] = redis.call('GET', K.signal) or '0'
+  for _ = 1, max do
+    if not leaseBest(workerId, leaseMillis, out) then break end
+  end
+  return out
 end
 
 -- RUNNING job n, leased under token, is SUCCEEDED: nil, or the Refusal.
@@ -273,9 +284,13 @@ if count > 0 then announce() end
 return ids
 `;
 
-/** ARGV: workerId, leaseMillis. Returns 0, the wake counter, and the lease if a job was ready. */
+/**
+ * ARGV: workerId, leaseMillis, max. Returns 0, the wake counter, and the
+ * leases (n, token, type, payload, attempt, leaseUntil each) of up to max
+ * ready jobs, best first.
+ */
 const POLL = `
-return pollBest(ARGV[OWN + 1], ARGV[OWN + 2])
+return pollBest(ARGV[OWN + 1], ARGV[OWN + 2], tonumber(ARGV[OWN + 3]), { 0 })
 `;
 
 /** ARGV: n, token; the job's hash declared. */
@@ -285,11 +300,29 @@ if refusal ~= nil then return { refusal } end
 return { 0 }
 `;
 
-/** ARGV: n, token, workerId, leaseMillis; the job's hash declared: a complete, then a poll, in one round trip. Returns what POLL does. */
+/**
+ * ARGV: n, token, workerId, leaseMillis; the job's hash declared: a complete,
+ * then a poll of one job, in one round trip. Returns what POLL does.
+ */
 const COMPLETE_AND_POLL = `
 local refusal = completeLeased(ARGV[OWN + 1], ARGV[OWN + 2], KEYS[FIXED + 1])
 if refusal ~= nil then return { refusal } end
-return pollBest(ARGV[OWN + 3], ARGV[OWN + 4])
+return pollBest(ARGV[OWN + 3], ARGV[OWN + 4], 1, { 0 })
+`;
+
+/**
+ * ARGV: workerId, leaseMillis, max, then n, token of each job to complete;
+ * their hashes declared in that order. Each complete is checked on its own:
+ * a refused one changes nothing and does not stop the others. Returns 0, the
+ * count of completes, each one's outcome (0 or its Refusal), then what POLL does.
+ */
+const COMPLETE_MANY_AND_POLL = `
+local first = OWN + 4
+local out = { 0, (#ARGV - first + 1) / 2 }
+for i = first, #ARGV, 2 do
+  out[#out + 1] = completeLeased(ARGV[i], ARGV[i + 1], KEYS[FIXED + (i - first) / 2 + 1]) or 0
+end
+return pollBest(ARGV[OWN + 1], ARGV[OWN + 2], tonumber(ARGV[OWN + 3]), out)
 `;
 
 /** ARGV: n, token, error text, permanent ('1' or '0'); the job's hash declared. */
@@ -378,6 +411,7 @@ export const SCRIPTS = {
   poll: script(POLL),
   complete: script(COMPLETE),
   completeAndPoll: script(COMPLETE_AND_POLL),
+  completeManyAndPoll: script(COMPLETE_MANY_AND_POLL),
   fail: script(FAIL),
   extend: script(EXTEND),
   view: script(VIEW),
