@@ -233,7 +233,14 @@ export function checkClaims(events: readonly Event[], views: ReadonlyMap<string,
 }
 
 export async function viewsOf(queue: RedisJobQueue, ids: readonly string[]): Promise<Map<string, JobView>> {
-  return new Map(await Promise.all(ids.map(async (id) => [id, await queue.view(id)] as const)));
+  const views = new Map<string, JobView>();
+  // A few hundred calls in flight at a time: thousands at once would outlast the command timeout on a loaded machine.
+  for (let i = 0; i < ids.length; i += 500) {
+    const chunk = ids.slice(i, i + 500);
+    const got = await Promise.all(chunk.map((id) => queue.view(id)));
+    chunk.forEach((id, j) => views.set(id, got[j]!));
+  }
+  return views;
 }
 
 /** Polls an async condition until it holds; fails with `explain()` after `ms`. */

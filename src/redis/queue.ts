@@ -8,11 +8,11 @@ import {
   checkWorkerId, parseJobId, type CheckedJob, type FailOptions, type NewJob,
 } from '../validate.js';
 import {
-  addressOf, backendError, connectClient, createClient, duplicateClient, notConnectedError, release,
-  isClusterTarget, userOf, type RedisClient, type RedisClusterTarget, type RedisServerTarget, type RedisTarget,
+  addressOf, backendError, connectClient, createClient, isClusterTarget, notConnectedError, release, userOf, type RedisClient, type RedisClusterTarget, type RedisServerTarget, type RedisTarget,
 } from './connection.js';
 import { jobKey, queueKeys, type QueueKeys } from './keys.js';
 import { leasesIn, toView } from './replies.js';
+import { WakeUps } from './wake.js';
 import { CATCHING_UP, COMMON_ARGS, SCRIPTS, type Script } from './scripts.js';
 
 export type { RedisClusterTarget, RedisServerTarget, RedisTarget };
@@ -116,8 +116,7 @@ export class RedisJobQueue {
   #closed = false;
   /** The new-work counter as the latest poll saw it (see waitForWork). */
   #signalSeen = 0;
-  #listener: Promise<RedisClient> | undefined;
-  readonly #waiters = new Set<Waiter>();
+  readonly #wakeUps: WakeUps;
 
   private constructor(redis: RedisClient, options: Required<RedisQueueOptions>) {
     this.#redis = redis;
@@ -132,6 +131,7 @@ export class RedisJobQueue {
     };
     this.#where = addressOf(redis, options.redis);
     this.#keys = queueKeys(options.name);
+    this.#wakeUps = new WakeUps(redis, this.#keys.named.signal, this.#where);
     this.#time = options.time;
     this.#policy = options.policy;
     this.#capacity = options.capacity;
@@ -366,57 +366,22 @@ export class RedisJobQueue {
     this.#assertOpen();
     checkTimeout(timeoutMillis);
     const seen = this.#signalSeen;
-    await this.#listen();
+    await this.#wakeUps.listen();
     // Read only once subscribed: work announced after this read arrives as a message.
     const current = Number(await this.#send(() => this.#redis.get(this.#keys.named.signal)));
     if (current > seen) return true;
     if (this.#closed) return false;
-    return new Promise((resolve) => {
-      const waiter: Waiter = {
-        seen,
-        wake: (woken) => {
-          clearTimeout(timer);
-          this.#waiters.delete(waiter);
-          resolve(woken);
-        },
-      };
-      const timer = setTimeout(() => waiter.wake(false), timeoutMillis);
-      this.#waiters.add(waiter);
-    });
+    return this.#wakeUps.wait(seen, timeoutMillis);
   }
 
   /** Closes this client's connections; the queue stays in Redis for every other client. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    for (const waiter of this.#waiters) waiter.wake(false);
-    const listener = this.#listener?.catch(() => undefined);
-    await Promise.all([release(this.#redis), listener?.then((client) => client && release(client))]);
+    await Promise.all([release(this.#redis), this.#wakeUps.close()]);
   }
 
   // ── plumbing ───────────────────────────────────────────────────────────
-
-  /** The subscribed connection that wakes waitForWork, opened on first use. */
-  #listen(): Promise<RedisClient> {
-    this.#listener ??= (async () => {
-      const client = duplicateClient(this.#redis);
-      client.on('message', (_channel: string, message: string) => {
-        const signal = Number(message);
-        for (const waiter of this.#waiters) if (signal > waiter.seen) waiter.wake(true);
-      });
-      await connectClient(client, this.#where, userOf(client));
-      try {
-        await client.subscribe(this.#keys.named.signal);
-        return client;
-      } catch (error) {
-        client.disconnect();
-        throw backendError(error, this.#where);
-      }
-    })();
-    // A failed subscription is retried by the next waitForWork.
-    this.#listener.catch(() => (this.#listener = undefined));
-    return this.#listener;
-  }
 
   /** Runs `script` about one job: its number is the first own argument, its hash a declared key. */
   #runOnJob(script: Script, jobId: string, own: readonly string[]): Promise<unknown[]> {
@@ -482,12 +447,6 @@ export class RedisJobQueue {
   #assertOpen(): void {
     if (this.#closed) throw new IllegalStateError('This queue was closed');
   }
-}
-
-interface Waiter {
-  /** The new-work counter its poll saw. */
-  readonly seen: number;
-  wake(woken: boolean): void;
 }
 
 /** The job number of `jobId` as the scripts take it. */
