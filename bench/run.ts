@@ -12,11 +12,12 @@ import { pollAtDepth } from './depth.js';
 import { drain } from './drain.js';
 import { groupCommit } from './group-commit.js';
 import { journal } from './journal.js';
+import { redisScale } from './redis-scale.js';
 import { redis } from './redis.js';
 import { type Suite, printConditions, printSuite, writeResults } from './report.js';
 import { singleThread } from './single-thread.js';
 
-const SUITES: readonly Suite[] = [singleThread, pollAtDepth, drain, journal, groupCommit, redis];
+const SUITES: readonly Suite[] = [singleThread, pollAtDepth, drain, journal, groupCommit, redis, redisScale];
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
 
 function selected(filters: readonly string[]): Suite[] {

@@ -4,6 +4,7 @@ export {
   RedisJobQueue, type BatchOutcome, type Completion, type RedisClusterTarget, type RedisQueueHandle, type RedisQueueOptions, type RedisServerTarget,
   type RedisTarget,
 } from './redis/queue.js';
+export { PartitionedRedisQueue, type PartitionedQueueHandle, type PartitionedQueueOptions } from './redis/partitioned.js';
 export { RetryPolicy, type Jitter, type RetryPolicyOptions } from './policy.js';
 export { ManualClock, systemClock, type TimeSource } from './clock.js';
 export { JobStatus, type JobView, type Lease, type QueueStats } from './types.js';

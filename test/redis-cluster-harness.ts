@@ -4,28 +4,21 @@
  * the first queue and stopped after the file, whether its tests passed or
  * not; every queue has a name of its own, so queues land on all three masters.
  */
-import { afterAll } from 'vitest';
 import { redisClusterMissing, startRedisCluster, type RedisCluster } from '../bench/redis-cluster.js';
 import { RedisJobQueue } from '../dist/index.js';
 import type { Backend } from './backends.js';
+import { onePerFile } from './redis-harness.js';
 
 export { redisClusterMissing, startRedisCluster, type RedisCluster };
 
-let shared: Promise<RedisCluster> | undefined;
+const sharedCluster = onePerFile(() => startRedisCluster(3));
 let queues = 0;
-// Registered as the file is collected (a hook registered while a test runs would never run).
-afterAll(async () => {
-  const cluster = await shared?.catch(() => undefined);
-  shared = undefined;
-  await cluster?.stop();
-});
 
 export const redisClusterBackend: Backend = {
   name: 'redis-cluster',
   unavailable: redisClusterMissing,
   async open(clock, policy, options) {
-    shared ??= startRedisCluster(3);
-    const cluster = await shared;
+    const cluster = await sharedCluster();
     const name = `conform-${process.pid}-${++queues}`;
     return RedisJobQueue.connect({ redis: { cluster: cluster.nodes }, name, time: clock, policy, ...options });
   },

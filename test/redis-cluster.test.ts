@@ -11,27 +11,8 @@ import { T0, withTimeout } from './helpers.js';
 import { startRedisCluster, type RedisCluster } from './redis-cluster-harness.js';
 import { describeRedis } from './redis-harness.js';
 
-/** A master of the cluster and the slot ranges it serves, from CLUSTER NODES. */
-interface Master {
-  readonly port: number;
-  readonly ranges: readonly (readonly [number, number])[];
-}
-
-function mastersOf(nodes: string): Master[] {
-  return nodes.trim().split('\n').map((line) => line.split(' ')).filter((fields) => fields[2]!.includes('master')).map((fields) => ({
-    port: Number(/:(\d+)@/.exec(fields[1]!)![1]),
-    ranges: fields.slice(8).map((range) => {
-      const [from, to = from] = range.split('-').map(Number);
-      return [from!, to!] as const;
-    }),
-  }));
-}
-
-const servesSlot = (master: Master, slot: number) => master.ranges.some(([from, to]) => slot >= from && slot <= to);
-
 describeRedis('RedisJobQueue on a Redis Cluster of 3 masters', () => {
   let cluster: RedisCluster;
-  let masters: Master[];
   const opened: RedisJobQueue[] = [];
   const open = async (name: string, clock = new ManualClock(T0)) => {
     const queue = await RedisJobQueue.connect({ redis: { cluster: cluster.nodes }, name, policy: new RetryPolicy(3, 0, 0), time: clock });
@@ -39,11 +20,9 @@ describeRedis('RedisJobQueue on a Redis Cluster of 3 masters', () => {
     return queue;
   };
   const slotOf = async (key: string) => Number(await cluster.cli(cluster.nodes[0]!.port, 'CLUSTER', 'KEYSLOT', key));
-  const masterOf = (slot: number) => masters.find((master) => servesSlot(master, slot))!;
 
   beforeAll(async () => {
     cluster = await startRedisCluster(3);
-    masters = mastersOf(await cluster.cli(cluster.nodes[0]!.port, 'CLUSTER', 'NODES'));
   });
   afterEach(async () => {
     await Promise.all(opened.splice(0).map((queue) => queue.close()));
@@ -53,12 +32,11 @@ describeRedis('RedisJobQueue on a Redis Cluster of 3 masters', () => {
   });
 
   it('puts queues of different names on different masters, every key of a queue in its own slot on its master', async () => {
-    expect(masters).toHaveLength(3);
     // One queue name per master, found by the slot of its hash tag.
     const names = new Map<number, string>();
     for (let i = 0; names.size < 3; i++) {
       const name = `spread-${i}`;
-      const { port } = masterOf(await slotOf(`{${name}}`));
+      const port = await cluster.masterOf(`{${name}}`);
       if (!names.has(port)) names.set(port, name);
     }
     for (const [port, name] of names) {
@@ -76,7 +54,7 @@ describeRedis('RedisJobQueue on a Redis Cluster of 3 masters', () => {
       for (const key of keys) expect(await slotOf(key)).toBe(slot);
       // All of them on this master, and only there.
       expect(Number(await cluster.cli(port, 'CLUSTER', 'COUNTKEYSINSLOT', String(slot)))).toBe(keys.length);
-      for (const other of masters.filter((master) => master.port !== port)) {
+      for (const other of cluster.servers.filter((server) => server.port !== port)) {
         expect((await cluster.cli(other.port, '--scan', '--pattern', `leasehold:{${name}}:*`)).trim()).toBe('');
       }
     }
@@ -86,7 +64,7 @@ describeRedis('RedisJobQueue on a Redis Cluster of 3 masters', () => {
     const name = 'declared';
     const queue = await open(name);
     const [a, b] = await queue.submitMany([{ type: 't' }, { type: 't' }]);
-    const monitor = new Redis(masterOf(await slotOf(`{${name}}`)).port, '127.0.0.1');
+    const monitor = new Redis(await cluster.masterOf(`{${name}}`), '127.0.0.1');
     const seen: string[][] = [];
     const feed = await monitor.monitor();
     feed.on('monitor', (_time: string, args: string[]) => {

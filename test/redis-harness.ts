@@ -37,14 +37,24 @@ export function describeRedis(name: string, body: () => void): void {
   }
 }
 
-let shared: Promise<RedisServer> | undefined;
+/**
+ * A server (or cluster) for the whole test file, started by the first call of
+ * the function this returns and stopped after the file, whether its tests
+ * passed or not. Call it as the file is collected: the hook it registers then
+ * runs (one registered while a test runs would never run).
+ */
+export function onePerFile<T extends { stop(): Promise<void> }>(start: () => Promise<T>): () => Promise<T> {
+  let shared: Promise<T> | undefined;
+  afterAll(async () => {
+    const started = await shared?.catch(() => undefined);
+    shared = undefined;
+    await started?.stop();
+  });
+  return () => (shared ??= start());
+}
+
+const sharedServer = onePerFile(() => startRedis());
 let queues = 0;
-// Registered as the file is collected (a hook registered while a test runs would never run): stops the file's server, if it started one.
-afterAll(async () => {
-  const server = await shared?.catch(() => undefined);
-  shared = undefined;
-  await server?.stop();
-});
 
 /**
  * The conformance suite's Redis backend (see test/backends.ts): one private
@@ -55,8 +65,7 @@ export const redisBackend: Backend = {
   name: 'redis',
   unavailable: redisMissing,
   async open(clock, policy, options) {
-    shared ??= startRedis();
-    const server = await shared;
+    const server = await sharedServer();
     return RedisJobQueue.connect({ redis: server.url, name: `conform-${process.pid}-${++queues}`, time: clock, policy, ...options });
   },
 };

@@ -112,16 +112,27 @@ export async function connectClient(client: RedisClient, where: string, user: st
     if (refused === undefined && error instanceof Error && (isAuthRefusal(error) || isTlsFailure(error))) refused = error;
   };
   client.on('error', note);
+  const connecting = client.connect();
+  // A Cluster client whose nodes never report a usable cluster would wait forever: give up, as one server's connectTimeout does.
+  connecting.catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const tooLong = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`not ready within ${READY_TIMEOUT_MILLIS} ms`)), READY_TIMEOUT_MILLIS);
+  });
   try {
-    await client.connect();
+    await Promise.race([connecting, tooLong]);
   } catch (error) {
     client.disconnect();
     refused ??= await tlsRefusal(client);
     throw connectError(refused ?? error, where, user);
   } finally {
+    clearTimeout(timer);
     client.off('error', note);
   }
 }
+
+/** How long a connect may take before it rejects as an outage. */
+const READY_TIMEOUT_MILLIS = 20_000;
 
 /** For a TLS connection to one server that failed, the server's refusal of this client's certificate, if that is why (see tls-probe.ts). */
 async function tlsRefusal(client: RedisClient): Promise<Error | undefined> {

@@ -48,6 +48,18 @@ export interface RedisQueueOptions extends Pick<JobQueueOptions, 'capacity' | 'm
 
 const DEFAULT_COMMAND_TIMEOUT_MILLIS = 10_000;
 
+/**
+ * Which partition of a partitioned queue (PartitionedRedisQueue) a
+ * RedisJobQueue is: its job numbers are index + 1, then every `of`-th, so
+ * that the partitions' ids never collide. A queue on its own is { 0, 1 }.
+ */
+export interface Partition {
+  readonly index: number;
+  readonly of: number;
+}
+
+const WHOLE: Partition = { index: 0, of: 1 };
+
 /** The most jobs one pollMany or completeManyAndPoll leases, and the most one completeManyAndPoll completes: it bounds a script's length. */
 export const MAX_BATCH = 1000;
 
@@ -77,6 +89,7 @@ export interface RedisQueueHandle {
   readonly options: Required<Pick<RedisQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'commandTimeoutMillis'>>;
   /** The ManualClock's word, or 'system' for systemClock, or null for a clock that cannot cross threads. */
   readonly clock: SharedClock;
+  readonly partition: Partition;
 }
 
 /**
@@ -118,7 +131,10 @@ export class RedisJobQueue {
   #signalSeen = 0;
   readonly #wakeUps: WakeUps;
 
-  private constructor(redis: RedisClient, options: Required<RedisQueueOptions>) {
+  readonly #partition: Partition;
+
+  private constructor(redis: RedisClient, options: Required<RedisQueueOptions>, partition: Partition) {
+    this.#partition = partition;
     this.#redis = redis;
     const { capacity, maxPayloadBytes, maxErrorBytes, commandTimeoutMillis } = options;
     this.#handle = {
@@ -128,6 +144,7 @@ export class RedisJobQueue {
       policy: sharePolicy(options.policy),
       options: { capacity, maxPayloadBytes, maxErrorBytes, commandTimeoutMillis },
       clock: shareClock(options.time),
+      partition,
     };
     this.#where = addressOf(redis, options.redis);
     this.#keys = queueKeys(options.name);
@@ -139,8 +156,11 @@ export class RedisJobQueue {
     this.#maxErrorBytes = options.maxErrorBytes;
   }
 
-  /** Connects to Redis and opens the queue `name` there (created by its first submit). */
-  static async connect(options: RedisQueueOptions): Promise<RedisJobQueue> {
+  /**
+   * Connects to Redis and opens the queue `name` there (created by its first
+   * submit). (`partition` is PartitionedRedisQueue's: leave it out.)
+   */
+  static async connect(options: RedisQueueOptions, partition: Partition = WHOLE): Promise<RedisJobQueue> {
     if (options === null || typeof options !== 'object') {
       throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
     }
@@ -162,7 +182,7 @@ export class RedisJobQueue {
     });
     const redis = await createClient(target, commandTimeoutMillis);
     await connectClient(redis, addressOf(redis, target), userOf(redis));
-    return new RedisJobQueue(redis, { redis: target, name, policy, time, capacity, maxPayloadBytes, maxErrorBytes, commandTimeoutMillis });
+    return new RedisJobQueue(redis, { redis: target, name, policy, time, capacity, maxPayloadBytes, maxErrorBytes, commandTimeoutMillis }, partition);
   }
 
   /**
@@ -188,8 +208,8 @@ export class RedisJobQueue {
           handle.policy === null || typeof handle.policy !== 'object' || handle.options === null || typeof handle.options !== 'object') {
         throw new InvalidArgumentError(`Expected a handle from RedisJobQueue#share(), got ${describe(handle)}`);
       }
-      const { redis, name, options } = handle;
-      return RedisJobQueue.connect({ ...options, redis, name, policy: policyFromShare(handle.policy), time: time ?? clockFromShare(handle.clock) });
+      const { redis, name, options, partition = WHOLE } = handle;
+      return RedisJobQueue.connect({ ...options, redis, name, policy: policyFromShare(handle.policy), time: time ?? clockFromShare(handle.clock) }, partition);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -417,6 +437,8 @@ export class RedisJobQueue {
       baseBackoffMillis: String(policy.baseBackoffMillis),
       maxBackoffMillis: String(policy.maxBackoffMillis),
       jitter: policy.jitter,
+      partitions: String(this.#partition.of),
+      partition: String(this.#partition.index),
     };
     return COMMON_ARGS.map((name) => common[name]);
   }

@@ -30,7 +30,7 @@ export const CATCH_UP_BATCH = 50;
 export const CATCHING_UP = 1;
 
 /** The arguments every script takes first, in this order (RedisJobQueue fills them in for every call); its own follow. */
-export const COMMON_ARGS = ['jobPrefix', 'now', 'seed', 'maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter'] as const;
+export const COMMON_ARGS = ['jobPrefix', 'now', 'seed', 'maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter', 'partitions', 'partition'] as const;
 
 const arg = (name: (typeof COMMON_ARGS)[number]) => `ARGV[${COMMON_ARGS.indexOf(name) + 1}]`;
 
@@ -47,12 +47,17 @@ local maxAttempts = tonumber(${arg('maxAttempts')})
 local baseBackoff = tonumber(${arg('baseBackoffMillis')})
 local maxBackoff = tonumber(${arg('maxBackoffMillis')})
 local jitter = ${arg('jitter')}
+-- Job numbers: partition + 1, then every partitions-th (1, 2, 3, ... for a queue of one partition).
+local partitions = tonumber(${arg('partitions')})
+local partition = tonumber(${arg('partition')})
 -- A script's own arguments are ARGV[OWN + 1], ARGV[OWN + 2], ...
 local OWN = ${COMMON_ARGS.length}
 
 local function int(n) return string.format('%d', n) end
 local function num(x) return string.format('%.17g', x) end
 local function jobKey(n) return jobPrefix .. n end
+-- The number of the seq-th job submitted to this partition.
+local function jobNumberOf(seq) return int((seq - 1) * partitions + partition + 1) end
 
 -- 16 hex digits that sort as text in the order of the numbers: the IEEE bits,
 -- with the sign bit flipped for positives and every bit flipped for negatives.
@@ -122,7 +127,9 @@ end
 -- The hash of job n (declared as key), or nil and the Refusal: never issued, or evicted.
 local function find(n, key)
   if redis.call('EXISTS', key) == 1 then return key end
-  if tonumber(n) > tonumber(redis.call('GET', K.jobSeq) or '0') then return nil, ${Refusal.NotFound} end
+  local number = tonumber(n)
+  local issued = tonumber(redis.call('GET', K.jobSeq) or '0')
+  if (number - 1) % partitions ~= partition or number > tonumber(jobNumberOf(issued)) then return nil, ${Refusal.NotFound} end
   return nil, ${Refusal.Evicted}
 end
 
@@ -271,7 +278,7 @@ for _ = 1, excess do
 end
 local ids = { 0 }
 for i = first, #ARGV, 4 do
-  local n = int(redis.call('INCR', K.jobSeq))
+  local n = jobNumberOf(redis.call('INCR', K.jobSeq))
   local key = jobKey(n)
   local runAt = ARGV[i + 3]
   if runAt == '' then runAt = nowText end
