@@ -12,6 +12,10 @@
  * - end to end: the same, but the clock starts before the first add; one
  *   producer (a client of its own) adds the batches one after another while
  *   the consumers, started just before, process them.
+ * - end to end, batched claims: leasehold's C jobs in flight are held by
+ *   BATCHED_LOOPS loops of C / BATCHED_LOOPS jobs each; a loop completes its
+ *   whole batch and leases the next in one script (completeManyAndPoll), as a
+ *   WorkerPool thread with `concurrency` > 1 could. BullMQ as in end to end.
  *
  * Every run uses a fresh queue on a server emptied before it (FLUSHALL, then
  * an AOF rewrite so that each run starts from a small AOF), and ends with the
@@ -24,7 +28,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
-import { RedisJobQueue, RetryPolicy } from '../dist/index.js';
+import { RedisJobQueue, RetryPolicy, type Lease } from '../dist/index.js';
 import { BULLMQ_VERSION, bullmqRun, type Load, type Stopwatch, type Timed } from './bullmq.js';
 import { QUICK } from './conditions.js';
 import { type Row, type Suite, formatRate, formatRatio, median } from './report.js';
@@ -68,11 +72,23 @@ export function bullmqContender(timed: Timed, load: Load = LOAD): Contender {
   };
 }
 
+/** How many claim loops share the C jobs in flight in the batched case. */
+const BATCHED_LOOPS = 2;
+
 export function leaseholdContender(timed: Timed, load: Load = LOAD): Contender {
   return {
     name: `leasehold RedisJobQueue, ${load.concurrency} claim loops`,
     baseline: false,
-    run: (url, queueName, watch) => leaseholdRun(url, queueName, timed, load, watch),
+    run: (url, queueName, watch) => leaseholdRun(url, queueName, timed, load, watch, singleClaims(load.concurrency)),
+  };
+}
+
+export function leaseholdBatchedContender(timed: Timed, load: Load = LOAD): Contender {
+  const perLoop = Math.ceil(load.concurrency / BATCHED_LOOPS);
+  return {
+    name: `leasehold RedisJobQueue, ${BATCHED_LOOPS} batched claim loops of ${perLoop} jobs`,
+    baseline: false,
+    run: (url, queueName, watch) => leaseholdRun(url, queueName, timed, load, watch, batchedClaims(BATCHED_LOOPS, perLoop)),
   };
 }
 
@@ -124,9 +140,10 @@ export function rate(sample: Sample): number {
   return (LOAD.jobs / sample.millis) * 1000;
 }
 
-const CASES: ReadonlyArray<{ timed: Timed; title: string }> = [
-  { timed: 'drain', title: 'claim + complete (jobs queued beforehand)' },
-  { timed: 'end-to-end', title: 'end to end (adds timed too)' },
+const CASES: ReadonlyArray<{ timed: Timed; title: string; leasehold: (timed: Timed) => Contender }> = [
+  { timed: 'drain', title: 'claim + complete (jobs queued beforehand)', leasehold: leaseholdContender },
+  { timed: 'end-to-end', title: 'end to end (adds timed too)', leasehold: leaseholdContender },
+  { timed: 'end-to-end', title: 'end to end, batched claims (adds timed too)', leasehold: leaseholdBatchedContender },
 ];
 
 export const redis: Suite = {
@@ -135,7 +152,7 @@ export const redis: Suite = {
   config: {
     'redis: server': `a private redis-server started by the suite, loopback, appendonly yes, appendfsync ${APPENDFSYNC}, no RDB snapshots; FLUSHALL + AOF rewrite before every run`,
     'redis: jobs per run': LOAD.jobs,
-    'redis: concurrency': `${LOAD.concurrency}: BullMQ Worker concurrency, leasehold async claim loops (completeAndPoll: complete + next lease in one script, as a WorkerPool thread) in the main thread`,
+    'redis: concurrency': `${LOAD.concurrency}: BullMQ Worker concurrency, leasehold async claim loops (completeAndPoll: complete + next lease in one script, as a WorkerPool thread) in the main thread; batched: ${BATCHED_LOOPS} loops of ${Math.ceil(LOAD.concurrency / BATCHED_LOOPS)} jobs (completeManyAndPoll)`,
     'redis: adds': `${LOAD.batch} jobs per BullMQ addBulk / leasehold submitMany call, one call at a time`,
     'redis: job': `name/type "noop", payload "${LOAD.payload}" (BullMQ stores it as JSON), the handler does nothing`,
     'redis: BullMQ': `${BULLMQ_VERSION}, defaults: completed jobs kept (removeOnComplete unset), 1 attempt`,
@@ -152,9 +169,9 @@ export const redis: Suite = {
     let settings: string;
     try {
       settings = loadSettings(server);
-      for (const { timed, title } of CASES) {
+      for (const { timed, title, leasehold: contender } of CASES) {
         const bullmq = bullmqContender(timed);
-        const leasehold = leaseholdContender(timed);
+        const leasehold = contender(timed);
         const samples = await measure(server, [bullmq, leasehold]);
         results.push({ title, bullmq: samples.get(bullmq)!, leasehold: samples.get(leasehold)!, names: [bullmq.name, leasehold.name] });
       }
@@ -212,12 +229,61 @@ export const redis: Suite = {
 };
 
 /**
- * One run of leasehold: a producer client, and a consumer client whose C
- * claim loops complete each job and lease the next in one call. Drain: a loop stops at its first empty poll
- * (everything is queued, so the rest is leased). End to end: an empty poll
- * waits for new work while the producer is still adding.
+ * How a run's consumer claims: `count` loops, each running `loop` until no
+ * job is left. A loop reports each lease to `claimed`, and calls `idle()`
+ * after a poll that found nothing: true means stop (drain: the rest is
+ * leased; end to end: the producer is done), false that it waited for work.
  */
-async function leaseholdRun(url: string, name: string, timed: Timed, load: Load, watch: Stopwatch): Promise<void> {
+interface ClaimLoops {
+  readonly count: number;
+  loop(consumer: RedisJobQueue, worker: string, claimed: (lease: Lease) => void, idle: () => Promise<boolean>): Promise<void>;
+}
+
+/** Each loop holds one job: complete it and lease the next in one script (completeAndPoll), as a WorkerPool thread does. */
+function singleClaims(count: number): ClaimLoops {
+  return {
+    count,
+    async loop(consumer, worker, claimed, idle) {
+      for (let lease = await consumer.poll(worker, LEASE_MILLIS); ; ) {
+        if (lease === undefined) {
+          if (await idle()) return;
+          lease = await consumer.poll(worker, LEASE_MILLIS);
+          continue;
+        }
+        claimed(lease);
+        lease = await consumer.completeAndPoll(lease.jobId, lease.token, worker, LEASE_MILLIS);
+      }
+    },
+  };
+}
+
+/** Each loop holds up to `size` jobs: completes them all and leases the next ones in one script (completeManyAndPoll). */
+function batchedClaims(count: number, size: number): ClaimLoops {
+  return {
+    count,
+    async loop(consumer, worker, claimed, idle) {
+      for (let leases = await consumer.pollMany(worker, LEASE_MILLIS, size); ; ) {
+        if (leases.length === 0) {
+          if (await idle()) return;
+          leases = await consumer.pollMany(worker, LEASE_MILLIS, size);
+          continue;
+        }
+        leases.forEach(claimed);
+        const outcome = await consumer.completeManyAndPoll(leases.map(({ jobId, token }) => ({ jobId, token })), worker, LEASE_MILLIS, size);
+        if (outcome.refused.length > 0) throw new Error(`leasehold refused ${outcome.refused.length} completes of live leases`);
+        leases = outcome.leases;
+      }
+    },
+  };
+}
+
+/**
+ * One run of leasehold: a producer client, and a consumer client whose claim
+ * loops process the jobs (see ClaimLoops). Drain: a loop stops at its first
+ * empty poll (everything is queued, so the rest is leased). End to end: an
+ * empty poll waits for new work while the producer is still adding.
+ */
+async function leaseholdRun(url: string, name: string, timed: Timed, load: Load, watch: Stopwatch, loops: ClaimLoops): Promise<void> {
   const connect = () => RedisJobQueue.connect({ redis: url, name, policy: new RetryPolicy(3, 100, 1_000), capacity: load.jobs });
   const producer = await connect();
   const consumer = await connect();
@@ -231,24 +297,19 @@ async function leaseholdRun(url: string, name: string, timed: Timed, load: Load,
       produced = true;
     };
     const leased = new Set<string>();
-    // As a WorkerPool thread does: each complete also leases the loop's next job, one script for both (as BullMQ's worker fetches its next job when it finishes one).
-    const claimLoop = async (worker: string) => {
-      for (let lease = await consumer.poll(worker, LEASE_MILLIS); ; ) {
-        if (lease === undefined) {
-          if (timed === 'drain' || produced) return;
-          await consumer.waitForWork(WAIT_MILLIS);
-          lease = await consumer.poll(worker, LEASE_MILLIS);
-          continue;
-        }
-        if (leased.has(lease.jobId) || lease.attempt !== 1) throw new Error(`leasehold leased ${lease.jobId} again (attempt ${lease.attempt})`);
-        leased.add(lease.jobId);
-        lease = await consumer.completeAndPoll(lease.jobId, lease.token, worker, LEASE_MILLIS);
-      }
+    const claimed = (lease: Lease) => {
+      if (leased.has(lease.jobId) || lease.attempt !== 1) throw new Error(`leasehold leased ${lease.jobId} again (attempt ${lease.attempt})`);
+      leased.add(lease.jobId);
+    };
+    const idle = async () => {
+      if (timed === 'drain' || produced) return true;
+      await consumer.waitForWork(WAIT_MILLIS);
+      return false;
     };
     if (timed === 'drain') await addAll();
     await watch.start();
-    const loops = Array.from({ length: load.concurrency }, (_, i) => claimLoop(`w${i}`));
-    await Promise.all([...loops, ...(timed === 'end-to-end' ? [addAll()] : [])]);
+    const running = Array.from({ length: loops.count }, (_, i) => loops.loop(consumer, `w${i}`, claimed, idle));
+    await Promise.all([...running, ...(timed === 'end-to-end' ? [addAll()] : [])]);
     await watch.stop();
     const stats = await consumer.stats();
     if (leased.size !== load.jobs || stats.succeeded !== load.jobs || stats.pending !== 0 || stats.running !== 0 || stats.dead !== 0) {

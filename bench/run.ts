@@ -19,13 +19,14 @@ import { journal } from './journal.js';
 import { memory } from './memory.js';
 import { metrics } from './metrics.js';
 import { poolEvents } from './pool-events.js';
+import { redisScale } from './redis-scale.js';
 import { redis } from './redis.js';
 import { type Suite, type SuiteResult, printConditions, printSuite, printSuiteStart, printTargetSummary, writeResults } from './report.js';
 import { singleThread } from './single-thread.js';
 import { work } from './work.js';
 
 /** The table in its order, then the journal, group-commit and Redis comparisons, then the pool's events and metrics. */
-const SUITES: readonly Suite[] = [singleThread, drain, work, journalSubmit, memory, pollAtDepth, journal, groupCommit, redis, poolEvents, metrics];
+const SUITES: readonly Suite[] = [singleThread, drain, work, journalSubmit, memory, pollAtDepth, journal, groupCommit, redis, redisScale, poolEvents, metrics];
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
 
 async function main(): Promise<void> {

@@ -17,6 +17,8 @@ export type ErrorCode =
   | 'ERR_JOURNAL_READONLY'
   | 'ERR_JOURNAL_IO'
   | 'ERR_BACKEND_UNAVAILABLE'
+  | 'ERR_BACKEND_AUTH'
+  | 'ERR_BACKEND_TLS'
   | 'ERR_MISSING_DEPENDENCY';
 
 export class JobQueueError extends Error {
@@ -187,6 +189,32 @@ export class MissingDependencyError extends JobQueueError {
   constructor(packageName: string, feature: string, options?: ErrorOptions) {
     super('ERR_MISSING_DEPENDENCY', `${feature} needs the package ${packageName}: install it with \`npm install ${packageName}\``);
     this.packageName = packageName;
+    if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
+
+/**
+ * The queue's server (Redis) refused who is connecting: a wrong password, an
+ * unknown or disabled user, or no password where one is required. Not an
+ * outage: trying again with the same credentials fails the same way. The
+ * message names the server and the user, never the password; there is no
+ * `cause`, as the client's own error carries the password it sent.
+ */
+export class BackendAuthError extends JobQueueError {
+  constructor(message: string) {
+    super('ERR_BACKEND_AUTH', message);
+  }
+}
+
+/**
+ * The TLS handshake with the queue's server failed: its certificate is not
+ * trusted (or not for that host), or it refused this client's certificate
+ * (missing, or signed by a CA it does not trust). Not an outage: fix the
+ * certificates. `cause` holds the TLS layer's error.
+ */
+export class BackendTlsError extends JobQueueError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('ERR_BACKEND_TLS', message);
     if (options?.cause !== undefined) this.cause = options.cause;
   }
 }

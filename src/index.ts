@@ -1,6 +1,10 @@
 export { JobQueue, LEASE_LOST, type FailOptions, type JournalOptions, type NewJob, type SharedQueueHandle } from './queue.js';
 export type { Synchronous } from './journal/journal.js';
-export { RedisJobQueue, type RedisQueueHandle, type RedisQueueOptions, type RedisTarget } from './redis/queue.js';
+export {
+  RedisJobQueue, type BatchOutcome, type Completion, type RedisClusterTarget, type RedisQueueHandle, type RedisQueueOptions, type RedisServerTarget,
+  type RedisTarget,
+} from './redis/queue.js';
+export { PartitionedRedisQueue, type PartitionedQueueHandle, type PartitionedQueueOptions } from './redis/partitioned.js';
 export { RetryPolicy, type Jitter, type RetryPolicyOptions } from './policy.js';
 export { ManualClock, systemClock, type TimeSource } from './clock.js';
 export { JobStatus, type JobView, type Lease, type QueueStats } from './types.js';
@@ -8,7 +12,7 @@ export type { JobQueueOptions } from './options.js';
 export {
   JobQueueError, InvalidArgumentError, JobNotFoundError, IllegalStateError, StaleLeaseError, QueueFullError,
   JournalBusyError, JournalCorruptError, JournalWriteError, JournalFullError, JournalReadOnlyError, JournalIOError,
-  BackendUnavailableError, MissingDependencyError,
+  BackendUnavailableError, BackendAuthError, BackendTlsError, MissingDependencyError,
   type ErrorCode,
 } from './errors.js';
 export { WorkerPool, type PoolStats, type PoolStatsOf } from './pool/pool.js';

@@ -32,10 +32,11 @@ export function sqliteDatabase(): typeof BetterSqlite3 {
   return requireOptional('better-sqlite3', 'The SQLite journal (JobQueue.open, leasehold stats and dlq)');
 }
 
-/** ioredis's Redis client class. */
-export async function redisClient(): Promise<typeof import('ioredis').Redis> {
+/** ioredis: its Redis (one server) and Cluster client classes. */
+export async function redisClients(): Promise<Pick<typeof import('ioredis'), 'Redis' | 'Cluster'>> {
   try {
-    return (await import('ioredis')).Redis;
+    const { Redis, Cluster } = await import('ioredis');
+    return { Redis, Cluster };
   } catch (error) {
     if (isMissing(error, 'ioredis')) throw new MissingDependencyError('ioredis', 'RedisJobQueue', { cause: error });
     throw error;

@@ -86,6 +86,13 @@ export function checkLeaseMillis(leaseMillis: unknown): asserts leaseMillis is n
   }
 }
 
+/** A batch size: an integer from `min` to `max`. */
+export function checkBatchSize(name: string, value: unknown, min: number, max: number): asserts value is number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new InvalidArgumentError(`Expected \`${name}\` to be an integer from ${min} to ${max}, got ${describe(value)}`);
+  }
+}
+
 /** The job number of an id `J<n>`; anything else is an id no job has. */
 export function parseJobId(jobId: unknown): number {
   if (typeof jobId !== 'string' || !JOB_ID.test(jobId)) {

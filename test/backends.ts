@@ -27,6 +27,7 @@ import {
   type QueueStats,
   type RetryPolicy,
 } from '../dist/index.js';
+import { redisClusterBackend } from './redis-cluster-harness.js';
 import { redisBackend } from './redis-harness.js';
 
 type Awaitable<T> = T | Promise<T>;
@@ -110,7 +111,7 @@ export const journal: Backend = {
 };
 
 /** Every backend the conformance suite runs against: add a new one here. */
-const ALL_BACKENDS: readonly Backend[] = [memory, journal, redisBackend];
+const ALL_BACKENDS: readonly Backend[] = [memory, journal, redisBackend, redisClusterBackend];
 
 /** The backends of this run: all of them, or those `LEASEHOLD_BACKENDS` names. */
 export const BACKENDS: readonly Backend[] = chosen(ALL_BACKENDS, process.env['LEASEHOLD_BACKENDS']);

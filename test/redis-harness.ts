@@ -37,20 +37,25 @@ export function describeRedis(name: string, body: () => void): void {
   }
 }
 
-let shared: Promise<RedisServer> | undefined;
-let queues = 0;
-// Registered as the file is collected (a hook registered while a test runs would never run): stops the file's server, if it started one.
-afterAll(async () => {
-  const server = await shared?.catch(() => undefined);
-  shared = undefined;
-  await server?.stop();
-});
+/**
+ * A server (or cluster) for the whole test file, started by the first call of
+ * the function this returns and stopped after the file, whether its tests
+ * passed or not. Call it as the file is collected: the hook it registers then
+ * runs (one registered while a test runs would never run).
+ */
+export function onePerFile<T extends { stop(): Promise<void> }>(start: () => Promise<T>): () => Promise<T> {
+  let shared: Promise<T> | undefined;
+  afterAll(async () => {
+    const started = await shared?.catch(() => undefined);
+    shared = undefined;
+    await started?.stop();
+  });
+  return () => (shared ??= start());
+}
 
 /** This test file's private redis-server: started by the first caller, stopped after the file. */
-export function fileRedis(): Promise<RedisServer> {
-  shared ??= startRedis();
-  return shared;
-}
+export const fileRedis = onePerFile(() => startRedis());
+let queues = 0;
 
 /**
  * The conformance suite's Redis backend (see test/backends.ts): one private

@@ -5,32 +5,19 @@
  * SIGKILL mid-job; another is stopped with SIGSTOP past its lease and then
  * continued, a zombie whose complete must be refused.
  *
- * Every claim is checked, not sampled. The handlers
- * (test/fixtures/redis-process-handlers.mjs) append a `start` and a `finish`
- * event per attempt to a Redis list, each in one atomic step with a snapshot
- * of the job's own state (status, attempts, token, leaseUntil, lastError) and
- * Redis's clock. `checkClaims` walks that one total order: each attempt is
- * started once, by a worker holding its lease; two workers run one job at once
- * only when the later one's lease came from an expired one; each job has
- * exactly one finish made while its lease was valid, its last attempt; and
- * every lease the queue counted was seen by a handler (no lease lost, none
- * invented).
+ * Every claim is checked, not sampled: the handlers log every attempt, and
+ * `checkClaims` (test/redis-process-harness.ts) walks that log.
  *
  * One private redis-server for the file. Timeouts are generous and nothing
  * asserts how long anything took: the tests wait for conditions.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  RedisJobQueue, RetryPolicy, systemClock, type JobView, type NewJob, type PoolStats, type RedisQueueHandle,
-} from '../dist/index.js';
-import { pause } from './helpers.js';
+import { RedisJobQueue, RetryPolicy, systemClock, type JobView, type NewJob, type RedisQueueHandle } from '../dist/index.js';
 import { describeRedis, startRedis, type RedisServer } from './redis-harness.js';
-
-const PROCESS = fileURLToPath(new URL('./fixtures/redis-pool-process.mjs', import.meta.url));
+import {
+  checkClaims, eventually, launch as launchChild, readLog as readClaimLog, settled, viewsOf, type Child, type Event,
+} from './redis-process-harness.js';
 /** Short, so that a dead or stopped process's job comes back soon; heartbeats keep a live one's. */
 const LEASE = 2_000;
 const THREADS_PER_PROCESS = 2;
@@ -40,73 +27,6 @@ let admin: Redis | undefined;
 let names = 0;
 const children: Child[] = [];
 const queues: RedisJobQueue[] = [];
-
-// ── child processes ─────────────────────────────────────────────────────────
-
-interface Message {
-  ev: string;
-  pid: number;
-  label: string;
-  stats?: PoolStats;
-}
-
-/** One child process running a WorkerPool; talks JSON lines (see the fixture). */
-class Child {
-  readonly process: ChildProcess;
-  readonly messages: Message[] = [];
-  readonly exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  stderr = '';
-
-  constructor(readonly label: string, handle: RedisQueueHandle) {
-    this.process = spawn(process.execPath, [PROCESS, JSON.stringify(handle), label, String(LEASE)], { stdio: ['pipe', 'pipe', 'pipe'] });
-    this.exit = new Promise((resolve) => this.process.once('exit', (code, signal) => resolve({ code, signal })));
-    createInterface({ input: this.process.stdout! }).on('line', (line) => this.messages.push(JSON.parse(line) as Message));
-    this.process.stderr!.on('data', (data: Buffer) => (this.stderr += data.toString()));
-    // Writing to a child that died must not crash the test process.
-    this.process.stdin!.on('error', () => undefined);
-  }
-
-  get pid(): number {
-    return this.process.pid!;
-  }
-
-  get running(): boolean {
-    return this.process.exitCode === null && this.process.signalCode === null;
-  }
-
-  /** The `n`-th message (from 0) of kind `ev`, once it arrives. */
-  async message(ev: string, n = 0, ms = 60_000): Promise<Message> {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const found = this.messages.filter((m) => m.ev === ev)[n];
-      if (found !== undefined) return found;
-      if (!this.running) throw new Error(`process ${this.label} exited before saying ${ev}: ${this.stderr}`);
-      if (Date.now() > deadline) throw new Error(`process ${this.label} did not say ${ev} within ${ms} ms: ${this.stderr}`);
-      await pause(10);
-    }
-  }
-
-  async stats(): Promise<PoolStats> {
-    const n = this.messages.filter((m) => m.ev === 'stats').length;
-    this.process.stdin!.write('stats\n');
-    return (await this.message('stats', n)).stats!;
-  }
-
-  /** Closes its pool gracefully; resolves to the pool's last stats once the process exited 0. */
-  async close(): Promise<PoolStats> {
-    this.process.stdin!.write('close\n');
-    const { stats } = await this.message('closed');
-    expect(await this.exit, `exit of process ${this.label}: ${this.stderr}`).toEqual({ code: 0, signal: null });
-    return stats!;
-  }
-}
-
-async function launch(label: string, handle: RedisQueueHandle): Promise<Child> {
-  const child = new Child(label, handle);
-  children.push(child);
-  await child.message('started');
-  return child;
-}
 
 // ── the queue and the claim log ─────────────────────────────────────────────
 
@@ -132,131 +52,8 @@ async function setupQueue(what: string): Promise<Setup> {
   };
 }
 
-/** One handler event with the job's state as it was at that instant. */
-interface Event {
-  ev: 'start' | 'finish';
-  jobId: string;
-  type: string;
-  attempt: number;
-  pid: number;
-  threadId: number;
-  /** The job's fields at the event; false where the hash has none. */
-  status: string | false;
-  attempts: number;
-  token: number;
-  leaseUntil: number;
-  lastError: string | false;
-  /** Redis's clock at the event, ms. */
-  at: number;
-}
-
-async function readLog(log: string): Promise<Event[]> {
-  return (await admin!.lrange(log, 0, -1)).map((line) => {
-    const [own, fields, at] = JSON.parse(line) as [string, (string | false)[], string];
-    const [status, attempts, token, leaseUntil, lastError] = fields;
-    return {
-      ...(JSON.parse(own) as Pick<Event, 'ev' | 'jobId' | 'type' | 'attempt' | 'pid' | 'threadId'>),
-      status: status!,
-      attempts: Number(attempts),
-      token: Number(token),
-      leaseUntil: Number(leaseUntil),
-      lastError: lastError!,
-      at: Number(at),
-    };
-  });
-}
-
-/** One attempt as the handlers saw it: who started it, with which token, and how it finished. */
-interface Claim {
-  jobId: string;
-  attempt: number;
-  pid: number;
-  threadId: number;
-  token: number;
-  /** Whether the worker still held a valid lease when its handler finished; undefined if it never finished. */
-  finishedHolding?: boolean;
-}
-
-/** A job run by two workers at once: `stale` was still running when `next` started. */
-interface Overlap {
-  jobId: string;
-  stale: { attempt: number; pid: number };
-  next: { attempt: number; pid: number };
-}
-
-/** Walks the log in its (Redis) order and lists every claim, every overlap, and every rule broken. */
-function checkClaims(events: readonly Event[], views: ReadonlyMap<string, JobView>): { claims: Map<string, Claim[]>; overlaps: Overlap[]; problems: string[] } {
-  const claims = new Map<string, Claim[]>();
-  const open = new Map<string, Claim[]>();
-  const overlaps: Overlap[] = [];
-  const problems: string[] = [];
-  for (const e of events) {
-    const of = `${e.jobId} attempt ${e.attempt} (pid ${e.pid}, thread ${e.threadId})`;
-    const mine = claims.get(e.jobId) ?? [];
-    claims.set(e.jobId, mine);
-    const running = open.get(e.jobId) ?? [];
-    open.set(e.jobId, running);
-    if (e.ev === 'start') {
-      if (mine.some((c) => c.attempt === e.attempt)) problems.push(`${of} started a second time`);
-      // Holding the lease: the job is RUNNING on this very attempt (a poll bumps attempts) and the lease has not run out.
-      if (!(e.status === 'RUNNING' && e.attempts === e.attempt && e.at < e.leaseUntil)) {
-        problems.push(`${of} started without holding its lease: ${JSON.stringify(e)}`);
-      }
-      if (mine.some((c) => c.token === e.token)) problems.push(`${of} got token ${e.token} a second time`);
-      for (const stale of running) {
-        overlaps.push({ jobId: e.jobId, stale: { attempt: stale.attempt, pid: stale.pid }, next: { attempt: e.attempt, pid: e.pid } });
-        // Two at once is only allowed when the earlier lease had expired before this one was given.
-        if (e.lastError !== 'lease expired') {
-          problems.push(`${of} started while attempt ${stale.attempt} (pid ${stale.pid}) still ran, and its lease had not expired (lastError ${JSON.stringify(e.lastError)})`);
-        }
-      }
-      const claim: Claim = { jobId: e.jobId, attempt: e.attempt, pid: e.pid, threadId: e.threadId, token: e.token };
-      mine.push(claim);
-      running.push(claim);
-    } else {
-      const claim = running.find((c) => c.attempt === e.attempt && c.pid === e.pid && c.threadId === e.threadId);
-      if (claim === undefined) {
-        problems.push(`${of} finished without a matching start`);
-        continue;
-      }
-      running.splice(running.indexOf(claim), 1);
-      claim.finishedHolding = e.status === 'RUNNING' && e.token === claim.token && e.at < e.leaseUntil;
-    }
-  }
-  for (const [id, view] of views) {
-    const mine = (claims.get(id) ?? []).sort((a, b) => a.attempt - b.attempt);
-    const attempts = mine.map((c) => c.attempt);
-    const expected = Array.from({ length: view.attempts }, (_, i) => i + 1);
-    // Every lease the queue counted reached a handler: none lost between poll and handler, none made up.
-    if (JSON.stringify(attempts) !== JSON.stringify(expected)) problems.push(`${id}: the queue counts ${view.attempts} attempts, handlers started ${JSON.stringify(attempts)}`);
-    if (view.status !== 'SUCCEEDED') problems.push(`${id} ended ${view.status} (${JSON.stringify(view)})`);
-    const holding = mine.filter((c) => c.finishedHolding === true).map((c) => c.attempt);
-    if (JSON.stringify(holding) !== JSON.stringify([view.attempts])) {
-      problems.push(`${id}: attempts that finished holding a valid lease ${JSON.stringify(holding)}, expected only the last, ${view.attempts}`);
-    }
-  }
-  for (const id of claims.keys()) if (!views.has(id)) problems.push(`${id} was run but never submitted by the test`);
-  return { claims, overlaps, problems };
-}
-
-async function viewsOf(queue: RedisJobQueue, ids: readonly string[]): Promise<Map<string, JobView>> {
-  return new Map(await Promise.all(ids.map(async (id) => [id, await queue.view(id)] as const)));
-}
-
-/** Polls an async condition until it holds; fails with `explain()` after `ms`. */
-async function eventually(what: string, condition: () => Promise<boolean>, ms = 60_000, explain: () => Promise<unknown> = async () => ''): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for: ${what} ${JSON.stringify(await explain())}`);
-    await pause(20);
-  }
-}
-
-async function settled(queue: RedisJobQueue, ids: readonly string[], ms = 60_000): Promise<void> {
-  const done = async () => (await Promise.all(ids.map((id) => queue.view(id)))).every((v) => v.status === 'SUCCEEDED' || v.status === 'DEAD');
-  const unsettled = async () => (await Promise.all(ids.map((id) => queue.view(id)))).filter((v) => v.status !== 'SUCCEEDED' && v.status !== 'DEAD');
-  await eventually(`${ids.length} jobs settled`, done, ms, unsettled);
-}
+const launch = (label: string, handle: RedisQueueHandle) => launchChild(children, label, handle, LEASE);
+const readLog = (log: string) => readClaimLog(admin!, log);
 
 /** `parties` jobs that only finish together, each on a thread of its own: proves that many threads poll at once. */
 async function rendezvous(s: Setup, group: string, parties: number): Promise<string[]> {

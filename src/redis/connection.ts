@@ -1,14 +1,34 @@
 /**
- * The Redis client a queue talks through, set up so that a broken connection
- * can never repeat a call, and what its failures mean for a caller.
+ * The Redis client a queue talks through — one server or a Redis Cluster —
+ * set up so that a broken connection can never repeat a call, and what its
+ * failures mean for a caller.
  */
 // Types only: ioredis is loaded by the first connect, so that importing leasehold costs nothing for it.
-import type { Redis, RedisOptions } from 'ioredis';
-import { BackendUnavailableError } from '../errors.js';
-import { redisClient } from '../optional.js';
+import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
+import { BackendAuthError, BackendTlsError, BackendUnavailableError } from '../errors.js';
+import { redisClients } from '../optional.js';
 
-/** Where the queue's Redis is: a URL (`redis://[:password@]host:port[/db]`) or ioredis options. */
-export type RedisTarget = string | RedisOptions;
+/** A Redis Cluster: some of its nodes (the client discovers the rest) and ioredis Cluster options. */
+export interface RedisClusterTarget {
+  readonly cluster: readonly { readonly host: string; readonly port: number }[];
+  readonly options?: ClusterOptions;
+}
+
+/** One server: ioredis options, and if given, a URL that fills in the rest (`{ url: 'rediss://...', tls: { ca, cert, key } }`). */
+export type RedisServerTarget = RedisOptions & { readonly url?: string };
+
+/**
+ * Where the queue's Redis is: a URL (`redis://[[user]:password@]host:port[/db]`,
+ * `rediss://` for TLS), ioredis options (with a URL or without), or a cluster.
+ */
+export type RedisTarget = string | RedisServerTarget | RedisClusterTarget;
+
+/** A connection to one server or to a cluster: the commands the queue sends are the same. */
+export type RedisClient = Redis | Cluster;
+
+export function isClusterTarget(target: RedisTarget): target is RedisClusterTarget {
+  return typeof target === 'object' && target !== null && 'cluster' in target;
+}
 
 /**
  * Options no caller may change: they are what makes a call run at most once.
@@ -24,23 +44,37 @@ const AT_MOST_ONCE: RedisOptions = {
   lazyConnect: true,
 };
 
+/**
+ * The cluster's share of the same rule. A Cluster client resends a command
+ * whose node connection closed (`retryDelayOnFailover`): that one may have
+ * run, so it is off. MOVED, ASK, TRYAGAIN and CLUSTERDOWN replies stay
+ * followed: they say the command did not run on that node.
+ */
+const CLUSTER_AT_MOST_ONCE: ClusterOptions = { enableOfflineQueue: false, lazyConnect: true, retryDelayOnFailover: 0 };
+
 /** Unless the caller's options say otherwise, reconnects in the background, quickly at first, then every second. */
 const retryStrategy = (times: number): number => Math.min(50 * times, 1000);
 
 /** A client that is not yet connected; `connect()` it. */
-export async function createClient(target: RedisTarget, commandTimeoutMillis: number): Promise<Redis> {
-  const Redis = await redisClient();
-  const options: RedisOptions = { retryStrategy, ...(typeof target === 'string' ? {} : target), ...AT_MOST_ONCE, commandTimeout: commandTimeoutMillis };
-  return quiet(typeof target === 'string' ? new Redis(target, options) : new Redis(options));
+export async function createClient(target: RedisTarget, commandTimeoutMillis: number): Promise<RedisClient> {
+  const { Redis, Cluster } = await redisClients();
+  if (isClusterTarget(target)) {
+    const { options = {} } = target;
+    const redisOptions = { ...options.redisOptions, ...AT_MOST_ONCE, commandTimeout: commandTimeoutMillis };
+    return quiet(new Cluster([...target.cluster], { ...options, ...CLUSTER_AT_MOST_ONCE, redisOptions }));
+  }
+  const { url, ...given }: RedisServerTarget = typeof target === 'string' ? { url: target } : target;
+  const options: RedisOptions = { retryStrategy, ...given, ...AT_MOST_ONCE, commandTimeout: commandTimeoutMillis };
+  return quiet(url === undefined ? new Redis(options) : new Redis(url, options));
 }
 
-/** Another client to the same server with the same options, not yet connected. */
-export function duplicateClient(client: Redis): Redis {
-  return quiet(client.duplicate());
+/** Another client to the same server or cluster with the same options, not yet connected. */
+export function duplicateClient(client: RedisClient): RedisClient {
+  return quiet(client.isCluster ? (client as Cluster).duplicate() : (client as Redis).duplicate());
 }
 
 /** Connection errors reach callers as rejections; without a listener ioredis would also print each one. */
-function quiet(client: Redis): Redis {
+function quiet<T extends RedisClient>(client: T): T {
   client.on('error', () => undefined);
   return client;
 }
@@ -67,25 +101,98 @@ export function backendError(error: unknown, where: string): unknown {
   );
 }
 
+/**
+ * Connects `client`; if it cannot, closes it and rejects with the reason:
+ * BackendAuthError or BackendTlsError when the server refused who connects
+ * (ioredis reports that as an 'error' event, then rejects with "Connection is
+ * closed"), BackendUnavailableError otherwise.
+ */
+export async function connectClient(client: RedisClient, where: string, user: string | undefined): Promise<void> {
+  let refused: Error | undefined;
+  const note = (error: unknown) => {
+    if (refused === undefined && error instanceof Error && (isAuthRefusal(error) || isTlsFailure(error))) refused = error;
+  };
+  client.on('error', note);
+  const connecting = client.connect();
+  // A Cluster client whose nodes never report a usable cluster would wait forever: give up, as one server's connectTimeout does.
+  connecting.catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const tooLong = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`not ready within ${READY_TIMEOUT_MILLIS} ms`)), READY_TIMEOUT_MILLIS);
+  });
+  try {
+    await Promise.race([connecting, tooLong]);
+  } catch (error) {
+    client.disconnect();
+    refused ??= await tlsRefusal(client);
+    throw connectError(refused ?? error, where, user);
+  } finally {
+    clearTimeout(timer);
+    client.off('error', note);
+  }
+}
+
+/** How long a connect may take before it rejects as an outage. */
+const READY_TIMEOUT_MILLIS = 20_000;
+
+/** For a TLS connection to one server that failed, the server's refusal of this client's certificate, if that is why (see tls-probe.ts). */
+async function tlsRefusal(client: RedisClient): Promise<Error | undefined> {
+  if (client.isCluster) return undefined;
+  const { host, port, tls } = (client as Redis).options;
+  if (tls === undefined) return undefined;
+  const { probeTls } = await import('./tls-probe.js');
+  const error = await probeTls({ host, port, ...tls });
+  return error !== undefined && isTlsFailure(error) ? error : undefined;
+}
+
+/** Server replies refusing the credentials (or their absence), before any command runs. */
+const AUTH_REPLIES = /^(WRONGPASS|NOAUTH|NOPERM|ERR invalid password|ERR AUTH)/;
+
+function isAuthRefusal(error: Error): boolean {
+  return error.name === 'ReplyError' && AUTH_REPLIES.test(error.message);
+}
+
+/** Node's TLS errors: OpenSSL alerts (ERR_SSL_...), its own checks (ERR_TLS_...), and certificate verification codes. */
+function isTlsFailure(error: Error): boolean {
+  const { code } = error as NodeJS.ErrnoException;
+  return typeof code === 'string' && /^ERR_(SSL|TLS)_|CERT|SELF_SIGNED|UNABLE_TO_/.test(code);
+}
+
 /** The error for a connection that could not be opened (refused, timed out, or the server said no). */
-export function connectError(error: unknown, where: string): BackendUnavailableError {
+function connectError(error: unknown, where: string, user: string | undefined): Error {
   const reason = error instanceof Error ? error.message : String(error);
+  if (error instanceof Error && isAuthRefusal(error)) {
+    // The reply's first word and text say what was wrong; the command it answered held the password, so it is not kept.
+    const who = user === undefined ? 'the default user' : `user ${JSON.stringify(user)}`;
+    return new BackendAuthError(`Redis at ${where} refused to let ${who} in: ${reason}`);
+  }
+  if (error instanceof Error && isTlsFailure(error)) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return new BackendTlsError(`The TLS handshake with Redis at ${where} failed (${code}): ${reason}`, { cause: error });
+  }
   return new BackendUnavailableError(`Could not connect to Redis at ${where}: ${reason}`, { cause: error });
 }
 
 /** The error for a call not sent because the client is not connected. */
-export function notConnectedError(client: Redis, where: string): BackendUnavailableError {
+export function notConnectedError(client: RedisClient, where: string): BackendUnavailableError {
   return new BackendUnavailableError(`Redis at ${where} is unreachable (the client is ${client.status}): the call was not sent and changed nothing`);
 }
 
-/** A readable address of the client's server, for messages. */
-export function addressOf(client: Redis): string {
-  const { host, port, path } = client.options;
+/** The user the client logs in as, if not the default one: for messages (a user name is not a secret). */
+export function userOf(client: RedisClient): string | undefined {
+  const options = client.isCluster ? (client as Cluster).options.redisOptions : (client as Redis).options;
+  return options?.username || undefined;
+}
+
+/** A readable address of the client's server (or the cluster's first nodes), for messages: never a password. */
+export function addressOf(client: RedisClient, target: RedisTarget): string {
+  if (isClusterTarget(target)) return `cluster ${target.cluster.map((node) => `${node.host}:${node.port}`).join(',')}`;
+  const { host, port, path } = (client as Redis).options;
   return path ? path : `${host ?? '127.0.0.1'}:${port ?? 6379}`;
 }
 
 /** Closes `client`: politely if it is connected, at once otherwise. */
-export async function release(client: Redis): Promise<void> {
+export async function release(client: RedisClient): Promise<void> {
   if (client.status === 'ready') {
     try {
       await client.quit();

@@ -4,7 +4,8 @@
  * ```text
  * leasehold:{name}:jobSeq    string  last job number issued; INCR makes J1, J2, ...
  * leasehold:{name}:tokenSeq  string  last lease token issued; INCR, so tokens never repeat
- * leasehold:{name}:clock     string  the `now` of the latest call (see `ready`)
+ * leasehold:{name}:clock     string  the `now` the ready index is exact for (see `ready`)
+ * leasehold:{name}:sweep     hash    a bounded catch-up of `ready` in progress (min, max, offset, add, to)
  * leasehold:{name}:pending   zset    PENDING jobs, ready or delayed: member n, score runAt
  * leasehold:{name}:ready     zset    the PENDING jobs with runAt <= clock, all at score 0,
  *                                    member = sort key + n, so ZPOPMIN is the best job
@@ -20,15 +21,27 @@
  * Every job is in exactly one of pending / leases / dead / finished, by its
  * status; `ready` is an index over `pending`. The braces are a hash tag: in
  * Redis Cluster all keys of one queue share a slot, so one script may touch
- * them all, and queues of different names never share a key.
+ * them all, and queues of different names never share a key (and spread
+ * over the masters by their names' slots).
+ *
+ * Every script receives the fixed keys as KEYS, plus the hash of each job it
+ * is told about (complete, fail, extend, view, retryDead, cancel). Job hashes
+ * it discovers are named inside the script from `jobPrefix`: the job a poll
+ * pops, expired leases, jobs whose runAt came, jobs a submit creates or
+ * evicts, dead letters. Open-source Redis Cluster runs such scripts, as
+ * those keys hash to the declared keys' slot; a proxy that insists on every
+ * key in KEYS (some managed "cluster proxies") refuses them.
+ *
+ * These are the names v0.1 used (sweep is new, and absent means no catch-up
+ * in progress): a queue written by v0.1 needs no migration.
  */
 
 /** The fixed keys, in the order the scripts receive them as KEYS[1], KEYS[2], ... */
-export const KEY_NAMES = ['jobSeq', 'tokenSeq', 'clock', 'pending', 'ready', 'leases', 'dead', 'finished', 'counts', 'signal'] as const;
+export const KEY_NAMES = ['jobSeq', 'tokenSeq', 'clock', 'pending', 'ready', 'leases', 'dead', 'finished', 'counts', 'signal', 'sweep'] as const;
 export type KeyName = (typeof KEY_NAMES)[number];
 
 export interface QueueKeys {
-  /** The fixed keys in KEY_NAMES order: every script's KEYS. */
+  /** The fixed keys in KEY_NAMES order: every script's first KEYS. */
   readonly keys: readonly string[];
   /** The same keys by name. */
   readonly named: Readonly<Record<KeyName, string>>;
@@ -40,4 +53,9 @@ export function queueKeys(name: string): QueueKeys {
   const base = `leasehold:{${name}}:`;
   const named = Object.fromEntries(KEY_NAMES.map((key) => [key, base + key])) as Record<KeyName, string>;
   return { keys: KEY_NAMES.map((key) => named[key]), named, jobPrefix: `${base}job:` };
+}
+
+/** The hash of job number `n` (a job id's digits). */
+export function jobKey(keys: QueueKeys, n: string): string {
+  return keys.jobPrefix + n;
 }

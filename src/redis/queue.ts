@@ -1,23 +1,28 @@
-import type { Redis } from 'ioredis';
 import { clockFromShare, shareClock, systemClock, type SharedClock, type TimeSource } from '../clock.js';
-import { IllegalStateError, InvalidArgumentError, describe, refusalError } from '../errors.js';
+import { IllegalStateError, InvalidArgumentError, describe, refusalError, type JobQueueError } from '../errors.js';
 import { fillOptions, type JobQueueOptions } from '../options.js';
 import { policyFromShare, sharePolicy, type RetryPolicy, type SharedPolicy } from '../policy.js';
-import { JobStatus, type JobView, type Lease, type QueueStats } from '../types.js';
+import type { JobView, Lease, QueueStats } from '../types.js';
 import {
-  checkFailure, checkJob, checkJobs, checkLeaseMillis, checkNow, checkPolicy, checkQueueName, checkTimeSource, checkTimeout,
+  checkBatchSize, checkFailure, checkJob, checkJobs, checkLeaseMillis, checkNow, checkPolicy, checkQueueName, checkTimeSource, checkTimeout,
   checkWorkerId, parseJobId, type CheckedJob, type FailOptions, type NewJob,
 } from '../validate.js';
 import {
-  addressOf, backendError, connectError, createClient, duplicateClient, notConnectedError, release, type RedisTarget,
+  addressOf, backendError, connectClient, createClient, isClusterTarget, notConnectedError, release, userOf, type RedisClient, type RedisClusterTarget, type RedisServerTarget, type RedisTarget,
 } from './connection.js';
-import { queueKeys, type QueueKeys } from './keys.js';
-import { COMMON_ARGS, SCRIPTS, type Script } from './scripts.js';
+import { jobKey, queueKeys, type QueueKeys } from './keys.js';
+import { leasesIn, toView } from './replies.js';
+import { WakeUps } from './wake.js';
+import { CATCHING_UP, COMMON_ARGS, SCRIPTS, type Script } from './scripts.js';
 
-export type { RedisTarget };
+export type { RedisClusterTarget, RedisServerTarget, RedisTarget };
 
 export interface RedisQueueOptions extends Pick<JobQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes'> {
-  /** The Redis server: a URL (`redis://host:6379/0`) or ioredis options. */
+  /**
+   * The Redis server: a URL (`redis://host:6379/0`, `redis://user:password@host`,
+   * `rediss://host` for TLS), ioredis options, or a Redis Cluster
+   * (`{ cluster: [{ host, port }, ...], options? }`).
+   */
   redis: RedisTarget;
   /**
    * The queue's name: every client of one queue uses the same name, and
@@ -44,6 +49,34 @@ export interface RedisQueueOptions extends Pick<JobQueueOptions, 'capacity' | 'm
 const DEFAULT_COMMAND_TIMEOUT_MILLIS = 10_000;
 
 /**
+ * Which partition of a partitioned queue (PartitionedRedisQueue) a
+ * RedisJobQueue is: its job numbers are index + 1, then every `of`-th, so
+ * that the partitions' ids never collide. A queue on its own is { 0, 1 }.
+ */
+export interface Partition {
+  readonly index: number;
+  readonly of: number;
+}
+
+const WHOLE: Partition = { index: 0, of: 1 };
+
+/** The most jobs one pollMany or completeManyAndPoll leases, and the most one completeManyAndPoll completes: it bounds a script's length. */
+export const MAX_BATCH = 1000;
+
+/** A lease to complete in a batch: the job and the token its lease carries. */
+export interface Completion {
+  readonly jobId: string;
+  readonly token: number;
+}
+
+/** What a completeManyAndPoll did: the completes refused (every other one succeeded), and the new leases. */
+export interface BatchOutcome {
+  /** Each refused complete, with the error `complete` would have rejected with (StaleLeaseError, JobNotFoundError). */
+  readonly refused: ReadonlyArray<{ readonly jobId: string; readonly error: JobQueueError }>;
+  readonly leases: Lease[];
+}
+
+/**
  * What `share()` returns: plain data, so it survives `postMessage` /
  * `workerData` (and JSON, for another process when the clock is systemClock).
  * `RedisJobQueue.attach(handle)` there connects to the same queue.
@@ -56,6 +89,7 @@ export interface RedisQueueHandle {
   readonly options: Required<Pick<RedisQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'commandTimeoutMillis'>>;
   /** The ManualClock's word, or 'system' for systemClock, or null for a clock that cannot cross threads. */
   readonly clock: SharedClock;
+  readonly partition: Partition;
 }
 
 /**
@@ -83,7 +117,7 @@ export interface RedisQueueHandle {
  * last second of them on a crash of Redis or of its machine.
  */
 export class RedisJobQueue {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #handle: RedisQueueHandle;
   readonly #where: string;
   readonly #keys: QueueKeys;
@@ -95,10 +129,12 @@ export class RedisJobQueue {
   #closed = false;
   /** The new-work counter as the latest poll saw it (see waitForWork). */
   #signalSeen = 0;
-  #listener: Promise<Redis> | undefined;
-  readonly #waiters = new Set<Waiter>();
+  readonly #wakeUps: WakeUps;
 
-  private constructor(redis: Redis, options: Required<RedisQueueOptions>) {
+  readonly #partition: Partition;
+
+  private constructor(redis: RedisClient, options: Required<RedisQueueOptions>, partition: Partition) {
+    this.#partition = partition;
     this.#redis = redis;
     const { capacity, maxPayloadBytes, maxErrorBytes, commandTimeoutMillis } = options;
     this.#handle = {
@@ -108,9 +144,11 @@ export class RedisJobQueue {
       policy: sharePolicy(options.policy),
       options: { capacity, maxPayloadBytes, maxErrorBytes, commandTimeoutMillis },
       clock: shareClock(options.time),
+      partition,
     };
-    this.#where = addressOf(redis);
+    this.#where = addressOf(redis, options.redis);
     this.#keys = queueKeys(options.name);
+    this.#wakeUps = new WakeUps(redis, this.#keys.named.signal, this.#where);
     this.#time = options.time;
     this.#policy = options.policy;
     this.#capacity = options.capacity;
@@ -118,14 +156,20 @@ export class RedisJobQueue {
     this.#maxErrorBytes = options.maxErrorBytes;
   }
 
-  /** Connects to Redis and opens the queue `name` there (created by its first submit). */
-  static async connect(options: RedisQueueOptions): Promise<RedisJobQueue> {
+  /**
+   * Connects to Redis and opens the queue `name` there (created by its first
+   * submit). (`partition` is PartitionedRedisQueue's: leave it out.)
+   */
+  static async connect(options: RedisQueueOptions, partition: Partition = WHOLE): Promise<RedisJobQueue> {
     if (options === null || typeof options !== 'object') {
       throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
     }
     const { redis: target, name, policy, time = systemClock, commandTimeoutMillis = DEFAULT_COMMAND_TIMEOUT_MILLIS } = options;
     if (typeof target !== 'string' && (target === null || typeof target !== 'object')) {
-      throw new InvalidArgumentError(`Expected \`redis\` to be a URL or ioredis options, got ${describe(target)}`);
+      throw new InvalidArgumentError(`Expected \`redis\` to be a URL, ioredis options or { cluster: nodes }, got ${describe(target)}`);
+    }
+    if (isClusterTarget(target) && (!Array.isArray(target.cluster) || target.cluster.length === 0)) {
+      throw new InvalidArgumentError(`Expected \`redis.cluster\` to be a non-empty array of { host, port }, got ${describe(target.cluster)}`);
     }
     checkQueueName(name);
     checkPolicy(policy);
@@ -137,13 +181,8 @@ export class RedisJobQueue {
       capacity: options.capacity, maxPayloadBytes: options.maxPayloadBytes, maxErrorBytes: options.maxErrorBytes,
     });
     const redis = await createClient(target, commandTimeoutMillis);
-    try {
-      await redis.connect();
-    } catch (error) {
-      redis.disconnect();
-      throw connectError(error, addressOf(redis));
-    }
-    return new RedisJobQueue(redis, { redis: target, name, policy, time, capacity, maxPayloadBytes, maxErrorBytes, commandTimeoutMillis });
+    await connectClient(redis, addressOf(redis, target), userOf(redis));
+    return new RedisJobQueue(redis, { redis: target, name, policy, time, capacity, maxPayloadBytes, maxErrorBytes, commandTimeoutMillis }, partition);
   }
 
   /**
@@ -169,8 +208,8 @@ export class RedisJobQueue {
           handle.policy === null || typeof handle.policy !== 'object' || handle.options === null || typeof handle.options !== 'object') {
         throw new InvalidArgumentError(`Expected a handle from RedisJobQueue#share(), got ${describe(handle)}`);
       }
-      const { redis, name, options } = handle;
-      return RedisJobQueue.connect({ ...options, redis, name, policy: policyFromShare(handle.policy), time: time ?? clockFromShare(handle.clock) });
+      const { redis, name, options, partition = WHOLE } = handle;
+      return RedisJobQueue.connect({ ...options, redis, name, policy: policyFromShare(handle.policy), time: time ?? clockFromShare(handle.clock) }, partition);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -201,13 +240,26 @@ export class RedisJobQueue {
     this.#assertOpen();
     checkWorkerId(workerId);
     checkLeaseMillis(leaseMillis);
-    return this.#leaseFrom(await this.#run(SCRIPTS.poll, [workerId, String(leaseMillis)], ''));
+    return this.#leasesFrom(await this.#run(SCRIPTS.poll, [workerId, String(leaseMillis), '1'], ''), 1)[0];
+  }
+
+  /**
+   * Leases up to `max` ready jobs to `workerId`, best first, in one script:
+   * each as `poll` would lease it (its own token, its attempt counted).
+   * Resolves to the leases, none if no job is ready.
+   */
+  async pollMany(workerId: string, leaseMillis: number, max: number): Promise<Lease[]> {
+    this.#assertOpen();
+    checkWorkerId(workerId);
+    checkLeaseMillis(leaseMillis);
+    checkBatchSize('max', max, 1, MAX_BATCH);
+    return this.#leasesFrom(await this.#run(SCRIPTS.poll, [workerId, String(leaseMillis), String(max)], ''), 1);
   }
 
   /** Marks the job SUCCEEDED; `token` must be its current, valid lease. */
   async complete(jobId: string, token: number): Promise<void> {
     this.#assertOpen();
-    await this.#run(SCRIPTS.complete, [jobNumber(jobId), tokenText(token)], jobId);
+    await this.#runOnJob(SCRIPTS.complete, jobId, [tokenText(token)]);
   }
 
   /**
@@ -218,18 +270,46 @@ export class RedisJobQueue {
     this.#assertOpen();
     checkWorkerId(workerId);
     checkLeaseMillis(leaseMillis);
-    const reply = await this.#run(SCRIPTS.completeAndPoll, [jobNumber(jobId), tokenText(token), workerId, String(leaseMillis)], jobId);
-    return this.#leaseFrom(reply);
+    const reply = await this.#runOnJob(SCRIPTS.completeAndPoll, jobId, [tokenText(token), workerId, String(leaseMillis)]);
+    return this.#leasesFrom(reply, 1)[0];
   }
 
-  /** The lease in a poll's reply, if any; notes the wake counter the poll saw. */
-  #leaseFrom([, signal, n, token, type, payload, attempt, leaseUntil]: unknown[]): Lease | undefined {
+  /**
+   * A batched worker loop's step in one script: completes every lease in
+   * `done`, each checked on its own (a refused one is reported, changes
+   * nothing, and does not stop the others), then leases up to `max` ready
+   * jobs as `pollMany` does (`max` 0: complete only). A malformed job id
+   * rejects the whole call, which then changed nothing.
+   */
+  async completeManyAndPoll(done: readonly Completion[], workerId: string, leaseMillis: number, max: number): Promise<BatchOutcome> {
+    this.#assertOpen();
+    if (!Array.isArray(done) || done.length > MAX_BATCH) {
+      throw new InvalidArgumentError(`Expected \`done\` to be an array of at most ${MAX_BATCH} { jobId, token }, got ${describe(done)}`);
+    }
+    checkWorkerId(workerId);
+    checkLeaseMillis(leaseMillis);
+    checkBatchSize('max', max, 0, MAX_BATCH);
+    const numbers = done.map((completion: Completion | null) => {
+      if (completion === null || typeof completion !== 'object') {
+        throw new InvalidArgumentError(`Expected each of \`done\` to be { jobId, token }, got ${describe(completion)}`);
+      }
+      return jobNumber(completion.jobId);
+    });
+    const own = [workerId, String(leaseMillis), String(max), ...done.flatMap(({ token }, i) => [numbers[i]!, tokenText(token)])];
+    const reply = await this.#run(SCRIPTS.completeManyAndPoll, own, '', numbers.map((n) => jobKey(this.#keys, n)));
+    const count = Number(reply[1]);
+    const refused = done.flatMap(({ jobId }, i) => {
+      const outcome = Number(reply[2 + i]);
+      return outcome === 0 ? [] : [{ jobId, error: refusalError(outcome, jobId, this.#capacity) }];
+    });
+    return { refused, leases: this.#leasesFrom(reply, 2 + count) };
+  }
+
+  /** The leases in a poll's reply, whose wake counter is at `at`; notes the counter. */
+  #leasesFrom(reply: readonly unknown[], at: number): Lease[] {
     // What was new work when this poll ran; anything newer wakes waitForWork.
-    this.#signalSeen = Number(signal);
-    if (n === undefined) return undefined;
-    return {
-      jobId: `J${n}`, token: Number(token), type: String(type), payload: String(payload), attempt: Number(attempt), leaseUntil: Number(leaseUntil),
-    };
+    this.#signalSeen = Number(reply[at]);
+    return leasesIn(reply, at + 1);
   }
 
   /**
@@ -239,7 +319,7 @@ export class RedisJobQueue {
   async fail(jobId: string, token: number, error?: string | null, options?: FailOptions): Promise<void> {
     this.#assertOpen();
     const { text, permanent } = checkFailure(error, options, this.#maxErrorBytes);
-    await this.#run(SCRIPTS.fail, [jobNumber(jobId), tokenText(token), text ?? 'failed', permanent ? '1' : '0'], jobId);
+    await this.#runOnJob(SCRIPTS.fail, jobId, [tokenText(token), text ?? 'failed', permanent ? '1' : '0']);
   }
 
   /**
@@ -249,20 +329,20 @@ export class RedisJobQueue {
    */
   async release(jobId: string, token: number): Promise<void> {
     this.#assertOpen();
-    await this.#run(SCRIPTS.release, [jobNumber(jobId), tokenText(token)], jobId);
+    await this.#runOnJob(SCRIPTS.release, jobId, [tokenText(token)]);
   }
 
   /** Heartbeat: the lease now lasts until now + leaseMillis. Resolves to the new leaseUntil. */
   async extend(jobId: string, token: number, leaseMillis: number): Promise<number> {
     this.#assertOpen();
     checkLeaseMillis(leaseMillis);
-    const [, leaseUntil] = await this.#run(SCRIPTS.extend, [jobNumber(jobId), tokenText(token), String(leaseMillis)], jobId);
+    const [, leaseUntil] = await this.#runOnJob(SCRIPTS.extend, jobId, [tokenText(token), String(leaseMillis)]);
     return Number(leaseUntil);
   }
 
   async view(jobId: string): Promise<JobView> {
     this.#assertOpen();
-    const [, fields] = await this.#run(SCRIPTS.view, [jobNumber(jobId)], jobId);
+    const [, fields] = await this.#runOnJob(SCRIPTS.view, jobId, []);
     return toView(jobId, fields as string[]);
   }
 
@@ -278,13 +358,13 @@ export class RedisJobQueue {
   /** Puts a DEAD job back to PENDING, ready now, with attempts reset to 0 (lastError kept). */
   async retryDead(jobId: string): Promise<void> {
     this.#assertOpen();
-    await this.#run(SCRIPTS.retryDead, [jobNumber(jobId)], jobId);
+    await this.#runOnJob(SCRIPTS.retryDead, jobId, []);
   }
 
   /** Cancels a PENDING job. */
   async cancel(jobId: string): Promise<void> {
     this.#assertOpen();
-    await this.#run(SCRIPTS.cancel, [jobNumber(jobId)], jobId);
+    await this.#runOnJob(SCRIPTS.cancel, jobId, []);
   }
 
   /** PENDING jobs, ready or delayed. */
@@ -316,88 +396,74 @@ export class RedisJobQueue {
     this.#assertOpen();
     checkTimeout(timeoutMillis);
     const seen = this.#signalSeen;
-    await this.#listen();
+    await this.#wakeUps.listen();
     // Read only once subscribed: work announced after this read arrives as a message.
     const current = Number(await this.#send(() => this.#redis.get(this.#keys.named.signal)));
     if (current > seen) return true;
     if (this.#closed) return false;
-    return new Promise((resolve) => {
-      const waiter: Waiter = {
-        seen,
-        wake: (woken) => {
-          clearTimeout(timer);
-          this.#waiters.delete(waiter);
-          resolve(woken);
-        },
-      };
-      const timer = setTimeout(() => waiter.wake(false), timeoutMillis);
-      this.#waiters.add(waiter);
-    });
+    return this.#wakeUps.wait(seen, timeoutMillis);
   }
 
   /** Closes this client's connections; the queue stays in Redis for every other client. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    for (const waiter of this.#waiters) waiter.wake(false);
-    const listener = this.#listener?.catch(() => undefined);
-    await Promise.all([release(this.#redis), listener?.then((client) => client && release(client))]);
+    await Promise.all([release(this.#redis), this.#wakeUps.close()]);
   }
 
   // ── plumbing ───────────────────────────────────────────────────────────
 
-  /** The subscribed connection that wakes waitForWork, opened on first use. */
-  #listen(): Promise<Redis> {
-    this.#listener ??= (async () => {
-      const client = duplicateClient(this.#redis);
-      client.on('message', (_channel: string, message: string) => {
-        const signal = Number(message);
-        for (const waiter of this.#waiters) if (signal > waiter.seen) waiter.wake(true);
-      });
-      try {
-        await client.connect();
-        await client.subscribe(this.#keys.named.signal);
-        return client;
-      } catch (error) {
-        client.disconnect();
-        throw connectError(error, this.#where);
-      }
-    })();
-    // A failed subscription is retried by the next waitForWork.
-    this.#listener.catch(() => (this.#listener = undefined));
-    return this.#listener;
+  /** Runs `script` about one job: its number is the first own argument, its hash a declared key. */
+  #runOnJob(script: Script, jobId: string, own: readonly string[]): Promise<unknown[]> {
+    const n = jobNumber(jobId);
+    return this.#run(script, [n, ...own], jobId, [jobKey(this.#keys, n)]);
   }
 
   /**
-   * Runs `script` with the common arguments (now, a jitter seed, the policy)
-   * and `own`; a refusal becomes its error, about `jobId`.
+   * Runs `script` with the queue's keys and `declared` (the hashes of the jobs
+   * it names), the common arguments (now, a jitter seed, the policy) and
+   * `own`, again until it has caught up and run its body (see CATCHING_UP);
+   * a refusal becomes its error, about `jobId`.
    */
-  async #run(script: Script, own: readonly string[], jobId: string): Promise<unknown[]> {
-    const now = checkNow(this.#time.now());
+  async #run(script: Script, own: readonly string[], jobId: string, declared: readonly string[] = []): Promise<unknown[]> {
+    const keys = [...this.#keys.keys, ...declared];
+    for (;;) {
+      const reply = await this.#evaluate(script, keys, [...this.#commonArgs(), ...own]);
+      const code = reply[0] as number;
+      if (code === CATCHING_UP) continue;
+      if (code < 0) throw refusalError(code, jobId, this.#capacity);
+      return reply;
+    }
+  }
+
+  /** The arguments every script takes first (COMMON_ARGS), for a run now. */
+  #commonArgs(): string[] {
     const policy = this.#policy;
     const common: Record<(typeof COMMON_ARGS)[number], string> = {
       jobPrefix: this.#keys.jobPrefix,
-      now: String(now),
+      now: String(checkNow(this.#time.now())),
       seed: String(Math.floor(Math.random() * 2 ** 31)),
       maxAttempts: String(policy.maxAttempts),
       baseBackoffMillis: String(policy.baseBackoffMillis),
       maxBackoffMillis: String(policy.maxBackoffMillis),
       jitter: policy.jitter,
+      partitions: String(this.#partition.of),
+      partition: String(this.#partition.index),
     };
-    const args = [...COMMON_ARGS.map((name) => common[name]), ...own];
-    const { keys } = this.#keys;
-    const reply = (await this.#send(async () => {
+    return COMMON_ARGS.map((name) => common[name]);
+  }
+
+  /** One run of `script`, by its hash, or by its text if Redis does not have it. */
+  #evaluate(script: Script, keys: readonly string[], args: readonly string[]): Promise<unknown[]> {
+    return this.#send(async () => {
       try {
-        return await this.#redis.evalsha(script.sha, keys.length, ...keys, ...args);
+        return (await this.#redis.evalsha(script.sha, keys.length, ...keys, ...args)) as unknown[];
       } catch (error) {
         // Redis lost its script cache (a restart): NOSCRIPT means the script did not run.
         if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
-        return await this.#redis.eval(script.lua, keys.length, ...keys, ...args);
+        return (await this.#redis.eval(script.lua, keys.length, ...keys, ...args)) as unknown[];
       }
-    })) as unknown[];
-    const code = reply[0] as number;
-    if (code < 0) throw refusalError(code, jobId, this.#capacity);
-    return reply;
+    });
   }
 
   /** Sends a command if connected; a failure of the connection becomes BackendUnavailableError. */
@@ -415,12 +481,6 @@ export class RedisJobQueue {
   }
 }
 
-interface Waiter {
-  /** The new-work counter its poll saw. */
-  readonly seen: number;
-  wake(woken: boolean): void;
-}
-
 /** The job number of `jobId` as the scripts take it. */
 function jobNumber(jobId: string): string {
   return String(parseJobId(jobId));
@@ -429,22 +489,4 @@ function jobNumber(jobId: string): string {
 /** A token as the scripts compare it: only a safe integer can be one. */
 function tokenText(token: unknown): string {
   return typeof token === 'number' && Number.isSafeInteger(token) ? String(token) : '';
-}
-
-function toView(id: string, pairs: readonly string[]): JobView {
-  const f = new Map<string, string>();
-  for (let i = 0; i < pairs.length; i += 2) f.set(pairs[i]!, pairs[i + 1]!);
-  const status = f.get('status') as JobStatus;
-  return {
-    id,
-    type: f.get('type')!,
-    priority: Number(f.get('priority')),
-    status,
-    attempts: Number(f.get('attempts')),
-    nextRunAt: Number(f.get('runAt')),
-    lastError: f.get('lastError') ?? null,
-    payload: f.get('payload')!,
-    leaseUntil: status === JobStatus.RUNNING ? Number(f.get('leaseUntil')) : null,
-    workerId: f.get('workerId') ?? null,
-  };
 }

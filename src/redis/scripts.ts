@@ -6,6 +6,13 @@
  * error; a refused script has changed nothing but the bringing up to now,
  * which any call would have done).
  *
+ * Bringing the queue up to now is bounded: a script does at most
+ * CATCH_UP_BATCH items of it (jobs entering or leaving the ready index,
+ * expired leases). When more are due it stops there and returns CATCHING_UP
+ * instead of running its body; the client calls it again until it runs, so
+ * no script holds Redis for long whatever the backlog, and every body still
+ * runs on a queue that is up to its `now`.
+ *
  * Lua in Redis is 5.1 with doubles only. Numbers cross the boundary as text:
  * the client sends JavaScript's exact shortest form, Redis writes a Lua number
  * argument with %.17g (exact), and scripts return numbers as %.17g text
@@ -16,13 +23,21 @@ import { createHash } from 'node:crypto';
 import { Refusal } from '../errors.js';
 import { KEY_NAMES } from './keys.js';
 
+/** The most items of catching up (see above) one script does: each costs a few µs of Redis time. */
+export const CATCH_UP_BATCH = 50;
+
+/** A script's first reply element when it stopped to let Redis serve others before it caught up: call it again. */
+export const CATCHING_UP = 1;
+
 /** The arguments every script takes first, in this order (RedisJobQueue fills them in for every call); its own follow. */
-export const COMMON_ARGS = ['jobPrefix', 'now', 'seed', 'maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter'] as const;
+export const COMMON_ARGS = ['jobPrefix', 'now', 'seed', 'maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter', 'partitions', 'partition'] as const;
 
 const arg = (name: (typeof COMMON_ARGS)[number]) => `ARGV[${COMMON_ARGS.indexOf(name) + 1}]`;
 
 const PRELUDE = `
 local K = { ${KEY_NAMES.map((name, i) => `${name} = KEYS[${i + 1}]`).join(', ')} }
+-- The hashes of the jobs the call names are KEYS[FIXED + 1], KEYS[FIXED + 2], ...
+local FIXED = ${KEY_NAMES.length}
 local jobPrefix = ${arg('jobPrefix')}
 local nowText = ${arg('now')}
 local now = tonumber(nowText)
@@ -32,12 +47,17 @@ local maxAttempts = tonumber(${arg('maxAttempts')})
 local baseBackoff = tonumber(${arg('baseBackoffMillis')})
 local maxBackoff = tonumber(${arg('maxBackoffMillis')})
 local jitter = ${arg('jitter')}
+-- Job numbers: partition + 1, then every partitions-th (1, 2, 3, ... for a queue of one partition).
+local partitions = tonumber(${arg('partitions')})
+local partition = tonumber(${arg('partition')})
 -- A script's own arguments are ARGV[OWN + 1], ARGV[OWN + 2], ...
 local OWN = ${COMMON_ARGS.length}
 
 local function int(n) return string.format('%d', n) end
 local function num(x) return string.format('%.17g', x) end
 local function jobKey(n) return jobPrefix .. n end
+-- The number of the seq-th job submitted to this partition.
+local function jobNumberOf(seq) return int((seq - 1) * partitions + partition + 1) end
 
 -- 16 hex digits that sort as text in the order of the numbers: the IEEE bits,
 -- with the sign bit flipped for positives and every bit flipped for negatives.
@@ -104,28 +124,29 @@ local function announce()
   redis.call('PUBLISH', K.signal, redis.call('INCR', K.signal))
 end
 
--- The hash of job n, or nil and the Refusal: never issued, or evicted.
-local function find(n)
-  local key = jobKey(n)
+-- The hash of job n (declared as key), or nil and the Refusal: never issued, or evicted.
+local function find(n, key)
   if redis.call('EXISTS', key) == 1 then return key end
-  if tonumber(n) > tonumber(redis.call('GET', K.jobSeq) or '0') then return nil, ${Refusal.NotFound} end
+  local number = tonumber(n)
+  local issued = tonumber(redis.call('GET', K.jobSeq) or '0')
+  if (number - 1) % partitions ~= partition or number > tonumber(jobNumberOf(issued)) then return nil, ${Refusal.NotFound} end
   return nil, ${Refusal.Evicted}
 end
 
 -- The hash of job n if token is its current lease (after expiry, RUNNING means valid).
-local function leased(n, token)
-  local key, refusal = find(n)
-  if key == nil then return nil, refusal end
+local function leased(n, token, key)
+  local found, refusal = find(n, key)
+  if found == nil then return nil, refusal end
   local f = redis.call('HMGET', key, 'status', 'token')
   if f[1] ~= 'RUNNING' or f[2] ~= token then return nil, ${Refusal.StaleLease} end
   return key
 end
 
--- Leases the best ready job to workerId: 0, the wake counter, and the lease if a job was ready.
-local function pollBest(workerId, leaseMillis)
-  local signal = redis.call('GET', K.signal) or '0'
+-- Leases the best ready job to workerId: its n, token, type, payload, attempt
+-- and leaseUntil appended to out; false if no job is ready.
+local function leaseBest(workerId, leaseMillis, out)
   local best = redis.call('ZPOPMIN', K.ready)
-  if #best == 0 then return { 0, signal } end
+  if #best == 0 then return false end
   local n = int(tonumber(string.sub(best[1], 33)))
   local key = jobKey(n)
   local token = int(redis.call('INCR', K.tokenSeq))
@@ -135,38 +156,106 @@ local function pollBest(workerId, leaseMillis)
   redis.call('ZREM', K.pending, n)
   redis.call('ZADD', K.leases, leaseUntil, n)
   local f = redis.call('HMGET', key, 'type', 'payload')
-  return { 0, signal, n, token, f[1], f[2], attempts, num(leaseUntil) }
+  for _, field in ipairs({ n, token, f[1], f[2], attempts, num(leaseUntil) }) do out[#out + 1] = field end
+  return true
+end
+
+-- Leases up to max ready jobs to workerId, best first, appended to out after
+-- the wake counter (read first: work announced later is newer than this poll).
+local function pollBest(workerId, leaseMillis, max, out)
+  out[#out + 1] = redis.call('GET', K.signal) or '0'
+  for _ = 1, max do
+    if not leaseBest(workerId, leaseMillis, out) then break end
+  end
+  return out
 end
 
 -- RUNNING job n, leased under token, is SUCCEEDED: nil, or the Refusal.
-local function completeLeased(n, token)
-  local key, refusal = leased(n, token)
-  if key == nil then return refusal end
+local function completeLeased(n, token, key)
+  local found, refusal = leased(n, token, key)
+  if found == nil then return refusal end
   redis.call('ZREM', K.leases, n)
   finish(n, key, 'SUCCEEDED')
   return nil
 end
 
--- Bring the queue up to now. First the ready index follows the clock: it holds
--- exactly the PENDING jobs with runAt <= the latest now, so jobs due since then
--- join it, and if the clock went back, jobs not due any more leave it.
-local function reindex(min, max, add)
-  for _, n in ipairs(redis.call('ZRANGEBYSCORE', K.pending, min, max)) do
-    local member = readyMember(jobKey(n), n)
-    if add then redis.call('ZADD', K.ready, 0, member) else redis.call('ZREM', K.ready, member) end
-  end
+-- Bring the queue up to now, at most CATCH_UP_BATCH items per script. First
+-- the ready index follows the clock: it holds exactly the PENDING jobs with
+-- runAt <= the clock, so when a call's now is later, jobs due since join it,
+-- and when earlier, jobs not due any more leave it. Such a sweep over a range
+-- of K.pending that does not fit in one script is saved in K.sweep and
+-- continued by the next script, whatever its now: until it ends, no script
+-- gets past this prelude, so K.pending does not change under it.
+local budget = ${CATCH_UP_BATCH}
+
+local function reindexOne(n, add)
+  local member = readyMember(jobKey(n), n)
+  if add then redis.call('ZADD', K.ready, 0, member) else redis.call('ZREM', K.ready, member) end
 end
-local last = redis.call('GET', K.clock)
-if last == false then reindex('-inf', nowText, true)
-elseif now > tonumber(last) then reindex('(' .. last, nowText, true)
-elseif now < tonumber(last) then reindex('(' .. nowText, last, false) end
-redis.call('SET', K.clock, nowText)
+
+-- The sweep from the clock to now: { min, max, offset, add, to }, or nil when the index is exact for now.
+local function plan()
+  local last = redis.call('GET', K.clock)
+  if last == false then return { '-inf', nowText, 0, true, nowText } end
+  if now > tonumber(last) then return { '(' .. last, nowText, 0, true, nowText } end
+  if now < tonumber(last) then return { '(' .. nowText, last, 0, false, nowText } end
+  return nil
+end
+
+local function save(sweep)
+  redis.call('HSET', K.sweep, 'min', sweep[1], 'max', sweep[2], 'offset', sweep[3], 'add', sweep[4] and '1' or '0', 'to', sweep[5])
+end
+
+-- True once the ready index is exact for now; false if the budget ran out first (the sweep is saved).
+local function indexCaughtUp()
+  local saved = redis.call('HMGET', K.sweep, 'min', 'max', 'offset', 'add', 'to')
+  local sweep
+  if saved[1] then sweep = { saved[1], saved[2], tonumber(saved[3]), saved[4] == '1', saved[5] } else sweep = plan() end
+  while sweep do
+    if budget == 0 then save(sweep) return false end
+    local items = redis.call('ZRANGEBYSCORE', K.pending, sweep[1], sweep[2], 'WITHSCORES', 'LIMIT', sweep[3], budget + 1)
+    local count = math.min(#items / 2, budget)
+    for i = 1, 2 * count, 2 do reindexOne(items[i], sweep[4]) end
+    budget = budget - count
+    if #items / 2 <= count then
+      redis.call('SET', K.clock, sweep[5])
+      redis.call('DEL', K.sweep)
+      sweep = plan()
+    else
+      -- Resume after the last item done: from its score on, skipping the items
+      -- of that score already done (an offset only ever walks one score's ties).
+      local score = items[2 * count]
+      if items[2] == score and sweep[1] == score then
+        sweep[3] = sweep[3] + count
+      else
+        local ties = 0
+        for i = 2 * count, 2, -2 do
+          if items[i] ~= score then break end
+          ties = ties + 1
+        end
+        sweep[1] = score
+        sweep[3] = ties
+      end
+      save(sweep)
+      return false
+    end
+  end
+  return true
+end
 
 -- Then every lease with leaseUntil <= now is a failed attempt at its leaseUntil.
-local expired = redis.call('ZRANGEBYSCORE', K.leases, '-inf', nowText, 'WITHSCORES')
-for i = 1, #expired, 2 do
-  failAttempt(expired[i], jobKey(expired[i]), tonumber(expired[i + 1]), 'lease expired', false)
+-- True once none is left; false if the budget ran out first.
+local function leasesCaughtUp()
+  local expired = redis.call('ZRANGEBYSCORE', K.leases, '-inf', nowText, 'WITHSCORES', 'LIMIT', 0, budget + 1)
+  local count = math.min(#expired / 2, budget)
+  for i = 1, 2 * count, 2 do
+    failAttempt(expired[i], jobKey(expired[i]), tonumber(expired[i + 1]), 'lease expired', false)
+  end
+  budget = budget - count
+  return #expired / 2 <= count
 end
+
+if not (indexCaughtUp() and leasesCaughtUp()) then return { ${CATCHING_UP} } end
 `;
 
 /**
@@ -189,7 +278,7 @@ for _ = 1, excess do
 end
 local ids = { 0 }
 for i = first, #ARGV, 4 do
-  local n = int(redis.call('INCR', K.jobSeq))
+  local n = jobNumberOf(redis.call('INCR', K.jobSeq))
   local key = jobKey(n)
   local runAt = ARGV[i + 3]
   if runAt == '' then runAt = nowText end
@@ -202,39 +291,61 @@ if count > 0 then announce() end
 return ids
 `;
 
-/** ARGV: workerId, leaseMillis. Returns 0, the wake counter, and the lease if a job was ready. */
+/**
+ * ARGV: workerId, leaseMillis, max. Returns 0, the wake counter, and the
+ * leases (n, token, type, payload, attempt, leaseUntil each) of up to max
+ * ready jobs, best first.
+ */
 const POLL = `
-return pollBest(ARGV[OWN + 1], ARGV[OWN + 2])
+return pollBest(ARGV[OWN + 1], ARGV[OWN + 2], tonumber(ARGV[OWN + 3]), { 0 })
 `;
 
-/** ARGV: n, token. */
+/** ARGV: n, token; the job's hash declared. */
 const COMPLETE = `
-local refusal = completeLeased(ARGV[OWN + 1], ARGV[OWN + 2])
+local refusal = completeLeased(ARGV[OWN + 1], ARGV[OWN + 2], KEYS[FIXED + 1])
 if refusal ~= nil then return { refusal } end
 return { 0 }
 `;
 
-/** ARGV: n, token, workerId, leaseMillis: a complete, then a poll, in one round trip. Returns what POLL does. */
+/**
+ * ARGV: n, token, workerId, leaseMillis; the job's hash declared: a complete,
+ * then a poll of one job, in one round trip. Returns what POLL does.
+ */
 const COMPLETE_AND_POLL = `
-local refusal = completeLeased(ARGV[OWN + 1], ARGV[OWN + 2])
+local refusal = completeLeased(ARGV[OWN + 1], ARGV[OWN + 2], KEYS[FIXED + 1])
 if refusal ~= nil then return { refusal } end
-return pollBest(ARGV[OWN + 3], ARGV[OWN + 4])
+return pollBest(ARGV[OWN + 3], ARGV[OWN + 4], 1, { 0 })
 `;
 
-/** ARGV: n, token, error text, permanent ('1' or '0'). */
+/**
+ * ARGV: workerId, leaseMillis, max, then n, token of each job to complete;
+ * their hashes declared in that order. Each complete is checked on its own:
+ * a refused one changes nothing and does not stop the others. Returns 0, the
+ * count of completes, each one's outcome (0 or its Refusal), then what POLL does.
+ */
+const COMPLETE_MANY_AND_POLL = `
+local first = OWN + 4
+local out = { 0, (#ARGV - first + 1) / 2 }
+for i = first, #ARGV, 2 do
+  out[#out + 1] = completeLeased(ARGV[i], ARGV[i + 1], KEYS[FIXED + (i - first) / 2 + 1]) or 0
+end
+return pollBest(ARGV[OWN + 1], ARGV[OWN + 2], tonumber(ARGV[OWN + 3]), out)
+`;
+
+/** ARGV: n, token, error text, permanent ('1' or '0'); the job's hash declared. */
 const FAIL = `
 local n = ARGV[OWN + 1]
-local key, refusal = leased(n, ARGV[OWN + 2])
+local key, refusal = leased(n, ARGV[OWN + 2], KEYS[FIXED + 1])
 if key == nil then return { refusal } end
 failAttempt(n, key, now, ARGV[OWN + 3], ARGV[OWN + 4] == '1')
 announce()
 return { 0 }
 `;
 
-/** ARGV: n, token. The lease handed back unfinished: PENDING, ready now, the attempt not counted. */
+/** ARGV: n, token; the job's hash declared. The lease handed back unfinished: PENDING, ready now, the attempt not counted. */
 const RELEASE = `
 local n = ARGV[OWN + 1]
-local key, refusal = leased(n, ARGV[OWN + 2])
+local key, refusal = leased(n, ARGV[OWN + 2], KEYS[FIXED + 1])
 if key == nil then return { refusal } end
 redis.call('ZREM', K.leases, n)
 redis.call('HINCRBY', key, 'attempts', -1)
@@ -244,10 +355,10 @@ announce()
 return { 0 }
 `;
 
-/** ARGV: n, token, leaseMillis. Returns 0 and the new leaseUntil. */
+/** ARGV: n, token, leaseMillis; the job's hash declared. Returns 0 and the new leaseUntil. */
 const EXTEND = `
 local n = ARGV[OWN + 1]
-local key, refusal = leased(n, ARGV[OWN + 2])
+local key, refusal = leased(n, ARGV[OWN + 2], KEYS[FIXED + 1])
 if key == nil then return { refusal } end
 local leaseUntil = now + tonumber(ARGV[OWN + 3])
 redis.call('HSET', key, 'leaseUntil', num(leaseUntil))
@@ -255,9 +366,9 @@ redis.call('ZADD', K.leases, leaseUntil, n)
 return { 0, num(leaseUntil) }
 `;
 
-/** ARGV: n. Returns 0 and the job's hash as field, value, ... */
+/** ARGV: n; the job's hash declared. Returns 0 and the job's hash as field, value, ... */
 const VIEW = `
-local key, refusal = find(ARGV[OWN + 1])
+local key, refusal = find(ARGV[OWN + 1], KEYS[FIXED + 1])
 if key == nil then return { refusal } end
 return { 0, redis.call('HGETALL', key) }
 `;
@@ -272,10 +383,10 @@ end
 return out
 `;
 
-/** ARGV: n. */
+/** ARGV: n; the job's hash declared. */
 const RETRY_DEAD = `
 local n = ARGV[OWN + 1]
-local key, refusal = find(n)
+local key, refusal = find(n, KEYS[FIXED + 1])
 if key == nil then return { refusal } end
 if redis.call('HGET', key, 'status') ~= 'DEAD' then return { ${Refusal.NotDead} } end
 redis.call('ZREM', K.dead, n)
@@ -285,10 +396,10 @@ announce()
 return { 0 }
 `;
 
-/** ARGV: n. */
+/** ARGV: n; the job's hash declared. */
 const CANCEL = `
 local n = ARGV[OWN + 1]
-local key, refusal = find(n)
+local key, refusal = find(n, KEYS[FIXED + 1])
 if key == nil then return { refusal } end
 if redis.call('HGET', key, 'status') ~= 'PENDING' then return { ${Refusal.NotPending} } end
 redis.call('ZREM', K.ready, readyMember(key, n))
@@ -320,6 +431,7 @@ export const SCRIPTS = {
   poll: script(POLL),
   complete: script(COMPLETE),
   completeAndPoll: script(COMPLETE_AND_POLL),
+  completeManyAndPoll: script(COMPLETE_MANY_AND_POLL),
   fail: script(FAIL),
   release: script(RELEASE),
   extend: script(EXTEND),

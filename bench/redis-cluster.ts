@@ -1,0 +1,88 @@
+/**
+ * A private Redis Cluster of `masters` masters and no replicas, for the tests
+ * and the benchmarks: each master is a private redis-server (redis-server.ts)
+ * started with cluster mode on, joined by `redis-cli --cluster create` (which
+ * wants 3 masters at least); up once every node reports `cluster_state:ok`. `stop()` stops every node and
+ * removes every directory, and so does a failed start.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { findBinary, startRedis, type RedisServer, type RedisServerOptions } from './redis-server.js';
+
+const run = promisify(execFile);
+const READY_TIMEOUT_MILLIS = 30_000;
+
+export interface RedisCluster {
+  /** The nodes, as RedisJobQueue's `{ cluster }` target takes them. */
+  readonly nodes: readonly { readonly host: string; readonly port: number }[];
+  readonly servers: readonly RedisServer[];
+  /** Runs redis-cli against the node on `port` and returns its output, e.g. `cli(port, 'CLUSTER', 'NODES')`. */
+  cli(port: number, ...args: string[]): Promise<string>;
+  /** The port of the master serving `key`'s slot, from CLUSTER KEYSLOT and CLUSTER NODES. */
+  masterOf(key: string): Promise<number>;
+  /** Stops every node and removes their directories. */
+  stop(): Promise<void>;
+}
+
+/** Why no cluster can be started here, or null if one can. */
+export function redisClusterMissing(): string | null {
+  if (findBinary() === undefined) return 'no redis-server binary (apt-get install -y redis-server)';
+  if (findBinary('redis-cli') === undefined) return 'no redis-cli binary (apt-get install -y redis-tools)';
+  return null;
+}
+
+export async function startRedisCluster(masters = 3, options: RedisServerOptions = {}): Promise<RedisCluster> {
+  if (masters < 3) throw new Error(`redis-cli --cluster create needs 3 masters at least, not ${masters}`);
+  const missing = redisClusterMissing();
+  if (missing !== null) throw new Error(`Cannot start a Redis Cluster: ${missing}`);
+  const cliBinary = findBinary('redis-cli')!;
+  const cli = async (port: number, ...args: string[]) => (await run(cliBinary, ['-h', '127.0.0.1', '-p', String(port), ...args])).stdout;
+  // The announced address: a node that never met another would otherwise tell clients an empty one.
+  const nodeArgs = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '5000', '--cluster-announce-ip', '127.0.0.1'];
+  const started = await Promise.allSettled(
+    Array.from({ length: masters }, () => startRedis({ ...options, args: [...nodeArgs, ...(options.args ?? [])] })),
+  );
+  const servers = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  const stop = async () => {
+    await Promise.all(servers.map((server) => server.stop()));
+  };
+  try {
+    const failed = started.find((result) => result.status === 'rejected');
+    if (failed !== undefined) throw (failed as PromiseRejectedResult).reason;
+    await run(cliBinary, ['--cluster', 'create', ...servers.map((server) => `127.0.0.1:${server.port}`), '--cluster-replicas', '0', '--cluster-yes']);
+    await untilEveryNodeIsOk(servers, cli);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  const masterOf = async (key: string) => {
+    const port = servers[0]!.port;
+    const slot = Number(await cli(port, 'CLUSTER', 'KEYSLOT', key));
+    const owner = mastersOf(await cli(port, 'CLUSTER', 'NODES')).find(({ ranges }) => ranges.some(([from, to]) => slot >= from && slot <= to));
+    if (owner === undefined) throw new Error(`No master serves slot ${slot} (of ${key})`);
+    return owner.port;
+  };
+  return { nodes: servers.map((server) => ({ host: '127.0.0.1', port: server.port })), servers, cli, masterOf, stop };
+}
+
+/** The masters in CLUSTER NODES output, with the slot ranges each serves. */
+function mastersOf(nodes: string): Array<{ port: number; ranges: Array<readonly [number, number]> }> {
+  return nodes.trim().split('\n').map((line) => line.split(' ')).filter((fields) => fields[2]!.includes('master')).map((fields) => ({
+    port: Number(/:(\d+)@/.exec(fields[1]!)![1]),
+    ranges: fields.slice(8).map((range) => {
+      const [from, to = from] = range.split('-').map(Number);
+      return [from!, to!] as const;
+    }),
+  }));
+}
+
+/** Waits until every node says the cluster is ok (slots covered, every node agreeing). */
+async function untilEveryNodeIsOk(servers: readonly RedisServer[], cli: RedisCluster['cli']): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MILLIS;
+  for (;;) {
+    const infos = await Promise.all(servers.map((server) => cli(server.port, 'CLUSTER', 'INFO')));
+    if (infos.every((info) => info.includes('cluster_state:ok'))) return;
+    if (Date.now() > deadline) throw new Error(`The Redis Cluster was not ok within ${READY_TIMEOUT_MILLIS} ms: ${infos.join(' | ')}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -1,0 +1,249 @@
+/**
+ * One queue partitioned over several Redis queues, so over several hash
+ * slots and, on a Redis Cluster, several masters: what one queue does when
+ * one master's CPU is its limit.
+ */
+import { IllegalStateError, InvalidArgumentError, describe } from '../errors.js';
+import type { JobView, Lease, QueueStats } from '../types.js';
+import { checkBatchSize, parseJobId, type FailOptions, type NewJob } from '../validate.js';
+import { MAX_BATCH, RedisJobQueue, type BatchOutcome, type Completion, type RedisQueueHandle, type RedisQueueOptions } from './queue.js';
+
+/** The most partitions one queue may have. */
+export const MAX_PARTITIONS = 64;
+
+export interface PartitionedQueueOptions extends RedisQueueOptions {
+  /**
+   * How many partitions: Redis queues named `name#0`, `name#1`, ..., each in
+   * its own hash slot. Every client of the queue must use the same number.
+   * `capacity` is each partition's.
+   */
+  partitions: number;
+}
+
+/** What `share()` returns: the handles of the partitions, in order. */
+export interface PartitionedQueueHandle {
+  readonly kind: 'leasehold/partitioned-redis-queue';
+  readonly partitions: readonly RedisQueueHandle[];
+}
+
+/**
+ * A queue spread over `partitions` Redis queues, with RedisJobQueue's methods.
+ * Producers spread jobs: each submit goes to the next partition in turn (a
+ * submitMany, all or none, to one partition). Claimers visit partitions: a
+ * poll tries them in turn, starting after the one it last leased from, and
+ * leases from the first with a ready job. Job ids stay `J<n>`, unique over
+ * the partitions (partition p numbers its jobs p + 1, p + 1 + partitions, ...),
+ * so a job's calls go straight to its partition.
+ *
+ * Ordering: within a partition, as RedisJobQueue (priority, then runAt, then
+ * submission). Across partitions there is none: a poll may lease a job of
+ * lower priority, or submitted later, from one partition while a better job
+ * waits in another. Every other rule (leases, tokens, attempts, retries, dead
+ * letters, at-most-once calls) holds per job as on one queue. stats() adds up
+ * the partitions' counts, read one after another (not one snapshot).
+ */
+export class PartitionedRedisQueue {
+  readonly #parts: readonly RedisJobQueue[];
+  #nextSubmit: number;
+  #nextPoll: number;
+  #closed = false;
+
+  private constructor(parts: readonly RedisJobQueue[]) {
+    this.#parts = parts;
+    // Many producers and claimers should not all start at partition 0.
+    this.#nextSubmit = Math.floor(Math.random() * parts.length);
+    this.#nextPoll = Math.floor(Math.random() * parts.length);
+  }
+
+  static async connect(options: PartitionedQueueOptions): Promise<PartitionedRedisQueue> {
+    if (options === null || typeof options !== 'object') {
+      throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
+    }
+    const { partitions, name, ...rest } = options;
+    checkBatchSize('partitions', partitions, 1, MAX_PARTITIONS);
+    if (typeof name !== 'string') throw new InvalidArgumentError(`Expected \`name\` to be a non-blank string, got ${describe(name)}`);
+    return PartitionedRedisQueue.#open((index) => RedisJobQueue.connect({ ...rest, name: `${name}#${index}` }, { index, of: partitions }), partitions);
+  }
+
+  /** Connects, in this thread or process, to the queue a `share()` handle names. */
+  static attach(handle: PartitionedQueueHandle): Promise<PartitionedRedisQueue> {
+    if (handle === null || typeof handle !== 'object' || handle.kind !== 'leasehold/partitioned-redis-queue' || !Array.isArray(handle.partitions)) {
+      return Promise.reject(new InvalidArgumentError(`Expected a handle from PartitionedRedisQueue#share(), got ${describe(handle)}`));
+    }
+    return PartitionedRedisQueue.#open((index) => RedisJobQueue.attach(handle.partitions[index]!), handle.partitions.length);
+  }
+
+  /** Opens every partition, or none: if one fails, the others are closed again. */
+  static async #open(open: (index: number) => Promise<RedisJobQueue>, partitions: number): Promise<PartitionedRedisQueue> {
+    const opened = await Promise.allSettled(Array.from({ length: partitions }, (_, index) => open(index)));
+    const parts = opened.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+    const failed = opened.find((result) => result.status === 'rejected');
+    if (failed !== undefined) {
+      await Promise.all(parts.map((part) => part.close()));
+      throw (failed as PromiseRejectedResult).reason;
+    }
+    return new PartitionedRedisQueue(parts);
+  }
+
+  get partitions(): number {
+    return this.#parts.length;
+  }
+
+  share(): PartitionedQueueHandle {
+    this.#assertOpen();
+    return { kind: 'leasehold/partitioned-redis-queue', partitions: this.#parts.map((part) => part.share()) };
+  }
+
+  async submit(type: string, payload?: string | null, priority?: number, runAtMillis?: number): Promise<string> {
+    return this.#submitter().submit(type, payload, priority, runAtMillis);
+  }
+
+  /** All or none, so all to one partition (the next in turn). */
+  async submitMany(jobs: readonly NewJob[]): Promise<string[]> {
+    return this.#submitter().submitMany(jobs);
+  }
+
+  async poll(workerId: string, leaseMillis: number): Promise<Lease | undefined> {
+    const [lease] = await this.pollMany(workerId, leaseMillis, 1);
+    return lease;
+  }
+
+  /** Up to `max` leases, taken from the partitions in turn until `max` are leased or every partition was asked once. */
+  async pollMany(workerId: string, leaseMillis: number, max: number): Promise<Lease[]> {
+    this.#assertOpen();
+    checkBatchSize('max', max, 1, MAX_BATCH);
+    const leases: Lease[] = [];
+    const start = this.#nextPoll;
+    for (let i = 0; i < this.#parts.length && leases.length < max; i++) {
+      const index = (start + i) % this.#parts.length;
+      const got = await this.#parts[index]!.pollMany(workerId, leaseMillis, max - leases.length);
+      leases.push(...got);
+      // The next poll starts after the partition that gave the last lease, so claimers go round.
+      if (got.length > 0) this.#nextPoll = (index + 1) % this.#parts.length;
+    }
+    return leases;
+  }
+
+  async complete(jobId: string, token: number): Promise<void> {
+    return this.#partOf(jobId).complete(jobId, token);
+  }
+
+  /** Complete, then lease the next job: from the job's own partition in the same script if it has one ready, else from the others in turn. */
+  async completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number): Promise<Lease | undefined> {
+    return (await this.#partOf(jobId).completeAndPoll(jobId, token, workerId, leaseMillis)) ?? this.poll(workerId, leaseMillis);
+  }
+
+  /**
+   * As RedisJobQueue#completeManyAndPoll: one script per partition named in
+   * `done`, then polls the others for the rest of `max`. Atomic per
+   * partition, not across them: if Redis fails part way, the partitions
+   * already called have completed their share.
+   */
+  async completeManyAndPoll(done: readonly Completion[], workerId: string, leaseMillis: number, max: number): Promise<BatchOutcome> {
+    this.#assertOpen();
+    if (!Array.isArray(done)) throw new InvalidArgumentError(`Expected \`done\` to be an array of { jobId, token }, got ${describe(done)}`);
+    checkBatchSize('max', max, 0, MAX_BATCH);
+    // Every id checked before any partition is called: a malformed one changes nothing.
+    for (const completion of done as readonly (Completion | null)[]) {
+      if (completion === null || typeof completion !== 'object') {
+        throw new InvalidArgumentError(`Expected each of \`done\` to be { jobId, token }, got ${describe(completion)}`);
+      }
+      parseJobId(completion.jobId);
+    }
+    const byPartition = new Map<RedisJobQueue, Completion[]>();
+    for (const completion of done) {
+      const part = this.#partOf(completion.jobId);
+      byPartition.set(part, [...(byPartition.get(part) ?? []), completion]);
+    }
+    const refused: Array<BatchOutcome['refused'][number]> = [];
+    const leases: Lease[] = [];
+    for (const [part, completions] of byPartition) {
+      const outcome = await part.completeManyAndPoll(completions, workerId, leaseMillis, max - leases.length);
+      refused.push(...outcome.refused);
+      leases.push(...outcome.leases);
+    }
+    if (leases.length < max) leases.push(...(await this.pollMany(workerId, leaseMillis, max - leases.length)));
+    return { refused, leases };
+  }
+
+  async fail(jobId: string, token: number, error?: string | null, options?: FailOptions): Promise<void> {
+    return this.#partOf(jobId).fail(jobId, token, error, options);
+  }
+
+  async extend(jobId: string, token: number, leaseMillis: number): Promise<number> {
+    return this.#partOf(jobId).extend(jobId, token, leaseMillis);
+  }
+
+  async view(jobId: string): Promise<JobView> {
+    return this.#partOf(jobId).view(jobId);
+  }
+
+  async retryDead(jobId: string): Promise<void> {
+    return this.#partOf(jobId).retryDead(jobId);
+  }
+
+  async cancel(jobId: string): Promise<void> {
+    return this.#partOf(jobId).cancel(jobId);
+  }
+
+  /** Every DEAD job of every partition, in submission order within a partition, by job number across them. */
+  async deadLetters(): Promise<JobView[]> {
+    this.#assertOpen();
+    const all = (await Promise.all(this.#parts.map((part) => part.deadLetters()))).flat();
+    return all.sort((a, b) => parseJobId(a.id) - parseJobId(b.id));
+  }
+
+  async queueDepth(): Promise<number> {
+    return (await this.stats()).pending;
+  }
+
+  async dlqDepth(): Promise<number> {
+    return (await this.stats()).dead;
+  }
+
+  /** The partitions' counts added up. */
+  async stats(): Promise<QueueStats> {
+    this.#assertOpen();
+    const each = await Promise.all(this.#parts.map((part) => part.stats()));
+    const sum = (pick: (stats: QueueStats) => number) => each.reduce((total, stats) => total + pick(stats), 0);
+    return {
+      pending: sum((s) => s.pending), ready: sum((s) => s.ready), delayed: sum((s) => s.delayed), running: sum((s) => s.running),
+      succeeded: sum((s) => s.succeeded), dead: sum((s) => s.dead), cancelled: sum((s) => s.cancelled),
+    };
+  }
+
+  /** As RedisJobQueue#waitForWork, for new work in any partition. */
+  async waitForWork(timeoutMillis: number): Promise<boolean> {
+    this.#assertOpen();
+    return Promise.race(this.#parts.map((part) => part.waitForWork(timeoutMillis)));
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.all(this.#parts.map((part) => part.close()));
+  }
+
+  /** The partition that holds `jobId`; an id that is no job's reaches partition 0, which refuses it as RedisJobQueue does. */
+  #partOf(jobId: unknown): RedisJobQueue {
+    this.#assertOpen();
+    let n: number;
+    try {
+      n = parseJobId(jobId);
+    } catch {
+      return this.#parts[0]!;
+    }
+    return this.#parts[(n - 1) % this.#parts.length] ?? this.#parts[0]!;
+  }
+
+  #submitter(): RedisJobQueue {
+    this.#assertOpen();
+    const part = this.#parts[this.#nextSubmit]!;
+    this.#nextSubmit = (this.#nextSubmit + 1) % this.#parts.length;
+    return part;
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new IllegalStateError('This queue was closed');
+  }
+}

@@ -1,0 +1,39 @@
+/**
+ * What the scripts' replies mean: leases and job views, from the flat arrays
+ * Lua returns (see scripts.ts for each script's reply).
+ */
+import { JobStatus, type JobView, type Lease } from '../types.js';
+
+/** Fields per lease in a poll's reply: n, token, type, payload, attempt, leaseUntil. */
+const LEASE_FIELDS = 6;
+
+/** The leases in `reply` from index `from` on (a poll's tail). */
+export function leasesIn(reply: readonly unknown[], from: number): Lease[] {
+  const leases: Lease[] = [];
+  for (let i = from; i + LEASE_FIELDS <= reply.length; i += LEASE_FIELDS) {
+    const [n, token, type, payload, attempt, leaseUntil] = reply.slice(i, i + LEASE_FIELDS);
+    leases.push({
+      jobId: `J${n}`, token: Number(token), type: String(type), payload: String(payload), attempt: Number(attempt), leaseUntil: Number(leaseUntil),
+    });
+  }
+  return leases;
+}
+
+/** A job's view from its hash, as HGETALL returns it (field, value, ...). */
+export function toView(id: string, pairs: readonly string[]): JobView {
+  const f = new Map<string, string>();
+  for (let i = 0; i < pairs.length; i += 2) f.set(pairs[i]!, pairs[i + 1]!);
+  const status = f.get('status') as JobStatus;
+  return {
+    id,
+    type: f.get('type')!,
+    priority: Number(f.get('priority')),
+    status,
+    attempts: Number(f.get('attempts')),
+    nextRunAt: Number(f.get('runAt')),
+    lastError: f.get('lastError') ?? null,
+    payload: f.get('payload')!,
+    leaseUntil: status === JobStatus.RUNNING ? Number(f.get('leaseUntil')) : null,
+    workerId: f.get('workerId') ?? null,
+  };
+}

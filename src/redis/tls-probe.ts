@@ -1,0 +1,27 @@
+/**
+ * Why a TLS connection to Redis was reset. Under TLS 1.3 a server refuses a
+ * client certificate (or its absence) only after the client has finished its
+ * half of the handshake, so a client that writes at once (ioredis sends
+ * HELLO) often sees ECONNRESET instead of the server's alert. The probe shakes
+ * hands again, writes nothing, and reads what the server says.
+ */
+import { connect, type ConnectionOptions } from 'node:tls';
+
+/** How long the probe waits, after its handshake, for the server to refuse it. */
+const PROBE_MILLIS = 2_000;
+
+/** The TLS error the server's refusal is, or undefined if it accepts a handshake (or says nothing in time). */
+export function probeTls(options: ConnectionOptions): Promise<Error | undefined> {
+  return new Promise((resolve) => {
+    const socket = connect(options);
+    const done = (error: Error | undefined) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(error);
+    };
+    const timer = setTimeout(() => done(undefined), PROBE_MILLIS);
+    socket.once('error', (error) => done(error));
+    // A server that accepted the handshake and the certificate just waits for a command.
+    socket.once('close', () => done(undefined));
+  });
+}

@@ -1,0 +1,140 @@
+/**
+ * A soak with faults: WorkerPools in 8 child processes × 2 threads on one
+ * Redis queue (appendonly yes, appendfsync always) while a producer submits
+ * jobs and a driver, every couple of seconds, SIGKILLs a worker process and
+ * starts another, or SIGKILLs redis-server and starts it again on the same
+ * AOF. Then every job must have succeeded (none lost, whether its submit was
+ * acknowledged or not), every claim in the handlers' log must obey
+ * checkClaims (no job run twice at once unless a lease expired, attempts
+ * exactly as counted; the only leases no handler saw, and the only completes
+ * lost, are calls that died with a killed server: at most one of each per
+ * thread per restart), and the faults must really have happened.
+ *
+ * `npm test` runs it for LEASEHOLD_SOAK_SECONDS (default 12) of faults;
+ * `npm run soak` for 40 and prints the table docs/redis-scale.md shows.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, expect, it } from 'vitest';
+import { BackendUnavailableError, RedisJobQueue, RetryPolicy, systemClock, type NewJob, type PoolStats } from '../dist/index.js';
+import { pause } from './helpers.js';
+import { describeRedis, startRedis, type RedisServer } from './redis-harness.js';
+import { checkClaims, eventually, launch, readLog, viewsOf, type Child } from './redis-process-harness.js';
+
+const SECONDS = Number(process.env['LEASEHOLD_SOAK_SECONDS'] ?? '12');
+const PROCESSES = 8;
+const THREADS_PER_PROCESS = 2;
+/** Short, so that a killed process's jobs come back soon; heartbeats keep a live one's. */
+const LEASE = 2_000;
+/** Time between two faults. */
+const FAULT_EVERY_MILLIS = 2_000;
+/** One fault in this many restarts Redis; the others kill a worker process. */
+const REDIS_EVERY = 3;
+
+describeRedis('Soak: WorkerPools in 8 processes on one Redis queue, with processes and Redis killed under them', () => {
+  let server: RedisServer | undefined;
+  const children: Child[] = [];
+  afterAll(async () => {
+    for (const child of children.splice(0)) {
+      if (child.running) child.process.kill('SIGKILL');
+      await child.exit;
+    }
+    await server?.stop();
+  });
+
+  it(`loses no job and no lease, and runs no job twice at once outside an expired lease, over ${SECONDS} s of faults`, { timeout: SECONDS * 1000 + 300_000 }, async () => {
+    server = await startRedis({ appendfsync: 'always' });
+    const url = server.url;
+    const name = `soak-${process.pid}`;
+    const log = `test:{${name}}:log`;
+    // Many attempts: a job may be hit by more than one fault; none may end DEAD.
+    const queue = await RedisJobQueue.connect({ redis: url, name, policy: new RetryPolicy(20, 0, 0), time: systemClock });
+    const handle = queue.share();
+    let labels = 0;
+    const fleet: Child[] = [];
+    const start = async () => fleet.push(await launch(children, `p${++labels}`, handle, LEASE));
+    await Promise.all(Array.from({ length: PROCESSES }, start));
+
+    const ends = Date.now() + SECONDS * 1000;
+    const acknowledged: string[] = [];
+    let unacknowledged = 0;
+    const produce = async () => {
+      for (let n = 0; Date.now() < ends; n++) {
+        const jobs = Array.from({ length: 20 }, (_, i): NewJob => ({ type: 'work', payload: JSON.stringify({ redis: url, queue: name, log, ms: 1 + ((n + i) % 10) }) }));
+        try {
+          acknowledged.push(...(await queue.submitMany(jobs)));
+        } catch (error) {
+          if (!(error instanceof BackendUnavailableError)) throw error;
+          unacknowledged++;
+        }
+        // Paced, so that the workers keep up and the run is about faults, not a backlog.
+        await pause(25);
+      }
+    };
+    const faults = { processKills: 0, redisRestarts: 0 };
+    const inject = async () => {
+      for (let n = 1; Date.now() + FAULT_EVERY_MILLIS < ends; n++) {
+        await pause(FAULT_EVERY_MILLIS);
+        if (n % REDIS_EVERY === 0) {
+          await server!.restart();
+          faults.redisRestarts++;
+        } else {
+          const victim = fleet.splice(n % fleet.length, 1)[0]!;
+          victim.process.kill('SIGKILL');
+          await victim.exit;
+          faults.processKills++;
+          await start();
+        }
+      }
+    };
+    await Promise.all([produce(), inject()]);
+    // The last fault may have been a restart: this client reconnects in the background.
+    await eventually('the test\'s client reconnected', () => queue.stats().then(() => true, () => false));
+
+    // Every job the queue ever numbered, acknowledged or not, must end SUCCEEDED.
+    const admin = new Redis(url);
+    try {
+      const issued = Number(await admin.get(`leasehold:{${name}}:jobSeq`));
+      const ids = Array.from({ length: issued }, (_, i) => `J${i + 1}`);
+      expect(ids).toEqual(expect.arrayContaining(acknowledged));
+      // Settled by the counts (one O(1) call), not by thousands of views each round.
+      const done = async () => {
+        const stats = await queue.stats();
+        return stats.pending === 0 && stats.running === 0 && stats.succeeded + stats.dead === issued;
+      };
+      await eventually(`${issued} jobs settled`, done, 180_000, () => queue.stats());
+      const closed: PoolStats[] = await Promise.all(fleet.map((child) => child.close()));
+
+      const views = await viewsOf(queue, ids);
+      const events = await readLog(admin, log);
+      const { overlaps, problems, unseen, lostCompletes } = checkClaims(events, views, { redisRestarted: true });
+      expect(problems).toEqual([]);
+      expect(await queue.stats()).toMatchObject({ succeeded: issued, pending: 0, running: 0, dead: 0 });
+      expect(faults.processKills).toBeGreaterThan(0);
+      expect(faults.redisRestarts).toBeGreaterThan(0);
+      // Each restart costs each thread (concurrency 1: one job, one call in flight) at most one lease
+      // whose reply died and one complete that did (or that its pool dropped, replacing the thread).
+      expect(unseen + lostCompletes).toBeLessThanOrEqual(2 * faults.redisRestarts * PROCESSES * THREADS_PER_PROCESS);
+
+      const attempts = [...views.values()].reduce((sum, view) => sum + view.attempts, 0);
+      const row = {
+        'seconds of faults': SECONDS,
+        'processes × threads': `${PROCESSES} × ${THREADS_PER_PROCESS}`,
+        'worker processes SIGKILLed': faults.processKills,
+        'redis-server SIGKILLed + restarted': faults.redisRestarts,
+        'jobs (acknowledged + unacknowledged submits that took effect)': `${issued} (${acknowledged.length} + ${issued - acknowledged.length})`,
+        'submits that failed (outage)': unacknowledged,
+        'jobs succeeded': issued,
+        'attempts (leases given)': attempts,
+        'leases no handler saw / completes lost (replies that died with Redis)': `${unseen} / ${lostCompletes}`,
+        'jobs retried': [...views.values()].filter((view) => view.attempts > 1).length,
+        'jobs run twice at once (all after an expired lease)': overlaps.length,
+        'jobs lost / problems': `0 / ${problems.length}`,
+        'pool threads replaced (last fleet)': closed.reduce((sum, stats) => sum + stats.restarts, 0),
+      };
+      console.info(`soak result:\n${Object.entries(row).map(([key, value]) => `| ${key} | ${value} |`).join('\n')}`);
+    } finally {
+      admin.disconnect();
+      await queue.close();
+    }
+  });
+});
