@@ -1,0 +1,209 @@
+import type { TimeSource } from '../clock.js';
+import { IllegalStateError, refusalError } from '../errors.js';
+import type { Journal, Synchronous } from '../journal/journal.js';
+import type { FilledOptions } from '../options.js';
+import type { RetryPolicy } from '../policy.js';
+import { LockLost, Maintenance } from '../shm/maintenance.js';
+import type { QueueMemory } from '../shm/memory.js';
+import { Mover } from '../shm/moves.js';
+import { WorkerPath } from '../shm/worker.js';
+import { checkNow } from '../validate.js';
+import { FINISH_RING } from '../shm/layout.js';
+
+/** This thread's connection to the queue's journal; the opening thread's also holds the ownership. */
+export interface JournalLink {
+  path: string;
+  synchronous: Synchronous;
+  journal: Journal;
+  owner: boolean;
+}
+
+/** Longest a change that no caller waits for stays out of the journal, unless another commit takes it sooner. */
+const COMMIT_SOON_MILLIS = 5;
+/** Longest a thread sleeps for another thread's commit before it looks again (a leader wakes it sooner). */
+const COMMIT_NAP_MILLIS = 1;
+/** Tokens a row reserves at a time (one locked call per block). */
+const TOKEN_BLOCK = 1024;
+
+/**
+ * What every side of one JobQueue instance shares: its views of the memory,
+ * its row and worker path, and the way to run an operation under the
+ * maintenance lock (with the journal's group commit, if there is a journal).
+ */
+export class QueueContext {
+  readonly time: TimeSource;
+  readonly policy: RetryPolicy;
+  readonly options: FilledOptions;
+  readonly memory: QueueMemory;
+  readonly core: Maintenance;
+  readonly journal: JournalLink | undefined;
+  /** This instance's worker path: on its own row, or (none free, or a journal) the maintenance row's, under the lock only. */
+  worker: WorkerPath;
+  /** Whether worker calls may run lock-free: an in-memory queue whose instance owns a row. */
+  lockFree: boolean;
+  closed = false;
+  #commitTimer: NodeJS.Timeout | undefined;
+  #soonTicket = 0;
+
+  constructor(time: TimeSource, policy: RetryPolicy, options: FilledOptions, memory: QueueMemory, journal: JournalLink | undefined) {
+    this.time = time;
+    this.policy = policy;
+    this.options = options;
+    this.memory = memory;
+    this.journal = journal;
+    this.core = new Maintenance(memory, policy, journal?.journal);
+    this.worker = new WorkerPath(memory, this.core.mover, journal === undefined ? undefined : this.core);
+    this.lockFree = false;
+    if (journal === undefined) this.locked(() => this.#takeRow());
+  }
+
+  /** Takes a row of this instance's own (under the lock); without one, worker calls take the lock. */
+  #takeRow(): void {
+    const row = this.memory.rows.acquire();
+    if (row < 0) return;
+    const worker = new WorkerPath(this.memory, new Mover(this.memory.slots, this.memory.rows, row));
+    this.worker = worker;
+    this.lockFree = true;
+  }
+
+  /** Under the lock: a revoked row (presumed dead while only slow) is exchanged for a new one; tokens refilled. */
+  prepareWorker(): WorkerPath {
+    const { rows } = this.memory;
+    if (this.lockFree && !rows.owned(this.worker.row)) {
+      this.lockFree = false;
+      this.worker = new WorkerPath(this.memory, this.core.mover, undefined);
+      this.#takeRow();
+    }
+    const worker = this.worker;
+    // Lease rings were drained as the locked call began; a full finished ring is drained now.
+    if (!rows.hasRoom(worker.row, FINISH_RING)) this.core.drainFinished();
+    if (worker.tokensLeft() === 0) worker.refill(this.core.reserveTokens(TOKEN_BLOCK), TOKEN_BLOCK);
+    return worker;
+  }
+
+  /** Gives the row back (at close). */
+  releaseRow(): void {
+    if (this.lockFree) this.memory.rows.release(this.worker.row);
+    this.lockFree = false;
+  }
+
+  now(): number {
+    return checkNow(this.time.now());
+  }
+
+  assertOpen(): void {
+    if (this.closed) throw new IllegalStateError('This queue was closed');
+  }
+
+  /**
+   * Runs `op` on the slot of job number `jobNum` under the lock; a negative
+   * result is a refusal and becomes the matching error.
+   */
+  withJob<T>(jobId: string, jobNum: number, op: (core: Maintenance, slot: number, now: number) => T): T {
+    return this.locked((core, now) => {
+      const slot = core.find(jobNum);
+      if (slot < 0) throw refusalError(slot, jobId, this.options.capacity);
+      const result = op(core, slot, now);
+      if (typeof result === 'number' && result < 0) throw refusalError(result, jobId, this.options.capacity);
+      return result;
+    });
+  }
+
+  /**
+   * Runs `op` under the maintenance lock (see `#underLock`). With a journal,
+   * the call then returns only once what it changed is committed — except a
+   * change no crash needs (see Maintenance#mustCommit: a lease, an extended
+   * lease, an eviction), which the next commit of any thread takes along, at
+   * most COMMIT_SOON_MILLIS later.
+   */
+  locked<T>(op: (core: Maintenance, now: number) => T): T {
+    if (this.journal === undefined) return this.#underLock(op);
+    let done = false;
+    try {
+      const result = this.#underLock(op);
+      done = true;
+      return result;
+    } finally {
+      const core = this.core;
+      const ticket = core.noted();
+      if (ticket !== undefined) {
+        // A refused call changed nothing of its own; what it brought up to now (an expiry) goes with the next commit.
+        if (done && core.mustCommit()) this.makeDurable(ticket);
+        else this.#commitSoon(ticket);
+      }
+    }
+  }
+
+  /**
+   * Group commit (see CommitRing): returns once `ticket` is in the journal.
+   * One thread at a time leads, writing every change noted so far by any
+   * thread in one transaction; the others wait for it, and most find their
+   * ticket committed when their turn comes.
+   */
+  makeDurable(ticket: number): void {
+    const commits = this.memory.commits;
+    const since = performance.now();
+    while (!commits.isDurable(ticket)) {
+      // A leader that leads for longer than the lock timeout may have died mid-commit: `acquire` takes its lock over.
+      const leading = performance.now() - since < this.options.lockTimeoutMillis ? commits.leader.tryAcquire() : (commits.leader.acquire(), true);
+      if (!leading) {
+        commits.awaitCommit(COMMIT_NAP_MILLIS);
+        continue;
+      }
+      try {
+        if (commits.isDurable(ticket)) break;
+        const { writes, upTo } = this.#underLock((core) => core.pendingWrites());
+        // Outside the queue lock: other threads go on working while the journal writes.
+        this.journal!.journal.write(writes);
+        commits.publish(upTo);
+      } finally {
+        commits.leader.release();
+      }
+    }
+  }
+
+  #commitSoon(ticket: number): void {
+    this.#soonTicket = ticket;
+    this.#commitTimer ??= setTimeout(() => {
+      this.#commitTimer = undefined;
+      if (this.closed) return;
+      try {
+        this.makeDurable(this.#soonTicket);
+      } catch {
+        // Nobody waits for this commit: the next durable call retries it and reports a failure to its caller.
+      }
+    }, COMMIT_SOON_MILLIS).unref();
+  }
+
+  stopCommitTimer(): void {
+    clearTimeout(this.#commitTimer);
+  }
+
+  /**
+   * Runs `op` under the lock: repairs a dead holder's damage and brings the
+   * queue up to now first, and publishes when maintenance is next due after.
+   */
+  #underLock<T>(op: (core: Maintenance, now: number) => T): T {
+    this.assertOpen();
+    const { lock } = this.memory;
+    const core = this.core;
+    for (;;) {
+      const seen = this.now();
+      const repair = lock.acquire();
+      try {
+        const now = core.prepare(seen, repair, () => this.now());
+        try {
+          return op(core, now);
+        } finally {
+          // Also after a refusal: the pass may have expired leases or promoted jobs.
+          core.publishDue();
+        }
+      } catch (error) {
+        // Our lock was taken over mid-call (we were presumed dead): the move did not happen; start again.
+        if (!(error instanceof LockLost)) throw error;
+      } finally {
+        lock.release();
+      }
+    }
+  }
+}
