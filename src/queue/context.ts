@@ -8,7 +8,7 @@ import type { QueueMemory } from '../shm/memory.js';
 import { Mover } from '../shm/moves.js';
 import { WorkerPath } from '../shm/worker.js';
 import { checkNow } from '../validate.js';
-import { FINISH_RING } from '../shm/layout.js';
+import { FINISH_RING, MAINTENANCE_ROW } from '../shm/layout.js';
 
 /** This thread's connection to the queue's journal; the opening thread's also holds the ownership. */
 export interface JournalLink {
@@ -22,8 +22,6 @@ export interface JournalLink {
 const COMMIT_SOON_MILLIS = 5;
 /** Longest a thread sleeps for another thread's commit before it looks again (a leader wakes it sooner). */
 const COMMIT_NAP_MILLIS = 1;
-/** Tokens a row reserves at a time (one locked call per block). */
-const TOKEN_BLOCK = 1024;
 
 /**
  * What every side of one JobQueue instance shares: its views of the memory,
@@ -41,6 +39,8 @@ export class QueueContext {
   worker: WorkerPath;
   /** Whether worker calls may run lock-free: an in-memory queue whose instance owns a row. */
   lockFree: boolean;
+  /** Whether this instance owns a row (else it moves through the maintenance row, under the lock). */
+  ownsRow = false;
   closed = false;
   #commitTimer: NodeJS.Timeout | undefined;
   #soonTicket = 0;
@@ -52,39 +52,49 @@ export class QueueContext {
     this.memory = memory;
     this.journal = journal;
     this.core = new Maintenance(memory, policy, journal?.journal);
-    this.worker = new WorkerPath(memory, this.core.mover, journal === undefined ? undefined : this.core);
+    this.worker = new WorkerPath(memory, this.core.mover, this.core, journal === undefined ? undefined : this.core);
     this.lockFree = false;
-    if (journal === undefined) this.locked(() => this.#takeRow());
+    this.locked(() => this.#takeRow());
   }
 
-  /** Takes a row of this instance's own (under the lock); without one, worker calls take the lock. */
+  /**
+   * Takes a row of this instance's own (under the lock), for its moves, locked
+   * or not; without one (all taken), every call of this instance takes the
+   * lock and moves through the maintenance row. Worker calls run lock-free
+   * only on a row of their own and without a journal.
+   */
   #takeRow(): void {
     const row = this.memory.rows.acquire();
     if (row < 0) return;
-    const worker = new WorkerPath(this.memory, new Mover(this.memory.slots, this.memory.rows, row));
-    this.worker = worker;
-    this.lockFree = true;
+    const mover = new Mover(this.memory.slots, this.memory.rows, row);
+    this.core.mover = mover;
+    this.worker = new WorkerPath(this.memory, mover, this.core, this.journal === undefined ? undefined : this.core);
+    this.ownsRow = true;
+    this.lockFree = this.journal === undefined;
   }
 
   /** Under the lock: a revoked row (presumed dead while only slow) is exchanged for a new one; tokens refilled. */
   prepareWorker(): WorkerPath {
     const { rows } = this.memory;
-    if (this.lockFree && !rows.owned(this.worker.row)) {
+    if (this.ownsRow && !rows.owned(this.worker.row)) {
       this.lockFree = false;
-      this.worker = new WorkerPath(this.memory, this.core.mover, undefined);
+      this.ownsRow = false;
+      this.core.mover = new Mover(this.memory.slots, rows, MAINTENANCE_ROW);
+      this.worker = new WorkerPath(this.memory, this.core.mover, this.core, this.journal === undefined ? undefined : this.core);
       this.#takeRow();
     }
     const worker = this.worker;
     // Lease rings were drained as the locked call began; a full finished ring is drained now.
     if (!rows.hasRoom(worker.row, FINISH_RING)) this.core.drainFinished();
-    if (worker.tokensLeft() === 0) worker.refill(this.core.reserveTokens(TOKEN_BLOCK), TOKEN_BLOCK);
+    worker.refill();
     return worker;
   }
 
   /** Gives the row back (at close). */
   releaseRow(): void {
-    if (this.lockFree) this.memory.rows.release(this.worker.row);
+    if (this.ownsRow) this.memory.rows.release(this.worker.row);
     this.lockFree = false;
+    this.ownsRow = false;
   }
 
   now(): number {

@@ -15,7 +15,7 @@ import type { QueueMemory } from './memory.js';
 import { Mover } from './moves.js';
 import type { LoggedJob, MoveLog, Sequences, JournalWrites } from './movelog.js';
 import { NAME_OF_STATUS, Records } from './records.js';
-import { chunksOf, type MoveNotes } from './worker.js';
+import { NOT_COUNTED, chunksOf, type MoveNotes } from './worker.js';
 
 /** Thrown when a move finds our lock taken over: the caller retries the whole operation. */
 export class LockLost extends Error {}
@@ -37,7 +37,7 @@ export class Maintenance implements MoveNotes {
   readonly #m: QueueMemory;
   readonly #policy: RetryPolicy;
   readonly #log: MoveLog | undefined;
-  readonly #mover: Mover;
+  #mover: Mover;
   readonly records: Records;
   readonly #tails = new Int32Array(ROWS);
   /** The last commit ticket this thread's current call took (with a journal), or undefined. */
@@ -53,9 +53,13 @@ export class Maintenance implements MoveNotes {
     this.records = new Records(memory);
   }
 
-  /** The maintenance row's mover: for worker calls of an instance that has no row of its own. */
+  /** The mover this instance's maintenance moves use: its own row's once it has one (so a stalled holder never shares an intent with the next). */
   get mover(): Mover {
     return this.#mover;
+  }
+
+  set mover(mover: Mover) {
+    this.#mover = mover;
   }
 
   /**
@@ -99,10 +103,8 @@ export class Maintenance implements MoveNotes {
       if (slots.word(slot) === word && runAt > now) break;
       delayed.pop();
       if (slots.word(slot) !== word) continue;
-      const ready = this.#mover.flip(slot, word, READY);
-      this.#count(DELAYED, -1);
-      this.#count(READY, 1);
-      this.#fileReady(slot, ready);
+      this.#assertHeld();
+      this.#fileReady(slot, this.#mover.flip(slot, word, READY, DELAYED));
     }
     return now;
   }
@@ -116,6 +118,8 @@ export class Maintenance implements MoveNotes {
    */
   publishDue(): void {
     const { header, rows, lockWords, leases, delayed } = this.#m;
+    // A holder taken for dead (stalled past the timeout) leaves this to the one that took over.
+    if (!this.#m.lock.held()) return;
     for (;;) {
       // Cleared before the drain: a lease lowered after this is in the rings the drain reads, or raises the flag again.
       Atomics.and(lockWords, ATTENTION, ~DUE_LOWERED);
@@ -240,7 +244,9 @@ export class Maintenance implements MoveNotes {
     const { header, jobMap, slots } = this.#m;
     if (n > header[JOB_SEQ]!) return Refusal.NotFound;
     const slot = jobMap.get(n);
-    return slot >= 0 && slots.get(slot, JOB_NUM) === n && slots.status(slot) !== FREE ? slot : Refusal.Evicted;
+    // A BUSY word is a job mid-move (never a free slot: only the holder places jobs).
+    const word = slot >= 0 ? slots.word(slot) : 0;
+    return slot >= 0 && slots.get(slot, JOB_NUM) === n && (isBusy(word) || statusOf(word) !== FREE) ? slot : Refusal.Evicted;
   }
 
   /** 0 if `token` is the slot's current, valid lease (leases due are expired by `prepare`), else StaleLease. */
@@ -343,7 +349,11 @@ export class Maintenance implements MoveNotes {
     try {
       helping.revoke(helping.quiesce());
       const high = header[SLOT_HIGH_WATER]!;
-      for (let slot = 0; slot < high; slot++) helping.finish(slot);
+      for (let slot = 0; slot < high; slot++) {
+        // Checked per slot: a rebuilder stalled past the timeout must not finish moves over its successor's.
+        this.#assertHeld();
+        helping.finish(slot);
+      }
       m.ready.clear();
       m.delayed.clear();
       m.leases.clear();
@@ -358,6 +368,7 @@ export class Maintenance implements MoveNotes {
       const chains: number[] = [];
       for (let slot = 0; slot < high; slot++) {
         this.#progress(slot);
+        this.#assertHeld();
         let word = slots.word(slot);
         let status = statusOf(word);
         if (status === FREE || isBusy(word)) {
@@ -371,7 +382,7 @@ export class Maintenance implements MoveNotes {
           // Ready or delayed by `now`: a clock that went back turns ready jobs delayed again.
           const due = slots.get(slot, RUN_AT) <= now;
           if (due !== (status === READY)) {
-            word = this.#mover.flip(slot, word, due ? READY : DELAYED);
+            word = this.#mover.flip(slot, word, due ? READY : DELAYED, NOT_COUNTED);
             status = due ? READY : DELAYED;
           }
           if (due) ready.push(slot);
@@ -406,7 +417,7 @@ export class Maintenance implements MoveNotes {
 
   /** A new job in a free slot, in the job's status; filed in the index its status needs. */
   #place(job: LoggedJob, typeBytes: number, payloadBytes: number, now: number): void {
-    const { slots, arena, jobMap, workerNames, rows } = this.#m;
+    const { slots, arena, jobMap, workerNames } = this.#m;
     const errorRef = job.lastError === null ? ERROR_NONE : this.#storeError(job.lastError);
     const slot = this.#takeSlot();
     this.#assertHeld();
@@ -428,10 +439,9 @@ export class Maintenance implements MoveNotes {
     draft[WORKER] = job.workerId === null ? 0 : workerNames.numberOf(job.workerId);
     draft[MOVES] = job.moves;
     const status = STATUS_OF_NAME[job.status] === READY && job.runAt > now ? DELAYED : STATUS_OF_NAME[job.status];
-    const next = this.#mover.apply(slot, word, status);
+    const next = this.#mover.apply(slot, word, status, FREE);
     if (next < 0) throw new LockLost();
     jobMap.set(job.num, slot);
-    rows.count(MAINTENANCE_ROW, status, 1);
     this.#file(slot, next, status);
   }
 
@@ -445,11 +455,8 @@ export class Maintenance implements MoveNotes {
     draft[MOVES]!++;
     this.#note(draft[JOB_NUM]!, COMMIT_MOVED);
     this.#assertHeld();
-    const next = this.#mover.apply(slot, word, status);
+    const next = this.#mover.apply(slot, word, status, from);
     if (next < 0) return false;
-    const rows = this.#m.rows;
-    rows.count(MAINTENANCE_ROW, from, -1);
-    rows.count(MAINTENANCE_ROW, status, 1);
     this.#file(slot, next, status);
     return true;
   }
@@ -461,7 +468,7 @@ export class Maintenance implements MoveNotes {
     else if (status === DELAYED) this.#push(delayed, slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM), 0, slot, word);
     else if (status === SUCCEEDED || status === CANCELLED) {
       this.#push(finished, slots.get(slot, FINISH_SEQ), 0, 0, slot, word);
-      rows.finishedChunks(MAINTENANCE_ROW, chunksOf(slots.records.subarray(slot * RECORD_FIELDS, (slot + 1) * RECORD_FIELDS)));
+      rows.finishedChunks(this.#mover.row, chunksOf(slots.records.subarray(slot * RECORD_FIELDS, (slot + 1) * RECORD_FIELDS)));
     } else if (status === RUNNING) {
       this.#push(this.#m.leases, slots.get(slot, LEASE_UNTIL), 0, 0, slot, word);
     }
@@ -494,12 +501,9 @@ export class Maintenance implements MoveNotes {
     return true;
   }
 
-  #count(status: SlotStatus, delta: number): void {
-    this.#m.rows.count(MAINTENANCE_ROW, status, delta);
-  }
-
   #push(heap: SharedHeap, k1: number, k2: number, k3: number, slot: number, word: number): void {
     const slots = this.#m.slots;
+    this.#assertHeld();
     // Full means mostly stale entries (a slot has at most one valid entry per heap): drop them.
     if (heap.full) heap.compact((s, w) => slots.word(s) === w);
     heap.push(k1, k2, k3, slot, word);
@@ -558,9 +562,8 @@ export class Maintenance implements MoveNotes {
       const jobNum = record[JOB_NUM]!;
       this.#assertHeld();
       this.#note(jobNum, COMMIT_EVICTED, LAZY);
-      if (this.#mover.flip(slot, word, FREE) < 0) throw new LockLost();
-      this.#count(statusOf(word), -1);
-      rows.finishedChunks(MAINTENANCE_ROW, -chunks);
+      if (this.#mover.flip(slot, word, FREE, statusOf(word)) < 0) throw new LockLost();
+      rows.finishedChunks(this.#mover.row, -chunks);
       arena.free(dataRef, dataBytes);
       arena.free(errorRef, errorBytes);
       jobMap.delete(jobNum);

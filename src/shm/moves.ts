@@ -45,10 +45,12 @@ export class Mover {
 
   /**
    * Makes the move from the word `from` to the next word of `status`, with
-   * the draft as the new record. Returns the new word, or -1 if the slot no
-   * longer holds `from` (another thread moved it first: nothing was written).
+   * the draft as the new record, and counts it in this row (out of `counted`,
+   * the status it leaves, into `status`; no count for -1). Returns the new
+   * word, or -1 if the slot no longer holds `from` (another thread moved it
+   * first: nothing was written).
    */
-  apply(slot: number, from: number, status: SlotStatus): number {
+  apply(slot: number, from: number, status: SlotStatus, counted: number): number {
     const words = this.#slots.words;
     const intent = this.#intent;
     const to = nextWord(from, status);
@@ -65,16 +67,26 @@ export class Mover {
     const records = this.#slots.records;
     const draft = this.draft;
     for (let f = 0, at = slot * RECORD_FIELDS; f < RECORD_FIELDS; f++) records[at + f] = draft[f]!;
+    // Still ours (not finished by a helper that took us for dead, whose rebuild counted it): count it here.
+    if (counted >= 0 && Atomics.load(words, slot) === busy) {
+      this.#rows.count(this.row, counted, -1);
+      this.#rows.count(this.row, status, 1);
+    }
     // Publishes the record with the new word. Refused only if a helper finished this very move (we were
     // presumed dead): it wrote the same record, so the move stands either way.
     Atomics.compareExchange(words, slot, busy, to);
     return to;
   }
 
-  /** A move that changes no field (promote, evict): one CAS. Returns the new word, or -1 if the slot moved first. */
-  flip(slot: number, from: number, status: SlotStatus): number {
+  /** A move that changes no field (promote, evict), counted as `apply` does: one CAS. Returns the new word, or -1 if the slot moved first. */
+  flip(slot: number, from: number, status: SlotStatus, counted: number): number {
     const to = nextWord(from, status);
     // The whole move: no field changes, so there is nothing to publish but the word.
-    return Atomics.compareExchange(this.#slots.words, slot, from, to) === from ? to : -1;
+    if (Atomics.compareExchange(this.#slots.words, slot, from, to) !== from) return -1;
+    if (counted >= 0) {
+      this.#rows.count(this.row, counted, -1);
+      this.#rows.count(this.row, status, 1);
+    }
+    return to;
   }
 }

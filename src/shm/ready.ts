@@ -5,10 +5,15 @@ import {
 } from './layout.js';
 import type { SlotTable } from './slots.js';
 
-/** Whoever claims for a poll: makes the claim's move, or returns false if another thread moved the slot first. */
+/** Whoever claims for a poll: makes the claim's move (CLAIMED), finds the slot moved by another thread first (LOST), or cannot claim without the lock (ABORT). */
 export interface Claimer {
-  tryClaim(slot: number, word: number): boolean;
+  tryClaim(slot: number, word: number): number;
 }
+export const CLAIMED = 1;
+export const LOST = 0;
+export const ABORT = -1;
+/** What `poll` returns when a claim needs the lock (a token block): the caller polls again under it. */
+export const POLL_ABORTED = -2;
 
 /**
  * The ready jobs, best first: one ring per priority level in use, in
@@ -60,9 +65,11 @@ export class ReadyIndex {
       const level = this.#order[k]!;
       for (let head = this.#peek(level, now); head >= 0; head = this.#peek(level, now)) {
         const slot = this.#peekSlot;
-        const claimed = claimer.tryClaim(slot, this.#peekWord);
+        const claim = claimer.tryClaim(slot, this.#peekWord);
+        // An aborted claim moved nothing: its entry stays for the locked poll.
+        if (claim === ABORT) return POLL_ABORTED;
         this.#advance(level, head);
-        if (claimed) return slot;
+        if (claim === CLAIMED) return slot;
       }
     }
     return -1;
@@ -144,12 +151,12 @@ export class ReadyIndex {
         const word = overflow.top(ENTRY_WORD);
         overflow.pop();
         this.#syncOverflowBit();
-        if (claimer.tryClaim(slot, word)) return slot;
+        if (claimer.tryClaim(slot, word) === CLAIMED) return slot;
         continue;
       }
       if (head < 0) return -1;
       const slot = this.#peekSlot;
-      const claimed = claimer.tryClaim(slot, this.#peekWord);
+      const claimed = claimer.tryClaim(slot, this.#peekWord) === CLAIMED;
       this.#advance(level, head);
       if (claimed) return slot;
     }

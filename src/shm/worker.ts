@@ -6,7 +6,7 @@ import {
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import type { Mover } from './moves.js';
-import type { Claimer } from './ready.js';
+import { ABORT, CLAIMED, LOST, type Claimer } from './ready.js';
 
 /** A worker-path result that means: take the maintenance lock and do it there (a BUSY slot that stays busy, a map miss). */
 export const SLOW = -100;
@@ -15,6 +15,17 @@ export const SLOW = -100;
 export interface MoveNotes {
   noteMove(jobNum: number, lazy: boolean): void;
 }
+
+/** Where a row's token blocks come from (the maintenance lock holder). */
+export interface TokenSource {
+  reserveTokens(count: number): number;
+}
+
+/** A move that leaves a job in its status (extend) changes no count. */
+export const NOT_COUNTED = -1;
+
+/** Tokens a row reserves at a time (one locked call per block). */
+export const TOKEN_BLOCK = 1024;
 
 /**
  * The worker path: claim, complete and extend, as one row makes them. The
@@ -38,10 +49,14 @@ export class WorkerPath implements Claimer {
   #worker = 0;
   #claimedWord = 0;
 
-  constructor(memory: QueueMemory, mover: Mover, notes?: MoveNotes) {
+  readonly #tokens: TokenSource;
+  #locked = false;
+
+  constructor(memory: QueueMemory, mover: Mover, tokens: TokenSource, notes?: MoveNotes) {
     this.#m = memory;
     this.#mover = mover;
     this.#row = mover.row;
+    this.#tokens = tokens;
     this.#notes = notes;
   }
 
@@ -60,14 +75,11 @@ export class WorkerPath implements Claimer {
     return this.#token < this.#tokenEnd && rows.hasRoom(this.#row, LEASE_RING) && rows.hasRoom(this.#row, FINISH_RING);
   }
 
-  tokensLeft(): number {
-    return this.#tokenEnd - this.#token;
-  }
-
-  /** A block of tokens reserved for this row (under the lock): `first` up to `first + count - 1`. */
-  refill(first: number, count: number): void {
-    this.#token = first;
-    this.#tokenEnd = first + count;
+  /** Under the lock: a new block of tokens if this one is used up. */
+  refill(): void {
+    if (this.#token < this.#tokenEnd) return;
+    this.#token = this.#tokens.reserveTokens(TOKEN_BLOCK);
+    this.#tokenEnd = this.#token + TOKEN_BLOCK;
   }
 
   /**
@@ -77,12 +89,19 @@ export class WorkerPath implements Claimer {
   poll(worker: number, leaseUntil: number, now: number, locked: boolean): number {
     this.#worker = worker;
     this.#leaseUntil = leaseUntil;
+    this.#locked = locked;
     const ready = this.#m.ready;
     return locked ? ready.pollLocked(now, this) : ready.poll(now, this);
   }
 
-  tryClaim(slot: number, word: number): boolean {
+  tryClaim(slot: number, word: number): number {
     const draft = this.#mover.start(slot);
+    // Fencing tokens grow from lease to lease of a job: a block reserved before the job's last lease may be too low.
+    if (draft[TOKEN]! >= this.#token) {
+      if (!this.#locked) return ABORT;
+      this.#token = this.#tokenEnd;
+      this.refill();
+    }
     draft[ATTEMPTS]!++;
     draft[TOKEN] = this.#token;
     draft[LEASE_UNTIL] = this.#leaseUntil;
@@ -90,15 +109,12 @@ export class WorkerPath implements Claimer {
     draft[MOVES]!++;
     this.#notes?.noteMove(draft[JOB_NUM]!, true);
     // The claim: only one thread moves the slot from the READY word its ring entry was made for.
-    const to = this.#mover.apply(slot, word, RUNNING);
-    if (to < 0) return false;
+    const to = this.#mover.apply(slot, word, RUNNING, READY);
+    if (to < 0) return LOST;
     this.#token++;
     this.#claimedWord = to;
-    const rows = this.#m.rows;
-    rows.count(this.#row, READY, -1);
-    rows.count(this.#row, RUNNING, 1);
     this.#registerLease(slot, to, this.#leaseUntil);
-    return true;
+    return CLAIMED;
   }
 
   /** Marks the job SUCCEEDED: 0, a Refusal, or SLOW. */
@@ -115,10 +131,8 @@ export class WorkerPath implements Claimer {
       draft[FINISH_SEQ] = finishSeq;
       draft[MOVES]!++;
       this.#notes?.noteMove(jobNum, false);
-      const to = this.#mover.apply(slot, word, SUCCEEDED);
+      const to = this.#mover.apply(slot, word, SUCCEEDED, RUNNING);
       if (to < 0) continue; // moved meanwhile (an expiry): look again
-      rows.count(this.#row, RUNNING, -1);
-      rows.count(this.#row, SUCCEEDED, 1);
       rows.finishedChunks(this.#row, chunksOf(draft));
       rows.append(this.#row, FINISH_RING, finishSeq, slot, to);
       return 0;
@@ -137,7 +151,7 @@ export class WorkerPath implements Claimer {
       draft[LEASE_UNTIL] = leaseUntil;
       draft[MOVES]!++;
       this.#notes?.noteMove(jobNum, true);
-      const to = this.#mover.apply(slot, word, RUNNING);
+      const to = this.#mover.apply(slot, word, RUNNING, NOT_COUNTED);
       if (to < 0) continue;
       this.#registerLease(slot, to, leaseUntil);
       return leaseUntil;
