@@ -15,7 +15,7 @@
  *   delayed     f64   (same entry shape)                                            hint
  *   leases      f64   (same entry shape)                                            hint
  *   finished    f64   (same entry shape), keyed by FINISH_SEQ: eviction order       hint
- *   jobMap      f64   [ JOB_NUM SLOT | ... ]  open addressing                       hint
+ *   jobMap      Int32 [ slot + 1 | ... ]  open addressing, keyed by the slot's JOB_NUM  hint
  *   freeSlots   Int32 [ slot | ... ]  a stack                                       hint
  *   rowWords    Int32 [ row 0: STATE CALL INTENT_SEQ RING_TAIL… | row 1 ... ]     one line per row
  *   rowData     f64   [ row 0: INTENT (slot, from, to, record) | COUNTS | ... ]
@@ -292,11 +292,6 @@ export const ENTRY_SLOT = 3;
 export const ENTRY_WORD = 4; //      the lease word the entry was made for
 export const ENTRY_FIELDS = 5;
 
-// ── job map entries (float64) ────────────────────────────────────────────
-export const MAP_KEY = 0; //         job number; 0: empty
-export const MAP_SLOT = 1;
-export const MAP_FIELDS = 2;
-
 // ── worker names ─────────────────────────────────────────────────────────
 /**
  * Worker ids seen by poll, each stored once: [byte length: Int32 | UTF-8].
@@ -363,7 +358,7 @@ export function bufferBytes(capacity: number, arenaBytes: number) {
     delayed: heap,
     leases: heap,
     finished: heap,
-    jobMap: mapEntries(capacity) * MAP_FIELDS * f64,
+    jobMap: mapEntries(capacity) * i32,
     freeSlots: capacity * i32,
     rowWords: ROWS * ROW_WORDS * i32,
     rowData: ROWS * ROW_DATA * f64,

@@ -44,6 +44,8 @@ export class Maintenance implements MoveNotes {
   #ticket: number | undefined;
   /** Whether the current call noted a change that must be committed before it returns. */
   #mustCommit = false;
+  /** Whether the delayed or lease heap changed since NEXT_DUE was published. */
+  #dueDirty = true;
 
   constructor(memory: QueueMemory, policy: RetryPolicy, log?: MoveLog) {
     this.#m = memory;
@@ -120,6 +122,9 @@ export class Maintenance implements MoveNotes {
     const { header, rows, lockWords, leases, delayed } = this.#m;
     // A holder taken for dead (stalled past the timeout) leaves this to the one that took over.
     if (!this.#m.lock.held()) return;
+    // Nothing moved that NEXT_DUE depends on: it stands (a lease registered meanwhile raises DUE_LOWERED by itself).
+    if (!this.#dueDirty && (Atomics.load(lockWords, ATTENTION) & DUE_LOWERED) === 0 && !rows.undrained(LEASE_RING)) return;
+    this.#dueDirty = false;
     for (;;) {
       // Cleared before the drain: a lease lowered after this is in the rings the drain reads, or raises the flag again.
       Atomics.and(lockWords, ATTENTION, ~DUE_LOWERED);
@@ -401,6 +406,7 @@ export class Maintenance implements MoveNotes {
       m.arena.rebuild(chains);
       rows.setTotals(counts, finishedChunks);
       header[REBUILDS]!++;
+      this.#dueDirty = true;
       header[LAST_NOW] = now;
     } finally {
       // Open the gate again.
@@ -504,6 +510,8 @@ export class Maintenance implements MoveNotes {
   #push(heap: SharedHeap, k1: number, k2: number, k3: number, slot: number, word: number): void {
     const slots = this.#m.slots;
     this.#assertHeld();
+    // A new lease or delayed job may come before the NEXT_DUE published.
+    if (heap === this.#m.leases || heap === this.#m.delayed) this.#dueDirty = true;
     // Full means mostly stale entries (a slot has at most one valid entry per heap): drop them.
     if (heap.full) heap.compact((s, w) => slots.word(s) === w);
     heap.push(k1, k2, k3, slot, word);

@@ -51,7 +51,7 @@ export class QueueMemory {
     this.delayed = new SharedHeap(new Float64Array(buffers.delayed), header, HEAP_SIZE_DELAYED);
     this.leases = new SharedHeap(new Float64Array(buffers.leases), header, HEAP_SIZE_LEASES);
     this.finished = new SharedHeap(new Float64Array(buffers.finished), header, HEAP_SIZE_FINISHED);
-    this.jobMap = new JobMap(new Float64Array(buffers.jobMap));
+    this.jobMap = new JobMap(new Int32Array(buffers.jobMap), slots.records);
     this.freeSlots = new Int32Array(buffers.freeSlots);
     this.arena = new Arena(buffers.arena, header);
     this.workerNames = new WorkerNames(buffers.workerNames, header);

@@ -119,10 +119,15 @@ export class RowTable {
     this.data[maintenance + ROW_FINISHED_CHUNKS] = finishedChunks - this.sum(ROW_FINISHED_CHUNKS);
   }
 
-  /** Whether the ring has room for one more entry. */
-  hasRoom(row: number, ring: RingKind): boolean {
+  /** Entries the ring can take now. */
+  room(row: number, ring: RingKind): number {
     const w = row * ROW_WORDS;
-    return this.words[w + TAIL_OF[ring]!]! - Atomics.load(this.words, w + DRAINED_OF[ring]!) < ROW_RING_ENTRIES;
+    // The holder's drained position: how far it has emptied the owner's ring.
+    return ROW_RING_ENTRIES - (this.words[w + TAIL_OF[ring]!]! - Atomics.load(this.words, w + DRAINED_OF[ring]!));
+  }
+
+  hasRoom(row: number, ring: RingKind): boolean {
+    return this.room(row, ring) > 0;
   }
 
   /** Appends (key, slot, word) to the owner's ring; the caller checked `hasRoom`. */
@@ -155,6 +160,14 @@ export class RowTable {
       // Frees the ring's room for its owner.
       Atomics.store(this.words, w + DRAINED_OF[ring]!, drained);
     }
+  }
+
+  /** Whether some row's `ring` holds entries not drained yet. */
+  undrained(ring: RingKind): boolean {
+    for (let row = 0, n = this.highWater; row < n; row++) {
+      if (this.tail(row, ring) !== Atomics.load(this.words, row * ROW_WORDS + DRAINED_OF[ring]!)) return true;
+    }
+    return false;
   }
 
   /** Records every row's tail of `ring` in `into` (for `movedSince`). */

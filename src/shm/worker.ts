@@ -48,6 +48,8 @@ export class WorkerPath implements Claimer {
   #leaseUntil = 0;
   #worker = 0;
   #claimedWord = 0;
+  /** Entries both rings can surely take (each claim, extend and complete takes at most one per ring). */
+  #room = 0;
 
   readonly #tokens: TokenSource;
   #locked = false;
@@ -69,10 +71,14 @@ export class WorkerPath implements Claimer {
     return this.#mover.draft;
   }
 
-  /** Whether this row can take one more claim without the lock: a token left, room in both rings. */
+  /** Whether this row can take one more claim and complete without the lock: a token left, room in both rings. */
   ready(): boolean {
+    if (this.#token >= this.#tokenEnd) return false;
+    // Room counted down locally: the shared drained positions are read again only when it runs out.
+    if (this.#room > 0) return true;
     const rows = this.#m.rows;
-    return this.#token < this.#tokenEnd && rows.hasRoom(this.#row, LEASE_RING) && rows.hasRoom(this.#row, FINISH_RING);
+    this.#room = Math.min(rows.room(this.#row, LEASE_RING), rows.room(this.#row, FINISH_RING));
+    return this.#room > 0;
   }
 
   /** Under the lock: a new block of tokens if this one is used up. */
@@ -114,6 +120,7 @@ export class WorkerPath implements Claimer {
     this.#token++;
     this.#claimedWord = to;
     this.#registerLease(slot, to, this.#leaseUntil);
+    this.#room--;
     return CLAIMED;
   }
 
@@ -135,6 +142,7 @@ export class WorkerPath implements Claimer {
       if (to < 0) continue; // moved meanwhile (an expiry): look again
       rows.finishedChunks(this.#row, chunksOf(draft));
       rows.append(this.#row, FINISH_RING, finishSeq, slot, to);
+      this.#room--;
       return 0;
     }
   }
@@ -154,6 +162,7 @@ export class WorkerPath implements Claimer {
       const to = this.#mover.apply(slot, word, RUNNING, NOT_COUNTED);
       if (to < 0) continue;
       this.#registerLease(slot, to, leaseUntil);
+      this.#room--;
       return leaseUntil;
     }
   }
