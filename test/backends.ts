@@ -44,6 +44,7 @@ export interface ContractQueue {
   complete(jobId: string, token: number): Awaitable<void>;
   completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number): Awaitable<Lease | undefined>;
   fail(jobId: string, token: number, error?: string | null, options?: FailOptions): Awaitable<void>;
+  release(jobId: string, token: number): Awaitable<void>;
   extend(jobId: string, token: number, leaseMillis: number): Awaitable<number>;
   view(jobId: string): Awaitable<JobView>;
   deadLetters(): Awaitable<JobView[]>;
@@ -195,6 +196,7 @@ function asRemote(queue: JobQueue, release: () => void): ContractQueue {
     complete: (...args) => call('complete', () => queue.complete(...args)),
     completeAndPoll: (...args) => call('completeAndPoll', () => queue.completeAndPoll(...args)),
     fail: (...args) => call('fail', () => queue.fail(...args)),
+    release: (...args) => call('release', () => queue.release(...args)),
     extend: (...args) => call('extend', () => queue.extend(...args)),
     view: (...args) => call('view', () => queue.view(...args)),
     deadLetters: () => call('deadLetters', () => queue.deadLetters()),

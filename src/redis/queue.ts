@@ -242,6 +242,16 @@ export class RedisJobQueue {
     await this.#run(SCRIPTS.fail, [jobNumber(jobId), tokenText(token), text ?? 'failed', permanent ? '1' : '0'], jobId);
   }
 
+  /**
+   * Hands a lease back unfinished, for a worker that stops before its job
+   * ends (a shutdown, not a failure): PENDING, ready now, the interrupted
+   * attempt not counted, lastError kept; `token` is refused from then on.
+   */
+  async release(jobId: string, token: number): Promise<void> {
+    this.#assertOpen();
+    await this.#run(SCRIPTS.release, [jobNumber(jobId), tokenText(token)], jobId);
+  }
+
   /** Heartbeat: the lease now lasts until now + leaseMillis. Resolves to the new leaseUntil. */
   async extend(jobId: string, token: number, leaseMillis: number): Promise<number> {
     this.#assertOpen();

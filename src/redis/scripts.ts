@@ -231,6 +231,19 @@ announce()
 return { 0 }
 `;
 
+/** ARGV: n, token. The lease handed back unfinished: PENDING, ready now, the attempt not counted. */
+const RELEASE = `
+local n = ARGV[OWN + 1]
+local key, refusal = leased(n, ARGV[OWN + 2])
+if key == nil then return { refusal } end
+redis.call('ZREM', K.leases, n)
+redis.call('HINCRBY', key, 'attempts', -1)
+redis.call('HSET', key, 'status', 'PENDING', 'runAt', nowText)
+enqueue(n, key, now)
+announce()
+return { 0 }
+`;
+
 /** ARGV: n, token, leaseMillis. Returns 0 and the new leaseUntil. */
 const EXTEND = `
 local n = ARGV[OWN + 1]
@@ -308,6 +321,7 @@ export const SCRIPTS = {
   complete: script(COMPLETE),
   completeAndPoll: script(COMPLETE_AND_POLL),
   fail: script(FAIL),
+  release: script(RELEASE),
   extend: script(EXTEND),
   view: script(VIEW),
   deadLetters: script(DEAD_LETTERS),
