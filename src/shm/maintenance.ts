@@ -8,7 +8,7 @@ import {
   ATTEMPTS, ATTENTION, CANCELLED, COMMIT_EVICTED, COMMIT_MOVED, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, DUE_LOWERED, DUE_VERSION,
   ENTRY_K1, ENTRY_SLOT, ENTRY_WORD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, GATE, ERROR_LEASE_EXPIRED, ERROR_NONE, ERROR_REF, FINISH_BASE, FINISH_RING,
   FINISH_SEQ, FINISH_TICKET, FREE, FREE_SLOT_COUNT, JOB_NUM, JOB_SEQ, LAST_NOW, LEASE_RING, LEASE_UNTIL, MAINTENANCE_ROW, MOVES, NEXT_DUE,
-  PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, ROWS, ROW_COUNTS, ROW_FINISHED_CHUNKS, RUNNING, RUN_AT, SLOT_HIGH_WATER, SUCCEEDED,
+  PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, ROWS, STATUS_COUNT, ROW_COUNTS, ROW_FINISHED_CHUNKS, RUNNING, RUN_AT, SLOT_HIGH_WATER, SUCCEEDED,
   TOKEN, TOKEN_RESERVED, TOKEN_SEQ, TYPE_BYTES, WORKER, isBusy, statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
@@ -321,20 +321,27 @@ export class Maintenance implements MoveNotes {
     return dead.sort((a, b) => slots.get(a, JOB_NUM) - slots.get(b, JOB_NUM));
   }
 
-  /** The sums of every row's counters: exact when no call is in flight. */
+  /**
+   * The sums of every row's counters: exact when no call is in flight. While
+   * lock-free calls move jobs, the sums are read again until two reads agree
+   * (a few tries), and none is shown below zero.
+   */
   stats(): QueueStats {
+    let seen = this.#sums();
+    for (let tries = 0; tries < 8; tries++) {
+      const again = this.#sums();
+      if (again.every((n, s) => n === seen[s])) break;
+      seen = again;
+    }
+    const [ready, delayed, running, succeeded, dead, cancelled] = [READY, DELAYED, RUNNING, SUCCEEDED, DEAD, CANCELLED].map((s) => Math.max(0, seen[s]!));
+    return { pending: ready! + delayed!, ready: ready!, delayed: delayed!, running: running!, succeeded: succeeded!, dead: dead!, cancelled: cancelled! };
+  }
+
+  #sums(): number[] {
     const rows = this.#m.rows;
-    const ready = rows.sum(ROW_COUNTS + READY);
-    const delayed = rows.sum(ROW_COUNTS + DELAYED);
-    return {
-      pending: ready + delayed,
-      ready,
-      delayed,
-      running: rows.sum(ROW_COUNTS + RUNNING),
-      succeeded: rows.sum(ROW_COUNTS + SUCCEEDED),
-      dead: rows.sum(ROW_COUNTS + DEAD),
-      cancelled: rows.sum(ROW_COUNTS + CANCELLED),
-    };
+    const sums: number[] = [];
+    for (let s = 0; s < STATUS_COUNT; s++) sums.push(rows.sum(ROW_COUNTS + s));
+    return sums;
   }
 
   /**
@@ -367,7 +374,7 @@ export class Maintenance implements MoveNotes {
       rows.clearRings();
       header[FREE_SLOT_COUNT] = 0;
       header[FINISH_BASE]! += Atomics.exchange(lockWords, FINISH_TICKET, 0) >>> 0;
-      const counts = new Array<number>(7).fill(0);
+      const counts = new Array<number>(STATUS_COUNT).fill(0);
       let finishedChunks = 0;
       const ready: number[] = [];
       const chains: number[] = [];
