@@ -20,7 +20,7 @@
  *   rowWords    Int32 [ row 0: STATE CALL INTENT_SEQ RING_TAIL… | row 1 ... ]     one line per row
  *   rowData     f64   [ row 0: INTENT (slot, from, to, record) | COUNTS | ... ]
  *   rowRings    f64   [ row 0: lease ring | finished ring | row 1 ... ]  entries KEY SLOT WORD
- *   arena       bytes [ chunk: NEXT | 60 bytes | chunk ... ]     type, payload, lastError
+ *   arena       bytes [ chunk: NEXT | 72 bytes | chunk ... ]     type, payload, lastError
  *   workerNames bytes [ LENGTH | 124 bytes | ... ]  append-only     worker ids
  *   commitRing  f64   [ jobNum * 4 + COMMIT_* | ... ]  a ring       journal writes to make
  *
@@ -313,8 +313,8 @@ export const COMMIT_EVICTED = 3;
 export const COMMIT_KINDS = 4;
 
 // ── arena chunks ─────────────────────────────────────────────────────────
-/** A chunk: [next chunk: Int32 | CHUNK_DATA_BYTES of UTF-8]. */
-export const CHUNK_BYTES = 64;
+/** A chunk: [next chunk: Int32 | CHUNK_DATA_BYTES of UTF-8]: a 64-byte payload and a short type take one. */
+export const CHUNK_BYTES = 76;
 export const CHUNK_NEXT_BYTES = 4;
 export const CHUNK_DATA_BYTES = CHUNK_BYTES - CHUNK_NEXT_BYTES;
 /** Chunk 0 is never used, so a ref of 0 means "no bytes". */
@@ -324,9 +324,9 @@ export const FIRST_CHUNK = 1;
 export function heapEntries(capacity: number): number {
   return 2 * capacity + 16;
 }
-/** Job map size: a power of two at least twice the capacity, so probes stay short. */
+/** Job map size: a power of two of at least 1.5 × capacity (at most about half full, so probes stay short; 8 B per job). */
 export function mapEntries(capacity: number): number {
-  return 2 ** Math.ceil(Math.log2(2 * capacity + 2));
+  return 2 ** Math.ceil(Math.log2(1.5 * capacity + 2));
 }
 /** Entries of one level's ring: a power of two of at least `capacity` (a slot has at most one valid entry). */
 export function ringEntries(capacity: number): number {
@@ -338,7 +338,7 @@ export function ringEntries(capacity: number): number {
  * ring positions), with room for a whole `submitMany` of `capacity` jobs.
  */
 export function commitRingEntries(capacity: number): number {
-  return mapEntries(capacity);
+  return 2 ** Math.ceil(Math.log2(2 * capacity + 2));
 }
 
 /** Byte lengths of every buffer of a queue with `capacity` slots. */

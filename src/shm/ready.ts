@@ -12,6 +12,8 @@ export interface Claimer {
 export const CLAIMED = 1;
 export const LOST = 0;
 export const ABORT = -1;
+/** Ring entries a poller passes before it moves the shared head (a hint) past them. */
+const HEAD_STEP = 16;
 /** What `poll` returns when a claim needs the lock (a token block): the caller polls again under it. */
 export const POLL_ABORTED = -2;
 
@@ -42,6 +44,8 @@ export class ReadyIndex {
   readonly #order = new Int32Array(LEVELS);
   #orderCount = 0;
   #orderSeq = -1;
+  /** Per level, where this thread knows every entry before is spent (reset with the level table). */
+  readonly #cursor = new Int32Array(LEVELS);
   #peekSlot = 0;
   #peekWord = 0;
 
@@ -62,17 +66,68 @@ export class ReadyIndex {
   poll(now: number, claimer: Claimer): number {
     this.#refreshOrder();
     for (let k = 0; k < this.#orderCount; k++) {
-      const level = this.#order[k]!;
-      for (let head = this.#peek(level, now); head >= 0; head = this.#peek(level, now)) {
-        const slot = this.#peekSlot;
-        const claim = claimer.tryClaim(slot, this.#peekWord);
-        // An aborted claim moved nothing: its entry stays for the locked poll.
-        if (claim === ABORT) return POLL_ABORTED;
-        this.#advance(level, head);
-        if (claim === CLAIMED) return slot;
-      }
+      const slot = this.#pollLevel(this.#order[k]!, now, claimer);
+      if (slot !== -1) return slot;
     }
     return -1;
+  }
+
+  /**
+   * Claims the first valid, due entry of one level's ring, scanning from the
+   * head: an entry found stale, or claimed by another thread first, is passed
+   * without going back to the head, so racing pollers spread over the ring
+   * instead of piling on one entry. Every entry passed is one this poll saw
+   * invalid, so the head may move past it (`#advanceTo`). The slot, -1 if the
+   * level has nothing due, or POLL_ABORTED.
+   */
+  #pollLevel(level: number, now: number, claimer: Claimer): number {
+    const words = this.#levelWords;
+    const base = level * LEVEL_WORDS;
+    const slots = this.#slots;
+    // Where this poll starts: the head, or past it where this thread has seen every entry spent.
+    const head = Atomics.load(words, base + LEVEL_HEAD);
+    const start = ((this.#cursor[level]! - head) | 0) > 0 ? this.#cursor[level]! : head;
+    for (let at = start; ; at = (at + 1) | 0) {
+      // The entries below the tail were published by the tail's store.
+      if (((Atomics.load(words, base + LEVEL_TAIL) - at) | 0) <= 0) return this.#passed(level, head, at);
+      const entry = (level * this.#ringSize + (at & this.#mask)) * RING_FIELDS;
+      const slot = this.#rings[entry + RING_SLOT]!;
+      const word = this.#rings[entry + RING_WORD]!;
+      if (slots.word(slot) === word) {
+        // In runAt order: if this one is not due yet (the clock is behind the last maintenance), none after it is.
+        if (slots.get(slot, RUN_AT) > now) return this.#passed(level, head, at);
+        const claim = claimer.tryClaim(slot, word);
+        // An aborted claim moved nothing: its entry stays for the locked poll.
+        if (claim === ABORT) return POLL_ABORTED;
+        if (claim === CLAIMED) {
+          this.#passed(level, head, (at + 1) | 0);
+          return slot;
+        }
+      }
+    }
+  }
+
+  /**
+   * Notes that every entry before `at` is spent (claimed or stale: a word
+   * never comes back), in this thread's cursor; the shared head follows in
+   * steps of HEAD_STEP, so that pollers do not write it on every claim. -1.
+   */
+  #passed(level: number, head: number, at: number): number {
+    this.#cursor[level] = at;
+    if (((at - head) | 0) >= HEAD_STEP) this.#advanceTo(level, at);
+    return -1;
+  }
+
+  /** Moves the head forward to `position` unless another thread moved it further already (a hint: only forward). */
+  #advanceTo(level: number, position: number): void {
+    const words = this.#levelWords;
+    const at = level * LEVEL_WORDS + LEVEL_HEAD;
+    for (;;) {
+      const head = Atomics.load(words, at);
+      if (((position - head) | 0) <= 0) return;
+      // Forward only: a thread that moved it further knows more entries are spent.
+      if (Atomics.compareExchange(words, at, head, position) === head) return;
+    }
   }
 
   /**
@@ -91,7 +146,6 @@ export class ReadyIndex {
       const slot = this.#rings[at + RING_SLOT]!;
       const word = this.#rings[at + RING_WORD]!;
       if (this.#slots.word(slot) === word) {
-        // In runAt order: if this one is not due yet (the clock is behind the last maintenance), none after it is.
         if (this.#slots.get(slot, RUN_AT) > now) return -1;
         this.#peekSlot = slot;
         this.#peekWord = word;
@@ -119,6 +173,8 @@ export class ReadyIndex {
         if (Atomics.load(lockWords, LEVEL_SEQ) === seq) {
           this.#orderCount = count;
           this.#orderSeq = seq;
+          // A rebuild starts the rings over: positions seen before mean nothing now.
+          this.#cursor.fill(0);
           return;
         }
       }
