@@ -191,17 +191,17 @@ export const JOB_NUM = 0; //        n of id "Jn"
 export const PRIORITY = 1;
 export const RUN_AT = 2;
 export const ATTEMPTS = 3;
-export const TOKEN = 4; //          token of the current lease while RUNNING
-export const LEASE_UNTIL = 5;
+export const TOKEN = 4; //          token of the latest lease (while RUNNING: the current one)
+export const LEASE_UNTIL = 5; //    while RUNNING: the end of the lease
+export const FINISH_SEQ = 5; //     while SUCCEEDED or CANCELLED: order of finishing, for eviction oldest first (shares LEASE_UNTIL's field)
 export const DATA_REF = 6; //       arena chain: type bytes, then payload bytes
 export const TYPE_BYTES = 7;
 export const PAYLOAD_BYTES = 8;
 export const ERROR_REF = 9; //      arena chain of lastError, or a canned error below
 export const ERROR_BYTES = 10;
-export const FINISH_SEQ = 11; //    order of finishing, for eviction oldest first
-export const WORKER = 12; //        worker name of the latest lease: its entry in `workerNames` + 1; 0: none
-export const MOVES = 13; //         moves of this job so far: orders its journal writes
-export const RECORD_FIELDS = 14;
+export const WORKER = 11; //        worker name of the latest lease: its entry in `workerNames` + 1; 0: none
+export const MOVES = 12; //         moves of this job so far: orders its journal writes
+export const RECORD_FIELDS = 13;
 
 /** ERROR_REF values of zero and below name a canned message that needs no arena chunk. */
 export const ERROR_NONE = 0;

@@ -442,13 +442,13 @@ export class Maintenance implements MoveNotes {
     draft[RUN_AT] = job.runAt;
     draft[ATTEMPTS] = job.attempts;
     draft[TOKEN] = job.token;
-    draft[LEASE_UNTIL] = job.leaseUntil;
+    // One field, by status: the lease's end while RUNNING, the finish order once finished.
+    draft[LEASE_UNTIL] = job.status === JobStatus.SUCCEEDED || job.status === JobStatus.CANCELLED ? job.finishSeq : job.leaseUntil;
     draft[DATA_REF] = ref;
     draft[TYPE_BYTES] = typeBytes;
     draft[PAYLOAD_BYTES] = payloadBytes;
     draft[ERROR_REF] = errorRef;
     draft[ERROR_BYTES] = errorRef > 0 ? Buffer.byteLength(job.lastError!) : 0;
-    draft[FINISH_SEQ] = job.finishSeq;
     draft[WORKER] = job.workerId === null ? 0 : workerNames.numberOf(job.workerId);
     draft[MOVES] = job.moves;
     const status = STATUS_OF_NAME[job.status] === READY && job.runAt > now ? DELAYED : STATUS_OF_NAME[job.status];

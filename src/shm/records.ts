@@ -101,15 +101,17 @@ export class Records {
   }
 
   #loggedMove(slot: number, record: Float64Array): LoggedMove {
+    const status = this.#m.slots.status(slot);
+    const finished = status === SUCCEEDED || status === CANCELLED;
     return {
       num: record[JOB_NUM]!,
-      status: NAME_OF_STATUS[this.#m.slots.status(slot)],
+      status: NAME_OF_STATUS[status],
       attempts: record[ATTEMPTS]!,
       runAt: record[RUN_AT]!,
       lastError: this.#errorText(record),
       token: record[TOKEN]!,
-      leaseUntil: record[LEASE_UNTIL]!,
-      finishSeq: record[FINISH_SEQ]!,
+      leaseUntil: status === RUNNING ? record[LEASE_UNTIL]! : 0,
+      finishSeq: finished ? record[FINISH_SEQ]! : 0,
       workerId: this.#m.workerNames.nameOf(record[WORKER]!),
       moves: record[MOVES]!,
     };
