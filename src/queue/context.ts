@@ -8,7 +8,7 @@ import type { QueueMemory } from '../shm/memory.js';
 import { Mover } from '../shm/moves.js';
 import { WorkerPath } from '../shm/worker.js';
 import { checkNow } from '../validate.js';
-import { FINISH_RING, MAINTENANCE_ROW } from '../shm/layout.js';
+import { FINISH_RING, LEASE_RING, MAINTENANCE_ROW } from '../shm/layout.js';
 
 /** This thread's connection to the queue's journal; the opening thread's also holds the ownership. */
 export interface JournalLink {
@@ -84,7 +84,8 @@ export class QueueContext {
       this.#takeRow();
     }
     const worker = this.worker;
-    // Lease rings were drained as the locked call began; a full finished ring is drained now.
+    // A full ring is emptied into its heap now.
+    if (!rows.hasRoom(worker.row, LEASE_RING)) this.core.drainLeases();
     if (!rows.hasRoom(worker.row, FINISH_RING)) this.core.drainFinished();
     worker.refill();
     return worker;

@@ -89,7 +89,11 @@ export class Maintenance implements MoveNotes {
     this.#ticket = undefined;
     this.#mustCommit = false;
     header[LAST_NOW] = now;
-    this.#drainLeases();
+    // Before NEXT_DUE, with no earlier lease flagged, no lease or delayed job is due (the lease handshake):
+    // the rings and heaps stay as they are, and so does NEXT_DUE.
+    if (now < header[NEXT_DUE]! && (Atomics.load(this.#m.lockWords, ATTENTION) & DUE_LOWERED) === 0) return now;
+    this.#dueDirty = true;
+    this.drainLeases();
     while (leases.size > 0) {
       const slot = leases.top(ENTRY_SLOT);
       const word = leases.top(ENTRY_WORD);
@@ -122,14 +126,14 @@ export class Maintenance implements MoveNotes {
     const { header, rows, lockWords, leases, delayed } = this.#m;
     // A holder taken for dead (stalled past the timeout) leaves this to the one that took over.
     if (!this.#m.lock.held()) return;
-    // Nothing moved that NEXT_DUE depends on: it stands (a lease registered meanwhile raises DUE_LOWERED by itself).
-    if (!this.#dueDirty && (Atomics.load(lockWords, ATTENTION) & DUE_LOWERED) === 0 && !rows.undrained(LEASE_RING)) return;
+    // Nothing moved that NEXT_DUE depends on: it stands (a lease registered earlier than it raises DUE_LOWERED by itself).
+    if (!this.#dueDirty && (Atomics.load(lockWords, ATTENTION) & DUE_LOWERED) === 0) return;
     this.#dueDirty = false;
     for (;;) {
       // Cleared before the drain: a lease lowered after this is in the rings the drain reads, or raises the flag again.
       Atomics.and(lockWords, ATTENTION, ~DUE_LOWERED);
       rows.tails(LEASE_RING, this.#tails);
-      this.#drainLeases();
+      this.drainLeases();
       header[NEXT_DUE] = Math.min(this.#validTop(leases), this.#validTop(delayed));
       // Publishes NEXT_DUE (seq-cst), before the tails are read again.
       Atomics.add(lockWords, DUE_VERSION, 1);
@@ -144,8 +148,8 @@ export class Maintenance implements MoveNotes {
     return heap.size > 0 ? heap.top(ENTRY_K1) : Infinity;
   }
 
-  /** Moves the leases every row registered into the lease heap; those already finished are left out. */
-  #drainLeases(): void {
+  /** Moves the leases every row registered into the lease heap (also to make room in a full ring); those already finished are left out. */
+  drainLeases(): void {
     const { rows, slots, leases } = this.#m;
     rows.drain(LEASE_RING, (until, slot, word) => {
       if (slots.word(slot) === word) this.#push(leases, until, 0, 0, slot, word);
@@ -166,6 +170,8 @@ export class Maintenance implements MoveNotes {
    * that found nothing, for stats, for a slot that stays BUSY. True if it rebuilt.
    */
   settle(now: number): boolean {
+    // A journaled queue makes every move under the lock: no lock-free call to wait for.
+    if (this.#log !== undefined) return false;
     const helping = this.#m.helping;
     const dead = helping.quiesce();
     if (dead.length === 0) return false;

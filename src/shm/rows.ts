@@ -153,6 +153,8 @@ export class RowTable {
       const w = row * ROW_WORDS;
       const tail = this.tail(row, ring as RingKind);
       let drained = this.words[w + DRAINED_OF[ring]!]!;
+      // Most rows have appended nothing since the last drain: leave their lines alone.
+      if (drained === tail) continue;
       for (; drained < tail; drained++) {
         const at = row * ROW_RINGS + ring + (drained % ROW_RING_ENTRIES) * RING_ENTRY_FIELDS;
         visit(this.rings[at + RING_KEY]!, this.rings[at + RING_ENTRY_SLOT]!, this.rings[at + RING_ENTRY_WORD]!);
@@ -160,14 +162,6 @@ export class RowTable {
       // Frees the ring's room for its owner.
       Atomics.store(this.words, w + DRAINED_OF[ring]!, drained);
     }
-  }
-
-  /** Whether some row's `ring` holds entries not drained yet. */
-  undrained(ring: RingKind): boolean {
-    for (let row = 0, n = this.highWater; row < n; row++) {
-      if (this.tail(row, ring) !== Atomics.load(this.words, row * ROW_WORDS + DRAINED_OF[ring]!)) return true;
-    }
-    return false;
   }
 
   /** Records every row's tail of `ring` in `into` (for `movedSince`). */

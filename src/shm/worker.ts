@@ -47,7 +47,6 @@ export class WorkerPath implements Claimer {
   #tokenEnd = 0;
   #leaseUntil = 0;
   #worker = 0;
-  #claimedWord = 0;
   /** Entries both rings can surely take (each claim, extend and complete takes at most one per ring). */
   #room = 0;
 
@@ -118,7 +117,6 @@ export class WorkerPath implements Claimer {
     const to = this.#mover.apply(slot, word, RUNNING, READY);
     if (to < 0) return LOST;
     this.#token++;
-    this.#claimedWord = to;
     this.#registerLease(slot, to, this.#leaseUntil);
     this.#room--;
     return CLAIMED;
@@ -126,12 +124,10 @@ export class WorkerPath implements Claimer {
 
   /** Marks the job SUCCEEDED: 0, a Refusal, or SLOW. */
   complete(slot: number, jobNum: number, token: number, now: number): number {
-    const { slots, rows, header, lockWords } = this.#m;
+    const { rows, header, lockWords } = this.#m;
     for (;;) {
-      const word = slots.settledWord(slot);
-      if (isBusy(word)) return SLOW;
-      const refused = this.#checkLease(slot, word, jobNum, token, now);
-      if (refused !== 0) return refused;
+      const word = this.#leasedWord(slot, jobNum, token, now);
+      if (word < 0) return word;
       const draft = this.#mover.start(slot);
       // The eviction order: one shared counter, so that finishes of every thread compare.
       const finishSeq = header[FINISH_BASE]! + (Atomics.add(lockWords, FINISH_TICKET, 1) >>> 0) + 1;
@@ -149,12 +145,9 @@ export class WorkerPath implements Claimer {
 
   /** The lease now lasts until `leaseUntil`: the new leaseUntil, a Refusal, or SLOW. */
   extend(slot: number, jobNum: number, token: number, leaseUntil: number, now: number): number {
-    const slots = this.#m.slots;
     for (;;) {
-      const word = slots.settledWord(slot);
-      if (isBusy(word)) return SLOW;
-      const refused = this.#checkLease(slot, word, jobNum, token, now);
-      if (refused !== 0) return refused;
+      const word = this.#leasedWord(slot, jobNum, token, now);
+      if (word < 0) return word;
       const draft = this.#mover.start(slot);
       draft[LEASE_UNTIL] = leaseUntil;
       draft[MOVES]!++;
@@ -167,18 +160,17 @@ export class WorkerPath implements Claimer {
     }
   }
 
-  /** The word the last successful claim left. */
-  get claimedWord(): number {
-    return this.#claimedWord;
-  }
-
-  /** 0 if `token` is the current, valid lease of job `jobNum` in `slot` (holding `word`); else a Refusal or SLOW. */
-  #checkLease(slot: number, word: number, jobNum: number, token: number, now: number): number {
+  /**
+   * The slot's word (not BUSY) if `token` is the current, valid lease of job
+   * `jobNum` there; else a Refusal, or SLOW (busy for long, or the slot
+   * reused for another job since the map was read: the locked path decides).
+   */
+  #leasedWord(slot: number, jobNum: number, token: number, now: number): number {
     const slots = this.#m.slots;
-    // The slot was reused for another job since the map was read: the locked path decides.
-    if (slots.get(slot, JOB_NUM) !== jobNum || statusOf(word) === 0) return SLOW;
+    const word = slots.settledWord(slot);
+    if (isBusy(word) || slots.get(slot, JOB_NUM) !== jobNum || statusOf(word) === 0) return SLOW;
     if (statusOf(word) !== RUNNING || slots.get(slot, TOKEN) !== token || !(now < slots.get(slot, LEASE_UNTIL))) return Refusal.StaleLease;
-    return 0;
+    return word;
   }
 
   /**
