@@ -58,6 +58,7 @@ export class Helping {
         calls.push(call);
       }
     }
+    if (waiting.length === 0) return waiting;
     const timeout = this.#timeoutMillis;
     const gapMillis = Math.max(timeout / 2, 50);
     const napMillis = Math.max(0.05, Math.min(1, timeout / 50));

@@ -44,6 +44,8 @@ export class Maintenance implements MoveNotes {
   #ticket: number | undefined;
   /** Whether the current call noted a change that must be committed before it returns. */
   #mustCommit = false;
+  readonly #seen = new Float64Array(STATUS_COUNT);
+  readonly #again = new Float64Array(STATUS_COUNT);
   /** Whether the delayed or lease heap changed since NEXT_DUE was published. */
   #dueDirty = true;
 
@@ -333,21 +335,26 @@ export class Maintenance implements MoveNotes {
    * (a few tries), and none is shown below zero.
    */
   stats(): QueueStats {
-    let seen = this.#sums();
+    const seen = this.#seen;
+    const again = this.#again;
+    this.#sums(seen);
     for (let tries = 0; tries < 8; tries++) {
-      const again = this.#sums();
-      if (again.every((n, s) => n === seen[s])) break;
-      seen = again;
+      this.#sums(again);
+      let same = true;
+      for (let s = 0; s < STATUS_COUNT; s++) if (again[s] !== seen[s]) same = false;
+      seen.set(again);
+      if (same) break;
     }
-    const [ready, delayed, running, succeeded, dead, cancelled] = [READY, DELAYED, RUNNING, SUCCEEDED, DEAD, CANCELLED].map((s) => Math.max(0, seen[s]!));
-    return { pending: ready! + delayed!, ready: ready!, delayed: delayed!, running: running!, succeeded: succeeded!, dead: dead!, cancelled: cancelled! };
+    const count = (status: number) => Math.max(0, seen[status]!);
+    return {
+      pending: count(READY) + count(DELAYED), ready: count(READY), delayed: count(DELAYED), running: count(RUNNING),
+      succeeded: count(SUCCEEDED), dead: count(DEAD), cancelled: count(CANCELLED),
+    };
   }
 
-  #sums(): number[] {
+  #sums(into: Float64Array): void {
     const rows = this.#m.rows;
-    const sums: number[] = [];
-    for (let s = 0; s < STATUS_COUNT; s++) sums.push(rows.sum(ROW_COUNTS + s));
-    return sums;
+    for (let s = 0; s < STATUS_COUNT; s++) into[s] = rows.sum(ROW_COUNTS + s);
   }
 
   /**

@@ -43,6 +43,8 @@ export interface JobRecord {
 export class Records {
   readonly #m: QueueMemory;
   readonly #copy = new Float64Array(RECORD_FIELDS);
+  #lastType = '';
+  #lastTypeBytes: Uint8Array = new Uint8Array(0);
 
   constructor(memory: QueueMemory) {
     this.#m = memory;
@@ -50,7 +52,7 @@ export class Records {
 
   /** The lease a claim just made, from the record it wrote (its draft): the slot itself may move on at once. */
   lease(record: Float64Array): Lease {
-    const type = this.#text(record[DATA_REF]!, 0, record[TYPE_BYTES]!);
+    const type = this.#typeOf(record[DATA_REF]!, record[TYPE_BYTES]!);
     return {
       jobId: `J${record[JOB_NUM]}`,
       token: record[TOKEN]!,
@@ -126,6 +128,19 @@ export class Records {
     const ref = record[DATA_REF]!;
     const typeBytes = record[TYPE_BYTES]!;
     return { type: this.#text(ref, 0, typeBytes), payload: this.#text(ref, typeBytes, record[PAYLOAD_BYTES]!) };
+  }
+
+  /**
+   * A job's type, decoded once per run of jobs of one type: a worker leases
+   * jobs of few types, so the last type's bytes are compared before decoding.
+   */
+  #typeOf(ref: number, bytes: number): string {
+    const arena = this.#m.arena;
+    if (bytes === this.#lastTypeBytes.length && arena.startsWith(ref, this.#lastTypeBytes)) return this.#lastType;
+    const type = arena.read(ref, 0, bytes);
+    this.#lastType = type;
+    this.#lastTypeBytes = Buffer.from(type);
+    return type;
   }
 
   #text(ref: number, skip: number, bytes: number): string {
