@@ -11,6 +11,11 @@ export const BENCH_TIME = QUICK ? { time: 200, warmupTime: 50 } : { time: 2000, 
 
 export const MiB = 1024 * 1024;
 
+/** The 1, 5 and 15 minute load averages, e.g. `0.12 / 0.30 / 0.41`. */
+export function loadAverage(): string {
+  return os.loadavg().map((load) => load.toFixed(2)).join(' / ');
+}
+
 export function machineConditions(): Row {
   const cpus = os.cpus();
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -25,7 +30,7 @@ export function machineConditions(): Row {
     availableParallelism: os.availableParallelism(),
     memory: `${Math.round(os.totalmem() / 1024 ** 3)} GiB`,
     // Other work on the machine skews every number here; a load near 0 is a quiet machine.
-    'load average 1/5/15 min': os.loadavg().map((load) => load.toFixed(2)).join(' / '),
+    'load average 1/5/15 min': loadAverage(),
     mode: QUICK ? 'QUICK (BENCH_QUICK=1): smoke test, numbers not comparable' : 'full',
     'tinybench budget per case': `${BENCH_TIME.time} ms (+${BENCH_TIME.warmupTime} ms warmup)`,
   };

@@ -9,7 +9,7 @@
 import { Bench } from 'tinybench';
 import { JobQueue, RetryPolicy, systemClock } from '../dist/index.js';
 import { BENCH_TIME, MiB, QUICK } from './conditions.js';
-import { type Rates, type Suite, formatRate, formatRatio, opsPerSecond, tinybenchRows } from './report.js';
+import { type Rates, type Suite, atLeast, formatRate, formatRatio, opsPerSecond, tinybenchRows } from './report.js';
 
 const SHALLOW = 1_000;
 const DEEP = QUICK ? 100_000 : 1_000_000;
@@ -71,10 +71,8 @@ export const pollAtDepth: Suite = {
         { label: `${SHALLOW.toLocaleString('en-US')} pending`, value: shallowOps.mean, baseline: true },
         { label: `${DEEP.toLocaleString('en-US')} pending`, value: deepOps.mean },
       ],
-      ratios: {
-        [`${deepLabel} / 1k speed (mean; 1.00x = no slowdown)`]: deepOps.mean / shallowOps.mean,
-        [`${deepLabel} / 1k speed (median)`]: deepOps.median / shallowOps.median,
-      },
+      ratios: { [`${deepLabel} / 1k speed (median)`]: deepOps.median / shallowOps.median },
+      targets: [atLeast(`poll + complete + submit at ${deepLabel} / at 1k pending (mean; 1.00x = no slowdown)`, deepOps.mean / shallowOps.mean, 0.5)],
       notes,
     };
   },

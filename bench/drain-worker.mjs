@@ -1,44 +1,23 @@
-// Thread entry for the "drain" suite. For each run the main thread posts
-// { handle, control, words }: attach to the shared queue, check in at the
-// barrier, and once released complete + poll (one call) until no job is pending.
+// Thread entry for the "drain" and "work" suites. For each run the main thread
+// posts { handle, loop, spinIterations, control, words }: attach to the shared
+// queue, check in at the barrier, and once released drain it (drain-loop.mjs).
 // Plain ESM on purpose: it runs the built code, with no TypeScript loader.
 import { parentPort, threadId } from 'node:worker_threads';
 import { JobQueue } from '../dist/index.js';
+import { drainQueue } from './drain-loop.mjs';
 
-const LEASE_MILLIS = 60_000;
-/** Empty polls in a row, with jobs still pending, after which the engine is taken to be stuck. */
-const STUCK_AFTER = 1_000_000;
-
-parentPort.on('message', ({ handle, control, words }) => {
+parentPort.on('message', ({ handle, loop, spinIterations, control, words }) => {
   const flags = new Int32Array(control);
-  let completed = 0;
-  let emptyPolls = 0;
+  let counts = { completed: 0, emptyPolls: 0, sink: 0 };
   let error = null;
   let checkedIn = false;
   try {
     const queue = JobQueue.attach(handle);
-    const workerId = `drain-${threadId}`;
     Atomics.add(flags, words.ready, 1); // check in: attached, about to wait
     Atomics.notify(flags, words.ready);
     checkedIn = true;
     Atomics.wait(flags, words.go, 0); // the barrier: sleep until main stores go = 1
-    // As a WorkerPool thread does: each complete also leases the next job, under the same lock.
-    for (let emptyInARow = 0, lease = queue.poll(workerId, LEASE_MILLIS); ; ) {
-      if (lease === undefined) {
-        // Nothing ready. Done if nothing is pending either (the other thread may
-        // still hold a lease, which is not pending); otherwise the empty poll was
-        // spurious: count it and poll again.
-        const pending = queue.queueDepth();
-        if (pending === 0) break;
-        emptyPolls++;
-        if (++emptyInARow === STUCK_AFTER) throw new Error(`poll found nothing ${STUCK_AFTER} times in a row with ${pending} jobs pending`);
-        lease = queue.poll(workerId, LEASE_MILLIS);
-        continue;
-      }
-      emptyInARow = 0;
-      lease = queue.completeAndPoll(lease.jobId, lease.token, workerId, LEASE_MILLIS);
-      completed++;
-    }
+    counts = drainQueue(queue, `drain-${threadId}`, loop, spinIterations);
   } catch (cause) {
     error = cause instanceof Error ? (cause.stack ?? cause.message) : String(cause);
     if (!checkedIn) {
@@ -48,5 +27,5 @@ parentPort.on('message', ({ handle, control, words }) => {
   }
   Atomics.add(flags, words.done, 1); // after the last complete; main stops its clock when all are done
   Atomics.notify(flags, words.done);
-  parentPort.postMessage({ completed, emptyPolls, error });
+  parentPort.postMessage({ ...counts, error });
 });

@@ -1,134 +1,121 @@
 /**
- * Suite "drain": how fast do two threads empty a queue of no-op jobs?
+ * Suite "drain": how fast do worker threads empty a queue of no-op jobs?
  *
- * leasehold: N jobs are submitted first; then worker threads (drain-worker.mjs),
- * already attached to the shared queue and parked at a shared-memory barrier,
- * are released at once and each completes a job and leases the next in one call
- * (completeAndPoll, as a WorkerPool thread does) until nothing is pending. The
- * clock runs from the release to the last thread's check-out; the main thread
- * dispatches nothing. Baseline: a piscina pool of as many threads running N
- * no-op tasks, which the main thread hands out one by one.
+ * leasehold: JOBS jobs are submitted first (untimed); then 1, 2 or 4 worker
+ * threads (drain-worker.mjs), already attached to the shared queue and parked
+ * at a shared-memory barrier, are released at once and drain it. The clock
+ * runs from the release to the last thread's check-out; the main thread
+ * dispatches nothing. Two loops: the plain `poll` → `complete`, two calls per
+ * job as a user writes it (the headline), and `completeAndPoll`, complete and
+ * lease the next job in one call, as a WorkerPool thread does. Also the main
+ * thread draining alone with the plain loop, no worker thread at all.
  *
- * Each case gets one warmup run, then RUNS timed runs; the table shows the median.
+ * Peers: piscina and tinypool with as many threads, running a no-op task per
+ * job, which the main thread hands out one by one (`pool.run`).
+ *
+ * One warmup round, then RUNS timed rounds, each running every case once (a
+ * noisy spell of the machine falls on all of them); the table shows the median.
  */
-import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import { Piscina } from 'piscina';
-import { JobQueue, RetryPolicy, systemClock } from '../dist/index.js';
-import { MiB, QUICK } from './conditions.js';
-import { type Row, type Suite, formatRate, formatRatio, median } from './report.js';
-import { runAtBarrier } from './threads.js';
+import type { DrainLoop } from './drain-loop.mjs';
+import { QUICK } from './conditions.js';
+import { type DrainSettings, drainOnMainThread, drainOptions, drainWithThreads } from './leasehold-drain.js';
+import { PEER_SETTINGS, type PeerPool, drainPeer, piscinaPool, tinypoolPool } from './peer-pools.js';
+import { type Row, type Suite, atLeast, formatRate, formatRatio, median } from './report.js';
+import { drainRate, interleavedRuns } from './rounds.js';
 
 const JOBS = QUICK ? 20_000 : 200_000;
-const THREADS = 2;
+/** The peers' tasks per run: at their rate (tens of thousands a second here) JOBS would take seconds a run; a rate is what is compared. */
+const PEER_TASKS = QUICK ? 5_000 : 50_000;
+const THREAD_COUNTS = [1, 2, 4] as const;
+const HEADLINE_THREADS = 2;
 const RUNS = 3;
-const PISCINA_BATCH = 10_000;
-const OPTIONS = { capacity: JOBS, arenaBytes: 32 * MiB } as const;
 
-interface WorkerReply {
-  completed: number;
-  emptyPolls: number;
-  error: string | null;
+type Case =
+  | { readonly kind: 'leasehold'; readonly threads: number; readonly loop: DrainLoop }
+  | { readonly kind: 'main'; readonly threads: 0; readonly loop: 'plain' }
+  | { readonly kind: 'peer'; readonly threads: number; readonly pool: PeerPool };
+
+function caseName(c: Case): string {
+  if (c.kind === 'main') return 'leasehold, main thread alone, poll → complete';
+  if (c.kind === 'peer') return `${c.pool.name}, ${c.threads} thread${c.threads === 1 ? '' : 's'}, pool.run (peer)`;
+  return `leasehold, ${c.threads} thread${c.threads === 1 ? '' : 's'}, ${c.loop === 'plain' ? 'poll → complete' : 'completeAndPoll'}`;
 }
+
+const jobsOf = (c: Case) => (c.kind === 'peer' ? PEER_TASKS : JOBS);
 
 export const drain: Suite = {
   id: 'drain',
-  title: `${THREADS}-thread drain: ${JOBS.toLocaleString('en-US')} no-op jobs`,
+  title: `drain: 1, 2 and 4 threads empty a queue of ${JOBS.toLocaleString('en-US')} no-op jobs`,
   config: {
-    'drain: jobs per run': JOBS,
-    'drain: threads': `${THREADS} leasehold worker_threads (+1 for the scaling row) vs piscina ${THREADS} threads`,
-    'drain: leasehold capacity': OPTIONS.capacity,
-    'drain: leasehold arenaBytes': OPTIONS.arenaBytes,
-    'drain: runs': `1 warmup + ${RUNS} timed per case, median reported`,
-    'drain: piscina': `minThreads = maxThreads = ${THREADS}, Promise.all over pool.run in batches of ${PISCINA_BATCH}`,
+    'drain: leasehold jobs per run': JOBS,
+    'drain: peer tasks per run': PEER_TASKS,
+    'drain: threads': `${THREAD_COUNTS.join(', ')} worker_threads for every contender, plus leasehold's main thread alone`,
+    'drain: leasehold loops': 'poll → complete (headline); completeAndPoll',
+    'drain: leasehold queue': `fresh per run, capacity ${drainOptions(JOBS).capacity}, arenaBytes ${drainOptions(JOBS).arenaBytes}, type "noop", payload ""`,
+    'drain: peers': `piscina and tinypool, ${PEER_SETTINGS}`,
+    'drain: runs': `1 warmup + ${RUNS} timed rounds, every case once per round, median reported`,
   },
   async run() {
     const notes: string[] = [];
-    const workers = Array.from({ length: THREADS }, () => new Worker(new URL('./drain-worker.mjs', import.meta.url)));
-    let leasehold2: number[];
-    let leasehold1: number[];
-    try {
-      leasehold2 = await timeRuns(() => leaseholdDrain(workers, notes));
-      leasehold1 = await timeRuns(() => leaseholdDrain(workers.slice(0, 1), notes));
-    } finally {
-      await Promise.all(workers.map((worker) => worker.terminate()));
-    }
-
-    const pool = new Piscina({
-      filename: new URL('./noop-task.mjs', import.meta.url).href,
-      minThreads: THREADS,
-      maxThreads: THREADS,
-      idleTimeout: 60_000,
-    });
-    let piscina: number[];
-    try {
-      piscina = await timeRuns(() => piscinaDrain(pool));
-    } finally {
-      await pool.destroy();
-    }
-
-    const rate = (runs: number[]) => (JOBS / median(runs)) * 1000;
-    const cases = [
-      { name: `leasehold, ${THREADS} threads, completeAndPoll`, label: `leasehold, ${THREADS} threads`, threads: THREADS, runs: leasehold2 },
-      { name: `piscina, ${THREADS} threads, pool.run (baseline)`, label: `piscina, ${THREADS} threads (baseline)`, threads: THREADS, runs: piscina },
-      { name: 'leasehold, 1 thread (scaling reference)', label: 'leasehold, 1 thread', threads: 1, runs: leasehold1 },
+    const workers = Array.from({ length: Math.max(...THREAD_COUNTS) }, () => new Worker(new URL('./drain-worker.mjs', import.meta.url)));
+    const pools = THREAD_COUNTS.flatMap((threads) => [piscinaPool(threads), tinypoolPool(threads)]);
+    const cases: Case[] = [
+      ...(['plain', 'completeAndPoll'] as const).flatMap((loop) => THREAD_COUNTS.map((threads): Case => ({ kind: 'leasehold', threads, loop }))),
+      { kind: 'main', threads: 0, loop: 'plain' },
+      ...pools.map((pool): Case => ({ kind: 'peer', threads: pool.threads, pool })),
     ];
-    const rows: Row[] = cases.map(({ name, threads, runs }) => ({
-      case: name,
-      threads,
-      jobs: JOBS,
-      ...Object.fromEntries(runs.map((ms, i) => [`run ${i + 1} ms`, Math.round(ms)])),
-      'median ms': Math.round(median(runs)),
-      'jobs/s': formatRate(rate(runs)),
-      'vs piscina': formatRatio(rate(runs) / rate(piscina)),
-    }));
+    let times: Map<Case, number[]>;
+    try {
+      times = await interleavedRuns(cases, RUNS, async (c) => {
+        if (c.kind === 'peer') return drainPeer(c.pool, PEER_TASKS);
+        const settings: DrainSettings = { jobs: JOBS, loop: c.loop, spinIterations: 0 };
+        if (c.kind === 'main') return drainOnMainThread(settings, notes);
+        return drainWithThreads(workers.slice(0, c.threads), settings, notes);
+      });
+    } finally {
+      await Promise.all([...workers.map((worker) => worker.terminate()), ...pools.map((pool) => pool.destroy())]);
+    }
+
+    const rate = (c: Case) => drainRate(jobsOf(c), times.get(c)!);
+    const find = (match: (c: Case) => boolean) => cases.find(match)!;
+    const plain = (threads: number) => find((c) => c.kind === 'leasehold' && c.loop === 'plain' && c.threads === threads);
+    const piscina = (threads: number) => find((c) => c.kind === 'peer' && c.pool.name === 'piscina' && c.threads === threads);
+    const tinypool = (threads: number) => find((c) => c.kind === 'peer' && c.pool.name === 'tinypool' && c.threads === threads);
+    const mainAlone = find((c) => c.kind === 'main');
+    const headline = plain(HEADLINE_THREADS);
+
+    const rows: Row[] = cases.map((c) => {
+      const runs = times.get(c)!;
+      const threads = c.kind === 'main' ? 1 : c.threads;
+      return {
+        case: caseName(c),
+        'worker threads': c.threads,
+        jobs: jobsOf(c),
+        ...Object.fromEntries(runs.map((ms, i) => [`run ${i + 1} ms`, Math.round(ms)])),
+        'median ms': Math.round(median(runs)),
+        'jobs/s': formatRate(rate(c)),
+        'vs piscina, same threads': formatRatio(rate(c) / rate(piscina(threads))),
+        'vs tinypool, same threads': formatRatio(rate(c) / rate(tinypool(threads))),
+        'vs main thread alone': formatRatio(rate(c) / rate(mainAlone)),
+      };
+    });
+    const n = HEADLINE_THREADS;
     return {
-      tables: [{ title: 'drain (jobs/s = jobs / median run time)', rows }],
+      tables: [{ title: 'drain (jobs/s = jobs / median run time; "same threads": the peer with as many threads, 1 for the main thread)', rows }],
       unit: 'jobs/s',
-      bars: cases.map(({ label, runs }) => ({ label, value: rate(runs), baseline: runs === piscina })),
+      bars: cases.map((c) => ({ label: caseName(c).replace(/ \(peer\)$/, ''), value: rate(c), baseline: c.kind === 'peer' })),
       ratios: {
-        [`leasehold ${THREADS} threads / piscina ${THREADS} threads`]: rate(leasehold2) / rate(piscina),
-        [`leasehold ${THREADS} threads / leasehold 1 thread`]: rate(leasehold2) / rate(leasehold1),
+        [`leasehold ${n} threads completeAndPoll / piscina ${n} threads`]:
+          rate(find((c) => c.kind === 'leasehold' && c.loop === 'completeAndPoll' && c.threads === n)) / rate(piscina(n)),
+        [`leasehold ${n} threads poll → complete / tinypool ${n} threads`]: rate(headline) / rate(tinypool(n)),
+        [`leasehold ${n} threads / 1 thread, poll → complete`]: rate(headline) / rate(plain(1)),
       },
+      targets: [
+        atLeast(`${n}-thread drain, poll → complete / piscina ${n} threads`, rate(headline) / rate(piscina(n)), 20),
+        atLeast(`${n}-thread drain, poll → complete / main thread draining alone`, rate(headline) / rate(mainAlone), 1.3),
+      ],
       notes: [...new Set(notes)],
     };
   },
 };
-
-/** One warmup run, then RUNS timed runs; returns their times in milliseconds. */
-async function timeRuns(drainOnce: () => Promise<number>): Promise<number[]> {
-  await drainOnce();
-  const times: number[] = [];
-  for (let i = 0; i < RUNS; i++) times.push(await drainOnce());
-  return times;
-}
-
-async function leaseholdDrain(workers: readonly Worker[], notes: string[]): Promise<number> {
-  const queue = new JobQueue(systemClock, new RetryPolicy(3, 100, 1_000), OPTIONS);
-  let run: { millis: number; replies: WorkerReply[] };
-  let stats: ReturnType<JobQueue['stats']>;
-  try {
-    for (let i = 0; i < JOBS; i++) queue.submit('noop', '');
-    run = await runAtBarrier<WorkerReply>(workers, { handle: queue.share() }, 'drain worker');
-    stats = queue.stats();
-  } finally {
-    queue.close();
-  }
-  const { millis, replies: results } = run;
-  const completed = results.reduce((sum, reply) => sum + reply.completed, 0);
-  const emptyPolls = results.reduce((sum, reply) => sum + reply.emptyPolls, 0);
-  if (completed !== JOBS || stats.succeeded !== JOBS) {
-    notes.push(`${workers.length} thread(s): workers completed ${completed}, stats.succeeded ${stats.succeeded}, expected ${JOBS}`);
-  }
-  if (emptyPolls > 0) notes.push(`${workers.length} thread(s): poll returned nothing while jobs were pending (${emptyPolls} times in a run)`);
-  return millis;
-}
-
-async function piscinaDrain(pool: Piscina): Promise<number> {
-  const start = performance.now();
-  for (let sent = 0; sent < JOBS; sent += PISCINA_BATCH) {
-    const batch = Math.min(PISCINA_BATCH, JOBS - sent);
-    await Promise.all(Array.from({ length: batch }, () => pool.run(null)));
-  }
-  return performance.now() - start;
-}

@@ -12,7 +12,8 @@
  *   THREADS threads against 1: the completes and submits of the threads
  *   share commits.
  *
- * Each case gets one warmup run, then RUNS timed runs; the table shows the median.
+ * One warmup round, then RUNS timed rounds, each running every case once; the
+ * table shows the median.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -21,6 +22,7 @@ import { Worker } from 'node:worker_threads';
 import { JobQueue, RetryPolicy, systemClock } from '../dist/index.js';
 import { MiB, QUICK } from './conditions.js';
 import { type Row, type Suite, formatRate, formatRatio, median } from './report.js';
+import { interleavedRuns } from './rounds.js';
 import { runAtBarrier } from './threads.js';
 
 const THREADS = 4;
@@ -55,7 +57,7 @@ export const groupCommit: Suite = {
   title: `group commit: ${THREADS} threads writing one journal at once`,
   config: {
     'group: threads': `${THREADS} worker_threads against 1, on one journaled queue`,
-    'group: run': `${RUN_MILLIS} ms per run; 1 warmup + ${RUNS} timed runs per case, median reported`,
+    'group: run': `${RUN_MILLIS} ms per run; 1 warmup + ${RUNS} timed rounds, every case once per round, median reported`,
     'group: files': 'one fresh SQLite file per run under os.tmpdir(), WAL; deleted afterwards',
     'group: job': 'type "noop", payload "x"',
   },
@@ -63,16 +65,10 @@ export const groupCommit: Suite = {
     const dir = mkdtempSync(join(os.tmpdir(), 'leasehold-bench-group-'));
     const workers = Array.from({ length: THREADS }, () => new Worker(new URL('./journal-worker.mjs', import.meta.url)));
     const notes: string[] = [];
-    const rates = new Map<Case, number[]>();
+    let rates: Map<Case, number[]>;
     let file = 0;
     try {
-      for (const c of CASES) {
-        const runOnce = () => timedRun(join(dir, `run-${file++}.sqlite`), c, workers.slice(0, c.threads), notes);
-        await runOnce();
-        const runs: number[] = [];
-        for (let i = 0; i < RUNS; i++) runs.push(await runOnce());
-        rates.set(c, runs);
-      }
+      rates = await interleavedRuns(CASES, RUNS, (c) => timedRun(join(dir, `run-${file++}.sqlite`), c, workers.slice(0, c.threads), notes));
     } finally {
       await Promise.all(workers.map((worker) => worker.terminate()));
       rmSync(dir, { recursive: true, force: true });

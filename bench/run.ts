@@ -1,54 +1,53 @@
 /**
- * `npm run bench [-- SUITE...]`: runs the suites in one process, prints the
- * conditions first, then each suite's tables, and writes bench/results/.
+ * `npm run bench [-- [--save] SUITE...]`: runs the suites in one process,
+ * prints the conditions first, then each suite's tables and targets, and ends
+ * with every target of the run, met or not.
  *
- *   npm run bench                 every suite
+ *   npm run bench                  every suite; results are printed only
  *   npm run bench -- single drain  only those (by id, or else by a word of the title)
- *   BENCH_QUICK=1 npm run bench   fewer jobs, short budgets: a smoke test
+ *   npm run bench -- --save        also writes bench/results/<suite>.json and .svg
+ *   BENCH_QUICK=1 npm run bench    fewer jobs, short budgets: a smoke test (never saved)
  */
 import { fileURLToPath } from 'node:url';
-import { machineConditions } from './conditions.js';
+import { SAVE_FLAG, UsageError, parseArgs, selectSuites } from './args.js';
+import { QUICK, loadAverage, machineConditions } from './conditions.js';
 import { pollAtDepth } from './depth.js';
 import { drain } from './drain.js';
 import { groupCommit } from './group-commit.js';
+import { journalSubmit } from './journal-submit.js';
 import { journal } from './journal.js';
+import { memory } from './memory.js';
+import { metrics } from './metrics.js';
+import { poolEvents } from './pool-events.js';
 import { redis } from './redis.js';
-import { type Suite, printConditions, printSuite, writeResults } from './report.js';
+import { type Suite, type SuiteResult, printConditions, printSuite, printSuiteStart, printTargetSummary, writeResults } from './report.js';
 import { singleThread } from './single-thread.js';
+import { work } from './work.js';
 
-const SUITES: readonly Suite[] = [singleThread, pollAtDepth, drain, journal, groupCommit, redis];
+/** The issue's table in its order, then the journal, group-commit and Redis comparisons, then the pool's events and metrics. */
+const SUITES: readonly Suite[] = [singleThread, drain, work, journalSubmit, memory, pollAtDepth, journal, groupCommit, redis, poolEvents, metrics];
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
 
-function selected(filters: readonly string[]): Suite[] {
-  if (filters.length === 0) return [...SUITES];
-  // A filter picks the suites whose id starts with it; only if there are none, those with it in their title
-  // (so `journal` is the journal suite, not also the group-commit suite whose title says "journal").
-  const matches = (filter: string): readonly Suite[] => {
-    const word = filter.toLowerCase();
-    const byId = SUITES.filter((suite) => suite.id.startsWith(word));
-    return byId.length > 0 ? byId : SUITES.filter((suite) => suite.title.toLowerCase().includes(word));
-  };
-  const picked = SUITES.filter((suite) => filters.some((filter) => matches(filter).includes(suite)));
-  if (picked.length === 0) {
-    throw new Error(`No suite matches ${filters.join(', ')}; the suites are ${SUITES.map((suite) => suite.id).join(', ')}`);
-  }
-  return picked;
-}
-
 async function main(): Promise<void> {
-  const suites = selected(process.argv.slice(2));
+  const args = parseArgs(process.argv.slice(2), QUICK);
+  const suites = selectSuites(SUITES, args.filters);
   const conditions = machineConditions();
   printConditions('Conditions', conditions);
   printConditions('Suite settings', Object.assign({}, ...suites.map((suite) => suite.config)));
+  const runs: Array<{ suite: Suite; result: SuiteResult }> = [];
   for (const suite of suites) {
+    const loadAtStart = loadAverage();
+    printSuiteStart(suite, loadAtStart);
     const result = await suite.run();
-    printSuite(suite, result);
-    writeResults(RESULTS_DIR, conditions, suite, result);
+    printSuite(result);
+    if (args.save) writeResults(RESULTS_DIR, conditions, loadAtStart, suite, result);
+    runs.push({ suite, result });
   }
-  console.log(`\nResults written to ${RESULTS_DIR}`);
+  printTargetSummary(runs, conditions['mode']!);
+  console.log(args.save ? `\nResults written to ${RESULTS_DIR}` : `\nResults printed only; \`npm run bench -- ${SAVE_FLAG}\` writes them to ${RESULTS_DIR}`);
 }
 
 main().catch((error: unknown) => {
-  console.error(error);
+  console.error(error instanceof UsageError ? `npm run bench: ${error.message}` : error);
   process.exitCode = 1;
 });

@@ -1,82 +1,121 @@
 /**
- * Suite "single": the cost of one job's round trip in one thread: submit, poll,
- * complete. Baseline: fastq's promise queue, pushing a no-op async task and
- * awaiting it, the cheapest in-process "queue a job and see it done".
+ * Suite "single": one thread runs a batch of jobs through a fresh queue. Each
+ * round (a tinybench iteration) submits JOBS jobs of a 64-byte payload at
+ * priority `i % 10`, then polls and completes until the queue is empty. The
+ * fresh queue is made before the round's clock starts and closed after it.
+ *
+ * Peers, in the same run, each on a fresh queue per round too: fastq's
+ * promise queue (concurrency 1), JOBS no-op tasks pushed and all awaited, and
+ * p-queue (concurrency 1), JOBS no-op tasks added (at the same priorities,
+ * which p-queue honours) and all awaited.
  */
 import fastq from 'fastq';
+import PQueue from 'p-queue';
 import { Bench } from 'tinybench';
 import { JobQueue, RetryPolicy, systemClock } from '../dist/index.js';
-import { BENCH_TIME, MiB } from './conditions.js';
-import { type Rates, type Row, type Suite, formatRate, formatRatio, opsPerSecond, tinybenchRows } from './report.js';
+import { BENCH_TIME, QUICK } from './conditions.js';
+import { type Rates, type Row, type Suite, atLeast, formatRate, formatRatio, opsPerSecond, tinybenchRows } from './report.js';
 
-const OPTIONS = { capacity: 65_536, arenaBytes: 16 * MiB } as const;
+const JOBS = 10_000;
+const PAYLOAD = 'p'.repeat(64);
+const PRIORITIES = 10;
 const LEASE_MILLIS = 30_000;
+/** A round is JOBS jobs, milliseconds long: tinybench's default minimum of 64 rounds would take a long while for the slowest. */
+const ROUNDS = { iterations: QUICK ? 3 : 10, warmupIterations: QUICK ? 1 : 3 } as const;
+
+const CASES = {
+  leasehold: `leasehold: ${JOBS.toLocaleString('en-US')} × submit, then poll + complete until empty`,
+  fastq: `fastq.promise, concurrency 1: ${JOBS.toLocaleString('en-US')} × push, all awaited (peer)`,
+  pQueue: `p-queue, concurrency 1: ${JOBS.toLocaleString('en-US')} × add, all awaited (peer)`,
+} as const;
 
 export const singleThread: Suite = {
   id: 'single',
-  title: 'single thread: one job per iteration',
+  title: `single thread: ${JOBS.toLocaleString('en-US')} jobs through a fresh queue per round`,
   config: {
-    'single: leasehold capacity': OPTIONS.capacity,
-    'single: leasehold arenaBytes': OPTIONS.arenaBytes,
-    'single: payload': '"x" (1 byte), type "noop", priority 0',
-    'single: history': 'table starts full of finished jobs, so each submit evicts one',
-    'single: baseline': 'fastq.promise(async () => {}, 1): push + await',
+    'single: jobs per round': JOBS,
+    'single: job': `type "noop", ${PAYLOAD.length}-byte payload, priority i % ${PRIORITIES}`,
+    'single: leasehold queue': `fresh per round (untimed), capacity ${JOBS}, other options default`,
+    'single: peers': `fastq.promise(async () => {}, 1) and new PQueue({ concurrency: 1 }), fresh per round`,
+    'single: rounds': `tinybench, at least ${ROUNDS.iterations} rounds (${ROUNDS.warmupIterations} warmup) and the time budget`,
   },
   async run() {
-    const queue = new JobQueue(systemClock, new RetryPolicy(3, 100, 1_000), OPTIONS);
-    // Fill the table with finished jobs first: the steady state of a queue that has run a while.
-    for (let i = 0; i < OPTIONS.capacity; i++) roundTrip(queue);
-    const baseline = fastq.promise(async (_task: null) => {}, 1);
+    const notes: string[] = [];
+    let queue: JobQueue | undefined;
+    let fastQueue = fastq.promise(async (_payload: string) => {}, 1);
+    let pQueue = new PQueue({ concurrency: 1 });
 
-    const bench = new Bench({ ...BENCH_TIME, throws: true });
-    bench.add('leasehold submit + poll + complete', () => roundTrip(queue));
-    bench.add('fastq.promise push + await (baseline)', async () => {
-      await baseline.push(null);
+    const bench = new Bench({ ...BENCH_TIME, ...ROUNDS, throws: true });
+    bench.add(CASES.leasehold, () => leaseholdRound(queue!, notes), {
+      beforeEach: () => {
+        queue = new JobQueue(systemClock, new RetryPolicy(3, 100, 1_000), { capacity: JOBS });
+      },
+      afterEach: () => queue!.close(),
     });
+    bench.add(
+      CASES.fastq,
+      async () => {
+        const done: Promise<void>[] = [];
+        for (let i = 0; i < JOBS; i++) done.push(fastQueue.push(PAYLOAD));
+        await Promise.all(done);
+      },
+      { beforeEach: () => void (fastQueue = fastq.promise(async (_payload: string) => {}, 1)) },
+    );
+    bench.add(
+      CASES.pQueue,
+      async () => {
+        const done: Promise<void>[] = [];
+        for (let i = 0; i < JOBS; i++) done.push(pQueue.add(async () => {}, { priority: i % PRIORITIES }));
+        await Promise.all(done);
+      },
+      { beforeEach: () => void (pQueue = new PQueue({ concurrency: 1 })) },
+    );
     await bench.run();
 
-    const [leasehold, fastqTask] = bench.tasks.map(opsPerSecond) as [Rates, Rates];
-    const stats = queue.stats();
-    await queue.close();
-
-    const notes: string[] = [];
-    if (stats.pending !== 0 || stats.running !== 0) {
-      notes.push(`queue not empty after the run: ${JSON.stringify(stats)}`);
-    }
+    const [rounds, fastqRounds, pQueueRounds] = bench.tasks.map(opsPerSecond) as [Rates, Rates, Rates];
+    const jobsPerSecond = (r: Rates): Rates => ({ mean: r.mean * JOBS, median: r.median * JOBS });
+    const leasehold = jobsPerSecond(rounds);
+    const fastqJobs = jobsPerSecond(fastqRounds);
+    const pQueueJobs = jobsPerSecond(pQueueRounds);
+    const row = (name: string, rates: Rates): Row => ({
+      case: name,
+      'jobs/s': formatRate(rates.mean),
+      'vs fastq': formatRatio(rates.mean / fastqJobs.mean),
+      'vs p-queue': formatRatio(rates.mean / pQueueJobs.mean),
+      'jobs/s at median': formatRate(rates.median),
+      'vs fastq at median': formatRatio(rates.median / fastqJobs.median),
+    });
     return {
       tables: [
-        { title: 'tinybench', rows: tinybenchRows(bench) },
+        { title: `tinybench (one iteration = one round of ${JOBS.toLocaleString('en-US')} jobs)`, rows: tinybenchRows(bench) },
         {
-          title: 'summary (ops/s = 1 / mean latency; at median = 1 / median latency)',
-          rows: [
-            { case: 'leasehold submit + poll + complete', ...summary(leasehold, fastqTask) },
-            { case: 'fastq.promise push + await (baseline)', ...summary(fastqTask, fastqTask) },
-          ],
+          title: `summary (jobs/s = ${JOBS.toLocaleString('en-US')} / mean round time; at median = / median round time)`,
+          rows: [row(CASES.leasehold, leasehold), row(CASES.fastq, fastqJobs), row(CASES.pQueue, pQueueJobs)],
         },
       ],
-      unit: 'jobs/s (1 / mean latency)',
+      unit: `jobs/s (${JOBS.toLocaleString('en-US')} / mean round time)`,
       bars: [
-        { label: 'leasehold submit+poll+complete', value: leasehold.mean },
-        { label: 'fastq push+await (baseline)', value: fastqTask.mean, baseline: true },
+        { label: 'leasehold submit, poll + complete', value: leasehold.mean },
+        { label: 'fastq.promise push + await', value: fastqJobs.mean, baseline: true },
+        { label: 'p-queue add + await', value: pQueueJobs.mean, baseline: true },
       ],
-      ratios: { 'leasehold / fastq (mean)': leasehold.mean / fastqTask.mean, 'leasehold / fastq (median)': leasehold.median / fastqTask.median },
-      notes,
+      ratios: {
+        'leasehold / fastq (median)': leasehold.median / fastqJobs.median,
+        'leasehold / p-queue (mean)': leasehold.mean / pQueueJobs.mean,
+      },
+      targets: [atLeast('leasehold / fastq.promise, jobs/s (mean)', leasehold.mean / fastqJobs.mean, 1.0)],
+      notes: [...new Set(notes)],
     };
   },
 };
 
-function roundTrip(queue: JobQueue): void {
-  queue.submit('noop', 'x');
-  const lease = queue.poll('bench', LEASE_MILLIS);
-  if (lease === undefined) throw new Error('poll found nothing right after a submit');
-  queue.complete(lease.jobId, lease.token);
-}
-
-function summary(rates: Rates, baseline: Rates): Row {
-  return {
-    'ops/s': formatRate(rates.mean),
-    'vs fastq': formatRatio(rates.mean / baseline.mean),
-    'ops/s at median': formatRate(rates.median),
-    'vs fastq at median': formatRatio(rates.median / baseline.median),
-  };
+/** Submits JOBS jobs, then polls and completes until nothing is left; notes a round that did not complete every job once. */
+function leaseholdRound(queue: JobQueue, notes: string[]): void {
+  for (let i = 0; i < JOBS; i++) queue.submit('noop', PAYLOAD, i % PRIORITIES);
+  let completed = 0;
+  for (let lease = queue.poll('bench', LEASE_MILLIS); lease !== undefined; lease = queue.poll('bench', LEASE_MILLIS)) {
+    queue.complete(lease.jobId, lease.token);
+    completed++;
+  }
+  if (completed !== JOBS) notes.push(`a round completed ${completed} jobs, expected ${JOBS}`);
 }

@@ -12,7 +12,12 @@ export type ErrorCode =
   | 'ERR_QUEUE_FULL'
   | 'ERR_JOURNAL_BUSY'
   | 'ERR_JOURNAL_CORRUPT'
-  | 'ERR_BACKEND_UNAVAILABLE';
+  | 'ERR_JOURNAL_WRITE'
+  | 'ERR_JOURNAL_FULL'
+  | 'ERR_JOURNAL_READONLY'
+  | 'ERR_JOURNAL_IO'
+  | 'ERR_BACKEND_UNAVAILABLE'
+  | 'ERR_MISSING_DEPENDENCY';
 
 export class JobQueueError extends Error {
   readonly code: ErrorCode;
@@ -81,7 +86,7 @@ export const enum Refusal {
 export function refusalError(refusal: Refusal, jobId: string, capacity: number): JobQueueError {
   switch (refusal) {
     case Refusal.NotFound:
-      return new JobNotFoundError(`No job with id ${describe(jobId)}`);
+      return new JobNotFoundError(`No job with id ${jobId}`);
     case Refusal.Evicted:
       return new JobNotFoundError(`Job ${jobId} was evicted: finished jobs are evicted, oldest first, when room is needed`);
     case Refusal.StaleLease:
@@ -125,6 +130,40 @@ export class JournalCorruptError extends JobQueueError {
 }
 
 /**
+ * The journal could not be written (or read): SQLite failed. The call that
+ * threw it changed nothing, in memory or in the journal; the queue works
+ * again once the journal does. `cause` holds SQLite's own error. This class is
+ * the catch-all; the common causes have subclasses of their own.
+ */
+export class JournalWriteError extends JobQueueError {
+  constructor(message: string, options?: ErrorOptions, code: ErrorCode = 'ERR_JOURNAL_WRITE') {
+    super(code, message);
+    if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
+
+/** The journal's disk is full (SQLITE_FULL): free space, and the next call goes through. */
+export class JournalFullError extends JournalWriteError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options, 'ERR_JOURNAL_FULL');
+  }
+}
+
+/** The journal cannot be written: its file, directory or file system is read-only (SQLITE_READONLY*). */
+export class JournalReadOnlyError extends JournalWriteError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options, 'ERR_JOURNAL_READONLY');
+  }
+}
+
+/** The operating system reported an I/O error on the journal's files (SQLITE_IOERR*). */
+export class JournalIOError extends JournalWriteError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options, 'ERR_JOURNAL_IO');
+  }
+}
+
+/**
  * The queue's server (Redis) could not be reached, or the connection broke
  * while a call was in flight. The message says which: a call that was never
  * sent changed nothing; one whose reply was lost may or may not have taken
@@ -134,6 +173,20 @@ export class JournalCorruptError extends JobQueueError {
 export class BackendUnavailableError extends JobQueueError {
   constructor(message: string, options?: ErrorOptions) {
     super('ERR_BACKEND_UNAVAILABLE', message);
+    if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
+
+/**
+ * A feature needs an optional peer dependency that is not installed
+ * (better-sqlite3 for `JobQueue.open`, ioredis for `RedisJobQueue`).
+ * `packageName` is the package to install.
+ */
+export class MissingDependencyError extends JobQueueError {
+  readonly packageName: string;
+  constructor(packageName: string, feature: string, options?: ErrorOptions) {
+    super('ERR_MISSING_DEPENDENCY', `${feature} needs the package ${packageName}: install it with \`npm install ${packageName}\``);
+    this.packageName = packageName;
     if (options?.cause !== undefined) this.cause = options.cause;
   }
 }

@@ -7,10 +7,15 @@ export { JobStatus, type JobView, type Lease, type QueueStats } from './types.js
 export type { JobQueueOptions } from './options.js';
 export {
   JobQueueError, InvalidArgumentError, JobNotFoundError, IllegalStateError, StaleLeaseError, QueueFullError,
-  JournalBusyError, JournalCorruptError, BackendUnavailableError,
+  JournalBusyError, JournalCorruptError, JournalWriteError, JournalFullError, JournalReadOnlyError, JournalIOError,
+  BackendUnavailableError, MissingDependencyError,
   type ErrorCode,
 } from './errors.js';
-export { WorkerPool, type WorkerPoolOptions, type PoolStats, type PoolStatsOf } from './pool/pool.js';
+export { WorkerPool, type PoolStats, type PoolStatsOf } from './pool/pool.js';
+export type { TimeoutsByType, UnknownTypePolicy, WorkerPoolOptions } from './pool/options.js';
+export type { JobEvent, PoolErrorEvent, PoolEventName, PoolEvents, PoolLogger } from './pool/events.js';
 export type { PoolQueue, QueueHandle, WorkerQueue } from './pool/backend.js';
 export type { Handler, HandlerContext } from './pool/handlers.js';
 export { PermanentError } from './errors.js';
+export { collectMetrics, MAX_TYPE_LABELS, OTHER_TYPE, QueueMetrics, type MetricsPool, type MetricsQueue, type MetricsTarget } from './metrics/prometheus.js';
+export { JsonJobs, jsonHandlers, type JsonHandlers, type JsonJob, type PayloadsOf } from './typed.js';

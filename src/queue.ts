@@ -90,8 +90,10 @@ export class JobQueue {
   /**
    * Opens the SQLite journal at `path` (creating it if there is none) and
    * returns its queue, with every job it holds: SUCCEEDED, DEAD and CANCELLED
-   * as they were; a job RUNNING when the last owner stopped is PENDING again,
-   * ready now, its interrupted attempt not counted, with lastError LEASE_LOST.
+   * as they were; a job RUNNING when the last owner stopped has lost that
+   * attempt (lastError LEASE_LOST): PENDING after its backoff while attempts
+   * remain, else DEAD. (A lease reaches the journal with the next commit, or
+   * at once with `flush()`; one that never did comes back PENDING as it was.)
    *
    * From then on a call returns only once its change is committed (`submit`,
    * `submitMany`, `complete`, `fail`, `cancel`, `retryDead`, and any call that
@@ -99,8 +101,14 @@ export class JobQueue {
    * with the next commit, within milliseconds. Commits are grouped: one thread
    * at a time writes every thread's changes in one transaction, outside the
    * queue lock, so a burst from many threads costs one commit, not one each.
-   * A job is visible to other threads a moment before its submit has
-   * committed; a crash in that moment forgets it, but its submit never returned.
+   * A job can be seen (`view`, `stats`) a moment before its submit has
+   * committed, but no thread can lease, cancel or retry it before: a crash in
+   * that moment forgets it, and its submit never returned.
+   *
+   * A commit that fails (disk full, read-only, I/O error) throws a
+   * JournalWriteError subclass from every call that was waiting for it, and
+   * each of those calls is undone: the queue and the journal are as if it
+   * never ran. Once the disk works again, so does the queue.
    *
    * One process owns a journal at a time: another gets JournalBusyError; a
    * file that is not a journal gets JournalCorruptError and is left untouched.
@@ -122,7 +130,7 @@ export class JobQueue {
       return queue;
     } catch (error) {
       if (link.owner) journal.release();
-      journal.close();
+      closeQuietly(journal);
       throw error;
     }
   }
@@ -148,12 +156,15 @@ export class JobQueue {
     journal.claim(link.path);
     link.owner = true;
     const now = this.#ctx.now();
-    const requeued = kept.filter((job) => job.status === JobStatus.RUNNING);
-    for (const job of requeued) {
-      // The lease died with its process: the job runs again, and the attempt that never finished does not count.
-      Object.assign(job, { status: JobStatus.PENDING, attempts: job.attempts - 1, runAt: now, lastError: LEASE_LOST, leaseUntil: 0, moves: job.moves + 1 });
+    const lost = kept.filter((job) => job.status === JobStatus.RUNNING);
+    const policy = this.#ctx.policy;
+    for (const job of lost) {
+      // The attempt died with its process and counts as failed, so a job that kills its process cannot loop forever.
+      const retry = job.attempts < policy.maxAttempts;
+      const runAt = retry ? now + policy.backoffAfter(job.attempts) : job.runAt;
+      Object.assign(job, { status: retry ? JobStatus.PENDING : JobStatus.DEAD, runAt, lastError: LEASE_LOST, leaseUntil: 0, moves: job.moves + 1 });
     }
-    journal.write({ inserts: [], updates: requeued, evictions: dropped.map((job) => job.num) });
+    journal.write({ inserts: [], updates: lost, evictions: dropped.map((job) => job.num) });
     const sequences = journal.sequences();
     this.#ctx.locked((core, at) => core.restore(kept, sequences, at));
   }
@@ -264,6 +275,17 @@ export class JobQueue {
     this.#ctx.memory.signal.bump();
   }
 
+  /**
+   * Returns once every change made so far, by any thread, is in the journal —
+   * also those that otherwise ride with the next commit (a lease, an extended
+   * lease, an eviction). A worker calls it after `poll` and before running
+   * the job, so that an attempt its process dies in is counted after a
+   * reopen. Without a journal, returns at once.
+   */
+  flush(): void {
+    this.#ctx.flush();
+  }
+
   /** Heartbeat: the lease now lasts until now + leaseMillis. Returns the new leaseUntil. */
   extend(jobId: string, token: number, leaseMillis: number): number {
     return this.#worker.extend(jobId, token, leaseMillis);
@@ -321,21 +343,42 @@ export class JobQueue {
 
   /**
    * Closes this thread's view of the queue; other threads' views stay open.
-   * With a journal, closes this thread's connection, and the owner's close
-   * releases the journal for another process.
+   * With a journal, commits what is still to commit, closes this thread's
+   * connection, and the owner's close releases the journal for another
+   * process (or another open in this thread). If that last commit fails, the
+   * queue is closed and released all the same, and close throws the
+   * JournalWriteError: what it could not commit (at most the leases,
+   * extensions and evictions of the last milliseconds) is not in the journal.
    */
   close(): void {
     const ctx = this.#ctx;
     if (ctx.closed) return;
     ctx.releaseRow();
     const link = ctx.journal;
+    let failure: unknown;
     if (link !== undefined) {
       ctx.stopCommitTimer();
-      // Everything noted so far, by any thread (also one since killed), is committed before the journal is let go.
-      ctx.makeDurable(ctx.memory.commits.head());
+      try {
+        // Everything noted so far, by any thread (also one since killed), is committed before the journal is let go.
+        ctx.flush();
+      } catch (error) {
+        failure = error;
+      }
       if (link.owner) link.journal.release();
-      link.journal.close();
+      const closing = closeQuietly(link.journal);
+      failure ??= closing;
     }
     ctx.closed = true;
+    if (failure !== undefined) throw failure;
+  }
+}
+
+/** Closes a connection; returns the error instead of throwing it (the caller has a better one to report first). */
+function closeQuietly(journal: Journal): unknown {
+  try {
+    journal.close();
+    return undefined;
+  } catch (error) {
+    return error;
   }
 }

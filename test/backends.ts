@@ -32,7 +32,7 @@ import { redisBackend } from './redis-harness.js';
 type Awaitable<T> = T | Promise<T>;
 
 /**
- * The queue contract (SPEC §3) as the conformance tests use it: every method
+ * The queue contract as the conformance tests use it: every method
  * of `JobQueue` except the shared-memory ones (`share`, `attach`), with each
  * result either plain or a Promise. A backend whose methods return Promises
  * rejects where `JobQueue` throws, with the same error classes and codes.

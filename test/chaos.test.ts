@@ -1,6 +1,6 @@
 /**
- * Thread-termination chaos (SPEC §3: "Threads die at any instant ... That must
- * never wedge the queue, lose a job or lease one twice"). Worker threads run
+ * Thread-termination chaos (threads die at any instant, and that must
+ * never wedge the queue, lose a job or lease one twice). Worker threads run
  * tight loops of queue calls while the test calls worker.terminate() on random
  * ones at random instants and starts replacements; the queue's lock timeout is
  * short so that a lock left behind by a killed thread is recovered quickly.

@@ -21,12 +21,13 @@ function leasehold(...args: string[]): { status: number | null; stdout: string; 
 }
 
 let files = 0;
-/** A closed journal with 2 SUCCEEDED, 2 DEAD (J3 'bad input', J4 'timeout') and 1 PENDING job. */
+/** A closed journal: 2 SUCCEEDED, 2 DEAD (J3 'bad input', J4 'timeout'), J5 PENDING and ready, J6 PENDING and delayed. */
 function journal(): string {
   const path = join(scratch, `q${++files}.db`);
   const queue = JobQueue.open(path, new ManualClock(1_000), new RetryPolicy(1, 0, 0));
   const errors: Record<string, string> = { J3: 'bad input', J4: 'timeout' };
   for (let i = 0; i < 5; i++) queue.submit(`type${i}`, `payload ${i}`);
+  queue.submit('later', 'in a year', 0, Date.now() + 365 * 86_400_000);
   for (let i = 0; i < 4; i++) {
     const lease = queue.poll('w', 100)!;
     const error = errors[lease.jobId];
@@ -37,26 +38,72 @@ function journal(): string {
   return path;
 }
 
+function statusOf(path: string, id: string): string {
+  const queue = JobQueue.open(path, new ManualClock(1_000), new RetryPolicy(1, 0, 0));
+  try {
+    return queue.view(id).status;
+  } finally {
+    queue.close();
+  }
+}
+
 describe('leasehold stats / dlq', () => {
-  it('counts the jobs of a journal by status', () => {
-    const run = leasehold('stats', journal());
+  it('counts the jobs of a journal by status in an aligned table, PENDING split into ready and delayed', () => {
+    const path = journal();
+    const run = leasehold('stats', path);
     expect(run.status).toBe(0);
-    expect(run.stdout).toMatch(/PENDING\s+1\b/);
-    expect(run.stdout).toMatch(/SUCCEEDED\s+2\b/);
-    expect(run.stdout).toMatch(/DEAD\s+2\b/);
+    expect(run.stdout).toBe(
+      [
+        `Journal ${path}`,
+        '  PENDING    2',
+        '    ready    1',
+        '    delayed  1',
+        '  RUNNING    0',
+        '  SUCCEEDED  2',
+        '  DEAD       2',
+        '  CANCELLED  0',
+        '',
+      ].join('\n'),
+    );
   });
 
-  it('lists the dead letters with their attempts and last errors', () => {
-    const run = leasehold('dlq', 'list', journal());
+  it('prints the counts as JSON with --json', () => {
+    const path = journal();
+    const run = leasehold('stats', path, '--json');
     expect(run.status).toBe(0);
-    expect(run.stdout).toContain('Dead letters');
-    expect(run.stdout).toMatch(/J3.*type2.*bad input/);
-    expect(run.stdout).toMatch(/J4.*type3.*timeout/);
+    expect(JSON.parse(run.stdout)).toEqual({ file: path, pending: 2, ready: 1, delayed: 1, running: 0, succeeded: 2, dead: 2, cancelled: 0 });
+  });
+
+  it('lists the dead letters in aligned columns, with no index column and no quotes', () => {
+    const path = journal();
+    const run = leasehold('dlq', 'list', path);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toBe(
+      [
+        `Dead letters in ${path}: 2`,
+        '  id  type   attempts  last error',
+        '  J3  type2         1  bad input',
+        '  J4  type3         1  timeout',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('lists the dead letters as JSON with --json, an empty array when there are none', () => {
+    const path = journal();
+    const run = leasehold('dlq', 'list', path, '--json');
+    expect(run.status).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual([
+      { id: 'J3', type: 'type2', priority: 0, attempts: 1, lastError: 'bad input', payload: 'payload 2' },
+      { id: 'J4', type: 'type3', priority: 0, attempts: 1, lastError: 'timeout', payload: 'payload 3' },
+    ]);
+    expect(leasehold('dlq', 'retry', path, '--all').status).toBe(0);
+    expect(JSON.parse(leasehold('dlq', 'list', path, '--json').stdout)).toEqual([]);
   });
 
   it('retries the named dead letters, and then all with --all', () => {
     const path = journal();
-    expect(leasehold('dlq', 'retry', path, 'J4').status).toBe(0);
+    expect(leasehold('dlq', 'retry', path, 'J4').stdout).toBe('Retried 1 dead job(s): J4\n');
     let queue = JobQueue.open(path, new ManualClock(1_000), new RetryPolicy(1, 0, 0));
     expect(queue.view('J4')).toMatchObject({ status: 'PENDING', attempts: 0, lastError: 'timeout' });
     expect(queue.view('J3').status).toBe('DEAD');
@@ -67,15 +114,30 @@ describe('leasehold stats / dlq', () => {
     queue.close();
   });
 
-  it('refuses to retry a job that is not dead, or without ids, and a missing journal', () => {
+  it('refuses to retry a job that is not dead, retrying none of the others named with it', () => {
     const path = journal();
-    const notDead = leasehold('dlq', 'retry', path, 'J1');
+    const notDead = leasehold('dlq', 'retry', path, 'J3', 'J1');
     expect(notDead.status).toBe(1);
-    expect(notDead.stderr).toContain('DEAD');
+    expect(notDead.stderr).toBe('leasehold: Job J1 is SUCCEEDED, not DEAD: nothing was retried\n');
+    expect(statusOf(path, 'J3')).toBe('DEAD');
+  });
+
+  it('names an unknown job id plainly, and refuses a malformed one or none as bad usage', () => {
+    const path = journal();
+    const unknown = leasehold('dlq', 'retry', path, 'J999');
+    expect(unknown.status).toBe(1);
+    expect(unknown.stderr).toBe('leasehold: No job with id J999\n');
+    const malformed = leasehold('dlq', 'retry', path, 'x17');
+    expect(malformed.status).toBe(2);
+    expect(malformed.stderr).toBe('leasehold dlq retry: x17 is not a job id (ids look like J17)\n');
     expect(leasehold('dlq', 'retry', path).status).toBe(2);
-    const missing = leasehold('stats', join(scratch, 'none.db'));
-    expect(missing.status).toBe(1);
-    expect(missing.stderr).toContain('No journal');
+  });
+
+  it('says there is no journal at a missing path, with exit code 1', () => {
+    const missing = join(scratch, 'none.db');
+    const run = leasehold('stats', missing);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toBe(`leasehold: No journal at ${missing}\n`);
   });
 
   it('reads a journal another process owns, but refuses to change it', async () => {

@@ -1,24 +1,29 @@
 /**
- * `leasehold demo` (SPEC §6): the built CLI run end to end with every kind of
+ * `leasehold demo`: the built CLI run end to end with every kind of
  * fault, and its accounting — the check behind its exit code — on made-up
  * outcomes, so that the exit-1 path is proven without provoking a real loss.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { account, type JobOutcome } from '../dist/cli/demo.js';
 import { faultCounts, planFaults } from '../dist/cli/faults.js';
-import { fitWithin, resizeBox } from '../dist/cli/resize.js';
+import { fitWithin } from '../dist/cli/resize.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), 'leasehold-demo-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 function leasehold(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const run = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 90_000 });
+  return leaseholdIn(tmpdir(), ...args);
+}
+
+/** The CLI with `tmp` as its temporary directory. */
+function leaseholdIn(tmp: string, ...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const run = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 90_000, env: { ...process.env, TMPDIR: tmp } });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
@@ -70,6 +75,21 @@ describe('leasehold demo', () => {
     expect(run.stdout).toContain('FAILED: ');
     expect(run.stdout).toContain('  - the queue did not drain within 1 s');
     expect(run.stdout).toContain('  - succeeded 0 + dead 0 = 0, not the 2 submitted');
+  });
+
+  it('removes its temporary folder at the end when no --out is given, whether it passes or fails', () => {
+    const tmp = join(scratch, 'tmp');
+    mkdirSync(tmp);
+    const pass = leaseholdIn(tmp, 'demo', '--jobs', '4', '--size', '64', '--lease-ms', '2000', '--poison', '0.25',
+      '--transient', '0', '--crash', '0', '--hang', '0', '--stall', '0');
+    expect(pass.status, pass.stdout).toBe(0);
+    const used = /^  output: (\S+) \(removed at the end/m.exec(pass.stdout)?.[1];
+    expect(used?.startsWith(join(tmp, 'leasehold-demo-'))).toBe(true);
+    expect(readdirSync(tmp)).toEqual([]);
+    const fail = leaseholdIn(tmp, 'demo', '--jobs', '1', '--size', '64', '--lease-ms', '3000', '--timeout', '1', '--hang', '1',
+      '--transient', '0', '--crash', '0', '--stall', '0', '--poison', '0');
+    expect(fail.status, fail.stdout).toBe(1);
+    expect(readdirSync(tmp)).toEqual([]);
   });
 
   it('refuses fault rates that add up to more than 1 with exit code 2', () => {
@@ -154,21 +174,10 @@ describe('demo fault plan', () => {
   });
 });
 
-describe('thumbnail resize', () => {
-  it('averages each box of source pixels', () => {
-    // 2×2 RGBA → 1×1: the mean of the four pixels.
-    const src = Uint8Array.from([0, 0, 0, 255, 100, 0, 0, 255, 0, 200, 0, 255, 0, 0, 40, 255]);
-    expect([...resizeBox(src, 2, 2, 1, 1)]).toEqual([25, 50, 10, 255]);
-  });
-
+describe('thumbnail size', () => {
   it('fits the thumbnail in the square, keeping the aspect ratio and never enlarging', () => {
     expect(fitWithin(512, 512, 64)).toEqual({ width: 64, height: 64 });
     expect(fitWithin(640, 320, 64)).toEqual({ width: 64, height: 32 });
     expect(fitWithin(30, 20, 64)).toEqual({ width: 30, height: 20 });
-  });
-
-  it('covers every source pixel exactly once when the sizes do not divide', () => {
-    const src = new Uint8Array(7 * 5 * 4).fill(200);
-    expect([...resizeBox(src, 7, 5, 3, 2)].every((v) => v === 200)).toBe(true);
   });
 });

@@ -312,3 +312,15 @@ export function pause(ms: number): Promise<void> {
 export async function terminateAll(workers: readonly RunningWorker[]): Promise<void> {
   await Promise.all(workers.map((w) => w.worker.terminate().catch(() => undefined)));
 }
+
+/**
+ * A bounded wait on a condition (sync or async), not a sleep: resolves as soon
+ * as it holds, fails with `what` after `ms`. Looks again every few milliseconds.
+ */
+export async function waitUntil(what: string, condition: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for: ${what}`);
+    await pause(5);
+  }
+}

@@ -1,5 +1,5 @@
 /**
- * The SQLite journal (SPEC §5) within one process: `JobQueue.open` restores
+ * The SQLite journal within one process: `JobQueue.open` restores
  * everything a closed journal held; every kind of state change is journaled;
  * eviction deletes from the journal; one owner at a time (a stale owner killed
  * with SIGKILL does not lock the journal forever); corrupt and foreign files
@@ -181,7 +181,7 @@ describe('reopening a closed journal: order and limits', () => {
 });
 
 describe('every state change is journaled', () => {
-  it('poll: a job RUNNING when the journal closed comes back PENDING, ready now, its attempt not counted', () => {
+  it('poll: a job RUNNING when the journal closed has lost that attempt: retried after its backoff, lastError LEASE_LOST', () => {
     const path = tempJournal();
     const clock = new ManualClock(T0);
     let queue = openJournal(path, clock);
@@ -190,10 +190,42 @@ describe('every state change is journaled', () => {
     expect(queue.view(id)).toMatchObject({ status: 'RUNNING', attempts: 1 });
     clock.advance(50);
     queue = reopen(queue, path, clock);
-    expect(queue.view(id)).toMatchObject({ status: 'PENDING', attempts: 0, nextRunAt: clock.now(), lastError: LEASE_LOST });
+    expect(queue.view(id)).toMatchObject({ status: 'PENDING', attempts: 1, nextRunAt: clock.now() + 100, lastError: LEASE_LOST });
+    expect(queue.poll('w', 1_000)).toBeUndefined();
+    clock.advance(100);
     const again = mustPollSync(queue, id);
-    expect(again.attempt).toBe(1);
+    expect(again.attempt).toBe(2);
     expect(again.token).toBeGreaterThan(lease.token);
+  });
+
+  it('poll: a job RUNNING on its last attempt when the journal closed is DEAD after the reopen, lastError LEASE_LOST', () => {
+    const path = tempJournal();
+    const clock = new ManualClock(T0);
+    let queue = openJournal(path, clock);
+    const id = queue.submit('t', 'p');
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      clock.advance(10_000);
+      queue.fail(id, mustPollSync(queue, id).token, `e${attempt}`);
+    }
+    clock.advance(10_000);
+    mustPollSync(queue, id, 60_000);
+    queue = reopen(queue, path, clock);
+    expect(queue.view(id)).toMatchObject({ status: 'DEAD', attempts: 3, lastError: LEASE_LOST });
+    expect(queue.deadLetters().map((v) => v.id)).toEqual([id]);
+    // And it stays so: the reopen journaled it.
+    queue = reopen(queue, path, clock);
+    expect(queue.view(id)).toMatchObject({ status: 'DEAD', attempts: 3, lastError: LEASE_LOST });
+  });
+
+  it('flush: a lease is in the journal once flush() returns, before any other commit', () => {
+    const path = tempJournal();
+    const clock = new ManualClock(T0);
+    const queue = openJournal(path, clock);
+    const id = queue.submit('t', 'p');
+    mustPollSync(queue, id, 60_000);
+    queue.flush();
+    // Read by another connection while this queue still owns the journal: the lease is committed.
+    expect(row(path, 1)).toMatchObject({ status: 'RUNNING', attempts: 1 });
   });
 
   it('complete: SUCCEEDED stays SUCCEEDED', () => {
@@ -256,7 +288,7 @@ describe('every state change is journaled', () => {
     closeJournal(queue);
     expect(row(path, 1)).toMatchObject({ status: 'RUNNING', lease_until: T0 + 10_500, attempts: 1 });
     queue = openJournal(path, clock);
-    expect(queue.view(id)).toMatchObject({ status: 'PENDING', attempts: 0, lastError: LEASE_LOST });
+    expect(queue.view(id)).toMatchObject({ status: 'PENDING', attempts: 1, lastError: LEASE_LOST });
   });
 
   it('cancel: CANCELLED stays CANCELLED', () => {

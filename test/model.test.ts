@@ -1,9 +1,10 @@
 /**
  * Model-based tests: random operation sequences run against the real queue and
- * against `QueueModel`, a deliberately naive executable copy of SPEC.md §3
- * (plain arrays, linear scans, no indexes). After every step the test compares
- * what the call returned (or the error code it threw), then `stats()`,
- * `queueDepth()`, `dlqDepth()`, `deadLetters()` and `view()` of every job.
+ * against `QueueModel` (test/history/model.ts), a deliberately naive
+ * executable copy of the queue's contract (plain arrays, linear scans, no indexes).
+ * After every step the test compares what the call returned (or the error
+ * code it threw), then `stats()`, `queueDepth()`, `dlqDepth()`,
+ * `deadLetters()` and `view()` of every job.
  *
  * Operations are generated abstractly ("complete job #k with its current
  * token") and resolved against the model's state when they run, so fast-check
@@ -15,288 +16,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { JobNotFoundError, JobQueue, JobQueueError, ManualClock, RetryPolicy } from '../dist/index.js';
 import { testSeed } from './helpers.js';
-
-type Status = 'PENDING' | 'RUNNING' | 'SUCCEEDED' | 'DEAD' | 'CANCELLED';
-type Code = 'ERR_INVALID_ARGUMENT' | 'ERR_JOB_NOT_FOUND' | 'ERR_ILLEGAL_STATE' | 'ERR_STALE_LEASE' | 'ERR_QUEUE_FULL';
-type Outcome = { ok: true; value: unknown } | { ok: false; code: Code };
-
-const ok = (value: unknown): Outcome => ({ ok: true, value });
-const err = (code: Code): Outcome => ({ ok: false, code });
-
-interface PolicySpec {
-  maxAttempts: number;
-  base: number;
-  max: number;
-}
-
-interface ModelJob {
-  num: number;
-  id: string;
-  type: string;
-  payload: string;
-  priority: number;
-  status: Status;
-  attempts: number;
-  runAt: number;
-  lastError: string | null;
-  token: number | null;
-  leaseUntil: number | null;
-  /** Order in which the job reached SUCCEEDED or CANCELLED (eviction is oldest first). */
-  finishedSeq: number;
-  evicted: boolean;
-  /** Every token ever handed out for this job (for "stale" token choices). */
-  tokens: number[];
-}
-
-// ── the model ──────────────────────────────────────────────────────────────
-
-/** SPEC.md §3, as plainly as it can be written. Never look at the engine to write this. */
-class QueueModel {
-  now: number;
-  readonly jobs: ModelJob[] = [];
-  readonly issuedTokens = new Set<number>();
-  #finishCounter = 0;
-
-  constructor(
-    now: number,
-    readonly policy: PolicySpec,
-    readonly capacity: number,
-    readonly maxPayloadBytes: number | undefined,
-  ) {
-    this.now = now;
-  }
-
-  backoffAfter(n: number): number {
-    return Math.min(this.policy.max, this.policy.base * 2 ** (n - 1));
-  }
-
-  /** Every operation, reads included, first turns expired leases into failed attempts at leaseUntil. */
-  expire(): void {
-    for (const j of this.jobs) {
-      if (j.status === 'RUNNING' && j.leaseUntil! <= this.now) {
-        reached(j.attempts < this.policy.maxAttempts ? 'lease expired, retried' : 'lease expired, dead');
-        this.#failAttempt(j, j.leaseUntil!, 'lease expired');
-      }
-    }
-  }
-
-  #failAttempt(j: ModelJob, at: number, error: string): void {
-    j.lastError = error;
-    j.token = null;
-    j.leaseUntil = null;
-    if (j.attempts < this.policy.maxAttempts) {
-      j.status = 'PENDING';
-      j.runAt = at + this.backoffAfter(j.attempts);
-    } else {
-      j.status = 'DEAD';
-    }
-  }
-
-  #finish(j: ModelJob, status: 'SUCCEEDED' | 'CANCELLED'): void {
-    j.status = status;
-    j.token = null;
-    j.leaseUntil = null;
-    j.finishedSeq = ++this.#finishCounter;
-  }
-
-  find(id: string): ModelJob | undefined {
-    return this.jobs.find((j) => j.id === id && !j.evicted);
-  }
-
-  held(): ModelJob[] {
-    return this.jobs.filter((j) => !j.evicted);
-  }
-
-  #holds(j: ModelJob, token: number): boolean {
-    return j.status === 'RUNNING' && j.token === token && this.now < j.leaseUntil!;
-  }
-
-  submit(type: unknown, payload: string | null | undefined, priority: number | undefined, runAt: number | undefined): Outcome {
-    this.expire();
-    if (typeof type !== 'string' || type.trim() === '') return err('ERR_INVALID_ARGUMENT');
-    if (priority !== undefined && !Number.isInteger(priority)) return err('ERR_INVALID_ARGUMENT');
-    if (runAt !== undefined && !Number.isFinite(runAt)) return err('ERR_INVALID_ARGUMENT');
-    const body = payload ?? '';
-    if (this.maxPayloadBytes !== undefined && Buffer.byteLength(body, 'utf8') > this.maxPayloadBytes) {
-      return err('ERR_INVALID_ARGUMENT');
-    }
-    const held = this.held();
-    if (held.length >= this.capacity) {
-      const finished = held
-        .filter((j) => j.status === 'SUCCEEDED' || j.status === 'CANCELLED')
-        .sort((a, b) => a.finishedSeq - b.finishedSeq);
-      if (finished.length === 0) return err('ERR_QUEUE_FULL');
-      finished[0]!.evicted = true;
-      reached(finished.length > 1 ? 'eviction, oldest of several' : 'eviction');
-    }
-    const num = this.jobs.length + 1;
-    this.jobs.push({
-      num,
-      id: `J${num}`,
-      type,
-      payload: body,
-      priority: priority ?? 0,
-      status: 'PENDING',
-      attempts: 0,
-      runAt: runAt ?? this.now,
-      lastError: null,
-      token: null,
-      leaseUntil: null,
-      finishedSeq: 0,
-      evicted: false,
-      tokens: [],
-    });
-    return ok(`J${num}`);
-  }
-
-  /** The lease without its token (the model cannot know tokens; the runner records the real one). */
-  poll(workerId: unknown, leaseMillis: unknown): Outcome {
-    this.expire();
-    if (typeof workerId !== 'string' || workerId.trim() === '') return err('ERR_INVALID_ARGUMENT');
-    if (!validMillis(leaseMillis)) return err('ERR_INVALID_ARGUMENT');
-    let best: ModelJob | undefined;
-    for (const j of this.held()) {
-      if (j.status !== 'PENDING' || j.runAt > this.now) continue;
-      if (
-        best === undefined ||
-        j.priority > best.priority ||
-        (j.priority === best.priority && j.runAt < best.runAt) ||
-        (j.priority === best.priority && j.runAt === best.runAt && j.num < best.num)
-      ) {
-        best = j;
-      }
-    }
-    if (best === undefined) return ok(undefined);
-    best.status = 'RUNNING';
-    best.attempts += 1;
-    best.leaseUntil = this.now + leaseMillis;
-    best.token = null; // filled in by acceptToken
-    return ok({ jobId: best.id, type: best.type, payload: best.payload, attempt: best.attempts, leaseUntil: best.leaseUntil });
-  }
-
-  acceptToken(jobId: string, token: number): void {
-    const j = this.find(jobId)!;
-    j.token = token;
-    j.tokens.push(token);
-    this.issuedTokens.add(token);
-  }
-
-  complete(id: string, token: number): Outcome {
-    this.expire();
-    const j = this.find(id);
-    if (j === undefined) return err('ERR_JOB_NOT_FOUND');
-    if (!this.#holds(j, token)) return err('ERR_STALE_LEASE');
-    this.#finish(j, 'SUCCEEDED');
-    return ok(undefined);
-  }
-
-  fail(id: string, token: number, error: string | null | undefined): Outcome {
-    this.expire();
-    const j = this.find(id);
-    if (j === undefined) return err('ERR_JOB_NOT_FOUND');
-    if (!this.#holds(j, token)) return err('ERR_STALE_LEASE');
-    this.#failAttempt(j, this.now, error ?? 'failed');
-    return ok(undefined);
-  }
-
-  extend(id: string, token: number, leaseMillis: unknown): Outcome {
-    this.expire();
-    if (!validMillis(leaseMillis)) return err('ERR_INVALID_ARGUMENT');
-    const j = this.find(id);
-    if (j === undefined) return err('ERR_JOB_NOT_FOUND');
-    if (!this.#holds(j, token)) return err('ERR_STALE_LEASE');
-    j.leaseUntil = this.now + leaseMillis;
-    return ok(j.leaseUntil);
-  }
-
-  cancel(id: string): Outcome {
-    this.expire();
-    const j = this.find(id);
-    if (j === undefined) return err('ERR_JOB_NOT_FOUND');
-    if (j.status !== 'PENDING') return err('ERR_ILLEGAL_STATE');
-    this.#finish(j, 'CANCELLED');
-    return ok(undefined);
-  }
-
-  retryDead(id: string): Outcome {
-    this.expire();
-    const j = this.find(id);
-    if (j === undefined) return err('ERR_JOB_NOT_FOUND');
-    if (j.status !== 'DEAD') return err('ERR_ILLEGAL_STATE');
-    j.status = 'PENDING';
-    j.attempts = 0;
-    j.runAt = this.now;
-    return ok(undefined);
-  }
-
-  view(id: string): Outcome {
-    this.expire();
-    const j = this.find(id);
-    return j === undefined ? err('ERR_JOB_NOT_FOUND') : ok(modelView(j));
-  }
-
-  deadLetters(): unknown[] {
-    this.expire();
-    return this.held()
-      .filter((j) => j.status === 'DEAD')
-      .map(modelView);
-  }
-
-  stats(): Record<string, number> {
-    this.expire();
-    const held = this.held();
-    const count = (p: (j: ModelJob) => boolean) => held.filter(p).length;
-    return {
-      pending: count((j) => j.status === 'PENDING'),
-      ready: count((j) => j.status === 'PENDING' && j.runAt <= this.now),
-      delayed: count((j) => j.status === 'PENDING' && j.runAt > this.now),
-      running: count((j) => j.status === 'RUNNING'),
-      succeeded: count((j) => j.status === 'SUCCEEDED'),
-      dead: count((j) => j.status === 'DEAD'),
-      cancelled: count((j) => j.status === 'CANCELLED'),
-    };
-  }
-}
-
-function validMillis(ms: unknown): ms is number {
-  return typeof ms === 'number' && Number.isFinite(ms) && ms > 0;
-}
-
-/** The spec's JobView fields plus the two optional ones this engine documents (payload, leaseUntil). */
-function modelView(j: ModelJob): Record<string, unknown> {
-  return {
-    id: j.id,
-    type: j.type,
-    priority: j.priority,
-    status: j.status,
-    attempts: j.attempts,
-    nextRunAt: j.runAt,
-    lastError: j.lastError,
-    payload: j.payload,
-    leaseUntil: j.status === 'RUNNING' ? j.leaseUntil : null,
-  };
-}
-
-const REQUIRED_VIEW_FIELDS = ['id', 'type', 'priority', 'status', 'attempts', 'nextRunAt', 'lastError'] as const;
-const OPTIONAL_VIEW_FIELDS = ['payload', 'leaseUntil'] as const;
-
-/** The fields of a real view that the model can speak for: the required ones, and the optional ones if present. */
-function comparableView(real: unknown, expected: Record<string, unknown>): [Record<string, unknown>, Record<string, unknown>] {
-  const r = real as Record<string, unknown>;
-  const got: Record<string, unknown> = {};
-  const want: Record<string, unknown> = {};
-  for (const k of REQUIRED_VIEW_FIELDS) {
-    got[k] = r[k];
-    want[k] = expected[k];
-  }
-  for (const k of OPTIONAL_VIEW_FIELDS) {
-    if (k in r) {
-      got[k] = r[k];
-      want[k] = expected[k];
-    }
-  }
-  return [got, want];
-}
+import { QueueModel, comparableView, modelView, type Outcome, type PolicySpec, type Status } from './history/model.js';
 
 // ── operations ──────────────────────────────────────────────────────────
 
@@ -456,7 +176,7 @@ function runScenario(s: Scenario): void {
     options['arenaBytes'] = 1 << 20;
   }
   const queue = new JobQueue(clock, policy, options);
-  const model = new QueueModel(START, s.policy, s.capacity, s.maxPayloadBytes);
+  const model = new QueueModel(START, s.policy, s.capacity, s.maxPayloadBytes, reached);
   const trace: string[] = [];
 
   const fail = (step: number, what: string, got: unknown, want: unknown): never => {
@@ -720,7 +440,7 @@ const CORE = [
   'lease expired, dead',
 ];
 
-describe('the queue against its model (SPEC §3), one thread', () => {
+describe('the queue against its model, one thread', () => {
   it('agrees with the model after every step of random operation sequences', () => {
     assertScenarios('integer times', scenarioArb({ fractional: false, wide: false, churn: false }, fc.constant(256), undefined), 300, CORE);
   });

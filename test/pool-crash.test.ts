@@ -1,5 +1,5 @@
 /**
- * WorkerPool (SPEC §4) when threads misbehave, with real piscina threads: a
+ * WorkerPool when threads misbehave, with real piscina threads: a
  * thread that crashes (throws outside any handler, exits, leaves a rejection
  * unhandled), a handler that never yields, a handler that blocks past its
  * lease and then returns (a zombie), and a handler module slow to load. In

@@ -4,9 +4,11 @@
  * payload; pools and directories are cleaned up after every test, so no thread
  * outlives its test.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach } from 'vitest';
 import type { PoolQueue, WorkerPool } from '../dist/index.js';
 import { pause } from './helpers.js';
@@ -86,3 +88,42 @@ export function counts<T>(values: readonly T[]): Map<T, number> {
   for (const value of values) seen.set(value, (seen.get(value) ?? 0) + 1);
   return seen;
 }
+
+/** How a child process ended. */
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** A child process running test/fixtures/pool-process.mjs. */
+export interface PoolProcess {
+  child: ChildProcess;
+  /** Resolves once it printed `started` (its pool runs); rejects if it exits first. */
+  started: Promise<void>;
+  exited: Promise<Exit>;
+}
+
+const processes: ChildProcess[] = [];
+
+/** Starts a child process running a WorkerPool as `config` says (see the fixture); killed after the test if still alive. */
+export function poolProcess(config: Record<string, unknown>): PoolProcess {
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./fixtures/pool-process.mjs', import.meta.url)), JSON.stringify(config)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  processes.push(child);
+  const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const started = new Promise<void>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes('started\n')) resolve();
+    });
+    void exited.then((exit) => reject(new Error(`the pool process exited before it started: ${JSON.stringify(exit)}`)));
+  });
+  started.catch(() => undefined);
+  return { child, started, exited };
+}
+
+afterEach(() => {
+  for (const child of processes.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});

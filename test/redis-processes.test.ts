@@ -1,5 +1,5 @@
 /**
- * WorkerPools in separate PROCESSES on one Redis queue (SPEC §4, issue #5):
+ * WorkerPools in separate PROCESSES on one Redis queue (issue #5):
  * each child process (test/fixtures/redis-pool-process.mjs) runs a pool of 2
  * threads on the same queue name, on systemClock. One process is killed with
  * SIGKILL mid-job; another is stopped with SIGSTOP past its lease and then

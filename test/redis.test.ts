@@ -10,7 +10,7 @@ import {
   BackendUnavailableError, InvalidArgumentError, JobQueueError, ManualClock, RedisJobQueue, RetryPolicy, StaleLeaseError,
   systemClock, type JobView,
 } from '../dist/index.js';
-import { T0, pause, withTimeout } from './helpers.js';
+import { T0, pause, waitUntil, withTimeout } from './helpers.js';
 import { describeRedis, startRedis, type RedisServer } from './redis-harness.js';
 
 type Connect = Parameters<typeof RedisJobQueue.connect>[0];
@@ -267,7 +267,8 @@ describeRedis('RedisJobQueue', () => {
     const producer = await open({ name });
     expect(await worker.poll('w', 1000)).toBeUndefined();
     const waiting = worker.waitForWork(30_000);
-    await pause(50); // let it subscribe first; either way it must wake
+    // Once it has subscribed, the submit's wake-up can only come as a message.
+    await waitUntil('the worker subscribed', async () => ((await redis.admin.call('PUBSUB', 'NUMSUB', `leasehold:{${name}}:signal`)) as [string, number])[1] >= 1);
     await producer.submit('t', 'x');
     expect(await withTimeout(waiting, 5000, 'waitForWork')).toBe(true);
     expect((await worker.poll('w', 1000))?.payload).toBe('x');
@@ -338,7 +339,7 @@ describeRedis('RedisJobQueue when Redis fails', () => {
     const queue = await open({ name });
     await redis.admin.call('CLIENT', 'PAUSE', 5000, 'WRITE'); // the submit below waits in Redis, unexecuted
     const submitting = expectUnavailable(queue.submit('t', 'lost'));
-    await pause(100);
+    await waitUntil('the submit is held in Redis', async () => /blocked_clients:[1-9]/.test(await redis.admin.info('clients')));
     await redis.admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
     const error = await submitting;
     expect(error.message).toMatch(/may or may not have taken effect/);

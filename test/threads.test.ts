@@ -1,5 +1,5 @@
 /**
- * Real worker_threads on one queue (SPEC §3 "Concurrency"). Threads start
+ * Real worker_threads on one queue (one lease holder at a time, whatever the interleaving). Threads start
  * together through shared-memory barriers (Atomics.wait/notify), log what they
  * see into SharedArrayBuffers, and the test checks every logged event
  * afterwards, not a sample. Seeds are printed; replay with LEASEHOLD_SEED.
@@ -72,7 +72,7 @@ async function stress(o: StressOptions): Promise<number> {
   const BASE = 10;
   const CAP = 80;
   const policy = new RetryPolicy(MAX_ATTEMPTS, BASE, CAP);
-  /** SPEC §3, computed here rather than asked of the policy under test. */
+  /** The backoff rule, min(cap, base · 2^(n-1)), computed here rather than asked of the policy under test. */
   const backoffAfter = (n: number) => Math.min(CAP, BASE * 2 ** (n - 1));
   const clock = new SharedClock(START);
   const queue = new JobQueue(clock, policy, {

@@ -3,8 +3,8 @@
  * The demo's handler module (`leasehold demo`): job type → handler. Each pool
  * thread imports it and runs `thumbnail` for every job of that type.
  *
- * A `thumbnail` job decodes a source PNG, shrinks it with a box filter and
- * writes the thumbnail; then it appends its job id to the success log, which
+ * A `thumbnail` job decodes a source PNG, shrinks it with jimp (pure
+ * JavaScript: CPU work on this pool thread) and writes the thumbnail; then it appends its job id to the success log, which
  * the demo reads to prove that no job succeeded twice. The payload also
  * carries the job's planned fault (see src/cli/faults.ts), acted out here.
  */
@@ -12,11 +12,9 @@ import { appendFileSync, readFileSync, renameSync, writeFileSync } from 'node:fs
 import { basename } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pngjs from 'pngjs';
+import { Jimp } from 'jimp';
 import { PermanentError } from '../dist/index.js';
-import { fitWithin, resizeBox } from '../dist/cli/resize.js';
-
-const { PNG } = pngjs;
+import { fitWithin } from '../dist/cli/resize.js';
 
 /**
  * @param {string} payload JSON of a ThumbnailPayload (src/cli/thumbnail-job.ts)
@@ -31,9 +29,9 @@ export async function thumbnail(payload, ctx) {
   }
 
   const bytes = readFileSync(job.source); // an I/O error is worth a retry: let it throw as it is
-  let source;
+  let image;
   try {
-    source = PNG.sync.read(bytes);
+    image = await Jimp.read(bytes);
   } catch (error) {
     // A poison job: no retry will make this file decodable.
     throw new PermanentError(`${basename(job.source)}: corrupt or truncated PNG (${/** @type {Error} */ (error).message})`);
@@ -57,12 +55,11 @@ export async function thumbnail(payload, ctx) {
     busyUntil(started + 1.42 * job.leaseMillis);
   }
 
-  const size = fitWithin(source.width, source.height, job.maxSide);
-  const thumb = new PNG({ width: size.width, height: size.height });
-  thumb.data = Buffer.from(resizeBox(source.data, source.width, source.height, size.width, size.height).buffer);
+  const size = fitWithin(image.width, image.height, job.maxSide);
+  image.resize({ w: size.width, h: size.height });
   // Write then rename, so a reader (or a crash) never sees half a thumbnail.
   const partial = `${job.target}.${ctx.jobId}-${ctx.attempt}.part`;
-  writeFileSync(partial, PNG.sync.write(thumb));
+  writeFileSync(partial, await image.getBuffer('image/png'));
   renameSync(partial, job.target);
 
   // Fence: throws if this attempt lost its lease (a zombie), so only the lease holder logs a success.

@@ -4,7 +4,7 @@
  *
  * The main thread draws N source PNGs into `out/sources`, submits one
  * `thumbnail` job per image and lets the pool drain the queue; the pool
- * threads (workers/thumbnail-handlers.js) decode, shrink and write
+ * threads (workers/thumbnail-handlers.js) decode, shrink (with jimp) and write
  * `out/thumbs/*.png`. Exit code 0 only if succeeded + dead = submitted, every
  * succeeded job left a valid thumbnail of the right size, and the success log
  * names no job twice; otherwise 1, with the reasons.
@@ -33,7 +33,7 @@ export interface DemoOptions extends FaultRates {
   leaseMillis: number;
   /** Decides which jobs get which fault, and the images. @default 2026 */
   seed: number;
-  /** Output folder; its `sources/`, `thumbs/` and `successes.log` are replaced. @default a fresh temp folder (sources deleted at the end) */
+  /** Output folder, kept; its `sources/`, `thumbs/` and `successes.log` are replaced. @default a fresh temp folder, removed at the end */
   out: string | undefined;
   /** Side of the square source images, in pixels. @default 512 */
   size: number;
@@ -69,9 +69,17 @@ interface Planned {
   fault: PlannedFault;
 }
 
-/** Runs the demo, writing to stdout; resolves to the exit code. */
+/** Runs the demo, writing to stdout; resolves to the exit code. Without `out`, its temp folder is removed at the end. */
 export async function runDemo(options: DemoOptions): Promise<number> {
   const out = prepareOut(options.out);
+  try {
+    return await runIn(out, options);
+  } finally {
+    if (options.out === undefined) rmSync(out, { recursive: true, force: true });
+  }
+}
+
+async function runIn(out: string, options: DemoOptions): Promise<number> {
   const dirs: Dirs = { sources: join(out, 'sources'), thumbs: join(out, 'thumbs'), log: join(out, 'successes.log') };
   mkdirSync(dirs.sources, { recursive: true });
   mkdirSync(dirs.thumbs, { recursive: true });
@@ -80,24 +88,24 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     `leasehold demo: ${options.jobs} thumbnail jobs (${options.size}px → ${options.thumb}px), ${options.threads} threads, ` +
       `lease ${options.leaseMillis} ms, seed ${options.seed}`,
   );
-  console.log(`  output: ${out}`);
+  console.log(`  output: ${out}${options.out === undefined ? ' (removed at the end: --out DIR keeps it)' : ''}`);
 
   const queue = new JobQueue(systemClock, new RetryPolicy(MAX_ATTEMPTS, 50, 1000), {
     capacity: Math.max(1024, options.jobs),
   });
   const generatedIn = performance.now();
-  const jobs = makeJobs(options, dirs, queue);
+  const jobs = await makeJobs(options, dirs, queue);
   console.log(`  generated and submitted ${jobs.length} sources in ${((performance.now() - generatedIn) / 1000).toFixed(2)} s`);
 
   const run = await runPool(queue, options, jobs.length);
   const views = jobs.map((job) => viewOf(queue, job.id));
   const thumb = fitWithin(options.size, options.size, options.thumb);
-  const outcomes: JobOutcome[] = jobs.map((job, i) => {
+  const outcomes: JobOutcome[] = await Promise.all(jobs.map(async (job, i) => {
     const view = views[i]!;
     const status = typeof view === 'string' ? view : view.status;
-    const problem = status === 'SUCCEEDED' ? inspectPng(job.payload.target, thumb.width, thumb.height) : null;
+    const problem = status === 'SUCCEEDED' ? await inspectPng(job.payload.target, thumb.width, thumb.height) : null;
     return { id: job.id, status, thumbnailProblem: problem };
-  });
+  }));
   // Each line: `J7 attempt 2 thread 3 at 1764000000000`; the id is what counts.
   const logLines = readFileSync(dirs.log, 'utf8').split('\n').filter((line) => line !== '');
   const successLog = logLines.map((line) => line.split(' ')[0]!);
@@ -120,11 +128,7 @@ export async function runDemo(options: DemoOptions): Promise<number> {
   const surprises = [...surprisesOf(jobs, views), ...repeatsOf(logLines, jobs, views)];
   if (surprises.length > 0) console.log(`\nNotes:\n${surprises.map((note) => `  - ${note}`).join('\n')}`);
   console.log();
-  if (options.out === undefined) {
-    // A temp folder of our own: drop the sources (megabytes), keep the thumbnails to look at.
-    rmSync(dirs.sources, { recursive: true, force: true });
-  }
-  console.log(`Thumbnails: ${dirs.thumbs}`);
+  if (options.out !== undefined) console.log(`Thumbnails: ${dirs.thumbs}`);
   const verdict = run.drained
     ? accounting
     : { ...accounting, ok: false, problems: [`the queue did not drain within ${options.timeoutSeconds} s`, ...accounting.problems] };
@@ -172,7 +176,7 @@ async function runPool(queue: JobQueue, options: DemoOptions, total: number): Pr
 }
 
 /** Draws every source PNG (poison jobs get a corrupt one) and submits its job, with a progress bar. */
-function makeJobs(options: DemoOptions, dirs: Dirs, queue: JobQueue): Planned[] {
+async function makeJobs(options: DemoOptions, dirs: Dirs, queue: JobQueue): Promise<Planned[]> {
   const plan = planFaults(options.jobs, options, options.seed);
   const jobs: Planned[] = [];
   const progress = new Progress('Sources   ', options.jobs, () => ({ done: jobs.length, fields: { submitted: jobs.length } }));
@@ -181,7 +185,7 @@ function makeJobs(options: DemoOptions, dirs: Dirs, queue: JobQueue): Planned[] 
     const fault = plan[i]!;
     const name = String(i + 1).padStart(digits, '0');
     const source = join(dirs.sources, `src-${name}.png`);
-    const png = renderSource(options.size, (options.seed * 0x9e3779b1 + i) >>> 0);
+    const png = await renderSource(options.size, (options.seed * 0x9e3779b1 + i) >>> 0);
     writeFileSync(source, fault.fault === 'poison' ? corrupt(png) : png);
     const payload: ThumbnailPayload = {
       source,

@@ -3,26 +3,23 @@
  * thumbnails the pool threads wrote.
  */
 import { readFileSync } from 'node:fs';
-import pngjs from 'pngjs';
+import { Jimp, PNGFilterType } from 'jimp';
 import { prng } from './random.js';
-
-const { PNG } = pngjs;
 
 /**
  * A `size × size` RGBA PNG, different for every seed: interfering waves over a
  * diagonal gradient, with a few discs. Smooth, so it compresses well on disk
  * while still being a full-size image to decode.
  */
-export function renderSource(size: number, seed: number): Buffer {
+export async function renderSource(size: number, seed: number): Promise<Buffer> {
   const random = prng(seed);
-  const png = new PNG({ width: size, height: size });
+  const data = Buffer.alloc(size * size * 4);
   const waves = Array.from({ length: 3 }, () => ({
     fx: (random() - 0.5) * 0.1, fy: (random() - 0.5) * 0.1, phase: random() * Math.PI * 2,
   }));
   // sin(x·fx + y·fy + φ) = sin(x·fx)·cos(y·fy + φ) + cos(x·fx)·sin(y·fy + φ): one table per axis and channel.
   const sinX = waves.map((w) => Float64Array.from({ length: size }, (_, x) => 63 * Math.sin(x * w.fx)));
   const cosX = waves.map((w) => Float64Array.from({ length: size }, (_, x) => 63 * Math.cos(x * w.fx)));
-  const data = png.data;
   for (let y = 0; y < size; y++) {
     for (let c = 0; c < 3; c++) {
       const cosY = Math.cos(y * waves[c]!.fy + waves[c]!.phase);
@@ -50,8 +47,8 @@ export function renderSource(size: number, seed: number): Buffer {
       }
     }
   }
-  // One filter (Paeth) rather than trying all five per row: encoding is the main thread's cost.
-  return PNG.sync.write(png, { deflateLevel: 1, filterType: 4 });
+  // One filter (Paeth, which jimp spells PATH) rather than trying all five per row: encoding is the main thread's cost.
+  return Jimp.fromBitmap({ width: size, height: size, data }).getBuffer('image/png', { deflateLevel: 1, filterType: PNGFilterType.PATH });
 }
 
 /** A poison job's source: the PNG cut short inside its image data, so no decoder can read it. */
@@ -60,7 +57,7 @@ export function corrupt(png: Buffer): Buffer {
 }
 
 /** What is wrong with the PNG at `path` — missing, unreadable or of another size — or null if it is a valid `width × height` PNG. */
-export function inspectPng(path: string, width: number, height: number): string | null {
+export async function inspectPng(path: string, width: number, height: number): Promise<string | null> {
   let bytes: Buffer;
   try {
     bytes = readFileSync(path);
@@ -68,7 +65,7 @@ export function inspectPng(path: string, width: number, height: number): string 
     return `its thumbnail ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
   }
   try {
-    const png = PNG.sync.read(bytes);
+    const png = await Jimp.read(bytes);
     if (png.width !== width || png.height !== height) {
       return `its thumbnail ${path} is ${png.width}×${png.height}, not ${width}×${height}`;
     }

@@ -2,17 +2,18 @@
 /**
  * The `leasehold` command.
  *
- *   leasehold demo [options]      thumbnail farm with injected faults (exit 0 if every job is accounted for)
- *   leasehold bench [suites...]   the benchmarks (from a clone of the repository)
- *   leasehold stats FILE          counts by status of a journal (also while another process owns it)
- *   leasehold dlq list FILE       its dead letters
- *   leasehold dlq retry FILE ID…  puts dead jobs back to PENDING (--all: every one); needs the journal to itself
+ *   leasehold demo [options]          thumbnail farm with injected faults (exit 0 if every job is accounted for)
+ *   leasehold bench [suites...]       the benchmarks (from a clone of the repository)
+ *   leasehold stats FILE [--json]     counts by status of a journal (also while another process owns it)
+ *   leasehold dlq list FILE [--json]  its dead letters
+ *   leasehold dlq retry FILE ID…      puts dead jobs back to PENDING (--all: every one); needs the journal to itself
+ *   leasehold --version
  *
  * Exit codes: 0 success; 1 the command ran and failed (the demo's check, a
  * journal that is busy, damaged or lacks the job); 2 bad usage.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
@@ -22,6 +23,9 @@ import { printDeadLetters, printStats, retryDeadLetters } from './journal-comman
 const EXIT_FAILED = 1;
 const EXIT_USAGE = 2;
 const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const { version } = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
+const JOB_ID = /^J[1-9][0-9]*$/;
+const JSON_OPTION = 'one JSON document instead of a table';
 
 function integer(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
   return (text: string): number => {
@@ -45,6 +49,7 @@ function program(): Command {
   const d = kDemoDefaults;
   const cli = new Command('leasehold')
     .description('A retrying job queue for Node.js worker threads: demo, benchmarks and journal tools.')
+    .version(version, '-V, --version', 'the version of leasehold')
     .showHelpAfterError('(add --help for usage)')
     .exitOverride();
 
@@ -63,7 +68,7 @@ function program(): Command {
     .addOption(new Option('--poison <rate>', 'share of jobs with a corrupt source (dead-lettered)').argParser(rate).default(d.poison))
     .addOption(new Option('--lease-ms <ms>', 'lease per poll, and the hang detection time').argParser(integer('--lease-ms', 100, 3_600_000)).default(d.leaseMillis))
     .addOption(new Option('--seed <n>', 'seed of the fault plan and the images').argParser(integer('--seed', 0, 2 ** 32 - 1)).default(d.seed))
-    .addOption(new Option('--out <dir>', 'output folder; its sources/, thumbs/ and successes.log are replaced (default: a fresh temp folder, sources deleted at the end)'))
+    .addOption(new Option('--out <dir>', 'output folder, kept; its sources/, thumbs/ and successes.log are replaced (default: a fresh temp folder, removed at the end)'))
     .addOption(new Option('--size <px>', 'side of the source images').argParser(integer('--size', 8, 4096)).default(d.size))
     .addOption(new Option('--thumb <px>', 'thumbnails fit in this square').argParser(integer('--thumb', 1, 4096)).default(d.thumb))
     .addOption(new Option('--timeout <s>', 'give up if the queue has not drained by then').argParser(integer('--timeout', 1, 86_400)).default(d.timeoutSeconds))
@@ -102,9 +107,19 @@ function program(): Command {
       process.exitCode = await new Promise<number>((r) => child.on('close', (code) => r(code ?? EXIT_FAILED)));
     });
 
-  cli.command('stats').description('Counts by status of a journal').argument('<file>', 'journal file').action(printStats);
+  cli
+    .command('stats')
+    .description('Counts by status of a journal, PENDING split into ready and delayed')
+    .argument('<file>', 'journal file')
+    .option('--json', JSON_OPTION)
+    .action(printStats);
   const dlq = cli.command('dlq').description('Dead letters of a journal');
-  dlq.command('list').description('List the dead letters of a journal').argument('<file>', 'journal file').action(printDeadLetters);
+  dlq
+    .command('list')
+    .description('List the dead letters of a journal')
+    .argument('<file>', 'journal file')
+    .option('--json', JSON_OPTION)
+    .action(printDeadLetters);
   dlq
     .command('retry')
     .description('Put dead jobs back to PENDING, ready now, attempts 0 (needs the journal to itself)')
@@ -114,6 +129,12 @@ function program(): Command {
     .action((file: string, ids: string[], options: { all?: boolean }) => {
       if ((options.all === true) === ids.length > 0) {
         console.error('leasehold dlq retry: name the job ids to retry, or --all (not both)');
+        process.exitCode = EXIT_USAGE;
+        return;
+      }
+      const malformed = ids.find((id) => !JOB_ID.test(id));
+      if (malformed !== undefined) {
+        console.error(`leasehold dlq retry: ${malformed} is not a job id (ids look like J17)`);
         process.exitCode = EXIT_USAGE;
         return;
       }

@@ -2,6 +2,7 @@
 import type { JobView } from '../index.js';
 import type { Accounting } from './accounting.js';
 import { FAULTS, type Fault } from './faults.js';
+import { oneLine, table } from './table.js';
 
 export interface DemoSummary {
   submitted: number;
@@ -12,17 +13,6 @@ export interface DemoSummary {
   refused: number;
   elapsedMillis: number;
   planned: Record<Fault, number>;
-}
-
-/** Rows of cells as aligned columns; numbers (cells that look like one) are right-aligned. */
-export function table(rows: readonly (readonly string[])[], indent = '  '): string {
-  const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
-  return rows
-    .map((row) =>
-      indent + row.map((cell, i) => (/^-?[\d.,]+( \S+)?$/.test(cell) ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd(),
-    )
-    .join('\n');
 }
 
 export function formatSummary(s: DemoSummary): string {
@@ -62,9 +52,4 @@ export function formatVerdict(accounting: Accounting, submitted: number): string
     ...shown.map((problem) => `  - ${problem}`),
     ...(more > 0 ? [`  ... and ${more} more`] : []),
   ].join('\n');
-}
-
-function oneLine(text: string, max = 120): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
 }

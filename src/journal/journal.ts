@@ -1,10 +1,12 @@
-import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import Database from 'better-sqlite3';
-import { InvalidArgumentError, JournalBusyError, JournalCorruptError } from '../errors.js';
+import type Database from 'better-sqlite3';
+import { InvalidArgumentError, JournalBusyError, JournalCorruptError, JournalWriteError } from '../errors.js';
 import type { JournalWrites, LoggedJob, MoveLog, Sequences } from '../shm/movelog.js';
 import { JobStatus } from '../types.js';
+import { guarded, journalFailure } from './failures.js';
 import { MIGRATIONS } from './migrations.js';
+import { sqliteDatabase } from '../optional.js';
 
 /** `synchronous` NORMAL survives a crash of the process; FULL also a loss of power. */
 export type Synchronous = 'NORMAL' | 'FULL';
@@ -18,9 +20,13 @@ const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
  * commit is an append, fsync'd only with synchronous FULL). Two writers can
  * reach the file out of order (a leader presumed dead that was only slow), so
  * each row carries the job's move count and never overwrites a newer one.
+ *
+ * Every method that touches SQLite turns its failures into leasehold errors
+ * (see `journalFailure`): a caller never sees a raw SqliteError.
  */
 export class Journal implements MoveLog {
   readonly #db: Database.Database;
+  readonly #path: string;
   readonly #insert: Database.Statement;
   readonly #update: Database.Statement;
   readonly #delete: Database.Statement;
@@ -28,8 +34,9 @@ export class Journal implements MoveLog {
   readonly #raiseMeta: Database.Statement;
   readonly #writeAll: (writes: JournalWrites) => void;
 
-  private constructor(db: Database.Database) {
+  private constructor(db: Database.Database, path: string) {
     this.#db = db;
+    this.#path = path;
     this.#insert = db.prepare(
       `INSERT INTO jobs (num, type, payload, priority, status, attempts, run_at, last_error, token, lease_until, finish_seq, worker_id, moves)
        VALUES (@num, @type, @payload, @priority, @status, @attempts, @runAt, @lastError, @token, @leaseUntil, @finishSeq, @workerId, @moves)
@@ -65,11 +72,12 @@ export class Journal implements MoveLog {
     const readonly = options.readonly ?? false;
     if (!existsSync(dirname(resolve(path)))) throw new InvalidArgumentError(`No directory for the journal ${path}`);
     checkHeader(path);
+    const Database = sqliteDatabase();
     let db: Database.Database;
     try {
       db = new Database(path, { readonly, fileMustExist: readonly });
     } catch (error) {
-      throw new JournalCorruptError(`Cannot open the journal ${path}: ${(error as Error).message}`, { cause: error });
+      throw openFailure(error, path, `Cannot open the journal ${path}`);
     }
     try {
       db.pragma('busy_timeout = 10000');
@@ -83,59 +91,86 @@ export class Journal implements MoveLog {
         throw new JournalCorruptError(`${path} needs a schema migration: open it for writing first`);
       }
       db.pragma(`synchronous = ${options.synchronous}`);
-      return new Journal(db);
+      return new Journal(db, path);
     } catch (error) {
       db.close();
       if (error instanceof JournalCorruptError) throw error;
-      throw new JournalCorruptError(`The journal ${path} is damaged: ${(error as Error).message}`, { cause: error });
+      throw openFailure(error, path, `The journal ${path} is damaged`);
     }
   }
 
+  /** Commits the writes in one transaction: all of them, or (throwing JournalWriteError) none. */
   write(writes: JournalWrites): void {
     const { inserts, updates, evictions } = writes;
     const count = inserts.length + updates.length + evictions.length;
     if (count === 0) return;
-    // One row alone commits by itself: an explicit transaction would only add two statements.
-    if (count === 1 && evictions.length === 0) {
-      if (inserts.length === 1) this.#insert.run(inserts[0]);
-      else this.#update.run(updates[0]);
-      return;
-    }
-    this.#writeAll(writes);
+    guarded(this.#path, 'write to', () => {
+      // One row alone commits by itself: an explicit transaction would only add two statements.
+      if (count === 1 && evictions.length === 0) {
+        if (inserts.length === 1) this.#insert.run(inserts[0]);
+        else this.#update.run(updates[0]);
+        return;
+      }
+      this.#writeAll(writes);
+    });
   }
 
   reserve(sequences: Sequences): void {
-    this.#db.transaction(() => {
-      this.#raiseMeta.run('job_seq', sequences.jobSeq);
-      this.#raiseMeta.run('token_seq', sequences.tokenSeq);
-    })();
+    guarded(this.#path, 'reserve tokens in', () =>
+      this.#db.transaction(() => {
+        this.#raiseMeta.run('job_seq', sequences.jobSeq);
+        this.#raiseMeta.run('token_seq', sequences.tokenSeq);
+      })(),
+    );
   }
 
   /**
    * Makes this process the journal's owner, under SQLite's write lock, so
    * that of processes opening it at once exactly one wins. An owner that is
    * no longer alive (it was killed) is replaced. Threads of the owning
-   * process share its ownership and do not claim.
+   * process share its ownership and do not claim. A journal this thread
+   * gave up while its disk refused the release (see `release`) is this
+   * thread's to take again, with nothing to write.
    */
   claim(path: string): void {
-    this.#db
-      .transaction(() => {
-        const holder = (this.#db.prepare("SELECT value FROM meta WHERE key = 'owner_pid'").get() as { value: number } | undefined)?.value;
-        if (holder !== undefined && isAlive(holder)) {
-          throw new JournalBusyError(`The journal ${path} is owned by process ${holder}${holder === process.pid ? ' (this one)' : ''}`);
-        }
-        this.#setMeta.run('owner_pid', process.pid);
-      })
-      .immediate();
+    const key = journalKey(path);
+    guarded(path, 'claim', () =>
+      this.#db
+        .transaction(() => {
+          const holder = (this.#db.prepare("SELECT value FROM meta WHERE key = 'owner_pid'").get() as { value: number } | undefined)?.value;
+          if (holder === process.pid && releasedHere.has(key)) return;
+          if (holder !== undefined && isAlive(holder)) {
+            throw new JournalBusyError(`The journal ${path} is owned by process ${holder}${holder === process.pid ? ' (this one)' : ''}`);
+          }
+          this.#setMeta.run('owner_pid', process.pid);
+        })
+        .immediate(),
+    );
+    releasedHere.delete(key);
   }
 
-  /** Gives the journal up, if this process owns it. */
+  /**
+   * Gives the journal up, if this process owns it. Never fails: when the
+   * journal cannot be written (a full disk), the owner row stays, naming
+   * this process, and this thread remembers that it let go, so that its next
+   * `claim` takes the journal again; another process finds this one dead
+   * once it exits. (Another thread of this process would still see it owned.)
+   */
   release(): void {
     if (!this.#db.open) return;
-    this.#db.prepare("DELETE FROM meta WHERE key = 'owner_pid' AND value = ?").run(process.pid);
+    try {
+      this.#db.prepare("DELETE FROM meta WHERE key = 'owner_pid' AND value = ?").run(process.pid);
+    } catch (error) {
+      if (!(journalFailure(error, this.#path, 'release') instanceof JournalWriteError)) throw error;
+      releasedHere.add(journalKey(this.#path));
+    }
   }
 
   sequences(): Sequences {
+    return guarded(this.#path, 'read', () => this.#sequences());
+  }
+
+  #sequences(): Sequences {
     const meta = new Map<string, number>();
     for (const { key, value } of this.#db.prepare('SELECT key, value FROM meta').all() as { key: string; value: number }[]) {
       meta.set(key, value);
@@ -150,12 +185,12 @@ export class Journal implements MoveLog {
 
   /** Every job, in submission order. A row that cannot be a job's makes the journal corrupt. */
   rows(): LoggedJob[] {
-    const rows = this.#db
+    const rows = guarded(this.#path, 'read', () => this.#db
       .prepare(
         `SELECT num, type, payload, priority, status, attempts, run_at AS runAt, last_error AS lastError, token,
          lease_until AS leaseUntil, finish_seq AS finishSeq, worker_id AS workerId, moves FROM jobs ORDER BY num`,
       )
-      .all() as LoggedJob[];
+      .all() as LoggedJob[]);
     for (const row of rows) {
       const problem = rowProblem(row);
       if (problem !== null) throw new JournalCorruptError(`The journal ${this.#db.name} has a damaged job row J${row.num}: ${problem}`);
@@ -164,8 +199,31 @@ export class Journal implements MoveLog {
   }
 
   close(): void {
-    if (this.#db.open) this.#db.close();
+    if (this.#db.open) guarded(this.#path, 'close', () => this.#db.close());
   }
+}
+
+/** Journals this thread released while their owner row could not be deleted, by `journalKey`. */
+const releasedHere = new Set<string>();
+
+/** One name per journal file, however the path to it is spelled. */
+function journalKey(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+/**
+ * Why a journal could not be opened: a full disk, a read-only file or an
+ * I/O error as such (see `journalFailure`); anything else means the file is
+ * not a journal we can use.
+ */
+function openFailure(error: unknown, path: string, what: string): Error {
+  const failure = journalFailure(error, path, 'open');
+  if (failure instanceof JournalWriteError && failure.code !== 'ERR_JOURNAL_WRITE') return failure;
+  return new JournalCorruptError(`${what}: ${(error as Error).message}`, { cause: error });
 }
 
 const STATUSES = new Set<string>(Object.values(JobStatus));

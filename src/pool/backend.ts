@@ -6,7 +6,7 @@
  */
 import { JobQueue, type SharedQueueHandle } from '../queue.js';
 import type { RedisQueueHandle } from '../redis/queue.js';
-import type { Lease, QueueStats } from '../types.js';
+import type { JobView, Lease, QueueStats } from '../types.js';
 import type { FailOptions } from '../validate.js';
 
 type Awaitable<T> = T | Promise<T>;
@@ -14,11 +14,18 @@ type Awaitable<T> = T | Promise<T>;
 /** A handle a pool thread opens its own connection to the queue with (`share()` of either backend). */
 export type QueueHandle = SharedQueueHandle | RedisQueueHandle;
 
-/** What the pool's main thread uses: a handle for the threads, counts for drain/stats, and `fail` to hand back a dead thread's jobs. */
+/**
+ * What the pool's main thread uses: a handle for the threads, counts for
+ * drain/stats, `fail` to hand back a dead thread's jobs (and `view` to tell
+ * what became of them), `release` to hand back the jobs a closing pool
+ * could not wait for.
+ */
 export interface PoolQueue {
   share(): QueueHandle;
   stats(): Awaitable<QueueStats>;
   fail(jobId: string, token: number, error?: string | null, options?: FailOptions): Awaitable<void>;
+  release(jobId: string, token: number): Awaitable<void>;
+  view(jobId: string): Awaitable<JobView>;
 }
 
 /** What a pool thread uses: the worker side of the contract. */
@@ -28,6 +35,12 @@ export interface WorkerQueue {
   /** complete, then poll: one lock (shared memory) or one round trip (Redis) per job. */
   completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number): Awaitable<Lease | undefined>;
   fail(jobId: string, token: number, error?: string | null, options?: FailOptions): Awaitable<void>;
+  release(jobId: string, token: number): Awaitable<void>;
+  /**
+   * Makes a poll's lease durable before its handler runs, so that an attempt the
+   * process dies in is counted; absent where every call already is (Redis).
+   */
+  flush?(): void;
   extend(jobId: string, token: number, leaseMillis: number): Awaitable<number>;
   waitForWork(timeoutMillis: number): Promise<boolean>;
   close(): Awaitable<void>;

@@ -1,3 +1,5 @@
+import { importHandlerModule } from './import-handlers.js';
+
 /** What a pool thread hands a job handler besides the payload. */
 export interface HandlerContext {
   readonly jobId: string;
@@ -18,7 +20,7 @@ export type Handler = (payload: string, ctx: HandlerContext) => unknown;
  * when that is an object.
  */
 export async function loadHandlers(moduleUrl: string): Promise<Map<string, Handler>> {
-  const module = (await import(moduleUrl)) as Record<string, unknown>;
+  const module = await importHandlerModule(moduleUrl);
   const handlers = new Map<string, Handler>();
   const defaults = module.default;
   if (defaults !== null && typeof defaults === 'object') {

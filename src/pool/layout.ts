@@ -2,27 +2,40 @@
  * The pool's control block, shared by the main thread and every pool thread.
  * Declared once here; nothing else computes an offset into it.
  *
- *   words     Int32   [ STOP | thread 0: TICK REFUSED | thread 1: ... ]
- *   inflight  f64     [ thread 0: (JOB_NUM TOKEN) × concurrency | thread 1: ... ]
+ *   words     Int32   [ STOP EVENTS | thread 0: TICK REFUSED | thread 1: ... ]
+ *   inflight  f64     [ thread 0: (JOB_NUM TOKEN ATTEMPT STARTED_AT DEADLINE TIMEOUT) × concurrency | thread 1: ... ]
  *
  * STOP: 0 while the pool runs; 1 once `close()` began (threads poll no more
  *   and abort their handlers' signals). Written by the main thread only.
+ * EVENTS: 1 while the main thread has event listeners or a logger, so threads
+ *   record events; 0 otherwise. Written by the main thread only.
  * TICK: counted up by a pool thread's timer while its event loop turns; the
  *   main thread presumes a thread hung when its TICK stands still too long.
  * REFUSED: complete / fail calls of this thread refused because the lease was
  *   lost (zombie calls), counted for `stats()`.
- * JOB_NUM, TOKEN: the leases a thread holds now (JOB_NUM 0: none), so that the
- *   main thread can hand back the jobs of a thread it had to terminate.
+ * JOB_NUM, TOKEN, ATTEMPT: the leases a thread holds now (JOB_NUM 0: none),
+ *   so that the main thread can hand back the jobs of a thread it had to
+ *   terminate, or of a pool it closes. STARTED_AT: when the attempt began
+ *   (Date.now()). DEADLINE: when its timeout plus grace is over (0: no
+ *   timeout), after which the main thread terminates a thread that did not
+ *   end the attempt itself; TIMEOUT: that timeout, for the error text.
+ *   Written by the owning thread; JOB_NUM is cleared by the main thread once
+ *   it handed the job back.
  */
 export const STOP = 0;
-export const THREADS_START = 1;
+export const EVENTS = 1;
+export const THREADS_START = 2;
 export const TICK = 0;
 export const REFUSED = 1;
 export const THREAD_WORDS = 2;
 
 export const INFLIGHT_JOB_NUM = 0;
 export const INFLIGHT_TOKEN = 1;
-export const INFLIGHT_FIELDS = 2;
+export const INFLIGHT_ATTEMPT = 2;
+export const INFLIGHT_STARTED_AT = 3;
+export const INFLIGHT_DEADLINE = 4;
+export const INFLIGHT_TIMEOUT = 5;
+export const INFLIGHT_FIELDS = 6;
 
 export interface PoolControlBuffers {
   words: SharedArrayBuffer;

@@ -1,42 +1,16 @@
-import { availableParallelism } from 'node:os';
-import { isAbsolute, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { IllegalStateError, InvalidArgumentError, describe } from '../errors.js';
 import type { JobQueue } from '../queue.js';
-import type { QueueStats } from '../types.js';
+import { JobStatus, type QueueStats } from '../types.js';
 import type { PoolQueue } from './backend.js';
+import { EventHub, EventKind, type EventBatch, type PoolEventName, type PoolEvents } from './events.js';
 import {
-  INFLIGHT_JOB_NUM, INFLIGHT_TOKEN, MAX_TIMER_MILLIS, REFUSED, STOP, TICK, allocateControl, inflightAt, threadWord,
-  type PoolControlBuffers,
+  EVENTS, INFLIGHT_ATTEMPT, INFLIGHT_DEADLINE, INFLIGHT_JOB_NUM, INFLIGHT_STARTED_AT, INFLIGHT_TIMEOUT, INFLIGHT_TOKEN,
+  MAX_TIMER_MILLIS, REFUSED, STOP, TICK, allocateControl, inflightAt, threadWord, type PoolControlBuffers,
 } from './layout.js';
+import { fillPoolOptions, type FilledPoolOptions, type WorkerPoolOptions } from './options.js';
 import type { ThreadTask } from './thread.js';
-
-export interface WorkerPoolOptions {
-  /** The handler module: a path or URL whose exports map job type → handler (named exports, or a default export object). */
-  handlers: string | URL;
-  /**
-   * Pool threads.
-   * @default os.availableParallelism()
-   */
-  threads?: number;
-  /**
-   * Lease per poll, in the queue clock's milliseconds. Heartbeats extend it every third of it
-   * while the thread is healthy; a thread silent for this long (wall clock) is presumed hung.
-   * @default 30000
-   */
-  leaseMillis?: number;
-  /**
-   * Jobs at once per thread, for async handlers.
-   * @default 1
-   */
-  concurrency?: number;
-  /**
-   * Prefix of the worker ids shown in job views; thread i polls as `${workerId}-${i}`.
-   * @default 'pool'
-   */
-  workerId?: string;
-}
 
 /** `stats()` of a pool: at once for a JobQueue, a Promise for a queue whose counts are remote (Redis). */
 export type PoolStatsOf<Q extends PoolQueue> = Q extends JobQueue ? PoolStats : Promise<PoolStats>;
@@ -49,7 +23,6 @@ export interface PoolStats extends QueueStats {
   refused: number;
 }
 
-const kDefaults = { leaseMillis: 30_000, concurrency: 1, workerId: 'pool' } as const;
 /** How often pool threads tick and the main thread looks for hung ones. */
 const TICK_MILLIS = 20;
 const DRAIN_POLL_MILLIS = 5;
@@ -59,8 +32,14 @@ const DRAIN_POLL_MILLIS = 5;
  * wake up, and its late complete is refused.
  */
 const HANG_LEASES = 2;
+/** A thread past a job's timeout and grace is terminated once it has also not ticked for this many ticks (it does not yield). */
+const TIMEOUT_SILENT_TICKS = 5;
 /** A thread that died before its first tick (it could not even start) is relaunched after this pause, not at once. */
 const RELAUNCH_PAUSE_MILLIS = 250;
+
+const THREAD_DIED = 'the worker thread died while running the job';
+const HUNG = 'the worker thread stopped responding (its event loop did not turn) and was terminated';
+const OUT_OF_MEMORY = 'the worker thread ran out of memory (ERR_WORKER_OUT_OF_MEMORY) while running the job';
 
 interface Loop {
   controller: AbortController;
@@ -75,88 +54,97 @@ interface Loop {
  * A pool of piscina threads that run jobs from a queue — a `JobQueue`
  * (journaled or not) or a `RedisJobQueue`. Each thread opens the queue itself
  * (`share()`'s handle) and polls it; the main thread dispatches nothing per
- * job. Pools in several processes (on several machines, with Redis) may work
- * one queue at once. It only watches: a thread that crashes is replaced, and a
- * thread whose event loop stops turning for `leaseMillis` (a handler that
- * never yields) is terminated and replaced — its job was already retried
- * elsewhere once its lease expired.
+ * job, and hears of what the jobs did in batches (`on`). Pools in several
+ * processes (on several machines, with Redis) may work one queue at once. The
+ * main thread only watches: a thread that crashes or runs out of memory is
+ * replaced, and a thread whose event loop stops turning for `leaseMillis` (a
+ * handler that never yields), or past a job's timeout, is terminated and
+ * replaced — its job was already retried elsewhere once its lease expired,
+ * or is failed as timed out.
  */
 export class WorkerPool<Q extends PoolQueue = JobQueue> {
   readonly #queue: Q;
-  readonly #handlers: string;
-  readonly #threads: number;
-  readonly #leaseMillis: number;
-  readonly #concurrency: number;
-  readonly #workerId: string;
+  readonly #options: FilledPoolOptions;
+  readonly #maxAttempts: number;
   readonly #control: PoolControlBuffers;
   readonly #words: Int32Array;
   readonly #inflight: Float64Array;
   readonly #loops: (Loop | undefined)[];
+  readonly #events: EventHub;
+  readonly #onSignal = (): void => void this.close();
   #piscina: Piscina | undefined;
   #watchdog: NodeJS.Timeout | undefined;
   #restarts = 0;
   #state: 'new' | 'starting' | 'running' | 'closing' | 'closed' = 'new';
   #starting: Promise<void> | undefined;
+  #closing: Promise<void> | undefined;
 
   constructor(queue: Q, options: WorkerPoolOptions) {
     if (queue === null || typeof queue !== 'object' || typeof queue.share !== 'function') {
       throw new InvalidArgumentError(`Expected \`queue\` to be a JobQueue or a RedisJobQueue, got ${describe(queue)}`);
     }
-    if (options === null || typeof options !== 'object') {
-      throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
-    }
-    if (queue.share().clock === null) {
+    this.#options = fillPoolOptions(options);
+    const handle = queue.share();
+    if (handle.clock === null) {
       throw new InvalidArgumentError(
         'The queue was made with a TimeSource that cannot cross threads: give it systemClock or a ManualClock to use a WorkerPool',
       );
     }
     this.#queue = queue;
-    this.#handlers = moduleUrl(options.handlers);
-    this.#threads = positiveInteger('threads', options.threads ?? availableParallelism());
-    this.#concurrency = positiveInteger('concurrency', options.concurrency ?? kDefaults.concurrency);
-    const leaseMillis = options.leaseMillis ?? kDefaults.leaseMillis;
-    if (typeof leaseMillis !== 'number' || !Number.isFinite(leaseMillis) || !(leaseMillis > 0)) {
-      throw new InvalidArgumentError(`Expected \`leaseMillis\` to be a finite number > 0, got ${describe(leaseMillis)}`);
-    }
-    this.#leaseMillis = leaseMillis;
-    const workerId = options.workerId ?? kDefaults.workerId;
-    if (typeof workerId !== 'string' || workerId.trim() === '') {
-      throw new InvalidArgumentError(`Expected \`workerId\` to be a non-blank string, got ${describe(workerId)}`);
-    }
-    this.#workerId = workerId;
-    this.#control = allocateControl(this.#threads, this.#concurrency);
+    this.#maxAttempts = handle.policy.maxAttempts;
+    this.#control = allocateControl(this.#options.threads, this.#options.concurrency);
     this.#words = new Int32Array(this.#control.words);
     this.#inflight = new Float64Array(this.#control.inflight);
-    this.#loops = new Array<Loop | undefined>(this.#threads).fill(undefined);
+    this.#loops = new Array<Loop | undefined>(this.#options.threads).fill(undefined);
+    // Publish to the threads whether anyone listens: they record events only then.
+    this.#events = new EventHub(this.#options.logger, (wanted) => Atomics.store(this.#words, EVENTS, wanted ? 1 : 0));
   }
 
   /** Starts the threads. Rejects, and starts nothing, if the handler module does not load. */
   start(): Promise<void> {
     if (this.#state !== 'new') return Promise.reject(new IllegalStateError(`The pool was already started or closed`));
     this.#state = 'starting';
+    for (const signal of this.#options.shutdownOn) process.on(signal, this.#onSignal);
     this.#starting = this.#start();
     return this.#starting;
   }
 
+  /**
+   * Listens to what the pool's jobs do (see PoolEvents). Events reach the main
+   * thread in batches, within a tick (20 ms) of happening.
+   */
+  on<E extends PoolEventName>(name: E, listener: (event: PoolEvents[E]) => void): this {
+    this.#events.on(name, listener);
+    return this;
+  }
+
+  off<E extends PoolEventName>(name: E, listener: (event: PoolEvents[E]) => void): this {
+    this.#events.off(name, listener);
+    return this;
+  }
+
   async #start(): Promise<void> {
+    const { threads, handlers, resourceLimits } = this.#options;
     const piscina = new Piscina<ThreadTask, string[]>({
       filename: new URL('./thread.js', import.meta.url).href,
-      minThreads: this.#threads,
-      maxThreads: this.#threads,
+      minThreads: threads,
+      maxThreads: threads,
       idleTimeout: Infinity,
+      ...(resourceLimits === undefined ? {} : { resourceLimits }),
     });
     try {
-      await piscina.run({ kind: 'probe', handlers: this.#handlers });
+      await piscina.run({ kind: 'probe', handlers });
     } catch (error) {
       this.#state = 'closed';
+      this.#stopListening();
       await piscina.destroy();
-      throw new InvalidArgumentError(`The handler module ${this.#handlers} did not load: ${(error as Error).message}`);
+      throw new InvalidArgumentError(`The handler module ${handlers} did not load: ${(error as Error).message}`);
     }
     this.#piscina = piscina;
     // close() was called while the module loaded: it waits for us, then finds no threads to stop.
     if (this.#state !== 'starting') return;
     this.#state = 'running';
-    for (let thread = 0; thread < this.#threads; thread++) this.#launch(thread);
+    for (let thread = 0; thread < threads; thread++) this.#launch(thread);
     this.#watchdog = setInterval(() => this.#watch(), TICK_MILLIS);
     this.#watchdog.unref();
   }
@@ -170,13 +158,20 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
   }
 
   /**
-   * Stops polling and lets running jobs finish (their signals are aborted, so
-   * cooperative handlers may stop early; their jobs then retry). Jobs of a
-   * thread that does not finish within `leaseMillis` are handed back to the
-   * queue as failed attempts, and the thread is terminated. Nothing is lost.
+   * Stops polling and lets running jobs finish; their signals are aborted, so
+   * cooperative handlers may stop early. A shutdown is not a failure: a job
+   * whose handler stops (throws) on that abort, or that does not finish within
+   * `leaseMillis` (at least a second), is handed back PENDING and ready, its
+   * interrupted attempt not counted; then the threads are terminated. Nothing
+   * is lost. Every call returns the same Promise.
    */
-  async close(): Promise<void> {
-    if (this.#state === 'closed' || this.#state === 'closing') return;
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    this.#stopListening();
     const wasStarting = this.#state === 'starting';
     this.#state = 'closing';
     if (wasStarting) await this.#starting!.catch(() => undefined);
@@ -186,53 +181,81 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
     }
     Atomics.store(this.#words, STOP, 1);
     const finished = Promise.allSettled(this.#loops.map((loop) => loop?.done));
-    const grace = Math.min(MAX_TIMER_MILLIS, Math.max(this.#leaseMillis, 1000));
-    const timer = new Promise<'late'>((r) => setTimeout(() => r('late'), grace).unref());
-    if ((await Promise.race([finished, timer])) === 'late') {
-      for (let thread = 0; thread < this.#threads; thread++) this.#handBack(thread, 'the pool closed before the job finished');
+    const grace = Math.min(MAX_TIMER_MILLIS, Math.max(this.#options.leaseMillis, 1000));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((r) => {
+      timer = setTimeout(() => r('late'), grace);
+    });
+    if ((await Promise.race([finished, late])) === 'late') {
+      const releases = [];
+      for (let thread = 0; thread < this.#options.threads; thread++) releases.push(...this.#takeInflight(thread).map((job) => this.#release(job)));
+      await Promise.all(releases);
     }
+    clearTimeout(timer);
     clearInterval(this.#watchdog);
-    await this.#piscina!.destroy();
+    await this.#piscina.destroy();
     this.#state = 'closed';
   }
 
   stats(): PoolStatsOf<Q> {
     let refused = 0;
-    for (let thread = 0; thread < this.#threads; thread++) refused += Atomics.load(this.#words, threadWord(thread, REFUSED));
-    const pool = { threads: this.#threads, restarts: this.#restarts, refused };
+    for (let thread = 0; thread < this.#options.threads; thread++) refused += Atomics.load(this.#words, threadWord(thread, REFUSED));
+    const pool = { threads: this.#options.threads, restarts: this.#restarts, refused };
     const queue = this.#queue.stats();
     return (queue instanceof Promise ? queue.then((counts) => ({ ...counts, ...pool })) : { ...queue, ...pool }) as PoolStatsOf<Q>;
   }
 
+  #stopListening(): void {
+    for (const signal of this.#options.shutdownOn) process.off(signal, this.#onSignal);
+  }
+
   #launch(thread: number): void {
+    const o = this.#options;
     const controller = new AbortController();
-    const now = performance.now();
+    const { port1: events, port2: threadEnd } = new MessageChannel();
+    const receive = this.#events.receiver();
+    events.on('message', (batch: EventBatch | null) => (batch === null ? events.close() : receive(batch)));
+    events.unref();
     const task: ThreadTask = {
       kind: 'loop',
-      handlers: this.#handlers,
+      handlers: o.handlers,
       queue: this.#queue.share(),
       control: this.#control,
+      events: threadEnd,
       thread,
-      workerId: `${this.#workerId}-${thread}`,
-      leaseMillis: this.#leaseMillis,
-      concurrency: this.#concurrency,
+      workerId: `${o.workerId}-${thread}`,
+      leaseMillis: o.leaseMillis,
+      concurrency: o.concurrency,
       tickMillis: TICK_MILLIS,
+      maxAttempts: this.#maxAttempts,
+      timeouts: o.timeouts,
+      timeoutGraceMillis: o.timeoutGraceMillis,
+      unknownTypes: o.unknownTypes,
     };
     const tick = Atomics.load(this.#words, threadWord(thread, TICK));
-    const done = this.#piscina!.run(task, { signal: controller.signal }).then(
+    const done = this.#piscina!.run(task, { signal: controller.signal, transferList: [threadEnd] }).then(
       () => undefined,
-      () => this.#replace(thread),
+      (error: unknown) => {
+        events.close();
+        return this.#replace(thread, error);
+      },
     );
-    this.#loops[thread] = { controller, lastTick: tick, launchTick: tick, lastChange: now, done };
+    this.#loops[thread] = { controller, lastTick: tick, launchTick: tick, lastChange: performance.now(), done };
   }
 
   /** A loop ended by a crash (or our abort of a hung thread): hand its jobs back and start a new one. */
-  async #replace(thread: number): Promise<void> {
-    this.#handBack(thread, 'the worker thread died while running the job');
+  async #replace(thread: number, error: unknown): Promise<void> {
+    const loop = this.#loops[thread]!;
+    const outOfMemory = (error as { code?: unknown } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
+    const reason = outOfMemory ? OUT_OF_MEMORY : THREAD_DIED;
+    const replaced = this.#state === 'running';
+    // lastChange is Infinity once the watchdog terminated the thread: then the abort's own message says nothing.
+    const why = loop.lastChange === Infinity ? HUNG : `${reason}: ${error instanceof Error ? error.message : String(error)}`;
+    this.#events.threadLost({ thread, error: why }, replaced);
+    await this.#handBack(thread, reason);
     if (this.#state !== 'running') return;
     this.#restarts++;
     // A thread that died before it ever ticked could not start at all: do not relaunch it in a tight loop.
-    const loop = this.#loops[thread]!;
     if (Atomics.load(this.#words, threadWord(thread, TICK)) === loop.launchTick) {
       await new Promise((r) => setTimeout(r, RELAUNCH_PAUSE_MILLIS));
       if (this.#state !== 'running') return;
@@ -240,51 +263,108 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
     this.#launch(thread);
   }
 
-  /** Fails the jobs a dead or hung thread held, so they retry now rather than when their leases expire. */
-  #handBack(thread: number, reason: string): void {
-    for (let place = 0; place < this.#concurrency; place++) {
-      const at = inflightAt(thread, this.#concurrency, place);
-      const jobNum = this.#inflight[at + INFLIGHT_JOB_NUM]!;
-      if (jobNum === 0) continue;
-      this.#inflight[at + INFLIGHT_JOB_NUM] = 0;
-      // A refusal means the lease had already ended (expired, or the thread settled it): nothing to hand back.
-      const handBack = async () => this.#queue.fail(`J${jobNum}`, this.#inflight[at + INFLIGHT_TOKEN]!, reason);
-      handBack().catch(() => undefined);
+  /**
+   * Fails the jobs a dead or hung thread held, so they retry now rather than
+   * when their leases expire (a job past its timeout fails as timed out), and
+   * tells the listeners what became of each.
+   */
+  async #handBack(thread: number, reason: string): Promise<void> {
+    await Promise.all(this.#takeInflight(thread).map(async (job) => {
+      const error = job.overdue ? `timed out after ${job.timeout} ms` : reason;
+      try {
+        await this.#queue.fail(job.jobId, job.token, error);
+      } catch {
+        // A refusal means the lease had already ended (expired, or the thread settled it): nothing to hand back.
+        return;
+      }
+      const event = { jobId: job.jobId, attempt: job.attempt, durationMs: Date.now() - job.startedAt, error };
+      try {
+        const { type, status } = await this.#queue.view(job.jobId);
+        if (!job.overdue) this.#events.job(EventKind.Stalled, { ...event, type });
+        this.#events.job(status === JobStatus.DEAD ? EventKind.Dead : EventKind.Retrying, { ...event, type });
+      } catch {
+        // Evicted or unreachable meanwhile: the fail stood; there is nothing more to tell.
+      }
+    }));
+  }
+
+  /** Hands a job back unfinished: a closing pool could not wait for it. */
+  async #release(job: InflightJob): Promise<void> {
+    try {
+      await this.#queue.release(job.jobId, job.token);
+    } catch {
+      // Refused: the thread settled it meanwhile, or the lease had already expired.
     }
   }
 
-  /** Terminates threads whose event loop has not turned for HANG_LEASES leases. */
+  /** The jobs a thread holds now, taken from the control block so that no one hands them back twice. */
+  #takeInflight(thread: number): InflightJob[] {
+    const jobs: InflightJob[] = [];
+    const now = Date.now();
+    for (let place = 0; place < this.#options.concurrency; place++) {
+      const at = inflightAt(thread, this.#options.concurrency, place);
+      const inflight = this.#inflight;
+      const jobNum = inflight[at + INFLIGHT_JOB_NUM]!;
+      if (jobNum === 0) continue;
+      inflight[at + INFLIGHT_JOB_NUM] = 0;
+      const deadline = inflight[at + INFLIGHT_DEADLINE]!;
+      jobs.push({
+        jobId: `J${jobNum}`,
+        token: inflight[at + INFLIGHT_TOKEN]!,
+        attempt: inflight[at + INFLIGHT_ATTEMPT]!,
+        startedAt: inflight[at + INFLIGHT_STARTED_AT]!,
+        timeout: inflight[at + INFLIGHT_TIMEOUT]!,
+        overdue: deadline !== 0 && now > deadline,
+      });
+    }
+    return jobs;
+  }
+
+  /**
+   * Terminates threads whose event loop has not turned for HANG_LEASES leases,
+   * or for a few ticks while one of their jobs is past its timeout and grace.
+   */
   #watch(): void {
     const now = performance.now();
-    const silence = Math.max(HANG_LEASES * this.#leaseMillis, 10 * TICK_MILLIS);
-    for (let thread = 0; thread < this.#threads; thread++) {
+    const silence = Math.max(HANG_LEASES * this.#options.leaseMillis, 10 * TICK_MILLIS);
+    for (let thread = 0; thread < this.#options.threads; thread++) {
       const loop = this.#loops[thread];
-      if (loop === undefined) continue;
+      if (loop === undefined || loop.lastChange === Infinity) continue;
       const tick = Atomics.load(this.#words, threadWord(thread, TICK));
       if (tick !== loop.lastTick) {
         loop.lastTick = tick;
         loop.lastChange = now;
-      } else if (tick !== loop.launchTick && now - loop.lastChange > silence) {
-        // (A thread that has not ticked yet is still starting: importing modules is not hanging.)
+        continue;
+      }
+      // (A thread that has not ticked yet is still starting: importing modules is not hanging.)
+      if (tick === loop.launchTick) continue;
+      const silent = now - loop.lastChange;
+      if (silent > silence || (silent > TIMEOUT_SILENT_TICKS * TICK_MILLIS && this.#overdue(thread))) {
         loop.lastChange = Infinity; // abort once; the replacement comes through #replace
         loop.controller.abort();
       }
     }
   }
+
+  /** Whether a job of `thread` is past its timeout and grace. */
+  #overdue(thread: number): boolean {
+    const now = Date.now();
+    for (let place = 0; place < this.#options.concurrency; place++) {
+      const at = inflightAt(thread, this.#options.concurrency, place);
+      const deadline = this.#inflight[at + INFLIGHT_DEADLINE]!;
+      if (this.#inflight[at + INFLIGHT_JOB_NUM] !== 0 && deadline !== 0 && now > deadline) return true;
+    }
+    return false;
+  }
 }
 
-function positiveInteger(name: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || !(value >= 1)) {
-    throw new InvalidArgumentError(`Expected \`${name}\` to be an integer >= 1, got ${describe(value)}`);
-  }
-  return value;
-}
-
-function moduleUrl(handlers: unknown): string {
-  if (handlers instanceof URL) return handlers.href;
-  if (typeof handlers !== 'string' || handlers.trim() === '') {
-    throw new InvalidArgumentError(`Expected \`handlers\` to be a module path or URL, got ${describe(handlers)}`);
-  }
-  if (/^(file|data):/.test(handlers)) return handlers;
-  return pathToFileURL(isAbsolute(handlers) ? handlers : resolve(handlers)).href;
+/** A job a thread held, as the control block says. */
+interface InflightJob {
+  jobId: string;
+  token: number;
+  attempt: number;
+  startedAt: number;
+  timeout: number;
+  /** Past its timeout and grace: it fails as timed out. */
+  overdue: boolean;
 }

@@ -1,10 +1,14 @@
+import type { MessagePort } from 'node:worker_threads';
 import { IllegalStateError, JobNotFoundError } from '../errors.js';
 import type { Lease } from '../types.js';
 import { openWorkerQueue, type QueueHandle, type WorkerQueue } from './backend.js';
+import { EventKind, EventRecorder } from './events.js';
 import { loadHandlers, type Handler, type HandlerContext } from './handlers.js';
 import {
-  INFLIGHT_JOB_NUM, INFLIGHT_TOKEN, MAX_TIMER_MILLIS, REFUSED, STOP, TICK, inflightAt, threadWord, type PoolControlBuffers,
+  EVENTS, INFLIGHT_ATTEMPT, INFLIGHT_DEADLINE, INFLIGHT_JOB_NUM, INFLIGHT_STARTED_AT, INFLIGHT_TIMEOUT, INFLIGHT_TOKEN,
+  MAX_TIMER_MILLIS, REFUSED, STOP, TICK, inflightAt, threadWord, type PoolControlBuffers,
 } from './layout.js';
+import { NO_TIMEOUT, type FilledPoolOptions } from './options.js';
 
 /** What the main thread sends a pool thread: check the handler module, or run the worker loop. */
 export type ThreadTask =
@@ -14,12 +18,19 @@ export type ThreadTask =
       handlers: string;
       queue: QueueHandle;
       control: PoolControlBuffers;
+      /** Where this thread posts its event batches (see events.ts). */
+      events: MessagePort;
       thread: number;
       workerId: string;
       leaseMillis: number;
       concurrency: number;
       tickMillis: number;
+      maxAttempts: number;
+      timeouts: FilledPoolOptions['timeouts'];
+      timeoutGraceMillis: number;
+      unknownTypes: FilledPoolOptions['unknownTypes'];
     };
+type LoopTask = Extract<ThreadTask, { kind: 'loop' }>;
 
 /** The piscina task: one per pool thread, which then polls the queue itself until the pool stops. */
 export default async function run(task: ThreadTask): Promise<string[]> {
@@ -32,22 +43,34 @@ export default async function run(task: ThreadTask): Promise<string[]> {
 /** Longest idle sleep: jobs that become ready by the clock alone (a backoff, a runAt) wake no one. */
 const IDLE_MILLIS = 50;
 
+/** The abort reason of a close: a job that stops on it is handed back, not failed. */
+const CLOSING = new Error('the pool is closing');
+
+/** Why a job did not complete: the text for its lastError, and whether to dead-letter it at once. */
+interface Failure {
+  message: string;
+  permanent: boolean;
+}
+
 class WorkerLoop {
-  readonly #task: Extract<ThreadTask, { kind: 'loop' }>;
+  readonly #task: LoopTask;
   readonly #handlers: Map<string, Handler>;
   readonly #queue: WorkerQueue;
   readonly #words: Int32Array;
   readonly #inflight: Float64Array;
+  readonly #events: EventRecorder;
   readonly #running = new Map<Promise<unknown>, AbortController>();
   readonly #places: number[];
   #sleep: Promise<unknown> | undefined;
 
-  constructor(task: Extract<ThreadTask, { kind: 'loop' }>, handlers: Map<string, Handler>, queue: WorkerQueue) {
+  constructor(task: LoopTask, handlers: Map<string, Handler>, queue: WorkerQueue) {
     this.#task = task;
     this.#handlers = handlers;
     this.#queue = queue;
     this.#words = new Int32Array(task.control.words);
     this.#inflight = new Float64Array(task.control.inflight);
+    // Read on every event: listeners come and go on the main thread.
+    this.#events = new EventRecorder(task.events, () => Atomics.load(this.#words, EVENTS) !== 0);
     this.#places = Array.from({ length: task.concurrency }, (_, i) => i);
   }
 
@@ -59,7 +82,8 @@ class WorkerLoop {
     Atomics.add(words, tick, 1);
     const ticker = setInterval(() => {
       Atomics.add(words, tick, 1);
-      if (this.#stopping()) for (const controller of this.#running.values()) controller.abort(new Error('the pool is closing'));
+      this.#events.flush();
+      if (this.#stopping()) for (const controller of this.#running.values()) controller.abort(CLOSING);
     }, this.#task.tickMillis);
     try {
       let yielded = performance.now();
@@ -70,11 +94,7 @@ class WorkerLoop {
           await new Promise((resolve) => setImmediate(resolve));
           yielded = performance.now();
         }
-        while (this.#running.size < this.#task.concurrency && !this.#stopping()) {
-          const lease = await this.#queue.poll(this.#task.workerId, this.#task.leaseMillis);
-          if (lease === undefined) break;
-          this.#start(lease);
-        }
+        if (this.#running.size < this.#task.concurrency) await this.#pollBatch();
         if (this.#stopping()) break;
         const running: Promise<unknown>[] = [...this.#running.keys()];
         if (running.length < this.#task.concurrency) running.push(this.#idle());
@@ -84,8 +104,25 @@ class WorkerLoop {
       while (this.#running.size > 0) await Promise.allSettled([...this.#running.keys()]);
     } finally {
       clearInterval(ticker);
+      this.#events.flush();
+      // The end of this thread's batches: the main thread closes its side.
+      this.#task.events.postMessage(null);
       await this.#queue.close();
     }
+  }
+
+  /** Leases jobs up to `concurrency`, makes the leases durable (one commit for all), then starts them. */
+  async #pollBatch(): Promise<void> {
+    const leases: Lease[] = [];
+    while (this.#running.size + leases.length < this.#task.concurrency && !this.#stopping()) {
+      const lease = await this.#queue.poll(this.#task.workerId, this.#task.leaseMillis);
+      if (lease === undefined) break;
+      leases.push(lease);
+    }
+    if (leases.length === 0) return;
+    // An attempt starts only once the journal knows of it: if this process dies in it, it counts.
+    this.#queue.flush?.();
+    for (const lease of leases) this.#start(lease);
   }
 
   /** One sleep for work at a time, however often the loop wakes for a finished job meanwhile. */
@@ -104,10 +141,17 @@ class WorkerLoop {
     const controller = new AbortController();
     const place = this.#places.pop()!;
     const at = inflightAt(this.#task.thread, this.#task.concurrency, place);
-    this.#inflight[at + INFLIGHT_TOKEN] = lease.token;
-    this.#inflight[at + INFLIGHT_JOB_NUM] = Number(lease.jobId.slice(1));
-    const done = this.#runJob(lease, controller).finally(() => {
-      this.#inflight[at + INFLIGHT_JOB_NUM] = 0;
+    const timeout = this.#task.timeouts.byType[lease.type] ?? this.#task.timeouts.default;
+    const startedAt = Date.now();
+    const inflight = this.#inflight;
+    inflight[at + INFLIGHT_TOKEN] = lease.token;
+    inflight[at + INFLIGHT_ATTEMPT] = lease.attempt;
+    inflight[at + INFLIGHT_STARTED_AT] = startedAt;
+    inflight[at + INFLIGHT_TIMEOUT] = timeout;
+    inflight[at + INFLIGHT_DEADLINE] = timeout === NO_TIMEOUT ? 0 : startedAt + timeout + this.#task.timeoutGraceMillis;
+    inflight[at + INFLIGHT_JOB_NUM] = Number(lease.jobId.slice(1));
+    const done = this.#runJob(lease, controller, timeout).finally(() => {
+      inflight[at + INFLIGHT_JOB_NUM] = 0;
       this.#places.push(place);
       this.#running.delete(done);
     });
@@ -117,12 +161,15 @@ class WorkerLoop {
   }
 
   /** Runs the job's handler and settles its lease; resolves to the next job's lease if the complete took one. */
-  async #runJob(lease: Lease, controller: AbortController): Promise<Lease | undefined> {
+  async #runJob(lease: Lease, controller: AbortController, timeout: number): Promise<Lease | undefined> {
     const queue = this.#queue;
-    const { jobId, token } = lease;
+    const { jobId, token, type, attempt } = lease;
+    const started = performance.now();
     const lost = (error: unknown): void => {
       clearInterval(beats);
-      controller.abort(new Error(`the lease of ${jobId} was lost: ${(error as Error).message}`));
+      const reason = `the lease of ${jobId} was lost: ${(error as Error).message}`;
+      this.#events.record(EventKind.Stalled, jobId, type, attempt, performance.now() - started, reason);
+      controller.abort(new Error(reason));
     };
     // A backend that answers at once (shared memory) reports a lost lease to the caller too; a remote one aborts the signal later.
     const heartbeat = (): void => {
@@ -142,37 +189,89 @@ class WorkerLoop {
         // The signal is aborted; the handler hears of it there.
       }
     }, Math.min(MAX_TIMER_MILLIS, Math.max(1, this.#task.leaseMillis / 3)));
-    const ctx: HandlerContext = { jobId, type: lease.type, attempt: lease.attempt, signal: controller.signal, heartbeat };
-    try {
-      const handler = this.#handlers.get(lease.type);
-      if (handler === undefined) {
-        throw new Error(`No handler for job type "${lease.type}" in ${this.#task.handlers}`);
+    const ctx: HandlerContext = { jobId, type, attempt, signal: controller.signal, heartbeat };
+    let failure: Failure | undefined;
+    const handler = this.#handlers.get(type);
+    if (handler === undefined) {
+      failure = this.#unknownType(type);
+    } else {
+      try {
+        if (timeout === NO_TIMEOUT) await handler(lease.payload, ctx);
+        else await this.#withTimeout(handler(lease.payload, ctx), timeout, controller);
+      } catch (error) {
+        failure = { message: error instanceof Error ? error.message : String(error), permanent: error instanceof Error && error.name === 'PermanentError' };
       }
-      await handler(lease.payload, ctx);
-      clearInterval(beats);
+    }
+    clearInterval(beats);
+    const durationMs = performance.now() - started;
+    if (failure === undefined) {
       const { workerId, leaseMillis } = this.#task;
-      if (this.#stopping()) {
-        await this.#settle(() => queue.complete(jobId, token));
-        return undefined;
-      }
-      return await this.#settle(() => queue.completeAndPoll(jobId, token, workerId, leaseMillis));
-    } catch (error) {
-      clearInterval(beats);
-      const permanent = error instanceof Error && error.name === 'PermanentError';
-      const message = error instanceof Error ? error.message : String(error);
-      await this.#settle(() => queue.fail(jobId, token, message, { permanent }));
+      const completed = () => this.#events.record(EventKind.Completed, jobId, type, attempt, durationMs);
+      if (!this.#stopping()) return await this.#settle(lease, durationMs, () => queue.completeAndPoll(jobId, token, workerId, leaseMillis), completed);
+      await this.#settle(lease, durationMs, () => queue.complete(jobId, token), completed);
       return undefined;
     }
+    if (controller.signal.reason === CLOSING) {
+      // Stopped because the pool closes: a shutdown is not a failure.
+      await this.#settle(lease, durationMs, () => queue.release(jobId, token), () => undefined);
+      return undefined;
+    }
+    const { message, permanent } = failure;
+    const kind = permanent || attempt >= this.#task.maxAttempts ? EventKind.Dead : EventKind.Retrying;
+    await this.#settle(lease, durationMs, () => queue.fail(jobId, token, message, { permanent }), () => this.#events.record(kind, jobId, type, attempt, durationMs, message));
+    return undefined;
   }
 
-  /** Runs a complete / fail; a refusal means this thread lost the lease (a zombie): count it, move on. */
-  async #settle<T>(call: () => T | Promise<T>): Promise<T | undefined> {
+  /** Why a job whose type no handler exports fails, and whether for good (`unknownTypes`). */
+  #unknownType(type: string): Failure {
+    const known = [...this.#handlers.keys()].map((name) => `"${name}"`).join(', ') || 'none';
+    return {
+      message: `No handler for job type "${type}" in ${this.#task.handlers} (it exports: ${known})`,
+      permanent: this.#task.unknownTypes === 'dead-letter',
+    };
+  }
+
+  /**
+   * Settles as `pending` does, unless the timeout comes first: then the signal
+   * aborts, and the attempt fails with "timed out" — once the handler ends, or
+   * after the grace if it does not (it is left to run out, its result ignored).
+   */
+  #withTimeout(pending: unknown, timeout: number, controller: AbortController): Promise<void> {
+    const timedOut = () => new Error(`timed out after ${timeout} ms`);
+    return new Promise((resolve, reject) => {
+      let late = false;
+      let grace: NodeJS.Timeout | undefined;
+      const abort = setTimeout(() => {
+        late = true;
+        controller.abort(timedOut());
+        grace = setTimeout(() => reject(timedOut()), Math.min(MAX_TIMER_MILLIS, this.#task.timeoutGraceMillis));
+      }, Math.min(MAX_TIMER_MILLIS, timeout));
+      const settle = (error?: unknown) => {
+        clearTimeout(abort);
+        clearTimeout(grace);
+        if (late) reject(timedOut());
+        else if (error !== undefined) reject(error);
+        else resolve();
+      };
+      Promise.resolve(pending).then(() => settle(), (error: unknown) => settle(error ?? new Error(String(error))));
+    });
+  }
+
+  /**
+   * Runs a complete / fail / release and then `accepted`; a refusal means this
+   * thread lost the lease (a zombie): count it, tell the listeners, move on.
+   */
+  async #settle<T>(lease: Lease, durationMs: number, call: () => T | Promise<T>, accepted: () => void): Promise<T | undefined> {
+    let result: T;
     try {
-      return await call();
+      result = await call();
     } catch (error) {
       if (!(error instanceof IllegalStateError || error instanceof JobNotFoundError)) throw error;
       Atomics.add(this.#words, threadWord(this.#task.thread, REFUSED), 1);
+      this.#events.record(EventKind.Refused, lease.jobId, lease.type, lease.attempt, durationMs, error.message);
       return undefined;
     }
+    accepted();
+    return result;
   }
 }

@@ -1,11 +1,12 @@
 import type { TimeSource } from '../clock.js';
-import { IllegalStateError, refusalError } from '../errors.js';
+import { IllegalStateError, JournalWriteError, refusalError } from '../errors.js';
 import type { Journal, Synchronous } from '../journal/journal.js';
 import type { FilledOptions } from '../options.js';
 import type { RetryPolicy } from '../policy.js';
-import { LockLost, Maintenance } from '../shm/maintenance.js';
+import { AWAITS_COMMIT, LockLost, Maintenance } from '../shm/maintenance.js';
 import type { QueueMemory } from '../shm/memory.js';
 import { Mover } from '../shm/moves.js';
+import type { UndoneMove } from '../shm/undo-log.js';
 import { WorkerPath } from '../shm/worker.js';
 import { checkNow } from '../validate.js';
 import { FINISH_RING, LEASE_RING, MAINTENANCE_ROW } from '../shm/layout.js';
@@ -108,16 +109,55 @@ export class QueueContext {
 
   /**
    * Runs `op` on the slot of job number `jobNum` under the lock; a negative
-   * result is a refusal and becomes the matching error.
+   * result is a refusal and becomes the matching error. A job frozen by
+   * another call's commit in flight (AWAITS_COMMIT) is looked at again once
+   * that commit is through, or undone.
    */
   withJob<T>(jobId: string, jobNum: number, op: (core: Maintenance, slot: number, now: number) => T): T {
-    return this.locked((core, now) => {
-      const slot = core.find(jobNum);
-      if (slot < 0) throw refusalError(slot, jobId, this.options.capacity);
-      const result = op(core, slot, now);
-      if (typeof result === 'number' && result < 0) throw refusalError(result, jobId, this.options.capacity);
-      return result;
-    });
+    for (;;) {
+      const result = this.locked((core, now): T | typeof AWAITS_COMMIT => {
+        const slot = core.find(jobNum);
+        if (slot < 0) throw refusalError(slot, jobId, this.options.capacity);
+        const result = op(core, slot, now);
+        if (result === AWAITS_COMMIT) return AWAITS_COMMIT;
+        if (typeof result === 'number' && result < 0) throw refusalError(result, jobId, this.options.capacity);
+        return result;
+      });
+      if (result !== AWAITS_COMMIT) return result;
+      this.makeDurable(this.core.awaitedTicket());
+    }
+  }
+
+  /**
+   * Returns once every change made so far, by any thread, is in the journal
+   * (see JobQueue#flush). Without a journal, at once.
+   */
+  flush(): void {
+    this.assertOpen();
+    if (this.journal !== undefined) this.makeDurable(this.memory.commits.head());
+  }
+
+  /**
+   * For a poll that found only jobs frozen by commits in flight (see Frozen
+   * jobs in layout.ts): if no thread is leading a commit, commits everything
+   * noted so far, so that a frozen job whose caller died waiting never stays
+   * frozen. While a leader is at work the poll does not wait for it: the
+   * frozen jobs' callers are waiting too, and one of them leads next if this
+   * commit misses their moves. True if the poll should look again; false if
+   * a leader was at work, or the commit failed (then those jobs are being
+   * undone): the poll has nothing to lease.
+   */
+  helpCommit(): boolean {
+    const leader = this.memory.commits.leader;
+    if (!leader.tryAcquire()) return false;
+    leader.release();
+    try {
+      this.makeDurable(this.memory.commits.head());
+      return true;
+    } catch (error) {
+      if (error instanceof JournalWriteError) return false;
+      throw error;
+    }
   }
 
   /**
@@ -139,7 +179,7 @@ export class QueueContext {
       const ticket = core.noted();
       if (ticket !== undefined) {
         // A refused call changed nothing of its own; what it brought up to now (an expiry) goes with the next commit.
-        if (done && core.mustCommit()) this.makeDurable(ticket);
+        if (done && core.mustCommit()) this.makeDurable(ticket, core.takeUndo());
         else this.#commitSoon(ticket);
       }
     }
@@ -150,8 +190,15 @@ export class QueueContext {
    * One thread at a time leads, writing every change noted so far by any
    * thread in one transaction; the others wait for it, and most find their
    * ticket committed when their turn comes.
+   *
+   * A write that fails throws a JournalWriteError, and the leader first
+   * undoes `undo` (the moves of its own call, see UndoLog). A thread waiting
+   * for that failed commit leads next, writes again, and, if that fails too,
+   * undoes its own: so every call whose changes were in a failed transaction
+   * throws, and is undone, by its own thread. The undo runs under the
+   * leader's lock, so that no other leader can write the moves it takes back.
    */
-  makeDurable(ticket: number): void {
+  makeDurable(ticket: number, undo: readonly UndoneMove[] = []): void {
     const commits = this.memory.commits;
     const since = performance.now();
     while (!commits.isDurable(ticket)) {
@@ -164,13 +211,26 @@ export class QueueContext {
       try {
         if (commits.isDurable(ticket)) break;
         const { writes, upTo } = this.#underLock((core) => core.pendingWrites());
-        // Outside the queue lock: other threads go on working while the journal writes.
-        this.journal!.journal.write(writes);
+        try {
+          // Outside the queue lock: other threads go on working while the journal writes.
+          this.journal!.journal.write(writes);
+        } catch (error) {
+          if (error instanceof JournalWriteError) this.#rollBack(undo);
+          throw error;
+        }
         commits.publish(upTo);
       } finally {
         commits.leader.release();
       }
     }
+  }
+
+  /** Undoes a call's own moves (see Maintenance#rollBack); the next commit takes the undo to the journal. */
+  #rollBack(moves: readonly UndoneMove[]): void {
+    if (moves.length === 0) return;
+    this.#underLock((core, now) => core.rollBack(moves, now));
+    const ticket = this.core.noted();
+    if (ticket !== undefined) this.#commitSoon(ticket);
   }
 
   #commitSoon(ticket: number): void {
@@ -201,10 +261,15 @@ export class QueueContext {
     for (;;) {
       const seen = this.now();
       const repair = lock.acquire();
+      let now = seen;
       try {
-        const now = core.prepare(seen, repair, () => this.now());
         try {
+          now = core.prepare(seen, repair, () => this.now());
           return op(core, now);
+        } catch (error) {
+          // A commit under the lock failed (a full commit ring, a token reservation): undo the call's moves so far.
+          if (error instanceof JournalWriteError) undoUnderLock(core, now);
+          throw error;
         } finally {
           // Also after a refusal: the pass may have expired leases or promoted jobs.
           core.publishDue();
@@ -216,5 +281,20 @@ export class QueueContext {
         lock.release();
       }
     }
+  }
+}
+
+/**
+ * Undoes the current call's moves inside its own lock hold, and rebuilds the
+ * hints it may have left half-updated. Taken for dead meanwhile (LockLost),
+ * the taker has rebuilt from the slots, and what is not undone yet stays
+ * frozen until the next commit that succeeds: the journal error is still the
+ * one to report.
+ */
+function undoUnderLock(core: Maintenance, now: number): void {
+  try {
+    core.rollBack(core.takeUndo(), now);
+  } catch (error) {
+    if (!(error instanceof LockLost)) throw error;
   }
 }

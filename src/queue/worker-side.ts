@@ -38,7 +38,25 @@ export class WorkerSide {
       ctx.memory.rows.leave(worker.row);
       if (slot >= 0) return ctx.core.records.lease(worker.draft);
     }
-    return ctx.locked((core, at) => this.#pollLocked(core, workerId, leaseMillis, at));
+    return this.#pollUnderLock(workerId, leaseMillis);
+  }
+
+  /**
+   * A poll under the lock. With a journal, one that found only jobs frozen by
+   * commits in flight helps those commits through and looks again (see
+   * QueueContext#helpCommit).
+   */
+  #pollUnderLock(workerId: string, leaseMillis: number): Lease | undefined {
+    const ctx = this.#ctx;
+    let skippedFrozen = false;
+    const poll = () => ctx.locked((core, at) => {
+      const lease = this.#pollLocked(core, workerId, leaseMillis, at);
+      skippedFrozen = core.refileFrozen();
+      return lease;
+    });
+    const lease = poll();
+    if (lease !== undefined || !skippedFrozen || !ctx.helpCommit()) return lease;
+    return poll();
   }
 
   /** A poll under the lock; one that finds nothing first waits out lock-free calls in flight and repairs after dead ones. */
@@ -83,12 +101,18 @@ export class WorkerSide {
       if (next >= 0) return ctx.core.records.lease(worker.draft);
       if (refused !== 0 && refused !== SLOW) throw refusalError(refused, jobId, ctx.options.capacity);
       // Completed, and nothing ready lock-free: the locked poll looks further.
-      if (refused === 0) return ctx.locked((core, at) => this.#pollLocked(core, workerId, leaseMillis, at));
+      if (refused === 0) return this.#pollUnderLock(workerId, leaseMillis);
     }
-    return ctx.withJob(jobId, jobNum, (core, slot, at) => {
+    let skippedFrozen = false;
+    const lease = ctx.withJob(jobId, jobNum, (core, slot, at) => {
       const refusal = this.#completeLocked(core, slot, jobNum, token, at);
-      return refusal < 0 ? refusal : this.#pollLocked(core, workerId, leaseMillis, at);
+      if (refusal < 0) return refusal;
+      const next = this.#pollLocked(core, workerId, leaseMillis, at);
+      skippedFrozen = core.refileFrozen();
+      return next;
     }) as Lease | undefined;
+    // The complete's commit took the frozen jobs' moves along: they can be leased now.
+    return lease === undefined && skippedFrozen ? this.#pollUnderLock(workerId, leaseMillis) : lease;
   }
 
   extend(jobId: string, token: number, leaseMillis: number): number {

@@ -5,6 +5,7 @@
 // Types only: ioredis is loaded by the first connect, so that importing leasehold costs nothing for it.
 import type { Redis, RedisOptions } from 'ioredis';
 import { BackendUnavailableError } from '../errors.js';
+import { redisClient } from '../optional.js';
 
 /** Where the queue's Redis is: a URL (`redis://[:password@]host:port[/db]`) or ioredis options. */
 export type RedisTarget = string | RedisOptions;
@@ -28,7 +29,7 @@ const retryStrategy = (times: number): number => Math.min(50 * times, 1000);
 
 /** A client that is not yet connected; `connect()` it. */
 export async function createClient(target: RedisTarget, commandTimeoutMillis: number): Promise<Redis> {
-  const { Redis } = await import('ioredis');
+  const Redis = await redisClient();
   const options: RedisOptions = { retryStrategy, ...(typeof target === 'string' ? {} : target), ...AT_MOST_ONCE, commandTimeout: commandTimeoutMillis };
   return quiet(typeof target === 'string' ? new Redis(target, options) : new Redis(options));
 }

@@ -59,7 +59,7 @@ export interface RedisQueueHandle {
 }
 
 /**
- * A retrying job queue kept in Redis, with JobQueue's contract (SPEC §2–3):
+ * A retrying job queue kept in Redis, with JobQueue's contract:
  * the same methods, each returning a Promise, the same validation, errors and
  * views. Any number of processes on any number of machines may use one queue
  * (one `name`) at once.

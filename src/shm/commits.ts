@@ -3,6 +3,16 @@ import {
 } from './layout.js';
 import { COMMIT_LEADER_LOCK, QueueLock } from './lock.js';
 
+/** The AWAITED mark of a move noted under `ticket`: never 0, which means no mark. */
+export function markOf(ticket: number): number {
+  return (ticket >>> 0) + 1;
+}
+
+/** The ticket an AWAITED mark names. */
+export function ticketOfMark(mark: number): number {
+  return (mark - 1) | 0;
+}
+
 export type CommitKind = typeof COMMIT_SUBMITTED | typeof COMMIT_MOVED | typeof COMMIT_EVICTED;
 
 /**
@@ -61,6 +71,21 @@ export class CommitRing {
 
   isDurable(ticket: number): boolean {
     return ((Atomics.load(this.#words, COMMIT_DURABLE) - ticket) | 0) >= 0;
+  }
+
+  /**
+   * Whether `ticket` was issued and is not durable yet. A ticket outside the
+   * window of pending tickets is durable: so a mark from 2^32 tickets ago
+   * (tickets wrap) does not freeze its job again.
+   */
+  isPending(ticket: number): boolean {
+    const durable = Atomics.load(this.#words, COMMIT_DURABLE);
+    return ((ticket - durable) | 0) > 0 && ((Atomics.load(this.#words, COMMIT_HEAD) - ticket) | 0) >= 0;
+  }
+
+  /** Whether a record's AWAITED mark (see `markOf`) names a commit still to come: its job is frozen until then. */
+  awaits(mark: number): boolean {
+    return mark !== 0 && this.isPending(ticketOfMark(mark));
   }
 
   /** Calls `visit` for every entry not yet durable, oldest first (under the queue lock); returns the last ticket seen. */

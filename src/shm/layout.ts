@@ -90,6 +90,22 @@
  * move already made, with the very values it was writing; a move it started
  * *after* being presumed dead is the residual risk, as for a lock holder
  * stalled past the timeout.
+ *
+ * ── Frozen jobs (journaled queues) ──
+ *
+ * With a journal, a move whose caller waits for its commit (submit,
+ * complete, fail, release, cancel, retryDead) marks the slot's `awaited`
+ * word with its commit ticket (see CommitRing.markOf). Until that ticket is
+ * durable the job is frozen: poll passes it over (and files it back in its
+ * place), eviction passes it over, cancel and retryDead wait for the commit
+ * first (complete, fail, release and extend need RUNNING, which a marked job
+ * never is: only a lease makes it RUNNING). So if the commit fails, nobody
+ * has built on the move, and its caller can undo it (see UndoLog). A
+ * successful commit unfreezes the job by itself (the mark's ticket is
+ * durable); a caller killed while waiting leaves its move to the next commit
+ * that succeeds. Journaled queues make every move under the lock, so the
+ * marks are read and written by the lock holder only; an in-memory queue
+ * never reads them.
  */
 
 // ── lock words (Int32) ───────────────────────────────────────────────────
@@ -366,6 +382,8 @@ export function bufferBytes(capacity: number, arenaBytes: number) {
     arena: arenaBytes,
     workerNames: WORKER_NAMES * WORKER_ENTRY_BYTES,
     commitRing: commitRingEntries(capacity) * f64,
+    /** Per slot, with a journal: the commit mark of a move its caller waits for (see Frozen jobs); 0: none. */
+    awaited: capacity * i32,
   };
 }
 export type BufferName = keyof ReturnType<typeof bufferBytes>;

@@ -2,23 +2,32 @@ import { Refusal } from '../errors.js';
 import type { RetryPolicy } from '../policy.js';
 import { JobStatus, type QueueStats } from '../types.js';
 import { Arena } from './arena.js';
-import type { CommitKind } from './commits.js';
+import { markOf, ticketOfMark, type CommitKind } from './commits.js';
 import type { SharedHeap } from './heap.js';
 import {
   ATTEMPTS, ATTENTION, CANCELLED, COMMIT_EVICTED, COMMIT_MOVED, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, DUE_LOWERED, DUE_VERSION,
   ENTRY_K1, ENTRY_SLOT, ENTRY_WORD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, GATE, ERROR_LEASE_EXPIRED, ERROR_NONE, ERROR_REF, FINISH_BASE, FINISH_RING,
   FINISH_SEQ, FINISH_TICKET, FREE, FREE_SLOT_COUNT, JOB_NUM, JOB_SEQ, LAST_NOW, LEASE_RING, LEASE_UNTIL, MAINTENANCE_ROW, MOVES, NEXT_DUE,
   PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, ROWS, STATUS_COUNT, ROW_COUNTS, ROW_FINISHED_CHUNKS, RUNNING, RUN_AT, SLOT_HIGH_WATER, SUCCEEDED,
-  TOKEN, TOKEN_RESERVED, TOKEN_SEQ, TYPE_BYTES, WORKER, isBusy, statusOf, type SlotStatus,
+  TOKEN, TOKEN_RESERVED, TOKEN_SEQ, TYPE_BYTES, WORKER, isBusy, nextWord, statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import { Mover } from './moves.js';
 import type { LoggedJob, MoveLog, Sequences, JournalWrites } from './movelog.js';
 import { NAME_OF_STATUS, Records } from './records.js';
+import { UndoLog, recordCopy, type UndoneMove } from './undo-log.js';
 import { NOT_COUNTED, chunksOf, type MoveNotes } from './worker.js';
 
 /** Thrown when a move finds our lock taken over: the caller retries the whole operation. */
 export class LockLost extends Error {}
+
+/**
+ * What cancel and retryDead return for a job frozen by another call's commit
+ * in flight (see Frozen jobs in layout.ts): the caller waits for
+ * `awaitedTicket()` to be durable, then tries again. Not a Refusal: it never
+ * reaches a user.
+ */
+export const AWAITS_COMMIT = -1000;
 
 /**
  * The maintenance side of the queue: every operation that runs under the
@@ -48,6 +57,12 @@ export class Maintenance implements MoveNotes {
   readonly #again = new Float64Array(STATUS_COUNT);
   /** Whether the delayed or lease heap changed since NEXT_DUE was published. */
   #dueDirty = true;
+  /** The current call's own durable moves, to undo if their commit fails (with a journal). */
+  readonly #undo = new UndoLog();
+  /** The ticket the last AWAITS_COMMIT waits for. */
+  #awaitedTicket = 0;
+  /** Jobs the current poll passed over as frozen, as (slot, word) pairs: filed back after it. */
+  readonly #skipped: number[] = [];
 
   constructor(memory: QueueMemory, policy: RetryPolicy, log?: MoveLog) {
     this.#m = memory;
@@ -79,7 +94,7 @@ export class Maintenance implements MoveNotes {
    * failed attempt at its leaseUntil; delayed jobs whose runAt has come become ready.
    */
   prepare(now: number, repair: boolean, readClock: () => number): number {
-    const { header, slots, leases, delayed } = this.#m;
+    const { header } = this.#m;
     if (now < header[LAST_NOW]!) {
       now = readClock();
       if (now < header[LAST_NOW]!) repair = true;
@@ -90,10 +105,22 @@ export class Maintenance implements MoveNotes {
     this.#assertHeld();
     this.#ticket = undefined;
     this.#mustCommit = false;
+    if (this.#log !== undefined) {
+      this.#undo.reset();
+      this.#skipped.length = 0;
+    }
     header[LAST_NOW] = now;
     // Before NEXT_DUE, with no earlier lease flagged, no lease or delayed job is due (the lease handshake):
     // the rings and heaps stay as they are, and so does NEXT_DUE.
-    if (now < header[NEXT_DUE]! && (Atomics.load(this.#m.lockWords, ATTENTION) & DUE_LOWERED) === 0) return now;
+    if (now >= header[NEXT_DUE]! || (Atomics.load(this.#m.lockWords, ATTENTION) & DUE_LOWERED) !== 0) this.#catchUp(now);
+    // The catch-up's expiries are not the call's own (any call would have made them): only what follows is undone.
+    if (this.#log !== undefined) this.#undo.record();
+    return now;
+  }
+
+  /** Expires the leases due by `now` and makes the delayed jobs due by then ready. */
+  #catchUp(now: number): void {
+    const { slots, leases, delayed } = this.#m;
     this.#dueDirty = true;
     this.drainLeases();
     while (leases.size > 0) {
@@ -114,7 +141,6 @@ export class Maintenance implements MoveNotes {
       this.#assertHeld();
       this.#fileReady(slot, this.#mover.flip(slot, word, READY, DELAYED));
     }
-    return now;
   }
 
   /**
@@ -204,8 +230,12 @@ export class Maintenance implements MoveNotes {
       lastError: null, token: 0, leaseUntil: 0, finishSeq: 0, workerId: null, moves: 1,
     };
     header[JOB_SEQ] = job.num;
-    this.#note(job.num, COMMIT_SUBMITTED);
-    this.#place(job, typeBytes, payloadBytes, now);
+    const ticket = this.#note(job.num, COMMIT_SUBMITTED);
+    const { slot, word } = this.#place(job, typeBytes, payloadBytes, now);
+    if (this.#undo.recording) {
+      this.#m.awaited[slot] = markOf(ticket);
+      this.#undo.add({ slot, status: FREE, to: word, record: null, lastError: null });
+    }
     return job.num;
   }
 
@@ -244,11 +274,13 @@ export class Maintenance implements MoveNotes {
   reserveTokens(count: number): number {
     const { header } = this.#m;
     const first = header[TOKEN_SEQ]! + 1;
-    header[TOKEN_SEQ] = first + count - 1;
-    if (this.#log !== undefined && header[TOKEN_SEQ]! > header[TOKEN_RESERVED]!) {
-      header[TOKEN_RESERVED] = header[TOKEN_SEQ]! + TOKEN_BLOCK;
-      this.#log.reserve({ jobSeq: header[JOB_SEQ]!, tokenSeq: header[TOKEN_RESERVED]! });
+    const last = first + count - 1;
+    if (this.#log !== undefined && last > header[TOKEN_RESERVED]!) {
+      // In the journal first: a journal that refuses the reservation leaves the sequences as they were.
+      this.#log.reserve({ jobSeq: header[JOB_SEQ]!, tokenSeq: last + TOKEN_BLOCK });
+      header[TOKEN_RESERVED] = last + TOKEN_BLOCK;
     }
+    header[TOKEN_SEQ] = last;
     return first;
   }
 
@@ -301,6 +333,7 @@ export class Maintenance implements MoveNotes {
       const word = this.settledWord(slot, now);
       const status = statusOf(word);
       if (status !== READY && status !== DELAYED) return Refusal.NotPending;
+      if (this.frozen(slot)) return this.#awaitCommitOf(slot);
       const draft = this.#mover.start(slot);
       draft[FINISH_SEQ] = this.#nextFinishSeq();
       if (this.#moveTo(slot, word, CANCELLED, status)) return 0;
@@ -311,6 +344,7 @@ export class Maintenance implements MoveNotes {
     for (;;) {
       const word = this.settledWord(slot, now);
       if (statusOf(word) !== DEAD) return Refusal.NotDead;
+      if (this.frozen(slot)) return this.#awaitCommitOf(slot);
       const draft = this.#mover.start(slot);
       draft[ATTEMPTS] = 0;
       draft[RUN_AT] = now;
@@ -441,8 +475,8 @@ export class Maintenance implements MoveNotes {
 
   // ── moves ──────────────────────────────────────────────────────────────
 
-  /** A new job in a free slot, in the job's status; filed in the index its status needs. */
-  #place(job: LoggedJob, typeBytes: number, payloadBytes: number, now: number): void {
+  /** A new job in a free slot, in the job's status; filed in the index its status needs. Its slot and word. */
+  #place(job: LoggedJob, typeBytes: number, payloadBytes: number, now: number): { slot: number; word: number } {
     const { slots, arena, jobMap, workerNames } = this.#m;
     const errorRef = job.lastError === null ? ERROR_NONE : this.#storeError(job.lastError);
     const slot = this.#takeSlot();
@@ -469,6 +503,7 @@ export class Maintenance implements MoveNotes {
     if (next < 0) throw new LockLost();
     jobMap.set(job.num, slot);
     this.#file(slot, next, status);
+    return { slot, word: next };
   }
 
   /**
@@ -479,7 +514,7 @@ export class Maintenance implements MoveNotes {
   #moveTo(slot: number, word: number, status: SlotStatus, from: SlotStatus): boolean {
     const draft = this.#mover.draft;
     draft[MOVES]!++;
-    this.#note(draft[JOB_NUM]!, COMMIT_MOVED);
+    this.noteOwnMove(slot, word, status);
     this.#assertHeld();
     const next = this.#mover.apply(slot, word, status, from);
     if (next < 0) return false;
@@ -572,15 +607,35 @@ export class Maintenance implements MoveNotes {
     return this.#m.arena.store(bytes, error);
   }
 
-  /** Evicts the finished job that finished first; false if there is none. */
+  /**
+   * Evicts the finished job that finished first; false if there is none. A
+   * job frozen by its commit in flight is passed over (see layout.ts).
+   */
   #evictOldest(): boolean {
-    const { finished, slots, arena, jobMap, freeSlots, header, rows } = this.#m;
+    const { finished } = this.#m;
     this.drainFinished();
+    const frozen: number[] = [];
+    try {
+      return this.#evictFirstOf(frozen);
+    } finally {
+      // Passed over while their commit is in flight: back in the heap, in their place.
+      for (let at = 0; at < frozen.length; at += 3) this.#push(finished, frozen[at]!, 0, 0, frozen[at + 1]!, frozen[at + 2]!);
+    }
+  }
+
+  /** Evicts the first finished job of the heap that is not frozen (those go to `frozen`: finishSeq, slot, word). */
+  #evictFirstOf(frozen: number[]): boolean {
+    const { finished, slots, arena, jobMap, freeSlots, header, rows } = this.#m;
     while (finished.size > 0) {
       const slot = finished.top(ENTRY_SLOT);
       const word = finished.top(ENTRY_WORD);
+      const finishSeq = finished.top(ENTRY_K1);
       finished.pop();
       if (slots.word(slot) !== word) continue;
+      if (this.frozen(slot)) {
+        frozen.push(finishSeq, slot, word);
+        continue;
+      }
       const record = slots.records.subarray(slot * RECORD_FIELDS, (slot + 1) * RECORD_FIELDS);
       const chunks = chunksOf(record);
       const dataRef = record[DATA_REF]!;
@@ -605,6 +660,101 @@ export class Maintenance implements MoveNotes {
 
   noteMove(jobNum: number, lazy: boolean): void {
     this.#note(jobNum, COMMIT_MOVED, lazy);
+  }
+
+  /**
+   * Notes a durable move of the call's own, about to be made from `word` to
+   * `status` with the mover's draft; after the catch-up, with a journal, it
+   * is frozen until its commit and logged with the record it replaces (see
+   * UndoLog). Called just before the move: under the lock nothing else moves
+   * the slot, so it goes to the word `nextWord(word, status)`.
+   */
+  noteOwnMove(slot: number, word: number, status: SlotStatus): void {
+    const { slots, awaited } = this.#m;
+    const ticket = this.#note(slots.get(slot, JOB_NUM), COMMIT_MOVED);
+    if (!this.#undo.recording) return;
+    awaited[slot] = markOf(ticket);
+    const record = recordCopy(slots.records, slot);
+    // Only an arena chain needs its text saved (the move may free it); a canned error is its ref.
+    const lastError = record[ERROR_REF]! > 0 ? this.records.errorText(record) : null;
+    this.#undo.add({ slot, status: statusOf(word), to: nextWord(word, status), record, lastError });
+  }
+
+  /** Whether the job in `slot` is frozen by a commit in flight (see Frozen jobs in layout.ts). */
+  frozen(slot: number): boolean {
+    return this.#log !== undefined && this.#m.commits.awaits(this.#m.awaited[slot]!);
+  }
+
+  #awaitCommitOf(slot: number): number {
+    this.#awaitedTicket = ticketOfMark(this.#m.awaited[slot]!);
+    return AWAITS_COMMIT;
+  }
+
+  /** The commit the last AWAITS_COMMIT waits for. */
+  awaitedTicket(): number {
+    return this.#awaitedTicket;
+  }
+
+  /** For a poll: whether the ready job at (slot, word) is frozen; if so it is passed over, to be filed back by `refileFrozen`. */
+  skipFrozen(slot: number, word: number): boolean {
+    if (!this.frozen(slot)) return false;
+    this.#skipped.push(slot, word);
+    return true;
+  }
+
+  /** After a poll, files the jobs it passed over as frozen back in their place; whether there were any. */
+  refileFrozen(): boolean {
+    const skipped = this.#skipped;
+    if (skipped.length === 0) return false;
+    for (let at = 0; at < skipped.length; at += 2) {
+      // Still as passed over (nothing moves a frozen job but its own undo, under this lock).
+      if (this.#m.slots.word(skipped[at]!) === skipped[at + 1]) this.#fileReady(skipped[at]!, skipped[at + 1]!);
+    }
+    skipped.length = 0;
+    return true;
+  }
+
+  /** Takes the current call's own durable moves out (see UndoLog), for `rollBack` if their commit fails. */
+  takeUndo(): UndoneMove[] {
+    return this.#undo.take();
+  }
+
+  /**
+   * Undoes a call's own moves whose commit failed, newest first: a submitted
+   * job's slot is freed, a moved job gets its old record (and lastError)
+   * back. Each undo is a move of its own, with a higher move count, and is
+   * noted (lazily): the next commit writes the job as it now is, or deletes
+   * its row, over anything a presumed-dead leader may still write. Then
+   * every hint is rebuilt from the slots (counters, rings, heaps, the arena's
+   * chains): O(capacity), on a failure only.
+   *
+   * A move whose slot no longer holds its word is left alone (only a
+   * presumed-dead holder's repairs can have moved a frozen job). Also run
+   * after a failure under the lock with no moves to undo, for its rebuild
+   * (the failure may have cut a call short between its hints).
+   */
+  rollBack(moves: readonly UndoneMove[], now: number): void {
+    const { slots, awaited } = this.#m;
+    for (const move of moves) {
+      if (slots.word(move.slot) !== move.to) continue;
+      this.#note(slots.get(move.slot, JOB_NUM), COMMIT_MOVED, LAZY);
+      this.#assertHeld();
+      if (move.record === null) {
+        if (this.#mover.flip(move.slot, move.to, FREE, NOT_COUNTED) < 0) throw new LockLost();
+      } else {
+        const draft = this.#mover.draft;
+        const moves = slots.get(move.slot, MOVES);
+        draft.set(move.record);
+        if (move.lastError !== null) {
+          draft[ERROR_REF] = this.#storeError(move.lastError);
+          if (draft[ERROR_REF]! <= 0) draft[ERROR_BYTES] = 0;
+        }
+        draft[MOVES] = moves + 1;
+        if (this.#mover.apply(move.slot, move.to, move.status, NOT_COUNTED) < 0) throw new LockLost();
+      }
+      awaited[move.slot] = 0;
+    }
+    this.rebuild(now);
   }
 
   /** The last commit ticket the current call took, if it changed anything the journal must learn. */
@@ -632,12 +782,13 @@ export class Maintenance implements MoveNotes {
    * read under the lock. A full ring is committed here, under the lock: rare,
    * as every durable call commits the ring soon after.
    */
-  #note(jobNum: number, kind: CommitKind, lazy = false): void {
-    if (this.#log === undefined) return;
+  #note(jobNum: number, kind: CommitKind, lazy = false): number {
+    if (this.#log === undefined) return 0;
     const commits = this.#m.commits;
     if (commits.room() < 1) this.#commitNotes();
-    this.#ticket = commits.note(jobNum, kind);
+    const ticket = (this.#ticket = commits.note(jobNum, kind));
     if (!lazy) this.#mustCommit = true;
+    return ticket;
   }
 
   /**
@@ -653,12 +804,12 @@ export class Maintenance implements MoveNotes {
     });
     const writes: JournalWrites = { inserts: [], updates: [], evictions: [] };
     for (const [jobNum, flags] of flagsOf) {
-      if ((flags & GONE) !== 0) {
+      const slot = (flags & GONE) !== 0 ? Refusal.Evicted : this.find(jobNum);
+      // Gone from memory: evicted, or a submit that was undone. Its row goes, if it was ever written.
+      if (slot < 0) {
         writes.evictions.push(jobNum);
         continue;
       }
-      const slot = this.find(jobNum);
-      if (slot < 0) continue;
       if ((flags & NEW) === 0) writes.updates.push(this.records.loggedMove(slot));
       else writes.inserts.push(this.records.loggedJob(slot));
     }

@@ -36,6 +36,8 @@ export class QueueMemory {
   readonly arena: Arena;
   readonly workerNames: WorkerNames;
   readonly commits: CommitRing;
+  /** Per slot, the commit mark a frozen job waits for (journaled queues only, see layout.ts). */
+  readonly awaited: Int32Array;
 
   constructor(buffers: QueueBuffers, lockTimeoutMillis: number) {
     this.buffers = buffers;
@@ -56,6 +58,7 @@ export class QueueMemory {
     this.arena = new Arena(buffers.arena, header);
     this.workerNames = new WorkerNames(buffers.workerNames, header);
     this.commits = new CommitRing(lockWords, new Float64Array(buffers.commitRing), lockTimeoutMillis);
+    this.awaited = new Int32Array(buffers.awaited);
   }
 
   /** New, all-zero buffers: an empty queue. */

@@ -83,7 +83,7 @@ export class Records {
         status: statusOf(word),
         attempts: copy[ATTEMPTS]!,
         runAt: copy[RUN_AT]!,
-        lastError: this.#errorText(copy),
+        lastError: this.errorText(copy),
         token: copy[TOKEN]!,
         leaseUntil: copy[LEASE_UNTIL]!,
         workerId: this.#m.workerNames.nameOf(copy[WORKER]!),
@@ -110,7 +110,7 @@ export class Records {
       status: NAME_OF_STATUS[status],
       attempts: record[ATTEMPTS]!,
       runAt: record[RUN_AT]!,
-      lastError: this.#errorText(record),
+      lastError: this.errorText(record),
       token: record[TOKEN]!,
       leaseUntil: status === RUNNING ? record[LEASE_UNTIL]! : 0,
       finishSeq: finished ? record[FINISH_SEQ]! : 0,
@@ -147,7 +147,7 @@ export class Records {
     return this.#m.arena.read(ref, skip, bytes);
   }
 
-  #errorText(record: Float64Array): string | null {
+  errorText(record: Float64Array): string | null {
     const errorRef = record[ERROR_REF]!;
     return errorRef > 0 ? this.#m.arena.read(errorRef, 0, record[ERROR_BYTES]!) : (CANNED_ERRORS.get(errorRef) ?? null);
   }

@@ -2,7 +2,7 @@ import { Refusal } from '../errors.js';
 import { Arena } from './arena.js';
 import {
   ATTEMPTS, ATTENTION, DUE_LOWERED, DUE_VERSION, ERROR_BYTES, ERROR_REF, FINISH_BASE, FINISH_RING, FINISH_SEQ, FINISH_TICKET, JOB_NUM,
-  LEASE_RING, LEASE_UNTIL, MOVES, NEXT_DUE, PAYLOAD_BYTES, READY, RUNNING, SUCCEEDED, TOKEN, TYPE_BYTES, WORKER, isBusy, statusOf,
+  LEASE_RING, LEASE_UNTIL, MOVES, NEXT_DUE, PAYLOAD_BYTES, READY, RUNNING, SUCCEEDED, TOKEN, TYPE_BYTES, WORKER, isBusy, statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import type { Mover } from './moves.js';
@@ -11,9 +11,16 @@ import { ABORT, CLAIMED, LOST, type Claimer } from './ready.js';
 /** A worker-path result that means: take the maintenance lock and do it there (a BUSY slot that stays busy, a map miss). */
 export const SLOW = -100;
 
-/** The journal's hook: a move is noted just before it is made (journaled queues make every move under the lock). */
+/**
+ * The journal's hooks (journaled queues make every move under the lock): a
+ * move is noted just before it is made; a durable one of the call's own
+ * (a complete) with what undoes it; a poll passes over frozen jobs (see
+ * Frozen jobs in layout.ts).
+ */
 export interface MoveNotes {
   noteMove(jobNum: number, lazy: boolean): void;
+  noteOwnMove(slot: number, word: number, status: SlotStatus): void;
+  skipFrozen(slot: number, word: number): boolean;
 }
 
 /** Where a row's token blocks come from (the maintenance lock holder). */
@@ -100,6 +107,8 @@ export class WorkerPath implements Claimer {
   }
 
   tryClaim(slot: number, word: number): number {
+    // With a journal only: a job whose move is still committing is passed over, and filed back after the poll.
+    if (this.#notes?.skipFrozen(slot, word) === true) return LOST;
     const draft = this.#mover.start(slot);
     // Fencing tokens grow from lease to lease of a job: a block reserved before the job's last lease may be too low.
     if (draft[TOKEN]! >= this.#token) {
@@ -133,7 +142,7 @@ export class WorkerPath implements Claimer {
       const finishSeq = header[FINISH_BASE]! + (Atomics.add(lockWords, FINISH_TICKET, 1) >>> 0) + 1;
       draft[FINISH_SEQ] = finishSeq;
       draft[MOVES]!++;
-      this.#notes?.noteMove(jobNum, false);
+      this.#notes?.noteOwnMove(slot, word, SUCCEEDED);
       const to = this.#mover.apply(slot, word, SUCCEEDED, RUNNING);
       if (to < 0) continue; // moved meanwhile (an expiry): look again
       rows.finishedChunks(this.#row, chunksOf(draft));

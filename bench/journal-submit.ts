@@ -1,0 +1,99 @@
+/**
+ * Suite "journal-submit": what a durable submit costs against SQLite alone.
+ * Every case writes to its own fresh file (journal-files.ts), WAL with
+ * synchronous NORMAL, all in this process and this run.
+ *
+ * Baseline: better-sqlite3 alone, one INSERT of a job-shaped row per
+ * transaction (autocommit), into a table made from the very `CREATE TABLE
+ * jobs` that leasehold's journal holds (raw-sqlite.ts). Against it:
+ * leasehold's `submit` on a `JobQueue.open` journal, one transaction per job,
+ * and `submitMany`, one per BATCH jobs.
+ */
+import { Bench } from 'tinybench';
+import { BENCH_TIME } from './conditions.js';
+import { checkHolds, journalFiles, journalSettings } from './journal-files.js';
+import { jobsTableSql, rawInsert, rawTable, rowCount } from './raw-sqlite.js';
+import { type Rates, type Row, type Suite, atLeast, formatRate, formatRatio, opsPerSecond, tinybenchRows } from './report.js';
+
+const BATCH = 100;
+
+const CASES = {
+  raw: 'raw better-sqlite3 insert, one row per transaction (baseline)',
+  submit: 'leasehold durable submit, one by one',
+  many: `leasehold submitMany, ${BATCH} per call`,
+} as const;
+
+export const journalSubmit: Suite = {
+  id: 'journal-submit',
+  title: 'journal submit: durable submit vs raw better-sqlite3 (WAL, synchronous NORMAL)',
+  config: {
+    ...journalSettings('journal-submit'),
+    'journal-submit: baseline': "better-sqlite3 prepared INSERT, autocommit, into a copy of the journal's jobs table (same columns, no meta row)",
+    'journal-submit: submitMany': `${BATCH} jobs per call, one transaction; jobs/s = ${BATCH} x calls/s`,
+  },
+  async run() {
+    const files = journalFiles('submit');
+    try {
+      const single = files.open('submit');
+      const batched = files.open('submit-many');
+      const raw = rawTable(files.path('raw'), jobsTableSql(files.path('submit')));
+      try {
+        const insert = rawInsert(raw);
+        const jobs = Array.from({ length: BATCH }, () => ({ type: 'noop', payload: 'x' }));
+        const counts = { submit: 0, many: 0 };
+        const bench = new Bench({ ...BENCH_TIME, throws: true });
+        bench.add(CASES.raw, () => insert());
+        bench.add(CASES.submit, () => {
+          single.submit('noop', 'x');
+          counts.submit++;
+        });
+        bench.add(CASES.many, () => {
+          batched.submitMany(jobs);
+          counts.many += BATCH;
+        });
+        await bench.run();
+
+        const [rawOps, submitOps, manyCalls] = bench.tasks.map(opsPerSecond) as [Rates, Rates, Rates];
+        const manyOps: Rates = { mean: manyCalls.mean * BATCH, median: manyCalls.median * BATCH };
+        const notes = [
+          ...checkHolds('submit', single, { pending: counts.submit }),
+          ...checkHolds('submitMany', batched, { pending: counts.many }),
+          `jobs written: raw ${rowCount(raw).toLocaleString('en-US')} rows, submit ${counts.submit.toLocaleString('en-US')}, ` +
+            `submitMany ${counts.many.toLocaleString('en-US')} (warmup included)`,
+        ];
+        const row = (name: string, rates: Rates, versus: Rates): Row => ({
+          case: name,
+          'jobs/s': formatRate(rates.mean),
+          'vs raw': formatRatio(rates.mean / versus.mean),
+          'jobs/s at median': formatRate(rates.median),
+          'vs raw at median': formatRatio(rates.median / versus.median),
+        });
+        return {
+          tables: [
+            { title: 'tinybench (one row per call; submitMany: one call of 100 jobs)', rows: tinybenchRows(bench) },
+            {
+              title: 'submit vs raw SQLite (jobs/s = 1 / mean latency; at median = 1 / median latency)',
+              rows: [row(CASES.raw, rawOps, rawOps), row(CASES.submit, submitOps, rawOps), row(CASES.many, manyOps, rawOps)],
+            },
+          ],
+          unit: 'jobs/s (1 / mean latency; submitMany: 100 x calls/s)',
+          bars: [
+            { label: 'raw better-sqlite3 insert (baseline)', value: rawOps.mean, baseline: true },
+            { label: 'leasehold submit, one by one', value: submitOps.mean },
+            { label: `leasehold submitMany, ${BATCH} per call`, value: manyOps.mean },
+          ],
+          ratios: {
+            'submit / raw insert (median)': submitOps.median / rawOps.median,
+            'submitMany / submit, jobs/s (mean)': manyOps.mean / submitOps.mean,
+          },
+          targets: [atLeast('durable submit one by one / raw better-sqlite3 INSERT (mean)', submitOps.mean / rawOps.mean, 0.8)],
+          notes,
+        };
+      } finally {
+        raw.close();
+      }
+    } finally {
+      files.close();
+    }
+  },
+};

@@ -1,0 +1,69 @@
+/**
+ * One timed drain of a prefilled leasehold queue, by parked worker threads
+ * released at a barrier (drain-worker.mjs) or by the main thread itself; the
+ * loop is drain-loop.mjs's in both. Used by the "drain" and "work" suites.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Worker } from 'node:worker_threads';
+import { JobQueue, RetryPolicy, systemClock } from '../dist/index.js';
+import { type DrainCounts, type DrainLoop, drainQueue } from './drain-loop.mjs';
+import { MiB } from './conditions.js';
+import { runAtBarrier } from './threads.js';
+
+export interface DrainSettings {
+  readonly jobs: number;
+  readonly loop: DrainLoop;
+  /** Busy-work steps per job between its lease and its complete (drain-loop.mjs `spin`); 0 for no-op jobs. */
+  readonly spinIterations: number;
+}
+
+/** Room for every job of a drain, and arena for them; each run gets a fresh queue. */
+export function drainOptions(jobs: number) {
+  return { capacity: jobs, arenaBytes: 32 * MiB } as const;
+}
+
+/** Milliseconds from the barrier's release until the last of `workers` has drained the queue. */
+export async function drainWithThreads(workers: readonly Worker[], settings: DrainSettings, notes: string[]): Promise<number> {
+  const queue = prefilled(settings.jobs);
+  try {
+    const { millis, replies } = await runAtBarrier<DrainCounts & { error: string | null }>(
+      workers,
+      { handle: queue.share(), loop: settings.loop, spinIterations: settings.spinIterations },
+      'drain worker',
+    );
+    check(`${workers.length} thread(s), ${settings.loop}`, queue, replies, settings.jobs, notes);
+    return millis;
+  } finally {
+    queue.close();
+  }
+}
+
+/** Milliseconds the main thread takes to drain the queue alone, no worker thread involved. */
+export function drainOnMainThread(settings: DrainSettings, notes: string[]): number {
+  const queue = prefilled(settings.jobs);
+  try {
+    const start = performance.now();
+    const counts = drainQueue(queue, 'main', settings.loop, settings.spinIterations);
+    const millis = performance.now() - start;
+    check(`main thread, ${settings.loop}`, queue, [counts], settings.jobs, notes);
+    return millis;
+  } finally {
+    queue.close();
+  }
+}
+
+/** A fresh queue holding `jobs` no-op jobs, submitted before the clock starts. */
+function prefilled(jobs: number): JobQueue {
+  const queue = new JobQueue(systemClock, new RetryPolicy(3, 100, 1_000), drainOptions(jobs));
+  for (let i = 0; i < jobs; i++) queue.submit('noop', '');
+  return queue;
+}
+
+/** Notes a drain that did not complete every job exactly once, or whose polls came back empty while jobs were pending. */
+function check(what: string, queue: JobQueue, counts: readonly DrainCounts[], jobs: number, notes: string[]): void {
+  const completed = counts.reduce((sum, count) => sum + count.completed, 0);
+  const emptyPolls = counts.reduce((sum, count) => sum + count.emptyPolls, 0);
+  const { succeeded } = queue.stats();
+  if (completed !== jobs || succeeded !== jobs) notes.push(`${what}: completed ${completed}, stats.succeeded ${succeeded}, expected ${jobs}`);
+  if (emptyPolls > 0) notes.push(`${what}: poll returned nothing while jobs were pending (${emptyPolls} times in a run)`);
+}

@@ -1,0 +1,102 @@
+/**
+ * Suite "work": do two threads get through real work faster than one? Each
+ * job holds ~2 µs of busy work (drain-loop.mjs `spin`) between its `poll` and
+ * its `complete`; JOBS jobs are submitted first, then 1 or 2 worker threads,
+ * parked at a barrier, drain them with the plain loop. With a queue that lets
+ * threads claim in parallel, two threads approach twice the rate of one.
+ *
+ * The busy loop is calibrated once per run, on the main thread, before any
+ * case: its iteration count is set so that one call takes TARGET_MICROS, and
+ * the time it then takes is printed. One warmup round, then RUNS timed rounds,
+ * each running both cases; the table shows the median.
+ */
+import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
+import { spin } from './drain-loop.mjs';
+import { QUICK } from './conditions.js';
+import { drainWithThreads } from './leasehold-drain.js';
+import { type Row, type Suite, atLeast, formatRate, formatRatio, median } from './report.js';
+import { drainRate, interleavedRuns } from './rounds.js';
+
+const JOBS = QUICK ? 10_000 : 100_000;
+const THREADS = [1, 2] as const;
+const RUNS = 3;
+const TARGET_MICROS = 2;
+/** Calls per calibration sample: short, so that some samples run uninterrupted even on a busy machine. */
+const SAMPLE_CALLS = 2_000;
+const SAMPLES = 25;
+
+export const work: Suite = {
+  id: 'work',
+  title: `work: 2 worker threads vs 1, ${JOBS.toLocaleString('en-US')} jobs of ~${TARGET_MICROS} µs busy work`,
+  config: {
+    'work: jobs per run': JOBS,
+    'work: threads': `${THREADS.join(' vs ')} leasehold worker_threads, poll → busy work → complete`,
+    'work: busy work': `xorshift steps, calibrated on the main thread at the start of the suite to ~${TARGET_MICROS} µs a call (fastest of ${SAMPLES} samples of ${SAMPLE_CALLS} calls)`,
+    'work: runs': `1 warmup + ${RUNS} timed rounds, both cases per round, median reported`,
+  },
+  async run() {
+    const notes: string[] = [];
+    const busy = calibrate();
+    const workers = THREADS.map(() => new Worker(new URL('./drain-worker.mjs', import.meta.url)));
+    let times: Map<number, number[]>;
+    try {
+      times = await interleavedRuns(THREADS, RUNS, (threads) =>
+        drainWithThreads(workers.slice(0, threads), { jobs: JOBS, loop: 'plain', spinIterations: busy.iterations }, notes),
+      );
+    } finally {
+      await Promise.all(workers.map((worker) => worker.terminate()));
+    }
+    const rate = (threads: number) => drainRate(JOBS, times.get(threads)!);
+    const rows: Row[] = THREADS.map((threads) => {
+      const runs = times.get(threads)!;
+      return {
+        case: `leasehold, ${threads} worker thread${threads === 1 ? '' : 's'}, poll → ${busy.micros.toFixed(2)} µs work → complete`,
+        ...Object.fromEntries(runs.map((ms, i) => [`run ${i + 1} ms`, Math.round(ms)])),
+        'median ms': Math.round(median(runs)),
+        'jobs/s': formatRate(rate(threads)),
+        'µs per job per thread': ((median(runs) * 1000 * threads) / JOBS).toFixed(2),
+        'vs 1 thread': formatRatio(rate(threads) / rate(1)),
+      };
+    });
+    return {
+      tables: [
+        {
+          title: 'busy work, calibrated in this run',
+          rows: [{ 'iterations per job': busy.iterations, 'µs per call (fastest sample)': busy.micros.toFixed(3), target: `${TARGET_MICROS} µs` }],
+        },
+        { title: 'work (jobs/s = jobs / median run time)', rows },
+      ],
+      unit: 'jobs/s',
+      bars: THREADS.map((threads) => ({ label: `${threads} worker thread${threads === 1 ? '' : 's'}`, value: rate(threads), baseline: threads === 1 })),
+      ratios: {},
+      targets: [atLeast(`2 worker threads / 1, ~${TARGET_MICROS} µs of work per job`, rate(2) / rate(1), 1.6)],
+      notes: [...new Set(notes)],
+    };
+  },
+};
+
+/** The iteration count that makes one `spin` call take about TARGET_MICROS here, and the time it then takes. */
+function calibrate(): { iterations: number; micros: number } {
+  let iterations = 1_000;
+  microsPerCall(iterations); // let the JIT compile `spin` before anything is timed
+  for (let step = 0; step < 5; step++) iterations = Math.max(1, Math.round((iterations * TARGET_MICROS) / microsPerCall(iterations)));
+  return { iterations, micros: microsPerCall(iterations) };
+}
+
+/**
+ * The microseconds one `spin(iterations)` call takes: the fastest of SAMPLES
+ * samples, since a slower one was interrupted by other work on the machine and
+ * a job's busy work is meant as CPU time.
+ */
+function microsPerCall(iterations: number): number {
+  const samples: number[] = [];
+  let sink = 0;
+  for (let sample = 0; sample < SAMPLES; sample++) {
+    const start = performance.now();
+    for (let call = 0; call < SAMPLE_CALLS; call++) sink ^= spin(iterations);
+    samples.push(((performance.now() - start) * 1000) / SAMPLE_CALLS);
+  }
+  // The sink feeds a branch so that the calls cannot be dropped as dead code; it is never 0.5.
+  return sink === 0.5 ? Number.NaN : Math.min(...samples);
+}

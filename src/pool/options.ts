@@ -1,0 +1,189 @@
+/**
+ * WorkerPool's options: one interface with a default per field, one defaults
+ * object, one filled type, and the checks that turn bad input into
+ * InvalidArgumentError before anything starts.
+ */
+import { availableParallelism } from 'node:os';
+import { isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { ResourceLimits } from 'node:worker_threads';
+import { InvalidArgumentError, describe } from '../errors.js';
+import type { PoolLogger } from './events.js';
+
+/** What a pool does with a job whose type its handler module does not export. */
+export type UnknownTypePolicy = 'dead-letter' | 'retry';
+
+export interface WorkerPoolOptions {
+  /** The handler module: a path or URL whose exports map job type → handler (named exports, or a default export object). */
+  handlers: string | URL;
+  /**
+   * Pool threads.
+   * @default os.availableParallelism()
+   */
+  threads?: number;
+  /**
+   * Lease per poll, in the queue clock's milliseconds. Heartbeats extend it every third of it
+   * while the thread is healthy; a thread silent for this long (wall clock) is presumed hung.
+   * `close()` also waits this long (at least a second) for running jobs before handing them back.
+   * @default 30000
+   */
+  leaseMillis?: number;
+  /**
+   * Jobs at once per thread, for async handlers.
+   * @default 1
+   */
+  concurrency?: number;
+  /**
+   * Prefix of the worker ids shown in job views; thread i polls as `${workerId}-${i}`.
+   * @default 'pool'
+   */
+  workerId?: string;
+  /**
+   * Longest run of one attempt, in wall-clock milliseconds: then its `ctx.signal` aborts, and an
+   * attempt that has not ended `timeoutGraceMillis` later fails with "timed out after N ms"
+   * (a thread that never yields is terminated and replaced). A number for every type, or a
+   * number per type with `default` for the others; undefined: no timeout.
+   * @default undefined
+   */
+  timeoutMillis?: number | TimeoutsByType;
+  /**
+   * How long an attempt past its timeout may take to stop after its signal aborted.
+   * @default 1000
+   */
+  timeoutGraceMillis?: number;
+  /**
+   * Heap limits of each pool thread (worker_threads' `resourceLimits`, e.g.
+   * `{ maxOldGenerationSizeMb: 256 }`). A thread that exceeds them dies at once, its job fails
+   * with a lastError that says the thread ran out of memory, and the thread is replaced.
+   * @default undefined (Node's own limits)
+   */
+  resourceLimits?: ResourceLimits;
+  /**
+   * A job whose type the handler module does not export: 'dead-letter' fails it at once, for
+   * good; 'retry' fails it as an ordinary attempt, retried after its backoff (a rolling deploy,
+   * where a newer pool may know the type).
+   * @default 'dead-letter'
+   */
+  unknownTypes?: UnknownTypePolicy;
+  /**
+   * Process signals on which the pool closes itself (`close()`), e.g. `['SIGTERM', 'SIGINT']`.
+   * Once closed it stops listening; the process then exits as soon as nothing else keeps it alive.
+   * @default []
+   */
+  shutdownOn?: readonly NodeJS.Signals[];
+  /** A logger with pino's method shape: failures and stalls are logged as warnings, dead letters and pool errors as errors, thread restarts as warnings. */
+  logger?: PoolLogger;
+}
+
+/** Timeouts by job type; `default` applies to the types not named. */
+export type TimeoutsByType = Readonly<Record<string, number>> & { readonly default?: number };
+
+export interface FilledPoolOptions {
+  handlers: string;
+  threads: number;
+  leaseMillis: number;
+  concurrency: number;
+  workerId: string;
+  timeouts: { default: number; byType: Record<string, number> };
+  timeoutGraceMillis: number;
+  resourceLimits: ResourceLimits | undefined;
+  unknownTypes: UnknownTypePolicy;
+  shutdownOn: readonly NodeJS.Signals[];
+  logger: PoolLogger | undefined;
+}
+
+const kDefaults = {
+  leaseMillis: 30_000, concurrency: 1, workerId: 'pool', timeoutGraceMillis: 1_000, unknownTypes: 'dead-letter', shutdownOn: [],
+} as const;
+
+/** A timeout of 0 in the filled options: none. */
+export const NO_TIMEOUT = 0;
+
+export function fillPoolOptions(options: WorkerPoolOptions): FilledPoolOptions {
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
+  }
+  const workerId = options.workerId ?? kDefaults.workerId;
+  if (typeof workerId !== 'string' || workerId.trim() === '') {
+    throw new InvalidArgumentError(`Expected \`workerId\` to be a non-blank string, got ${describe(workerId)}`);
+  }
+  const unknownTypes = options.unknownTypes ?? kDefaults.unknownTypes;
+  if (unknownTypes !== 'dead-letter' && unknownTypes !== 'retry') {
+    throw new InvalidArgumentError(`Expected \`unknownTypes\` to be 'dead-letter' or 'retry', got ${describe(unknownTypes)}`);
+  }
+  return {
+    handlers: moduleUrl(options.handlers),
+    threads: positiveInteger('threads', options.threads ?? availableParallelism()),
+    leaseMillis: positiveMillis('leaseMillis', options.leaseMillis ?? kDefaults.leaseMillis),
+    concurrency: positiveInteger('concurrency', options.concurrency ?? kDefaults.concurrency),
+    workerId,
+    timeouts: timeouts(options.timeoutMillis),
+    timeoutGraceMillis: positiveMillis('timeoutGraceMillis', options.timeoutGraceMillis ?? kDefaults.timeoutGraceMillis),
+    resourceLimits: resourceLimits(options.resourceLimits),
+    unknownTypes,
+    shutdownOn: signals(options.shutdownOn ?? kDefaults.shutdownOn),
+    logger: logger(options.logger),
+  };
+}
+
+function timeouts(value: unknown): FilledPoolOptions['timeouts'] {
+  if (value === undefined) return { default: NO_TIMEOUT, byType: {} };
+  if (typeof value === 'number') return { default: positiveMillis('timeoutMillis', value), byType: {} };
+  if (value === null || typeof value !== 'object') {
+    throw new InvalidArgumentError(`Expected \`timeoutMillis\` to be a number of milliseconds or an object of them by job type, got ${describe(value)}`);
+  }
+  const byType: Record<string, number> = {};
+  for (const [type, millis] of Object.entries(value)) {
+    if (type !== 'default') byType[type] = positiveMillis(`timeoutMillis.${type}`, millis);
+  }
+  const fallback = (value as TimeoutsByType).default;
+  return { default: fallback === undefined ? NO_TIMEOUT : positiveMillis('timeoutMillis.default', fallback), byType };
+}
+
+function resourceLimits(value: unknown): ResourceLimits | undefined {
+  if (value === undefined) return undefined;
+  if (value === null || typeof value !== 'object') {
+    throw new InvalidArgumentError(`Expected \`resourceLimits\` to be worker_threads resource limits, got ${describe(value)}`);
+  }
+  for (const [name, limit] of Object.entries(value)) positiveMillis(`resourceLimits.${name}`, limit);
+  return { ...(value as ResourceLimits) };
+}
+
+function signals(value: unknown): readonly NodeJS.Signals[] {
+  if (!Array.isArray(value) || !value.every((signal) => typeof signal === 'string' && /^SIG[A-Z0-9]+$/.test(signal))) {
+    throw new InvalidArgumentError(`Expected \`shutdownOn\` to be an array of signal names such as 'SIGTERM', got ${describe(value)}`);
+  }
+  return [...new Set(value as NodeJS.Signals[])];
+}
+
+function logger(value: unknown): PoolLogger | undefined {
+  if (value === undefined) return undefined;
+  const methods = ['info', 'warn', 'error'] as const;
+  if (value === null || typeof value !== 'object' || methods.some((m) => typeof (value as Record<string, unknown>)[m] !== 'function')) {
+    throw new InvalidArgumentError(`Expected \`logger\` to have info, warn and error methods (pino's shape), got ${describe(value)}`);
+  }
+  return value as PoolLogger;
+}
+
+function positiveInteger(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || !(value >= 1)) {
+    throw new InvalidArgumentError(`Expected \`${name}\` to be an integer >= 1, got ${describe(value)}`);
+  }
+  return value;
+}
+
+function positiveMillis(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || !(value > 0)) {
+    throw new InvalidArgumentError(`Expected \`${name}\` to be a finite number > 0, got ${describe(value)}`);
+  }
+  return value;
+}
+
+function moduleUrl(handlers: unknown): string {
+  if (handlers instanceof URL) return handlers.href;
+  if (typeof handlers !== 'string' || handlers.trim() === '') {
+    throw new InvalidArgumentError(`Expected \`handlers\` to be a module path or URL, got ${describe(handlers)}`);
+  }
+  if (/^(file|data):/.test(handlers)) return handlers;
+  return pathToFileURL(isAbsolute(handlers) ? handlers : resolve(handlers)).href;
+}

@@ -1,0 +1,95 @@
+/**
+ * Typed jobs: payloads as JSON values whose type the handler module declares.
+ * The handler module's default export, made by `jsonHandlers`, maps each job
+ * type to a handler taking its decoded payload; a `JsonJobs` over a queue,
+ * parameterized by that export's type, only accepts a payload of the type its
+ * handler takes — `submit('email', { to: 1 })` against `(payload: { to: string })`
+ * does not compile.
+ *
+ * ```ts
+ * // handlers.ts
+ * export default jsonHandlers({ email: async (payload: { to: string }, ctx) => { ... } });
+ * // app.ts
+ * import type handlers from './handlers.js';
+ * const jobs = new JsonJobs<typeof handlers>(queue);
+ * jobs.submit('email', { to: 'ada@example.com' });
+ * ```
+ */
+import { PermanentError } from './errors.js';
+import type { Handler, HandlerContext } from './pool/handlers.js';
+import type { JobQueue } from './queue.js';
+import type { RedisJobQueue } from './redis/queue.js';
+
+/** A handler of decoded payloads (`never` here admits a handler of any payload type). */
+type DecodedHandler = (payload: never, ctx: HandlerContext) => unknown;
+
+declare const payloadTypes: unique symbol;
+
+/**
+ * A handler module's default export: job type → handler of the raw (JSON)
+ * payload, as the pool calls it. It carries, for the compiler only, each
+ * type's payload type.
+ */
+export type JsonHandlers<Payloads> = { readonly [Type in keyof Payloads]: Handler } & {
+  readonly [payloadTypes]?: Payloads;
+};
+
+/** Job type → payload type, of a `jsonHandlers` export. */
+export type PayloadsOf<Module> = Module extends JsonHandlers<infer Payloads> ? Payloads : never;
+
+/**
+ * Wraps handlers of decoded payloads into a handler module's default export:
+ * each gets `JSON.parse(payload)`. A payload that is not JSON is a poison job
+ * (no retry will parse it): it is dead-lettered at once.
+ */
+export function jsonHandlers<Handlers extends { [Type in keyof Handlers]: DecodedHandler }>(
+  handlers: Handlers,
+): JsonHandlers<{ [Type in keyof Handlers]: Parameters<Handlers[Type]>[0] }> {
+  const wrapped: Record<string, Handler> = {};
+  for (const [type, handler] of Object.entries(handlers) as [string, (payload: unknown, ctx: HandlerContext) => unknown][]) {
+    wrapped[type] = (payload, ctx) => handler(decode(payload, ctx), ctx);
+  }
+  return wrapped as JsonHandlers<{ [Type in keyof Handlers]: Parameters<Handlers[Type]>[0] }>;
+}
+
+function decode(payload: string, ctx: HandlerContext): unknown {
+  try {
+    return JSON.parse(payload);
+  } catch (error) {
+    throw new PermanentError(`Job ${ctx.jobId} (${ctx.type}): its payload is not JSON (${(error as Error).message})`);
+  }
+}
+
+/** A queue `JsonJobs` submits to: results plain (JobQueue) or Promises (RedisJobQueue). */
+type SubmitQueue = Pick<JobQueue, 'submit' | 'submitMany'> | Pick<RedisJobQueue, 'submit' | 'submitMany'>;
+type Submitted<Queue, Result> = Queue extends Pick<JobQueue, 'submit'> ? Result : Promise<Result>;
+
+/** One job of `submitMany`, typed by its job type. */
+export type JsonJob<Payloads> = {
+  [Type in keyof Payloads & string]: { type: Type; payload: Payloads[Type]; priority?: number; runAtMillis?: number };
+}[keyof Payloads & string];
+
+/**
+ * Submits jobs whose payloads are JSON-encoded values of the types the
+ * handler module `Module` (a `jsonHandlers` export) declares.
+ */
+export class JsonJobs<Module extends JsonHandlers<unknown>, Queue extends SubmitQueue = JobQueue> {
+  readonly #queue: Queue;
+
+  constructor(queue: Queue) {
+    this.#queue = queue;
+  }
+
+  /** `queue.submit(type, JSON.stringify(payload), priority, runAtMillis)`. */
+  submit<Type extends keyof PayloadsOf<Module> & string>(
+    type: Type, payload: PayloadsOf<Module>[Type], priority?: number, runAtMillis?: number,
+  ): Submitted<Queue, string> {
+    return this.#queue.submit(type, JSON.stringify(payload), priority, runAtMillis) as Submitted<Queue, string>;
+  }
+
+  /** `queue.submitMany` with each payload JSON-encoded: all are checked first; all or none. */
+  submitMany(jobs: readonly JsonJob<PayloadsOf<Module>>[]): Submitted<Queue, string[]> {
+    const encoded = jobs.map((job) => ({ ...job, payload: JSON.stringify(job.payload) }));
+    return this.#queue.submitMany(encoded) as Submitted<Queue, string[]>;
+  }
+}

@@ -1,0 +1,244 @@
+/**
+ * The history checker itself (test/history/checker.ts), on hand-written
+ * histories: the ones it must reject (a job leased twice, a poll that skipped
+ * a better job ready for its whole call, a stale token accepted, an id or a
+ * token repeated, real-time order violated) and the legal overlaps it must
+ * accept, in each mode. Stamps are written out: `[inv, resp]` per call.
+ */
+import { describe, expect, it } from 'vitest';
+import { checkHistory, explainFailure, minimalFailingHistory, type Mode } from './history/checker.js';
+import type { Call, CallArgs, HistorySetup, LeaseResult } from './history/history.js';
+
+const T = 1_000;
+const SETUP: HistorySetup = { start: T, policy: { maxAttempts: 3, base: 0, max: 0 }, capacity: 64 };
+const MODES: Mode[] = ['linearizable', 'relaxed-poll'];
+
+function call(thread: number, [inv, resp]: [number, number], args: CallArgs, value?: unknown): Call {
+  return { thread, inv, resp, call: args, result: { ok: true, value } };
+}
+
+function refused(thread: number, [inv, resp]: [number, number], args: CallArgs, code: 'ERR_STALE_LEASE' | 'ERR_ILLEGAL_STATE' | 'ERR_JOB_NOT_FOUND'): Call {
+  return { thread, inv, resp, call: args, result: { ok: false, code } };
+}
+
+const submit = (payload: string, priority?: number): CallArgs =>
+  priority === undefined ? { op: 'submit', type: 'email', payload } : { op: 'submit', type: 'email', payload, priority };
+const poll = (leaseMillis = 100): CallArgs => ({ op: 'poll', workerId: 'w', leaseMillis });
+const lease = (jobId: string, token: number, payload: string, attempt = 1, leaseUntil = T + 100): LeaseResult => ({
+  jobId, token, type: 'email', payload, attempt, leaseUntil,
+});
+const complete = (jobId: string, token: number): CallArgs => ({ op: 'complete', jobId, token });
+const fail = (jobId: string, token: number): CallArgs => ({ op: 'fail', jobId, token });
+const stats = (): CallArgs => ({ op: 'stats' });
+const counts = (c: Partial<Record<'pending' | 'ready' | 'delayed' | 'running' | 'succeeded' | 'dead' | 'cancelled', number>>) => ({
+  pending: 0, ready: 0, delayed: 0, running: 0, succeeded: 0, dead: 0, cancelled: 0, ...c,
+});
+
+/** J1 (priority 0) and J2 (priority 5) submitted one after the other, before anything else. */
+const twoJobs = (): Call[] => [call(9, [0, 1], submit('a'), 'J1'), call(9, [2, 3], submit('b', 5), 'J2')];
+
+function expectVerdict(history: Call[], mode: Mode, ok: boolean): void {
+  const verdict = checkHistory(history, SETUP, mode);
+  expect(verdict.ok, ok ? explainFailure('expected to accept', history, SETUP, mode) : `expected ${mode} to reject it`).toBe(ok);
+}
+
+describe('the history checker rejects what no order explains', () => {
+  for (const mode of MODES) {
+    describe(mode, () => {
+      it('rejects a job leased to two overlapping polls', () => {
+        const history = [
+          call(9, [0, 1], submit('a'), 'J1'),
+          call(0, [2, 5], poll(), lease('J1', 1, 'a')),
+          call(1, [3, 6], poll(), lease('J1', 2, 'a')),
+        ];
+        expectVerdict(history, mode, false);
+      });
+
+      it('rejects a poll that leased a worse job while a strictly better one was ready for its whole call', () => {
+        expectVerdict([...twoJobs(), call(0, [4, 5], poll(), lease('J1', 1, 'a'))], mode, false);
+      });
+
+      it('rejects a poll that returned nothing while a job was ready for its whole call', () => {
+        expectVerdict([...twoJobs(), call(0, [4, 5], poll(), undefined)], mode, false);
+      });
+
+      it('rejects a complete accepted with the token of a lease already completed', () => {
+        const history = [
+          ...twoJobs(),
+          call(0, [4, 5], poll(), lease('J2', 1, 'b')),
+          call(0, [6, 7], complete('J2', 1)),
+          call(1, [8, 9], complete('J2', 1)),
+        ];
+        expectVerdict(history, mode, false);
+      });
+
+      it('rejects a complete accepted with the token of a lease that expired and was re-issued', () => {
+        const history = [
+          call(9, [0, 1], submit('a'), 'J1'),
+          call(0, [2, 3], poll(10), lease('J1', 1, 'a', 1, T + 10)),
+          call(0, [4, 5], { op: 'advance', ms: 10 }),
+          call(1, [6, 7], poll(10), lease('J1', 2, 'a', 2, T + 20)),
+          call(0, [8, 9], complete('J1', 1)),
+        ];
+        expectVerdict(history, mode, false);
+      });
+
+      it('rejects two submits that returned the same id', () => {
+        expectVerdict([call(0, [0, 3], submit('a'), 'J1'), call(1, [1, 2], submit('b'), 'J1')], mode, false);
+      });
+
+      it('rejects two leases of different jobs under one token', () => {
+        const history = [...twoJobs(), call(0, [4, 7], poll(), lease('J2', 1, 'b')), call(1, [5, 6], poll(), lease('J1', 1, 'a'))];
+        expectVerdict(history, mode, false);
+      });
+
+      it('rejects ids handed out against real-time order: the later submit got the lower id', () => {
+        expectVerdict([call(0, [0, 1], submit('a'), 'J2'), call(1, [2, 3], submit('b'), 'J1')], mode, false);
+      });
+
+      it('rejects a view that saw a completion before the complete began', () => {
+        const history = [
+          call(9, [0, 1], submit('a'), 'J1'),
+          call(0, [2, 3], poll(), lease('J1', 1, 'a')),
+          call(1, [4, 5], { op: 'view', jobId: 'J1' }, { id: 'J1', type: 'email', priority: 0, status: 'SUCCEEDED', attempts: 1, nextRunAt: T, lastError: null, payload: 'a', leaseUntil: null }),
+          call(0, [6, 7], complete('J1', 1)),
+        ];
+        expectVerdict(history, mode, false);
+      });
+
+      it('rejects stats whose counts no state during the call had', () => {
+        expectVerdict([...twoJobs(), call(0, [4, 5], stats(), counts({ pending: 3, ready: 3 }))], mode, false);
+      });
+    });
+  }
+});
+
+/**
+ * t0's poll runs from 2 to 90. Meanwhile t1 leases the better J1 and fails
+ * it back (ready again at once), and only then is J2 submitted. t0 got J2: in
+ * any order J2 exists only after J1 is ready again, so strictly it should
+ * have been J1; but J1 was claimed at one moment of t0's call.
+ */
+function betterJobClaimedMidCall(): Call[] {
+  return [
+    call(9, [0, 1], submit('b', 5), 'J1'),
+    call(0, [2, 90], poll(), lease('J2', 2, 'a')),
+    call(1, [10, 20], poll(), lease('J1', 1, 'b')),
+    call(1, [30, 40], fail('J1', 1)),
+    call(2, [50, 60], submit('a'), 'J2'),
+  ];
+}
+
+/** Two overlapping polls: the one that got the better job J2 holds the higher token. */
+function claimsOutOfTokenOrder(): Call[] {
+  return [...twoJobs(), call(0, [4, 7], poll(), lease('J1', 1, 'a')), call(1, [5, 6], poll(), lease('J2', 2, 'b'))];
+}
+
+/**
+ * t0's completeAndPoll of J1 runs from 10 to 50 and leases J2. During it, t1
+ * submits the better J3 and then sees J1 still RUNNING: the complete came
+ * after J3 was there, so an atomic step would have leased J3; but the poll
+ * half may have passed J3 by, J3 being not yet submitted at its start.
+ */
+function completeAndPollInTwoSteps(): Call[] {
+  const running = { id: 'J1', type: 'email', priority: 0, status: 'RUNNING', attempts: 1, nextRunAt: T, lastError: null, payload: 'a', leaseUntil: T + 100 };
+  return [
+    call(9, [0, 1], submit('a'), 'J1'),
+    call(9, [2, 3], submit('c'), 'J2'),
+    call(0, [4, 5], poll(), lease('J1', 1, 'a')),
+    call(0, [10, 50], { op: 'completeAndPoll', jobId: 'J1', token: 1, workerId: 'w', leaseMillis: 100 }, lease('J2', 2, 'c')),
+    call(1, [12, 14], submit('b', 5), 'J3'),
+    call(1, [20, 30], { op: 'view', jobId: 'J1' }, running),
+  ];
+}
+
+/** A stats() overlapping a poll: `pending` from before the poll, `running` from after it. */
+function statsAcrossMoments(): Call[] {
+  return [...twoJobs(), call(0, [4, 7], stats(), counts({ pending: 2, ready: 2, running: 1 })), call(1, [5, 6], poll(), lease('J2', 1, 'b'))];
+}
+
+describe('the history checker accepts legal overlaps', () => {
+  for (const mode of MODES) {
+    describe(mode, () => {
+      it('accepts two overlapping polls that leased the two best jobs, best to the lower token', () => {
+        expectVerdict([...twoJobs(), call(0, [4, 7], poll(), lease('J1', 2, 'a')), call(1, [5, 6], poll(), lease('J2', 1, 'b'))], mode, true);
+      });
+
+      it('accepts a poll that returned nothing while a submit overlapped it', () => {
+        expectVerdict([call(0, [0, 3], poll(), undefined), call(1, [1, 2], submit('a'), 'J1')], mode, true);
+      });
+
+      it('accepts overlapping submits whose ids do not follow their invocation order', () => {
+        expectVerdict([call(0, [0, 5], submit('a'), 'J2'), call(1, [1, 2], submit('b'), 'J1')], mode, true);
+      });
+
+      it('accepts a complete refused as stale or taken, whichever side of an overlapping clock move it fell', () => {
+        const expiring = (result: 'ok' | 'stale'): Call[] => [
+          call(9, [0, 1], submit('a'), 'J1'),
+          call(0, [2, 3], poll(10), lease('J1', 1, 'a', 1, T + 10)),
+          call(1, [4, 7], { op: 'advance', ms: 10 }),
+          result === 'ok' ? call(0, [5, 6], complete('J1', 1)) : refused(0, [5, 6], complete('J1', 1), 'ERR_STALE_LEASE'),
+        ];
+        expectVerdict(expiring('ok'), mode, true);
+        expectVerdict(expiring('stale'), mode, true);
+      });
+
+      it('accepts a completeAndPoll that leased the next best job', () => {
+        const history = [
+          ...twoJobs(),
+          call(0, [4, 5], poll(), lease('J2', 1, 'b')),
+          call(0, [6, 7], { op: 'completeAndPoll', jobId: 'J2', token: 1, workerId: 'w', leaseMillis: 100 }, lease('J1', 2, 'a')),
+          call(1, [8, 9], stats(), counts({ running: 1, succeeded: 1 })),
+        ];
+        expectVerdict(history, mode, true);
+      });
+    });
+  }
+});
+
+describe('what only the relaxed mode allows', () => {
+  const cases = [
+    { rule: 'a poll that leased a worse job while the better one was claimed at some moment of the call', history: betterJobClaimedMidCall },
+    { rule: 'unique tokens that do not increase in the order of the claims', history: claimsOutOfTokenOrder },
+    { rule: 'stats whose counts come from different moments of the call', history: statsAcrossMoments },
+    { rule: "a completeAndPoll whose complete came late and whose poll passed over a job submitted during the call", history: completeAndPollInTwoSteps },
+  ];
+  for (const { rule, history } of cases) {
+    it(`rejects as linearizable, accepts as relaxed-poll: ${rule}`, () => {
+      expectVerdict(history(), 'linearizable', false);
+      expectVerdict(history(), 'relaxed-poll', true);
+    });
+  }
+});
+
+describe('what the checker reports', () => {
+  it('finds an order that puts every call after the calls that responded before it began', () => {
+    const history = [...completeAndPollInTwoSteps().slice(0, 3), call(1, [6, 9], submit('d', 1), 'J3'), call(0, [7, 8], poll(), lease('J2', 2, 'c'))];
+    const verdict = checkHistory(history, SETUP, 'linearizable');
+    if (!verdict.ok) expect.fail(explainFailure('expected to accept', history, SETUP, 'linearizable'));
+    const order = verdict.order.map((s) => s.call);
+    expect(order).toHaveLength(history.length);
+    for (const [i, c] of order.entries()) {
+      expect(order.slice(i + 1).filter((later) => later.resp < c.inv), `calls placed after ${c.call.op} that responded before it began`).toEqual([]);
+    }
+    // The overlapping submit of the better J3 must come after the poll that did not lease it.
+    expect(order.indexOf(history[4]!)).toBeLessThan(order.indexOf(history[3]!));
+  });
+
+  it('cuts a failing history to its shortest failing prefix, without the calls that changed nothing', () => {
+    const history = [
+      ...twoJobs(),
+      call(1, [4, 5], stats(), counts({ pending: 2, ready: 2 })),
+      call(0, [6, 7], poll(), lease('J1', 1, 'a')),
+      call(1, [8, 9], poll(), lease('J2', 2, 'b')),
+      call(1, [10, 11], complete('J2', 2)),
+    ];
+    expect(minimalFailingHistory(history, SETUP, 'linearizable')).toEqual([history[0], history[1], history[3]]);
+  });
+
+  it('names the call that fits nowhere and what the model expected there', () => {
+    const message = explainFailure('seed 7', [...twoJobs(), call(0, [4, 5], poll(), lease('J1', 1, 'a'))], SETUP, 'linearizable');
+    expect(message).toContain('seed 7: not linearizable');
+    expect(message).toContain("poll('w', 100) -> J1 #1 attempt 1 until 1100: the model leases { jobId: 'J2'");
+  });
+});

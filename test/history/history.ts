@@ -1,0 +1,75 @@
+/**
+ * A concurrent history: every call a thread made, with its arguments, what it
+ * returned (or the code it threw), and two stamps of one shared atomic counter
+ * taken just before the call and just after it returned. Call A happened
+ * before call B in real time iff A's response stamp is below B's invocation
+ * stamp; calls whose intervals overlap ran (possibly) at once.
+ *
+ * The recorder (./recorder.ts) decodes what threads logged into this form;
+ * hand-written histories in test/history.test.ts use it directly.
+ */
+import { inspect } from 'node:util';
+import type { Code } from './model.js';
+
+export interface LeaseResult {
+  jobId: string;
+  token: number;
+  type: string;
+  payload: string;
+  attempt: number;
+  leaseUntil: number;
+}
+
+export type CallArgs =
+  | { op: 'submit'; type: string; payload: string; priority?: number; runAt?: number }
+  | { op: 'poll'; workerId: string; leaseMillis: number }
+  | { op: 'complete'; jobId: string; token: number }
+  | { op: 'fail'; jobId: string; token: number; error?: string }
+  | { op: 'extend'; jobId: string; token: number; leaseMillis: number }
+  | { op: 'completeAndPoll'; jobId: string; token: number; workerId: string; leaseMillis: number }
+  | { op: 'cancel'; jobId: string }
+  | { op: 'retryDead'; jobId: string }
+  | { op: 'view'; jobId: string }
+  | { op: 'stats' }
+  | { op: 'advance'; ms: number };
+
+export type Op = CallArgs['op'];
+
+/** What a call returned (`value`: the id, lease, view, stats or new leaseUntil), or the code it threw ('UNEXPECTED' if not a JobQueueError). */
+export type Result = { ok: true; value: unknown } | { ok: false; code: Code | 'UNEXPECTED'; message?: string };
+
+export interface Call {
+  thread: number;
+  call: CallArgs;
+  /** Shared-counter stamp taken immediately before the call. */
+  inv: number;
+  /** Shared-counter stamp taken immediately after it returned or threw. */
+  resp: number;
+  result: Result;
+}
+
+/** How the queue of a history was made: the model starts from the same. */
+export interface HistorySetup {
+  start: number;
+  policy: { maxAttempts: number; base: number; max: number };
+  capacity: number;
+}
+
+/** One call as a line: `[t1 12..15] poll(w1, 30) -> J2 #7 attempt 1 until 1030`. */
+export function formatCall(c: Call): string {
+  const { op, ...args } = c.call;
+  const shown = Object.values(args).map((v) => inspect(v)).join(', ');
+  return `[t${c.thread} ${c.inv}..${c.resp}] ${op}(${shown}) -> ${formatResult(c.result)}`;
+}
+
+function formatResult(r: Result): string {
+  if (!r.ok) return `throws ${r.code}${r.message === undefined ? '' : ` (${r.message})`}`;
+  const v = r.value as Partial<LeaseResult> | undefined;
+  if (v !== null && typeof v === 'object' && 'token' in v) return `${v.jobId} #${v.token} attempt ${v.attempt} until ${v.leaseUntil}`;
+  return inspect(r.value, { breakLength: Infinity });
+}
+
+/** The calls in invocation order, one a line. */
+export function formatHistory(calls: readonly Call[]): string {
+  return [...calls].sort((a, b) => a.inv - b.inv).map(formatCall).join('\n');
+}

@@ -1,0 +1,372 @@
+/**
+ * `QueueModel`: the queue's contract as plainly as it can be written — a list of jobs,
+ * linear scans, no indexes — so that it is obviously right. Never look at the
+ * engine to write this.
+ *
+ * Two users: test/model.test.ts compares it with the real queue after every
+ * step of one thread's random sequence; the history checker (./checker.ts)
+ * replays concurrent histories on it, which is why it can `clone()` itself and
+ * name its state by `key()`, and why the clock is part of its state (`now`,
+ * moved by `advance`), and why a poll's token comes from outside
+ * (`acceptToken`): the queue issues tokens, the model only checks they are fresh.
+ */
+import { isDeepStrictEqual } from 'node:util';
+
+export type Status = 'PENDING' | 'RUNNING' | 'SUCCEEDED' | 'DEAD' | 'CANCELLED';
+export type Code = 'ERR_INVALID_ARGUMENT' | 'ERR_JOB_NOT_FOUND' | 'ERR_ILLEGAL_STATE' | 'ERR_STALE_LEASE' | 'ERR_QUEUE_FULL';
+export type Outcome = { ok: true; value: unknown } | { ok: false; code: Code };
+
+export const ok = (value: unknown): Outcome => ({ ok: true, value });
+export const err = (code: Code): Outcome => ({ ok: false, code });
+
+export interface PolicySpec {
+  maxAttempts: number;
+  base: number;
+  max: number;
+}
+
+export interface ModelJob {
+  num: number;
+  id: string;
+  type: string;
+  payload: string;
+  priority: number;
+  status: Status;
+  attempts: number;
+  runAt: number;
+  lastError: string | null;
+  token: number | null;
+  leaseUntil: number | null;
+  /** Order in which the job reached SUCCEEDED or CANCELLED (eviction is oldest first). */
+  finishedSeq: number;
+  evicted: boolean;
+  /** Every token ever handed out for this job (for "stale" token choices). */
+  tokens: number[];
+}
+
+/** A lease as the model can predict it: everything but the token, which the queue chooses. */
+export interface ModelLease {
+  jobId: string;
+  type: string;
+  payload: string;
+  attempt: number;
+  leaseUntil: number;
+}
+
+export type ModelStats = Record<'pending' | 'ready' | 'delayed' | 'running' | 'succeeded' | 'dead' | 'cancelled', number>;
+
+export class QueueModel {
+  now: number;
+  jobs: ModelJob[] = [];
+  issuedTokens = new Set<number>();
+  /** The greatest token accepted so far: a new one must be greater (tokens are issued in increasing order). */
+  maxToken = Number.NEGATIVE_INFINITY;
+  #finishCounter = 0;
+
+  /** `onReach` hears which situation a call reached ("lease expired, dead", "eviction", ...), for coverage counts. */
+  constructor(
+    now: number,
+    readonly policy: PolicySpec,
+    readonly capacity: number,
+    readonly maxPayloadBytes: number | undefined,
+    readonly onReach: (what: string) => void = () => undefined,
+  ) {
+    this.now = now;
+  }
+
+  /** An independent copy: the checker tries one order of calls on it and drops it if that order fails. */
+  clone(): QueueModel {
+    const copy = new QueueModel(this.now, this.policy, this.capacity, this.maxPayloadBytes, this.onReach);
+    copy.jobs = this.jobs.map((j) => ({ ...j, tokens: [...j.tokens] }));
+    copy.issuedTokens = new Set(this.issuedTokens);
+    copy.maxToken = this.maxToken;
+    copy.#finishCounter = this.#finishCounter;
+    return copy;
+  }
+
+  /** Names everything that decides future results (not the token history kept for test choices). */
+  key(): string {
+    const jobs = this.jobs.map((j) =>
+      [j.priority, j.status, j.attempts, j.runAt, j.lastError, j.token, j.leaseUntil, j.finishedSeq, j.evicted ? 1 : 0].join(','),
+    );
+    return `${this.now};${this.maxToken};${this.#finishCounter};${jobs.join('|')}`;
+  }
+
+  backoffAfter(n: number): number {
+    return Math.min(this.policy.max, this.policy.base * 2 ** (n - 1));
+  }
+
+  /** The clock moved: expiry is processed lazily by the next call, at each lease's leaseUntil. */
+  advance(ms: number): void {
+    this.now += ms;
+  }
+
+  /** Every operation, reads included, first turns expired leases into failed attempts at leaseUntil. */
+  expire(): void {
+    for (const j of this.jobs) {
+      if (j.status === 'RUNNING' && j.leaseUntil! <= this.now) {
+        this.onReach(j.attempts < this.policy.maxAttempts ? 'lease expired, retried' : 'lease expired, dead');
+        this.#failAttempt(j, j.leaseUntil!, 'lease expired');
+      }
+    }
+  }
+
+  #failAttempt(j: ModelJob, at: number, error: string): void {
+    j.lastError = error;
+    j.token = null;
+    j.leaseUntil = null;
+    if (j.attempts < this.policy.maxAttempts) {
+      j.status = 'PENDING';
+      j.runAt = at + this.backoffAfter(j.attempts);
+    } else {
+      j.status = 'DEAD';
+    }
+  }
+
+  #finish(j: ModelJob, status: 'SUCCEEDED' | 'CANCELLED'): void {
+    j.status = status;
+    j.token = null;
+    j.leaseUntil = null;
+    j.finishedSeq = ++this.#finishCounter;
+  }
+
+  find(id: string): ModelJob | undefined {
+    return this.jobs.find((j) => j.id === id && !j.evicted);
+  }
+
+  held(): ModelJob[] {
+    return this.jobs.filter((j) => !j.evicted);
+  }
+
+  #holds(j: ModelJob, token: number): boolean {
+    return j.status === 'RUNNING' && j.token === token && this.now < j.leaseUntil!;
+  }
+
+  submit(type: unknown, payload: string | null | undefined, priority: number | undefined, runAt: number | undefined): Outcome {
+    this.expire();
+    if (typeof type !== 'string' || type.trim() === '') return err('ERR_INVALID_ARGUMENT');
+    if (priority !== undefined && !Number.isInteger(priority)) return err('ERR_INVALID_ARGUMENT');
+    if (runAt !== undefined && !Number.isFinite(runAt)) return err('ERR_INVALID_ARGUMENT');
+    const body = payload ?? '';
+    if (this.maxPayloadBytes !== undefined && Buffer.byteLength(body, 'utf8') > this.maxPayloadBytes) {
+      return err('ERR_INVALID_ARGUMENT');
+    }
+    const held = this.held();
+    if (held.length >= this.capacity) {
+      const finished = held
+        .filter((j) => j.status === 'SUCCEEDED' || j.status === 'CANCELLED')
+        .sort((a, b) => a.finishedSeq - b.finishedSeq);
+      if (finished.length === 0) return err('ERR_QUEUE_FULL');
+      finished[0]!.evicted = true;
+      this.onReach(finished.length > 1 ? 'eviction, oldest of several' : 'eviction');
+    }
+    const num = this.jobs.length + 1;
+    this.jobs.push({
+      num,
+      id: `J${num}`,
+      type,
+      payload: body,
+      priority: priority ?? 0,
+      status: 'PENDING',
+      attempts: 0,
+      runAt: runAt ?? this.now,
+      lastError: null,
+      token: null,
+      leaseUntil: null,
+      finishedSeq: 0,
+      evicted: false,
+      tokens: [],
+    });
+    return ok(`J${num}`);
+  }
+
+  /** PENDING jobs whose runAt has come: the ones a poll may lease now. Call after `expire()`. */
+  ready(): ModelJob[] {
+    return this.held().filter((j) => j.status === 'PENDING' && j.runAt <= this.now);
+  }
+
+  /** The best ready job (highest priority, then earliest runAt, then submission), or undefined. */
+  best(): ModelJob | undefined {
+    let best: ModelJob | undefined;
+    for (const j of this.ready()) if (best === undefined || isBetter(j, best)) best = j;
+    return best;
+  }
+
+  /** The lease without its token (the model cannot know tokens; the caller records the real one with `acceptToken`). */
+  poll(workerId: unknown, leaseMillis: unknown): Outcome {
+    this.expire();
+    const refused = checkPollArguments(workerId, leaseMillis);
+    if (refused !== undefined) return refused;
+    const best = this.best();
+    return best === undefined ? ok(undefined) : ok(this.#lease(best, leaseMillis as number));
+  }
+
+  /**
+   * The claim of one named job, for a poll that may return any ready job (the
+   * relaxed mode of the history checker): undefined if that job is not ready now.
+   */
+  pollJob(jobId: string, leaseMillis: number): ModelLease | undefined {
+    this.expire();
+    const j = this.ready().find((r) => r.id === jobId);
+    return j === undefined ? undefined : this.#lease(j, leaseMillis);
+  }
+
+  #lease(j: ModelJob, leaseMillis: number): ModelLease {
+    j.status = 'RUNNING';
+    j.attempts += 1;
+    j.leaseUntil = this.now + leaseMillis;
+    j.token = null; // filled in by acceptToken
+    return { jobId: j.id, type: j.type, payload: j.payload, attempt: j.attempts, leaseUntil: j.leaseUntil };
+  }
+
+  acceptToken(jobId: string, token: number): void {
+    const j = this.find(jobId)!;
+    j.token = token;
+    j.tokens.push(token);
+    this.issuedTokens.add(token);
+    this.maxToken = Math.max(this.maxToken, token);
+  }
+
+  complete(id: string, token: number): Outcome {
+    this.expire();
+    const j = this.find(id);
+    if (j === undefined) return err('ERR_JOB_NOT_FOUND');
+    if (!this.#holds(j, token)) return err('ERR_STALE_LEASE');
+    this.#finish(j, 'SUCCEEDED');
+    return ok(undefined);
+  }
+
+  /** `complete`, then `poll` in the same step; the poll's arguments are checked first, and a refused complete polls nothing. */
+  completeAndPoll(id: string, token: number, workerId: unknown, leaseMillis: unknown): Outcome {
+    const refused = checkPollArguments(workerId, leaseMillis);
+    if (refused !== undefined) return refused;
+    const completed = this.complete(id, token);
+    return completed.ok ? this.poll(workerId, leaseMillis) : completed;
+  }
+
+  fail(id: string, token: number, error: string | null | undefined): Outcome {
+    this.expire();
+    const j = this.find(id);
+    if (j === undefined) return err('ERR_JOB_NOT_FOUND');
+    if (!this.#holds(j, token)) return err('ERR_STALE_LEASE');
+    this.#failAttempt(j, this.now, error ?? 'failed');
+    return ok(undefined);
+  }
+
+  extend(id: string, token: number, leaseMillis: unknown): Outcome {
+    this.expire();
+    if (!validMillis(leaseMillis)) return err('ERR_INVALID_ARGUMENT');
+    const j = this.find(id);
+    if (j === undefined) return err('ERR_JOB_NOT_FOUND');
+    if (!this.#holds(j, token)) return err('ERR_STALE_LEASE');
+    j.leaseUntil = this.now + leaseMillis;
+    return ok(j.leaseUntil);
+  }
+
+  cancel(id: string): Outcome {
+    this.expire();
+    const j = this.find(id);
+    if (j === undefined) return err('ERR_JOB_NOT_FOUND');
+    if (j.status !== 'PENDING') return err('ERR_ILLEGAL_STATE');
+    this.#finish(j, 'CANCELLED');
+    return ok(undefined);
+  }
+
+  retryDead(id: string): Outcome {
+    this.expire();
+    const j = this.find(id);
+    if (j === undefined) return err('ERR_JOB_NOT_FOUND');
+    if (j.status !== 'DEAD') return err('ERR_ILLEGAL_STATE');
+    j.status = 'PENDING';
+    j.attempts = 0;
+    j.runAt = this.now;
+    return ok(undefined);
+  }
+
+  view(id: string): Outcome {
+    this.expire();
+    const j = this.find(id);
+    return j === undefined ? err('ERR_JOB_NOT_FOUND') : ok(modelView(j));
+  }
+
+  deadLetters(): unknown[] {
+    this.expire();
+    return this.held()
+      .filter((j) => j.status === 'DEAD')
+      .map(modelView);
+  }
+
+  stats(): ModelStats {
+    this.expire();
+    const held = this.held();
+    const count = (p: (j: ModelJob) => boolean) => held.filter(p).length;
+    return {
+      pending: count((j) => j.status === 'PENDING'),
+      ready: count((j) => j.status === 'PENDING' && j.runAt <= this.now),
+      delayed: count((j) => j.status === 'PENDING' && j.runAt > this.now),
+      running: count((j) => j.status === 'RUNNING'),
+      succeeded: count((j) => j.status === 'SUCCEEDED'),
+      dead: count((j) => j.status === 'DEAD'),
+      cancelled: count((j) => j.status === 'CANCELLED'),
+    };
+  }
+}
+
+/** The order of best jobs: higher priority, then earlier runAt, then earlier submission. */
+export function isBetter(a: ModelJob, b: ModelJob): boolean {
+  if (a.priority !== b.priority) return a.priority > b.priority;
+  if (a.runAt !== b.runAt) return a.runAt < b.runAt;
+  return a.num < b.num;
+}
+
+function checkPollArguments(workerId: unknown, leaseMillis: unknown): Outcome | undefined {
+  if (typeof workerId !== 'string' || workerId.trim() === '') return err('ERR_INVALID_ARGUMENT');
+  if (!validMillis(leaseMillis)) return err('ERR_INVALID_ARGUMENT');
+  return undefined;
+}
+
+function validMillis(ms: unknown): ms is number {
+  return typeof ms === 'number' && Number.isFinite(ms) && ms > 0;
+}
+
+/** The spec's JobView fields plus the two optional ones this engine documents (payload, leaseUntil). */
+export function modelView(j: ModelJob): Record<string, unknown> {
+  return {
+    id: j.id,
+    type: j.type,
+    priority: j.priority,
+    status: j.status,
+    attempts: j.attempts,
+    nextRunAt: j.runAt,
+    lastError: j.lastError,
+    payload: j.payload,
+    leaseUntil: j.status === 'RUNNING' ? j.leaseUntil : null,
+  };
+}
+
+const REQUIRED_VIEW_FIELDS = ['id', 'type', 'priority', 'status', 'attempts', 'nextRunAt', 'lastError'] as const;
+const OPTIONAL_VIEW_FIELDS = ['payload', 'leaseUntil'] as const;
+
+/** Whether a real view agrees with the model's on the fields the model can speak for: the required ones, and the optional ones if present. */
+export function sameView(real: unknown, expected: Record<string, unknown>): boolean {
+  const [got, want] = comparableView(real, expected);
+  return isDeepStrictEqual(got, want);
+}
+
+/** The fields of a real view that the model can speak for, side by side with the model's. */
+export function comparableView(real: unknown, expected: Record<string, unknown>): [Record<string, unknown>, Record<string, unknown>] {
+  const r = real as Record<string, unknown>;
+  const got: Record<string, unknown> = {};
+  const want: Record<string, unknown> = {};
+  for (const k of REQUIRED_VIEW_FIELDS) {
+    got[k] = r[k];
+    want[k] = expected[k];
+  }
+  for (const k of OPTIONAL_VIEW_FIELDS) {
+    if (k in r) {
+      got[k] = r[k];
+      want[k] = expected[k];
+    }
+  }
+  return [got, want];
+}

@@ -1,0 +1,513 @@
+/**
+ * A journal write that fails (issue 9 item 6): on a real full disk
+ * (a 3 MiB tmpfs), a file system that turns read-only under the queue (an
+ * ext4 image with errors=remount-ro, sent an error), and a journal on a
+ * read-only mount. Every failure is a typed JournalWriteError with a code;
+ * the call that reported it left the queue and the journal as if it never
+ * ran (in memory, and after a reopen); the queue works again once the disk
+ * does; close releases the journal even when its last commit fails.
+ *
+ * Needs root (mount). Where mounting is refused, every test here is skipped
+ * and says so loudly.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  IllegalStateError, JobQueue, JobQueueError, JournalFullError, JournalIOError, JournalReadOnlyError, JournalWriteError, LEASE_LOST, ManualClock, RetryPolicy,
+} from '../dist/index.js';
+import { T0, expectErrorSync, expectNotFoundSync, mustPollSync, withTimeout } from './helpers.js';
+
+type JobView = ReturnType<JobQueue['view']>;
+type ErrorClass<E extends Error> = abstract new (...args: never[]) => E;
+
+const policy = (): RetryPolicy => new RetryPolicy(3, 100, 10_000);
+/** A payload of about 1 KiB: a few dozen fill a small disk's last pages. */
+const KIB = 'k'.repeat(1_000);
+
+// ── mounts ────────────────────────────────────────────────────────────────
+
+const mounts: string[] = [];
+/** Directories of file system images, removed after the test (after their mounts). */
+const imageDirs: string[] = [];
+const queues = new Set<JobQueue>();
+
+/** Mounts (mount `args` DIR) on a fresh directory, unmounted after the test; or returns why it cannot. */
+function tryMount(args: string[]): string | Error {
+  const dir = mkdtempSync(join(tmpdir(), 'leasehold-disk-'));
+  try {
+    execFileSync('mount', [...args, dir], { stdio: 'pipe' });
+    mounts.push(dir);
+    return dir;
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    const stderr = (error as { stderr?: Buffer }).stderr?.toString().trim();
+    return new Error(stderr || (error as Error).message);
+  }
+}
+
+function mountTmpfs(size = '3M'): string {
+  const dir = tryMount(['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs']);
+  if (dir instanceof Error) throw dir;
+  return dir;
+}
+
+const probe = tryMount(['-t', 'tmpfs', '-o', 'size=1M', 'tmpfs']);
+const canMount = typeof probe === 'string';
+if (canMount) {
+  // Only a check of what this machine allows: gone at once, whether or not any test here runs.
+  execFileSync('umount', [mounts.pop()!], { stdio: 'pipe' });
+  rmSync(probe, { recursive: true, force: true });
+} else {
+  console.warn(
+    `\n!!! SKIPPING test/journal-disk-full.test.ts: cannot mount a tmpfs here (${probe.message}).\n` +
+      '!!! The disk-full, read-only and I/O-error tests need root and mount(8).\n',
+  );
+}
+
+afterEach(() => {
+  for (const queue of queues) {
+    try {
+      queue.close();
+    } catch {
+      // the disk may still refuse; the mount goes next anyway
+    }
+  }
+  queues.clear();
+  for (const dir of mounts.splice(0)) {
+    execFileSync('umount', ['-l', dir], { stdio: 'pipe' });
+    rmSync(dir, { recursive: true, force: true });
+  }
+  for (const dir of imageDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function open(path: string, clock: ManualClock, options?: Parameters<typeof JobQueue.open>[3]): JobQueue {
+  const queue = JobQueue.open(path, clock, policy(), options);
+  queues.add(queue);
+  return queue;
+}
+
+function close(queue: JobQueue): void {
+  queues.delete(queue);
+  queue.close();
+}
+
+// ── a disk that fills ─────────────────────────────────────────────────────
+
+/**
+ * Fills the file system of `dir` to the last byte with a filler file, after
+ * checkpointing the journal at `path` so that its WAL has no room left to
+ * reuse: from then on every commit needs a page the disk no longer has.
+ * `leave` bytes stay free. Returns a function that frees the space again.
+ */
+function fillDisk(dir: string, path: string, leave = 0): () => void {
+  const db = new Database(path);
+  try {
+    db.pragma('wal_checkpoint(TRUNCATE)');
+  } finally {
+    db.close();
+  }
+  const filler = join(dir, 'filler');
+  const fd = openSync(filler, 'w');
+  try {
+    for (let chunk = 1 << 16; chunk >= 1; ) {
+      try {
+        writeSync(fd, Buffer.alloc(chunk));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
+        chunk >>= 1;
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+  if (leave > 0) {
+    // Give back `leave` bytes: rewrite the filler shorter.
+    const size = Number(execFileSync('stat', ['-c', '%s', filler]).toString());
+    execFileSync('truncate', ['-s', String(Math.max(0, size - leave)), filler]);
+  }
+  return () => {
+    if (existsSync(filler)) unlinkSync(filler);
+  };
+}
+
+/** What a thread of journal-full-submitter.mjs reports. */
+interface Report {
+  acknowledged?: string[];
+  leased?: string[];
+  errors: { name: string; code: string }[];
+  refused?: string[];
+  closeError?: { code: string } | null;
+}
+
+/** The rejection itself, checked: class, code, and never a raw SqliteError. */
+function expectJournalError<E extends Error>(fn: () => unknown, cls: ErrorClass<E>, code: string): E {
+  const error = expectErrorSync(fn, cls as never, code) as unknown as E;
+  expect(error).toBeInstanceOf(JournalWriteError);
+  expect(error).toBeInstanceOf(JobQueueError);
+  expect(error.name).not.toBe('SqliteError');
+  return error;
+}
+
+/** Everything the queue shows: counts, dead letters, and a view of each of `ids` (or 'not found'). */
+function snapshot(queue: JobQueue, ids: readonly string[]): { stats: unknown; dead: unknown; views: Record<string, unknown> } {
+  const views: Record<string, unknown> = {};
+  for (const id of ids) {
+    try {
+      views[id] = { ...queue.view(id) } as JobView;
+    } catch (error) {
+      views[id] = `not found: ${(error as JobQueueError).code}`;
+    }
+  }
+  return { stats: queue.stats(), dead: queue.deadLetters().map((view) => view.id), views };
+}
+
+/** The journal's rows, straight from a closed file: job numbers and their state. */
+function journalRows(path: string): Map<string, { status: string; attempts: number; payload: string }> {
+  const db = new Database(path, { readonly: true });
+  try {
+    const rows = db.prepare('SELECT num, status, attempts, payload FROM jobs ORDER BY num').all() as { num: number; status: string; attempts: number; payload: string }[];
+    return new Map(rows.map((row) => [`J${row.num}`, { status: row.status, attempts: row.attempts, payload: row.payload }]));
+  } finally {
+    db.close();
+  }
+}
+
+/** A fresh 3 MiB tmpfs, the journal path on it, and a clock at T0. */
+function onTmpfs(): { dir: string; path: string; clock: ManualClock } {
+  const dir = mountTmpfs();
+  return { dir, path: join(dir, 'queue.db'), clock: new ManualClock(T0) };
+}
+
+/**
+ * Leases and completes a warm-up job (priority 9), returning its id: the first
+ * lease reserves a block of tokens in the journal, so later polls need no
+ * write of their own.
+ */
+function reserveTokens(queue: JobQueue): string {
+  const warm = queue.submit('warm', 'up', 9);
+  queue.complete(warm, mustPollSync(queue, warm).token);
+  return warm;
+}
+
+/** Submits until the journal refuses one: returns the ids that were acknowledged and the refusal. */
+function submitUntilRefused(queue: JobQueue, limit = 5_000): { acknowledged: string[]; refusal: unknown } {
+  const acknowledged: string[] = [];
+  for (let i = 0; i < limit; i++) {
+    try {
+      acknowledged.push(queue.submit('fill', `${i}:${KIB}`));
+    } catch (refusal) {
+      return { acknowledged, refusal };
+    }
+  }
+  throw new Error(`the disk never filled: ${limit} submits went through`);
+}
+
+// ── tests ─────────────────────────────────────────────────────────────────
+
+describe.skipIf(!canMount)('a journal on a full disk', () => {
+  it('refuses a submit with JournalFullError and leaves queue and journal as if it never ran; free space and it goes on', () => {
+    const { dir, path, clock } = onTmpfs();
+    let queue = open(path, clock);
+    const warm = reserveTokens(queue);
+    const before = [queue.submit('keep', 'a', 5), queue.submit('keep', 'b', 1)];
+    const freeSpace = fillDisk(dir, path, 64 * 1024);
+
+    const { acknowledged, refusal } = submitUntilRefused(queue);
+    expect(refusal).toBeInstanceOf(JournalFullError);
+    expect((refusal as JobQueueError).code).toBe('ERR_JOURNAL_FULL');
+    expect((refusal as Error).name).toBe('JournalFullError');
+    expect((refusal as Error).cause).toMatchObject({ code: 'SQLITE_FULL' });
+    const known = [...before, ...acknowledged];
+    const refusedId = `J${known.length + 2}`;
+
+    // In memory: only the acknowledged jobs, and the refused one nowhere.
+    const held = snapshot(queue, [...known, refusedId]);
+    expect(held.stats).toMatchObject({ pending: known.length, ready: known.length, running: 0 });
+    expect(held.views[refusedId]).toBe('not found: ERR_JOB_NOT_FOUND');
+    // Another refusal, on the still-full disk: the same typed error, and still nothing changed.
+    expectJournalError(() => queue.submit('fill', KIB), JournalFullError, 'ERR_JOURNAL_FULL');
+    expect(snapshot(queue, [...known, refusedId])).toEqual(held);
+    // What poll can lease: the best acknowledged job, never the refused one.
+    const lease = mustPollSync(queue, before[0]);
+    expect(lease.payload).toBe('a');
+
+    freeSpace();
+    const next = queue.submit('after', 'space came back');
+    expect(queue.stats().pending).toBe(known.length); // J1 is RUNNING now, `next` took its place
+    close(queue);
+
+    const rows = journalRows(path);
+    expect([...rows.keys()].sort()).toEqual([warm, ...known, next].sort());
+    expect(rows.has(refusedId)).toBe(false);
+    queue = open(path, clock);
+    expectNotFoundSync(() => queue.view(refusedId));
+    expect(queue.view(next)).toMatchObject({ status: 'PENDING', type: 'after', payload: 'space came back' });
+    expect(queue.stats()).toMatchObject({ pending: known.length + 1, running: 0 });
+  });
+
+  it('refuses complete, fail, cancel and retryDead with JournalFullError, each leaving every job as it was, in memory and after a reopen', () => {
+    const { dir, path, clock } = onTmpfs();
+    let queue = open(path, clock);
+    const [a, b, c, d] = [['a', 10], ['b', 9], ['c', 1], ['d', 8]].map(([payload, priority]) => queue.submit('job', payload as string, priority as number));
+    const leaseA = mustPollSync(queue, a);
+    const leaseB = mustPollSync(queue, b);
+    queue.fail(leaseB.jobId, leaseB.token, 'first failure');
+    clock.advance(100);
+    const leaseB2 = mustPollSync(queue, b);
+    const leaseD = mustPollSync(queue, d);
+    queue.fail(leaseD.jobId, leaseD.token, 'poison', { permanent: true });
+    const ids = [a!, b!, c!, d!];
+    const held = snapshot(queue, ids);
+    expect(held.views[d!]).toMatchObject({ status: 'DEAD' });
+    expect(held.views[b!]).toMatchObject({ status: 'RUNNING', attempts: 2, lastError: 'first failure' });
+
+    const freeSpace = fillDisk(dir, path);
+    expectJournalError(() => queue.complete(a!, leaseA.token), JournalFullError, 'ERR_JOURNAL_FULL');
+    expect(snapshot(queue, ids)).toEqual(held);
+    expectJournalError(() => queue.fail(b!, leaseB2.token, 'second failure'), JournalFullError, 'ERR_JOURNAL_FULL');
+    expect(snapshot(queue, ids)).toEqual(held);
+    expectJournalError(() => queue.cancel(c!), JournalFullError, 'ERR_JOURNAL_FULL');
+    expect(snapshot(queue, ids)).toEqual(held);
+    expectJournalError(() => queue.retryDead(d!), JournalFullError, 'ERR_JOURNAL_FULL');
+    expect(snapshot(queue, ids)).toEqual(held);
+    expectJournalError(() => queue.submitMany([{ type: 'x', payload: '1' }, { type: 'x', payload: '2' }]), JournalFullError, 'ERR_JOURNAL_FULL');
+    expect(snapshot(queue, ids)).toEqual(held);
+    expect(snapshot(queue, ['J5', 'J6']).views).toEqual({ J5: 'not found: ERR_JOB_NOT_FOUND', J6: 'not found: ERR_JOB_NOT_FOUND' });
+    // The undone calls left nothing frozen: the leases still work, the pending job can be leased.
+    expect(queue.extend(a!, leaseA.token, 5_000)).toBe(T0 + 100 + 5_000);
+
+    freeSpace();
+    queue.complete(a!, leaseA.token);
+    queue.fail(b!, leaseB2.token, 'second failure');
+    queue.cancel(c!);
+    queue.retryDead(d!);
+    const after = snapshot(queue, ids);
+    expect(after.views).toMatchObject({
+      [a!]: { status: 'SUCCEEDED' },
+      [b!]: { status: 'PENDING', attempts: 2, lastError: 'second failure' },
+      [c!]: { status: 'CANCELLED' },
+      [d!]: { status: 'PENDING', attempts: 0, lastError: 'poison' },
+    });
+    close(queue);
+    queue = open(path, clock);
+    expect(snapshot(queue, ids)).toEqual(after);
+  });
+
+  it('reopens after a refused call with exactly what the queue held (the undo reached the journal too)', () => {
+    const { dir, path, clock } = onTmpfs();
+    let queue = open(path, clock);
+    const id = queue.submit('job', 'x');
+    const lease = mustPollSync(queue, id);
+    queue.submit('other', 'y'); // commits the lease along
+    const held = snapshot(queue, [id, 'J2', 'J3']);
+    const freeSpace = fillDisk(dir, path);
+    expectJournalError(() => queue.complete(id, lease.token), JournalFullError, 'ERR_JOURNAL_FULL');
+    expectJournalError(() => queue.submit('refused', 'z'), JournalFullError, 'ERR_JOURNAL_FULL');
+    freeSpace();
+    close(queue);
+    queue = open(path, clock);
+    const reopened = snapshot(queue, [id, 'J2', 'J3']);
+    // The lease died with the closed queue: that attempt counts (retried after its backoff); nothing else differs.
+    expect(reopened.views[id]).toMatchObject({ status: 'PENDING', attempts: 1, nextRunAt: clock.now() + 100, lastError: LEASE_LOST });
+    expect(reopened.views.J2).toEqual(held.views.J2);
+    expect(reopened.views.J3).toBe('not found: ERR_JOB_NOT_FOUND');
+    expect(reopened.stats).toMatchObject({ pending: 2, running: 0, succeeded: 0 });
+  });
+
+  it('carries a lease made on a full disk to the journal with the next commit that goes through', () => {
+    const { dir, path, clock } = onTmpfs();
+    const queue = open(path, clock);
+    reserveTokens(queue);
+    const id = queue.submit('job', 'x');
+    const freeSpace = fillDisk(dir, path);
+    const lease = mustPollSync(queue, id); // lazy: no commit waited for
+    expectJournalError(() => queue.submit('job', 'refused'), JournalFullError, 'ERR_JOURNAL_FULL');
+    expect(journalRows(path).get(id)).toMatchObject({ status: 'PENDING', attempts: 0 });
+    freeSpace();
+    queue.submit('job', 'after');
+    // Read while the queue is open (WAL readers see every commit): the lease went with that submit.
+    expect(journalRows(path).get(id)).toMatchObject({ status: 'RUNNING', attempts: 1 });
+    queue.complete(id, lease.token);
+    expect(journalRows(path).get(id)).toMatchObject({ status: 'SUCCEEDED' });
+  });
+
+  it('stays unchanged through many refused calls, also once the commit ring fills and commits under the lock', () => {
+    const { dir, path, clock } = onTmpfs();
+    // Capacity 8: a commit ring of 32 entries, which the notes of refused calls and lazy heartbeats fill soon.
+    let queue = open(path, clock, { capacity: 8 });
+    reserveTokens(queue);
+    const id = queue.submit('job', 'x');
+    const lease = mustPollSync(queue, id, 60_000);
+    queue.submit('job', 'y');
+    const ids = [id, 'J3', 'J4'];
+    const freeSpace = fillDisk(dir, path);
+    let leaseUntil = lease.leaseUntil;
+    let refusedHeartbeats = 0;
+    for (let round = 0; round < 100; round++) {
+      expectJournalError(() => queue.submit('job', `refused ${round}`), JournalFullError, 'ERR_JOURNAL_FULL');
+      expectJournalError(() => queue.fail(id, lease.token, 'no'), JournalFullError, 'ERR_JOURNAL_FULL');
+      clock.advance(1);
+      // A heartbeat is lazy: it goes through until the ring is full, then is refused like the rest.
+      try {
+        leaseUntil = queue.extend(id, lease.token, 60_000);
+      } catch (error) {
+        expect(error).toBeInstanceOf(JournalFullError);
+        refusedHeartbeats++;
+      }
+      expect(queue.view(id)).toMatchObject({ status: 'RUNNING', attempts: 1, leaseUntil, lastError: null });
+      expect(queue.stats()).toMatchObject({ pending: 1, running: 1, succeeded: 1 });
+    }
+    expect(refusedHeartbeats).toBeGreaterThan(0);
+    expectJournalError(() => queue.submitMany([{ type: 'a', payload: '1' }]), JournalFullError, 'ERR_JOURNAL_FULL');
+    const held = snapshot(queue, ids);
+    freeSpace();
+    queue.complete(id, lease.token);
+    const next = queue.submit('job', 'after');
+    close(queue);
+    queue = open(path, clock, { capacity: 8 });
+    expect(queue.view(id)).toMatchObject({ status: 'SUCCEEDED' });
+    expect(queue.view('J3')).toEqual(held.views.J3);
+    expect(queue.view(next)).toMatchObject({ status: 'PENDING', payload: 'after' });
+    expect(queue.stats()).toMatchObject({ pending: 2, running: 0, succeeded: 2 });
+  });
+
+  it('throws JournalFullError from a close whose last commit fails, yet releases the journal: a reopen in this process works', () => {
+    const { dir, path, clock } = onTmpfs();
+    let queue = open(path, clock);
+    const id = queue.submit('job', 'x');
+    mustPollSync(queue, id); // a lease: committed lazily, so still to commit at close
+    const freeSpace = fillDisk(dir, path);
+    queues.delete(queue);
+    expectJournalError(() => queue.close(), JournalFullError, 'ERR_JOURNAL_FULL');
+    expectErrorSync(() => queue.stats(), IllegalStateError, 'ERR_ILLEGAL_STATE');
+
+    // Still full: the reopen needs no write, and the lease close could not commit is simply not there.
+    queue = open(path, clock);
+    expect(queue.view(id)).toMatchObject({ status: 'PENDING', attempts: 0 });
+    expectJournalError(() => queue.submit('job', 'refused'), JournalFullError, 'ERR_JOURNAL_FULL');
+    freeSpace();
+    const next = queue.submit('job', 'after');
+    close(queue);
+    expect([...journalRows(path).keys()]).toEqual([id, next]);
+  });
+
+  it('keeps every acknowledged job and none of the refused ones while 3 threads submit as the disk fills, and a poller never leases a refused one', async () => {
+    const { dir, path, clock } = onTmpfs();
+    const queue = open(path, clock);
+    const warm = reserveTokens(queue);
+    fillDisk(dir, path, 768 * 1024);
+    const go = new Int32Array(new SharedArrayBuffer(8));
+    const roles = ['poll', 'submit', 'submit', 'submit'];
+    const workers = roles.map((role, thread) =>
+      new Worker(new URL('./fixtures/journal-full-submitter.mjs', import.meta.url), {
+        workerData: { handle: queue.share(), thread, go, refusals: 3, padding: KIB, role },
+      }),
+    );
+    const reports = workers.map((worker) => new Promise<Report>((resolve, reject) => {
+      worker.on('message', (message) => {
+        if (message.kind === 'done') resolve(message);
+      });
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`thread exited with ${code} before reporting`)));
+    }));
+    await withTimeout(
+      Promise.all(workers.map((worker) => new Promise<void>((resolve) => worker.once('message', () => resolve())))),
+      30_000,
+      'threads starting',
+    );
+    // Release every thread waiting for the start.
+    Atomics.store(go, 0, 1);
+    Atomics.notify(go, 0);
+    const submitters = await withTimeout(Promise.all(reports.slice(1)), 120_000, 'submitter threads');
+    Atomics.store(go, 1, 1);
+    const poller = await withTimeout(reports[0]!, 30_000, 'poller thread');
+
+    const acknowledged = submitters.flatMap((report) => report.acknowledged!);
+    for (const report of submitters) {
+      expect(report.closeError === null || report.closeError!.code === 'ERR_JOURNAL_FULL').toBe(true);
+      expect(report.errors).toHaveLength(3);
+      for (const error of report.errors) expect(error).toMatchObject({ name: 'JournalFullError', code: 'ERR_JOURNAL_FULL' });
+    }
+    expect(poller.errors).toEqual([]);
+    expect(new Set(acknowledged).size).toBe(acknowledged.length);
+    expect(acknowledged.length).toBeGreaterThan(0);
+    const ackedSet = new Set(acknowledged);
+    // A job is leasable only once its submit committed: never one whose submit was refused.
+    expect(poller.leased!.filter((id) => !ackedSet.has(id))).toEqual([]);
+    const stats = queue.stats();
+    expect(stats.pending + stats.running).toBe(acknowledged.length);
+    expect(stats.running).toBe(poller.leased!.length);
+    const refusedPayloads = new Set(submitters.flatMap((report) => report.refused!));
+
+    execFileSync('rm', ['-f', join(dir, 'filler')]);
+    close(queue);
+    const rows = journalRows(path);
+    expect([...rows.keys()].sort()).toEqual([warm, ...acknowledged].sort());
+    for (const row of rows.values()) expect(refusedPayloads.has(row.payload)).toBe(false);
+    const reopened = open(path, clock);
+    expect(reopened.stats()).toMatchObject({ pending: acknowledged.length, succeeded: 1 });
+  }, 180_000);
+});
+
+describe.skipIf(!canMount)('a journal whose file system fails', () => {
+  it('refuses with JournalIOError when the file system turns read-only under the queue, changing nothing; a new mount reopens it', () => {
+    const imageDir = mkdtempSync(join(tmpdir(), 'leasehold-image-'));
+    imageDirs.push(imageDir);
+    const image = join(imageDir, 'fs.img');
+    execFileSync('truncate', ['-s', '16M', image]);
+    execFileSync('mkfs.ext4', ['-q', '-F', image], { stdio: 'pipe' });
+    const dir = tryMount(['-o', 'loop,errors=remount-ro', image]);
+    if (dir instanceof Error) {
+      console.warn(`\n!!! SKIPPING the remount-ro test: cannot mount an ext4 image (${dir.message})\n`);
+      return;
+    }
+    const path = join(dir, 'queue.db');
+    const clock = new ManualClock(T0);
+    // FULL: what was acknowledged is on the device before the file system fails (NORMAL leaves it in the page cache).
+    let queue = open(path, clock, { synchronous: 'FULL' });
+    const id = queue.submit('job', 'x');
+    const lease = mustPollSync(queue, id);
+    queue.submit('job', 'y');
+    const held = snapshot(queue, [id, 'J2', 'J3']);
+    // ext4 with errors=remount-ro turns itself read-only at the first error: here, one we report to it.
+    const device = readdirSync('/sys/fs/ext4').filter((name) => name.startsWith('loop'));
+    for (const name of device) {
+      const mountOf = execFileSync('findmnt', ['-n', '-o', 'TARGET', `/dev/${name}`]).toString().trim();
+      if (mountOf === dir) writeFileSync(`/sys/fs/ext4/${name}/trigger_fs_error`, 'leasehold test\n');
+    }
+    expectJournalError(() => queue.complete(id, lease.token), JournalIOError, 'ERR_JOURNAL_IO');
+    expectJournalError(() => queue.submit('job', 'refused'), JournalIOError, 'ERR_JOURNAL_IO');
+    expect(snapshot(queue, [id, 'J2', 'J3'])).toEqual(held);
+    queues.delete(queue);
+    expectJournalError(() => queue.close(), JournalIOError, 'ERR_JOURNAL_IO');
+
+    // Remounted (after fsck), the journal holds what was acknowledged, and opens in this very process.
+    execFileSync('umount', [dir]);
+    mounts.splice(mounts.indexOf(dir), 1);
+    // e2fsck exits 1 when it repaired something: the error we injected is one.
+    expect(spawnSync('e2fsck', ['-f', '-y', image]).status).toBeLessThanOrEqual(1);
+    execFileSync('mount', ['-o', 'loop', image, dir]);
+    mounts.push(dir);
+    queue = open(path, clock);
+    expect(queue.view(id)).toMatchObject({ status: 'PENDING', attempts: 1, lastError: LEASE_LOST });
+    expect(queue.view('J2')).toMatchObject({ status: 'PENDING', payload: 'y' });
+    expectNotFoundSync(() => queue.view('J3'));
+    close(queue);
+  });
+
+  it('refuses to open a journal on a read-only mount with JournalReadOnlyError, not as a damaged file', () => {
+    const { dir, path, clock } = onTmpfs();
+    const queue = open(path, clock);
+    queue.submit('job', 'x');
+    close(queue);
+    execFileSync('mount', ['-o', 'remount,ro', dir]);
+    expectJournalError(() => open(path, clock), JournalReadOnlyError, 'ERR_JOURNAL_READONLY');
+    execFileSync('mount', ['-o', 'remount,rw', dir]);
+    expect(open(path, clock).view('J1')).toMatchObject({ status: 'PENDING', payload: 'x' });
+  });
+});
