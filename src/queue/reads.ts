@@ -42,7 +42,7 @@ export class Reads {
 
   stats(): QueueStats {
     return this.#ctx.locked((core, now) => {
-      core.settle(now);
+      core.settleAndCatchUp(now);
       return core.stats();
     });
   }

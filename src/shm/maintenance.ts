@@ -208,6 +208,19 @@ export class Maintenance implements MoveNotes {
     return true;
   }
 
+  /**
+   * For a read that must be exact (stats): waits out the lock-free calls in
+   * flight (see `settle`), then brings the queue up to `now` once more. A
+   * lock-free extend that read the clock before a lease's end may register
+   * its new lease after this call's catch-up; by `now` that lease may be due
+   * too, and must be seen expired.
+   */
+  settleAndCatchUp(now: number): void {
+    if (this.#log !== undefined) return;
+    this.settle(now);
+    this.#catchUp(now);
+  }
+
   /** Waits until `slot` is not BUSY (its mover left its call, or died and was finished for); its word. */
   settledWord(slot: number, now: number): number {
     const slots = this.#m.slots;
