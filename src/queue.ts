@@ -1,21 +1,22 @@
-import { clockFromShare, shareClock, type SharedClock, type TimeSource } from './clock.js';
-import {
-  IllegalStateError, InvalidArgumentError, JournalWriteError, QueueFullError, describe, refusalError,
-} from './errors.js';
-import { fillOptions, type FilledOptions, type JobQueueOptions } from './options.js';
-import { policyFromShare, sharePolicy, type RetryPolicy, type SharedPolicy } from './policy.js';
-import { Journal, type Synchronous } from './journal/journal.js';
+import { clockFromShare, shareClock, type TimeSource } from './clock.js';
+import { InvalidArgumentError, QueueFullError, describe } from './errors.js';
+import { fillOptions, type JobQueueOptions } from './options.js';
+import { policyFromShare, sharePolicy, type RetryPolicy } from './policy.js';
+import { Journal } from './journal/journal.js';
 import { Arena } from './shm/arena.js';
-import { AWAITS_COMMIT, LockLost, NAME_OF_STATUS, QueueCore, type JobRecord } from './shm/core.js';
-import type { UndoneMove } from './shm/undo-log.js';
 import type { LoggedJob } from './shm/movelog.js';
 import { BUFFER_NAMES, bufferBytes, type QueueBuffers } from './shm/layout.js';
 import { QueueMemory } from './shm/memory.js';
 import { JobStatus, type JobView, type Lease, type QueueStats } from './types.js';
-import {
-  checkFailure, checkJob, checkJobs, checkLeaseMillis, checkNow, checkPolicy, checkTimeSource, checkTimeout, checkWorkerId, parseJobId,
-  type CheckedJob, type FailOptions, type NewJob,
-} from './validate.js';
+import { checkFailure, checkPolicy, checkTimeSource, checkTimeout, parseJobId, type FailOptions, type NewJob } from './validate.js';
+import { QueueContext, type JournalLink } from './queue/context.js';
+import { ProducerSide } from './queue/producer-side.js';
+import { Reads } from './queue/reads.js';
+import { WorkerSide } from './queue/worker-side.js';
+import type { FilledOptions } from './options.js';
+import type { SharedClock } from './clock.js';
+import type { SharedPolicy } from './policy.js';
+import type { Synchronous } from './journal/journal.js';
 
 export type { FailOptions, NewJob };
 
@@ -43,19 +44,6 @@ export interface JournalOptions extends JobQueueOptions {
   synchronous?: Synchronous;
 }
 
-/** This thread's connection to the queue's journal; the opening thread's also holds the ownership. */
-interface JournalLink {
-  path: string;
-  synchronous: Synchronous;
-  journal: Journal;
-  owner: boolean;
-}
-
-/** Longest a change that no caller waits for stays out of the journal, unless another commit takes it sooner. */
-const COMMIT_SOON_MILLIS = 5;
-/** Longest a thread sleeps for another thread's commit before it looks again (a leader wakes it sooner). */
-const COMMIT_NAP_MILLIS = 1;
-
 /** The lastError of a job that was RUNNING when its process stopped. */
 export const LEASE_LOST = 'lease lost: the process stopped while the job ran';
 
@@ -63,28 +51,27 @@ export const LEASE_LOST = 'lease lost: the process stopped while the job ran';
  * A retrying job queue whose state lives in shared memory.
  *
  * Concurrency contract: any number of threads may attach to one queue and
- * call any method at once. Each call runs under the queue lock, a short
- * critical section on shared words; a job is leased by a CAS of its slot's
- * lease word, so it is never leased to two workers at once, and a zombie's
- * complete (an old token) is refused. A thread killed mid-call costs the
- * others at most `lockTimeoutMillis` of waiting, after which the queue is
- * repaired from the slot words: no job is lost or leased twice.
+ * call any method at once. Worker calls of an in-memory queue (`poll`,
+ * `complete`, `extend`, `completeAndPoll`) take no queue-wide lock in the
+ * common case: a job is leased by a CAS of its slot's lease word that threads
+ * really race on, so it is never leased to two workers at once, and a
+ * zombie's complete (an old token) is refused. Producer calls and
+ * maintenance (submits, fail, cancel, expiry, eviction...) run under the
+ * maintenance lock; so does every call of a journaled queue. A thread killed
+ * mid-call costs the others at most `lockTimeoutMillis` of waiting, after
+ * which whatever it left half-done is finished from its intent: no job is
+ * lost or leased twice. See docs/concurrency.md for what overlapping calls
+ * may see.
  *
  * Every call first brings the queue up to the clock's `now`: leases that
  * expired count as failed attempts at their leaseUntil, delayed jobs whose
  * time has come become ready.
  */
 export class JobQueue {
-  readonly #time: TimeSource;
-  readonly #policy: RetryPolicy;
-  readonly #options: FilledOptions;
-  readonly #memory: QueueMemory;
-  readonly #core: QueueCore;
-  readonly #journal: JournalLink | undefined;
-  #closed = false;
-  #signalSeen = 0;
-  #commitTimer: NodeJS.Timeout | undefined;
-  #soonTicket = 0;
+  readonly #ctx: QueueContext;
+  readonly #producer: ProducerSide;
+  readonly #worker: WorkerSide;
+  readonly #reads: Reads;
 
   constructor(time: TimeSource, policy: RetryPolicy, options?: JobQueueOptions);
   /** @internal Opens existing buffers (see `attach`), or a journal (see `open`). */
@@ -92,12 +79,12 @@ export class JobQueue {
   constructor(time: TimeSource, policy: RetryPolicy, options?: JobQueueOptions, buffers?: QueueBuffers, journal?: JournalLink) {
     checkTimeSource(time);
     checkPolicy(policy);
-    this.#time = time;
-    this.#policy = policy;
-    this.#options = fillOptions(options);
-    this.#memory = new QueueMemory(buffers ?? QueueMemory.create(this.#options.capacity, this.#options.arenaBytes), this.#options.lockTimeoutMillis);
-    this.#journal = journal;
-    this.#core = new QueueCore(this.#memory, policy, journal?.journal);
+    const filled = fillOptions(options);
+    const memory = new QueueMemory(buffers ?? QueueMemory.create(filled.capacity, filled.arenaBytes), filled.lockTimeoutMillis);
+    this.#ctx = new QueueContext(time, policy, filled, memory, journal);
+    this.#producer = new ProducerSide(this.#ctx);
+    this.#worker = new WorkerSide(this.#ctx);
+    this.#reads = new Reads(this.#ctx);
   }
 
   /**
@@ -154,36 +141,37 @@ export class JobQueue {
    * opening changes (requeued RUNNING jobs, finished jobs evicted for room).
    */
   #restore(): void {
-    const link = this.#journal!;
+    const link = this.#ctx.journal!;
     const journal = link.journal;
     const jobs = journal.rows();
     const { kept, dropped } = this.#fitFinished(jobs);
-    this.#locked((core) => {
+    this.#ctx.locked((core) => {
       const chunks = kept.reduce((sum, job) => sum + Arena.chunksFor(Buffer.byteLength(job.type) + Buffer.byteLength(job.payload)), 0);
       if (core.roomFor(kept.length, chunks) < 0) {
         throw new QueueFullError(
-          `The journal ${link.path} holds ${kept.length} jobs that do not fit a queue of capacity ${this.#options.capacity} and ${this.#options.arenaBytes} arena bytes: raise \`capacity\` or \`arenaBytes\``,
+          `The journal ${link.path} holds ${kept.length} jobs that do not fit a queue of capacity ${this.#ctx.options.capacity} and ${this.#ctx.options.arenaBytes} arena bytes: raise \`capacity\` or \`arenaBytes\``,
         );
       }
     });
     journal.claim(link.path);
     link.owner = true;
-    const now = this.#now();
+    const now = this.#ctx.now();
     const lost = kept.filter((job) => job.status === JobStatus.RUNNING);
+    const policy = this.#ctx.policy;
     for (const job of lost) {
       // The attempt died with its process and counts as failed, so a job that kills its process cannot loop forever.
-      const retry = job.attempts < this.#policy.maxAttempts;
-      const runAt = retry ? now + this.#policy.backoffAfter(job.attempts) : job.runAt;
+      const retry = job.attempts < policy.maxAttempts;
+      const runAt = retry ? now + policy.backoffAfter(job.attempts) : job.runAt;
       Object.assign(job, { status: retry ? JobStatus.PENDING : JobStatus.DEAD, runAt, lastError: LEASE_LOST, leaseUntil: 0, moves: job.moves + 1 });
     }
     journal.write({ inserts: [], updates: lost, evictions: dropped.map((job) => job.num) });
     const sequences = journal.sequences();
-    this.#locked((core, at) => core.restore(kept, sequences, at));
+    this.#ctx.locked((core, at) => core.restore(kept, sequences, at));
   }
 
   /** Finished jobs beyond capacity are evicted, as they would have been: oldest finished first. */
   #fitFinished(jobs: LoggedJob[]): { kept: LoggedJob[]; dropped: LoggedJob[] } {
-    const excess = jobs.length - this.#options.capacity;
+    const excess = jobs.length - this.#ctx.options.capacity;
     if (excess <= 0) return { kept: jobs, dropped: [] };
     const dropped = jobs
       .filter((job) => job.status === JobStatus.SUCCEEDED || job.status === JobStatus.CANCELLED)
@@ -196,14 +184,14 @@ export class JobQueue {
 
   /** A handle to post to other threads; `JobQueue.attach(handle)` there opens this same queue. */
   share(): SharedQueueHandle {
-    this.#assertOpen();
+    this.#ctx.assertOpen();
     return {
       kind: 'leasehold/shared-queue',
-      buffers: this.#memory.buffers,
-      options: this.#options,
-      policy: sharePolicy(this.#policy),
-      clock: shareClock(this.#time),
-      journal: this.#journal === undefined ? null : { path: this.#journal.path, synchronous: this.#journal.synchronous },
+      buffers: this.#ctx.memory.buffers,
+      options: this.#ctx.options,
+      policy: sharePolicy(this.#ctx.policy),
+      clock: shareClock(this.#ctx.time),
+      journal: this.#ctx.journal === undefined ? null : { path: this.#ctx.journal.path, synchronous: this.#ctx.journal.synchronous },
     };
   }
 
@@ -234,11 +222,7 @@ export class JobQueue {
 
   /** Queues a new PENDING job and returns its id, `J1`, `J2`, ... With a journal, only once it is committed there. */
   submit(type: string, payload?: string | null, priority = 0, runAtMillis?: number): string {
-    this.#assertOpen();
-    const job = checkJob(type, payload, priority, runAtMillis, this.#options.maxPayloadBytes);
-    const id = this.#locked((core, now) => this.#submitChecked(core, job, now));
-    this.#memory.signal.bump();
-    return id;
+    return this.#producer.submit(type, payload, priority, runAtMillis);
   }
 
   /**
@@ -247,80 +231,25 @@ export class JobQueue {
    * one transaction. Returns their ids in order.
    */
   submitMany(jobs: readonly NewJob[]): string[] {
-    this.#assertOpen();
-    const checked = checkJobs(jobs, this.#options.maxPayloadBytes);
-    const ids = this.#locked((core, now) => {
-      const chunks = checked.reduce((sum, job) => sum + Arena.chunksFor(job.typeBytes + job.payloadBytes), 0);
-      const refusal = core.roomFor(checked.length, chunks);
-      if (refusal < 0) throw refusalError(refusal, '', this.#options.capacity);
-      return checked.map((job) => this.#submitChecked(core, job, now));
-    });
-    this.#memory.signal.bump();
-    return ids;
-  }
-
-  #submitChecked(core: QueueCore, job: CheckedJob, now: number): string {
-    const jobNum = core.submit(job.type, job.typeBytes, job.payload, job.payloadBytes, job.priority, job.runAtMillis ?? now, now);
-    if (jobNum < 0) throw refusalError(jobNum, '', this.#options.capacity);
-    return `J${jobNum}`;
+    return this.#producer.submitMany(jobs);
   }
 
   /** Leases the best ready job to `workerId` until now + leaseMillis, or returns undefined if none is ready. */
   poll(workerId: string, leaseMillis: number): Lease | undefined {
-    this.#checkPoll(workerId, leaseMillis);
-    const lease = this.#locked((core, now) => this.#leaseBest(core, workerId, leaseMillis, now));
-    if (lease !== undefined || !this.#core.skippedFrozen() || !this.#helpCommit()) return lease;
-    return this.#locked((core, now) => this.#leaseBest(core, workerId, leaseMillis, now));
-  }
-
-  /**
-   * For a poll that found only jobs frozen by commits in flight (see AWAITED
-   * in layout.ts): commits everything noted so far, so that a frozen job whose
-   * caller died waiting never stays frozen (usually it only joins the commit
-   * its caller is making). False if that commit failed: then those jobs are
-   * being undone, and the poll has nothing to lease.
-   */
-  #helpCommit(): boolean {
-    try {
-      this.#makeDurable(this.#memory.commits.head());
-      return true;
-    } catch (error) {
-      if (error instanceof JournalWriteError) return false;
-      throw error;
-    }
-  }
-
-  /** A poll's checks, before anything changes; then the work signal as the poll starts. */
-  #checkPoll(workerId: string, leaseMillis: number): void {
-    this.#assertOpen();
-    checkWorkerId(workerId);
-    checkLeaseMillis(leaseMillis);
-    // Read before polling: work that arrives after this point wakes `waitForWork`.
-    this.#signalSeen = this.#memory.signal.current();
-  }
-
-  #leaseBest(core: QueueCore, workerId: string, leaseMillis: number, now: number): Lease | undefined {
-    const slot = core.poll(workerId, leaseMillis, now);
-    return slot < 0 ? undefined : core.lease(slot);
+    return this.#worker.poll(workerId, leaseMillis);
   }
 
   /** Marks the job SUCCEEDED; `token` must be its current, valid lease. */
   complete(jobId: string, token: number): void {
-    this.#withJob(jobId, (core, slot) => core.complete(slot, token));
+    this.#worker.complete(jobId, token);
   }
 
   /**
-   * A worker loop's step under one lock: `complete(jobId, token)`, then
+   * A worker loop's step in one call: `complete(jobId, token)`, then
    * `poll(workerId, leaseMillis)`. If the complete is refused, nothing is polled.
    */
   completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number): Lease | undefined {
-    this.#checkPoll(workerId, leaseMillis);
-    const lease = this.#withJob(jobId, (core, slot, now): Lease | number | undefined => {
-      const refused = core.complete(slot, token);
-      return refused < 0 ? refused : this.#leaseBest(core, workerId, leaseMillis, now);
-    }) as Lease | undefined;
-    // The complete's commit took the frozen jobs' moves along: they can be leased now.
-    return lease === undefined && this.#core.skippedFrozen() ? this.poll(workerId, leaseMillis) : lease;
+    return this.#worker.completeAndPoll(jobId, token, workerId, leaseMillis);
   }
 
   /**
@@ -329,10 +258,10 @@ export class JobQueue {
    * (a poison job that no retry will fix).
    */
   fail(jobId: string, token: number, error?: string | null, options?: FailOptions): void {
-    const { text, permanent } = checkFailure(error, options, this.#options.maxErrorBytes);
-    this.#withJob(jobId, (core, slot, now) => core.fail(slot, token, text, permanent, now));
+    const { text, permanent } = checkFailure(error, options, this.#ctx.options.maxErrorBytes);
+    this.#worker.fail(jobId, parseJobId(jobId), token, text, permanent);
     // A retry with no backoff is ready at once.
-    this.#memory.signal.bump();
+    this.#ctx.memory.signal.bump();
   }
 
   /**
@@ -342,8 +271,8 @@ export class JobQueue {
    * refused from then on. `token` must be the job's current, valid lease.
    */
   release(jobId: string, token: number): void {
-    this.#withJob(jobId, (core, slot, now) => core.release(slot, token, now));
-    this.#memory.signal.bump();
+    this.#worker.release(jobId, parseJobId(jobId), token);
+    this.#ctx.memory.signal.bump();
   }
 
   /**
@@ -354,29 +283,26 @@ export class JobQueue {
    * reopen. Without a journal, returns at once.
    */
   flush(): void {
-    this.#assertOpen();
-    if (this.#journal !== undefined) this.#makeDurable(this.#memory.commits.head());
+    this.#ctx.flush();
   }
 
   /** Heartbeat: the lease now lasts until now + leaseMillis. Returns the new leaseUntil. */
   extend(jobId: string, token: number, leaseMillis: number): number {
-    checkLeaseMillis(leaseMillis);
-    return this.#withJob(jobId, (core, slot, now) => core.extend(slot, token, leaseMillis, now));
+    return this.#worker.extend(jobId, token, leaseMillis);
   }
 
   view(jobId: string): JobView {
-    return this.#withJob(jobId, (core, slot) => toView(core.read(slot)));
+    return this.#reads.view(jobId);
   }
 
   /** Every DEAD job, in submission order. */
   deadLetters(): JobView[] {
-    return this.#locked((core) => core.deadSlots().map((slot) => toView(core.read(slot))));
+    return this.#reads.deadLetters();
   }
 
   /** Puts a DEAD job back to PENDING, ready now, with attempts reset to 0 (lastError kept). */
   retryDead(jobId: string): void {
-    this.#withJob(jobId, (core, slot, now) => core.retryDead(slot, now));
-    this.#memory.signal.bump();
+    this.#producer.retryDead(jobId);
   }
 
   /**
@@ -388,17 +314,17 @@ export class JobQueue {
    */
   waitForWork(timeoutMillis: number): Promise<boolean> {
     try {
-      this.#assertOpen();
+      this.#ctx.assertOpen();
       checkTimeout(timeoutMillis);
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.#memory.signal.wait(this.#signalSeen, timeoutMillis);
+    return this.#ctx.memory.signal.wait(this.#worker.signalSeen, timeoutMillis);
   }
 
   /** Cancels a PENDING job. */
   cancel(jobId: string): void {
-    this.#withJob(jobId, (core, slot) => core.cancel(slot));
+    this.#producer.cancel(jobId);
   }
 
   /** PENDING jobs, ready or delayed. */
@@ -412,7 +338,7 @@ export class JobQueue {
   }
 
   stats(): QueueStats {
-    return this.#locked((core) => core.stats());
+    return this.#reads.stats();
   }
 
   /**
@@ -425,14 +351,16 @@ export class JobQueue {
    * extensions and evictions of the last milliseconds) is not in the journal.
    */
   close(): void {
-    if (this.#closed) return;
-    const link = this.#journal;
+    const ctx = this.#ctx;
+    if (ctx.closed) return;
+    ctx.releaseRow();
+    const link = ctx.journal;
     let failure: unknown;
     if (link !== undefined) {
-      clearTimeout(this.#commitTimer);
+      ctx.stopCommitTimer();
       try {
         // Everything noted so far, by any thread (also one since killed), is committed before the journal is let go.
-        this.flush();
+        ctx.flush();
       } catch (error) {
         failure = error;
       }
@@ -440,171 +368,8 @@ export class JobQueue {
       const closing = closeQuietly(link.journal);
       failure ??= closing;
     }
-    this.#closed = true;
+    ctx.closed = true;
     if (failure !== undefined) throw failure;
-  }
-
-  // ── plumbing ───────────────────────────────────────────────────────────
-
-  /**
-   * Runs `op` under the queue lock (see `#underLock`). With a journal, the
-   * call then returns only once what it changed is committed — except a
-   * change no crash needs (see QueueCore#mustCommit: a lease, an extended
-   * lease, an eviction), which the next commit of any thread takes along, at
-   * most COMMIT_SOON_MILLIS later.
-   */
-  #locked<T>(op: (core: QueueCore, now: number) => T): T {
-    if (this.#journal === undefined) return this.#underLock(op);
-    let done = false;
-    try {
-      const result = this.#underLock(op);
-      done = true;
-      return result;
-    } finally {
-      const core = this.#core;
-      const ticket = core.noted();
-      if (ticket !== undefined) {
-        // A refused call changed nothing of its own; what it brought up to now (an expiry) goes with the next commit.
-        if (done && core.mustCommit()) this.#makeDurable(ticket, core.takeUndo());
-        else this.#commitSoon(ticket);
-      }
-    }
-  }
-
-  /**
-   * Group commit (see CommitRing): returns once `ticket` is in the journal.
-   * One thread at a time leads, writing every change noted so far by any
-   * thread in one transaction; the others wait for it, and most find their
-   * ticket committed when their turn comes.
-   *
-   * A write that fails throws a JournalWriteError, and the leader first
-   * undoes `undo` (the moves of its own call, see UndoLog). A thread waiting
-   * for that failed commit leads next, writes again, and, if that fails too,
-   * undoes its own: so every call whose changes were in a failed transaction
-   * throws, and is undone, by its own thread. The undo runs under the
-   * leader's lock, so that no other leader can write the moves it takes back.
-   */
-  #makeDurable(ticket: number, undo: readonly UndoneMove[] = []): void {
-    const commits = this.#memory.commits;
-    const since = performance.now();
-    while (!commits.isDurable(ticket)) {
-      // A leader that leads for longer than the lock timeout may have died mid-commit: `acquire` takes its lock over.
-      const leading = performance.now() - since < this.#options.lockTimeoutMillis ? commits.leader.tryAcquire() : (commits.leader.acquire(), true);
-      if (!leading) {
-        commits.awaitCommit(COMMIT_NAP_MILLIS);
-        continue;
-      }
-      try {
-        if (commits.isDurable(ticket)) break;
-        const { writes, upTo } = this.#underLock((core) => core.pendingWrites());
-        try {
-          // Outside the queue lock: other threads go on working while the journal writes.
-          this.#journal!.journal.write(writes);
-        } catch (error) {
-          if (error instanceof JournalWriteError) this.#rollBack(undo);
-          throw error;
-        }
-        commits.publish(upTo);
-      } finally {
-        commits.leader.release();
-      }
-    }
-  }
-
-  /** Undoes a call's own moves (see QueueCore#rollBack); the next commit takes the undo to the journal. */
-  #rollBack(moves: readonly UndoneMove[]): void {
-    if (moves.length === 0) return;
-    this.#underLock((core, now) => core.rollBack(moves, now));
-    const ticket = this.#core.noted();
-    if (ticket !== undefined) this.#commitSoon(ticket);
-  }
-
-  #commitSoon(ticket: number): void {
-    this.#soonTicket = ticket;
-    this.#commitTimer ??= setTimeout(() => {
-      this.#commitTimer = undefined;
-      if (this.#closed) return;
-      try {
-        this.#makeDurable(this.#soonTicket);
-      } catch {
-        // Nobody waits for this commit: the next durable call retries it and reports a failure to its caller.
-      }
-    }, COMMIT_SOON_MILLIS).unref();
-  }
-
-  /** Runs `op` under the queue lock, after repairing a dead holder's damage and bringing the queue up to now. */
-  #underLock<T>(op: (core: QueueCore, now: number) => T): T {
-    this.#assertOpen();
-    const { lock } = this.#memory;
-    const core = this.#core;
-    for (;;) {
-      const seen = this.#now();
-      const repair = lock.acquire();
-      let now = seen;
-      try {
-        try {
-          now = core.prepare(seen, repair, () => this.#now());
-          return op(core, now);
-        } catch (error) {
-          // A commit under the lock failed (a full commit ring, a token reservation): undo the call's moves so far.
-          if (error instanceof JournalWriteError) undoUnderLock(core, now);
-          throw error;
-        }
-      } catch (error) {
-        // Our lock was taken over mid-call (we were presumed dead): the move did not happen; start again.
-        if (!(error instanceof LockLost)) throw error;
-        // Nor may its staged edits show through this thread's reads on the retry.
-        this.#memory.slots.abandon();
-      } finally {
-        lock.release();
-      }
-    }
-  }
-
-  /**
-   * Runs `op` on the slot of `jobId`; a negative result is a refusal and
-   * becomes the matching error. (Tokens are not checked here: one that is not
-   * even a number is simply not the job's current lease, which the core
-   * refuses as stale once the id is found.)
-   */
-  #withJob<T>(jobId: string, op: (core: QueueCore, slot: number, now: number) => T): T {
-    const jobNum = parseJobId(jobId);
-    for (;;) {
-      const result = this.#locked((core, now): T | typeof AWAITS_COMMIT => {
-        const slot = core.find(jobNum);
-        if (slot < 0) throw refusalError(slot, jobId, this.#options.capacity);
-        const result = op(core, slot, now);
-        if (result === AWAITS_COMMIT) return AWAITS_COMMIT;
-        if (typeof result === 'number' && result < 0) throw refusalError(result, jobId, this.#options.capacity);
-        return result;
-      });
-      if (result !== AWAITS_COMMIT) return result;
-      // The job is frozen by another call's commit in flight: once that is through (or undone), look again.
-      this.#makeDurable(this.#core.awaitedTicket());
-    }
-  }
-
-  #now(): number {
-    return checkNow(this.#time.now());
-  }
-
-  #assertOpen(): void {
-    if (this.#closed) throw new IllegalStateError('This queue was closed');
-  }
-}
-
-/**
- * Undoes the current call's moves inside its own lock hold, and rebuilds the
- * hints it may have left half-updated. Taken for dead meanwhile (LockLost),
- * the taker has rebuilt from the slots, and what is not undone yet stays
- * frozen until the next commit that succeeds: the journal error is still the
- * one to report.
- */
-function undoUnderLock(core: QueueCore, now: number): void {
-  try {
-    core.rollBack(core.takeUndo(), now);
-  } catch (error) {
-    if (!(error instanceof LockLost)) throw error;
   }
 }
 
@@ -617,21 +382,3 @@ function closeQuietly(journal: Journal): unknown {
     return error;
   }
 }
-
-function toView(job: JobRecord): JobView {
-  const status = NAME_OF_STATUS[job.status];
-  return {
-    id: `J${job.jobNum}`,
-    type: job.type,
-    priority: job.priority,
-    status,
-    attempts: job.attempts,
-    nextRunAt: job.runAt,
-    lastError: job.lastError,
-    payload: job.payload,
-    leaseUntil: status === JobStatus.RUNNING ? job.leaseUntil : null,
-    workerId: job.workerId,
-  };
-}
-
-

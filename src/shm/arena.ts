@@ -77,6 +77,15 @@ export class Arena {
     return head;
   }
 
+  /** Whether the chain at `first` starts with exactly the bytes of `expected` (only within its first chunk; else false). */
+  startsWith(first: number, expected: Uint8Array): boolean {
+    if (first === 0 || expected.length > CHUNK_DATA_BYTES) return false;
+    const bytes = this.#u8;
+    const at = first * CHUNK_BYTES + CHUNK_NEXT_BYTES;
+    for (let i = 0; i < expected.length; i++) if (bytes[at + i] !== expected[i]) return false;
+    return true;
+  }
+
   /** Decodes `byteCount` bytes of the chain at `first`, starting `skip` bytes in. */
   read(first: number, skip: number, byteCount: number): string {
     if (byteCount === 0) return '';

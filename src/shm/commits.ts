@@ -3,12 +3,12 @@ import {
 } from './layout.js';
 import { COMMIT_LEADER_LOCK, QueueLock } from './lock.js';
 
-/** The AWAITED mark of a move noted under `ticket`: never 0, which means no mark. */
+/** The `awaited` mark (see Frozen jobs in layout.ts) of a move noted under `ticket`: 0 means no mark. */
 export function markOf(ticket: number): number {
   return (ticket >>> 0) + 1;
 }
 
-/** The ticket an AWAITED mark names. */
+/** The ticket an `awaited` mark names. */
 export function ticketOfMark(mark: number): number {
   return (mark - 1) | 0;
 }
@@ -83,7 +83,7 @@ export class CommitRing {
     return ((ticket - durable) | 0) > 0 && ((Atomics.load(this.#words, COMMIT_HEAD) - ticket) | 0) >= 0;
   }
 
-  /** Whether a record's AWAITED mark (see `markOf`) names a commit still to come: its job is frozen until then. */
+  /** Whether a slot's `awaited` mark (see `markOf`) names a commit still to come: its job is frozen until then. */
   awaits(mark: number): boolean {
     return mark !== 0 && this.isPending(ticketOfMark(mark));
   }

@@ -1,24 +1,32 @@
-import { MAP_FIELDS, MAP_KEY, MAP_SLOT } from './layout.js';
+import { JOB_NUM, RECORD_FIELDS } from './layout.js';
 
 /**
- * Job number → slot, an open-addressing table with linear probing, at most
- * half full. Removal shifts the following run back instead of leaving
- * tombstones, so the table never degrades. Job numbers are scattered by a
- * multiplicative hash: taken plainly, sequential numbers would form one long
- * run, and every removal would walk it to its end. Only the queue-lock holder
- * touches it; it is a hint, rebuilt from the slot records after a crash.
+ * Job number → slot: open addressing with linear probing over Int32 entries
+ * (slot + 1; 0 is empty), at most half full: 8 bytes per job. An entry holds
+ * no key: the slot's own JOB_NUM is the key, so a lookup is validated by the
+ * record it lands on. Removal shifts the following run back instead of
+ * leaving tombstones, so the table never degrades. Job numbers are scattered
+ * by a multiplicative hash: taken plainly, sequential numbers would form one
+ * long run, and every removal would walk it to its end.
+ *
+ * Concurrency contract: only the maintenance lock holder inserts and
+ * removes; any thread looks up without the lock. A lookup that races a
+ * removal's shift may miss (the caller then asks under the lock, where the
+ * map is exact); it never returns a slot whose record is not job `n`'s at the
+ * moment it looked. A hint, rebuilt from the slot records after a crash.
  */
 export class JobMap {
-  readonly #m: Float64Array;
+  readonly #m: Int32Array;
+  readonly #records: Float64Array;
   readonly #mask: number;
   readonly #shift: number;
 
-  constructor(entries: Float64Array) {
+  constructor(entries: Int32Array, records: Float64Array) {
     this.#m = entries;
-    const size = entries.length / MAP_FIELDS;
-    this.#mask = size - 1;
+    this.#records = records;
+    this.#mask = entries.length - 1;
     // Take the hash's top bits: they are the best mixed.
-    this.#shift = 32 - Math.log2(size);
+    this.#shift = 32 - Math.log2(entries.length);
   }
 
   /** The slot of job `n`, or -1. */
@@ -26,9 +34,9 @@ export class JobMap {
     const m = this.#m;
     // Bounded by the table size: a hint is never trusted to hold an empty entry.
     for (let i = this.#home(n), probes = 0; probes <= this.#mask; i = (i + 1) & this.#mask, probes++) {
-      const key = m[i * MAP_FIELDS + MAP_KEY]!;
-      if (key === n) return m[i * MAP_FIELDS + MAP_SLOT]!;
-      if (key === 0) return -1;
+      const entry = m[i]!;
+      if (entry === 0) return -1;
+      if (this.#numOf(entry - 1) === n) return entry - 1;
     }
     return -1;
   }
@@ -36,39 +44,41 @@ export class JobMap {
   set(n: number, slot: number): void {
     const m = this.#m;
     let i = this.#home(n);
-    for (let probes = 0; m[i * MAP_FIELDS + MAP_KEY] !== 0 && m[i * MAP_FIELDS + MAP_KEY] !== n; probes++) {
-      if (probes > this.#mask) return; // full of garbage: the lookup falls back to the slots
+    for (let probes = 0; m[i] !== 0 && this.#numOf(m[i]! - 1) !== n; probes++) {
+      if (probes > this.#mask) return; // full of garbage: the lookup falls back to the lock
       i = (i + 1) & this.#mask;
     }
-    m[i * MAP_FIELDS + MAP_KEY] = n;
-    m[i * MAP_FIELDS + MAP_SLOT] = slot;
+    m[i] = slot + 1;
   }
 
   delete(n: number): void {
     const m = this.#m;
     const mask = this.#mask;
     let hole = this.#home(n);
-    for (let probes = 0; m[hole * MAP_FIELDS + MAP_KEY] !== n; probes++) {
-      if (m[hole * MAP_FIELDS + MAP_KEY] === 0 || probes > mask) return;
+    for (let probes = 0; m[hole] === 0 || this.#numOf(m[hole]! - 1) !== n; probes++) {
+      if (m[hole] === 0 || probes > mask) return;
       hole = (hole + 1) & mask;
     }
     // Backward shift: pull later entries of the run into the hole when their home allows it.
     for (let i = (hole + 1) & mask, probes = 0; probes <= mask; i = (i + 1) & mask, probes++) {
-      const key = m[i * MAP_FIELDS + MAP_KEY]!;
-      if (key === 0) break;
-      const home = this.#home(key);
+      const entry = m[i]!;
+      if (entry === 0) break;
+      const home = this.#home(this.#numOf(entry - 1));
       const fits = hole <= i ? home <= hole || home > i : home <= hole && home > i;
       if (fits) {
-        m[hole * MAP_FIELDS + MAP_KEY] = key;
-        m[hole * MAP_FIELDS + MAP_SLOT] = m[i * MAP_FIELDS + MAP_SLOT]!;
+        m[hole] = entry;
         hole = i;
       }
     }
-    m[hole * MAP_FIELDS + MAP_KEY] = 0;
+    m[hole] = 0;
   }
 
   clear(): void {
     this.#m.fill(0);
+  }
+
+  #numOf(slot: number): number {
+    return this.#records[slot * RECORD_FIELDS + JOB_NUM]!;
   }
 
   #home(n: number): number {

@@ -4,102 +4,202 @@
  *
  * A queue is a handful of SharedArrayBuffers, each sized from `capacity`:
  *
- *   lockWords  Int32  [ LOCK | LOCK_WAITERS | WORK_SIGNAL | IDLE_WAITERS | HINTS_DIRTY |
- *                       COMMIT_LOCK | COMMIT_WAITERS | COMMIT_HEAD | COMMIT_DURABLE | COMMIT_SLEEPERS ]
- *   header     f64    [ sequences | counters | slot pool | arena | heap sizes | undo ]
- *   slotWords  Int32  [ lease word of slot 0 | slot 1 | ... ]       THE TRUTH
- *   records    f64    [ slot 0: JOB_NUM PRIORITY RUN_AT ... | slot 1: ... ]
- *   ready      f64    [ heap entry: K1 K2 K3 SLOT WORD | ... ]      hint
- *   delayed    f64    (same entry shape)                            hint
- *   leases     f64    (same entry shape)                            hint
- *   jobMap     f64    [ JOB_NUM SLOT | ... ]  open addressing        hint
- *   freeSlots  Int32  [ slot | ... ]  a stack                        hint
- *   finished   f64    [ SLOT WORD | ... ]  a ring, finish order     hint
- *   arena      bytes  [ chunk: NEXT | 60 bytes | chunk ... ]     type, payload, lastError
+ *   lockWords   Int32 [ LOCK … COMMIT_* | ATTENTION | DUE_VERSION | FINISH_TICKET | LEVEL_SEQ … ]  hot words, one line each
+ *   header      f64   [ sequences | slot pool | arena | heap sizes | NEXT_DUE | LAST_NOW | … ]  maintenance holder's
+ *   slotWords   Int32 [ lease word of slot 0 | slot 1 | ... ]                       THE TRUTH
+ *   records     f64   [ slot 0: JOB_NUM PRIORITY RUN_AT ... | slot 1: ... ]          written only while the word is BUSY
+ *   levelWords  Int32 [ level 0: HEAD … | TAIL … | level 1 … ]  ring positions       hint
+ *   levelKeys   f64   [ level 0: PRIORITY TAIL_RUN_AT TAIL_JOB_NUM | ... ]          maintenance holder's
+ *   levelRings  Int32 [ level 0: SLOT WORD | SLOT WORD ... | level 1 ... ]         ready jobs, best first   hint
+ *   overflow    f64   [ heap entry: K1 K2 K3 SLOT WORD | ... ]  ready jobs a ring cannot take in order  hint
+ *   delayed     f64   (same entry shape)                                            hint
+ *   leases      f64   (same entry shape)                                            hint
+ *   finished    f64   (same entry shape), keyed by FINISH_SEQ: eviction order       hint
+ *   jobMap      Int32 [ slot + 1 | ... ]  open addressing, keyed by the slot's JOB_NUM  hint
+ *   freeSlots   Int32 [ slot | ... ]  a stack                                       hint
+ *   rowWords    Int32 [ row 0: STATE CALL INTENT_SEQ RING_TAIL… | row 1 ... ]     one line per row
+ *   rowData     f64   [ row 0: INTENT (slot, from, to, record) | COUNTS | ... ]
+ *   rowRings    f64   [ row 0: lease ring | finished ring | row 1 ... ]  entries KEY SLOT WORD
+ *   arena       bytes [ chunk: NEXT | 72 bytes | chunk ... ]     type, payload, lastError
  *   workerNames bytes [ LENGTH | 124 bytes | ... ]  append-only     worker ids
- *   commitRing f64    [ jobNum * 4 + COMMIT_* | ... ]  a ring       journal writes to make
+ *   commitRing  f64   [ jobNum * 4 + COMMIT_* | ... ]  a ring       journal writes to make
  *
- * Lease word (one Int32 per slot): `version << 3 | status`.
+ * ── Roles ──
  *
- *   status  FREE(0) ──submit──▶ PENDING(1) ──poll──▶ RUNNING(2) ──complete──▶ SUCCEEDED(3)
- *                               ▲   │  ▲               │  │ ▲ extend (new version)
- *                     retryDead │   │  └─fail/expiry───┘  │
- *                               │ cancel  (attempts left) │ fail/expiry (no attempts left)
- *                               │   ▼                     ▼
- *                               │ CANCELLED(5)           DEAD(4)
- *                               └─────────────────────────┘
- *   SUCCEEDED / CANCELLED ──evict──▶ FREE
+ * Worker calls (`poll`, `complete`, `extend`, `completeAndPoll`) of an
+ * in-memory queue take no queue-wide lock in the common case: a thread
+ * claims a job by a CAS of its lease word, racing the others. Everything else
+ * — submits, fail and release (they re-enqueue), cancel, retryDead, expiry of
+ * leases, promotion of delayed jobs, eviction, rebuilds — runs under the
+ * *maintenance lock* (QueueLock), as does every call of a journaled queue.
+ * A worker call takes the lock only when maintenance is due (NEXT_DUE <= now,
+ * a clock that went back, ATTENTION set, a full row ring).
  *
- * Every move takes a new version, so a word never repeats within the time a
- * thread could hold a stale copy of it: a heap entry remembers the word it was
- * made for, and it is valid only while the slot still holds that word.
+ * ── Rows ──
  *
- * Who may move a lease word: only the holder of the queue lock, with
- * `Atomics.compareExchange` from the word it read. The record fields a move
- * changes are saved to the undo area first and the CAS is the commit point, so
- * a thread killed mid-move leaves either the old job or the new one, never a
- * mix. Everything else (heaps, map, pools, counters) is derived from the slot
- * words and records and is rebuilt when a dead lock holder is found.
+ * Every JobQueue instance (one per thread and attach) owns a *row*: its
+ * intent area, its counters and its two rings, all written only by it. Row 0
+ * belongs to whoever holds the maintenance lock. A row's CALL word is odd
+ * while the owner is inside a lock-free call: a thread killed there leaves it
+ * odd, and a row odd with the same value for `lockTimeoutMillis` of watching
+ * is presumed dead (see helping.ts).
  *
- * With a journal, a move whose caller waits for its commit (submit, complete,
- * fail, cancel, retryDead) marks the record (AWAITED) with its commit ticket.
- * Until that ticket is durable the job is frozen: poll skips it, eviction
- * skips it, cancel and retryDead wait for the commit first (complete, fail
- * and extend need RUNNING, which a marked job never is). So if the commit
- * fails, nobody has built on the move, and its caller can undo it (see
- * UndoLog). A successful commit unfreezes the job by itself (the mark's
- * ticket is durable); a caller killed while waiting leaves its move to the
- * next commit that succeeds.
+ * ── Lease word (one Int32 per slot) ──
+ *
+ *   not busy:  version (27 bits) << 4 | 0 << 3 | status (3 bits)
+ *   busy:      intent seq (19 bits) << 12 | row (8 bits) << 4 | 1 << 3 | 0
+ *
+ *   FREE(0) ─submit─▶ READY(1) ◀─promote─ DELAYED(2)     READY, DELAYED: public PENDING
+ *                       │ ▲ ▲                 ▲
+ *                  poll │ │ └─fail/expiry/release (backoff 0, or due)
+ *                       ▼ │                   │ fail/expiry (backoff to come)
+ *                    RUNNING(3) ──────────────┘   ⟲ extend
+ *                       │ └──fail/expiry (no attempts left)──▶ DEAD(5) ─retryDead─▶ READY
+ *              complete ▼
+ *                  SUCCEEDED(4)        READY/DELAYED ─cancel─▶ CANCELLED(6)
+ *   SUCCEEDED / CANCELLED ─evict─▶ FREE
+ *
+ * A move is: read the word `w` (not BUSY); write the *intent* into the own
+ * row (slot, from = w, to = next word, the whole new record); CAS `w → BUSY`
+ * naming the row and intent (the decision: a loser wrote nothing shared and
+ * moves on); copy the intent's record into the slot; CAS `BUSY → to`. Every
+ * non-busy word takes a new version, so a word never repeats within the time
+ * a thread could hold a stale copy: a ring or heap entry remembers the word
+ * it was made for and is valid only while the slot still holds it.
+ *
+ * | move                  | who                         | from → to                 |
+ * | --------------------- | --------------------------- | ------------------------- |
+ * | submit (place)        | lock holder                 | FREE → READY / DELAYED    |
+ * | poll (claim)          | any thread, lock-free       | READY → RUNNING           |
+ * | complete              | lease holder, lock-free     | RUNNING → SUCCEEDED       |
+ * | extend                | lease holder, lock-free     | RUNNING → RUNNING         |
+ * | fail, release, expiry | lock holder                 | RUNNING → READY / DELAYED / DEAD |
+ * | promote               | lock holder (one CAS, no fields) | DELAYED → READY      |
+ * | cancel                | lock holder                 | READY / DELAYED → CANCELLED |
+ * | retryDead             | lock holder                 | DEAD → READY              |
+ * | evict                 | lock holder (one CAS, no fields) | SUCCEEDED / CANCELLED → FREE |
+ *
+ * A thread that finds a word BUSY: a poller skips the slot (it is being
+ * moved); any other reader spins a few times (the owner is nanoseconds from
+ * done), then takes the maintenance lock and waits for the owner's row to
+ * leave its call; if the row stays in the same call for `lockTimeoutMillis`
+ * the owner is presumed dead and a rebuild, with every worker call held at
+ * the gate, *finishes* the move from the intent (roll forward: the intent
+ * holds the whole new record) — see helping.ts, the one place that does it.
+ * A stalled owner that wakes after that finds its final CAS refused and its
+ * move already made, with the very values it was writing; a move it started
+ * *after* being presumed dead is the residual risk, as for a lock holder
+ * stalled past the timeout.
+ *
+ * ── Frozen jobs (journaled queues) ──
+ *
+ * With a journal, a move whose caller waits for its commit (submit,
+ * complete, fail, release, cancel, retryDead) marks the slot's `awaited`
+ * word with its commit ticket (see CommitRing.markOf). Until that ticket is
+ * durable the job is frozen: poll passes it over (and files it back in its
+ * place), eviction passes it over, cancel and retryDead wait for the commit
+ * first (complete, fail, release and extend need RUNNING, which a marked job
+ * never is: only a lease makes it RUNNING). So if the commit fails, nobody
+ * has built on the move, and its caller can undo it (see UndoLog). A
+ * successful commit unfreezes the job by itself (the mark's ticket is
+ * durable); a caller killed while waiting leaves its move to the next commit
+ * that succeeds. Journaled queues make every move under the lock, so the
+ * marks are read and written by the lock holder only; an in-memory queue
+ * never reads them.
  */
 
-// ── the lock ─────────────────────────────────────────────────────────────
+// ── lock words (Int32) ───────────────────────────────────────────────────
+/** Words that other threads write often sit a cache line (16 Int32) apart, so that they do not share a line. */
+const LINE = 16;
 /** 0: free; otherwise the holder's stamp, unique per acquisition. */
 export const LOCK = 0;
 /** Threads asleep in `Atomics.wait` on LOCK; the releaser notifies while > 0. */
 export const LOCK_WAITERS = 1;
-/** Counts up whenever work may have become ready; idle workers `Atomics.waitAsync` on it. */
-export const WORK_SIGNAL = 2;
-/** Workers asleep on WORK_SIGNAL; a submitter notifies only while > 0. */
-export const IDLE_WAITERS = 3;
 /**
  * 1 when a holder found, on release, that its lock had been taken over: it was
  * only slow, not dead, and may have written hints over the taker's repairs.
  * The next holder rebuilds the hints.
  */
-export const HINTS_DIRTY = 4;
+export const HINTS_DIRTY = 2;
+/** Counts up whenever work may have become ready; idle workers `Atomics.waitAsync` on it. */
+export const WORK_SIGNAL = LINE;
+/** Workers asleep on WORK_SIGNAL; a submitter notifies only while > 0. */
+export const IDLE_WAITERS = LINE + 1;
 
 // ── group commit (used with a journal only) ──────────────────────────────
 /** The commit leader's lock: the one thread writing the journal for everyone (a QueueLock word). */
-export const COMMIT_LOCK = 5;
+export const COMMIT_LOCK = 2 * LINE;
 /** Threads asleep on COMMIT_LOCK. */
-export const COMMIT_WAITERS = 6;
+export const COMMIT_WAITERS = 2 * LINE + 1;
 /** Tickets issued: one per journal write noted in `commitRing`, under the queue lock. Wraps; compare by difference. */
-export const COMMIT_HEAD = 7;
+export const COMMIT_HEAD = 2 * LINE + 2;
 /** Tickets committed to the journal: every ticket up to here is durable. Only counts up (by difference). */
-export const COMMIT_DURABLE = 8;
+export const COMMIT_DURABLE = 2 * LINE + 3;
 /** Threads asleep on COMMIT_DURABLE, waiting for a leader's commit; a leader notifies them all while > 0. */
-export const COMMIT_SLEEPERS = 9;
-export const LOCK_WORD_COUNT = 10;
+export const COMMIT_SLEEPERS = 2 * LINE + 4;
+
+// ── worker path (read by every lock-free call) ───────────────────────────
+/**
+ * Bits that send worker calls to the maintenance lock: GATE (a rebuild holds
+ * every worker call back), DUE_LOWERED (a lease was registered earlier than
+ * NEXT_DUE), OVERFLOW (the overflow heap holds ready jobs a poll must compare).
+ */
+export const ATTENTION = 3 * LINE;
+export const GATE = 1;
+export const DUE_LOWERED = 2;
+export const OVERFLOW = 4;
+/** The ATTENTION bits that send complete and extend to the lock; a poll also minds OVERFLOW. */
+export const WORKER_ATTENTION = GATE | DUE_LOWERED;
+export const POLL_ATTENTION = WORKER_ATTENTION | OVERFLOW;
+/** Counts up each time the lock holder publishes NEXT_DUE: the seq-cst half of the lease handshake (see leases in maintenance). */
+export const DUE_VERSION = 3 * LINE + 1;
+/** Counts up while the level table is rewritten (odd: mid-write), a seqlock; new levels are rare. */
+export const LEVEL_SEQ = 3 * LINE + 2;
+/** Levels in use. */
+export const LEVEL_COUNT = 3 * LINE + 3;
+/** LEVEL_ORDER + k: the level of the k-th highest priority in use. */
+export const LEVEL_ORDER = 3 * LINE + 4;
+/** Finishes so far (one Atomics.add per complete): FINISH_SEQ = FINISH_BASE + ticket. Rebased under the gate. */
+export const FINISH_TICKET = 5 * LINE;
+export const LOCK_WORD_COUNT = 6 * LINE;
 
 // ── lease word ───────────────────────────────────────────────────────────
-export const STATUS_BITS = 3;
-export const STATUS_MASK = (1 << STATUS_BITS) - 1;
-/** Versions wrap at 2^28; a thread would have to sleep through 2^28 moves of one slot to be fooled. */
-export const VERSION_MASK = 0x0fffffff;
+export const STATUS_MASK = 0b111;
+export const BUSY = 0b1000;
+const VERSION_SHIFT = 4;
+/** Versions wrap at 2^27; a thread would have to sleep through 2^27 moves of one slot to be fooled. */
+const VERSION_MASK = (1 << 27) - 1;
+const ROW_BITS = 8;
+const SEQ_SHIFT = VERSION_SHIFT + ROW_BITS;
+export const SEQ_MASK = (1 << 19) - 1;
 
 export const FREE = 0;
-export const PENDING = 1;
-export const RUNNING = 2;
-export const SUCCEEDED = 3;
-export const DEAD = 4;
-export const CANCELLED = 5;
-export type SlotStatus = typeof FREE | typeof PENDING | typeof RUNNING | typeof SUCCEEDED | typeof DEAD | typeof CANCELLED;
+export const READY = 1;
+export const DELAYED = 2;
+export const RUNNING = 3;
+export const SUCCEEDED = 4;
+export const DEAD = 5;
+export const CANCELLED = 6;
+export type SlotStatus = typeof FREE | typeof READY | typeof DELAYED | typeof RUNNING | typeof SUCCEEDED | typeof DEAD | typeof CANCELLED;
+export const STATUS_COUNT = 7;
 
 export function statusOf(word: number): SlotStatus {
   return (word & STATUS_MASK) as SlotStatus;
 }
+export function isBusy(word: number): boolean {
+  return (word & BUSY) !== 0;
+}
 export function nextWord(word: number, status: SlotStatus): number {
-  return ((((word >>> STATUS_BITS) + 1) & VERSION_MASK) << STATUS_BITS) | status;
+  return ((((word >>> VERSION_SHIFT) + 1) & VERSION_MASK) << VERSION_SHIFT) | status;
+}
+export function busyWord(row: number, seq: number): number {
+  return ((seq & SEQ_MASK) << SEQ_SHIFT) | (row << VERSION_SHIFT) | BUSY;
+}
+export function busyRow(word: number): number {
+  return (word >>> VERSION_SHIFT) & ((1 << ROW_BITS) - 1);
+}
+export function busySeq(word: number): number {
+  return (word >>> SEQ_SHIFT) & SEQ_MASK;
 }
 
 // ── record fields (float64, one record per slot) ─────────────────────────
@@ -107,23 +207,17 @@ export const JOB_NUM = 0; //        n of id "Jn"
 export const PRIORITY = 1;
 export const RUN_AT = 2;
 export const ATTEMPTS = 3;
-export const TOKEN = 4; //          token of the current lease while RUNNING
-export const LEASE_UNTIL = 5;
+export const TOKEN = 4; //          token of the latest lease (while RUNNING: the current one)
+export const LEASE_UNTIL = 5; //    while RUNNING: the end of the lease
+export const FINISH_SEQ = 5; //     while SUCCEEDED or CANCELLED: order of finishing, for eviction oldest first (shares LEASE_UNTIL's field)
 export const DATA_REF = 6; //       arena chain: type bytes, then payload bytes
 export const TYPE_BYTES = 7;
 export const PAYLOAD_BYTES = 8;
 export const ERROR_REF = 9; //      arena chain of lastError, or a canned error below
 export const ERROR_BYTES = 10;
-export const FINISH_SEQ = 11; //    order of finishing, for eviction oldest first
-export const WHERE = 12; //         which pending heap holds the job (WHERE_*), keeps `delayed` exact
-export const WORKER = 13; //        worker name of the latest lease: its entry in `workerNames` + 1; 0: none
-export const MOVES = 14; //         moves of this job so far: orders its journal writes
-export const AWAITED = 15; //       with a journal: the commit mark (see CommitRing.markOf) of a move whose caller waits for its commit; 0: none
-export const RECORD_FIELDS = 16;
-
-export const WHERE_NONE = 0;
-export const WHERE_READY = 1;
-export const WHERE_DELAYED = 2;
+export const WORKER = 11; //        worker name of the latest lease: its entry in `workerNames` + 1; 0: none
+export const MOVES = 12; //         moves of this job so far: orders its journal writes
+export const RECORD_FIELDS = 13;
 
 /** ERROR_REF values of zero and below name a canned message that needs no arena chunk. */
 export const ERROR_NONE = 0;
@@ -132,35 +226,79 @@ export const ERROR_FAILED = -2;
 export const ERROR_DROPPED = -3;
 export const ERROR_EMPTY = -4;
 
-// ── header fields (float64) ──────────────────────────────────────────────
+// ── header fields (float64), the maintenance holder's ────────────────────
 export const JOB_SEQ = 0; //         last job number issued; never rebuilt, only counted up
-export const TOKEN_SEQ = 1; //       last token issued; never rebuilt, only counted up
-export const FINISH_SEQ_LAST = 2;
-export const LAST_NOW = 3; //        latest time seen, to notice a clock that went back
-export const COUNT_PENDING = 4;
-export const COUNT_DELAYED = 5;
-export const COUNT_RUNNING = 6;
-export const COUNT_SUCCEEDED = 7;
-export const COUNT_DEAD = 8;
-export const COUNT_CANCELLED = 9;
-export const SLOT_HIGH_WATER = 10; // slots ever used; all above it are FREE and untouched
-export const FREE_SLOT_COUNT = 11;
-export const FINISHED_HEAD = 12; //  ring positions, counted up forever, taken modulo capacity
-export const FINISHED_TAIL = 13;
-export const ARENA_BUMP = 14; //     first chunk never used (0 stands for FIRST_CHUNK)
-export const REBUILDS = 15; //       how often the hints were rebuilt from the slots
-export const HEAP_SIZE_READY = 16;
-export const HEAP_SIZE_DELAYED = 17;
-export const HEAP_SIZE_LEASES = 18;
-export const UNDO_SLOT = 19; //      slot + 1 of a move in progress; 0: none
-export const UNDO_WORD = 20; //      its lease word before the move
-export const UNDO_RECORD = 21; //    its record before the move (RECORD_FIELDS wide)
-export const ARENA_FREE_HEAD = UNDO_RECORD + RECORD_FIELDS; // first chunk of the free list; 0: empty
-export const ARENA_FREE_COUNT = ARENA_FREE_HEAD + 1;
-export const FINISHED_CHUNKS = ARENA_FREE_HEAD + 2; // arena chunks held by finished jobs: room eviction can give
-export const WORKER_NAME_COUNT = ARENA_FREE_HEAD + 3; // entries of `workerNames` in use; only counts up
-export const TOKEN_RESERVED = ARENA_FREE_HEAD + 4; // with a journal: tokens up to here are reserved there
-export const HEADER_FIELDS = ARENA_FREE_HEAD + 5;
+export const TOKEN_SEQ = 1; //       last token handed to a row's block; never rebuilt, only counted up
+export const LAST_NOW = 2; //        latest time a maintenance pass ran at, to notice a clock that went back
+export const NEXT_DUE = 3; //        earliest time maintenance is due: a lease to expire or a delayed job to promote
+export const FINISH_BASE = 4; //     see FINISH_TICKET
+export const SLOT_HIGH_WATER = 5; // slots ever used; all above it are FREE and untouched
+export const FREE_SLOT_COUNT = 6;
+export const ARENA_BUMP = 7; //      first chunk never used (0 stands for FIRST_CHUNK)
+export const REBUILDS = 8; //        how often the hints were rebuilt from the slots
+export const HEAP_SIZE_OVERFLOW = 9;
+export const HEAP_SIZE_DELAYED = 10;
+export const HEAP_SIZE_LEASES = 11;
+export const HEAP_SIZE_FINISHED = 12;
+export const ARENA_FREE_HEAD = 13; // first chunk of the free list; 0: empty
+export const ARENA_FREE_COUNT = 14;
+export const WORKER_NAME_COUNT = 15; // entries of `workerNames` in use; only counts up
+export const TOKEN_RESERVED = 16; // with a journal: tokens up to here are reserved there
+export const ROW_HIGH_WATER = 17; // rows ever owned; rings and counters of all of them count
+export const WATCH_LAST = 18; //     when the stuck-row watch last looked (see helping.ts)
+export const HEADER_FIELDS = 19;
+
+// ── ready levels ─────────────────────────────────────────────────────────
+/** Distinct priorities with a ring of their own; jobs of any other priority go to the overflow heap. */
+export const LEVELS = 16;
+/** levelWords: per level, the ring's HEAD (consumers CAS it forward, a hint) and TAIL (the holder's), a line apart. */
+export const LEVEL_HEAD = 0;
+export const LEVEL_TAIL = LINE;
+export const LEVEL_WORDS = 2 * LINE;
+/** levelKeys: per level, its priority and the key of the last entry appended (rings stay in (runAt, jobNum) order). */
+export const LEVEL_PRIORITY = 0;
+export const LEVEL_TAIL_RUN_AT = 1;
+export const LEVEL_TAIL_JOB_NUM = 2;
+export const LEVEL_KEYS = 3;
+/** levelRings entries (Int32). */
+export const RING_SLOT = 0;
+export const RING_WORD = 1;
+export const RING_FIELDS = 2;
+
+// ── rows ─────────────────────────────────────────────────────────────────
+/** Rows a queue has; row 0 is the maintenance lock holder's. An instance that finds none free calls under the lock. */
+export const ROWS = 128;
+export const MAINTENANCE_ROW = 0;
+/** rowWords, per row (a line each). */
+export const ROW_STATE = 0; //      0: free; ROW_OWNED; ROW_REVOKED (presumed dead: never used again)
+export const ROW_CALL = 1; //       odd while the owner is inside a lock-free call
+export const ROW_INTENT_SEQ = 2; // the owner's latest intent
+export const ROW_LEASE_TAIL = 3; // lease ring entries appended (owner's)
+export const ROW_LEASE_DRAINED = 4; // … taken into the lease heap (holder's)
+export const ROW_FINISH_TAIL = 5;
+export const ROW_FINISH_DRAINED = 6;
+export const ROW_WATCH_CALL = 7; // the CALL value the watch last saw (holder's)
+export const ROW_WORDS = LINE;
+export const ROW_OWNED = 1;
+export const ROW_REVOKED = 2;
+/** rowData, per row (float64). */
+export const INTENT_SLOT = 0;
+export const INTENT_FROM = 1;
+export const INTENT_TO = 2;
+export const INTENT_RECORD = 3; //  RECORD_FIELDS wide: the whole new record
+export const ROW_COUNTS = INTENT_RECORD + RECORD_FIELDS; // STATUS_COUNT wide: jobs moved into (+) and out of (−) each status by this row
+export const ROW_FINISHED_CHUNKS = ROW_COUNTS + STATUS_COUNT; // arena chunks of jobs this row finished, minus those evicted
+export const ROW_WATCH_SINCE = ROW_FINISHED_CHUNKS + 1; // since when the watch has seen ROW_WATCH_CALL (holder's)
+export const ROW_DATA = 32; //       padded to whole lines
+/** rowRings: per row a lease ring then a finished ring, entries (KEY, SLOT, WORD). */
+export const ROW_RING_ENTRIES = 1024;
+export const RING_KEY = 0;
+export const RING_ENTRY_SLOT = 1;
+export const RING_ENTRY_WORD = 2;
+export const RING_ENTRY_FIELDS = 3;
+export const LEASE_RING = 0;
+export const FINISH_RING = ROW_RING_ENTRIES * RING_ENTRY_FIELDS;
+export const ROW_RINGS = 2 * ROW_RING_ENTRIES * RING_ENTRY_FIELDS;
 
 // ── heap entries (float64): ordered by (K1, K2, K3) ascending ────────────
 export const ENTRY_K1 = 0;
@@ -169,16 +307,6 @@ export const ENTRY_K3 = 2;
 export const ENTRY_SLOT = 3;
 export const ENTRY_WORD = 4; //      the lease word the entry was made for
 export const ENTRY_FIELDS = 5;
-
-// ── job map entries (float64) ────────────────────────────────────────────
-export const MAP_KEY = 0; //         job number; 0: empty
-export const MAP_SLOT = 1;
-export const MAP_FIELDS = 2;
-
-// ── finished ring entries (float64) ──────────────────────────────────────
-export const RING_SLOT = 0;
-export const RING_WORD = 1;
-export const RING_FIELDS = 2;
 
 // ── worker names ─────────────────────────────────────────────────────────
 /**
@@ -201,8 +329,8 @@ export const COMMIT_EVICTED = 3;
 export const COMMIT_KINDS = 4;
 
 // ── arena chunks ─────────────────────────────────────────────────────────
-/** A chunk: [next chunk: Int32 | CHUNK_DATA_BYTES of UTF-8]. */
-export const CHUNK_BYTES = 64;
+/** A chunk: [next chunk: Int32 | CHUNK_DATA_BYTES of UTF-8]: a 64-byte payload and a short type take one. */
+export const CHUNK_BYTES = 76;
 export const CHUNK_NEXT_BYTES = 4;
 export const CHUNK_DATA_BYTES = CHUNK_BYTES - CHUNK_NEXT_BYTES;
 /** Chunk 0 is never used, so a ref of 0 means "no bytes". */
@@ -212,9 +340,13 @@ export const FIRST_CHUNK = 1;
 export function heapEntries(capacity: number): number {
   return 2 * capacity + 16;
 }
-/** Job map size: a power of two at least twice the capacity, so probes stay short. */
+/** Job map size: a power of two of at least 1.5 × capacity (at most about half full, so probes stay short; 8 B per job). */
 export function mapEntries(capacity: number): number {
-  return 2 ** Math.ceil(Math.log2(2 * capacity + 2));
+  return 2 ** Math.ceil(Math.log2(1.5 * capacity + 2));
+}
+/** Entries of one level's ring: a power of two of at least `capacity` (a slot has at most one valid entry). */
+export function ringEntries(capacity: number): number {
+  return 2 ** Math.ceil(Math.log2(capacity + 1));
 }
 
 /**
@@ -222,27 +354,36 @@ export function mapEntries(capacity: number): number {
  * ring positions), with room for a whole `submitMany` of `capacity` jobs.
  */
 export function commitRingEntries(capacity: number): number {
-  return mapEntries(capacity);
+  return 2 ** Math.ceil(Math.log2(2 * capacity + 2));
 }
 
 /** Byte lengths of every buffer of a queue with `capacity` slots. */
 export function bufferBytes(capacity: number, arenaBytes: number) {
   const f64 = Float64Array.BYTES_PER_ELEMENT;
   const i32 = Int32Array.BYTES_PER_ELEMENT;
+  const heap = heapEntries(capacity) * ENTRY_FIELDS * f64;
   return {
     lockWords: LOCK_WORD_COUNT * i32,
     header: HEADER_FIELDS * f64,
     slotWords: capacity * i32,
     records: capacity * RECORD_FIELDS * f64,
-    ready: heapEntries(capacity) * ENTRY_FIELDS * f64,
-    delayed: heapEntries(capacity) * ENTRY_FIELDS * f64,
-    leases: heapEntries(capacity) * ENTRY_FIELDS * f64,
-    jobMap: mapEntries(capacity) * MAP_FIELDS * f64,
+    levelWords: LEVELS * LEVEL_WORDS * i32,
+    levelKeys: LEVELS * LEVEL_KEYS * f64,
+    levelRings: LEVELS * ringEntries(capacity) * RING_FIELDS * i32,
+    overflow: heap,
+    delayed: heap,
+    leases: heap,
+    finished: heap,
+    jobMap: mapEntries(capacity) * i32,
     freeSlots: capacity * i32,
-    finished: capacity * RING_FIELDS * f64,
+    rowWords: ROWS * ROW_WORDS * i32,
+    rowData: ROWS * ROW_DATA * f64,
+    rowRings: ROWS * ROW_RINGS * f64,
     arena: arenaBytes,
     workerNames: WORKER_NAMES * WORKER_ENTRY_BYTES,
     commitRing: commitRingEntries(capacity) * f64,
+    /** Per slot, with a journal: the commit mark of a move its caller waits for (see Frozen jobs); 0: none. */
+    awaited: capacity * i32,
   };
 }
 export type BufferName = keyof ReturnType<typeof bufferBytes>;

@@ -1,11 +1,14 @@
 import { Arena } from './arena.js';
+import { CommitRing } from './commits.js';
 import { SharedHeap } from './heap.js';
+import { Helping } from './helping.js';
 import { JobMap } from './jobmap.js';
 import {
-  HEAP_SIZE_DELAYED, HEAP_SIZE_LEASES, HEAP_SIZE_READY, LAST_NOW, allocateBuffers, type QueueBuffers,
+  HEAP_SIZE_DELAYED, HEAP_SIZE_FINISHED, HEAP_SIZE_LEASES, HEAP_SIZE_OVERFLOW, LAST_NOW, NEXT_DUE, allocateBuffers, type QueueBuffers,
 } from './layout.js';
-import { CommitRing } from './commits.js';
 import { QueueLock } from './lock.js';
+import { ReadyIndex } from './ready.js';
+import { RowTable } from './rows.js';
 import { WorkSignal } from './signal.js';
 import { SlotTable } from './slots.js';
 import { WorkerNames } from './workers.js';
@@ -18,42 +21,53 @@ import { WorkerNames } from './workers.js';
 export class QueueMemory {
   readonly buffers: QueueBuffers;
   readonly header: Float64Array;
+  readonly lockWords: Int32Array;
   readonly lock: QueueLock;
   readonly signal: WorkSignal;
   readonly slots: SlotTable;
-  readonly ready: SharedHeap;
+  readonly rows: RowTable;
+  readonly helping: Helping;
+  readonly ready: ReadyIndex;
   readonly delayed: SharedHeap;
   readonly leases: SharedHeap;
+  readonly finished: SharedHeap;
   readonly jobMap: JobMap;
   readonly freeSlots: Int32Array;
-  readonly finished: Float64Array;
   readonly arena: Arena;
   readonly workerNames: WorkerNames;
   readonly commits: CommitRing;
+  /** Per slot, the commit mark a frozen job waits for (journaled queues only, see layout.ts). */
+  readonly awaited: Int32Array;
 
   constructor(buffers: QueueBuffers, lockTimeoutMillis: number) {
     this.buffers = buffers;
     const header = (this.header = new Float64Array(buffers.header));
-    const lockWords = new Int32Array(buffers.lockWords);
+    const lockWords = (this.lockWords = new Int32Array(buffers.lockWords));
     this.lock = new QueueLock(lockWords, lockTimeoutMillis);
     this.signal = new WorkSignal(lockWords);
-    this.slots = new SlotTable(new Int32Array(buffers.slotWords), new Float64Array(buffers.records), header);
-    this.ready = new SharedHeap(new Float64Array(buffers.ready), header, HEAP_SIZE_READY);
+    const slots = (this.slots = new SlotTable(new Int32Array(buffers.slotWords), new Float64Array(buffers.records)));
+    this.rows = new RowTable(new Int32Array(buffers.rowWords), new Float64Array(buffers.rowData), new Float64Array(buffers.rowRings), header, lockWords);
+    this.helping = new Helping(this.rows, slots, lockTimeoutMillis);
+    const overflow = new SharedHeap(new Float64Array(buffers.overflow), header, HEAP_SIZE_OVERFLOW);
+    this.ready = new ReadyIndex(new Int32Array(buffers.levelWords), new Float64Array(buffers.levelKeys), new Int32Array(buffers.levelRings), lockWords, overflow, slots);
     this.delayed = new SharedHeap(new Float64Array(buffers.delayed), header, HEAP_SIZE_DELAYED);
     this.leases = new SharedHeap(new Float64Array(buffers.leases), header, HEAP_SIZE_LEASES);
-    this.jobMap = new JobMap(new Float64Array(buffers.jobMap));
+    this.finished = new SharedHeap(new Float64Array(buffers.finished), header, HEAP_SIZE_FINISHED);
+    this.jobMap = new JobMap(new Int32Array(buffers.jobMap), slots.records);
     this.freeSlots = new Int32Array(buffers.freeSlots);
-    this.finished = new Float64Array(buffers.finished);
     this.arena = new Arena(buffers.arena, header);
     this.workerNames = new WorkerNames(buffers.workerNames, header);
     this.commits = new CommitRing(lockWords, new Float64Array(buffers.commitRing), lockTimeoutMillis);
+    this.awaited = new Int32Array(buffers.awaited);
   }
 
   /** New, all-zero buffers: an empty queue. */
   static create(capacity: number, arenaBytes: number): QueueBuffers {
     const buffers = allocateBuffers(capacity, arenaBytes);
-    // All zero is an empty queue, except that no time has been seen yet.
-    new Float64Array(buffers.header)[LAST_NOW] = -Infinity;
+    const header = new Float64Array(buffers.header);
+    // All zero is an empty queue, except that no time has been seen yet and nothing is due.
+    header[LAST_NOW] = -Infinity;
+    header[NEXT_DUE] = Infinity;
     return buffers;
   }
 }

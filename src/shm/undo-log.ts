@@ -15,11 +15,11 @@ export interface UndoneMove {
 
 /**
  * What the current call of this thread must undo if its journal commit
- * fails: each of its own durable moves (submit, complete, fail, cancel,
- * retryDead), with the slot's record and lastError from before the move.
+ * fails: each of its own durable moves (submit, complete, fail, release,
+ * cancel, retryDead), with the slot's record and lastError from before the move.
  * Private to the thread, cleared when a call starts.
  *
- * The undo is sound because those moves are frozen (AWAITED, see layout.ts)
+ * The undo is sound because those moves are frozen (Frozen jobs, see layout.ts)
  * until they commit: no other thread leases, evicts, cancels or retries the
  * job in the meantime, so the slot still holds the word the move made, and
  * putting the old record back loses no one else's work. Expiries that the

@@ -32,8 +32,13 @@ export class WorkerNames {
       this.#header[WORKER_NAME_COUNT] = count + 1;
       found = count + 1;
     }
-    if (found !== 0) this.#known.set(name, found);
+    this.#known.set(name, found);
     return found;
+  }
+
+  /** The number of `name` if this thread has looked it up before, else -1 (a lookup needs the lock). */
+  known(name: string): number {
+    return this.#known.get(name) ?? -1;
   }
 
   nameOf(number: number): string | null {

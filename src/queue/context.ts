@@ -1,0 +1,300 @@
+import type { TimeSource } from '../clock.js';
+import { IllegalStateError, JournalWriteError, refusalError } from '../errors.js';
+import type { Journal, Synchronous } from '../journal/journal.js';
+import type { FilledOptions } from '../options.js';
+import type { RetryPolicy } from '../policy.js';
+import { AWAITS_COMMIT, LockLost, Maintenance } from '../shm/maintenance.js';
+import type { QueueMemory } from '../shm/memory.js';
+import { Mover } from '../shm/moves.js';
+import type { UndoneMove } from '../shm/undo-log.js';
+import { WorkerPath } from '../shm/worker.js';
+import { checkNow } from '../validate.js';
+import { FINISH_RING, LEASE_RING, MAINTENANCE_ROW } from '../shm/layout.js';
+
+/** This thread's connection to the queue's journal; the opening thread's also holds the ownership. */
+export interface JournalLink {
+  path: string;
+  synchronous: Synchronous;
+  journal: Journal;
+  owner: boolean;
+}
+
+/** Longest a change that no caller waits for stays out of the journal, unless another commit takes it sooner. */
+const COMMIT_SOON_MILLIS = 5;
+/** Longest a thread sleeps for another thread's commit before it looks again (a leader wakes it sooner). */
+const COMMIT_NAP_MILLIS = 1;
+
+/**
+ * What every side of one JobQueue instance shares: its views of the memory,
+ * its row and worker path, and the way to run an operation under the
+ * maintenance lock (with the journal's group commit, if there is a journal).
+ */
+export class QueueContext {
+  readonly time: TimeSource;
+  readonly policy: RetryPolicy;
+  readonly options: FilledOptions;
+  readonly memory: QueueMemory;
+  readonly core: Maintenance;
+  readonly journal: JournalLink | undefined;
+  /** This instance's worker path: on its own row, or (none free, or a journal) the maintenance row's, under the lock only. */
+  worker: WorkerPath;
+  /** Whether worker calls may run lock-free: an in-memory queue whose instance owns a row. */
+  lockFree: boolean;
+  /** Whether this instance owns a row (else it moves through the maintenance row, under the lock). */
+  ownsRow = false;
+  closed = false;
+  #commitTimer: NodeJS.Timeout | undefined;
+  #soonTicket = 0;
+
+  constructor(time: TimeSource, policy: RetryPolicy, options: FilledOptions, memory: QueueMemory, journal: JournalLink | undefined) {
+    this.time = time;
+    this.policy = policy;
+    this.options = options;
+    this.memory = memory;
+    this.journal = journal;
+    this.core = new Maintenance(memory, policy, journal?.journal);
+    this.worker = new WorkerPath(memory, this.core.mover, this.core, journal === undefined ? undefined : this.core);
+    this.lockFree = false;
+    this.locked(() => this.#takeRow());
+  }
+
+  /**
+   * Takes a row of this instance's own (under the lock), for its moves, locked
+   * or not; without one (all taken), every call of this instance takes the
+   * lock and moves through the maintenance row. Worker calls run lock-free
+   * only on a row of their own and without a journal.
+   */
+  #takeRow(): void {
+    const row = this.memory.rows.acquire();
+    if (row < 0) return;
+    const mover = new Mover(this.memory.slots, this.memory.rows, row);
+    this.core.mover = mover;
+    this.worker = new WorkerPath(this.memory, mover, this.core, this.journal === undefined ? undefined : this.core);
+    this.ownsRow = true;
+    this.lockFree = this.journal === undefined;
+  }
+
+  /** Under the lock: a revoked row (presumed dead while only slow) is exchanged for a new one; tokens refilled. */
+  prepareWorker(): WorkerPath {
+    const { rows } = this.memory;
+    if (this.ownsRow && !rows.owned(this.worker.row)) {
+      this.lockFree = false;
+      this.ownsRow = false;
+      this.core.mover = new Mover(this.memory.slots, rows, MAINTENANCE_ROW);
+      this.worker = new WorkerPath(this.memory, this.core.mover, this.core, this.journal === undefined ? undefined : this.core);
+      this.#takeRow();
+    }
+    const worker = this.worker;
+    // A full ring is emptied into its heap now.
+    if (!rows.hasRoom(worker.row, LEASE_RING)) this.core.drainLeases();
+    if (!rows.hasRoom(worker.row, FINISH_RING)) this.core.drainFinished();
+    worker.refill();
+    return worker;
+  }
+
+  /** Gives the row back (at close). */
+  releaseRow(): void {
+    if (this.ownsRow) this.memory.rows.release(this.worker.row);
+    this.lockFree = false;
+    this.ownsRow = false;
+  }
+
+  now(): number {
+    return checkNow(this.time.now());
+  }
+
+  assertOpen(): void {
+    if (this.closed) throw new IllegalStateError('This queue was closed');
+  }
+
+  /**
+   * Runs `op` on the slot of job number `jobNum` under the lock; a negative
+   * result is a refusal and becomes the matching error. A job frozen by
+   * another call's commit in flight (AWAITS_COMMIT) is looked at again once
+   * that commit is through, or undone.
+   */
+  withJob<T>(jobId: string, jobNum: number, op: (core: Maintenance, slot: number, now: number) => T): T {
+    for (;;) {
+      const result = this.locked((core, now): T | typeof AWAITS_COMMIT => {
+        const slot = core.find(jobNum);
+        if (slot < 0) throw refusalError(slot, jobId, this.options.capacity);
+        const result = op(core, slot, now);
+        if (result === AWAITS_COMMIT) return AWAITS_COMMIT;
+        if (typeof result === 'number' && result < 0) throw refusalError(result, jobId, this.options.capacity);
+        return result;
+      });
+      if (result !== AWAITS_COMMIT) return result;
+      this.makeDurable(this.core.awaitedTicket());
+    }
+  }
+
+  /**
+   * Returns once every change made so far, by any thread, is in the journal
+   * (see JobQueue#flush). Without a journal, at once.
+   */
+  flush(): void {
+    this.assertOpen();
+    if (this.journal !== undefined) this.makeDurable(this.memory.commits.head());
+  }
+
+  /**
+   * For a poll that found only jobs frozen by commits in flight (see Frozen
+   * jobs in layout.ts): if no thread is leading a commit, commits everything
+   * noted so far, so that a frozen job whose caller died waiting never stays
+   * frozen. While a leader is at work the poll does not wait for it: the
+   * frozen jobs' callers are waiting too, and one of them leads next if this
+   * commit misses their moves. True if the poll should look again; false if
+   * a leader was at work, or the commit failed (then those jobs are being
+   * undone): the poll has nothing to lease.
+   */
+  helpCommit(): boolean {
+    const leader = this.memory.commits.leader;
+    if (!leader.tryAcquire()) return false;
+    leader.release();
+    try {
+      this.makeDurable(this.memory.commits.head());
+      return true;
+    } catch (error) {
+      if (error instanceof JournalWriteError) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Runs `op` under the maintenance lock (see `#underLock`). With a journal,
+   * the call then returns only once what it changed is committed — except a
+   * change no crash needs (see Maintenance#mustCommit: a lease, an extended
+   * lease, an eviction), which the next commit of any thread takes along, at
+   * most COMMIT_SOON_MILLIS later.
+   */
+  locked<T>(op: (core: Maintenance, now: number) => T): T {
+    if (this.journal === undefined) return this.#underLock(op);
+    let done = false;
+    try {
+      const result = this.#underLock(op);
+      done = true;
+      return result;
+    } finally {
+      const core = this.core;
+      const ticket = core.noted();
+      if (ticket !== undefined) {
+        // A refused call changed nothing of its own; what it brought up to now (an expiry) goes with the next commit.
+        if (done && core.mustCommit()) this.makeDurable(ticket, core.takeUndo());
+        else this.#commitSoon(ticket);
+      }
+    }
+  }
+
+  /**
+   * Group commit (see CommitRing): returns once `ticket` is in the journal.
+   * One thread at a time leads, writing every change noted so far by any
+   * thread in one transaction; the others wait for it, and most find their
+   * ticket committed when their turn comes.
+   *
+   * A write that fails throws a JournalWriteError, and the leader first
+   * undoes `undo` (the moves of its own call, see UndoLog). A thread waiting
+   * for that failed commit leads next, writes again, and, if that fails too,
+   * undoes its own: so every call whose changes were in a failed transaction
+   * throws, and is undone, by its own thread. The undo runs under the
+   * leader's lock, so that no other leader can write the moves it takes back.
+   */
+  makeDurable(ticket: number, undo: readonly UndoneMove[] = []): void {
+    const commits = this.memory.commits;
+    const since = performance.now();
+    while (!commits.isDurable(ticket)) {
+      // A leader that leads for longer than the lock timeout may have died mid-commit: `acquire` takes its lock over.
+      const leading = performance.now() - since < this.options.lockTimeoutMillis ? commits.leader.tryAcquire() : (commits.leader.acquire(), true);
+      if (!leading) {
+        commits.awaitCommit(COMMIT_NAP_MILLIS);
+        continue;
+      }
+      try {
+        if (commits.isDurable(ticket)) break;
+        const { writes, upTo } = this.#underLock((core) => core.pendingWrites());
+        try {
+          // Outside the queue lock: other threads go on working while the journal writes.
+          this.journal!.journal.write(writes);
+        } catch (error) {
+          if (error instanceof JournalWriteError) this.#rollBack(undo);
+          throw error;
+        }
+        commits.publish(upTo);
+      } finally {
+        commits.leader.release();
+      }
+    }
+  }
+
+  /** Undoes a call's own moves (see Maintenance#rollBack); the next commit takes the undo to the journal. */
+  #rollBack(moves: readonly UndoneMove[]): void {
+    if (moves.length === 0) return;
+    this.#underLock((core, now) => core.rollBack(moves, now));
+    const ticket = this.core.noted();
+    if (ticket !== undefined) this.#commitSoon(ticket);
+  }
+
+  #commitSoon(ticket: number): void {
+    this.#soonTicket = ticket;
+    this.#commitTimer ??= setTimeout(() => {
+      this.#commitTimer = undefined;
+      if (this.closed) return;
+      try {
+        this.makeDurable(this.#soonTicket);
+      } catch {
+        // Nobody waits for this commit: the next durable call retries it and reports a failure to its caller.
+      }
+    }, COMMIT_SOON_MILLIS).unref();
+  }
+
+  stopCommitTimer(): void {
+    clearTimeout(this.#commitTimer);
+  }
+
+  /**
+   * Runs `op` under the lock: repairs a dead holder's damage and brings the
+   * queue up to now first, and publishes when maintenance is next due after.
+   */
+  #underLock<T>(op: (core: Maintenance, now: number) => T): T {
+    this.assertOpen();
+    const { lock } = this.memory;
+    const core = this.core;
+    for (;;) {
+      const seen = this.now();
+      const repair = lock.acquire();
+      let now = seen;
+      try {
+        try {
+          now = core.prepare(seen, repair, () => this.now());
+          return op(core, now);
+        } catch (error) {
+          // A commit under the lock failed (a full commit ring, a token reservation): undo the call's moves so far.
+          if (error instanceof JournalWriteError) undoUnderLock(core, now);
+          throw error;
+        } finally {
+          // Also after a refusal: the pass may have expired leases or promoted jobs.
+          core.publishDue();
+        }
+      } catch (error) {
+        // Our lock was taken over mid-call (we were presumed dead): the move did not happen; start again.
+        if (!(error instanceof LockLost)) throw error;
+      } finally {
+        lock.release();
+      }
+    }
+  }
+}
+
+/**
+ * Undoes the current call's moves inside its own lock hold, and rebuilds the
+ * hints it may have left half-updated. Taken for dead meanwhile (LockLost),
+ * the taker has rebuilt from the slots, and what is not undone yet stays
+ * frozen until the next commit that succeeds: the journal error is still the
+ * one to report.
+ */
+function undoUnderLock(core: Maintenance, now: number): void {
+  try {
+    core.rollBack(core.takeUndo(), now);
+  } catch (error) {
+    if (!(error instanceof LockLost)) throw error;
+  }
+}

@@ -1,0 +1,57 @@
+import { refusalError } from '../errors.js';
+import { Arena } from '../shm/arena.js';
+import type { Maintenance } from '../shm/maintenance.js';
+import { checkJob, checkJobs, parseJobId, type CheckedJob, type NewJob } from '../validate.js';
+import type { QueueContext } from './context.js';
+
+/**
+ * The producer calls of one JobQueue instance: submit, submitMany, cancel,
+ * retryDead. Each runs under the maintenance lock (the ready rings have one
+ * appender), then bumps the work signal once, waking idle workers.
+ */
+export class ProducerSide {
+  readonly #ctx: QueueContext;
+
+  constructor(ctx: QueueContext) {
+    this.#ctx = ctx;
+  }
+
+  submit(type: string, payload?: string | null, priority = 0, runAtMillis?: number): string {
+    const ctx = this.#ctx;
+    ctx.assertOpen();
+    const job = checkJob(type, payload, priority, runAtMillis, ctx.options.maxPayloadBytes);
+    const id = ctx.locked((core, now) => this.#submitChecked(core, job, now));
+    ctx.memory.signal.bump();
+    return id;
+  }
+
+  submitMany(jobs: readonly NewJob[]): string[] {
+    const ctx = this.#ctx;
+    ctx.assertOpen();
+    const checked = checkJobs(jobs, ctx.options.maxPayloadBytes);
+    const ids = ctx.locked((core, now) => {
+      const chunks = checked.reduce((sum, job) => sum + Arena.chunksFor(job.typeBytes + job.payloadBytes), 0);
+      const refusal = core.roomFor(checked.length, chunks);
+      if (refusal < 0) throw refusalError(refusal, '', ctx.options.capacity);
+      return checked.map((job) => this.#submitChecked(core, job, now));
+    });
+    ctx.memory.signal.bump();
+    return ids;
+  }
+
+  #submitChecked(core: Maintenance, job: CheckedJob, now: number): string {
+    const jobNum = core.submit(job.type, job.typeBytes, job.payload, job.payloadBytes, job.priority, job.runAtMillis ?? now, now);
+    if (jobNum < 0) throw refusalError(jobNum, '', this.#ctx.options.capacity);
+    return `J${jobNum}`;
+  }
+
+  cancel(jobId: string): void {
+    this.#ctx.withJob(jobId, parseJobId(jobId), (core, slot, now) => core.cancel(slot, now));
+  }
+
+  retryDead(jobId: string): void {
+    const ctx = this.#ctx;
+    ctx.withJob(jobId, parseJobId(jobId), (core, slot, now) => core.retryDead(slot, now));
+    ctx.memory.signal.bump();
+  }
+}

@@ -1,0 +1,78 @@
+import { LAST_NOW, NEXT_DUE, WORKER_ATTENTION, ATTENTION, FREE } from '../shm/layout.js';
+import type { JobRecord } from '../shm/records.js';
+import { NAME_OF_STATUS } from '../shm/records.js';
+import { JobStatus, type JobView, type QueueStats } from '../types.js';
+import { parseJobId } from '../validate.js';
+import type { QueueContext } from './context.js';
+
+/**
+ * The reads of one JobQueue instance. A view needs no lock when no
+ * maintenance is due: the record is read seqlock-style (the same non-busy
+ * word before and after). Stats and the dead letters run under the lock;
+ * stats first waits out the lock-free calls in flight (microseconds), so
+ * they are exact whenever no call is in flight.
+ */
+export class Reads {
+  readonly #ctx: QueueContext;
+
+  constructor(ctx: QueueContext) {
+    this.#ctx = ctx;
+  }
+
+  view(jobId: string): JobView {
+    const ctx = this.#ctx;
+    ctx.assertOpen();
+    const jobNum = parseJobId(jobId);
+    const now = ctx.now();
+    const { header, jobMap, lockWords } = ctx.memory;
+    // Nothing due and no rebuild under way: what the slots hold now is what a locked read would see.
+    if (now < header[NEXT_DUE]! && now >= header[LAST_NOW]! && (Atomics.load(lockWords, ATTENTION) & WORKER_ATTENTION) === 0) {
+      const slot = jobMap.get(jobNum);
+      const record = slot < 0 ? undefined : ctx.core.records.read(slot);
+      if (record !== undefined && record.jobNum === jobNum && record.status !== FREE) return toView(record);
+    }
+    return ctx.withJob(jobId, jobNum, (core, slot, at) => {
+      for (;;) {
+        const record = core.records.read(slot);
+        if (record !== undefined) return toView(record);
+        core.settledWord(slot, at);
+      }
+    });
+  }
+
+  stats(): QueueStats {
+    return this.#ctx.locked((core, now) => {
+      core.settleAndCatchUp(now);
+      return core.stats();
+    });
+  }
+
+  /** Every DEAD job, in submission order. */
+  deadLetters(): JobView[] {
+    return this.#ctx.locked((core, now) =>
+      core.deadSlots().map((slot) => {
+        for (;;) {
+          const record = core.records.read(slot);
+          if (record !== undefined) return toView(record);
+          core.settledWord(slot, now);
+        }
+      }),
+    );
+  }
+}
+
+export function toView(job: JobRecord): JobView {
+  const status = NAME_OF_STATUS[job.status];
+  return {
+    id: `J${job.jobNum}`,
+    type: job.type,
+    priority: job.priority,
+    status,
+    attempts: job.attempts,
+    nextRunAt: job.runAt,
+    lastError: job.lastError,
+    payload: job.payload,
+    leaseUntil: status === JobStatus.RUNNING ? job.leaseUntil : null,
+    workerId: job.workerId,
+  };
+}

@@ -1,0 +1,197 @@
+import { refusalError } from '../errors.js';
+import { LAST_NOW, NEXT_DUE, POLL_ATTENTION, WORKER_ATTENTION } from '../shm/layout.js';
+import type { Maintenance } from '../shm/maintenance.js';
+import { SLOW } from '../shm/worker.js';
+import type { Lease } from '../types.js';
+import { checkLeaseMillis, checkWorkerId, parseJobId } from '../validate.js';
+import type { QueueContext } from './context.js';
+
+/**
+ * The worker calls of one JobQueue instance: poll, complete, extend,
+ * completeAndPoll (fail and release re-enqueue, so they run under the lock).
+ *
+ * Each call first tries the lock-free path: when the queue is in memory,
+ * this instance owns a row, and no maintenance is due (`now` before
+ * NEXT_DUE, not before the last maintenance, ATTENTION clear), the call runs
+ * inside its row's CALL window and its moves race the other threads' by CAS.
+ * Otherwise — or when the lock-free path meets what only the lock can settle
+ * (a slot that stays BUSY, a job the map does not show, an empty poll, which
+ * must look for jobs a dead thread left half-moved) — it runs under the lock.
+ */
+export class WorkerSide {
+  readonly #ctx: QueueContext;
+  /** The work signal as the last poll started (see `waitForWork`). */
+  signalSeen = 0;
+
+  constructor(ctx: QueueContext) {
+    this.#ctx = ctx;
+  }
+
+  poll(workerId: string, leaseMillis: number): Lease | undefined {
+    this.#checkPoll(workerId, leaseMillis);
+    const ctx = this.#ctx;
+    const now = ctx.now();
+    const worker = ctx.worker;
+    const workerNumber = ctx.memory.workerNames.known(workerId);
+    if (workerNumber >= 0 && this.#fastPath(now, POLL_ATTENTION)) {
+      const slot = worker.poll(workerNumber, now + leaseMillis, now, false);
+      ctx.memory.rows.leave(worker.row);
+      if (slot >= 0) return ctx.core.records.lease(worker.draft);
+    }
+    return this.#pollUnderLock(workerId, leaseMillis);
+  }
+
+  /**
+   * A poll under the lock. With a journal, one that found only jobs frozen by
+   * commits in flight helps those commits through and looks again (see
+   * QueueContext#helpCommit).
+   */
+  #pollUnderLock(workerId: string, leaseMillis: number): Lease | undefined {
+    const ctx = this.#ctx;
+    let skippedFrozen = false;
+    const poll = () => ctx.locked((core, at) => {
+      const lease = this.#pollLocked(core, workerId, leaseMillis, at);
+      skippedFrozen = core.refileFrozen();
+      return lease;
+    });
+    const lease = poll();
+    if (lease !== undefined || !skippedFrozen || !ctx.helpCommit()) return lease;
+    return poll();
+  }
+
+  /** A poll under the lock; one that finds nothing first waits out lock-free calls in flight and repairs after dead ones. */
+  #pollLocked(core: Maintenance, workerId: string, leaseMillis: number, now: number): Lease | undefined {
+    const ctx = this.#ctx;
+    const workerNumber = ctx.memory.workerNames.numberOf(workerId);
+    for (let tries = 0; ; tries++) {
+      const worker = ctx.prepareWorker();
+      const slot = worker.poll(workerNumber, now + leaseMillis, now, true);
+      if (slot >= 0) return core.records.lease(worker.draft);
+      if (tries > 0 || !core.settle(now)) return undefined;
+    }
+  }
+
+  complete(jobId: string, token: number): void {
+    const ctx = this.#ctx;
+    ctx.assertOpen();
+    const jobNum = parseJobId(jobId);
+    const now = ctx.now();
+    const refused = this.#fastComplete(jobNum, token, now);
+    if (refused === 0) return;
+    if (refused !== SLOW) throw refusalError(refused, jobId, ctx.options.capacity);
+    ctx.withJob(jobId, jobNum, (core, slot, at) => this.#completeLocked(core, slot, jobNum, token, at));
+  }
+
+  /**
+   * A worker loop's step: `complete(jobId, token)`, then `poll(workerId, leaseMillis)`,
+   * in one lock-free call (or one locked call). If the complete is refused, nothing is polled.
+   */
+  completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number): Lease | undefined {
+    this.#checkPoll(workerId, leaseMillis);
+    const ctx = this.#ctx;
+    const jobNum = parseJobId(jobId);
+    const now = ctx.now();
+    const worker = ctx.worker;
+    const workerNumber = ctx.memory.workerNames.known(workerId);
+    if (workerNumber >= 0 && this.#fastPath(now, POLL_ATTENTION)) {
+      const slot = ctx.memory.jobMap.get(jobNum);
+      const refused = slot < 0 ? SLOW : worker.complete(slot, jobNum, token, now);
+      const next = refused === 0 && worker.ready() ? worker.poll(workerNumber, now + leaseMillis, now, false) : -1;
+      ctx.memory.rows.leave(worker.row);
+      if (next >= 0) return ctx.core.records.lease(worker.draft);
+      if (refused !== 0 && refused !== SLOW) throw refusalError(refused, jobId, ctx.options.capacity);
+      // Completed, and nothing ready lock-free: the locked poll looks further.
+      if (refused === 0) return this.#pollUnderLock(workerId, leaseMillis);
+    }
+    let skippedFrozen = false;
+    const lease = ctx.withJob(jobId, jobNum, (core, slot, at) => {
+      const refusal = this.#completeLocked(core, slot, jobNum, token, at);
+      if (refusal < 0) return refusal;
+      const next = this.#pollLocked(core, workerId, leaseMillis, at);
+      skippedFrozen = core.refileFrozen();
+      return next;
+    }) as Lease | undefined;
+    // The complete's commit took the frozen jobs' moves along: they can be leased now.
+    return lease === undefined && skippedFrozen ? this.#pollUnderLock(workerId, leaseMillis) : lease;
+  }
+
+  extend(jobId: string, token: number, leaseMillis: number): number {
+    const ctx = this.#ctx;
+    ctx.assertOpen();
+    checkLeaseMillis(leaseMillis);
+    const jobNum = parseJobId(jobId);
+    const now = ctx.now();
+    if (this.#fastPath(now, WORKER_ATTENTION)) {
+      const slot = ctx.memory.jobMap.get(jobNum);
+      const result = slot < 0 ? SLOW : ctx.worker.extend(slot, jobNum, token, now + leaseMillis, now);
+      ctx.memory.rows.leave(ctx.worker.row);
+      if (result >= 0) return result;
+      if (result !== SLOW) throw refusalError(result, jobId, ctx.options.capacity);
+    }
+    return ctx.withJob(jobId, jobNum, (core, slot, at) => {
+      for (;;) {
+        const result = ctx.prepareWorker().extend(slot, jobNum, token, at + leaseMillis, at);
+        if (result !== SLOW) return result;
+        core.settledWord(slot, at);
+      }
+    });
+  }
+
+  /**
+   * Records a failed attempt (under the lock: a retry is re-enqueued): the
+   * job retries after its backoff, or is dead-lettered when no attempts are
+   * left — or at once with `permanent`.
+   */
+  fail(jobId: string, jobNum: number, token: number, text: string | null, permanent: boolean): void {
+    this.#ctx.withJob(jobId, jobNum, (core, slot, now) => core.fail(slot, token, text, permanent, now));
+  }
+
+  /** Hands a lease back unfinished: PENDING, ready now, the attempt not counted (under the lock). */
+  release(jobId: string, jobNum: number, token: number): void {
+    this.#ctx.withJob(jobId, jobNum, (core, slot, now) => core.release(slot, token, now));
+  }
+
+  /** A complete without the lock: 0, a Refusal, or SLOW (take the lock). */
+  #fastComplete(jobNum: number, token: number, now: number): number {
+    const ctx = this.#ctx;
+    if (!this.#fastPath(now, WORKER_ATTENTION)) return SLOW;
+    const slot = ctx.memory.jobMap.get(jobNum);
+    const result = slot < 0 ? SLOW : ctx.worker.complete(slot, jobNum, token, now);
+    ctx.memory.rows.leave(ctx.worker.row);
+    return result;
+  }
+
+  #completeLocked(core: Maintenance, slot: number, jobNum: number, token: number, now: number): number {
+    for (;;) {
+      const result = this.#ctx.prepareWorker().complete(slot, jobNum, token, now);
+      if (result !== SLOW) return result;
+      core.settledWord(slot, now);
+    }
+  }
+
+  /**
+   * Whether this call may run lock-free, and if so enters its row's CALL
+   * window (the caller leaves it): in memory, a row of its own with a token
+   * and ring room left, nothing due.
+   */
+  #fastPath(now: number, attention: number): boolean {
+    const ctx = this.#ctx;
+    const header = ctx.memory.header;
+    return (
+      ctx.lockFree &&
+      now < header[NEXT_DUE]! &&
+      now >= header[LAST_NOW]! &&
+      ctx.worker.ready() &&
+      ctx.memory.rows.enter(ctx.worker.row, attention)
+    );
+  }
+
+  #checkPoll(workerId: string, leaseMillis: number): void {
+    const ctx = this.#ctx;
+    ctx.assertOpen();
+    checkWorkerId(workerId);
+    checkLeaseMillis(leaseMillis);
+    // Read before polling: work that arrives after this point wakes `waitForWork`.
+    this.signalSeen = ctx.memory.signal.current();
+  }
+}

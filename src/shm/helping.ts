@@ -1,0 +1,111 @@
+import {
+  INTENT_RECORD, INTENT_SLOT, INTENT_TO, MAINTENANCE_ROW, RECORD_FIELDS, ROW_DATA, ROW_INTENT_SEQ, ROW_OWNED, ROW_REVOKED,
+  ROW_STATE, ROW_WORDS, SEQ_MASK, busyRow, busySeq, isBusy,
+} from './layout.js';
+import type { RowTable } from './rows.js';
+import type { SlotTable } from './slots.js';
+
+/** Looks at a row still inside its call before napping. */
+const SPINS = 64;
+const NAP = new Int32Array(new SharedArrayBuffer(4));
+
+/** Milliseconds on one timeline for every thread (performance.now() alone starts anew in each). */
+function wallMillis(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/**
+ * The helping protocol, in one place: how the maintenance lock holder finds
+ * threads that died inside a lock-free call, and finishes what they left.
+ *
+ * A thread inside a lock-free call has its row's CALL odd. `quiesce` waits
+ * until every owned row that is inside a call has left that call; one that
+ * stays in the same call for `lockTimeoutMillis` of uninterrupted watching is
+ * presumed dead (a gap in the watcher's own watching restarts the watch, so a
+ * stopped process does not blame its threads). A rebuild then, with the gate
+ * shut so that no lock-free call runs, revokes the dead rows and finishes every
+ * BUSY word from the intent it names (`finish`): the intent holds the whole
+ * new record, so the move completes exactly as its owner would have made it.
+ *
+ * Residual risk, as for a lock holder: a live owner stalled past the timeout
+ * inside a call is taken for dead; its own move is finished with the values
+ * it was writing (harmless), but a move it *starts* after its row was revoked
+ * races the others as a normal lock-free move whose row is no longer watched.
+ */
+export class Helping {
+  readonly #rows: RowTable;
+  readonly #slots: SlotTable;
+  readonly #timeoutMillis: number;
+
+  constructor(rows: RowTable, slots: SlotTable, timeoutMillis: number) {
+    this.#rows = rows;
+    this.#slots = slots;
+    this.#timeoutMillis = timeoutMillis;
+  }
+
+  /**
+   * Waits until every owned row inside a call now has left it; returns the
+   * rows presumed dead instead (still inside the same call after the timeout).
+   */
+  quiesce(): number[] {
+    const rows = this.#rows;
+    const waiting: number[] = [];
+    const calls: number[] = [];
+    for (let row = MAINTENANCE_ROW + 1, n = rows.highWater; row < n; row++) {
+      const call = rows.call(row);
+      if ((call & 1) === 1 && rows.owned(row)) {
+        waiting.push(row);
+        calls.push(call);
+      }
+    }
+    if (waiting.length === 0) return waiting;
+    const timeout = this.#timeoutMillis;
+    const gapMillis = Math.max(timeout / 2, 50);
+    const napMillis = Math.max(0.05, Math.min(1, timeout / 50));
+    let watchStart = wallMillis();
+    let lastLook = watchStart;
+    for (let spins = 0; waiting.length > 0; spins++) {
+      for (let i = waiting.length - 1; i >= 0; i--) {
+        if (rows.call(waiting[i]!) === calls[i]) continue;
+        waiting.splice(i, 1);
+        calls.splice(i, 1);
+      }
+      if (waiting.length === 0 || spins < SPINS) continue;
+      const now = wallMillis();
+      if (now - lastLook > gapMillis) watchStart = now;
+      lastLook = now;
+      if (now - watchStart >= timeout) return waiting;
+      // Nobody notifies this word: a short sleep that leaves the cores to the threads we wait for.
+      Atomics.wait(NAP, 0, 0, napMillis);
+    }
+    return [];
+  }
+
+  /** Marks rows presumed dead: never used again, so a late owner cannot reuse its intents. */
+  revoke(dead: readonly number[]): void {
+    // Only from OWNED: a row given back meanwhile was alive after all.
+    for (const row of dead) Atomics.compareExchange(this.#rows.words, row * ROW_WORDS + ROW_STATE, ROW_OWNED, ROW_REVOKED);
+  }
+
+  /**
+   * Finishes the move a BUSY word names, from its owner's intent (with every
+   * lock-free call held at the gate, or the owner presumed dead). Returns the
+   * slot's word after it; a word that is not BUSY is returned as it is.
+   */
+  finish(slot: number): number {
+    const slots = this.#slots;
+    const word = slots.word(slot);
+    if (!isBusy(word)) return word;
+    const rows = this.#rows;
+    const row = busyRow(word);
+    const intent = row * ROW_DATA;
+    const named = (Atomics.load(rows.words, row * ROW_WORDS + ROW_INTENT_SEQ) & SEQ_MASK) === busySeq(word) && rows.data[intent + INTENT_SLOT] === slot;
+    if (!named) return word; // cannot happen: an intent is rewritten only after its move is done
+    const records = slots.records;
+    for (let f = 0, at = slot * RECORD_FIELDS; f < RECORD_FIELDS; f++) records[at + f] = rows.data[intent + INTENT_RECORD + f]!;
+    const to = rows.data[intent + INTENT_TO]!;
+    // Publishes the finished move, unless its owner woke and finished it meanwhile (same record either way).
+    Atomics.compareExchange(slots.words, slot, word, to);
+    return slots.word(slot);
+  }
+}

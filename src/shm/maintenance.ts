@@ -1,0 +1,864 @@
+import { Refusal } from '../errors.js';
+import type { RetryPolicy } from '../policy.js';
+import { JobStatus, type QueueStats } from '../types.js';
+import { Arena } from './arena.js';
+import { markOf, ticketOfMark, type CommitKind } from './commits.js';
+import type { SharedHeap } from './heap.js';
+import {
+  ATTEMPTS, ATTENTION, CANCELLED, COMMIT_EVICTED, COMMIT_MOVED, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, DUE_LOWERED, DUE_VERSION,
+  ENTRY_K1, ENTRY_SLOT, ENTRY_WORD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, GATE, ERROR_LEASE_EXPIRED, ERROR_NONE, ERROR_REF, FINISH_BASE, FINISH_RING,
+  FINISH_SEQ, FINISH_TICKET, FREE, FREE_SLOT_COUNT, JOB_NUM, JOB_SEQ, LAST_NOW, LEASE_RING, LEASE_UNTIL, MAINTENANCE_ROW, MOVES, NEXT_DUE,
+  PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, ROWS, STATUS_COUNT, ROW_COUNTS, ROW_FINISHED_CHUNKS, RUNNING, RUN_AT, SLOT_HIGH_WATER, SUCCEEDED,
+  TOKEN, TOKEN_RESERVED, TOKEN_SEQ, TYPE_BYTES, WORKER, isBusy, nextWord, statusOf, type SlotStatus,
+} from './layout.js';
+import type { QueueMemory } from './memory.js';
+import { Mover } from './moves.js';
+import type { LoggedJob, MoveLog, Sequences, JournalWrites } from './movelog.js';
+import { NAME_OF_STATUS, Records } from './records.js';
+import { UndoLog, recordCopy, type UndoneMove } from './undo-log.js';
+import { NOT_COUNTED, chunksOf, type MoveNotes } from './worker.js';
+
+/** Thrown when a move finds our lock taken over: the caller retries the whole operation. */
+export class LockLost extends Error {}
+
+/**
+ * What cancel and retryDead return for a job frozen by another call's commit
+ * in flight (see Frozen jobs in layout.ts): the caller waits for
+ * `awaitedTicket()` to be durable, then tries again. Not a Refusal: it never
+ * reaches a user.
+ */
+export const AWAITS_COMMIT = -1000;
+
+/**
+ * The maintenance side of the queue: every operation that runs under the
+ * maintenance lock (the caller takes it). Submits, fail, release, cancel,
+ * retryDead; at the start of each locked call (`prepare`) expiry of due
+ * leases and promotion of due delayed jobs; eviction; rebuilds; and at the
+ * end (`publishDue`) the time the next maintenance is due, for the lock-free
+ * worker path to compare with.
+ *
+ * Methods return a slot, a value, or a negative `Refusal`; they never throw
+ * for a refused operation, and a refused operation has changed nothing.
+ * Data flows one way: the slot's lease word decides (a CAS commits each
+ * move, see moves.ts), then the hints follow (rings, heaps, map, counters).
+ */
+export class Maintenance implements MoveNotes {
+  readonly #m: QueueMemory;
+  readonly #policy: RetryPolicy;
+  readonly #log: MoveLog | undefined;
+  #mover: Mover;
+  readonly records: Records;
+  readonly #tails = new Int32Array(ROWS);
+  /** The last commit ticket this thread's current call took (with a journal), or undefined. */
+  #ticket: number | undefined;
+  /** Whether the current call noted a change that must be committed before it returns. */
+  #mustCommit = false;
+  readonly #seen = new Float64Array(STATUS_COUNT);
+  readonly #again = new Float64Array(STATUS_COUNT);
+  /** Whether the delayed or lease heap changed since NEXT_DUE was published. */
+  #dueDirty = true;
+  /** The current call's own durable moves, to undo if their commit fails (with a journal). */
+  readonly #undo = new UndoLog();
+  /** The ticket the last AWAITS_COMMIT waits for. */
+  #awaitedTicket = 0;
+  /** Jobs the current poll passed over as frozen, as (slot, word) pairs: filed back after it. */
+  readonly #skipped: number[] = [];
+
+  constructor(memory: QueueMemory, policy: RetryPolicy, log?: MoveLog) {
+    this.#m = memory;
+    this.#policy = policy;
+    this.#log = log;
+    this.#mover = new Mover(memory.slots, memory.rows, MAINTENANCE_ROW);
+    this.records = new Records(memory);
+  }
+
+  /** The mover this instance's maintenance moves use: its own row's once it has one (so a stalled holder never shares an intent with the next). */
+  get mover(): Mover {
+    return this.#mover;
+  }
+
+  set mover(mover: Mover) {
+    this.#mover = mover;
+  }
+
+  /**
+   * Starts a locked operation, right after the lock was taken, with the time
+   * `now` read just before taking it (the clock is user code: it runs outside
+   * the lock). Returns the time the operation runs at.
+   *
+   * A `now` older than the latest maintenance is read again: it is either a
+   * thread that waited for the lock, or a clock that really went back, and
+   * then pending jobs are re-sorted by a rebuild. With `repair` (the lock was
+   * taken over), the hints are rebuilt first. Then the queue is brought up to
+   * now: leases with leaseUntil <= now expire, in leaseUntil order, each as a
+   * failed attempt at its leaseUntil; delayed jobs whose runAt has come become ready.
+   */
+  prepare(now: number, repair: boolean, readClock: () => number): number {
+    const { header } = this.#m;
+    if (now < header[LAST_NOW]!) {
+      now = readClock();
+      if (now < header[LAST_NOW]!) repair = true;
+    }
+    // Rebased long before the shared ticket could wrap.
+    if (Atomics.load(this.#m.lockWords, FINISH_TICKET) >>> 0 > 2 ** 30) repair = true;
+    if (repair) this.rebuild(now);
+    this.#assertHeld();
+    this.#ticket = undefined;
+    this.#mustCommit = false;
+    if (this.#log !== undefined) {
+      this.#undo.reset();
+      this.#skipped.length = 0;
+    }
+    header[LAST_NOW] = now;
+    // Before NEXT_DUE, with no earlier lease flagged, no lease or delayed job is due (the lease handshake):
+    // the rings and heaps stay as they are, and so does NEXT_DUE.
+    if (now >= header[NEXT_DUE]! || (Atomics.load(this.#m.lockWords, ATTENTION) & DUE_LOWERED) !== 0) this.#catchUp(now);
+    // The catch-up's expiries are not the call's own (any call would have made them): only what follows is undone.
+    if (this.#log !== undefined) this.#undo.record();
+    return now;
+  }
+
+  /** Expires the leases due by `now` and makes the delayed jobs due by then ready. */
+  #catchUp(now: number): void {
+    const { slots, leases, delayed } = this.#m;
+    this.#dueDirty = true;
+    this.drainLeases();
+    while (leases.size > 0) {
+      const slot = leases.top(ENTRY_SLOT);
+      const word = leases.top(ENTRY_WORD);
+      const until = leases.top(ENTRY_K1);
+      if (slots.word(slot) === word && until > now) break;
+      leases.pop();
+      if (slots.word(slot) === word) this.#failAttempt(slot, word, until, ERROR_LEASE_EXPIRED, 0, now, false);
+    }
+    while (delayed.size > 0) {
+      const slot = delayed.top(ENTRY_SLOT);
+      const word = delayed.top(ENTRY_WORD);
+      const runAt = delayed.top(ENTRY_K1);
+      if (slots.word(slot) === word && runAt > now) break;
+      delayed.pop();
+      if (slots.word(slot) !== word) continue;
+      this.#assertHeld();
+      this.#fileReady(slot, this.#mover.flip(slot, word, READY, DELAYED));
+    }
+  }
+
+  /**
+   * Ends a locked operation: publishes NEXT_DUE, the earliest lease or
+   * delayed job, for the lock-free calls to compare `now` with. The holder's
+   * half of the lease handshake (see WorkerPath#registerLease): publish, bump
+   * DUE_VERSION, then look at the rings' tails again; a lease registered
+   * meanwhile is drained and NEXT_DUE published anew.
+   */
+  publishDue(): void {
+    const { header, rows, lockWords, leases, delayed } = this.#m;
+    // A holder taken for dead (stalled past the timeout) leaves this to the one that took over.
+    if (!this.#m.lock.held()) return;
+    // Nothing moved that NEXT_DUE depends on: it stands (a lease registered earlier than it raises DUE_LOWERED by itself).
+    if (!this.#dueDirty && (Atomics.load(lockWords, ATTENTION) & DUE_LOWERED) === 0) return;
+    this.#dueDirty = false;
+    for (;;) {
+      // Cleared before the drain: a lease lowered after this is in the rings the drain reads, or raises the flag again.
+      Atomics.and(lockWords, ATTENTION, ~DUE_LOWERED);
+      rows.tails(LEASE_RING, this.#tails);
+      this.drainLeases();
+      header[NEXT_DUE] = Math.min(this.#validTop(leases), this.#validTop(delayed));
+      // Publishes NEXT_DUE (seq-cst), before the tails are read again.
+      Atomics.add(lockWords, DUE_VERSION, 1);
+      if (!rows.movedSince(LEASE_RING, this.#tails)) return;
+    }
+  }
+
+  /** The earliest key of a heap's valid entries (stale ones on top are dropped); Infinity if none. */
+  #validTop(heap: SharedHeap): number {
+    const slots = this.#m.slots;
+    while (heap.size > 0 && slots.word(heap.top(ENTRY_SLOT)) !== heap.top(ENTRY_WORD)) heap.pop();
+    return heap.size > 0 ? heap.top(ENTRY_K1) : Infinity;
+  }
+
+  /** Moves the leases every row registered into the lease heap (also to make room in a full ring); those already finished are left out. */
+  drainLeases(): void {
+    const { rows, slots, leases } = this.#m;
+    rows.drain(LEASE_RING, (until, slot, word) => {
+      if (slots.word(slot) === word) this.#push(leases, until, 0, 0, slot, word);
+    });
+  }
+
+  /** Moves the finished jobs every row noted into the eviction heap (also to make room in a full ring). */
+  drainFinished(): void {
+    const { rows, slots, finished } = this.#m;
+    rows.drain(FINISH_RING, (finishSeq, slot, word) => {
+      if (slots.word(slot) === word) this.#push(finished, finishSeq, 0, 0, slot, word);
+    });
+  }
+
+  /**
+   * Waits for lock-free calls in flight to leave (microseconds), and repairs
+   * after threads that died in one (after `lockTimeoutMillis`): for a poll
+   * that found nothing, for stats, for a slot that stays BUSY. True if it rebuilt.
+   */
+  settle(now: number): boolean {
+    // A journaled queue makes every move under the lock: no lock-free call to wait for.
+    if (this.#log !== undefined) return false;
+    const helping = this.#m.helping;
+    const dead = helping.quiesce();
+    if (dead.length === 0) return false;
+    helping.revoke(dead);
+    this.rebuild(now);
+    return true;
+  }
+
+  /**
+   * For a read that must be exact (stats): waits out the lock-free calls in
+   * flight (see `settle`), then brings the queue up to `now` once more. A
+   * lock-free extend that read the clock before a lease's end may register
+   * its new lease after this call's catch-up; by `now` that lease may be due
+   * too, and must be seen expired.
+   */
+  settleAndCatchUp(now: number): void {
+    if (this.#log !== undefined) return;
+    this.settle(now);
+    this.#catchUp(now);
+  }
+
+  /** Waits until `slot` is not BUSY (its mover left its call, or died and was finished for); its word. */
+  settledWord(slot: number, now: number): number {
+    const slots = this.#m.slots;
+    let word = slots.settledWord(slot);
+    if (!isBusy(word)) return word;
+    this.settle(now);
+    word = slots.word(slot);
+    if (!isBusy(word)) return word;
+    // Busy still: a mover no watch covers (a revoked row's). The rebuild finishes it.
+    this.rebuild(now);
+    return slots.word(slot);
+  }
+
+  submit(type: string, typeBytes: number, payload: string, payloadBytes: number, priority: number, runAt: number, now: number): number {
+    const { header } = this.#m;
+    const refusal = this.#makeRoom(Arena.chunksFor(typeBytes + payloadBytes), 1);
+    if (refusal < 0) return refusal;
+    const job: LoggedJob = {
+      num: header[JOB_SEQ]! + 1, type, payload, priority, status: JobStatus.PENDING, attempts: 0, runAt,
+      lastError: null, token: 0, leaseUntil: 0, finishSeq: 0, workerId: null, moves: 1,
+    };
+    header[JOB_SEQ] = job.num;
+    const ticket = this.#note(job.num, COMMIT_SUBMITTED);
+    const { slot, word } = this.#place(job, typeBytes, payloadBytes, now);
+    if (this.#undo.recording) {
+      this.#m.awaited[slot] = markOf(ticket);
+      this.#undo.add({ slot, status: FREE, to: word, record: null, lastError: null });
+    }
+    return job.num;
+  }
+
+  /**
+   * Room for `jobs` (as many slots, and chunks for their strings), evicting
+   * finished jobs only if that makes enough: 0, or the Refusal that nothing
+   * was evicted for.
+   */
+  roomFor(jobs: number, chunks: number): number {
+    // Every note of a batch (its jobs, and the evictions that make their room) must fit the commit ring
+    // without a commit in between, so that the batch reaches the journal in one transaction.
+    if (this.#log !== undefined && this.#m.commits.room() < this.#m.slots.capacity + jobs) this.#commitNotes();
+    return this.#makeRoom(chunks, jobs);
+  }
+
+  /**
+   * Puts journaled jobs back into an empty queue (a RUNNING one must come
+   * already turned to PENDING or DEAD), continues the sequences, and derives
+   * every hint. The caller has made sure they fit.
+   */
+  restore(jobs: readonly LoggedJob[], sequences: Sequences, now: number): void {
+    const { header, lockWords } = this.#m;
+    let finishSeq = 0;
+    for (const job of jobs) {
+      this.#place(job, Buffer.byteLength(job.type), Buffer.byteLength(job.payload), now);
+      finishSeq = Math.max(finishSeq, job.finishSeq);
+    }
+    header[FINISH_BASE] = finishSeq - (Atomics.load(lockWords, FINISH_TICKET) >>> 0);
+    header[JOB_SEQ] = sequences.jobSeq;
+    header[TOKEN_SEQ] = sequences.tokenSeq;
+    header[TOKEN_RESERVED] = sequences.tokenSeq;
+    this.rebuild(now);
+  }
+
+  /** Reserves `count` tokens for a row's block; returns the first. With a journal, reserved there first, so none repeats after a crash. */
+  reserveTokens(count: number): number {
+    const { header } = this.#m;
+    const first = header[TOKEN_SEQ]! + 1;
+    const last = first + count - 1;
+    if (this.#log !== undefined && last > header[TOKEN_RESERVED]!) {
+      // In the journal first: a journal that refuses the reservation leaves the sequences as they were.
+      this.#log.reserve({ jobSeq: header[JOB_SEQ]!, tokenSeq: last + TOKEN_BLOCK });
+      header[TOKEN_RESERVED] = last + TOKEN_BLOCK;
+    }
+    header[TOKEN_SEQ] = last;
+    return first;
+  }
+
+  /** The slot of job number `n`, or a Refusal. Under the lock the map is exact (rebuilt after any crash). */
+  find(n: number): number {
+    const { header, jobMap, slots } = this.#m;
+    if (n > header[JOB_SEQ]!) return Refusal.NotFound;
+    const slot = jobMap.get(n);
+    // A BUSY word is a job mid-move (never a free slot: only the holder places jobs).
+    const word = slot >= 0 ? slots.word(slot) : 0;
+    return slot >= 0 && slots.get(slot, JOB_NUM) === n && (isBusy(word) || statusOf(word) !== FREE) ? slot : Refusal.Evicted;
+  }
+
+  /** 0 if `token` is the slot's current, valid lease (leases due are expired by `prepare`), else StaleLease. */
+  #checkLease(word: number, slot: number, token: number): number {
+    return statusOf(word) === RUNNING && this.#m.slots.get(slot, TOKEN) === token ? 0 : Refusal.StaleLease;
+  }
+
+  /** A failed attempt now; `permanent` dead-letters the job whatever attempts are left. */
+  fail(slot: number, token: number, error: string | null, permanent: boolean, now: number): number {
+    for (;;) {
+      const word = this.settledWord(slot, now);
+      const refused = this.#checkLease(word, slot, token);
+      if (refused < 0) return refused;
+      const ref = error === null ? ERROR_FAILED : this.#storeError(error);
+      if (this.#failAttempt(slot, word, now, ref, ref > 0 ? Buffer.byteLength(error!) : 0, now, permanent)) return 0;
+      this.#m.arena.free(ref, ref > 0 ? Buffer.byteLength(error!) : 0);
+    }
+  }
+
+  /**
+   * Hands a lease back unfinished (its worker is shutting down): PENDING,
+   * ready at `now`, the attempt not counted, lastError kept. The token is
+   * refused from then on, as after any move off RUNNING.
+   */
+  release(slot: number, token: number, now: number): number {
+    for (;;) {
+      const word = this.settledWord(slot, now);
+      const refused = this.#checkLease(word, slot, token);
+      if (refused < 0) return refused;
+      const draft = this.#mover.start(slot);
+      draft[ATTEMPTS]!--;
+      draft[RUN_AT] = now;
+      if (this.#moveTo(slot, word, READY, RUNNING)) return 0;
+    }
+  }
+
+  cancel(slot: number, now: number): number {
+    for (;;) {
+      const word = this.settledWord(slot, now);
+      const status = statusOf(word);
+      if (status !== READY && status !== DELAYED) return Refusal.NotPending;
+      if (this.frozen(slot)) return this.#awaitCommitOf(slot);
+      const draft = this.#mover.start(slot);
+      draft[FINISH_SEQ] = this.#nextFinishSeq();
+      if (this.#moveTo(slot, word, CANCELLED, status)) return 0;
+    }
+  }
+
+  retryDead(slot: number, now: number): number {
+    for (;;) {
+      const word = this.settledWord(slot, now);
+      if (statusOf(word) !== DEAD) return Refusal.NotDead;
+      if (this.frozen(slot)) return this.#awaitCommitOf(slot);
+      const draft = this.#mover.start(slot);
+      draft[ATTEMPTS] = 0;
+      draft[RUN_AT] = now;
+      if (this.#moveTo(slot, word, READY, DEAD)) return 0;
+    }
+  }
+
+  /** Slots of every DEAD job, in submission order. */
+  deadSlots(): number[] {
+    const { header, slots } = this.#m;
+    const dead: number[] = [];
+    for (let slot = 0; slot < header[SLOT_HIGH_WATER]!; slot++) {
+      this.#progress(slot);
+      if (slots.status(slot) === DEAD) dead.push(slot);
+    }
+    return dead.sort((a, b) => slots.get(a, JOB_NUM) - slots.get(b, JOB_NUM));
+  }
+
+  /**
+   * The sums of every row's counters: exact when no call is in flight. While
+   * lock-free calls move jobs, the sums are read again until two reads agree
+   * (a few tries), and none is shown below zero.
+   */
+  stats(): QueueStats {
+    const seen = this.#seen;
+    const again = this.#again;
+    this.#sums(seen);
+    for (let tries = 0; tries < 8; tries++) {
+      this.#sums(again);
+      let same = true;
+      for (let s = 0; s < STATUS_COUNT; s++) if (again[s] !== seen[s]) same = false;
+      seen.set(again);
+      if (same) break;
+    }
+    const count = (status: number) => Math.max(0, seen[status]!);
+    return {
+      pending: count(READY) + count(DELAYED), ready: count(READY), delayed: count(DELAYED), running: count(RUNNING),
+      succeeded: count(SUCCEEDED), dead: count(DEAD), cancelled: count(CANCELLED),
+    };
+  }
+
+  #sums(into: Float64Array): void {
+    const rows = this.#m.rows;
+    for (let s = 0; s < STATUS_COUNT; s++) into[s] = rows.sum(ROW_COUNTS + s);
+  }
+
+  /**
+   * Re-derives every hint from the slot table, with the gate shut (no
+   * lock-free call runs): finishes BUSY words from their intents, then
+   * recounts, re-sorts pending jobs by `now`, re-indexes leases, job numbers,
+   * free slots and finished jobs, and reclaims unreferenced arena chunks.
+   * O(capacity); run after a takeover of the lock, a thread that died inside
+   * a call, or a clock that went back.
+   */
+  rebuild(now: number): void {
+    const m = this.#m;
+    const { header, slots, lockWords, helping, rows } = m;
+    this.#assertHeld();
+    // Shut the gate: new worker calls take the lock (and wait for us); then wait out those in flight.
+    Atomics.or(lockWords, ATTENTION, GATE);
+    try {
+      helping.revoke(helping.quiesce());
+      const high = header[SLOT_HIGH_WATER]!;
+      for (let slot = 0; slot < high; slot++) {
+        // Checked per slot: a rebuilder stalled past the timeout must not finish moves over its successor's.
+        this.#assertHeld();
+        helping.finish(slot);
+      }
+      m.ready.clear();
+      m.delayed.clear();
+      m.leases.clear();
+      m.finished.clear();
+      m.jobMap.clear();
+      rows.clearRings();
+      header[FREE_SLOT_COUNT] = 0;
+      header[FINISH_BASE]! += Atomics.exchange(lockWords, FINISH_TICKET, 0) >>> 0;
+      const counts = new Array<number>(STATUS_COUNT).fill(0);
+      let finishedChunks = 0;
+      const ready: number[] = [];
+      const chains: number[] = [];
+      for (let slot = 0; slot < high; slot++) {
+        this.#progress(slot);
+        this.#assertHeld();
+        let word = slots.word(slot);
+        let status = statusOf(word);
+        if (status === FREE || isBusy(word)) {
+          if (status === FREE) m.freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
+          continue;
+        }
+        m.jobMap.set(slots.get(slot, JOB_NUM), slot);
+        chains.push(slots.get(slot, DATA_REF), slots.get(slot, TYPE_BYTES) + slots.get(slot, PAYLOAD_BYTES));
+        if (slots.get(slot, ERROR_REF) > 0) chains.push(slots.get(slot, ERROR_REF), slots.get(slot, ERROR_BYTES));
+        if (status === READY || status === DELAYED) {
+          // Ready or delayed by `now`: a clock that went back turns ready jobs delayed again.
+          const due = slots.get(slot, RUN_AT) <= now;
+          if (due !== (status === READY)) {
+            word = this.#mover.flip(slot, word, due ? READY : DELAYED, NOT_COUNTED);
+            status = due ? READY : DELAYED;
+          }
+          if (due) ready.push(slot);
+          else this.#push(m.delayed, slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM), 0, slot, word);
+        } else if (status === RUNNING) {
+          this.#push(m.leases, slots.get(slot, LEASE_UNTIL), 0, 0, slot, word);
+        } else if (status === SUCCEEDED || status === CANCELLED) {
+          this.#push(m.finished, slots.get(slot, FINISH_SEQ), 0, 0, slot, word);
+          finishedChunks += chunksOf(slots.records.subarray(slot * RECORD_FIELDS, (slot + 1) * RECORD_FIELDS));
+        }
+        counts[status]!++;
+      }
+      const key = (slot: number, field: number) => slots.get(slot, field);
+      ready.sort((a, b) => key(b, PRIORITY) - key(a, PRIORITY) || key(a, RUN_AT) - key(b, RUN_AT) || key(a, JOB_NUM) - key(b, JOB_NUM));
+      for (const slot of ready) this.#fileReady(slot, slots.word(slot));
+      m.arena.rebuild(chains);
+      rows.setTotals(counts, finishedChunks);
+      header[REBUILDS]!++;
+      this.#dueDirty = true;
+      header[LAST_NOW] = now;
+    } finally {
+      // Open the gate again.
+      Atomics.and(lockWords, ATTENTION, ~GATE);
+    }
+  }
+
+  /** How often the hints were rebuilt from the slots. */
+  get rebuilds(): number {
+    return this.#m.header[REBUILDS]!;
+  }
+
+  // ── moves ──────────────────────────────────────────────────────────────
+
+  /** A new job in a free slot, in the job's status; filed in the index its status needs. Its slot and word. */
+  #place(job: LoggedJob, typeBytes: number, payloadBytes: number, now: number): { slot: number; word: number } {
+    const { slots, arena, jobMap, workerNames } = this.#m;
+    const errorRef = job.lastError === null ? ERROR_NONE : this.#storeError(job.lastError);
+    const slot = this.#takeSlot();
+    this.#assertHeld();
+    const ref = arena.store(typeBytes + payloadBytes, job.type, job.payload);
+    const word = slots.word(slot);
+    const draft = this.#mover.draft;
+    draft[JOB_NUM] = job.num;
+    draft[PRIORITY] = job.priority;
+    draft[RUN_AT] = job.runAt;
+    draft[ATTEMPTS] = job.attempts;
+    draft[TOKEN] = job.token;
+    // One field, by status: the lease's end while RUNNING, the finish order once finished.
+    draft[LEASE_UNTIL] = job.status === JobStatus.SUCCEEDED || job.status === JobStatus.CANCELLED ? job.finishSeq : job.leaseUntil;
+    draft[DATA_REF] = ref;
+    draft[TYPE_BYTES] = typeBytes;
+    draft[PAYLOAD_BYTES] = payloadBytes;
+    draft[ERROR_REF] = errorRef;
+    draft[ERROR_BYTES] = errorRef > 0 ? Buffer.byteLength(job.lastError!) : 0;
+    draft[WORKER] = job.workerId === null ? 0 : workerNames.numberOf(job.workerId);
+    draft[MOVES] = job.moves;
+    const status = STATUS_OF_NAME[job.status] === READY && job.runAt > now ? DELAYED : STATUS_OF_NAME[job.status];
+    const next = this.#mover.apply(slot, word, status, FREE);
+    if (next < 0) throw new LockLost();
+    jobMap.set(job.num, slot);
+    this.#file(slot, next, status);
+    return { slot, word: next };
+  }
+
+  /**
+   * Moves `slot` from `word` (status `from`) to `status` with the draft as
+   * its record, notes it for the journal, and files it; false if the slot
+   * moved first (a lock-free move won the race: the caller looks again).
+   */
+  #moveTo(slot: number, word: number, status: SlotStatus, from: SlotStatus): boolean {
+    const draft = this.#mover.draft;
+    draft[MOVES]!++;
+    this.noteOwnMove(slot, word, status);
+    this.#assertHeld();
+    const next = this.#mover.apply(slot, word, status, from);
+    if (next < 0) return false;
+    this.#file(slot, next, status);
+    return true;
+  }
+
+  /** Files a job where its new status needs it: a ready ring, the delayed heap, the finished heap. */
+  #file(slot: number, word: number, status: SlotStatus): void {
+    const { slots, delayed, finished, rows } = this.#m;
+    if (status === READY) this.#fileReady(slot, word);
+    else if (status === DELAYED) this.#push(delayed, slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM), 0, slot, word);
+    else if (status === SUCCEEDED || status === CANCELLED) {
+      this.#push(finished, slots.get(slot, FINISH_SEQ), 0, 0, slot, word);
+      rows.finishedChunks(this.#mover.row, chunksOf(slots.records.subarray(slot * RECORD_FIELDS, (slot + 1) * RECORD_FIELDS)));
+    } else if (status === RUNNING) {
+      this.#push(this.#m.leases, slots.get(slot, LEASE_UNTIL), 0, 0, slot, word);
+    }
+  }
+
+  #fileReady(slot: number, word: number): void {
+    const slots = this.#m.slots;
+    this.#m.ready.file(slot, word, slots.get(slot, PRIORITY), slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM));
+  }
+
+  #nextFinishSeq(): number {
+    // The same shared counter lock-free completes take their order from.
+    return this.#m.header[FINISH_BASE]! + (Atomics.add(this.#m.lockWords, FINISH_TICKET, 1) >>> 0) + 1;
+  }
+
+  /** A failed attempt at `failedAt`: PENDING after the backoff, or DEAD when no attempts are left (or `permanent`). False if the slot moved first. */
+  #failAttempt(slot: number, word: number, failedAt: number, errorRef: number, errorBytes: number, now: number, permanent: boolean): boolean {
+    const draft = this.#mover.start(slot);
+    const attempts = draft[ATTEMPTS]!;
+    const oldError = draft[ERROR_REF]!;
+    const oldErrorBytes = draft[ERROR_BYTES]!;
+    draft[ERROR_REF] = errorRef;
+    draft[ERROR_BYTES] = errorBytes;
+    const retry = !permanent && attempts < this.#policy.maxAttempts;
+    if (retry) draft[RUN_AT] = failedAt + this.#policy.backoffAfter(attempts);
+    const status = retry ? (draft[RUN_AT]! <= now ? READY : DELAYED) : DEAD;
+    if (!this.#moveTo(slot, word, status, RUNNING)) return false;
+    // Freed only after the move: a move that lost its race keeps its old error.
+    this.#m.arena.free(oldError, oldErrorBytes);
+    return true;
+  }
+
+  #push(heap: SharedHeap, k1: number, k2: number, k3: number, slot: number, word: number): void {
+    const slots = this.#m.slots;
+    this.#assertHeld();
+    // A new lease or delayed job may come before the NEXT_DUE published.
+    if (heap === this.#m.leases || heap === this.#m.delayed) this.#dueDirty = true;
+    // Full means mostly stale entries (a slot has at most one valid entry per heap): drop them.
+    if (heap.full) heap.compact((s, w) => slots.word(s) === w);
+    heap.push(k1, k2, k3, slot, word);
+  }
+
+  // ── room ───────────────────────────────────────────────────────────────
+
+  /**
+   * Makes room for `chunks` arena chunks and `jobs` slots, evicting finished
+   * jobs oldest first — but only if that will succeed: a refusal evicts nothing.
+   */
+  #makeRoom(chunks: number, jobs: number): number {
+    const { header, arena, slots, rows } = this.#m;
+    const freeSlots = () => header[FREE_SLOT_COUNT]! + slots.capacity - header[SLOT_HIGH_WATER]!;
+    if (freeSlots() >= jobs && chunks <= arena.freeChunks) return 0;
+    const finishedJobs = rows.sum(ROW_COUNTS + SUCCEEDED) + rows.sum(ROW_COUNTS + CANCELLED);
+    if (jobs > freeSlots() + finishedJobs) return Refusal.NoSlot;
+    if (chunks > arena.freeChunks + rows.sum(ROW_FINISHED_CHUNKS)) return Refusal.NoBytes;
+    while (freeSlots() < jobs || chunks > arena.freeChunks) {
+      // Only if the counters lied (they are hints): refuse rather than loop.
+      if (!this.#evictOldest()) return Refusal.NoBytes;
+    }
+    return 0;
+  }
+
+  #takeSlot(): number {
+    const { header, freeSlots } = this.#m;
+    if (header[FREE_SLOT_COUNT]! === 0) return header[SLOT_HIGH_WATER]!++;
+    return freeSlots[--header[FREE_SLOT_COUNT]!]!;
+  }
+
+  /** Arena chunks holding `error`, or a canned error: ERROR_EMPTY, or ERROR_DROPPED if there is no room. */
+  #storeError(error: string): number {
+    const bytes = Buffer.byteLength(error);
+    if (bytes === 0) return ERROR_EMPTY;
+    if (this.#makeRoom(Arena.chunksFor(bytes), 0) < 0) return ERROR_DROPPED;
+    this.#assertHeld();
+    return this.#m.arena.store(bytes, error);
+  }
+
+  /**
+   * Evicts the finished job that finished first; false if there is none. A
+   * job frozen by its commit in flight is passed over (see layout.ts).
+   */
+  #evictOldest(): boolean {
+    const { finished } = this.#m;
+    this.drainFinished();
+    const frozen: number[] = [];
+    try {
+      return this.#evictFirstOf(frozen);
+    } finally {
+      // Passed over while their commit is in flight: back in the heap, in their place.
+      for (let at = 0; at < frozen.length; at += 3) this.#push(finished, frozen[at]!, 0, 0, frozen[at + 1]!, frozen[at + 2]!);
+    }
+  }
+
+  /** Evicts the first finished job of the heap that is not frozen (those go to `frozen`: finishSeq, slot, word). */
+  #evictFirstOf(frozen: number[]): boolean {
+    const { finished, slots, arena, jobMap, freeSlots, header, rows } = this.#m;
+    while (finished.size > 0) {
+      const slot = finished.top(ENTRY_SLOT);
+      const word = finished.top(ENTRY_WORD);
+      const finishSeq = finished.top(ENTRY_K1);
+      finished.pop();
+      if (slots.word(slot) !== word) continue;
+      if (this.frozen(slot)) {
+        frozen.push(finishSeq, slot, word);
+        continue;
+      }
+      const record = slots.records.subarray(slot * RECORD_FIELDS, (slot + 1) * RECORD_FIELDS);
+      const chunks = chunksOf(record);
+      const dataRef = record[DATA_REF]!;
+      const dataBytes = record[TYPE_BYTES]! + record[PAYLOAD_BYTES]!;
+      const errorRef = record[ERROR_REF]!;
+      const errorBytes = record[ERROR_BYTES]!;
+      const jobNum = record[JOB_NUM]!;
+      this.#assertHeld();
+      this.#note(jobNum, COMMIT_EVICTED, LAZY);
+      if (this.#mover.flip(slot, word, FREE, statusOf(word)) < 0) throw new LockLost();
+      rows.finishedChunks(this.#mover.row, -chunks);
+      arena.free(dataRef, dataBytes);
+      arena.free(errorRef, errorBytes);
+      jobMap.delete(jobNum);
+      freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
+      return true;
+    }
+    return false;
+  }
+
+  // ── journal ──────────────────────────────────────────────────────────
+
+  noteMove(jobNum: number, lazy: boolean): void {
+    this.#note(jobNum, COMMIT_MOVED, lazy);
+  }
+
+  /**
+   * Notes a durable move of the call's own, about to be made from `word` to
+   * `status` with the mover's draft; after the catch-up, with a journal, it
+   * is frozen until its commit and logged with the record it replaces (see
+   * UndoLog). Called just before the move: under the lock nothing else moves
+   * the slot, so it goes to the word `nextWord(word, status)`.
+   */
+  noteOwnMove(slot: number, word: number, status: SlotStatus): void {
+    const { slots, awaited } = this.#m;
+    const ticket = this.#note(slots.get(slot, JOB_NUM), COMMIT_MOVED);
+    if (!this.#undo.recording) return;
+    awaited[slot] = markOf(ticket);
+    const record = recordCopy(slots.records, slot);
+    // Only an arena chain needs its text saved (the move may free it); a canned error is its ref.
+    const lastError = record[ERROR_REF]! > 0 ? this.records.errorText(record) : null;
+    this.#undo.add({ slot, status: statusOf(word), to: nextWord(word, status), record, lastError });
+  }
+
+  /** Whether the job in `slot` is frozen by a commit in flight (see Frozen jobs in layout.ts). */
+  frozen(slot: number): boolean {
+    return this.#log !== undefined && this.#m.commits.awaits(this.#m.awaited[slot]!);
+  }
+
+  #awaitCommitOf(slot: number): number {
+    this.#awaitedTicket = ticketOfMark(this.#m.awaited[slot]!);
+    return AWAITS_COMMIT;
+  }
+
+  /** The commit the last AWAITS_COMMIT waits for. */
+  awaitedTicket(): number {
+    return this.#awaitedTicket;
+  }
+
+  /** For a poll: whether the ready job at (slot, word) is frozen; if so it is passed over, to be filed back by `refileFrozen`. */
+  skipFrozen(slot: number, word: number): boolean {
+    if (!this.frozen(slot)) return false;
+    this.#skipped.push(slot, word);
+    return true;
+  }
+
+  /** After a poll, files the jobs it passed over as frozen back in their place; whether there were any. */
+  refileFrozen(): boolean {
+    const skipped = this.#skipped;
+    if (skipped.length === 0) return false;
+    for (let at = 0; at < skipped.length; at += 2) {
+      // Still as passed over (nothing moves a frozen job but its own undo, under this lock).
+      if (this.#m.slots.word(skipped[at]!) === skipped[at + 1]) this.#fileReady(skipped[at]!, skipped[at + 1]!);
+    }
+    skipped.length = 0;
+    return true;
+  }
+
+  /** Takes the current call's own durable moves out (see UndoLog), for `rollBack` if their commit fails. */
+  takeUndo(): UndoneMove[] {
+    return this.#undo.take();
+  }
+
+  /**
+   * Undoes a call's own moves whose commit failed, newest first: a submitted
+   * job's slot is freed, a moved job gets its old record (and lastError)
+   * back. Each undo is a move of its own, with a higher move count, and is
+   * noted (lazily): the next commit writes the job as it now is, or deletes
+   * its row, over anything a presumed-dead leader may still write. Then
+   * every hint is rebuilt from the slots (counters, rings, heaps, the arena's
+   * chains): O(capacity), on a failure only.
+   *
+   * A move whose slot no longer holds its word is left alone (only a
+   * presumed-dead holder's repairs can have moved a frozen job). Also run
+   * after a failure under the lock with no moves to undo, for its rebuild
+   * (the failure may have cut a call short between its hints).
+   */
+  rollBack(moves: readonly UndoneMove[], now: number): void {
+    const { slots, awaited } = this.#m;
+    for (const move of moves) {
+      if (slots.word(move.slot) !== move.to) continue;
+      this.#note(slots.get(move.slot, JOB_NUM), COMMIT_MOVED, LAZY);
+      this.#assertHeld();
+      if (move.record === null) {
+        if (this.#mover.flip(move.slot, move.to, FREE, NOT_COUNTED) < 0) throw new LockLost();
+      } else {
+        const draft = this.#mover.draft;
+        const moves = slots.get(move.slot, MOVES);
+        draft.set(move.record);
+        if (move.lastError !== null) {
+          draft[ERROR_REF] = this.#storeError(move.lastError);
+          if (draft[ERROR_REF]! <= 0) draft[ERROR_BYTES] = 0;
+        }
+        draft[MOVES] = moves + 1;
+        if (this.#mover.apply(move.slot, move.to, move.status, NOT_COUNTED) < 0) throw new LockLost();
+      }
+      awaited[move.slot] = 0;
+    }
+    this.rebuild(now);
+  }
+
+  /** The last commit ticket the current call took, if it changed anything the journal must learn. */
+  noted(): number | undefined {
+    return this.#ticket;
+  }
+
+  /**
+   * Whether the current call changed what a crash would bring back, so must
+   * not return before the commit: everything but a lease, an extended lease
+   * and an eviction. Those three are LAZY: lost in a crash they change nothing
+   * that matters, as a job RUNNING at a crash runs again anyway and an evicted
+   * job was finished.
+   */
+  mustCommit(): boolean {
+    return this.#mustCommit;
+  }
+
+  /**
+   * Notes a change for the journal (if there is one), to be written by the
+   * next group commit; see CommitRing. Noted just *before* the move commits:
+   * a thread killed in between leaves a note of a move that did not happen
+   * (the journal is written the job as it is: harmless), never a move the
+   * journal does not learn of. No commit can come in between, as commits
+   * read under the lock. A full ring is committed here, under the lock: rare,
+   * as every durable call commits the ring soon after.
+   */
+  #note(jobNum: number, kind: CommitKind, lazy = false): number {
+    if (this.#log === undefined) return 0;
+    const commits = this.#m.commits;
+    if (commits.room() < 1) this.#commitNotes();
+    const ticket = (this.#ticket = commits.note(jobNum, kind));
+    if (!lazy) this.#mustCommit = true;
+    return ticket;
+  }
+
+  /**
+   * The journal writes every noted change needs, each job once, as it is
+   * now (under the lock, so every job is read between moves); and the ticket
+   * they cover. A new job is inserted whole, a moved one updated, an evicted
+   * one deleted.
+   */
+  pendingWrites(): { writes: JournalWrites; upTo: number } {
+    const flagsOf = new Map<number, number>();
+    const upTo = this.#m.commits.forEachPending((jobNum, kind) => {
+      flagsOf.set(jobNum, (flagsOf.get(jobNum) ?? 0) | FLAG_OF_KIND[kind]);
+    });
+    const writes: JournalWrites = { inserts: [], updates: [], evictions: [] };
+    for (const [jobNum, flags] of flagsOf) {
+      const slot = (flags & GONE) !== 0 ? Refusal.Evicted : this.find(jobNum);
+      // Gone from memory: evicted, or a submit that was undone. Its row goes, if it was ever written.
+      if (slot < 0) {
+        writes.evictions.push(jobNum);
+        continue;
+      }
+      if ((flags & NEW) === 0) writes.updates.push(this.records.loggedMove(slot));
+      else writes.inserts.push(this.records.loggedJob(slot));
+    }
+    return { writes, upTo };
+  }
+
+  /** Commits every noted change now, under the lock. */
+  #commitNotes(): void {
+    const { writes, upTo } = this.pendingWrites();
+    this.#log!.write(writes);
+    this.#m.commits.publish(upTo);
+  }
+
+  /** Inside a long scan, now and then shows the waiters that this holder is alive. */
+  #progress(step: number): void {
+    if ((step & 0xfff) === 0 && !this.#m.lock.touch()) throw new LockLost();
+  }
+
+  /** Shared writes outside the slot words (records, arena chains) first check that the lock is still ours. */
+  #assertHeld(): void {
+    if (!this.#m.lock.held()) throw new LockLost();
+  }
+}
+
+/** Marks a note no call waits for: see `mustCommit`. */
+const LAZY = true;
+
+/** What the journal must do for a job, by the kinds of its notes: insert it whole (NEW), delete it (GONE), else update it. */
+const NEW = 1;
+const GONE = 2;
+const FLAG_OF_KIND: Record<CommitKind, number> = { [COMMIT_SUBMITTED]: NEW, [COMMIT_MOVED]: 0, [COMMIT_EVICTED]: GONE };
+
+/** Tokens reserved in the journal at a time. */
+const TOKEN_BLOCK = 4096;
+
+const STATUS_OF_NAME: Record<JobStatus, SlotStatus> = {
+  PENDING: READY, RUNNING, SUCCEEDED, DEAD, CANCELLED,
+};
+export { NAME_OF_STATUS };

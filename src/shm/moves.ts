@@ -1,0 +1,92 @@
+import {
+  INTENT_FROM, INTENT_RECORD, INTENT_SLOT, INTENT_TO, RECORD_FIELDS, ROW_DATA, ROW_INTENT_SEQ, ROW_WORDS,
+  busyWord, nextWord, type SlotStatus,
+} from './layout.js';
+import type { RowTable } from './rows.js';
+import type { SlotTable } from './slots.js';
+
+/**
+ * One row's way of moving a slot (see the lease-word legend in layout.ts):
+ *
+ *   1. `draft(slot)`: the slot's record, copied into the row's intent, for the caller to edit
+ *      (read while the slot holds the word `from` the caller read: the CAS below proves nothing moved since);
+ *   2. `apply(slot, from, status)`: intent written (slot, from, to), CAS `from → BUSY(row, seq)` — the decision —
+ *      then the record copied in and CAS `BUSY → to`.
+ *
+ * A thread killed between the CASes leaves BUSY naming its intent, which
+ * holds the whole new record: the helping protocol (helping.ts) finishes the
+ * move from it. Nothing but the row's owner writes the intent.
+ */
+export class Mover {
+  readonly row: number;
+  readonly #slots: SlotTable;
+  readonly #rows: RowTable;
+  /** The row's intent record: the new record of the slot being moved. */
+  readonly draft: Float64Array;
+  readonly #intent: Float64Array;
+  readonly #seqAt: number;
+
+  constructor(slots: SlotTable, rows: RowTable, row: number) {
+    this.row = row;
+    this.#slots = slots;
+    this.#rows = rows;
+    this.#intent = rows.data.subarray(row * ROW_DATA, (row + 1) * ROW_DATA);
+    this.draft = this.#intent.subarray(INTENT_RECORD, INTENT_RECORD + RECORD_FIELDS);
+    this.#seqAt = row * ROW_WORDS + ROW_INTENT_SEQ;
+  }
+
+  /** Copies the slot's record into the draft; returns the draft. */
+  start(slot: number): Float64Array {
+    const records = this.#slots.records;
+    const draft = this.draft;
+    for (let f = 0, at = slot * RECORD_FIELDS; f < RECORD_FIELDS; f++) draft[f] = records[at + f]!;
+    return draft;
+  }
+
+  /**
+   * Makes the move from the word `from` to the next word of `status`, with
+   * the draft as the new record, and counts it in this row (out of `counted`,
+   * the status it leaves, into `status`; no count for -1). Returns the new
+   * word, or -1 if the slot no longer holds `from` (another thread moved it
+   * first: nothing was written).
+   */
+  apply(slot: number, from: number, status: SlotStatus, counted: number): number {
+    const words = this.#slots.words;
+    const intent = this.#intent;
+    const to = nextWord(from, status);
+    intent[INTENT_SLOT] = slot;
+    intent[INTENT_FROM] = from;
+    intent[INTENT_TO] = to;
+    const rowWords = this.#rows.words;
+    const seq = rowWords[this.#seqAt]! + 1;
+    // Names the intent the BUSY word will point at; published by the CAS below.
+    Atomics.store(rowWords, this.#seqAt, seq);
+    const busy = busyWord(this.row, seq);
+    // The decision: the slot is ours to move only if it still holds `from`.
+    if (Atomics.compareExchange(words, slot, from, busy) !== from) return -1;
+    const records = this.#slots.records;
+    const draft = this.draft;
+    for (let f = 0, at = slot * RECORD_FIELDS; f < RECORD_FIELDS; f++) records[at + f] = draft[f]!;
+    // Still ours (not finished by a helper that took us for dead, whose rebuild counted it): count it here.
+    if (counted >= 0 && Atomics.load(words, slot) === busy) {
+      this.#rows.count(this.row, counted, -1);
+      this.#rows.count(this.row, status, 1);
+    }
+    // Publishes the record with the new word. Refused only if a helper finished this very move (we were
+    // presumed dead): it wrote the same record, so the move stands either way.
+    Atomics.compareExchange(words, slot, busy, to);
+    return to;
+  }
+
+  /** A move that changes no field (promote, evict), counted as `apply` does: one CAS. Returns the new word, or -1 if the slot moved first. */
+  flip(slot: number, from: number, status: SlotStatus, counted: number): number {
+    const to = nextWord(from, status);
+    // The whole move: no field changes, so there is nothing to publish but the word.
+    if (Atomics.compareExchange(this.#slots.words, slot, from, to) !== from) return -1;
+    if (counted >= 0) {
+      this.#rows.count(this.row, counted, -1);
+      this.#rows.count(this.row, status, 1);
+    }
+    return to;
+  }
+}

@@ -1,0 +1,305 @@
+import type { SharedHeap } from './heap.js';
+import {
+  ATTENTION, ENTRY_K1, ENTRY_K2, ENTRY_K3, ENTRY_SLOT, ENTRY_WORD, JOB_NUM, LEVELS, LEVEL_COUNT, LEVEL_HEAD, LEVEL_KEYS, LEVEL_ORDER,
+  LEVEL_PRIORITY, LEVEL_SEQ, LEVEL_TAIL, LEVEL_TAIL_JOB_NUM, LEVEL_TAIL_RUN_AT, LEVEL_WORDS, OVERFLOW, RING_FIELDS, RING_SLOT, RING_WORD, RUN_AT,
+} from './layout.js';
+import type { SlotTable } from './slots.js';
+
+/** Whoever claims for a poll: makes the claim's move (CLAIMED), finds the slot moved by another thread first (LOST), or cannot claim without the lock (ABORT). */
+export interface Claimer {
+  tryClaim(slot: number, word: number): number;
+}
+export const CLAIMED = 1;
+export const LOST = 0;
+export const ABORT = -1;
+/** Ring entries a poller passes before it moves the shared head (a hint) past them. */
+const HEAD_STEP = 16;
+/** What `poll` returns when a claim needs the lock (a token block): the caller polls again under it. */
+export const POLL_ABORTED = -2;
+
+/**
+ * The ready jobs, best first: one ring per priority level in use, in
+ * (runAt, submission) order, and one overflow heap for what a ring cannot
+ * take in order (an explicit runAt earlier than the level's last entry, a
+ * retry due in the past, more distinct priorities than LEVELS).
+ *
+ * Concurrency contract: only the maintenance lock holder appends (`file`)
+ * and touches the overflow heap; any thread consumes a ring from its head,
+ * lock-free: the entry is a hint, the CAS on the slot's lease word is the
+ * claim, and the head moves on by CAS (a hint too: a thread killed before it
+ * moves the head leaves an entry the next poller finds stale). While the
+ * overflow heap holds entries, ATTENTION's OVERFLOW bit sends polls to the
+ * lock, where `pollLocked` compares both. The level table is read under a
+ * seqlock (LEVEL_SEQ) and cached per thread; new levels are rare.
+ */
+export class ReadyIndex {
+  readonly #levelWords: Int32Array;
+  readonly #keys: Float64Array;
+  readonly #rings: Int32Array;
+  readonly #lockWords: Int32Array;
+  readonly #overflow: SharedHeap;
+  readonly #slots: SlotTable;
+  readonly #ringSize: number;
+  readonly #mask: number;
+  readonly #order = new Int32Array(LEVELS);
+  #orderCount = 0;
+  #orderSeq = -1;
+  /** Per level, where this thread knows every entry before is spent (reset with the level table). */
+  readonly #cursor = new Int32Array(LEVELS);
+  #peekSlot = 0;
+  #peekWord = 0;
+
+  constructor(levelWords: Int32Array, keys: Float64Array, rings: Int32Array, lockWords: Int32Array, overflow: SharedHeap, slots: SlotTable) {
+    this.#levelWords = levelWords;
+    this.#keys = keys;
+    this.#rings = rings;
+    this.#lockWords = lockWords;
+    this.#overflow = overflow;
+    this.#slots = slots;
+    this.#ringSize = rings.length / LEVELS / RING_FIELDS;
+    this.#mask = this.#ringSize - 1;
+  }
+
+  // ── consumers, lock-free ───────────────────────────────────────────────
+
+  /** Claims the best ready job of the rings (not the overflow heap) through `claimer`; its slot, or -1. */
+  poll(now: number, claimer: Claimer): number {
+    this.#refreshOrder();
+    for (let k = 0; k < this.#orderCount; k++) {
+      const slot = this.#pollLevel(this.#order[k]!, now, claimer);
+      if (slot !== -1) return slot;
+    }
+    return -1;
+  }
+
+  /**
+   * Claims the first valid, due entry of one level's ring, scanning from the
+   * head: an entry found stale, or claimed by another thread first, is passed
+   * without going back to the head, so racing pollers spread over the ring
+   * instead of piling on one entry. Every entry passed is one this poll saw
+   * invalid, so the head may move past it (`#advanceTo`). The slot, -1 if the
+   * level has nothing due, or POLL_ABORTED.
+   */
+  #pollLevel(level: number, now: number, claimer: Claimer): number {
+    const words = this.#levelWords;
+    const base = level * LEVEL_WORDS;
+    const slots = this.#slots;
+    // Where this poll starts: the head, or past it where this thread has seen every entry spent.
+    const head = Atomics.load(words, base + LEVEL_HEAD);
+    const start = ((this.#cursor[level]! - head) | 0) > 0 ? this.#cursor[level]! : head;
+    for (let at = start; ; at = (at + 1) | 0) {
+      // The entries below the tail were published by the tail's store.
+      if (((Atomics.load(words, base + LEVEL_TAIL) - at) | 0) <= 0) return this.#passed(level, head, at);
+      const entry = (level * this.#ringSize + (at & this.#mask)) * RING_FIELDS;
+      const slot = this.#rings[entry + RING_SLOT]!;
+      const word = this.#rings[entry + RING_WORD]!;
+      if (slots.word(slot) === word) {
+        // In runAt order: if this one is not due yet (the clock is behind the last maintenance), none after it is.
+        if (slots.get(slot, RUN_AT) > now) return this.#passed(level, head, at);
+        const claim = claimer.tryClaim(slot, word);
+        // An aborted claim moved nothing: its entry stays for the locked poll.
+        if (claim === ABORT) return POLL_ABORTED;
+        if (claim === CLAIMED) {
+          this.#passed(level, head, (at + 1) | 0);
+          return slot;
+        }
+      }
+    }
+  }
+
+  /**
+   * Notes that every entry before `at` is spent (claimed or stale: a word
+   * never comes back), in this thread's cursor; the shared head follows in
+   * steps of HEAD_STEP, so that pollers do not write it on every claim. -1.
+   */
+  #passed(level: number, head: number, at: number): number {
+    this.#cursor[level] = at;
+    if (((at - head) | 0) >= HEAD_STEP) this.#advanceTo(level, at);
+    return -1;
+  }
+
+  /** Moves the head forward to `position` unless another thread moved it further already (a hint: only forward). */
+  #advanceTo(level: number, position: number): void {
+    const words = this.#levelWords;
+    const at = level * LEVEL_WORDS + LEVEL_HEAD;
+    for (;;) {
+      const head = Atomics.load(words, at);
+      if (((position - head) | 0) <= 0) return;
+      // Forward only: a thread that moved it further knows more entries are spent.
+      if (Atomics.compareExchange(words, at, head, position) === head) return;
+    }
+  }
+
+  /**
+   * The first ring entry of `level` whose slot still holds its word and is
+   * due by `now` (in #peekSlot, #peekWord); its ring position, or -1. Stale
+   * entries on the way are skipped for everyone.
+   */
+  #peek(level: number, now: number): number {
+    const words = this.#levelWords;
+    const base = level * LEVEL_WORDS;
+    for (;;) {
+      // The head and tail as they are now: the entries between them were published by the tail's store.
+      const head = Atomics.load(words, base + LEVEL_HEAD);
+      if (head === Atomics.load(words, base + LEVEL_TAIL)) return -1;
+      const at = (level * this.#ringSize + (head & this.#mask)) * RING_FIELDS;
+      const slot = this.#rings[at + RING_SLOT]!;
+      const word = this.#rings[at + RING_WORD]!;
+      if (this.#slots.word(slot) === word) {
+        if (this.#slots.get(slot, RUN_AT) > now) return -1;
+        this.#peekSlot = slot;
+        this.#peekWord = word;
+        return head;
+      }
+      this.#advance(level, head);
+    }
+  }
+
+  #advance(level: number, head: number): void {
+    // Moves the head past an entry that is claimed or stale; if another thread moved it already, that is as good.
+    Atomics.compareExchange(this.#levelWords, level * LEVEL_WORDS + LEVEL_HEAD, head, (head + 1) | 0);
+  }
+
+  #refreshOrder(): void {
+    const lockWords = this.#lockWords;
+    // A seqlock read: the cached order stands while LEVEL_SEQ has not moved.
+    let seq = Atomics.load(lockWords, LEVEL_SEQ);
+    if (seq === this.#orderSeq) return;
+    for (;;) {
+      if ((seq & 1) === 0) {
+        const count = Atomics.load(lockWords, LEVEL_COUNT);
+        for (let k = 0; k < count; k++) this.#order[k] = Atomics.load(lockWords, LEVEL_ORDER + k);
+        // Unchanged across the reads: the order read is one the holder published.
+        if (Atomics.load(lockWords, LEVEL_SEQ) === seq) {
+          this.#orderCount = count;
+          this.#orderSeq = seq;
+          // A rebuild starts the rings over: positions seen before mean nothing now.
+          this.#cursor.fill(0);
+          return;
+        }
+      }
+      seq = Atomics.load(lockWords, LEVEL_SEQ);
+    }
+  }
+
+  // ── the maintenance lock holder ────────────────────────────────────────
+
+  /**
+   * Claims the best ready job of rings and overflow heap together (under the
+   * lock, when the overflow heap is not empty); its slot, or -1.
+   */
+  pollLocked(now: number, claimer: Claimer): number {
+    const overflow = this.#overflow;
+    const slots = this.#slots;
+    for (;;) {
+      while (overflow.size > 0 && slots.word(overflow.top(ENTRY_SLOT)) !== overflow.top(ENTRY_WORD)) overflow.pop();
+      this.#syncOverflowBit();
+      this.#refreshOrder();
+      let level = -1;
+      let head = -1;
+      for (let k = 0; k < this.#orderCount && head < 0; k++) {
+        level = this.#order[k]!;
+        head = this.#peek(level, now);
+      }
+      const fromOverflow = overflow.size > 0 && (head < 0 || this.#overflowFirst(level, this.#peekSlot));
+      if (fromOverflow) {
+        const slot = overflow.top(ENTRY_SLOT);
+        const word = overflow.top(ENTRY_WORD);
+        overflow.pop();
+        this.#syncOverflowBit();
+        if (claimer.tryClaim(slot, word) === CLAIMED) return slot;
+        continue;
+      }
+      if (head < 0) return -1;
+      const slot = this.#peekSlot;
+      const claimed = claimer.tryClaim(slot, this.#peekWord) === CLAIMED;
+      this.#advance(level, head);
+      if (claimed) return slot;
+    }
+  }
+
+  /** Whether the overflow heap's top comes before the ring entry of `level` at `slot`. */
+  #overflowFirst(level: number, slot: number): boolean {
+    const overflow = this.#overflow;
+    const k1 = -this.#keys[level * LEVEL_KEYS + LEVEL_PRIORITY]!;
+    if (overflow.top(ENTRY_K1) !== k1) return overflow.top(ENTRY_K1) < k1;
+    const runAt = this.#slots.get(slot, RUN_AT);
+    if (overflow.top(ENTRY_K2) !== runAt) return overflow.top(ENTRY_K2) < runAt;
+    return overflow.top(ENTRY_K3) < this.#slots.get(slot, JOB_NUM);
+  }
+
+  /**
+   * Files a READY job (lock holder): at its level's tail when that keeps the
+   * ring in (runAt, submission) order and there is room, else in the overflow heap.
+   */
+  file(slot: number, word: number, priority: number, runAt: number, jobNum: number): void {
+    const level = this.#levelOf(priority);
+    if (level >= 0 && this.#append(level, slot, word, runAt, jobNum)) return;
+    const overflow = this.#overflow;
+    // Full means mostly stale entries (a slot has at most one valid entry): drop them.
+    if (overflow.full) overflow.compact((s, w) => this.#slots.word(s) === w);
+    overflow.push(-priority, runAt, jobNum, slot, word);
+    this.#syncOverflowBit();
+  }
+
+  #append(level: number, slot: number, word: number, runAt: number, jobNum: number): boolean {
+    const words = this.#levelWords;
+    const keys = this.#keys;
+    const base = level * LEVEL_WORDS;
+    const tail = words[base + LEVEL_TAIL]!;
+    const head = Atomics.load(words, base + LEVEL_HEAD);
+    const k = level * LEVEL_KEYS;
+    const lastRunAt = keys[k + LEVEL_TAIL_RUN_AT]!;
+    // An empty ring takes any key; otherwise only one after the last entry's.
+    const inOrder = head === tail || runAt > lastRunAt || (runAt === lastRunAt && jobNum > keys[k + LEVEL_TAIL_JOB_NUM]!);
+    if (!inOrder || ((tail - head) | 0) >= this.#ringSize) return false;
+    const at = (level * this.#ringSize + (tail & this.#mask)) * RING_FIELDS;
+    this.#rings[at + RING_SLOT] = slot;
+    this.#rings[at + RING_WORD] = word;
+    keys[k + LEVEL_TAIL_RUN_AT] = runAt;
+    keys[k + LEVEL_TAIL_JOB_NUM] = jobNum;
+    // Publishes the entry to pollers.
+    Atomics.store(words, base + LEVEL_TAIL, (tail + 1) | 0);
+    return true;
+  }
+
+  /** The level of `priority`, made if it is new and there is room; -1 if there is none. */
+  #levelOf(priority: number): number {
+    const lockWords = this.#lockWords;
+    const keys = this.#keys;
+    const count = Atomics.load(lockWords, LEVEL_COUNT);
+    for (let level = 0; level < count; level++) if (keys[level * LEVEL_KEYS + LEVEL_PRIORITY] === priority) return level;
+    if (count >= LEVELS) return -1;
+    const level = count;
+    keys[level * LEVEL_KEYS + LEVEL_PRIORITY] = priority;
+    const order: number[] = [];
+    for (let k = 0; k < count; k++) order.push(Atomics.load(lockWords, LEVEL_ORDER + k));
+    order.push(level);
+    order.sort((a, b) => keys[b * LEVEL_KEYS + LEVEL_PRIORITY]! - keys[a * LEVEL_KEYS + LEVEL_PRIORITY]!);
+    // Odd while the order is rewritten: pollers read it again.
+    Atomics.add(lockWords, LEVEL_SEQ, 1);
+    order.forEach((l, k) => Atomics.store(lockWords, LEVEL_ORDER + k, l));
+    Atomics.store(lockWords, LEVEL_COUNT, count + 1);
+    // Even again: the new order is published.
+    Atomics.add(lockWords, LEVEL_SEQ, 1);
+    return level;
+  }
+
+  #syncOverflowBit(): void {
+    // Polls compare with the overflow heap (under the lock) only while it holds entries.
+    if (this.#overflow.size > 0) Atomics.or(this.#lockWords, ATTENTION, OVERFLOW);
+    else Atomics.and(this.#lockWords, ATTENTION, ~OVERFLOW);
+  }
+
+  /** Forgets every entry and level (a rebuild, with every lock-free call held at the gate). */
+  clear(): void {
+    const lockWords = this.#lockWords;
+    Atomics.add(lockWords, LEVEL_SEQ, 1);
+    Atomics.store(lockWords, LEVEL_COUNT, 0);
+    this.#levelWords.fill(0);
+    this.#keys.fill(0);
+    Atomics.add(lockWords, LEVEL_SEQ, 1);
+    this.#overflow.clear();
+    this.#syncOverflowBit();
+  }
+}

@@ -1,0 +1,187 @@
+import {
+  ATTENTION, GATE, MAINTENANCE_ROW, ROWS, ROW_CALL, ROW_COUNTS, ROW_DATA, ROW_FINISHED_CHUNKS, ROW_FINISH_DRAINED, ROW_FINISH_TAIL,
+  ROW_HIGH_WATER, ROW_LEASE_DRAINED, ROW_LEASE_TAIL, ROW_OWNED, ROW_RINGS, ROW_RING_ENTRIES, ROW_STATE, ROW_WORDS,
+  RING_ENTRY_FIELDS, RING_ENTRY_SLOT, RING_ENTRY_WORD, RING_KEY, STATUS_COUNT, FINISH_RING, LEASE_RING,
+} from './layout.js';
+
+/** Which of a row's two rings: leases to expire, or finished jobs to evict. */
+export type RingKind = typeof LEASE_RING | typeof FINISH_RING;
+const TAIL_OF: Record<number, number> = { [LEASE_RING]: ROW_LEASE_TAIL, [FINISH_RING]: ROW_FINISH_TAIL };
+const DRAINED_OF: Record<number, number> = { [LEASE_RING]: ROW_LEASE_DRAINED, [FINISH_RING]: ROW_FINISH_DRAINED };
+
+/**
+ * The per-thread rows (see layout.ts): each written by its owner only, read
+ * by the maintenance holder, so the worker path never writes a word that
+ * another thread writes too (beyond the slot words it races on).
+ *
+ * Concurrency contract: a row's CALL, counters and ring tails are the
+ * owner's; its ring `drained` positions and watch fields are the lock
+ * holder's. Ring positions count up forever (taken modulo the ring size);
+ * an entry counts once the tail covers it, so a thread killed mid-append
+ * leaves an entry nobody reads.
+ */
+export class RowTable {
+  readonly words: Int32Array;
+  readonly data: Float64Array;
+  readonly rings: Float64Array;
+  readonly #header: Float64Array;
+  readonly #lockWords: Int32Array;
+
+  constructor(words: Int32Array, data: Float64Array, rings: Float64Array, header: Float64Array, lockWords: Int32Array) {
+    this.words = words;
+    this.data = data;
+    this.rings = rings;
+    this.#header = header;
+    this.#lockWords = lockWords;
+  }
+
+  /** Rows ever owned: the ones whose counters and rings count. */
+  get highWater(): number {
+    return Math.max(1, this.#header[ROW_HIGH_WATER]!);
+  }
+
+  /** Takes a free row for a new instance (under the maintenance lock); -1 if none is left. */
+  acquire(): number {
+    for (let row = MAINTENANCE_ROW + 1; row < ROWS; row++) {
+      // Freed rows are reused; revoked ones (presumed dead) never are.
+      if (Atomics.compareExchange(this.words, row * ROW_WORDS + ROW_STATE, 0, ROW_OWNED) !== 0) continue;
+      this.#header[ROW_HIGH_WATER] = Math.max(this.highWater, row + 1);
+      return row;
+    }
+    return -1;
+  }
+
+  /** Gives an owned row back (at close); a revoked one stays revoked. */
+  release(row: number): void {
+    Atomics.compareExchange(this.words, row * ROW_WORDS + ROW_STATE, ROW_OWNED, 0);
+  }
+
+  owned(row: number): boolean {
+    return Atomics.load(this.words, row * ROW_WORDS + ROW_STATE) === ROW_OWNED;
+  }
+
+  /**
+   * Enters a lock-free call: false if worker calls must take the lock now (a
+   * rebuild's gate is shut). The Dekker half of the gate: the odd CALL is
+   * published before ATTENTION is read, and a rebuilder shuts the gate
+   * before it reads CALL, so either it waits for this call or this call
+   * sees the gate.
+   */
+  enter(row: number, attention: number): boolean {
+    const at = row * ROW_WORDS + ROW_CALL;
+    // Odd: inside a call. Sequentially consistent, ordered before the ATTENTION read below.
+    Atomics.store(this.words, at, this.words[at]! + 1);
+    // A revoked row (presumed dead while it was only slow) must not start another move: the owner takes a new one.
+    if ((Atomics.load(this.#lockWords, ATTENTION) & attention) === 0 && this.words[row * ROW_WORDS + ROW_STATE] === ROW_OWNED) return true;
+    // Even again: we leave at once, for the locked path.
+    Atomics.store(this.words, at, this.words[at]! + 1);
+    return false;
+  }
+
+  leave(row: number): void {
+    const at = row * ROW_WORDS + ROW_CALL;
+    // Even: out of the call; a rebuilder waiting on this row may go on.
+    Atomics.store(this.words, at, this.words[at]! + 1);
+  }
+
+  call(row: number): number {
+    // Read by the watch and the gate: whether the owner is inside a call, and which one.
+    return Atomics.load(this.words, row * ROW_WORDS + ROW_CALL);
+  }
+
+  gateShut(): boolean {
+    return (Atomics.load(this.#lockWords, ATTENTION) & GATE) !== 0;
+  }
+
+  count(row: number, status: number, delta: number): void {
+    this.data[row * ROW_DATA + ROW_COUNTS + status]! += delta;
+  }
+
+  finishedChunks(row: number, delta: number): void {
+    this.data[row * ROW_DATA + ROW_FINISHED_CHUNKS]! += delta;
+  }
+
+  /** The sum over rows of a counter (ROW_COUNTS + status, or ROW_FINISHED_CHUNKS): exact when no call is in flight. */
+  sum(field: number): number {
+    let total = 0;
+    for (let row = 0, n = this.highWater; row < n; row++) total += this.data[row * ROW_DATA + field]!;
+    return total;
+  }
+
+  /** Sets row 0's counters so that the sums over rows equal `counts` (a rebuild's recount), with every call held at the gate. */
+  setTotals(counts: readonly number[], finishedChunks: number): void {
+    const maintenance = MAINTENANCE_ROW * ROW_DATA;
+    for (let s = 0; s < STATUS_COUNT; s++) {
+      this.data[maintenance + ROW_COUNTS + s] = 0;
+      this.data[maintenance + ROW_COUNTS + s] = counts[s]! - this.sum(ROW_COUNTS + s);
+    }
+    this.data[maintenance + ROW_FINISHED_CHUNKS] = 0;
+    this.data[maintenance + ROW_FINISHED_CHUNKS] = finishedChunks - this.sum(ROW_FINISHED_CHUNKS);
+  }
+
+  /** Entries the ring can take now. */
+  room(row: number, ring: RingKind): number {
+    const w = row * ROW_WORDS;
+    // The holder's drained position: how far it has emptied the owner's ring.
+    return ROW_RING_ENTRIES - (this.words[w + TAIL_OF[ring]!]! - Atomics.load(this.words, w + DRAINED_OF[ring]!));
+  }
+
+  hasRoom(row: number, ring: RingKind): boolean {
+    return this.room(row, ring) > 0;
+  }
+
+  /** Appends (key, slot, word) to the owner's ring; the caller checked `hasRoom`. */
+  append(row: number, ring: RingKind, key: number, slot: number, word: number): void {
+    const w = row * ROW_WORDS;
+    const tail = this.words[w + TAIL_OF[ring]!]!;
+    const at = row * ROW_RINGS + ring + (tail % ROW_RING_ENTRIES) * RING_ENTRY_FIELDS;
+    this.rings[at + RING_KEY] = key;
+    this.rings[at + RING_ENTRY_SLOT] = slot;
+    this.rings[at + RING_ENTRY_WORD] = word;
+    // Publishes the entry: the holder reads entries only below the tail.
+    Atomics.store(this.words, w + TAIL_OF[ring]!, tail + 1);
+  }
+
+  tail(row: number, ring: RingKind): number {
+    // The holder's look at how far the owner has appended.
+    return Atomics.load(this.words, row * ROW_WORDS + TAIL_OF[ring]!);
+  }
+
+  /** Hands every entry not yet drained, of every row, to `visit` (the lock holder only). */
+  drain(ring: RingKind, visit: (key: number, slot: number, word: number) => void): void {
+    for (let row = 0, n = this.highWater; row < n; row++) {
+      const w = row * ROW_WORDS;
+      const tail = this.tail(row, ring as RingKind);
+      let drained = this.words[w + DRAINED_OF[ring]!]!;
+      // Most rows have appended nothing since the last drain: leave their lines alone.
+      if (drained === tail) continue;
+      for (; drained < tail; drained++) {
+        const at = row * ROW_RINGS + ring + (drained % ROW_RING_ENTRIES) * RING_ENTRY_FIELDS;
+        visit(this.rings[at + RING_KEY]!, this.rings[at + RING_ENTRY_SLOT]!, this.rings[at + RING_ENTRY_WORD]!);
+      }
+      // Frees the ring's room for its owner.
+      Atomics.store(this.words, w + DRAINED_OF[ring]!, drained);
+    }
+  }
+
+  /** Records every row's tail of `ring` in `into` (for `movedSince`). */
+  tails(ring: RingKind, into: Int32Array): void {
+    for (let row = 0, n = this.highWater; row < n; row++) into[row] = this.tail(row, ring);
+  }
+
+  /** Whether some row appended to `ring` since `tails` recorded it. */
+  movedSince(ring: RingKind, tails: Int32Array): boolean {
+    for (let row = 0, n = this.highWater; row < n; row++) if (this.tail(row, ring) !== tails[row]) return true;
+    return false;
+  }
+
+  /** Forgets every ring entry (a rebuild re-derives them from the slots, with every call held at the gate). */
+  clearRings(): void {
+    for (let row = 0, n = this.highWater; row < n; row++) {
+      for (const ring of [LEASE_RING, FINISH_RING] as const) {
+        const w = row * ROW_WORDS;
+        Atomics.store(this.words, w + DRAINED_OF[ring]!, this.tail(row, ring));
+      }
+    }
+  }
+}

@@ -1,0 +1,207 @@
+import { Refusal } from '../errors.js';
+import { Arena } from './arena.js';
+import {
+  ATTEMPTS, ATTENTION, DUE_LOWERED, DUE_VERSION, ERROR_BYTES, ERROR_REF, FINISH_BASE, FINISH_RING, FINISH_SEQ, FINISH_TICKET, JOB_NUM,
+  LEASE_RING, LEASE_UNTIL, MOVES, NEXT_DUE, PAYLOAD_BYTES, READY, RUNNING, SUCCEEDED, TOKEN, TYPE_BYTES, WORKER, isBusy, statusOf, type SlotStatus,
+} from './layout.js';
+import type { QueueMemory } from './memory.js';
+import type { Mover } from './moves.js';
+import { ABORT, CLAIMED, LOST, type Claimer } from './ready.js';
+
+/** A worker-path result that means: take the maintenance lock and do it there (a BUSY slot that stays busy, a map miss). */
+export const SLOW = -100;
+
+/**
+ * The journal's hooks (journaled queues make every move under the lock): a
+ * move is noted just before it is made; a durable one of the call's own
+ * (a complete) with what undoes it; a poll passes over frozen jobs (see
+ * Frozen jobs in layout.ts).
+ */
+export interface MoveNotes {
+  noteMove(jobNum: number, lazy: boolean): void;
+  noteOwnMove(slot: number, word: number, status: SlotStatus): void;
+  skipFrozen(slot: number, word: number): boolean;
+}
+
+/** Where a row's token blocks come from (the maintenance lock holder). */
+export interface TokenSource {
+  reserveTokens(count: number): number;
+}
+
+/** A move that leaves a job in its status (extend) changes no count. */
+export const NOT_COUNTED = -1;
+
+/** Tokens a row reserves at a time (one locked call per block). */
+export const TOKEN_BLOCK = 1024;
+
+/**
+ * The worker path: claim, complete and extend, as one row makes them. The
+ * same code runs lock-free (an in-memory queue's common case) and under the
+ * maintenance lock (when maintenance is due, and always with a journal): the
+ * moves are CASes on lease words either way, so they race correctly with
+ * other threads' lock-free moves.
+ *
+ * What it writes besides the slot: this row's counters and rings (see
+ * rows.ts), and one shared word, FINISH_TICKET, by one Atomics.add per
+ * complete (the eviction order).
+ */
+export class WorkerPath implements Claimer {
+  readonly #m: QueueMemory;
+  readonly #mover: Mover;
+  readonly #row: number;
+  readonly #notes: MoveNotes | undefined;
+  #token = 0;
+  #tokenEnd = 0;
+  #leaseUntil = 0;
+  #worker = 0;
+  /** Entries both rings can surely take (each claim, extend and complete takes at most one per ring). */
+  #room = 0;
+
+  readonly #tokens: TokenSource;
+  #locked = false;
+
+  constructor(memory: QueueMemory, mover: Mover, tokens: TokenSource, notes?: MoveNotes) {
+    this.#m = memory;
+    this.#mover = mover;
+    this.#row = mover.row;
+    this.#tokens = tokens;
+    this.#notes = notes;
+  }
+
+  get row(): number {
+    return this.#row;
+  }
+
+  /** The record this row's last move wrote (its intent): a lease is read from here, as the slot may move on at once. */
+  get draft(): Float64Array {
+    return this.#mover.draft;
+  }
+
+  /** Whether this row can take one more claim and complete without the lock: a token left, room in both rings. */
+  ready(): boolean {
+    if (this.#token >= this.#tokenEnd) return false;
+    // Room counted down locally: the shared drained positions are read again only when it runs out.
+    if (this.#room > 0) return true;
+    const rows = this.#m.rows;
+    this.#room = Math.min(rows.room(this.#row, LEASE_RING), rows.room(this.#row, FINISH_RING));
+    return this.#room > 0;
+  }
+
+  /** Under the lock: a new block of tokens if this one is used up. */
+  refill(): void {
+    if (this.#token < this.#tokenEnd) return;
+    this.#token = this.#tokens.reserveTokens(TOKEN_BLOCK);
+    this.#tokenEnd = this.#token + TOKEN_BLOCK;
+  }
+
+  /**
+   * Leases the best ready job until `leaseUntil` to the worker numbered
+   * `worker`; its slot, or -1. Rings only, or (`locked`) rings and overflow heap.
+   */
+  poll(worker: number, leaseUntil: number, now: number, locked: boolean): number {
+    this.#worker = worker;
+    this.#leaseUntil = leaseUntil;
+    this.#locked = locked;
+    const ready = this.#m.ready;
+    return locked ? ready.pollLocked(now, this) : ready.poll(now, this);
+  }
+
+  tryClaim(slot: number, word: number): number {
+    // With a journal only: a job whose move is still committing is passed over, and filed back after the poll.
+    if (this.#notes?.skipFrozen(slot, word) === true) return LOST;
+    const draft = this.#mover.start(slot);
+    // Fencing tokens grow from lease to lease of a job: a block reserved before the job's last lease may be too low.
+    if (draft[TOKEN]! >= this.#token) {
+      if (!this.#locked) return ABORT;
+      this.#token = this.#tokenEnd;
+      this.refill();
+    }
+    draft[ATTEMPTS]!++;
+    draft[TOKEN] = this.#token;
+    draft[LEASE_UNTIL] = this.#leaseUntil;
+    draft[WORKER] = this.#worker;
+    draft[MOVES]!++;
+    this.#notes?.noteMove(draft[JOB_NUM]!, true);
+    // The claim: only one thread moves the slot from the READY word its ring entry was made for.
+    const to = this.#mover.apply(slot, word, RUNNING, READY);
+    if (to < 0) return LOST;
+    this.#token++;
+    this.#registerLease(slot, to, this.#leaseUntil);
+    this.#room--;
+    return CLAIMED;
+  }
+
+  /** Marks the job SUCCEEDED: 0, a Refusal, or SLOW. */
+  complete(slot: number, jobNum: number, token: number, now: number): number {
+    const { rows, header, lockWords } = this.#m;
+    for (;;) {
+      const word = this.#leasedWord(slot, jobNum, token, now);
+      if (word < 0) return word;
+      const draft = this.#mover.start(slot);
+      // The eviction order: one shared counter, so that finishes of every thread compare.
+      const finishSeq = header[FINISH_BASE]! + (Atomics.add(lockWords, FINISH_TICKET, 1) >>> 0) + 1;
+      draft[FINISH_SEQ] = finishSeq;
+      draft[MOVES]!++;
+      this.#notes?.noteOwnMove(slot, word, SUCCEEDED);
+      const to = this.#mover.apply(slot, word, SUCCEEDED, RUNNING);
+      if (to < 0) continue; // moved meanwhile (an expiry): look again
+      rows.finishedChunks(this.#row, chunksOf(draft));
+      rows.append(this.#row, FINISH_RING, finishSeq, slot, to);
+      this.#room--;
+      return 0;
+    }
+  }
+
+  /** The lease now lasts until `leaseUntil`: the new leaseUntil, a Refusal, or SLOW. */
+  extend(slot: number, jobNum: number, token: number, leaseUntil: number, now: number): number {
+    for (;;) {
+      const word = this.#leasedWord(slot, jobNum, token, now);
+      if (word < 0) return word;
+      const draft = this.#mover.start(slot);
+      draft[LEASE_UNTIL] = leaseUntil;
+      draft[MOVES]!++;
+      this.#notes?.noteMove(jobNum, true);
+      const to = this.#mover.apply(slot, word, RUNNING, NOT_COUNTED);
+      if (to < 0) continue;
+      this.#registerLease(slot, to, leaseUntil);
+      this.#room--;
+      return leaseUntil;
+    }
+  }
+
+  /**
+   * The slot's word (not BUSY) if `token` is the current, valid lease of job
+   * `jobNum` there; else a Refusal, or SLOW (busy for long, or the slot
+   * reused for another job since the map was read: the locked path decides).
+   */
+  #leasedWord(slot: number, jobNum: number, token: number, now: number): number {
+    const slots = this.#m.slots;
+    const word = slots.settledWord(slot);
+    if (isBusy(word) || slots.get(slot, JOB_NUM) !== jobNum || statusOf(word) === 0) return SLOW;
+    if (statusOf(word) !== RUNNING || slots.get(slot, TOKEN) !== token || !(now < slots.get(slot, LEASE_UNTIL))) return Refusal.StaleLease;
+    return word;
+  }
+
+  /**
+   * Registers a lease for expiry: in this row's lease ring, which the lock
+   * holder drains. The handshake with the holder (see Maintenance#publishDue):
+   * the ring's tail is published first, then DUE_VERSION read; a lease
+   * earlier than the NEXT_DUE read after that sets DUE_LOWERED, so the next
+   * call does maintenance. Either the holder's re-read of the tails sees this
+   * entry, or this read sees the holder's new NEXT_DUE.
+   */
+  #registerLease(slot: number, word: number, leaseUntil: number): void {
+    const { rows, lockWords, header } = this.#m;
+    rows.append(this.#row, LEASE_RING, leaseUntil, slot, word);
+    // Orders the NEXT_DUE read after the tail's store.
+    Atomics.load(lockWords, DUE_VERSION);
+    // Rare (the first lease after the heap emptied, or a shorter lease than the others): one RMW.
+    if (leaseUntil < header[NEXT_DUE]!) Atomics.or(lockWords, ATTENTION, DUE_LOWERED);
+  }
+}
+
+/** Arena chunks a record's strings hold. */
+export function chunksOf(record: Float64Array): number {
+  const errorChunks = record[ERROR_REF]! > 0 ? Arena.chunksFor(record[ERROR_BYTES]!) : 0;
+  return Arena.chunksFor(record[TYPE_BYTES]! + record[PAYLOAD_BYTES]!) + errorChunks;
+}
