@@ -14,9 +14,10 @@ export interface JobQueueOptions {
    */
   maxPayloadBytes?: number;
   /**
-   * Shared bytes for every job's type, payload and lastError, in 76-byte chunks
-   * (a job of up to 72 bytes of type + payload takes one). Untouched pages cost no memory.
-   * @default 64 MiB, or more: at least 128 bytes per job of `capacity` and 4 × maxPayloadBytes (at most 2 GiB)
+   * Shared bytes for every job's payload and lastError, in 68-byte chunks (a
+   * payload of up to 64 bytes takes one; types are stored once each, apart).
+   * Untouched pages cost no memory.
+   * @default 64 MiB, or more: at least 136 bytes per job of `capacity` and 4 × maxPayloadBytes (at most 2 GiB)
    */
   arenaBytes?: number;
   /**

@@ -3,9 +3,8 @@ import { InvalidArgumentError, QueueFullError, describe } from './errors.js';
 import { fillOptions, type JobQueueOptions } from './options.js';
 import { policyFromShare, sharePolicy, type RetryPolicy } from './policy.js';
 import { Journal } from './journal/journal.js';
-import { Arena } from './shm/arena.js';
 import type { LoggedJob } from './shm/movelog.js';
-import { BUFFER_NAMES, bufferBytes, type QueueBuffers } from './shm/layout.js';
+import { BUFFER_NAMES, bufferBytes, mayRetry, type QueueBuffers } from './shm/layout.js';
 import { QueueMemory } from './shm/memory.js';
 import { JobStatus, type JobView, type Lease, type QueueStats } from './types.js';
 import { checkFailure, checkPolicy, checkTimeSource, checkTimeout, parseJobId, type FailOptions, type NewJob } from './validate.js';
@@ -146,7 +145,7 @@ export class JobQueue {
     const jobs = journal.rows();
     const { kept, dropped } = this.#fitFinished(jobs);
     this.#ctx.locked((core) => {
-      const chunks = kept.reduce((sum, job) => sum + Arena.chunksFor(Buffer.byteLength(job.type) + Buffer.byteLength(job.payload)), 0);
+      const chunks = kept.reduce((sum, job) => sum + core.chunksForJob(job.type, Buffer.byteLength(job.type), Buffer.byteLength(job.payload)), 0);
       if (core.roomFor(kept.length, chunks) < 0) {
         throw new QueueFullError(
           `The journal ${link.path} holds ${kept.length} jobs that do not fit a queue of capacity ${this.#ctx.options.capacity} and ${this.#ctx.options.arenaBytes} arena bytes: raise \`capacity\` or \`arenaBytes\``,
@@ -160,7 +159,7 @@ export class JobQueue {
     const policy = this.#ctx.policy;
     for (const job of lost) {
       // The attempt died with its process and counts as failed, so a job that kills its process cannot loop forever.
-      const retry = job.attempts < policy.maxAttempts;
+      const retry = mayRetry(job.attempts, policy.maxAttempts);
       const runAt = retry ? now + policy.backoffAfter(job.attempts) : job.runAt;
       Object.assign(job, { status: retry ? JobStatus.PENDING : JobStatus.DEAD, runAt, lastError: LEASE_LOST, leaseUntil: 0, moves: job.moves + 1 });
     }

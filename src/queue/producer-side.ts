@@ -1,5 +1,4 @@
 import { refusalError } from '../errors.js';
-import { Arena } from '../shm/arena.js';
 import type { Maintenance } from '../shm/maintenance.js';
 import { checkJob, checkJobs, parseJobId, type CheckedJob, type NewJob } from '../validate.js';
 import type { QueueContext } from './context.js';
@@ -30,7 +29,7 @@ export class ProducerSide {
     ctx.assertOpen();
     const checked = checkJobs(jobs, ctx.options.maxPayloadBytes);
     const ids = ctx.locked((core, now) => {
-      const chunks = checked.reduce((sum, job) => sum + Arena.chunksFor(job.typeBytes + job.payloadBytes), 0);
+      const chunks = checked.reduce((sum, job) => sum + core.chunksForJob(job.type, job.typeBytes, job.payloadBytes), 0);
       const refusal = core.roomFor(checked.length, chunks);
       if (refusal < 0) throw refusalError(refusal, '', ctx.options.capacity);
       return checked.map((job) => this.#submitChecked(core, job, now));

@@ -101,8 +101,7 @@ export class Helping {
     const intent = row * ROW_DATA;
     const named = (Atomics.load(rows.words, row * ROW_WORDS + ROW_INTENT_SEQ) & SEQ_MASK) === busySeq(word) && rows.data[intent + INTENT_SLOT] === slot;
     if (!named) return word; // cannot happen: an intent is rewritten only after its move is done
-    const records = slots.records;
-    for (let f = 0, at = slot * RECORD_FIELDS; f < RECORD_FIELDS; f++) records[at + f] = rows.data[intent + INTENT_RECORD + f]!;
+    slots.write(slot, rows.data.subarray(intent + INTENT_RECORD, intent + INTENT_RECORD + RECORD_FIELDS));
     const to = rows.data[intent + INTENT_TO]!;
     // Publishes the finished move, unless its owner woke and finished it meanwhile (same record either way).
     Atomics.compareExchange(slots.words, slot, word, to);

@@ -1,4 +1,4 @@
-import { JOB_NUM, RECORD_FIELDS } from './layout.js';
+import type { RecordColumn } from './layout.js';
 
 /**
  * Job number → slot: open addressing with linear probing over Int32 entries
@@ -17,13 +17,14 @@ import { JOB_NUM, RECORD_FIELDS } from './layout.js';
  */
 export class JobMap {
   readonly #m: Int32Array;
-  readonly #records: Float64Array;
+  /** The slot table's JOB_NUM column. */
+  readonly #jobNums: RecordColumn;
   readonly #mask: number;
   readonly #shift: number;
 
-  constructor(entries: Int32Array, records: Float64Array) {
+  constructor(entries: Int32Array, jobNums: RecordColumn) {
     this.#m = entries;
-    this.#records = records;
+    this.#jobNums = jobNums;
     this.#mask = entries.length - 1;
     // Take the hash's top bits: they are the best mixed.
     this.#shift = 32 - Math.log2(entries.length);
@@ -78,7 +79,7 @@ export class JobMap {
   }
 
   #numOf(slot: number): number {
-    return this.#records[slot * RECORD_FIELDS + JOB_NUM]!;
+    return this.#jobNums[slot]!;
   }
 
   #home(n: number): number {

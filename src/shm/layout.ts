@@ -7,7 +7,7 @@
  *   lockWords   Int32 [ LOCK … COMMIT_* | ATTENTION | DUE_VERSION | FINISH_TICKET | LEVEL_SEQ … ]  hot words, one line each
  *   header      f64   [ sequences | slot pool | arena | heap sizes | NEXT_DUE | LAST_NOW | … ]  maintenance holder's
  *   slotWords   Int32 [ lease word of slot 0 | slot 1 | ... ]                       THE TRUTH
- *   records     f64   [ slot 0: JOB_NUM PRIORITY RUN_AT ... | slot 1: ... ]          written only while the word is BUSY
+ *   records     columns [ JOB_NUM of slot 0 1 2 ... | PRIORITY of ... | ... ]   written only while the word is BUSY
  *   levelWords  Int32 [ level 0: HEAD … | TAIL … | level 1 … ]  ring positions       hint
  *   levelKeys   f64   [ level 0: PRIORITY TAIL_RUN_AT TAIL_JOB_NUM | ... ]          maintenance holder's
  *   levelRings  Int32 [ level 0: SLOT WORD | SLOT WORD ... | level 1 ... ]         ready jobs, best first   hint
@@ -20,8 +20,9 @@
  *   rowWords    Int32 [ row 0: STATE CALL INTENT_SEQ RING_TAIL… | row 1 ... ]     one line per row
  *   rowData     f64   [ row 0: INTENT (slot, from, to, record) | COUNTS | ... ]
  *   rowRings    f64   [ row 0: lease ring | finished ring | row 1 ... ]  entries KEY SLOT WORD
- *   arena       bytes [ chunk: NEXT | 72 bytes | chunk ... ]     type, payload, lastError
+ *   arena       bytes [ chunk: NEXT | 64 bytes | chunk ... ]     payload, lastError
  *   workerNames bytes [ LENGTH | 124 bytes | ... ]  append-only     worker ids
+ *   typeNames   bytes (same entry shape)           append-only     job types
  *   commitRing  f64   [ jobNum * 4 + COMMIT_* | ... ]  a ring       journal writes to make
  *
  * ── Roles ──
@@ -202,7 +203,13 @@ export function busySeq(word: number): number {
   return (word >>> SEQ_SHIFT) & SEQ_MASK;
 }
 
-// ── record fields (float64, one record per slot) ─────────────────────────
+// ── record fields: one record per slot ───────────────────────────────────
+/**
+ * A record's fields by number. A move builds the new record as float64
+ * fields in its row's intent (the draft, see moves.ts); the slot table keeps
+ * each field in a column of its own, in the narrowest typed array that holds
+ * every value the field can take (RECORD_COLUMNS below).
+ */
 export const JOB_NUM = 0; //        n of id "Jn"
 export const PRIORITY = 1;
 export const RUN_AT = 2;
@@ -210,14 +217,70 @@ export const ATTEMPTS = 3;
 export const TOKEN = 4; //          token of the latest lease (while RUNNING: the current one)
 export const LEASE_UNTIL = 5; //    while RUNNING: the end of the lease
 export const FINISH_SEQ = 5; //     while SUCCEEDED or CANCELLED: order of finishing, for eviction oldest first (shares LEASE_UNTIL's field)
-export const DATA_REF = 6; //       arena chain: type bytes, then payload bytes
-export const TYPE_BYTES = 7;
+export const DATA_REF = 6; //       arena chain of the payload (after the type's bytes, for a type the type table has no entry for)
+export const TYPE = 7; //           the job's type: its entry in `typeNames` + 1; or, a type the table had no room for, -(its UTF-8 bytes), leading the data chain
 export const PAYLOAD_BYTES = 8;
 export const ERROR_REF = 9; //      arena chain of lastError, or a canned error below
 export const ERROR_BYTES = 10;
 export const WORKER = 11; //        worker name of the latest lease: its entry in `workerNames` + 1; 0: none
-export const MOVES = 12; //         moves of this job so far: orders its journal writes
+export const MOVES = 12; //         with a journal: moves of this job so far, to order its journal writes; 0 without one
 export const RECORD_FIELDS = 13;
+
+/**
+ * Each field's column, and why its width holds every value it takes.
+ * Columns lie one after the other in `records`, widest first, so that each
+ * starts aligned to its element size.
+ *
+ *   JOB_NUM      f64  job numbers count up forever (ids up to 2^53)
+ *   PRIORITY     f64  any integer a user gives
+ *   RUN_AT       f64  a time: any finite number of milliseconds, fractions kept
+ *   TOKEN        f64  tokens count up forever over the queue's life (and the journal's)
+ *   LEASE_UNTIL  f64  a time; or FINISH_SEQ, which counts up forever
+ *   MOVES        f64  counts up forever; written only with a journal, so an
+ *                     in-memory queue never touches its pages (they cost no memory)
+ *   DATA_REF     i32  a chunk number: the arena is < 2^31 bytes
+ *   PAYLOAD_BYTES i32 at most maxPayloadBytes (<= 2^28)
+ *   ERROR_REF    i32  a chunk number, or a canned error (<= 0)
+ *   ERROR_BYTES  i32  at most maxErrorBytes (<= 2^24)
+ *   ATTEMPTS     u32  at most maxAttempts, and never more than MAX_ATTEMPTS
+ *   TYPE         i16  an entry of `typeNames` + 1 (<= TYPE_NAMES), or -(type bytes) (>= -MAX_TYPE_BYTES, 1024)
+ *   WORKER       u16  an entry of `workerNames` + 1 (<= WORKER_NAMES)
+ */
+export const RECORD_COLUMNS: readonly (readonly [field: number, array: ColumnArray])[] = [
+  [JOB_NUM, Float64Array], [PRIORITY, Float64Array], [RUN_AT, Float64Array], [TOKEN, Float64Array], [LEASE_UNTIL, Float64Array],
+  [MOVES, Float64Array], [DATA_REF, Int32Array], [PAYLOAD_BYTES, Int32Array], [ERROR_REF, Int32Array], [ERROR_BYTES, Int32Array],
+  [ATTEMPTS, Uint32Array], [TYPE, Int16Array], [WORKER, Uint16Array],
+];
+
+/** One field's column: a typed array with an element per slot. */
+export type RecordColumn = Float64Array | Int32Array | Uint32Array | Int16Array | Uint16Array;
+/** A column's typed-array class. */
+export interface ColumnArray {
+  new (buffer: SharedArrayBuffer, byteOffset: number, length: number): RecordColumn;
+  readonly BYTES_PER_ELEMENT: number;
+}
+
+/** The most attempts a job's record holds: a job is dead-lettered after this many even if the policy allows more. */
+export const MAX_ATTEMPTS = 2 ** 32 - 1;
+
+/** Whether a job that failed its `attempts`-th attempt is retried under a policy of `maxAttempts` (and the ATTEMPTS column's bound). */
+export function mayRetry(attempts: number, maxAttempts: number): boolean {
+  return attempts < Math.min(maxAttempts, MAX_ATTEMPTS);
+}
+
+/** Bytes of one slot's record, over all columns. */
+export const RECORD_BYTES = RECORD_COLUMNS.reduce((sum, [, array]) => sum + array.BYTES_PER_ELEMENT, 0);
+
+/** Byte offset in `records` of each field's column (by field number), for `capacity` slots. */
+export function recordColumnOffsets(capacity: number): number[] {
+  const offsets = new Array<number>(RECORD_FIELDS);
+  let at = 0;
+  for (const [field, array] of RECORD_COLUMNS) {
+    offsets[field] = at;
+    at += capacity * array.BYTES_PER_ELEMENT;
+  }
+  return offsets;
+}
 
 /** ERROR_REF values of zero and below name a canned message that needs no arena chunk. */
 export const ERROR_NONE = 0;
@@ -246,7 +309,8 @@ export const WORKER_NAME_COUNT = 15; // entries of `workerNames` in use; only co
 export const TOKEN_RESERVED = 16; // with a journal: tokens up to here are reserved there
 export const ROW_HIGH_WATER = 17; // rows ever owned; rings and counters of all of them count
 export const WATCH_LAST = 18; //     when the stuck-row watch last looked (see helping.ts)
-export const HEADER_FIELDS = 19;
+export const TYPE_NAME_COUNT = 19; // entries of `typeNames` in use; only counts up
+export const HEADER_FIELDS = 20;
 
 // ── ready levels ─────────────────────────────────────────────────────────
 /** Distinct priorities with a ring of their own; jobs of any other priority go to the overflow heap. */
@@ -308,16 +372,21 @@ export const ENTRY_SLOT = 3;
 export const ENTRY_WORD = 4; //      the lease word the entry was made for
 export const ENTRY_FIELDS = 5;
 
-// ── worker names ─────────────────────────────────────────────────────────
+// ── name tables: worker names, job types ─────────────────────────────────
 /**
- * Worker ids seen by poll, each stored once: [byte length: Int32 | UTF-8].
- * Append-only; an entry counts once WORKER_NAME_COUNT covers it, so a thread
- * killed mid-append leaves only an unused entry. Ids beyond the table's room
- * (or longer than an entry) are not shown in views.
+ * Strings stored once each, so that a record names one with a small number:
+ * [byte length: Int32 | UTF-8]. `workerNames` holds the worker ids seen by
+ * poll, `typeNames` the job types seen by submit (interned: a lease reads its
+ * type's string from the thread's own copy, decoded once). Append-only; an
+ * entry counts once the table's count (WORKER_NAME_COUNT, TYPE_NAME_COUNT)
+ * covers it, so a thread killed mid-append leaves only an unused entry.
+ * Worker ids beyond the table's room (or longer than an entry) are not shown
+ * in views; such types are kept in the arena, ahead of their job's payload.
  */
 export const WORKER_NAMES = 4096;
-export const WORKER_NAME_BYTES = 124;
-export const WORKER_ENTRY_BYTES = 4 + WORKER_NAME_BYTES;
+export const TYPE_NAMES = 4096;
+export const NAME_BYTES = 124;
+export const NAME_ENTRY_BYTES = 4 + NAME_BYTES;
 
 // ── commit ring entries (float64): jobNum * COMMIT_KINDS + kind ─────────
 /** The job is new: its row, with type and payload, must be inserted. */
@@ -329,8 +398,12 @@ export const COMMIT_EVICTED = 3;
 export const COMMIT_KINDS = 4;
 
 // ── arena chunks ─────────────────────────────────────────────────────────
-/** A chunk: [next chunk: Int32 | CHUNK_DATA_BYTES of UTF-8]: a 64-byte payload and a short type take one. */
-export const CHUNK_BYTES = 76;
+/**
+ * A chunk: [next chunk: Int32 | CHUNK_DATA_BYTES of UTF-8]. Types live in
+ * `typeNames`, so a chunk holds payload bytes only: a 64-byte payload takes
+ * one, with no byte to spare.
+ */
+export const CHUNK_BYTES = 68;
 export const CHUNK_NEXT_BYTES = 4;
 export const CHUNK_DATA_BYTES = CHUNK_BYTES - CHUNK_NEXT_BYTES;
 /** Chunk 0 is never used, so a ref of 0 means "no bytes". */
@@ -366,7 +439,7 @@ export function bufferBytes(capacity: number, arenaBytes: number) {
     lockWords: LOCK_WORD_COUNT * i32,
     header: HEADER_FIELDS * f64,
     slotWords: capacity * i32,
-    records: capacity * RECORD_FIELDS * f64,
+    records: capacity * RECORD_BYTES,
     levelWords: LEVELS * LEVEL_WORDS * i32,
     levelKeys: LEVELS * LEVEL_KEYS * f64,
     levelRings: LEVELS * ringEntries(capacity) * RING_FIELDS * i32,
@@ -380,7 +453,8 @@ export function bufferBytes(capacity: number, arenaBytes: number) {
     rowData: ROWS * ROW_DATA * f64,
     rowRings: ROWS * ROW_RINGS * f64,
     arena: arenaBytes,
-    workerNames: WORKER_NAMES * WORKER_ENTRY_BYTES,
+    workerNames: WORKER_NAMES * NAME_ENTRY_BYTES,
+    typeNames: TYPE_NAMES * NAME_ENTRY_BYTES,
     commitRing: commitRingEntries(capacity) * f64,
     /** Per slot, with a journal: the commit mark of a move its caller waits for (see Frozen jobs); 0: none. */
     awaited: capacity * i32,

@@ -7,16 +7,16 @@ import type { SharedHeap } from './heap.js';
 import {
   ATTEMPTS, ATTENTION, CANCELLED, COMMIT_EVICTED, COMMIT_MOVED, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, DUE_LOWERED, DUE_VERSION,
   ENTRY_K1, ENTRY_SLOT, ENTRY_WORD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, GATE, ERROR_LEASE_EXPIRED, ERROR_NONE, ERROR_REF, FINISH_BASE, FINISH_RING,
-  FINISH_SEQ, FINISH_TICKET, FREE, FREE_SLOT_COUNT, JOB_NUM, JOB_SEQ, LAST_NOW, LEASE_RING, LEASE_UNTIL, MAINTENANCE_ROW, MOVES, NEXT_DUE,
-  PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, ROWS, STATUS_COUNT, ROW_COUNTS, ROW_FINISHED_CHUNKS, RUNNING, RUN_AT, SLOT_HIGH_WATER, SUCCEEDED,
-  TOKEN, TOKEN_RESERVED, TOKEN_SEQ, TYPE_BYTES, WORKER, isBusy, nextWord, statusOf, type SlotStatus,
+  FINISH_SEQ, FINISH_TICKET, FREE, FREE_SLOT_COUNT, JOB_NUM, JOB_SEQ, LAST_NOW, LEASE_RING, LEASE_UNTIL, MAINTENANCE_ROW, MOVES,
+  NEXT_DUE, PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, ROWS, STATUS_COUNT, ROW_COUNTS, ROW_FINISHED_CHUNKS, RUNNING, RUN_AT,
+  SLOT_HIGH_WATER, SUCCEEDED, TOKEN, TOKEN_RESERVED, TOKEN_SEQ, TYPE, WORKER, isBusy, mayRetry, nextWord, statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import { Mover } from './moves.js';
 import type { LoggedJob, MoveLog, Sequences, JournalWrites } from './movelog.js';
-import { NAME_OF_STATUS, Records } from './records.js';
+import { NAME_OF_STATUS, Records, chunksOf, leadingTypeBytes } from './records.js';
 import { UndoLog, recordCopy, type UndoneMove } from './undo-log.js';
-import { NOT_COUNTED, chunksOf, type MoveNotes } from './worker.js';
+import { NOT_COUNTED, type MoveNotes } from './worker.js';
 
 /** Thrown when a move finds our lock taken over: the caller retries the whole operation. */
 export class LockLost extends Error {}
@@ -63,6 +63,8 @@ export class Maintenance implements MoveNotes {
   #awaitedTicket = 0;
   /** Jobs the current poll passed over as frozen, as (slot, word) pairs: filed back after it. */
   readonly #skipped: number[] = [];
+  /** A copy of a slot's record, read under the lock. */
+  readonly #record = new Float64Array(RECORD_FIELDS);
 
   constructor(memory: QueueMemory, policy: RetryPolicy, log?: MoveLog) {
     this.#m = memory;
@@ -236,7 +238,7 @@ export class Maintenance implements MoveNotes {
 
   submit(type: string, typeBytes: number, payload: string, payloadBytes: number, priority: number, runAt: number, now: number): number {
     const { header } = this.#m;
-    const refusal = this.#makeRoom(Arena.chunksFor(typeBytes + payloadBytes), 1);
+    const refusal = this.#makeRoom(this.chunksForJob(type, typeBytes, payloadBytes), 1);
     if (refusal < 0) return refusal;
     const job: LoggedJob = {
       num: header[JOB_SEQ]! + 1, type, payload, priority, status: JobStatus.PENDING, attempts: 0, runAt,
@@ -250,6 +252,15 @@ export class Maintenance implements MoveNotes {
       this.#undo.add({ slot, status: FREE, to: word, record: null, lastError: null });
     }
     return job.num;
+  }
+
+  /**
+   * Arena chunks a new job of `type` takes: those of its payload, and of its
+   * type too if the type table has no room for it. Interns the type (a type
+   * the table holds is no change a user can see).
+   */
+  chunksForJob(type: string, typeBytes: number, payloadBytes: number): number {
+    return Arena.chunksFor(payloadBytes + (this.#m.typeNames.numberOf(type) > 0 ? 0 : typeBytes));
   }
 
   /**
@@ -304,12 +315,12 @@ export class Maintenance implements MoveNotes {
     const slot = jobMap.get(n);
     // A BUSY word is a job mid-move (never a free slot: only the holder places jobs).
     const word = slot >= 0 ? slots.word(slot) : 0;
-    return slot >= 0 && slots.get(slot, JOB_NUM) === n && (isBusy(word) || statusOf(word) !== FREE) ? slot : Refusal.Evicted;
+    return slot >= 0 && slots.jobNums[slot] === n && (isBusy(word) || statusOf(word) !== FREE) ? slot : Refusal.Evicted;
   }
 
   /** 0 if `token` is the slot's current, valid lease (leases due are expired by `prepare`), else StaleLease. */
   #checkLease(word: number, slot: number, token: number): number {
-    return statusOf(word) === RUNNING && this.#m.slots.get(slot, TOKEN) === token ? 0 : Refusal.StaleLease;
+    return statusOf(word) === RUNNING && this.#m.slots.tokens[slot] === token ? 0 : Refusal.StaleLease;
   }
 
   /** A failed attempt now; `permanent` dead-letters the job whatever attempts are left. */
@@ -448,7 +459,7 @@ export class Maintenance implements MoveNotes {
           continue;
         }
         m.jobMap.set(slots.get(slot, JOB_NUM), slot);
-        chains.push(slots.get(slot, DATA_REF), slots.get(slot, TYPE_BYTES) + slots.get(slot, PAYLOAD_BYTES));
+        chains.push(slots.get(slot, DATA_REF), leadingTypeBytes(slots.get(slot, TYPE)) + slots.get(slot, PAYLOAD_BYTES));
         if (slots.get(slot, ERROR_REF) > 0) chains.push(slots.get(slot, ERROR_REF), slots.get(slot, ERROR_BYTES));
         if (status === READY || status === DELAYED) {
           // Ready or delayed by `now`: a clock that went back turns ready jobs delayed again.
@@ -463,7 +474,7 @@ export class Maintenance implements MoveNotes {
           this.#push(m.leases, slots.get(slot, LEASE_UNTIL), 0, 0, slot, word);
         } else if (status === SUCCEEDED || status === CANCELLED) {
           this.#push(m.finished, slots.get(slot, FINISH_SEQ), 0, 0, slot, word);
-          finishedChunks += chunksOf(slots.records.subarray(slot * RECORD_FIELDS, (slot + 1) * RECORD_FIELDS));
+          finishedChunks += chunksOf(slots.readInto(slot, this.#record));
         }
         counts[status]!++;
       }
@@ -490,11 +501,13 @@ export class Maintenance implements MoveNotes {
 
   /** A new job in a free slot, in the job's status; filed in the index its status needs. Its slot and word. */
   #place(job: LoggedJob, typeBytes: number, payloadBytes: number, now: number): { slot: number; word: number } {
-    const { slots, arena, jobMap, workerNames } = this.#m;
+    const { slots, arena, jobMap, workerNames, typeNames } = this.#m;
     const errorRef = job.lastError === null ? ERROR_NONE : this.#storeError(job.lastError);
     const slot = this.#takeSlot();
     this.#assertHeld();
-    const ref = arena.store(typeBytes + payloadBytes, job.type, job.payload);
+    const typeNumber = typeNames.numberOf(job.type);
+    // A type the table has no room for leads the payload in the data chain.
+    const ref = typeNumber > 0 ? arena.store(payloadBytes, job.payload) : arena.store(typeBytes + payloadBytes, job.type, job.payload);
     const word = slots.word(slot);
     const draft = this.#mover.draft;
     draft[JOB_NUM] = job.num;
@@ -505,12 +518,12 @@ export class Maintenance implements MoveNotes {
     // One field, by status: the lease's end while RUNNING, the finish order once finished.
     draft[LEASE_UNTIL] = job.status === JobStatus.SUCCEEDED || job.status === JobStatus.CANCELLED ? job.finishSeq : job.leaseUntil;
     draft[DATA_REF] = ref;
-    draft[TYPE_BYTES] = typeBytes;
+    draft[TYPE] = typeNumber > 0 ? typeNumber : -typeBytes;
     draft[PAYLOAD_BYTES] = payloadBytes;
     draft[ERROR_REF] = errorRef;
     draft[ERROR_BYTES] = errorRef > 0 ? Buffer.byteLength(job.lastError!) : 0;
     draft[WORKER] = job.workerId === null ? 0 : workerNames.numberOf(job.workerId);
-    draft[MOVES] = job.moves;
+    draft[MOVES] = this.#log === undefined ? 0 : job.moves;
     const status = STATUS_OF_NAME[job.status] === READY && job.runAt > now ? DELAYED : STATUS_OF_NAME[job.status];
     const next = this.#mover.apply(slot, word, status, FREE);
     if (next < 0) throw new LockLost();
@@ -526,7 +539,7 @@ export class Maintenance implements MoveNotes {
    */
   #moveTo(slot: number, word: number, status: SlotStatus, from: SlotStatus): boolean {
     const draft = this.#mover.draft;
-    draft[MOVES]!++;
+    if (this.#log !== undefined) draft[MOVES]!++;
     this.noteOwnMove(slot, word, status);
     this.#assertHeld();
     const next = this.#mover.apply(slot, word, status, from);
@@ -542,7 +555,7 @@ export class Maintenance implements MoveNotes {
     else if (status === DELAYED) this.#push(delayed, slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM), 0, slot, word);
     else if (status === SUCCEEDED || status === CANCELLED) {
       this.#push(finished, slots.get(slot, FINISH_SEQ), 0, 0, slot, word);
-      rows.finishedChunks(this.#mover.row, chunksOf(slots.records.subarray(slot * RECORD_FIELDS, (slot + 1) * RECORD_FIELDS)));
+      rows.finishedChunks(this.#mover.row, chunksOf(slots.readInto(slot, this.#record)));
     } else if (status === RUNNING) {
       this.#push(this.#m.leases, slots.get(slot, LEASE_UNTIL), 0, 0, slot, word);
     }
@@ -550,7 +563,7 @@ export class Maintenance implements MoveNotes {
 
   #fileReady(slot: number, word: number): void {
     const slots = this.#m.slots;
-    this.#m.ready.file(slot, word, slots.get(slot, PRIORITY), slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM));
+    this.#m.ready.file(slot, word, slots.priorities[slot]!, slots.runAts[slot]!, slots.jobNums[slot]!);
   }
 
   #nextFinishSeq(): number {
@@ -566,7 +579,7 @@ export class Maintenance implements MoveNotes {
     const oldErrorBytes = draft[ERROR_BYTES]!;
     draft[ERROR_REF] = errorRef;
     draft[ERROR_BYTES] = errorBytes;
-    const retry = !permanent && attempts < this.#policy.maxAttempts;
+    const retry = !permanent && mayRetry(attempts, this.#policy.maxAttempts);
     if (retry) draft[RUN_AT] = failedAt + this.#policy.backoffAfter(attempts);
     const status = retry ? (draft[RUN_AT]! <= now ? READY : DELAYED) : DEAD;
     if (!this.#moveTo(slot, word, status, RUNNING)) return false;
@@ -649,10 +662,10 @@ export class Maintenance implements MoveNotes {
         frozen.push(finishSeq, slot, word);
         continue;
       }
-      const record = slots.records.subarray(slot * RECORD_FIELDS, (slot + 1) * RECORD_FIELDS);
+      const record = slots.readInto(slot, this.#record);
       const chunks = chunksOf(record);
       const dataRef = record[DATA_REF]!;
-      const dataBytes = record[TYPE_BYTES]! + record[PAYLOAD_BYTES]!;
+      const dataBytes = leadingTypeBytes(record[TYPE]!) + record[PAYLOAD_BYTES]!;
       const errorRef = record[ERROR_REF]!;
       const errorBytes = record[ERROR_BYTES]!;
       const jobNum = record[JOB_NUM]!;
@@ -687,7 +700,7 @@ export class Maintenance implements MoveNotes {
     const ticket = this.#note(slots.get(slot, JOB_NUM), COMMIT_MOVED);
     if (!this.#undo.recording) return;
     awaited[slot] = markOf(ticket);
-    const record = recordCopy(slots.records, slot);
+    const record = recordCopy(slots, slot);
     // Only an arena chain needs its text saved (the move may free it); a canned error is its ref.
     const lastError = record[ERROR_REF]! > 0 ? this.records.errorText(record) : null;
     this.#undo.add({ slot, status: statusOf(word), to: nextWord(word, status), record, lastError });

@@ -4,14 +4,15 @@ import { SharedHeap } from './heap.js';
 import { Helping } from './helping.js';
 import { JobMap } from './jobmap.js';
 import {
-  HEAP_SIZE_DELAYED, HEAP_SIZE_FINISHED, HEAP_SIZE_LEASES, HEAP_SIZE_OVERFLOW, LAST_NOW, NEXT_DUE, allocateBuffers, type QueueBuffers,
+  HEAP_SIZE_DELAYED, HEAP_SIZE_FINISHED, HEAP_SIZE_LEASES, HEAP_SIZE_OVERFLOW, LAST_NOW, NEXT_DUE, TYPE_NAME_COUNT, WORKER_NAME_COUNT,
+  allocateBuffers, type QueueBuffers,
 } from './layout.js';
 import { QueueLock } from './lock.js';
 import { ReadyIndex } from './ready.js';
 import { RowTable } from './rows.js';
 import { WorkSignal } from './signal.js';
 import { SlotTable } from './slots.js';
-import { WorkerNames } from './workers.js';
+import { NameTable } from './names.js';
 
 /**
  * One thread's typed views of a queue's shared buffers. Creating the buffers
@@ -34,7 +35,8 @@ export class QueueMemory {
   readonly jobMap: JobMap;
   readonly freeSlots: Int32Array;
   readonly arena: Arena;
-  readonly workerNames: WorkerNames;
+  readonly workerNames: NameTable;
+  readonly typeNames: NameTable;
   readonly commits: CommitRing;
   /** Per slot, the commit mark a frozen job waits for (journaled queues only, see layout.ts). */
   readonly awaited: Int32Array;
@@ -45,7 +47,7 @@ export class QueueMemory {
     const lockWords = (this.lockWords = new Int32Array(buffers.lockWords));
     this.lock = new QueueLock(lockWords, lockTimeoutMillis);
     this.signal = new WorkSignal(lockWords);
-    const slots = (this.slots = new SlotTable(new Int32Array(buffers.slotWords), new Float64Array(buffers.records)));
+    const slots = (this.slots = new SlotTable(new Int32Array(buffers.slotWords), buffers.records));
     this.rows = new RowTable(new Int32Array(buffers.rowWords), new Float64Array(buffers.rowData), new Float64Array(buffers.rowRings), header, lockWords);
     this.helping = new Helping(this.rows, slots, lockTimeoutMillis);
     const overflow = new SharedHeap(new Float64Array(buffers.overflow), header, HEAP_SIZE_OVERFLOW);
@@ -53,10 +55,11 @@ export class QueueMemory {
     this.delayed = new SharedHeap(new Float64Array(buffers.delayed), header, HEAP_SIZE_DELAYED);
     this.leases = new SharedHeap(new Float64Array(buffers.leases), header, HEAP_SIZE_LEASES);
     this.finished = new SharedHeap(new Float64Array(buffers.finished), header, HEAP_SIZE_FINISHED);
-    this.jobMap = new JobMap(new Int32Array(buffers.jobMap), slots.records);
+    this.jobMap = new JobMap(new Int32Array(buffers.jobMap), slots.jobNums);
     this.freeSlots = new Int32Array(buffers.freeSlots);
     this.arena = new Arena(buffers.arena, header);
-    this.workerNames = new WorkerNames(buffers.workerNames, header);
+    this.workerNames = new NameTable(buffers.workerNames, header, WORKER_NAME_COUNT);
+    this.typeNames = new NameTable(buffers.typeNames, header, TYPE_NAME_COUNT);
     this.commits = new CommitRing(lockWords, new Float64Array(buffers.commitRing), lockTimeoutMillis);
     this.awaited = new Int32Array(buffers.awaited);
   }

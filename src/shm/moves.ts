@@ -37,10 +37,7 @@ export class Mover {
 
   /** Copies the slot's record into the draft; returns the draft. */
   start(slot: number): Float64Array {
-    const records = this.#slots.records;
-    const draft = this.draft;
-    for (let f = 0, at = slot * RECORD_FIELDS; f < RECORD_FIELDS; f++) draft[f] = records[at + f]!;
-    return draft;
+    return this.#slots.readInto(slot, this.draft);
   }
 
   /**
@@ -64,9 +61,7 @@ export class Mover {
     const busy = busyWord(this.row, seq);
     // The decision: the slot is ours to move only if it still holds `from`.
     if (Atomics.compareExchange(words, slot, from, busy) !== from) return -1;
-    const records = this.#slots.records;
-    const draft = this.draft;
-    for (let f = 0, at = slot * RECORD_FIELDS; f < RECORD_FIELDS; f++) records[at + f] = draft[f]!;
+    this.#slots.write(slot, this.draft);
     // Still ours (not finished by a helper that took us for dead, whose rebuild counted it): count it here.
     if (counted >= 0 && Atomics.load(words, slot) === busy) {
       this.#rows.count(this.row, counted, -1);

@@ -1,7 +1,7 @@
 import type { SharedHeap } from './heap.js';
 import {
-  ATTENTION, ENTRY_K1, ENTRY_K2, ENTRY_K3, ENTRY_SLOT, ENTRY_WORD, JOB_NUM, LEVELS, LEVEL_COUNT, LEVEL_HEAD, LEVEL_KEYS, LEVEL_ORDER,
-  LEVEL_PRIORITY, LEVEL_SEQ, LEVEL_TAIL, LEVEL_TAIL_JOB_NUM, LEVEL_TAIL_RUN_AT, LEVEL_WORDS, OVERFLOW, RING_FIELDS, RING_SLOT, RING_WORD, RUN_AT,
+  ATTENTION, ENTRY_K1, ENTRY_K2, ENTRY_K3, ENTRY_SLOT, ENTRY_WORD, LEVELS, LEVEL_COUNT, LEVEL_HEAD, LEVEL_KEYS, LEVEL_ORDER,
+  LEVEL_PRIORITY, LEVEL_SEQ, LEVEL_TAIL, LEVEL_TAIL_JOB_NUM, LEVEL_TAIL_RUN_AT, LEVEL_WORDS, OVERFLOW, RING_FIELDS, RING_SLOT, RING_WORD,
 } from './layout.js';
 import type { SlotTable } from './slots.js';
 
@@ -95,7 +95,7 @@ export class ReadyIndex {
       const word = this.#rings[entry + RING_WORD]!;
       if (slots.word(slot) === word) {
         // In runAt order: if this one is not due yet (the clock is behind the last maintenance), none after it is.
-        if (slots.get(slot, RUN_AT) > now) return this.#passed(level, head, at);
+        if (slots.runAts[slot]! > now) return this.#passed(level, head, at);
         const claim = claimer.tryClaim(slot, word);
         // An aborted claim moved nothing: its entry stays for the locked poll.
         if (claim === ABORT) return POLL_ABORTED;
@@ -146,7 +146,7 @@ export class ReadyIndex {
       const slot = this.#rings[at + RING_SLOT]!;
       const word = this.#rings[at + RING_WORD]!;
       if (this.#slots.word(slot) === word) {
-        if (this.#slots.get(slot, RUN_AT) > now) return -1;
+        if (this.#slots.runAts[slot]! > now) return -1;
         this.#peekSlot = slot;
         this.#peekWord = word;
         return head;
@@ -223,9 +223,9 @@ export class ReadyIndex {
     const overflow = this.#overflow;
     const k1 = -this.#keys[level * LEVEL_KEYS + LEVEL_PRIORITY]!;
     if (overflow.top(ENTRY_K1) !== k1) return overflow.top(ENTRY_K1) < k1;
-    const runAt = this.#slots.get(slot, RUN_AT);
+    const runAt = this.#slots.runAts[slot]!;
     if (overflow.top(ENTRY_K2) !== runAt) return overflow.top(ENTRY_K2) < runAt;
-    return overflow.top(ENTRY_K3) < this.#slots.get(slot, JOB_NUM);
+    return overflow.top(ENTRY_K3) < this.#slots.jobNums[slot]!;
   }
 
   /**

@@ -1,8 +1,9 @@
 import { JobStatus, type Lease } from '../types.js';
+import { Arena } from './arena.js';
 import {
   ATTEMPTS, CANCELLED, DATA_REF, DEAD, DELAYED, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, ERROR_LEASE_EXPIRED, ERROR_REF,
   FINISH_SEQ, FREE, JOB_NUM, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, READY, RECORD_FIELDS, RUNNING, RUN_AT, SUCCEEDED, TOKEN,
-  TYPE_BYTES, WORKER, isBusy, statusOf, type SlotStatus,
+  TYPE, WORKER, isBusy, statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import type { LoggedJob, LoggedMove } from './movelog.js';
@@ -43,8 +44,8 @@ export interface JobRecord {
 export class Records {
   readonly #m: QueueMemory;
   readonly #copy = new Float64Array(RECORD_FIELDS);
-  #lastType = '';
-  #lastTypeBytes: Uint8Array = new Uint8Array(0);
+  /** The record the journal's rows are read from (under the lock). */
+  readonly #logged = new Float64Array(RECORD_FIELDS);
 
   constructor(memory: QueueMemory) {
     this.#m = memory;
@@ -52,12 +53,11 @@ export class Records {
 
   /** The lease a claim just made, from the record it wrote (its draft): the slot itself may move on at once. */
   lease(record: Float64Array): Lease {
-    const type = this.#typeOf(record[DATA_REF]!, record[TYPE_BYTES]!);
     return {
       jobId: `J${record[JOB_NUM]}`,
       token: record[TOKEN]!,
-      type,
-      payload: this.#text(record[DATA_REF]!, record[TYPE_BYTES]!, record[PAYLOAD_BYTES]!),
+      type: this.#typeOf(record),
+      payload: this.#payloadOf(record),
       attempt: record[ATTEMPTS]!,
       leaseUntil: record[LEASE_UNTIL]!,
     };
@@ -73,12 +73,13 @@ export class Records {
     for (let tries = 0; tries < 16; tries++) {
       const word = slots.settledWord(slot);
       if (isBusy(word)) return undefined;
-      for (let f = 0, at = slot * RECORD_FIELDS; f < RECORD_FIELDS; f++) copy[f] = slots.records[at + f]!;
+      slots.readInto(slot, copy);
       // The same word after the copy: no move wrote the record meanwhile.
       if (slots.word(slot) !== word) continue;
       return {
         jobNum: copy[JOB_NUM]!,
-        ...this.#content(copy),
+        type: this.#typeOf(copy),
+        payload: this.#payloadOf(copy),
         priority: copy[PRIORITY]!,
         status: statusOf(word),
         attempts: copy[ATTEMPTS]!,
@@ -95,7 +96,7 @@ export class Records {
   /** The job as the journal stores it (under the lock: every move of a journaled queue is made there). */
   loggedJob(slot: number): LoggedJob {
     const record = this.#record(slot);
-    return { ...this.#loggedMove(slot, record), ...this.#content(record), priority: record[PRIORITY]! };
+    return { ...this.#loggedMove(slot, record), type: this.#typeOf(record), payload: this.#payloadOf(record), priority: record[PRIORITY]! };
   }
 
   loggedMove(slot: number): LoggedMove {
@@ -120,35 +121,32 @@ export class Records {
   }
 
   #record(slot: number): Float64Array {
-    return this.#m.slots.records.subarray(slot * RECORD_FIELDS, (slot + 1) * RECORD_FIELDS);
+    return this.#m.slots.readInto(slot, this.#logged);
   }
 
-  /** The job's type and payload, decoded from its arena chain (type bytes first). */
-  #content(record: Float64Array): { type: string; payload: string } {
-    const ref = record[DATA_REF]!;
-    const typeBytes = record[TYPE_BYTES]!;
-    return { type: this.#text(ref, 0, typeBytes), payload: this.#text(ref, typeBytes, record[PAYLOAD_BYTES]!) };
+  /** A job's type: this thread's copy of its type table entry, or (a type the table had no room for) from its data chain. */
+  #typeOf(record: Float64Array): string {
+    const type = record[TYPE]!;
+    return type > 0 ? this.#m.typeNames.nameOf(type)! : this.#m.arena.read(record[DATA_REF]!, 0, -type);
   }
 
-  /**
-   * A job's type, decoded once per run of jobs of one type: a worker leases
-   * jobs of few types, so the last type's bytes are compared before decoding.
-   */
-  #typeOf(ref: number, bytes: number): string {
-    const arena = this.#m.arena;
-    if (bytes === this.#lastTypeBytes.length && arena.startsWith(ref, this.#lastTypeBytes)) return this.#lastType;
-    const type = arena.read(ref, 0, bytes);
-    this.#lastType = type;
-    this.#lastTypeBytes = Buffer.from(type);
-    return type;
-  }
-
-  #text(ref: number, skip: number, bytes: number): string {
-    return this.#m.arena.read(ref, skip, bytes);
+  #payloadOf(record: Float64Array): string {
+    return this.#m.arena.read(record[DATA_REF]!, leadingTypeBytes(record[TYPE]!), record[PAYLOAD_BYTES]!);
   }
 
   errorText(record: Float64Array): string | null {
     const errorRef = record[ERROR_REF]!;
     return errorRef > 0 ? this.#m.arena.read(errorRef, 0, record[ERROR_BYTES]!) : (CANNED_ERRORS.get(errorRef) ?? null);
   }
+}
+
+/** Bytes of the type that lead a job's data chain (from its TYPE field): those of a type the type table had no room for. */
+export function leadingTypeBytes(type: number): number {
+  return type < 0 ? -type : 0;
+}
+
+/** Arena chunks a record's strings hold: its data chain and its lastError's. */
+export function chunksOf(record: Float64Array): number {
+  const errorChunks = record[ERROR_REF]! > 0 ? Arena.chunksFor(record[ERROR_BYTES]!) : 0;
+  return Arena.chunksFor(leadingTypeBytes(record[TYPE]!) + record[PAYLOAD_BYTES]!) + errorChunks;
 }

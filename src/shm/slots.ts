@@ -1,23 +1,56 @@
-import { BUSY, RECORD_FIELDS, STATUS_MASK, type SlotStatus } from './layout.js';
+import {
+  ATTEMPTS, BUSY, DATA_REF, ERROR_BYTES, ERROR_REF, JOB_NUM, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RUN_AT, STATUS_MASK,
+  TOKEN, TYPE, WORKER, recordColumnOffsets, type RecordColumn, type SlotStatus,
+} from './layout.js';
 
 /** Spins a reader waits on a BUSY word before it gives up and takes the slow path. */
 const BUSY_SPINS = 64;
 
 /**
- * The slot table: one lease word per slot (THE TRUTH) and one record of
- * float64 fields per slot. A record is written only by the thread whose
- * intent the slot's BUSY word names (see moves.ts), so a reader that sees the
- * same non-busy word before and after reading fields has read one state.
+ * The slot table: one lease word per slot (THE TRUTH) and one record per
+ * slot, kept as columns (one typed array per field, see RECORD_COLUMNS in
+ * layout.ts). A record is written only by the thread whose intent the slot's
+ * BUSY word names (see moves.ts), so a reader that sees the same non-busy
+ * word before and after reading fields has read one state.
  */
 export class SlotTable {
   readonly words: Int32Array;
-  readonly records: Float64Array;
   readonly capacity: number;
+  /** Every field's column, by field number. */
+  readonly #columns: RecordColumn[];
+  readonly jobNums: RecordColumn;
+  readonly priorities: RecordColumn;
+  readonly runAts: RecordColumn;
+  readonly tokens: RecordColumn;
+  readonly leaseUntils: RecordColumn;
+  readonly moves: RecordColumn;
+  readonly dataRefs: RecordColumn;
+  readonly payloadBytes: RecordColumn;
+  readonly errorRefs: RecordColumn;
+  readonly errorBytes: RecordColumn;
+  readonly attempts: RecordColumn;
+  readonly types: RecordColumn;
+  readonly workers: RecordColumn;
 
-  constructor(words: Int32Array, records: Float64Array) {
+  constructor(words: Int32Array, records: SharedArrayBuffer) {
     this.words = words;
-    this.records = records;
-    this.capacity = words.length;
+    const capacity = (this.capacity = words.length);
+    const offsets = recordColumnOffsets(capacity);
+    const columns: RecordColumn[] = (this.#columns = []);
+    for (const [field, array] of RECORD_COLUMNS) columns[field] = new array(records, offsets[field]!, capacity);
+    this.jobNums = columns[JOB_NUM]!;
+    this.priorities = columns[PRIORITY]!;
+    this.runAts = columns[RUN_AT]!;
+    this.tokens = columns[TOKEN]!;
+    this.leaseUntils = columns[LEASE_UNTIL]!;
+    this.moves = columns[MOVES]!;
+    this.dataRefs = columns[DATA_REF]!;
+    this.payloadBytes = columns[PAYLOAD_BYTES]!;
+    this.errorRefs = columns[ERROR_REF]!;
+    this.errorBytes = columns[ERROR_BYTES]!;
+    this.attempts = columns[ATTEMPTS]!;
+    this.types = columns[TYPE]!;
+    this.workers = columns[WORKER]!;
   }
 
   word(slot: number): number {
@@ -41,12 +74,44 @@ export class SlotTable {
     }
   }
 
+  /** One field of the slot's record. */
   get(slot: number, field: number): number {
-    return this.records[slot * RECORD_FIELDS + field]!;
+    return this.#columns[field]![slot]!;
   }
 
-  /** Writes one field; only inside a move of the slot (the word BUSY, naming the caller). */
-  set(slot: number, field: number, value: number): void {
-    this.records[slot * RECORD_FIELDS + field] = value;
+  /** Copies the slot's record into `record` (RECORD_FIELDS float64s, by field number); returns it. */
+  readInto(slot: number, record: Float64Array): Float64Array {
+    record[JOB_NUM] = this.jobNums[slot]!;
+    record[PRIORITY] = this.priorities[slot]!;
+    record[RUN_AT] = this.runAts[slot]!;
+    record[ATTEMPTS] = this.attempts[slot]!;
+    record[TOKEN] = this.tokens[slot]!;
+    record[LEASE_UNTIL] = this.leaseUntils[slot]!;
+    record[DATA_REF] = this.dataRefs[slot]!;
+    record[TYPE] = this.types[slot]!;
+    record[PAYLOAD_BYTES] = this.payloadBytes[slot]!;
+    record[ERROR_REF] = this.errorRefs[slot]!;
+    record[ERROR_BYTES] = this.errorBytes[slot]!;
+    record[WORKER] = this.workers[slot]!;
+    record[MOVES] = this.moves[slot]!;
+    return record;
+  }
+
+  /** Writes `record` as the slot's record; only inside a move of the slot (the word BUSY, naming the caller). */
+  write(slot: number, record: Float64Array): void {
+    this.jobNums[slot] = record[JOB_NUM]!;
+    this.priorities[slot] = record[PRIORITY]!;
+    this.runAts[slot] = record[RUN_AT]!;
+    this.attempts[slot] = record[ATTEMPTS]!;
+    this.tokens[slot] = record[TOKEN]!;
+    this.leaseUntils[slot] = record[LEASE_UNTIL]!;
+    this.dataRefs[slot] = record[DATA_REF]!;
+    this.types[slot] = record[TYPE]!;
+    this.payloadBytes[slot] = record[PAYLOAD_BYTES]!;
+    this.errorRefs[slot] = record[ERROR_REF]!;
+    this.errorBytes[slot] = record[ERROR_BYTES]!;
+    this.workers[slot] = record[WORKER]!;
+    // Only a journaled queue counts moves: an in-memory one, never writing here, never makes these pages resident.
+    if (this.moves[slot] !== record[MOVES]) this.moves[slot] = record[MOVES]!;
   }
 }

@@ -1,4 +1,5 @@
 import { RECORD_FIELDS, type SlotStatus } from './layout.js';
+import type { SlotTable } from './slots.js';
 
 /** One move of the current call, as it can be undone. */
 export interface UndoneMove {
@@ -59,7 +60,7 @@ export class UndoLog {
   }
 }
 
-/** A copy of a slot's published record (`records` is the slot table's). */
-export function recordCopy(records: Float64Array, slot: number): Float64Array {
-  return records.slice(slot * RECORD_FIELDS, (slot + 1) * RECORD_FIELDS);
+/** A copy of a slot's published record. */
+export function recordCopy(slots: SlotTable, slot: number): Float64Array {
+  return slots.readInto(slot, new Float64Array(RECORD_FIELDS));
 }

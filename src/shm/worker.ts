@@ -1,12 +1,12 @@
 import { Refusal } from '../errors.js';
-import { Arena } from './arena.js';
 import {
-  ATTEMPTS, ATTENTION, DUE_LOWERED, DUE_VERSION, ERROR_BYTES, ERROR_REF, FINISH_BASE, FINISH_RING, FINISH_SEQ, FINISH_TICKET, JOB_NUM,
-  LEASE_RING, LEASE_UNTIL, MOVES, NEXT_DUE, PAYLOAD_BYTES, READY, RUNNING, SUCCEEDED, TOKEN, TYPE_BYTES, WORKER, isBusy, statusOf, type SlotStatus,
+  ATTEMPTS, ATTENTION, DUE_LOWERED, DUE_VERSION, FINISH_BASE, FINISH_RING, FINISH_SEQ, FINISH_TICKET, JOB_NUM,
+  LEASE_RING, LEASE_UNTIL, MOVES, NEXT_DUE, READY, RUNNING, SUCCEEDED, TOKEN, WORKER, isBusy, statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import type { Mover } from './moves.js';
 import { ABORT, CLAIMED, LOST, type Claimer } from './ready.js';
+import { chunksOf } from './records.js';
 
 /** A worker-path result that means: take the maintenance lock and do it there (a BUSY slot that stays busy, a map miss). */
 export const SLOW = -100;
@@ -120,8 +120,7 @@ export class WorkerPath implements Claimer {
     draft[TOKEN] = this.#token;
     draft[LEASE_UNTIL] = this.#leaseUntil;
     draft[WORKER] = this.#worker;
-    draft[MOVES]!++;
-    this.#notes?.noteMove(draft[JOB_NUM]!, true);
+    this.#noteMove(draft, draft[JOB_NUM]!);
     // The claim: only one thread moves the slot from the READY word its ring entry was made for.
     const to = this.#mover.apply(slot, word, RUNNING, READY);
     if (to < 0) return LOST;
@@ -141,8 +140,10 @@ export class WorkerPath implements Claimer {
       // The eviction order: one shared counter, so that finishes of every thread compare.
       const finishSeq = header[FINISH_BASE]! + (Atomics.add(lockWords, FINISH_TICKET, 1) >>> 0) + 1;
       draft[FINISH_SEQ] = finishSeq;
-      draft[MOVES]!++;
-      this.#notes?.noteOwnMove(slot, word, SUCCEEDED);
+      if (this.#notes !== undefined) {
+        draft[MOVES]!++;
+        this.#notes.noteOwnMove(slot, word, SUCCEEDED);
+      }
       const to = this.#mover.apply(slot, word, SUCCEEDED, RUNNING);
       if (to < 0) continue; // moved meanwhile (an expiry): look again
       rows.finishedChunks(this.#row, chunksOf(draft));
@@ -159,14 +160,20 @@ export class WorkerPath implements Claimer {
       if (word < 0) return word;
       const draft = this.#mover.start(slot);
       draft[LEASE_UNTIL] = leaseUntil;
-      draft[MOVES]!++;
-      this.#notes?.noteMove(jobNum, true);
+      this.#noteMove(draft, jobNum);
       const to = this.#mover.apply(slot, word, RUNNING, NOT_COUNTED);
       if (to < 0) continue;
       this.#registerLease(slot, to, leaseUntil);
       this.#room--;
       return leaseUntil;
     }
+  }
+
+  /** With a journal: counts a lazy move (a lease, an extend) in the draft and notes it. */
+  #noteMove(draft: Float64Array, jobNum: number): void {
+    if (this.#notes === undefined) return;
+    draft[MOVES]!++;
+    this.#notes.noteMove(jobNum, true);
   }
 
   /**
@@ -177,8 +184,8 @@ export class WorkerPath implements Claimer {
   #leasedWord(slot: number, jobNum: number, token: number, now: number): number {
     const slots = this.#m.slots;
     const word = slots.settledWord(slot);
-    if (isBusy(word) || slots.get(slot, JOB_NUM) !== jobNum || statusOf(word) === 0) return SLOW;
-    if (statusOf(word) !== RUNNING || slots.get(slot, TOKEN) !== token || !(now < slots.get(slot, LEASE_UNTIL))) return Refusal.StaleLease;
+    if (isBusy(word) || slots.jobNums[slot] !== jobNum || statusOf(word) === 0) return SLOW;
+    if (statusOf(word) !== RUNNING || slots.tokens[slot] !== token || !(now < slots.leaseUntils[slot]!)) return Refusal.StaleLease;
     return word;
   }
 
@@ -198,10 +205,4 @@ export class WorkerPath implements Claimer {
     // Rare (the first lease after the heap emptied, or a shorter lease than the others): one RMW.
     if (leaseUntil < header[NEXT_DUE]!) Atomics.or(lockWords, ATTENTION, DUE_LOWERED);
   }
-}
-
-/** Arena chunks a record's strings hold. */
-export function chunksOf(record: Float64Array): number {
-  const errorChunks = record[ERROR_REF]! > 0 ? Arena.chunksFor(record[ERROR_BYTES]!) : 0;
-  return Arena.chunksFor(record[TYPE_BYTES]! + record[PAYLOAD_BYTES]!) + errorChunks;
 }
