@@ -45,6 +45,8 @@ export class QueueContext {
   closed = false;
   #commitTimer: NodeJS.Timeout | undefined;
   #soonTicket = 0;
+  /** `now`, made once: a locked call hands it to Maintenance#prepare without a closure per call. */
+  readonly #readClock = (): number => this.now();
 
   constructor(time: TimeSource, policy: RetryPolicy, options: FilledOptions, memory: QueueMemory, journal: JournalLink | undefined) {
     this.time = time;
@@ -166,12 +168,15 @@ export class QueueContext {
    * change no crash needs (see Maintenance#mustCommit: a lease, an extended
    * lease, an eviction), which the next commit of any thread takes along, at
    * most COMMIT_SOON_MILLIS later.
+   *
+   * `arg` is handed to `op`: a hot caller passes one function made once and
+   * its argument, rather than a new closure per call.
    */
-  locked<T>(op: (core: Maintenance, now: number) => T): T {
-    if (this.journal === undefined) return this.#underLock(op);
+  locked<T, A = undefined>(op: (core: Maintenance, now: number, arg: A) => T, arg?: A): T {
+    if (this.journal === undefined) return this.#underLock(op, arg);
     let done = false;
     try {
-      const result = this.#underLock(op);
+      const result = this.#underLock(op, arg);
       done = true;
       return result;
     } finally {
@@ -254,7 +259,7 @@ export class QueueContext {
    * Runs `op` under the lock: repairs a dead holder's damage and brings the
    * queue up to now first, and publishes when maintenance is next due after.
    */
-  #underLock<T>(op: (core: Maintenance, now: number) => T): T {
+  #underLock<T, A = undefined>(op: (core: Maintenance, now: number, arg: A) => T, arg?: A): T {
     this.assertOpen();
     const { lock } = this.memory;
     const core = this.core;
@@ -264,8 +269,8 @@ export class QueueContext {
       let now = seen;
       try {
         try {
-          now = core.prepare(seen, repair, () => this.now());
-          return op(core, now);
+          now = core.prepare(seen, repair, this.#readClock);
+          return op(core, now, arg as A);
         } catch (error) {
           // A commit under the lock failed (a full commit ring, a token reservation): undo the call's moves so far.
           if (error instanceof JournalWriteError) undoUnderLock(core, now);

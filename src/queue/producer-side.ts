@@ -10,6 +10,8 @@ import type { QueueContext } from './context.js';
  */
 export class ProducerSide {
   readonly #ctx: QueueContext;
+  /** One submit under the lock, made once: `submit` makes no closure per call. */
+  readonly #submitOne = (core: Maintenance, now: number, job: CheckedJob): string => this.#submitChecked(core, job, now);
 
   constructor(ctx: QueueContext) {
     this.#ctx = ctx;
@@ -19,7 +21,7 @@ export class ProducerSide {
     const ctx = this.#ctx;
     ctx.assertOpen();
     const job = checkJob(type, payload, priority, runAtMillis, ctx.options.maxPayloadBytes);
-    const id = ctx.locked((core, now) => this.#submitChecked(core, job, now));
+    const id = ctx.locked(this.#submitOne, job);
     ctx.memory.signal.bump();
     return id;
   }

@@ -14,7 +14,7 @@ import {
 import type { QueueMemory } from './memory.js';
 import { Mover } from './moves.js';
 import type { LoggedJob, MoveLog, Sequences, JournalWrites } from './movelog.js';
-import { NAME_OF_STATUS, Records, chunksOf, leadingTypeBytes } from './records.js';
+import { NAME_OF_STATUS, Records, chunksOf, dataBytes, leadingTypeBytes } from './records.js';
 import { UndoLog, recordCopy, type UndoneMove } from './undo-log.js';
 import { NOT_COUNTED, type MoveNotes } from './worker.js';
 
@@ -236,22 +236,24 @@ export class Maintenance implements MoveNotes {
     return slots.word(slot);
   }
 
+  /** A new PENDING job: its number, or a Refusal (then nothing changed). Allocates nothing on the heap. */
   submit(type: string, typeBytes: number, payload: string, payloadBytes: number, priority: number, runAt: number, now: number): number {
     const { header } = this.#m;
-    const refusal = this.#makeRoom(this.chunksForJob(type, typeBytes, payloadBytes), 1);
+    const typeNumber = this.#m.typeNames.numberOf(type);
+    const refusal = this.#makeRoom(Arena.chunksFor(dataBytes(typeNumber, typeBytes, payloadBytes)), 1);
     if (refusal < 0) return refusal;
-    const job: LoggedJob = {
-      num: header[JOB_SEQ]! + 1, type, payload, priority, status: JobStatus.PENDING, attempts: 0, runAt,
-      lastError: null, token: 0, leaseUntil: 0, finishSeq: 0, workerId: null, moves: 1,
-    };
-    header[JOB_SEQ] = job.num;
-    const ticket = this.#note(job.num, COMMIT_SUBMITTED);
-    const { slot, word } = this.#place(job, typeBytes, payloadBytes, now);
+    const num = header[JOB_SEQ]! + 1;
+    header[JOB_SEQ] = num;
+    const ticket = this.#note(num, COMMIT_SUBMITTED);
+    const slot = this.#takeSlot();
+    const draft = this.#newDraft(num, type, typeNumber, typeBytes, payload, payloadBytes, priority, runAt);
+    if (this.#log !== undefined) draft[MOVES] = 1;
+    const word = this.#place(slot, num, runAt > now ? DELAYED : READY);
     if (this.#undo.recording) {
       this.#m.awaited[slot] = markOf(ticket);
       this.#undo.add({ slot, status: FREE, to: word, record: null, lastError: null });
     }
-    return job.num;
+    return num;
   }
 
   /**
@@ -260,7 +262,7 @@ export class Maintenance implements MoveNotes {
    * the table holds is no change a user can see).
    */
   chunksForJob(type: string, typeBytes: number, payloadBytes: number): number {
-    return Arena.chunksFor(payloadBytes + (this.#m.typeNames.numberOf(type) > 0 ? 0 : typeBytes));
+    return Arena.chunksFor(dataBytes(this.#m.typeNames.numberOf(type), typeBytes, payloadBytes));
   }
 
   /**
@@ -284,7 +286,7 @@ export class Maintenance implements MoveNotes {
     const { header, lockWords } = this.#m;
     let finishSeq = 0;
     for (const job of jobs) {
-      this.#place(job, Buffer.byteLength(job.type), Buffer.byteLength(job.payload), now);
+      this.#restoreJob(job, now);
       finishSeq = Math.max(finishSeq, job.finishSeq);
     }
     header[FINISH_BASE] = finishSeq - (Atomics.load(lockWords, FINISH_TICKET) >>> 0);
@@ -499,37 +501,61 @@ export class Maintenance implements MoveNotes {
 
   // ── moves ──────────────────────────────────────────────────────────────
 
-  /** A new job in a free slot, in the job's status; filed in the index its status needs. Its slot and word. */
-  #place(job: LoggedJob, typeBytes: number, payloadBytes: number, now: number): { slot: number; word: number } {
-    const { slots, arena, jobMap, workerNames, typeNames } = this.#m;
+  /** A journaled job back in a free slot, as the journal holds it. */
+  #restoreJob(job: LoggedJob, now: number): void {
+    const { typeNames, workerNames } = this.#m;
     const errorRef = job.lastError === null ? ERROR_NONE : this.#storeError(job.lastError);
     const slot = this.#takeSlot();
-    this.#assertHeld();
-    const typeNumber = typeNames.numberOf(job.type);
-    // A type the table has no room for leads the payload in the data chain.
-    const ref = typeNumber > 0 ? arena.store(payloadBytes, job.payload) : arena.store(typeBytes + payloadBytes, job.type, job.payload);
-    const word = slots.word(slot);
-    const draft = this.#mover.draft;
-    draft[JOB_NUM] = job.num;
-    draft[PRIORITY] = job.priority;
-    draft[RUN_AT] = job.runAt;
+    const typeBytes = Buffer.byteLength(job.type);
+    const draft = this.#newDraft(job.num, job.type, typeNames.numberOf(job.type), typeBytes, job.payload, Buffer.byteLength(job.payload), job.priority, job.runAt);
     draft[ATTEMPTS] = job.attempts;
     draft[TOKEN] = job.token;
     // One field, by status: the lease's end while RUNNING, the finish order once finished.
     draft[LEASE_UNTIL] = job.status === JobStatus.SUCCEEDED || job.status === JobStatus.CANCELLED ? job.finishSeq : job.leaseUntil;
-    draft[DATA_REF] = ref;
-    draft[TYPE] = typeNumber > 0 ? typeNumber : -typeBytes;
-    draft[PAYLOAD_BYTES] = payloadBytes;
     draft[ERROR_REF] = errorRef;
     draft[ERROR_BYTES] = errorRef > 0 ? Buffer.byteLength(job.lastError!) : 0;
     draft[WORKER] = job.workerId === null ? 0 : workerNames.numberOf(job.workerId);
     draft[MOVES] = this.#log === undefined ? 0 : job.moves;
-    const status = STATUS_OF_NAME[job.status] === READY && job.runAt > now ? DELAYED : STATUS_OF_NAME[job.status];
-    const next = this.#mover.apply(slot, word, status, FREE);
+    const status = STATUS_OF_NAME[job.status];
+    this.#place(slot, job.num, status === READY && job.runAt > now ? DELAYED : status);
+  }
+
+  /**
+   * The draft of a new job: its strings stored (the type in the data chain
+   * only if the type table has no room for it, `typeNumber` 0), no attempt,
+   * lease, error or worker yet.
+   */
+  #newDraft(
+    num: number, type: string, typeNumber: number, typeBytes: number, payload: string, payloadBytes: number, priority: number, runAt: number,
+  ): Float64Array {
+    const arena = this.#m.arena;
+    this.#assertHeld();
+    const ref = typeNumber > 0 ? arena.store(payloadBytes, payload) : arena.store(typeBytes + payloadBytes, type, payload);
+    const draft = this.#mover.draft;
+    draft[JOB_NUM] = num;
+    draft[PRIORITY] = priority;
+    draft[RUN_AT] = runAt;
+    draft[ATTEMPTS] = 0;
+    draft[TOKEN] = 0;
+    draft[LEASE_UNTIL] = 0;
+    draft[DATA_REF] = ref;
+    draft[TYPE] = typeNumber > 0 ? typeNumber : -typeBytes;
+    draft[PAYLOAD_BYTES] = payloadBytes;
+    draft[ERROR_REF] = ERROR_NONE;
+    draft[ERROR_BYTES] = 0;
+    draft[WORKER] = 0;
+    draft[MOVES] = 0;
+    return draft;
+  }
+
+  /** Places the draft, a new job numbered `num`, in the free `slot` in `status`, filed in the index its status needs; its word. */
+  #place(slot: number, num: number, status: SlotStatus): number {
+    const { slots, jobMap } = this.#m;
+    const next = this.#mover.apply(slot, slots.word(slot), status, FREE);
     if (next < 0) throw new LockLost();
-    jobMap.set(job.num, slot);
+    jobMap.set(num, slot);
     this.#file(slot, next, status);
-    return { slot, word: next };
+    return next;
   }
 
   /**
@@ -605,17 +631,23 @@ export class Maintenance implements MoveNotes {
    * jobs oldest first — but only if that will succeed: a refusal evicts nothing.
    */
   #makeRoom(chunks: number, jobs: number): number {
-    const { header, arena, slots, rows } = this.#m;
-    const freeSlots = () => header[FREE_SLOT_COUNT]! + slots.capacity - header[SLOT_HIGH_WATER]!;
-    if (freeSlots() >= jobs && chunks <= arena.freeChunks) return 0;
+    const { arena, rows } = this.#m;
+    // The common case, room already: no counters summed.
+    if (this.#freeSlots() >= jobs && chunks <= arena.freeChunks) return 0;
     const finishedJobs = rows.sum(ROW_COUNTS + SUCCEEDED) + rows.sum(ROW_COUNTS + CANCELLED);
-    if (jobs > freeSlots() + finishedJobs) return Refusal.NoSlot;
+    if (jobs > this.#freeSlots() + finishedJobs) return Refusal.NoSlot;
     if (chunks > arena.freeChunks + rows.sum(ROW_FINISHED_CHUNKS)) return Refusal.NoBytes;
-    while (freeSlots() < jobs || chunks > arena.freeChunks) {
+    while (this.#freeSlots() < jobs || chunks > arena.freeChunks) {
       // Only if the counters lied (they are hints): refuse rather than loop.
       if (!this.#evictOldest()) return Refusal.NoBytes;
     }
     return 0;
+  }
+
+  /** Slots free now, counting those never used. */
+  #freeSlots(): number {
+    const { header, slots } = this.#m;
+    return header[FREE_SLOT_COUNT]! + slots.capacity - header[SLOT_HIGH_WATER]!;
   }
 
   #takeSlot(): number {

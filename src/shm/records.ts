@@ -145,6 +145,11 @@ export function leadingTypeBytes(type: number): number {
   return type < 0 ? -type : 0;
 }
 
+/** Bytes of a new job's data chain: its payload, after its type if the type table has no entry for it (`typeNumber` 0). */
+export function dataBytes(typeNumber: number, typeBytes: number, payloadBytes: number): number {
+  return payloadBytes + (typeNumber > 0 ? 0 : typeBytes);
+}
+
 /** Arena chunks a record's strings hold: its data chain and its lastError's. */
 export function chunksOf(record: Float64Array): number {
   const errorChunks = record[ERROR_REF]! > 0 ? Arena.chunksFor(record[ERROR_BYTES]!) : 0;

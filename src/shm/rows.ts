@@ -6,8 +6,13 @@ import {
 
 /** Which of a row's two rings: leases to expire, or finished jobs to evict. */
 export type RingKind = typeof LEASE_RING | typeof FINISH_RING;
-const TAIL_OF: Record<number, number> = { [LEASE_RING]: ROW_LEASE_TAIL, [FINISH_RING]: ROW_FINISH_TAIL };
-const DRAINED_OF: Record<number, number> = { [LEASE_RING]: ROW_LEASE_DRAINED, [FINISH_RING]: ROW_FINISH_DRAINED };
+/** A ring's tail and drained words in its row (a test, not a lookup: this runs on every claim and complete). */
+function tailOf(ring: RingKind): number {
+  return ring === LEASE_RING ? ROW_LEASE_TAIL : ROW_FINISH_TAIL;
+}
+function drainedOf(ring: RingKind): number {
+  return ring === LEASE_RING ? ROW_LEASE_DRAINED : ROW_FINISH_DRAINED;
+}
 
 /**
  * The per-thread rows (see layout.ts): each written by its owner only, read
@@ -123,7 +128,7 @@ export class RowTable {
   room(row: number, ring: RingKind): number {
     const w = row * ROW_WORDS;
     // The holder's drained position: how far it has emptied the owner's ring.
-    return ROW_RING_ENTRIES - (this.words[w + TAIL_OF[ring]!]! - Atomics.load(this.words, w + DRAINED_OF[ring]!));
+    return ROW_RING_ENTRIES - (this.words[w + tailOf(ring)]! - Atomics.load(this.words, w + drainedOf(ring)));
   }
 
   hasRoom(row: number, ring: RingKind): boolean {
@@ -133,18 +138,18 @@ export class RowTable {
   /** Appends (key, slot, word) to the owner's ring; the caller checked `hasRoom`. */
   append(row: number, ring: RingKind, key: number, slot: number, word: number): void {
     const w = row * ROW_WORDS;
-    const tail = this.words[w + TAIL_OF[ring]!]!;
+    const tail = this.words[w + tailOf(ring)]!;
     const at = row * ROW_RINGS + ring + (tail % ROW_RING_ENTRIES) * RING_ENTRY_FIELDS;
     this.rings[at + RING_KEY] = key;
     this.rings[at + RING_ENTRY_SLOT] = slot;
     this.rings[at + RING_ENTRY_WORD] = word;
     // Publishes the entry: the holder reads entries only below the tail.
-    Atomics.store(this.words, w + TAIL_OF[ring]!, tail + 1);
+    Atomics.store(this.words, w + tailOf(ring), tail + 1);
   }
 
   tail(row: number, ring: RingKind): number {
     // The holder's look at how far the owner has appended.
-    return Atomics.load(this.words, row * ROW_WORDS + TAIL_OF[ring]!);
+    return Atomics.load(this.words, row * ROW_WORDS + tailOf(ring));
   }
 
   /** Hands every entry not yet drained, of every row, to `visit` (the lock holder only). */
@@ -152,7 +157,7 @@ export class RowTable {
     for (let row = 0, n = this.highWater; row < n; row++) {
       const w = row * ROW_WORDS;
       const tail = this.tail(row, ring as RingKind);
-      let drained = this.words[w + DRAINED_OF[ring]!]!;
+      let drained = this.words[w + drainedOf(ring)]!;
       // Most rows have appended nothing since the last drain: leave their lines alone.
       if (drained === tail) continue;
       for (; drained < tail; drained++) {
@@ -160,7 +165,7 @@ export class RowTable {
         visit(this.rings[at + RING_KEY]!, this.rings[at + RING_ENTRY_SLOT]!, this.rings[at + RING_ENTRY_WORD]!);
       }
       // Frees the ring's room for its owner.
-      Atomics.store(this.words, w + DRAINED_OF[ring]!, drained);
+      Atomics.store(this.words, w + drainedOf(ring), drained);
     }
   }
 
@@ -180,7 +185,7 @@ export class RowTable {
     for (let row = 0, n = this.highWater; row < n; row++) {
       for (const ring of [LEASE_RING, FINISH_RING] as const) {
         const w = row * ROW_WORDS;
-        Atomics.store(this.words, w + DRAINED_OF[ring]!, this.tail(row, ring));
+        Atomics.store(this.words, w + drainedOf(ring), this.tail(row, ring));
       }
     }
   }
