@@ -247,6 +247,23 @@ describe('capacity: shared payload memory (memory backend only)', () => {
     for (const id of ids) expect((await queue.view(id)).payload).toBe(payload);
   });
 
+  it('reclaims the memory of each lastError a job replaces, and of its last one when it is evicted', async () => {
+    // The smallest arena for 1 KiB payloads (about 60 chunks); each error takes 9 chunks.
+    const { queue } = await setup(backend, { maxAttempts: 3, baseBackoffMillis: 0, maxBackoffMillis: 0, options: { capacity: 4, maxPayloadBytes: 1024, arenaBytes: 2 * (1024 + 1024 + 16) } });
+    for (let round = 0; round < 60; round++) {
+      const id = await queue.submit('t', 'p');
+      for (let attempt = 1; attempt <= 3; attempt++) {
+        const error = `${round}/${attempt} `.padEnd(600, 'e');
+        await queue.fail(id, (await mustPoll(queue, id)).token, error);
+        expect((await queue.view(id)).lastError).toBe(error);
+      }
+      expect((await queue.view(id)).status).toBe('DEAD');
+      await queue.retryDead(id);
+      await finish(queue, id);
+    }
+    expect(await queue.stats()).toMatchObject({ pending: 0, dead: 0 });
+  });
+
   it('reclaims the payload memory of evicted finished jobs', async () => {
     const { queue } = await setup(backend, { options: { arenaBytes: 65_536, maxPayloadBytes: 16_384 } });
     for (let i = 1; i <= 50; i++) {

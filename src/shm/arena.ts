@@ -1,6 +1,9 @@
 import {
-  ARENA_BUMP, ARENA_FREE_COUNT, ARENA_FREE_HEAD, CHUNK_BYTES, CHUNK_DATA_BYTES, CHUNK_NEXT_BYTES, FIRST_CHUNK,
+  ARENA_BUMP, ARENA_FREE_COUNT, ARENA_FREE_HEAD, CHUNK_BYTES, CHUNK_DATA_BYTES, CHUNK_NEXT_BYTES, ERROR_LENGTH_BYTES, FIRST_CHUNK,
 } from './layout.js';
+
+/** Room for a counted chain's length, written over it once stored (see storeCounted); one byte per character. */
+const LENGTH_ROOM = '\0'.repeat(ERROR_LENGTH_BYTES);
 
 /** Strings up to this long are encoded by a byte loop, longer ones natively (see #write). */
 const BYTE_LOOP_CHARS = 16;
@@ -80,13 +83,25 @@ export class Arena {
     return head;
   }
 
-  /** Whether the chain at `first` starts with exactly the bytes of `expected` (only within its first chunk; else false). */
-  startsWith(first: number, expected: Uint8Array): boolean {
-    if (first === 0 || expected.length > CHUNK_DATA_BYTES) return false;
-    const bytes = this.#u8;
-    const at = first * CHUNK_BYTES + CHUNK_NEXT_BYTES;
-    for (let i = 0; i < expected.length; i++) if (bytes[at + i] !== expected[i]) return false;
-    return true;
+  /**
+   * Stores an error text of `byteCount` bytes as a chain that starts with
+   * that length (ERROR_LENGTH_BYTES), so that a record needs no field for
+   * it; returns its first chunk, or -1 as `store` does.
+   */
+  storeCounted(byteCount: number, text: string): number {
+    const first = this.store(ERROR_LENGTH_BYTES + byteCount, LENGTH_ROOM, text);
+    if (first > 0) this.#next[(first * CHUNK_BYTES + CHUNK_NEXT_BYTES) >> 2] = byteCount;
+    return first;
+  }
+
+  /** The text length a chain from `storeCounted` starts with. */
+  countedBytes(first: number): number {
+    return this.#next[(first * CHUNK_BYTES + CHUNK_NEXT_BYTES) >> 2]!;
+  }
+
+  /** The text of a chain from `storeCounted`. */
+  readCounted(first: number): string {
+    return this.read(first, ERROR_LENGTH_BYTES, this.countedBytes(first));
   }
 
   /** Decodes `byteCount` bytes of the chain at `first`, starting `skip` bytes in. */

@@ -220,14 +220,15 @@ export const FINISH_SEQ = 5; //     while SUCCEEDED or CANCELLED: order of finis
 export const DATA_REF = 6; //       arena chain of the payload (after the type's bytes, for a type the type table has no entry for)
 export const TYPE = 7; //           the job's type: its entry in `typeNames` + 1; or, a type the table had no room for, -(its UTF-8 bytes), leading the data chain
 export const PAYLOAD_BYTES = 8;
-export const ERROR_REF = 9; //      arena chain of lastError, or a canned error below
-export const ERROR_BYTES = 10;
+export const ERROR_REF = 9; //      arena chain of lastError (its byte length first, see ERROR_LENGTH_BYTES), or a canned error below
+export const ERROR_BYTES = 10; //   lastError's UTF-8 bytes: in a draft only, read from the chain's length (no column)
 export const WORKER = 11; //        worker name of the latest lease: its entry in `workerNames` + 1; 0: none
 export const MOVES = 12; //         with a journal: moves of this job so far, to order its journal writes; 0 without one
 export const RECORD_FIELDS = 13;
 
 /**
- * Each field's column, and why its width holds every value it takes.
+ * Each field's column, and why its width holds every value it takes
+ * (ERROR_BYTES has none: see its line).
  * Columns lie one after the other in `records`, widest first, so that each
  * starts aligned to its element size.
  *
@@ -241,14 +242,14 @@ export const RECORD_FIELDS = 13;
  *   DATA_REF     i32  a chunk number: the arena is < 2^31 bytes
  *   PAYLOAD_BYTES i32 at most maxPayloadBytes (<= 2^28)
  *   ERROR_REF    i32  a chunk number, or a canned error (<= 0)
- *   ERROR_BYTES  i32  at most maxErrorBytes (<= 2^24)
+ *   ERROR_BYTES  none: kept at the head of the error's chain, as most jobs have no error
  *   ATTEMPTS     u32  at most maxAttempts, and never more than MAX_ATTEMPTS
  *   TYPE         i16  an entry of `typeNames` + 1 (<= TYPE_NAMES), or -(type bytes) (>= -MAX_TYPE_BYTES, 1024)
  *   WORKER       u16  an entry of `workerNames` + 1 (<= WORKER_NAMES)
  */
 export const RECORD_COLUMNS: readonly (readonly [field: number, array: ColumnArray])[] = [
   [JOB_NUM, Float64Array], [PRIORITY, Float64Array], [RUN_AT, Float64Array], [TOKEN, Float64Array], [LEASE_UNTIL, Float64Array],
-  [MOVES, Float64Array], [DATA_REF, Int32Array], [PAYLOAD_BYTES, Int32Array], [ERROR_REF, Int32Array], [ERROR_BYTES, Int32Array],
+  [MOVES, Float64Array], [DATA_REF, Int32Array], [PAYLOAD_BYTES, Int32Array], [ERROR_REF, Int32Array],
   [ATTEMPTS, Uint32Array], [TYPE, Int16Array], [WORKER, Uint16Array],
 ];
 
@@ -406,6 +407,8 @@ export const COMMIT_KINDS = 4;
 export const CHUNK_BYTES = 68;
 export const CHUNK_NEXT_BYTES = 4;
 export const CHUNK_DATA_BYTES = CHUNK_BYTES - CHUNK_NEXT_BYTES;
+/** An error's chain starts with its text's byte length (Int32), then the text. */
+export const ERROR_LENGTH_BYTES = 4;
 /** Chunk 0 is never used, so a ref of 0 means "no bytes". */
 export const FIRST_CHUNK = 1;
 

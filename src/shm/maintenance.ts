@@ -14,7 +14,7 @@ import {
 import type { QueueMemory } from './memory.js';
 import { Mover } from './moves.js';
 import type { LoggedJob, MoveLog, Sequences, JournalWrites } from './movelog.js';
-import { NAME_OF_STATUS, Records, chunksOf, dataBytes, leadingTypeBytes } from './records.js';
+import { NAME_OF_STATUS, Records, chunksOf, dataBytes, errorChainBytes, leadingTypeBytes } from './records.js';
 import { UndoLog, recordCopy, type UndoneMove } from './undo-log.js';
 import { NOT_COUNTED, type MoveNotes } from './worker.js';
 
@@ -333,7 +333,7 @@ export class Maintenance implements MoveNotes {
       if (refused < 0) return refused;
       const ref = error === null ? ERROR_FAILED : this.#storeError(error);
       if (this.#failAttempt(slot, word, now, ref, ref > 0 ? Buffer.byteLength(error!) : 0, now, permanent)) return 0;
-      this.#m.arena.free(ref, ref > 0 ? Buffer.byteLength(error!) : 0);
+      this.#freeError(ref);
     }
   }
 
@@ -462,7 +462,8 @@ export class Maintenance implements MoveNotes {
         }
         m.jobMap.set(slots.get(slot, JOB_NUM), slot);
         chains.push(slots.get(slot, DATA_REF), leadingTypeBytes(slots.get(slot, TYPE)) + slots.get(slot, PAYLOAD_BYTES));
-        if (slots.get(slot, ERROR_REF) > 0) chains.push(slots.get(slot, ERROR_REF), slots.get(slot, ERROR_BYTES));
+        const errorRef = slots.get(slot, ERROR_REF);
+        if (errorRef > 0) chains.push(errorRef, errorChainBytes(m.arena.countedBytes(errorRef)));
         if (status === READY || status === DELAYED) {
           // Ready or delayed by `now`: a clock that went back turns ready jobs delayed again.
           const due = slots.get(slot, RUN_AT) <= now;
@@ -602,7 +603,6 @@ export class Maintenance implements MoveNotes {
     const draft = this.#mover.start(slot);
     const attempts = draft[ATTEMPTS]!;
     const oldError = draft[ERROR_REF]!;
-    const oldErrorBytes = draft[ERROR_BYTES]!;
     draft[ERROR_REF] = errorRef;
     draft[ERROR_BYTES] = errorBytes;
     const retry = !permanent && mayRetry(attempts, this.#policy.maxAttempts);
@@ -610,7 +610,7 @@ export class Maintenance implements MoveNotes {
     const status = retry ? (draft[RUN_AT]! <= now ? READY : DELAYED) : DEAD;
     if (!this.#moveTo(slot, word, status, RUNNING)) return false;
     // Freed only after the move: a move that lost its race keeps its old error.
-    this.#m.arena.free(oldError, oldErrorBytes);
+    this.#freeError(oldError);
     return true;
   }
 
@@ -660,9 +660,15 @@ export class Maintenance implements MoveNotes {
   #storeError(error: string): number {
     const bytes = Buffer.byteLength(error);
     if (bytes === 0) return ERROR_EMPTY;
-    if (this.#makeRoom(Arena.chunksFor(bytes), 0) < 0) return ERROR_DROPPED;
+    if (this.#makeRoom(Arena.chunksFor(errorChainBytes(bytes)), 0) < 0) return ERROR_DROPPED;
     this.#assertHeld();
-    return this.#m.arena.store(bytes, error);
+    return this.#m.arena.storeCounted(bytes, error);
+  }
+
+  /** Frees the chain of an error from `#storeError` (a canned error has none). */
+  #freeError(errorRef: number): void {
+    const arena = this.#m.arena;
+    if (errorRef > 0) arena.free(errorRef, errorChainBytes(arena.countedBytes(errorRef)));
   }
 
   /**
@@ -699,14 +705,13 @@ export class Maintenance implements MoveNotes {
       const dataRef = record[DATA_REF]!;
       const dataBytes = leadingTypeBytes(record[TYPE]!) + record[PAYLOAD_BYTES]!;
       const errorRef = record[ERROR_REF]!;
-      const errorBytes = record[ERROR_BYTES]!;
       const jobNum = record[JOB_NUM]!;
       this.#assertHeld();
       this.#note(jobNum, COMMIT_EVICTED, LAZY);
       if (this.#mover.flip(slot, word, FREE, statusOf(word)) < 0) throw new LockLost();
       rows.finishedChunks(this.#mover.row, -chunks);
       arena.free(dataRef, dataBytes);
-      arena.free(errorRef, errorBytes);
+      this.#freeError(errorRef);
       jobMap.delete(jobNum);
       freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
       return true;

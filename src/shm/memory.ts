@@ -47,7 +47,8 @@ export class QueueMemory {
     const lockWords = (this.lockWords = new Int32Array(buffers.lockWords));
     this.lock = new QueueLock(lockWords, lockTimeoutMillis);
     this.signal = new WorkSignal(lockWords);
-    const slots = (this.slots = new SlotTable(new Int32Array(buffers.slotWords), buffers.records));
+    const arena = (this.arena = new Arena(buffers.arena, header));
+    const slots = (this.slots = new SlotTable(new Int32Array(buffers.slotWords), buffers.records, arena));
     this.rows = new RowTable(new Int32Array(buffers.rowWords), new Float64Array(buffers.rowData), new Float64Array(buffers.rowRings), header, lockWords);
     this.helping = new Helping(this.rows, slots, lockTimeoutMillis);
     const overflow = new SharedHeap(new Float64Array(buffers.overflow), header, HEAP_SIZE_OVERFLOW);
@@ -57,7 +58,6 @@ export class QueueMemory {
     this.finished = new SharedHeap(new Float64Array(buffers.finished), header, HEAP_SIZE_FINISHED);
     this.jobMap = new JobMap(new Int32Array(buffers.jobMap), slots.jobNums);
     this.freeSlots = new Int32Array(buffers.freeSlots);
-    this.arena = new Arena(buffers.arena, header);
     this.workerNames = new NameTable(buffers.workerNames, header, WORKER_NAME_COUNT);
     this.typeNames = new NameTable(buffers.typeNames, header, TYPE_NAME_COUNT);
     this.commits = new CommitRing(lockWords, new Float64Array(buffers.commitRing), lockTimeoutMillis);

@@ -1,7 +1,7 @@
 import { JobStatus, type Lease } from '../types.js';
 import { Arena } from './arena.js';
 import {
-  ATTEMPTS, CANCELLED, DATA_REF, DEAD, DELAYED, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, ERROR_LEASE_EXPIRED, ERROR_REF,
+  ATTEMPTS, CANCELLED, DATA_REF, DEAD, DELAYED, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, ERROR_LEASE_EXPIRED, ERROR_LENGTH_BYTES, ERROR_REF,
   FINISH_SEQ, FREE, JOB_NUM, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, READY, RECORD_FIELDS, RUNNING, RUN_AT, SUCCEEDED, TOKEN,
   TYPE, WORKER, isBusy, statusOf, type SlotStatus,
 } from './layout.js';
@@ -141,7 +141,7 @@ export class Records {
 
   errorText(record: Float64Array): string | null {
     const errorRef = record[ERROR_REF]!;
-    return errorRef > 0 ? this.#m.arena.read(errorRef, 0, record[ERROR_BYTES]!) : (CANNED_ERRORS.get(errorRef) ?? null);
+    return errorRef > 0 ? this.#m.arena.readCounted(errorRef) : (CANNED_ERRORS.get(errorRef) ?? null);
   }
 }
 
@@ -155,8 +155,13 @@ export function dataBytes(typeNumber: number, typeBytes: number, payloadBytes: n
   return payloadBytes + (typeNumber > 0 ? 0 : typeBytes);
 }
 
+/** Bytes of the chain of an error text of `errorBytes` bytes: its length, then the text. */
+export function errorChainBytes(errorBytes: number): number {
+  return ERROR_LENGTH_BYTES + errorBytes;
+}
+
 /** Arena chunks a record's strings hold: its data chain and its lastError's. */
 export function chunksOf(record: Float64Array): number {
-  const errorChunks = record[ERROR_REF]! > 0 ? Arena.chunksFor(record[ERROR_BYTES]!) : 0;
+  const errorChunks = record[ERROR_REF]! > 0 ? Arena.chunksFor(errorChainBytes(record[ERROR_BYTES]!)) : 0;
   return Arena.chunksFor(leadingTypeBytes(record[TYPE]!) + record[PAYLOAD_BYTES]!) + errorChunks;
 }

@@ -1,3 +1,4 @@
+import type { Arena } from './arena.js';
 import {
   ATTEMPTS, BUSY, DATA_REF, ERROR_BYTES, ERROR_REF, JOB_NUM, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RUN_AT, STATUS_MASK,
   TOKEN, TYPE, WORKER, recordColumnOffsets, type RecordColumn, type SlotStatus,
@@ -27,13 +28,16 @@ export class SlotTable {
   readonly dataRefs: RecordColumn;
   readonly payloadBytes: RecordColumn;
   readonly errorRefs: RecordColumn;
-  readonly errorBytes: RecordColumn;
   readonly attempts: RecordColumn;
   readonly types: RecordColumn;
   readonly workers: RecordColumn;
 
-  constructor(words: Int32Array, records: SharedArrayBuffer) {
+  /** Where an error's byte length is kept: at the head of its chain. */
+  readonly #arena: Arena;
+
+  constructor(words: Int32Array, records: SharedArrayBuffer, arena: Arena) {
     this.words = words;
+    this.#arena = arena;
     const capacity = (this.capacity = words.length);
     const offsets = recordColumnOffsets(capacity);
     const columns: RecordColumn[] = (this.#columns = []);
@@ -47,7 +51,6 @@ export class SlotTable {
     this.dataRefs = columns[DATA_REF]!;
     this.payloadBytes = columns[PAYLOAD_BYTES]!;
     this.errorRefs = columns[ERROR_REF]!;
-    this.errorBytes = columns[ERROR_BYTES]!;
     this.attempts = columns[ATTEMPTS]!;
     this.types = columns[TYPE]!;
     this.workers = columns[WORKER]!;
@@ -74,7 +77,7 @@ export class SlotTable {
     }
   }
 
-  /** One field of the slot's record. */
+  /** One field of the slot's record (not ERROR_BYTES, which has no column: see readInto). */
   get(slot: number, field: number): number {
     return this.#columns[field]![slot]!;
   }
@@ -90,8 +93,8 @@ export class SlotTable {
     record[DATA_REF] = this.dataRefs[slot]!;
     record[TYPE] = this.types[slot]!;
     record[PAYLOAD_BYTES] = this.payloadBytes[slot]!;
-    record[ERROR_REF] = this.errorRefs[slot]!;
-    record[ERROR_BYTES] = this.errorBytes[slot]!;
+    const errorRef = (record[ERROR_REF] = this.errorRefs[slot]!);
+    record[ERROR_BYTES] = errorRef > 0 ? this.#arena.countedBytes(errorRef) : 0;
     record[WORKER] = this.workers[slot]!;
     record[MOVES] = this.moves[slot]!;
     return record;
@@ -108,8 +111,8 @@ export class SlotTable {
     this.dataRefs[slot] = record[DATA_REF]!;
     this.types[slot] = record[TYPE]!;
     this.payloadBytes[slot] = record[PAYLOAD_BYTES]!;
+    // ERROR_BYTES is not written: the error's chain holds it.
     this.errorRefs[slot] = record[ERROR_REF]!;
-    this.errorBytes[slot] = record[ERROR_BYTES]!;
     this.workers[slot] = record[WORKER]!;
     // Only a journaled queue counts moves: an in-memory one, never writing here, never makes these pages resident.
     if (this.moves[slot] !== record[MOVES]) this.moves[slot] = record[MOVES]!;
