@@ -43,7 +43,10 @@ export class ProducerSide {
   #submitChecked(core: Maintenance, job: CheckedJob, now: number): string {
     const jobNum = core.submit(job.type, job.typeBytes, job.payload, job.payloadBytes, job.priority, job.runAtMillis ?? now, now);
     if (jobNum < 0) throw refusalError(jobNum, '', this.#ctx.options.capacity);
-    return `J${jobNum}`;
+    // Not `J${jobNum}`: that goes through V8's number-to-string cache, which keeps each new id's digits
+    // alive through the next scavenges; a million submits then grow the young generation by 8 MiB
+    // (measured on Node 20, bench/memory.ts). toFixed(0) makes the same digits and caches nothing.
+    return `J${jobNum.toFixed(0)}`;
   }
 
   cancel(jobId: string): void {
