@@ -5,6 +5,22 @@ export interface TimeSource {
   now(): number;
 }
 
+/**
+ * A reading of `time` taken again inside a call that has read it once, as
+ * `since`: the later of the two. A clock that throws or gives no finite
+ * number here leaves `since` (the call went on with a good reading, and user
+ * code must not break a move halfway).
+ */
+export function laterReading(time: TimeSource, since: number): number {
+  let reading: number;
+  try {
+    reading = time.now();
+  } catch {
+    return since;
+  }
+  return Number.isFinite(reading) && reading > since ? reading : since;
+}
+
 /** The wall clock: `Date.now()`. */
 export const systemClock: TimeSource = Object.freeze({ now: () => Date.now() });
 

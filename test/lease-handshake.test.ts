@@ -47,3 +47,81 @@ describe('lease handshake', () => {
     queue.close();
   }, 60_000);
 });
+
+/** A clock that moves on by itself: each reading `step` ms after the last; `throwOn(n)` makes the n-th reading from then on throw. */
+class DriftingClock {
+  reading: number;
+  readonly step: number;
+  #throwAt = -1;
+  #reads = 0;
+
+  constructor(start: number, step: number) {
+    this.reading = start - step;
+    this.step = step;
+  }
+
+  now(): number {
+    this.#reads++;
+    if (this.#reads === this.#throwAt) throw new Error('clock broke');
+    this.reading += this.step;
+    return this.reading;
+  }
+
+  throwOn(nth: number): void {
+    this.#throwAt = this.#reads + nth;
+  }
+}
+
+describe('a clock that moves during a claim', () => {
+  it("stamps a poll's lease from the last clock reading of the call, taken once the claim holds its slot", () => {
+    const clock = new DriftingClock(START, 7);
+    const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0));
+    const id = queue.submit('t', 'p');
+    const lease = queue.poll('w', 100)!;
+    expect(lease.jobId).toBe(id);
+    expect(lease.leaseUntil).toBe(clock.reading + 100);
+    expect(queue.view(id)).toMatchObject({ status: 'RUNNING', leaseUntil: lease.leaseUntil });
+    queue.close();
+  });
+
+  it('stamps an extend from its last reading while the old lease still runs then', () => {
+    const clock = new DriftingClock(START, 7);
+    const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0));
+    queue.submit('t', 'p');
+    const lease = queue.poll('w', 100)!;
+    const until = queue.extend(lease.jobId, lease.token, 50);
+    expect(until).toBe(clock.reading + 50);
+    expect(queue.view(lease.jobId)).toMatchObject({ status: 'RUNNING', leaseUntil: until });
+    queue.close();
+  });
+
+  it('keeps the end from the first reading when the old lease has run out by the second (the extend came first)', () => {
+    // Each reading 60 ms after the last: the extend's second reading is past the old lease's end.
+    const clock = new DriftingClock(START, 60);
+    const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0));
+    queue.submit('t', 'p');
+    const lease = queue.poll('w', 100)!;
+    const before = clock.reading;
+    const until = queue.extend(lease.jobId, lease.token, 500);
+    expect(until).toBe(before + 60 + 500);
+    queue.close();
+  });
+
+  it('keeps the first reading when the clock throws while the claim holds its slot, and leaves the job leased, not stuck', () => {
+    const clock = new DriftingClock(START, 7);
+    const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0));
+    // A first job through, so that the next poll is the lock-free one (its row holds tokens): one reading before the claim, one while it holds the slot.
+    queue.submit('t', 'warm-up');
+    const warm = queue.poll('w', 100)!;
+    queue.complete(warm.jobId, warm.token);
+    const id = queue.submit('t', 'p');
+    clock.throwOn(2);
+    const lease = queue.poll('w', 100)!;
+    expect(lease.jobId).toBe(id);
+    expect(lease.leaseUntil).toBe(clock.reading + 100);
+    expect(queue.view(id)).toMatchObject({ status: 'RUNNING', leaseUntil: lease.leaseUntil, attempts: 1 });
+    queue.complete(id, lease.token);
+    expect(queue.view(id).status).toBe('SUCCEEDED');
+    queue.close();
+  });
+});

@@ -54,8 +54,8 @@ export class QueueContext {
     this.options = options;
     this.memory = memory;
     this.journal = journal;
-    this.core = new Maintenance(memory, policy, journal?.journal);
-    this.worker = new WorkerPath(memory, this.core.mover, this.core, journal === undefined ? undefined : this.core);
+    this.core = new Maintenance(memory, policy, time, journal?.journal);
+    this.worker = new WorkerPath(memory, this.core.mover, this.core, time, journal === undefined ? undefined : this.core);
     this.lockFree = false;
     this.locked(() => this.#takeRow());
   }
@@ -71,7 +71,7 @@ export class QueueContext {
     if (row < 0) return;
     const mover = new Mover(this.memory.slots, this.memory.rows, row);
     this.core.mover = mover;
-    this.worker = new WorkerPath(this.memory, mover, this.core, this.journal === undefined ? undefined : this.core);
+    this.worker = new WorkerPath(this.memory, mover, this.core, this.time, this.journal === undefined ? undefined : this.core);
     this.ownsRow = true;
     this.lockFree = this.journal === undefined;
   }
@@ -83,7 +83,7 @@ export class QueueContext {
       this.lockFree = false;
       this.ownsRow = false;
       this.core.mover = new Mover(this.memory.slots, rows, MAINTENANCE_ROW);
-      this.worker = new WorkerPath(this.memory, this.core.mover, this.core, this.journal === undefined ? undefined : this.core);
+      this.worker = new WorkerPath(this.memory, this.core.mover, this.core, this.time, this.journal === undefined ? undefined : this.core);
       this.#takeRow();
     }
     const worker = this.worker;
@@ -120,6 +120,7 @@ export class QueueContext {
       const result = this.locked((core, now): T | typeof AWAITS_COMMIT => {
         const slot = core.find(jobNum);
         if (slot < 0) throw refusalError(slot, jobId, this.options.capacity);
+        core.catchUpLapsed(slot, now);
         const result = op(core, slot, now);
         if (result === AWAITS_COMMIT) return AWAITS_COMMIT;
         if (typeof result === 'number' && result < 0) throw refusalError(result, jobId, this.options.capacity);

@@ -1,6 +1,6 @@
 import { LAST_NOW, NEXT_DUE, WORKER_ATTENTION, ATTENTION, FREE } from '../shm/layout.js';
 import type { JobRecord } from '../shm/records.js';
-import { NAME_OF_STATUS } from '../shm/records.js';
+import { NAME_OF_STATUS, RUNNING } from '../shm/records.js';
 import { JobStatus, type JobView, type QueueStats } from '../types.js';
 import { parseJobId } from '../validate.js';
 import type { QueueContext } from './context.js';
@@ -29,7 +29,9 @@ export class Reads {
     if (now < header[NEXT_DUE]! && now >= header[LAST_NOW]! && (Atomics.load(lockWords, ATTENTION) & WORKER_ATTENTION) === 0) {
       const slot = jobMap.get(jobNum);
       const record = slot < 0 ? undefined : ctx.core.records.read(slot);
-      if (record !== undefined && record.jobNum === jobNum && record.status !== FREE) return toView(record);
+      // A lease run out that no catch-up expired yet (its claim is still in flight): the locked read expires it.
+      const lapsed = record !== undefined && record.status === RUNNING && !(now < record.leaseUntil);
+      if (record !== undefined && record.jobNum === jobNum && record.status !== FREE && !lapsed) return toView(record);
     }
     return ctx.withJob(jobId, jobNum, (core, slot, at) => {
       for (;;) {
@@ -42,22 +44,24 @@ export class Reads {
 
   stats(): QueueStats {
     return this.#ctx.locked((core, now) => {
-      core.settleAndCatchUp(now);
+      core.settle(now);
       return core.stats();
     });
   }
 
   /** Every DEAD job, in submission order. */
   deadLetters(): JobView[] {
-    return this.#ctx.locked((core, now) =>
-      core.deadSlots().map((slot) => {
+    return this.#ctx.locked((core, now) => {
+      // Leases that ran out in calls still in flight are expired first: a job dead by now is listed.
+      core.settle(now);
+      return core.deadSlots().map((slot) => {
         for (;;) {
           const record = core.records.read(slot);
           if (record !== undefined) return toView(record);
           core.settledWord(slot, now);
         }
-      }),
-    );
+      });
+    });
   }
 }
 

@@ -34,7 +34,7 @@ export class WorkerSide {
     const worker = ctx.worker;
     const workerNumber = ctx.memory.workerNames.known(workerId);
     if (workerNumber >= 0 && this.#fastPath(now, POLL_ATTENTION)) {
-      const slot = worker.poll(workerNumber, now + leaseMillis, now, false);
+      const slot = worker.poll(workerNumber, leaseMillis, now, false);
       ctx.memory.rows.leave(worker.row);
       if (slot >= 0) return ctx.core.records.lease(worker.draft);
     }
@@ -65,7 +65,7 @@ export class WorkerSide {
     const workerNumber = ctx.memory.workerNames.numberOf(workerId);
     for (let tries = 0; ; tries++) {
       const worker = ctx.prepareWorker();
-      const slot = worker.poll(workerNumber, now + leaseMillis, now, true);
+      const slot = worker.poll(workerNumber, leaseMillis, now, true);
       if (slot >= 0) return core.records.lease(worker.draft);
       if (tries > 0 || !core.settle(now)) return undefined;
     }
@@ -96,7 +96,7 @@ export class WorkerSide {
     if (workerNumber >= 0 && this.#fastPath(now, POLL_ATTENTION)) {
       const slot = ctx.memory.jobMap.get(jobNum);
       const refused = slot < 0 ? SLOW : worker.complete(slot, jobNum, token, now);
-      const next = refused === 0 && worker.ready() ? worker.poll(workerNumber, now + leaseMillis, now, false) : -1;
+      const next = refused === 0 && worker.ready() ? worker.poll(workerNumber, leaseMillis, now, false) : -1;
       ctx.memory.rows.leave(worker.row);
       if (next >= 0) return ctx.core.records.lease(worker.draft);
       if (refused !== 0 && refused !== SLOW) throw refusalError(refused, jobId, ctx.options.capacity);
@@ -123,14 +123,14 @@ export class WorkerSide {
     const now = ctx.now();
     if (this.#fastPath(now, WORKER_ATTENTION)) {
       const slot = ctx.memory.jobMap.get(jobNum);
-      const result = slot < 0 ? SLOW : ctx.worker.extend(slot, jobNum, token, now + leaseMillis, now);
+      const result = slot < 0 ? SLOW : ctx.worker.extend(slot, jobNum, token, leaseMillis, now);
       ctx.memory.rows.leave(ctx.worker.row);
       if (result >= 0) return result;
       if (result !== SLOW) throw refusalError(result, jobId, ctx.options.capacity);
     }
     return ctx.withJob(jobId, jobNum, (core, slot, at) => {
       for (;;) {
-        const result = ctx.prepareWorker().extend(slot, jobNum, token, at + leaseMillis, at);
+        const result = ctx.prepareWorker().extend(slot, jobNum, token, leaseMillis, at);
         if (result !== SLOW) return result;
         core.settledWord(slot, at);
       }

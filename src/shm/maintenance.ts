@@ -1,4 +1,5 @@
 import { Refusal } from '../errors.js';
+import { laterReading, type TimeSource } from '../clock.js';
 import type { RetryPolicy } from '../policy.js';
 import { JobStatus, type QueueStats } from '../types.js';
 import { Arena } from './arena.js';
@@ -45,6 +46,8 @@ export const AWAITS_COMMIT = -1000;
 export class Maintenance implements MoveNotes {
   readonly #m: QueueMemory;
   readonly #policy: RetryPolicy;
+  /** The queue's clock, read again only after waiting out lock-free calls (see `settle`). */
+  readonly #time: TimeSource;
   readonly #log: MoveLog | undefined;
   #mover: Mover;
   readonly records: Records;
@@ -66,9 +69,10 @@ export class Maintenance implements MoveNotes {
   /** A copy of a slot's record, read under the lock. */
   readonly #record = new Float64Array(RECORD_FIELDS);
 
-  constructor(memory: QueueMemory, policy: RetryPolicy, log?: MoveLog) {
+  constructor(memory: QueueMemory, policy: RetryPolicy, time: TimeSource, log?: MoveLog) {
     this.#m = memory;
     this.#policy = policy;
+    this.#time = time;
     this.#log = log;
     this.#mover = new Mover(memory.slots, memory.rows, MAINTENANCE_ROW);
     this.records = new Records(memory);
@@ -196,31 +200,45 @@ export class Maintenance implements MoveNotes {
 
   /**
    * Waits for lock-free calls in flight to leave (microseconds), and repairs
-   * after threads that died in one (after `lockTimeoutMillis`): for a poll
-   * that found nothing, for stats, for a slot that stays BUSY. True if it rebuilt.
+   * after threads that died in one (after `lockTimeoutMillis`); then brings
+   * the queue up to a clock reading taken now. For a poll that found
+   * nothing, for stats and the dead letters, for a slot that stays BUSY, for
+   * a lease run out that no catch-up expired. True if it rebuilt or caught up
+   * (the caller looks again).
+   *
+   * Why the new reading: lock-free calls that ended since this operation read
+   * the clock (and those waited for) stamped their leases from readings of
+   * their own (see WorkerPath#stampLease), perhaps later than this
+   * operation's; what it sees must be one instant's state, with every lease
+   * that has run out by then expired.
    */
   settle(now: number): boolean {
     // A journaled queue makes every move under the lock: no lock-free call to wait for.
     if (this.#log !== undefined) return false;
-    const helping = this.#m.helping;
+    const { helping, header, lockWords } = this.#m;
     const dead = helping.quiesce();
-    if (dead.length === 0) return false;
-    helping.revoke(dead);
-    this.rebuild(now);
-    return true;
+    if (dead.length > 0) {
+      helping.revoke(dead);
+      this.rebuild(now);
+    }
+    const later = laterReading(this.#time, now);
+    header[LAST_NOW] = later;
+    const due = dead.length > 0 || later >= header[NEXT_DUE]! || (Atomics.load(lockWords, ATTENTION) & DUE_LOWERED) !== 0;
+    if (due) this.#catchUp(later);
+    return due;
   }
 
   /**
-   * For a read that must be exact (stats): waits out the lock-free calls in
-   * flight (see `settle`), then brings the queue up to `now` once more. A
-   * lock-free extend that read the clock before a lease's end may register
-   * its new lease after this call's catch-up; by `now` that lease may be due
-   * too, and must be seen expired.
+   * Before a locked operation on `slot`: a RUNNING job whose lease has run
+   * out by `now` was claimed or extended by a lock-free call still in flight
+   * (the catch-up in `prepare` expired every lease registered), whose clock
+   * read came before ours. The call is waited for and its lease expired, so
+   * that this operation sees what every call must: the lease expired.
    */
-  settleAndCatchUp(now: number): void {
-    if (this.#log !== undefined) return;
-    this.settle(now);
-    this.#catchUp(now);
+  catchUpLapsed(slot: number, now: number): void {
+    const slots = this.#m.slots;
+    const word = this.settledWord(slot, now);
+    if (statusOf(word) === RUNNING && !(now < slots.get(slot, LEASE_UNTIL))) this.settle(now);
   }
 
   /** Waits until `slot` is not BUSY (its mover left its call, or died and was finished for); its word. */

@@ -1,5 +1,5 @@
 import {
-  INTENT_FROM, INTENT_RECORD, INTENT_SLOT, INTENT_TO, RECORD_FIELDS, ROW_DATA, ROW_INTENT_SEQ, ROW_WORDS,
+  INTENT_FROM, INTENT_RECORD, INTENT_SLOT, INTENT_TO, LEASE_UNTIL, RECORD_FIELDS, ROW_DATA, ROW_INTENT_SEQ, ROW_WORDS,
   busyWord, nextWord, type SlotStatus,
 } from './layout.js';
 import type { RowTable } from './rows.js';
@@ -46,8 +46,15 @@ export class Mover {
    * the status it leaves, into `status`; no count for -1). Returns the new
    * word, or -1 if the slot no longer holds `from` (another thread moved it
    * first: nothing was written).
+   *
+   * `stampLease` (a claim, an extend) gives the lease's end once the slot is
+   * BUSY, from a clock read after the decision: a thread that saw the slot
+   * before it saw it unmoved, and one that sees it after sees a lease that
+   * runs from a time no earlier than its own look. (The caller's `now` was
+   * read before the decision; in between, another thread may have moved the
+   * clock and looked at the slot.)
    */
-  apply(slot: number, from: number, status: SlotStatus, counted: number): number {
+  apply(slot: number, from: number, status: SlotStatus, counted: number, stampLease?: () => number): number {
     const words = this.#slots.words;
     const intent = this.#intent;
     const to = nextWord(from, status);
@@ -61,7 +68,14 @@ export class Mover {
     const busy = busyWord(this.row, seq);
     // The decision: the slot is ours to move only if it still holds `from`.
     if (Atomics.compareExchange(words, slot, from, busy) !== from) return -1;
-    this.#slots.write(slot, this.draft);
+    const draft = this.draft;
+    if (stampLease !== undefined) {
+      const leaseUntil = stampLease();
+      // Still ours: not finished from the intent by a helper while we were in the clock (user code, which may stall).
+      if (Atomics.load(words, slot) !== busy) return to;
+      draft[LEASE_UNTIL] = leaseUntil;
+    }
+    this.#slots.write(slot, draft);
     // Still ours (not finished by a helper that took us for dead, whose rebuild counted it): count it here.
     if (counted >= 0 && Atomics.load(words, slot) === busy) {
       this.#rows.count(this.row, counted, -1);

@@ -74,17 +74,22 @@ export class Records {
       const word = slots.settledWord(slot);
       if (isBusy(word)) return undefined;
       slots.readInto(slot, copy);
-      // The same word after the copy: no move wrote the record meanwhile.
+      // The same word after the copy: no move wrote the record meanwhile (so its lengths and refs are whole).
+      if (slots.word(slot) !== word) continue;
+      const type = this.#typeOf(copy);
+      const payload = this.#payloadOf(copy);
+      const lastError = this.errorText(copy);
+      // And after the strings are decoded: an eviction frees their chunks (after its move), and a submit may refill them.
       if (slots.word(slot) !== word) continue;
       return {
         jobNum: copy[JOB_NUM]!,
-        type: this.#typeOf(copy),
-        payload: this.#payloadOf(copy),
+        type,
+        payload,
         priority: copy[PRIORITY]!,
         status: statusOf(word),
         attempts: copy[ATTEMPTS]!,
         runAt: copy[RUN_AT]!,
-        lastError: this.errorText(copy),
+        lastError,
         token: copy[TOKEN]!,
         leaseUntil: copy[LEASE_UNTIL]!,
         workerId: this.#m.workerNames.nameOf(copy[WORKER]!),

@@ -3,6 +3,7 @@ import {
   ATTEMPTS, ATTENTION, DUE_LOWERED, DUE_VERSION, FINISH_BASE, FINISH_RING, FINISH_SEQ, FINISH_TICKET, JOB_NUM,
   LEASE_RING, LEASE_UNTIL, MOVES, NEXT_DUE, READY, RUNNING, SUCCEEDED, TOKEN, WORKER, isBusy, statusOf, type SlotStatus,
 } from './layout.js';
+import { laterReading, type TimeSource } from '../clock.js';
 import type { QueueMemory } from './memory.js';
 import type { Mover } from './moves.js';
 import { ABORT, CLAIMED, LOST, type Claimer } from './ready.js';
@@ -52,19 +53,26 @@ export class WorkerPath implements Claimer {
   readonly #notes: MoveNotes | undefined;
   #token = 0;
   #tokenEnd = 0;
+  /** The lease being made: its length, the `now` the call read, its end (see #stampLease). */
+  #leaseMillis = 0;
+  #now = 0;
   #leaseUntil = 0;
+  /** A claim's lease is restamped whatever the clock says; an extend's only while the lease it extends still runs. */
+  #restampBefore = Infinity;
   #worker = 0;
   /** Entries both rings can surely take (each claim, extend and complete takes at most one per ring). */
   #room = 0;
 
   readonly #tokens: TokenSource;
+  readonly #time: TimeSource;
   #locked = false;
 
-  constructor(memory: QueueMemory, mover: Mover, tokens: TokenSource, notes?: MoveNotes) {
+  constructor(memory: QueueMemory, mover: Mover, tokens: TokenSource, time: TimeSource, notes?: MoveNotes) {
     this.#m = memory;
     this.#mover = mover;
     this.#row = mover.row;
     this.#tokens = tokens;
+    this.#time = time;
     this.#notes = notes;
   }
 
@@ -95,12 +103,12 @@ export class WorkerPath implements Claimer {
   }
 
   /**
-   * Leases the best ready job until `leaseUntil` to the worker numbered
+   * Leases the best ready job for `leaseMillis` to the worker numbered
    * `worker`; its slot, or -1. Rings only, or (`locked`) rings and overflow heap.
    */
-  poll(worker: number, leaseUntil: number, now: number, locked: boolean): number {
+  poll(worker: number, leaseMillis: number, now: number, locked: boolean): number {
     this.#worker = worker;
-    this.#leaseUntil = leaseUntil;
+    this.#startLease(leaseMillis, now, Infinity);
     this.#locked = locked;
     const ready = this.#m.ready;
     return locked ? ready.pollLocked(now, this) : ready.poll(now, this);
@@ -122,10 +130,11 @@ export class WorkerPath implements Claimer {
     draft[WORKER] = this.#worker;
     this.#noteMove(draft, draft[JOB_NUM]!);
     // The claim: only one thread moves the slot from the READY word its ring entry was made for.
-    const to = this.#mover.apply(slot, word, RUNNING, READY);
+    const to = this.#mover.apply(slot, word, RUNNING, READY, this.#stampLease);
     if (to < 0) return LOST;
     this.#token++;
-    this.#registerLease(slot, to, this.#leaseUntil);
+    // The end the move wrote (stamped, or the helper's that finished it).
+    this.#registerLease(slot, to, draft[LEASE_UNTIL]!);
     this.#room--;
     return CLAIMED;
   }
@@ -153,19 +162,20 @@ export class WorkerPath implements Claimer {
     }
   }
 
-  /** The lease now lasts until `leaseUntil`: the new leaseUntil, a Refusal, or SLOW. */
-  extend(slot: number, jobNum: number, token: number, leaseUntil: number, now: number): number {
+  /** The lease now lasts `leaseMillis` from now: the new leaseUntil, a Refusal, or SLOW. */
+  extend(slot: number, jobNum: number, token: number, leaseMillis: number, now: number): number {
     for (;;) {
       const word = this.#leasedWord(slot, jobNum, token, now);
       if (word < 0) return word;
       const draft = this.#mover.start(slot);
-      draft[LEASE_UNTIL] = leaseUntil;
+      this.#startLease(leaseMillis, now, draft[LEASE_UNTIL]!);
+      draft[LEASE_UNTIL] = this.#leaseUntil;
       this.#noteMove(draft, jobNum);
-      const to = this.#mover.apply(slot, word, RUNNING, NOT_COUNTED);
+      const to = this.#mover.apply(slot, word, RUNNING, NOT_COUNTED, this.#stampLease);
       if (to < 0) continue;
-      this.#registerLease(slot, to, leaseUntil);
+      this.#registerLease(slot, to, draft[LEASE_UNTIL]!);
       this.#room--;
-      return leaseUntil;
+      return draft[LEASE_UNTIL]!;
     }
   }
 
@@ -175,6 +185,28 @@ export class WorkerPath implements Claimer {
     draft[MOVES]!++;
     this.#notes.noteMove(jobNum, true);
   }
+
+
+  #startLease(leaseMillis: number, now: number, restampBefore: number): void {
+    this.#leaseMillis = leaseMillis;
+    this.#now = now;
+    this.#leaseUntil = now + leaseMillis;
+    this.#restampBefore = restampBefore;
+  }
+
+  /**
+   * The lease's end, from the clock read again once the slot is BUSY (see
+   * Mover#apply): the call's `now` was read before its decision, and another
+   * thread may have moved the clock and looked at the slot in between. An
+   * extend whose lease has run out by that time keeps the end from `now`: it
+   * took effect before the clock passed the old end (any thread that saw the
+   * lease run out waited for this call). A clock that throws or goes back
+   * here leaves the end as it was.
+   */
+  readonly #stampLease = (): number => {
+    const fresh = laterReading(this.#time, this.#now);
+    return fresh > this.#now && fresh < this.#restampBefore ? fresh + this.#leaseMillis : this.#leaseUntil;
+  };
 
   /**
    * The slot's word (not BUSY) if `token` is the current, valid lease of job
