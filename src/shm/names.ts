@@ -36,7 +36,11 @@ export class NameTable {
     const found = this.#numbers.get(name);
     if (found !== undefined) return found;
     const count = this.#header[this.#countField]!;
-    if (count >= this.#entries || Buffer.byteLength(name) > NAME_BYTES) return 0;
+    if (count >= this.#entries || Buffer.byteLength(name) > NAME_BYTES) {
+      // Remembered: a full table stays full and a long name stays long, so the answer stands (and `known` gives it lock-free).
+      this.#numbers.set(name, 0);
+      return 0;
+    }
     const at = count * NAME_ENTRY_BYTES;
     this.#lengths[at >> 2] = this.#bytes.write(name, at + 4, 'utf8');
     // Counted last: the entry exists once it is whole.
@@ -45,7 +49,7 @@ export class NameTable {
     return count + 1;
   }
 
-  /** The number of `name` if this thread has read its entry, else -1 (adding one needs the lock). */
+  /** The number of `name` if this thread has read its entry (0: it has none), else -1 (adding one needs the lock). */
   known(name: string): number {
     return this.#numbers.get(name) ?? -1;
   }
