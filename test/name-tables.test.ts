@@ -6,9 +6,10 @@ import { JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
 import { T0 } from './helpers.js';
 
 /**
- * Job types are interned in shared memory (a type table of 4096 entries of up
- * to 124 bytes); a type the table has no room for is kept in the arena ahead
- * of its payload. Either way a job reads back with its own type.
+ * Job types and worker ids are interned in shared memory (tables of 4096
+ * entries of up to 124 bytes); a type the table has no room for is kept in the
+ * arena ahead of its payload, so a job always reads back with its own type; a
+ * worker id it has no room for is shown as null.
  */
 const TABLE_ENTRIES = 4096;
 const ENTRY_BYTES = 124;
@@ -72,5 +73,21 @@ describe('job types: the type table and what it has no room for', () => {
     expect(reopened.poll('w', 1000)).toMatchObject({ jobId: short, type: 'short' });
     expect(reopened.poll('w', 1000)).toMatchObject({ jobId: kept, type: long, payload: 'b' });
     reopened.close();
+  });
+});
+
+describe('worker ids: the worker-name table', () => {
+  it('shows the worker of each lease while the table has room, and null for ids it has no room for, leasing to every one', () => {
+    const workers = TABLE_ENTRIES + 100;
+    const queue = newQueue(workers + 1);
+    const long = 'w'.repeat(ENTRY_BYTES + 1);
+    const ids = Array.from({ length: workers + 1 }, (_, i) => queue.submit('t', String(i)));
+    for (let i = 0; i < workers; i++) expect(queue.poll(`worker-${i}`, 1000)).toMatchObject({ jobId: ids[i] });
+    expect(queue.poll(long, 1000)).toMatchObject({ jobId: ids[workers] });
+    for (let i = 0; i < workers; i += 61) expect(queue.view(ids[i]!).workerId).toBe(i < TABLE_ENTRIES ? `worker-${i}` : null);
+    expect(queue.view(ids[TABLE_ENTRIES - 1]!).workerId).toBe(`worker-${TABLE_ENTRIES - 1}`);
+    expect(queue.view(ids[TABLE_ENTRIES]!).workerId).toBeNull();
+    expect(queue.view(ids[workers]!).workerId).toBeNull();
+    queue.close();
   });
 });
