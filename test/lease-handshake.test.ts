@@ -72,23 +72,26 @@ class DriftingClock {
   }
 }
 
+/** A queue on a DriftingClock of `step` ms, with one job submitted and leased for 100 ms. */
+function leasedJob(step: number) {
+  const clock = new DriftingClock(START, step);
+  const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0));
+  const id = queue.submit('t', 'p');
+  const lease = queue.poll('w', 100)!;
+  expect(lease.jobId).toBe(id);
+  return { clock, queue, lease };
+}
+
 describe('a clock that moves during a claim', () => {
   it("stamps a poll's lease from the last clock reading of the call, taken once the claim holds its slot", () => {
-    const clock = new DriftingClock(START, 7);
-    const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0));
-    const id = queue.submit('t', 'p');
-    const lease = queue.poll('w', 100)!;
-    expect(lease.jobId).toBe(id);
+    const { clock, queue, lease } = leasedJob(7);
     expect(lease.leaseUntil).toBe(clock.reading + 100);
-    expect(queue.view(id)).toMatchObject({ status: 'RUNNING', leaseUntil: lease.leaseUntil });
+    expect(queue.view(lease.jobId)).toMatchObject({ status: 'RUNNING', leaseUntil: lease.leaseUntil });
     queue.close();
   });
 
   it('stamps an extend from its last reading while the old lease still runs then', () => {
-    const clock = new DriftingClock(START, 7);
-    const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0));
-    queue.submit('t', 'p');
-    const lease = queue.poll('w', 100)!;
+    const { clock, queue, lease } = leasedJob(7);
     const until = queue.extend(lease.jobId, lease.token, 50);
     expect(until).toBe(clock.reading + 50);
     expect(queue.view(lease.jobId)).toMatchObject({ status: 'RUNNING', leaseUntil: until });
@@ -97,10 +100,7 @@ describe('a clock that moves during a claim', () => {
 
   it('keeps the end from the first reading when the old lease has run out by the second (the extend came first)', () => {
     // Each reading 60 ms after the last: the extend's second reading is past the old lease's end.
-    const clock = new DriftingClock(START, 60);
-    const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0));
-    queue.submit('t', 'p');
-    const lease = queue.poll('w', 100)!;
+    const { clock, queue, lease } = leasedJob(60);
     const before = clock.reading;
     const until = queue.extend(lease.jobId, lease.token, 500);
     expect(until).toBe(before + 60 + 500);
@@ -108,12 +108,9 @@ describe('a clock that moves during a claim', () => {
   });
 
   it('keeps the first reading when the clock throws while the claim holds its slot, and leaves the job leased, not stuck', () => {
-    const clock = new DriftingClock(START, 7);
-    const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0));
-    // A first job through, so that the next poll is the lock-free one (its row holds tokens): one reading before the claim, one while it holds the slot.
-    queue.submit('t', 'warm-up');
-    const warm = queue.poll('w', 100)!;
-    queue.complete(warm.jobId, warm.token);
+    // After a first job, the next poll is the lock-free one (its row holds tokens): one reading before the claim, one while it holds the slot.
+    const { clock, queue, lease: first } = leasedJob(7);
+    queue.complete(first.jobId, first.token);
     const id = queue.submit('t', 'p');
     clock.throwOn(2);
     const lease = queue.poll('w', 100)!;
