@@ -5,7 +5,7 @@ import { policyFromShare, sharePolicy, type RetryPolicy, type SharedPolicy } fro
 import type { JobView, Lease, QueueStats } from '../types.js';
 import {
   checkBatchSize, checkFailure, checkJob, checkJobs, checkLeaseMillis, checkNow, checkPolicy, checkQueueName, checkTimeSource, checkTimeout,
-  checkWorkerId, parseJobId, type CheckedJob, type FailOptions, type NewJob,
+  checkWorkerId, parseJobId, MAX_BATCH, type CheckedJob, type FailOptions, type NewJob,
 } from '../validate.js';
 import {
   addressOf, backendError, connectClient, createClient, isClusterTarget, notConnectedError, release, userOf, type RedisClient, type RedisClusterTarget, type RedisServerTarget, type RedisTarget,
@@ -59,9 +59,6 @@ export interface Partition {
 }
 
 const WHOLE: Partition = { index: 0, of: 1 };
-
-/** The most jobs one pollMany or completeManyAndPoll leases, and the most one completeManyAndPoll completes: it bounds a script's length. */
-export const MAX_BATCH = 1000;
 
 /** A lease to complete in a batch: the job and the token its lease carries. */
 export interface Completion {
