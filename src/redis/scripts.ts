@@ -74,9 +74,20 @@ end
 
 -- The member of job n in K.ready: highest priority, then earliest runAt, then
 -- submission order; the last 16 characters are n itself.
+local function memberOf(priority, runAt, n)
+  return sortable(-priority) .. sortable(runAt) .. string.format('%016d', tonumber(n))
+end
+
 local function readyMember(key, n)
   local f = redis.call('HMGET', key, 'priority', 'runAt')
-  return sortable(-tonumber(f[1])) .. sortable(tonumber(f[2])) .. string.format('%016d', tonumber(n))
+  return memberOf(tonumber(f[1]), tonumber(f[2]), n)
+end
+
+-- One command per up to 500 of args (Lua's unpack is bounded): ZADD key score member ..., RPUSH key n ...
+local function callMany(command, key, args, width)
+  for from = 1, #args, 500 * width do
+    redis.call(command, key, unpack(args, from, math.min(#args, from + 500 * width - 1)))
+  end
 end
 
 local function enqueue(n, key, runAt)
@@ -124,59 +135,79 @@ local function announce()
   redis.call('PUBLISH', K.signal, redis.call('INCR', K.signal))
 end
 
--- The hash of job n (declared as key), or nil and the Refusal: never issued, or evicted.
-local function find(n, key)
-  if redis.call('EXISTS', key) == 1 then return key end
+-- Why job n has no hash: the Refusal for an id never issued, or for a job evicted.
+local function absence(n)
   local number = tonumber(n)
   local issued = tonumber(redis.call('GET', K.jobSeq) or '0')
-  if (number - 1) % partitions ~= partition or number > tonumber(jobNumberOf(issued)) then return nil, ${Refusal.NotFound} end
-  return nil, ${Refusal.Evicted}
+  if (number - 1) % partitions ~= partition or number > tonumber(jobNumberOf(issued)) then return ${Refusal.NotFound} end
+  return ${Refusal.Evicted}
+end
+
+-- The hash of job n (declared as key), or nil and the Refusal.
+local function find(n, key)
+  if redis.call('EXISTS', key) == 1 then return key end
+  return nil, absence(n)
 end
 
 -- The hash of job n if token is its current lease (after expiry, RUNNING means valid).
+-- Every job's hash has a status: none means no hash.
 local function leased(n, token, key)
-  local found, refusal = find(n, key)
-  if found == nil then return nil, refusal end
   local f = redis.call('HMGET', key, 'status', 'token')
+  if not f[1] then return nil, absence(n) end
   if f[1] ~= 'RUNNING' or f[2] ~= token then return nil, ${Refusal.StaleLease} end
   return key
 end
 
--- Leases the best ready job to workerId: its n, token, type, payload, attempt
--- and leaseUntil appended to out; false if no job is ready.
-local function leaseBest(workerId, leaseMillis, out)
-  local best = redis.call('ZPOPMIN', K.ready)
-  if #best == 0 then return false end
-  local n = int(tonumber(string.sub(best[1], 33)))
-  local key = jobKey(n)
-  local token = int(redis.call('INCR', K.tokenSeq))
-  local leaseUntil = now + tonumber(leaseMillis)
-  local attempts = redis.call('HINCRBY', key, 'attempts', 1)
-  redis.call('HSET', key, 'status', 'RUNNING', 'token', token, 'leaseUntil', num(leaseUntil), 'workerId', workerId)
-  redis.call('ZREM', K.pending, n)
-  redis.call('ZADD', K.leases, leaseUntil, n)
-  local f = redis.call('HMGET', key, 'type', 'payload')
-  for _, field in ipairs({ n, token, f[1], f[2], attempts, num(leaseUntil) }) do out[#out + 1] = field end
-  return true
-end
-
--- Leases up to max ready jobs to workerId, best first, appended to out after
--- the wake counter (read first: work announced later is newer than this poll).
+-- Leases up to max ready jobs to workerId, best first: each one's n, token,
+-- type, payload, attempt and leaseUntil appended to out after the wake
+-- counter (read first: work announced later is newer than this poll). The
+-- indexes change once for the whole batch; the tokens are consecutive.
 local function pollBest(workerId, leaseMillis, max, out)
   out[#out + 1] = redis.call('GET', K.signal) or '0'
-  for _ = 1, max do
-    if not leaseBest(workerId, leaseMillis, out) then break end
+  if max == 0 then return out end
+  local best = redis.call('ZPOPMIN', K.ready, max)
+  local count = #best / 2
+  if count == 0 then return out end
+  local lastToken = redis.call('INCRBY', K.tokenSeq, count)
+  local leaseUntil = now + tonumber(leaseMillis)
+  local untilText = num(leaseUntil)
+  local numbers, leases = {}, {}
+  for i = 1, count do
+    local n = int(tonumber(string.sub(best[2 * i - 1], 33)))
+    local key = jobKey(n)
+    local token = int(lastToken - count + i)
+    local f = redis.call('HMGET', key, 'attempts', 'type', 'payload')
+    local attempt = tonumber(f[1]) + 1
+    redis.call('HSET', key, 'status', 'RUNNING', 'attempts', attempt, 'token', token, 'leaseUntil', untilText, 'workerId', workerId)
+    numbers[i] = n
+    leases[2 * i - 1] = leaseUntil
+    leases[2 * i] = n
+    for _, field in ipairs({ n, token, f[2], f[3], attempt, untilText }) do out[#out + 1] = field end
   end
+  redis.call('ZREM', K.pending, unpack(numbers))
+  redis.call('ZADD', K.leases, unpack(leases))
   return out
 end
 
--- RUNNING job n, leased under token, is SUCCEEDED: nil, or the Refusal.
-local function completeLeased(n, token, key)
-  local found, refusal = leased(n, token, key)
-  if found == nil then return refusal end
-  redis.call('ZREM', K.leases, n)
-  finish(n, key, 'SUCCEEDED')
-  return nil
+-- Completes the leases named by ARGV[first .. last] (n, token each; their
+-- hashes declared in that order): each checked on its own, its outcome (0 or
+-- the Refusal) appended to out; the indexes change once for all of them.
+local function completeAll(first, last, out)
+  local done = {}
+  for i = first, last, 2 do
+    local n = ARGV[i]
+    local key, refusal = leased(n, ARGV[i + 1], KEYS[FIXED + (i - first) / 2 + 1])
+    if key then
+      redis.call('HSET', key, 'status', 'SUCCEEDED')
+      done[#done + 1] = n
+    end
+    out[#out + 1] = refusal or 0
+  end
+  if #done == 0 then return out end
+  redis.call('ZREM', K.leases, unpack(done))
+  redis.call('RPUSH', K.finished, unpack(done))
+  redis.call('HINCRBY', K.counts, 'succeeded', #done)
+  return out
 end
 
 -- Bring the queue up to now, at most CATCH_UP_BATCH items per script. First
@@ -277,16 +308,26 @@ for _ = 1, excess do
   redis.call('DEL', key)
 end
 local ids = { 0 }
+local seq = redis.call('INCRBY', K.jobSeq, count) - count
+local pending, ready = {}, {}
 for i = first, #ARGV, 4 do
-  local n = jobNumberOf(redis.call('INCR', K.jobSeq))
-  local key = jobKey(n)
+  seq = seq + 1
+  local n = jobNumberOf(seq)
   local runAt = ARGV[i + 3]
   if runAt == '' then runAt = nowText end
-  redis.call('HSET', key, 'type', ARGV[i], 'payload', ARGV[i + 1], 'priority', ARGV[i + 2],
+  redis.call('HSET', jobKey(n), 'type', ARGV[i], 'payload', ARGV[i + 1], 'priority', ARGV[i + 2],
     'status', 'PENDING', 'attempts', 0, 'runAt', runAt)
-  enqueue(n, key, tonumber(runAt))
+  local due = tonumber(runAt)
+  pending[#pending + 1] = due
+  pending[#pending + 1] = n
+  if due <= now then
+    ready[#ready + 1] = 0
+    ready[#ready + 1] = memberOf(tonumber(ARGV[i + 2]), due, n)
+  end
   ids[#ids + 1] = n
 end
+callMany('ZADD', K.pending, pending, 2)
+callMany('ZADD', K.ready, ready, 2)
 if count > 0 then announce() end
 return ids
 `;
@@ -302,9 +343,7 @@ return pollBest(ARGV[OWN + 1], ARGV[OWN + 2], tonumber(ARGV[OWN + 3]), { 0 })
 
 /** ARGV: n, token; the job's hash declared. */
 const COMPLETE = `
-local refusal = completeLeased(ARGV[OWN + 1], ARGV[OWN + 2], KEYS[FIXED + 1])
-if refusal ~= nil then return { refusal } end
-return { 0 }
+return completeAll(OWN + 1, OWN + 2, {})
 `;
 
 /**
@@ -312,9 +351,9 @@ return { 0 }
  * then a poll of one job, in one round trip. Returns what POLL does.
  */
 const COMPLETE_AND_POLL = `
-local refusal = completeLeased(ARGV[OWN + 1], ARGV[OWN + 2], KEYS[FIXED + 1])
-if refusal ~= nil then return { refusal } end
-return pollBest(ARGV[OWN + 3], ARGV[OWN + 4], 1, { 0 })
+local outcome = completeAll(OWN + 1, OWN + 2, {})
+if outcome[1] ~= 0 then return outcome end
+return pollBest(ARGV[OWN + 3], ARGV[OWN + 4], 1, outcome)
 `;
 
 /**
@@ -325,10 +364,7 @@ return pollBest(ARGV[OWN + 3], ARGV[OWN + 4], 1, { 0 })
  */
 const COMPLETE_MANY_AND_POLL = `
 local first = OWN + 4
-local out = { 0, (#ARGV - first + 1) / 2 }
-for i = first, #ARGV, 2 do
-  out[#out + 1] = completeLeased(ARGV[i], ARGV[i + 1], KEYS[FIXED + (i - first) / 2 + 1]) or 0
-end
+local out = completeAll(first, #ARGV, { 0, (#ARGV - first + 1) / 2 })
 return pollBest(ARGV[OWN + 1], ARGV[OWN + 2], tonumber(ARGV[OWN + 3]), out)
 `;
 
