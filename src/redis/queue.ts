@@ -13,7 +13,7 @@ import {
 import { jobKey, queueKeys, type QueueKeys } from './keys.js';
 import { leasesIn, toView } from './replies.js';
 import { WakeUps } from './wake.js';
-import { CATCHING_UP, COMMON_ARGS, SCRIPTS, type Script } from './scripts.js';
+import { CATCHING_UP, COMMON_ARGS, DEAD_LETTERS_PAGE, SCRIPTS, type Script } from './scripts.js';
 
 export type { RedisClusterTarget, RedisServerTarget, RedisTarget };
 
@@ -343,13 +343,21 @@ export class RedisJobQueue {
     return toView(jobId, fields as string[]);
   }
 
-  /** Every DEAD job, in submission order. */
+  /**
+   * Every DEAD job, in submission order, read a page (DEAD_LETTERS_PAGE jobs)
+   * per script so that no script runs long however many there are. The pages
+   * are not one snapshot: a job dead-lettered or retried while they are read
+   * may be missed or seen in its new state; each job's view is exact as of its page.
+   */
   async deadLetters(): Promise<JobView[]> {
     this.#assertOpen();
-    const reply = await this.#run(SCRIPTS.deadLetters, [], '');
     const views: JobView[] = [];
-    for (let i = 1; i < reply.length; i += 2) views.push(toView(`J${reply[i]}`, reply[i + 1] as string[]));
-    return views;
+    for (let after = '0'; ;) {
+      const reply = await this.#run(SCRIPTS.deadLetters, [after], '');
+      for (let i = 1; i < reply.length; i += 2) views.push(toView(`J${reply[i]}`, reply[i + 1] as string[]));
+      if (reply.length - 1 < 2 * DEAD_LETTERS_PAGE) return views;
+      after = String(reply[reply.length - 2]);
+    }
   }
 
   /** Puts a DEAD job back to PENDING, ready now, with attempts reset to 0 (lastError kept). */

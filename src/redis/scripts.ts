@@ -409,10 +409,16 @@ if key == nil then return { refusal } end
 return { 0, redis.call('HGETALL', key) }
 `;
 
-/** Returns 0, then n and the hash of every DEAD job, in submission order. */
+/** The most dead jobs one deadLetters script returns: a page, so that no script grows with the dead-letter list. */
+export const DEAD_LETTERS_PAGE = 50;
+
+/**
+ * ARGV: after. Returns 0, then n and the hash of each of the first
+ * DEAD_LETTERS_PAGE DEAD jobs numbered above `after`, in submission order.
+ */
 const DEAD_LETTERS = `
 local out = { 0 }
-for _, n in ipairs(redis.call('ZRANGE', K.dead, 0, -1)) do
+for _, n in ipairs(redis.call('ZRANGEBYSCORE', K.dead, '(' .. ARGV[OWN + 1], '+inf', 'LIMIT', 0, ${DEAD_LETTERS_PAGE})) do
   out[#out + 1] = n
   out[#out + 1] = redis.call('HGETALL', jobKey(n))
 end
