@@ -12,6 +12,7 @@ import {
 } from './connection.js';
 import { jobKey, queueKeys, type QueueKeys } from './keys.js';
 import { leasesIn, toView } from './replies.js';
+import { HOLDER, Liveness } from './liveness.js';
 import { WakeUps } from './wake.js';
 import { CATCHING_UP, COMMON_ARGS, DEAD_LETTERS_PAGE, SCRIPTS, type Script } from './scripts.js';
 
@@ -127,6 +128,8 @@ export class RedisJobQueue {
   /** The new-work counter as the latest poll saw it (see waitForWork). */
   #signalSeen = 0;
   readonly #wakeUps: WakeUps;
+  /** This process's liveness key, kept alive from this client's first poll (or share) on. */
+  readonly #liveness: Liveness;
 
   readonly #partition: Partition;
 
@@ -146,6 +149,7 @@ export class RedisJobQueue {
     this.#where = addressOf(redis, options.redis);
     this.#keys = queueKeys(options.name);
     this.#wakeUps = new WakeUps(redis, this.#keys.named.signal, this.#where);
+    this.#liveness = new Liveness(redis, this.#keys.alivePrefix);
     this.#time = options.time;
     this.#policy = options.policy;
     this.#capacity = options.capacity;
@@ -190,6 +194,9 @@ export class RedisJobQueue {
    */
   share(): RedisQueueHandle {
     this.#assertOpen();
+    // A shared queue is a pool's (or another process's) own: this thread keeps the process's liveness key alive too,
+    // so that a process whose worker threads all hang is not taken for dead.
+    this.#liveness.start();
     try {
       structuredClone(this.#handle.redis);
     } catch {
@@ -306,6 +313,8 @@ export class RedisJobQueue {
   #leasesFrom(reply: readonly unknown[], at: number): Lease[] {
     // What was new work when this poll ran; anything newer wakes waitForWork.
     this.#signalSeen = Number(reply[at]);
+    // A client that leases keeps its process's liveness key alive (the script set it if it leased).
+    this.#liveness.start();
     return leasesIn(reply, at + 1);
   }
 
@@ -413,6 +422,7 @@ export class RedisJobQueue {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#liveness.stop();
     await Promise.all([release(this.#redis), this.#wakeUps.close()]);
   }
 
@@ -446,6 +456,8 @@ export class RedisJobQueue {
     const policy = this.#policy;
     const common: Record<(typeof COMMON_ARGS)[number], string> = {
       jobPrefix: this.#keys.jobPrefix,
+      alivePrefix: this.#keys.alivePrefix,
+      holder: HOLDER,
       now: String(checkNow(this.#time.now())),
       seed: String(Math.floor(Math.random() * 2 ** 31)),
       maxAttempts: String(policy.maxAttempts),

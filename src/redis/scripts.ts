@@ -22,6 +22,7 @@
 import { createHash } from 'node:crypto';
 import { Refusal } from '../errors.js';
 import { KEY_NAMES } from './keys.js';
+import { LIVENESS_TTL_MILLIS, PROCESS_GONE } from './liveness.js';
 
 /** The most items of catching up (see above) one script does: each costs a few µs of Redis time. */
 export const CATCH_UP_BATCH = 50;
@@ -30,7 +31,7 @@ export const CATCH_UP_BATCH = 50;
 export const CATCHING_UP = 1;
 
 /** The arguments every script takes first, in this order (RedisJobQueue fills them in for every call); its own follow. */
-export const COMMON_ARGS = ['jobPrefix', 'now', 'seed', 'maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter', 'partitions', 'partition'] as const;
+export const COMMON_ARGS = ['jobPrefix', 'alivePrefix', 'holder', 'now', 'seed', 'maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter', 'partitions', 'partition'] as const;
 
 const arg = (name: (typeof COMMON_ARGS)[number]) => `ARGV[${COMMON_ARGS.indexOf(name) + 1}]`;
 
@@ -39,6 +40,9 @@ local K = { ${KEY_NAMES.map((name, i) => `${name} = KEYS[${i + 1}]`).join(', ')}
 -- The hashes of the jobs the call names are KEYS[FIXED + 1], KEYS[FIXED + 2], ...
 local FIXED = ${KEY_NAMES.length}
 local jobPrefix = ${arg('jobPrefix')}
+-- The calling process's liveness key is alivePrefix .. holder (see liveness.ts).
+local alivePrefix = ${arg('alivePrefix')}
+local holder = ${arg('holder')}
 local nowText = ${arg('now')}
 local now = tonumber(nowText)
 -- Redis seeds math.random alike on every call; jitter needs the client's seed.
@@ -169,6 +173,8 @@ local function pollBest(workerId, leaseMillis, max, out)
   local count = #best / 2
   if count == 0 then return out end
   local lastToken = redis.call('INCRBY', K.tokenSeq, count)
+  -- The holder is alive now: its key must not have lapsed before its first refresh.
+  redis.call('SET', alivePrefix .. holder, '1', 'PX', ${LIVENESS_TTL_MILLIS})
   local leaseUntil = now + tonumber(leaseMillis)
   local untilText = num(leaseUntil)
   local numbers, leases = {}, {}
@@ -178,7 +184,7 @@ local function pollBest(workerId, leaseMillis, max, out)
     local token = int(lastToken - count + i)
     local f = redis.call('HMGET', key, 'attempts', 'type', 'payload')
     local attempt = tonumber(f[1]) + 1
-    redis.call('HSET', key, 'status', 'RUNNING', 'attempts', attempt, 'token', token, 'leaseUntil', untilText, 'workerId', workerId)
+    redis.call('HSET', key, 'status', 'RUNNING', 'attempts', attempt, 'token', token, 'leaseUntil', untilText, 'workerId', workerId, 'holder', holder)
     numbers[i] = n
     leases[2 * i - 1] = leaseUntil
     leases[2 * i] = n
@@ -274,13 +280,22 @@ local function indexCaughtUp()
   return true
 end
 
+-- Why a lease of the job at key expired: its holder process is gone too (its
+-- liveness key lapsed), or not (or the lease names no holder).
+local function expiryReason(key)
+  local leasedBy = redis.call('HGET', key, 'holder')
+  if leasedBy and redis.call('EXISTS', alivePrefix .. leasedBy) == 0 then return '${PROCESS_GONE}' end
+  return 'lease expired'
+end
+
 -- Then every lease with leaseUntil <= now is a failed attempt at its leaseUntil.
 -- True once none is left; false if the budget ran out first.
 local function leasesCaughtUp()
   local expired = redis.call('ZRANGEBYSCORE', K.leases, '-inf', nowText, 'WITHSCORES', 'LIMIT', 0, budget + 1)
   local count = math.min(#expired / 2, budget)
   for i = 1, 2 * count, 2 do
-    failAttempt(expired[i], jobKey(expired[i]), tonumber(expired[i + 1]), 'lease expired', false)
+    local key = jobKey(expired[i])
+    failAttempt(expired[i], key, tonumber(expired[i + 1]), expiryReason(key), false)
   end
   budget = budget - count
   return #expired / 2 <= count
