@@ -65,15 +65,21 @@ local function jobNumberOf(seq) return int((seq - 1) * partitions + partition + 
 
 -- 16 hex digits that sort as text in the order of the numbers: the IEEE bits,
 -- with the sign bit flipped for positives and every bit flipped for negatives.
+-- Kept for the script's run: a batch's jobs mostly share a priority and a runAt.
+local sortables = {}
 local function sortable(x)
   if x == 0 then x = 0 end -- -0 and 0 are one number
+  local known = sortables[x]
+  if known then return known end
   local b = { string.byte(struct.pack('>d', x), 1, 8) }
   if b[1] >= 128 then
     for i = 1, 8 do b[i] = 255 - b[i] end
   else
     b[1] = b[1] + 128
   end
-  return string.format(string.rep('%02x', 8), unpack(b))
+  known = string.format(string.rep('%02x', 8), unpack(b))
+  sortables[x] = known
+  return known
 end
 
 -- The member of job n in K.ready: highest priority, then earliest runAt, then
@@ -247,7 +253,9 @@ end
 local function indexCaughtUp()
   local saved = redis.call('HMGET', K.sweep, 'min', 'max', 'offset', 'add', 'to')
   local sweep
-  if saved[1] then sweep = { saved[1], saved[2], tonumber(saved[3]), saved[4] == '1', saved[5] } else sweep = plan() end
+  -- Whether K.sweep exists (only a sweep saved by an earlier script does: this one saves only as it returns).
+  local stored = saved[1] ~= false
+  if stored then sweep = { saved[1], saved[2], tonumber(saved[3]), saved[4] == '1', saved[5] } else sweep = plan() end
   while sweep do
     if budget == 0 then save(sweep) return false end
     local items = redis.call('ZRANGEBYSCORE', K.pending, sweep[1], sweep[2], 'WITHSCORES', 'LIMIT', sweep[3], budget + 1)
@@ -256,7 +264,7 @@ local function indexCaughtUp()
     budget = budget - count
     if #items / 2 <= count then
       redis.call('SET', K.clock, sweep[5])
-      redis.call('DEL', K.sweep)
+      if stored then redis.call('DEL', K.sweep) stored = false end
       sweep = plan()
     else
       -- Resume after the last item done: from its score on, skipping the items
