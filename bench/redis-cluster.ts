@@ -3,7 +3,8 @@
  * and the benchmarks: each master is a private redis-server (redis-server.ts)
  * started with cluster mode on, joined by `redis-cli --cluster create` (which
  * wants 3 masters at least); up once every node reports `cluster_state:ok`. `stop()` stops every node and
- * removes every directory, and so does a failed start.
+ * removes every directory, and so does a failed start. With `password`, every
+ * node requires it of clients and of each other (`requirepass`, `masterauth`).
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -31,16 +32,26 @@ export function redisClusterMissing(): string | null {
   return null;
 }
 
-export async function startRedisCluster(masters = 3, options: RedisServerOptions = {}): Promise<RedisCluster> {
+export interface RedisClusterOptions extends RedisServerOptions {
+  /** The password every node requires (of clients, and of the other nodes). */
+  readonly password?: string;
+}
+
+export async function startRedisCluster(masters = 3, options: RedisClusterOptions = {}): Promise<RedisCluster> {
   if (masters < 3) throw new Error(`redis-cli --cluster create needs 3 masters at least, not ${masters}`);
   const missing = redisClusterMissing();
   if (missing !== null) throw new Error(`Cannot start a Redis Cluster: ${missing}`);
   const cliBinary = findBinary('redis-cli')!;
-  const cli = async (port: number, ...args: string[]) => (await run(cliBinary, ['-h', '127.0.0.1', '-p', String(port), ...args])).stdout;
+  const { password, ...serverOptions } = options;
+  const auth = password === undefined ? [] : ['-a', password, '--no-auth-warning'];
+  const cli = async (port: number, ...args: string[]) => (await run(cliBinary, ['-h', '127.0.0.1', '-p', String(port), ...auth, ...args])).stdout;
   // The announced address: a node that never met another would otherwise tell clients an empty one.
-  const nodeArgs = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '5000', '--cluster-announce-ip', '127.0.0.1'];
+  const nodeArgs = [
+    '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '5000', '--cluster-announce-ip', '127.0.0.1',
+    ...(password === undefined ? [] : ['--requirepass', password, '--masterauth', password]),
+  ];
   const started = await Promise.allSettled(
-    Array.from({ length: masters }, () => startRedis({ ...options, args: [...nodeArgs, ...(options.args ?? [])] })),
+    Array.from({ length: masters }, () => startRedis({ ...serverOptions, args: [...nodeArgs, ...(serverOptions.args ?? [])] })),
   );
   const servers = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
   const stop = async () => {
@@ -49,7 +60,7 @@ export async function startRedisCluster(masters = 3, options: RedisServerOptions
   try {
     const failed = started.find((result) => result.status === 'rejected');
     if (failed !== undefined) throw (failed as PromiseRejectedResult).reason;
-    await run(cliBinary, ['--cluster', 'create', ...servers.map((server) => `127.0.0.1:${server.port}`), '--cluster-replicas', '0', '--cluster-yes']);
+    await run(cliBinary, [...auth, '--cluster', 'create', ...servers.map((server) => `127.0.0.1:${server.port}`), '--cluster-replicas', '0', '--cluster-yes']);
     await untilEveryNodeIsOk(servers, cli);
   } catch (error) {
     await stop();

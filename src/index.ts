@@ -5,6 +5,7 @@ export {
   type RedisTarget,
 } from './redis/queue.js';
 export { PartitionedRedisQueue, type PartitionedQueueHandle, type PartitionedQueueOptions } from './redis/partitioned.js';
+export { PROCESS_GONE } from './redis/liveness.js';
 export { RetryPolicy, type Jitter, type RetryPolicyOptions } from './policy.js';
 export { ManualClock, systemClock, type TimeSource } from './clock.js';
 export { JobStatus, type JobView, type Lease, type QueueStats } from './types.js';

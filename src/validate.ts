@@ -89,6 +89,9 @@ export function checkLeaseMillis(leaseMillis: unknown): asserts leaseMillis is n
   }
 }
 
+/** The most jobs one batched Redis call (pollMany, completeManyAndPoll) leases or completes: it bounds a script's length. */
+export const MAX_BATCH = 1000;
+
 /** A batch size: an integer from `min` to `max`. */
 export function checkBatchSize(name: string, value: unknown, min: number, max: number): asserts value is number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {

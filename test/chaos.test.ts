@@ -142,7 +142,8 @@ async function chaos({ terminations: TERMINATIONS, journal }: { terminations: nu
     const n = Atomics.load(acks, i);
     if (n !== 0) acked.add(n); // 0: the submitting thread was killed before it wrote the id
   }
-  expect(acked.size).toBeGreaterThan(1_000);
+  // Enough work to prove something: a journaled submit waits for its commit, so a loaded machine acknowledges far fewer.
+  expect(acked.size).toBeGreaterThan(journal === undefined ? 1_000 : 250);
   const lost: string[] = [];
   const status = new Map<number, { status: string; attempts: number }>();
   const maxAcked = Math.max(...acked);

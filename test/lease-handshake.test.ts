@@ -51,7 +51,7 @@ describe('lease handshake', () => {
 /** A clock that moves on by itself: each reading `step` ms after the last; `throwOn(n)` makes the n-th reading from then on throw. */
 class DriftingClock {
   reading: number;
-  readonly step: number;
+  step: number;
   #throwAt = -1;
   #reads = 0;
 
@@ -72,53 +72,69 @@ class DriftingClock {
   }
 }
 
-describe('a clock that moves during a claim', () => {
-  it("stamps a poll's lease from the last clock reading of the call, taken once the claim holds its slot", () => {
-    const clock = new DriftingClock(START, 7);
-    const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0));
-    const id = queue.submit('t', 'p');
+/**
+ * A queue on a DriftingClock of 7 ms steps with one job submitted. After a
+ * first job through, this instance's row holds tokens, so `poll` here is the
+ * lock-free one: it reads the clock once before its claim and once while the
+ * claim holds the slot. A view after it registers the lease for expiry, so
+ * that an extend next is lock-free too.
+ */
+function leasedJob() {
+  const clock = new DriftingClock(START, 7);
+  const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0));
+  queue.submit('t', 'warm-up');
+  const warm = queue.poll('w', 100)!;
+  queue.complete(warm.jobId, warm.token);
+  const id = queue.submit('t', 'p');
+  const poll = () => {
     const lease = queue.poll('w', 100)!;
+    queue.view(lease.jobId);
+    return lease;
+  };
+  return { clock, queue, id, poll };
+}
+
+describe('a clock that moves during a claim', () => {
+  it("stamps a poll's lease from its second clock reading, taken once the claim holds its slot", () => {
+    const { clock, queue, id, poll } = leasedJob();
+    const before = clock.reading;
+    const lease = poll();
     expect(lease.jobId).toBe(id);
-    expect(lease.leaseUntil).toBe(clock.reading + 100);
+    expect(lease.leaseUntil).toBe(before + 2 * 7 + 100);
     expect(queue.view(id)).toMatchObject({ status: 'RUNNING', leaseUntil: lease.leaseUntil });
     queue.close();
   });
 
-  it('stamps an extend from its last reading while the old lease still runs then', () => {
-    const clock = new DriftingClock(START, 7);
-    const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0));
-    queue.submit('t', 'p');
-    const lease = queue.poll('w', 100)!;
+  it('stamps an extend from its second reading while the old lease still runs then', () => {
+    const { clock, queue, poll } = leasedJob();
+    const lease = poll();
+    const before = clock.reading;
     const until = queue.extend(lease.jobId, lease.token, 50);
-    expect(until).toBe(clock.reading + 50);
+    expect(until).toBe(before + 2 * 7 + 50);
     expect(queue.view(lease.jobId)).toMatchObject({ status: 'RUNNING', leaseUntil: until });
     queue.close();
   });
 
   it('keeps the end from the first reading when the old lease has run out by the second (the extend came first)', () => {
-    // Each reading 60 ms after the last: the extend's second reading is past the old lease's end.
-    const clock = new DriftingClock(START, 60);
-    const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0));
-    queue.submit('t', 'p');
-    const lease = queue.poll('w', 100)!;
+    const { clock, queue, poll } = leasedJob();
+    const lease = poll();
+    // 60 ms a reading from here: the extend's first reading is within the old lease, its second past its end.
+    clock.step = 60;
     const before = clock.reading;
+    expect(before + 60).toBeLessThan(lease.leaseUntil);
+    expect(before + 120).toBeGreaterThanOrEqual(lease.leaseUntil);
     const until = queue.extend(lease.jobId, lease.token, 500);
     expect(until).toBe(before + 60 + 500);
     queue.close();
   });
 
   it('keeps the first reading when the clock throws while the claim holds its slot, and leaves the job leased, not stuck', () => {
-    const clock = new DriftingClock(START, 7);
-    const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0));
-    // A first job through, so that the next poll is the lock-free one (its row holds tokens): one reading before the claim, one while it holds the slot.
-    queue.submit('t', 'warm-up');
-    const warm = queue.poll('w', 100)!;
-    queue.complete(warm.jobId, warm.token);
-    const id = queue.submit('t', 'p');
+    const { clock, queue, id, poll } = leasedJob();
+    const before = clock.reading;
     clock.throwOn(2);
-    const lease = queue.poll('w', 100)!;
+    const lease = poll();
     expect(lease.jobId).toBe(id);
-    expect(lease.leaseUntil).toBe(clock.reading + 100);
+    expect(lease.leaseUntil).toBe(before + 7 + 100);
     expect(queue.view(id)).toMatchObject({ status: 'RUNNING', leaseUntil: lease.leaseUntil, attempts: 1 });
     queue.complete(id, lease.token);
     expect(queue.view(id).status).toBe('SUCCEEDED');

@@ -1,6 +1,7 @@
 /**
  * The backends a WorkerPool takes, for pool tests that must hold on each:
- * shared memory, a journal, Redis. `describePoolBackends(title, body)` runs
+ * shared memory, a journal, Redis (one queue, and one partitioned over 3
+ * hash tags). `describePoolBackends(title, body)` runs
  * `body` once per backend (Redis through `describeRedis`: skipped loudly, or
  * failed under LEASEHOLD_REQUIRE_REDIS=1, when there is no redis-server).
  * Queues run on systemClock and are closed after the test, after its pools.
@@ -10,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe } from 'vitest';
 import {
-  JobQueue, RedisJobQueue, RetryPolicy, WorkerPool, systemClock, type JobView, type PoolQueue, type QueueStats, type WorkerPoolOptions,
+  JobQueue, PartitionedRedisQueue, RedisJobQueue, RetryPolicy, WorkerPool, systemClock, type JobView, type PoolQueue, type QueueStats, type WorkerPoolOptions,
 } from '../dist/index.js';
 import { HANDLERS, scratch, track, trackQueue, type Scratch } from './pool-harness.js';
 import { describeRedis, fileRedis } from './redis-harness.js';
@@ -61,10 +62,18 @@ const redis: PoolBackend = {
   },
 };
 
-/** `describe(title [backend], body)` for memory, journal and Redis. */
+const redisPartitioned: PoolBackend = {
+  name: 'redis-partitioned',
+  async open(policy) {
+    const { url } = await fileRedis();
+    return trackQueue(await PartitionedRedisQueue.connect({ redis: url, name: `pool-backend-${process.pid}-${++names}`, policy, time: systemClock, partitions: 3 }));
+  },
+};
+
+/** `describe(title [backend], body)` for memory, journal, Redis and partitioned Redis. */
 export function describePoolBackends(title: string, body: (backend: PoolBackend) => void): void {
   for (const backend of [memory, journal]) describe(`${title} [${backend.name}]`, () => body(backend));
-  describeRedis(`${title} [redis]`, () => body(redis));
+  for (const backend of [redis, redisPartitioned]) describeRedis(`${title} [${backend.name}]`, () => body(backend));
 }
 
 /** A queue of `backend` and a started pool on it (handlers: pool-handlers.mjs), with a scratch directory for the handlers' log. */

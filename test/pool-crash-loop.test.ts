@@ -7,10 +7,11 @@
  *
  * On a journal the pool makes each lease durable before the handler runs, and
  * a reopen counts the attempt a RUNNING job died in (lastError LEASE_LOST); on
- * Redis the lease lives in Redis, and its expiry counts the attempt.
+ * Redis the lease lives in Redis, and its expiry counts the attempt; as the
+ * dead process's liveness key lapsed first, its lastError is PROCESS_GONE.
  */
 import { describe, expect, it } from 'vitest';
-import { LEASE_LOST, RedisJobQueue, RetryPolicy, systemClock, type JobView } from '../dist/index.js';
+import { LEASE_LOST, PROCESS_GONE, RedisJobQueue, RetryPolicy, systemClock, type JobView } from '../dist/index.js';
 import { waitUntil, withTimeout } from './helpers.js';
 import { closeJournal, openJournal, tempJournal } from './journal-harness.js';
 import { poolProcess, scratch, trackQueue, type Exit } from './pool-harness.js';
@@ -50,8 +51,14 @@ describe('a job that kills its process, on a journal', { timeout: 60_000 }, () =
   });
 });
 
+/**
+ * Above the liveness key's 1 s TTL with room to spare: a lease last extended a
+ * third of a lease before the kill still outlives the dead process's key.
+ */
+const LEASE = 2_000;
+
 describeRedis('a job that kills its process, on Redis', () => {
-  it('is DEAD after maxAttempts process deaths: each lease, never renewed, expires as a failed attempt', { timeout: 60_000 }, async () => {
+  it('is DEAD after maxAttempts process deaths: each lease, never renewed, expires as a failed attempt whose lastError says its process died', { timeout: 60_000 }, async () => {
     const server = await fileRedis();
     const s = scratch();
     const name = `crash-loop-${process.pid}`;
@@ -61,7 +68,7 @@ describeRedis('a job that kills its process, on Redis', () => {
     const exits: Exit[] = [];
     let view: JobView | undefined;
     for (let run = 0; run < MOST_RUNS && view?.status !== 'DEAD'; run++) {
-      const child = poolProcess({ queue: { backend: 'redis', url: server.url, name }, policy: POLICY, pool: { threads: 1, leaseMillis: 500 } });
+      const child = poolProcess({ queue: { backend: 'redis', url: server.url, name }, policy: POLICY, pool: { threads: 1, leaseMillis: LEASE } });
       exits.push(await withTimeout(child.exited, 20_000, `pool process run ${run + 1}`));
       // No one holds the lease any more: it ends at its leaseUntil, as a failed attempt.
       await waitUntil('the dead process lost its lease', async () => (await queue.view(killer)).status !== 'RUNNING');
@@ -69,7 +76,7 @@ describeRedis('a job that kills its process, on Redis', () => {
     }
 
     expect(exits).toEqual(Array.from({ length: MAX_ATTEMPTS }, () => ({ code: null, signal: 'SIGKILL' })));
-    expect(view).toMatchObject({ status: 'DEAD', attempts: MAX_ATTEMPTS, lastError: 'lease expired' });
+    expect(view).toMatchObject({ status: 'DEAD', attempts: MAX_ATTEMPTS, lastError: PROCESS_GONE });
     expect(s.events('start', killer).map((l) => l.attempt)).toEqual([1, 2]);
     expect((await queue.deadLetters()).map((v) => v.id)).toEqual([killer]);
   });

@@ -1,7 +1,8 @@
 /**
- * WorkerPool on a RedisJobQueue, with real piscina threads: the same
- * pool as for a JobQueue (pool/backend.ts), each thread opening its own
- * connection from `queue.share()`. What a handler's return or throw does,
+ * WorkerPool on a RedisJobQueue, and on a PartitionedRedisQueue (the same
+ * suite for each), with real piscina threads: the same pool as for a
+ * JobQueue (pool/backend.ts), each thread opening its own connection from
+ * `queue.share()`. What a handler's return or throw does,
  * retries with backoff, dead letters, a thread that dies or blocks past its
  * lease, drain / close, and stats() as a Promise.
  *
@@ -14,7 +15,7 @@
  */
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import {
-  IllegalStateError, RedisJobQueue, RetryPolicy, WorkerPool, systemClock, type PoolStats,
+  IllegalStateError, PartitionedRedisQueue, RedisJobQueue, RetryPolicy, WorkerPool, systemClock, type PoolStats, type RedisQueueOptions,
 } from '../dist/index.js';
 import { pause } from './helpers.js';
 import { HANDLERS, counts, scratch, track, trackQueue, until, type Scratch } from './pool-harness.js';
@@ -26,24 +27,22 @@ const LEASE = 2_000;
 let server: RedisServer | undefined;
 let names = 0;
 
-/** A RedisJobQueue on systemClock under a name no other test uses; closed after the test (after its pools). */
-async function redisQueue(maxAttempts = 3, base = 0, cap = base): Promise<RedisJobQueue> {
-  return trackQueue(await RedisJobQueue.connect({
-    redis: server!.url,
-    name: `pool-${process.pid}-${++names}`,
-    policy: new RetryPolicy(maxAttempts, base, cap),
-    time: systemClock,
-  }));
-}
+type TestQueue = RedisJobQueue | PartitionedRedisQueue;
 
-async function startedPool(queue: RedisJobQueue, options: { threads: number; leaseMillis?: number; workerId?: string }): Promise<WorkerPool<RedisJobQueue>> {
+/** The shapes of Redis queue the pool must work on alike. */
+const SHAPES: ReadonlyArray<{ name: string; connect(options: RedisQueueOptions): Promise<TestQueue> }> = [
+  { name: 'a RedisJobQueue', connect: (options) => RedisJobQueue.connect(options) },
+  { name: 'a PartitionedRedisQueue of 3 partitions', connect: (options) => PartitionedRedisQueue.connect({ ...options, partitions: 3 }) },
+];
+
+async function startedPool(queue: TestQueue, options: { threads: number; leaseMillis?: number; workerId?: string }): Promise<WorkerPool<TestQueue>> {
   const pool = track(new WorkerPool(queue, { handlers: HANDLERS, leaseMillis: LEASE, ...options }));
   await pool.start();
   return pool;
 }
 
 /** Resolves once every job in `ids` is SUCCEEDED or DEAD; fails with their views after `ms`. */
-async function settled(queue: RedisJobQueue, ids: readonly string[], ms = 20_000): Promise<void> {
+async function settled(queue: TestQueue, ids: readonly string[], ms = 20_000): Promise<void> {
   const deadline = Date.now() + ms;
   for (;;) {
     const views = await Promise.all(ids.map((id) => queue.view(id)));
@@ -63,7 +62,7 @@ async function eventually(what: string, condition: () => Promise<boolean>, ms = 
 }
 
 /** `parties` jobs that can only succeed together, at once, each on a thread of its own (concurrency 1). */
-async function expectLiveThreads(queue: RedisJobQueue, s: Scratch, group: string, parties: number): Promise<void> {
+async function expectLiveThreads(queue: TestQueue, s: Scratch, group: string, parties: number): Promise<void> {
   const ids = await queue.submitMany(Array.from({ length: parties }, () => ({ type: 'meet', payload: s.payload({ group, parties, giveUpMillis: 10_000 }) })));
   await settled(queue, ids, 30_000);
   for (const id of ids) expect(await queue.view(id), `${id} of group ${group}`).toMatchObject({ status: 'SUCCEEDED', attempts: 1 });
@@ -77,7 +76,15 @@ async function rejectsWith(promise: Promise<unknown>, cls: abstract new (...args
   expect((error as { code?: unknown }).code).toBe(code);
 }
 
-describeRedis('WorkerPool on a RedisJobQueue', () => {
+for (const shape of SHAPES) describeRedis(`WorkerPool on ${shape.name}`, () => {
+  /** A queue of this shape on systemClock under a name no other test uses; closed after the test (after its pools). */
+  const redisQueue = async (maxAttempts = 3, base = 0, cap = base): Promise<TestQueue> => trackQueue(await shape.connect({
+    redis: server!.url,
+    name: `pool-${process.pid}-${++names}`,
+    policy: new RetryPolicy(maxAttempts, base, cap),
+    time: systemClock,
+  }));
+
   beforeAll(async () => {
     server = await startRedis();
   });
@@ -342,7 +349,8 @@ describeRedis('WorkerPool on a RedisJobQueue', () => {
       const pool = await startedPool(queue, { threads: 2 });
       await Promise.all([pool.close(), pool.close()]);
       await pool.close();
-      expect(await queue.submit('noop', '{}')).toBe('J1');
+      const id = await queue.submit('noop', '{}');
+      expect(await queue.view(id)).toMatchObject({ status: 'PENDING', attempts: 0 });
     });
 
     it('stats() returns a Promise of the queue counts plus threads, restarts and refused', async () => {

@@ -3,7 +3,8 @@
  * against private redis-servers (a CA and certificates made by openssl as the
  * file starts). A refused password or certificate rejects with its own typed
  * error that says what failed, never holds the password, and is not an
- * outage: the client does not try again.
+ * outage: the client does not try again. The same for a Redis Cluster client
+ * (a private 3-master cluster with requirepass and masterauth).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,6 +17,7 @@ import {
   BackendAuthError, BackendTlsError, BackendUnavailableError, JobQueueError, RedisJobQueue, RetryPolicy, type RedisTarget,
 } from '../dist/index.js';
 import { withTimeout } from './helpers.js';
+import { redisClusterMissing, startRedisCluster, type RedisCluster } from './redis-cluster-harness.js';
 import { describeRedis, startRedis, type RedisServer } from './redis-harness.js';
 
 const PASSWORD = 'default-Pa55-secret';
@@ -167,5 +169,69 @@ describeRedis('RedisJobQueue: who may connect', () => {
     expect(error.code).toBe('ERR_BACKEND_TLS');
     expect(error.message).toMatch(/TLS handshake with Redis at 127\.0\.0\.1:\d+ failed/);
     expect(error.message).toMatch(reason);
+  });
+
+  it('rejects a cluster client whose TLS handshake fails with BackendTlsError too', async () => {
+    const error = await refused({ cluster: [{ host: '127.0.0.1', port: server.tlsPort! }], options: { redisOptions: { password: PASSWORD, tls: { ca: certificates.ca } } } });
+    expect(error).toBeInstanceOf(BackendTlsError);
+    expect(error.message).toMatch(/TLS handshake with Redis at cluster 127\.0\.0\.1:\d+ failed \(ERR_SSL/);
+  });
+});
+
+describeRedis('RedisJobQueue on a Redis Cluster: who may connect', () => {
+  let cluster: RedisCluster;
+  const opened: RedisJobQueue[] = [];
+  let names = 0;
+  const target = (password?: string, username?: string): RedisTarget => ({ cluster: cluster.nodes, options: { redisOptions: { password, username } } });
+  const connect = async (redis: RedisTarget) => {
+    const queue = await RedisJobQueue.connect({ redis, name: `cluster-auth-${++names}`, policy: new RetryPolicy(1, 0, 0) });
+    opened.push(queue);
+    return queue;
+  };
+  const refused = async (redis: RedisTarget): Promise<JobQueueError> => {
+    const error = await withTimeout(connect(redis).then(() => 'connected', (e: unknown) => e), 15_000, 'the connect');
+    expect(error).toBeInstanceOf(BackendAuthError);
+    expect((error as JobQueueError).code).toBe('ERR_BACKEND_AUTH');
+    const text = `${(error as Error).message} ${inspect(error, { depth: 10 })} ${JSON.stringify(error)}`;
+    expect(text).not.toContain(PASSWORD);
+    return error as JobQueueError;
+  };
+  /** Connections every node accepted so far, the counting ones included (one per node). */
+  const connections = async () => {
+    let total = 0;
+    for (const { port } of cluster.nodes) total += Number(/total_connections_received:(\d+)/.exec(await cluster.cli(port, 'INFO', 'stats'))![1]);
+    return total;
+  };
+
+  beforeAll(async () => {
+    const missing = redisClusterMissing();
+    if (missing !== null) throw new Error(`These tests need a Redis Cluster: ${missing}`);
+    cluster = await startRedisCluster(3, { password: PASSWORD });
+  }, 60_000);
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((queue) => queue.close()));
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it('works with the password: a queue on the cluster runs its jobs', async () => {
+    const queue = await connect(target(PASSWORD));
+    const id = await queue.submit('t', 'p');
+    expect((await queue.poll('w', 1000))!.jobId).toBe(id);
+  });
+
+  it('rejects a wrong password with BackendAuthError, without the password, and does not try again', async () => {
+    const error = await refused(target(`wrong-${PASSWORD}`));
+    expect(error.message).toMatch(/^Redis at cluster 127\.0\.0\.1:\d+.* refused to let the default user in: WRONGPASS/);
+    const after = await connections();
+    // A client that retried would have reconnected within 50 ms; give it ten times that, then count.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await connections()) - after, 'connections since the refusal, besides the counting ones').toBe(cluster.nodes.length);
+  });
+
+  it('rejects a missing password (NOAUTH) and an unknown user, naming the user, with BackendAuthError', async () => {
+    expect((await refused(target())).message).toMatch(/NOAUTH/);
+    expect((await refused(target(PASSWORD, 'bob'))).message).toMatch(/user "bob".*WRONGPASS/);
   });
 });

@@ -3,6 +3,7 @@
  * now (expired leases, jobs whose runAt came or, after an earlier clock, went)
  * is done at most CATCH_UP_BATCH items per script, in further scripts before
  * the caller's own work — which still runs on a queue that is up to its now.
+ * And deadLetters() reads the dead-letter list a page per script.
  */
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
@@ -12,6 +13,8 @@ import { describeRedis, startRedis, type RedisServer } from './redis-harness.js'
 
 /** The most items of catching up one script does (src/redis/scripts.ts). */
 const BATCH = 50;
+/** The most dead jobs one deadLetters script returns (src/redis/scripts.ts). */
+const DEAD_LETTERS_PAGE = 50;
 const LEASES = 100_000;
 /** SLOWLOG records every command slower than this: a few milliseconds. */
 const SLOW_MICROS = 3_000;
@@ -62,7 +65,7 @@ describeRedis('RedisJobQueue: bounded work per script', () => {
     await server?.stop();
   });
 
-  it('expires 100k leases at once without any command over a few ms or a slow PING, and counts every one as a failed attempt', async () => {
+  it('expires 100k leases at once without any command over a few ms or a slow PING, counts every one as a failed attempt, and pages through the 100k dead letters the same way', async () => {
     const clock = new ManualClock(T0);
     const queueName = `bounded-100k-${process.pid}`;
     const queue = await open(clock, new RetryPolicy(1, 0, 0), queueName);
@@ -116,19 +119,20 @@ describeRedis('RedisJobQueue: bounded work per script', () => {
     expect(pings).toBeGreaterThan(LEASES / BATCH / 10);
     expect(worstPing).toBeLessThan(WORST_PING_MILLIS);
 
-    // Exact: every lease one failed attempt. Read from the job hashes in pipelined chunks
-    // (deadLetters() would return all 100k in one reply, a long command of its own).
-    const jobs = leases.map((lease) => lease.jobId.slice(1));
-    expect(new Set(jobs).size).toBe(LEASES);
-    const wrong: string[] = [];
-    for (let i = 0; i < LEASES; i += 5000) {
-      const pipeline = admin.pipeline();
-      for (const n of jobs.slice(i, i + 5000)) pipeline.hmget(`leasehold:{${queueName}}:job:${n}`, 'status', 'attempts', 'lastError');
-      for (const [, fields] of (await pipeline.exec())!) {
-        if (JSON.stringify(fields) !== JSON.stringify(['DEAD', '1', 'lease expired'])) wrong.push(JSON.stringify(fields));
-      }
-    }
-    expect(wrong).toEqual([]);
+    // Exact: every lease one failed attempt, as deadLetters() tells, a bounded page per script.
+    await admin.slowlog('RESET');
+    await admin.config('RESETSTAT');
+    const dead = await queue.deadLetters();
+    const pages = Number(/cmdstat_evalsha:calls=(\d+)/.exec(await admin.info('commandstats'))![1]);
+    const slowPages = (await admin.slowlog('GET', 1024)) as [number, number, number, string[]][];
+    const pageMicros = Number(/cmdstat_evalsha:calls=\d+,usec=(\d+)/.exec(await admin.info('commandstats'))![1]);
+    console.info(`100k dead letters read: ${pages} scripts, ${(pageMicros / pages).toFixed(0)} µs each on average, ${slowPages.length} over ${SLOW_MICROS} µs (longest ${Math.max(0, ...slowPages.map(([, , micros]) => micros))} µs)`);
+    expect(pages).toBeGreaterThanOrEqual(LEASES / DEAD_LETTERS_PAGE);
+    expect(pageMicros / pages).toBeLessThan(1500);
+    expect(slowPages.length).toBeLessThanOrEqual(pages / 20);
+    expect(slowPages.filter(([, , micros]) => micros > LONGEST_MICROS).map(([, , micros, command]) => `${command[0]} ${micros} µs`)).toEqual([]);
+    expect(dead.map((view) => view.id)).toEqual(leases.map((lease) => lease.jobId).sort((x, y) => Number(x.slice(1)) - Number(y.slice(1))));
+    expect(dead.filter((view) => view.status !== 'DEAD' || view.attempts !== 1 || view.lastError !== 'lease expired')).toEqual([]);
   });
 
   it('makes 1000 delayed jobs of one runAt ready over several scripts, each exactly once, in priority order', async () => {

@@ -19,8 +19,13 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
-import type { JobView, PoolStats, RedisJobQueue, RedisQueueHandle } from '../dist/index.js';
+import { PROCESS_GONE, type JobView, type PoolStats, type RedisJobQueue, type RedisQueueHandle } from '../dist/index.js';
 import { pause } from './helpers.js';
+
+/** Whether a lastError says the previous lease expired: its holder lived (or may have), or its process was gone. */
+function expiredLease(lastError: string | false | null): boolean {
+  return lastError === 'lease expired' || lastError === PROCESS_GONE;
+}
 
 const PROCESS = fileURLToPath(new URL('./fixtures/redis-pool-process.mjs', import.meta.url));
 
@@ -186,7 +191,7 @@ export function checkClaims(events: readonly Event[], views: ReadonlyMap<string,
       // Holding the lease: the job is RUNNING on this very attempt (a poll bumps attempts) and the lease has not run out.
       const holding = e.status === 'RUNNING' && e.attempts === e.attempt && e.at < e.leaseUntil;
       // Logged late: this very attempt's lease expired since, and no later attempt has begun.
-      const expiredSince = e.attempts === e.attempt && e.lastError === 'lease expired' && (e.status === 'PENDING' || e.at >= e.leaseUntil);
+      const expiredSince = e.attempts === e.attempt && expiredLease(e.lastError) && (e.status === 'PENDING' || e.at >= e.leaseUntil);
       if (!(holding || (redisRestarted && expiredSince))) {
         problems.push(`${of} started without holding its lease: ${JSON.stringify(e)}`);
       }
@@ -194,7 +199,7 @@ export function checkClaims(events: readonly Event[], views: ReadonlyMap<string,
       for (const stale of running) {
         overlaps.push({ jobId: e.jobId, stale: { attempt: stale.attempt, pid: stale.pid }, next: { attempt: e.attempt, pid: e.pid } });
         // Two at once is only allowed when the earlier lease had expired before this one was given.
-        if (e.lastError !== 'lease expired') {
+        if (!expiredLease(e.lastError)) {
           problems.push(`${of} started while attempt ${stale.attempt} (pid ${stale.pid}) still ran, and its lease had not expired (lastError ${JSON.stringify(e.lastError)})`);
         }
       }

@@ -3,7 +3,8 @@
  * each child process (test/fixtures/redis-pool-process.mjs) runs a pool of 2
  * threads on the same queue name, on systemClock. One process is killed with
  * SIGKILL mid-job; another is stopped with SIGSTOP past its lease and then
- * continued, a zombie whose complete must be refused.
+ * continued, a zombie whose complete must be refused. Either way the
+ * lease's expiry records that its process died (its liveness key lapsed).
  *
  * Every claim is checked, not sampled: the handlers log every attempt, and
  * `checkClaims` (test/redis-process-harness.ts) walks that log.
@@ -11,9 +12,10 @@
  * One private redis-server for the file. Timeouts are generous and nothing
  * asserts how long anything took: the tests wait for conditions.
  */
+import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { RedisJobQueue, RetryPolicy, systemClock, type JobView, type NewJob, type RedisQueueHandle } from '../dist/index.js';
+import { ManualClock, PROCESS_GONE, RedisJobQueue, RetryPolicy, systemClock, type JobView, type NewJob, type RedisQueueHandle } from '../dist/index.js';
 import { describeRedis, startRedis, type RedisServer } from './redis-harness.js';
 import {
   checkClaims, eventually, launch as launchChild, readLog as readClaimLog, settled, viewsOf, type Child, type Event,
@@ -116,6 +118,28 @@ describeRedis('WorkerPools in separate processes on one Redis queue', () => {
     await server?.stop();
   });
 
+  it('records that the holder process died only when its liveness key lapsed before the lease expired', async () => {
+    const clock = new ManualClock(Date.now());
+    const name = `liveness-${process.pid}-${++names}`;
+    const queue = await RedisJobQueue.connect({ redis: server!.url, name, policy: new RetryPolicy(3, 0, 0), time: clock });
+    queues.push(queue);
+    const [alive, gone] = await queue.submitMany([{ type: 't' }, { type: 't' }]);
+    await queue.poll('w', 1_000);
+    clock.advance(1_000);
+    // This process still runs (this client refreshes its key): just an expired lease.
+    expect(await queue.view(alive!)).toMatchObject({ status: 'PENDING', attempts: 1, lastError: 'lease expired' });
+    expect((await queue.poll('w', 1_000))!.jobId).toBe(gone);
+    const holder = await admin!.hget(`leasehold:{${name}}:job:${gone!.slice(1)}`, 'holder');
+    expect(holder).toBe(`${hostname()}:${process.pid}`);
+    // As if this process had died: its key lapses (and this client refreshes nothing until the lease has been found expired).
+    await queue.close();
+    await admin!.del(`leasehold:{${name}}:alive:${holder}`);
+    clock.advance(1_000);
+    const observer = await RedisJobQueue.connect({ redis: server!.url, name, policy: new RetryPolicy(3, 0, 0), time: clock });
+    queues.push(observer);
+    expect(await observer.view(gone!)).toMatchObject({ status: 'PENDING', attempts: 1, lastError: PROCESS_GONE });
+  });
+
   it('runs every job exactly once at a time across 3 processes; a process SIGKILLed mid-job loses only its leases, which the others retry and complete', { timeout: 180_000 }, async () => {
     const s = await setupQueue('kill');
     // The victim starts alone and takes two jobs that hold until released, one per thread: so it is
@@ -145,7 +169,8 @@ describeRedis('WorkerPools in separate processes on one Redis queue', () => {
     const { claims, overlaps, problems } = checkClaims(await readLog(s.log), views);
     expect(problems).toEqual([]);
     for (const id of holds) {
-      expect(views.get(id), id).toMatchObject({ status: 'SUCCEEDED', attempts: 2, lastError: 'lease expired' });
+      // Its process's liveness key (1 s) lapsed before the lease (2 s, last extended before the kill) ran out: the attempt says its process died.
+      expect(views.get(id), id).toMatchObject({ status: 'SUCCEEDED', attempts: 2, lastError: PROCESS_GONE });
       const [killed, retried] = claims.get(id)!;
       expect(killed!.pid).toBe(victim.pid);
       expect(killed!.finishedHolding, `${id} attempt 1 never finished`).toBeUndefined();
@@ -179,7 +204,8 @@ describeRedis('WorkerPools in separate processes on one Redis queue', () => {
 
     // Its heartbeats stop with it; once the lease runs out another process takes attempt 2 and completes it.
     await settled(s.queue, [id!]);
-    expect(await s.queue.view(id!)).toMatchObject({ status: 'SUCCEEDED', attempts: 2, lastError: 'lease expired' });
+    // A stopped process refreshes nothing either: from Redis it looks gone.
+    expect(await s.queue.view(id!)).toMatchObject({ status: 'SUCCEEDED', attempts: 2, lastError: PROCESS_GONE });
     // Now let the zombie finish what it was doing. (It was stopped for about one lease, well short
     // of the two after which its pool would take the thread for hung and terminate it.)
     await admin!.set(release, '1');
@@ -198,7 +224,7 @@ describeRedis('WorkerPools in separate processes on one Redis queue', () => {
     const views = await viewsOf(s.queue, all);
     const { claims, overlaps, problems } = checkClaims(await readLog(s.log), views);
     expect(problems).toEqual([]);
-    expect(views.get(id!)).toMatchObject({ status: 'SUCCEEDED', attempts: 2, lastError: 'lease expired' });
+    expect(views.get(id!)).toMatchObject({ status: 'SUCCEEDED', attempts: 2, lastError: PROCESS_GONE });
     const [late, retried] = claims.get(id!)!;
     expect(late).toMatchObject({ attempt: 1, pid: zombie.pid, finishedHolding: false });
     expect(retried).toMatchObject({ attempt: 2, finishedHolding: true });

@@ -1,18 +1,19 @@
 /**
  * The one narrow interface between a WorkerPool and its queue, whichever
- * backend holds the jobs: the shared-memory JobQueue (journaled or not) or
- * RedisJobQueue. Results may be plain values or Promises; the pool awaits
+ * backend holds the jobs: the shared-memory JobQueue (journaled or not),
+ * RedisJobQueue or PartitionedRedisQueue. Results may be plain values or Promises; the pool awaits
  * them either way, so there is one pool for every backend, not a copy each.
  */
 import { JobQueue, type SharedQueueHandle } from '../queue.js';
-import type { RedisQueueHandle } from '../redis/queue.js';
+import type { PartitionedQueueHandle } from '../redis/partitioned.js';
+import type { BatchOutcome, Completion, RedisQueueHandle } from '../redis/queue.js';
 import type { JobView, Lease, QueueStats } from '../types.js';
 import type { FailOptions } from '../validate.js';
 
 type Awaitable<T> = T | Promise<T>;
 
 /** A handle a pool thread opens its own connection to the queue with (`share()` of either backend). */
-export type QueueHandle = SharedQueueHandle | RedisQueueHandle;
+export type QueueHandle = SharedQueueHandle | RedisQueueHandle | PartitionedQueueHandle;
 
 /**
  * What the pool's main thread uses: a handle for the threads, counts for
@@ -42,6 +43,14 @@ export interface WorkerQueue {
    */
   flush?(): void;
   extend(jobId: string, token: number, leaseMillis: number): Awaitable<number>;
+  /**
+   * Batched claims, where each call is a round trip (Redis): up to `max`
+   * leases in one call, and several completes with the next leases in one
+   * call, each lease still checked and counted on its own. Absent where a
+   * call costs no round trip (shared memory).
+   */
+  pollMany?(workerId: string, leaseMillis: number, max: number): Promise<Lease[]>;
+  completeManyAndPoll?(done: readonly Completion[], workerId: string, leaseMillis: number, max: number): Promise<BatchOutcome>;
   waitForWork(timeoutMillis: number): Promise<boolean>;
   close(): Awaitable<void>;
 }
@@ -51,6 +60,10 @@ export async function openWorkerQueue(handle: QueueHandle): Promise<WorkerQueue>
   if (handle.kind === 'leasehold/redis-queue') {
     const { RedisJobQueue } = await import('../redis/queue.js');
     return RedisJobQueue.attach(handle);
+  }
+  if (handle.kind === 'leasehold/partitioned-redis-queue') {
+    const { PartitionedRedisQueue } = await import('../redis/partitioned.js');
+    return PartitionedRedisQueue.attach(handle);
   }
   return JobQueue.attach(handle);
 }

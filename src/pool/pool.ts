@@ -81,7 +81,7 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
 
   constructor(queue: Q, options: WorkerPoolOptions) {
     if (queue === null || typeof queue !== 'object' || typeof queue.share !== 'function') {
-      throw new InvalidArgumentError(`Expected \`queue\` to be a JobQueue or a RedisJobQueue, got ${describe(queue)}`);
+      throw new InvalidArgumentError(`Expected \`queue\` to be a JobQueue, a RedisJobQueue or a PartitionedRedisQueue, got ${describe(queue)}`);
     }
     this.#options = fillPoolOptions(options);
     const handle = queue.share();

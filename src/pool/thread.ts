@@ -1,7 +1,9 @@
 import type { MessagePort } from 'node:worker_threads';
 import { IllegalStateError, JobNotFoundError } from '../errors.js';
 import type { Lease } from '../types.js';
+import { MAX_BATCH } from '../validate.js';
 import { openWorkerQueue, type QueueHandle, type WorkerQueue } from './backend.js';
+import { BatchedCompletions } from './completions.js';
 import { EventKind, EventRecorder } from './events.js';
 import { loadHandlers, type Handler, type HandlerContext } from './handlers.js';
 import {
@@ -60,7 +62,14 @@ class WorkerLoop {
   readonly #inflight: Float64Array;
   readonly #events: EventRecorder;
   readonly #running = new Map<Promise<unknown>, AbortController>();
+  /** The free places of the inflight block. */
   readonly #places: number[];
+  /** Leases taken before a place was free for them (a batch's, while its own jobs finish): each starts in the next place freed. */
+  readonly #waitingForPlace: Lease[] = [];
+  /** Places held for leases on their way (a pollMany or a batch in flight). */
+  #reserved = 0;
+  /** Where this thread's completes go when its queue batches them (Redis, concurrency > 1). */
+  readonly #batches: BatchedCompletions | undefined;
   #sleep: Promise<unknown> | undefined;
 
   constructor(task: LoopTask, handlers: Map<string, Handler>, queue: WorkerQueue) {
@@ -72,6 +81,22 @@ class WorkerLoop {
     // Read on every event: listeners come and go on the main thread.
     this.#events = new EventRecorder(task.events, () => Atomics.load(this.#words, EVENTS) !== 0);
     this.#places = Array.from({ length: task.concurrency }, (_, i) => i);
+    const { completeManyAndPoll } = queue;
+    this.#batches = task.concurrency > 1 && completeManyAndPoll !== undefined && queue.pollMany !== undefined
+      ? new BatchedCompletions({ completeManyAndPoll: completeManyAndPoll.bind(queue) }, {
+          workerId: task.workerId,
+          leaseMillis: task.leaseMillis,
+          free: () => this.#free(),
+          stopping: () => this.#stopping(),
+          reserve: (count) => (this.#reserved += count),
+          start: (lease) => this.#start(lease),
+        })
+      : undefined;
+  }
+
+  /** How many more jobs this thread may lease now. */
+  #free(): number {
+    return this.#places.length - this.#waitingForPlace.length - this.#reserved;
   }
 
   async run(): Promise<void> {
@@ -94,14 +119,16 @@ class WorkerLoop {
           await new Promise((resolve) => setImmediate(resolve));
           yielded = performance.now();
         }
-        if (this.#running.size < this.#task.concurrency) await this.#pollBatch();
+        if (this.#free() > 0) await this.#pollBatch();
         if (this.#stopping()) break;
         const running: Promise<unknown>[] = [...this.#running.keys()];
-        if (running.length < this.#task.concurrency) running.push(this.#idle());
+        if (this.#free() > 0) running.push(this.#idle());
         await Promise.race(running);
       }
-      // A job that finishes now may have leased its successor (completeAndPoll raced the stop): wait for that one too.
-      while (this.#running.size > 0) await Promise.allSettled([...this.#running.keys()]);
+      // A job that finishes now may have leased its successor (completeAndPoll or a batch raced the stop): wait for that one too.
+      while (this.#running.size > 0 || this.#batches?.settled !== undefined) {
+        await Promise.allSettled([...this.#running.keys(), this.#batches?.settled]);
+      }
     } finally {
       clearInterval(ticker);
       this.#events.flush();
@@ -111,13 +138,27 @@ class WorkerLoop {
     }
   }
 
-  /** Leases jobs up to `concurrency`, makes the leases durable (one commit for all), then starts them. */
+  /**
+   * Leases jobs up to `concurrency` (in one call where the queue batches),
+   * makes the leases durable (one commit for all), then starts them.
+   */
   async #pollBatch(): Promise<void> {
+    const { workerId, leaseMillis } = this.#task;
     const leases: Lease[] = [];
-    while (this.#running.size + leases.length < this.#task.concurrency && !this.#stopping()) {
-      const lease = await this.#queue.poll(this.#task.workerId, this.#task.leaseMillis);
-      if (lease === undefined) break;
-      leases.push(lease);
+    if (this.#batches !== undefined) {
+      const max = Math.min(MAX_BATCH, this.#free());
+      this.#reserved += max;
+      try {
+        leases.push(...(await this.#queue.pollMany!(workerId, leaseMillis, max)));
+      } finally {
+        this.#reserved -= max;
+      }
+    } else {
+      while (this.#free() > leases.length && !this.#stopping()) {
+        const lease = await this.#queue.poll(workerId, leaseMillis);
+        if (lease === undefined) break;
+        leases.push(lease);
+      }
     }
     if (leases.length === 0) return;
     // An attempt starts only once the journal knows of it: if this process dies in it, it counts.
@@ -137,9 +178,14 @@ class WorkerLoop {
     return Atomics.load(this.#words, STOP) !== 0;
   }
 
+  /** Runs a lease's job in a free place, or in the next place freed if none is free now. */
   #start(lease: Lease): void {
+    const place = this.#places.pop();
+    if (place === undefined) {
+      this.#waitingForPlace.push(lease);
+      return;
+    }
     const controller = new AbortController();
-    const place = this.#places.pop()!;
     const at = inflightAt(this.#task.thread, this.#task.concurrency, place);
     const timeout = this.#task.timeouts.byType[lease.type] ?? this.#task.timeouts.default;
     const startedAt = Date.now();
@@ -154,6 +200,8 @@ class WorkerLoop {
       inflight[at + INFLIGHT_JOB_NUM] = 0;
       this.#places.push(place);
       this.#running.delete(done);
+      const waiting = this.#waitingForPlace.shift();
+      if (waiting !== undefined) this.#start(waiting);
     });
     this.#running.set(done, controller);
     // The job's complete may have leased the next one: run it at once, before the loop polls again.
@@ -207,6 +255,11 @@ class WorkerLoop {
     if (failure === undefined) {
       const { workerId, leaseMillis } = this.#task;
       const completed = () => this.#events.record(EventKind.Completed, jobId, type, attempt, durationMs);
+      const batches = this.#batches;
+      if (batches !== undefined) {
+        await this.#settle(lease, durationMs, () => batches.complete(lease), completed);
+        return undefined;
+      }
       if (!this.#stopping()) return await this.#settle(lease, durationMs, () => queue.completeAndPoll(jobId, token, workerId, leaseMillis), completed);
       await this.#settle(lease, durationMs, () => queue.complete(jobId, token), completed);
       return undefined;

@@ -55,13 +55,18 @@ const CLUSTER_AT_MOST_ONCE: ClusterOptions = { enableOfflineQueue: false, lazyCo
 /** Unless the caller's options say otherwise, reconnects in the background, quickly at first, then every second. */
 const retryStrategy = (times: number): number => Math.min(50 * times, 1000);
 
+/** A cluster client's first startup node: where a failed TLS connect is probed (see tlsRefusal). */
+const firstNodes = new WeakMap<RedisClient, { readonly host: string; readonly port: number }>();
+
 /** A client that is not yet connected; `connect()` it. */
 export async function createClient(target: RedisTarget, commandTimeoutMillis: number): Promise<RedisClient> {
   const { Redis, Cluster } = await redisClients();
   if (isClusterTarget(target)) {
     const { options = {} } = target;
     const redisOptions = { ...options.redisOptions, ...AT_MOST_ONCE, commandTimeout: commandTimeoutMillis };
-    return quiet(new Cluster([...target.cluster], { ...options, ...CLUSTER_AT_MOST_ONCE, redisOptions }));
+    const client = quiet(new Cluster([...target.cluster], { ...options, ...CLUSTER_AT_MOST_ONCE, redisOptions }));
+    firstNodes.set(client, target.cluster[0]!);
+    return client;
   }
   const { url, ...given }: RedisServerTarget = typeof target === 'string' ? { url: target } : target;
   const options: RedisOptions = { retryStrategy, ...given, ...AT_MOST_ONCE, commandTimeout: commandTimeoutMillis };
@@ -70,7 +75,10 @@ export async function createClient(target: RedisTarget, commandTimeoutMillis: nu
 
 /** Another client to the same server or cluster with the same options, not yet connected. */
 export function duplicateClient(client: RedisClient): RedisClient {
-  return quiet(client.isCluster ? (client as Cluster).duplicate() : (client as Redis).duplicate());
+  const copy = quiet(client.isCluster ? (client as Cluster).duplicate() : (client as Redis).duplicate());
+  const first = firstNodes.get(client);
+  if (first !== undefined) firstNodes.set(copy, first);
+  return copy;
 }
 
 /** Connection errors reach callers as rejections; without a listener ioredis would also print each one. */
@@ -105,7 +113,8 @@ export function backendError(error: unknown, where: string): unknown {
  * Connects `client`; if it cannot, closes it and rejects with the reason:
  * BackendAuthError or BackendTlsError when the server refused who connects
  * (ioredis reports that as an 'error' event, then rejects with "Connection is
- * closed"), BackendUnavailableError otherwise.
+ * closed"; a Cluster client as a 'node error' event, then rejects with "None
+ * of startup nodes is available"), BackendUnavailableError otherwise.
  */
 export async function connectClient(client: RedisClient, where: string, user: string | undefined): Promise<void> {
   let refused: Error | undefined;
@@ -113,6 +122,7 @@ export async function connectClient(client: RedisClient, where: string, user: st
     if (refused === undefined && error instanceof Error && (isAuthRefusal(error) || isTlsFailure(error))) refused = error;
   };
   client.on('error', note);
+  client.on('node error', note);
   const connecting = client.connect();
   // A Cluster client whose nodes never report a usable cluster would wait forever: give up, as one server's connectTimeout does.
   connecting.catch(() => undefined);
@@ -129,16 +139,18 @@ export async function connectClient(client: RedisClient, where: string, user: st
   } finally {
     clearTimeout(timer);
     client.off('error', note);
+    client.off('node error', note);
   }
 }
 
 /** How long a connect may take before it rejects as an outage. */
 const READY_TIMEOUT_MILLIS = 20_000;
 
-/** For a TLS connection to one server that failed, the server's refusal of this client's certificate, if that is why (see tls-probe.ts). */
+/** For a TLS connection that failed (to one server, or a cluster's first node), the server's refusal of this client's certificate, if that is why (see tls-probe.ts). */
 async function tlsRefusal(client: RedisClient): Promise<Error | undefined> {
-  if (client.isCluster) return undefined;
-  const { host, port, tls } = (client as Redis).options;
+  const { host, port, tls } = client.isCluster
+    ? { ...firstNodes.get(client), tls: (client as Cluster).options.redisOptions?.tls }
+    : (client as Redis).options;
   if (tls === undefined) return undefined;
   const { probeTls } = await import('./tls-probe.js');
   const error = await probeTls({ host, port, ...tls });

@@ -15,7 +15,8 @@
  * leasehold:{name}:counts    hash    succeeded, cancelled: how many of each are held
  * leasehold:{name}:signal    string  bumped on new work; also the pub/sub channel it is published on
  * leasehold:{name}:job:<n>   hash    job Jn: type, payload, priority, status, attempts, runAt,
- *                                    lastError, token, leaseUntil, workerId
+ *                                    lastError, token, leaseUntil, workerId, holder (its lease's process)
+ * leasehold:{name}:alive:<h> string  set while process h (host:pid) runs; a short TTL (see liveness.ts)
  * ```
  *
  * Every job is in exactly one of pending / leases / dead / finished, by its
@@ -28,7 +29,7 @@
  * is told about (complete, fail, extend, view, retryDead, cancel). Job hashes
  * it discovers are named inside the script from `jobPrefix`: the job a poll
  * pops, expired leases, jobs whose runAt came, jobs a submit creates or
- * evicts, dead letters. Open-source Redis Cluster runs such scripts, as
+ * evicts, dead letters, and the liveness keys of lease holders. Open-source Redis Cluster runs such scripts, as
  * those keys hash to the declared keys' slot; a proxy that insists on every
  * key in KEYS (some managed "cluster proxies") refuses them.
  *
@@ -47,12 +48,14 @@ export interface QueueKeys {
   readonly named: Readonly<Record<KeyName, string>>;
   /** Job n's hash is `jobPrefix + n`. */
   readonly jobPrefix: string;
+  /** Process h's liveness key is `alivePrefix + h`. */
+  readonly alivePrefix: string;
 }
 
 export function queueKeys(name: string): QueueKeys {
   const base = `leasehold:{${name}}:`;
   const named = Object.fromEntries(KEY_NAMES.map((key) => [key, base + key])) as Record<KeyName, string>;
-  return { keys: KEY_NAMES.map((key) => named[key]), named, jobPrefix: `${base}job:` };
+  return { keys: KEY_NAMES.map((key) => named[key]), named, jobPrefix: `${base}job:`, alivePrefix: `${base}alive:` };
 }
 
 /** The hash of job number `n` (a job id's digits). */

@@ -3,10 +3,12 @@
  * slots and, on a Redis Cluster, several masters: what one queue does when
  * one master's CPU is its limit.
  */
+import type { SharedClock } from '../clock.js';
 import { IllegalStateError, InvalidArgumentError, describe } from '../errors.js';
+import type { SharedPolicy } from '../policy.js';
 import type { JobView, Lease, QueueStats } from '../types.js';
-import { checkBatchSize, parseJobId, type FailOptions, type NewJob } from '../validate.js';
-import { MAX_BATCH, RedisJobQueue, type BatchOutcome, type Completion, type RedisQueueHandle, type RedisQueueOptions } from './queue.js';
+import { MAX_BATCH, checkBatchSize, parseJobId, type FailOptions, type NewJob } from '../validate.js';
+import { RedisJobQueue, type BatchOutcome, type Completion, type RedisQueueHandle, type RedisQueueOptions } from './queue.js';
 
 /** The most partitions one queue may have. */
 export const MAX_PARTITIONS = 64;
@@ -20,10 +22,12 @@ export interface PartitionedQueueOptions extends RedisQueueOptions {
   partitions: number;
 }
 
-/** What `share()` returns: the handles of the partitions, in order. */
+/** What `share()` returns: the handles of the partitions, in order, and what they all share (as a WorkerPool reads it). */
 export interface PartitionedQueueHandle {
   readonly kind: 'leasehold/partitioned-redis-queue';
   readonly partitions: readonly RedisQueueHandle[];
+  readonly policy: SharedPolicy;
+  readonly clock: SharedClock;
 }
 
 /**
@@ -91,7 +95,9 @@ export class PartitionedRedisQueue {
 
   share(): PartitionedQueueHandle {
     this.#assertOpen();
-    return { kind: 'leasehold/partitioned-redis-queue', partitions: this.#parts.map((part) => part.share()) };
+    const partitions = this.#parts.map((part) => part.share());
+    const { policy, clock } = partitions[0]!;
+    return { kind: 'leasehold/partitioned-redis-queue', partitions, policy, clock };
   }
 
   async submit(type: string, payload?: string | null, priority?: number, runAtMillis?: number): Promise<string> {
@@ -168,6 +174,10 @@ export class PartitionedRedisQueue {
 
   async fail(jobId: string, token: number, error?: string | null, options?: FailOptions): Promise<void> {
     return this.#partOf(jobId).fail(jobId, token, error, options);
+  }
+
+  async release(jobId: string, token: number): Promise<void> {
+    return this.#partOf(jobId).release(jobId, token);
   }
 
   async extend(jobId: string, token: number, leaseMillis: number): Promise<number> {

@@ -5,15 +5,16 @@ import { policyFromShare, sharePolicy, type RetryPolicy, type SharedPolicy } fro
 import type { JobView, Lease, QueueStats } from '../types.js';
 import {
   checkBatchSize, checkFailure, checkJob, checkJobs, checkLeaseMillis, checkNow, checkPolicy, checkQueueName, checkTimeSource, checkTimeout,
-  checkWorkerId, parseJobId, type CheckedJob, type FailOptions, type NewJob,
+  checkWorkerId, parseJobId, MAX_BATCH, type CheckedJob, type FailOptions, type NewJob,
 } from '../validate.js';
 import {
   addressOf, backendError, connectClient, createClient, isClusterTarget, notConnectedError, release, userOf, type RedisClient, type RedisClusterTarget, type RedisServerTarget, type RedisTarget,
 } from './connection.js';
 import { jobKey, queueKeys, type QueueKeys } from './keys.js';
 import { leasesIn, toView } from './replies.js';
+import { HOLDER, Liveness } from './liveness.js';
 import { WakeUps } from './wake.js';
-import { CATCHING_UP, COMMON_ARGS, SCRIPTS, type Script } from './scripts.js';
+import { CATCHING_UP, COMMON_ARGS, DEAD_LETTERS_PAGE, SCRIPTS, type Script } from './scripts.js';
 
 export type { RedisClusterTarget, RedisServerTarget, RedisTarget };
 
@@ -59,9 +60,6 @@ export interface Partition {
 }
 
 const WHOLE: Partition = { index: 0, of: 1 };
-
-/** The most jobs one pollMany or completeManyAndPoll leases, and the most one completeManyAndPoll completes: it bounds a script's length. */
-export const MAX_BATCH = 1000;
 
 /** A lease to complete in a batch: the job and the token its lease carries. */
 export interface Completion {
@@ -130,6 +128,8 @@ export class RedisJobQueue {
   /** The new-work counter as the latest poll saw it (see waitForWork). */
   #signalSeen = 0;
   readonly #wakeUps: WakeUps;
+  /** This process's liveness key, kept alive from this client's first poll (or share) on. */
+  readonly #liveness: Liveness;
 
   readonly #partition: Partition;
 
@@ -149,6 +149,7 @@ export class RedisJobQueue {
     this.#where = addressOf(redis, options.redis);
     this.#keys = queueKeys(options.name);
     this.#wakeUps = new WakeUps(redis, this.#keys.named.signal, this.#where);
+    this.#liveness = new Liveness(redis, this.#keys.alivePrefix);
     this.#time = options.time;
     this.#policy = options.policy;
     this.#capacity = options.capacity;
@@ -193,6 +194,9 @@ export class RedisJobQueue {
    */
   share(): RedisQueueHandle {
     this.#assertOpen();
+    // A shared queue is a pool's (or another process's) own: this thread keeps the process's liveness key alive too,
+    // so that a process whose worker threads all hang is not taken for dead.
+    this.#liveness.start();
     try {
       structuredClone(this.#handle.redis);
     } catch {
@@ -309,6 +313,8 @@ export class RedisJobQueue {
   #leasesFrom(reply: readonly unknown[], at: number): Lease[] {
     // What was new work when this poll ran; anything newer wakes waitForWork.
     this.#signalSeen = Number(reply[at]);
+    // A client that leases keeps its process's liveness key alive (the script set it if it leased).
+    this.#liveness.start();
     return leasesIn(reply, at + 1);
   }
 
@@ -346,13 +352,21 @@ export class RedisJobQueue {
     return toView(jobId, fields as string[]);
   }
 
-  /** Every DEAD job, in submission order. */
+  /**
+   * Every DEAD job, in submission order, read a page (DEAD_LETTERS_PAGE jobs)
+   * per script so that no script runs long however many there are. The pages
+   * are not one snapshot: a job dead-lettered or retried while they are read
+   * may be missed or seen in its new state; each job's view is exact as of its page.
+   */
   async deadLetters(): Promise<JobView[]> {
     this.#assertOpen();
-    const reply = await this.#run(SCRIPTS.deadLetters, [], '');
     const views: JobView[] = [];
-    for (let i = 1; i < reply.length; i += 2) views.push(toView(`J${reply[i]}`, reply[i + 1] as string[]));
-    return views;
+    for (let after = '0'; ;) {
+      const reply = await this.#run(SCRIPTS.deadLetters, [after], '');
+      for (let i = 1; i < reply.length; i += 2) views.push(toView(`J${reply[i]}`, reply[i + 1] as string[]));
+      if (reply.length - 1 < 2 * DEAD_LETTERS_PAGE) return views;
+      after = String(reply[reply.length - 2]);
+    }
   }
 
   /** Puts a DEAD job back to PENDING, ready now, with attempts reset to 0 (lastError kept). */
@@ -408,6 +422,7 @@ export class RedisJobQueue {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#liveness.stop();
     await Promise.all([release(this.#redis), this.#wakeUps.close()]);
   }
 
@@ -441,6 +456,8 @@ export class RedisJobQueue {
     const policy = this.#policy;
     const common: Record<(typeof COMMON_ARGS)[number], string> = {
       jobPrefix: this.#keys.jobPrefix,
+      alivePrefix: this.#keys.alivePrefix,
+      holder: HOLDER,
       now: String(checkNow(this.#time.now())),
       seed: String(Math.floor(Math.random() * 2 ** 31)),
       maxAttempts: String(policy.maxAttempts),

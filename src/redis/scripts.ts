@@ -22,6 +22,7 @@
 import { createHash } from 'node:crypto';
 import { Refusal } from '../errors.js';
 import { KEY_NAMES } from './keys.js';
+import { LIVENESS_TTL_MILLIS, PROCESS_GONE } from './liveness.js';
 
 /** The most items of catching up (see above) one script does: each costs a few µs of Redis time. */
 export const CATCH_UP_BATCH = 50;
@@ -30,7 +31,7 @@ export const CATCH_UP_BATCH = 50;
 export const CATCHING_UP = 1;
 
 /** The arguments every script takes first, in this order (RedisJobQueue fills them in for every call); its own follow. */
-export const COMMON_ARGS = ['jobPrefix', 'now', 'seed', 'maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter', 'partitions', 'partition'] as const;
+export const COMMON_ARGS = ['jobPrefix', 'alivePrefix', 'holder', 'now', 'seed', 'maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter', 'partitions', 'partition'] as const;
 
 const arg = (name: (typeof COMMON_ARGS)[number]) => `ARGV[${COMMON_ARGS.indexOf(name) + 1}]`;
 
@@ -39,6 +40,9 @@ local K = { ${KEY_NAMES.map((name, i) => `${name} = KEYS[${i + 1}]`).join(', ')}
 -- The hashes of the jobs the call names are KEYS[FIXED + 1], KEYS[FIXED + 2], ...
 local FIXED = ${KEY_NAMES.length}
 local jobPrefix = ${arg('jobPrefix')}
+-- The calling process's liveness key is alivePrefix .. holder (see liveness.ts).
+local alivePrefix = ${arg('alivePrefix')}
+local holder = ${arg('holder')}
 local nowText = ${arg('now')}
 local now = tonumber(nowText)
 -- Redis seeds math.random alike on every call; jitter needs the client's seed.
@@ -61,22 +65,39 @@ local function jobNumberOf(seq) return int((seq - 1) * partitions + partition + 
 
 -- 16 hex digits that sort as text in the order of the numbers: the IEEE bits,
 -- with the sign bit flipped for positives and every bit flipped for negatives.
+-- Kept for the script's run: a batch's jobs mostly share a priority and a runAt.
+local sortables = {}
 local function sortable(x)
   if x == 0 then x = 0 end -- -0 and 0 are one number
+  local known = sortables[x]
+  if known then return known end
   local b = { string.byte(struct.pack('>d', x), 1, 8) }
   if b[1] >= 128 then
     for i = 1, 8 do b[i] = 255 - b[i] end
   else
     b[1] = b[1] + 128
   end
-  return string.format(string.rep('%02x', 8), unpack(b))
+  known = string.format(string.rep('%02x', 8), unpack(b))
+  sortables[x] = known
+  return known
 end
 
 -- The member of job n in K.ready: highest priority, then earliest runAt, then
 -- submission order; the last 16 characters are n itself.
+local function memberOf(priority, runAt, n)
+  return sortable(-priority) .. sortable(runAt) .. string.format('%016d', tonumber(n))
+end
+
 local function readyMember(key, n)
   local f = redis.call('HMGET', key, 'priority', 'runAt')
-  return sortable(-tonumber(f[1])) .. sortable(tonumber(f[2])) .. string.format('%016d', tonumber(n))
+  return memberOf(tonumber(f[1]), tonumber(f[2]), n)
+end
+
+-- One command per up to 500 of args (Lua's unpack is bounded): ZADD key score member ..., RPUSH key n ...
+local function callMany(command, key, args, width)
+  for from = 1, #args, 500 * width do
+    redis.call(command, key, unpack(args, from, math.min(#args, from + 500 * width - 1)))
+  end
 end
 
 local function enqueue(n, key, runAt)
@@ -124,59 +145,81 @@ local function announce()
   redis.call('PUBLISH', K.signal, redis.call('INCR', K.signal))
 end
 
--- The hash of job n (declared as key), or nil and the Refusal: never issued, or evicted.
-local function find(n, key)
-  if redis.call('EXISTS', key) == 1 then return key end
+-- Why job n has no hash: the Refusal for an id never issued, or for a job evicted.
+local function absence(n)
   local number = tonumber(n)
   local issued = tonumber(redis.call('GET', K.jobSeq) or '0')
-  if (number - 1) % partitions ~= partition or number > tonumber(jobNumberOf(issued)) then return nil, ${Refusal.NotFound} end
-  return nil, ${Refusal.Evicted}
+  if (number - 1) % partitions ~= partition or number > tonumber(jobNumberOf(issued)) then return ${Refusal.NotFound} end
+  return ${Refusal.Evicted}
+end
+
+-- The hash of job n (declared as key), or nil and the Refusal.
+local function find(n, key)
+  if redis.call('EXISTS', key) == 1 then return key end
+  return nil, absence(n)
 end
 
 -- The hash of job n if token is its current lease (after expiry, RUNNING means valid).
+-- Every job's hash has a status: none means no hash.
 local function leased(n, token, key)
-  local found, refusal = find(n, key)
-  if found == nil then return nil, refusal end
   local f = redis.call('HMGET', key, 'status', 'token')
+  if not f[1] then return nil, absence(n) end
   if f[1] ~= 'RUNNING' or f[2] ~= token then return nil, ${Refusal.StaleLease} end
   return key
 end
 
--- Leases the best ready job to workerId: its n, token, type, payload, attempt
--- and leaseUntil appended to out; false if no job is ready.
-local function leaseBest(workerId, leaseMillis, out)
-  local best = redis.call('ZPOPMIN', K.ready)
-  if #best == 0 then return false end
-  local n = int(tonumber(string.sub(best[1], 33)))
-  local key = jobKey(n)
-  local token = int(redis.call('INCR', K.tokenSeq))
-  local leaseUntil = now + tonumber(leaseMillis)
-  local attempts = redis.call('HINCRBY', key, 'attempts', 1)
-  redis.call('HSET', key, 'status', 'RUNNING', 'token', token, 'leaseUntil', num(leaseUntil), 'workerId', workerId)
-  redis.call('ZREM', K.pending, n)
-  redis.call('ZADD', K.leases, leaseUntil, n)
-  local f = redis.call('HMGET', key, 'type', 'payload')
-  for _, field in ipairs({ n, token, f[1], f[2], attempts, num(leaseUntil) }) do out[#out + 1] = field end
-  return true
-end
-
--- Leases up to max ready jobs to workerId, best first, appended to out after
--- the wake counter (read first: work announced later is newer than this poll).
+-- Leases up to max ready jobs to workerId, best first: each one's n, token,
+-- type, payload, attempt and leaseUntil appended to out after the wake
+-- counter (read first: work announced later is newer than this poll). The
+-- indexes change once for the whole batch; the tokens are consecutive.
 local function pollBest(workerId, leaseMillis, max, out)
   out[#out + 1] = redis.call('GET', K.signal) or '0'
-  for _ = 1, max do
-    if not leaseBest(workerId, leaseMillis, out) then break end
+  if max == 0 then return out end
+  local best = redis.call('ZPOPMIN', K.ready, max)
+  local count = #best / 2
+  if count == 0 then return out end
+  local lastToken = redis.call('INCRBY', K.tokenSeq, count)
+  -- The holder is alive now: its key must not have lapsed before its first refresh.
+  redis.call('SET', alivePrefix .. holder, '1', 'PX', ${LIVENESS_TTL_MILLIS})
+  local leaseUntil = now + tonumber(leaseMillis)
+  local untilText = num(leaseUntil)
+  local numbers, leases = {}, {}
+  for i = 1, count do
+    local n = int(tonumber(string.sub(best[2 * i - 1], 33)))
+    local key = jobKey(n)
+    local token = int(lastToken - count + i)
+    local f = redis.call('HMGET', key, 'attempts', 'type', 'payload')
+    local attempt = tonumber(f[1]) + 1
+    redis.call('HSET', key, 'status', 'RUNNING', 'attempts', attempt, 'token', token, 'leaseUntil', untilText, 'workerId', workerId, 'holder', holder)
+    numbers[i] = n
+    leases[2 * i - 1] = leaseUntil
+    leases[2 * i] = n
+    for _, field in ipairs({ n, token, f[2], f[3], attempt, untilText }) do out[#out + 1] = field end
   end
+  redis.call('ZREM', K.pending, unpack(numbers))
+  redis.call('ZADD', K.leases, unpack(leases))
   return out
 end
 
--- RUNNING job n, leased under token, is SUCCEEDED: nil, or the Refusal.
-local function completeLeased(n, token, key)
-  local found, refusal = leased(n, token, key)
-  if found == nil then return refusal end
-  redis.call('ZREM', K.leases, n)
-  finish(n, key, 'SUCCEEDED')
-  return nil
+-- Completes the leases named by ARGV[first .. last] (n, token each; their
+-- hashes declared in that order): each checked on its own, its outcome (0 or
+-- the Refusal) appended to out; the indexes change once for all of them.
+local function completeAll(first, last, out)
+  local done = {}
+  for i = first, last, 2 do
+    local n = ARGV[i]
+    local key, refusal = leased(n, ARGV[i + 1], KEYS[FIXED + (i - first) / 2 + 1])
+    if key then
+      redis.call('HSET', key, 'status', 'SUCCEEDED')
+      done[#done + 1] = n
+    end
+    out[#out + 1] = refusal or 0
+  end
+  if #done == 0 then return out end
+  redis.call('ZREM', K.leases, unpack(done))
+  redis.call('RPUSH', K.finished, unpack(done))
+  redis.call('HINCRBY', K.counts, 'succeeded', #done)
+  return out
 end
 
 -- Bring the queue up to now, at most CATCH_UP_BATCH items per script. First
@@ -210,7 +253,9 @@ end
 local function indexCaughtUp()
   local saved = redis.call('HMGET', K.sweep, 'min', 'max', 'offset', 'add', 'to')
   local sweep
-  if saved[1] then sweep = { saved[1], saved[2], tonumber(saved[3]), saved[4] == '1', saved[5] } else sweep = plan() end
+  -- Whether K.sweep exists (only a sweep saved by an earlier script does: this one saves only as it returns).
+  local stored = saved[1] ~= false
+  if stored then sweep = { saved[1], saved[2], tonumber(saved[3]), saved[4] == '1', saved[5] } else sweep = plan() end
   while sweep do
     if budget == 0 then save(sweep) return false end
     local items = redis.call('ZRANGEBYSCORE', K.pending, sweep[1], sweep[2], 'WITHSCORES', 'LIMIT', sweep[3], budget + 1)
@@ -219,7 +264,7 @@ local function indexCaughtUp()
     budget = budget - count
     if #items / 2 <= count then
       redis.call('SET', K.clock, sweep[5])
-      redis.call('DEL', K.sweep)
+      if stored then redis.call('DEL', K.sweep) stored = false end
       sweep = plan()
     else
       -- Resume after the last item done: from its score on, skipping the items
@@ -243,13 +288,22 @@ local function indexCaughtUp()
   return true
 end
 
+-- Why a lease of the job at key expired: its holder process is gone too (its
+-- liveness key lapsed), or not (or the lease names no holder).
+local function expiryReason(key)
+  local leasedBy = redis.call('HGET', key, 'holder')
+  if leasedBy and redis.call('EXISTS', alivePrefix .. leasedBy) == 0 then return '${PROCESS_GONE}' end
+  return 'lease expired'
+end
+
 -- Then every lease with leaseUntil <= now is a failed attempt at its leaseUntil.
 -- True once none is left; false if the budget ran out first.
 local function leasesCaughtUp()
   local expired = redis.call('ZRANGEBYSCORE', K.leases, '-inf', nowText, 'WITHSCORES', 'LIMIT', 0, budget + 1)
   local count = math.min(#expired / 2, budget)
   for i = 1, 2 * count, 2 do
-    failAttempt(expired[i], jobKey(expired[i]), tonumber(expired[i + 1]), 'lease expired', false)
+    local key = jobKey(expired[i])
+    failAttempt(expired[i], key, tonumber(expired[i + 1]), expiryReason(key), false)
   end
   budget = budget - count
   return #expired / 2 <= count
@@ -277,16 +331,26 @@ for _ = 1, excess do
   redis.call('DEL', key)
 end
 local ids = { 0 }
+local seq = redis.call('INCRBY', K.jobSeq, count) - count
+local pending, ready = {}, {}
 for i = first, #ARGV, 4 do
-  local n = jobNumberOf(redis.call('INCR', K.jobSeq))
-  local key = jobKey(n)
+  seq = seq + 1
+  local n = jobNumberOf(seq)
   local runAt = ARGV[i + 3]
   if runAt == '' then runAt = nowText end
-  redis.call('HSET', key, 'type', ARGV[i], 'payload', ARGV[i + 1], 'priority', ARGV[i + 2],
+  redis.call('HSET', jobKey(n), 'type', ARGV[i], 'payload', ARGV[i + 1], 'priority', ARGV[i + 2],
     'status', 'PENDING', 'attempts', 0, 'runAt', runAt)
-  enqueue(n, key, tonumber(runAt))
+  local due = tonumber(runAt)
+  pending[#pending + 1] = due
+  pending[#pending + 1] = n
+  if due <= now then
+    ready[#ready + 1] = 0
+    ready[#ready + 1] = memberOf(tonumber(ARGV[i + 2]), due, n)
+  end
   ids[#ids + 1] = n
 end
+callMany('ZADD', K.pending, pending, 2)
+callMany('ZADD', K.ready, ready, 2)
 if count > 0 then announce() end
 return ids
 `;
@@ -302,9 +366,7 @@ return pollBest(ARGV[OWN + 1], ARGV[OWN + 2], tonumber(ARGV[OWN + 3]), { 0 })
 
 /** ARGV: n, token; the job's hash declared. */
 const COMPLETE = `
-local refusal = completeLeased(ARGV[OWN + 1], ARGV[OWN + 2], KEYS[FIXED + 1])
-if refusal ~= nil then return { refusal } end
-return { 0 }
+return completeAll(OWN + 1, OWN + 2, {})
 `;
 
 /**
@@ -312,9 +374,9 @@ return { 0 }
  * then a poll of one job, in one round trip. Returns what POLL does.
  */
 const COMPLETE_AND_POLL = `
-local refusal = completeLeased(ARGV[OWN + 1], ARGV[OWN + 2], KEYS[FIXED + 1])
-if refusal ~= nil then return { refusal } end
-return pollBest(ARGV[OWN + 3], ARGV[OWN + 4], 1, { 0 })
+local outcome = completeAll(OWN + 1, OWN + 2, {})
+if outcome[1] ~= 0 then return outcome end
+return pollBest(ARGV[OWN + 3], ARGV[OWN + 4], 1, outcome)
 `;
 
 /**
@@ -325,10 +387,7 @@ return pollBest(ARGV[OWN + 3], ARGV[OWN + 4], 1, { 0 })
  */
 const COMPLETE_MANY_AND_POLL = `
 local first = OWN + 4
-local out = { 0, (#ARGV - first + 1) / 2 }
-for i = first, #ARGV, 2 do
-  out[#out + 1] = completeLeased(ARGV[i], ARGV[i + 1], KEYS[FIXED + (i - first) / 2 + 1]) or 0
-end
+local out = completeAll(first, #ARGV, { 0, (#ARGV - first + 1) / 2 })
 return pollBest(ARGV[OWN + 1], ARGV[OWN + 2], tonumber(ARGV[OWN + 3]), out)
 `;
 
@@ -373,10 +432,16 @@ if key == nil then return { refusal } end
 return { 0, redis.call('HGETALL', key) }
 `;
 
-/** Returns 0, then n and the hash of every DEAD job, in submission order. */
+/** The most dead jobs one deadLetters script returns: a page, so that no script grows with the dead-letter list. */
+export const DEAD_LETTERS_PAGE = 50;
+
+/**
+ * ARGV: after. Returns 0, then n and the hash of each of the first
+ * DEAD_LETTERS_PAGE DEAD jobs numbered above `after`, in submission order.
+ */
 const DEAD_LETTERS = `
 local out = { 0 }
-for _, n in ipairs(redis.call('ZRANGE', K.dead, 0, -1)) do
+for _, n in ipairs(redis.call('ZRANGEBYSCORE', K.dead, '(' .. ARGV[OWN + 1], '+inf', 'LIMIT', 0, ${DEAD_LETTERS_PAGE})) do
   out[#out + 1] = n
   out[#out + 1] = redis.call('HGETALL', jobKey(n))
 end
