@@ -101,7 +101,10 @@ export class Arena {
 
   /** The text of a chain from `storeCounted`. */
   readCounted(first: number): string {
-    return this.read(first, ERROR_LENGTH_BYTES, this.countedBytes(first));
+    const byteCount = this.countedBytes(first);
+    // More than the arena holds: a lock-free reader raced an eviction that reused the chain; its re-check of the slot's word discards this.
+    if (!(byteCount >= 0 && byteCount <= this.#u8.length)) return '';
+    return this.read(first, ERROR_LENGTH_BYTES, byteCount);
   }
 
   /** Decodes `byteCount` bytes of the chain at `first`, starting `skip` bytes in. */
