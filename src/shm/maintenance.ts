@@ -13,7 +13,7 @@ import {
   SLOT_HIGH_WATER, SUCCEEDED, TOKEN, TOKEN_RESERVED, TOKEN_SEQ, TYPE, WORKER, isBusy, mayRetry, nextWord, statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
-import { Mover } from './moves.js';
+import { Mover, type Stamp } from './moves.js';
 import type { LoggedJob, MoveLog, Sequences, JournalWrites } from './movelog.js';
 import { NAME_OF_STATUS, Records, chunksOf, dataBytes, errorChainBytes, leadingTypeBytes } from './records.js';
 import { UndoLog, recordCopy, type UndoneMove } from './undo-log.js';
@@ -46,8 +46,16 @@ export const AWAITS_COMMIT = -1000;
 export class Maintenance implements MoveNotes {
   readonly #m: QueueMemory;
   readonly #policy: RetryPolicy;
-  /** The queue's clock, read again only after waiting out lock-free calls (see `settle`). */
+  /** The queue's clock, read again under the lock (see `prepare`, `settle`) and as a move is made (`#runAt`). */
   readonly #time: TimeSource;
+  /**
+   * The runAt of a job a call makes ready again (fail, release, retryDead):
+   * from the clock read as its move is made, so that a lock-free claim of a
+   * later reading never comes before it with an older time.
+   */
+  readonly #runAt: Stamp = { field: RUN_AT, value: () => laterReading(this.#time, this.#runAtSince) + this.#runAtDelay };
+  #runAtSince = 0;
+  #runAtDelay = 0;
   readonly #log: MoveLog | undefined;
   #mover: Mover;
   readonly records: Records;
@@ -89,22 +97,23 @@ export class Maintenance implements MoveNotes {
 
   /**
    * Starts a locked operation, right after the lock was taken, with the time
-   * `now` read just before taking it (the clock is user code: it runs outside
-   * the lock). Returns the time the operation runs at.
+   * `now` read just before taking it. Returns the time the operation runs
+   * at: the later of that and a reading taken now, under the lock (a clock
+   * that stalls here makes this holder look dead, and it is taken over).
    *
-   * A `now` older than the latest maintenance is read again: it is either a
-   * thread that waited for the lock, or a clock that really went back, and
-   * then pending jobs are re-sorted by a rebuild. With `repair` (the lock was
+   * A time older than the latest maintenance is a clock that really went
+   * back: then pending jobs are re-sorted by a rebuild. With `repair` (the lock was
    * taken over), the hints are rebuilt first. Then the queue is brought up to
    * now: leases with leaseUntil <= now expire, in leaseUntil order, each as a
    * failed attempt at its leaseUntil; delayed jobs whose runAt has come become ready.
    */
   prepare(now: number, repair: boolean, readClock: () => number): number {
     const { header } = this.#m;
-    if (now < header[LAST_NOW]!) {
-      now = readClock();
-      if (now < header[LAST_NOW]!) repair = true;
-    }
+    // Read again under the lock: the reading before it is as old as the wait for the lock, and the moves
+    // of this operation must carry a time no older than any lock-free claim stamped meanwhile (see
+    // WorkerPath#stampLease, which refuses to pass a holder whose time is older than its own).
+    now = Math.max(now, readClock());
+    if (now < header[LAST_NOW]!) repair = true;
     // Rebased long before the shared ticket could wrap.
     if (Atomics.load(this.#m.lockWords, FINISH_TICKET) >>> 0 > 2 ** 30) repair = true;
     if (repair) this.rebuild(now);
@@ -350,7 +359,7 @@ export class Maintenance implements MoveNotes {
       const refused = this.#checkLease(word, slot, token);
       if (refused < 0) return refused;
       const ref = error === null ? ERROR_FAILED : this.#storeError(error);
-      if (this.#failAttempt(slot, word, now, ref, ref > 0 ? Buffer.byteLength(error!) : 0, now, permanent)) return 0;
+      if (this.#failAttempt(slot, word, now, ref, ref > 0 ? Buffer.byteLength(error!) : 0, now, permanent, true)) return 0;
       this.#freeError(ref);
     }
   }
@@ -368,7 +377,7 @@ export class Maintenance implements MoveNotes {
       const draft = this.#mover.start(slot);
       draft[ATTEMPTS]!--;
       draft[RUN_AT] = now;
-      if (this.#moveTo(slot, word, READY, RUNNING)) return 0;
+      if (this.#moveTo(slot, word, READY, RUNNING, this.#stampRunAt(now, 0))) return 0;
     }
   }
 
@@ -392,8 +401,15 @@ export class Maintenance implements MoveNotes {
       const draft = this.#mover.start(slot);
       draft[ATTEMPTS] = 0;
       draft[RUN_AT] = now;
-      if (this.#moveTo(slot, word, READY, DEAD)) return 0;
+      if (this.#moveTo(slot, word, READY, DEAD, this.#stampRunAt(now, 0))) return 0;
     }
+  }
+
+  /** The runAt stamp for a move: `delay` after the clock read as it is made (and no earlier than `since`). */
+  #stampRunAt(since: number, delay: number): Stamp {
+    this.#runAtSince = since;
+    this.#runAtDelay = delay;
+    return this.#runAt;
   }
 
   /** Slots of every DEAD job, in submission order. */
@@ -582,12 +598,12 @@ export class Maintenance implements MoveNotes {
    * its record, notes it for the journal, and files it; false if the slot
    * moved first (a lock-free move won the race: the caller looks again).
    */
-  #moveTo(slot: number, word: number, status: SlotStatus, from: SlotStatus): boolean {
+  #moveTo(slot: number, word: number, status: SlotStatus, from: SlotStatus, stamp?: Stamp): boolean {
     const draft = this.#mover.draft;
     if (this.#log !== undefined) draft[MOVES]!++;
     this.noteOwnMove(slot, word, status);
     this.#assertHeld();
-    const next = this.#mover.apply(slot, word, status, from);
+    const next = this.#mover.apply(slot, word, status, from, stamp);
     if (next < 0) return false;
     this.#file(slot, next, status);
     return true;
@@ -617,16 +633,22 @@ export class Maintenance implements MoveNotes {
   }
 
   /** A failed attempt at `failedAt`: PENDING after the backoff, or DEAD when no attempts are left (or `permanent`). False if the slot moved first. */
-  #failAttempt(slot: number, word: number, failedAt: number, errorRef: number, errorBytes: number, now: number, permanent: boolean): boolean {
+  /**
+   * A failed attempt at `failedAt`: an expiry's leaseUntil, or (`stamped`, a
+   * fail call) now, whose retry time is then stamped from the clock as the
+   * move is made (see Mover#apply).
+   */
+  #failAttempt(slot: number, word: number, failedAt: number, errorRef: number, errorBytes: number, now: number, permanent: boolean, stamped = false): boolean {
     const draft = this.#mover.start(slot);
     const attempts = draft[ATTEMPTS]!;
     const oldError = draft[ERROR_REF]!;
     draft[ERROR_REF] = errorRef;
     draft[ERROR_BYTES] = errorBytes;
     const retry = !permanent && mayRetry(attempts, this.#policy.maxAttempts);
-    if (retry) draft[RUN_AT] = failedAt + this.#policy.backoffAfter(attempts);
+    const backoff = retry ? this.#policy.backoffAfter(attempts) : 0;
+    if (retry) draft[RUN_AT] = failedAt + backoff;
     const status = retry ? (draft[RUN_AT]! <= now ? READY : DELAYED) : DEAD;
-    if (!this.#moveTo(slot, word, status, RUNNING)) return false;
+    if (!this.#moveTo(slot, word, status, RUNNING, retry && stamped ? this.#stampRunAt(failedAt, backoff) : undefined)) return false;
     // Freed only after the move: a move that lost its race keeps its old error.
     this.#freeError(oldError);
     return true;

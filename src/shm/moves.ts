@@ -1,9 +1,18 @@
 import {
-  INTENT_FROM, INTENT_RECORD, INTENT_SLOT, INTENT_TO, LEASE_UNTIL, RECORD_FIELDS, ROW_DATA, ROW_INTENT_SEQ, ROW_WORDS,
+  INTENT_FROM, INTENT_RECORD, INTENT_SLOT, INTENT_TO, RECORD_FIELDS, ROW_DATA, ROW_INTENT_SEQ, ROW_WORDS,
   busyWord, nextWord, type SlotStatus,
 } from './layout.js';
 import type { RowTable } from './rows.js';
 import type { SlotTable } from './slots.js';
+
+/**
+ * A time a move takes from a clock reading made while it holds the slot
+ * BUSY (see Mover#apply): the record field it goes in, and its value.
+ */
+export interface Stamp {
+  readonly field: number;
+  value(): number;
+}
 
 /**
  * One row's way of moving a slot (see the lease-word legend in layout.ts):
@@ -47,14 +56,14 @@ export class Mover {
    * word, or -1 if the slot no longer holds `from` (another thread moved it
    * first: nothing was written).
    *
-   * `stampLease` (a claim, an extend) gives the lease's end once the slot is
+   * `stamp` (a lease's end, a retry's runAt) gives a time once the slot is
    * BUSY, from a clock read after the decision: a thread that saw the slot
-   * before it saw it unmoved, and one that sees it after sees a lease that
-   * runs from a time no earlier than its own look. (The caller's `now` was
-   * read before the decision; in between, another thread may have moved the
-   * clock and looked at the slot.)
+   * before it saw it unmoved, and one that sees it after sees a time no
+   * earlier than its own look. (The caller's `now` was read before the
+   * decision; in between, another thread may have moved the clock and
+   * looked at the slot.)
    */
-  apply(slot: number, from: number, status: SlotStatus, counted: number, stampLease?: () => number): number {
+  apply(slot: number, from: number, status: SlotStatus, counted: number, stamp?: Stamp): number {
     const words = this.#slots.words;
     const intent = this.#intent;
     const to = nextWord(from, status);
@@ -69,11 +78,11 @@ export class Mover {
     // The decision: the slot is ours to move only if it still holds `from`.
     if (Atomics.compareExchange(words, slot, from, busy) !== from) return -1;
     const draft = this.draft;
-    if (stampLease !== undefined) {
-      const leaseUntil = stampLease();
+    if (stamp !== undefined) {
+      const value = stamp.value();
       // Still ours: not finished from the intent by a helper while we were in the clock (user code, which may stall).
       if (Atomics.load(words, slot) !== busy) return to;
-      draft[LEASE_UNTIL] = leaseUntil;
+      draft[stamp.field] = value;
     }
     this.#slots.write(slot, draft);
     // Still ours (not finished by a helper that took us for dead, whose rebuild counted it): count it here.

@@ -5,7 +5,7 @@ import {
 } from './layout.js';
 import { laterReading, type TimeSource } from '../clock.js';
 import type { QueueMemory } from './memory.js';
-import type { Mover } from './moves.js';
+import type { Mover, Stamp } from './moves.js';
 import { ABORT, CLAIMED, LOST, type Claimer } from './ready.js';
 import { chunksOf } from './records.js';
 
@@ -203,9 +203,12 @@ export class WorkerPath implements Claimer {
    * lease run out waited for this call). A clock that throws or goes back
    * here leaves the end as it was.
    */
-  readonly #stampLease = (): number => {
-    const fresh = laterReading(this.#time, this.#now);
-    return fresh > this.#now && fresh < this.#restampBefore ? fresh + this.#leaseMillis : this.#leaseUntil;
+  readonly #stampLease: Stamp = {
+    field: LEASE_UNTIL,
+    value: () => {
+      const fresh = laterReading(this.#time, this.#now);
+      return fresh > this.#now && fresh < this.#restampBefore ? fresh + this.#leaseMillis : this.#leaseUntil;
+    },
   };
 
   /**
