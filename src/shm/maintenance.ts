@@ -53,9 +53,16 @@ export class Maintenance implements MoveNotes {
    * from the clock read as its move is made, so that a lock-free claim of a
    * later reading never comes before it with an older time.
    */
-  readonly #runAt: Stamp = { field: RUN_AT, value: () => laterReading(this.#time, this.#runAtSince) + this.#runAtDelay };
+  readonly #runAt: Stamp = {
+    field: RUN_AT,
+    value: () => {
+      const fresh = laterReading(this.#time, this.#runAtSince);
+      return (fresh < this.#runAtBefore ? fresh : this.#runAtSince) + this.#runAtDelay;
+    },
+  };
   #runAtSince = 0;
   #runAtDelay = 0;
+  #runAtBefore = Infinity;
   readonly #log: MoveLog | undefined;
   #mover: Mover;
   readonly records: Records;
@@ -377,7 +384,7 @@ export class Maintenance implements MoveNotes {
       const draft = this.#mover.start(slot);
       draft[ATTEMPTS]!--;
       draft[RUN_AT] = now;
-      if (this.#moveTo(slot, word, READY, RUNNING, this.#stampRunAt(now, 0))) return 0;
+      if (this.#moveTo(slot, word, READY, RUNNING, this.#stampRunAt(now, 0, draft[LEASE_UNTIL]!))) return 0;
     }
   }
 
@@ -401,14 +408,20 @@ export class Maintenance implements MoveNotes {
       const draft = this.#mover.start(slot);
       draft[ATTEMPTS] = 0;
       draft[RUN_AT] = now;
-      if (this.#moveTo(slot, word, READY, DEAD, this.#stampRunAt(now, 0))) return 0;
+      if (this.#moveTo(slot, word, READY, DEAD, this.#stampRunAt(now, 0, Infinity))) return 0;
     }
   }
 
-  /** The runAt stamp for a move: `delay` after the clock read as it is made (and no earlier than `since`). */
-  #stampRunAt(since: number, delay: number): Stamp {
+  /**
+   * The runAt stamp for a move: `delay` after the clock read as it is made,
+   * if that reading is before `before` (the end of the lease a fail or
+   * release needs: past it, the call took effect before the clock passed,
+   * at `since`); else `delay` after `since`.
+   */
+  #stampRunAt(since: number, delay: number, before: number): Stamp {
     this.#runAtSince = since;
     this.#runAtDelay = delay;
+    this.#runAtBefore = before;
     return this.#runAt;
   }
 
@@ -648,7 +661,7 @@ export class Maintenance implements MoveNotes {
     const backoff = retry ? this.#policy.backoffAfter(attempts) : 0;
     if (retry) draft[RUN_AT] = failedAt + backoff;
     const status = retry ? (draft[RUN_AT]! <= now ? READY : DELAYED) : DEAD;
-    if (!this.#moveTo(slot, word, status, RUNNING, retry && stamped ? this.#stampRunAt(failedAt, backoff) : undefined)) return false;
+    if (!this.#moveTo(slot, word, status, RUNNING, retry && stamped ? this.#stampRunAt(failedAt, backoff, draft[LEASE_UNTIL]!) : undefined)) return false;
     // Freed only after the move: a move that lost its race keeps its old error.
     this.#freeError(oldError);
     return true;
