@@ -50,8 +50,8 @@ export class Maintenance implements MoveNotes {
   readonly #time: TimeSource;
   /**
    * The runAt of a job a call makes ready again (fail, release, retryDead):
-   * from the clock read as its move is made, so that a lock-free claim of a
-   * later reading never comes before it with an older time.
+   * from the clock read just before its move is made, so that a lock-free
+   * claim of a later reading never comes before it with an older time.
    */
   readonly #runAt: Stamp = {
     field: RUN_AT,
@@ -613,10 +613,13 @@ export class Maintenance implements MoveNotes {
    */
   #moveTo(slot: number, word: number, status: SlotStatus, from: SlotStatus, stamp?: Stamp): boolean {
     const draft = this.#mover.draft;
+    // Read just before the decision, not while the slot is BUSY: a holder that stalls in the clock there would
+    // be taken over with its move finished from the intent, and then retry the call as if it had not moved.
+    if (stamp !== undefined) draft[stamp.field] = stamp.value();
     if (this.#log !== undefined) draft[MOVES]!++;
     this.noteOwnMove(slot, word, status);
     this.#assertHeld();
-    const next = this.#mover.apply(slot, word, status, from, stamp);
+    const next = this.#mover.apply(slot, word, status, from);
     if (next < 0) return false;
     this.#file(slot, next, status);
     return true;

@@ -6,8 +6,10 @@ import type { RowTable } from './rows.js';
 import type { SlotTable } from './slots.js';
 
 /**
- * A time a move takes from a clock reading made while it holds the slot
- * BUSY (see Mover#apply): the record field it goes in, and its value.
+ * A time a move takes from a clock reading made as it is made: the record
+ * field it goes in, and its value. A lock-free claim's lease end is read
+ * while the claim holds the slot BUSY (see Mover#apply); a locked move's
+ * runAt just before its decision (see Maintenance#moveTo).
  */
 export interface Stamp {
   readonly field: number;
@@ -56,7 +58,7 @@ export class Mover {
    * word, or -1 if the slot no longer holds `from` (another thread moved it
    * first: nothing was written).
    *
-   * `stamp` (a lease's end, a retry's runAt) gives a time once the slot is
+   * `stamp` (a lock-free lease's end) gives a time once the slot is
    * BUSY, from a clock read after the decision: a thread that saw the slot
    * before it saw it unmoved, and one that sees it after sees a time no
    * earlier than its own look. (The caller's `now` was read before the
