@@ -4,10 +4,10 @@ import { fillOptions, type JobQueueOptions } from './options.js';
 import { policyFromShare, sharePolicy, type RetryPolicy } from './policy.js';
 import { Journal } from './journal/journal.js';
 import type { LoggedJob } from './shm/movelog.js';
-import { BUFFER_NAMES, bufferBytes, mayRetry, type QueueBuffers } from './shm/layout.js';
+import { BUFFER_NAMES, attemptLimit, bufferBytes, mayRetry, type QueueBuffers } from './shm/layout.js';
 import { QueueMemory } from './shm/memory.js';
 import { JobStatus, type JobView, type Lease, type QueueStats } from './types.js';
-import { checkFailure, checkPolicy, checkTimeSource, checkTimeout, parseJobId, type FailOptions, type NewJob } from './validate.js';
+import { checkFailure, checkPolicy, checkTimeSource, checkTimeout, parseJobId, type FailOptions, type NewJob, type SubmitOptions } from './validate.js';
 import { QueueContext, type JournalLink } from './queue/context.js';
 import { ProducerSide } from './queue/producer-side.js';
 import { Reads } from './queue/reads.js';
@@ -17,7 +17,7 @@ import type { SharedClock } from './clock.js';
 import type { SharedPolicy } from './policy.js';
 import type { Synchronous } from './journal/journal.js';
 
-export type { FailOptions, NewJob };
+export type { FailOptions, NewJob, SubmitOptions };
 
 /**
  * What `share()` returns: plain data and SharedArrayBuffers, so it survives
@@ -159,7 +159,7 @@ export class JobQueue {
     const policy = this.#ctx.policy;
     for (const job of lost) {
       // The attempt died with its process and counts as failed, so a job that kills its process cannot loop forever.
-      const retry = mayRetry(job.attempts, policy.maxAttempts);
+      const retry = mayRetry(job.attempts, attemptLimit(job.maxAttempts, policy.maxAttempts));
       const runAt = retry ? now + policy.backoffAfter(job.attempts) : job.runAt;
       Object.assign(job, { status: retry ? JobStatus.PENDING : JobStatus.DEAD, runAt, lastError: LEASE_LOST, leaseUntil: 0, moves: job.moves + 1 });
     }
@@ -219,9 +219,16 @@ export class JobQueue {
     return new JobQueue(clock, policy, options, handle.buffers, { path: link.path, synchronous: link.synchronous, journal, owner: false });
   }
 
-  /** Queues a new PENDING job and returns its id, `J1`, `J2`, ... With a journal, only once it is committed there. */
-  submit(type: string, payload?: string | null, priority = 0, runAtMillis?: number): string {
-    return this.#producer.submit(type, payload, priority, runAtMillis);
+  /**
+   * Queues a new PENDING job and returns its id, `J1`, `J2`, ... With a journal, only once it is committed there.
+   * The options form (`{ priority, runAt, delayMillis, maxAttempts }`) or the positional one (`priority, runAtMillis`).
+   */
+  submit(type: string, payload?: string | null, options?: SubmitOptions): string;
+  submit(type: string, payload?: string | null, priority?: number, runAtMillis?: number): string;
+  /** Either form, as a caller that forwards its own arguments has them. */
+  submit(type: string, payload?: string | null, priorityOrOptions?: number | SubmitOptions, runAtMillis?: number): string;
+  submit(type: string, payload?: string | null, priorityOrOptions: number | SubmitOptions = 0, runAtMillis?: number): string {
+    return this.#producer.submit(type, payload, priorityOrOptions, runAtMillis);
   }
 
   /**

@@ -26,6 +26,7 @@ import {
   type NewJob,
   type QueueStats,
   type RetryPolicy,
+  type SubmitOptions,
 } from '../dist/index.js';
 import { redisClusterBackend } from './redis-cluster-harness.js';
 import { redisBackend } from './redis-harness.js';
@@ -39,7 +40,7 @@ type Awaitable<T> = T | Promise<T>;
  * rejects where `JobQueue` throws, with the same error classes and codes.
  */
 export interface ContractQueue {
-  submit(type: string, payload?: string | null, priority?: number, runAtMillis?: number): Awaitable<string>;
+  submit(type: string, payload?: string | null, priorityOrOptions?: number | SubmitOptions, runAtMillis?: number): Awaitable<string>;
   submitMany(jobs: readonly NewJob[]): Awaitable<string[]>;
   poll(workerId: string, leaseMillis: number): Awaitable<Lease | undefined>;
   complete(jobId: string, token: number): Awaitable<void>;

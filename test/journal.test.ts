@@ -672,7 +672,7 @@ describe('a corrupt or foreign file', () => {
 // ── migrations ──────────────────────────────────────────────────────────────
 
 describe('schema migrations', () => {
-  it('migrates a version-1 journal to version 2, keeping its jobs and sequences', () => {
+  it('migrates a version-1 journal to the current version, keeping its jobs and sequences', () => {
     const path = tempJournal();
     const db = new Database(path);
     db.pragma('journal_mode = WAL');
@@ -707,13 +707,49 @@ describe('schema migrations', () => {
     closeJournal(queue);
 
     const after = new Database(path);
-    expect(after.pragma('user_version', { simple: true })).toBe(2);
+    expect(after.pragma('user_version', { simple: true })).toBe(3);
     const columns = (after.prepare('PRAGMA table_info(jobs)').all() as Array<{ name: string }>).map((c) => c.name);
     expect(columns).toContain('worker_id');
+    expect(columns).toContain('max_attempts');
     after.close();
     const again = openJournal(path, clock);
     expect(again.view('J1')).toMatchObject({ status: 'SUCCEEDED', attempts: 2 });
     expect(again.submit('newer', 'job')).toBe('J5');
+  });
+
+  it("opens a version-2 journal: its jobs take the policy's maxAttempts, new ones keep their own across reopens", () => {
+    const path = tempJournal();
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    db.exec(`
+      CREATE TABLE jobs (num INTEGER PRIMARY KEY, type TEXT NOT NULL, payload TEXT NOT NULL, priority REAL NOT NULL,
+        status TEXT NOT NULL, attempts INTEGER NOT NULL, run_at REAL NOT NULL, last_error TEXT, token REAL NOT NULL,
+        lease_until REAL NOT NULL, finish_seq REAL NOT NULL, worker_id TEXT, moves INTEGER NOT NULL DEFAULT 0);
+      CREATE TABLE meta (key TEXT PRIMARY KEY, value REAL NOT NULL);
+    `);
+    db.prepare('INSERT INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run(1, 'old', 'p', 0, 'DEAD', 3, T0, 'boom', 0, 0, 0, null, 1);
+    db.pragma('user_version = 2');
+    db.close();
+
+    const clock = new ManualClock(T0);
+    let queue = openJournal(path, clock);
+    expect(queue.view('J1').maxAttempts).toBe(3);
+    const own = queue.submit('new', 'p', { maxAttempts: 5 });
+    // Its lease is lost with the process: the lost attempt counts against its own limit, not the policy's 3.
+    for (let attempt = 1; attempt <= 4; attempt++) {
+      mustPollSync(queue, own);
+      queue.flush();
+      queue = reopen(queue, path, clock);
+      expect(queue.view(own)).toMatchObject({ status: 'PENDING', attempts: attempt, maxAttempts: 5, lastError: LEASE_LOST });
+      clock.advance(10_000);
+    }
+    mustPollSync(queue, own);
+    queue.flush();
+    queue = reopen(queue, path, clock);
+    expect(queue.view(own)).toMatchObject({ status: 'DEAD', attempts: 5, maxAttempts: 5 });
+    closeJournal(queue);
+    expect(row(path, 2)).toMatchObject({ max_attempts: 5 });
+    expect(row(path, 1)).toMatchObject({ max_attempts: 0 });
   });
 });
 

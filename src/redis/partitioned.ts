@@ -7,7 +7,7 @@ import type { SharedClock } from '../clock.js';
 import { IllegalStateError, InvalidArgumentError, describe } from '../errors.js';
 import type { SharedPolicy } from '../policy.js';
 import type { JobView, Lease, QueueStats } from '../types.js';
-import { MAX_BATCH, checkBatchSize, parseJobId, type FailOptions, type NewJob } from '../validate.js';
+import { MAX_BATCH, checkBatchSize, parseJobId, type FailOptions, type NewJob, type SubmitOptions } from '../validate.js';
 import { RedisJobQueue, type BatchOutcome, type Completion, type RedisQueueHandle, type RedisQueueOptions } from './queue.js';
 
 /** The most partitions one queue may have. */
@@ -100,8 +100,10 @@ export class PartitionedRedisQueue {
     return { kind: 'leasehold/partitioned-redis-queue', partitions, policy, clock };
   }
 
-  async submit(type: string, payload?: string | null, priority?: number, runAtMillis?: number): Promise<string> {
-    return this.#submitter().submit(type, payload, priority, runAtMillis);
+  submit(type: string, payload?: string | null, options?: SubmitOptions): Promise<string>;
+  submit(type: string, payload?: string | null, priority?: number, runAtMillis?: number): Promise<string>;
+  async submit(type: string, payload?: string | null, priorityOrOptions?: number | SubmitOptions, runAtMillis?: number): Promise<string> {
+    return this.#submitter().submit(type, payload, priorityOrOptions, runAtMillis);
   }
 
   /** All or none, so all to one partition (the next in turn). */
