@@ -12,6 +12,7 @@ import { QueueContext, type JournalLink } from './queue/context.js';
 import { ProducerSide } from './queue/producer-side.js';
 import { Reads } from './queue/reads.js';
 import { WorkerSide } from './queue/worker-side.js';
+import { Pausing } from './queue/pausing.js';
 import type { FilledOptions } from './options.js';
 import type { SharedClock } from './clock.js';
 import type { SharedPolicy } from './policy.js';
@@ -71,6 +72,7 @@ export class JobQueue {
   readonly #producer: ProducerSide;
   readonly #worker: WorkerSide;
   readonly #reads: Reads;
+  readonly #pausing: Pausing;
 
   constructor(time: TimeSource, policy: RetryPolicy, options?: JobQueueOptions);
   /** @internal Opens existing buffers (see `attach`), or a journal (see `open`). */
@@ -84,6 +86,7 @@ export class JobQueue {
     this.#producer = new ProducerSide(this.#ctx);
     this.#worker = new WorkerSide(this.#ctx);
     this.#reads = new Reads(this.#ctx);
+    this.#pausing = new Pausing(this.#ctx);
   }
 
   /**
@@ -166,6 +169,7 @@ export class JobQueue {
     journal.write({ inserts: [], updates: lost, evictions: dropped.map((job) => job.num) });
     const sequences = journal.sequences();
     this.#ctx.locked((core, at) => core.restore(kept, sequences, at));
+    if (journal.paused()) this.#pausing.set(true);
   }
 
   /** Finished jobs beyond capacity are evicted, as they would have been: oldest finished first. */
@@ -331,6 +335,27 @@ export class JobQueue {
   /** Cancels a PENDING job. */
   cancel(jobId: string): void {
     this.#producer.cancel(jobId);
+  }
+
+  /**
+   * Pauses the queue, for every thread attached to it (and, with a journal,
+   * across a reopen): from now until `resume()`, `poll` and the poll of
+   * `completeAndPoll` hand out nothing. Jobs already RUNNING go on: complete,
+   * fail, extend and release work, as do submits (the jobs wait). Pausing a
+   * paused queue changes nothing.
+   */
+  pause(): void {
+    this.#pausing.set(true);
+  }
+
+  /** Ends a pause: polls hand out jobs again, and workers asleep in `waitForWork` wake. */
+  resume(): void {
+    this.#pausing.set(false);
+  }
+
+  /** Whether the queue is paused (by any thread). */
+  isPaused(): boolean {
+    return this.#pausing.isPaused();
   }
 
   /** PENDING jobs, ready or delayed. */

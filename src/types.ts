@@ -67,4 +67,6 @@ export interface QueueStats {
   succeeded: number;
   dead: number;
   cancelled: number;
+  /** Whether the queue is paused: polls hand out nothing until `resume()`. */
+  paused: boolean;
 }

@@ -55,6 +55,9 @@ export interface ContractQueue {
   queueDepth(): Awaitable<number>;
   dlqDepth(): Awaitable<number>;
   stats(): Awaitable<QueueStats>;
+  pause(): Awaitable<void>;
+  resume(): Awaitable<void>;
+  isPaused(): Awaitable<boolean>;
   /** Releases everything the backend made for this queue (files, connections). Safe to call twice. */
   close(): Awaitable<void>;
 }
@@ -207,6 +210,9 @@ function asRemote(queue: JobQueue, release: () => void): ContractQueue {
     queueDepth: () => call('queueDepth', () => queue.queueDepth()),
     dlqDepth: () => call('dlqDepth', () => queue.dlqDepth()),
     stats: () => call('stats', () => queue.stats()),
+    pause: () => call('pause', () => queue.pause()),
+    resume: () => call('resume', () => queue.resume()),
+    isPaused: () => call('isPaused', () => queue.isPaused()),
     // Always releases (it also runs after a failed test), then reports an unsettled call like the others.
     close: async () => {
       const late = unsettled;

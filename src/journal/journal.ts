@@ -181,6 +181,17 @@ export class Journal implements MoveLog {
     }
   }
 
+  /** Records whether the queue is paused (see JobQueue#pause), committed at once. */
+  setPaused(paused: boolean): void {
+    guarded(this.#path, 'write to', () => this.#setMeta.run('paused', paused ? 1 : 0));
+  }
+
+  /** Whether the queue was paused when last written. */
+  paused(): boolean {
+    return guarded(this.#path, 'read', () =>
+      (this.#db.prepare("SELECT value FROM meta WHERE key = 'paused'").get() as { value: number } | undefined)?.value === 1);
+  }
+
   sequences(): Sequences {
     return guarded(this.#path, 'read', () => this.#sequences());
   }

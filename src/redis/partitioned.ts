@@ -221,7 +221,30 @@ export class PartitionedRedisQueue {
     return {
       pending: sum((s) => s.pending), ready: sum((s) => s.ready), delayed: sum((s) => s.delayed), running: sum((s) => s.running),
       succeeded: sum((s) => s.succeeded), dead: sum((s) => s.dead), cancelled: sum((s) => s.cancelled),
+      paused: each.every((s) => s.paused),
     };
+  }
+
+  /**
+   * Pauses every partition, as RedisJobQueue#pause pauses one: one after the
+   * other, so a poll in between may still lease from a partition not paused
+   * yet; once this resolves, none leases. If it rejects, some partitions may
+   * be paused: call it again (pausing a paused partition changes nothing).
+   */
+  async pause(): Promise<void> {
+    this.#assertOpen();
+    for (const part of this.#parts) await part.pause();
+  }
+
+  /** Resumes every partition (see `pause`). */
+  async resume(): Promise<void> {
+    this.#assertOpen();
+    for (const part of this.#parts) await part.resume();
+  }
+
+  /** Whether every partition is paused. */
+  async isPaused(): Promise<boolean> {
+    return (await this.stats()).paused;
   }
 
   /** As RedisJobQueue#waitForWork, for new work in any partition. */

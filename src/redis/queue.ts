@@ -403,8 +403,35 @@ export class RedisJobQueue {
   /** Exact counts, each an O(1) read of an index or counter. */
   async stats(): Promise<QueueStats> {
     this.#assertOpen();
-    const [, pending, ready, running, succeeded, dead, cancelled] = (await this.#run(SCRIPTS.stats, [], '')).map(Number) as number[];
-    return { pending: pending!, ready: ready!, delayed: pending! - ready!, running: running!, succeeded: succeeded!, dead: dead!, cancelled: cancelled! };
+    const [, pending, ready, running, succeeded, dead, cancelled, paused] = (await this.#run(SCRIPTS.stats, [], '')).map(Number) as number[];
+    return {
+      pending: pending!, ready: ready!, delayed: pending! - ready!, running: running!, succeeded: succeeded!, dead: dead!, cancelled: cancelled!,
+      paused: paused === 1,
+    };
+  }
+
+  /**
+   * Pauses the queue for every client of it, in every process: from the
+   * reply on until `resume()`, polls (poll, pollMany, and the poll part of
+   * completeAndPoll, completeManyAndPoll) lease nothing. Jobs already RUNNING
+   * go on: complete, fail, extend and release work, as do submits (the jobs
+   * wait). The state lives in Redis (one key in the queue's hash tag), so it
+   * lasts across client restarts, and as long as Redis keeps its data.
+   */
+  async pause(): Promise<void> {
+    this.#assertOpen();
+    await this.#run(SCRIPTS.pause, [], '');
+  }
+
+  /** Ends a pause: polls lease jobs again, and clients waiting in `waitForWork` wake. */
+  async resume(): Promise<void> {
+    this.#assertOpen();
+    await this.#run(SCRIPTS.resume, [], '');
+  }
+
+  /** Whether the queue is paused (by any client). */
+  async isPaused(): Promise<boolean> {
+    return (await this.stats()).paused;
   }
 
   /**

@@ -176,13 +176,13 @@ local function leased(n, token, key)
   return key
 end
 
--- Leases up to max ready jobs to workerId, best first: each one's n, token,
+-- Leases up to max ready jobs to workerId (none while the queue is paused), best first: each one's n, token,
 -- type, payload, attempt, maxAttempts and leaseUntil appended to out after the wake
 -- counter (read first: work announced later is newer than this poll). The
 -- indexes change once for the whole batch; the tokens are consecutive.
 local function pollBest(workerId, leaseMillis, max, out)
   out[#out + 1] = redis.call('GET', K.signal) or '0'
-  if max == 0 then return out end
+  if max == 0 or redis.call('EXISTS', K.paused) == 1 then return out end
   local best = redis.call('ZPOPMIN', K.ready, max)
   local count = #best / 2
   if count == 0 then return out end
@@ -482,11 +482,26 @@ finish(n, key, 'CANCELLED')
 return { 0 }
 `;
 
-/** Returns 0, pending, ready, running, succeeded, dead, cancelled: each O(1), as the prelude left K.ready exact for now. */
+/**
+ * Returns 0, pending, ready, running, succeeded, dead, cancelled, paused (1 or 0):
+ * each O(1), as the prelude left K.ready exact for now.
+ */
 const STATS = `
 return { 0, redis.call('ZCARD', K.pending), redis.call('ZCARD', K.ready),
   redis.call('ZCARD', K.leases), tonumber(redis.call('HGET', K.counts, 'succeeded') or '0'),
-  redis.call('ZCARD', K.dead), tonumber(redis.call('HGET', K.counts, 'cancelled') or '0') }
+  redis.call('ZCARD', K.dead), tonumber(redis.call('HGET', K.counts, 'cancelled') or '0'), redis.call('EXISTS', K.paused) }
+`;
+
+/** Pauses the queue for every client: polls lease nothing until RESUME. */
+const PAUSE = `
+redis.call('SET', K.paused, '1')
+return { 0 }
+`;
+
+/** Ends a pause; clients waiting for work wake and poll again. */
+const RESUME = `
+if redis.call('DEL', K.paused) == 1 then announce() end
+return { 0 }
 `;
 
 export interface Script {
@@ -514,4 +529,6 @@ export const SCRIPTS = {
   retryDead: script(RETRY_DEAD),
   cancel: script(CANCEL),
   stats: script(STATS),
+  pause: script(PAUSE),
+  resume: script(RESUME),
 } as const;

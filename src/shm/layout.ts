@@ -163,6 +163,13 @@ export const LEVEL_SEQ = 3 * LINE + 2;
 export const LEVEL_COUNT = 3 * LINE + 3;
 /** LEVEL_ORDER + k: the level of the k-th highest priority in use. */
 export const LEVEL_ORDER = 3 * LINE + 4;
+/**
+ * 1 while the queue is paused (`pause()` until `resume()`), else 0: every poll
+ * reads it first, one plain load beside the level words it reads anyway, and
+ * returns nothing while it is set. Written rarely, by the lock holder. Just
+ * past LEVEL_ORDER's LEVELS words, on a line pollers read and hardly anyone writes.
+ */
+export const PAUSED = 4 * LINE + 4;
 /** Finishes so far (one Atomics.add per complete): FINISH_SEQ = FINISH_BASE + ticket. Rebased under the gate. */
 export const FINISH_TICKET = 5 * LINE;
 export const LOCK_WORD_COUNT = 6 * LINE;
