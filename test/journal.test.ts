@@ -107,7 +107,7 @@ describe('reopening a closed journal', () => {
 
   it('opens a journal that does not exist yet as an empty queue', () => {
     const queue = openJournal(tempJournal(), new ManualClock(T0));
-    expect(queue.stats()).toEqual({ pending: 0, ready: 0, delayed: 0, running: 0, succeeded: 0, dead: 0, cancelled: 0 });
+    expect(queue.stats()).toEqual({ pending: 0, ready: 0, delayed: 0, running: 0, succeeded: 0, dead: 0, cancelled: 0, paused: false });
     expect(queue.poll('w', 1_000)).toBeUndefined();
     expectNotFoundSync(() => queue.view('J1'));
     expect(queue.submit('a', 'b')).toBe('J1');
