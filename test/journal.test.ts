@@ -671,17 +671,25 @@ describe('a corrupt or foreign file', () => {
 
 // ── migrations ──────────────────────────────────────────────────────────────
 
+/** A new journal file of schema `version` as an older leasehold wrote it, open for the test to fill. */
+function oldJournal(path: string, version: 1 | 2): Database.Database {
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.exec(`
+    CREATE TABLE jobs (num INTEGER PRIMARY KEY, type TEXT NOT NULL, payload TEXT NOT NULL, priority REAL NOT NULL,
+      status TEXT NOT NULL, attempts INTEGER NOT NULL, run_at REAL NOT NULL, last_error TEXT, token REAL NOT NULL,
+      lease_until REAL NOT NULL, finish_seq REAL NOT NULL);
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value REAL NOT NULL);
+  `);
+  if (version === 2) db.exec('ALTER TABLE jobs ADD COLUMN worker_id TEXT; ALTER TABLE jobs ADD COLUMN moves INTEGER NOT NULL DEFAULT 0;');
+  db.pragma(`user_version = ${version}`);
+  return db;
+}
+
 describe('schema migrations', () => {
   it('migrates a version-1 journal to the current version, keeping its jobs and sequences', () => {
     const path = tempJournal();
-    const db = new Database(path);
-    db.pragma('journal_mode = WAL');
-    db.exec(`
-      CREATE TABLE jobs (num INTEGER PRIMARY KEY, type TEXT NOT NULL, payload TEXT NOT NULL, priority REAL NOT NULL,
-        status TEXT NOT NULL, attempts INTEGER NOT NULL, run_at REAL NOT NULL, last_error TEXT, token REAL NOT NULL,
-        lease_until REAL NOT NULL, finish_seq REAL NOT NULL);
-      CREATE TABLE meta (key TEXT PRIMARY KEY, value REAL NOT NULL);
-    `);
+    const db = oldJournal(path, 1);
     const insert = db.prepare('INSERT INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
     insert.run(1, 'email', 'to: ada', 2, 'PENDING', 1, T0 + 100, 'smtp timeout', 0, 0, 0);
     insert.run(2, 'resize', '{"w":1}', 0, 'DEAD', 3, T0, 'bad image', 0, 0, 0);
@@ -690,7 +698,6 @@ describe('schema migrations', () => {
     meta.run('job_seq', 3);
     meta.run('token_seq', 5);
     meta.run('finish_seq', 1);
-    db.pragma('user_version = 1');
     db.close();
 
     const clock = new ManualClock(T0 + 1_000);
@@ -719,16 +726,8 @@ describe('schema migrations', () => {
 
   it("opens a version-2 journal: its jobs take the policy's maxAttempts, new ones keep their own across reopens", () => {
     const path = tempJournal();
-    const db = new Database(path);
-    db.pragma('journal_mode = WAL');
-    db.exec(`
-      CREATE TABLE jobs (num INTEGER PRIMARY KEY, type TEXT NOT NULL, payload TEXT NOT NULL, priority REAL NOT NULL,
-        status TEXT NOT NULL, attempts INTEGER NOT NULL, run_at REAL NOT NULL, last_error TEXT, token REAL NOT NULL,
-        lease_until REAL NOT NULL, finish_seq REAL NOT NULL, worker_id TEXT, moves INTEGER NOT NULL DEFAULT 0);
-      CREATE TABLE meta (key TEXT PRIMARY KEY, value REAL NOT NULL);
-    `);
+    const db = oldJournal(path, 2);
     db.prepare('INSERT INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run(1, 'old', 'p', 0, 'DEAD', 3, T0, 'boom', 0, 0, 0, null, 1);
-    db.pragma('user_version = 2');
     db.close();
 
     const clock = new ManualClock(T0);
