@@ -1,4 +1,4 @@
-export { JobQueue, LEASE_LOST, type FailOptions, type JournalOptions, type NewJob, type SharedQueueHandle } from './queue.js';
+export { JobQueue, LEASE_LOST, type FailOptions, type JournalOptions, type NewJob, type SharedQueueHandle, type SubmitOptions } from './queue.js';
 export type { Synchronous } from './journal/journal.js';
 export {
   RedisJobQueue, type BatchOutcome, type Completion, type RedisClusterTarget, type RedisQueueHandle, type RedisQueueOptions, type RedisServerTarget,

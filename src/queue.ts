@@ -4,20 +4,21 @@ import { fillOptions, type JobQueueOptions } from './options.js';
 import { policyFromShare, sharePolicy, type RetryPolicy } from './policy.js';
 import { Journal } from './journal/journal.js';
 import type { LoggedJob } from './shm/movelog.js';
-import { BUFFER_NAMES, bufferBytes, mayRetry, type QueueBuffers } from './shm/layout.js';
+import { BUFFER_NAMES, attemptLimit, bufferBytes, mayRetry, type QueueBuffers } from './shm/layout.js';
 import { QueueMemory } from './shm/memory.js';
 import { JobStatus, type JobView, type Lease, type QueueStats } from './types.js';
-import { checkFailure, checkPolicy, checkTimeSource, checkTimeout, parseJobId, type FailOptions, type NewJob } from './validate.js';
+import { checkFailure, checkPolicy, checkTimeSource, checkTimeout, parseJobId, type FailOptions, type NewJob, type SubmitOptions } from './validate.js';
 import { QueueContext, type JournalLink } from './queue/context.js';
 import { ProducerSide } from './queue/producer-side.js';
 import { Reads } from './queue/reads.js';
 import { WorkerSide } from './queue/worker-side.js';
+import { Pausing } from './queue/pausing.js';
 import type { FilledOptions } from './options.js';
 import type { SharedClock } from './clock.js';
 import type { SharedPolicy } from './policy.js';
 import type { Synchronous } from './journal/journal.js';
 
-export type { FailOptions, NewJob };
+export type { FailOptions, NewJob, SubmitOptions };
 
 /**
  * What `share()` returns: plain data and SharedArrayBuffers, so it survives
@@ -71,6 +72,7 @@ export class JobQueue {
   readonly #producer: ProducerSide;
   readonly #worker: WorkerSide;
   readonly #reads: Reads;
+  readonly #pausing: Pausing;
 
   constructor(time: TimeSource, policy: RetryPolicy, options?: JobQueueOptions);
   /** @internal Opens existing buffers (see `attach`), or a journal (see `open`). */
@@ -84,6 +86,7 @@ export class JobQueue {
     this.#producer = new ProducerSide(this.#ctx);
     this.#worker = new WorkerSide(this.#ctx);
     this.#reads = new Reads(this.#ctx);
+    this.#pausing = new Pausing(this.#ctx);
   }
 
   /**
@@ -159,13 +162,14 @@ export class JobQueue {
     const policy = this.#ctx.policy;
     for (const job of lost) {
       // The attempt died with its process and counts as failed, so a job that kills its process cannot loop forever.
-      const retry = mayRetry(job.attempts, policy.maxAttempts);
+      const retry = mayRetry(job.attempts, attemptLimit(job.maxAttempts, policy.maxAttempts));
       const runAt = retry ? now + policy.backoffAfter(job.attempts) : job.runAt;
       Object.assign(job, { status: retry ? JobStatus.PENDING : JobStatus.DEAD, runAt, lastError: LEASE_LOST, leaseUntil: 0, moves: job.moves + 1 });
     }
     journal.write({ inserts: [], updates: lost, evictions: dropped.map((job) => job.num) });
     const sequences = journal.sequences();
     this.#ctx.locked((core, at) => core.restore(kept, sequences, at));
+    if (journal.paused()) this.#pausing.set(true);
   }
 
   /** Finished jobs beyond capacity are evicted, as they would have been: oldest finished first. */
@@ -219,9 +223,16 @@ export class JobQueue {
     return new JobQueue(clock, policy, options, handle.buffers, { path: link.path, synchronous: link.synchronous, journal, owner: false });
   }
 
-  /** Queues a new PENDING job and returns its id, `J1`, `J2`, ... With a journal, only once it is committed there. */
-  submit(type: string, payload?: string | null, priority = 0, runAtMillis?: number): string {
-    return this.#producer.submit(type, payload, priority, runAtMillis);
+  /**
+   * Queues a new PENDING job and returns its id, `J1`, `J2`, ... With a journal, only once it is committed there.
+   * The options form (`{ priority, runAt, delayMillis, maxAttempts }`) or the positional one (`priority, runAtMillis`).
+   */
+  submit(type: string, payload?: string | null, options?: SubmitOptions): string;
+  submit(type: string, payload?: string | null, priority?: number, runAtMillis?: number): string;
+  /** Either form, as a caller that forwards its own arguments has them. */
+  submit(type: string, payload?: string | null, priorityOrOptions?: number | SubmitOptions, runAtMillis?: number): string;
+  submit(type: string, payload?: string | null, priorityOrOptions: number | SubmitOptions = 0, runAtMillis?: number): string {
+    return this.#producer.submit(type, payload, priorityOrOptions, runAtMillis);
   }
 
   /**
@@ -324,6 +335,27 @@ export class JobQueue {
   /** Cancels a PENDING job. */
   cancel(jobId: string): void {
     this.#producer.cancel(jobId);
+  }
+
+  /**
+   * Pauses the queue, for every thread attached to it (and, with a journal,
+   * across a reopen): from now until `resume()`, `poll` and the poll of
+   * `completeAndPoll` hand out nothing. Jobs already RUNNING go on: complete,
+   * fail, extend and release work, as do submits (the jobs wait). Pausing a
+   * paused queue changes nothing.
+   */
+  pause(): void {
+    this.#pausing.set(true);
+  }
+
+  /** Ends a pause: polls hand out jobs again, and workers asleep in `waitForWork` wake. */
+  resume(): void {
+    this.#pausing.set(false);
+  }
+
+  /** Whether the queue is paused (by any thread). */
+  isPaused(): boolean {
+    return this.#pausing.isPaused();
   }
 
   /** PENDING jobs, ready or delayed. */

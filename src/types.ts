@@ -31,6 +31,8 @@ export interface Lease {
   readonly type: string;
   readonly payload: string;
   readonly attempt: number;
+  /** The attempts this job gets: its own (submit's `maxAttempts` option), else the RetryPolicy's. */
+  readonly maxAttempts: number;
   readonly leaseUntil: number;
 }
 
@@ -41,6 +43,8 @@ export interface JobView {
   readonly priority: number;
   readonly status: JobStatus;
   readonly attempts: number;
+  /** The attempts this job gets: its own (submit's `maxAttempts` option), else the RetryPolicy's. */
+  readonly maxAttempts: number;
   /** The job's current runAt; poll leaves it as it is. */
   readonly nextRunAt: number;
   /** null until the first failure; retryDead keeps it. */
@@ -63,4 +67,6 @@ export interface QueueStats {
   succeeded: number;
   dead: number;
   cancelled: number;
+  /** Whether the queue is paused: polls hand out nothing until `resume()`. */
+  paused: boolean;
 }

@@ -7,6 +7,7 @@ import type { TimeSource } from './clock.js';
 import { InvalidArgumentError, JobNotFoundError, describe } from './errors.js';
 import { MAX_TYPE_BYTES } from './options.js';
 import { RetryPolicy } from './policy.js';
+import { MAX_ATTEMPTS } from './shm/layout.js';
 
 /** A job for `submit` / `submitMany`, checked. */
 export interface CheckedJob {
@@ -15,19 +16,36 @@ export interface CheckedJob {
   payload: string;
   payloadBytes: number;
   priority: number;
-  /** undefined: now. */
+  /** undefined: `delayMillis` after now. */
   runAtMillis: number | undefined;
+  /** How long after the submit's `now` the job may first run, when no runAt is given (0: at once). */
+  delayMillis: number;
+  /** The job's own maxAttempts; 0: the policy's. */
+  maxAttempts: number;
 }
 
-/** A job for `submitMany`. */
-export interface NewJob {
+/** The options form of `submit(type, payload, options)`; each job of `submitMany` takes them too. */
+export interface SubmitOptions {
+  /** Higher runs first. @default 0 */
+  priority?: number;
+  /** The time (by the queue's TimeSource) the job may first run. Not with `delayMillis`. @default now */
+  runAt?: number;
+  /** Milliseconds after the submit the job may first run. Not with `runAt`. @default 0 */
+  delayMillis?: number;
+  /** The attempts this job gets, in place of the RetryPolicy's `maxAttempts` (1 to 2^32 - 1). @default the policy's */
+  maxAttempts?: number;
+}
+
+/** A job for `submitMany`: its type and payload, and the options of `submit` (or the positional form's `runAtMillis`). */
+export interface NewJob extends SubmitOptions {
   type: string;
   payload?: string | null;
-  /** @default 0 */
-  priority?: number;
-  /** @default now */
+  /** The same as `runAt`, by the positional form's name. @default now */
   runAtMillis?: number;
 }
+
+const SUBMIT_OPTIONS: ReadonlySet<string> = new Set(['priority', 'runAt', 'delayMillis', 'maxAttempts']);
+const NEW_JOB_FIELDS: ReadonlySet<string> = new Set(['type', 'payload', 'runAtMillis', ...SUBMIT_OPTIONS]);
 
 export interface FailOptions {
   /**
@@ -42,7 +60,56 @@ const JOB_ID_DIGITS = 16;
 const CODE_J = 0x4a;
 const CODE_0 = 0x30;
 
-export function checkJob(type: unknown, payload: unknown, priority: unknown, runAtMillis: unknown, maxPayloadBytes: number): CheckedJob {
+/**
+ * A job of `submit`: the positional form (`priority`, `runAtMillis`) or the
+ * options form (an object in `priority`'s place, then nothing after it).
+ */
+export function checkSubmit(type: unknown, payload: unknown, priorityOrOptions: unknown, runAtMillis: unknown, maxPayloadBytes: number): CheckedJob {
+  if (priorityOrOptions === null || typeof priorityOrOptions !== 'object') {
+    return checkJob(type, payload, priorityOrOptions, runAtMillis, maxPayloadBytes);
+  }
+  if (Array.isArray(priorityOrOptions)) {
+    throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(priorityOrOptions)}`);
+  }
+  if (runAtMillis !== undefined) {
+    throw new InvalidArgumentError(`Expected nothing after submit's \`options\` (give runAt in them), got ${describe(runAtMillis)}`);
+  }
+  return checkOptions('options', SUBMIT_OPTIONS, priorityOrOptions, type, payload, undefined, maxPayloadBytes);
+}
+
+/**
+ * A job given as `type`, `payload` and `options` (an object with no keys but
+ * `allowed`), where `runAtMillis` (submitMany's older name) stands for runAt.
+ */
+function checkOptions(
+  name: string, allowed: ReadonlySet<string>, options: object, type: unknown, payload: unknown, runAtMillis: unknown, maxPayloadBytes: number,
+): CheckedJob {
+  const unknown = Object.keys(options).find((key) => !allowed.has(key));
+  if (unknown !== undefined) {
+    throw new InvalidArgumentError(
+      `Expected \`${name}\` to have no keys but ${[...allowed].join(', ')}, got \`${unknown}\` (key and timeout are not supported yet)`,
+    );
+  }
+  const { priority = 0, runAt, delayMillis, maxAttempts } = options as SubmitOptions;
+  const times = [runAt, runAtMillis, delayMillis].filter((time) => time !== undefined).length;
+  if (times > 1) {
+    throw new InvalidArgumentError(`Expected \`${name}\` to give at most one of runAt (or runAtMillis) and delayMillis, got ${times}`);
+  }
+  if (delayMillis !== undefined && (typeof delayMillis !== 'number' || !Number.isFinite(delayMillis) || delayMillis < 0)) {
+    throw new InvalidArgumentError(`Expected \`delayMillis\` to be a finite number >= 0, got ${describe(delayMillis)}`);
+  }
+  if (maxAttempts !== undefined && (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > MAX_ATTEMPTS)) {
+    throw new InvalidArgumentError(`Expected \`maxAttempts\` to be an integer from 1 to ${MAX_ATTEMPTS}, got ${describe(maxAttempts)}`);
+  }
+  const job = checkJob(type, payload, priority, runAt ?? runAtMillis, maxPayloadBytes, runAt === undefined ? 'runAtMillis' : 'runAt');
+  job.delayMillis = delayMillis ?? 0;
+  job.maxAttempts = maxAttempts ?? 0;
+  return job;
+}
+
+export function checkJob(
+  type: unknown, payload: unknown, priority: unknown, runAtMillis: unknown, maxPayloadBytes: number, runAtName = 'runAtMillis',
+): CheckedJob {
   if (typeof type !== 'string' || type.trim() === '') {
     throw new InvalidArgumentError(`Expected \`type\` to be a non-blank string, got ${describe(type)}`);
   }
@@ -62,9 +129,9 @@ export function checkJob(type: unknown, payload: unknown, priority: unknown, run
     throw new InvalidArgumentError(`Expected \`priority\` to be an integer, got ${describe(priority)}`);
   }
   if (runAtMillis !== undefined && (typeof runAtMillis !== 'number' || !Number.isFinite(runAtMillis))) {
-    throw new InvalidArgumentError(`Expected \`runAtMillis\` to be a finite number, got ${describe(runAtMillis)}`);
+    throw new InvalidArgumentError(`Expected \`${runAtName}\` to be a finite number, got ${describe(runAtMillis)}`);
   }
-  return { type, typeBytes, payload: text, payloadBytes, priority, runAtMillis };
+  return { type, typeBytes, payload: text, payloadBytes, priority, runAtMillis, delayMillis: 0, maxAttempts: 0 };
 }
 
 /** Checks every job of a batch before any is stored. */
@@ -72,8 +139,8 @@ export function checkJobs(jobs: unknown, maxPayloadBytes: number): CheckedJob[] 
   if (!Array.isArray(jobs)) throw new InvalidArgumentError(`Expected \`jobs\` to be an array, got ${describe(jobs)}`);
   return jobs.map((job: unknown, i) => {
     if (job === null || typeof job !== 'object') throw new InvalidArgumentError(`Expected \`jobs[${i}]\` to be an object, got ${describe(job)}`);
-    const { type, payload, priority, runAtMillis } = job as NewJob;
-    return checkJob(type, payload, priority ?? 0, runAtMillis, maxPayloadBytes);
+    const { type, payload, runAtMillis } = job as NewJob;
+    return checkOptions(`jobs[${i}]`, NEW_JOB_FIELDS, job, type, payload, runAtMillis, maxPayloadBytes);
   });
 }
 

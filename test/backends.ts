@@ -26,6 +26,7 @@ import {
   type NewJob,
   type QueueStats,
   type RetryPolicy,
+  type SubmitOptions,
 } from '../dist/index.js';
 import { redisClusterBackend } from './redis-cluster-harness.js';
 import { redisBackend } from './redis-harness.js';
@@ -39,7 +40,7 @@ type Awaitable<T> = T | Promise<T>;
  * rejects where `JobQueue` throws, with the same error classes and codes.
  */
 export interface ContractQueue {
-  submit(type: string, payload?: string | null, priority?: number, runAtMillis?: number): Awaitable<string>;
+  submit(type: string, payload?: string | null, priorityOrOptions?: number | SubmitOptions, runAtMillis?: number): Awaitable<string>;
   submitMany(jobs: readonly NewJob[]): Awaitable<string[]>;
   poll(workerId: string, leaseMillis: number): Awaitable<Lease | undefined>;
   complete(jobId: string, token: number): Awaitable<void>;
@@ -54,6 +55,9 @@ export interface ContractQueue {
   queueDepth(): Awaitable<number>;
   dlqDepth(): Awaitable<number>;
   stats(): Awaitable<QueueStats>;
+  pause(): Awaitable<void>;
+  resume(): Awaitable<void>;
+  isPaused(): Awaitable<boolean>;
   /** Releases everything the backend made for this queue (files, connections). Safe to call twice. */
   close(): Awaitable<void>;
 }
@@ -206,6 +210,9 @@ function asRemote(queue: JobQueue, release: () => void): ContractQueue {
     queueDepth: () => call('queueDepth', () => queue.queueDepth()),
     dlqDepth: () => call('dlqDepth', () => queue.dlqDepth()),
     stats: () => call('stats', () => queue.stats()),
+    pause: () => call('pause', () => queue.pause()),
+    resume: () => call('resume', () => queue.resume()),
+    isPaused: () => call('isPaused', () => queue.isPaused()),
     // Always releases (it also runs after a failed test), then reports an unsettled call like the others.
     close: async () => {
       const late = unsettled;

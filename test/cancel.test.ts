@@ -82,7 +82,7 @@ describeEachBackend('a cancelled job', (backend) => {
     expect(await queue.queueDepth()).toBe(0);
     expect(await queue.dlqDepth()).toBe(0);
     expect(await queue.deadLetters()).toEqual([]);
-    expect(await queue.stats()).toEqual({ pending: 0, ready: 0, delayed: 0, running: 0, succeeded: 0, dead: 0, cancelled: 2 });
+    expect(await queue.stats()).toEqual({ pending: 0, ready: 0, delayed: 0, running: 0, succeeded: 0, dead: 0, cancelled: 2, paused: false });
   });
 
   it('cannot be revived by retryDead', async () => {

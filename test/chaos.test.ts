@@ -164,7 +164,7 @@ async function chaos({ terminations: TERMINATIONS, journal }: { terminations: nu
   // ── stats agree with the views ──
   const count = (st: string) => [...status.values()].filter((s) => s.status === st).length;
   const dead = count('DEAD');
-  expect({ ...queue.stats() }).toEqual({ pending: 0, ready: 0, delayed: 0, running: 0, succeeded: count('SUCCEEDED'), dead, cancelled: 0 });
+  expect({ ...queue.stats() }).toEqual({ pending: 0, ready: 0, delayed: 0, running: 0, succeeded: count('SUCCEEDED'), dead, cancelled: 0, paused: false });
   expect(queue.queueDepth()).toBe(0);
   expect(queue.dlqDepth()).toBe(dead);
   expect(queue.deadLetters().map((v) => v.id)).toEqual([...status].filter(([, s]) => s.status === 'DEAD').map(([n]) => `J${n}`));
@@ -237,7 +237,7 @@ async function chaos({ terminations: TERMINATIONS, journal }: { terminations: nu
       }
     }
     expect(differences.slice(0, 30)).toEqual([]);
-    expect(reopened.stats()).toEqual({ pending: 0, ready: 0, delayed: 0, running: 0, succeeded: count('SUCCEEDED'), dead, cancelled: 0 });
+    expect(reopened.stats()).toEqual({ pending: 0, ready: 0, delayed: 0, running: 0, succeeded: count('SUCCEEDED'), dead, cancelled: 0, paused: false });
   } finally {
     await reopened.close();
   }

@@ -71,7 +71,7 @@ describe('leasehold stats / dlq', () => {
     const path = journal();
     const run = leasehold('stats', path, '--json');
     expect(run.status).toBe(0);
-    expect(JSON.parse(run.stdout)).toEqual({ file: path, pending: 2, ready: 1, delayed: 1, running: 0, succeeded: 2, dead: 2, cancelled: 0 });
+    expect(JSON.parse(run.stdout)).toEqual({ file: path, pending: 2, ready: 1, delayed: 1, running: 0, succeeded: 2, dead: 2, cancelled: 0, paused: false });
   });
 
   it('lists the dead letters in aligned columns, with no index column and no quotes', () => {

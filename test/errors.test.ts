@@ -220,7 +220,7 @@ describeEachBackend('a failed call changes nothing', (backend) => {
     ]);
     expect((await queue.view('J2')).nextRunAt).toBeGreaterThan(T0 + 100);
     expect(await queue.view('J7')).toMatchObject({ attempts: 1, lastError: 'retry me' });
-    expect(await queue.stats()).toEqual({ pending: 3, ready: 1, delayed: 2, running: 1, succeeded: 1, dead: 1, cancelled: 1 });
+    expect(await queue.stats()).toEqual({ pending: 3, ready: 1, delayed: 2, running: 1, succeeded: 1, dead: 1, cancelled: 1, paused: false });
     expect((await snapshot(queue, IDS)).views['J8']).toEqual({ error: 'ERR_JOB_NOT_FOUND' });
   });
 

@@ -31,7 +31,7 @@ const complete = (jobId: string, token: number): CallArgs => ({ op: 'complete', 
 const fail = (jobId: string, token: number): CallArgs => ({ op: 'fail', jobId, token });
 const stats = (): CallArgs => ({ op: 'stats' });
 const counts = (c: Partial<Record<'pending' | 'ready' | 'delayed' | 'running' | 'succeeded' | 'dead' | 'cancelled', number>>) => ({
-  pending: 0, ready: 0, delayed: 0, running: 0, succeeded: 0, dead: 0, cancelled: 0, ...c,
+  pending: 0, ready: 0, delayed: 0, running: 0, succeeded: 0, dead: 0, cancelled: 0, paused: false, ...c,
 });
 
 /** J1 (priority 0) and J2 (priority 5) submitted one after the other, before anything else. */

@@ -125,7 +125,7 @@ describe('a process killed while submitting', { timeout: 30_000 }, () => {
 
     const queue = openJournal(path, systemClock, new RetryPolicy(3, 0, 0));
     const stored = queue.stats().pending;
-    expect(queue.stats()).toEqual({ pending: stored, ready: stored, delayed: 0, running: 0, succeeded: 0, dead: 0, cancelled: 0 });
+    expect(queue.stats()).toEqual({ pending: stored, ready: stored, delayed: 0, running: 0, succeeded: 0, dead: 0, cancelled: 0, paused: false });
     // Every acknowledged job, and maybe more: jobs committed whose lines were still in the
     // child's stdout pipe (a full pipe makes Node's writes asynchronous) when it was killed.
     expect(stored).toBeGreaterThanOrEqual(maxAcked);
@@ -185,7 +185,7 @@ describe('threads of a process killed while submitting in bursts (group commit)'
 
     const queue = openJournal(path, systemClock, new RetryPolicy(3, 0, 0));
     const stored = queue.stats().pending;
-    expect(queue.stats()).toEqual({ pending: stored, ready: stored, delayed: 0, running: 0, succeeded: 0, dead: 0, cancelled: 0 });
+    expect(queue.stats()).toEqual({ pending: stored, ready: stored, delayed: 0, running: 0, succeeded: 0, dead: 0, cancelled: 0, paused: false });
     // Every acknowledged job is back, with its payload.
     const wrong: Array<{ id: string; payload: string; found: string }> = [];
     for (const [id, payload] of acked) {
@@ -251,11 +251,11 @@ describe('a process killed while processing', { timeout: 30_000 }, () => {
     }
     if (view.status === 'DEAD') {
       expect(queue.deadLetters().map((v) => v.id)).toEqual([ids.dead, ids.running]);
-      expect(queue.stats()).toEqual({ pending: 1, ready: 0, delayed: 1, running: 0, succeeded: 2, dead: 2, cancelled: 1 });
+      expect(queue.stats()).toEqual({ pending: 1, ready: 0, delayed: 1, running: 0, succeeded: 2, dead: 2, cancelled: 1, paused: false });
       queue.retryDead(ids.running);
     } else {
       expect(queue.deadLetters().map((v) => v.id)).toEqual([ids.dead]);
-      expect(queue.stats()).toEqual({ pending: 2, ready: 1, delayed: 1, running: 0, succeeded: 2, dead: 1, cancelled: 1 });
+      expect(queue.stats()).toEqual({ pending: 2, ready: 1, delayed: 1, running: 0, succeeded: 2, dead: 1, cancelled: 1, paused: false });
     }
     // It runs again with a token never issued before.
     const lease = mustPollSync(queue, ids.running);

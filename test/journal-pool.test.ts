@@ -105,7 +105,7 @@ describe('WorkerPool lab card on a journaled queue', { timeout: 30_000 }, () => 
     expect(queue.stats()).toMatchObject({ succeeded: jobs, dead: 0, pending: 0, running: 0 });
 
     const reopened = await closeAndReopen(pool, queue, path, policy);
-    expect(reopened.stats()).toEqual({ pending: 0, ready: 0, delayed: 0, running: 0, succeeded: jobs, dead: 0, cancelled: 0 });
+    expect(reopened.stats()).toEqual({ pending: 0, ready: 0, delayed: 0, running: 0, succeeded: jobs, dead: 0, cancelled: 0, paused: false });
     const wrong = [...idOf].filter(([n, id]) => {
       const view = reopened.view(id);
       return view.status !== 'SUCCEEDED' || view.attempts !== 1 || view.payload !== s.payload({ n });

@@ -107,7 +107,7 @@ describe('reopening a closed journal', () => {
 
   it('opens a journal that does not exist yet as an empty queue', () => {
     const queue = openJournal(tempJournal(), new ManualClock(T0));
-    expect(queue.stats()).toEqual({ pending: 0, ready: 0, delayed: 0, running: 0, succeeded: 0, dead: 0, cancelled: 0 });
+    expect(queue.stats()).toEqual({ pending: 0, ready: 0, delayed: 0, running: 0, succeeded: 0, dead: 0, cancelled: 0, paused: false });
     expect(queue.poll('w', 1_000)).toBeUndefined();
     expectNotFoundSync(() => queue.view('J1'));
     expect(queue.submit('a', 'b')).toBe('J1');
@@ -671,17 +671,25 @@ describe('a corrupt or foreign file', () => {
 
 // ── migrations ──────────────────────────────────────────────────────────────
 
+/** A new journal file of schema `version` as an older leasehold wrote it, open for the test to fill. */
+function oldJournal(path: string, version: 1 | 2): Database.Database {
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.exec(`
+    CREATE TABLE jobs (num INTEGER PRIMARY KEY, type TEXT NOT NULL, payload TEXT NOT NULL, priority REAL NOT NULL,
+      status TEXT NOT NULL, attempts INTEGER NOT NULL, run_at REAL NOT NULL, last_error TEXT, token REAL NOT NULL,
+      lease_until REAL NOT NULL, finish_seq REAL NOT NULL);
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value REAL NOT NULL);
+  `);
+  if (version === 2) db.exec('ALTER TABLE jobs ADD COLUMN worker_id TEXT; ALTER TABLE jobs ADD COLUMN moves INTEGER NOT NULL DEFAULT 0;');
+  db.pragma(`user_version = ${version}`);
+  return db;
+}
+
 describe('schema migrations', () => {
-  it('migrates a version-1 journal to version 2, keeping its jobs and sequences', () => {
+  it('migrates a version-1 journal to the current version, keeping its jobs and sequences', () => {
     const path = tempJournal();
-    const db = new Database(path);
-    db.pragma('journal_mode = WAL');
-    db.exec(`
-      CREATE TABLE jobs (num INTEGER PRIMARY KEY, type TEXT NOT NULL, payload TEXT NOT NULL, priority REAL NOT NULL,
-        status TEXT NOT NULL, attempts INTEGER NOT NULL, run_at REAL NOT NULL, last_error TEXT, token REAL NOT NULL,
-        lease_until REAL NOT NULL, finish_seq REAL NOT NULL);
-      CREATE TABLE meta (key TEXT PRIMARY KEY, value REAL NOT NULL);
-    `);
+    const db = oldJournal(path, 1);
     const insert = db.prepare('INSERT INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
     insert.run(1, 'email', 'to: ada', 2, 'PENDING', 1, T0 + 100, 'smtp timeout', 0, 0, 0);
     insert.run(2, 'resize', '{"w":1}', 0, 'DEAD', 3, T0, 'bad image', 0, 0, 0);
@@ -690,7 +698,6 @@ describe('schema migrations', () => {
     meta.run('job_seq', 3);
     meta.run('token_seq', 5);
     meta.run('finish_seq', 1);
-    db.pragma('user_version = 1');
     db.close();
 
     const clock = new ManualClock(T0 + 1_000);
@@ -707,13 +714,41 @@ describe('schema migrations', () => {
     closeJournal(queue);
 
     const after = new Database(path);
-    expect(after.pragma('user_version', { simple: true })).toBe(2);
+    expect(after.pragma('user_version', { simple: true })).toBe(3);
     const columns = (after.prepare('PRAGMA table_info(jobs)').all() as Array<{ name: string }>).map((c) => c.name);
     expect(columns).toContain('worker_id');
+    expect(columns).toContain('max_attempts');
     after.close();
     const again = openJournal(path, clock);
     expect(again.view('J1')).toMatchObject({ status: 'SUCCEEDED', attempts: 2 });
     expect(again.submit('newer', 'job')).toBe('J5');
+  });
+
+  it("opens a version-2 journal: its jobs take the policy's maxAttempts, new ones keep their own across reopens", () => {
+    const path = tempJournal();
+    const db = oldJournal(path, 2);
+    db.prepare('INSERT INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run(1, 'old', 'p', 0, 'DEAD', 3, T0, 'boom', 0, 0, 0, null, 1);
+    db.close();
+
+    const clock = new ManualClock(T0);
+    let queue = openJournal(path, clock);
+    expect(queue.view('J1').maxAttempts).toBe(3);
+    const own = queue.submit('new', 'p', { maxAttempts: 5 });
+    // Its lease is lost with the process: the lost attempt counts against its own limit, not the policy's 3.
+    for (let attempt = 1; attempt <= 4; attempt++) {
+      mustPollSync(queue, own);
+      queue.flush();
+      queue = reopen(queue, path, clock);
+      expect(queue.view(own)).toMatchObject({ status: 'PENDING', attempts: attempt, maxAttempts: 5, lastError: LEASE_LOST });
+      clock.advance(10_000);
+    }
+    mustPollSync(queue, own);
+    queue.flush();
+    queue = reopen(queue, path, clock);
+    expect(queue.view(own)).toMatchObject({ status: 'DEAD', attempts: 5, maxAttempts: 5 });
+    closeJournal(queue);
+    expect(row(path, 2)).toMatchObject({ max_attempts: 5 });
+    expect(row(path, 1)).toMatchObject({ max_attempts: 0 });
   });
 });
 

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe } from 'vitest';
 import {
-  JobQueue, PartitionedRedisQueue, RedisJobQueue, RetryPolicy, WorkerPool, systemClock, type JobView, type PoolQueue, type QueueStats, type WorkerPoolOptions,
+  JobQueue, PartitionedRedisQueue, RedisJobQueue, RetryPolicy, WorkerPool, systemClock, type JobView, type PoolQueue, type QueueStats, type SubmitOptions, type WorkerPoolOptions,
 } from '../dist/index.js';
 import { HANDLERS, scratch, track, trackQueue, type Scratch } from './pool-harness.js';
 import { describeRedis, fileRedis } from './redis-harness.js';
@@ -20,7 +20,7 @@ type Awaitable<T> = T | Promise<T>;
 
 /** What the pool tests do with a queue besides handing it to a pool, on either backend. */
 export interface PoolTestQueue extends PoolQueue {
-  submit(type: string, payload?: string | null, priority?: number, runAtMillis?: number): Awaitable<string>;
+  submit(type: string, payload?: string | null, priorityOrOptions?: number | SubmitOptions, runAtMillis?: number): Awaitable<string>;
   view(jobId: string): Awaitable<JobView>;
   stats(): Awaitable<QueueStats>;
   close(): Awaitable<void>;

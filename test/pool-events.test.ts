@@ -51,6 +51,23 @@ describePoolBackends('WorkerPool events', (backend) => {
     expect(events.dead).toEqual([failure(3)]);
     expect([events.stalled, events.refused, events.error]).toEqual([[], [], []]);
   });
+
+  it("tells dead after a job's own maxAttempts (submit's option), fewer or more than the policy's", async () => {
+    const s = scratch();
+    const queue = await backend.open(new RetryPolicy(3, 0, 0));
+    const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 2, leaseMillis: 10_000 }));
+    const events = heard(pool);
+    await pool.start();
+    const fewer = await queue.submit('alwaysFails', s.payload(), { maxAttempts: 2 });
+    const more = await queue.submit('alwaysFails', s.payload(), { maxAttempts: 5 });
+    await waitUntil('both jobs dead', () => events.dead.length === 2);
+    await pool.close();
+
+    const attemptsOf = (list: JobEvent[], id: string) => list.filter((e) => e.jobId === id).map((e) => e.attempt);
+    expect([attemptsOf(events.failed, fewer), attemptsOf(events.retrying, fewer), attemptsOf(events.dead, fewer)]).toEqual([[1, 2], [1], [2]]);
+    expect([attemptsOf(events.failed, more), attemptsOf(events.retrying, more), attemptsOf(events.dead, more)]).toEqual([[1, 2, 3, 4, 5], [1, 2, 3, 4], [5]]);
+    expect((await queue.view(more)).status).toBe('DEAD');
+  });
 });
 
 describe('WorkerPool events of threads that die or lose their lease', { timeout: 30_000 }, () => {

@@ -110,7 +110,7 @@ for (const shape of SHAPES) describeRedis(`WorkerPool on ${shape.name}`, () => {
       const wrong = views.filter((v) => v.status !== 'SUCCEEDED' || v.attempts !== 1 || !/^redis-[012]$/.test(v.workerId ?? ''));
       expect(wrong, 'jobs not SUCCEEDED once by a pool thread').toEqual([]);
       expect(await pool.stats()).toEqual({
-        pending: 0, ready: 0, delayed: 0, running: 0, succeeded: jobs, dead: 0, cancelled: 0, threads: 3, restarts: 0, refused: 0,
+        pending: 0, ready: 0, delayed: 0, running: 0, succeeded: jobs, dead: 0, cancelled: 0, paused: false, threads: 3, restarts: 0, refused: 0,
       });
       // Every thread polls for itself: three jobs that only finish together do.
       await expectLiveThreads(queue, s, 'three-threads', 3);

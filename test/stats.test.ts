@@ -3,7 +3,7 @@ import { JobStatus, type QueueStats } from '../dist/index.js';
 import { describeEachBackend, type ContractQueue } from './backends.js';
 import { T0, mustPoll, setup } from './helpers.js';
 
-const ZERO: QueueStats = { pending: 0, ready: 0, delayed: 0, running: 0, succeeded: 0, dead: 0, cancelled: 0 };
+const ZERO: QueueStats = { pending: 0, ready: 0, delayed: 0, running: 0, succeeded: 0, dead: 0, cancelled: 0, paused: false };
 
 /** Asserts the exact stats and that queueDepth / dlqDepth agree with them. */
 async function expectCounts(queue: ContractQueue, counts: Partial<QueueStats>): Promise<void> {

@@ -253,7 +253,7 @@ async function stress(o: StressOptions): Promise<number> {
   expect(v.report()).toBe('none');
   expect(tokens.size).toBe(total);
   expect(succeeded + dead).toBe(JOBS);
-  expect({ ...queue.stats() }).toEqual({ pending: 0, ready: 0, delayed: 0, running: 0, succeeded, dead, cancelled: 0 });
+  expect({ ...queue.stats() }).toEqual({ pending: 0, ready: 0, delayed: 0, running: 0, succeeded, dead, cancelled: 0, paused: false });
   expect(queue.queueDepth()).toBe(0);
   expect(queue.dlqDepth()).toBe(dead);
   const letters = queue.deadLetters().map((d) => jobNumber(d.id)!);
@@ -458,6 +458,7 @@ describe('many threads on one queue', () => {
       succeeded: rounds * jobsPerRound,
       dead: 0,
       cancelled: 0,
+      paused: false,
     });
     await queue.close();
   }

@@ -28,11 +28,12 @@ export interface DeadLetter {
   payload: string;
 }
 
-function readRows(file: string) {
+/** What `read` takes from the journal at `file`, opened read-only. */
+function readJournal<T>(file: string, read: (journal: Journal) => T): T {
   if (!existsSync(file)) throw new JournalCorruptError(`No journal at ${file}`);
   const journal = Journal.open(file, { synchronous: 'NORMAL', readonly: true });
   try {
-    return journal.rows();
+    return read(journal);
   } finally {
     journal.close();
   }
@@ -44,8 +45,9 @@ function readRows(file: string) {
  * that expired since is still RUNNING here until its owner notices.
  */
 export function journalStats(file: string, now = systemClock.now()): QueueStats {
-  const counts: QueueStats = { pending: 0, ready: 0, delayed: 0, running: 0, succeeded: 0, dead: 0, cancelled: 0 };
-  for (const row of readRows(file)) {
+  const { rows, paused } = readJournal(file, (journal) => ({ rows: journal.rows(), paused: journal.paused() }));
+  const counts: QueueStats = { pending: 0, ready: 0, delayed: 0, running: 0, succeeded: 0, dead: 0, cancelled: 0, paused };
+  for (const row of rows) {
     if (row.status === JobStatus.PENDING) counts[row.runAt <= now ? 'ready' : 'delayed']++;
     counts[STAT_OF[row.status]]++;
   }
@@ -54,7 +56,7 @@ export function journalStats(file: string, now = systemClock.now()): QueueStats 
 
 const STAT_OF = {
   PENDING: 'pending', RUNNING: 'running', SUCCEEDED: 'succeeded', DEAD: 'dead', CANCELLED: 'cancelled',
-} as const satisfies Record<JobStatus, keyof QueueStats>;
+} as const satisfies Record<JobStatus, Exclude<keyof QueueStats, 'paused'>>;
 
 export function printStats(file: string, options: ReadOptions): void {
   const s = journalStats(file);
@@ -62,7 +64,7 @@ export function printStats(file: string, options: ReadOptions): void {
     console.log(JSON.stringify({ file, ...s }));
     return;
   }
-  console.log(`Journal ${file}`);
+  console.log(`Journal ${file}${s.paused ? ' (paused)' : ''}`);
   console.log(table([
     ['PENDING', String(s.pending)],
     ['  ready', String(s.ready)],
@@ -75,7 +77,7 @@ export function printStats(file: string, options: ReadOptions): void {
 }
 
 export function deadLetters(file: string): DeadLetter[] {
-  return readRows(file)
+  return readJournal(file, (journal) => journal.rows())
     .filter((row) => row.status === JobStatus.DEAD)
     .map((row) => ({ id: `J${row.num}`, type: row.type, priority: row.priority, attempts: row.attempts, lastError: row.lastError, payload: row.payload }));
 }

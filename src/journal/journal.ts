@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { InvalidArgumentError, JournalBusyError, JournalCorruptError, JournalWriteError } from '../errors.js';
 import type { JournalWrites, LoggedJob, LoggedMove, MoveLog, Sequences } from '../shm/movelog.js';
+import { MAX_ATTEMPTS } from '../shm/layout.js';
 import { JobStatus } from '../types.js';
 import { guarded, journalFailure } from './failures.js';
 import { MIGRATIONS } from './migrations.js';
@@ -38,8 +39,8 @@ export class Journal implements MoveLog {
     this.#db = db;
     this.#path = path;
     this.#insert = db.prepare(
-      `INSERT INTO jobs (num, type, payload, priority, status, attempts, run_at, last_error, token, lease_until, finish_seq, worker_id, moves)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO jobs (num, type, payload, priority, status, attempts, run_at, last_error, token, lease_until, finish_seq, worker_id, moves, max_attempts)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (num) DO UPDATE SET status = excluded.status, attempts = excluded.attempts, run_at = excluded.run_at,
        last_error = excluded.last_error, token = excluded.token, lease_until = excluded.lease_until,
        finish_seq = excluded.finish_seq, worker_id = excluded.worker_id, moves = excluded.moves
@@ -114,11 +115,11 @@ export class Journal implements MoveLog {
     });
   }
 
-  // Bound by position, in the statements' order: binding by name looks each of 13 names up, on every row.
+  // Bound by position, in the statements' order: binding by name looks each of 14 names up, on every row.
   #insertJob(job: LoggedJob): void {
     this.#insert.run(
       job.num, job.type, job.payload, job.priority, job.status, job.attempts, job.runAt, job.lastError, job.token, job.leaseUntil,
-      job.finishSeq, job.workerId, job.moves,
+      job.finishSeq, job.workerId, job.moves, job.maxAttempts,
     );
   }
 
@@ -180,6 +181,17 @@ export class Journal implements MoveLog {
     }
   }
 
+  /** Records whether the queue is paused (see JobQueue#pause), committed at once. */
+  setPaused(paused: boolean): void {
+    guarded(this.#path, 'write to', () => this.#setMeta.run('paused', paused ? 1 : 0));
+  }
+
+  /** Whether the queue was paused when last written. */
+  paused(): boolean {
+    return guarded(this.#path, 'read', () =>
+      (this.#db.prepare("SELECT value FROM meta WHERE key = 'paused'").get() as { value: number } | undefined)?.value === 1);
+  }
+
   sequences(): Sequences {
     return guarded(this.#path, 'read', () => this.#sequences());
   }
@@ -202,7 +214,7 @@ export class Journal implements MoveLog {
     const rows = guarded(this.#path, 'read', () => this.#db
       .prepare(
         `SELECT num, type, payload, priority, status, attempts, run_at AS runAt, last_error AS lastError, token,
-         lease_until AS leaseUntil, finish_seq AS finishSeq, worker_id AS workerId, moves FROM jobs ORDER BY num`,
+         lease_until AS leaseUntil, finish_seq AS finishSeq, worker_id AS workerId, moves, max_attempts AS maxAttempts FROM jobs ORDER BY num`,
       )
       .all() as LoggedJob[]);
     for (const row of rows) {
@@ -250,6 +262,7 @@ function rowProblem(row: LoggedJob): string | null {
   if (!STATUSES.has(row.status)) return `status ${JSON.stringify(row.status)}`;
   if (!Number.isInteger(row.priority)) return `priority ${row.priority}`;
   if (!Number.isSafeInteger(row.attempts) || row.attempts < 0) return `attempts ${row.attempts}`;
+  if (!Number.isInteger(row.maxAttempts) || row.maxAttempts < 0 || row.maxAttempts > MAX_ATTEMPTS) return `maxAttempts ${row.maxAttempts}`;
   if (row.status === JobStatus.RUNNING && row.attempts < 1) return 'RUNNING without an attempt';
   for (const field of ['runAt', 'token', 'leaseUntil', 'finishSeq', 'moves'] as const) {
     if (typeof row[field] !== 'number' || !Number.isFinite(row[field])) return `${field} ${row[field]}`;

@@ -23,4 +23,6 @@ export const MIGRATIONS: readonly string[] = [
   // orders writes grouped by different threads.
   `ALTER TABLE jobs ADD COLUMN worker_id TEXT;
    ALTER TABLE jobs ADD COLUMN moves INTEGER NOT NULL DEFAULT 0;`,
+  // 3: a job's own maxAttempts (submit's option); 0, as every older job has, for the policy's.
+  `ALTER TABLE jobs ADD COLUMN max_attempts INTEGER NOT NULL DEFAULT 0;`,
 ];

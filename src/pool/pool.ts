@@ -65,7 +65,6 @@ interface Loop {
 export class WorkerPool<Q extends PoolQueue = JobQueue> {
   readonly #queue: Q;
   readonly #options: FilledPoolOptions;
-  readonly #maxAttempts: number;
   readonly #control: PoolControlBuffers;
   readonly #words: Int32Array;
   readonly #inflight: Float64Array;
@@ -91,7 +90,6 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
       );
     }
     this.#queue = queue;
-    this.#maxAttempts = handle.policy.maxAttempts;
     this.#control = allocateControl(this.#options.threads, this.#options.concurrency);
     this.#words = new Int32Array(this.#control.words);
     this.#inflight = new Float64Array(this.#control.inflight);
@@ -227,7 +225,6 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
       leaseMillis: o.leaseMillis,
       concurrency: o.concurrency,
       tickMillis: TICK_MILLIS,
-      maxAttempts: this.#maxAttempts,
       timeouts: o.timeouts,
       timeoutGraceMillis: o.timeoutGraceMillis,
       unknownTypes: o.unknownTypes,

@@ -27,7 +27,6 @@ export type ThreadTask =
       leaseMillis: number;
       concurrency: number;
       tickMillis: number;
-      maxAttempts: number;
       timeouts: FilledPoolOptions['timeouts'];
       timeoutGraceMillis: number;
       unknownTypes: FilledPoolOptions['unknownTypes'];
@@ -270,7 +269,7 @@ class WorkerLoop {
       return undefined;
     }
     const { message, permanent } = failure;
-    const kind = permanent || attempt >= this.#task.maxAttempts ? EventKind.Dead : EventKind.Retrying;
+    const kind = permanent || attempt >= lease.maxAttempts ? EventKind.Dead : EventKind.Retrying;
     await this.#settle(lease, durationMs, () => queue.fail(jobId, token, message, { permanent }), () => this.#events.record(kind, jobId, type, attempt, durationMs, message));
     return undefined;
   }

@@ -1,6 +1,6 @@
 import { refusalError } from '../errors.js';
 import type { Maintenance } from '../shm/maintenance.js';
-import { checkJob, checkJobs, parseJobId, type CheckedJob, type NewJob } from '../validate.js';
+import { checkJobs, checkSubmit, parseJobId, type CheckedJob, type NewJob, type SubmitOptions } from '../validate.js';
 import type { QueueContext } from './context.js';
 
 /**
@@ -17,10 +17,10 @@ export class ProducerSide {
     this.#ctx = ctx;
   }
 
-  submit(type: string, payload?: string | null, priority = 0, runAtMillis?: number): string {
+  submit(type: string, payload: string | null | undefined, priorityOrOptions: number | SubmitOptions, runAtMillis: number | undefined): string {
     const ctx = this.#ctx;
     ctx.assertOpen();
-    const job = checkJob(type, payload, priority, runAtMillis, ctx.options.maxPayloadBytes);
+    const job = checkSubmit(type, payload, priorityOrOptions, runAtMillis, ctx.options.maxPayloadBytes);
     const id = ctx.locked(this.#submitOne, job);
     ctx.memory.signal.bump();
     return id;
@@ -41,7 +41,8 @@ export class ProducerSide {
   }
 
   #submitChecked(core: Maintenance, job: CheckedJob, now: number): string {
-    const jobNum = core.submit(job.type, job.typeBytes, job.payload, job.payloadBytes, job.priority, job.runAtMillis ?? now, now);
+    const runAt = job.runAtMillis ?? now + job.delayMillis;
+    const jobNum = core.submit(job.type, job.typeBytes, job.payload, job.payloadBytes, job.priority, runAt, job.maxAttempts, now);
     if (jobNum < 0) throw refusalError(jobNum, '', this.#ctx.options.capacity);
     // Not `J${jobNum}`: that goes through V8's number-to-string cache, which keeps each new id's digits
     // alive through the next scavenges; a million submits then grow the young generation by 8 MiB

@@ -73,6 +73,7 @@ export function toView(job: JobRecord): JobView {
     priority: job.priority,
     status,
     attempts: job.attempts,
+    maxAttempts: job.maxAttempts,
     nextRunAt: job.runAt,
     lastError: job.lastError,
     payload: job.payload,

@@ -1,5 +1,5 @@
 import { refusalError } from '../errors.js';
-import { LAST_NOW, NEXT_DUE, POLL_ATTENTION, WORKER_ATTENTION } from '../shm/layout.js';
+import { LAST_NOW, NEXT_DUE, PAUSED, POLL_ATTENTION, WORKER_ATTENTION } from '../shm/layout.js';
 import type { Maintenance } from '../shm/maintenance.js';
 import { SLOW } from '../shm/worker.js';
 import type { Lease } from '../types.js';
@@ -30,6 +30,7 @@ export class WorkerSide {
   poll(workerId: string, leaseMillis: number): Lease | undefined {
     this.#checkPoll(workerId, leaseMillis);
     const ctx = this.#ctx;
+    if (this.#paused()) return undefined;
     const now = ctx.now();
     const worker = ctx.worker;
     const workerNumber = ctx.memory.workerNames.known(workerId);
@@ -88,6 +89,10 @@ export class WorkerSide {
    */
   completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number): Lease | undefined {
     this.#checkPoll(workerId, leaseMillis);
+    if (this.#paused()) {
+      this.complete(jobId, token);
+      return undefined;
+    }
     const ctx = this.#ctx;
     const jobNum = parseJobId(jobId);
     const now = ctx.now();
@@ -184,6 +189,16 @@ export class WorkerSide {
       ctx.worker.ready() &&
       ctx.memory.rows.enter(ctx.worker.row, attention)
     );
+  }
+
+  /**
+   * Whether the queue is paused: a poll then hands out nothing (and does not
+   * look at the queue). One plain load: the hot path's only cost of pausing.
+   * A pause made before this poll began is seen: pause stores the word
+   * atomically, and a caller that knows of the pause synchronized with it.
+   */
+  #paused(): boolean {
+    return this.#ctx.memory.lockWords[PAUSED] !== 0;
   }
 
   #checkPoll(workerId: string, leaseMillis: number): void {

@@ -7,7 +7,7 @@ import type { SharedClock } from '../clock.js';
 import { IllegalStateError, InvalidArgumentError, describe } from '../errors.js';
 import type { SharedPolicy } from '../policy.js';
 import type { JobView, Lease, QueueStats } from '../types.js';
-import { MAX_BATCH, checkBatchSize, parseJobId, type FailOptions, type NewJob } from '../validate.js';
+import { MAX_BATCH, checkBatchSize, parseJobId, type FailOptions, type NewJob, type SubmitOptions } from '../validate.js';
 import { RedisJobQueue, type BatchOutcome, type Completion, type RedisQueueHandle, type RedisQueueOptions } from './queue.js';
 
 /** The most partitions one queue may have. */
@@ -100,8 +100,10 @@ export class PartitionedRedisQueue {
     return { kind: 'leasehold/partitioned-redis-queue', partitions, policy, clock };
   }
 
-  async submit(type: string, payload?: string | null, priority?: number, runAtMillis?: number): Promise<string> {
-    return this.#submitter().submit(type, payload, priority, runAtMillis);
+  submit(type: string, payload?: string | null, options?: SubmitOptions): Promise<string>;
+  submit(type: string, payload?: string | null, priority?: number, runAtMillis?: number): Promise<string>;
+  async submit(type: string, payload?: string | null, priorityOrOptions?: number | SubmitOptions, runAtMillis?: number): Promise<string> {
+    return this.#submitter().submit(type, payload, priorityOrOptions, runAtMillis);
   }
 
   /** All or none, so all to one partition (the next in turn). */
@@ -219,7 +221,30 @@ export class PartitionedRedisQueue {
     return {
       pending: sum((s) => s.pending), ready: sum((s) => s.ready), delayed: sum((s) => s.delayed), running: sum((s) => s.running),
       succeeded: sum((s) => s.succeeded), dead: sum((s) => s.dead), cancelled: sum((s) => s.cancelled),
+      paused: each.every((s) => s.paused),
     };
+  }
+
+  /**
+   * Pauses every partition, as RedisJobQueue#pause pauses one: one after the
+   * other, so a poll in between may still lease from a partition not paused
+   * yet; once this resolves, none leases. If it rejects, some partitions may
+   * be paused: call it again (pausing a paused partition changes nothing).
+   */
+  async pause(): Promise<void> {
+    this.#assertOpen();
+    for (const part of this.#parts) await part.pause();
+  }
+
+  /** Resumes every partition (see `pause`). */
+  async resume(): Promise<void> {
+    this.#assertOpen();
+    for (const part of this.#parts) await part.resume();
+  }
+
+  /** Whether every partition is paused. */
+  async isPaused(): Promise<boolean> {
+    return (await this.stats()).paused;
   }
 
   /** As RedisJobQueue#waitForWork, for new work in any partition. */

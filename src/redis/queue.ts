@@ -4,8 +4,8 @@ import { fillOptions, type JobQueueOptions } from '../options.js';
 import { policyFromShare, sharePolicy, type RetryPolicy, type SharedPolicy } from '../policy.js';
 import type { JobView, Lease, QueueStats } from '../types.js';
 import {
-  checkBatchSize, checkFailure, checkJob, checkJobs, checkLeaseMillis, checkNow, checkPolicy, checkQueueName, checkTimeSource, checkTimeout,
-  checkWorkerId, parseJobId, MAX_BATCH, type CheckedJob, type FailOptions, type NewJob,
+  checkBatchSize, checkFailure, checkJobs, checkSubmit, checkLeaseMillis, checkNow, checkPolicy, checkQueueName, checkTimeSource, checkTimeout,
+  checkWorkerId, parseJobId, MAX_BATCH, type CheckedJob, type FailOptions, type NewJob, type SubmitOptions,
 } from '../validate.js';
 import {
   addressOf, backendError, connectClient, createClient, isClusterTarget, notConnectedError, release, userOf, type RedisClient, type RedisClusterTarget, type RedisServerTarget, type RedisTarget,
@@ -219,10 +219,17 @@ export class RedisJobQueue {
     }
   }
 
-  /** Queues a new PENDING job and returns its id, `J1`, `J2`, ..., once Redis has it. */
-  async submit(type: string, payload?: string | null, priority = 0, runAtMillis?: number): Promise<string> {
+  /**
+   * Queues a new PENDING job and resolves to its id, `J1`, `J2`, ..., once Redis has it.
+   * The options form (`{ priority, runAt, delayMillis, maxAttempts }`) or the positional one (`priority, runAtMillis`).
+   */
+  submit(type: string, payload?: string | null, options?: SubmitOptions): Promise<string>;
+  submit(type: string, payload?: string | null, priority?: number, runAtMillis?: number): Promise<string>;
+  /** Either form, as a caller that forwards its own arguments has them (PartitionedRedisQueue). */
+  submit(type: string, payload?: string | null, priorityOrOptions?: number | SubmitOptions, runAtMillis?: number): Promise<string>;
+  async submit(type: string, payload?: string | null, priorityOrOptions: number | SubmitOptions = 0, runAtMillis?: number): Promise<string> {
     this.#assertOpen();
-    const [id] = await this.#submit([checkJob(type, payload, priority, runAtMillis, this.#maxPayloadBytes)]);
+    const [id] = await this.#submit([checkSubmit(type, payload, priorityOrOptions, runAtMillis, this.#maxPayloadBytes)]);
     return id!;
   }
 
@@ -234,7 +241,9 @@ export class RedisJobQueue {
   }
 
   async #submit(jobs: readonly CheckedJob[]): Promise<string[]> {
-    const fields = jobs.flatMap((job) => [job.type, job.payload, String(job.priority), job.runAtMillis === undefined ? '' : String(job.runAtMillis)]);
+    const fields = jobs.flatMap((job) => [
+      job.type, job.payload, String(job.priority), job.runAtMillis === undefined ? '' : String(job.runAtMillis), String(job.delayMillis), String(job.maxAttempts),
+    ]);
     const reply = await this.#run(SCRIPTS.submit, [String(this.#capacity), ...fields], '');
     return reply.slice(1).map((n) => `J${n}`);
   }
@@ -349,7 +358,7 @@ export class RedisJobQueue {
   async view(jobId: string): Promise<JobView> {
     this.#assertOpen();
     const [, fields] = await this.#runOnJob(SCRIPTS.view, jobId, []);
-    return toView(jobId, fields as string[]);
+    return toView(jobId, fields as string[], this.#policy.maxAttempts);
   }
 
   /**
@@ -363,7 +372,7 @@ export class RedisJobQueue {
     const views: JobView[] = [];
     for (let after = '0'; ;) {
       const reply = await this.#run(SCRIPTS.deadLetters, [after], '');
-      for (let i = 1; i < reply.length; i += 2) views.push(toView(`J${reply[i]}`, reply[i + 1] as string[]));
+      for (let i = 1; i < reply.length; i += 2) views.push(toView(`J${reply[i]}`, reply[i + 1] as string[], this.#policy.maxAttempts));
       if (reply.length - 1 < 2 * DEAD_LETTERS_PAGE) return views;
       after = String(reply[reply.length - 2]);
     }
@@ -394,8 +403,35 @@ export class RedisJobQueue {
   /** Exact counts, each an O(1) read of an index or counter. */
   async stats(): Promise<QueueStats> {
     this.#assertOpen();
-    const [, pending, ready, running, succeeded, dead, cancelled] = (await this.#run(SCRIPTS.stats, [], '')).map(Number) as number[];
-    return { pending: pending!, ready: ready!, delayed: pending! - ready!, running: running!, succeeded: succeeded!, dead: dead!, cancelled: cancelled! };
+    const [, pending, ready, running, succeeded, dead, cancelled, paused] = (await this.#run(SCRIPTS.stats, [], '')).map(Number) as number[];
+    return {
+      pending: pending!, ready: ready!, delayed: pending! - ready!, running: running!, succeeded: succeeded!, dead: dead!, cancelled: cancelled!,
+      paused: paused === 1,
+    };
+  }
+
+  /**
+   * Pauses the queue for every client of it, in every process: from the
+   * reply on until `resume()`, polls (poll, pollMany, and the poll part of
+   * completeAndPoll, completeManyAndPoll) lease nothing. Jobs already RUNNING
+   * go on: complete, fail, extend and release work, as do submits (the jobs
+   * wait). The state lives in Redis (one key in the queue's hash tag), so it
+   * lasts across client restarts, and as long as Redis keeps its data.
+   */
+  async pause(): Promise<void> {
+    this.#assertOpen();
+    await this.#run(SCRIPTS.pause, [], '');
+  }
+
+  /** Ends a pause: polls lease jobs again, and clients waiting in `waitForWork` wake. */
+  async resume(): Promise<void> {
+    this.#assertOpen();
+    await this.#run(SCRIPTS.resume, [], '');
+  }
+
+  /** Whether the queue is paused (by any client). */
+  async isPaused(): Promise<boolean> {
+    return (await this.stats()).paused;
   }
 
   /**

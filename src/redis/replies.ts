@@ -4,23 +4,24 @@
  */
 import { JobStatus, type JobView, type Lease } from '../types.js';
 
-/** Fields per lease in a poll's reply: n, token, type, payload, attempt, leaseUntil. */
-const LEASE_FIELDS = 6;
+/** Fields per lease in a poll's reply: n, token, type, payload, attempt, maxAttempts, leaseUntil. */
+const LEASE_FIELDS = 7;
 
 /** The leases in `reply` from index `from` on (a poll's tail). */
 export function leasesIn(reply: readonly unknown[], from: number): Lease[] {
   const leases: Lease[] = [];
   for (let i = from; i + LEASE_FIELDS <= reply.length; i += LEASE_FIELDS) {
-    const [n, token, type, payload, attempt, leaseUntil] = reply.slice(i, i + LEASE_FIELDS);
+    const [n, token, type, payload, attempt, maxAttempts, leaseUntil] = reply.slice(i, i + LEASE_FIELDS);
     leases.push({
-      jobId: `J${n}`, token: Number(token), type: String(type), payload: String(payload), attempt: Number(attempt), leaseUntil: Number(leaseUntil),
+      jobId: `J${n}`, token: Number(token), type: String(type), payload: String(payload), attempt: Number(attempt),
+      maxAttempts: Number(maxAttempts), leaseUntil: Number(leaseUntil),
     });
   }
   return leases;
 }
 
-/** A job's view from its hash, as HGETALL returns it (field, value, ...). */
-export function toView(id: string, pairs: readonly string[]): JobView {
+/** A job's view from its hash, as HGETALL returns it (field, value, ...); a job without a maxAttempts of its own has the policy's. */
+export function toView(id: string, pairs: readonly string[], policyMaxAttempts: number): JobView {
   const f = new Map<string, string>();
   for (let i = 0; i < pairs.length; i += 2) f.set(pairs[i]!, pairs[i + 1]!);
   const status = f.get('status') as JobStatus;
@@ -30,6 +31,8 @@ export function toView(id: string, pairs: readonly string[]): JobView {
     priority: Number(f.get('priority')),
     status,
     attempts: Number(f.get('attempts')),
+    // Absent in a job submitted before the field, 0 in one submitted without it: the policy's.
+    maxAttempts: Number(f.get('maxAttempts') ?? 0) || policyMaxAttempts,
     nextRunAt: Number(f.get('runAt')),
     lastError: f.get('lastError') ?? null,
     payload: f.get('payload')!,

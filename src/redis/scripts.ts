@@ -120,10 +120,18 @@ end
 
 -- A failed attempt of RUNNING job n at failedAt: retried after its backoff,
 -- or DEAD when no attempts are left (or at once when permanent).
+-- The attempts job n gets: its own maxAttempts (0 or, a job older than the field, none), else the policy's.
+local function attemptLimit(own)
+  local limit = tonumber(own or '0')
+  if limit > 0 then return limit end
+  return maxAttempts
+end
+
 local function failAttempt(n, key, failedAt, err, permanent)
   redis.call('ZREM', K.leases, n)
-  local attempts = tonumber(redis.call('HGET', key, 'attempts'))
-  if not permanent and attempts < maxAttempts then
+  local f = redis.call('HMGET', key, 'attempts', 'maxAttempts')
+  local attempts = tonumber(f[1])
+  if not permanent and attempts < attemptLimit(f[2]) then
     local runAt = failedAt + backoffAfter(attempts)
     redis.call('HSET', key, 'status', 'PENDING', 'runAt', num(runAt), 'lastError', err)
     enqueue(n, key, runAt)
@@ -168,13 +176,13 @@ local function leased(n, token, key)
   return key
 end
 
--- Leases up to max ready jobs to workerId, best first: each one's n, token,
--- type, payload, attempt and leaseUntil appended to out after the wake
+-- Leases up to max ready jobs to workerId (none while the queue is paused), best first: each one's n, token,
+-- type, payload, attempt, maxAttempts and leaseUntil appended to out after the wake
 -- counter (read first: work announced later is newer than this poll). The
 -- indexes change once for the whole batch; the tokens are consecutive.
 local function pollBest(workerId, leaseMillis, max, out)
   out[#out + 1] = redis.call('GET', K.signal) or '0'
-  if max == 0 then return out end
+  if max == 0 or redis.call('EXISTS', K.paused) == 1 then return out end
   local best = redis.call('ZPOPMIN', K.ready, max)
   local count = #best / 2
   if count == 0 then return out end
@@ -188,13 +196,13 @@ local function pollBest(workerId, leaseMillis, max, out)
     local n = int(tonumber(string.sub(best[2 * i - 1], 33)))
     local key = jobKey(n)
     local token = int(lastToken - count + i)
-    local f = redis.call('HMGET', key, 'attempts', 'type', 'payload')
+    local f = redis.call('HMGET', key, 'attempts', 'type', 'payload', 'maxAttempts')
     local attempt = tonumber(f[1]) + 1
     redis.call('HSET', key, 'status', 'RUNNING', 'attempts', attempt, 'token', token, 'leaseUntil', untilText, 'workerId', workerId, 'holder', holder)
     numbers[i] = n
     leases[2 * i - 1] = leaseUntil
     leases[2 * i] = n
-    for _, field in ipairs({ n, token, f[2], f[3], attempt, untilText }) do out[#out + 1] = field end
+    for _, field in ipairs({ n, token, f[2], f[3], attempt, attemptLimit(f[4]), untilText }) do out[#out + 1] = field end
   end
   redis.call('ZREM', K.pending, unpack(numbers))
   redis.call('ZADD', K.leases, unpack(leases))
@@ -314,13 +322,14 @@ if not (indexCaughtUp() and leasesCaughtUp()) then return { ${CATCHING_UP} } end
 
 /**
  * submit / submitMany, all or none. ARGV: capacity, then per job type,
- * payload, priority, runAt ('' for now). Finished jobs are evicted, oldest
+ * payload, priority, runAt ('' for delay after now), delay, maxAttempts
+ * (0: the policy's). Finished jobs are evicted, oldest
  * first, only as far as room is needed and only if that makes enough.
  */
 const SUBMIT = `
 local capacity = tonumber(ARGV[OWN + 1])
 local first = OWN + 2
-local count = (#ARGV - first + 1) / 4
+local count = (#ARGV - first + 1) / 6
 local finished = redis.call('LLEN', K.finished)
 local held = redis.call('ZCARD', K.pending) + redis.call('ZCARD', K.leases) + redis.call('ZCARD', K.dead) + finished
 local excess = held + count - capacity
@@ -333,13 +342,13 @@ end
 local ids = { 0 }
 local seq = redis.call('INCRBY', K.jobSeq, count) - count
 local pending, ready = {}, {}
-for i = first, #ARGV, 4 do
+for i = first, #ARGV, 6 do
   seq = seq + 1
   local n = jobNumberOf(seq)
   local runAt = ARGV[i + 3]
-  if runAt == '' then runAt = nowText end
+  if runAt == '' then runAt = ARGV[i + 4] == '0' and nowText or num(now + tonumber(ARGV[i + 4])) end
   redis.call('HSET', jobKey(n), 'type', ARGV[i], 'payload', ARGV[i + 1], 'priority', ARGV[i + 2],
-    'status', 'PENDING', 'attempts', 0, 'runAt', runAt)
+    'status', 'PENDING', 'attempts', 0, 'runAt', runAt, 'maxAttempts', ARGV[i + 5])
   local due = tonumber(runAt)
   pending[#pending + 1] = due
   pending[#pending + 1] = n
@@ -357,7 +366,7 @@ return ids
 
 /**
  * ARGV: workerId, leaseMillis, max. Returns 0, the wake counter, and the
- * leases (n, token, type, payload, attempt, leaseUntil each) of up to max
+ * leases (n, token, type, payload, attempt, maxAttempts, leaseUntil each) of up to max
  * ready jobs, best first.
  */
 const POLL = `
@@ -473,11 +482,26 @@ finish(n, key, 'CANCELLED')
 return { 0 }
 `;
 
-/** Returns 0, pending, ready, running, succeeded, dead, cancelled: each O(1), as the prelude left K.ready exact for now. */
+/**
+ * Returns 0, pending, ready, running, succeeded, dead, cancelled, paused (1 or 0):
+ * each O(1), as the prelude left K.ready exact for now.
+ */
 const STATS = `
 return { 0, redis.call('ZCARD', K.pending), redis.call('ZCARD', K.ready),
   redis.call('ZCARD', K.leases), tonumber(redis.call('HGET', K.counts, 'succeeded') or '0'),
-  redis.call('ZCARD', K.dead), tonumber(redis.call('HGET', K.counts, 'cancelled') or '0') }
+  redis.call('ZCARD', K.dead), tonumber(redis.call('HGET', K.counts, 'cancelled') or '0'), redis.call('EXISTS', K.paused) }
+`;
+
+/** Pauses the queue for every client: polls lease nothing until RESUME. */
+const PAUSE = `
+redis.call('SET', K.paused, '1')
+return { 0 }
+`;
+
+/** Ends a pause; clients waiting for work wake and poll again. */
+const RESUME = `
+if redis.call('DEL', K.paused) == 1 then announce() end
+return { 0 }
 `;
 
 export interface Script {
@@ -505,4 +529,6 @@ export const SCRIPTS = {
   retryDead: script(RETRY_DEAD),
   cancel: script(CANCEL),
   stats: script(STATS),
+  pause: script(PAUSE),
+  resume: script(RESUME),
 } as const;

@@ -163,6 +163,13 @@ export const LEVEL_SEQ = 3 * LINE + 2;
 export const LEVEL_COUNT = 3 * LINE + 3;
 /** LEVEL_ORDER + k: the level of the k-th highest priority in use. */
 export const LEVEL_ORDER = 3 * LINE + 4;
+/**
+ * 1 while the queue is paused (`pause()` until `resume()`), else 0: every poll
+ * reads it first, one plain load beside the level words it reads anyway, and
+ * returns nothing while it is set. Written rarely, by the lock holder. Just
+ * past LEVEL_ORDER's LEVELS words, on a line pollers read and hardly anyone writes.
+ */
+export const PAUSED = 4 * LINE + 4;
 /** Finishes so far (one Atomics.add per complete): FINISH_SEQ = FINISH_BASE + ticket. Rebased under the gate. */
 export const FINISH_TICKET = 5 * LINE;
 export const LOCK_WORD_COUNT = 6 * LINE;
@@ -227,7 +234,8 @@ export const ERROR_REF = 9; //      arena chain of lastError (its byte length fi
 export const ERROR_BYTES = 10; //   lastError's UTF-8 bytes: in a draft only, read from the chain's length (no column)
 export const WORKER = 11; //        worker name of the latest lease: its entry in `workerNames` + 1; 0: none
 export const MOVES = 12; //         with a journal: moves of this job so far, to order its journal writes; 0 without one
-export const RECORD_FIELDS = 13;
+export const ATTEMPT_LIMIT = 13; //  the job's own maxAttempts (submit's option); 0: the policy's
+export const RECORD_FIELDS = 14;
 
 /**
  * Each field's column, and why its width holds every value it takes
@@ -247,13 +255,15 @@ export const RECORD_FIELDS = 13;
  *   ERROR_REF    i32  a chunk number, or a canned error (<= 0)
  *   ERROR_BYTES  none: kept at the head of the error's chain, as most jobs have no error
  *   ATTEMPTS     u32  at most maxAttempts, and never more than MAX_ATTEMPTS
+ *   ATTEMPT_LIMIT u32 a job's own maxAttempts, 1 to MAX_ATTEMPTS (0: none); written only when
+ *                     it changes, so a queue whose jobs never set one never touches its pages
  *   TYPE         i16  an entry of `typeNames` + 1 (<= TYPE_NAMES), or -(type bytes) (>= -MAX_TYPE_BYTES, 1024)
  *   WORKER       u16  an entry of `workerNames` + 1 (<= WORKER_NAMES)
  */
 export const RECORD_COLUMNS: readonly (readonly [field: number, array: ColumnArray])[] = [
   [JOB_NUM, Float64Array], [PRIORITY, Float64Array], [RUN_AT, Float64Array], [TOKEN, Float64Array], [LEASE_UNTIL, Float64Array],
   [MOVES, Float64Array], [DATA_REF, Int32Array], [PAYLOAD_BYTES, Int32Array], [ERROR_REF, Int32Array],
-  [ATTEMPTS, Uint32Array], [TYPE, Int16Array], [WORKER, Uint16Array],
+  [ATTEMPTS, Uint32Array], [ATTEMPT_LIMIT, Uint32Array], [TYPE, Int16Array], [WORKER, Uint16Array],
 ];
 
 /** One field's column: a typed array with an element per slot. */
@@ -267,9 +277,14 @@ export interface ColumnArray {
 /** The most attempts a job's record holds: a job is dead-lettered after this many even if the policy allows more. */
 export const MAX_ATTEMPTS = 2 ** 32 - 1;
 
-/** Whether a job that failed its `attempts`-th attempt is retried under a policy of `maxAttempts` (and the ATTEMPTS column's bound). */
+/** Whether a job that failed its `attempts`-th attempt is retried when it may have `maxAttempts` (and the ATTEMPTS column's bound). */
 export function mayRetry(attempts: number, maxAttempts: number): boolean {
   return attempts < Math.min(maxAttempts, MAX_ATTEMPTS);
+}
+
+/** The attempts a job gets: its own limit (ATTEMPT_LIMIT; 0 for none), else the policy's. */
+export function attemptLimit(ownLimit: number, policyMaxAttempts: number): number {
+  return ownLimit > 0 ? ownLimit : policyMaxAttempts;
 }
 
 /** Bytes of one slot's record, over all columns. */

@@ -6,11 +6,11 @@ import { Arena } from './arena.js';
 import { markOf, ticketOfMark, type CommitKind } from './commits.js';
 import type { SharedHeap } from './heap.js';
 import {
-  ATTEMPTS, ATTENTION, CANCELLED, COMMIT_EVICTED, COMMIT_MOVED, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, DUE_LOWERED, DUE_VERSION,
+  ATTEMPTS, ATTEMPT_LIMIT, ATTENTION, CANCELLED, COMMIT_EVICTED, COMMIT_MOVED, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, DUE_LOWERED, DUE_VERSION,
   ENTRY_K1, ENTRY_SLOT, ENTRY_WORD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, GATE, ERROR_LEASE_EXPIRED, ERROR_NONE, ERROR_REF, FINISH_BASE, FINISH_RING,
   FINISH_SEQ, FINISH_TICKET, FREE, FREE_SLOT_COUNT, JOB_NUM, JOB_SEQ, LAST_NOW, LEASE_RING, LEASE_UNTIL, MAINTENANCE_ROW, MOVES,
-  NEXT_DUE, PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, ROWS, STATUS_COUNT, ROW_COUNTS, ROW_FINISHED_CHUNKS, RUNNING, RUN_AT,
-  SLOT_HIGH_WATER, SUCCEEDED, TOKEN, TOKEN_RESERVED, TOKEN_SEQ, TYPE, WORKER, isBusy, mayRetry, nextWord, statusOf, type SlotStatus,
+  NEXT_DUE, PAUSED, PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, ROWS, STATUS_COUNT, ROW_COUNTS, ROW_FINISHED_CHUNKS, RUNNING, RUN_AT,
+  SLOT_HIGH_WATER, SUCCEEDED, TOKEN, TOKEN_RESERVED, TOKEN_SEQ, TYPE, WORKER, attemptLimit, isBusy, mayRetry, nextWord, statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import { Mover, type Stamp } from './moves.js';
@@ -90,7 +90,7 @@ export class Maintenance implements MoveNotes {
     this.#time = time;
     this.#log = log;
     this.#mover = new Mover(memory.slots, memory.rows, MAINTENANCE_ROW);
-    this.records = new Records(memory);
+    this.records = new Records(memory, policy.maxAttempts);
   }
 
   /** The mover this instance's maintenance moves use: its own row's once it has one (so a stalled holder never shares an intent with the next). */
@@ -270,8 +270,13 @@ export class Maintenance implements MoveNotes {
     return slots.word(slot);
   }
 
-  /** A new PENDING job: its number, or a Refusal (then nothing changed). Allocates nothing on the heap. */
-  submit(type: string, typeBytes: number, payload: string, payloadBytes: number, priority: number, runAt: number, now: number): number {
+  /**
+   * A new PENDING job (`maxAttempts` its own limit, 0 for the policy's): its
+   * number, or a Refusal (then nothing changed). Allocates nothing on the heap.
+   */
+  submit(
+    type: string, typeBytes: number, payload: string, payloadBytes: number, priority: number, runAt: number, maxAttempts: number, now: number,
+  ): number {
     const { header } = this.#m;
     const typeNumber = this.#m.typeNames.numberOf(type);
     const refusal = this.#makeRoom(Arena.chunksFor(dataBytes(typeNumber, typeBytes, payloadBytes)), 1);
@@ -281,6 +286,7 @@ export class Maintenance implements MoveNotes {
     const ticket = this.#note(num, COMMIT_SUBMITTED);
     const slot = this.#takeSlot();
     const draft = this.#newDraft(num, type, typeNumber, typeBytes, payload, payloadBytes, priority, runAt);
+    draft[ATTEMPT_LIMIT] = maxAttempts;
     if (this.#log !== undefined) draft[MOVES] = 1;
     const word = this.#place(slot, num, runAt > now ? DELAYED : READY);
     if (this.#undo.recording) {
@@ -456,6 +462,8 @@ export class Maintenance implements MoveNotes {
     return {
       pending: count(READY) + count(DELAYED), ready: count(READY), delayed: count(DELAYED), running: count(RUNNING),
       succeeded: count(SUCCEEDED), dead: count(DEAD), cancelled: count(CANCELLED),
+      // As set by the latest pause or resume of any thread.
+      paused: Atomics.load(this.#m.lockWords, PAUSED) === 1,
     };
   }
 
@@ -564,6 +572,7 @@ export class Maintenance implements MoveNotes {
     draft[ERROR_BYTES] = errorRef > 0 ? Buffer.byteLength(job.lastError!) : 0;
     draft[WORKER] = job.workerId === null ? 0 : workerNames.numberOf(job.workerId);
     draft[MOVES] = this.#log === undefined ? 0 : job.moves;
+    draft[ATTEMPT_LIMIT] = job.maxAttempts;
     const status = STATUS_OF_NAME[job.status];
     this.#place(slot, job.num, status === READY && job.runAt > now ? DELAYED : status);
   }
@@ -593,6 +602,7 @@ export class Maintenance implements MoveNotes {
     draft[ERROR_BYTES] = 0;
     draft[WORKER] = 0;
     draft[MOVES] = 0;
+    draft[ATTEMPT_LIMIT] = 0;
     return draft;
   }
 
@@ -660,7 +670,7 @@ export class Maintenance implements MoveNotes {
     const oldError = draft[ERROR_REF]!;
     draft[ERROR_REF] = errorRef;
     draft[ERROR_BYTES] = errorBytes;
-    const retry = !permanent && mayRetry(attempts, this.#policy.maxAttempts);
+    const retry = !permanent && mayRetry(attempts, attemptLimit(draft[ATTEMPT_LIMIT]!, this.#policy.maxAttempts));
     const backoff = retry ? this.#policy.backoffAfter(attempts) : 0;
     if (retry) draft[RUN_AT] = failedAt + backoff;
     const status = retry ? (draft[RUN_AT]! <= now ? READY : DELAYED) : DEAD;

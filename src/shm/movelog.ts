@@ -6,6 +6,8 @@ export interface LoggedJob {
   type: string;
   payload: string;
   priority: number;
+  /** The job's own maxAttempts (submit's option); 0: the policy's. */
+  maxAttempts: number;
   status: JobStatus;
   attempts: number;
   runAt: number;
@@ -19,7 +21,7 @@ export interface LoggedJob {
 }
 
 /** What a state change can alter: everything but the job's identity and content. */
-export type LoggedMove = Omit<LoggedJob, 'type' | 'payload' | 'priority'>;
+export type LoggedMove = Omit<LoggedJob, 'type' | 'payload' | 'priority' | 'maxAttempts'>;
 
 /** Numbers that must never be issued twice, even across a crash. */
 export interface Sequences {

@@ -1,9 +1,9 @@
 import { JobStatus, type Lease } from '../types.js';
 import { Arena } from './arena.js';
 import {
-  ATTEMPTS, CANCELLED, DATA_REF, DEAD, DELAYED, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, ERROR_LEASE_EXPIRED, ERROR_LENGTH_BYTES, ERROR_REF,
+  ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, DATA_REF, DEAD, DELAYED, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, ERROR_LEASE_EXPIRED, ERROR_LENGTH_BYTES, ERROR_REF,
   FINISH_SEQ, FREE, JOB_NUM, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, READY, RECORD_FIELDS, RUNNING, RUN_AT, SUCCEEDED, TOKEN,
-  TYPE, WORKER, isBusy, statusOf, type SlotStatus,
+  TYPE, WORKER, attemptLimit, isBusy, statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import type { LoggedJob, LoggedMove } from './movelog.js';
@@ -29,6 +29,8 @@ export interface JobRecord {
   priority: number;
   status: SlotStatus;
   attempts: number;
+  /** The attempts the job gets: its own limit, else the policy's. */
+  maxAttempts: number;
   runAt: number;
   lastError: string | null;
   token: number;
@@ -46,9 +48,12 @@ export class Records {
   readonly #copy = new Float64Array(RECORD_FIELDS);
   /** The record the journal's rows are read from (under the lock). */
   readonly #logged = new Float64Array(RECORD_FIELDS);
+  /** The policy's maxAttempts: the limit of a job without one of its own. */
+  readonly #policyMaxAttempts: number;
 
-  constructor(memory: QueueMemory) {
+  constructor(memory: QueueMemory, policyMaxAttempts: number) {
     this.#m = memory;
+    this.#policyMaxAttempts = policyMaxAttempts;
   }
 
   /** The lease a claim just made, from the record it wrote (its draft): the slot itself may move on at once. */
@@ -59,6 +64,7 @@ export class Records {
       type: this.#typeOf(record),
       payload: this.#payloadOf(record),
       attempt: record[ATTEMPTS]!,
+      maxAttempts: attemptLimit(record[ATTEMPT_LIMIT]!, this.#policyMaxAttempts),
       leaseUntil: record[LEASE_UNTIL]!,
     };
   }
@@ -88,6 +94,7 @@ export class Records {
         priority: copy[PRIORITY]!,
         status: statusOf(word),
         attempts: copy[ATTEMPTS]!,
+        maxAttempts: attemptLimit(copy[ATTEMPT_LIMIT]!, this.#policyMaxAttempts),
         runAt: copy[RUN_AT]!,
         lastError,
         token: copy[TOKEN]!,
@@ -106,6 +113,7 @@ export class Records {
     job.type = this.#typeOf(record);
     job.payload = this.#payloadOf(record);
     job.priority = record[PRIORITY]!;
+    job.maxAttempts = record[ATTEMPT_LIMIT]!;
     return job;
   }
 

@@ -1,6 +1,6 @@
 import type { Arena } from './arena.js';
 import {
-  ATTEMPTS, BUSY, DATA_REF, ERROR_BYTES, ERROR_REF, JOB_NUM, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RUN_AT, STATUS_MASK,
+  ATTEMPTS, ATTEMPT_LIMIT, BUSY, DATA_REF, ERROR_BYTES, ERROR_REF, JOB_NUM, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RUN_AT, STATUS_MASK,
   TOKEN, TYPE, WORKER, recordColumnOffsets, type RecordColumn, type SlotStatus,
 } from './layout.js';
 
@@ -29,6 +29,7 @@ export class SlotTable {
   readonly payloadBytes: RecordColumn;
   readonly errorRefs: RecordColumn;
   readonly attempts: RecordColumn;
+  readonly attemptLimits: RecordColumn;
   readonly types: RecordColumn;
   readonly workers: RecordColumn;
 
@@ -52,6 +53,7 @@ export class SlotTable {
     this.payloadBytes = columns[PAYLOAD_BYTES]!;
     this.errorRefs = columns[ERROR_REF]!;
     this.attempts = columns[ATTEMPTS]!;
+    this.attemptLimits = columns[ATTEMPT_LIMIT]!;
     this.types = columns[TYPE]!;
     this.workers = columns[WORKER]!;
   }
@@ -97,6 +99,7 @@ export class SlotTable {
     record[ERROR_BYTES] = errorRef > 0 ? this.#arena.countedBytes(errorRef) : 0;
     record[WORKER] = this.workers[slot]!;
     record[MOVES] = this.moves[slot]!;
+    record[ATTEMPT_LIMIT] = this.attemptLimits[slot]!;
     return record;
   }
 
@@ -116,5 +119,7 @@ export class SlotTable {
     this.workers[slot] = record[WORKER]!;
     // Only a journaled queue counts moves: an in-memory one, never writing here, never makes these pages resident.
     if (this.moves[slot] !== record[MOVES]) this.moves[slot] = record[MOVES]!;
+    // Likewise a job's own attempt limit, which most jobs never set.
+    if (this.attemptLimits[slot] !== record[ATTEMPT_LIMIT]) this.attemptLimits[slot] = record[ATTEMPT_LIMIT]!;
   }
 }

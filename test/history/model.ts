@@ -53,7 +53,8 @@ export interface ModelLease {
   leaseUntil: number;
 }
 
-export type ModelStats = Record<'pending' | 'ready' | 'delayed' | 'running' | 'succeeded' | 'dead' | 'cancelled', number>;
+/** The counts, and `paused`: the model never pauses, so always false. */
+export type ModelStats = Record<'pending' | 'ready' | 'delayed' | 'running' | 'succeeded' | 'dead' | 'cancelled', number> & { paused: boolean };
 
 export class QueueModel {
   now: number;
@@ -308,6 +309,7 @@ export class QueueModel {
       succeeded: count((j) => j.status === 'SUCCEEDED'),
       dead: count((j) => j.status === 'DEAD'),
       cancelled: count((j) => j.status === 'CANCELLED'),
+      paused: false,
     };
   }
 }

@@ -33,7 +33,7 @@ export type Window =
   /** A stats() call: each count's least and greatest value over its window so far. */
   | { kind: 'stats'; low: number[]; high: number[] };
 
-const COUNT_NAMES: readonly (keyof ModelStats)[] = ['pending', 'ready', 'delayed', 'running', 'succeeded', 'dead', 'cancelled'];
+const COUNT_NAMES: readonly Exclude<keyof ModelStats, 'paused'>[] = ['pending', 'ready', 'delayed', 'running', 'succeeded', 'dead', 'cancelled'];
 
 /** Whether the relaxed mode checks `call` against a window: a poll that leased a job, or a stats() that returned. */
 export function isWindowed(call: Call): boolean {
