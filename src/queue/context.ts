@@ -265,12 +265,11 @@ export class QueueContext {
     const { lock } = this.memory;
     const core = this.core;
     for (;;) {
-      const seen = this.now();
       const repair = lock.acquire();
-      let now = seen;
+      let now = 0;
       try {
         try {
-          now = core.prepare(seen, repair, this.#readClock);
+          now = core.prepare(repair, this.#readClock);
           return op(core, now, arg as A);
         } catch (error) {
           // A commit under the lock failed (a full commit ring, a token reservation): undo the call's moves so far.

@@ -1,3 +1,4 @@
+import { laterReading } from '../clock.js';
 import { refusalError } from '../errors.js';
 import type { Maintenance } from '../shm/maintenance.js';
 import { checkJobs, checkSubmit, parseJobId, type CheckedJob, type NewJob, type SubmitOptions } from '../validate.js';
@@ -41,8 +42,11 @@ export class ProducerSide {
   }
 
   #submitChecked(core: Maintenance, job: CheckedJob, now: number): string {
-    const runAt = job.runAtMillis ?? now + job.delayMillis;
-    const jobNum = core.submit(job.type, job.typeBytes, job.payload, job.payloadBytes, job.priority, runAt, job.maxAttempts, now);
+    // A runAt from the clock is read as the job is placed: a lock-free claim that read a later time and passed
+    // over where it goes must not come before it (see Mover#apply).
+    const at = job.runAtMillis === undefined ? laterReading(this.#ctx.time, now) : now;
+    const runAt = job.runAtMillis ?? at + job.delayMillis;
+    const jobNum = core.submit(job.type, job.typeBytes, job.payload, job.payloadBytes, job.priority, runAt, job.maxAttempts, at);
     if (jobNum < 0) throw refusalError(jobNum, '', this.#ctx.options.capacity);
     // Not `J${jobNum}`: that goes through V8's number-to-string cache, which keeps each new id's digits
     // alive through the next scavenges; a million submits then grow the young generation by 8 MiB

@@ -103,10 +103,11 @@ export class Maintenance implements MoveNotes {
   }
 
   /**
-   * Starts a locked operation, right after the lock was taken, with the time
-   * `now` read just before taking it. Returns the time the operation runs
-   * at: the later of that and a reading taken now, under the lock (a clock
-   * that stalls here makes this holder look dead, and it is taken over).
+   * Starts a locked operation, right after the lock was taken: reads the
+   * clock (under the lock, so that the operation's time is no older than any
+   * lock-free claim stamped while it waited; a clock that stalls here makes
+   * this holder look dead, and it is taken over). Returns the time the
+   * operation runs at.
    *
    * A time older than the latest maintenance is a clock that really went
    * back: then pending jobs are re-sorted by a rebuild. With `repair` (the lock was
@@ -114,12 +115,9 @@ export class Maintenance implements MoveNotes {
    * now: leases with leaseUntil <= now expire, in leaseUntil order, each as a
    * failed attempt at its leaseUntil; delayed jobs whose runAt has come become ready.
    */
-  prepare(now: number, repair: boolean, readClock: () => number): number {
+  prepare(repair: boolean, readClock: () => number): number {
     const { header } = this.#m;
-    // Read again under the lock: the reading before it is as old as the wait for the lock, and the moves
-    // of this operation must carry a time no older than any lock-free claim stamped meanwhile (see
-    // WorkerPath#stampLease, which refuses to pass a holder whose time is older than its own).
-    now = Math.max(now, readClock());
+    const now = readClock();
     if (now < header[LAST_NOW]!) repair = true;
     // Rebased long before the shared ticket could wrap.
     if (Atomics.load(this.#m.lockWords, FINISH_TICKET) >>> 0 > 2 ** 30) repair = true;
