@@ -75,8 +75,8 @@ class DriftingClock {
 /**
  * A queue on a DriftingClock of 7 ms steps with one job submitted. After a
  * first job through, this instance's row holds tokens, so `poll` here is the
- * lock-free one: it reads the clock once before its claim and once while the
- * claim holds the slot. A view after it registers the lease for expiry, so
+ * lock-free one: it reads the clock once before it looks for a job and once
+ * just before its claim. A view after it registers the lease for expiry, so
  * that an extend next is lock-free too.
  */
 function leasedJob() {
@@ -95,7 +95,7 @@ function leasedJob() {
 }
 
 describe('a clock that moves during a claim', () => {
-  it("stamps a poll's lease from its second clock reading, taken once the claim holds its slot", () => {
+  it("stamps a poll's lease from its second clock reading, taken just before the claim's decision", () => {
     const { clock, queue, id, poll } = leasedJob();
     const before = clock.reading;
     const lease = poll();
@@ -128,7 +128,7 @@ describe('a clock that moves during a claim', () => {
     queue.close();
   });
 
-  it('keeps the first reading when the clock throws while the claim holds its slot, and leaves the job leased, not stuck', () => {
+  it('keeps the first reading when the clock throws just before the claim, and leaves the job leased, not stuck', () => {
     const { clock, queue, id, poll } = leasedJob();
     const before = clock.reading;
     clock.throwOn(2);

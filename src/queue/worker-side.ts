@@ -128,14 +128,14 @@ export class WorkerSide {
     const now = ctx.now();
     if (this.#fastPath(now, WORKER_ATTENTION)) {
       const slot = ctx.memory.jobMap.get(jobNum);
-      const result = slot < 0 ? SLOW : ctx.worker.extend(slot, jobNum, token, leaseMillis, now);
+      const result = slot < 0 ? SLOW : ctx.worker.extend(slot, jobNum, token, leaseMillis, now, false);
       ctx.memory.rows.leave(ctx.worker.row);
       if (result >= 0) return result;
       if (result !== SLOW) throw refusalError(result, jobId, ctx.options.capacity);
     }
     return ctx.withJob(jobId, jobNum, (core, slot, at) => {
       for (;;) {
-        const result = ctx.prepareWorker().extend(slot, jobNum, token, leaseMillis, at);
+        const result = ctx.prepareWorker().extend(slot, jobNum, token, leaseMillis, at, true);
         if (result !== SLOW) return result;
         core.settledWord(slot, at);
       }

@@ -63,9 +63,9 @@
  * A move is: read the word `w` (not BUSY); write the *intent* into the own
  * row (slot, from = w, to = next word, the whole new record); CAS `w → BUSY`
  * naming the row and intent (the decision: a loser wrote nothing shared and
- * moves on); for a claim or extend, stamp the lease's end from the clock read
- * now (nobody sees the slot meanwhile; see Mover#apply); copy the intent's
- * record into the slot; CAS `BUSY → to`. Every
+ * moves on); copy the intent's record into the slot; CAS `BUSY → to`. A
+ * claim or extend reads the clock again just before its CAS for the lease's
+ * end (see WorkerPath#leaseEnd). Every
  * non-busy word takes a new version, so a word never repeats within the time
  * a thread could hold a stale copy: a ring or heap entry remembers the word
  * it was made for and is valid only while the slot still holds it.
@@ -90,8 +90,7 @@
  * the gate, *finishes* the move from the intent (roll forward: the intent
  * holds the whole new record) — see helping.ts, the one place that does it.
  * A stalled owner that wakes after that finds its final CAS refused and its
- * move already made, with the very values it was writing (one stalled in the
- * clock it reads while BUSY finds the slot moved on and writes nothing); a move it started
+ * move already made, with the very values it was writing; a move it started
  * *after* being presumed dead is the residual risk, as for a lock holder
  * stalled past the timeout.
  *

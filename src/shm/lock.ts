@@ -80,6 +80,12 @@ export class QueueLock {
     return true;
   }
 
+  /** True while any thread holds the lock (for a lock-free call that must not pass a holder mid-operation). */
+  taken(): boolean {
+    // A read of the lock word: its line is written only as the lock changes hands.
+    return Atomics.load(this.#words, this.#lock) !== 0;
+  }
+
   /** True while this thread still holds the lock it acquired last (nobody took it over). */
   held(): boolean {
     return Atomics.load(this.#words, this.#lock) === this.#stamp;

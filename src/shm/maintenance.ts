@@ -13,7 +13,7 @@ import {
   SLOT_HIGH_WATER, SUCCEEDED, TOKEN, TOKEN_RESERVED, TOKEN_SEQ, TYPE, WORKER, attemptLimit, isBusy, mayRetry, nextWord, statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
-import { Mover, type Stamp } from './moves.js';
+import { Mover } from './moves.js';
 import type { LoggedJob, MoveLog, Sequences, JournalWrites } from './movelog.js';
 import { NAME_OF_STATUS, Records, chunksOf, dataBytes, errorChainBytes, leadingTypeBytes } from './records.js';
 import { UndoLog, recordCopy, type UndoneMove } from './undo-log.js';
@@ -48,21 +48,6 @@ export class Maintenance implements MoveNotes {
   readonly #policy: RetryPolicy;
   /** The queue's clock, read again under the lock (see `prepare`, `settle`) and as a move is made (`#runAt`). */
   readonly #time: TimeSource;
-  /**
-   * The runAt of a job a call makes ready again (fail, release, retryDead):
-   * from the clock read just before its move is made, so that a lock-free
-   * claim of a later reading never comes before it with an older time.
-   */
-  readonly #runAt: Stamp = {
-    field: RUN_AT,
-    value: () => {
-      const fresh = laterReading(this.#time, this.#runAtSince);
-      return (fresh < this.#runAtBefore ? fresh : this.#runAtSince) + this.#runAtDelay;
-    },
-  };
-  #runAtSince = 0;
-  #runAtDelay = 0;
-  #runAtBefore = Infinity;
   readonly #log: MoveLog | undefined;
   #mover: Mover;
   readonly records: Records;
@@ -222,7 +207,7 @@ export class Maintenance implements MoveNotes {
    *
    * Why the new reading: lock-free calls that ended since this operation read
    * the clock (and those waited for) stamped their leases from readings of
-   * their own (see WorkerPath#stampLease), perhaps later than this
+   * their own (see WorkerPath#leaseEnd), perhaps later than this
    * operation's; what it sees must be one instant's state, with every lease
    * that has run out by then expired.
    */
@@ -387,8 +372,8 @@ export class Maintenance implements MoveNotes {
       if (refused < 0) return refused;
       const draft = this.#mover.start(slot);
       draft[ATTEMPTS]!--;
-      draft[RUN_AT] = now;
-      if (this.#moveTo(slot, word, READY, RUNNING, this.#stampRunAt(now, 0, draft[LEASE_UNTIL]!))) return 0;
+      draft[RUN_AT] = this.#freshRunAt(now, 0, draft[LEASE_UNTIL]!);
+      if (this.#moveTo(slot, word, READY, RUNNING)) return 0;
     }
   }
 
@@ -411,22 +396,24 @@ export class Maintenance implements MoveNotes {
       if (this.frozen(slot)) return this.#awaitCommitOf(slot);
       const draft = this.#mover.start(slot);
       draft[ATTEMPTS] = 0;
-      draft[RUN_AT] = now;
-      if (this.#moveTo(slot, word, READY, DEAD, this.#stampRunAt(now, 0, Infinity))) return 0;
+      draft[RUN_AT] = this.#freshRunAt(now, 0, Infinity);
+      if (this.#moveTo(slot, word, READY, DEAD)) return 0;
     }
   }
 
   /**
-   * The runAt stamp for a move: `delay` after the clock read as it is made,
-   * if that reading is before `before` (the end of the lease a fail or
-   * release needs: past it, the call took effect before the clock passed,
-   * at `since`); else `delay` after `since`.
+   * The runAt of a job a call makes ready again (fail, release, retryDead):
+   * `delay` after the clock read just before its move, so that a lock-free
+   * claim of a later reading never comes before it with an older time — if
+   * that reading is before `before` (the end of the lease a fail or release
+   * needs: past it, the call took effect before the clock passed, at
+   * `since`); else `delay` after `since`. Read before the decision, not
+   * while the slot is BUSY: a holder that stalls in the clock there would be
+   * taken over with its move finished, and then retry the call as refused.
    */
-  #stampRunAt(since: number, delay: number, before: number): Stamp {
-    this.#runAtSince = since;
-    this.#runAtDelay = delay;
-    this.#runAtBefore = before;
-    return this.#runAt;
+  #freshRunAt(since: number, delay: number, before: number): number {
+    const fresh = laterReading(this.#time, since);
+    return (fresh < before ? fresh : since) + delay;
   }
 
   /** Slots of every DEAD job, in submission order. */
@@ -619,11 +606,8 @@ export class Maintenance implements MoveNotes {
    * its record, notes it for the journal, and files it; false if the slot
    * moved first (a lock-free move won the race: the caller looks again).
    */
-  #moveTo(slot: number, word: number, status: SlotStatus, from: SlotStatus, stamp?: Stamp): boolean {
+  #moveTo(slot: number, word: number, status: SlotStatus, from: SlotStatus): boolean {
     const draft = this.#mover.draft;
-    // Read just before the decision, not while the slot is BUSY: a holder that stalls in the clock there would
-    // be taken over with its move finished from the intent, and then retry the call as if it had not moved.
-    if (stamp !== undefined) draft[stamp.field] = stamp.value();
     if (this.#log !== undefined) draft[MOVES]!++;
     this.noteOwnMove(slot, word, status);
     this.#assertHeld();
@@ -659,8 +643,8 @@ export class Maintenance implements MoveNotes {
   /** A failed attempt at `failedAt`: PENDING after the backoff, or DEAD when no attempts are left (or `permanent`). False if the slot moved first. */
   /**
    * A failed attempt at `failedAt`: an expiry's leaseUntil, or (`stamped`, a
-   * fail call) now, whose retry time is then stamped from the clock as the
-   * move is made (see Mover#apply).
+   * fail call) now, whose retry time then comes from the clock read as the
+   * move is made (see #freshRunAt).
    */
   #failAttempt(slot: number, word: number, failedAt: number, errorRef: number, errorBytes: number, now: number, permanent: boolean, stamped = false): boolean {
     const draft = this.#mover.start(slot);
@@ -672,7 +656,9 @@ export class Maintenance implements MoveNotes {
     const backoff = retry ? this.#policy.backoffAfter(attempts) : 0;
     if (retry) draft[RUN_AT] = failedAt + backoff;
     const status = retry ? (draft[RUN_AT]! <= now ? READY : DELAYED) : DEAD;
-    if (!this.#moveTo(slot, word, status, RUNNING, retry && stamped ? this.#stampRunAt(failedAt, backoff, draft[LEASE_UNTIL]!) : undefined)) return false;
+    // READY or DELAYED by the backoff alone (failedAt is now): the same with the fresh reading.
+    if (retry && stamped) draft[RUN_AT] = this.#freshRunAt(failedAt, backoff, draft[LEASE_UNTIL]!);
+    if (!this.#moveTo(slot, word, status, RUNNING)) return false;
     // Freed only after the move: a move that lost its race keeps its old error.
     this.#freeError(oldError);
     return true;

@@ -6,17 +6,6 @@ import type { RowTable } from './rows.js';
 import type { SlotTable } from './slots.js';
 
 /**
- * A time a move takes from a clock reading made as it is made: the record
- * field it goes in, and its value. A lock-free claim's lease end is read
- * while the claim holds the slot BUSY (see Mover#apply); a locked move's
- * runAt just before its decision (see Maintenance#moveTo).
- */
-export interface Stamp {
-  readonly field: number;
-  value(): number;
-}
-
-/**
  * One row's way of moving a slot (see the lease-word legend in layout.ts):
  *
  *   1. `draft(slot)`: the slot's record, copied into the row's intent, for the caller to edit
@@ -57,15 +46,8 @@ export class Mover {
    * the status it leaves, into `status`; no count for -1). Returns the new
    * word, or -1 if the slot no longer holds `from` (another thread moved it
    * first: nothing was written).
-   *
-   * `stamp` (a lock-free lease's end) gives a time once the slot is
-   * BUSY, from a clock read after the decision: a thread that saw the slot
-   * before it saw it unmoved, and one that sees it after sees a time no
-   * earlier than its own look. (The caller's `now` was read before the
-   * decision; in between, another thread may have moved the clock and
-   * looked at the slot.)
    */
-  apply(slot: number, from: number, status: SlotStatus, counted: number, stamp?: Stamp): number {
+  apply(slot: number, from: number, status: SlotStatus, counted: number): number {
     const words = this.#slots.words;
     const intent = this.#intent;
     const to = nextWord(from, status);
@@ -80,12 +62,6 @@ export class Mover {
     // The decision: the slot is ours to move only if it still holds `from`.
     if (Atomics.compareExchange(words, slot, from, busy) !== from) return -1;
     const draft = this.draft;
-    if (stamp !== undefined) {
-      const value = stamp.value();
-      // Still ours: not finished from the intent by a helper while we were in the clock (user code, which may stall).
-      if (Atomics.load(words, slot) !== busy) return to;
-      draft[stamp.field] = value;
-    }
     this.#slots.write(slot, draft);
     // Still ours (not finished by a helper that took us for dead, whose rebuild counted it): count it here.
     if (counted >= 0 && Atomics.load(words, slot) === busy) {

@@ -1,11 +1,11 @@
 import { Refusal } from '../errors.js';
 import {
-  ATTEMPTS, ATTENTION, DUE_LOWERED, DUE_VERSION, FINISH_BASE, FINISH_RING, FINISH_SEQ, FINISH_TICKET, JOB_NUM,
+  ATTEMPTS, ATTENTION, DUE_LOWERED, LAST_NOW, DUE_VERSION, FINISH_BASE, FINISH_RING, FINISH_SEQ, FINISH_TICKET, JOB_NUM,
   LEASE_RING, LEASE_UNTIL, MOVES, NEXT_DUE, READY, RUNNING, SUCCEEDED, TOKEN, WORKER, isBusy, statusOf, type SlotStatus,
 } from './layout.js';
 import { laterReading, type TimeSource } from '../clock.js';
 import type { QueueMemory } from './memory.js';
-import type { Mover, Stamp } from './moves.js';
+import type { Mover } from './moves.js';
 import { ABORT, CLAIMED, LOST, type Claimer } from './ready.js';
 import { chunksOf } from './records.js';
 
@@ -53,7 +53,7 @@ export class WorkerPath implements Claimer {
   readonly #notes: MoveNotes | undefined;
   #token = 0;
   #tokenEnd = 0;
-  /** The lease being made: its length, the `now` the call read, its end (see #stampLease). */
+  /** The lease being made: its length, the `now` the call read, its end from that `now` (see #leaseEnd). */
   #leaseMillis = 0;
   #now = 0;
   #leaseUntil = 0;
@@ -124,17 +124,18 @@ export class WorkerPath implements Claimer {
       this.#token = this.#tokenEnd;
       this.refill();
     }
+    const leaseUntil = this.#leaseEnd(this.#locked);
+    if (Number.isNaN(leaseUntil)) return ABORT;
     draft[ATTEMPTS]!++;
     draft[TOKEN] = this.#token;
-    draft[LEASE_UNTIL] = this.#leaseUntil;
+    draft[LEASE_UNTIL] = leaseUntil;
     draft[WORKER] = this.#worker;
     this.#noteMove(draft, draft[JOB_NUM]!);
     // The claim: only one thread moves the slot from the READY word its ring entry was made for.
-    const to = this.#mover.apply(slot, word, RUNNING, READY, this.#stampLease);
+    const to = this.#mover.apply(slot, word, RUNNING, READY);
     if (to < 0) return LOST;
     this.#token++;
-    // The end the move wrote (stamped, or the helper's that finished it).
-    this.#registerLease(slot, to, draft[LEASE_UNTIL]!);
+    this.#registerLease(slot, to, leaseUntil);
     this.#room--;
     return CLAIMED;
   }
@@ -163,19 +164,21 @@ export class WorkerPath implements Claimer {
   }
 
   /** The lease now lasts `leaseMillis` from now: the new leaseUntil, a Refusal, or SLOW. */
-  extend(slot: number, jobNum: number, token: number, leaseMillis: number, now: number): number {
+  extend(slot: number, jobNum: number, token: number, leaseMillis: number, now: number, locked: boolean): number {
     for (;;) {
       const word = this.#leasedWord(slot, jobNum, token, now);
       if (word < 0) return word;
       const draft = this.#mover.start(slot);
       this.#startLease(leaseMillis, now, draft[LEASE_UNTIL]!);
-      draft[LEASE_UNTIL] = this.#leaseUntil;
+      const leaseUntil = this.#leaseEnd(locked);
+      if (Number.isNaN(leaseUntil)) return SLOW;
+      draft[LEASE_UNTIL] = leaseUntil;
       this.#noteMove(draft, jobNum);
-      const to = this.#mover.apply(slot, word, RUNNING, NOT_COUNTED, this.#stampLease);
+      const to = this.#mover.apply(slot, word, RUNNING, NOT_COUNTED);
       if (to < 0) continue;
-      this.#registerLease(slot, to, draft[LEASE_UNTIL]!);
+      this.#registerLease(slot, to, leaseUntil);
       this.#room--;
-      return draft[LEASE_UNTIL]!;
+      return leaseUntil;
     }
   }
 
@@ -195,21 +198,24 @@ export class WorkerPath implements Claimer {
   }
 
   /**
-   * The lease's end, from the clock read again once the slot is BUSY (see
-   * Mover#apply): the call's `now` was read before its decision, and another
-   * thread may have moved the clock and looked at the slot in between. An
-   * extend whose lease has run out by that time keeps the end from `now`: it
-   * took effect before the clock passed the old end (any thread that saw the
-   * lease run out waited for this call). A clock that throws or goes back
-   * here leaves the end as it was.
+   * The lease's end, from the clock read again just before the move's
+   * decision: the call's `now` was read before it looked for the job, and
+   * another thread may have moved the clock and looked at the slot since.
+   * An extend whose lease has run out by that reading keeps the end from
+   * `now`: it took effect before the clock passed the old end (any thread
+   * that saw the lease run out waited for this call).
+   *
+   * NaN (take the lock instead) when, lock-free, the lock is held by an
+   * operation that runs at an older time than this reading: its moves are
+   * still to come (a job it files, perhaps a better one than this claim
+   * takes), and a claim of a later time must not pass them.
    */
-  readonly #stampLease: Stamp = {
-    field: LEASE_UNTIL,
-    value: () => {
-      const fresh = laterReading(this.#time, this.#now);
-      return fresh > this.#now && fresh < this.#restampBefore ? fresh + this.#leaseMillis : this.#leaseUntil;
-    },
-  };
+  #leaseEnd(locked: boolean): number {
+    const fresh = laterReading(this.#time, this.#now);
+    // The holder's time (LAST_NOW, written as it starts) first: the lock word's line is read only when the clock moved past it.
+    if (!locked && fresh > this.#m.header[LAST_NOW]! && this.#m.lock.taken()) return NaN;
+    return fresh > this.#now && fresh < this.#restampBefore ? fresh + this.#leaseMillis : this.#leaseUntil;
+  }
 
   /**
    * The slot's word (not BUSY) if `token` is the current, valid lease of job
