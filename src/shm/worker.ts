@@ -53,12 +53,9 @@ export class WorkerPath implements Claimer {
   readonly #notes: MoveNotes | undefined;
   #token = 0;
   #tokenEnd = 0;
-  /** The lease being made: its length, the `now` the call read, its end from that `now` (see #leaseEnd). */
+  /** The lease a poll makes (its claims get the slot and word only): its length, and the `now` the call read. */
   #leaseMillis = 0;
   #now = 0;
-  #leaseUntil = 0;
-  /** A claim's lease is restamped whatever the clock says; an extend's only while the lease it extends still runs. */
-  #restampBefore = Infinity;
   #worker = 0;
   /** Entries both rings can surely take (each claim, extend and complete takes at most one per ring). */
   #room = 0;
@@ -108,7 +105,8 @@ export class WorkerPath implements Claimer {
    */
   poll(worker: number, leaseMillis: number, now: number, locked: boolean): number {
     this.#worker = worker;
-    this.#startLease(leaseMillis, now, Infinity);
+    this.#leaseMillis = leaseMillis;
+    this.#now = now;
     this.#locked = locked;
     const ready = this.#m.ready;
     return locked ? ready.pollLocked(now, this) : ready.poll(now, this);
@@ -124,7 +122,7 @@ export class WorkerPath implements Claimer {
       this.#token = this.#tokenEnd;
       this.refill();
     }
-    const leaseUntil = this.#leaseEnd(this.#locked);
+    const leaseUntil = this.#leaseEnd(this.#leaseMillis, this.#now, Infinity, this.#locked);
     if (Number.isNaN(leaseUntil)) return ABORT;
     draft[ATTEMPTS]!++;
     draft[TOKEN] = this.#token;
@@ -169,8 +167,7 @@ export class WorkerPath implements Claimer {
       const word = this.#leasedWord(slot, jobNum, token, now);
       if (word < 0) return word;
       const draft = this.#mover.start(slot);
-      this.#startLease(leaseMillis, now, draft[LEASE_UNTIL]!);
-      const leaseUntil = this.#leaseEnd(locked);
+      const leaseUntil = this.#leaseEnd(leaseMillis, now, draft[LEASE_UNTIL]!, locked);
       if (Number.isNaN(leaseUntil)) return SLOW;
       draft[LEASE_UNTIL] = leaseUntil;
       this.#noteMove(draft, jobNum);
@@ -189,32 +186,25 @@ export class WorkerPath implements Claimer {
     this.#notes.noteMove(jobNum, true);
   }
 
-
-  #startLease(leaseMillis: number, now: number, restampBefore: number): void {
-    this.#leaseMillis = leaseMillis;
-    this.#now = now;
-    this.#leaseUntil = now + leaseMillis;
-    this.#restampBefore = restampBefore;
-  }
-
   /**
    * The lease's end, from the clock read again just before the move's
    * decision: the call's `now` was read before it looked for the job, and
    * another thread may have moved the clock and looked at the slot since.
-   * An extend whose lease has run out by that reading keeps the end from
-   * `now`: it took effect before the clock passed the old end (any thread
-   * that saw the lease run out waited for this call).
+   * An extend whose lease has run out by that reading (`before`, its old
+   * end; a claim's is Infinity) keeps the end from `now`: it took effect
+   * before the clock passed the old end (any thread that saw the lease run
+   * out waited for this call).
    *
    * NaN (take the lock instead) when, lock-free, the lock is held by an
    * operation that runs at an older time than this reading: its moves are
    * still to come (a job it files, perhaps a better one than this claim
    * takes), and a claim of a later time must not pass them.
    */
-  #leaseEnd(locked: boolean): number {
-    const fresh = laterReading(this.#time, this.#now);
+  #leaseEnd(leaseMillis: number, now: number, before: number, locked: boolean): number {
+    const fresh = laterReading(this.#time, now);
     // The holder's time (LAST_NOW, written as it starts) first: the lock word's line is read only when the clock moved past it.
     if (!locked && fresh > this.#m.header[LAST_NOW]! && this.#m.lock.taken()) return NaN;
-    return fresh > this.#now && fresh < this.#restampBefore ? fresh + this.#leaseMillis : this.#leaseUntil;
+    return (fresh < before ? fresh : now) + leaseMillis;
   }
 
   /**
