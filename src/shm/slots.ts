@@ -103,23 +103,32 @@ export class SlotTable {
     return record;
   }
 
-  /** Writes `record` as the slot's record; only inside a move of the slot (the word BUSY, naming the caller). */
+  /**
+   * Writes `record` as the slot's record; only inside a move of the slot (the
+   * word BUSY, naming the caller). Only the fields that changed are stored:
+   * neighbouring slots share each column's cache lines, and a store of an
+   * unchanged value would still take the line from the thread working on the
+   * slot next door (a claim changes four fields, a complete one). The same
+   * keeps the pages of columns most queues never set (MOVES without a
+   * journal, ATTEMPT_LIMIT) untouched, so they cost no memory.
+   */
   write(slot: number, record: Float64Array): void {
-    this.jobNums[slot] = record[JOB_NUM]!;
-    this.priorities[slot] = record[PRIORITY]!;
-    this.runAts[slot] = record[RUN_AT]!;
-    this.attempts[slot] = record[ATTEMPTS]!;
-    this.tokens[slot] = record[TOKEN]!;
-    this.leaseUntils[slot] = record[LEASE_UNTIL]!;
-    this.dataRefs[slot] = record[DATA_REF]!;
-    this.types[slot] = record[TYPE]!;
-    this.payloadBytes[slot] = record[PAYLOAD_BYTES]!;
+    // Unrolled, one typed-array class per line: a loop over the columns would make every access megamorphic.
+    if (this.jobNums[slot] !== record[JOB_NUM]) this.jobNums[slot] = record[JOB_NUM]!;
+    if (this.priorities[slot] !== record[PRIORITY]) this.priorities[slot] = record[PRIORITY]!;
+    if (this.runAts[slot] !== record[RUN_AT]) this.runAts[slot] = record[RUN_AT]!;
+    if (this.attempts[slot] !== record[ATTEMPTS]) this.attempts[slot] = record[ATTEMPTS]!;
+    if (this.tokens[slot] !== record[TOKEN]) this.tokens[slot] = record[TOKEN]!;
+    if (this.leaseUntils[slot] !== record[LEASE_UNTIL]) this.leaseUntils[slot] = record[LEASE_UNTIL]!;
+    if (this.dataRefs[slot] !== record[DATA_REF]) this.dataRefs[slot] = record[DATA_REF]!;
+    if (this.types[slot] !== record[TYPE]) this.types[slot] = record[TYPE]!;
+    if (this.payloadBytes[slot] !== record[PAYLOAD_BYTES]) this.payloadBytes[slot] = record[PAYLOAD_BYTES]!;
     // ERROR_BYTES is not written: the error's chain holds it.
-    this.errorRefs[slot] = record[ERROR_REF]!;
-    this.workers[slot] = record[WORKER]!;
-    // Only a journaled queue counts moves: an in-memory one, never writing here, never makes these pages resident.
+    if (this.errorRefs[slot] !== record[ERROR_REF]) this.errorRefs[slot] = record[ERROR_REF]!;
+    if (this.workers[slot] !== record[WORKER]) this.workers[slot] = record[WORKER]!;
     if (this.moves[slot] !== record[MOVES]) this.moves[slot] = record[MOVES]!;
-    // Likewise a job's own attempt limit, which most jobs never set.
     if (this.attemptLimits[slot] !== record[ATTEMPT_LIMIT]) this.attemptLimits[slot] = record[ATTEMPT_LIMIT]!;
   }
+
+
 }
