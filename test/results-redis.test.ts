@@ -4,42 +4,22 @@
  * finished() waits, woken by the queue's `finishes` channel, on one queue and
  * on a partitioned one.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterEach, expect, it } from 'vitest';
 import { JobFailedError, PartitionedRedisQueue, RedisJobQueue, RetryPolicy, systemClock } from '../dist/index.js';
-import { waitUntil, withTimeout } from './helpers.js';
+import { JsonLinesChild, waitUntil, withTimeout } from './helpers.js';
 import { describeRedis, fileRedis } from './redis-harness.js';
 
-const FINISHER = fileURLToPath(new URL('./fixtures/redis-finisher.mjs', import.meta.url));
 let names = 0;
 
 /** The other process: finishes the leases it is sent, answering each. */
-class Finisher {
-  readonly #child: ChildProcess;
-  readonly #lines: AsyncIterator<string>;
-
+class Finisher extends JsonLinesChild<{ ev: string; jobId?: string }> {
   constructor(handle: unknown) {
-    this.#child = spawn(process.execPath, [FINISHER, JSON.stringify(handle)], { stdio: ['pipe', 'pipe', 'inherit'] });
-    this.#lines = createInterface({ input: this.#child.stdout! })[Symbol.asyncIterator]();
-  }
-
-  async next(): Promise<{ ev: string; jobId?: string }> {
-    const { value, done } = await withTimeout(this.#lines.next(), 20_000, 'the finisher process');
-    if (done === true) throw new Error('the finisher process ended');
-    return JSON.parse(value as string) as { ev: string; jobId?: string };
+    super('redis-finisher.mjs', handle, 'the finisher process');
   }
 
   send(order: { jobId: string; token: number; how: 'complete' | 'fail'; result?: unknown }): void {
-    this.#child.stdin!.write(`${JSON.stringify(order)}\n`);
-  }
-
-  async close(): Promise<void> {
-    if (this.#child.exitCode !== null) return;
-    this.#child.stdin!.end('close\n');
-    await new Promise((resolve) => this.#child.once('exit', resolve));
+    this.write(JSON.stringify(order));
   }
 }
 

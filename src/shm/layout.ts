@@ -109,6 +109,15 @@
  * that succeeds. Journaled queues make every move under the lock, so the
  * marks are read and written by the lock holder only; an in-memory queue
  * never reads them.
+ *
+ * ── Finishes (`finished(jobId)`) ──
+ *
+ * FINISH_TICKET counts every move into SUCCEEDED, DEAD or CANCELLED (one
+ * Atomics.add, which a complete makes anyway for the eviction order), and a
+ * `finished` of any thread sleeps on it (Atomics.waitAsync) after looking at
+ * its job; the mover notifies only while FINISH_WAITERS > 0. See finishes.ts
+ * for the handshake. A result is an arena chain like lastError's
+ * (RESULT_REF), stored by a complete under the lock and freed at eviction.
  */
 
 // ── lock words (Int32) ───────────────────────────────────────────────────
