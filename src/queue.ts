@@ -290,7 +290,7 @@ export class JobQueue {
    * the outcome is committed before it is reported.
    */
   finished(jobId: string, options?: FinishedOptions): Promise<unknown> {
-    return untilFinished(jobId, options, () => this.#reads.finishedView(jobId), finishWatch(this.#ctx.memory.finishes));
+    return untilFinished(jobId, options, () => this.#reads.finishedView(jobId), finishWatch(this.#ctx.memory.finishes, () => this.#ctx.closed));
   }
 
   /**
@@ -431,6 +431,8 @@ export class JobQueue {
       failure ??= closing;
     }
     ctx.closed = true;
+    // This thread's `finished` waits look again, and are told the queue is closed (the other threads' sleep again).
+    ctx.memory.finishes.wake();
     if (failure !== undefined) throw failure;
   }
 }

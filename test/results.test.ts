@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { AbortedError, InvalidArgumentError, JobFailedError, TimeoutError } from '../dist/index.js';
+import { AbortedError, IllegalStateError, InvalidArgumentError, JobFailedError, TimeoutError } from '../dist/index.js';
 import { describeEachBackend } from './backends.js';
 import { bad, expectError, expectInvalid, expectNotFound, mustPoll, setup, snapshot, thrownBy } from './helpers.js';
 
@@ -221,6 +221,15 @@ describeEachBackend('finished', (backend) => {
       expect(outcome).toBeInstanceOf(Promise);
       expect(await thrownBy(() => outcome)).toBeInstanceOf(InvalidArgumentError);
     }
+  });
+
+  it('rejects a wait with IllegalStateError when its queue is closed', async () => {
+    const { queue } = await setup(backend);
+    const id = await queue.submit('t');
+    const waiting = tracked(queue.finished(id)).promise;
+    await queue.view(id);
+    await queue.close();
+    await expectError(() => waiting, IllegalStateError, 'ERR_ILLEGAL_STATE');
   });
 
   it('settles every one of several waits for the same job, and waits for different jobs apart', async () => {

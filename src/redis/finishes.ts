@@ -50,6 +50,11 @@ export class FinishNotices {
     };
   }
 
+  /** Wakes every waiter, as the queue closes: each looks again, and is told the queue is closed. */
+  close(): void {
+    for (const waiters of this.#waiters.values()) for (const wake of waiters) wake();
+  }
+
   /** Wakes the waiters of every job a message names. */
   #deliver(message: string): void {
     for (const n of message.split(',')) for (const wake of this.#waiters.get(n) ?? []) wake();

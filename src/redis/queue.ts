@@ -316,7 +316,13 @@ export class RedisJobQueue {
    */
   async finished(jobId: string, options?: FinishedOptions): Promise<unknown> {
     this.#assertOpen();
-    return untilFinished(jobId, options, () => this.view(jobId), this.#finishes.watch(jobNumber(jobId)));
+    try {
+      return await untilFinished(jobId, options, () => this.view(jobId), this.#finishes.watch(jobNumber(jobId)));
+    } catch (error) {
+      // Closed while waiting (perhaps mid-call, its connection gone): the wait ends as any call on a closed queue.
+      if (this.#closed) this.#assertOpen();
+      throw error;
+    }
   }
 
   /**
@@ -503,6 +509,7 @@ export class RedisJobQueue {
     this.#closed = true;
     this.#liveness.stop();
     this.#wakeUps.close();
+    this.#finishes.close();
     await Promise.all([release(this.#redis), this.#subscriber.close()]);
   }
 

@@ -63,8 +63,13 @@ export class Finishes {
   }
 }
 
-/** `finished`'s watch over shared memory (see untilFinished): one registration, a fresh ticket before each look. */
-export function finishWatch(finishes: Finishes): FinishWatch {
+/**
+ * `finished`'s watch over shared memory (see untilFinished): one
+ * registration, a fresh ticket before each look. It does not sleep once
+ * `closed()` (this thread's queue was closed: its close wakes those asleep),
+ * so the next look is told.
+ */
+export function finishWatch(finishes: Finishes, closed: () => boolean): FinishWatch {
   let entered = false;
   let seen = 0;
   return {
@@ -74,6 +79,7 @@ export function finishWatch(finishes: Finishes): FinishWatch {
       seen = finishes.ticket();
     },
     async changed(stop) {
+      if (closed()) return;
       // Ends our own sleep (Atomics.waitAsync takes no signal): everyone wakes, the others sleep again.
       const wake = () => finishes.wake();
       stop.addEventListener('abort', wake, { once: true });
