@@ -148,7 +148,7 @@ export class JobQueue {
     const jobs = journal.rows();
     const { kept, dropped } = this.#fitFinished(jobs);
     this.#ctx.locked((core) => {
-      const chunks = kept.reduce((sum, job) => sum + core.chunksForJob(job.type, Buffer.byteLength(job.type), Buffer.byteLength(job.payload)), 0);
+      const chunks = kept.reduce((sum, job) => sum + core.chunksForJob(job.type, Buffer.byteLength(job.type), Buffer.byteLength(job.payload), job.key === null ? 0 : Buffer.byteLength(job.key)), 0);
       if (core.roomFor(kept.length, chunks) < 0) {
         throw new QueueFullError(
           `The journal ${link.path} holds ${kept.length} jobs that do not fit a queue of capacity ${this.#ctx.options.capacity} and ${this.#ctx.options.arenaBytes} arena bytes: raise \`capacity\` or \`arenaBytes\``,
@@ -164,7 +164,9 @@ export class JobQueue {
       // The attempt died with its process and counts as failed, so a job that kills its process cannot loop forever.
       const retry = mayRetry(job.attempts, attemptLimit(job.maxAttempts, policy.maxAttempts));
       const runAt = retry ? now + policy.backoffAfter(job.attempts) : job.runAt;
-      Object.assign(job, { status: retry ? JobStatus.PENDING : JobStatus.DEAD, runAt, lastError: LEASE_LOST, leaseUntil: 0, moves: job.moves + 1 });
+      // A job dead now finished now: a key it has is held keyTtl from here.
+      const finishedAt = !retry && job.key !== null ? now : job.finishedAt;
+      Object.assign(job, { status: retry ? JobStatus.PENDING : JobStatus.DEAD, runAt, lastError: LEASE_LOST, leaseUntil: 0, moves: job.moves + 1, finishedAt });
     }
     journal.write({ inserts: [], updates: lost, evictions: dropped.map((job) => job.num) });
     const sequences = journal.sequences();

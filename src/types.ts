@@ -34,6 +34,8 @@ export interface Lease {
   /** The attempts this job gets: its own (submit's `maxAttempts` option), else the RetryPolicy's. */
   readonly maxAttempts: number;
   readonly leaseUntil: number;
+  /** The job's own lease length (submit's `timeoutMillis`), which this lease got in place of the poll's; null: the poll's. */
+  readonly timeoutMillis: number | null;
 }
 
 /** A snapshot of one job. */
@@ -54,6 +56,10 @@ export interface JobView {
   readonly leaseUntil: number | null;
   /** The worker of the latest lease (the current one while RUNNING); null if never leased. */
   readonly workerId: string | null;
+  /** The idempotent key it was submitted with (submit's `key`), or null. */
+  readonly key: string | null;
+  /** Its own lease length (submit's `timeoutMillis`), or null: each poll's leaseMillis. */
+  readonly timeoutMillis: number | null;
 }
 
 export interface QueueStats {

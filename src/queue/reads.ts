@@ -79,5 +79,7 @@ export function toView(job: JobRecord): JobView {
     payload: job.payload,
     leaseUntil: status === JobStatus.RUNNING ? job.leaseUntil : null,
     workerId: job.workerId,
+    key: job.key,
+    timeoutMillis: job.timeoutMillis,
   };
 }

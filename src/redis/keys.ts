@@ -15,8 +15,11 @@
  * leasehold:{name}:counts    hash    succeeded, cancelled: how many of each are held
  * leasehold:{name}:signal    string  bumped on new work; also the pub/sub channel it is published on
  * leasehold:{name}:paused    string  '1' while the queue is paused (polls lease nothing); absent otherwise
+ * leasehold:{name}:keys      hash    idempotent key -> n of the latest job submitted with it (see SUBMIT)
  * leasehold:{name}:job:<n>   hash    job Jn: type, payload, priority, status, attempts, runAt,
- *                                    lastError, token, leaseUntil, workerId, holder (its lease's process)
+ *                                    lastError, token, leaseUntil, workerId, holder (its lease's process);
+ *                                    and only when set: maxAttempts, key, keyTtl, finishedAt (a keyed
+ *                                    job's last finish), timeout (its own lease length)
  * leasehold:{name}:alive:<h> string  set while process h (host:pid) runs; a short TTL (see liveness.ts)
  * ```
  *
@@ -34,13 +37,13 @@
  * those keys hash to the declared keys' slot; a proxy that insists on every
  * key in KEYS (some managed "cluster proxies") refuses them.
  *
- * These are the names v0.1 used (sweep and paused are new, and absent means
- * no catch-up in progress and not paused): a queue written by v0.1 needs no
- * migration.
+ * These are the names v0.1 used (sweep, paused and keys are new, and absent
+ * means no catch-up in progress, not paused, no key taken): a queue written
+ * by v0.1 needs no migration.
  */
 
 /** The fixed keys, in the order the scripts receive them as KEYS[1], KEYS[2], ... */
-export const KEY_NAMES = ['jobSeq', 'tokenSeq', 'clock', 'pending', 'ready', 'leases', 'dead', 'finished', 'counts', 'signal', 'sweep', 'paused'] as const;
+export const KEY_NAMES = ['jobSeq', 'tokenSeq', 'clock', 'pending', 'ready', 'leases', 'dead', 'finished', 'counts', 'signal', 'sweep', 'paused', 'keys'] as const;
 export type KeyName = (typeof KEY_NAMES)[number];
 
 export interface QueueKeys {

@@ -2,8 +2,8 @@ import { JobStatus, type Lease } from '../types.js';
 import { Arena } from './arena.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, DATA_REF, DEAD, DELAYED, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, ERROR_LEASE_EXPIRED, ERROR_LENGTH_BYTES, ERROR_REF,
-  FINISH_SEQ, FREE, JOB_NUM, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, READY, RECORD_FIELDS, RUNNING, RUN_AT, SUCCEEDED, TOKEN,
-  TYPE, WORKER, attemptLimit, isBusy, statusOf, type SlotStatus,
+  FINISHED_AT, FINISH_SEQ, FREE, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, READY, RECORD_FIELDS,
+  RUNNING, RUN_AT, SUCCEEDED, TOKEN, TYPE, WORKER, attemptLimit, isBusy, statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import type { LoggedJob, LoggedMove } from './movelog.js';
@@ -36,6 +36,10 @@ export interface JobRecord {
   token: number;
   leaseUntil: number;
   workerId: string | null;
+  /** The idempotent key, or null. */
+  key: string | null;
+  /** The job's own lease length (submit's timeoutMillis), or null. */
+  timeoutMillis: number | null;
 }
 
 /**
@@ -66,6 +70,7 @@ export class Records {
       attempt: record[ATTEMPTS]!,
       maxAttempts: attemptLimit(record[ATTEMPT_LIMIT]!, this.#policyMaxAttempts),
       leaseUntil: record[LEASE_UNTIL]!,
+      timeoutMillis: ownLeaseLength(record),
     };
   }
 
@@ -85,6 +90,7 @@ export class Records {
       const type = this.#typeOf(copy);
       const payload = this.#payloadOf(copy);
       const lastError = this.errorText(copy);
+      const key = this.#keyOf(copy);
       // And after the strings are decoded: an eviction frees their chunks (after its move), and a submit may refill them.
       if (slots.word(slot) !== word) continue;
       return {
@@ -100,6 +106,8 @@ export class Records {
         token: copy[TOKEN]!,
         leaseUntil: copy[LEASE_UNTIL]!,
         workerId: this.#m.workerNames.nameOf(copy[WORKER]!),
+        key,
+        timeoutMillis: ownLeaseLength(copy),
       };
     }
     return undefined;
@@ -114,6 +122,9 @@ export class Records {
     job.payload = this.#payloadOf(record);
     job.priority = record[PRIORITY]!;
     job.maxAttempts = record[ATTEMPT_LIMIT]!;
+    job.key = this.#keyOf(record);
+    job.keyTtl = record[KEY_TTL]!;
+    job.timeout = record[LEASE_LENGTH]!;
     return job;
   }
 
@@ -135,6 +146,7 @@ export class Records {
       finishSeq: finished ? record[FINISH_SEQ]! : 0,
       workerId: this.#m.workerNames.nameOf(record[WORKER]!),
       moves: record[MOVES]!,
+      finishedAt: record[FINISHED_AT]!,
     };
   }
 
@@ -150,6 +162,11 @@ export class Records {
 
   #payloadOf(record: Float64Array): string {
     return this.#m.arena.read(record[DATA_REF]!, leadingTypeBytes(record[TYPE]!), record[PAYLOAD_BYTES]!);
+  }
+
+  /** The job's idempotent key, or null. */
+  #keyOf(record: Float64Array): string | null {
+    return record[KEY_REF]! > 0 ? this.#m.arena.readCounted(record[KEY_REF]!) : null;
   }
 
   errorText(record: Float64Array): string | null {
@@ -168,13 +185,24 @@ export function dataBytes(typeNumber: number, typeBytes: number, payloadBytes: n
   return payloadBytes + (typeNumber > 0 ? 0 : typeBytes);
 }
 
-/** Bytes of the chain of an error text of `errorBytes` bytes: its length, then the text. */
-export function errorChainBytes(errorBytes: number): number {
-  return ERROR_LENGTH_BYTES + errorBytes;
+/** Bytes of the chain of a counted text (a lastError, a key) of `textBytes` bytes: its length, then the text. */
+export function countedChainBytes(textBytes: number): number {
+  return ERROR_LENGTH_BYTES + textBytes;
 }
 
-/** Arena chunks a record's strings hold: its data chain and its lastError's. */
+/** Arena chunks a record's strings hold: its data chain, its lastError's and its key's. */
 export function chunksOf(record: Float64Array): number {
-  const errorChunks = record[ERROR_REF]! > 0 ? Arena.chunksFor(errorChainBytes(record[ERROR_BYTES]!)) : 0;
-  return Arena.chunksFor(leadingTypeBytes(record[TYPE]!) + record[PAYLOAD_BYTES]!) + errorChunks;
+  const errorChunks = record[ERROR_REF]! > 0 ? Arena.chunksFor(countedChainBytes(record[ERROR_BYTES]!)) : 0;
+  const keyChunks = record[KEY_REF]! > 0 ? Arena.chunksFor(countedChainBytes(record[KEY_BYTES]!)) : 0;
+  return Arena.chunksFor(leadingTypeBytes(record[TYPE]!) + record[PAYLOAD_BYTES]!) + errorChunks + keyChunks;
+}
+
+/** For a move into a finished status at `at`: a job with a key notes when (its key's TTL runs from then). */
+export function noteFinish(record: Float64Array, at: number): void {
+  if (record[KEY_REF]! > 0) record[FINISHED_AT] = at;
+}
+
+/** The job's own lease length (LEASE_LENGTH), or null for none. */
+function ownLeaseLength(record: Float64Array): number | null {
+  return record[LEASE_LENGTH]! > 0 ? record[LEASE_LENGTH]! : null;
 }

@@ -1,7 +1,7 @@
 import type { Arena } from './arena.js';
 import {
-  ATTEMPTS, ATTEMPT_LIMIT, BUSY, DATA_REF, ERROR_BYTES, ERROR_REF, JOB_NUM, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RUN_AT, STATUS_MASK,
-  TOKEN, TYPE, WORKER, recordColumnOffsets, type RecordColumn, type SlotStatus,
+  ATTEMPTS, ATTEMPT_LIMIT, BUSY, DATA_REF, ERROR_BYTES, ERROR_REF, FINISHED_AT, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES,
+  PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RUN_AT, STATUS_MASK, TOKEN, TYPE, WORKER, recordColumnOffsets, type RecordColumn, type SlotStatus,
 } from './layout.js';
 
 /** Spins a reader waits on a BUSY word before it gives up and takes the slow path. */
@@ -32,6 +32,10 @@ export class SlotTable {
   readonly attemptLimits: RecordColumn;
   readonly types: RecordColumn;
   readonly workers: RecordColumn;
+  readonly keyRefs: RecordColumn;
+  readonly keyTtls: RecordColumn;
+  readonly finishedAts: RecordColumn;
+  readonly leaseLengths: RecordColumn;
 
   /** Where an error's byte length is kept: at the head of its chain. */
   readonly #arena: Arena;
@@ -56,6 +60,10 @@ export class SlotTable {
     this.attemptLimits = columns[ATTEMPT_LIMIT]!;
     this.types = columns[TYPE]!;
     this.workers = columns[WORKER]!;
+    this.keyRefs = columns[KEY_REF]!;
+    this.keyTtls = columns[KEY_TTL]!;
+    this.finishedAts = columns[FINISHED_AT]!;
+    this.leaseLengths = columns[LEASE_LENGTH]!;
   }
 
   word(slot: number): number {
@@ -79,7 +87,7 @@ export class SlotTable {
     }
   }
 
-  /** One field of the slot's record (not ERROR_BYTES, which has no column: see readInto). */
+  /** One field of the slot's record (not ERROR_BYTES or KEY_BYTES, which have no column: see readInto). */
   get(slot: number, field: number): number {
     return this.#columns[field]![slot]!;
   }
@@ -100,6 +108,11 @@ export class SlotTable {
     record[WORKER] = this.workers[slot]!;
     record[MOVES] = this.moves[slot]!;
     record[ATTEMPT_LIMIT] = this.attemptLimits[slot]!;
+    const keyRef = (record[KEY_REF] = this.keyRefs[slot]!);
+    record[KEY_BYTES] = keyRef > 0 ? this.#arena.countedBytes(keyRef) : 0;
+    record[KEY_TTL] = this.keyTtls[slot]!;
+    record[FINISHED_AT] = this.finishedAts[slot]!;
+    record[LEASE_LENGTH] = this.leaseLengths[slot]!;
     return record;
   }
 
@@ -121,5 +134,10 @@ export class SlotTable {
     if (this.moves[slot] !== record[MOVES]) this.moves[slot] = record[MOVES]!;
     // Likewise a job's own attempt limit, which most jobs never set.
     if (this.attemptLimits[slot] !== record[ATTEMPT_LIMIT]) this.attemptLimits[slot] = record[ATTEMPT_LIMIT]!;
+    // Likewise an idempotent key and what goes with it, and a job's own lease length (KEY_BYTES: the key's chain holds it).
+    if (this.keyRefs[slot] !== record[KEY_REF]) this.keyRefs[slot] = record[KEY_REF]!;
+    if (this.keyTtls[slot] !== record[KEY_TTL]) this.keyTtls[slot] = record[KEY_TTL]!;
+    if (this.finishedAts[slot] !== record[FINISHED_AT]) this.finishedAts[slot] = record[FINISHED_AT]!;
+    if (this.leaseLengths[slot] !== record[LEASE_LENGTH]) this.leaseLengths[slot] = record[LEASE_LENGTH]!;
   }
 }
