@@ -273,8 +273,8 @@ export const RECORD_FIELDS = 19;
  */
 export const RECORD_COLUMNS: readonly (readonly [field: number, array: ColumnArray])[] = [
   [JOB_NUM, Float64Array], [PRIORITY, Float64Array], [RUN_AT, Float64Array], [TOKEN, Float64Array], [LEASE_UNTIL, Float64Array],
-  [MOVES, Float64Array], [DATA_REF, Int32Array], [PAYLOAD_BYTES, Int32Array], [ERROR_REF, Int32Array],
-  [KEY_TTL, Float64Array], [FINISHED_AT, Float64Array], [KEY_REF, Int32Array],
+  [MOVES, Float64Array], [KEY_TTL, Float64Array], [FINISHED_AT, Float64Array],
+  [DATA_REF, Int32Array], [PAYLOAD_BYTES, Int32Array], [ERROR_REF, Int32Array], [KEY_REF, Int32Array],
   [ATTEMPTS, Uint32Array], [ATTEMPT_LIMIT, Uint32Array], [LEASE_LENGTH, Uint32Array], [TYPE, Int16Array], [WORKER, Uint16Array],
 ];
 
