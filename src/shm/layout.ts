@@ -262,11 +262,13 @@ export const RECORD_FIELDS = 19;
  *   ATTEMPTS     u32  at most maxAttempts, and never more than MAX_ATTEMPTS
  *   ATTEMPT_LIMIT u32 a job's own maxAttempts, 1 to MAX_ATTEMPTS (0: none); written only when
  *                     it changes, so a queue whose jobs never set one never touches its pages
- *   KEY_REF      i32  a chunk number, or 0; like ATTEMPT_LIMIT, written only when it changes
- *                     (at a keyed submit, and the eviction that frees the slot)
+ *   KEY_REF      i32  a chunk number, or 0. The key's columns (KEY_REF, KEY_TTL, FINISHED_AT)
+ *                     are read past KEY_REF and written only for a keyed job (and the next job
+ *                     of its slot, which writes the zeros): a queue without keys never touches
+ *                     the pages of the other two, nor writes KEY_REF's
  *   KEY_BYTES    none: kept at the head of the key's chain, as most jobs have no key
- *   KEY_TTL      f64  a duration of any finite length; written only when it changes
- *   FINISHED_AT  f64  a time; written only for a job with a key
+ *   KEY_TTL      f64  a duration of any finite length
+ *   FINISHED_AT  f64  a time
  *   LEASE_LENGTH u32  a job's own timeoutMillis, 1 to MAX_LEASE_LENGTH (0: none); written only when it changes
  *   TYPE         i16  an entry of `typeNames` + 1 (<= TYPE_NAMES), or -(type bytes) (>= -MAX_TYPE_BYTES, 1024)
  *   WORKER       u16  an entry of `workerNames` + 1 (<= WORKER_NAMES)

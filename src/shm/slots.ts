@@ -108,10 +108,12 @@ export class SlotTable {
     record[WORKER] = this.workers[slot]!;
     record[MOVES] = this.moves[slot]!;
     record[ATTEMPT_LIMIT] = this.attemptLimits[slot]!;
+    // The key's columns mean something only with a key: a job without one reads one column for them.
     const keyRef = (record[KEY_REF] = this.keyRefs[slot]!);
-    record[KEY_BYTES] = keyRef > 0 ? this.#arena.countedBytes(keyRef) : 0;
-    record[KEY_TTL] = this.keyTtls[slot]!;
-    record[FINISHED_AT] = this.finishedAts[slot]!;
+    const keyed = keyRef > 0;
+    record[KEY_BYTES] = keyed ? this.#arena.countedBytes(keyRef) : 0;
+    record[KEY_TTL] = keyed ? this.keyTtls[slot]! : 0;
+    record[FINISHED_AT] = keyed ? this.finishedAts[slot]! : 0;
     record[LEASE_LENGTH] = this.leaseLengths[slot]!;
     return record;
   }
@@ -134,10 +136,13 @@ export class SlotTable {
     if (this.moves[slot] !== record[MOVES]) this.moves[slot] = record[MOVES]!;
     // Likewise a job's own attempt limit, which most jobs never set.
     if (this.attemptLimits[slot] !== record[ATTEMPT_LIMIT]) this.attemptLimits[slot] = record[ATTEMPT_LIMIT]!;
-    // Likewise an idempotent key and what goes with it, and a job's own lease length (KEY_BYTES: the key's chain holds it).
-    if (this.keyRefs[slot] !== record[KEY_REF]) this.keyRefs[slot] = record[KEY_REF]!;
-    if (this.keyTtls[slot] !== record[KEY_TTL]) this.keyTtls[slot] = record[KEY_TTL]!;
-    if (this.finishedAts[slot] !== record[FINISHED_AT]) this.finishedAts[slot] = record[FINISHED_AT]!;
+    // Likewise a job's own lease length, and an idempotent key and what goes with it (KEY_BYTES: the key's
+    // chain holds it): a slot that never held a keyed job reads one column for them, and writes none.
+    if (record[KEY_REF] !== 0 || this.keyRefs[slot] !== 0) {
+      this.keyRefs[slot] = record[KEY_REF]!;
+      this.keyTtls[slot] = record[KEY_TTL]!;
+      this.finishedAts[slot] = record[FINISHED_AT]!;
+    }
     if (this.leaseLengths[slot] !== record[LEASE_LENGTH]) this.leaseLengths[slot] = record[LEASE_LENGTH]!;
   }
 }
