@@ -392,7 +392,10 @@ export const INTENT_RECORD = 3; //  RECORD_FIELDS wide: the whole new record
 export const ROW_COUNTS = INTENT_RECORD + RECORD_FIELDS; // STATUS_COUNT wide: jobs moved into (+) and out of (−) each status by this row
 export const ROW_FINISHED_CHUNKS = ROW_COUNTS + STATUS_COUNT; // arena chunks of jobs this row finished, minus those evicted
 export const ROW_WATCH_SINCE = ROW_FINISHED_CHUNKS + 1; // since when the watch has seen ROW_WATCH_CALL (holder's)
-export const ROW_DATA = 32; //       padded to whole lines
+/** float64s per cache line (64 bytes). */
+const F64_LINE = 8;
+/** A row's data, padded to whole lines: derived from its last field, so that a record with more fields never runs into the next row. */
+export const ROW_DATA = Math.ceil((ROW_WATCH_SINCE + 1) / F64_LINE) * F64_LINE;
 /** rowRings: per row a lease ring then a finished ring, entries (KEY, SLOT, WORD). */
 export const ROW_RING_ENTRIES = 1024;
 export const RING_KEY = 0;
