@@ -464,7 +464,7 @@ export const FIRST_CHUNK = 1;
 export function heapEntries(capacity: number): number {
   return 2 * capacity + 16;
 }
-/** Job map size (and key map's): a power of two of at least 1.5 × capacity (at most about half full, so probes stay short; 8 B per job). */
+/** Job map entries (and key map's): a power of two of at least 1.5 × capacity (at most about two thirds full, so probes stay short). */
 export function mapEntries(capacity: number): number {
   return 2 ** Math.ceil(Math.log2(1.5 * capacity + 2));
 }
