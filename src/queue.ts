@@ -154,7 +154,10 @@ export class JobQueue {
     const { kept, dropped } = this.#fitFinished(jobs);
     this.#ctx.locked((core) => {
       const chunks = kept.reduce(
-        (sum, job) => sum + core.chunksForJob(job.type, Buffer.byteLength(job.type), Buffer.byteLength(job.payload)) + countedChunks(job.result),
+        (sum, job) =>
+          sum +
+          core.chunksForJob(job.type, Buffer.byteLength(job.type), Buffer.byteLength(job.payload), job.key === null ? 0 : Buffer.byteLength(job.key)) +
+          countedChunks(job.result),
         0,
       );
       if (core.roomFor(kept.length, chunks) < 0) {
@@ -172,7 +175,9 @@ export class JobQueue {
       // The attempt died with its process and counts as failed, so a job that kills its process cannot loop forever.
       const retry = mayRetry(job.attempts, attemptLimit(job.maxAttempts, policy.maxAttempts));
       const runAt = retry ? now + policy.backoffAfter(job.attempts) : job.runAt;
-      Object.assign(job, { status: retry ? JobStatus.PENDING : JobStatus.DEAD, runAt, lastError: LEASE_LOST, leaseUntil: 0, moves: job.moves + 1 });
+      // A job dead now finished now: a key it has is held keyTtl from here.
+      const finishedAt = !retry && job.key !== null ? now : job.finishedAt;
+      Object.assign(job, { status: retry ? JobStatus.PENDING : JobStatus.DEAD, runAt, lastError: LEASE_LOST, leaseUntil: 0, moves: job.moves + 1, finishedAt });
     }
     journal.write({ inserts: [], updates: lost, evictions: dropped.map((job) => job.num) });
     const sequences = journal.sequences();

@@ -34,6 +34,8 @@ export interface Lease {
   /** The attempts this job gets: its own (submit's `maxAttempts` option), else the RetryPolicy's. */
   readonly maxAttempts: number;
   readonly leaseUntil: number;
+  /** The job's own lease length (submit's `timeoutMillis`), which this lease got in place of the poll's; null: the poll's. */
+  readonly timeoutMillis: number | null;
 }
 
 /** A snapshot of one job. */
@@ -56,6 +58,10 @@ export interface JobView {
   readonly workerId: string | null;
   /** A SUCCEEDED job's result (what its complete was given, parsed from JSON); undefined when it has none, or is not SUCCEEDED. */
   readonly result: unknown;
+  /** The idempotent key it was submitted with (submit's `key`), or null. */
+  readonly key: string | null;
+  /** Its own lease length (submit's `timeoutMillis`), or null: each poll's leaseMillis. */
+  readonly timeoutMillis: number | null;
 }
 
 export interface QueueStats {

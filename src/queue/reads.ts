@@ -100,5 +100,7 @@ export function toView(job: JobRecord): JobView {
     leaseUntil: status === JobStatus.RUNNING ? job.leaseUntil : null,
     workerId: job.workerId,
     result: status === JobStatus.SUCCEEDED ? parsedResult(job.result) : undefined,
+    key: job.key,
+    timeoutMillis: job.timeoutMillis,
   };
 }

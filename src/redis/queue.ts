@@ -233,8 +233,9 @@ export class RedisJobQueue {
   }
 
   /**
-   * Queues a new PENDING job and resolves to its id, `J1`, `J2`, ..., once Redis has it.
-   * The options form (`{ priority, runAt, delayMillis, maxAttempts }`) or the positional one (`priority, runAtMillis`).
+   * Queues a new PENDING job and resolves to its id, `J1`, `J2`, ..., once Redis has it (or, for a `key`
+   * that is taken, the id of the job that holds it: see JobQueue#submit). The options form
+   * (`{ priority, runAt, delayMillis, maxAttempts, key, keyTtlMillis, timeoutMillis }`) or the positional one (`priority, runAtMillis`).
    */
   submit(type: string, payload?: string | null, options?: SubmitOptions): Promise<string>;
   submit(type: string, payload?: string | null, priority?: number, runAtMillis?: number): Promise<string>;
@@ -246,7 +247,7 @@ export class RedisJobQueue {
     return id!;
   }
 
-  /** Queues several jobs at once, all or none, in one script. Returns their ids in order. */
+  /** Queues several jobs at once, all or none, in one script. Returns their ids in order (keys as JobQueue#submitMany). */
   async submitMany(jobs: readonly NewJob[]): Promise<string[]> {
     this.#assertOpen();
     const checked = checkJobs(jobs, this.#maxPayloadBytes);
@@ -256,6 +257,7 @@ export class RedisJobQueue {
   async #submit(jobs: readonly CheckedJob[]): Promise<string[]> {
     const fields = jobs.flatMap((job) => [
       job.type, job.payload, String(job.priority), job.runAtMillis === undefined ? '' : String(job.runAtMillis), String(job.delayMillis), String(job.maxAttempts),
+      job.key ?? '', String(job.keyTtlMillis), String(job.timeoutMillis),
     ]);
     const reply = await this.#run(SCRIPTS.submit, [String(this.#capacity), ...fields], '');
     return reply.slice(1).map((n) => `J${n}`);

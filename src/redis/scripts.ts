@@ -135,7 +135,7 @@ end
 
 local function failAttempt(n, key, failedAt, err, permanent)
   redis.call('ZREM', K.leases, n)
-  local f = redis.call('HMGET', key, 'attempts', 'maxAttempts')
+  local f = redis.call('HMGET', key, 'attempts', 'maxAttempts', 'key')
   local attempts = tonumber(f[1])
   if not permanent and attempts < attemptLimit(f[2]) then
     local runAt = failedAt + backoffAfter(attempts)
@@ -143,17 +143,33 @@ local function failAttempt(n, key, failedAt, err, permanent)
     enqueue(n, key, runAt)
   else
     redis.call('HSET', key, 'status', 'DEAD', 'lastError', err)
+    -- A keyed job notes when it finished: its key stays taken keyTtl from then.
+    if f[3] then redis.call('HSET', key, 'finishedAt', num(failedAt)) end
     redis.call('ZADD', K.dead, n, n)
     announceFinished({ n })
   end
 end
 
--- SUCCEEDED or CANCELLED: held until evicted, oldest finished first.
+-- SUCCEEDED or CANCELLED (at now): held until evicted, oldest finished first.
 local function finish(n, key, status)
   redis.call('HSET', key, 'status', status)
+  if redis.call('HEXISTS', key, 'key') == 1 then redis.call('HSET', key, 'finishedAt', nowText) end
   redis.call('RPUSH', K.finished, n)
   redis.call('HINCRBY', K.counts, string.lower(status), 1)
   announceFinished({ n })
+end
+
+-- The n of the job that holds the idempotent key k now, or nil if k is free: a job holds its
+-- key while PENDING or RUNNING, and once finished until finishedAt + keyTtl; an evicted job, never.
+local function keyHolder(k)
+  local n = redis.call('HGET', K.keys, k)
+  if not n then return nil end
+  local f = redis.call('HMGET', jobKey(n), 'status', 'keyTtl', 'finishedAt')
+  if not f[1] then return nil end
+  if f[1] == 'PENDING' or f[1] == 'RUNNING' then return n end
+  local ttl = tonumber(f[2] or '0')
+  if ttl > 0 and now < tonumber(f[3] or '0') + ttl then return n end
+  return nil
 end
 
 -- New work: wakes clients in waitForWork (a poll that found nothing reads the counter).
@@ -175,17 +191,18 @@ local function find(n, key)
   return nil, absence(n)
 end
 
--- The hash of job n if token is its current lease (after expiry, RUNNING means valid).
--- Every job's hash has a status: none means no hash.
+-- The hash of job n if token is its current lease (after expiry, RUNNING means valid), then
+-- nil and whether the job has an idempotent key. Every job's hash has a status: none means no hash.
 local function leased(n, token, key)
-  local f = redis.call('HMGET', key, 'status', 'token')
+  local f = redis.call('HMGET', key, 'status', 'token', 'key')
   if not f[1] then return nil, absence(n) end
   if f[1] ~= 'RUNNING' or f[2] ~= token then return nil, ${Refusal.StaleLease} end
-  return key
+  return key, nil, f[3] ~= false
 end
 
--- Leases up to max ready jobs to workerId (none while the queue is paused), best first: each one's n, token,
--- type, payload, attempt, maxAttempts and leaseUntil appended to out after the wake
+-- Leases up to max ready jobs to workerId (none while the queue is paused), best first, each for its
+-- own timeout if it has one, else for leaseMillis: each one's n, token, type, payload, attempt,
+-- maxAttempts, leaseUntil and timeout ('' for none) appended to out after the wake
 -- counter (read first: work announced later is newer than this poll). The
 -- indexes change once for the whole batch; the tokens are consecutive.
 local function pollBest(workerId, leaseMillis, max, out)
@@ -197,20 +214,26 @@ local function pollBest(workerId, leaseMillis, max, out)
   local lastToken = redis.call('INCRBY', K.tokenSeq, count)
   -- The holder is alive now: its key must not have lapsed before its first refresh.
   redis.call('SET', alivePrefix .. holder, '1', 'PX', ${LIVENESS_TTL_MILLIS})
-  local leaseUntil = now + tonumber(leaseMillis)
-  local untilText = num(leaseUntil)
+  local pollUntil = now + tonumber(leaseMillis)
+  local pollUntilText = num(pollUntil)
   local numbers, leases = {}, {}
   for i = 1, count do
     local n = int(tonumber(string.sub(best[2 * i - 1], 33)))
     local key = jobKey(n)
     local token = int(lastToken - count + i)
-    local f = redis.call('HMGET', key, 'attempts', 'type', 'payload', 'maxAttempts')
+    local f = redis.call('HMGET', key, 'attempts', 'type', 'payload', 'maxAttempts', 'timeout')
     local attempt = tonumber(f[1]) + 1
+    -- The job's own lease length wins over the poll's.
+    local leaseUntil, untilText = pollUntil, pollUntilText
+    if f[5] then
+      leaseUntil = now + tonumber(f[5])
+      untilText = num(leaseUntil)
+    end
     redis.call('HSET', key, 'status', 'RUNNING', 'attempts', attempt, 'token', token, 'leaseUntil', untilText, 'workerId', workerId, 'holder', holder)
     numbers[i] = n
     leases[2 * i - 1] = leaseUntil
     leases[2 * i] = n
-    for _, field in ipairs({ n, token, f[2], f[3], attempt, attemptLimit(f[4]), untilText }) do out[#out + 1] = field end
+    for _, field in ipairs({ n, token, f[2], f[3], attempt, attemptLimit(f[4]), untilText, f[5] or '' }) do out[#out + 1] = field end
   end
   redis.call('ZREM', K.pending, unpack(numbers))
   redis.call('ZADD', K.leases, unpack(leases))
@@ -225,10 +248,12 @@ local function completeAll(first, last, out)
   local done = {}
   for i = first, last, 3 do
     local n = ARGV[i]
-    local key, refusal = leased(n, ARGV[i + 1], KEYS[FIXED + (i - first) / 3 + 1])
+    local key, refusal, keyed = leased(n, ARGV[i + 1], KEYS[FIXED + (i - first) / 3 + 1])
     if key then
       if ARGV[i + 2] == '' then redis.call('HSET', key, 'status', 'SUCCEEDED')
       else redis.call('HSET', key, 'status', 'SUCCEEDED', 'result', ARGV[i + 2]) end
+      -- A keyed job notes when it finished: its key stays taken keyTtl from then.
+      if keyed then redis.call('HSET', key, 'finishedAt', nowText) end
       done[#done + 1] = n
     end
     out[#out + 1] = refusal or 0
@@ -334,40 +359,77 @@ if not (indexCaughtUp() and leasesCaughtUp()) then return { ${CATCHING_UP} } end
 /**
  * submit / submitMany, all or none. ARGV: capacity, then per job type,
  * payload, priority, runAt ('' for delay after now), delay, maxAttempts
- * (0: the policy's). Finished jobs are evicted, oldest
- * first, only as far as room is needed and only if that makes enough.
+ * (0: the policy's), key ('': none), keyTtl, timeout (0: the poll's). A job
+ * whose key is taken (see keyHolder) is not stored: its id is the holder's;
+ * a key given twice in one call is the first one's (the later jobs get the
+ * first one's id, and are not stored). Finished jobs are evicted, oldest
+ * first, only as far as room is needed and only if that makes enough; an
+ * evicted job's key is free.
  */
 const SUBMIT = `
 local capacity = tonumber(ARGV[OWN + 1])
 local first = OWN + 2
-local count = (#ARGV - first + 1) / 6
+local WIDTH = 9
+local total = (#ARGV - first + 1) / WIDTH
+-- Per job: the id it gets without being stored (a key's holder's), or the index of the earlier job whose key it repeats.
+local holders, repeats, firstWithKey = {}, {}, {}
+local count = 0
+for j = 1, total do
+  local k = ARGV[first + (j - 1) * WIDTH + 6]
+  if k ~= '' and firstWithKey[k] then
+    repeats[j] = firstWithKey[k]
+  else
+    if k ~= '' then
+      firstWithKey[k] = j
+      holders[j] = keyHolder(k)
+    end
+    if not holders[j] then count = count + 1 end
+  end
+end
 local finished = redis.call('LLEN', K.finished)
 local held = redis.call('ZCARD', K.pending) + redis.call('ZCARD', K.leases) + redis.call('ZCARD', K.dead) + finished
 local excess = held + count - capacity
 if excess > finished then return { ${Refusal.NoSlot} } end
 for _ = 1, excess do
-  local key = jobKey(redis.call('LPOP', K.finished))
-  redis.call('HINCRBY', K.counts, string.lower(redis.call('HGET', key, 'status')), -1)
+  local n = redis.call('LPOP', K.finished)
+  local key = jobKey(n)
+  local f = redis.call('HMGET', key, 'status', 'key')
+  redis.call('HINCRBY', K.counts, string.lower(f[1]), -1)
+  -- Its key is free, unless a newer job took it.
+  if f[2] and redis.call('HGET', K.keys, f[2]) == n then redis.call('HDEL', K.keys, f[2]) end
   redis.call('DEL', key)
 end
 local ids = { 0 }
 local seq = redis.call('INCRBY', K.jobSeq, count) - count
 local pending, ready = {}, {}
-for i = first, #ARGV, 6 do
-  seq = seq + 1
-  local n = jobNumberOf(seq)
-  local runAt = ARGV[i + 3]
-  if runAt == '' then runAt = ARGV[i + 4] == '0' and nowText or num(now + tonumber(ARGV[i + 4])) end
-  redis.call('HSET', jobKey(n), 'type', ARGV[i], 'payload', ARGV[i + 1], 'priority', ARGV[i + 2],
-    'status', 'PENDING', 'attempts', 0, 'runAt', runAt, 'maxAttempts', ARGV[i + 5])
-  local due = tonumber(runAt)
-  pending[#pending + 1] = due
-  pending[#pending + 1] = n
-  if due <= now then
-    ready[#ready + 1] = 0
-    ready[#ready + 1] = memberOf(tonumber(ARGV[i + 2]), due, n)
+for j = 1, total do
+  local i = first + (j - 1) * WIDTH
+  if repeats[j] then
+    ids[j + 1] = ids[repeats[j] + 1]
+  elseif holders[j] then
+    ids[j + 1] = holders[j]
+  else
+    seq = seq + 1
+    local n = jobNumberOf(seq)
+    local runAt = ARGV[i + 3]
+    if runAt == '' then runAt = ARGV[i + 4] == '0' and nowText or num(now + tonumber(ARGV[i + 4])) end
+    local key = jobKey(n)
+    redis.call('HSET', key, 'type', ARGV[i], 'payload', ARGV[i + 1], 'priority', ARGV[i + 2],
+      'status', 'PENDING', 'attempts', 0, 'runAt', runAt, 'maxAttempts', ARGV[i + 5])
+    if ARGV[i + 6] ~= '' then
+      redis.call('HSET', key, 'key', ARGV[i + 6], 'keyTtl', ARGV[i + 7])
+      redis.call('HSET', K.keys, ARGV[i + 6], n)
+    end
+    if ARGV[i + 8] ~= '0' then redis.call('HSET', key, 'timeout', ARGV[i + 8]) end
+    local due = tonumber(runAt)
+    pending[#pending + 1] = due
+    pending[#pending + 1] = n
+    if due <= now then
+      ready[#ready + 1] = 0
+      ready[#ready + 1] = memberOf(tonumber(ARGV[i + 2]), due, n)
+    end
+    ids[j + 1] = n
   end
-  ids[#ids + 1] = n
 end
 callMany('ZADD', K.pending, pending, 2)
 callMany('ZADD', K.ready, ready, 2)
@@ -377,7 +439,7 @@ return ids
 
 /**
  * ARGV: workerId, leaseMillis, max. Returns 0, the wake counter, and the
- * leases (n, token, type, payload, attempt, maxAttempts, leaseUntil each) of up to max
+ * leases (n, token, type, payload, attempt, maxAttempts, leaseUntil, timeout each) of up to max
  * ready jobs, best first.
  */
 const POLL = `

@@ -8,14 +8,17 @@ import type { SharedHeap } from './heap.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, ATTENTION, CANCELLED, COMMIT_EVICTED, COMMIT_MOVED, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, DUE_LOWERED, DUE_VERSION,
   ENTRY_K1, ENTRY_SLOT, ENTRY_WORD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, GATE, ERROR_LEASE_EXPIRED, ERROR_NONE, ERROR_REF, FINISH_BASE, FINISH_RING,
-  FINISH_SEQ, FINISH_TICKET, FREE, FREE_SLOT_COUNT, JOB_NUM, JOB_SEQ, LAST_NOW, LEASE_RING, LEASE_UNTIL, MAINTENANCE_ROW, MOVES,
-  NEXT_DUE, PAUSED, PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, ROWS, STATUS_COUNT, ROW_COUNTS, ROW_FINISHED_CHUNKS, RUNNING, RUN_AT,
+  FINISHED_AT, FINISH_SEQ, FINISH_TICKET, FREE, FREE_SLOT_COUNT, JOB_NUM, JOB_SEQ, KEY_BYTES, KEY_REF, KEY_TTL, LAST_NOW, LEASE_LENGTH, LEASE_RING,
+  LEASE_UNTIL, MAINTENANCE_ROW, MOVES, NEXT_DUE, PAUSED, PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, ROWS,
+  STATUS_COUNT, ROW_COUNTS, ROW_FINISHED_CHUNKS, RUNNING, RUN_AT,
   SLOT_HIGH_WATER, SUCCEEDED, TOKEN, TOKEN_RESERVED, TOKEN_SEQ, TYPE, WORKER, attemptLimit, isBusy, mayRetry, nextWord, statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import { Mover } from './moves.js';
 import type { LoggedJob, MoveLog, Sequences, JournalWrites } from './movelog.js';
-import { NAME_OF_STATUS, Records, chunksOf, dataBytes, countedChainBytes, leadingTypeBytes } from './records.js';
+import { keyHash } from '../key-hash.js';
+import { NAME_OF_STATUS, Records, chunksOf, dataBytes, countedChainBytes, leadingTypeBytes, noteFinish } from './records.js';
+import type { CheckedJob } from '../validate.js';
 import { UndoLog, recordCopy, type UndoneMove } from './undo-log.js';
 import { NOT_COUNTED, type MoveNotes } from './worker.js';
 
@@ -254,24 +257,27 @@ export class Maintenance implements MoveNotes {
   }
 
   /**
-   * A new PENDING job (`maxAttempts` its own limit, 0 for the policy's): its
-   * number, or a Refusal (then nothing changed). Allocates nothing on the heap.
+   * A new PENDING job, to run from `runAt`: its number, or a Refusal (then
+   * nothing changed). The caller has made sure its key (if any) is free (see
+   * `keyHolder`). Allocates nothing on the heap for a job without a key.
    */
-  submit(
-    type: string, typeBytes: number, payload: string, payloadBytes: number, priority: number, runAt: number, maxAttempts: number, now: number,
-  ): number {
+  submit(job: CheckedJob, runAt: number, now: number): number {
     const { header } = this.#m;
-    const typeNumber = this.#m.typeNames.numberOf(type);
-    const refusal = this.#makeRoom(Arena.chunksFor(dataBytes(typeNumber, typeBytes, payloadBytes)), 1);
+    const typeNumber = this.#m.typeNames.numberOf(job.type);
+    const refusal = this.#makeRoom(this.#chunksFor(typeNumber, job.typeBytes, job.payloadBytes, job.keyBytes), 1);
     if (refusal < 0) return refusal;
     const num = header[JOB_SEQ]! + 1;
     header[JOB_SEQ] = num;
     const ticket = this.#note(num, COMMIT_SUBMITTED);
     const slot = this.#takeSlot();
-    const draft = this.#newDraft(num, type, typeNumber, typeBytes, payload, payloadBytes, priority, runAt);
-    draft[ATTEMPT_LIMIT] = maxAttempts;
+    const draft = this.#newDraft(num, job.type, typeNumber, job.typeBytes, job.payload, job.payloadBytes, job.priority, runAt);
+    draft[ATTEMPT_LIMIT] = job.maxAttempts;
+    draft[LEASE_LENGTH] = job.timeoutMillis;
+    if (job.key !== null) this.#storeKey(draft, job.key, job.keyBytes, job.keyTtlMillis);
     if (this.#log !== undefined) draft[MOVES] = 1;
     const word = this.#place(slot, num, runAt > now ? DELAYED : READY);
+    // After the job is placed: a holder killed in between leaves the key to the rebuild, which finds it in the slot.
+    if (job.key !== null) this.#m.keyMap.set(job.key, keyHash(job.key), slot);
     if (this.#undo.recording) {
       this.#m.awaited[slot] = markOf(ticket);
       this.#undo.add({ slot, status: FREE, to: word, record: null, lastError: null });
@@ -280,12 +286,45 @@ export class Maintenance implements MoveNotes {
   }
 
   /**
-   * Arena chunks a new job of `type` takes: those of its payload, and of its
-   * type too if the type table has no room for it. Interns the type (a type
-   * the table holds is no change a user can see).
+   * The number of the job that holds the idempotent `key` at `now`, or -1 if
+   * the key is free: a job holds its key while PENDING or RUNNING, and once
+   * finished (SUCCEEDED, DEAD, CANCELLED) until FINISHED_AT + KEY_TTL; an
+   * evicted job holds nothing. AWAITS_COMMIT for a holder frozen by its
+   * commit in flight (see Frozen jobs in layout.ts): its submit may yet be
+   * undone, so its id must not be handed out before it is durable.
    */
-  chunksForJob(type: string, typeBytes: number, payloadBytes: number): number {
-    return Arena.chunksFor(dataBytes(this.#m.typeNames.numberOf(type), typeBytes, payloadBytes));
+  keyHolder(key: string, now: number): number {
+    const { keyMap, slots } = this.#m;
+    const slot = keyMap.find(key, keyHash(key));
+    if (slot < 0) return -1;
+    const status = statusOf(this.settledWord(slot, now));
+    if (status === FREE) return -1;
+    if (this.frozen(slot)) return this.#awaitCommitOf(slot);
+    const live = status === READY || status === DELAYED || status === RUNNING ||
+      (slots.keyTtls[slot]! > 0 && now < slots.finishedAts[slot]! + slots.keyTtls[slot]!);
+    return live ? slots.jobNums[slot]! : -1;
+  }
+
+  /** Stores the idempotent key in the draft: its chain (the room was made) and its TTL. */
+  #storeKey(draft: Float64Array, key: string, keyBytes: number, keyTtl: number): void {
+    this.#assertHeld();
+    draft[KEY_REF] = this.#m.arena.storeCounted(keyBytes, key);
+    draft[KEY_BYTES] = keyBytes;
+    draft[KEY_TTL] = keyTtl;
+  }
+
+  /**
+   * Arena chunks a new job of `type` takes: those of its payload, of its key
+   * (0 bytes: none), and of its type too if the type table has no room for
+   * it. Interns the type (a type the table holds is no change a user can see).
+   */
+  chunksForJob(type: string, typeBytes: number, payloadBytes: number, keyBytes: number): number {
+    return this.#chunksFor(this.#m.typeNames.numberOf(type), typeBytes, payloadBytes, keyBytes);
+  }
+
+  #chunksFor(typeNumber: number, typeBytes: number, payloadBytes: number, keyBytes: number): number {
+    const keyChunks = keyBytes > 0 ? Arena.chunksFor(countedChainBytes(keyBytes)) : 0;
+    return Arena.chunksFor(dataBytes(typeNumber, typeBytes, payloadBytes)) + keyChunks;
   }
 
   /**
@@ -390,6 +429,7 @@ export class Maintenance implements MoveNotes {
       if (this.frozen(slot)) return this.#awaitCommitOf(slot);
       const draft = this.#mover.start(slot);
       draft[FINISH_SEQ] = this.#nextFinishSeq();
+      noteFinish(draft, now);
       if (!this.#moveTo(slot, word, CANCELLED, status)) continue;
       this.#m.finishes.announce();
       return 0;
@@ -491,6 +531,7 @@ export class Maintenance implements MoveNotes {
       m.leases.clear();
       m.finished.clear();
       m.jobMap.clear();
+      m.keyMap.clear();
       rows.clearRings();
       header[FREE_SLOT_COUNT] = 0;
       header[FINISH_BASE]! += Atomics.exchange(lockWords, FINISH_TICKET, 0) >>> 0;
@@ -515,6 +556,12 @@ export class Maintenance implements MoveNotes {
         if (errorRef > 0) chains.push(errorRef, countedChainBytes(m.arena.countedBytes(errorRef)));
         const resultRef = slots.get(slot, RESULT_REF);
         if (resultRef > 0) chains.push(resultRef, countedChainBytes(m.arena.countedBytes(resultRef)));
+        const keyRef = slots.get(slot, KEY_REF);
+        if (keyRef > 0) {
+          chains.push(keyRef, countedChainBytes(m.arena.countedBytes(keyRef)));
+          const key = m.keyMap.keyOf(slot);
+          m.keyMap.setIfNewer(key, keyHash(key), slot);
+        }
         if (status === READY || status === DELAYED) {
           // Ready or delayed by `now`: a clock that went back turns ready jobs delayed again.
           const due = slots.get(slot, RUN_AT) <= now;
@@ -574,6 +621,9 @@ export class Maintenance implements MoveNotes {
       draft[RESULT_REF] = this.#m.arena.storeCounted(bytes, job.result);
       draft[RESULT_BYTES] = bytes;
     }
+    draft[LEASE_LENGTH] = job.timeout;
+    if (job.key !== null) this.#storeKey(draft, job.key, Buffer.byteLength(job.key), job.keyTtl);
+    draft[FINISHED_AT] = job.finishedAt;
     const status = STATUS_OF_NAME[job.status];
     this.#place(slot, job.num, status === READY && job.runAt > now ? DELAYED : status);
   }
@@ -606,6 +656,11 @@ export class Maintenance implements MoveNotes {
     draft[ATTEMPT_LIMIT] = 0;
     draft[RESULT_REF] = 0;
     draft[RESULT_BYTES] = 0;
+    draft[KEY_REF] = 0;
+    draft[KEY_BYTES] = 0;
+    draft[KEY_TTL] = 0;
+    draft[FINISHED_AT] = 0;
+    draft[LEASE_LENGTH] = 0;
     return draft;
   }
 
@@ -674,6 +729,7 @@ export class Maintenance implements MoveNotes {
     const backoff = retry ? this.#policy.backoffAfter(attempts) : 0;
     if (retry) draft[RUN_AT] = failedAt + backoff;
     const status = retry ? (draft[RUN_AT]! <= now ? READY : DELAYED) : DEAD;
+    if (status === DEAD) noteFinish(draft, failedAt);
     // READY or DELAYED by the backoff alone (failedAt is now): the same with the fresh reading.
     if (retry && stamped) draft[RUN_AT] = this.#freshRunAt(failedAt, backoff, draft[LEASE_UNTIL]!);
     // A finish too (see finishes.ts): counted before the move, announced after it.
@@ -777,7 +833,7 @@ export class Maintenance implements MoveNotes {
 
   /** Evicts the first finished job of the heap that is not frozen (those go to `frozen`: finishSeq, slot, word). */
   #evictFirstOf(frozen: number[]): boolean {
-    const { finished, slots, arena, jobMap, freeSlots, header, rows } = this.#m;
+    const { finished, slots, arena, jobMap, keyMap, freeSlots, header, rows } = this.#m;
     while (finished.size > 0) {
       const slot = finished.top(ENTRY_SLOT);
       const word = finished.top(ENTRY_WORD);
@@ -795,6 +851,8 @@ export class Maintenance implements MoveNotes {
       const errorRef = record[ERROR_REF]!;
       const resultRef = record[RESULT_REF]!;
       const jobNum = record[JOB_NUM]!;
+      // Read before the chain is freed: the key is free again once its job is gone.
+      const key = record[KEY_REF]! > 0 ? keyMap.keyOf(slot) : null;
       this.#assertHeld();
       this.#note(jobNum, COMMIT_EVICTED, LAZY);
       if (this.#mover.flip(slot, word, FREE, statusOf(word)) < 0) throw new LockLost();
@@ -802,6 +860,10 @@ export class Maintenance implements MoveNotes {
       arena.free(dataRef, dataBytes);
       this.#freeError(errorRef);
       this.#freeError(resultRef);
+      if (key !== null) {
+        keyMap.delete(key, keyHash(key), slot);
+        arena.free(record[KEY_REF]!, countedChainBytes(record[KEY_BYTES]!));
+      }
       jobMap.delete(jobNum);
       freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
       return true;

@@ -4,6 +4,7 @@ import { SharedHeap } from './heap.js';
 import { Finishes } from './finishes.js';
 import { Helping } from './helping.js';
 import { JobMap } from './jobmap.js';
+import { KeyMap } from './keymap.js';
 import {
   HEAP_SIZE_DELAYED, HEAP_SIZE_FINISHED, HEAP_SIZE_LEASES, HEAP_SIZE_OVERFLOW, LAST_NOW, NEXT_DUE, TYPE_NAME_COUNT, WORKER_NAME_COUNT,
   allocateBuffers, type QueueBuffers,
@@ -35,6 +36,7 @@ export class QueueMemory {
   readonly leases: SharedHeap;
   readonly finished: SharedHeap;
   readonly jobMap: JobMap;
+  readonly keyMap: KeyMap;
   readonly freeSlots: Int32Array;
   readonly arena: Arena;
   readonly workerNames: NameTable;
@@ -60,6 +62,7 @@ export class QueueMemory {
     this.leases = new SharedHeap(new Float64Array(buffers.leases), header, HEAP_SIZE_LEASES);
     this.finished = new SharedHeap(new Float64Array(buffers.finished), header, HEAP_SIZE_FINISHED);
     this.jobMap = new JobMap(new Int32Array(buffers.jobMap), slots.jobNums);
+    this.keyMap = new KeyMap(new Int32Array(buffers.keyMap), slots, arena);
     this.freeSlots = new Int32Array(buffers.freeSlots);
     this.workerNames = new NameTable(buffers.workerNames, header, WORKER_NAME_COUNT);
     this.typeNames = new NameTable(buffers.typeNames, header, TYPE_NAME_COUNT);
