@@ -19,6 +19,8 @@ import { describe, onTestFinished } from 'vitest';
 import {
   JobQueue,
   type FailOptions,
+  type JobPage,
+  type JobQuery,
   type JobQueueOptions,
   type JobView,
   type Lease,
@@ -50,6 +52,7 @@ export interface ContractQueue {
   extend(jobId: string, token: number, leaseMillis: number): Awaitable<number>;
   view(jobId: string): Awaitable<JobView>;
   deadLetters(): Awaitable<JobView[]>;
+  jobs(query?: JobQuery): Awaitable<JobPage>;
   retryDead(jobId: string): Awaitable<void>;
   cancel(jobId: string): Awaitable<void>;
   queueDepth(): Awaitable<number>;
@@ -205,6 +208,7 @@ function asRemote(queue: JobQueue, release: () => void): ContractQueue {
     extend: (...args) => call('extend', () => queue.extend(...args)),
     view: (...args) => call('view', () => queue.view(...args)),
     deadLetters: () => call('deadLetters', () => queue.deadLetters()),
+    jobs: (...args) => call('jobs', () => queue.jobs(...args)),
     retryDead: (...args) => call('retryDead', () => queue.retryDead(...args)),
     cancel: (...args) => call('cancel', () => queue.cancel(...args)),
     queueDepth: () => call('queueDepth', () => queue.queueDepth()),

@@ -183,17 +183,20 @@ export class Maintenance implements MoveNotes {
 
   /** Moves the leases every row registered into the lease heap (also to make room in a full ring); those already finished are left out. */
   drainLeases(): void {
-    const { rows, slots, leases } = this.#m;
+    const { rows, slots, leases, listing } = this.#m;
     rows.drain(LEASE_RING, (until, slot, word) => {
       if (slots.word(slot) === word) this.#push(leases, until, 0, 0, slot, word);
+      // A claim (or extend) made lock-free: the listing files the job under its status now, whatever it is.
+      listing.sync(slot);
     });
   }
 
   /** Moves the finished jobs every row noted into the eviction heap (also to make room in a full ring). */
   drainFinished(): void {
-    const { rows, slots, finished } = this.#m;
+    const { rows, slots, finished, listing } = this.#m;
     rows.drain(FINISH_RING, (finishSeq, slot, word) => {
       if (slots.word(slot) === word) this.#push(finished, finishSeq, 0, 0, slot, word);
+      listing.sync(slot);
     });
   }
 
@@ -416,6 +419,18 @@ export class Maintenance implements MoveNotes {
     return (fresh < before ? fresh : since) + delay;
   }
 
+  /**
+   * Makes the listing exact for every move made so far (see ListingIndex):
+   * built on the first call, O(slots); after that, the ring entries of the
+   * lock-free moves since the last drain are filed.
+   */
+  prepareListing(): void {
+    const { listing, header } = this.#m;
+    if (!listing.built) listing.build(header[SLOT_HIGH_WATER]!, this.#showProgress);
+    this.drainLeases();
+    this.drainFinished();
+  }
+
   /** Slots of every DEAD job, in submission order. */
   deadSlots(): number[] {
     const { header, slots } = this.#m;
@@ -526,6 +541,8 @@ export class Maintenance implements MoveNotes {
       for (const slot of ready) this.#fileReady(slot, slots.word(slot));
       m.arena.rebuild(chains);
       rows.setTotals(counts, finishedChunks);
+      // The rings were cleared, and moves finished from intents: a listing that was built is filed afresh.
+      if (m.listing.built) m.listing.build(high, this.#showProgress);
       header[REBUILDS]!++;
       this.#dueDirty = true;
       header[LAST_NOW] = now;
@@ -619,7 +636,8 @@ export class Maintenance implements MoveNotes {
 
   /** Files a job where its new status needs it: a ready ring, the delayed heap, the finished heap. */
   #file(slot: number, word: number, status: SlotStatus): void {
-    const { slots, delayed, finished, rows } = this.#m;
+    const { slots, delayed, finished, rows, listing } = this.#m;
+    listing.sync(slot);
     if (status === READY) this.#fileReady(slot, word);
     else if (status === DELAYED) this.#push(delayed, slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM), 0, slot, word);
     else if (status === SUCCEEDED || status === CANCELLED) {
@@ -759,6 +777,8 @@ export class Maintenance implements MoveNotes {
       this.#assertHeld();
       this.#note(jobNum, COMMIT_EVICTED, LAZY);
       if (this.#mover.flip(slot, word, FREE, statusOf(word)) < 0) throw new LockLost();
+      // Out of the listing before the slot takes another job (and job number).
+      this.#m.listing.sync(slot);
       rows.finishedChunks(this.#mover.row, -chunks);
       arena.free(dataRef, dataBytes);
       this.#freeError(errorRef);
@@ -935,6 +955,9 @@ export class Maintenance implements MoveNotes {
     this.#log!.write(writes);
     this.#m.commits.publish(upTo);
   }
+
+  /** `#progress`, as a callback made once. */
+  readonly #showProgress = (step: number): void => this.#progress(step);
 
   /** Inside a long scan, now and then shows the waiters that this holder is alive. */
   #progress(step: number): void {
