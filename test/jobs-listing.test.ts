@@ -1,10 +1,11 @@
-import { expect, it } from 'vitest';
-import type { JobPage, JobQuery, JobStatus } from '../dist/index.js';
+import { expect, it, onTestFinished } from 'vitest';
+import { ManualClock, PartitionedRedisQueue, RetryPolicy, type JobPage, type JobQuery, type JobStatus, type JobView } from '../dist/index.js';
 import { describeEachBackend, type ContractQueue } from './backends.js';
-import { bad, expectInvalid, mustPoll, setup } from './helpers.js';
+import { T0, bad, expectInvalid, mustPoll, setup } from './helpers.js';
+import { describeRedis, fileRedis } from './redis-harness.js';
 
 /** Every page of `query` from the start, walked through `next`: the ids of each page. */
-async function walk(queue: ContractQueue, query: JobQuery = {}): Promise<string[][]> {
+async function walk(queue: Pick<ContractQueue, 'jobs'>, query: JobQuery = {}): Promise<string[][]> {
   const pages: string[][] = [];
   for (let after: string | undefined; ;) {
     const page: JobPage = await queue.jobs({ ...query, ...(after === undefined ? {} : { after }) });
@@ -71,6 +72,17 @@ describeEachBackend('jobs: listing', (backend) => {
     expect(await typed({ type: 'b' })).toEqual(ofB);
     expect(await typed({ type: 'a', status: 'PENDING' })).toEqual(expected.PENDING.filter((id) => all.jobs.find((job) => job.id === id)!.type === 'a'));
     expect(await typed({ type: 'none-of-these' })).toEqual([]);
+  });
+
+  it('looks at no more than 1000 jobs a call for a type: a page may come back short, with a next, until the walk ends', async () => {
+    const { queue } = await setup(backend);
+    await queue.submitMany(Array.from({ length: 1_500 }, () => ({ type: 'common' })));
+    const rare = await queue.submit('rare');
+    const first = await queue.jobs({ type: 'rare' });
+    expect(first.jobs).toEqual([]);
+    expect(first.next).not.toBeNull();
+    expect(await walk(queue, { type: 'rare' })).toEqual([[], [rare]]);
+    expect((await queue.jobs({ type: 'common', limit: 3 })).jobs.map((job) => job.id)).toEqual(['J1', 'J2', 'J3']);
   });
 
   it('pages cover every job exactly once when nothing moves, each page at most `limit` long', async () => {
@@ -153,5 +165,41 @@ describeEachBackend('jobs: listing', (backend) => {
     await expectInvalid(() => queue.jobs(bad('PENDING')));
     expect(await queue.stats()).toEqual(before);
     expect((await walk(queue)).flat()).toEqual(ascending(Object.values(expected).flat()));
+  });
+});
+
+describeRedis('jobs: listing a PartitionedRedisQueue', () => {
+  it('merges the partitions in job-number order: every status, a type, any page size, each job once', async () => {
+    const server = await fileRedis();
+    const queue = await PartitionedRedisQueue.connect({
+      redis: server.url, name: `listing-${process.pid}`, partitions: 3, policy: new RetryPolicy(3, 0, 0), time: new ManualClock(T0),
+    });
+    onTestFinished(() => queue.close());
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) ids.push(await queue.submit(i % 3 === 0 ? 'a' : 'b', `p${i}`));
+    // Some of each status, spread over the partitions: complete, dead-letter or keep every lease by turns.
+    for (let i = 0; i < 9; i++) {
+      const lease = (await queue.poll('w1', 60_000))!;
+      if (i % 3 === 0) await queue.complete(lease.jobId, lease.token);
+      if (i % 3 === 1) await queue.fail(lease.jobId, lease.token, 'poison', { permanent: true });
+    }
+    const pending = [];
+    for (const id of ids) if ((await queue.view(id)).status === 'PENDING') pending.push(id);
+    await queue.cancel(pending[0]!);
+    await queue.cancel(pending[4]!);
+    const views = await Promise.all(ids.map((id) => queue.view(id)));
+    const idsWhere = (keep: (view: JobView) => boolean) => ascending(views.filter(keep).map((view) => view.id));
+    for (const limit of [1, 3, 7, 100]) {
+      expect((await walk(queue, { limit })).flat()).toEqual(ascending(ids));
+      for (const status of ['PENDING', 'RUNNING', 'SUCCEEDED', 'DEAD', 'CANCELLED'] as const) {
+        const listed = await walk(queue, { status, limit });
+        expect(listed.flat()).toEqual(idsWhere((view) => view.status === status));
+        expect(listed.every((page) => page.length <= limit)).toBe(true);
+      }
+      expect((await walk(queue, { type: 'a', limit })).flat()).toEqual(idsWhere((view) => view.type === 'a'));
+    }
+    expect(idsWhere((view) => view.status === 'RUNNING').length).toBe(3);
+    await expectInvalid(() => queue.jobs({ limit: 0 }));
+    await expectInvalid(() => queue.jobs({ after: 'x' }));
   });
 });

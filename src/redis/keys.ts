@@ -13,6 +13,10 @@
  * leasehold:{name}:dead      zset    DEAD jobs: member n, score n (submission order)
  * leasehold:{name}:finished  list    SUCCEEDED and CANCELLED jobs, oldest finished at the head
  * leasehold:{name}:counts    hash    succeeded, cancelled: how many of each are held
+ * leasehold:{name}:pendingNums    zset  PENDING jobs by number: member n, score n (jobs() pages these)
+ * leasehold:{name}:runningNums    zset  RUNNING jobs, the same way
+ * leasehold:{name}:succeededNums  zset  SUCCEEDED jobs, the same way
+ * leasehold:{name}:cancelledNums  zset  CANCELLED jobs, the same way (DEAD jobs: `dead` is already by number)
  * leasehold:{name}:signal    string  bumped on new work; also the pub/sub channel it is published on
  * leasehold:{name}:paused    string  '1' while the queue is paused (polls lease nothing); absent otherwise
  * leasehold:{name}:job:<n>   hash    job Jn: type, payload, priority, status, attempts, runAt,
@@ -21,7 +25,8 @@
  * ```
  *
  * Every job is in exactly one of pending / leases / dead / finished, by its
- * status; `ready` is an index over `pending`. The braces are a hash tag: in
+ * status; `ready` is an index over `pending`; and in exactly one of the
+ * listing sets pendingNums / runningNums / succeededNums / dead / cancelledNums. The braces are a hash tag: in
  * Redis Cluster all keys of one queue share a slot, so one script may touch
  * them all, and queues of different names never share a key (and spread
  * over the masters by their names' slots).
@@ -36,11 +41,13 @@
  *
  * These are the names v0.1 used (sweep and paused are new, and absent means
  * no catch-up in progress and not paused): a queue written by v0.1 needs no
- * migration.
+ * migration, except for listing: the *Nums sets are new, so `jobs()` leaves
+ * out a job v0.1 wrote until it next moves (DEAD jobs are all listed).
  */
 
 /** The fixed keys, in the order the scripts receive them as KEYS[1], KEYS[2], ... */
-export const KEY_NAMES = ['jobSeq', 'tokenSeq', 'clock', 'pending', 'ready', 'leases', 'dead', 'finished', 'counts', 'signal', 'sweep', 'paused'] as const;
+export const KEY_NAMES = ['jobSeq', 'tokenSeq', 'clock', 'pending', 'ready', 'leases', 'dead', 'finished', 'counts', 'signal', 'sweep', 'paused',
+  'pendingNums', 'runningNums', 'succeededNums', 'cancelledNums'] as const;
 export type KeyName = (typeof KEY_NAMES)[number];
 
 export interface QueueKeys {

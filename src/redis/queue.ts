@@ -2,9 +2,9 @@ import { clockFromShare, shareClock, systemClock, type SharedClock, type TimeSou
 import { IllegalStateError, InvalidArgumentError, describe, refusalError, type JobQueueError } from '../errors.js';
 import { fillOptions, type JobQueueOptions } from '../options.js';
 import { policyFromShare, sharePolicy, type RetryPolicy, type SharedPolicy } from '../policy.js';
-import type { JobView, Lease, QueueStats } from '../types.js';
+import type { JobPage, JobQuery, JobView, Lease, QueueStats } from '../types.js';
 import {
-  checkBatchSize, checkFailure, checkJobs, checkSubmit, checkLeaseMillis, checkNow, checkPolicy, checkQueueName, checkTimeSource, checkTimeout,
+  checkBatchSize, checkFailure, checkJobQuery, checkJobs, cursorAfter, checkSubmit, checkLeaseMillis, checkNow, checkPolicy, checkQueueName, checkTimeSource, checkTimeout,
   checkWorkerId, parseJobId, MAX_BATCH, type CheckedJob, type FailOptions, type NewJob, type SubmitOptions,
 } from '../validate.js';
 import {
@@ -376,6 +376,21 @@ export class RedisJobQueue {
       if (reply.length - 1 < 2 * DEAD_LETTERS_PAGE) return views;
       after = String(reply[reply.length - 2]);
     }
+  }
+
+  /**
+   * A page of jobs in submission order, as JobQueue#jobs: one script, paging
+   * the per-status sorted sets by job number (ZRANGEBYSCORE ... LIMIT), so
+   * O(log n + page) per status. The page is one snapshot.
+   */
+  async jobs(query?: JobQuery): Promise<JobPage> {
+    this.#assertOpen();
+    const { status, type, limit, after } = checkJobQuery(query);
+    const own = [status ?? '', String(after), String(limit), type === undefined ? '0' : '1', type ?? ''];
+    const reply = await this.#run(SCRIPTS.jobs, own, '');
+    const jobs: JobView[] = [];
+    for (let i = 2; i < reply.length; i += 2) jobs.push(toView(`J${reply[i]}`, reply[i + 1] as string[], this.#policy.maxAttempts));
+    return { jobs, next: reply[1] === '' ? null : cursorAfter(Number(reply[1])) };
   }
 
   /** Puts a DEAD job back to PENDING, ready now, with attempts reset to 0 (lastError kept). */

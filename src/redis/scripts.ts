@@ -21,6 +21,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Refusal } from '../errors.js';
+import { SCAN_BUDGET } from '../validate.js';
 import { KEY_NAMES } from './keys.js';
 import { LIVENESS_TTL_MILLIS, PROCESS_GONE } from './liveness.js';
 
@@ -100,8 +101,12 @@ local function callMany(command, key, args, width)
   end
 end
 
+-- Each status's listing set: its jobs by number, for jobs() to page through.
+local numsOf = { PENDING = K.pendingNums, RUNNING = K.runningNums, SUCCEEDED = K.succeededNums, DEAD = K.dead, CANCELLED = K.cancelledNums }
+
 local function enqueue(n, key, runAt)
   redis.call('ZADD', K.pending, runAt, n)
+  redis.call('ZADD', K.pendingNums, n, n)
   if runAt <= now then redis.call('ZADD', K.ready, 0, readyMember(key, n)) end
 end
 
@@ -129,6 +134,7 @@ end
 
 local function failAttempt(n, key, failedAt, err, permanent)
   redis.call('ZREM', K.leases, n)
+  redis.call('ZREM', K.runningNums, n)
   local f = redis.call('HMGET', key, 'attempts', 'maxAttempts')
   local attempts = tonumber(f[1])
   if not permanent and attempts < attemptLimit(f[2]) then
@@ -144,6 +150,7 @@ end
 -- SUCCEEDED or CANCELLED: held until evicted, oldest finished first.
 local function finish(n, key, status)
   redis.call('HSET', key, 'status', status)
+  redis.call('ZADD', numsOf[status], n, n)
   redis.call('RPUSH', K.finished, n)
   redis.call('HINCRBY', K.counts, string.lower(status), 1)
 end
@@ -191,7 +198,7 @@ local function pollBest(workerId, leaseMillis, max, out)
   redis.call('SET', alivePrefix .. holder, '1', 'PX', ${LIVENESS_TTL_MILLIS})
   local leaseUntil = now + tonumber(leaseMillis)
   local untilText = num(leaseUntil)
-  local numbers, leases = {}, {}
+  local numbers, leases, running = {}, {}, {}
   for i = 1, count do
     local n = int(tonumber(string.sub(best[2 * i - 1], 33)))
     local key = jobKey(n)
@@ -202,10 +209,14 @@ local function pollBest(workerId, leaseMillis, max, out)
     numbers[i] = n
     leases[2 * i - 1] = leaseUntil
     leases[2 * i] = n
+    running[2 * i - 1] = n
+    running[2 * i] = n
     for _, field in ipairs({ n, token, f[2], f[3], attempt, attemptLimit(f[4]), untilText }) do out[#out + 1] = field end
   end
   redis.call('ZREM', K.pending, unpack(numbers))
+  redis.call('ZREM', K.pendingNums, unpack(numbers))
   redis.call('ZADD', K.leases, unpack(leases))
+  redis.call('ZADD', K.runningNums, unpack(running))
   return out
 end
 
@@ -213,18 +224,22 @@ end
 -- hashes declared in that order): each checked on its own, its outcome (0 or
 -- the Refusal) appended to out; the indexes change once for all of them.
 local function completeAll(first, last, out)
-  local done = {}
+  local done, succeeded = {}, {}
   for i = first, last, 2 do
     local n = ARGV[i]
     local key, refusal = leased(n, ARGV[i + 1], KEYS[FIXED + (i - first) / 2 + 1])
     if key then
       redis.call('HSET', key, 'status', 'SUCCEEDED')
       done[#done + 1] = n
+      succeeded[#succeeded + 1] = n
+      succeeded[#succeeded + 1] = n
     end
     out[#out + 1] = refusal or 0
   end
   if #done == 0 then return out end
   redis.call('ZREM', K.leases, unpack(done))
+  redis.call('ZREM', K.runningNums, unpack(done))
+  redis.call('ZADD', K.succeededNums, unpack(succeeded))
   redis.call('RPUSH', K.finished, unpack(done))
   redis.call('HINCRBY', K.counts, 'succeeded', #done)
   return out
@@ -335,13 +350,16 @@ local held = redis.call('ZCARD', K.pending) + redis.call('ZCARD', K.leases) + re
 local excess = held + count - capacity
 if excess > finished then return { ${Refusal.NoSlot} } end
 for _ = 1, excess do
-  local key = jobKey(redis.call('LPOP', K.finished))
-  redis.call('HINCRBY', K.counts, string.lower(redis.call('HGET', key, 'status')), -1)
+  local n = redis.call('LPOP', K.finished)
+  local key = jobKey(n)
+  local status = redis.call('HGET', key, 'status')
+  redis.call('HINCRBY', K.counts, string.lower(status), -1)
+  redis.call('ZREM', numsOf[status], n)
   redis.call('DEL', key)
 end
 local ids = { 0 }
 local seq = redis.call('INCRBY', K.jobSeq, count) - count
-local pending, ready = {}, {}
+local pending, ready, numbers = {}, {}, {}
 for i = first, #ARGV, 6 do
   seq = seq + 1
   local n = jobNumberOf(seq)
@@ -352,6 +370,8 @@ for i = first, #ARGV, 6 do
   local due = tonumber(runAt)
   pending[#pending + 1] = due
   pending[#pending + 1] = n
+  numbers[#numbers + 1] = n
+  numbers[#numbers + 1] = n
   if due <= now then
     ready[#ready + 1] = 0
     ready[#ready + 1] = memberOf(tonumber(ARGV[i + 2]), due, n)
@@ -359,6 +379,7 @@ for i = first, #ARGV, 6 do
   ids[#ids + 1] = n
 end
 callMany('ZADD', K.pending, pending, 2)
+callMany('ZADD', K.pendingNums, numbers, 2)
 callMany('ZADD', K.ready, ready, 2)
 if count > 0 then announce() end
 return ids
@@ -416,6 +437,7 @@ local n = ARGV[OWN + 1]
 local key, refusal = leased(n, ARGV[OWN + 2], KEYS[FIXED + 1])
 if key == nil then return { refusal } end
 redis.call('ZREM', K.leases, n)
+redis.call('ZREM', K.runningNums, n)
 redis.call('HINCRBY', key, 'attempts', -1)
 redis.call('HSET', key, 'status', 'PENDING', 'runAt', nowText)
 enqueue(n, key, now)
@@ -457,6 +479,48 @@ end
 return out
 `;
 
+/**
+ * ARGV: status ('' for every status), after, limit, typed ('1' or '0'), type.
+ * Returns 0, where the next page goes on after ('' for none), then n and the
+ * hash of each job listed, in job-number order: the first `limit` jobs
+ * numbered above `after` (of `type`, if typed). Each listing set is read from
+ * `after` on, a window of limit + 1 numbers (typed: SCAN_BUDGET); only
+ * numbers up to the end of the shortest full window are known to be all
+ * there are, so the page stops there. Typed, at most SCAN_BUDGET jobs are looked at.
+ */
+const JOBS = `
+local status, after, limit, typed, wantedType = ARGV[OWN + 1], ARGV[OWN + 2], tonumber(ARGV[OWN + 3]), ARGV[OWN + 4] == '1', ARGV[OWN + 5]
+local window = typed and ${SCAN_BUDGET} or limit + 1
+local sources = { numsOf[status] }
+if status == '' then sources = { K.pendingNums, K.runningNums, K.succeededNums, K.dead, K.cancelledNums } end
+local candidates, covered = {}, math.huge
+for _, source in ipairs(sources) do
+  local numbers = redis.call('ZRANGEBYSCORE', source, '(' .. after, '+inf', 'LIMIT', 0, window)
+  for _, n in ipairs(numbers) do candidates[#candidates + 1] = tonumber(n) end
+  if #numbers == window then covered = math.min(covered, tonumber(numbers[#numbers])) end
+end
+table.sort(candidates)
+local out = { 0, '' }
+local listed, examined, last = 0, 0, 0
+for _, n in ipairs(candidates) do
+  if n > covered then break end
+  if listed == limit or (typed and examined == ${SCAN_BUDGET}) then
+    out[2] = int(last)
+    return out
+  end
+  examined = examined + 1
+  last = n
+  local key = jobKey(int(n))
+  if not typed or redis.call('HGET', key, 'type') == wantedType then
+    out[#out + 1] = int(n)
+    out[#out + 1] = redis.call('HGETALL', key)
+    listed = listed + 1
+  end
+end
+if covered ~= math.huge then out[2] = int(covered) end
+return out
+`;
+
 /** ARGV: n; the job's hash declared. */
 const RETRY_DEAD = `
 local n = ARGV[OWN + 1]
@@ -478,6 +542,7 @@ if key == nil then return { refusal } end
 if redis.call('HGET', key, 'status') ~= 'PENDING' then return { ${Refusal.NotPending} } end
 redis.call('ZREM', K.ready, readyMember(key, n))
 redis.call('ZREM', K.pending, n)
+redis.call('ZREM', K.pendingNums, n)
 finish(n, key, 'CANCELLED')
 return { 0 }
 `;
@@ -526,6 +591,7 @@ export const SCRIPTS = {
   extend: script(EXTEND),
   view: script(VIEW),
   deadLetters: script(DEAD_LETTERS),
+  jobs: script(JOBS),
   retryDead: script(RETRY_DEAD),
   cancel: script(CANCEL),
   stats: script(STATS),
