@@ -1,7 +1,8 @@
-import { expect, it, onTestFinished } from 'vitest';
-import { ManualClock, PartitionedRedisQueue, RetryPolicy, type JobPage, type JobQuery, type JobStatus, type JobView } from '../dist/index.js';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { JobQueue, ManualClock, PartitionedRedisQueue, RetryPolicy, type JobPage, type JobQuery, type JobStatus, type JobView } from '../dist/index.js';
 import { describeEachBackend, type ContractQueue } from './backends.js';
 import { T0, bad, expectInvalid, mustPoll, setup } from './helpers.js';
+import { closeJournal, openJournal, tempJournal } from './journal-harness.js';
 import { describeRedis, fileRedis } from './redis-harness.js';
 
 /** Every page of `query` from the start, walked through `next`: the ids of each page. */
@@ -201,5 +202,30 @@ describeRedis('jobs: listing a PartitionedRedisQueue', () => {
     expect(idsWhere((view) => view.status === 'RUNNING').length).toBe(3);
     await expectInvalid(() => queue.jobs({ limit: 0 }));
     await expectInvalid(() => queue.jobs({ after: 'x' }));
+  });
+});
+
+describe('jobs: listing a journaled queue across a reopen', () => {
+  it('lists the same jobs after a reopen as before it (the index is built anew from the journal)', () => {
+    const path = tempJournal();
+    const clock = new ManualClock(T0);
+    const policy = new RetryPolicy(3, 0, 0);
+    const queue = openJournal(path, clock, policy);
+    const ids = queue.submitMany(Array.from({ length: 7 }, (_, i) => ({ type: i % 2 === 0 ? 'a' : 'b' })));
+    for (let i = 0; i < 3; i++) {
+      const lease = queue.poll('w', 60_000)!;
+      if (i === 0) queue.complete(lease.jobId, lease.token);
+      if (i === 1) queue.fail(lease.jobId, lease.token, 'x', { permanent: true });
+    }
+    queue.cancel(ids[6]!);
+    const statuses = ['PENDING', 'RUNNING', 'SUCCEEDED', 'DEAD', 'CANCELLED'] as const;
+    const listing = (q: JobQueue) => statuses.map((status) => q.jobs({ status }).jobs.map((job) => job.id));
+    const before = listing(queue);
+    expect(before).toEqual([ids.slice(3, 6), [ids[2]], [ids[0]], [ids[1]], [ids[6]]]);
+    closeJournal(queue);
+    const reopened = openJournal(path, clock, policy);
+    // The job RUNNING at the close lost its lease: PENDING again, in its place by number.
+    expect(listing(reopened)).toEqual([ids.slice(2, 6), [], [ids[0]], [ids[1]], [ids[6]]]);
+    expect(reopened.jobs({ type: 'b' }).jobs.map((job) => job.id)).toEqual([ids[1], ids[3], ids[5]]);
   });
 });
