@@ -1,0 +1,80 @@
+import { expect, it } from 'vitest';
+import type { ContractQueue } from './backends.js';
+import { describeEachBackend } from './backends.js';
+import { bad, expectInvalid, mustPoll, setup } from './helpers.js';
+
+/** Submits `count` jobs and completes each: their ids, oldest finished first. */
+async function finishJobs(queue: ContractQueue, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const id = await queue.submit('t', `p${i}`);
+    const lease = await mustPoll(queue, id);
+    await queue.complete(lease.jobId, lease.token);
+    ids.push(id);
+  }
+  return ids;
+}
+
+/** Each job's status, or the code of the error view rejects with; one call at a time. */
+async function statusesOf(queue: ContractQueue, ids: readonly string[]): Promise<string[]> {
+  const statuses: string[] = [];
+  for (const id of ids) statuses.push(await statusOf(queue, id));
+  return statuses;
+}
+
+async function statusOf(queue: ContractQueue, id: string): Promise<string> {
+  try {
+    return (await queue.view(id)).status;
+  } catch (error) {
+    return (error as { code?: string }).code ?? 'error';
+  }
+}
+
+describeEachBackend('retention of finished jobs', (backend) => {
+  it('keeps at most maxFinished finished jobs, evicting the oldest finished first, without room being needed', async () => {
+    const { queue } = await setup(backend, { options: { retain: { maxFinished: 3 } } });
+    const ids = await finishJobs(queue, 5);
+    const cancelled = await queue.submit('t', 'to cancel');
+    await queue.cancel(cancelled);
+    // Any call brings retention up to date (a lock-free complete is counted by the next locked call).
+    const stats = await queue.stats();
+    expect([stats.succeeded, stats.cancelled]).toEqual([2, 1]);
+    expect(await statusesOf(queue, ids)).toEqual(['ERR_JOB_NOT_FOUND', 'ERR_JOB_NOT_FOUND', 'ERR_JOB_NOT_FOUND', 'SUCCEEDED', 'SUCCEEDED']);
+    expect(await statusOf(queue, cancelled)).toBe('CANCELLED');
+    expect((await queue.jobs()).jobs.map((job) => job.id)).toEqual([ids[3], ids[4], cancelled]);
+  });
+
+  it('evicts finished jobs once maxAgeMillis have passed since they finished, and keeps DEAD, PENDING and RUNNING jobs', async () => {
+    const { queue, clock } = await setup(backend, { options: { retain: { maxAgeMillis: 1_000 } } });
+    const [early] = await finishJobs(queue, 1);
+    clock.advance(600);
+    const [later] = await finishJobs(queue, 1);
+    const deadId = await queue.submit('t', 'poison');
+    const dead = await mustPoll(queue, deadId, 60_000);
+    await queue.fail(dead.jobId, dead.token, 'x', { permanent: true });
+    const runningId = await queue.submit('t', 'long');
+    await mustPoll(queue, runningId, 60_000);
+    const pendingId = await queue.submit('t', 'waits');
+    clock.advance(399);
+    expect([await statusOf(queue, early!), await statusOf(queue, later!)]).toEqual(['SUCCEEDED', 'SUCCEEDED']);
+    clock.advance(1);
+    expect((await queue.stats()).succeeded).toBe(1);
+    expect([await statusOf(queue, early!), await statusOf(queue, later!)]).toEqual(['ERR_JOB_NOT_FOUND', 'SUCCEEDED']);
+    clock.advance(600);
+    expect((await queue.stats()).succeeded).toBe(0);
+    expect(await statusesOf(queue, [deadId, runningId, pendingId])).toEqual(['DEAD', 'RUNNING', 'PENDING']);
+  });
+
+  it('keeps every finished job with maxFinished 0 … none: 0 keeps none', async () => {
+    const { queue } = await setup(backend, { options: { retain: { maxFinished: 0 } } });
+    const ids = await finishJobs(queue, 2);
+    expect((await queue.stats()).succeeded).toBe(0);
+    expect(await statusesOf(queue, ids)).toEqual(['ERR_JOB_NOT_FOUND', 'ERR_JOB_NOT_FOUND']);
+  });
+
+  it('refuses a bad retain option with InvalidArgumentError', async () => {
+    for (const retain of [null, 5, { maxFinished: -1 }, { maxFinished: 1.5 }, { maxAgeMillis: -1 }, { maxAgeMillis: Infinity }, { keep: 3 }]) {
+      await expectInvalid(() => setup(backend, { options: { retain: bad(retain) } }));
+    }
+  });
+});
