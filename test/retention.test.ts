@@ -1,7 +1,8 @@
-import { expect, it } from 'vitest';
-import type { ContractQueue } from './backends.js';
-import { describeEachBackend } from './backends.js';
-import { bad, expectInvalid, mustPoll, setup } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { ManualClock, RetryPolicy } from '../dist/index.js';
+import { describeEachBackend, type ContractQueue } from './backends.js';
+import { T0, bad, expectInvalid, mustPoll, setup } from './helpers.js';
+import { closeJournal, openJournal, tempJournal } from './journal-harness.js';
 
 /** Submits `count` jobs and completes each: their ids, oldest finished first. */
 async function finishJobs(queue: ContractQueue, count: number): Promise<string[]> {
@@ -76,5 +77,25 @@ describeEachBackend('retention of finished jobs', (backend) => {
     for (const retain of [null, 5, { maxFinished: -1 }, { maxFinished: 1.5 }, { maxAgeMillis: -1 }, { maxAgeMillis: Infinity }, { keep: 3 }]) {
       await expectInvalid(() => setup(backend, { options: { retain: bad(retain) } }));
     }
+  });
+});
+
+describe('retention of a journaled queue', () => {
+  it('deletes the journal rows of the jobs it evicts: a reopened queue does not have them', () => {
+    const path = tempJournal();
+    const clock = new ManualClock(T0);
+    const policy = new RetryPolicy(3, 0, 0);
+    const queue = openJournal(path, clock, policy, { retain: { maxFinished: 1 } });
+    const ids = queue.submitMany([{ type: 't' }, { type: 't' }, { type: 't' }]);
+    for (const id of ids) {
+      const lease = queue.poll('w', 60_000)!;
+      expect(lease.jobId).toBe(id);
+      queue.complete(lease.jobId, lease.token);
+    }
+    expect(queue.stats().succeeded).toBe(1);
+    closeJournal(queue);
+    // Reopened without the option: nothing is evicted for it, so what is there is what the journal kept.
+    const reopened = openJournal(path, clock, policy);
+    expect(reopened.jobs().jobs.map((job) => job.id)).toEqual([ids[2]]);
   });
 });

@@ -1,6 +1,6 @@
 import { clockFromShare, shareClock, systemClock, type SharedClock, type TimeSource } from '../clock.js';
 import { IllegalStateError, InvalidArgumentError, describe, refusalError, type JobQueueError } from '../errors.js';
-import { fillOptions, type JobQueueOptions } from '../options.js';
+import { fillOptions, type JobQueueOptions, type RetainOptions } from '../options.js';
 import { policyFromShare, sharePolicy, type RetryPolicy, type SharedPolicy } from '../policy.js';
 import type { JobPage, JobQuery, JobView, Lease, QueueStats } from '../types.js';
 import {
@@ -18,7 +18,7 @@ import { CATCHING_UP, COMMON_ARGS, DEAD_LETTERS_PAGE, SCRIPTS, type Script } fro
 
 export type { RedisClusterTarget, RedisServerTarget, RedisTarget };
 
-export interface RedisQueueOptions extends Pick<JobQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes'> {
+export interface RedisQueueOptions extends Pick<JobQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'retain'> {
   /**
    * The Redis server: a URL (`redis://host:6379/0`, `redis://user:password@host`,
    * `rediss://host` for TLS), ioredis options, or a Redis Cluster
@@ -84,7 +84,7 @@ export interface RedisQueueHandle {
   readonly redis: RedisTarget;
   readonly name: string;
   readonly policy: SharedPolicy;
-  readonly options: Required<Pick<RedisQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'commandTimeoutMillis'>>;
+  readonly options: Required<Pick<RedisQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'commandTimeoutMillis' | 'retain'>>;
   /** The ManualClock's word, or 'system' for systemClock, or null for a clock that cannot cross threads. */
   readonly clock: SharedClock;
   readonly partition: Partition;
@@ -124,6 +124,8 @@ export class RedisJobQueue {
   readonly #capacity: number;
   readonly #maxPayloadBytes: number;
   readonly #maxErrorBytes: number;
+  /** The `retain` option: finished jobs beyond it are evicted by the scripts. */
+  readonly #retain: RetainOptions;
   #closed = false;
   /** The new-work counter as the latest poll saw it (see waitForWork). */
   #signalSeen = 0;
@@ -136,13 +138,13 @@ export class RedisJobQueue {
   private constructor(redis: RedisClient, options: Required<RedisQueueOptions>, partition: Partition) {
     this.#partition = partition;
     this.#redis = redis;
-    const { capacity, maxPayloadBytes, maxErrorBytes, commandTimeoutMillis } = options;
+    const { capacity, maxPayloadBytes, maxErrorBytes, commandTimeoutMillis, retain } = options;
     this.#handle = {
       kind: 'leasehold/redis-queue',
       redis: options.redis,
       name: options.name,
       policy: sharePolicy(options.policy),
-      options: { capacity, maxPayloadBytes, maxErrorBytes, commandTimeoutMillis },
+      options: { capacity, maxPayloadBytes, maxErrorBytes, commandTimeoutMillis, retain },
       clock: shareClock(options.time),
       partition,
     };
@@ -155,6 +157,7 @@ export class RedisJobQueue {
     this.#capacity = options.capacity;
     this.#maxPayloadBytes = options.maxPayloadBytes;
     this.#maxErrorBytes = options.maxErrorBytes;
+    this.#retain = retain;
   }
 
   /**
@@ -178,12 +181,12 @@ export class RedisJobQueue {
     if (!Number.isInteger(commandTimeoutMillis) || !(commandTimeoutMillis >= 1)) {
       throw new InvalidArgumentError(`Expected \`commandTimeoutMillis\` to be an integer >= 1, got ${describe(commandTimeoutMillis)}`);
     }
-    const { capacity, maxPayloadBytes, maxErrorBytes } = fillOptions({
-      capacity: options.capacity, maxPayloadBytes: options.maxPayloadBytes, maxErrorBytes: options.maxErrorBytes,
+    const { capacity, maxPayloadBytes, maxErrorBytes, retain } = fillOptions({
+      capacity: options.capacity, maxPayloadBytes: options.maxPayloadBytes, maxErrorBytes: options.maxErrorBytes, retain: options.retain,
     });
     const redis = await createClient(target, commandTimeoutMillis);
     await connectClient(redis, addressOf(redis, target), userOf(redis));
-    return new RedisJobQueue(redis, { redis: target, name, policy, time, capacity, maxPayloadBytes, maxErrorBytes, commandTimeoutMillis }, partition);
+    return new RedisJobQueue(redis, { redis: target, name, policy, time, capacity, maxPayloadBytes, maxErrorBytes, commandTimeoutMillis, retain }, partition);
   }
 
   /**
@@ -517,6 +520,8 @@ export class RedisJobQueue {
       jitter: policy.jitter,
       partitions: String(this.#partition.of),
       partition: String(this.#partition.index),
+      maxFinished: String(this.#retain.maxFinished ?? ''),
+      maxAgeMillis: String(this.#retain.maxAgeMillis ?? ''),
     };
     return COMMON_ARGS.map((name) => common[name]);
   }

@@ -32,7 +32,7 @@ export const CATCH_UP_BATCH = 50;
 export const CATCHING_UP = 1;
 
 /** The arguments every script takes first, in this order (RedisJobQueue fills them in for every call); its own follow. */
-export const COMMON_ARGS = ['jobPrefix', 'alivePrefix', 'holder', 'now', 'seed', 'maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter', 'partitions', 'partition'] as const;
+export const COMMON_ARGS = ['jobPrefix', 'alivePrefix', 'holder', 'now', 'seed', 'maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter', 'partitions', 'partition', 'maxFinished', 'maxAgeMillis'] as const;
 
 const arg = (name: (typeof COMMON_ARGS)[number]) => `ARGV[${COMMON_ARGS.indexOf(name) + 1}]`;
 
@@ -55,6 +55,9 @@ local jitter = ${arg('jitter')}
 -- Job numbers: partition + 1, then every partitions-th (1, 2, 3, ... for a queue of one partition).
 local partitions = tonumber(${arg('partitions')})
 local partition = tonumber(${arg('partition')})
+-- The retain option: finished jobs kept at most (nil: no limit), and for how long after they finished.
+local maxFinished = tonumber(${arg('maxFinished')})
+local maxAge = tonumber(${arg('maxAgeMillis')})
 -- A script's own arguments are ARGV[OWN + 1], ARGV[OWN + 2], ...
 local OWN = ${COMMON_ARGS.length}
 
@@ -147,12 +150,30 @@ local function failAttempt(n, key, failedAt, err, permanent)
   end
 end
 
+-- Evicts the job that finished first (the head of K.finished).
+local function evictOldest()
+  local n = redis.call('LPOP', K.finished)
+  local key = jobKey(n)
+  local status = redis.call('HGET', key, 'status')
+  redis.call('HINCRBY', K.counts, string.lower(status), -1)
+  redis.call('ZREM', numsOf[status], n)
+  redis.call('DEL', key)
+end
+
+-- The retain option's count: finished jobs beyond maxFinished are evicted, oldest finished first.
+local function trimFinished()
+  if maxFinished == nil then return end
+  for _ = 1, redis.call('LLEN', K.finished) - maxFinished do evictOldest() end
+end
+
 -- SUCCEEDED or CANCELLED: held until evicted, oldest finished first.
 local function finish(n, key, status)
   redis.call('HSET', key, 'status', status)
+  if maxAge then redis.call('HSET', key, 'finishedAt', nowText) end
   redis.call('ZADD', numsOf[status], n, n)
   redis.call('RPUSH', K.finished, n)
   redis.call('HINCRBY', K.counts, string.lower(status), 1)
+  trimFinished()
 end
 
 -- New work: wakes clients in waitForWork (a poll that found nothing reads the counter).
@@ -230,6 +251,7 @@ local function completeAll(first, last, out)
     local key, refusal = leased(n, ARGV[i + 1], KEYS[FIXED + (i - first) / 2 + 1])
     if key then
       redis.call('HSET', key, 'status', 'SUCCEEDED')
+      if maxAge then redis.call('HSET', key, 'finishedAt', nowText) end
       done[#done + 1] = n
       succeeded[#succeeded + 1] = n
       succeeded[#succeeded + 1] = n
@@ -242,6 +264,7 @@ local function completeAll(first, last, out)
   redis.call('ZADD', K.succeededNums, unpack(succeeded))
   redis.call('RPUSH', K.finished, unpack(done))
   redis.call('HINCRBY', K.counts, 'succeeded', #done)
+  trimFinished()
   return out
 end
 
@@ -332,7 +355,22 @@ local function leasesCaughtUp()
   return #expired / 2 <= count
 end
 
-if not (indexCaughtUp() and leasesCaughtUp()) then return { ${CATCHING_UP} } end
+-- Then the retain option's age: finished jobs that finished maxAge before now or earlier are evicted, oldest
+-- first (one finished before the option was set, with no finishedAt, too). True once none is left.
+local function agedOut()
+  if maxAge == nil then return true end
+  while budget > 0 do
+    local head = redis.call('LINDEX', K.finished, 0)
+    if not head then return true end
+    local finishedAt = redis.call('HGET', jobKey(head), 'finishedAt')
+    if finishedAt and tonumber(finishedAt) + maxAge > now then return true end
+    evictOldest()
+    budget = budget - 1
+  end
+  return false
+end
+
+if not (indexCaughtUp() and leasesCaughtUp() and agedOut()) then return { ${CATCHING_UP} } end
 `;
 
 /**
@@ -349,14 +387,7 @@ local finished = redis.call('LLEN', K.finished)
 local held = redis.call('ZCARD', K.pending) + redis.call('ZCARD', K.leases) + redis.call('ZCARD', K.dead) + finished
 local excess = held + count - capacity
 if excess > finished then return { ${Refusal.NoSlot} } end
-for _ = 1, excess do
-  local n = redis.call('LPOP', K.finished)
-  local key = jobKey(n)
-  local status = redis.call('HGET', key, 'status')
-  redis.call('HINCRBY', K.counts, string.lower(status), -1)
-  redis.call('ZREM', numsOf[status], n)
-  redis.call('DEL', key)
-end
+for _ = 1, excess do evictOldest() end
 local ids = { 0 }
 local seq = redis.call('INCRBY', K.jobSeq, count) - count
 local pending, ready, numbers = {}, {}, {}
