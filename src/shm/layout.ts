@@ -14,7 +14,7 @@
  *   overflow    f64   [ heap entry: K1 K2 K3 SLOT WORD | ... ]  ready jobs a ring cannot take in order  hint
  *   delayed     f64   (same entry shape)                                            hint
  *   leases      f64   (same entry shape)                                            hint
- *   finished    f64   (same entry shape), keyed by FINISH_SEQ: eviction order       hint
+ *   finished    f64   (same entry shape), keyed by FINISH_SEQ (eviction order), K2 when it finished  hint
  *   jobMap      Int32 [ slot + 1 | ... ]  open addressing, keyed by the slot's JOB_NUM  hint
  *   freeSlots   Int32 [ slot | ... ]  a stack                                       hint
  *   rowWords    Int32 [ row 0: STATE CALL INTENT_SEQ RING_TAIL… | row 1 ... ]     one line per row
