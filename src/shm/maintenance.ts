@@ -732,7 +732,7 @@ export class Maintenance implements MoveNotes {
     // The jobs completed lock-free since the last drain: into the heap, with when they finished.
     this.drainFinished();
     while (this.#finishedJobs() > retention.maxFinished && this.#evictOldest());
-    while (this.#retentionDue() <= now && this.#evictOldest());
+    while (this.#retentionDue() <= now && this.#evictOldest(now - retention.maxAgeMillis));
   }
 
   #finishedJobs(): number {
@@ -776,29 +776,34 @@ export class Maintenance implements MoveNotes {
   }
 
   /**
-   * Evicts the finished job that finished first; false if there is none. A
-   * job frozen by its commit in flight is passed over (see layout.ts).
+   * Evicts the finished job that finished first; false if there is none
+   * (or, with `finishedBy`, if it finished later than that). A job frozen by
+   * its commit in flight is passed over (see layout.ts).
    */
-  #evictOldest(): boolean {
+  #evictOldest(finishedBy = Infinity): boolean {
     const { finished } = this.#m;
     this.drainFinished();
     const frozen: number[] = [];
     try {
-      return this.#evictFirstOf(frozen);
+      return this.#evictFirstOf(frozen, finishedBy);
     } finally {
       // Passed over while their commit is in flight: back in the heap, in their place.
       for (let at = 0; at < frozen.length; at += 4) this.#push(finished, frozen[at]!, frozen[at + 1]!, 0, frozen[at + 2]!, frozen[at + 3]!);
     }
   }
 
-  /** Evicts the first finished job of the heap that is not frozen (those go to `frozen`: finishSeq, finishedAt, slot, word). */
-  #evictFirstOf(frozen: number[]): boolean {
+  /**
+   * Evicts the first finished job of the heap that is not frozen (those go to
+   * `frozen`: finishSeq, finishedAt, slot, word), unless it finished after `finishedBy`.
+   */
+  #evictFirstOf(frozen: number[], finishedBy: number): boolean {
     const { finished, slots, arena, jobMap, freeSlots, header, rows } = this.#m;
     while (finished.size > 0) {
       const slot = finished.top(ENTRY_SLOT);
       const word = finished.top(ENTRY_WORD);
       const finishSeq = finished.top(ENTRY_K1);
       const finishedAt = finished.top(ENTRY_K2);
+      if (slots.word(slot) === word && !this.frozen(slot) && finishedAt > finishedBy) return false;
       finished.pop();
       if (slots.word(slot) !== word) continue;
       if (this.frozen(slot)) {
