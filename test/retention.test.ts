@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock, RetryPolicy } from '../dist/index.js';
+import { JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
 import { describeEachBackend, type ContractQueue } from './backends.js';
-import { T0, bad, expectInvalid, mustPoll, setup } from './helpers.js';
+import { T0, bad, expectInvalid, mustPoll, setup, startWorker, terminateAll, withTimeout, type RunningWorker } from './helpers.js';
 import { closeJournal, openJournal, tempJournal } from './journal-harness.js';
 
 /** Submits `count` jobs and completes each: their ids, oldest finished first. */
@@ -97,5 +97,34 @@ describe('retention of a journaled queue', () => {
     // Reopened without the option: nothing is evicted for it, so what is there is what the journal kept.
     const reopened = openJournal(path, clock, policy);
     expect(reopened.jobs().jobs.map((job) => job.id)).toEqual([ids[2]]);
+  });
+});
+
+describe('retention across threads', () => {
+  it('counts the jobs other threads completed lock-free: the next locked call keeps maxFinished of them and evicts the rest', async () => {
+    const WORKERS = 2;
+    const queue = new JobQueue(new ManualClock(T0), new RetryPolicy(3, 0, 0), { capacity: 4_096, retain: { maxFinished: 10 } });
+    const ids = queue.submitMany(Array.from({ length: 3_000 }, () => ({ type: 't' })));
+    const controlBuffer = new SharedArrayBuffer(4 * Int32Array.BYTES_PER_ELEMENT);
+    const threads: RunningWorker[] = [];
+    try {
+      for (let index = 0; index < WORKERS; index++) {
+        threads.push(await startWorker('listing-thread.mjs', { handle: queue.share(), role: 'worker', index, parties: WORKERS, workers: WORKERS, controlBuffer }));
+      }
+      const reports = (await withTimeout(Promise.all(threads.map((t) => t.result)), 60_000, 'the completing threads')) as { completed: string[] }[];
+      expect(reports.flatMap((r) => r.completed).sort()).toEqual([...ids].sort());
+    } finally {
+      await terminateAll(threads);
+    }
+    try {
+      expect(queue.stats().succeeded).toBe(10);
+      const kept = queue.jobs({ status: 'SUCCEEDED' }).jobs.map((job) => job.id);
+      expect(kept).toHaveLength(10);
+      // Every other job was evicted: gone from view too.
+      const gone = ids.filter((id) => !kept.includes(id));
+      expect(gone.filter((id) => { try { queue.view(id); return true; } catch { return false; } })).toEqual([]);
+    } finally {
+      queue.close();
+    }
   });
 });
