@@ -7,7 +7,7 @@ import type { LoggedJob } from './shm/movelog.js';
 import { BUFFER_NAMES, attemptLimit, bufferBytes, mayRetry, type QueueBuffers } from './shm/layout.js';
 import { QueueMemory } from './shm/memory.js';
 import { countedChunks } from './shm/records.js';
-import { JobStatus, type JobView, type Lease, type QueueStats } from './types.js';
+import { JobStatus, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats } from './types.js';
 import {
   checkFailure, checkPolicy, checkTimeSource, checkTimeout, parseJobId, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions,
 } from './validate.js';
@@ -344,6 +344,19 @@ export class JobQueue {
   /** Every DEAD job, in submission order. */
   deadLetters(): JobView[] {
     return this.#reads.deadLetters();
+  }
+
+  /**
+   * A page of jobs in ascending submission order (job number): of one status
+   * and type if asked, at most `limit` (1 to 1000, default 100); `next` goes
+   * on after it (null: the last page). A job that moves between pages is
+   * listed where the call that reaches it finds it: a walk of one status
+   * never lists a job twice, and lists every job that stayed in it
+   * throughout. O(log n + page) for a status, however rare among others
+   * (see docs/api.md, "Listing jobs", for a type's cost).
+   */
+  jobs(query?: JobQuery): JobPage {
+    return this.#reads.jobs(query);
   }
 
   /** Puts a DEAD job back to PENDING, ready now, with attempts reset to 0 (lastError kept). */

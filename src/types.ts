@@ -78,3 +78,21 @@ export interface QueueStats {
   /** Whether the queue is paused: polls hand out nothing until `resume()`. */
   paused: boolean;
 }
+
+/** What `jobs()` lists: every field may be left out. */
+export interface JobQuery {
+  /** Only jobs in this status. @default every status */
+  status?: JobStatus;
+  /** Only jobs of this type (costs more: see docs/api.md, "Listing jobs"). @default every type */
+  type?: string;
+  /** The most jobs on one page, 1 to 1000. @default 100 */
+  limit?: number;
+  /** Where to go on: the `next` of the page before. @default the first job */
+  after?: string;
+}
+
+/** One page of `jobs()`: jobs in ascending submission order, and the cursor of the next page (null: this is the last). */
+export interface JobPage {
+  jobs: JobView[];
+  next: string | null;
+}

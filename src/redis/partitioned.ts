@@ -7,8 +7,11 @@ import type { SharedClock } from '../clock.js';
 import { keyHash } from '../key-hash.js';
 import { IllegalStateError, InvalidArgumentError, describe } from '../errors.js';
 import type { SharedPolicy } from '../policy.js';
-import type { JobView, Lease, QueueStats } from '../types.js';
-import { MAX_BATCH, checkBatchSize, checkJobs, checkSubmit, parseJobId, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions } from '../validate.js';
+import type { JobPage, JobQuery, JobView, Lease, QueueStats } from '../types.js';
+import {
+  MAX_BATCH, checkBatchSize, checkJobQuery, checkJobs, checkSubmit, cursorAfter, parseCursor, parseJobId, type FailOptions, type FinishedOptions, type NewJob,
+  type SubmitOptions,
+} from '../validate.js';
 import { RedisJobQueue, type BatchOutcome, type Completion, type RedisQueueHandle, type RedisQueueOptions } from './queue.js';
 
 /** The most partitions one queue may have. */
@@ -219,6 +222,18 @@ export class PartitionedRedisQueue {
     return all.sort((a, b) => parseJobId(a.id) - parseJobId(b.id));
   }
 
+  /**
+   * A page of jobs in submission order over every partition, as
+   * JobQueue#jobs: each partition's page from the same cursor, merged by job
+   * number (job numbers interleave over the partitions). The partitions are
+   * read at once, not as one snapshot. O(partitions × (log n + page)).
+   */
+  async jobs(query?: JobQuery): Promise<JobPage> {
+    this.#assertOpen();
+    const { limit } = checkJobQuery(query);
+    return mergePages(await Promise.all(this.#parts.map((part) => part.jobs(query))), limit);
+  }
+
   async queueDepth(): Promise<number> {
     return (await this.stats()).pending;
   }
@@ -306,4 +321,22 @@ export class PartitionedRedisQueue {
   #assertOpen(): void {
     if (this.#closed) throw new IllegalStateError('This queue was closed');
   }
+}
+
+/**
+ * One page out of the partitions' pages, each read with the same query: a
+ * partition's page covers every job of its own up to its `next` (all of them
+ * when null), so the merged page lists only jobs up to the lowest of those,
+ * and goes on from there.
+ */
+function mergePages(pages: readonly JobPage[], limit: number): JobPage {
+  const covered = Math.min(...pages.map((page) => (page.next === null ? Infinity : parseCursor(page.next))));
+  const listable = pages
+    .flatMap((page) => page.jobs)
+    .map((job) => ({ job, n: parseJobId(job.id) }))
+    .filter(({ n }) => n <= covered)
+    .sort((a, b) => a.n - b.n);
+  const jobs = listable.slice(0, limit).map(({ job }) => job);
+  if (listable.length > limit) return { jobs, next: cursorAfter(listable[limit - 1]!.n) };
+  return { jobs, next: covered === Infinity ? null : cursorAfter(covered) };
 }

@@ -21,6 +21,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Refusal } from '../errors.js';
+import { SCAN_BUDGET } from '../validate.js';
 import { KEY_NAMES } from './keys.js';
 import { LIVENESS_TTL_MILLIS, PROCESS_GONE } from './liveness.js';
 
@@ -31,7 +32,7 @@ export const CATCH_UP_BATCH = 50;
 export const CATCHING_UP = 1;
 
 /** The arguments every script takes first, in this order (RedisJobQueue fills them in for every call); its own follow. */
-export const COMMON_ARGS = ['jobPrefix', 'alivePrefix', 'holder', 'now', 'seed', 'maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter', 'partitions', 'partition'] as const;
+export const COMMON_ARGS = ['jobPrefix', 'alivePrefix', 'holder', 'now', 'seed', 'maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter', 'partitions', 'partition', 'maxFinished', 'maxAgeMillis'] as const;
 
 const arg = (name: (typeof COMMON_ARGS)[number]) => `ARGV[${COMMON_ARGS.indexOf(name) + 1}]`;
 
@@ -54,6 +55,9 @@ local jitter = ${arg('jitter')}
 -- Job numbers: partition + 1, then every partitions-th (1, 2, 3, ... for a queue of one partition).
 local partitions = tonumber(${arg('partitions')})
 local partition = tonumber(${arg('partition')})
+-- The retain option: finished jobs kept at most (nil: no limit), and for how long after they finished.
+local maxFinished = tonumber(${arg('maxFinished')})
+local maxAge = tonumber(${arg('maxAgeMillis')})
 -- A script's own arguments are ARGV[OWN + 1], ARGV[OWN + 2], ...
 local OWN = ${COMMON_ARGS.length}
 
@@ -100,8 +104,12 @@ local function callMany(command, key, args, width)
   end
 end
 
+-- Each status's listing set: its jobs by number, for jobs() to page through.
+local numsOf = { PENDING = K.pendingNums, RUNNING = K.runningNums, SUCCEEDED = K.succeededNums, DEAD = K.dead, CANCELLED = K.cancelledNums }
+
 local function enqueue(n, key, runAt)
   redis.call('ZADD', K.pending, runAt, n)
+  redis.call('ZADD', K.pendingNums, n, n)
   if runAt <= now then redis.call('ZADD', K.ready, 0, readyMember(key, n)) end
 end
 
@@ -135,6 +143,7 @@ end
 
 local function failAttempt(n, key, failedAt, err, permanent)
   redis.call('ZREM', K.leases, n)
+  redis.call('ZREM', K.runningNums, n)
   local f = redis.call('HMGET', key, 'attempts', 'maxAttempts', 'key')
   local attempts = tonumber(f[1])
   if not permanent and attempts < attemptLimit(f[2]) then
@@ -150,13 +159,33 @@ local function failAttempt(n, key, failedAt, err, permanent)
   end
 end
 
--- SUCCEEDED or CANCELLED (at now): held until evicted, oldest finished first.
+-- Evicts the job that finished first (the head of K.finished); its idempotent key is free, unless a newer job took it.
+local function evictOldest()
+  local n = redis.call('LPOP', K.finished)
+  local key = jobKey(n)
+  local f = redis.call('HMGET', key, 'status', 'key')
+  redis.call('HINCRBY', K.counts, string.lower(f[1]), -1)
+  redis.call('ZREM', numsOf[f[1]], n)
+  if f[2] and redis.call('HGET', K.keys, f[2]) == n then redis.call('HDEL', K.keys, f[2]) end
+  redis.call('DEL', key)
+end
+
+-- The retain option's count: finished jobs beyond maxFinished are evicted, oldest finished first.
+local function trimFinished()
+  if maxFinished == nil then return end
+  for _ = 1, redis.call('LLEN', K.finished) - maxFinished do evictOldest() end
+end
+
+-- SUCCEEDED or CANCELLED (at now): held until evicted, oldest finished first. The finish time is
+-- noted where something runs from it: a keyed job's key TTL, the retain option's maxAgeMillis.
 local function finish(n, key, status)
   redis.call('HSET', key, 'status', status)
-  if redis.call('HEXISTS', key, 'key') == 1 then redis.call('HSET', key, 'finishedAt', nowText) end
+  if maxAge or redis.call('HEXISTS', key, 'key') == 1 then redis.call('HSET', key, 'finishedAt', nowText) end
+  redis.call('ZADD', numsOf[status], n, n)
   redis.call('RPUSH', K.finished, n)
   redis.call('HINCRBY', K.counts, string.lower(status), 1)
   announceFinished({ n })
+  trimFinished()
 end
 
 -- The n of the job that holds the idempotent key k now, or nil if k is free: a job holds its
@@ -216,7 +245,7 @@ local function pollBest(workerId, leaseMillis, max, out)
   redis.call('SET', alivePrefix .. holder, '1', 'PX', ${LIVENESS_TTL_MILLIS})
   local pollUntil = now + tonumber(leaseMillis)
   local pollUntilText = num(pollUntil)
-  local numbers, leases = {}, {}
+  local numbers, leases, running = {}, {}, {}
   for i = 1, count do
     local n = int(tonumber(string.sub(best[2 * i - 1], 33)))
     local key = jobKey(n)
@@ -233,10 +262,14 @@ local function pollBest(workerId, leaseMillis, max, out)
     numbers[i] = n
     leases[2 * i - 1] = leaseUntil
     leases[2 * i] = n
+    running[2 * i - 1] = n
+    running[2 * i] = n
     for _, field in ipairs({ n, token, f[2], f[3], attempt, attemptLimit(f[4]), untilText, f[5] or '' }) do out[#out + 1] = field end
   end
   redis.call('ZREM', K.pending, unpack(numbers))
+  redis.call('ZREM', K.pendingNums, unpack(numbers))
   redis.call('ZADD', K.leases, unpack(leases))
+  redis.call('ZADD', K.runningNums, unpack(running))
   return out
 end
 
@@ -245,24 +278,29 @@ end
 -- each checked on its own, its outcome (0 or the Refusal) appended to out;
 -- the indexes change once for all of them.
 local function completeAll(first, last, out)
-  local done = {}
+  local done, succeeded = {}, {}
   for i = first, last, 3 do
     local n = ARGV[i]
     local key, refusal, keyed = leased(n, ARGV[i + 1], KEYS[FIXED + (i - first) / 3 + 1])
     if key then
       if ARGV[i + 2] == '' then redis.call('HSET', key, 'status', 'SUCCEEDED')
       else redis.call('HSET', key, 'status', 'SUCCEEDED', 'result', ARGV[i + 2]) end
-      -- A keyed job notes when it finished: its key stays taken keyTtl from then.
-      if keyed then redis.call('HSET', key, 'finishedAt', nowText) end
+      -- The finish time, where something runs from it: a keyed job's key TTL, the retain option's maxAgeMillis.
+      if keyed or maxAge then redis.call('HSET', key, 'finishedAt', nowText) end
       done[#done + 1] = n
+      succeeded[#succeeded + 1] = n
+      succeeded[#succeeded + 1] = n
     end
     out[#out + 1] = refusal or 0
   end
   if #done == 0 then return out end
   redis.call('ZREM', K.leases, unpack(done))
+  redis.call('ZREM', K.runningNums, unpack(done))
+  redis.call('ZADD', K.succeededNums, unpack(succeeded))
   redis.call('RPUSH', K.finished, unpack(done))
   redis.call('HINCRBY', K.counts, 'succeeded', #done)
   announceFinished(done)
+  trimFinished()
   return out
 end
 
@@ -353,7 +391,22 @@ local function leasesCaughtUp()
   return #expired / 2 <= count
 end
 
-if not (indexCaughtUp() and leasesCaughtUp()) then return { ${CATCHING_UP} } end
+-- Then the retain option's age: finished jobs that finished maxAge before now or earlier are evicted, oldest
+-- first (one finished before the option was set, with no finishedAt, too). True once none is left.
+local function agedOut()
+  if maxAge == nil then return true end
+  while budget > 0 do
+    local head = redis.call('LINDEX', K.finished, 0)
+    if not head then return true end
+    local finishedAt = redis.call('HGET', jobKey(head), 'finishedAt')
+    if finishedAt and tonumber(finishedAt) + maxAge > now then return true end
+    evictOldest()
+    budget = budget - 1
+  end
+  return false
+end
+
+if not (indexCaughtUp() and leasesCaughtUp() and agedOut()) then return { ${CATCHING_UP} } end
 `;
 
 /**
@@ -390,18 +443,10 @@ local finished = redis.call('LLEN', K.finished)
 local held = redis.call('ZCARD', K.pending) + redis.call('ZCARD', K.leases) + redis.call('ZCARD', K.dead) + finished
 local excess = held + count - capacity
 if excess > finished then return { ${Refusal.NoSlot} } end
-for _ = 1, excess do
-  local n = redis.call('LPOP', K.finished)
-  local key = jobKey(n)
-  local f = redis.call('HMGET', key, 'status', 'key')
-  redis.call('HINCRBY', K.counts, string.lower(f[1]), -1)
-  -- Its key is free, unless a newer job took it.
-  if f[2] and redis.call('HGET', K.keys, f[2]) == n then redis.call('HDEL', K.keys, f[2]) end
-  redis.call('DEL', key)
-end
+for _ = 1, excess do evictOldest() end
 local ids = { 0 }
 local seq = redis.call('INCRBY', K.jobSeq, count) - count
-local pending, ready = {}, {}
+local pending, ready, numbers = {}, {}, {}
 for j = 1, total do
   local i = first + (j - 1) * WIDTH
   if repeats[j] then
@@ -424,6 +469,8 @@ for j = 1, total do
     local due = tonumber(runAt)
     pending[#pending + 1] = due
     pending[#pending + 1] = n
+    numbers[#numbers + 1] = n
+    numbers[#numbers + 1] = n
     if due <= now then
       ready[#ready + 1] = 0
       ready[#ready + 1] = memberOf(tonumber(ARGV[i + 2]), due, n)
@@ -432,6 +479,7 @@ for j = 1, total do
   end
 end
 callMany('ZADD', K.pending, pending, 2)
+callMany('ZADD', K.pendingNums, numbers, 2)
 callMany('ZADD', K.ready, ready, 2)
 if count > 0 then announce() end
 return ids
@@ -490,6 +538,7 @@ local n = ARGV[OWN + 1]
 local key, refusal = leased(n, ARGV[OWN + 2], KEYS[FIXED + 1])
 if key == nil then return { refusal } end
 redis.call('ZREM', K.leases, n)
+redis.call('ZREM', K.runningNums, n)
 redis.call('HINCRBY', key, 'attempts', -1)
 redis.call('HSET', key, 'status', 'PENDING', 'runAt', nowText)
 enqueue(n, key, now)
@@ -531,6 +580,48 @@ end
 return out
 `;
 
+/**
+ * ARGV: status ('' for every status), after, limit, typed ('1' or '0'), type.
+ * Returns 0, where the next page goes on after ('' for none), then n and the
+ * hash of each job listed, in job-number order: the first `limit` jobs
+ * numbered above `after` (of `type`, if typed). Each listing set is read from
+ * `after` on, a window of limit + 1 numbers (typed: SCAN_BUDGET); only
+ * numbers up to the end of the shortest full window are known to be all
+ * there are, so the page stops there. Typed, at most SCAN_BUDGET jobs are looked at.
+ */
+const JOBS = `
+local status, after, limit, typed, wantedType = ARGV[OWN + 1], ARGV[OWN + 2], tonumber(ARGV[OWN + 3]), ARGV[OWN + 4] == '1', ARGV[OWN + 5]
+local window = typed and ${SCAN_BUDGET} or limit + 1
+local sources = { numsOf[status] }
+if status == '' then sources = { K.pendingNums, K.runningNums, K.succeededNums, K.dead, K.cancelledNums } end
+local candidates, covered = {}, math.huge
+for _, source in ipairs(sources) do
+  local numbers = redis.call('ZRANGEBYSCORE', source, '(' .. after, '+inf', 'LIMIT', 0, window)
+  for _, n in ipairs(numbers) do candidates[#candidates + 1] = tonumber(n) end
+  if #numbers == window then covered = math.min(covered, tonumber(numbers[#numbers])) end
+end
+table.sort(candidates)
+local out = { 0, '' }
+local listed, examined, last = 0, 0, 0
+for _, n in ipairs(candidates) do
+  if n > covered then break end
+  if listed == limit or (typed and examined == ${SCAN_BUDGET}) then
+    out[2] = int(last)
+    return out
+  end
+  examined = examined + 1
+  last = n
+  local key = jobKey(int(n))
+  if not typed or redis.call('HGET', key, 'type') == wantedType then
+    out[#out + 1] = int(n)
+    out[#out + 1] = redis.call('HGETALL', key)
+    listed = listed + 1
+  end
+end
+if covered ~= math.huge then out[2] = int(covered) end
+return out
+`;
+
 /** ARGV: n; the job's hash declared. */
 const RETRY_DEAD = `
 local n = ARGV[OWN + 1]
@@ -552,6 +643,7 @@ if key == nil then return { refusal } end
 if redis.call('HGET', key, 'status') ~= 'PENDING' then return { ${Refusal.NotPending} } end
 redis.call('ZREM', K.ready, readyMember(key, n))
 redis.call('ZREM', K.pending, n)
+redis.call('ZREM', K.pendingNums, n)
 finish(n, key, 'CANCELLED')
 return { 0 }
 `;
@@ -600,6 +692,7 @@ export const SCRIPTS = {
   extend: script(EXTEND),
   view: script(VIEW),
   deadLetters: script(DEAD_LETTERS),
+  jobs: script(JOBS),
   retryDead: script(RETRY_DEAD),
   cancel: script(CANCEL),
   stats: script(STATS),

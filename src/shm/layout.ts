@@ -14,7 +14,7 @@
  *   overflow    f64   [ heap entry: K1 K2 K3 SLOT WORD | ... ]  ready jobs a ring cannot take in order  hint
  *   delayed     f64   (same entry shape)                                            hint
  *   leases      f64   (same entry shape)                                            hint
- *   finished    f64   (same entry shape), keyed by FINISH_SEQ: eviction order       hint
+ *   finished    f64   (same entry shape), keyed by FINISH_SEQ (eviction order), K2 when it finished  hint
  *   jobMap      Int32 [ slot + 1 | ... ]  open addressing, keyed by the slot's JOB_NUM  hint
  *   keyMap      Int32 [ slot + 1 HASH | ... ]  open addressing, keyed by the idempotent key  maintenance holder's
  *   freeSlots   Int32 [ slot | ... ]  a stack                                       hint
@@ -25,6 +25,7 @@
  *   workerNames bytes [ LENGTH | 124 bytes | ... ]  append-only     worker ids
  *   typeNames   bytes (same entry shape)           append-only     job types
  *   commitRing  f64   [ jobNum * 4 + COMMIT_* | ... ]  a ring       journal writes to make
+ *   listing     f64   [ BUILT ROOT… | node of slot 0: LEFT RIGHT CLASS KEY | ... ]  per-status trees for jobs()  hint
  *
  * ── Roles ──
  *
@@ -469,6 +470,23 @@ export const COMMIT_MOVED = 2;
 export const COMMIT_EVICTED = 3;
 export const COMMIT_KINDS = 4;
 
+// ── listing index (float64), see listing.ts ──────────────────────────────
+/**
+ * One binary search tree per public status (a *class*: READY and DELAYED are
+ * one, PENDING), keyed by job number, over nodes that are the slots
+ * themselves: the treap `jobs()` pages through. Built by the first `jobs()`,
+ * so a queue that never lists never touches these pages.
+ */
+export const LISTING_BUILT = 0; //  1 once built (the lock holder's)
+export const LISTING_ROOTS = 1; //  + class: the root node of the class's tree (slot + 1; 0: empty)
+export const LISTING_CLASSES = 5;
+export const LISTING_HEADER = 8;
+export const NODE_LEFT = 0; //      slot + 1 of the left child; 0: none
+export const NODE_RIGHT = 1;
+export const NODE_CLASS = 2; //     the class of the tree the node is in, + 1; 0: in none
+export const NODE_KEY = 3; //       the job number the node was filed under
+export const NODE_FIELDS = 4;
+
 // ── arena chunks ─────────────────────────────────────────────────────────
 /**
  * A chunk: [next chunk: Int32 | CHUNK_DATA_BYTES of UTF-8]. Types live in
@@ -531,6 +549,7 @@ export function bufferBytes(capacity: number, arenaBytes: number) {
     workerNames: WORKER_NAMES * NAME_ENTRY_BYTES,
     typeNames: TYPE_NAMES * NAME_ENTRY_BYTES,
     commitRing: commitRingEntries(capacity) * f64,
+    listing: (LISTING_HEADER + capacity * NODE_FIELDS) * f64,
     /** Per slot, with a journal: the commit mark of a move its caller waits for (see Frozen jobs); 0: none. */
     awaited: capacity * i32,
   };

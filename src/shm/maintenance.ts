@@ -7,8 +7,8 @@ import { markOf, ticketOfMark, type CommitKind } from './commits.js';
 import type { SharedHeap } from './heap.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, ATTENTION, CANCELLED, COMMIT_EVICTED, COMMIT_MOVED, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, DUE_LOWERED, DUE_VERSION,
-  ENTRY_K1, ENTRY_SLOT, ENTRY_WORD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, GATE, ERROR_LEASE_EXPIRED, ERROR_NONE, ERROR_REF, FINISH_BASE, FINISH_RING,
-  FINISHED_AT, FINISH_SEQ, FINISH_TICKET, FREE, FREE_SLOT_COUNT, JOB_NUM, JOB_SEQ, KEY_BYTES, KEY_REF, KEY_TTL, LAST_NOW, LEASE_LENGTH, LEASE_RING,
+  ENTRY_K1, ENTRY_K2, ENTRY_SLOT, ENTRY_WORD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, GATE, ERROR_LEASE_EXPIRED, ERROR_NONE, ERROR_REF, FINISH_BASE,
+  FINISH_RING, FINISHED_AT, FINISH_SEQ, FINISH_TICKET, FREE, FREE_SLOT_COUNT, JOB_NUM, JOB_SEQ, KEY_BYTES, KEY_REF, KEY_TTL, LAST_NOW, LEASE_LENGTH, LEASE_RING,
   LEASE_UNTIL, MAINTENANCE_ROW, MOVES, NEXT_DUE, PAUSED, PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, ROWS,
   STATUS_COUNT, ROW_COUNTS, ROW_FINISHED_CHUNKS, RUNNING, RUN_AT,
   SLOT_HIGH_WATER, SUCCEEDED, TOKEN, TOKEN_RESERVED, TOKEN_SEQ, TYPE, WORKER, attemptLimit, isBusy, mayRetry, nextWord, statusOf, type SlotStatus,
@@ -21,6 +21,8 @@ import { NAME_OF_STATUS, Records, chunksOf, dataBytes, countedChainBytes, leadin
 import type { CheckedJob } from '../validate.js';
 import { UndoLog, recordCopy, type UndoneMove } from './undo-log.js';
 import { NOT_COUNTED, type MoveNotes } from './worker.js';
+import { Retention } from './retention.js';
+import type { RetainOptions } from '../options.js';
 
 /** Thrown when a move finds our lock taken over: the caller retries the whole operation. */
 export class LockLost extends Error {}
@@ -52,6 +54,8 @@ export class Maintenance implements MoveNotes {
   /** The queue's clock, read again under the lock (see `prepare`, `settle`) and as a move is made (`#runAt`). */
   readonly #time: TimeSource;
   readonly #log: MoveLog | undefined;
+  /** The `retain` option's limits on finished jobs. */
+  readonly #retention: Retention;
   #mover: Mover;
   readonly records: Records;
   readonly #tails = new Int32Array(ROWS);
@@ -72,10 +76,11 @@ export class Maintenance implements MoveNotes {
   /** A copy of a slot's record, read under the lock. */
   readonly #record = new Float64Array(RECORD_FIELDS);
 
-  constructor(memory: QueueMemory, policy: RetryPolicy, time: TimeSource, log?: MoveLog) {
+  constructor(memory: QueueMemory, policy: RetryPolicy, time: TimeSource, retain: RetainOptions, log?: MoveLog) {
     this.#m = memory;
     this.#policy = policy;
     this.#time = time;
+    this.#retention = new Retention(retain);
     this.#log = log;
     this.#mover = new Mover(memory.slots, memory.rows, MAINTENANCE_ROW);
     this.records = new Records(memory, policy.maxAttempts);
@@ -121,6 +126,7 @@ export class Maintenance implements MoveNotes {
     // Before NEXT_DUE, with no earlier lease flagged, no lease or delayed job is due (the lease handshake):
     // the rings and heaps stay as they are, and so does NEXT_DUE.
     if (now >= header[NEXT_DUE]! || (Atomics.load(this.#m.lockWords, ATTENTION) & DUE_LOWERED) !== 0) this.#catchUp(now);
+    if (this.#retention.limits) this.#retain(now);
     // The catch-up's expiries are not the call's own (any call would have made them): only what follows is undone.
     if (this.#log !== undefined) this.#undo.record();
     return now;
@@ -170,7 +176,7 @@ export class Maintenance implements MoveNotes {
       Atomics.and(lockWords, ATTENTION, ~DUE_LOWERED);
       rows.tails(LEASE_RING, this.#tails);
       this.drainLeases();
-      header[NEXT_DUE] = Math.min(this.#validTop(leases), this.#validTop(delayed));
+      header[NEXT_DUE] = Math.min(this.#validTop(leases), this.#validTop(delayed), this.#retentionDue());
       // Publishes NEXT_DUE (seq-cst), before the tails are read again.
       Atomics.add(lockWords, DUE_VERSION, 1);
       if (!rows.movedSince(LEASE_RING, this.#tails)) return;
@@ -186,17 +192,21 @@ export class Maintenance implements MoveNotes {
 
   /** Moves the leases every row registered into the lease heap (also to make room in a full ring); those already finished are left out. */
   drainLeases(): void {
-    const { rows, slots, leases } = this.#m;
+    const { rows, slots, leases, listing } = this.#m;
     rows.drain(LEASE_RING, (until, slot, word) => {
       if (slots.word(slot) === word) this.#push(leases, until, 0, 0, slot, word);
+      // A claim (or extend) made lock-free: the listing files the job under its status now, whatever it is.
+      listing.sync(slot);
     });
   }
 
   /** Moves the finished jobs every row noted into the eviction heap (also to make room in a full ring). */
   drainFinished(): void {
-    const { rows, slots, finished } = this.#m;
-    rows.drain(FINISH_RING, (finishSeq, slot, word) => {
-      if (slots.word(slot) === word) this.#push(finished, finishSeq, 0, 0, slot, word);
+    const { rows, slots, finished, listing } = this.#m;
+    rows.drain(FINISH_RING, (finishedAt, slot, word) => {
+      // Still as finished: the record holds its FINISH_SEQ.
+      if (slots.word(slot) === word) this.#push(finished, slots.leaseUntils[slot]!, finishedAt, 0, slot, word);
+      listing.sync(slot);
     });
   }
 
@@ -463,6 +473,18 @@ export class Maintenance implements MoveNotes {
     return (fresh < before ? fresh : since) + delay;
   }
 
+  /**
+   * Makes the listing exact for every move made so far (see ListingIndex):
+   * built on the first call, O(slots); after that, the ring entries of the
+   * lock-free moves since the last drain are filed.
+   */
+  prepareListing(): void {
+    const { listing, header } = this.#m;
+    if (!listing.built) listing.build(header[SLOT_HIGH_WATER]!, this.#showProgress);
+    this.drainLeases();
+    this.drainFinished();
+  }
+
   /** Slots of every DEAD job, in submission order. */
   deadSlots(): number[] {
     const { header, slots } = this.#m;
@@ -574,7 +596,8 @@ export class Maintenance implements MoveNotes {
         } else if (status === RUNNING) {
           this.#push(m.leases, slots.get(slot, LEASE_UNTIL), 0, 0, slot, word);
         } else if (status === SUCCEEDED || status === CANCELLED) {
-          this.#push(m.finished, slots.get(slot, FINISH_SEQ), 0, 0, slot, word);
+          // When it finished is not kept in the slot: retention's age counts from this rebuild.
+          this.#push(m.finished, slots.get(slot, FINISH_SEQ), now, 0, slot, word);
           finishedChunks += chunksOf(slots.readInto(slot, this.#record));
         }
         counts[status]!++;
@@ -584,6 +607,8 @@ export class Maintenance implements MoveNotes {
       for (const slot of ready) this.#fileReady(slot, slots.word(slot));
       m.arena.rebuild(chains);
       rows.setTotals(counts, finishedChunks);
+      // The rings were cleared, and moves finished from intents: a listing that was built is filed afresh.
+      if (m.listing.built) m.listing.build(high, this.#showProgress);
       header[REBUILDS]!++;
       this.#dueDirty = true;
       header[LAST_NOW] = now;
@@ -692,11 +717,13 @@ export class Maintenance implements MoveNotes {
 
   /** Files a job where its new status needs it: a ready ring, the delayed heap, the finished heap. */
   #file(slot: number, word: number, status: SlotStatus): void {
-    const { slots, delayed, finished, rows } = this.#m;
+    const { slots, delayed, finished, rows, listing } = this.#m;
+    listing.sync(slot);
     if (status === READY) this.#fileReady(slot, word);
     else if (status === DELAYED) this.#push(delayed, slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM), 0, slot, word);
     else if (status === SUCCEEDED || status === CANCELLED) {
-      this.#push(finished, slots.get(slot, FINISH_SEQ), 0, 0, slot, word);
+      // Finished at the time the locked call runs at.
+      this.#push(finished, slots.get(slot, FINISH_SEQ), this.#m.header[LAST_NOW]!, 0, slot, word);
       rows.finishedChunks(this.#mover.row, chunksOf(slots.readInto(slot, this.#record)));
     } else if (status === RUNNING) {
       this.#push(this.#m.leases, slots.get(slot, LEASE_UNTIL), 0, 0, slot, word);
@@ -744,8 +771,8 @@ export class Maintenance implements MoveNotes {
   #push(heap: SharedHeap, k1: number, k2: number, k3: number, slot: number, word: number): void {
     const slots = this.#m.slots;
     this.#assertHeld();
-    // A new lease or delayed job may come before the NEXT_DUE published.
-    if (heap === this.#m.leases || heap === this.#m.delayed) this.#dueDirty = true;
+    // A new lease or delayed job (or, with an age limit, finished job) may come before the NEXT_DUE published.
+    if (heap === this.#m.leases || heap === this.#m.delayed || (heap === this.#m.finished && this.#retention.ages)) this.#dueDirty = true;
     // Full means mostly stale entries (a slot has at most one valid entry per heap): drop them.
     if (heap.full) heap.compact((s, w) => slots.word(s) === w);
     heap.push(k1, k2, k3, slot, word);
@@ -769,6 +796,33 @@ export class Maintenance implements MoveNotes {
       if (!this.#evictOldest()) return Refusal.NoBytes;
     }
     return 0;
+  }
+
+  /**
+   * Evicts the finished jobs the `retain` option has no room for: beyond
+   * maxFinished, and (oldest finished first) those finished maxAgeMillis
+   * before `now` or earlier. Part of bringing the queue up to now, in every
+   * locked call; lock-free completes are counted once their ring is drained.
+   */
+  #retain(now: number): void {
+    const retention = this.#retention;
+    // The jobs completed lock-free since the last drain: into the heap, with when they finished.
+    this.drainFinished();
+    while (this.#finishedJobs() > retention.maxFinished && this.#evictOldest());
+    while (this.#retentionDue() <= now && this.#evictOldest(now - retention.maxAgeMillis));
+  }
+
+  #finishedJobs(): number {
+    const rows = this.#m.rows;
+    return rows.sum(ROW_COUNTS + SUCCEEDED) + rows.sum(ROW_COUNTS + CANCELLED);
+  }
+
+  /** When the oldest finished job is due for eviction by age (stale entries on top dropped); Infinity if none is, ever. */
+  #retentionDue(): number {
+    const { finished, slots } = this.#m;
+    if (!this.#retention.ages) return Infinity;
+    while (finished.size > 0 && slots.word(finished.top(ENTRY_SLOT)) !== finished.top(ENTRY_WORD)) finished.pop();
+    return finished.size > 0 ? this.#retention.dueAt(finished.top(ENTRY_K2)) : Infinity;
   }
 
   /** Slots free now, counting those never used. */
@@ -816,32 +870,38 @@ export class Maintenance implements MoveNotes {
   }
 
   /**
-   * Evicts the finished job that finished first; false if there is none. A
-   * job frozen by its commit in flight is passed over (see layout.ts).
+   * Evicts the finished job that finished first; false if there is none
+   * (or, with `finishedBy`, if it finished later than that). A job frozen by
+   * its commit in flight is passed over (see layout.ts).
    */
-  #evictOldest(): boolean {
+  #evictOldest(finishedBy = Infinity): boolean {
     const { finished } = this.#m;
     this.drainFinished();
     const frozen: number[] = [];
     try {
-      return this.#evictFirstOf(frozen);
+      return this.#evictFirstOf(frozen, finishedBy);
     } finally {
       // Passed over while their commit is in flight: back in the heap, in their place.
-      for (let at = 0; at < frozen.length; at += 3) this.#push(finished, frozen[at]!, 0, 0, frozen[at + 1]!, frozen[at + 2]!);
+      for (let at = 0; at < frozen.length; at += 4) this.#push(finished, frozen[at]!, frozen[at + 1]!, 0, frozen[at + 2]!, frozen[at + 3]!);
     }
   }
 
-  /** Evicts the first finished job of the heap that is not frozen (those go to `frozen`: finishSeq, slot, word). */
-  #evictFirstOf(frozen: number[]): boolean {
+  /**
+   * Evicts the first finished job of the heap that is not frozen (those go to
+   * `frozen`: finishSeq, finishedAt, slot, word), unless it finished after `finishedBy`.
+   */
+  #evictFirstOf(frozen: number[], finishedBy: number): boolean {
     const { finished, slots, arena, jobMap, keyMap, freeSlots, header, rows } = this.#m;
     while (finished.size > 0) {
       const slot = finished.top(ENTRY_SLOT);
       const word = finished.top(ENTRY_WORD);
       const finishSeq = finished.top(ENTRY_K1);
+      const finishedAt = finished.top(ENTRY_K2);
+      if (slots.word(slot) === word && !this.frozen(slot) && finishedAt > finishedBy) return false;
       finished.pop();
       if (slots.word(slot) !== word) continue;
       if (this.frozen(slot)) {
-        frozen.push(finishSeq, slot, word);
+        frozen.push(finishSeq, finishedAt, slot, word);
         continue;
       }
       const record = slots.readInto(slot, this.#record);
@@ -856,6 +916,8 @@ export class Maintenance implements MoveNotes {
       this.#assertHeld();
       this.#note(jobNum, COMMIT_EVICTED, LAZY);
       if (this.#mover.flip(slot, word, FREE, statusOf(word)) < 0) throw new LockLost();
+      // Out of the listing before the slot takes another job (and job number).
+      this.#m.listing.sync(slot);
       rows.finishedChunks(this.#mover.row, -chunks);
       arena.free(dataRef, dataBytes);
       this.#freeError(errorRef);
@@ -1037,6 +1099,9 @@ export class Maintenance implements MoveNotes {
     this.#log!.write(writes);
     this.#m.commits.publish(upTo);
   }
+
+  /** `#progress`, as a callback made once. */
+  readonly #showProgress = (step: number): void => this.#progress(step);
 
   /** Inside a long scan, now and then shows the waiters that this holder is alive. */
   #progress(step: number): void {

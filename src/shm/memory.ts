@@ -5,6 +5,7 @@ import { Finishes } from './finishes.js';
 import { Helping } from './helping.js';
 import { JobMap } from './jobmap.js';
 import { KeyMap } from './keymap.js';
+import { ListingIndex } from './listing.js';
 import {
   HEAP_SIZE_DELAYED, HEAP_SIZE_FINISHED, HEAP_SIZE_LEASES, HEAP_SIZE_OVERFLOW, LAST_NOW, NEXT_DUE, TYPE_NAME_COUNT, WORKER_NAME_COUNT,
   allocateBuffers, type QueueBuffers,
@@ -42,6 +43,8 @@ export class QueueMemory {
   readonly workerNames: NameTable;
   readonly typeNames: NameTable;
   readonly commits: CommitRing;
+  /** The per-status trees of `jobs()`, built on its first call. */
+  readonly listing: ListingIndex;
   /** Per slot, the commit mark a frozen job waits for (journaled queues only, see layout.ts). */
   readonly awaited: Int32Array;
 
@@ -68,6 +71,7 @@ export class QueueMemory {
     this.typeNames = new NameTable(buffers.typeNames, header, TYPE_NAME_COUNT);
     this.commits = new CommitRing(lockWords, new Float64Array(buffers.commitRing), lockTimeoutMillis);
     this.awaited = new Int32Array(buffers.awaited);
+    this.listing = new ListingIndex(new Float64Array(buffers.listing), slots);
   }
 
   /** New, all-zero buffers: an empty queue. */

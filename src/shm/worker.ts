@@ -167,7 +167,8 @@ export class WorkerPath implements Claimer {
       const to = this.#mover.apply(slot, word, SUCCEEDED, RUNNING);
       if (to < 0) continue; // moved meanwhile (an expiry): look again
       rows.finishedChunks(this.#row, chunksOf(draft));
-      rows.append(this.#row, FINISH_RING, finishSeq, slot, to);
+      // Keyed by when it finished (for retention's age): the eviction order is the record's FINISH_SEQ.
+      rows.append(this.#row, FINISH_RING, now, slot, to);
       this.#room--;
       finishes.announce();
       return 0;
