@@ -79,7 +79,7 @@ describe('journal: idempotent keys and timeouts', () => {
     closeJournal(openJournal(path, clock));
     const db = new Database(path);
     db.exec(`DROP INDEX jobs_by_key; ALTER TABLE jobs DROP COLUMN idem_key; ALTER TABLE jobs DROP COLUMN key_ttl; ALTER TABLE jobs DROP COLUMN finished_at;
-      ALTER TABLE jobs DROP COLUMN timeout_millis;`);
+      ALTER TABLE jobs DROP COLUMN timeout_millis; ALTER TABLE jobs DROP COLUMN result;`);
     db.prepare(`INSERT INTO jobs (num, type, payload, priority, status, attempts, run_at, last_error, token, lease_until, finish_seq, worker_id, moves, max_attempts)
       VALUES (1, 'old', 'p', 0, 'PENDING', 0, ${T0}, NULL, 0, 0, 0, NULL, 1, 0)`).run();
     db.pragma('user_version = 3');
@@ -89,7 +89,7 @@ describe('journal: idempotent keys and timeouts', () => {
     expect(queue.submit('t', 'p', { key: 'k' })).toBe('J2');
     closeJournal(queue);
     const after = new Database(path);
-    expect(after.pragma('user_version', { simple: true })).toBe(4);
+    expect(after.pragma('user_version', { simple: true })).toBe(5);
     expect(after.prepare('SELECT idem_key FROM jobs WHERE num = 2').get()).toEqual({ idem_key: 'k' });
     after.close();
   });
