@@ -19,7 +19,8 @@ export type ErrorCode =
   | 'ERR_BACKEND_UNAVAILABLE'
   | 'ERR_BACKEND_AUTH'
   | 'ERR_BACKEND_TLS'
-  | 'ERR_MISSING_DEPENDENCY';
+  | 'ERR_MISSING_DEPENDENCY'
+  | 'ERR_UNSUPPORTED';
 
 export class JobQueueError extends Error {
   readonly code: ErrorCode;
@@ -190,6 +191,17 @@ export class MissingDependencyError extends JobQueueError {
     super('ERR_MISSING_DEPENDENCY', `${feature} needs the package ${packageName}: install it with \`npm install ${packageName}\``);
     this.packageName = packageName;
     if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
+
+/**
+ * An operation leasehold does not have, asked for by a tool made for another
+ * queue (the dashboard's promote of a delayed job, or its delete of finished
+ * ones). Nothing was changed.
+ */
+export class UnsupportedOperationError extends JobQueueError {
+  constructor(message: string) {
+    super('ERR_UNSUPPORTED', message);
   }
 }
 

@@ -13,7 +13,7 @@ export type { JobQueueOptions } from './options.js';
 export {
   JobQueueError, InvalidArgumentError, JobNotFoundError, IllegalStateError, StaleLeaseError, QueueFullError,
   JournalBusyError, JournalCorruptError, JournalWriteError, JournalFullError, JournalReadOnlyError, JournalIOError,
-  BackendUnavailableError, BackendAuthError, BackendTlsError, MissingDependencyError,
+  BackendUnavailableError, BackendAuthError, BackendTlsError, MissingDependencyError, UnsupportedOperationError,
   type ErrorCode,
 } from './errors.js';
 export { WorkerPool, type PoolStats, type PoolStatsOf } from './pool/pool.js';
@@ -23,4 +23,8 @@ export type { PoolQueue, QueueHandle, WorkerQueue } from './pool/backend.js';
 export type { Handler, HandlerContext } from './pool/handlers.js';
 export { PermanentError } from './errors.js';
 export { collectMetrics, MAX_TYPE_LABELS, OTHER_TYPE, QueueMetrics, type MetricsPool, type MetricsQueue, type MetricsTarget } from './metrics/prometheus.js';
+export {
+  createDashboardAdapter, createDashboardApp, serveDashboard, type DashboardAdapterOptions, type DashboardAppOptions, type DashboardQueue,
+  type DashboardServer, type LeaseholdBoardAdapter, type ServeDashboardOptions,
+} from './dashboard/index.js';
 export { JsonJobs, jsonHandlers, type JsonHandlers, type JsonJob, type PayloadsOf } from './typed.js';
