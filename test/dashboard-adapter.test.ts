@@ -114,7 +114,7 @@ describeEachBackend('dashboard adapter', (backend) => {
     expect((await queue.stats()).cancelled).toBe(3);
   });
 
-  it('refuses to remove a finished job or promote a delayed one, and changes nothing', async () => {
+  it('refuses to remove a finished job, promote a delayed one or edit a payload, and changes nothing', async () => {
     const { queue, clock } = await setup(backend);
     const ids = await fillEveryStatus(queue, clock);
     const adapter = await adapterOver(queue, clock);
@@ -125,6 +125,7 @@ describeEachBackend('dashboard adapter', (backend) => {
     }
     await expectError(() => job(adapter, ids.delayed).then((found) => found.promote()), UnsupportedOperationError, 'ERR_UNSUPPORTED');
     await expectError(() => adapter.promoteAll(), UnsupportedOperationError, 'ERR_UNSUPPORTED');
+    await expectError(() => job(adapter, ids.ready).then((found) => found.updateData!({ file: 'z.png' })), UnsupportedOperationError, 'ERR_UNSUPPORTED');
     await expectError(() => adapter.clean('completed'), UnsupportedOperationError, 'ERR_UNSUPPORTED');
     await expectError(() => adapter.obliterate(), UnsupportedOperationError, 'ERR_UNSUPPORTED');
     expect(await snapshot(queue, Object.values(ids))).toEqual(before);

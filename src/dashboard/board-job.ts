@@ -56,6 +56,16 @@ export class BoardJob implements QueueJob {
     });
   }
 
+  /**
+   * bull-board's "edit data". Without this method it would answer 200 and
+   * change nothing; a job's payload does not change after submit, so say so.
+   */
+  updateData(): Promise<void> {
+    return answerable(async () => {
+      throw new UnsupportedOperationError(`Job ${this.#view.id} cannot be edited: a job's payload does not change after submit`);
+    });
+  }
+
   async getState(): Promise<JobState> {
     return tabOf(this.#view, this.#now) ?? 'unknown';
   }
