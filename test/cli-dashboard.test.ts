@@ -7,7 +7,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { JobQueue, JobStatus, RetryPolicy, systemClock, type QueueStats } from '../dist/index.js';
@@ -78,12 +78,18 @@ function ownedJournal(): { path: string; queue: JobQueue } {
 }
 
 describe('leasehold dashboard --journal', () => {
-  it('serves a journal another process owns, read-only: the counts of its stats(), writes refused with 403, the journal unchanged; SIGTERM stops it', async () => {
+  it('serves a journal another process owns, read-only: the counts of its stats(), each tab\'s jobs, writes refused with 403, the journal unchanged; SIGTERM stops it', async () => {
     const { path, queue } = ownedJournal();
     const running = await startDashboard('--journal', path);
     expectCountsOf(await boardCounts(running), queue.stats());
+    for (const [tab, ids] of [['failed', ['J2']], ['waiting', ['J3']], ['delayed', ['J4']], ['completed', ['J1']]] as const) {
+      const query = new URLSearchParams({ activeQueue: basename(path), status: tab, page: '1', jobsPerPage: '10' });
+      const listing = await fetch(`${running.root}api/queues?${query}`, { headers: bearer(running.token) });
+      const { queues } = await listing.json() as { queues: { jobs: { id: string; name: string }[] }[] };
+      expect(queues[0]!.jobs.map((job) => job.id), tab).toEqual(ids);
+    }
     expect((await fetch(`${running.root}api/queues`)).status).toBe(401);
-    const retry = await fetch(`${running.root}api/queues/q${files}.db/J2/retry`, { method: 'PUT', headers: bearer(running.token) });
+    const retry = await fetch(`${running.root}api/queues/${basename(path)}/J2/retry`, { method: 'PUT', headers: bearer(running.token) });
     expect(retry.status).toBe(403);
     expect(queue.view('J2').status).toBe(JobStatus.DEAD);
     running.child.kill('SIGTERM');
@@ -97,7 +103,7 @@ describe('leasehold dashboard --journal', () => {
     const { path, queue } = ownedJournal();
     queue.close();
     const running = await startDashboard('--journal', path, '--allow-writes');
-    const retry = await fetch(`${running.root}api/queues/q${files}.db/J2/retry`, { method: 'PUT', headers: bearer(running.token) });
+    const retry = await fetch(`${running.root}api/queues/${basename(path)}/J2/retry`, { method: 'PUT', headers: bearer(running.token) });
     expect(retry.status).toBe(204);
     running.child.kill('SIGINT');
     expect((await running.exited).code).toBe(0);

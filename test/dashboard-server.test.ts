@@ -3,6 +3,8 @@
  * token, the token traded for a cookie, writes refused unless allowed, and
  * bull-board's API answering from the queue.
  */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import {
   InvalidArgumentError, JobQueue, JobStatus, ManualClock, RetryPolicy, createDashboardAdapter, serveDashboard, type DashboardQueue, type DashboardServer,
@@ -116,5 +118,23 @@ describe('dashboard server', () => {
     await expectError(() => serveDashboard([adapter], { token: 'short' }), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
     await expectError(() => serveDashboard([]), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
     await expectError(() => serveDashboard([adapter, adapter]), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
+  });
+});
+
+describe('dashboard without bull-board installed', () => {
+  it('leaves leasehold importable and working, and rejects createDashboardAdapter with MissingDependencyError naming the package', () => {
+    const index = new URL('../dist/index.js', import.meta.url).href;
+    const code = `
+      const { JobQueue, RetryPolicy, systemClock, createDashboardAdapter } = await import(${JSON.stringify(index)});
+      const queue = new JobQueue(systemClock, new RetryPolicy(3, 0, 0));
+      const id = queue.submit('t', 'p');
+      queue.jobs ??= () => ({ jobs: [], next: null }); // PRE-MERGE: jobs() arrives with the listing branch.
+      const error = await createDashboardAdapter(queue).then(() => undefined, (caught) => caught);
+      console.log(JSON.stringify({ status: queue.view(id).status, name: error?.name, code: error?.code, packageName: error?.packageName }));
+    `;
+    const hide = fileURLToPath(new URL('./fixtures/dashboard-without-bull-board.mjs', import.meta.url));
+    const run = spawnSync(process.execPath, ['--import', hide, '--input-type=module', '--eval', code], { encoding: 'utf8', timeout: 30_000 });
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toEqual({ status: 'PENDING', name: 'MissingDependencyError', code: 'ERR_MISSING_DEPENDENCY', packageName: '@bull-board/api' });
   });
 });
