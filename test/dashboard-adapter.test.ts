@@ -3,11 +3,14 @@
  * tabs it reports for jobs in every status, what a job shows, and the
  * board's actions mapped onto leasehold's calls (or refused, changing nothing).
  */
-import { expect, it } from 'vitest';
-import { JobStatus, UnsupportedOperationError, createDashboardAdapter, type DashboardQueue, type LeaseholdBoardAdapter, type ManualClock } from '../dist/index.js';
+import { expect, it, onTestFinished } from 'vitest';
+import {
+  JobStatus, ManualClock, PartitionedRedisQueue, RetryPolicy, UnsupportedOperationError, createDashboardAdapter, type DashboardQueue, type LeaseholdBoardAdapter,
+} from '../dist/index.js';
 import { describeEachBackend, type ContractQueue } from './backends.js';
 import { fillEveryStatus } from './dashboard-fixture.js';
-import { expectError, expectIllegalState, setup, snapshot } from './helpers.js';
+import { T0, expectError, expectIllegalState, setup, snapshot } from './helpers.js';
+import { describeRedis, fileRedis } from './redis-harness.js';
 
 async function adapterOver(queue: ContractQueue, clock: ManualClock, readOnly = false): Promise<LeaseholdBoardAdapter> {
   return createDashboardAdapter(preMerge(queue), { name: 'images', readOnly, time: clock });
@@ -162,5 +165,18 @@ describeEachBackend('dashboard adapter', (backend) => {
     const { queue, clock } = await setup(backend);
     const adapter = await createDashboardAdapter(preMerge(queue), { time: clock });
     expect([adapter.readOnlyMode, adapter.allowRetries, adapter.allowCompletedRetries, adapter.getName()]).toEqual([true, false, false, 'default']);
+  });
+});
+
+describeRedis('dashboard adapter over a PartitionedRedisQueue', () => {
+  it('counts the jobs of every partition on their tabs, and retries a failed job in its partition', async () => {
+    const clock = new ManualClock(T0);
+    const queue = await PartitionedRedisQueue.connect({ redis: (await fileRedis()).url, name: 'dashboard', partitions: 3, policy: new RetryPolicy(3, 100, 10_000), time: clock });
+    onTestFinished(() => queue.close());
+    const ids = await fillEveryStatus(queue, clock);
+    const adapter = await adapterOver(queue, clock);
+    expect(await adapter.getJobCounts()).toMatchObject({ active: 1, waiting: 1, delayed: 1, completed: 1, failed: 1 });
+    await (await job(adapter, ids.dead)).retry('failed');
+    expect(await queue.view(ids.dead)).toMatchObject({ status: JobStatus.PENDING, attempts: 0 });
   });
 });
