@@ -23,8 +23,4 @@ export type { PoolQueue, QueueHandle, WorkerQueue } from './pool/backend.js';
 export type { Handler, HandlerContext } from './pool/handlers.js';
 export { PermanentError } from './errors.js';
 export { collectMetrics, MAX_TYPE_LABELS, OTHER_TYPE, QueueMetrics, type MetricsPool, type MetricsQueue, type MetricsTarget } from './metrics/prometheus.js';
-export {
-  createDashboardAdapter, createDashboardApp, serveDashboard, type DashboardAdapterOptions, type DashboardAppOptions, type DashboardQueue,
-  type DashboardServer, type LeaseholdBoardAdapter, type ServeDashboardOptions,
-} from './dashboard/index.js';
 export { JsonJobs, jsonHandlers, type JsonHandlers, type JsonJob, type PayloadsOf } from './typed.js';

@@ -5,8 +5,9 @@
  */
 import { expect, it, onTestFinished } from 'vitest';
 import {
-  JobStatus, ManualClock, PartitionedRedisQueue, RetryPolicy, UnsupportedOperationError, createDashboardAdapter, type DashboardQueue, type LeaseholdBoardAdapter,
+  JobStatus, ManualClock, PartitionedRedisQueue, RetryPolicy, UnsupportedOperationError,
 } from '../dist/index.js';
+import { createDashboardAdapter, type DashboardQueue, type LeaseholdBoardAdapter } from '../dist/dashboard/index.js';
 import { describeEachBackend, type ContractQueue } from './backends.js';
 import { fillEveryStatus } from './dashboard-fixture.js';
 import { T0, expectError, expectIllegalState, setup, snapshot } from './helpers.js';

@@ -15,8 +15,9 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import {
-  JobQueue, JobStatus, ManualClock, RetryPolicy, createDashboardAdapter, serveDashboard, type DashboardServer, type JobView,
+  JobQueue, JobStatus, ManualClock, RetryPolicy, type JobView,
 } from '../dist/index.js';
+import { createDashboardAdapter, serveDashboard, type DashboardServer } from '../dist/dashboard/index.js';
 import { fillEveryStatus, type EveryStatus } from './dashboard-fixture.js';
 import { waitUntil } from './helpers.js';
 

@@ -7,8 +7,9 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import {
-  InvalidArgumentError, JobQueue, JobStatus, ManualClock, RetryPolicy, createDashboardAdapter, serveDashboard, type DashboardQueue, type DashboardServer,
+  InvalidArgumentError, JobQueue, JobStatus, ManualClock, RetryPolicy,
 } from '../dist/index.js';
+import { createDashboardAdapter, serveDashboard, type DashboardQueue, type DashboardServer } from '../dist/dashboard/index.js';
 import { fillEveryStatus, type EveryStatus } from './dashboard-fixture.js';
 import { T0, expectError } from './helpers.js';
 
@@ -122,10 +123,12 @@ describe('dashboard server', () => {
 });
 
 describe('dashboard without bull-board installed', () => {
-  it('leaves leasehold importable and working, and rejects createDashboardAdapter with MissingDependencyError naming the package', () => {
+  it('leaves leasehold and leasehold/dashboard importable, the queue working, and rejects createDashboardAdapter with MissingDependencyError naming the package', () => {
     const index = new URL('../dist/index.js', import.meta.url).href;
+    const dashboard = new URL('../dist/dashboard/index.js', import.meta.url).href;
     const code = `
-      const { JobQueue, RetryPolicy, systemClock, createDashboardAdapter } = await import(${JSON.stringify(index)});
+      const { JobQueue, RetryPolicy, systemClock } = await import(${JSON.stringify(index)});
+      const { createDashboardAdapter } = await import(${JSON.stringify(dashboard)});
       const queue = new JobQueue(systemClock, new RetryPolicy(3, 0, 0));
       const id = queue.submit('t', 'p');
       queue.jobs ??= () => ({ jobs: [], next: null }); // PRE-MERGE: jobs() arrives with the listing branch.
