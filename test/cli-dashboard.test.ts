@@ -61,7 +61,7 @@ function expectCountsOf(counts: Record<string, number>, stats: QueueStats): void
 }
 
 let files = 0;
-/** A journal with J1 SUCCEEDED, J2 DEAD, J3 PENDING ready, J4 PENDING delayed; its queue open (the owner) until the test ends. */
+/** A journal with J1 SUCCEEDED (a result), J2 DEAD, J3 PENDING ready, J4 PENDING delayed; its queue open (the owner) until the test ends. */
 function ownedJournal(): { path: string; queue: JobQueue } {
   const path = join(scratch, `q${++files}.db`);
   const queue = JobQueue.open(path, systemClock, POLICY);
@@ -69,7 +69,7 @@ function ownedJournal(): { path: string; queue: JobQueue } {
   queue.submit('resize', 'a.png');
   queue.submit('parse', '{oops', { maxAttempts: 1 });
   let lease = queue.poll('w', 60_000)!;
-  queue.complete(lease.jobId, lease.token);
+  queue.complete(lease.jobId, lease.token, { thumbnail: 'a-64.png' });
   lease = queue.poll('w', 60_000)!;
   queue.fail(lease.jobId, lease.token, 'cannot parse');
   queue.submit('resize', 'b.png');
@@ -85,8 +85,9 @@ describe('leasehold dashboard --journal', () => {
     for (const [tab, ids] of [['failed', ['J2']], ['waiting', ['J3']], ['delayed', ['J4']], ['completed', ['J1']]] as const) {
       const query = new URLSearchParams({ activeQueue: basename(path), status: tab, page: '1', jobsPerPage: '10' });
       const listing = await fetch(`${running.root}api/queues?${query}`, { headers: bearer(running.token) });
-      const { queues } = await listing.json() as { queues: { jobs: { id: string; name: string }[] }[] };
+      const { queues } = await listing.json() as { queues: { jobs: { id: string; returnValue: unknown }[] }[] };
       expect(queues[0]!.jobs.map((job) => job.id), tab).toEqual(ids);
+      if (tab === 'completed') expect(queues[0]!.jobs[0]!.returnValue).toEqual({ thumbnail: 'a-64.png' });
     }
     expect((await fetch(`${running.root}api/queues`)).status).toBe(401);
     const retry = await fetch(`${running.root}api/queues/${basename(path)}/J2/retry`, { method: 'PUT', headers: bearer(running.token) });

@@ -66,7 +66,7 @@ describeEachBackend('dashboard adapter', (backend) => {
     expect((await states()).delayed).toBe('waiting');
   });
 
-  it('shows a job with its type, parsed JSON payload, attempts, lastError, worker and runAt', async () => {
+  it('shows a job with its type, parsed JSON payload, attempts, lastError, result, worker and runAt', async () => {
     const { queue, clock } = await setup(backend);
     const ids = await fillEveryStatus(queue, clock);
     const adapter = await adapterOver(queue, clock);
@@ -76,6 +76,7 @@ describeEachBackend('dashboard adapter', (backend) => {
       id: ids.dead, name: 'parse', data: '{oops', attemptsMade: 1, failedReason: 'cannot parse {oops: unexpected end of input',
       processedBy: 'worker-2', timestamp: view.nextRunAt, opts: { attempts: 1, priority: 0 },
     });
+    expect((await job(adapter, ids.succeeded)).toJSON()).toMatchObject({ returnvalue: { thumbnail: 'a-64.png', bytes: 1234 }, failedReason: '' });
     const running = (await job(adapter, ids.running)).toJSON();
     expect(running).toMatchObject({ name: 'upload', data: { file: 'c.png' }, attemptsMade: 1, failedReason: '', processedBy: 'worker-3', priority: 5 });
     expect(running.opts.leaseUntil).toBe((await queue.view(ids.running)).leaseUntil);

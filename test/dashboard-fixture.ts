@@ -22,7 +22,7 @@ export const DELAY_MILLIS = 60_000;
 export async function fillEveryStatus(queue: ContractQueue, clock: ManualClock): Promise<EveryStatus> {
   const succeeded = await queue.submit('resize', JSON.stringify({ file: 'a.png', width: 64 }));
   const done = await mustPoll(queue, succeeded, 60_000, 'worker-1');
-  await queue.complete(done.jobId, done.token);
+  await queue.complete(done.jobId, done.token, { thumbnail: 'a-64.png', bytes: 1234 });
   const dead = await queue.submit('parse', '{oops', { maxAttempts: 1 });
   const failed = await mustPoll(queue, dead, 60_000, 'worker-2');
   await queue.fail(failed.jobId, failed.token, 'cannot parse {oops: unexpected end of input');

@@ -5,31 +5,21 @@
  * job declare its hash in KEYS; waitForWork is woken across nodes.
  */
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { beforeEach, expect, it } from 'vitest';
 import { ManualClock, RedisJobQueue, RetryPolicy } from '../dist/index.js';
 import { T0, withTimeout } from './helpers.js';
-import { startRedisCluster, type RedisCluster } from './redis-cluster-harness.js';
+import { useRedisCluster, type RedisCluster } from './redis-cluster-harness.js';
 import { describeRedis } from './redis-harness.js';
 
 describeRedis('RedisJobQueue on a Redis Cluster of 3 masters', () => {
+  const { cluster: clusterOf, track } = useRedisCluster();
   let cluster: RedisCluster;
-  const opened: RedisJobQueue[] = [];
-  const open = async (name: string, clock = new ManualClock(T0)) => {
-    const queue = await RedisJobQueue.connect({ redis: { cluster: cluster.nodes }, name, policy: new RetryPolicy(3, 0, 0), time: clock });
-    opened.push(queue);
-    return queue;
-  };
+  beforeEach(() => {
+    cluster = clusterOf();
+  });
+  const open = async (name: string, clock = new ManualClock(T0)) =>
+    track(await RedisJobQueue.connect({ redis: { cluster: cluster.nodes }, name, policy: new RetryPolicy(3, 0, 0), time: clock }));
   const slotOf = async (key: string) => Number(await cluster.cli(cluster.nodes[0]!.port, 'CLUSTER', 'KEYSLOT', key));
-
-  beforeAll(async () => {
-    cluster = await startRedisCluster(3);
-  });
-  afterEach(async () => {
-    await Promise.all(opened.splice(0).map((queue) => queue.close()));
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-  });
 
   it('puts queues of different names on different masters, every key of a queue in its own slot on its master', async () => {
     // One queue name per master, found by the slot of its hash tag.

@@ -4,31 +4,22 @@
  * visit them, ids stay unique and route each call to its job's partition,
  * and every job is claimed once.
  */
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { beforeEach, expect, it } from 'vitest';
 import {
   InvalidArgumentError, JobNotFoundError, ManualClock, PartitionedRedisQueue, RetryPolicy, StaleLeaseError, type Lease,
 } from '../dist/index.js';
 import { T0 } from './helpers.js';
-import { startRedisCluster, type RedisCluster } from './redis-cluster-harness.js';
+import { useRedisCluster, type RedisCluster } from './redis-cluster-harness.js';
 import { describeRedis } from './redis-harness.js';
 
 describeRedis('PartitionedRedisQueue on a Redis Cluster of 3 masters', () => {
+  const { cluster: clusterOf, track } = useRedisCluster();
   let cluster: RedisCluster;
-  const opened: PartitionedRedisQueue[] = [];
-  const open = async (name: string, partitions = 3, clock = new ManualClock(T0)) => {
-    const queue = await PartitionedRedisQueue.connect({ redis: { cluster: cluster.nodes }, name, partitions, policy: new RetryPolicy(3, 0, 0), time: clock });
-    opened.push(queue);
-    return queue;
-  };
-  beforeAll(async () => {
-    cluster = await startRedisCluster(3);
+  beforeEach(() => {
+    cluster = clusterOf();
   });
-  afterEach(async () => {
-    await Promise.all(opened.splice(0).map((queue) => queue.close()));
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-  });
+  const open = async (name: string, partitions = 3, clock = new ManualClock(T0)) =>
+    track(await PartitionedRedisQueue.connect({ redis: { cluster: cluster.nodes }, name, partitions, policy: new RetryPolicy(3, 0, 0), time: clock }));
 
   it('spreads submits over the partitions, one per master here, and two claimers visiting them claim every job once', async () => {
     // A name whose 3 partitions land on 3 different masters.
@@ -88,7 +79,7 @@ describeRedis('PartitionedRedisQueue on a Redis Cluster of 3 masters', () => {
     const queue = await open('shared', 2);
     const id = await queue.submit('t', 'p');
     const copy = await PartitionedRedisQueue.attach(structuredClone(queue.share()));
-    opened.push(copy);
+    track(copy);
     expect(copy.partitions).toBe(2);
     expect((await copy.poll('w', 1000))!.jobId).toBe(id);
     for (const partitions of [0, 65, 1.5]) {

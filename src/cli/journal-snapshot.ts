@@ -10,7 +10,7 @@ import { IllegalStateError, InvalidArgumentError, JobNotFoundError, describe } f
 import type { DashboardQueue, JobPage, JobQuery } from '../dashboard/queue.js';
 import type { LoggedJob } from '../shm/movelog.js';
 import { JobStatus, type JobView, type QueueStats } from '../types.js';
-import { parseJobId } from '../validate.js';
+import { parseJobId, parsedResult } from '../validate.js';
 import { journalStats, readJournal } from './journal-commands.js';
 
 const DEFAULT_LIMIT = 100;
@@ -85,6 +85,7 @@ export class JournalSnapshot implements DashboardQueue {
       payload: row.payload,
       leaseUntil: row.status === JobStatus.RUNNING ? row.leaseUntil : null,
       workerId: row.workerId,
+      result: row.status === JobStatus.SUCCEEDED ? parsedResult(row.result) : undefined,
     };
   }
 }

@@ -10,12 +10,9 @@ import { answerable } from './http-status.js';
 import type { DashboardQueue } from './queue.js';
 import { tabOf } from './statuses.js';
 
-// PRE-MERGE: JobView.result (s16-common-api) arrives with the "results" branch.
-type ViewWithResult = JobView & { readonly result?: unknown };
-
 export class BoardJob implements QueueJob {
   readonly opts: { delay?: number } = {};
-  readonly #view: ViewWithResult;
+  readonly #view: JobView;
   readonly #queue: DashboardQueue;
   readonly #now: number;
 

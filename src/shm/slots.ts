@@ -1,6 +1,6 @@
 import type { Arena } from './arena.js';
 import {
-  ATTEMPTS, ATTEMPT_LIMIT, BUSY, DATA_REF, ERROR_BYTES, ERROR_REF, JOB_NUM, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RUN_AT, STATUS_MASK,
+  ATTEMPTS, ATTEMPT_LIMIT, BUSY, DATA_REF, ERROR_BYTES, ERROR_REF, RESULT_BYTES, RESULT_REF, JOB_NUM, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RUN_AT, STATUS_MASK,
   TOKEN, TYPE, WORKER, recordColumnOffsets, type RecordColumn, type SlotStatus,
 } from './layout.js';
 
@@ -30,6 +30,7 @@ export class SlotTable {
   readonly errorRefs: RecordColumn;
   readonly attempts: RecordColumn;
   readonly attemptLimits: RecordColumn;
+  readonly resultRefs: RecordColumn;
   readonly types: RecordColumn;
   readonly workers: RecordColumn;
 
@@ -54,6 +55,7 @@ export class SlotTable {
     this.errorRefs = columns[ERROR_REF]!;
     this.attempts = columns[ATTEMPTS]!;
     this.attemptLimits = columns[ATTEMPT_LIMIT]!;
+    this.resultRefs = columns[RESULT_REF]!;
     this.types = columns[TYPE]!;
     this.workers = columns[WORKER]!;
   }
@@ -79,7 +81,7 @@ export class SlotTable {
     }
   }
 
-  /** One field of the slot's record (not ERROR_BYTES, which has no column: see readInto). */
+  /** One field of the slot's record (not ERROR_BYTES or RESULT_BYTES, which have no column: see readInto). */
   get(slot: number, field: number): number {
     return this.#columns[field]![slot]!;
   }
@@ -100,26 +102,39 @@ export class SlotTable {
     record[WORKER] = this.workers[slot]!;
     record[MOVES] = this.moves[slot]!;
     record[ATTEMPT_LIMIT] = this.attemptLimits[slot]!;
+    const resultRef = (record[RESULT_REF] = this.resultRefs[slot]!);
+    record[RESULT_BYTES] = resultRef > 0 ? this.#arena.countedBytes(resultRef) : 0;
     return record;
   }
 
-  /** Writes `record` as the slot's record; only inside a move of the slot (the word BUSY, naming the caller). */
+  /**
+   * Writes `record` as the slot's record; only inside a move of the slot (the
+   * word BUSY, naming the caller). Only the fields that changed are stored:
+   * neighbouring slots share each column's cache lines, and a store of an
+   * unchanged value would still take the line from the thread working on the
+   * slot next door (a claim changes four fields, a complete one). The same
+   * keeps the pages of columns most queues never set (MOVES without a
+   * journal, ATTEMPT_LIMIT) untouched, so they cost no memory.
+   */
   write(slot: number, record: Float64Array): void {
-    this.jobNums[slot] = record[JOB_NUM]!;
-    this.priorities[slot] = record[PRIORITY]!;
-    this.runAts[slot] = record[RUN_AT]!;
-    this.attempts[slot] = record[ATTEMPTS]!;
-    this.tokens[slot] = record[TOKEN]!;
-    this.leaseUntils[slot] = record[LEASE_UNTIL]!;
-    this.dataRefs[slot] = record[DATA_REF]!;
-    this.types[slot] = record[TYPE]!;
-    this.payloadBytes[slot] = record[PAYLOAD_BYTES]!;
+    // Unrolled, one typed-array class per line: a loop over the columns would make every access megamorphic.
+    if (this.jobNums[slot] !== record[JOB_NUM]) this.jobNums[slot] = record[JOB_NUM]!;
+    if (this.priorities[slot] !== record[PRIORITY]) this.priorities[slot] = record[PRIORITY]!;
+    if (this.runAts[slot] !== record[RUN_AT]) this.runAts[slot] = record[RUN_AT]!;
+    if (this.attempts[slot] !== record[ATTEMPTS]) this.attempts[slot] = record[ATTEMPTS]!;
+    if (this.tokens[slot] !== record[TOKEN]) this.tokens[slot] = record[TOKEN]!;
+    if (this.leaseUntils[slot] !== record[LEASE_UNTIL]) this.leaseUntils[slot] = record[LEASE_UNTIL]!;
+    if (this.dataRefs[slot] !== record[DATA_REF]) this.dataRefs[slot] = record[DATA_REF]!;
+    if (this.types[slot] !== record[TYPE]) this.types[slot] = record[TYPE]!;
+    if (this.payloadBytes[slot] !== record[PAYLOAD_BYTES]) this.payloadBytes[slot] = record[PAYLOAD_BYTES]!;
     // ERROR_BYTES is not written: the error's chain holds it.
-    this.errorRefs[slot] = record[ERROR_REF]!;
-    this.workers[slot] = record[WORKER]!;
-    // Only a journaled queue counts moves: an in-memory one, never writing here, never makes these pages resident.
+    if (this.errorRefs[slot] !== record[ERROR_REF]) this.errorRefs[slot] = record[ERROR_REF]!;
+    if (this.workers[slot] !== record[WORKER]) this.workers[slot] = record[WORKER]!;
     if (this.moves[slot] !== record[MOVES]) this.moves[slot] = record[MOVES]!;
-    // Likewise a job's own attempt limit, which most jobs never set.
     if (this.attemptLimits[slot] !== record[ATTEMPT_LIMIT]) this.attemptLimits[slot] = record[ATTEMPT_LIMIT]!;
+    // And a result, which only a complete that carries one sets (RESULT_BYTES, like ERROR_BYTES, lives in the chain).
+    if (this.resultRefs[slot] !== record[RESULT_REF]) this.resultRefs[slot] = record[RESULT_REF]!;
   }
+
+
 }
