@@ -8,18 +8,13 @@ import {
   JobStatus, ManualClock, PartitionedRedisQueue, RetryPolicy, UnsupportedOperationError,
 } from '../dist/index.js';
 import { createDashboardAdapter, type DashboardQueue, type LeaseholdBoardAdapter } from '../dist/dashboard/index.js';
-import { describeEachBackend, type ContractQueue } from './backends.js';
+import { describeEachBackend } from './backends.js';
 import { fillEveryStatus } from './dashboard-fixture.js';
 import { T0, expectError, expectIllegalState, setup, snapshot } from './helpers.js';
 import { describeRedis, fileRedis } from './redis-harness.js';
 
-async function adapterOver(queue: ContractQueue, clock: ManualClock, readOnly = false): Promise<LeaseholdBoardAdapter> {
-  return createDashboardAdapter(preMerge(queue), { name: 'images', readOnly, time: clock });
-}
-
-// PRE-MERGE: ContractQueue gains jobs() with the "listing" branch; until then lists are not tested.
-function preMerge(queue: ContractQueue): DashboardQueue {
-  return Object.assign(queue, { jobs: () => { throw new Error('jobs() is not merged yet'); } }) as unknown as DashboardQueue;
+async function adapterOver(queue: DashboardQueue, clock: ManualClock, readOnly = false): Promise<LeaseholdBoardAdapter> {
+  return createDashboardAdapter(queue, { name: 'images', readOnly, time: clock });
 }
 
 async function job(adapter: LeaseholdBoardAdapter, id: string) {
@@ -64,6 +59,42 @@ describeEachBackend('dashboard adapter', (backend) => {
     expect(await states()).toEqual({ succeeded: 'completed', dead: 'failed', running: 'active', cancelled: 'unknown', delayed: 'delayed', ready: 'waiting' });
     clock.advance(60_000);
     expect((await states()).delayed).toBe('waiting');
+  });
+
+  it("lists each tab's jobs in submission order, as jobs() has them, and the latest view all but the cancelled", async () => {
+    const { queue, clock } = await setup(backend);
+    const ids = await fillEveryStatus(queue, clock);
+    const more = [await queue.submit('resize', 'x'), await queue.submit('resize', 'y')];
+    const adapter = await adapterOver(queue, clock);
+    const listed = async (...tabs: Parameters<LeaseholdBoardAdapter['getJobs']>[0]) => (await adapter.getJobs(tabs)).map((found) => found.toJSON().id);
+    expect(await listed('waiting')).toEqual([ids.ready, ...more]);
+    expect(await listed('delayed')).toEqual([ids.delayed]);
+    expect(await listed('active')).toEqual([ids.running]);
+    expect(await listed('completed')).toEqual([ids.succeeded]);
+    expect(await listed('failed')).toEqual([ids.dead]);
+    const all = (await queue.jobs()).jobs.filter((view) => view.status !== JobStatus.CANCELLED).map((view) => view.id);
+    expect(await listed('active', 'waiting', 'delayed', 'failed', 'completed')).toEqual(all);
+  });
+
+  it('pages a tab by its start and end, both counted from 0 and included', async () => {
+    const { queue, clock } = await setup(backend);
+    const ready = [];
+    for (let n = 0; n < 7; n++) ready.push(await queue.submit('resize', String(n)));
+    const adapter = await adapterOver(queue, clock);
+    expect((await adapter.getJobs(['waiting'], 2, 4)).map((found) => found.toJSON().id)).toEqual(ready.slice(2, 5));
+    expect((await adapter.getJobs(['waiting'], 5, 9)).map((found) => found.toJSON().id)).toEqual(ready.slice(5));
+  });
+
+  it('cleans the waiting tab by cancelling its jobs, and empties the queue by cancelling every PENDING job', async () => {
+    const { queue, clock } = await setup(backend);
+    const ids = await fillEveryStatus(queue, clock);
+    const adapter = await adapterOver(queue, clock);
+    await adapter.clean('wait');
+    expect((await queue.view(ids.ready)).status).toBe(JobStatus.CANCELLED);
+    expect((await queue.view(ids.delayed)).status).toBe(JobStatus.PENDING);
+    await adapter.empty();
+    expect((await queue.view(ids.delayed)).status).toBe(JobStatus.CANCELLED);
+    expect(await queue.stats()).toMatchObject({ pending: 0, running: 1, succeeded: 1, dead: 1, cancelled: 3 });
   });
 
   it('shows a job with its type, parsed JSON payload, attempts, lastError, result, worker and runAt', async () => {
@@ -165,7 +196,7 @@ describeEachBackend('dashboard adapter', (backend) => {
 
   it('is read-only by default, with retries off', async () => {
     const { queue, clock } = await setup(backend);
-    const adapter = await createDashboardAdapter(preMerge(queue), { time: clock });
+    const adapter = await createDashboardAdapter(queue, { time: clock });
     expect([adapter.readOnlyMode, adapter.allowRetries, adapter.allowCompletedRetries, adapter.getName()]).toEqual([true, false, false, 'default']);
   });
 });

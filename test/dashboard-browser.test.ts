@@ -35,24 +35,8 @@ const Q = 'images';
 const TABS = ['active', 'waiting', 'delayed', 'failed', 'completed'] as const;
 type Tab = (typeof TABS)[number];
 
-// PRE-MERGE: JobQueue gains jobs() with the "listing" branch; until then, a listing by view() of every id.
-function listed(queue: JobQueue): JobQueue & { jobs(): { jobs: JobView[]; next: null } } {
-  return Object.assign(queue, {
-    jobs: () => {
-      const jobs: JobView[] = [];
-      for (let n = 1; ; n++) {
-        try {
-          jobs.push(queue.view(`J${n}`));
-        } catch {
-          return { jobs, next: null };
-        }
-      }
-    },
-  });
-}
-
 interface Board {
-  queue: ReturnType<typeof listed>;
+  queue: JobQueue;
   clock: ManualClock;
   ids: EveryStatus;
   server: DashboardServer;
@@ -62,7 +46,7 @@ interface Board {
 /** A queue with jobs in every status (a few more ready and finished ones, so the page has a list to show), served. */
 async function board(allowWrites: boolean): Promise<Board> {
   const clock = new ManualClock(Date.now());
-  const queue = listed(new JobQueue(clock, new RetryPolicy(3, 1_000, 60_000)));
+  const queue = new JobQueue(clock, new RetryPolicy(3, 1_000, 60_000));
   const ids = await fillEveryStatus(queue, clock);
   for (const file of ['d.png', 'e.png', 'f.png']) queue.submit('resize', JSON.stringify({ file, width: 128 }));
   const lease = queue.poll('worker-4', 60_000)!;

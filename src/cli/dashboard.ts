@@ -52,14 +52,13 @@ async function openQueue(options: DashboardCommandOptions): Promise<OpenQueue> {
     const name = basename(options.journal);
     if (!options.allowWrites) return { queue: new JournalSnapshot(options.journal, options.maxAttempts), name, close: () => {} };
     const queue = JobQueue.open(options.journal, systemClock, policy);
-    // PRE-MERGE: the cast goes once "listing" (jobs()) is merged.
-    return { queue: queue as unknown as DashboardQueue, name, close: () => queue.close() };
+    return { queue, name, close: () => queue.close() };
   }
   const target = { redis: options.redis!, name: options.name!, policy };
   const queue = options.partitions === undefined
     ? await RedisJobQueue.connect(target)
     : await PartitionedRedisQueue.connect({ ...target, partitions: options.partitions });
-  return { queue: queue as unknown as DashboardQueue, name: options.name!, close: () => queue.close() };
+  return { queue, name: options.name!, close: () => queue.close() };
 }
 
 /** Serves the dashboard until SIGINT or SIGTERM, then closes it and the queue. */

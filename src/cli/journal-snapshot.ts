@@ -7,9 +7,9 @@
  * here until the owner notices, as in `leasehold stats`.
  */
 import { IllegalStateError, InvalidArgumentError, JobNotFoundError, describe } from '../errors.js';
-import type { DashboardQueue, JobPage, JobQuery } from '../dashboard/queue.js';
+import type { DashboardQueue } from '../dashboard/queue.js';
 import type { LoggedJob } from '../shm/movelog.js';
-import { JobStatus, type JobView, type QueueStats } from '../types.js';
+import { JobStatus, type JobPage, type JobQuery, type JobView, type QueueStats } from '../types.js';
 import { parseJobId, parsedResult } from '../validate.js';
 import { journalStats, readJournal } from './journal-commands.js';
 
@@ -86,6 +86,8 @@ export class JournalSnapshot implements DashboardQueue {
       leaseUntil: row.status === JobStatus.RUNNING ? row.leaseUntil : null,
       workerId: row.workerId,
       result: row.status === JobStatus.SUCCEEDED ? parsedResult(row.result) : undefined,
+      key: row.key,
+      timeoutMillis: row.timeout === 0 ? null : row.timeout,
     };
   }
 }

@@ -89,6 +89,8 @@ export class BoardJob implements QueueJob {
         attempts: view.maxAttempts,
         runAt: view.nextRunAt,
         ...(view.leaseUntil === null ? {} : { leaseUntil: view.leaseUntil }),
+        ...(view.key === null ? {} : { key: view.key }),
+        ...(view.timeoutMillis === null ? {} : { timeoutMillis: view.timeoutMillis }),
         ...(view.status === JobStatus.CANCELLED ? { cancelled: true } : {}),
       },
     };

@@ -4,15 +4,11 @@
  * PartitionedRedisQueue), each plain or a Promise. And the listing of one
  * or more of bull-board's tabs, page by page, from `jobs()`.
  */
-import type { JobStatus, JobView, QueueStats } from '../types.js';
+import type { JobPage, JobQuery, JobView, QueueStats } from '../types.js';
 import type { SubmitOptions } from '../validate.js';
 import { STATUS_OF_TAB, tabOf, type BoardStatus } from './statuses.js';
 
 type Awaitable<T> = T | Promise<T>;
-
-// PRE-MERGE: the listing's types as s16-common-api pins them; replaced by src/types.ts's once "listing" is merged.
-export interface JobQuery { status?: JobStatus; type?: string; limit?: number; after?: string }
-export interface JobPage { jobs: JobView[]; next: string | null }
 
 export interface DashboardQueue {
   stats(): Awaitable<QueueStats>;
