@@ -588,8 +588,13 @@ export class Maintenance implements MoveNotes {
       this.#dueDirty = true;
       header[LAST_NOW] = now;
     } finally {
-      // Open the gate again.
-      Atomics.and(lockWords, ATTENTION, ~GATE);
+      // Open the gate again — only while the lock is still ours. A rebuilder taken over (its quiesce waited
+      // for a stalled call as long as the lock's waiters wait for it) leaves here by LockLost while its
+      // successor rebuilds behind the same gate bit: opening it would let lock-free moves run under that
+      // rebuild, which then skips a slot BUSY at its scan (a job missing from the map) and files a ready
+      // entry with a word read after the scan (a SUCCEEDED job claimed again). The successor opens it; a
+      // gate left shut only sends worker calls to the lock, whose release marked the hints dirty for a rebuild.
+      if (m.lock.held()) Atomics.and(lockWords, ATTENTION, ~GATE);
     }
   }
 
