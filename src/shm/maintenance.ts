@@ -540,6 +540,8 @@ export class Maintenance implements MoveNotes {
       const counts = new Array<number>(STATUS_COUNT).fill(0);
       let finishedChunks = 0;
       const ready: number[] = [];
+      /** The READY word each ready slot held at the scan: the one word its ring entry may carry. */
+      const readyWords = new Map<number, number>();
       const chains: number[] = [];
       for (let slot = 0; slot < high; slot++) {
         this.#progress(slot);
@@ -569,7 +571,10 @@ export class Maintenance implements MoveNotes {
             word = this.#mover.flip(slot, word, due ? READY : DELAYED, NOT_COUNTED);
             status = due ? READY : DELAYED;
           }
-          if (due) ready.push(slot);
+          if (due) {
+            ready.push(slot);
+            readyWords.set(slot, word);
+          }
           else this.#push(m.delayed, slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM), 0, slot, word);
         } else if (status === RUNNING) {
           this.#push(m.leases, slots.get(slot, LEASE_UNTIL), 0, 0, slot, word);
@@ -581,7 +586,15 @@ export class Maintenance implements MoveNotes {
       }
       const key = (slot: number, field: number) => slots.get(slot, field);
       ready.sort((a, b) => key(b, PRIORITY) - key(a, PRIORITY) || key(a, RUN_AT) - key(b, RUN_AT) || key(a, JOB_NUM) - key(b, JOB_NUM));
-      for (const slot of ready) this.#fileReady(slot, slots.word(slot));
+      // The sort takes milliseconds of 20 000 jobs and touches no lock: a holder stalled there is taken over, and
+      // lock-free moves resume once its successor's rebuild is done. So it looks at the lock again, and files each
+      // job with the word of its scan, not the slot's word now: an entry made for a word read later (a job claimed
+      // and completed meanwhile, SUCCEEDED) would let a poll claim that job again; one for the scanned word is
+      // merely stale once the job has moved on.
+      this.#assertHeld();
+      for (const slot of ready) this.#fileReady(slot, readyWords.get(slot)!);
+      // The chains and counts are the scan's: a holder taken over meanwhile must not free what its successor stored since.
+      this.#assertHeld();
       m.arena.rebuild(chains);
       rows.setTotals(counts, finishedChunks);
       header[REBUILDS]!++;
