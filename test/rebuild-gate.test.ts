@@ -10,10 +10,16 @@
  * ready entry with a word read after the scan (a SUCCEEDED job claimed again)
  * — the failures of threads.test.ts "stays correct when a live thread stalls".
  *
+ * And a rebuilder taken over after its scan (its sort of every ready job
+ * touches no lock) must not file a job with the word the slot holds by then:
+ * lock-free moves resume once its successor's rebuild is done, and a job
+ * claimed and completed meanwhile, filed with its SUCCEEDED word, would be
+ * claimed again. It files the word its scan saw READY: a stale entry.
+ *
  * Real threads, with handshakes over shared memory: the staller's clock blocks
  * inside its claim until the test lets it go; the rebuilder (the built
  * internals, with a lock timeout too long to presume the staller dead) waits
- * for it; this thread, with a short one, takes the lock over.
+ * for it, or stalls as it files; this thread, with a short one, takes the lock over.
  */
 import { describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
@@ -92,6 +98,39 @@ describe('the rebuild gate', () => {
       expect(queue.stats()).toMatchObject({ pending: 0, running: 0, succeeded: 1 });
     } finally {
       await terminateAll(workers);
+      queue.close();
+    }
+  }, 30_000);
+
+  it('never files a job for a word read after its scan when the rebuilder is taken over before it files', async () => {
+    const clock = new ManualClock(START);
+    const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0), { lockTimeoutMillis: 20 });
+    const handle = queue.share();
+    const controlBuffer = new SharedArrayBuffer(CTL_WORDS * 4);
+    const control = new Int32Array(controlBuffer);
+    const ids = [queue.submit('t', 'p1'), queue.submit('t', 'p2')];
+    const filer = await startWorker('gate-worker.mjs', { handle, clockBuffer: clock.buffer, controlBuffer, CTL, role: 'filer' });
+    try {
+      // The filer's rebuild has scanned both jobs READY, and stalls as it files the first.
+      await signalled(control, CTL.STALLED);
+      // This thread takes the lock over (the filer looks dead) and rebuilds; it leases and completes both jobs,
+      // each poll under the lock (a worker name seen for the first time), so the ready ring is empty after them.
+      for (const [k, id] of ids.entries()) {
+        const lease = queue.poll(`main-${k}`, 1_000);
+        expect(lease?.jobId).toBe(id);
+        queue.complete(id, lease!.token);
+      }
+      set(control, CTL.GO);
+      const left = (await withTimeout(filer.result, 10_000, 'the filer')) as { lockLost: boolean };
+
+      // What the filer filed on waking is no lease (a lock-free poll, the worker being known now): both jobs stay done, once.
+      expect(queue.poll('main-0', 1_000)?.jobId, 'a poll after the filer woke').toBeUndefined();
+      for (const id of ids) expect(queue.view(id)).toMatchObject({ status: 'SUCCEEDED', attempts: 1 });
+      expect(queue.stats()).toMatchObject({ pending: 0, running: 0, succeeded: 2 });
+      // And the filer found its lock gone before it went on to the arena and the counts.
+      expect(left.lockLost).toBe(true);
+    } finally {
+      await terminateAll([filer]);
       queue.close();
     }
   }, 30_000);
