@@ -548,8 +548,10 @@ export class Maintenance implements MoveNotes {
         this.#assertHeld();
         let word = slots.word(slot);
         let status = statusOf(word);
-        if (status === FREE || isBusy(word)) {
-          if (status === FREE) m.freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
+        // A BUSY word reads as FREE by its status bits: it is a job, not a free slot.
+        const busy = isBusy(word);
+        if (status === FREE && !busy) {
+          m.freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
           continue;
         }
         m.jobMap.set(slots.get(slot, JOB_NUM), slot);
@@ -564,6 +566,10 @@ export class Maintenance implements MoveNotes {
           const key = m.keyMap.keyOf(slot);
           m.keyMap.setIfNewer(key, keyHash(key), slot);
         }
+        // A move in flight that the gate did not hold back (a revoked row's call, under way as its owner was
+        // presumed dead): no lock-free move changes a job's number or strings, so the job is mapped and its
+        // chains kept above; its new status is its mover's to count and register.
+        if (busy) continue;
         if (status === READY || status === DELAYED) {
           // Ready or delayed by `now`: a clock that went back turns ready jobs delayed again.
           const due = slots.get(slot, RUN_AT) <= now;
