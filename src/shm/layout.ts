@@ -155,7 +155,8 @@ export const COMMIT_SLEEPERS = 2 * LINE + 4;
 // ── worker path (read by every lock-free call) ───────────────────────────
 /**
  * Bits that send worker calls to the maintenance lock: GATE (a rebuild holds
- * every worker call back), DUE_LOWERED (a lease was registered earlier than
+ * every worker call back; shut and opened only by a holder that still holds the
+ * lock, see Maintenance#rebuild), DUE_LOWERED (a lease was registered earlier than
  * NEXT_DUE), OVERFLOW (the overflow heap holds ready jobs a poll must compare).
  */
 export const ATTENTION = 3 * LINE;
