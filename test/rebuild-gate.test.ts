@@ -77,7 +77,7 @@ describe('the rebuild gate', () => {
       expect(memory.lock.acquire(), 'a takeover').toBe(true);
       // Its rebuild from the first step (the gate) to the last, with the staller let go in between: the
       // staller's call leaves, the rebuilder's wait ends, and it finds its lock gone.
-      const successor = new Maintenance(memory, policy, clock);
+      const successor = new Maintenance(memory, policy, clock, {});
       expect(memory.rows.gateShut(), 'the gate while the rebuilder waits').toBe(true);
       set(control, CTL.GO);
       const lease = (await withTimeout(staller.result, 10_000, 'the staller')) as { jobId?: string; token?: number };
