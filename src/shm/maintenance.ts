@@ -59,6 +59,8 @@ export class Maintenance implements MoveNotes {
   #mover: Mover;
   readonly records: Records;
   readonly #tails = new Int32Array(ROWS);
+  /** Inside #makeRoom's wait for lock-free calls before a refusal (see there). */
+  #settlingForRoom = false;
   /** The last commit ticket this thread's current call took (with a journal), or undefined. */
   #ticket: number | undefined;
   /** Whether the current call noted a change that must be committed before it returns. */
@@ -809,6 +811,24 @@ export class Maintenance implements MoveNotes {
    * jobs oldest first — but only if that will succeed: a refusal evicts nothing.
    */
   #makeRoom(chunks: number, jobs: number): number {
+    const refusal = this.#roomNow(chunks, jobs);
+    if (refusal === 0 || this.#settlingForRoom) return refusal;
+    // Before a refusal: a lock-free complete in flight may have finished a job whose finish-ring entry
+    // (made after its move) is not in the finished heap yet. Its call is waited out and the room looked
+    // at again, so that a refusal means no room at that instant. Once per refusal: the catch-up of the
+    // settle may store errors, which look for room themselves.
+    this.#settlingForRoom = true;
+    try {
+      this.settle(this.#m.header[LAST_NOW]!);
+      this.drainFinished();
+    } finally {
+      this.#settlingForRoom = false;
+    }
+    return this.#roomNow(chunks, jobs);
+  }
+
+  /** #makeRoom without waiting for lock-free calls in flight. */
+  #roomNow(chunks: number, jobs: number): number {
     const { arena, rows } = this.#m;
     // The common case, room already: no counters summed.
     if (this.#freeSlots() >= jobs && chunks <= arena.freeChunks) return 0;
