@@ -15,13 +15,17 @@
  * leasehold:{name}:counts    hash    succeeded, cancelled: how many of each are held
  * leasehold:{name}:signal    string  bumped on new work; also the pub/sub channel it is published on
  * leasehold:{name}:paused    string  '1' while the queue is paused (polls lease nothing); absent otherwise
+ * leasehold:{name}:limits    hash    job type -> its rate limit, "max,windowMillis" (see RateLimit)
+ * leasehold:{name}:windows   hash    job type -> its current window, "start,used": leases started in it
+ * leasehold:{name}:held      zset    ready jobs a poll passed over as their type's window was used up:
+ *                                    member = their `ready` member, score = when the window opens
  * leasehold:{name}:job:<n>   hash    job Jn: type, payload, priority, status, attempts, runAt,
  *                                    lastError, token, leaseUntil, workerId, holder (its lease's process)
  * leasehold:{name}:alive:<h> string  set while process h (host:pid) runs; a short TTL (see liveness.ts)
  * ```
  *
  * Every job is in exactly one of pending / leases / dead / finished, by its
- * status; `ready` is an index over `pending`. The braces are a hash tag: in
+ * status; `ready` and `held` are indexes over `pending` (a ready job is in one of them). The braces are a hash tag: in
  * Redis Cluster all keys of one queue share a slot, so one script may touch
  * them all, and queues of different names never share a key (and spread
  * over the masters by their names' slots).
@@ -34,13 +38,13 @@
  * those keys hash to the declared keys' slot; a proxy that insists on every
  * key in KEYS (some managed "cluster proxies") refuses them.
  *
- * These are the names v0.1 used (sweep and paused are new, and absent means
- * no catch-up in progress and not paused): a queue written by v0.1 needs no
- * migration.
+ * These are the names v0.1 used (sweep, paused, limits, windows and held are
+ * new, and absent means no catch-up in progress, not paused and no rate
+ * limits): a queue written by v0.1 needs no migration.
  */
 
 /** The fixed keys, in the order the scripts receive them as KEYS[1], KEYS[2], ... */
-export const KEY_NAMES = ['jobSeq', 'tokenSeq', 'clock', 'pending', 'ready', 'leases', 'dead', 'finished', 'counts', 'signal', 'sweep', 'paused'] as const;
+export const KEY_NAMES = ['jobSeq', 'tokenSeq', 'clock', 'pending', 'ready', 'leases', 'dead', 'finished', 'counts', 'signal', 'sweep', 'paused', 'limits', 'windows', 'held'] as const;
 export type KeyName = (typeof KEY_NAMES)[number];
 
 export interface QueueKeys {

@@ -2,9 +2,9 @@ import { clockFromShare, shareClock, systemClock, type SharedClock, type TimeSou
 import { IllegalStateError, InvalidArgumentError, describe, refusalError, type JobQueueError } from '../errors.js';
 import { fillOptions, type JobQueueOptions } from '../options.js';
 import { policyFromShare, sharePolicy, type RetryPolicy, type SharedPolicy } from '../policy.js';
-import type { JobView, Lease, QueueStats } from '../types.js';
+import type { JobView, Lease, QueueStats, RateLimit, TypeRateLimit } from '../types.js';
 import {
-  checkBatchSize, checkFailure, checkJobs, checkSubmit, checkLeaseMillis, checkNow, checkPolicy, checkQueueName, checkTimeSource, checkTimeout,
+  checkBatchSize, checkFailure, checkRateLimit, checkJobs, checkSubmit, checkLeaseMillis, checkNow, checkPolicy, checkQueueName, checkTimeSource, checkTimeout,
   checkWorkerId, parseJobId, MAX_BATCH, type CheckedJob, type FailOptions, type NewJob, type SubmitOptions,
 } from '../validate.js';
 import {
@@ -127,6 +127,8 @@ export class RedisJobQueue {
   #closed = false;
   /** The new-work counter as the latest poll saw it (see waitForWork). */
   #signalSeen = 0;
+  /** When, by the latest poll, the first job held for its type's rate limit may run (Infinity: none held). */
+  #windowOpensAt = Infinity;
   readonly #wakeUps: WakeUps;
   /** This process's liveness key, kept alive from this client's first poll (or share) on. */
   readonly #liveness: Liveness;
@@ -322,9 +324,10 @@ export class RedisJobQueue {
   #leasesFrom(reply: readonly unknown[], at: number): Lease[] {
     // What was new work when this poll ran; anything newer wakes waitForWork.
     this.#signalSeen = Number(reply[at]);
+    this.#windowOpensAt = reply[at + 1] === '' ? Infinity : Number(reply[at + 1]);
     // A client that leases keeps its process's liveness key alive (the script set it if it leased).
     this.#liveness.start();
-    return leasesIn(reply, at + 1);
+    return leasesIn(reply, at + 2);
   }
 
   /**
@@ -435,23 +438,59 @@ export class RedisJobQueue {
   }
 
   /**
+   * Limits how many leases of jobs of `type` start per window, for every
+   * client of the queue in every process; `null` removes the limit. Windows
+   * are fixed, aligned to the queue's clock (see RateLimit). A poll that
+   * meets a job of `type` once its window is used up passes over it to the
+   * next best job; the job waits PENDING, in its place among its type, until
+   * the window opens. The limit and the window's count live in Redis (keys in
+   * the queue's hash tag) and the poll script enforces them, so the count is
+   * exact however many clients poll. A new limit counts the leases made from
+   * then on; a changed one keeps the current window's count.
+   */
+  async setRateLimit(type: string, limit: RateLimit | null): Promise<void> {
+    this.#assertOpen();
+    const checked = checkRateLimit(type, limit);
+    await this.#run(SCRIPTS.setRateLimit, [type, String(checked?.max ?? 0), String(checked?.windowMillis ?? 0)], '');
+  }
+
+  /** Every job type's rate limit. */
+  async rateLimits(): Promise<TypeRateLimit[]> {
+    this.#assertOpen();
+    const [, fields] = await this.#run(SCRIPTS.rateLimits, [], '');
+    const pairs = fields as string[];
+    const limits: TypeRateLimit[] = [];
+    for (let i = 0; i < pairs.length; i += 2) {
+      const [max, windowMillis] = pairs[i + 1]!.split(',').map(Number);
+      limits.push({ type: pairs[i]!, max: max!, windowMillis: windowMillis! });
+    }
+    return limits;
+  }
+
+  /**
    * For worker loops: after a `poll` that returned nothing, waits until work
    * may have arrived (a submit, a retry, a failed attempt by any client since
    * that poll ran) or `timeoutMillis` pass. Resolves true if woken by new
-   * work. Jobs that become ready by the clock alone (a delayed runAt, a
-   * backoff, an expired lease) wake no one: cap the timeout. The first call
-   * opens a second connection, subscribed to the queue's channel.
+   * work. A poll that passed over jobs for their type's rate limit waits only
+   * until the first of those windows opens (by the queue's clock, taken as
+   * real milliseconds), and then resolves true. Other jobs that become ready
+   * by the clock alone (a delayed runAt, a backoff, an expired lease) wake no
+   * one: cap the timeout. The first call opens a second connection,
+   * subscribed to the queue's channel.
    */
   async waitForWork(timeoutMillis: number): Promise<boolean> {
     this.#assertOpen();
     checkTimeout(timeoutMillis);
     const seen = this.#signalSeen;
+    const opensIn = Math.max(0, this.#windowOpensAt - checkNow(this.#time.now()));
     await this.#wakeUps.listen();
     // Read only once subscribed: work announced after this read arrives as a message.
     const current = Number(await this.#send(() => this.#redis.get(this.#keys.named.signal)));
     if (current > seen) return true;
     if (this.#closed) return false;
-    return this.#wakeUps.wait(seen, timeoutMillis);
+    if (opensIn >= timeoutMillis) return this.#wakeUps.wait(seen, timeoutMillis);
+    await this.#wakeUps.wait(seen, opensIn);
+    return true;
   }
 
   /** Closes this client's connections; the queue stays in Redis for every other client. */

@@ -176,30 +176,90 @@ local function leased(n, token, key)
   return key
 end
 
+-- Rate limits (see keys.ts): fixed windows aligned to the clock, the one of
+-- now starting at floor(now / window) * window. A lease a type's limit admits
+-- is counted at once; nil if it admits one now, else when its next window opens.
+local function windowOpensAt(key)
+  local jobType = redis.call('HGET', key, 'type')
+  local limit = redis.call('HGET', K.limits, jobType)
+  if not limit then return nil end
+  local max, window = string.match(limit, '^(%d+),(%d+)$')
+  max, window = tonumber(max), tonumber(window)
+  local start = math.floor(now / window) * window
+  local current = redis.call('HGET', K.windows, jobType)
+  local from, used = start, 0
+  if current then
+    local s, u = string.match(current, '^(.+),(%d+)$')
+    -- A clock gone back keeps counting the later window.
+    if tonumber(s) >= start and tonumber(u) > 0 then from, used = tonumber(s), tonumber(u) end
+  end
+  if used >= max then return from + window end
+  redis.call('HSET', K.windows, jobType, num(from) .. ',' .. int(used + 1))
+  return nil
+end
+
+-- Files the held jobs whose window opened by upTo back into the ready index:
+-- each only if it is still PENDING, due, and has the member it was held with
+-- (a job cancelled, or leased and retried since, has moved on).
+local function releaseHeld(upTo)
+  local due = redis.call('ZRANGEBYSCORE', K.held, '-inf', upTo)
+  if #due == 0 then return end
+  for _, member in ipairs(due) do
+    local n = int(tonumber(string.sub(member, 33)))
+    local key = jobKey(n)
+    local f = redis.call('HMGET', key, 'status', 'runAt')
+    if f[1] == 'PENDING' and tonumber(f[2]) <= now and readyMember(key, n) == member then redis.call('ZADD', K.ready, 0, member) end
+  end
+  redis.call('ZREMRANGEBYSCORE', K.held, '-inf', upTo)
+end
+
+-- The numbers of up to max best ready jobs, taken out of the ready index.
+-- With rate limits, one at a time: a job whose type's window is used up is
+-- held (see K.held) and the next is taken; each one taken is counted.
+local function takeBest(max)
+  local numbers = {}
+  if redis.call('EXISTS', K.limits) == 0 then
+    local best = redis.call('ZPOPMIN', K.ready, max)
+    for i = 1, #best, 2 do numbers[#numbers + 1] = int(tonumber(string.sub(best[i], 33))) end
+    return numbers
+  end
+  releaseHeld(nowText)
+  while #numbers < max do
+    local best = redis.call('ZPOPMIN', K.ready)
+    if #best == 0 then break end
+    local n = int(tonumber(string.sub(best[1], 33)))
+    local opensAt = windowOpensAt(jobKey(n))
+    if opensAt then redis.call('ZADD', K.held, opensAt, best[1]) else numbers[#numbers + 1] = n end
+  end
+  return numbers
+end
+
 -- Leases up to max ready jobs to workerId (none while the queue is paused), best first: each one's n, token,
 -- type, payload, attempt, maxAttempts and leaseUntil appended to out after the wake
--- counter (read first: work announced later is newer than this poll). The
--- indexes change once for the whole batch; the tokens are consecutive.
+-- counter (read first: work announced later is newer than this poll) and when
+-- the first held job's window opens ('' if none is held). The indexes change
+-- once for the whole batch; the tokens are consecutive.
 local function pollBest(workerId, leaseMillis, max, out)
   out[#out + 1] = redis.call('GET', K.signal) or '0'
-  if max == 0 or redis.call('EXISTS', K.paused) == 1 then return out end
-  local best = redis.call('ZPOPMIN', K.ready, max)
-  local count = #best / 2
+  local numbers = {}
+  if max > 0 and redis.call('EXISTS', K.paused) == 0 then numbers = takeBest(max) end
+  local firstHeld = redis.call('ZRANGE', K.held, 0, 0, 'WITHSCORES')
+  out[#out + 1] = firstHeld[2] or ''
+  local count = #numbers
   if count == 0 then return out end
   local lastToken = redis.call('INCRBY', K.tokenSeq, count)
   -- The holder is alive now: its key must not have lapsed before its first refresh.
   redis.call('SET', alivePrefix .. holder, '1', 'PX', ${LIVENESS_TTL_MILLIS})
   local leaseUntil = now + tonumber(leaseMillis)
   local untilText = num(leaseUntil)
-  local numbers, leases = {}, {}
+  local leases = {}
   for i = 1, count do
-    local n = int(tonumber(string.sub(best[2 * i - 1], 33)))
+    local n = numbers[i]
     local key = jobKey(n)
     local token = int(lastToken - count + i)
     local f = redis.call('HMGET', key, 'attempts', 'type', 'payload', 'maxAttempts')
     local attempt = tonumber(f[1]) + 1
     redis.call('HSET', key, 'status', 'RUNNING', 'attempts', attempt, 'token', token, 'leaseUntil', untilText, 'workerId', workerId, 'holder', holder)
-    numbers[i] = n
     leases[2 * i - 1] = leaseUntil
     leases[2 * i] = n
     for _, field in ipairs({ n, token, f[2], f[3], attempt, attemptLimit(f[4]), untilText }) do out[#out + 1] = field end
@@ -476,7 +536,9 @@ local n = ARGV[OWN + 1]
 local key, refusal = find(n, KEYS[FIXED + 1])
 if key == nil then return { refusal } end
 if redis.call('HGET', key, 'status') ~= 'PENDING' then return { ${Refusal.NotPending} } end
-redis.call('ZREM', K.ready, readyMember(key, n))
+local member = readyMember(key, n)
+redis.call('ZREM', K.ready, member)
+redis.call('ZREM', K.held, member)
 redis.call('ZREM', K.pending, n)
 finish(n, key, 'CANCELLED')
 return { 0 }
@@ -484,10 +546,10 @@ return { 0 }
 
 /**
  * Returns 0, pending, ready, running, succeeded, dead, cancelled, paused (1 or 0):
- * each O(1), as the prelude left K.ready exact for now.
+ * each O(1), as the prelude left K.ready exact for now (held jobs are ready too).
  */
 const STATS = `
-return { 0, redis.call('ZCARD', K.pending), redis.call('ZCARD', K.ready),
+return { 0, redis.call('ZCARD', K.pending), redis.call('ZCARD', K.ready) + redis.call('ZCARD', K.held),
   redis.call('ZCARD', K.leases), tonumber(redis.call('HGET', K.counts, 'succeeded') or '0'),
   redis.call('ZCARD', K.dead), tonumber(redis.call('HGET', K.counts, 'cancelled') or '0'), redis.call('EXISTS', K.paused) }
 `;
@@ -502,6 +564,30 @@ return { 0 }
 const RESUME = `
 if redis.call('DEL', K.paused) == 1 then announce() end
 return { 0 }
+`;
+
+/**
+ * ARGV: type, max, windowMillis (max '0': remove the type's limit). Every
+ * held job goes back to the ready index (the next poll holds again those
+ * still limited), and waiting clients wake. A new limit counts from now; a
+ * changed one keeps the current window's count.
+ */
+const SET_RATE_LIMIT = `
+local jobType, max = ARGV[OWN + 1], ARGV[OWN + 2]
+if max == '0' then
+  redis.call('HDEL', K.limits, jobType)
+  redis.call('HDEL', K.windows, jobType)
+else
+  redis.call('HSET', K.limits, jobType, max .. ',' .. ARGV[OWN + 3])
+end
+releaseHeld('+inf')
+announce()
+return { 0 }
+`;
+
+/** Returns 0, then type and "max,windowMillis" of every limit. */
+const RATE_LIMITS = `
+return { 0, redis.call('HGETALL', K.limits) }
 `;
 
 export interface Script {
@@ -531,4 +617,6 @@ export const SCRIPTS = {
   stats: script(STATS),
   pause: script(PAUSE),
   resume: script(RESUME),
+  setRateLimit: script(SET_RATE_LIMIT),
+  rateLimits: script(RATE_LIMITS),
 } as const;
