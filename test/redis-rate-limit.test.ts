@@ -8,6 +8,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
 import { ManualClock, PartitionedRedisQueue, RedisJobQueue, RetryPolicy } from '../dist/index.js';
+import { CATCH_UP_BATCH } from '../dist/redis/scripts.js';
 import { T0, expectInvalid, withTimeout } from './helpers.js';
 import { describeRedis, fileRedis } from './redis-harness.js';
 
@@ -142,5 +143,35 @@ describeRedis('rate limits across Redis clients and processes', () => {
     await queue.setRateLimit('email', null);
     expect(await queue.rateLimits()).toEqual([]);
     expect(await queue.pollMany('w1', 60_000, 12)).toHaveLength(4);
+  });
+});
+
+describeRedis('rate limits of a Redis queue with a backlog', () => {
+  const opened: Array<{ close(): Promise<void> }> = [];
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((queue) => queue.close()));
+  });
+
+  it('passes over a backlog of limited jobs larger than one script may move, with poll, completeAndPoll and pollMany alike', async () => {
+    const server = await fileRedis();
+    const clock = new ManualClock(T0);
+    const queue = await RedisJobQueue.connect({ redis: server.url, name: `rate-backlog-${process.pid}-${++names}`, policy: policy(), time: clock });
+    opened.push(queue);
+    await queue.setRateLimit('email', { max: 1, windowMillis: WINDOW });
+    const emails = await queue.submitMany(Array.from({ length: 3 * CATCH_UP_BATCH }, (_, i) => ({ type: 'email', payload: `e${i}`, priority: 5 })));
+    const resizes = await queue.submitMany(Array.from({ length: 3 }, (_, i) => ({ type: 'resize', payload: `r${i}` })));
+    const first = await queue.poll('w1', 60_000);
+    expect(first?.jobId).toBe(emails[0]);
+    // Every other email is passed over, more than one script's budget of them, to the first resize.
+    const second = await queue.completeAndPoll(first!.jobId, first!.token, 'w1', 60_000);
+    expect(second?.jobId).toBe(resizes[0]);
+    expect((await queue.pollMany('w1', 60_000, 10)).map((l) => l.jobId)).toEqual(resizes.slice(1));
+    expect(await queue.stats()).toMatchObject({ pending: emails.length - 1, ready: emails.length - 1 });
+    // The next window: the backlog comes back in order, one script's budget at a time.
+    clock.advance(WINDOW);
+    expect((await queue.poll('w1', 60_000))?.jobId).toBe(emails[1]);
+    expect(await queue.poll('w1', 60_000)).toBeUndefined();
+    await queue.setRateLimit('email', null);
+    expect((await queue.pollMany('w1', 60_000, 1_000)).map((l) => l.jobId)).toEqual(emails.slice(2));
   });
 });

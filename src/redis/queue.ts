@@ -127,7 +127,7 @@ export class RedisJobQueue {
   #closed = false;
   /** The new-work counter as the latest poll saw it (see waitForWork). */
   #signalSeen = 0;
-  /** When, by the latest poll, the first job held for its type's rate limit may run (Infinity: none held). */
+  /** When, by the latest poll, the first job held for its type's rate limit may run (Infinity: none held; -Infinity: poll again now). */
   #windowOpensAt = Infinity;
   readonly #wakeUps: WakeUps;
   /** This process's liveness key, kept alive from this client's first poll (or share) on. */
@@ -286,7 +286,9 @@ export class RedisJobQueue {
     checkWorkerId(workerId);
     checkLeaseMillis(leaseMillis);
     const reply = await this.#runOnJob(SCRIPTS.completeAndPoll, jobId, [tokenText(token), workerId, String(leaseMillis)]);
-    return this.#leasesFrom(reply, 1)[0];
+    const lease = this.#leasesFrom(reply, 1)[0];
+    // The complete is done: a poll of its own looks past the limited jobs this script had no budget left for.
+    return lease === undefined && this.#windowOpensAt === -Infinity ? this.poll(workerId, leaseMillis) : lease;
   }
 
   /**
@@ -317,14 +319,19 @@ export class RedisJobQueue {
       const outcome = Number(reply[2 + i]);
       return outcome === 0 ? [] : [{ jobId, error: refusalError(outcome, jobId, this.#capacity) }];
     });
-    return { refused, leases: this.#leasesFrom(reply, 2 + count) };
+    const leases = this.#leasesFrom(reply, 2 + count);
+    // As in completeAndPoll: the completes are done, a poll of its own looks further.
+    if (leases.length === 0 && this.#windowOpensAt === -Infinity) return { refused, leases: await this.pollMany(workerId, leaseMillis, max) };
+    return { refused, leases };
   }
 
   /** The leases in a poll's reply, whose wake counter is at `at`; notes the counter. */
   #leasesFrom(reply: readonly unknown[], at: number): Lease[] {
     // What was new work when this poll ran; anything newer wakes waitForWork.
     this.#signalSeen = Number(reply[at]);
-    this.#windowOpensAt = reply[at + 1] === '' ? Infinity : Number(reply[at + 1]);
+    // 'again': the script passed over as many limited jobs as it may and leased none; there may be more behind them.
+    const held = reply[at + 1];
+    this.#windowOpensAt = held === '' ? Infinity : held === AGAIN ? -Infinity : Number(held);
     // A client that leases keeps its process's liveness key alive (the script set it if it leased).
     this.#liveness.start();
     return leasesIn(reply, at + 2);
@@ -572,6 +579,9 @@ export class RedisJobQueue {
     if (this.#closed) throw new IllegalStateError('This queue was closed');
   }
 }
+
+/** What a poll script says in place of a held job's time when it ran out of budget for passing over limited jobs (see pollBest). */
+const AGAIN = 'again';
 
 /** The job number of `jobId` as the scripts take it. */
 function jobNumber(jobId: string): string {

@@ -198,53 +198,77 @@ local function windowOpensAt(key)
   return nil
 end
 
--- Files the held jobs whose window opened by upTo back into the ready index:
--- each only if it is still PENDING, due, and has the member it was held with
--- (a job cancelled, or leased and retried since, has moved on).
+-- Jobs one script moves into or out of K.held, at most: each costs a few µs of
+-- Redis time, and a backlog of a limited type is passed over once per window.
+local holdBudget = ${CATCH_UP_BATCH}
+
+-- Files the held jobs whose window opened by upTo back into the ready index,
+-- best first: each only if it is still PENDING, due, and has the member it
+-- was held with (a job cancelled, or leased and retried since, has moved on).
+-- True once none is left; false if the budget ran out first.
 local function releaseHeld(upTo)
-  local due = redis.call('ZRANGEBYSCORE', K.held, '-inf', upTo)
-  if #due == 0 then return end
-  for _, member in ipairs(due) do
+  local due = redis.call('ZRANGEBYSCORE', K.held, '-inf', upTo, 'LIMIT', 0, holdBudget + 1)
+  local count = math.min(#due, holdBudget)
+  for i = 1, count do
+    local member = due[i]
     local n = int(tonumber(string.sub(member, 33)))
     local key = jobKey(n)
     local f = redis.call('HMGET', key, 'status', 'runAt')
     if f[1] == 'PENDING' and tonumber(f[2]) <= now and readyMember(key, n) == member then redis.call('ZADD', K.ready, 0, member) end
+    redis.call('ZREM', K.held, member)
   end
-  redis.call('ZREMRANGEBYSCORE', K.held, '-inf', upTo)
+  holdBudget = holdBudget - count
+  return #due <= count
 end
 
 -- The numbers of up to max best ready jobs, taken out of the ready index.
 -- With rate limits, one at a time: a job whose type's window is used up is
--- held (see K.held) and the next is taken; each one taken is counted.
+-- held (see K.held) and the next is taken; each one taken is counted. Also
+-- whether the budget ran out before anything could be taken: look again.
 local function takeBest(max)
   local numbers = {}
   if redis.call('EXISTS', K.limits) == 0 then
     local best = redis.call('ZPOPMIN', K.ready, max)
     for i = 1, #best, 2 do numbers[#numbers + 1] = int(tonumber(string.sub(best[i], 33))) end
-    return numbers
+    return numbers, false
   end
-  releaseHeld(nowText)
+  -- Jobs still held whose window opened may come first: none is taken before they are back.
+  if not releaseHeld(nowText) then return numbers, true end
   while #numbers < max do
+    if holdBudget == 0 then return numbers, #numbers == 0 end
     local best = redis.call('ZPOPMIN', K.ready)
     if #best == 0 then break end
     local n = int(tonumber(string.sub(best[1], 33)))
     local opensAt = windowOpensAt(jobKey(n))
-    if opensAt then redis.call('ZADD', K.held, opensAt, best[1]) else numbers[#numbers + 1] = n end
+    if opensAt then
+      redis.call('ZADD', K.held, opensAt, best[1])
+      holdBudget = holdBudget - 1
+    else
+      numbers[#numbers + 1] = n
+    end
   end
-  return numbers
+  return numbers, false
 end
 
 -- Leases up to max ready jobs to workerId (none while the queue is paused), best first: each one's n, token,
 -- type, payload, attempt, maxAttempts and leaseUntil appended to out after the wake
 -- counter (read first: work announced later is newer than this poll) and when
--- the first held job's window opens ('' if none is held). The indexes change
--- once for the whole batch; the tokens are consecutive.
-local function pollBest(workerId, leaseMillis, max, out)
+-- the first held job's window opens ('' if none is held; 'again' when the
+-- budget of held jobs ran out before any was taken: poll again). A poll that
+-- may run again (restartable: it changed nothing else) returns CATCHING_UP
+-- instead of 'again'. The indexes change once for the whole batch; the tokens
+-- are consecutive.
+local function pollBest(workerId, leaseMillis, max, out, restartable)
   out[#out + 1] = redis.call('GET', K.signal) or '0'
-  local numbers = {}
-  if max > 0 and redis.call('EXISTS', K.paused) == 0 then numbers = takeBest(max) end
-  local firstHeld = redis.call('ZRANGE', K.held, 0, 0, 'WITHSCORES')
-  out[#out + 1] = firstHeld[2] or ''
+  local numbers, again = {}, false
+  if max > 0 and redis.call('EXISTS', K.paused) == 0 then numbers, again = takeBest(max) end
+  if again and restartable then return { ${CATCHING_UP} } end
+  if again then
+    out[#out + 1] = 'again'
+  else
+    local firstHeld = redis.call('ZRANGE', K.held, 0, 0, 'WITHSCORES')
+    out[#out + 1] = firstHeld[2] or ''
+  end
   local count = #numbers
   if count == 0 then return out end
   local lastToken = redis.call('INCRBY', K.tokenSeq, count)
@@ -430,7 +454,7 @@ return ids
  * ready jobs, best first.
  */
 const POLL = `
-return pollBest(ARGV[OWN + 1], ARGV[OWN + 2], tonumber(ARGV[OWN + 3]), { 0 })
+return pollBest(ARGV[OWN + 1], ARGV[OWN + 2], tonumber(ARGV[OWN + 3]), { 0 }, true)
 `;
 
 /** ARGV: n, token; the job's hash declared. */
@@ -445,7 +469,7 @@ return completeAll(OWN + 1, OWN + 2, {})
 const COMPLETE_AND_POLL = `
 local outcome = completeAll(OWN + 1, OWN + 2, {})
 if outcome[1] ~= 0 then return outcome end
-return pollBest(ARGV[OWN + 3], ARGV[OWN + 4], 1, outcome)
+return pollBest(ARGV[OWN + 3], ARGV[OWN + 4], 1, outcome, false)
 `;
 
 /**
@@ -457,7 +481,7 @@ return pollBest(ARGV[OWN + 3], ARGV[OWN + 4], 1, outcome)
 const COMPLETE_MANY_AND_POLL = `
 local first = OWN + 4
 local out = completeAll(first, #ARGV, { 0, (#ARGV - first + 1) / 2 })
-return pollBest(ARGV[OWN + 1], ARGV[OWN + 2], tonumber(ARGV[OWN + 3]), out)
+return pollBest(ARGV[OWN + 1], ARGV[OWN + 2], tonumber(ARGV[OWN + 3]), out, false)
 `;
 
 /** ARGV: n, token, error text, permanent ('1' or '0'); the job's hash declared. */
@@ -569,7 +593,7 @@ return { 0 }
 /**
  * ARGV: type, max, windowMillis (max '0': remove the type's limit). Every
  * held job goes back to the ready index (the next poll holds again those
- * still limited), and waiting clients wake. A new limit counts from now; a
+ * still limited), CATCH_UP_BATCH per run, and waiting clients wake. A new limit counts from now; a
  * changed one keeps the current window's count.
  */
 const SET_RATE_LIMIT = `
@@ -580,7 +604,8 @@ if max == '0' then
 else
   redis.call('HSET', K.limits, jobType, max .. ',' .. ARGV[OWN + 3])
 end
-releaseHeld('+inf')
+-- Run again (setting the limit again changes nothing) until every held job is back.
+if not releaseHeld('+inf') then return { ${CATCHING_UP} } end
 announce()
 return { 0 }
 `;
