@@ -175,8 +175,9 @@ export class Maintenance implements MoveNotes, LockHolder {
    */
   setRateLimit(typeNumber: number, max: number, windowMillis: number, now: number): void {
     this.#assertHeld();
-    this.#m.rateLimits.set(typeNumber, max, windowMillis);
+    // Filed back first: once the last limit is gone, lock-free polls find them in the rings.
     this.#releaseHeld(Infinity);
+    this.#m.rateLimits.set(typeNumber, max, windowMillis);
     this.settle(now);
   }
 
