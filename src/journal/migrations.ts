@@ -25,4 +25,6 @@ export const MIGRATIONS: readonly string[] = [
    ALTER TABLE jobs ADD COLUMN moves INTEGER NOT NULL DEFAULT 0;`,
   // 3: a job's own maxAttempts (submit's option); 0, as every older job has, for the policy's.
   `ALTER TABLE jobs ADD COLUMN max_attempts INTEGER NOT NULL DEFAULT 0;`,
+  // 4: a SUCCEEDED job's result, as JSON text (complete's \`result\`); NULL, as every older job has, for none.
+  `ALTER TABLE jobs ADD COLUMN result TEXT;`,
 ];

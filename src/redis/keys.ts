@@ -19,8 +19,10 @@
  * leasehold:{name}:windows   hash    job type -> its current window, "start,used": leases started in it
  * leasehold:{name}:held      zset    ready jobs a poll passed over as their type's window was used up:
  *                                    member = their `ready` member, score = when the window opens
+ * leasehold:{name}:finishes  channel (never a key) the numbers of jobs that just finished, for finished()
  * leasehold:{name}:job:<n>   hash    job Jn: type, payload, priority, status, attempts, runAt,
- *                                    lastError, token, leaseUntil, workerId, holder (its lease's process)
+ *                                    lastError, token, leaseUntil, workerId, holder (its lease's process),
+ *                                    result (a SUCCEEDED job's JSON text, if its complete gave one)
  * leasehold:{name}:alive:<h> string  set while process h (host:pid) runs; a short TTL (see liveness.ts)
  * ```
  *
@@ -40,11 +42,16 @@
  *
  * These are the names v0.1 used (sweep, paused, limits, windows and held are
  * new, and absent means no catch-up in progress, not paused and no rate
- * limits): a queue written by v0.1 needs no migration.
+ * limits; finishes is a channel, and a job hash without a result has none):
+ * a queue written by v0.1 needs no migration. `finishes` is among the KEYS
+ * only so that the scripts know its name; a channel is no key, and Redis
+ * Cluster delivers it to every node.
  */
 
 /** The fixed keys, in the order the scripts receive them as KEYS[1], KEYS[2], ... */
-export const KEY_NAMES = ['jobSeq', 'tokenSeq', 'clock', 'pending', 'ready', 'leases', 'dead', 'finished', 'counts', 'signal', 'sweep', 'paused', 'limits', 'windows', 'held'] as const;
+export const KEY_NAMES = [
+  'jobSeq', 'tokenSeq', 'clock', 'pending', 'ready', 'leases', 'dead', 'finished', 'counts', 'signal', 'sweep', 'paused', 'finishes', 'limits', 'windows', 'held',
+] as const;
 export type KeyName = (typeof KEY_NAMES)[number];
 
 export interface QueueKeys {
