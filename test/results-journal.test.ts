@@ -60,9 +60,10 @@ describe('results in the journal', () => {
     queue.complete(old, mustPollSync(queue, old).token);
     const next = queue.submit('t', 'new');
     closeJournal(queue);
-    // What leasehold wrote before this schema: no result column, user_version 3.
+    // What leasehold wrote before this schema: no result column (nor the later key columns), user_version 3.
     const db = new Database(path);
-    db.exec('ALTER TABLE jobs DROP COLUMN result');
+    db.exec(`ALTER TABLE jobs DROP COLUMN result; DROP INDEX jobs_by_key; ALTER TABLE jobs DROP COLUMN idem_key; ALTER TABLE jobs DROP COLUMN key_ttl;
+      ALTER TABLE jobs DROP COLUMN finished_at; ALTER TABLE jobs DROP COLUMN timeout_millis;`);
     db.pragma('user_version = 3');
     db.close();
 
@@ -71,7 +72,7 @@ describe('results in the journal', () => {
     migrated.complete(next, mustPollSync(migrated, next).token, ['kept']);
     closeJournal(migrated);
     const check = new Database(path, { readonly: true });
-    expect(check.pragma('user_version', { simple: true })).toBe(4);
+    expect(check.pragma('user_version', { simple: true })).toBe(5);
     check.close();
     expect(open(path, clock).view(next).result).toEqual(['kept']);
   });
