@@ -613,14 +613,18 @@ export class Maintenance implements MoveNotes, LockHolder {
       const counts = new Array<number>(STATUS_COUNT).fill(0);
       let finishedChunks = 0;
       const ready: number[] = [];
+      /** The READY word each ready slot held at the scan: the one word its ring entry may carry. */
+      const readyWords = new Map<number, number>();
       const chains: number[] = [];
       for (let slot = 0; slot < high; slot++) {
         this.#progress(slot);
         this.#assertHeld();
         let word = slots.word(slot);
         let status = statusOf(word);
-        if (status === FREE || isBusy(word)) {
-          if (status === FREE) m.freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
+        // A BUSY word reads as FREE by its status bits: it is a job, not a free slot.
+        const busy = isBusy(word);
+        if (status === FREE && !busy) {
+          m.freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
           continue;
         }
         m.jobMap.set(slots.get(slot, JOB_NUM), slot);
@@ -635,6 +639,10 @@ export class Maintenance implements MoveNotes, LockHolder {
           const key = m.keyMap.keyOf(slot);
           m.keyMap.setIfNewer(key, keyHash(key), slot);
         }
+        // A move in flight that the gate did not hold back (a revoked row's call, under way as its owner was
+        // presumed dead): no lock-free move changes a job's number or strings, so the job is mapped and its
+        // chains kept above; its new status is its mover's to count and register.
+        if (busy) continue;
         if (status === READY || status === DELAYED) {
           // Ready or delayed by `now`: a clock that went back turns ready jobs delayed again.
           const due = slots.get(slot, RUN_AT) <= now;
@@ -642,7 +650,10 @@ export class Maintenance implements MoveNotes, LockHolder {
             word = this.#mover.flip(slot, word, due ? READY : DELAYED, NOT_COUNTED);
             status = due ? READY : DELAYED;
           }
-          if (due) ready.push(slot);
+          if (due) {
+            ready.push(slot);
+            readyWords.set(slot, word);
+          }
           else this.#push(m.delayed, slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM), 0, slot, word);
         } else if (status === RUNNING) {
           this.#push(m.leases, slots.get(slot, LEASE_UNTIL), 0, 0, slot, word);
@@ -655,7 +666,15 @@ export class Maintenance implements MoveNotes, LockHolder {
       }
       const key = (slot: number, field: number) => slots.get(slot, field);
       ready.sort((a, b) => key(b, PRIORITY) - key(a, PRIORITY) || key(a, RUN_AT) - key(b, RUN_AT) || key(a, JOB_NUM) - key(b, JOB_NUM));
-      for (const slot of ready) this.#fileReady(slot, slots.word(slot));
+      // The sort takes milliseconds of 20 000 jobs and touches no lock: a holder stalled there is taken over, and
+      // lock-free moves resume once its successor's rebuild is done. So it looks at the lock again, and files each
+      // job with the word of its scan, not the slot's word now: an entry made for a word read later (a job claimed
+      // and completed meanwhile, SUCCEEDED) would let a poll claim that job again; one for the scanned word is
+      // merely stale once the job has moved on.
+      this.#assertHeld();
+      for (const slot of ready) this.#fileReady(slot, readyWords.get(slot)!);
+      // The chains and counts are the scan's: a holder taken over meanwhile must not free what its successor stored since.
+      this.#assertHeld();
       m.arena.rebuild(chains);
       rows.setTotals(counts, finishedChunks);
       // The rings were cleared, and moves finished from intents: a listing that was built is filed afresh.
@@ -664,8 +683,13 @@ export class Maintenance implements MoveNotes, LockHolder {
       this.#dueDirty = true;
       header[LAST_NOW] = now;
     } finally {
-      // Open the gate again.
-      Atomics.and(lockWords, ATTENTION, ~GATE);
+      // Open the gate again — only while the lock is still ours. A rebuilder taken over (its quiesce waited
+      // for a stalled call as long as the lock's waiters wait for it) leaves here by LockLost while its
+      // successor rebuilds behind the same gate bit: opening it would let lock-free moves run under that
+      // rebuild, which then skips a slot BUSY at its scan (a job missing from the map) and files a ready
+      // entry with a word read after the scan (a SUCCEEDED job claimed again). The successor opens it; a
+      // gate left shut only sends worker calls to the lock, whose release marked the hints dirty for a rebuild.
+      if (m.lock.held()) Atomics.and(lockWords, ATTENTION, ~GATE);
     }
   }
 
