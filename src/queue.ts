@@ -7,7 +7,7 @@ import type { LoggedJob } from './shm/movelog.js';
 import { BUFFER_NAMES, attemptLimit, bufferBytes, mayRetry, type QueueBuffers } from './shm/layout.js';
 import { QueueMemory } from './shm/memory.js';
 import { countedChunks } from './shm/records.js';
-import { JobStatus, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats } from './types.js';
+import { JobStatus, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit } from './types.js';
 import {
   checkFailure, checkPolicy, checkTimeSource, checkTimeout, parseJobId, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions,
 } from './validate.js';
@@ -18,6 +18,7 @@ import { ProducerSide } from './queue/producer-side.js';
 import { Reads } from './queue/reads.js';
 import { WorkerSide } from './queue/worker-side.js';
 import { Pausing } from './queue/pausing.js';
+import { RateLimiting } from './queue/rate-limiting.js';
 import type { FilledOptions } from './options.js';
 import type { SharedClock } from './clock.js';
 import type { SharedPolicy } from './policy.js';
@@ -78,6 +79,7 @@ export class JobQueue {
   readonly #worker: WorkerSide;
   readonly #reads: Reads;
   readonly #pausing: Pausing;
+  readonly #rateLimiting: RateLimiting;
 
   constructor(time: TimeSource, policy: RetryPolicy, options?: JobQueueOptions);
   /** @internal Opens existing buffers (see `attach`), or a journal (see `open`). */
@@ -92,6 +94,7 @@ export class JobQueue {
     this.#worker = new WorkerSide(this.#ctx);
     this.#reads = new Reads(this.#ctx);
     this.#pausing = new Pausing(this.#ctx);
+    this.#rateLimiting = new RateLimiting(this.#ctx);
   }
 
   /**
@@ -183,6 +186,7 @@ export class JobQueue {
     const sequences = journal.sequences();
     this.#ctx.locked((core, at) => core.restore(kept, sequences, at));
     if (journal.paused()) this.#pausing.set(true);
+    for (const { type, max, windowMillis } of journal.rateLimits()) this.#rateLimiting.set(type, { max, windowMillis });
   }
 
   /** Finished jobs beyond capacity are evicted, as they would have been: oldest finished first. */
@@ -368,17 +372,24 @@ export class JobQueue {
    * For worker loops: after a `poll` that returned nothing, sleeps until work
    * may have arrived (a submit, a retry, a failed attempt anywhere since that
    * poll began) or `timeoutMillis` pass, without blocking this thread's event
-   * loop. Resolves true if woken by new work. Jobs that become ready by the
-   * clock alone (a delayed runAt, a backoff) wake no one: cap the timeout.
+   * loop. Resolves true if woken by new work. A poll that passed over jobs
+   * for their type's rate limit sleeps only until the first of those
+   * windows opens (by the queue's clock, taken as real milliseconds), and
+   * then resolves true. Other jobs that become ready by the clock alone (a
+   * delayed runAt, a backoff) wake no one: cap the timeout.
    */
   waitForWork(timeoutMillis: number): Promise<boolean> {
+    let opensIn: number;
     try {
       this.#ctx.assertOpen();
       checkTimeout(timeoutMillis);
+      opensIn = Math.max(0, this.#worker.windowOpensAt - this.#ctx.now());
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.#ctx.memory.signal.wait(this.#worker.signalSeen, timeoutMillis);
+    const signal = this.#ctx.memory.signal;
+    if (opensIn >= timeoutMillis) return signal.wait(this.#worker.signalSeen, timeoutMillis);
+    return signal.wait(this.#worker.signalSeen, opensIn).then(() => true);
   }
 
   /** Cancels a PENDING job. */
@@ -405,6 +416,28 @@ export class JobQueue {
   /** Whether the queue is paused (by any thread). */
   isPaused(): boolean {
     return this.#pausing.isPaused();
+  }
+
+  /**
+   * Limits how many leases of jobs of `type` start per window, for every
+   * thread attached to the queue (and, with a journal, across a reopen);
+   * `null` removes the limit. Windows are fixed, aligned to the queue's clock
+   * (see RateLimit): in each, at most `max` polls hand out a job of `type`.
+   * A poll that meets such a job once its window is used up passes over it
+   * to the next best job of another type; the job waits PENDING, in its
+   * place among its type, until the window opens. While any type has a limit,
+   * every poll takes the maintenance lock (complete and extend stay
+   * lock-free), so the count is exact however many threads poll. The type
+   * must be at most 124 UTF-8 bytes here. A new limit counts the leases
+   * made from then on; a changed one keeps the current window's count.
+   */
+  setRateLimit(type: string, limit: RateLimit | null): void {
+    this.#rateLimiting.set(type, limit);
+  }
+
+  /** Every job type's rate limit. */
+  rateLimits(): TypeRateLimit[] {
+    return this.#rateLimiting.list();
   }
 
   /** PENDING jobs, ready or delayed. */

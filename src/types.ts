@@ -79,6 +79,24 @@ export interface QueueStats {
   paused: boolean;
 }
 
+/**
+ * A rate limit of one job type: at most `max` leases of its jobs start in
+ * each window of `windowMillis`. Windows are fixed and aligned to the
+ * queue's clock: the one of time `t` is [floor(t / windowMillis) *
+ * windowMillis, that + windowMillis).
+ */
+export interface RateLimit {
+  /** Leases per window, an integer from 1 to 2^31 - 1. */
+  readonly max: number;
+  /** The window's length in ms, an integer from 1 to 2^31 - 1. */
+  readonly windowMillis: number;
+}
+
+/** A rate limit and the job type it limits, as `rateLimits()` lists them. */
+export interface TypeRateLimit extends RateLimit {
+  readonly type: string;
+}
+
 /** What `jobs()` lists: every field may be left out. */
 export interface JobQuery {
   /** Only jobs in this status. @default every status */

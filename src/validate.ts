@@ -4,7 +4,7 @@
  * one) before anything changes.
  */
 import type { TimeSource } from './clock.js';
-import { JobStatus, type JobQuery } from './types.js';
+import { JobStatus, type JobQuery, type RateLimit } from './types.js';
 import { InvalidArgumentError, JobNotFoundError, describe } from './errors.js';
 import { MAX_TYPE_BYTES } from './options.js';
 import { RetryPolicy } from './policy.js';
@@ -154,13 +154,7 @@ function checkKey(job: CheckedJob, key: unknown, keyTtlMillis: unknown): void {
 export function checkJob(
   type: unknown, payload: unknown, priority: unknown, runAtMillis: unknown, maxPayloadBytes: number, runAtName = 'runAtMillis',
 ): CheckedJob {
-  if (typeof type !== 'string' || type.trim() === '') {
-    throw new InvalidArgumentError(`Expected \`type\` to be a non-blank string, got ${describe(type)}`);
-  }
-  const typeBytes = Buffer.byteLength(type);
-  if (typeBytes > MAX_TYPE_BYTES || !type.isWellFormed()) {
-    throw new InvalidArgumentError(`Expected \`type\` to be a well-formed string of at most ${MAX_TYPE_BYTES} UTF-8 bytes`);
-  }
+  const typeBytes = checkType(type);
   const text = payload ?? '';
   if (typeof text !== 'string' || !text.isWellFormed()) {
     throw new InvalidArgumentError(`Expected \`payload\` to be a well-formed string, null or undefined, got ${describe(payload)}`);
@@ -175,7 +169,19 @@ export function checkJob(
   if (runAtMillis !== undefined && (typeof runAtMillis !== 'number' || !Number.isFinite(runAtMillis))) {
     throw new InvalidArgumentError(`Expected \`${runAtName}\` to be a finite number, got ${describe(runAtMillis)}`);
   }
-  return { type, typeBytes, payload: text, payloadBytes, priority, runAtMillis, delayMillis: 0, maxAttempts: 0, key: null, keyBytes: 0, keyTtlMillis: 0, timeoutMillis: 0 };
+  return { type: type as string, typeBytes, payload: text, payloadBytes, priority, runAtMillis, delayMillis: 0, maxAttempts: 0, key: null, keyBytes: 0, keyTtlMillis: 0, timeoutMillis: 0 };
+}
+
+/** A job type: a non-blank, well-formed string of at most MAX_TYPE_BYTES. Its UTF-8 bytes. */
+function checkType(type: unknown): number {
+  if (typeof type !== 'string' || type.trim() === '') {
+    throw new InvalidArgumentError(`Expected \`type\` to be a non-blank string, got ${describe(type)}`);
+  }
+  const typeBytes = Buffer.byteLength(type);
+  if (typeBytes > MAX_TYPE_BYTES || !type.isWellFormed()) {
+    throw new InvalidArgumentError(`Expected \`type\` to be a well-formed string of at most ${MAX_TYPE_BYTES} UTF-8 bytes`);
+  }
+  return typeBytes;
 }
 
 /** Checks every job of a batch before any is stored. */
@@ -347,6 +353,28 @@ function truncate(text: string, maxBytes: number): string {
   let end = maxBytes;
   while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
   return bytes.toString('utf8', 0, end);
+}
+
+/** The largest `max` and `windowMillis` of a rate limit (Redis keeps them as integers; a shared-memory word holds them exactly). */
+export const MAX_RATE_LIMIT = 2 ** 31 - 1;
+const RATE_LIMIT_KEYS: ReadonlySet<string> = new Set(['max', 'windowMillis']);
+
+/** The arguments of `setRateLimit(type, limit)`: the limit, or null to remove the type's. */
+export function checkRateLimit(type: unknown, limit: unknown): RateLimit | null {
+  checkType(type);
+  if (limit === null) return null;
+  if (typeof limit !== 'object' || Array.isArray(limit)) {
+    throw new InvalidArgumentError(`Expected \`limit\` to be { max, windowMillis } or null, got ${describe(limit)}`);
+  }
+  const unknown = Object.keys(limit).find((key) => !RATE_LIMIT_KEYS.has(key));
+  if (unknown !== undefined) throw new InvalidArgumentError(`Expected \`limit\` to have no keys but max, windowMillis, got \`${unknown}\``);
+  const { max, windowMillis } = limit as Partial<RateLimit>;
+  for (const [name, value] of [['max', max], ['windowMillis', windowMillis]] as const) {
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_RATE_LIMIT) {
+      throw new InvalidArgumentError(`Expected \`${name}\` to be an integer from 1 to ${MAX_RATE_LIMIT}, got ${describe(value)}`);
+    }
+  }
+  return { max: max!, windowMillis: windowMillis! };
 }
 
 // ── jobs(): the query, and its cursor (the number of the last job a page looked at) ──

@@ -28,8 +28,10 @@ import {
   type ManualClock,
   type NewJob,
   type QueueStats,
+  type RateLimit,
   type RetryPolicy,
   type SubmitOptions,
+  type TypeRateLimit,
 } from '../dist/index.js';
 import { redisClusterBackend } from './redis-cluster-harness.js';
 import { redisBackend } from './redis-harness.js';
@@ -64,6 +66,8 @@ export interface ContractQueue {
   pause(): Awaitable<void>;
   resume(): Awaitable<void>;
   isPaused(): Awaitable<boolean>;
+  setRateLimit(type: string, limit: RateLimit | null): Awaitable<void>;
+  rateLimits(): Awaitable<TypeRateLimit[]>;
   /** Releases everything the backend made for this queue (files, connections). Safe to call twice. */
   close(): Awaitable<void>;
 }
@@ -222,6 +226,8 @@ function asRemote(queue: JobQueue, release: () => void): ContractQueue {
     pause: () => call('pause', () => queue.pause()),
     resume: () => call('resume', () => queue.resume()),
     isPaused: () => call('isPaused', () => queue.isPaused()),
+    setRateLimit: (...args) => call('setRateLimit', () => queue.setRateLimit(...args)),
+    rateLimits: () => call('rateLimits', () => queue.rateLimits()),
     // Always releases (it also runs after a failed test), then reports an unsettled call like the others.
     close: async () => {
       const late = unsettled;

@@ -4,7 +4,7 @@ import type Database from 'better-sqlite3';
 import { InvalidArgumentError, JournalBusyError, JournalCorruptError, JournalWriteError } from '../errors.js';
 import type { JournalWrites, LoggedJob, LoggedMove, MoveLog, Sequences } from '../shm/movelog.js';
 import { MAX_ATTEMPTS, MAX_KEY_BYTES, MAX_LEASE_LENGTH } from '../shm/layout.js';
-import { JobStatus } from '../types.js';
+import { JobStatus, type RateLimit, type TypeRateLimit } from '../types.js';
 import { guarded, journalFailure } from './failures.js';
 import { MIGRATIONS } from './migrations.js';
 import { sqliteDatabase } from '../optional.js';
@@ -12,6 +12,9 @@ import { sqliteDatabase } from '../optional.js';
 /** `synchronous` NORMAL survives a crash of the process; FULL also a loss of power. */
 export type Synchronous = 'NORMAL' | 'FULL';
 
+/** The meta rows of a type's rate limit: these prefixes, then the type (see `setRateLimit`). */
+const RATE_LIMIT_MAX = 'rate_limit.max:';
+const RATE_LIMIT_WINDOW = 'rate_limit.window:';
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
 /**
@@ -192,6 +195,37 @@ export class Journal implements MoveLog {
   paused(): boolean {
     return guarded(this.#path, 'read', () =>
       (this.#db.prepare("SELECT value FROM meta WHERE key = 'paused'").get() as { value: number } | undefined)?.value === 1);
+  }
+
+  /**
+   * Records a job type's rate limit (see JobQueue#setRateLimit), or its
+   * removal (null), committed at once: two meta rows per type, written in
+   * one transaction.
+   */
+  setRateLimit(type: string, limit: RateLimit | null): void {
+    guarded(this.#path, 'write to', () => this.#db.transaction(() => {
+      if (limit === null) {
+        this.#db.prepare('DELETE FROM meta WHERE key IN (?, ?)').run(RATE_LIMIT_MAX + type, RATE_LIMIT_WINDOW + type);
+        return;
+      }
+      this.#setMeta.run(RATE_LIMIT_MAX + type, limit.max);
+      this.#setMeta.run(RATE_LIMIT_WINDOW + type, limit.windowMillis);
+    })());
+  }
+
+  /** The rate limits last written, in no particular order. */
+  rateLimits(): TypeRateLimit[] {
+    const rows = guarded(this.#path, 'read', () =>
+      this.#db.prepare("SELECT key, value FROM meta WHERE key >= 'rate_limit.' AND key < 'rate_limit/'").all() as { key: string; value: number }[]);
+    const values = new Map(rows.map(({ key, value }) => [key, value]));
+    const limits: TypeRateLimit[] = [];
+    for (const [key, max] of values) {
+      if (!key.startsWith(RATE_LIMIT_MAX)) continue;
+      const type = key.slice(RATE_LIMIT_MAX.length);
+      const windowMillis = values.get(RATE_LIMIT_WINDOW + type);
+      if (windowMillis !== undefined) limits.push({ type, max, windowMillis });
+    }
+    return limits;
   }
 
   sequences(): Sequences {

@@ -22,6 +22,8 @@ export class WorkerSide {
   readonly #ctx: QueueContext;
   /** The work signal as the last poll started (see `waitForWork`). */
   signalSeen = 0;
+  /** After a poll that found nothing: when the first job it passed over for its type's rate limit may run (Infinity: none). */
+  windowOpensAt = Infinity;
 
   constructor(ctx: QueueContext) {
     this.#ctx = ctx;
@@ -68,6 +70,7 @@ export class WorkerSide {
       const worker = ctx.prepareWorker();
       const slot = worker.poll(workerNumber, leaseMillis, now, true);
       if (slot >= 0) return core.records.lease(worker.draft);
+      this.windowOpensAt = core.heldUntil();
       if (tries > 0 || !core.settle(now)) return undefined;
     }
   }
@@ -236,5 +239,6 @@ export class WorkerSide {
     checkLeaseMillis(leaseMillis);
     // Read before polling: work that arrives after this point wakes `waitForWork`.
     this.signalSeen = ctx.memory.signal.current();
+    this.windowOpensAt = Infinity;
   }
 }

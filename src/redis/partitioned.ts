@@ -7,9 +7,9 @@ import type { SharedClock } from '../clock.js';
 import { keyHash } from '../key-hash.js';
 import { IllegalStateError, InvalidArgumentError, describe } from '../errors.js';
 import type { SharedPolicy } from '../policy.js';
-import type { JobPage, JobQuery, JobView, Lease, QueueStats } from '../types.js';
+import type { JobPage, JobQuery, JobView, Lease, QueueStats, RateLimit, TypeRateLimit } from '../types.js';
 import {
-  MAX_BATCH, checkBatchSize, checkJobQuery, checkJobs, checkSubmit, cursorAfter, parseCursor, parseJobId, type FailOptions, type FinishedOptions, type NewJob,
+  MAX_BATCH, checkBatchSize, checkJobQuery, checkRateLimit, checkJobs, checkSubmit, cursorAfter, parseCursor, parseJobId, type FailOptions, type FinishedOptions, type NewJob,
   type SubmitOptions,
 } from '../validate.js';
 import { RedisJobQueue, type BatchOutcome, type Completion, type RedisQueueHandle, type RedisQueueOptions } from './queue.js';
@@ -274,6 +274,41 @@ export class PartitionedRedisQueue {
   /** Whether every partition is paused. */
   async isPaused(): Promise<boolean> {
     return (await this.stats()).paused;
+  }
+
+  /**
+   * A rate limit for the whole queue, as RedisJobQueue#setRateLimit sets one,
+   * split over the partitions: a limit in one partition's keys cannot be
+   * read by another's scripts in a cluster (a different hash slot), so
+   * partition p gets floor(max / partitions), one more for the first
+   * max % partitions. The windows are the same everywhere (the one clock), so
+   * at most `max` leases start in a window over all partitions; but a
+   * partition cannot use another's unused share, so `max` must be at least
+   * the partition count. Set one partition after the other: if this rejects,
+   * set it again.
+   */
+  async setRateLimit(type: string, limit: RateLimit | null): Promise<void> {
+    this.#assertOpen();
+    const checked = checkRateLimit(type, limit);
+    const count = this.#parts.length;
+    if (checked !== null && checked.max < count) {
+      throw new InvalidArgumentError(`Expected \`max\` to be at least the ${count} partitions (each gets a share), got ${describe(checked.max)}`);
+    }
+    for (const [p, part] of this.#parts.entries()) {
+      const share = checked === null ? null : { max: Math.floor(checked.max / count) + (p < checked.max % count ? 1 : 0), windowMillis: checked.windowMillis };
+      await part.setRateLimit(type, share);
+    }
+  }
+
+  /** Every job type's rate limit, its partitions' shares added up (a type limited in partition 0). */
+  async rateLimits(): Promise<TypeRateLimit[]> {
+    this.#assertOpen();
+    const each = await Promise.all(this.#parts.map((part) => part.rateLimits()));
+    return each[0]!.map(({ type, windowMillis }) => ({
+      type,
+      max: each.reduce((sum, limits) => sum + (limits.find((limit) => limit.type === type)?.max ?? 0), 0),
+      windowMillis,
+    }));
   }
 
   /** As RedisJobQueue#waitForWork, for new work in any partition. */

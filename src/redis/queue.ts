@@ -2,9 +2,9 @@ import { clockFromShare, shareClock, systemClock, type SharedClock, type TimeSou
 import { IllegalStateError, InvalidArgumentError, describe, refusalError, type JobQueueError } from '../errors.js';
 import { fillOptions, type JobQueueOptions, type RetainOptions } from '../options.js';
 import { policyFromShare, sharePolicy, type RetryPolicy, type SharedPolicy } from '../policy.js';
-import type { JobPage, JobQuery, JobView, Lease, QueueStats } from '../types.js';
+import type { JobPage, JobQuery, JobView, Lease, QueueStats, RateLimit, TypeRateLimit } from '../types.js';
 import {
-  checkBatchSize, checkFailure, checkJobQuery, checkJobs, cursorAfter, checkSubmit, checkLeaseMillis, checkNow, checkPolicy, checkQueueName, checkTimeSource,
+  checkBatchSize, checkFailure, checkJobQuery, checkRateLimit, checkJobs, cursorAfter, checkSubmit, checkLeaseMillis, checkNow, checkPolicy, checkQueueName, checkTimeSource,
   checkTimeout, checkWorkerId, parseJobId, resultText, MAX_BATCH, type CheckedJob, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions,
 } from '../validate.js';
 import {
@@ -134,6 +134,8 @@ export class RedisJobQueue {
   #closed = false;
   /** The new-work counter as the latest poll saw it (see waitForWork). */
   #signalSeen = 0;
+  /** When, by the latest poll, the first job held for its type's rate limit may run (Infinity: none held; -Infinity: poll again now). */
+  #windowOpensAt = Infinity;
   /** The second connection, subscribed to the queue's channels: new work (wakeUps) and finished jobs (finishes). */
   readonly #subscriber: Subscriber;
   readonly #wakeUps: WakeUps;
@@ -310,7 +312,9 @@ export class RedisJobQueue {
     checkLeaseMillis(leaseMillis);
     const text = resultText(result, this.#maxResultBytes) ?? '';
     const reply = await this.#runOnJob(SCRIPTS.completeAndPoll, jobId, [tokenText(token), text, workerId, String(leaseMillis)]);
-    return this.#leasesFrom(reply, 1)[0];
+    const lease = this.#leasesFrom(reply, 1)[0];
+    // The complete is done: a poll of its own looks past the limited jobs this script had no budget left for.
+    return lease === undefined && this.#windowOpensAt === -Infinity ? this.poll(workerId, leaseMillis) : lease;
   }
 
   /**
@@ -370,16 +374,22 @@ export class RedisJobQueue {
       const outcome = Number(reply[2 + i]);
       if (outcome !== 0) refused.push({ jobId, error: refusalError(outcome, jobId, this.#capacity) });
     });
-    return { refused, leases: this.#leasesFrom(reply, 2 + count) };
+    const leases = this.#leasesFrom(reply, 2 + count);
+    // As in completeAndPoll: the completes are done, a poll of its own looks further.
+    if (leases.length === 0 && this.#windowOpensAt === -Infinity) return { refused, leases: await this.pollMany(workerId, leaseMillis, max) };
+    return { refused, leases };
   }
 
   /** The leases in a poll's reply, whose wake counter is at `at`; notes the counter. */
   #leasesFrom(reply: readonly unknown[], at: number): Lease[] {
     // What was new work when this poll ran; anything newer wakes waitForWork.
     this.#signalSeen = Number(reply[at]);
+    // 'again': the script passed over as many limited jobs as it may and leased none; there may be more behind them.
+    const held = reply[at + 1];
+    this.#windowOpensAt = held === '' ? Infinity : held === AGAIN ? -Infinity : Number(held);
     // A client that leases keeps its process's liveness key alive (the script set it if it leased).
     this.#liveness.start();
-    return leasesIn(reply, at + 1);
+    return leasesIn(reply, at + 2);
   }
 
   /**
@@ -505,23 +515,59 @@ export class RedisJobQueue {
   }
 
   /**
+   * Limits how many leases of jobs of `type` start per window, for every
+   * client of the queue in every process; `null` removes the limit. Windows
+   * are fixed, aligned to the queue's clock (see RateLimit). A poll that
+   * meets a job of `type` once its window is used up passes over it to the
+   * next best job; the job waits PENDING, in its place among its type, until
+   * the window opens. The limit and the window's count live in Redis (keys in
+   * the queue's hash tag) and the poll script enforces them, so the count is
+   * exact however many clients poll. A new limit counts the leases made from
+   * then on; a changed one keeps the current window's count.
+   */
+  async setRateLimit(type: string, limit: RateLimit | null): Promise<void> {
+    this.#assertOpen();
+    const checked = checkRateLimit(type, limit);
+    await this.#run(SCRIPTS.setRateLimit, [type, String(checked?.max ?? 0), String(checked?.windowMillis ?? 0)], '');
+  }
+
+  /** Every job type's rate limit. */
+  async rateLimits(): Promise<TypeRateLimit[]> {
+    this.#assertOpen();
+    const [, fields] = await this.#run(SCRIPTS.rateLimits, [], '');
+    const pairs = fields as string[];
+    const limits: TypeRateLimit[] = [];
+    for (let i = 0; i < pairs.length; i += 2) {
+      const [max, windowMillis] = pairs[i + 1]!.split(',').map(Number);
+      limits.push({ type: pairs[i]!, max: max!, windowMillis: windowMillis! });
+    }
+    return limits;
+  }
+
+  /**
    * For worker loops: after a `poll` that returned nothing, waits until work
    * may have arrived (a submit, a retry, a failed attempt by any client since
    * that poll ran) or `timeoutMillis` pass. Resolves true if woken by new
-   * work. Jobs that become ready by the clock alone (a delayed runAt, a
-   * backoff, an expired lease) wake no one: cap the timeout. The first call
-   * opens a second connection, subscribed to the queue's channel.
+   * work. A poll that passed over jobs for their type's rate limit waits only
+   * until the first of those windows opens (by the queue's clock, taken as
+   * real milliseconds), and then resolves true. Other jobs that become ready
+   * by the clock alone (a delayed runAt, a backoff, an expired lease) wake no
+   * one: cap the timeout. The first call opens a second connection,
+   * subscribed to the queue's channel.
    */
   async waitForWork(timeoutMillis: number): Promise<boolean> {
     this.#assertOpen();
     checkTimeout(timeoutMillis);
     const seen = this.#signalSeen;
+    const opensIn = Math.max(0, this.#windowOpensAt - checkNow(this.#time.now()));
     await this.#wakeUps.listen();
     // Read only once subscribed: work announced after this read arrives as a message.
     const current = Number(await this.#send(() => this.#redis.get(this.#keys.named.signal)));
     if (current > seen) return true;
     if (this.#closed) return false;
-    return this.#wakeUps.wait(seen, timeoutMillis);
+    if (opensIn >= timeoutMillis) return this.#wakeUps.wait(seen, timeoutMillis);
+    await this.#wakeUps.wait(seen, opensIn);
+    return true;
   }
 
   /** Closes this client's connections; the queue stays in Redis for every other client. */
@@ -607,6 +653,9 @@ export class RedisJobQueue {
     if (this.#closed) throw new IllegalStateError('This queue was closed');
   }
 }
+
+/** What a poll script says in place of a held job's time when it ran out of budget for passing over limited jobs (see pollBest). */
+const AGAIN = 'again';
 
 /** The job number of `jobId` as the scripts take it. */
 function jobNumber(jobId: string): string {

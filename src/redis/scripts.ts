@@ -229,25 +229,110 @@ local function leased(n, token, key)
   return key, nil, f[3] ~= false
 end
 
+-- Rate limits (see keys.ts): fixed windows aligned to the clock, the one of
+-- now starting at floor(now / window) * window. A lease a type's limit admits
+-- is counted at once; nil if it admits one now, else when its next window opens.
+local function windowOpensAt(key)
+  local jobType = redis.call('HGET', key, 'type')
+  local limit = redis.call('HGET', K.limits, jobType)
+  if not limit then return nil end
+  local max, window = string.match(limit, '^(%d+),(%d+)$')
+  max, window = tonumber(max), tonumber(window)
+  local start = math.floor(now / window) * window
+  local current = redis.call('HGET', K.windows, jobType)
+  local from, used = start, 0
+  if current then
+    local s, u = string.match(current, '^(.+),(%d+)$')
+    -- A clock gone back keeps counting the later window.
+    if tonumber(s) >= start and tonumber(u) > 0 then from, used = tonumber(s), tonumber(u) end
+  end
+  if used >= max then return from + window end
+  redis.call('HSET', K.windows, jobType, num(from) .. ',' .. int(used + 1))
+  return nil
+end
+
+-- Jobs one script moves into or out of K.held, at most: each costs a few µs of
+-- Redis time, and a backlog of a limited type is passed over once per window.
+local holdBudget = ${CATCH_UP_BATCH}
+
+-- Files the held jobs whose window opened by upTo back into the ready index,
+-- best first: each only if it is still PENDING, due, and has the member it
+-- was held with (a job cancelled, or leased and retried since, has moved on).
+-- True once none is left; false if the budget ran out first.
+local function releaseHeld(upTo)
+  local due = redis.call('ZRANGEBYSCORE', K.held, '-inf', upTo, 'LIMIT', 0, holdBudget + 1)
+  local count = math.min(#due, holdBudget)
+  for i = 1, count do
+    local member = due[i]
+    local n = int(tonumber(string.sub(member, 33)))
+    local key = jobKey(n)
+    local f = redis.call('HMGET', key, 'status', 'runAt')
+    if f[1] == 'PENDING' and tonumber(f[2]) <= now and readyMember(key, n) == member then redis.call('ZADD', K.ready, 0, member) end
+    redis.call('ZREM', K.held, member)
+  end
+  holdBudget = holdBudget - count
+  return #due <= count
+end
+
+-- The numbers of up to max best ready jobs, taken out of the ready index.
+-- With rate limits, one at a time: a job whose type's window is used up is
+-- held (see K.held) and the next is taken; each one taken is counted. Also
+-- whether the budget ran out before anything could be taken: look again.
+local function takeBest(max)
+  local numbers = {}
+  if redis.call('EXISTS', K.limits) == 0 then
+    local best = redis.call('ZPOPMIN', K.ready, max)
+    for i = 1, #best, 2 do numbers[#numbers + 1] = int(tonumber(string.sub(best[i], 33))) end
+    return numbers, false
+  end
+  -- Jobs still held whose window opened may come first: none is taken before they are back.
+  if not releaseHeld(nowText) then return numbers, true end
+  while #numbers < max do
+    if holdBudget == 0 then return numbers, #numbers == 0 end
+    local best = redis.call('ZPOPMIN', K.ready)
+    if #best == 0 then break end
+    local n = int(tonumber(string.sub(best[1], 33)))
+    local opensAt = windowOpensAt(jobKey(n))
+    if opensAt then
+      redis.call('ZADD', K.held, opensAt, best[1])
+      holdBudget = holdBudget - 1
+    else
+      numbers[#numbers + 1] = n
+    end
+  end
+  return numbers, false
+end
+
 -- Leases up to max ready jobs to workerId (none while the queue is paused), best first, each for its
 -- own timeout if it has one, else for leaseMillis: each one's n, token, type, payload, attempt,
 -- maxAttempts, leaseUntil and timeout ('' for none) appended to out after the wake
--- counter (read first: work announced later is newer than this poll). The
--- indexes change once for the whole batch; the tokens are consecutive.
-local function pollBest(workerId, leaseMillis, max, out)
+-- counter (read first: work announced later is newer than this poll) and when
+-- the first held job's window opens ('' if none is held; 'again' when the
+-- budget of held jobs ran out before any was taken: poll again). A poll that
+-- may run again (restartable: it changed nothing else) returns CATCHING_UP
+-- instead of 'again'. The indexes change once for the whole batch; the tokens
+-- are consecutive.
+local function pollBest(workerId, leaseMillis, max, out, restartable)
   out[#out + 1] = redis.call('GET', K.signal) or '0'
-  if max == 0 or redis.call('EXISTS', K.paused) == 1 then return out end
-  local best = redis.call('ZPOPMIN', K.ready, max)
-  local count = #best / 2
+  local numbers, again = {}, false
+  if max > 0 and redis.call('EXISTS', K.paused) == 0 then numbers, again = takeBest(max) end
+  if again and restartable then return { ${CATCHING_UP} } end
+  if again then
+    out[#out + 1] = 'again'
+  else
+    local firstHeld = redis.call('ZRANGE', K.held, 0, 0, 'WITHSCORES')
+    out[#out + 1] = firstHeld[2] or ''
+  end
+  local count = #numbers
   if count == 0 then return out end
   local lastToken = redis.call('INCRBY', K.tokenSeq, count)
   -- The holder is alive now: its key must not have lapsed before its first refresh.
   redis.call('SET', alivePrefix .. holder, '1', 'PX', ${LIVENESS_TTL_MILLIS})
   local pollUntil = now + tonumber(leaseMillis)
   local pollUntilText = num(pollUntil)
-  local numbers, leases, running = {}, {}, {}
+  local leases, running = {}, {}
   for i = 1, count do
-    local n = int(tonumber(string.sub(best[2 * i - 1], 33)))
+    local n = numbers[i]
     local key = jobKey(n)
     local token = int(lastToken - count + i)
     local f = redis.call('HMGET', key, 'attempts', 'type', 'payload', 'maxAttempts', 'timeout')
@@ -259,7 +344,6 @@ local function pollBest(workerId, leaseMillis, max, out)
       untilText = num(leaseUntil)
     end
     redis.call('HSET', key, 'status', 'RUNNING', 'attempts', attempt, 'token', token, 'leaseUntil', untilText, 'workerId', workerId, 'holder', holder)
-    numbers[i] = n
     leases[2 * i - 1] = leaseUntil
     leases[2 * i] = n
     running[2 * i - 1] = n
@@ -491,7 +575,7 @@ return ids
  * ready jobs, best first.
  */
 const POLL = `
-return pollBest(ARGV[OWN + 1], ARGV[OWN + 2], tonumber(ARGV[OWN + 3]), { 0 })
+return pollBest(ARGV[OWN + 1], ARGV[OWN + 2], tonumber(ARGV[OWN + 3]), { 0 }, true)
 `;
 
 /** ARGV: n, token, result ('' for none); the job's hash declared. */
@@ -506,7 +590,7 @@ return completeAll(OWN + 1, OWN + 3, {})
 const COMPLETE_AND_POLL = `
 local outcome = completeAll(OWN + 1, OWN + 3, {})
 if outcome[1] ~= 0 then return outcome end
-return pollBest(ARGV[OWN + 4], ARGV[OWN + 5], 1, outcome)
+return pollBest(ARGV[OWN + 4], ARGV[OWN + 5], 1, outcome, false)
 `;
 
 /**
@@ -519,7 +603,7 @@ return pollBest(ARGV[OWN + 4], ARGV[OWN + 5], 1, outcome)
 const COMPLETE_MANY_AND_POLL = `
 local first = OWN + 4
 local out = completeAll(first, #ARGV, { 0, (#ARGV - first + 1) / 3 })
-return pollBest(ARGV[OWN + 1], ARGV[OWN + 2], tonumber(ARGV[OWN + 3]), out)
+return pollBest(ARGV[OWN + 1], ARGV[OWN + 2], tonumber(ARGV[OWN + 3]), out, false)
 `;
 
 /** ARGV: n, token, error text, permanent ('1' or '0'); the job's hash declared. */
@@ -641,7 +725,9 @@ local n = ARGV[OWN + 1]
 local key, refusal = find(n, KEYS[FIXED + 1])
 if key == nil then return { refusal } end
 if redis.call('HGET', key, 'status') ~= 'PENDING' then return { ${Refusal.NotPending} } end
-redis.call('ZREM', K.ready, readyMember(key, n))
+local member = readyMember(key, n)
+redis.call('ZREM', K.ready, member)
+redis.call('ZREM', K.held, member)
 redis.call('ZREM', K.pending, n)
 redis.call('ZREM', K.pendingNums, n)
 finish(n, key, 'CANCELLED')
@@ -650,10 +736,10 @@ return { 0 }
 
 /**
  * Returns 0, pending, ready, running, succeeded, dead, cancelled, paused (1 or 0):
- * each O(1), as the prelude left K.ready exact for now.
+ * each O(1), as the prelude left K.ready exact for now (held jobs are ready too).
  */
 const STATS = `
-return { 0, redis.call('ZCARD', K.pending), redis.call('ZCARD', K.ready),
+return { 0, redis.call('ZCARD', K.pending), redis.call('ZCARD', K.ready) + redis.call('ZCARD', K.held),
   redis.call('ZCARD', K.leases), tonumber(redis.call('HGET', K.counts, 'succeeded') or '0'),
   redis.call('ZCARD', K.dead), tonumber(redis.call('HGET', K.counts, 'cancelled') or '0'), redis.call('EXISTS', K.paused) }
 `;
@@ -668,6 +754,31 @@ return { 0 }
 const RESUME = `
 if redis.call('DEL', K.paused) == 1 then announce() end
 return { 0 }
+`;
+
+/**
+ * ARGV: type, max, windowMillis (max '0': remove the type's limit). Every
+ * held job goes back to the ready index (the next poll holds again those
+ * still limited), CATCH_UP_BATCH per run, and waiting clients wake. A new limit counts from now; a
+ * changed one keeps the current window's count.
+ */
+const SET_RATE_LIMIT = `
+local jobType, max = ARGV[OWN + 1], ARGV[OWN + 2]
+if max == '0' then
+  redis.call('HDEL', K.limits, jobType)
+  redis.call('HDEL', K.windows, jobType)
+else
+  redis.call('HSET', K.limits, jobType, max .. ',' .. ARGV[OWN + 3])
+end
+-- Run again (setting the limit again changes nothing) until every held job is back.
+if not releaseHeld('+inf') then return { ${CATCHING_UP} } end
+announce()
+return { 0 }
+`;
+
+/** Returns 0, then type and "max,windowMillis" of every limit. */
+const RATE_LIMITS = `
+return { 0, redis.call('HGETALL', K.limits) }
 `;
 
 export interface Script {
@@ -698,4 +809,6 @@ export const SCRIPTS = {
   stats: script(STATS),
   pause: script(PAUSE),
   resume: script(RESUME),
+  setRateLimit: script(SET_RATE_LIMIT),
+  rateLimits: script(RATE_LIMITS),
 } as const;

@@ -15,6 +15,8 @@
  *   delayed     f64   (same entry shape)                                            hint
  *   leases      f64   (same entry shape)                                            hint
  *   finished    f64   (same entry shape), keyed by FINISH_SEQ (eviction order), K2 when it finished  hint
+ *   held        f64   (same entry shape), keyed by when its type's window opens     hint
+ *   rateLimits  f64   [ type entry 0: MAX WINDOW WINDOW_START USED | entry 1 ... ]   maintenance holder's
  *   jobMap      Int32 [ slot + 1 | ... ]  open addressing, keyed by the slot's JOB_NUM  hint
  *   keyMap      Int32 [ slot + 1 HASH | ... ]  open addressing, keyed by the idempotent key  maintenance holder's
  *   freeSlots   Int32 [ slot | ... ]  a stack                                       hint
@@ -157,15 +159,18 @@ export const COMMIT_SLEEPERS = 2 * LINE + 4;
  * Bits that send worker calls to the maintenance lock: GATE (a rebuild holds
  * every worker call back; shut and opened only by a holder that still holds the
  * lock, see Maintenance#rebuild), DUE_LOWERED (a lease was registered earlier than
- * NEXT_DUE), OVERFLOW (the overflow heap holds ready jobs a poll must compare).
+ * NEXT_DUE), OVERFLOW (the overflow heap holds ready jobs a poll must compare),
+ * RATE_LIMITED (some job type has a rate limit: every claim is counted under
+ * the lock, see rate-limits.ts).
  */
 export const ATTENTION = 3 * LINE;
 export const GATE = 1;
 export const DUE_LOWERED = 2;
 export const OVERFLOW = 4;
-/** The ATTENTION bits that send complete and extend to the lock; a poll also minds OVERFLOW. */
+export const RATE_LIMITED = 8;
+/** The ATTENTION bits that send complete and extend to the lock; a poll also minds OVERFLOW and RATE_LIMITED. */
 export const WORKER_ATTENTION = GATE | DUE_LOWERED;
-export const POLL_ATTENTION = WORKER_ATTENTION | OVERFLOW;
+export const POLL_ATTENTION = WORKER_ATTENTION | OVERFLOW | RATE_LIMITED;
 /** Counts up each time the lock holder publishes NEXT_DUE: the seq-cst half of the lease handshake (see leases in maintenance). */
 export const DUE_VERSION = 3 * LINE + 1;
 /** Counts up while the level table is rewritten (odd: mid-write), a seqlock; new levels are rare. */
@@ -374,7 +379,9 @@ export const TOKEN_RESERVED = 16; // with a journal: tokens up to here are reser
 export const ROW_HIGH_WATER = 17; // rows ever owned; rings and counters of all of them count
 export const WATCH_LAST = 18; //     when the stuck-row watch last looked (see helping.ts)
 export const TYPE_NAME_COUNT = 19; // entries of `typeNames` in use; only counts up
-export const HEADER_FIELDS = 20;
+export const RATE_LIMIT_COUNT = 20; // job types with a rate limit (see rateLimits)
+export const HEAP_SIZE_HELD = 21;
+export const HEADER_FIELDS = 22;
 
 // ── ready levels ─────────────────────────────────────────────────────────
 /** Distinct priorities with a ring of their own; jobs of any other priority go to the overflow heap. */
@@ -454,6 +461,21 @@ export const WORKER_NAMES = 4096;
 export const TYPE_NAMES = 4096;
 export const NAME_BYTES = 124;
 export const NAME_ENTRY_BYTES = 4 + NAME_BYTES;
+
+// ── rate limits (float64), one entry per `typeNames` entry ───────────────
+/**
+ * A job type's rate limit, written only by the lock holder: at most
+ * LIMIT_MAX leases start in each window of LIMIT_WINDOW ms, the windows
+ * aligned to the queue's clock (the one of `now` starts at
+ * floor(now / window) * window). WINDOW_START and USED count the current
+ * window. LIMIT_MAX 0: no limit. Only types with an entry in `typeNames`
+ * can have one.
+ */
+export const LIMIT_MAX = 0;
+export const LIMIT_WINDOW = 1;
+export const LIMIT_WINDOW_START = 2;
+export const LIMIT_USED = 3;
+export const RATE_LIMIT_FIELDS = 4;
 
 // ── key map entries (Int32) ──────────────────────────────────────────────
 /** The slot of the job holding the key, + 1 (0: an empty entry). */
@@ -540,6 +562,8 @@ export function bufferBytes(capacity: number, arenaBytes: number) {
     delayed: heap,
     leases: heap,
     finished: heap,
+    /** Ready jobs a poll passed over because their type's window was used up, until it opens (see rate-limits.ts). */
+    held: heap,
     jobMap: mapEntries(capacity) * i32,
     keyMap: mapEntries(capacity) * KEY_ENTRY_FIELDS * i32,
     freeSlots: capacity * i32,
@@ -549,6 +573,7 @@ export function bufferBytes(capacity: number, arenaBytes: number) {
     arena: arenaBytes,
     workerNames: WORKER_NAMES * NAME_ENTRY_BYTES,
     typeNames: TYPE_NAMES * NAME_ENTRY_BYTES,
+    rateLimits: TYPE_NAMES * RATE_LIMIT_FIELDS * f64,
     commitRing: commitRingEntries(capacity) * f64,
     listing: (LISTING_HEADER + capacity * NODE_FIELDS) * f64,
     /** Per slot, with a journal: the commit mark of a move its caller waits for (see Frozen jobs); 0: none. */

@@ -20,7 +20,8 @@ import { keyHash } from '../key-hash.js';
 import { NAME_OF_STATUS, Records, chunksOf, dataBytes, countedChainBytes, leadingTypeBytes, noteFinish } from './records.js';
 import type { CheckedJob } from '../validate.js';
 import { UndoLog, recordCopy, type UndoneMove } from './undo-log.js';
-import { NOT_COUNTED, type MoveNotes } from './worker.js';
+import { ADMITTED } from './rate-limits.js';
+import { NOT_COUNTED, type LockHolder, type MoveNotes } from './worker.js';
 import { Retention } from './retention.js';
 import type { RetainOptions } from '../options.js';
 
@@ -48,7 +49,7 @@ export const AWAITS_COMMIT = -1000;
  * Data flows one way: the slot's lease word decides (a CAS commits each
  * move, see moves.ts), then the hints follow (rings, heaps, map, counters).
  */
-export class Maintenance implements MoveNotes {
+export class Maintenance implements MoveNotes, LockHolder {
   readonly #m: QueueMemory;
   readonly #policy: RetryPolicy;
   /** The queue's clock, read again under the lock (see `prepare`, `settle`) and as a move is made (`#runAt`). */
@@ -157,6 +158,54 @@ export class Maintenance implements MoveNotes {
       this.#assertHeld();
       this.#fileReady(slot, this.#mover.flip(slot, word, READY, DELAYED));
     }
+    this.#releaseHeld(now);
+  }
+
+  // ── rate limits (see rate-limits.ts) ──────────────────────────────────
+
+  /** For a claim under the lock: whether the job's type's limit admits it at `now`; if not, it is held until its window opens. */
+  admits(slot: number, word: number, now: number): boolean {
+    const { rateLimits, slots, held } = this.#m;
+    if (!rateLimits.active) return true;
+    const opensAt = rateLimits.opensAt(slots.types[slot]!, now);
+    if (opensAt === ADMITTED) return true;
+    this.#push(held, opensAt, slots.jobNums[slot]!, 0, slot, word);
+    return false;
+  }
+
+  leased(slot: number): void {
+    const { rateLimits, slots } = this.#m;
+    if (rateLimits.active) rateLimits.counted(slots.types[slot]!);
+  }
+
+  /**
+   * Sets (max > 0) or removes (max 0) a type's limit. Every held job is filed
+   * back as ready (the next poll holds again those still limited), and the
+   * lock-free polls in flight are waited out: once this returns, every lease
+   * is counted.
+   */
+  setRateLimit(typeNumber: number, max: number, windowMillis: number, now: number): void {
+    this.#assertHeld();
+    // Filed back first: once the last limit is gone, lock-free polls find them in the rings.
+    this.#releaseHeld(Infinity);
+    this.#m.rateLimits.set(typeNumber, max, windowMillis);
+    this.settle(now);
+  }
+
+  /** When the first held job's window opens; Infinity if none is held. */
+  heldUntil(): number {
+    return this.#validTop(this.#m.held);
+  }
+
+  /** Files back as ready the held jobs whose window opened by `now`. */
+  #releaseHeld(now: number): void {
+    const { slots, held } = this.#m;
+    while (held.size > 0 && held.top(ENTRY_K1) <= now) {
+      const slot = held.top(ENTRY_SLOT);
+      const word = held.top(ENTRY_WORD);
+      held.pop();
+      if (slots.word(slot) === word) this.#fileReady(slot, word);
+    }
   }
 
   /**
@@ -167,7 +216,7 @@ export class Maintenance implements MoveNotes {
    * meanwhile is drained and NEXT_DUE published anew.
    */
   publishDue(): void {
-    const { header, rows, lockWords, leases, delayed } = this.#m;
+    const { header, rows, lockWords, leases, delayed, held } = this.#m;
     // A holder taken for dead (stalled past the timeout) leaves this to the one that took over.
     if (!this.#m.lock.held()) return;
     // Nothing moved that NEXT_DUE depends on: it stands (a lease registered earlier than it raises DUE_LOWERED by itself).
@@ -178,7 +227,7 @@ export class Maintenance implements MoveNotes {
       Atomics.and(lockWords, ATTENTION, ~DUE_LOWERED);
       rows.tails(LEASE_RING, this.#tails);
       this.drainLeases();
-      header[NEXT_DUE] = Math.min(this.#validTop(leases), this.#validTop(delayed), this.#retentionDue());
+      header[NEXT_DUE] = Math.min(this.#validTop(leases), this.#validTop(delayed), this.#validTop(held), this.#retentionDue());
       // Publishes NEXT_DUE (seq-cst), before the tails are read again.
       Atomics.add(lockWords, DUE_VERSION, 1);
       if (!rows.movedSince(LEASE_RING, this.#tails)) return;
@@ -554,6 +603,8 @@ export class Maintenance implements MoveNotes {
       m.delayed.clear();
       m.leases.clear();
       m.finished.clear();
+      // Held jobs are READY: filed in the rings below, and held again by the next poll if still limited.
+      m.held.clear();
       m.jobMap.clear();
       m.keyMap.clear();
       rows.clearRings();
@@ -797,8 +848,8 @@ export class Maintenance implements MoveNotes {
   #push(heap: SharedHeap, k1: number, k2: number, k3: number, slot: number, word: number): void {
     const slots = this.#m.slots;
     this.#assertHeld();
-    // A new lease or delayed job (or, with an age limit, finished job) may come before the NEXT_DUE published.
-    if (heap === this.#m.leases || heap === this.#m.delayed || (heap === this.#m.finished && this.#retention.ages)) this.#dueDirty = true;
+    // A new lease, delayed or held job (or, with an age limit, finished job) may come before the NEXT_DUE published.
+    if (heap === this.#m.leases || heap === this.#m.delayed || heap === this.#m.held || (heap === this.#m.finished && this.#retention.ages)) this.#dueDirty = true;
     // Full means mostly stale entries (a slot has at most one valid entry per heap): drop them.
     if (heap.full) heap.compact((s, w) => slots.word(s) === w);
     heap.push(k1, k2, k3, slot, word);

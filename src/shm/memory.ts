@@ -7,10 +7,11 @@ import { JobMap } from './jobmap.js';
 import { KeyMap } from './keymap.js';
 import { ListingIndex } from './listing.js';
 import {
-  HEAP_SIZE_DELAYED, HEAP_SIZE_FINISHED, HEAP_SIZE_LEASES, HEAP_SIZE_OVERFLOW, LAST_NOW, NEXT_DUE, TYPE_NAME_COUNT, WORKER_NAME_COUNT,
+  HEAP_SIZE_DELAYED, HEAP_SIZE_FINISHED, HEAP_SIZE_HELD, HEAP_SIZE_LEASES, HEAP_SIZE_OVERFLOW, LAST_NOW, NEXT_DUE, TYPE_NAME_COUNT, WORKER_NAME_COUNT,
   allocateBuffers, type QueueBuffers,
 } from './layout.js';
 import { QueueLock } from './lock.js';
+import { RateLimitTable } from './rate-limits.js';
 import { ReadyIndex } from './ready.js';
 import { RowTable } from './rows.js';
 import { WorkSignal } from './signal.js';
@@ -36,6 +37,9 @@ export class QueueMemory {
   readonly delayed: SharedHeap;
   readonly leases: SharedHeap;
   readonly finished: SharedHeap;
+  /** Ready jobs passed over by a poll until their type's window opens (see rate-limits.ts). */
+  readonly held: SharedHeap;
+  readonly rateLimits: RateLimitTable;
   readonly jobMap: JobMap;
   readonly keyMap: KeyMap;
   readonly freeSlots: Int32Array;
@@ -64,6 +68,8 @@ export class QueueMemory {
     this.delayed = new SharedHeap(new Float64Array(buffers.delayed), header, HEAP_SIZE_DELAYED);
     this.leases = new SharedHeap(new Float64Array(buffers.leases), header, HEAP_SIZE_LEASES);
     this.finished = new SharedHeap(new Float64Array(buffers.finished), header, HEAP_SIZE_FINISHED);
+    this.held = new SharedHeap(new Float64Array(buffers.held), header, HEAP_SIZE_HELD);
+    this.rateLimits = new RateLimitTable(new Float64Array(buffers.rateLimits), header, lockWords);
     this.jobMap = new JobMap(new Int32Array(buffers.jobMap), slots.jobNums);
     this.keyMap = new KeyMap(new Int32Array(buffers.keyMap), slots, arena);
     this.freeSlots = new Int32Array(buffers.freeSlots);

@@ -25,9 +25,17 @@ export interface MoveNotes {
   skipFrozen(slot: number, word: number): boolean;
 }
 
-/** Where a row's token blocks come from (the maintenance lock holder). */
-export interface TokenSource {
+/**
+ * What the maintenance lock holder gives a row: its token blocks, and, for
+ * a claim under the lock, the say of the job type's rate limit (see
+ * rate-limits.ts; lock-free claims never run while a limit exists).
+ */
+export interface LockHolder {
   reserveTokens(count: number): number;
+  /** Whether the ready job at (slot, word) may be leased at `now`; if not, it is held until its type's window opens. */
+  admits(slot: number, word: number, now: number): boolean;
+  /** Counts the lease just made of the job in `slot` against its type's limit. */
+  leased(slot: number): void;
 }
 
 /** A move that leaves a job in its status (extend) changes no count. */
@@ -62,15 +70,15 @@ export class WorkerPath implements Claimer {
   /** Entries both rings can surely take (each claim, extend and complete takes at most one per ring). */
   #room = 0;
 
-  readonly #tokens: TokenSource;
+  readonly #holder: LockHolder;
   readonly #time: TimeSource;
   #locked = false;
 
-  constructor(memory: QueueMemory, mover: Mover, tokens: TokenSource, time: TimeSource, notes?: MoveNotes) {
+  constructor(memory: QueueMemory, mover: Mover, holder: LockHolder, time: TimeSource, notes?: MoveNotes) {
     this.#m = memory;
     this.#mover = mover;
     this.#row = mover.row;
-    this.#tokens = tokens;
+    this.#holder = holder;
     this.#time = time;
     this.#notes = notes;
   }
@@ -97,7 +105,7 @@ export class WorkerPath implements Claimer {
   /** Under the lock: a new block of tokens if this one is used up. */
   refill(): void {
     if (this.#token < this.#tokenEnd) return;
-    this.#token = this.#tokens.reserveTokens(TOKEN_BLOCK);
+    this.#token = this.#holder.reserveTokens(TOKEN_BLOCK);
     this.#tokenEnd = this.#token + TOKEN_BLOCK;
   }
 
@@ -117,6 +125,8 @@ export class WorkerPath implements Claimer {
   tryClaim(slot: number, word: number): number {
     // With a journal only: a job whose move is still committing is passed over, and filed back after the poll.
     if (this.#notes?.skipFrozen(slot, word) === true) return LOST;
+    // A job whose type's window is used up is passed over too, held until the window opens.
+    if (this.#locked && !this.#holder.admits(slot, word, this.#now)) return LOST;
     const draft = this.#mover.start(slot);
     // Fencing tokens grow from lease to lease of a job: a block reserved before the job's last lease may be too low.
     if (draft[TOKEN]! >= this.#token) {
@@ -136,6 +146,7 @@ export class WorkerPath implements Claimer {
     // The claim: only one thread moves the slot from the READY word its ring entry was made for.
     const to = this.#mover.apply(slot, word, RUNNING, READY);
     if (to < 0) return LOST;
+    if (this.#locked) this.#holder.leased(slot);
     this.#token++;
     this.#registerLease(slot, to, leaseUntil);
     this.#room--;
