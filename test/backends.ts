@@ -26,6 +26,8 @@ import {
   type NewJob,
   type QueueStats,
   type RetryPolicy,
+  type ScheduleOptions,
+  type ScheduleView,
   type SubmitOptions,
 } from '../dist/index.js';
 import { redisClusterBackend } from './redis-cluster-harness.js';
@@ -58,6 +60,10 @@ export interface ContractQueue {
   pause(): Awaitable<void>;
   resume(): Awaitable<void>;
   isPaused(): Awaitable<boolean>;
+  schedule(name: string, options: ScheduleOptions): Awaitable<ScheduleView>;
+  unschedule(name: string): Awaitable<boolean>;
+  schedules(): Awaitable<ScheduleView[]>;
+  runSchedules(): Awaitable<string[]>;
   /** Releases everything the backend made for this queue (files, connections). Safe to call twice. */
   close(): Awaitable<void>;
 }
@@ -213,6 +219,10 @@ function asRemote(queue: JobQueue, release: () => void): ContractQueue {
     pause: () => call('pause', () => queue.pause()),
     resume: () => call('resume', () => queue.resume()),
     isPaused: () => call('isPaused', () => queue.isPaused()),
+    schedule: (...args) => call('schedule', () => queue.schedule(...args)),
+    unschedule: (...args) => call('unschedule', () => queue.unschedule(...args)),
+    schedules: () => call('schedules', () => queue.schedules()),
+    runSchedules: () => call('runSchedules', () => queue.runSchedules()),
     // Always releases (it also runs after a failed test), then reports an unsettled call like the others.
     close: async () => {
       const late = unsettled;
