@@ -1,8 +1,10 @@
-import { expect, it } from 'vitest';
-import type { ScheduleOptions } from '../dist/index.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { InvalidArgumentError, JobQueue, ManualClock, RetryPolicy, type ScheduleOptions } from '../dist/index.js';
 import { describeEachBackend } from './backends.js';
-import { T0, bad, expectError, expectInvalid, setup, snapshot } from './helpers.js';
-import { InvalidArgumentError } from '../dist/index.js';
+import { T0, bad, expectError, expectInvalid, setup, snapshot, waitUntil } from './helpers.js';
 
 /** 2026-01-05T00:00:00Z, a Monday in winter: Paris is UTC+1, New York UTC-5. */
 const JAN_5 = Date.UTC(2026, 0, 5);
@@ -178,5 +180,69 @@ describeEachBackend('repeatable jobs', (backend) => {
     }
     await expectError(() => queue.unschedule(bad(7)), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
     expect([await queue.schedules(), await snapshot(queue, [])]).toEqual(before);
+  });
+});
+
+describe('repeatable jobs: durable, and on a timer', () => {
+  it('keeps schedules in the journal across a reopen, and fires there the tick missed while it was closed', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'leasehold-schedules-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const path = join(dir, 'queue.db');
+    const clock = new ManualClock(T0);
+    const policy = new RetryPolicy(3, 0, 0);
+    const first = JobQueue.open(path, clock, policy);
+    first.schedule('s', { everyMillis: 1_000, type: 't', payload: 'p' });
+    first.schedule('gone', { cron: '* * * * *', type: 't' });
+    clock.advance(1_000);
+    const [fired] = first.runSchedules();
+    first.unschedule('gone');
+    const listed = first.schedules();
+    first.close();
+
+    const reopened = JobQueue.open(path, clock, policy);
+    expect(reopened.schedules()).toEqual(listed);
+    expect(reopened.view(fired!).key).toBe(`schedule:s:${T0 + 1_000}`);
+    clock.advance(10_500);
+    const [late, ...more] = reopened.runSchedules();
+    expect(more).toEqual([]);
+    expect([reopened.view(late!).key, reopened.view(late!).payload]).toEqual([`schedule:s:${T0 + 11_000}`, 'p']);
+    reopened.close();
+  });
+
+  it('refuses a schedule that does not fit the shared memory table with QueueFullError, changing nothing', () => {
+    const queue = new JobQueue(new ManualClock(T0), new RetryPolicy(3, 0, 0));
+    onTestFinished(() => queue.close());
+    queue.schedule('small', { everyMillis: 1_000, type: 't' });
+    const before = queue.schedules();
+    expect(() => queue.schedule('big', { everyMillis: 1_000, type: 't', payload: 'x'.repeat(200_000) })).toThrow(
+      expect.objectContaining({ code: 'ERR_QUEUE_FULL' }),
+    );
+    expect(queue.schedules()).toEqual(before);
+  });
+
+  it('a scheduler started on a timer fires each due tick, until stopped', async () => {
+    const clock = new ManualClock(T0);
+    const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0));
+    onTestFinished(() => queue.close());
+    queue.schedule('s', { everyMillis: 1_000, type: 't' });
+    const errors: unknown[] = [];
+    const scheduler = queue.startScheduler({ intervalMillis: 2, onError: (error) => errors.push(error) });
+    clock.advance(1_000);
+    await waitUntil('the first tick fired', () => queue.stats().pending === 1);
+    clock.advance(1_000);
+    await waitUntil('the second tick fired', () => queue.stats().pending === 2);
+    await scheduler.stop();
+    clock.advance(1_000);
+    expect(queue.runSchedules()).toHaveLength(1);
+    expect(errors).toEqual([]);
+  });
+
+  it('refuses bad scheduler options with InvalidArgumentError, and a closed queue starts none', () => {
+    const queue = new JobQueue(new ManualClock(T0), new RetryPolicy(3, 0, 0));
+    for (const options of [{ intervalMillis: 0 }, { intervalMillis: 1.5 }, { onError: 'log' }, 'fast']) {
+      expect(() => queue.startScheduler(bad(options))).toThrow(InvalidArgumentError);
+    }
+    queue.close();
+    expect(() => queue.startScheduler()).toThrow(expect.objectContaining({ code: 'ERR_ILLEGAL_STATE' }));
   });
 });
