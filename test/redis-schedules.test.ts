@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
-import { ManualClock, RedisJobQueue, RetryPolicy } from '../dist/index.js';
+import { ManualClock, PartitionedRedisQueue, RedisJobQueue, RetryPolicy } from '../dist/index.js';
 import { T0, withTimeout } from './helpers.js';
 import { describeRedis, fileRedis } from './redis-harness.js';
 
@@ -92,5 +92,26 @@ describeRedis('repeatable jobs across Redis processes', () => {
     expect((await a.view(id!)).key).toBe(`schedule:s:${T0 + 1_000}`);
     expect(await b.unschedule('s')).toBe(true);
     expect(await a.schedules()).toEqual([]);
+  });
+
+  it('a partitioned queue keeps its schedules in partition 0, and clients racing on it make one job per tick', async () => {
+    const name = `schedules-${process.pid}-${++names}`;
+    const server = await fileRedis();
+    const clock = new ManualClock(T0);
+    const clients = await Promise.all([0, 1, 2].map(() =>
+      PartitionedRedisQueue.connect({ redis: server.url, name, partitions: 3, policy: new RetryPolicy(3, 0, 0), time: clock })));
+    opened.push(...clients);
+    await clients[0]!.schedule('s', { everyMillis: 1_000, type: 't', missed: 'all' });
+    expect((await clients[2]!.schedules()).map((s) => s.name)).toEqual(['s']);
+    const fired: string[] = [];
+    for (const step of [1_000, 3_000, 500, 2_000]) {
+      clock.advance(step);
+      for (const ids of await Promise.all(clients.map((client) => client.runSchedules()))) fired.push(...ids);
+    }
+    expect(new Set(fired).size).toBe(fired.length);
+    const keys: (string | null)[] = [];
+    for (const id of fired) keys.push((await clients[0]!.view(id)).key);
+    expect(keys.sort()).toEqual([1, 2, 3, 4, 5, 6].map((k) => `schedule:s:${T0 + k * 1_000}`));
+    expect((await clients[0]!.stats()).pending).toBe(6);
   });
 });

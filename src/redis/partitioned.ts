@@ -7,7 +7,9 @@ import type { SharedClock } from '../clock.js';
 import { IllegalStateError, InvalidArgumentError, describe } from '../errors.js';
 import type { SharedPolicy } from '../policy.js';
 import type { JobView, Lease, QueueStats } from '../types.js';
-import { MAX_BATCH, checkBatchSize, parseJobId, type FailOptions, type NewJob, type SubmitOptions } from '../validate.js';
+import type { ScheduleOptions, ScheduleView } from '../schedule/spec.js';
+import { startScheduler, type Scheduler, type SchedulerOptions } from '../schedule/timer.js';
+import { MAX_BATCH, checkBatchSize, checkSchedulerOptions, parseJobId, type FailOptions, type NewJob, type SubmitOptions } from '../validate.js';
 import { RedisJobQueue, type BatchOutcome, type Completion, type RedisQueueHandle, type RedisQueueOptions } from './queue.js';
 
 /** The most partitions one queue may have. */
@@ -245,6 +247,44 @@ export class PartitionedRedisQueue {
   /** Whether every partition is paused. */
   async isPaused(): Promise<boolean> {
     return (await this.stats()).paused;
+  }
+
+  /** Adds or replaces a repeatable job (see JobQueue#schedule). Schedules live in partition 0. */
+  async schedule(name: string, options: ScheduleOptions): Promise<ScheduleView> {
+    return this.#scheduler().schedule(name, options);
+  }
+
+  async unschedule(name: string): Promise<boolean> {
+    return this.#scheduler().unschedule(name);
+  }
+
+  async schedules(): Promise<ScheduleView[]> {
+    return this.#scheduler().schedules();
+  }
+
+  /**
+   * Fires the ticks due now (see JobQueue#runSchedules). Each tick's job is
+   * submitted on its own, so it goes to the partition its key hashes to,
+   * where that key is decided.
+   */
+  async runSchedules(): Promise<string[]> {
+    return this.#scheduler().fireSchedules(async (jobs) => {
+      const ids: string[] = [];
+      for (const { type, payload, ...options } of jobs) ids.push(await this.submit(type, payload, options));
+      return ids;
+    });
+  }
+
+  /** Runs `runSchedules` now and then every `intervalMillis` until `stop()` or close (see JobQueue#startScheduler). */
+  startScheduler(options?: SchedulerOptions): Scheduler {
+    this.#assertOpen();
+    return startScheduler(() => this.runSchedules(), checkSchedulerOptions(options));
+  }
+
+  /** The partition that keeps the schedules. */
+  #scheduler(): RedisJobQueue {
+    this.#assertOpen();
+    return this.#parts[0]!;
   }
 
   /** As RedisJobQueue#waitForWork, for new work in any partition. */

@@ -459,7 +459,12 @@ export class RedisJobQueue {
    * tick however many clients, in any processes, run schedulers at once.
    */
   async runSchedules(): Promise<string[]> {
-    return this.#scheduleStore().run(checkNow(this.#time.now()), (jobs) => this.submitMany(jobs));
+    return this.fireSchedules((jobs) => this.submitMany(jobs));
+  }
+
+  /** @internal runSchedules, with the ticks' jobs submitted by `submitMany` (a PartitionedRedisQueue's, for its partition 0). */
+  async fireSchedules(submitMany: (jobs: readonly NewJob[]) => Promise<string[]>): Promise<string[]> {
+    return this.#scheduleStore().run(checkNow(this.#time.now()), submitMany);
   }
 
   /** Runs `runSchedules` now and then every `intervalMillis` until `stop()` or close (see JobQueue#startScheduler). */
