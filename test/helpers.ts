@@ -10,7 +10,10 @@
  *
  * Append only: other test files (and other engineers) rely on these names.
  */
-import { expect } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, onTestFinished } from 'vitest';
 import {
   IllegalStateError,
   InvalidArgumentError,
@@ -323,4 +326,11 @@ export async function waitUntil(what: string, condition: () => boolean | Promise
     if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for: ${what}`);
     await pause(5);
   }
+}
+
+/** A path for a new journal in a temp directory of its own, removed when the running test ends. */
+export function scratchJournalPath(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'leasehold-test-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  return join(dir, 'queue.db');
 }

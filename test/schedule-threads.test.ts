@@ -1,9 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
-import { T0, startWorker, terminateAll, withTimeout, type RunningWorker } from './helpers.js';
+import { T0, scratchJournalPath, startWorker, terminateAll, withTimeout, type RunningWorker } from './helpers.js';
 
 const THREADS = 4;
 /** How far the clock moves each round: a tick or several at once, and rounds where nothing is due. */
@@ -61,9 +58,7 @@ describe('schedulers racing in threads', () => {
   });
 
   it('with a journal: threads running schedulers at once make exactly one job per tick, and so it stays after a reopen', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'leasehold-schedules-'));
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    const path = join(dir, 'queue.db');
+    const path = scratchJournalPath();
     const clock = new ManualClock(T0);
     const policy = new RetryPolicy(3, 0, 0);
     const queue = JobQueue.open(path, clock, policy);

@@ -1,10 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { InvalidArgumentError, JobQueue, ManualClock, RetryPolicy, type ScheduleOptions } from '../dist/index.js';
 import { describeEachBackend, type ContractQueue } from './backends.js';
-import { T0, bad, expectError, expectInvalid, setup, snapshot, waitUntil } from './helpers.js';
+import { T0, bad, expectError, expectInvalid, scratchJournalPath, setup, snapshot, waitUntil } from './helpers.js';
 
 /** 2026-01-05T00:00:00Z, a Monday in winter: Paris is UTC+1, New York UTC-5. */
 const JAN_5 = Date.UTC(2026, 0, 5);
@@ -192,9 +189,7 @@ describeEachBackend('repeatable jobs', (backend) => {
 
 describe('repeatable jobs: durable, and on a timer', () => {
   it('keeps schedules in the journal across a reopen, and fires there the tick missed while it was closed', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'leasehold-schedules-'));
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    const path = join(dir, 'queue.db');
+    const path = scratchJournalPath();
     const clock = new ManualClock(T0);
     const policy = new RetryPolicy(3, 0, 0);
     const first = JobQueue.open(path, clock, policy);
@@ -213,6 +208,22 @@ describe('repeatable jobs: durable, and on a timer', () => {
     const [late, ...more] = reopened.runSchedules();
     expect(more).toEqual([]);
     expect([reopened.view(late!).key, reopened.view(late!).payload]).toEqual([`schedule:s:${T0 + 11_000}`, 'p']);
+    reopened.close();
+  });
+
+  it('after a process died between a tick\'s submit and its schedule\'s move, the reopened journal fires no second job for that tick', () => {
+    const path = scratchJournalPath();
+    const clock = new ManualClock(T0);
+    const policy = new RetryPolicy(3, 0, 0);
+    const first = JobQueue.open(path, clock, policy);
+    first.schedule('s', { everyMillis: 1_000, type: 't' });
+    clock.advance(1_000);
+    // What the dead process committed: the tick's job, and not the schedule's move.
+    const orphan = first.submit('t', null, { key: `schedule:s:${T0 + 1_000}`, runAt: T0 + 1_000 });
+    first.close();
+    const reopened = JobQueue.open(path, clock, policy);
+    expect(reopened.runSchedules()).toEqual([orphan]);
+    expect([reopened.stats().pending, reopened.schedules()[0]!.nextTick]).toEqual([1, T0 + 2_000]);
     reopened.close();
   });
 
