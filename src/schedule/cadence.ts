@@ -47,7 +47,8 @@ function cronCadence(cron: string, timeZone: string | null, startAt: number): Ca
     return (forward ? expression.next() : expression.prev()).getTime();
   };
   return {
-    after: (time) => step(parse(Math.max(Math.floor(time), startAt - 1)), true),
+    // A tick at startAt itself counts: the search starts a millisecond before it.
+    after: (time) => step(parse(Math.max(Math.floor(time), Math.ceil(startAt) - 1)), true),
     atOrBefore: (time) => {
       // prev() is strictly before its date: one millisecond on takes in a tick at `time` itself.
       const tick = step(parse(Math.floor(time) + 1), false);

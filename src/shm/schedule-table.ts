@@ -23,12 +23,14 @@ export class ScheduleTable {
   }
 
   read(): StoredSchedule[] {
-    // Under the lock: the copy in use, as its last writer switched to it.
+    // Under the lock: which copy is in use, as its last writer switched to it...
     const copy = Atomics.load(this.#words, CURRENT);
+    // ...and that copy's length, stored before the switch.
     const length = Atomics.load(this.#words, LENGTH + copy);
     if (length === 0) return [];
-    // TextDecoder refuses views of shared memory: the bytes are copied out first.
-    return JSON.parse(Buffer.from(this.#bytes.slice(copy * COPY_BYTES, copy * COPY_BYTES + length)).toString()) as StoredSchedule[];
+    // A copy out of shared memory first: a decoder does not read shared views.
+    const bytes = this.#bytes.slice(copy * COPY_BYTES, copy * COPY_BYTES + length);
+    return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString()) as StoredSchedule[];
   }
 
   /** Replaces the table; QueueFullError (nothing changed) if it does not fit. */
@@ -37,10 +39,12 @@ export class ScheduleTable {
     if (text.length > COPY_BYTES) {
       throw new QueueFullError(`The queue's schedules would take ${text.length} bytes of JSON, over the ${COPY_BYTES} its shared memory holds`);
     }
+    // The copy not in use: no reader looks at it until the switch below.
     const spare = 1 - Atomics.load(this.#words, CURRENT);
     this.#bytes.set(text, spare * COPY_BYTES);
-    // The spare copy's length, then the switch: a reader (under the lock) sees the whole new table or the old one.
+    // The spare copy's length, stored before the switch...
     Atomics.store(this.#words, LENGTH + spare, text.length);
+    // ...then the switch, one store: a thread killed before it leaves the old table whole.
     Atomics.store(this.#words, CURRENT, spare);
   }
 }
