@@ -19,7 +19,10 @@ export type ErrorCode =
   | 'ERR_BACKEND_UNAVAILABLE'
   | 'ERR_BACKEND_AUTH'
   | 'ERR_BACKEND_TLS'
-  | 'ERR_MISSING_DEPENDENCY';
+  | 'ERR_MISSING_DEPENDENCY'
+  | 'ERR_JOB_FAILED'
+  | 'ERR_TIMEOUT'
+  | 'ERR_ABORTED';
 
 export class JobQueueError extends Error {
   readonly code: ErrorCode;
@@ -62,6 +65,39 @@ export class StaleLeaseError extends IllegalStateError {
 export class QueueFullError extends JobQueueError {
   constructor(message: string) {
     super('ERR_QUEUE_FULL', message);
+  }
+}
+
+/**
+ * What `finished(jobId)` rejects with when the job ended without succeeding:
+ * it is DEAD (no attempts left, or failed permanently) or CANCELLED.
+ * `lastError` is the job's, as `view` shows it.
+ */
+export class JobFailedError extends JobQueueError {
+  readonly jobId: string;
+  readonly status: 'DEAD' | 'CANCELLED';
+  readonly lastError: string | null;
+  constructor(jobId: string, status: 'DEAD' | 'CANCELLED', lastError: string | null) {
+    const why = status === 'DEAD' ? `is DEAD${lastError === null ? '' : `: ${lastError}`}` : 'was CANCELLED';
+    super('ERR_JOB_FAILED', `Job ${jobId} ${why}`);
+    this.jobId = jobId;
+    this.status = status;
+    this.lastError = lastError;
+  }
+}
+
+/** A wait (`finished` with `timeoutMillis`) that ran out before what it waited for happened; nothing changed. */
+export class TimeoutError extends JobQueueError {
+  constructor(message: string) {
+    super('ERR_TIMEOUT', message);
+  }
+}
+
+/** A wait (`finished` with `signal`) given up because its AbortSignal aborted; `cause` is the signal's reason. */
+export class AbortedError extends JobQueueError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('ERR_ABORTED', message);
+    if (options?.cause !== undefined) this.cause = options.cause;
   }
 }
 

@@ -1,4 +1,4 @@
-export { JobQueue, LEASE_LOST, type FailOptions, type JournalOptions, type NewJob, type SharedQueueHandle, type SubmitOptions } from './queue.js';
+export { JobQueue, LEASE_LOST, type FailOptions, type FinishedOptions, type JournalOptions, type NewJob, type SharedQueueHandle, type SubmitOptions } from './queue.js';
 export type { Synchronous } from './journal/journal.js';
 export {
   RedisJobQueue, type BatchOutcome, type Completion, type RedisClusterTarget, type RedisQueueHandle, type RedisQueueOptions, type RedisServerTarget,
@@ -15,7 +15,7 @@ export type { JobQueueOptions } from './options.js';
 export {
   JobQueueError, InvalidArgumentError, JobNotFoundError, IllegalStateError, StaleLeaseError, QueueFullError,
   JournalBusyError, JournalCorruptError, JournalWriteError, JournalFullError, JournalReadOnlyError, JournalIOError,
-  BackendUnavailableError, BackendAuthError, BackendTlsError, MissingDependencyError,
+  BackendUnavailableError, BackendAuthError, BackendTlsError, MissingDependencyError, JobFailedError, TimeoutError, AbortedError,
   type ErrorCode,
 } from './errors.js';
 export { WorkerPool, type PoolStats, type PoolStatsOf } from './pool/pool.js';

@@ -32,6 +32,12 @@ export interface JobQueueOptions {
    * @default 500
    */
   lockTimeoutMillis?: number;
+  /**
+   * Largest result a complete may store (the JSON text of the value, in UTF-8
+   * bytes); a larger one is refused with InvalidArgumentError.
+   * @default 65536
+   */
+  maxResultBytes?: number;
 }
 
 export type FilledOptions = Required<JobQueueOptions>;
@@ -44,6 +50,7 @@ export const kDefaultOptions: Readonly<Omit<FilledOptions, 'arenaBytes'>> = Obje
   maxPayloadBytes: 1_048_576,
   maxErrorBytes: 8192,
   lockTimeoutMillis: 500,
+  maxResultBytes: 65_536,
 });
 const DEFAULT_ARENA_BYTES = 64 * 1024 * 1024;
 const MAX_CAPACITY = 1 << 24;
@@ -59,6 +66,7 @@ export function fillOptions(options: JobQueueOptions | undefined): FilledOptions
   const maxPayloadBytes = integerOption('maxPayloadBytes', options.maxPayloadBytes ?? kDefaultOptions.maxPayloadBytes, 1, 2 ** 28);
   const maxErrorBytes = integerOption('maxErrorBytes', options.maxErrorBytes ?? kDefaultOptions.maxErrorBytes, 16, 2 ** 24);
   const lockTimeoutMillis = integerOption('lockTimeoutMillis', options.lockTimeoutMillis ?? kDefaultOptions.lockTimeoutMillis, 1, 3_600_000);
+  const maxResultBytes = integerOption('maxResultBytes', options.maxResultBytes ?? kDefaultOptions.maxResultBytes, 1, 2 ** 24);
   // Room for at least one job of the largest size, in its power-of-two block.
   const smallestArena = 2 * (maxPayloadBytes + MAX_TYPE_BYTES + 16);
   const arenaBytes = integerOption(
@@ -67,7 +75,7 @@ export function fillOptions(options: JobQueueOptions | undefined): FilledOptions
     smallestArena,
     MAX_ARENA_BYTES,
   );
-  return { capacity, maxPayloadBytes, arenaBytes, maxErrorBytes, lockTimeoutMillis };
+  return { capacity, maxPayloadBytes, arenaBytes, maxErrorBytes, lockTimeoutMillis, maxResultBytes };
 }
 
 function integerOption(name: string, value: unknown, min: number, max: number): number {

@@ -6,8 +6,13 @@ import { Journal } from './journal/journal.js';
 import type { LoggedJob } from './shm/movelog.js';
 import { BUFFER_NAMES, attemptLimit, bufferBytes, mayRetry, type QueueBuffers } from './shm/layout.js';
 import { QueueMemory } from './shm/memory.js';
+import { countedChunks } from './shm/records.js';
 import { JobStatus, type JobView, type Lease, type QueueStats } from './types.js';
-import { checkFailure, checkPolicy, checkSchedulerOptions, checkTimeSource, checkTimeout, parseJobId, type FailOptions, type NewJob, type SubmitOptions } from './validate.js';
+import {
+  checkFailure, checkPolicy, checkSchedulerOptions, checkTimeSource, checkTimeout, parseJobId, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions,
+} from './validate.js';
+import { untilFinished } from './finished.js';
+import { finishWatch } from './shm/finishes.js';
 import { QueueContext, type JournalLink } from './queue/context.js';
 import { ProducerSide } from './queue/producer-side.js';
 import { Reads } from './queue/reads.js';
@@ -21,7 +26,7 @@ import type { SharedClock } from './clock.js';
 import type { SharedPolicy } from './policy.js';
 import type { Synchronous } from './journal/journal.js';
 
-export type { FailOptions, NewJob, SubmitOptions };
+export type { FailOptions, FinishedOptions, NewJob, SubmitOptions };
 
 /**
  * What `share()` returns: plain data and SharedArrayBuffers, so it survives
@@ -153,7 +158,10 @@ export class JobQueue {
     const jobs = journal.rows();
     const { kept, dropped } = this.#fitFinished(jobs);
     this.#ctx.locked((core) => {
-      const chunks = kept.reduce((sum, job) => sum + core.chunksForJob(job.type, Buffer.byteLength(job.type), Buffer.byteLength(job.payload)), 0);
+      const chunks = kept.reduce(
+        (sum, job) => sum + core.chunksForJob(job.type, Buffer.byteLength(job.type), Buffer.byteLength(job.payload)) + countedChunks(job.result),
+        0,
+      );
       if (core.roomFor(kept.length, chunks) < 0) {
         throw new QueueFullError(
           `The journal ${link.path} holds ${kept.length} jobs that do not fit a queue of capacity ${this.#ctx.options.capacity} and ${this.#ctx.options.arenaBytes} arena bytes: raise \`capacity\` or \`arenaBytes\``,
@@ -254,17 +262,40 @@ export class JobQueue {
     return this.#worker.poll(workerId, leaseMillis);
   }
 
-  /** Marks the job SUCCEEDED; `token` must be its current, valid lease. */
-  complete(jobId: string, token: number): void {
-    this.#worker.complete(jobId, token);
+  /**
+   * Marks the job SUCCEEDED; `token` must be its current, valid lease.
+   * `result`, any JSON-serializable value, is stored with the job (as its
+   * JSON text, at most `maxResultBytes`): `view(id).result` and
+   * `finished(id)` give it back, parsed. A result JSON.stringify refuses
+   * (a cycle, a BigInt, a function) or one too large throws
+   * InvalidArgumentError, and the job stays RUNNING, its token valid.
+   * A complete with a result takes the queue's lock; one without does not.
+   */
+  complete(jobId: string, token: number, result?: unknown): void {
+    this.#worker.complete(jobId, token, result);
   }
 
   /**
-   * A worker loop's step in one call: `complete(jobId, token)`, then
+   * A worker loop's step in one call: `complete(jobId, token, result)`, then
    * `poll(workerId, leaseMillis)`. If the complete is refused, nothing is polled.
    */
-  completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number): Lease | undefined {
-    return this.#worker.completeAndPoll(jobId, token, workerId, leaseMillis);
+  completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number, result?: unknown): Lease | undefined {
+    return this.#worker.completeAndPoll(jobId, token, workerId, leaseMillis, result);
+  }
+
+  /**
+   * Settles when the job finishes, whichever thread finishes it: resolves
+   * with its result (undefined if it has none) once SUCCEEDED; rejects
+   * JobFailedError (with `status` and `lastError`) once DEAD or CANCELLED,
+   * JobNotFoundError for an unknown id or a job evicted before it was seen
+   * finished, TimeoutError after `timeoutMillis`, AbortedError when `signal`
+   * aborts. A finished job settles at once. The wait sleeps on a shared word
+   * (Atomics.waitAsync), so it costs nothing while nothing finishes and does
+   * not keep the event loop alive (a timeout's timer does). With a journal,
+   * the outcome is committed before it is reported.
+   */
+  finished(jobId: string, options?: FinishedOptions): Promise<unknown> {
+    return untilFinished(jobId, options, () => this.#reads.finishedView(jobId), finishWatch(this.#ctx.memory.finishes, () => this.#ctx.closed));
   }
 
   /**
@@ -448,6 +479,8 @@ export class JobQueue {
       failure ??= closing;
     }
     ctx.closed = true;
+    // This thread's `finished` waits look again, and are told the queue is closed (the other threads' sleep again).
+    ctx.memory.finishes.wake();
     if (failure !== undefined) throw failure;
   }
 }

@@ -54,6 +54,8 @@ export interface JobView {
   readonly leaseUntil: number | null;
   /** The worker of the latest lease (the current one while RUNNING); null if never leased. */
   readonly workerId: string | null;
+  /** A SUCCEEDED job's result (what its complete was given, parsed from JSON); undefined when it has none, or is not SUCCEEDED. */
+  readonly result: unknown;
 }
 
 export interface QueueStats {

@@ -209,6 +209,55 @@ export function checkFailure(error: unknown, options: FailOptions | undefined, m
   return { text: error === undefined || error === null ? null : truncate(error, maxErrorBytes), permanent };
 }
 
+/**
+ * A complete's result as the queue stores it: its JSON text, or null for
+ * none (`undefined`). Refused with InvalidArgumentError when JSON.stringify
+ * throws (a cycle, a BigInt) or gives no text (a function, a symbol), or the
+ * text is over `maxResultBytes` UTF-8 bytes.
+ */
+export function resultText(result: unknown, maxResultBytes: number): string | null {
+  if (result === undefined) return null;
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(result);
+  } catch (error) {
+    throw new InvalidArgumentError(`Expected \`result\` to be a JSON-serializable value, got ${describe(result)}: ${(error as Error).message}`);
+  }
+  if (text === undefined) throw new InvalidArgumentError(`Expected \`result\` to be a JSON-serializable value, got ${describe(result)}`);
+  const bytes = text.length * 3 <= maxResultBytes ? text.length : Buffer.byteLength(text);
+  if (bytes > maxResultBytes) {
+    throw new InvalidArgumentError(`Expected \`result\` to be at most ${maxResultBytes} bytes of JSON (maxResultBytes), got ${Buffer.byteLength(text)}`);
+  }
+  return text;
+}
+
+/** The parsed result a view shows: the JSON text's value, or undefined for none. */
+export function parsedResult(text: string | null | undefined): unknown {
+  return text === null || text === undefined || text === '' ? undefined : JSON.parse(text);
+}
+
+/** The options of `finished(jobId, options)`. */
+export interface FinishedOptions {
+  /** Reject with TimeoutError if the job has not finished after this many milliseconds. Default: wait as long as it takes. */
+  timeoutMillis?: number;
+  /** Reject with AbortedError once this signal aborts. */
+  signal?: AbortSignal;
+}
+
+/** `finished`'s options, checked: the timeout (Infinity when none) and the signal. */
+export function checkFinishedOptions(options: unknown): { timeoutMillis: number; signal: AbortSignal | undefined } {
+  if (options === undefined) return { timeoutMillis: Infinity, signal: undefined };
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
+  }
+  const { timeoutMillis = Infinity, signal } = options as FinishedOptions;
+  checkTimeout(timeoutMillis);
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new InvalidArgumentError(`Expected \`signal\` to be an AbortSignal, got ${describe(signal)}`);
+  }
+  return { timeoutMillis, signal };
+}
+
 export function checkTimeout(timeoutMillis: unknown): asserts timeoutMillis is number {
   if (typeof timeoutMillis !== 'number' || !(timeoutMillis >= 0)) {
     throw new InvalidArgumentError(`Expected \`timeoutMillis\` to be a number >= 0, got ${describe(timeoutMillis)}`);

@@ -19,6 +19,7 @@ import { describe, onTestFinished } from 'vitest';
 import {
   JobQueue,
   type FailOptions,
+  type FinishedOptions,
   type JobQueueOptions,
   type JobView,
   type Lease,
@@ -45,8 +46,10 @@ export interface ContractQueue {
   submit(type: string, payload?: string | null, priorityOrOptions?: number | SubmitOptions, runAtMillis?: number): Awaitable<string>;
   submitMany(jobs: readonly NewJob[]): Awaitable<string[]>;
   poll(workerId: string, leaseMillis: number): Awaitable<Lease | undefined>;
-  complete(jobId: string, token: number): Awaitable<void>;
-  completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number): Awaitable<Lease | undefined>;
+  complete(jobId: string, token: number, result?: unknown): Awaitable<void>;
+  completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number, result?: unknown): Awaitable<Lease | undefined>;
+  /** Long-lived by design: it may be awaited while other calls run. */
+  finished(jobId: string, options?: FinishedOptions): Promise<unknown>;
   fail(jobId: string, token: number, error?: string | null, options?: FailOptions): Awaitable<void>;
   release(jobId: string, token: number): Awaitable<void>;
   extend(jobId: string, token: number, leaseMillis: number): Awaitable<number>;
@@ -210,6 +213,8 @@ function asRemote(queue: JobQueue, release: () => void): ContractQueue {
     release: (...args) => call('release', () => queue.release(...args)),
     extend: (...args) => call('extend', () => queue.extend(...args)),
     view: (...args) => call('view', () => queue.view(...args)),
+    // Not through `call`: a wait for a job's finish overlaps the calls that finish it.
+    finished: (...args) => queue.finished(...args),
     deadLetters: () => call('deadLetters', () => queue.deadLetters()),
     retryDead: (...args) => call('retryDead', () => queue.retryDead(...args)),
     cancel: (...args) => call('cancel', () => queue.cancel(...args)),

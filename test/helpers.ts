@@ -10,9 +10,12 @@
  *
  * Append only: other test files (and other engineers) rely on these names.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { expect, onTestFinished } from 'vitest';
 import {
   IllegalStateError,
@@ -325,6 +328,42 @@ export async function waitUntil(what: string, condition: () => boolean | Promise
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for: ${what}`);
     await pause(5);
+  }
+}
+
+/**
+ * A fixture process (test/fixtures/*.mjs, given the handle as JSON in argv[2])
+ * that talks JSON lines: the test writes orders on its stdin, it answers
+ * each on stdout. `close` sends `closeLine` and waits for it to exit.
+ */
+export class JsonLinesChild<Answer> {
+  readonly #child: import('node:child_process').ChildProcess;
+  readonly #lines: AsyncIterator<string>;
+  readonly #what: string;
+
+  constructor(fixture: string, handle: unknown, what: string) {
+    this.#what = what;
+    const file = fileURLToPath(new URL(`./fixtures/${fixture}`, import.meta.url));
+    this.#child = spawn(process.execPath, [file, JSON.stringify(handle)], { stdio: ['pipe', 'pipe', 'inherit'] });
+    this.#lines = createInterface({ input: this.#child.stdout! })[Symbol.asyncIterator]();
+  }
+
+  /** The next answer; fails if none comes within 20 s or the process ended. */
+  async next(): Promise<Answer> {
+    const { value, done } = await withTimeout(this.#lines.next(), 20_000, this.#what);
+    if (done === true) throw new Error(`${this.#what} ended`);
+    return JSON.parse(value as string) as Answer;
+  }
+
+  write(line: string): void {
+    this.#child.stdin!.write(`${line}\n`);
+  }
+
+  async close(closeLine = 'close'): Promise<void> {
+    if (this.#child.exitCode !== null || this.#child.signalCode !== null) return;
+    const exited = new Promise((resolve) => this.#child.once('exit', resolve));
+    this.#child.stdin!.end(`${closeLine}\n`);
+    await exited;
   }
 }
 

@@ -714,11 +714,12 @@ describe('schema migrations', () => {
     closeJournal(queue);
 
     const after = new Database(path);
-    expect(after.pragma('user_version', { simple: true })).toBe(4);
+    expect(after.pragma('user_version', { simple: true })).toBe(5);
     expect(after.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schedules'").get()).toEqual({ name: 'schedules' });
     const columns = (after.prepare('PRAGMA table_info(jobs)').all() as Array<{ name: string }>).map((c) => c.name);
     expect(columns).toContain('worker_id');
     expect(columns).toContain('max_attempts');
+    expect(columns).toContain('result');
     after.close();
     const again = openJournal(path, clock);
     expect(again.view('J1')).toMatchObject({ status: 'SUCCEEDED', attempts: 2 });

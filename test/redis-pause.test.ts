@@ -3,44 +3,25 @@
  * process: polls of any kind lease nothing while paused, and a client
  * waiting for work wakes on another process's resume.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
 import { ManualClock, PartitionedRedisQueue, RedisJobQueue, RetryPolicy } from '../dist/index.js';
-import { T0, withTimeout } from './helpers.js';
+import { JsonLinesChild, T0 } from './helpers.js';
 import { describeRedis, fileRedis } from './redis-harness.js';
 
-const PAUSER = fileURLToPath(new URL('./fixtures/redis-pauser.mjs', import.meta.url));
 const policy = () => new RetryPolicy(3, 0, 0);
 let names = 0;
 
 /** The other process: pauses and resumes on request, answers each with whether it sees the queue paused. */
-class Pauser {
-  readonly #child: ChildProcess;
-  readonly #lines: AsyncIterator<string>;
-
+class Pauser extends JsonLinesChild<{ ev: string; paused?: boolean }> {
   constructor(handle: unknown) {
-    this.#child = spawn(process.execPath, [PAUSER, JSON.stringify(handle)], { stdio: ['pipe', 'pipe', 'inherit'] });
-    this.#lines = createInterface({ input: this.#child.stdout! })[Symbol.asyncIterator]();
-  }
-
-  async next(): Promise<{ ev: string; paused?: boolean }> {
-    const { value, done } = await withTimeout(this.#lines.next(), 20_000, 'the pauser process');
-    if (done === true) throw new Error('the pauser process ended');
-    return JSON.parse(value as string) as { ev: string; paused?: boolean };
+    super('redis-pauser.mjs', handle, 'the pauser process');
   }
 
   async ask(command: 'pause' | 'resume'): Promise<boolean | undefined> {
-    this.#child.stdin!.write(`${command}\n`);
+    this.write(command);
     const answer = await this.next();
     expect(answer.ev).toBe(command);
     return answer.paused;
-  }
-
-  async close(): Promise<void> {
-    this.#child.stdin!.end('close\n');
-    await new Promise((resolve) => this.#child.once('exit', resolve));
   }
 }
 

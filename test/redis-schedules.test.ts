@@ -1,43 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
 import { ManualClock, PartitionedRedisQueue, RedisJobQueue, RetryPolicy } from '../dist/index.js';
-import { T0, withTimeout } from './helpers.js';
+import { JsonLinesChild, T0 } from './helpers.js';
 import { describeRedis, fileRedis } from './redis-harness.js';
 
-const SCHEDULER = fileURLToPath(new URL('./fixtures/redis-scheduler.mjs', import.meta.url));
 const PROCESSES = 4;
 const ROUNDS = 40;
 let names = 0;
-
-/** A scheduler process: runs runSchedules at the time it is told, answers with the ids it got. */
-class SchedulerProcess {
-  readonly #child: ChildProcess;
-  readonly #lines: AsyncIterator<string>;
-
-  constructor(handle: unknown) {
-    this.#child = spawn(process.execPath, [SCHEDULER, JSON.stringify(handle)], { stdio: ['pipe', 'pipe', 'inherit'] });
-    this.#lines = createInterface({ input: this.#child.stdout! })[Symbol.asyncIterator]();
-  }
-
-  async next(): Promise<{ ev: string; fired?: string[] }> {
-    const { value, done } = await withTimeout(this.#lines.next(), 30_000, 'a scheduler process');
-    if (done === true) throw new Error('a scheduler process ended');
-    return JSON.parse(value as string) as { ev: string; fired?: string[] };
-  }
-
-  send(line: string): void {
-    this.#child.stdin!.write(`${line}\n`);
-  }
-
-  async close(): Promise<void> {
-    if (this.#child.exitCode !== null) return;
-    const exited = new Promise((resolve) => this.#child.once('exit', resolve));
-    this.#child.stdin!.end('close\n');
-    await exited;
-  }
-}
 
 describeRedis('repeatable jobs across Redis processes', () => {
   const opened: Array<{ close(): Promise<void> }> = [];
@@ -57,7 +25,8 @@ describeRedis('repeatable jobs across Redis processes', () => {
     const queue = await connect(name, clock);
     await queue.schedule('every', { everyMillis: 1_000, type: 'e', missed: 'all' });
     await queue.schedule('cron', { cron: '*/3 * * * * *', type: 'c', missed: 'all' });
-    const schedulers = Array.from({ length: PROCESSES }, () => new SchedulerProcess(queue.share()));
+    const schedulers = Array.from({ length: PROCESSES }, () =>
+      new JsonLinesChild<{ ev: string; fired?: string[] }>('redis-scheduler.mjs', queue.share(), 'a scheduler process'));
     opened.push(...schedulers);
     for (const scheduler of schedulers) expect((await scheduler.next()).ev).toBe('ready');
     const fired: string[] = [];
@@ -65,7 +34,7 @@ describeRedis('repeatable jobs across Redis processes', () => {
     for (let round = 0; round < ROUNDS; round++) {
       now += [1_000, 2_500, 400][round % 3]!;
       // Every process is told at once: their runs race for the same due ticks.
-      for (const scheduler of schedulers) scheduler.send(`run ${now}`);
+      for (const scheduler of schedulers) scheduler.write(`run ${now}`);
       for (const scheduler of schedulers) fired.push(...(await scheduler.next()).fired!);
     }
     clock.set(now);

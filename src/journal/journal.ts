@@ -40,15 +40,15 @@ export class Journal implements MoveLog {
     this.#db = db;
     this.#path = path;
     this.#insert = db.prepare(
-      `INSERT INTO jobs (num, type, payload, priority, status, attempts, run_at, last_error, token, lease_until, finish_seq, worker_id, moves, max_attempts)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO jobs (num, type, payload, priority, status, attempts, run_at, last_error, token, lease_until, finish_seq, worker_id, moves, max_attempts, result)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (num) DO UPDATE SET status = excluded.status, attempts = excluded.attempts, run_at = excluded.run_at,
        last_error = excluded.last_error, token = excluded.token, lease_until = excluded.lease_until,
-       finish_seq = excluded.finish_seq, worker_id = excluded.worker_id, moves = excluded.moves
+       finish_seq = excluded.finish_seq, worker_id = excluded.worker_id, moves = excluded.moves, result = excluded.result
        WHERE excluded.moves > jobs.moves`,
     );
     this.#update = db.prepare(
-      `UPDATE jobs SET status = ?, attempts = ?, run_at = ?, last_error = ?, token = ?, lease_until = ?, finish_seq = ?, worker_id = ?, moves = ?
+      `UPDATE jobs SET status = ?, attempts = ?, run_at = ?, last_error = ?, token = ?, lease_until = ?, finish_seq = ?, worker_id = ?, moves = ?, result = ?
        WHERE num = ? AND moves < ?`,
     );
     this.#delete = db.prepare('DELETE FROM jobs WHERE num = ?');
@@ -116,17 +116,17 @@ export class Journal implements MoveLog {
     });
   }
 
-  // Bound by position, in the statements' order: binding by name looks each of 14 names up, on every row.
+  // Bound by position, in the statements' order: binding by name looks each of 15 names up, on every row.
   #insertJob(job: LoggedJob): void {
     this.#insert.run(
       job.num, job.type, job.payload, job.priority, job.status, job.attempts, job.runAt, job.lastError, job.token, job.leaseUntil,
-      job.finishSeq, job.workerId, job.moves, job.maxAttempts,
+      job.finishSeq, job.workerId, job.moves, job.maxAttempts, job.result,
     );
   }
 
   #updateJob(move: LoggedMove): void {
     this.#update.run(
-      move.status, move.attempts, move.runAt, move.lastError, move.token, move.leaseUntil, move.finishSeq, move.workerId, move.moves,
+      move.status, move.attempts, move.runAt, move.lastError, move.token, move.leaseUntil, move.finishSeq, move.workerId, move.moves, move.result,
       move.num, move.moves,
     );
   }
@@ -220,7 +220,8 @@ export class Journal implements MoveLog {
     const rows = guarded(this.#path, 'read', () => this.#db
       .prepare(
         `SELECT num, type, payload, priority, status, attempts, run_at AS runAt, last_error AS lastError, token,
-         lease_until AS leaseUntil, finish_seq AS finishSeq, worker_id AS workerId, moves, max_attempts AS maxAttempts FROM jobs ORDER BY num`,
+         lease_until AS leaseUntil, finish_seq AS finishSeq, worker_id AS workerId, moves, max_attempts AS maxAttempts, result
+         FROM jobs ORDER BY num`,
       )
       .all() as LoggedJob[]);
     for (const row of rows) {
@@ -274,7 +275,18 @@ function rowProblem(row: LoggedJob): string | null {
     if (typeof row[field] !== 'number' || !Number.isFinite(row[field])) return `${field} ${row[field]}`;
   }
   if (row.lastError !== null && typeof row.lastError !== 'string') return 'a lastError that is not text';
+  if (row.result !== null && (row.status !== JobStatus.SUCCEEDED || !isJson(row.result))) return 'a result that is not the JSON of a SUCCEEDED job';
   return null;
+}
+
+function isJson(text: unknown): boolean {
+  if (typeof text !== 'string') return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function isAlive(pid: number): boolean {

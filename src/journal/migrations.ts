@@ -25,6 +25,8 @@ export const MIGRATIONS: readonly string[] = [
    ALTER TABLE jobs ADD COLUMN moves INTEGER NOT NULL DEFAULT 0;`,
   // 3: a job's own maxAttempts (submit's option); 0, as every older job has, for the policy's.
   `ALTER TABLE jobs ADD COLUMN max_attempts INTEGER NOT NULL DEFAULT 0;`,
-  // 4: repeatable jobs (JobQueue#schedule): each schedule's definition (JSON) and the next tick not yet fired (NULL: none left).
+  // 4: a SUCCEEDED job's result, as JSON text (complete's \`result\`); NULL, as every older job has, for none.
+  `ALTER TABLE jobs ADD COLUMN result TEXT;`,
+  // 5: repeatable jobs (JobQueue#schedule): each schedule's definition (JSON) and the next tick not yet fired (NULL: none left).
   `CREATE TABLE schedules (name TEXT PRIMARY KEY, spec TEXT NOT NULL, next_tick REAL);`,
 ];

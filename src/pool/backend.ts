@@ -32,9 +32,10 @@ export interface PoolQueue {
 /** What a pool thread uses: the worker side of the contract. */
 export interface WorkerQueue {
   poll(workerId: string, leaseMillis: number): Awaitable<Lease | undefined>;
-  complete(jobId: string, token: number): Awaitable<void>;
+  /** `result`: the handler's return value (undefined: none). */
+  complete(jobId: string, token: number, result?: unknown): Awaitable<void>;
   /** complete, then poll: one lock (shared memory) or one round trip (Redis) per job. */
-  completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number): Awaitable<Lease | undefined>;
+  completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number, result?: unknown): Awaitable<Lease | undefined>;
   fail(jobId: string, token: number, error?: string | null, options?: FailOptions): Awaitable<void>;
   release(jobId: string, token: number): Awaitable<void>;
   /**

@@ -45,10 +45,14 @@ export class BatchedCompletions {
     this.#owner = owner;
   }
 
-  /** Settles once a batch has completed the lease: resolves if accepted, rejects with the refusal (or the call's failure) otherwise. */
-  complete(lease: Lease): Promise<void> {
+  /**
+   * Settles once a batch has completed the lease with `result` (undefined:
+   * none): resolves if accepted, rejects with the refusal (or the call's
+   * failure) otherwise.
+   */
+  complete(lease: Lease, result: unknown): Promise<void> {
     return new Promise((accepted, refused) => {
-      this.#waiting.push({ completion: { jobId: lease.jobId, token: lease.token }, accepted, refused });
+      this.#waiting.push({ completion: { jobId: lease.jobId, token: lease.token, result }, accepted, refused });
       // After this turn of the event loop, so that every job finishing in it joins the batch.
       this.#flushing ??= new Promise((resolve) => setImmediate(resolve)).then(() => this.#flush());
     });

@@ -11,7 +11,12 @@ export interface HandlerContext {
   heartbeat(): void;
 }
 
-/** Runs one job: return → complete; throw → fail; throw a PermanentError → dead-letter at once. */
+/**
+ * Runs one job: return → complete, with the returned value (or what a
+ * returned Promise resolves to) as the job's result, none for undefined;
+ * throw → fail; throw a PermanentError → dead-letter at once. A result the
+ * queue refuses (not JSON-serializable, over `maxResultBytes`) fails the attempt.
+ */
 export type Handler = (payload: string, ctx: HandlerContext) => unknown;
 
 /**

@@ -1,5 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
-import { IllegalStateError, JobNotFoundError } from '../errors.js';
+import { IllegalStateError, InvalidArgumentError, JobNotFoundError } from '../errors.js';
 import type { Lease } from '../types.js';
 import { MAX_BATCH } from '../validate.js';
 import { openWorkerQueue, type QueueHandle, type WorkerQueue } from './backend.js';
@@ -46,6 +46,9 @@ const IDLE_MILLIS = 50;
 
 /** The abort reason of a close: a job that stops on it is handed back, not failed. */
 const CLOSING = new Error('the pool is closing');
+
+/** How the lastError of an attempt whose handler returned a result the queue refused (not JSON-serializable, too large) starts. */
+const RESULT_REFUSED = "the handler's return value was refused as the job's result";
 
 /** Why a job did not complete: the text for its lastError, and whether to dead-letter it at once. */
 interface Failure {
@@ -238,13 +241,13 @@ class WorkerLoop {
     }, Math.min(MAX_TIMER_MILLIS, Math.max(1, this.#task.leaseMillis / 3)));
     const ctx: HandlerContext = { jobId, type, attempt, signal: controller.signal, heartbeat };
     let failure: Failure | undefined;
+    let result: unknown;
     const handler = this.#handlers.get(type);
     if (handler === undefined) {
       failure = this.#unknownType(type);
     } else {
       try {
-        if (timeout === NO_TIMEOUT) await handler(lease.payload, ctx);
-        else await this.#withTimeout(handler(lease.payload, ctx), timeout, controller);
+        result = timeout === NO_TIMEOUT ? await handler(lease.payload, ctx) : await this.#withTimeout(handler(lease.payload, ctx), timeout, controller);
       } catch (error) {
         failure = { message: error instanceof Error ? error.message : String(error), permanent: error instanceof Error && error.name === 'PermanentError' };
       }
@@ -252,16 +255,13 @@ class WorkerLoop {
     clearInterval(beats);
     const durationMs = performance.now() - started;
     if (failure === undefined) {
-      const { workerId, leaseMillis } = this.#task;
-      const completed = () => this.#events.record(EventKind.Completed, jobId, type, attempt, durationMs);
-      const batches = this.#batches;
-      if (batches !== undefined) {
-        await this.#settle(lease, durationMs, () => batches.complete(lease), completed);
-        return undefined;
+      try {
+        return await this.#complete(lease, durationMs, result);
+      } catch (error) {
+        // The queue refused the handler's return value as the job's result (changing nothing): the attempt fails.
+        if (!(error instanceof InvalidArgumentError)) throw error;
+        failure = { message: `${RESULT_REFUSED}: ${error.message}`, permanent: false };
       }
-      if (!this.#stopping()) return await this.#settle(lease, durationMs, () => queue.completeAndPoll(jobId, token, workerId, leaseMillis), completed);
-      await this.#settle(lease, durationMs, () => queue.complete(jobId, token), completed);
-      return undefined;
     }
     if (controller.signal.reason === CLOSING) {
       // Stopped because the pool closes: a shutdown is not a failure.
@@ -271,6 +271,22 @@ class WorkerLoop {
     const { message, permanent } = failure;
     const kind = permanent || attempt >= lease.maxAttempts ? EventKind.Dead : EventKind.Retrying;
     await this.#settle(lease, durationMs, () => queue.fail(jobId, token, message, { permanent }), () => this.#events.record(kind, jobId, type, attempt, durationMs, message));
+    return undefined;
+  }
+
+  /** Completes the lease with the handler's return value as its result (undefined: none); the next job's lease if the complete took one. */
+  async #complete(lease: Lease, durationMs: number, result: unknown): Promise<Lease | undefined> {
+    const queue = this.#queue;
+    const { jobId, token, type, attempt } = lease;
+    const { workerId, leaseMillis } = this.#task;
+    const completed = () => this.#events.record(EventKind.Completed, jobId, type, attempt, durationMs);
+    const batches = this.#batches;
+    if (batches !== undefined) {
+      await this.#settle(lease, durationMs, () => batches.complete(lease, result), completed);
+      return undefined;
+    }
+    if (!this.#stopping()) return await this.#settle(lease, durationMs, () => queue.completeAndPoll(jobId, token, workerId, leaseMillis, result), completed);
+    await this.#settle(lease, durationMs, () => queue.complete(jobId, token, result), completed);
     return undefined;
   }
 
@@ -288,7 +304,7 @@ class WorkerLoop {
    * aborts, and the attempt fails with "timed out" — once the handler ends, or
    * after the grace if it does not (it is left to run out, its result ignored).
    */
-  #withTimeout(pending: unknown, timeout: number, controller: AbortController): Promise<void> {
+  #withTimeout(pending: unknown, timeout: number, controller: AbortController): Promise<unknown> {
     const timedOut = () => new Error(`timed out after ${timeout} ms`);
     return new Promise((resolve, reject) => {
       let late = false;
@@ -298,14 +314,14 @@ class WorkerLoop {
         controller.abort(timedOut());
         grace = setTimeout(() => reject(timedOut()), Math.min(MAX_TIMER_MILLIS, this.#task.timeoutGraceMillis));
       }, Math.min(MAX_TIMER_MILLIS, timeout));
-      const settle = (error?: unknown) => {
+      const settle = (error?: unknown, value?: unknown) => {
         clearTimeout(abort);
         clearTimeout(grace);
         if (late) reject(timedOut());
         else if (error !== undefined) reject(error);
-        else resolve();
+        else resolve(value);
       };
-      Promise.resolve(pending).then(() => settle(), (error: unknown) => settle(error ?? new Error(String(error))));
+      Promise.resolve(pending).then((value) => settle(undefined, value), (error: unknown) => settle(error ?? new Error(String(error))));
     });
   }
 

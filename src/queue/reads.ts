@@ -2,7 +2,11 @@ import { LAST_NOW, NEXT_DUE, WORKER_ATTENTION, ATTENTION, FREE } from '../shm/la
 import type { JobRecord } from '../shm/records.js';
 import { NAME_OF_STATUS, RUNNING } from '../shm/records.js';
 import { JobStatus, type JobView, type QueueStats } from '../types.js';
-import { parseJobId } from '../validate.js';
+import { JournalWriteError } from '../errors.js';
+import { parseJobId, parsedResult } from '../validate.js';
+
+/** The statuses a job ends in. */
+const FINISHED: ReadonlySet<JobStatus> = new Set([JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED]);
 import type { QueueContext } from './context.js';
 
 /**
@@ -42,6 +46,22 @@ export class Reads {
     });
   }
 
+  /**
+   * The view `finished` looks at: with a journal, a job seen finished is
+   * looked at again once everything up to its move is committed (a move
+   * whose commit failed is undone, and must not be reported).
+   */
+  finishedView(jobId: string): JobView {
+    const view = this.view(jobId);
+    if (this.#ctx.journal === undefined || !FINISHED.has(view.status)) return view;
+    try {
+      this.#ctx.flush();
+    } catch (error) {
+      if (!(error instanceof JournalWriteError)) throw error;
+    }
+    return this.view(jobId);
+  }
+
   stats(): QueueStats {
     return this.#ctx.locked((core, now) => {
       core.settle(now);
@@ -79,5 +99,6 @@ export function toView(job: JobRecord): JobView {
     payload: job.payload,
     leaseUntil: status === JobStatus.RUNNING ? job.leaseUntil : null,
     workerId: job.workerId,
+    result: status === JobStatus.SUCCEEDED ? parsedResult(job.result) : undefined,
   };
 }

@@ -3,7 +3,7 @@ import { LAST_NOW, NEXT_DUE, PAUSED, POLL_ATTENTION, WORKER_ATTENTION } from '..
 import type { Maintenance } from '../shm/maintenance.js';
 import { SLOW } from '../shm/worker.js';
 import type { Lease } from '../types.js';
-import { checkLeaseMillis, checkWorkerId, parseJobId } from '../validate.js';
+import { checkLeaseMillis, checkWorkerId, parseJobId, resultText } from '../validate.js';
 import type { QueueContext } from './context.js';
 
 /**
@@ -72,10 +72,20 @@ export class WorkerSide {
     }
   }
 
-  complete(jobId: string, token: number): void {
+  /**
+   * Marks the job SUCCEEDED. A complete with a result (its JSON text, checked
+   * first: a refused one changes nothing) runs under the lock, as the arena
+   * is the holder's; one without keeps the lock-free path.
+   */
+  complete(jobId: string, token: number, result?: unknown): void {
     const ctx = this.#ctx;
     ctx.assertOpen();
     const jobNum = parseJobId(jobId);
+    if (result !== undefined) {
+      const text = resultText(result, ctx.options.maxResultBytes);
+      ctx.withJob(jobId, jobNum, (core, slot, at) => this.#completeLocked(core, slot, jobNum, token, at, text));
+      return;
+    }
     const now = ctx.now();
     const refused = this.#fastComplete(jobNum, token, now);
     if (refused === 0) return;
@@ -87,18 +97,20 @@ export class WorkerSide {
    * A worker loop's step: `complete(jobId, token)`, then `poll(workerId, leaseMillis)`,
    * in one lock-free call (or one locked call). If the complete is refused, nothing is polled.
    */
-  completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number): Lease | undefined {
+  completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number, result?: unknown): Lease | undefined {
     this.#checkPoll(workerId, leaseMillis);
     if (this.#paused()) {
-      this.complete(jobId, token);
+      this.complete(jobId, token, result);
       return undefined;
     }
     const ctx = this.#ctx;
     const jobNum = parseJobId(jobId);
+    const text = result === undefined ? null : resultText(result, ctx.options.maxResultBytes);
     const now = ctx.now();
     const worker = ctx.worker;
     const workerNumber = ctx.memory.workerNames.known(workerId);
-    if (workerNumber >= 0 && this.#fastPath(now, POLL_ATTENTION)) {
+    // With a result: under the lock (see complete).
+    if (text === null && workerNumber >= 0 && this.#fastPath(now, POLL_ATTENTION)) {
       const slot = ctx.memory.jobMap.get(jobNum);
       const refused = slot < 0 ? SLOW : worker.complete(slot, jobNum, token, now);
       const next = refused === 0 && worker.ready() ? worker.poll(workerNumber, leaseMillis, now, false) : -1;
@@ -110,7 +122,7 @@ export class WorkerSide {
     }
     let skippedFrozen = false;
     const lease = ctx.withJob(jobId, jobNum, (core, slot, at) => {
-      const refusal = this.#completeLocked(core, slot, jobNum, token, at);
+      const refusal = this.#completeLocked(core, slot, jobNum, token, at, text);
       if (refusal < 0) return refusal;
       const next = this.#pollLocked(core, workerId, leaseMillis, at);
       skippedFrozen = core.refileFrozen();
@@ -166,11 +178,27 @@ export class WorkerSide {
     return result;
   }
 
-  #completeLocked(core: Maintenance, slot: number, jobNum: number, token: number, now: number): number {
+  /**
+   * A complete under the lock; with `text`, the result's JSON text is stored
+   * once the lease is known valid (a refused complete evicts nothing for it),
+   * and freed again if the complete is refused after all.
+   */
+  #completeLocked(core: Maintenance, slot: number, jobNum: number, token: number, now: number, text: string | null = null): number {
+    let resultRef = 0;
+    if (text !== null) {
+      const refused = core.checkLease(slot, token, now);
+      if (refused < 0) return refused;
+      resultRef = core.storeResult(text, Buffer.byteLength(text));
+      if (resultRef < 0) return resultRef;
+    }
     for (;;) {
-      const result = this.#ctx.prepareWorker().complete(slot, jobNum, token, now);
-      if (result !== SLOW) return result;
-      core.settledWord(slot, now);
+      const outcome = this.#ctx.prepareWorker().complete(slot, jobNum, token, now, resultRef);
+      if (outcome === SLOW) {
+        core.settledWord(slot, now);
+        continue;
+      }
+      if (outcome < 0) core.freeCounted(resultRef);
+      return outcome;
     }
   }
 

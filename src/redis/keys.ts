@@ -15,8 +15,10 @@
  * leasehold:{name}:counts    hash    succeeded, cancelled: how many of each are held
  * leasehold:{name}:signal    string  bumped on new work; also the pub/sub channel it is published on
  * leasehold:{name}:paused    string  '1' while the queue is paused (polls lease nothing); absent otherwise
+ * leasehold:{name}:finishes  channel (never a key) the numbers of jobs that just finished, for finished()
  * leasehold:{name}:job:<n>   hash    job Jn: type, payload, priority, status, attempts, runAt,
- *                                    lastError, token, leaseUntil, workerId, holder (its lease's process)
+ *                                    lastError, token, leaseUntil, workerId, holder (its lease's process),
+ *                                    result (a SUCCEEDED job's JSON text, if its complete gave one)
  * leasehold:{name}:alive:<h> string  set while process h (host:pid) runs; a short TTL (see liveness.ts)
  * leasehold:{name}:schedules hash    schedule name -> its definition (JSON); only the schedule scripts
  * leasehold:{name}:scheduleTicks zset  schedule name, score its next tick not fired yet (none left: absent)
@@ -37,12 +39,14 @@
  * key in KEYS (some managed "cluster proxies") refuses them.
  *
  * These are the names v0.1 used (sweep and paused are new, and absent means
- * no catch-up in progress and not paused): a queue written by v0.1 needs no
- * migration.
+ * no catch-up in progress and not paused; finishes is a channel, and a job
+ * hash without a result has none): a queue written by v0.1 needs no
+ * migration. `finishes` is among the KEYS only so that the scripts know its
+ * name; a channel is no key, and Redis Cluster delivers it to every node.
  */
 
 /** The fixed keys, in the order the scripts receive them as KEYS[1], KEYS[2], ... */
-export const KEY_NAMES = ['jobSeq', 'tokenSeq', 'clock', 'pending', 'ready', 'leases', 'dead', 'finished', 'counts', 'signal', 'sweep', 'paused'] as const;
+export const KEY_NAMES = ['jobSeq', 'tokenSeq', 'clock', 'pending', 'ready', 'leases', 'dead', 'finished', 'counts', 'signal', 'sweep', 'paused', 'finishes'] as const;
 export type KeyName = (typeof KEY_NAMES)[number];
 
 export interface QueueKeys {

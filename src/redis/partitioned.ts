@@ -9,7 +9,7 @@ import type { SharedPolicy } from '../policy.js';
 import type { JobView, Lease, QueueStats } from '../types.js';
 import type { ScheduleOptions, ScheduleView } from '../schedule/spec.js';
 import { startScheduler, type Scheduler, type SchedulerOptions } from '../schedule/timer.js';
-import { MAX_BATCH, checkBatchSize, checkSchedulerOptions, parseJobId, type FailOptions, type NewJob, type SubmitOptions } from '../validate.js';
+import { MAX_BATCH, checkBatchSize, checkSchedulerOptions, parseJobId, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions } from '../validate.js';
 import { RedisJobQueue, type BatchOutcome, type Completion, type RedisQueueHandle, type RedisQueueOptions } from './queue.js';
 
 /** The most partitions one queue may have. */
@@ -134,13 +134,18 @@ export class PartitionedRedisQueue {
     return leases;
   }
 
-  async complete(jobId: string, token: number): Promise<void> {
-    return this.#partOf(jobId).complete(jobId, token);
+  async complete(jobId: string, token: number, result?: unknown): Promise<void> {
+    return this.#partOf(jobId).complete(jobId, token, result);
   }
 
   /** Complete, then lease the next job: from the job's own partition in the same script if it has one ready, else from the others in turn. */
-  async completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number): Promise<Lease | undefined> {
-    return (await this.#partOf(jobId).completeAndPoll(jobId, token, workerId, leaseMillis)) ?? this.poll(workerId, leaseMillis);
+  async completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number, result?: unknown): Promise<Lease | undefined> {
+    return (await this.#partOf(jobId).completeAndPoll(jobId, token, workerId, leaseMillis, result)) ?? this.poll(workerId, leaseMillis);
+  }
+
+  /** As RedisJobQueue#finished, on the job's partition. */
+  async finished(jobId: string, options?: FinishedOptions): Promise<unknown> {
+    return this.#partOf(jobId).finished(jobId, options);
   }
 
   /**

@@ -5,7 +5,8 @@ import { policyFromShare, sharePolicy, type RetryPolicy, type SharedPolicy } fro
 import type { JobView, Lease, QueueStats } from '../types.js';
 import {
   checkBatchSize, checkFailure, checkJobs, checkSubmit, checkLeaseMillis, checkNow, checkPolicy, checkQueueName, checkTimeSource, checkTimeout,
-  checkWorkerId, parseJobId, checkSchedule, checkScheduleName, checkSchedulerOptions, MAX_BATCH, type CheckedJob, type FailOptions, type NewJob, type SubmitOptions,
+  checkWorkerId, parseJobId, resultText, checkSchedule, checkScheduleName, checkSchedulerOptions, MAX_BATCH, type CheckedJob, type FailOptions,
+  type FinishedOptions, type NewJob, type SubmitOptions,
 } from '../validate.js';
 import {
   addressOf, backendError, connectClient, createClient, isClusterTarget, notConnectedError, release, userOf, type RedisClient, type RedisClusterTarget, type RedisServerTarget, type RedisTarget,
@@ -17,11 +18,14 @@ import { startScheduler, type Scheduler, type SchedulerOptions } from '../schedu
 import { leasesIn, toView } from './replies.js';
 import { HOLDER, Liveness } from './liveness.js';
 import { WakeUps } from './wake.js';
+import { FinishNotices } from './finishes.js';
+import { Subscriber } from './subscriber.js';
+import { untilFinished } from '../finished.js';
 import { CATCHING_UP, COMMON_ARGS, DEAD_LETTERS_PAGE, SCRIPTS, type Script } from './scripts.js';
 
 export type { RedisClusterTarget, RedisServerTarget, RedisTarget };
 
-export interface RedisQueueOptions extends Pick<JobQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes'> {
+export interface RedisQueueOptions extends Pick<JobQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'maxResultBytes'> {
   /**
    * The Redis server: a URL (`redis://host:6379/0`, `redis://user:password@host`,
    * `rediss://host` for TLS), ioredis options, or a Redis Cluster
@@ -64,15 +68,16 @@ export interface Partition {
 
 const WHOLE: Partition = { index: 0, of: 1 };
 
-/** A lease to complete in a batch: the job and the token its lease carries. */
+/** A lease to complete in a batch: the job, the token its lease carries, and the job's result (none if undefined). */
 export interface Completion {
   readonly jobId: string;
   readonly token: number;
+  readonly result?: unknown;
 }
 
 /** What a completeManyAndPoll did: the completes refused (every other one succeeded), and the new leases. */
 export interface BatchOutcome {
-  /** Each refused complete, with the error `complete` would have rejected with (StaleLeaseError, JobNotFoundError). */
+  /** Each refused complete, with the error `complete` would have rejected with (StaleLeaseError, JobNotFoundError, InvalidArgumentError for a result). */
   readonly refused: ReadonlyArray<{ readonly jobId: string; readonly error: JobQueueError }>;
   readonly leases: Lease[];
 }
@@ -87,7 +92,7 @@ export interface RedisQueueHandle {
   readonly redis: RedisTarget;
   readonly name: string;
   readonly policy: SharedPolicy;
-  readonly options: Required<Pick<RedisQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'commandTimeoutMillis'>>;
+  readonly options: Required<Pick<RedisQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'maxResultBytes' | 'commandTimeoutMillis'>>;
   /** The ManualClock's word, or 'system' for systemClock, or null for a clock that cannot cross threads. */
   readonly clock: SharedClock;
   readonly partition: Partition;
@@ -127,10 +132,14 @@ export class RedisJobQueue {
   readonly #capacity: number;
   readonly #maxPayloadBytes: number;
   readonly #maxErrorBytes: number;
+  readonly #maxResultBytes: number;
   #closed = false;
   /** The new-work counter as the latest poll saw it (see waitForWork). */
   #signalSeen = 0;
+  /** The second connection, subscribed to the queue's channels: new work (wakeUps) and finished jobs (finishes). */
+  readonly #subscriber: Subscriber;
   readonly #wakeUps: WakeUps;
+  readonly #finishes: FinishNotices;
   /** This process's liveness key, kept alive from this client's first poll (or share) on. */
   readonly #liveness: Liveness;
 
@@ -141,25 +150,28 @@ export class RedisJobQueue {
   private constructor(redis: RedisClient, options: Required<RedisQueueOptions>, partition: Partition) {
     this.#partition = partition;
     this.#redis = redis;
-    const { capacity, maxPayloadBytes, maxErrorBytes, commandTimeoutMillis } = options;
+    const { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis } = options;
     this.#handle = {
       kind: 'leasehold/redis-queue',
       redis: options.redis,
       name: options.name,
       policy: sharePolicy(options.policy),
-      options: { capacity, maxPayloadBytes, maxErrorBytes, commandTimeoutMillis },
+      options: { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis },
       clock: shareClock(options.time),
       partition,
     };
     this.#where = addressOf(redis, options.redis);
     this.#keys = queueKeys(options.name);
-    this.#wakeUps = new WakeUps(redis, this.#keys.named.signal, this.#where);
+    this.#subscriber = new Subscriber(redis, this.#where);
+    this.#wakeUps = new WakeUps(this.#subscriber, this.#keys.named.signal);
+    this.#finishes = new FinishNotices(this.#subscriber, this.#keys.named.finishes);
     this.#liveness = new Liveness(redis, this.#keys.alivePrefix);
     this.#time = options.time;
     this.#policy = options.policy;
     this.#capacity = options.capacity;
     this.#maxPayloadBytes = options.maxPayloadBytes;
     this.#maxErrorBytes = options.maxErrorBytes;
+    this.#maxResultBytes = maxResultBytes;
   }
 
   /**
@@ -183,12 +195,14 @@ export class RedisJobQueue {
     if (!Number.isInteger(commandTimeoutMillis) || !(commandTimeoutMillis >= 1)) {
       throw new InvalidArgumentError(`Expected \`commandTimeoutMillis\` to be an integer >= 1, got ${describe(commandTimeoutMillis)}`);
     }
-    const { capacity, maxPayloadBytes, maxErrorBytes } = fillOptions({
-      capacity: options.capacity, maxPayloadBytes: options.maxPayloadBytes, maxErrorBytes: options.maxErrorBytes,
+    const { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes } = fillOptions({
+      capacity: options.capacity, maxPayloadBytes: options.maxPayloadBytes, maxErrorBytes: options.maxErrorBytes, maxResultBytes: options.maxResultBytes,
     });
     const redis = await createClient(target, commandTimeoutMillis);
     await connectClient(redis, addressOf(redis, target), userOf(redis));
-    return new RedisJobQueue(redis, { redis: target, name, policy, time, capacity, maxPayloadBytes, maxErrorBytes, commandTimeoutMillis }, partition);
+    return new RedisJobQueue(
+      redis, { redis: target, name, policy, time, capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis }, partition,
+    );
   }
 
   /**
@@ -274,30 +288,56 @@ export class RedisJobQueue {
     return this.#leasesFrom(await this.#run(SCRIPTS.poll, [workerId, String(leaseMillis), String(max)], ''), 1);
   }
 
-  /** Marks the job SUCCEEDED; `token` must be its current, valid lease. */
-  async complete(jobId: string, token: number): Promise<void> {
+  /**
+   * Marks the job SUCCEEDED; `token` must be its current, valid lease.
+   * `result` (JSON-serializable, at most `maxResultBytes` of JSON) is stored
+   * in the job's hash; a refused one rejects InvalidArgumentError and
+   * changes nothing (see JobQueue#complete).
+   */
+  async complete(jobId: string, token: number, result?: unknown): Promise<void> {
     this.#assertOpen();
-    await this.#runOnJob(SCRIPTS.complete, jobId, [tokenText(token)]);
+    const text = resultText(result, this.#maxResultBytes) ?? '';
+    await this.#runOnJob(SCRIPTS.complete, jobId, [tokenText(token), text]);
   }
 
   /**
-   * A worker loop's step in one round trip: `complete(jobId, token)`, then
+   * A worker loop's step in one round trip: `complete(jobId, token, result)`, then
    * `poll(workerId, leaseMillis)`. If the complete is refused, nothing is polled.
    */
-  async completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number): Promise<Lease | undefined> {
+  async completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number, result?: unknown): Promise<Lease | undefined> {
     this.#assertOpen();
     checkWorkerId(workerId);
     checkLeaseMillis(leaseMillis);
-    const reply = await this.#runOnJob(SCRIPTS.completeAndPoll, jobId, [tokenText(token), workerId, String(leaseMillis)]);
+    const text = resultText(result, this.#maxResultBytes) ?? '';
+    const reply = await this.#runOnJob(SCRIPTS.completeAndPoll, jobId, [tokenText(token), text, workerId, String(leaseMillis)]);
     return this.#leasesFrom(reply, 1)[0];
+  }
+
+  /**
+   * Settles when the job finishes, whichever client or process finishes it
+   * (see JobQueue#finished for what it resolves and rejects with). It
+   * listens on the queue's `finishes` channel (the subscribed connection
+   * waitForWork also uses), then looks at the job, and looks again only when
+   * a message names it: no polling.
+   */
+  async finished(jobId: string, options?: FinishedOptions): Promise<unknown> {
+    this.#assertOpen();
+    try {
+      return await untilFinished(jobId, options, () => this.view(jobId), this.#finishes.watch(jobNumber(jobId)));
+    } catch (error) {
+      // Closed while waiting (perhaps mid-call, its connection gone): the wait ends as any call on a closed queue.
+      if (this.#closed) this.#assertOpen();
+      throw error;
+    }
   }
 
   /**
    * A batched worker loop's step in one script: completes every lease in
    * `done`, each checked on its own (a refused one is reported, changes
-   * nothing, and does not stop the others), then leases up to `max` ready
-   * jobs as `pollMany` does (`max` 0: complete only). A malformed job id
-   * rejects the whole call, which then changed nothing.
+   * nothing, and does not stop the others; so is a result that `complete`
+   * would refuse, with its InvalidArgumentError), then leases up to `max`
+   * ready jobs as `pollMany` does (`max` 0: complete only). A malformed job
+   * id rejects the whole call, which then changed nothing.
    */
   async completeManyAndPoll(done: readonly Completion[], workerId: string, leaseMillis: number, max: number): Promise<BatchOutcome> {
     this.#assertOpen();
@@ -313,12 +353,22 @@ export class RedisJobQueue {
       }
       return jobNumber(completion.jobId);
     });
-    const own = [workerId, String(leaseMillis), String(max), ...done.flatMap(({ token }, i) => [numbers[i]!, tokenText(token)])];
-    const reply = await this.#run(SCRIPTS.completeManyAndPoll, own, '', numbers.map((n) => jobKey(this.#keys, n)));
+    // A result `complete` would refuse is refused here, its complete left out of the script.
+    const refused: Array<BatchOutcome['refused'][number]> = [];
+    const sent: Array<{ completion: Completion; n: string; text: string }> = [];
+    done.forEach((completion, i) => {
+      try {
+        sent.push({ completion, n: numbers[i]!, text: resultText(completion.result, this.#maxResultBytes) ?? '' });
+      } catch (error) {
+        refused.push({ jobId: completion.jobId, error: error as InvalidArgumentError });
+      }
+    });
+    const own = [workerId, String(leaseMillis), String(max), ...sent.flatMap(({ completion, n, text }) => [n, tokenText(completion.token), text])];
+    const reply = await this.#run(SCRIPTS.completeManyAndPoll, own, '', sent.map(({ n }) => jobKey(this.#keys, n)));
     const count = Number(reply[1]);
-    const refused = done.flatMap(({ jobId }, i) => {
+    sent.forEach(({ completion: { jobId } }, i) => {
       const outcome = Number(reply[2 + i]);
-      return outcome === 0 ? [] : [{ jobId, error: refusalError(outcome, jobId, this.#capacity) }];
+      if (outcome !== 0) refused.push({ jobId, error: refusalError(outcome, jobId, this.#capacity) });
     });
     return { refused, leases: this.#leasesFrom(reply, 2 + count) };
   }
@@ -508,7 +558,9 @@ export class RedisJobQueue {
     if (this.#closed) return;
     this.#closed = true;
     this.#liveness.stop();
-    await Promise.all([release(this.#redis), this.#wakeUps.close()]);
+    this.#wakeUps.close();
+    this.#finishes.close();
+    await Promise.all([release(this.#redis), this.#subscriber.close()]);
   }
 
   // ── plumbing ───────────────────────────────────────────────────────────

@@ -3,6 +3,7 @@
  * Lua returns (see scripts.ts for each script's reply).
  */
 import { JobStatus, type JobView, type Lease } from '../types.js';
+import { parsedResult } from '../validate.js';
 
 /** Fields per lease in a poll's reply: n, token, type, payload, attempt, maxAttempts, leaseUntil. */
 const LEASE_FIELDS = 7;
@@ -38,5 +39,6 @@ export function toView(id: string, pairs: readonly string[], policyMaxAttempts: 
     payload: f.get('payload')!,
     leaseUntil: status === JobStatus.RUNNING ? Number(f.get('leaseUntil')) : null,
     workerId: f.get('workerId') ?? null,
+    result: status === JobStatus.SUCCEEDED ? parsedResult(f.get('result')) : undefined,
   };
 }

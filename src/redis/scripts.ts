@@ -118,6 +118,12 @@ local function backoffAfter(attempt)
   return delay
 end
 
+-- Jobs moved into SUCCEEDED, DEAD or CANCELLED: their numbers, comma-separated, on the channel
+-- clients waiting in finished() listen on (a PUBLISH no one listens to costs next to nothing).
+local function announceFinished(numbers)
+  redis.call('PUBLISH', K.finishes, table.concat(numbers, ','))
+end
+
 -- A failed attempt of RUNNING job n at failedAt: retried after its backoff,
 -- or DEAD when no attempts are left (or at once when permanent).
 -- The attempts job n gets: its own maxAttempts (0 or, a job older than the field, none), else the policy's.
@@ -138,6 +144,7 @@ local function failAttempt(n, key, failedAt, err, permanent)
   else
     redis.call('HSET', key, 'status', 'DEAD', 'lastError', err)
     redis.call('ZADD', K.dead, n, n)
+    announceFinished({ n })
   end
 end
 
@@ -146,6 +153,7 @@ local function finish(n, key, status)
   redis.call('HSET', key, 'status', status)
   redis.call('RPUSH', K.finished, n)
   redis.call('HINCRBY', K.counts, string.lower(status), 1)
+  announceFinished({ n })
 end
 
 -- New work: wakes clients in waitForWork (a poll that found nothing reads the counter).
@@ -209,16 +217,18 @@ local function pollBest(workerId, leaseMillis, max, out)
   return out
 end
 
--- Completes the leases named by ARGV[first .. last] (n, token each; their
--- hashes declared in that order): each checked on its own, its outcome (0 or
--- the Refusal) appended to out; the indexes change once for all of them.
+-- Completes the leases named by ARGV[first .. last] (n, token, result each:
+-- the result's JSON text, '' for none; their hashes declared in that order):
+-- each checked on its own, its outcome (0 or the Refusal) appended to out;
+-- the indexes change once for all of them.
 local function completeAll(first, last, out)
   local done = {}
-  for i = first, last, 2 do
+  for i = first, last, 3 do
     local n = ARGV[i]
-    local key, refusal = leased(n, ARGV[i + 1], KEYS[FIXED + (i - first) / 2 + 1])
+    local key, refusal = leased(n, ARGV[i + 1], KEYS[FIXED + (i - first) / 3 + 1])
     if key then
-      redis.call('HSET', key, 'status', 'SUCCEEDED')
+      if ARGV[i + 2] == '' then redis.call('HSET', key, 'status', 'SUCCEEDED')
+      else redis.call('HSET', key, 'status', 'SUCCEEDED', 'result', ARGV[i + 2]) end
       done[#done + 1] = n
     end
     out[#out + 1] = refusal or 0
@@ -227,6 +237,7 @@ local function completeAll(first, last, out)
   redis.call('ZREM', K.leases, unpack(done))
   redis.call('RPUSH', K.finished, unpack(done))
   redis.call('HINCRBY', K.counts, 'succeeded', #done)
+  announceFinished(done)
   return out
 end
 
@@ -373,30 +384,31 @@ const POLL = `
 return pollBest(ARGV[OWN + 1], ARGV[OWN + 2], tonumber(ARGV[OWN + 3]), { 0 })
 `;
 
-/** ARGV: n, token; the job's hash declared. */
+/** ARGV: n, token, result ('' for none); the job's hash declared. */
 const COMPLETE = `
-return completeAll(OWN + 1, OWN + 2, {})
+return completeAll(OWN + 1, OWN + 3, {})
 `;
 
 /**
- * ARGV: n, token, workerId, leaseMillis; the job's hash declared: a complete,
- * then a poll of one job, in one round trip. Returns what POLL does.
+ * ARGV: n, token, result, workerId, leaseMillis; the job's hash declared: a
+ * complete, then a poll of one job, in one round trip. Returns what POLL does.
  */
 const COMPLETE_AND_POLL = `
-local outcome = completeAll(OWN + 1, OWN + 2, {})
+local outcome = completeAll(OWN + 1, OWN + 3, {})
 if outcome[1] ~= 0 then return outcome end
-return pollBest(ARGV[OWN + 3], ARGV[OWN + 4], 1, outcome)
+return pollBest(ARGV[OWN + 4], ARGV[OWN + 5], 1, outcome)
 `;
 
 /**
- * ARGV: workerId, leaseMillis, max, then n, token of each job to complete;
- * their hashes declared in that order. Each complete is checked on its own:
- * a refused one changes nothing and does not stop the others. Returns 0, the
- * count of completes, each one's outcome (0 or its Refusal), then what POLL does.
+ * ARGV: workerId, leaseMillis, max, then n, token, result of each job to
+ * complete; their hashes declared in that order. Each complete is checked on
+ * its own: a refused one changes nothing and does not stop the others.
+ * Returns 0, the count of completes, each one's outcome (0 or its Refusal),
+ * then what POLL does.
  */
 const COMPLETE_MANY_AND_POLL = `
 local first = OWN + 4
-local out = completeAll(first, #ARGV, { 0, (#ARGV - first + 1) / 2 })
+local out = completeAll(first, #ARGV, { 0, (#ARGV - first + 1) / 3 })
 return pollBest(ARGV[OWN + 1], ARGV[OWN + 2], tonumber(ARGV[OWN + 3]), out)
 `;
 

@@ -4,7 +4,7 @@
  *
  * A queue is a handful of SharedArrayBuffers, each sized from `capacity`:
  *
- *   lockWords   Int32 [ LOCK … COMMIT_* | ATTENTION | DUE_VERSION | FINISH_TICKET | LEVEL_SEQ … ]  hot words, one line each
+ *   lockWords   Int32 [ LOCK … COMMIT_* | ATTENTION | DUE_VERSION | FINISH_TICKET FINISH_WAITERS | LEVEL_SEQ … ]  hot words, one line each
  *   header      f64   [ sequences | slot pool | arena | heap sizes | NEXT_DUE | LAST_NOW | … ]  maintenance holder's
  *   slotWords   Int32 [ lease word of slot 0 | slot 1 | ... ]                       THE TRUTH
  *   records     columns [ JOB_NUM of slot 0 1 2 ... | PRIORITY of ... | ... ]   written only while the word is BUSY
@@ -20,7 +20,7 @@
  *   rowWords    Int32 [ row 0: STATE CALL INTENT_SEQ RING_TAIL… | row 1 ... ]     one line per row
  *   rowData     f64   [ row 0: INTENT (slot, from, to, record) | COUNTS | ... ]
  *   rowRings    f64   [ row 0: lease ring | finished ring | row 1 ... ]  entries KEY SLOT WORD
- *   arena       bytes [ chunk: NEXT | 64 bytes | chunk ... ]     payload, lastError
+ *   arena       bytes [ chunk: NEXT | 64 bytes | chunk ... ]     payload, lastError, result
  *   workerNames bytes [ LENGTH | 124 bytes | ... ]  append-only     worker ids
  *   typeNames   bytes (same entry shape)           append-only     job types
  *   commitRing  f64   [ jobNum * 4 + COMMIT_* | ... ]  a ring       journal writes to make
@@ -110,6 +110,15 @@
  * that succeeds. Journaled queues make every move under the lock, so the
  * marks are read and written by the lock holder only; an in-memory queue
  * never reads them.
+ *
+ * ── Finishes (`finished(jobId)`) ──
+ *
+ * FINISH_TICKET counts every move into SUCCEEDED, DEAD or CANCELLED (one
+ * Atomics.add, which a complete makes anyway for the eviction order), and a
+ * `finished` of any thread sleeps on it (Atomics.waitAsync) after looking at
+ * its job; the mover notifies only while FINISH_WAITERS > 0. See finishes.ts
+ * for the handshake. A result is an arena chain like lastError's
+ * (RESULT_REF), stored by a complete under the lock and freed at eviction.
  */
 
 // ── lock words (Int32) ───────────────────────────────────────────────────
@@ -170,8 +179,17 @@ export const LEVEL_ORDER = 3 * LINE + 4;
  * past LEVEL_ORDER's LEVELS words, on a line pollers read and hardly anyone writes.
  */
 export const PAUSED = 4 * LINE + 4;
-/** Finishes so far (one Atomics.add per complete): FINISH_SEQ = FINISH_BASE + ticket. Rebased under the gate. */
+/**
+ * Moves into a finished status (SUCCEEDED, DEAD, CANCELLED) so far: one
+ * Atomics.add per move, which is also the eviction order (FINISH_SEQ =
+ * FINISH_BASE + ticket; a DEAD job takes a ticket it never uses). Its second
+ * role: `finished(jobId)` waits on it with Atomics.waitAsync, and each
+ * such move notifies it while FINISH_WAITERS > 0. Rebased (set to 0) under
+ * the gate, with a notify: a waiter then looks again.
+ */
 export const FINISH_TICKET = 5 * LINE;
+/** `finished` calls waiting on FINISH_TICKET (any thread); a finishing move notifies only while > 0. */
+export const FINISH_WAITERS = 5 * LINE + 1;
 export const LOCK_WORD_COUNT = 6 * LINE;
 
 // ── lease word ───────────────────────────────────────────────────────────
@@ -235,11 +253,13 @@ export const ERROR_BYTES = 10; //   lastError's UTF-8 bytes: in a draft only, re
 export const WORKER = 11; //        worker name of the latest lease: its entry in `workerNames` + 1; 0: none
 export const MOVES = 12; //         with a journal: moves of this job so far, to order its journal writes; 0 without one
 export const ATTEMPT_LIMIT = 13; //  the job's own maxAttempts (submit's option); 0: the policy's
-export const RECORD_FIELDS = 14;
+export const RESULT_REF = 14; //    while SUCCEEDED: arena chain of the result's JSON text (its byte length first, as lastError's); 0: none
+export const RESULT_BYTES = 15; //  the result's UTF-8 bytes: in a draft only, read from the chain's length (no column)
+export const RECORD_FIELDS = 16;
 
 /**
  * Each field's column, and why its width holds every value it takes
- * (ERROR_BYTES has none: see its line).
+ * (ERROR_BYTES and RESULT_BYTES have none: see their lines).
  * Columns lie one after the other in `records`, widest first, so that each
  * starts aligned to its element size.
  *
@@ -254,6 +274,9 @@ export const RECORD_FIELDS = 14;
  *   PAYLOAD_BYTES i32 at most maxPayloadBytes (<= 2^28)
  *   ERROR_REF    i32  a chunk number, or a canned error (<= 0)
  *   ERROR_BYTES  none: kept at the head of the error's chain, as most jobs have no error
+ *   RESULT_REF   i32  a chunk number, or 0; written only when it changes, so a queue whose
+ *                     completes never carry a result never touches its pages
+ *   RESULT_BYTES none: kept at the head of the result's chain, as ERROR_BYTES is
  *   ATTEMPTS     u32  at most maxAttempts, and never more than MAX_ATTEMPTS
  *   ATTEMPT_LIMIT u32 a job's own maxAttempts, 1 to MAX_ATTEMPTS (0: none); written only when
  *                     it changes, so a queue whose jobs never set one never touches its pages
@@ -262,7 +285,7 @@ export const RECORD_FIELDS = 14;
  */
 export const RECORD_COLUMNS: readonly (readonly [field: number, array: ColumnArray])[] = [
   [JOB_NUM, Float64Array], [PRIORITY, Float64Array], [RUN_AT, Float64Array], [TOKEN, Float64Array], [LEASE_UNTIL, Float64Array],
-  [MOVES, Float64Array], [DATA_REF, Int32Array], [PAYLOAD_BYTES, Int32Array], [ERROR_REF, Int32Array],
+  [MOVES, Float64Array], [DATA_REF, Int32Array], [PAYLOAD_BYTES, Int32Array], [ERROR_REF, Int32Array], [RESULT_REF, Int32Array],
   [ATTEMPTS, Uint32Array], [ATTEMPT_LIMIT, Uint32Array], [TYPE, Int16Array], [WORKER, Uint16Array],
 ];
 
@@ -436,7 +459,7 @@ export const COMMIT_KINDS = 4;
 export const CHUNK_BYTES = 68;
 export const CHUNK_NEXT_BYTES = 4;
 export const CHUNK_DATA_BYTES = CHUNK_BYTES - CHUNK_NEXT_BYTES;
-/** An error's chain starts with its text's byte length (Int32), then the text. */
+/** An error's chain (and a result's) starts with its text's byte length (Int32), then the text. */
 export const ERROR_LENGTH_BYTES = 4;
 /** Chunk 0 is never used, so a ref of 0 means "no bytes". */
 export const FIRST_CHUNK = 1;

@@ -9,13 +9,13 @@ import {
   ATTEMPTS, ATTEMPT_LIMIT, ATTENTION, CANCELLED, COMMIT_EVICTED, COMMIT_MOVED, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, DUE_LOWERED, DUE_VERSION,
   ENTRY_K1, ENTRY_SLOT, ENTRY_WORD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, GATE, ERROR_LEASE_EXPIRED, ERROR_NONE, ERROR_REF, FINISH_BASE, FINISH_RING,
   FINISH_SEQ, FINISH_TICKET, FREE, FREE_SLOT_COUNT, JOB_NUM, JOB_SEQ, LAST_NOW, LEASE_RING, LEASE_UNTIL, MAINTENANCE_ROW, MOVES,
-  NEXT_DUE, PAUSED, PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, ROWS, STATUS_COUNT, ROW_COUNTS, ROW_FINISHED_CHUNKS, RUNNING, RUN_AT,
+  NEXT_DUE, PAUSED, PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, ROWS, STATUS_COUNT, ROW_COUNTS, ROW_FINISHED_CHUNKS, RUNNING, RUN_AT,
   SLOT_HIGH_WATER, SUCCEEDED, TOKEN, TOKEN_RESERVED, TOKEN_SEQ, TYPE, WORKER, attemptLimit, isBusy, mayRetry, nextWord, statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import { Mover } from './moves.js';
 import type { LoggedJob, MoveLog, Sequences, JournalWrites } from './movelog.js';
-import { NAME_OF_STATUS, Records, chunksOf, dataBytes, errorChainBytes, leadingTypeBytes } from './records.js';
+import { NAME_OF_STATUS, Records, chunksOf, dataBytes, countedChainBytes, leadingTypeBytes } from './records.js';
 import { UndoLog, recordCopy, type UndoneMove } from './undo-log.js';
 import { NOT_COUNTED, type MoveNotes } from './worker.js';
 
@@ -348,6 +348,11 @@ export class Maintenance implements MoveNotes {
     return statusOf(word) === RUNNING && this.#m.slots.tokens[slot] === token ? 0 : Refusal.StaleLease;
   }
 
+  /** 0 if `token` is the current, valid lease of the job in `slot` (once no move of it is in flight), else StaleLease. */
+  checkLease(slot: number, token: number, now: number): number {
+    return this.#checkLease(this.settledWord(slot, now), slot, token);
+  }
+
   /** A failed attempt now; `permanent` dead-letters the job whatever attempts are left. */
   fail(slot: number, token: number, error: string | null, permanent: boolean, now: number): number {
     for (;;) {
@@ -385,7 +390,9 @@ export class Maintenance implements MoveNotes {
       if (this.frozen(slot)) return this.#awaitCommitOf(slot);
       const draft = this.#mover.start(slot);
       draft[FINISH_SEQ] = this.#nextFinishSeq();
-      if (this.#moveTo(slot, word, CANCELLED, status)) return 0;
+      if (!this.#moveTo(slot, word, CANCELLED, status)) continue;
+      this.#m.finishes.announce();
+      return 0;
     }
   }
 
@@ -487,6 +494,8 @@ export class Maintenance implements MoveNotes {
       rows.clearRings();
       header[FREE_SLOT_COUNT] = 0;
       header[FINISH_BASE]! += Atomics.exchange(lockWords, FINISH_TICKET, 0) >>> 0;
+      // The ticket changed, and a finish a dead thread left half-made is finished above: waiters look again.
+      m.finishes.announce();
       const counts = new Array<number>(STATUS_COUNT).fill(0);
       let finishedChunks = 0;
       const ready: number[] = [];
@@ -503,7 +512,9 @@ export class Maintenance implements MoveNotes {
         m.jobMap.set(slots.get(slot, JOB_NUM), slot);
         chains.push(slots.get(slot, DATA_REF), leadingTypeBytes(slots.get(slot, TYPE)) + slots.get(slot, PAYLOAD_BYTES));
         const errorRef = slots.get(slot, ERROR_REF);
-        if (errorRef > 0) chains.push(errorRef, errorChainBytes(m.arena.countedBytes(errorRef)));
+        if (errorRef > 0) chains.push(errorRef, countedChainBytes(m.arena.countedBytes(errorRef)));
+        const resultRef = slots.get(slot, RESULT_REF);
+        if (resultRef > 0) chains.push(resultRef, countedChainBytes(m.arena.countedBytes(resultRef)));
         if (status === READY || status === DELAYED) {
           // Ready or delayed by `now`: a clock that went back turns ready jobs delayed again.
           const due = slots.get(slot, RUN_AT) <= now;
@@ -558,6 +569,11 @@ export class Maintenance implements MoveNotes {
     draft[WORKER] = job.workerId === null ? 0 : workerNames.numberOf(job.workerId);
     draft[MOVES] = this.#log === undefined ? 0 : job.moves;
     draft[ATTEMPT_LIMIT] = job.maxAttempts;
+    if (job.result !== null) {
+      const bytes = Buffer.byteLength(job.result);
+      draft[RESULT_REF] = this.#m.arena.storeCounted(bytes, job.result);
+      draft[RESULT_BYTES] = bytes;
+    }
     const status = STATUS_OF_NAME[job.status];
     this.#place(slot, job.num, status === READY && job.runAt > now ? DELAYED : status);
   }
@@ -588,6 +604,8 @@ export class Maintenance implements MoveNotes {
     draft[WORKER] = 0;
     draft[MOVES] = 0;
     draft[ATTEMPT_LIMIT] = 0;
+    draft[RESULT_REF] = 0;
+    draft[RESULT_BYTES] = 0;
     return draft;
   }
 
@@ -637,7 +655,7 @@ export class Maintenance implements MoveNotes {
 
   #nextFinishSeq(): number {
     // The same shared counter lock-free completes take their order from.
-    return this.#m.header[FINISH_BASE]! + (Atomics.add(this.#m.lockWords, FINISH_TICKET, 1) >>> 0) + 1;
+    return this.#m.header[FINISH_BASE]! + this.#m.finishes.count();
   }
 
   /** A failed attempt at `failedAt`: PENDING after the backoff, or DEAD when no attempts are left (or `permanent`). False if the slot moved first. */
@@ -658,7 +676,10 @@ export class Maintenance implements MoveNotes {
     const status = retry ? (draft[RUN_AT]! <= now ? READY : DELAYED) : DEAD;
     // READY or DELAYED by the backoff alone (failedAt is now): the same with the fresh reading.
     if (retry && stamped) draft[RUN_AT] = this.#freshRunAt(failedAt, backoff, draft[LEASE_UNTIL]!);
+    // A finish too (see finishes.ts): counted before the move, announced after it.
+    if (status === DEAD) this.#m.finishes.count();
     if (!this.#moveTo(slot, word, status, RUNNING)) return false;
+    if (status === DEAD) this.#m.finishes.announce();
     // Freed only after the move: a move that lost its race keeps its old error.
     this.#freeError(oldError);
     return true;
@@ -710,15 +731,32 @@ export class Maintenance implements MoveNotes {
   #storeError(error: string): number {
     const bytes = Buffer.byteLength(error);
     if (bytes === 0) return ERROR_EMPTY;
-    if (this.#makeRoom(Arena.chunksFor(errorChainBytes(bytes)), 0) < 0) return ERROR_DROPPED;
+    if (this.#makeRoom(Arena.chunksFor(countedChainBytes(bytes)), 0) < 0) return ERROR_DROPPED;
     this.#assertHeld();
     return this.#m.arena.storeCounted(bytes, error);
+  }
+
+  /**
+   * Arena chunks holding a complete's result (its JSON text, `bytes` UTF-8
+   * bytes), for the complete to point its record at; or Refusal.NoBytes,
+   * having evicted nothing, if there is no room.
+   */
+  storeResult(text: string, bytes: number): number {
+    const refusal = this.#makeRoom(Arena.chunksFor(countedChainBytes(bytes)), 0);
+    if (refusal < 0) return refusal;
+    this.#assertHeld();
+    return this.#m.arena.storeCounted(bytes, text);
+  }
+
+  /** Frees a chain from `storeResult` or `#storeError` (0 and a canned error have none). */
+  freeCounted(ref: number): void {
+    this.#freeError(ref);
   }
 
   /** Frees the chain of an error from `#storeError` (a canned error has none). */
   #freeError(errorRef: number): void {
     const arena = this.#m.arena;
-    if (errorRef > 0) arena.free(errorRef, errorChainBytes(arena.countedBytes(errorRef)));
+    if (errorRef > 0) arena.free(errorRef, countedChainBytes(arena.countedBytes(errorRef)));
   }
 
   /**
@@ -755,6 +793,7 @@ export class Maintenance implements MoveNotes {
       const dataRef = record[DATA_REF]!;
       const dataBytes = leadingTypeBytes(record[TYPE]!) + record[PAYLOAD_BYTES]!;
       const errorRef = record[ERROR_REF]!;
+      const resultRef = record[RESULT_REF]!;
       const jobNum = record[JOB_NUM]!;
       this.#assertHeld();
       this.#note(jobNum, COMMIT_EVICTED, LAZY);
@@ -762,6 +801,7 @@ export class Maintenance implements MoveNotes {
       rows.finishedChunks(this.#mover.row, -chunks);
       arena.free(dataRef, dataBytes);
       this.#freeError(errorRef);
+      this.#freeError(resultRef);
       jobMap.delete(jobNum);
       freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
       return true;

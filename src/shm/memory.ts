@@ -1,6 +1,7 @@
 import { Arena } from './arena.js';
 import { CommitRing } from './commits.js';
 import { SharedHeap } from './heap.js';
+import { Finishes } from './finishes.js';
 import { Helping } from './helping.js';
 import { JobMap } from './jobmap.js';
 import {
@@ -25,6 +26,7 @@ export class QueueMemory {
   readonly lockWords: Int32Array;
   readonly lock: QueueLock;
   readonly signal: WorkSignal;
+  readonly finishes: Finishes;
   readonly slots: SlotTable;
   readonly rows: RowTable;
   readonly helping: Helping;
@@ -47,6 +49,7 @@ export class QueueMemory {
     const lockWords = (this.lockWords = new Int32Array(buffers.lockWords));
     this.lock = new QueueLock(lockWords, lockTimeoutMillis);
     this.signal = new WorkSignal(lockWords);
+    this.finishes = new Finishes(lockWords);
     const arena = (this.arena = new Arena(buffers.arena, header));
     const slots = (this.slots = new SlotTable(new Int32Array(buffers.slotWords), buffers.records, arena));
     this.rows = new RowTable(new Int32Array(buffers.rowWords), new Float64Array(buffers.rowData), new Float64Array(buffers.rowRings), header, lockWords);

@@ -18,6 +18,8 @@ export interface LoggedJob {
   workerId: string | null;
   /** The job's moves so far: a journal applies a write only over an older one. */
   moves: number;
+  /** A SUCCEEDED job's result as JSON text; null for none. */
+  result: string | null;
 }
 
 /** What a state change can alter: everything but the job's identity and content. */

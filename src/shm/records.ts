@@ -2,7 +2,7 @@ import { JobStatus, type Lease } from '../types.js';
 import { Arena } from './arena.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, DATA_REF, DEAD, DELAYED, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, ERROR_LEASE_EXPIRED, ERROR_LENGTH_BYTES, ERROR_REF,
-  FINISH_SEQ, FREE, JOB_NUM, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, READY, RECORD_FIELDS, RUNNING, RUN_AT, SUCCEEDED, TOKEN,
+  FINISH_SEQ, FREE, JOB_NUM, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, READY, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, RUNNING, RUN_AT, SUCCEEDED, TOKEN,
   TYPE, WORKER, attemptLimit, isBusy, statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
@@ -36,6 +36,8 @@ export interface JobRecord {
   token: number;
   leaseUntil: number;
   workerId: string | null;
+  /** A SUCCEEDED job's result, as JSON text; null for none. */
+  result: string | null;
 }
 
 /**
@@ -85,6 +87,7 @@ export class Records {
       const type = this.#typeOf(copy);
       const payload = this.#payloadOf(copy);
       const lastError = this.errorText(copy);
+      const result = this.resultText(copy);
       // And after the strings are decoded: an eviction frees their chunks (after its move), and a submit may refill them.
       if (slots.word(slot) !== word) continue;
       return {
@@ -100,6 +103,7 @@ export class Records {
         token: copy[TOKEN]!,
         leaseUntil: copy[LEASE_UNTIL]!,
         workerId: this.#m.workerNames.nameOf(copy[WORKER]!),
+        result,
       };
     }
     return undefined;
@@ -135,6 +139,7 @@ export class Records {
       finishSeq: finished ? record[FINISH_SEQ]! : 0,
       workerId: this.#m.workerNames.nameOf(record[WORKER]!),
       moves: record[MOVES]!,
+      result: this.resultText(record),
     };
   }
 
@@ -156,6 +161,12 @@ export class Records {
     const errorRef = record[ERROR_REF]!;
     return errorRef > 0 ? this.#m.arena.readCounted(errorRef) : (CANNED_ERRORS.get(errorRef) ?? null);
   }
+
+  /** The JSON text of a record's result, or null for none. */
+  resultText(record: Float64Array): string | null {
+    const resultRef = record[RESULT_REF]!;
+    return resultRef > 0 ? this.#m.arena.readCounted(resultRef) : null;
+  }
 }
 
 /** Bytes of the type that lead a job's data chain (from its TYPE field): those of a type the type table had no room for. */
@@ -168,13 +179,19 @@ export function dataBytes(typeNumber: number, typeBytes: number, payloadBytes: n
   return payloadBytes + (typeNumber > 0 ? 0 : typeBytes);
 }
 
-/** Bytes of the chain of an error text of `errorBytes` bytes: its length, then the text. */
-export function errorChainBytes(errorBytes: number): number {
-  return ERROR_LENGTH_BYTES + errorBytes;
+/** Bytes of the chain of a counted text (a lastError, a result) of `textBytes` bytes: its length, then the text. */
+export function countedChainBytes(textBytes: number): number {
+  return ERROR_LENGTH_BYTES + textBytes;
 }
 
-/** Arena chunks a record's strings hold: its data chain and its lastError's. */
+/** Arena chunks a counted text (a lastError, a result) takes; none for null. */
+export function countedChunks(text: string | null): number {
+  return text === null ? 0 : Arena.chunksFor(countedChainBytes(Buffer.byteLength(text)));
+}
+
+/** Arena chunks a record's strings hold: its data chain, its lastError's and its result's. */
 export function chunksOf(record: Float64Array): number {
-  const errorChunks = record[ERROR_REF]! > 0 ? Arena.chunksFor(errorChainBytes(record[ERROR_BYTES]!)) : 0;
-  return Arena.chunksFor(leadingTypeBytes(record[TYPE]!) + record[PAYLOAD_BYTES]!) + errorChunks;
+  const errorChunks = record[ERROR_REF]! > 0 ? Arena.chunksFor(countedChainBytes(record[ERROR_BYTES]!)) : 0;
+  const resultChunks = record[RESULT_REF]! > 0 ? Arena.chunksFor(countedChainBytes(record[RESULT_BYTES]!)) : 0;
+  return Arena.chunksFor(leadingTypeBytes(record[TYPE]!) + record[PAYLOAD_BYTES]!) + errorChunks + resultChunks;
 }

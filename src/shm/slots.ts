@@ -1,6 +1,6 @@
 import type { Arena } from './arena.js';
 import {
-  ATTEMPTS, ATTEMPT_LIMIT, BUSY, DATA_REF, ERROR_BYTES, ERROR_REF, JOB_NUM, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RUN_AT, STATUS_MASK,
+  ATTEMPTS, ATTEMPT_LIMIT, BUSY, DATA_REF, ERROR_BYTES, ERROR_REF, RESULT_BYTES, RESULT_REF, JOB_NUM, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RUN_AT, STATUS_MASK,
   TOKEN, TYPE, WORKER, recordColumnOffsets, type RecordColumn, type SlotStatus,
 } from './layout.js';
 
@@ -30,6 +30,7 @@ export class SlotTable {
   readonly errorRefs: RecordColumn;
   readonly attempts: RecordColumn;
   readonly attemptLimits: RecordColumn;
+  readonly resultRefs: RecordColumn;
   readonly types: RecordColumn;
   readonly workers: RecordColumn;
 
@@ -54,6 +55,7 @@ export class SlotTable {
     this.errorRefs = columns[ERROR_REF]!;
     this.attempts = columns[ATTEMPTS]!;
     this.attemptLimits = columns[ATTEMPT_LIMIT]!;
+    this.resultRefs = columns[RESULT_REF]!;
     this.types = columns[TYPE]!;
     this.workers = columns[WORKER]!;
   }
@@ -79,7 +81,7 @@ export class SlotTable {
     }
   }
 
-  /** One field of the slot's record (not ERROR_BYTES, which has no column: see readInto). */
+  /** One field of the slot's record (not ERROR_BYTES or RESULT_BYTES, which have no column: see readInto). */
   get(slot: number, field: number): number {
     return this.#columns[field]![slot]!;
   }
@@ -100,6 +102,8 @@ export class SlotTable {
     record[WORKER] = this.workers[slot]!;
     record[MOVES] = this.moves[slot]!;
     record[ATTEMPT_LIMIT] = this.attemptLimits[slot]!;
+    const resultRef = (record[RESULT_REF] = this.resultRefs[slot]!);
+    record[RESULT_BYTES] = resultRef > 0 ? this.#arena.countedBytes(resultRef) : 0;
     return record;
   }
 
@@ -128,6 +132,8 @@ export class SlotTable {
     if (this.workers[slot] !== record[WORKER]) this.workers[slot] = record[WORKER]!;
     if (this.moves[slot] !== record[MOVES]) this.moves[slot] = record[MOVES]!;
     if (this.attemptLimits[slot] !== record[ATTEMPT_LIMIT]) this.attemptLimits[slot] = record[ATTEMPT_LIMIT]!;
+    // And a result, which only a complete that carries one sets (RESULT_BYTES, like ERROR_BYTES, lives in the chain).
+    if (this.resultRefs[slot] !== record[RESULT_REF]) this.resultRefs[slot] = record[RESULT_REF]!;
   }
 
 

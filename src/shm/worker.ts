@@ -1,7 +1,7 @@
 import { Refusal } from '../errors.js';
 import {
-  ATTEMPTS, ATTENTION, DUE_LOWERED, LAST_NOW, DUE_VERSION, FINISH_BASE, FINISH_RING, FINISH_SEQ, FINISH_TICKET, JOB_NUM,
-  LEASE_RING, LEASE_UNTIL, MOVES, NEXT_DUE, READY, RUNNING, SUCCEEDED, TOKEN, WORKER, isBusy, statusOf, type SlotStatus,
+  ATTEMPTS, ATTENTION, DUE_LOWERED, LAST_NOW, DUE_VERSION, FINISH_BASE, FINISH_RING, FINISH_SEQ, JOB_NUM,
+  LEASE_RING, LEASE_UNTIL, MOVES, NEXT_DUE, READY, RESULT_BYTES, RESULT_REF, RUNNING, SUCCEEDED, TOKEN, WORKER, isBusy, statusOf, type SlotStatus,
 } from './layout.js';
 import { laterReading, type TimeSource } from '../clock.js';
 import type { QueueMemory } from './memory.js';
@@ -44,7 +44,8 @@ export const TOKEN_BLOCK = 1024;
  *
  * What it writes besides the slot: this row's counters and rings (see
  * rows.ts), and one shared word, FINISH_TICKET, by one Atomics.add per
- * complete (the eviction order).
+ * complete (the eviction order; a notify follows only while a `finished`
+ * waits, see finishes.ts).
  */
 export class WorkerPath implements Claimer {
   readonly #m: QueueMemory;
@@ -138,16 +139,23 @@ export class WorkerPath implements Claimer {
     return CLAIMED;
   }
 
-  /** Marks the job SUCCEEDED: 0, a Refusal, or SLOW. */
-  complete(slot: number, jobNum: number, token: number, now: number): number {
-    const { rows, header, lockWords } = this.#m;
+  /**
+   * Marks the job SUCCEEDED: 0, a Refusal, or SLOW. `resultRef` is the arena
+   * chain of its result (under the lock only: the holder allocates), 0 for none.
+   */
+  complete(slot: number, jobNum: number, token: number, now: number, resultRef = 0): number {
+    const { rows, header, finishes } = this.#m;
     for (;;) {
       const word = this.#leasedWord(slot, jobNum, token, now);
       if (word < 0) return word;
       const draft = this.#mover.start(slot);
       // The eviction order: one shared counter, so that finishes of every thread compare.
-      const finishSeq = header[FINISH_BASE]! + (Atomics.add(lockWords, FINISH_TICKET, 1) >>> 0) + 1;
+      const finishSeq = header[FINISH_BASE]! + finishes.count();
       draft[FINISH_SEQ] = finishSeq;
+      if (resultRef > 0) {
+        draft[RESULT_REF] = resultRef;
+        draft[RESULT_BYTES] = this.#m.arena.countedBytes(resultRef);
+      }
       if (this.#notes !== undefined) {
         draft[MOVES]!++;
         this.#notes.noteOwnMove(slot, word, SUCCEEDED);
@@ -157,6 +165,7 @@ export class WorkerPath implements Claimer {
       rows.finishedChunks(this.#row, chunksOf(draft));
       rows.append(this.#row, FINISH_RING, finishSeq, slot, to);
       this.#room--;
+      finishes.announce();
       return 0;
     }
   }
