@@ -10,7 +10,7 @@ export type { Scheduler, SchedulerOptions } from './schedule/timer.js';
 export { PROCESS_GONE } from './redis/liveness.js';
 export { RetryPolicy, type Jitter, type RetryPolicyOptions } from './policy.js';
 export { ManualClock, systemClock, type TimeSource } from './clock.js';
-export { JobStatus, type JobView, type Lease, type QueueStats } from './types.js';
+export { JobStatus, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats } from './types.js';
 export type { JobQueueOptions } from './options.js';
 export {
   JobQueueError, InvalidArgumentError, JobNotFoundError, IllegalStateError, StaleLeaseError, QueueFullError,

@@ -11,12 +11,9 @@
  * Append only: other test files (and other engineers) rely on these names.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { expect, onTestFinished } from 'vitest';
+import { expect } from 'vitest';
 import {
   IllegalStateError,
   InvalidArgumentError,
@@ -365,11 +362,4 @@ export class JsonLinesChild<Answer> {
     this.#child.stdin!.end(`${closeLine}\n`);
     await exited;
   }
-}
-
-/** A path for a new journal in a temp directory of its own, removed when the running test ends. */
-export function scratchJournalPath(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'leasehold-test-'));
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-  return join(dir, 'queue.db');
 }

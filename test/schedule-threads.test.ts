@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
-import { T0, scratchJournalPath, startWorker, terminateAll, withTimeout, type RunningWorker } from './helpers.js';
+import { tempJournal } from './journal-harness.js';
+import { T0, startWorker, terminateAll, withTimeout, type RunningWorker } from './helpers.js';
 
 const THREADS = 4;
 /** How far the clock moves each round: a tick or several at once, and rounds where nothing is due. */
@@ -59,7 +60,7 @@ describe('schedulers racing in threads', () => {
   });
 
   it('with a journal: threads running schedulers at once make exactly one job per tick, and so it stays after a reopen', async () => {
-    const path = scratchJournalPath();
+    const path = tempJournal();
     const clock = new ManualClock(T0);
     const policy = new RetryPolicy(3, 0, 0);
     const queue = JobQueue.open(path, clock, policy);

@@ -1,7 +1,8 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { InvalidArgumentError, JobQueue, ManualClock, RetryPolicy, type ScheduleOptions } from '../dist/index.js';
+import { tempJournal } from './journal-harness.js';
 import { describeEachBackend, type ContractQueue } from './backends.js';
-import { T0, bad, expectError, expectInvalid, scratchJournalPath, setup, snapshot, waitUntil } from './helpers.js';
+import { T0, bad, expectError, expectInvalid, setup, snapshot, waitUntil } from './helpers.js';
 
 /** 2026-01-05T00:00:00Z, a Monday in winter: Paris is UTC+1, New York UTC-5. */
 const JAN_5 = Date.UTC(2026, 0, 5);
@@ -189,7 +190,7 @@ describeEachBackend('repeatable jobs', (backend) => {
 
 describe('repeatable jobs: durable, and on a timer', () => {
   it('keeps schedules in the journal across a reopen, and fires there the tick missed while it was closed', () => {
-    const path = scratchJournalPath();
+    const path = tempJournal();
     const clock = new ManualClock(T0);
     const policy = new RetryPolicy(3, 0, 0);
     const first = JobQueue.open(path, clock, policy);
@@ -212,7 +213,7 @@ describe('repeatable jobs: durable, and on a timer', () => {
   });
 
   it('after a process died between a tick\'s submit and its schedule\'s move, the reopened journal fires no second job for that tick', () => {
-    const path = scratchJournalPath();
+    const path = tempJournal();
     const clock = new ManualClock(T0);
     const policy = new RetryPolicy(3, 0, 0);
     const first = JobQueue.open(path, clock, policy);

@@ -2,8 +2,8 @@ import { JobStatus, type Lease } from '../types.js';
 import { Arena } from './arena.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, DATA_REF, DEAD, DELAYED, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, ERROR_LEASE_EXPIRED, ERROR_LENGTH_BYTES, ERROR_REF,
-  FINISH_SEQ, FREE, JOB_NUM, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, READY, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, RUNNING, RUN_AT, SUCCEEDED, TOKEN,
-  TYPE, WORKER, attemptLimit, isBusy, statusOf, type SlotStatus,
+  FINISHED_AT, FINISH_SEQ, FREE, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, READY, RECORD_FIELDS,
+  RESULT_BYTES, RESULT_REF, RUNNING, RUN_AT, SUCCEEDED, TOKEN, TYPE, WORKER, attemptLimit, isBusy, statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import type { LoggedJob, LoggedMove } from './movelog.js';
@@ -38,6 +38,10 @@ export interface JobRecord {
   workerId: string | null;
   /** A SUCCEEDED job's result, as JSON text; null for none. */
   result: string | null;
+  /** The idempotent key, or null. */
+  key: string | null;
+  /** The job's own lease length (submit's timeoutMillis), or null. */
+  timeoutMillis: number | null;
 }
 
 /**
@@ -68,6 +72,7 @@ export class Records {
       attempt: record[ATTEMPTS]!,
       maxAttempts: attemptLimit(record[ATTEMPT_LIMIT]!, this.#policyMaxAttempts),
       leaseUntil: record[LEASE_UNTIL]!,
+      timeoutMillis: ownLeaseLength(record),
     };
   }
 
@@ -88,6 +93,7 @@ export class Records {
       const payload = this.#payloadOf(copy);
       const lastError = this.errorText(copy);
       const result = this.resultText(copy);
+      const key = this.#keyOf(copy);
       // And after the strings are decoded: an eviction frees their chunks (after its move), and a submit may refill them.
       if (slots.word(slot) !== word) continue;
       return {
@@ -104,6 +110,8 @@ export class Records {
         leaseUntil: copy[LEASE_UNTIL]!,
         workerId: this.#m.workerNames.nameOf(copy[WORKER]!),
         result,
+        key,
+        timeoutMillis: ownLeaseLength(copy),
       };
     }
     return undefined;
@@ -118,6 +126,9 @@ export class Records {
     job.payload = this.#payloadOf(record);
     job.priority = record[PRIORITY]!;
     job.maxAttempts = record[ATTEMPT_LIMIT]!;
+    job.key = this.#keyOf(record);
+    job.keyTtl = record[KEY_TTL]!;
+    job.timeout = record[LEASE_LENGTH]!;
     return job;
   }
 
@@ -140,6 +151,7 @@ export class Records {
       workerId: this.#m.workerNames.nameOf(record[WORKER]!),
       moves: record[MOVES]!,
       result: this.resultText(record),
+      finishedAt: record[FINISHED_AT]!,
     };
   }
 
@@ -155,6 +167,11 @@ export class Records {
 
   #payloadOf(record: Float64Array): string {
     return this.#m.arena.read(record[DATA_REF]!, leadingTypeBytes(record[TYPE]!), record[PAYLOAD_BYTES]!);
+  }
+
+  /** The job's idempotent key, or null. */
+  #keyOf(record: Float64Array): string | null {
+    return record[KEY_REF]! > 0 ? this.#m.arena.readCounted(record[KEY_REF]!) : null;
   }
 
   errorText(record: Float64Array): string | null {
@@ -179,7 +196,7 @@ export function dataBytes(typeNumber: number, typeBytes: number, payloadBytes: n
   return payloadBytes + (typeNumber > 0 ? 0 : typeBytes);
 }
 
-/** Bytes of the chain of a counted text (a lastError, a result) of `textBytes` bytes: its length, then the text. */
+/** Bytes of the chain of a counted text (a lastError, a result, a key) of `textBytes` bytes: its length, then the text. */
 export function countedChainBytes(textBytes: number): number {
   return ERROR_LENGTH_BYTES + textBytes;
 }
@@ -189,9 +206,27 @@ export function countedChunks(text: string | null): number {
   return text === null ? 0 : Arena.chunksFor(countedChainBytes(Buffer.byteLength(text)));
 }
 
-/** Arena chunks a record's strings hold: its data chain, its lastError's and its result's. */
+/** Arena chunks of the counted chain `ref` whose text is `bytes` long: none for no chain (a ref <= 0). */
+function chainChunks(ref: number, bytes: number): number {
+  return ref > 0 ? Arena.chunksFor(countedChainBytes(bytes)) : 0;
+}
+
+/** Arena chunks a record's strings hold: its data chain, and its lastError's, result's and key's. */
 export function chunksOf(record: Float64Array): number {
-  const errorChunks = record[ERROR_REF]! > 0 ? Arena.chunksFor(countedChainBytes(record[ERROR_BYTES]!)) : 0;
-  const resultChunks = record[RESULT_REF]! > 0 ? Arena.chunksFor(countedChainBytes(record[RESULT_BYTES]!)) : 0;
-  return Arena.chunksFor(leadingTypeBytes(record[TYPE]!) + record[PAYLOAD_BYTES]!) + errorChunks + resultChunks;
+  return (
+    Arena.chunksFor(leadingTypeBytes(record[TYPE]!) + record[PAYLOAD_BYTES]!) +
+    chainChunks(record[ERROR_REF]!, record[ERROR_BYTES]!) +
+    chainChunks(record[RESULT_REF]!, record[RESULT_BYTES]!) +
+    chainChunks(record[KEY_REF]!, record[KEY_BYTES]!)
+  );
+}
+
+/** For a move into a finished status at `at`: a job with a key notes when (its key's TTL runs from then). */
+export function noteFinish(record: Float64Array, at: number): void {
+  if (record[KEY_REF]! > 0) record[FINISHED_AT] = at;
+}
+
+/** The job's own lease length (LEASE_LENGTH), or null for none. */
+function ownLeaseLength(record: Float64Array): number | null {
+  return record[LEASE_LENGTH]! > 0 ? record[LEASE_LENGTH]! : null;
 }
