@@ -5,6 +5,8 @@ export {
   type RedisTarget,
 } from './redis/queue.js';
 export { PartitionedRedisQueue, type PartitionedQueueHandle, type PartitionedQueueOptions } from './redis/partitioned.js';
+export type { MissedTicks, ScheduleOptions, ScheduleView } from './schedule/spec.js';
+export type { Scheduler, SchedulerOptions } from './schedule/timer.js';
 export { PROCESS_GONE } from './redis/liveness.js';
 export { RetryPolicy, type Jitter, type RetryPolicyOptions } from './policy.js';
 export { ManualClock, systemClock, type TimeSource } from './clock.js';

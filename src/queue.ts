@@ -9,7 +9,7 @@ import { QueueMemory } from './shm/memory.js';
 import { countedChunks } from './shm/records.js';
 import { JobStatus, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit } from './types.js';
 import {
-  checkFailure, checkPolicy, checkTimeSource, checkTimeout, parseJobId, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions,
+  checkFailure, checkPolicy, checkSchedulerOptions, checkTimeSource, checkTimeout, parseJobId, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions,
 } from './validate.js';
 import { untilFinished } from './finished.js';
 import { finishWatch } from './shm/finishes.js';
@@ -19,6 +19,9 @@ import { Reads } from './queue/reads.js';
 import { WorkerSide } from './queue/worker-side.js';
 import { Pausing } from './queue/pausing.js';
 import { RateLimiting } from './queue/rate-limiting.js';
+import { Scheduling } from './queue/scheduling.js';
+import type { ScheduleOptions, ScheduleView } from './schedule/spec.js';
+import { startScheduler, type Scheduler, type SchedulerOptions } from './schedule/timer.js';
 import type { FilledOptions } from './options.js';
 import type { SharedClock } from './clock.js';
 import type { SharedPolicy } from './policy.js';
@@ -80,6 +83,7 @@ export class JobQueue {
   readonly #reads: Reads;
   readonly #pausing: Pausing;
   readonly #rateLimiting: RateLimiting;
+  readonly #scheduling: Scheduling;
 
   constructor(time: TimeSource, policy: RetryPolicy, options?: JobQueueOptions);
   /** @internal Opens existing buffers (see `attach`), or a journal (see `open`). */
@@ -95,6 +99,7 @@ export class JobQueue {
     this.#reads = new Reads(this.#ctx);
     this.#pausing = new Pausing(this.#ctx);
     this.#rateLimiting = new RateLimiting(this.#ctx);
+    this.#scheduling = new Scheduling(this.#ctx, (jobs) => this.#producer.submitMany(jobs));
   }
 
   /**
@@ -438,6 +443,49 @@ export class JobQueue {
   /** Every job type's rate limit. */
   rateLimits(): TypeRateLimit[] {
     return this.#rateLimiting.list();
+  }
+
+  /**
+   * Adds a repeatable job, or replaces the schedule of that name: a job of
+   * `type` and `payload` for every tick of a cron expression (`cron`, in
+   * `timeZone`) or of a fixed interval (`everyMillis`). Shared by every
+   * attached thread; with a journal, kept there across a reopen. A tick's
+   * job is made by `runSchedules` (or a `startScheduler`), exactly one per
+   * tick however many run at once. Returns the schedule, with its first tick.
+   */
+  schedule(name: string, options: ScheduleOptions): ScheduleView {
+    return this.#scheduling.schedule(name, options);
+  }
+
+  /** Removes a schedule (its jobs made so far stay); false if there was none of that name. */
+  unschedule(name: string): boolean {
+    return this.#scheduling.unschedule(name);
+  }
+
+  /** Every schedule, by name, with its next tick. */
+  schedules(): ScheduleView[] {
+    return this.#scheduling.list();
+  }
+
+  /**
+   * Fires the ticks that are due now: for each schedule whose next tick has
+   * come, submits its jobs (see `missed` for ticks that came while no
+   * scheduler ran) and moves the schedule on to its next tick after now.
+   * Returns the ids of the jobs made for the schedules this call moved on;
+   * another thread that raced it for a tick gets none for that tick.
+   */
+  runSchedules(): string[] {
+    return this.#scheduling.run();
+  }
+
+  /**
+   * Runs `runSchedules` now and then every `intervalMillis` (default 1000)
+   * in this thread until `stop()`, or until the queue is closed. Any number
+   * may run at once, in any threads: each tick still makes one job.
+   */
+  startScheduler(options?: SchedulerOptions): Scheduler {
+    this.#ctx.assertOpen();
+    return startScheduler(() => this.runSchedules(), checkSchedulerOptions(options));
   }
 
   /** PENDING jobs, ready or delayed. */

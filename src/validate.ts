@@ -9,6 +9,10 @@ import { InvalidArgumentError, JobNotFoundError, describe } from './errors.js';
 import { MAX_TYPE_BYTES } from './options.js';
 import { RetryPolicy } from './policy.js';
 import { MAX_ATTEMPTS, MAX_KEY_BYTES, MAX_LEASE_LENGTH } from './shm/layout.js';
+import { CronExpressionParser } from 'cron-parser';
+import { cadenceOf, firstAtOrAfter } from './schedule/cadence.js';
+import type { ScheduleOptions, ScheduleSpec, StoredSchedule } from './schedule/spec.js';
+import { DEFAULT_SCHEDULER_INTERVAL_MILLIS, warnOfSchedulerError, type SchedulerOptions } from './schedule/timer.js';
 
 /** A job for `submit` / `submitMany`, checked. */
 export interface CheckedJob {
@@ -435,5 +439,112 @@ export function parseCursor(cursor: unknown): number {
   } catch {
     throw bad();
   }
+}
+
+/** Longest schedule name, in UTF-8 bytes: its ticks' keys (`schedule:<name>:<tick>`) must stay within a key's 256. */
+export const MAX_SCHEDULE_NAME_BYTES = 200;
+const SCHEDULE_OPTIONS: ReadonlySet<string> = new Set([
+  'cron', 'everyMillis', 'timeZone', 'type', 'payload', 'priority', 'maxAttempts', 'missed', 'maxMissed', 'graceMillis', 'startAt',
+]);
+const MISSED_TICKS: ReadonlySet<unknown> = new Set(['one', 'all', 'none']);
+const DEFAULT_MAX_MISSED = 100;
+const MOST_MISSED = 10_000;
+const DEFAULT_GRACE_MILLIS = 60_000;
+
+export function checkScheduleName(name: unknown): asserts name is string {
+  if (typeof name !== 'string' || name === '' || !name.isWellFormed() || Buffer.byteLength(name) > MAX_SCHEDULE_NAME_BYTES) {
+    throw new InvalidArgumentError(`Expected \`name\` to be a well-formed string of 1 to ${MAX_SCHEDULE_NAME_BYTES} UTF-8 bytes, got ${describe(name)}`);
+  }
+}
+
+/**
+ * A schedule's definition, checked and filled in, and its first tick at or
+ * after `now`: a cron expression cron-parser refuses, an unknown time zone,
+ * both or neither of cron and everyMillis, or a cadence with no tick left
+ * is refused.
+ */
+export function checkSchedule(name: unknown, options: unknown, now: number, maxPayloadBytes: number): StoredSchedule {
+  checkScheduleName(name);
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
+  }
+  const unknown = Object.keys(options).find((key) => !SCHEDULE_OPTIONS.has(key));
+  if (unknown !== undefined) {
+    throw new InvalidArgumentError(`Expected \`options\` to have no keys but ${[...SCHEDULE_OPTIONS].join(', ')}, got \`${unknown}\``);
+  }
+  const given = options as ScheduleOptions;
+  const { cron, everyMillis, timeZone, maxAttempts, missed = 'one', maxMissed = DEFAULT_MAX_MISSED, graceMillis = DEFAULT_GRACE_MILLIS } = given;
+  if ((cron === undefined) === (everyMillis === undefined)) {
+    throw new InvalidArgumentError(`Expected \`options\` to give exactly one of cron and everyMillis, got ${cron === undefined ? 'neither' : 'both'}`);
+  }
+  if (everyMillis !== undefined && (!Number.isSafeInteger(everyMillis) || everyMillis < 1)) {
+    throw new InvalidArgumentError(`Expected \`everyMillis\` to be an integer >= 1, got ${describe(everyMillis)}`);
+  }
+  if (timeZone !== undefined) checkTimeZone(timeZone, cron);
+  if (cron !== undefined) checkCron(cron, timeZone);
+  const job = checkJob(given.type, given.payload, given.priority ?? 0, undefined, maxPayloadBytes);
+  if (maxAttempts !== undefined && (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > MAX_ATTEMPTS)) {
+    throw new InvalidArgumentError(`Expected \`maxAttempts\` to be an integer from 1 to ${MAX_ATTEMPTS}, got ${describe(maxAttempts)}`);
+  }
+  if (!MISSED_TICKS.has(missed)) {
+    throw new InvalidArgumentError(`Expected \`missed\` to be 'one', 'all' or 'none', got ${describe(missed)}`);
+  }
+  if (!Number.isInteger(maxMissed) || maxMissed < 1 || maxMissed > MOST_MISSED) {
+    throw new InvalidArgumentError(`Expected \`maxMissed\` to be an integer from 1 to ${MOST_MISSED}, got ${describe(maxMissed)}`);
+  }
+  if (typeof graceMillis !== 'number' || !Number.isFinite(graceMillis) || graceMillis < 0) {
+    throw new InvalidArgumentError(`Expected \`graceMillis\` to be a finite number >= 0, got ${describe(graceMillis)}`);
+  }
+  const startAt = given.startAt ?? (everyMillis === undefined ? now : now + everyMillis);
+  if (typeof startAt !== 'number' || !Number.isFinite(startAt)) {
+    throw new InvalidArgumentError(`Expected \`startAt\` to be a finite number, got ${describe(startAt)}`);
+  }
+  const spec: ScheduleSpec = {
+    cron: cron ?? null, everyMillis: everyMillis ?? null, timeZone: timeZone ?? null, startAt, type: job.type,
+    payload: given.payload ?? null, priority: job.priority, maxAttempts: maxAttempts ?? null, missed, maxMissed, graceMillis,
+  };
+  // Ticks before the schedule was made are not missed ones: it starts at now at the earliest.
+  const nextTick = firstAtOrAfter(cadenceOf(spec), Math.max(startAt, now));
+  if (nextTick === undefined) throw new InvalidArgumentError(`Expected \`cron\` to tick after now, got ${describe(cron)}, which never does again`);
+  return { name, spec, nextTick };
+}
+
+function checkTimeZone(timeZone: unknown, cron: unknown): void {
+  if (cron === undefined) throw new InvalidArgumentError('Expected `timeZone` only with `cron` (an interval has no time zone)');
+  let known = typeof timeZone === 'string' && timeZone !== '';
+  try {
+    // Intl knows the IANA zones of this Node; an unknown one is a RangeError.
+    if (known) new Intl.DateTimeFormat('en-US', { timeZone: timeZone as string });
+  } catch {
+    known = false;
+  }
+  if (!known) throw new InvalidArgumentError(`Expected \`timeZone\` to be an IANA time zone such as 'Europe/Paris', got ${describe(timeZone)}`);
+}
+
+function checkCron(cron: unknown, timeZone: string | undefined): void {
+  if (typeof cron !== 'string' || cron.trim() === '') {
+    throw new InvalidArgumentError(`Expected \`cron\` to be a cron expression, got ${describe(cron)}`);
+  }
+  try {
+    CronExpressionParser.parse(cron, { tz: timeZone ?? 'UTC' });
+  } catch (error) {
+    throw new InvalidArgumentError(`Expected \`cron\` to be a cron expression, got ${describe(cron)}: ${(error as Error).message}`);
+  }
+}
+
+/** startScheduler's options, checked and filled in. */
+export function checkSchedulerOptions(options: unknown): Required<SchedulerOptions> {
+  if (options === undefined) options = {};
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
+  }
+  const { intervalMillis = DEFAULT_SCHEDULER_INTERVAL_MILLIS, onError = warnOfSchedulerError } = options as SchedulerOptions;
+  if (!Number.isInteger(intervalMillis) || intervalMillis < 1) {
+    throw new InvalidArgumentError(`Expected \`intervalMillis\` to be an integer >= 1, got ${describe(intervalMillis)}`);
+  }
+  if (onError !== undefined && typeof onError !== 'function') {
+    throw new InvalidArgumentError(`Expected \`onError\` to be a function, got ${describe(onError)}`);
+  }
+  return { intervalMillis, onError };
 }
 

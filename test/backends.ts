@@ -30,6 +30,8 @@ import {
   type QueueStats,
   type RateLimit,
   type RetryPolicy,
+  type ScheduleOptions,
+  type ScheduleView,
   type SubmitOptions,
   type TypeRateLimit,
 } from '../dist/index.js';
@@ -68,6 +70,10 @@ export interface ContractQueue {
   isPaused(): Awaitable<boolean>;
   setRateLimit(type: string, limit: RateLimit | null): Awaitable<void>;
   rateLimits(): Awaitable<TypeRateLimit[]>;
+  schedule(name: string, options: ScheduleOptions): Awaitable<ScheduleView>;
+  unschedule(name: string): Awaitable<boolean>;
+  schedules(): Awaitable<ScheduleView[]>;
+  runSchedules(): Awaitable<string[]>;
   /** Releases everything the backend made for this queue (files, connections). Safe to call twice. */
   close(): Awaitable<void>;
 }
@@ -228,6 +234,10 @@ function asRemote(queue: JobQueue, release: () => void): ContractQueue {
     isPaused: () => call('isPaused', () => queue.isPaused()),
     setRateLimit: (...args) => call('setRateLimit', () => queue.setRateLimit(...args)),
     rateLimits: () => call('rateLimits', () => queue.rateLimits()),
+    schedule: (...args) => call('schedule', () => queue.schedule(...args)),
+    unschedule: (...args) => call('unschedule', () => queue.unschedule(...args)),
+    schedules: () => call('schedules', () => queue.schedules()),
+    runSchedules: () => call('runSchedules', () => queue.runSchedules()),
     // Always releases (it also runs after a failed test), then reports an unsettled call like the others.
     close: async () => {
       const late = unsettled;

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import { JobQueue } from '../dist/index.js';
+import { MIGRATIONS } from '../dist/journal/migrations.js';
 
 const dirs: string[] = [];
 const queues = new Set<JobQueue>();
@@ -53,3 +54,18 @@ afterEach(async () => {
   queues.clear();
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
+
+/** The schema version a journal has once this leasehold has opened it for writing. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/**
+ * Takes a journal this leasehold wrote back to schema 3, as leasehold wrote
+ * it before results (4), idempotent keys and timeouts (5) and schedules (6),
+ * for the migration tests. `db` is a better-sqlite3 connection to it.
+ */
+export function downgradeToSchema3(db: { exec(sql: string): unknown; pragma(sql: string): unknown }): void {
+  db.exec(`DROP TABLE schedules; DROP INDEX jobs_by_key;
+    ALTER TABLE jobs DROP COLUMN idem_key; ALTER TABLE jobs DROP COLUMN key_ttl; ALTER TABLE jobs DROP COLUMN finished_at;
+    ALTER TABLE jobs DROP COLUMN timeout_millis; ALTER TABLE jobs DROP COLUMN result;`);
+  db.pragma('user_version = 3');
+}

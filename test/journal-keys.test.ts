@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { ManualClock, RetryPolicy, type JobQueue } from '../dist/index.js';
 import { T0, mustPollSync } from './helpers.js';
-import { closeJournal, openJournal as openTracked, tempJournal } from './journal-harness.js';
+import { SCHEMA_VERSION, closeJournal, downgradeToSchema3, openJournal as openTracked, tempJournal } from './journal-harness.js';
 
 const policy = (): RetryPolicy => new RetryPolicy(1, 100, 10_000);
 
@@ -78,18 +78,16 @@ describe('journal: idempotent keys and timeouts', () => {
     const clock = new ManualClock(T0);
     closeJournal(openJournal(path, clock));
     const db = new Database(path);
-    db.exec(`DROP INDEX jobs_by_key; ALTER TABLE jobs DROP COLUMN idem_key; ALTER TABLE jobs DROP COLUMN key_ttl; ALTER TABLE jobs DROP COLUMN finished_at;
-      ALTER TABLE jobs DROP COLUMN timeout_millis; ALTER TABLE jobs DROP COLUMN result;`);
+    downgradeToSchema3(db);
     db.prepare(`INSERT INTO jobs (num, type, payload, priority, status, attempts, run_at, last_error, token, lease_until, finish_seq, worker_id, moves, max_attempts)
       VALUES (1, 'old', 'p', 0, 'PENDING', 0, ${T0}, NULL, 0, 0, 0, NULL, 1, 0)`).run();
-    db.pragma('user_version = 3');
     db.close();
     const queue = openJournal(path, clock);
     expect(queue.view('J1')).toMatchObject({ key: null, timeoutMillis: null });
     expect(queue.submit('t', 'p', { key: 'k' })).toBe('J2');
     closeJournal(queue);
     const after = new Database(path);
-    expect(after.pragma('user_version', { simple: true })).toBe(5);
+    expect(after.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
     expect(after.prepare('SELECT idem_key FROM jobs WHERE num = 2').get()).toEqual({ idem_key: 'k' });
     after.close();
   });

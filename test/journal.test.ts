@@ -25,7 +25,7 @@ import {
   RetryPolicy,
 } from '../dist/index.js';
 import { T0, expectErrorSync, expectInvalidSync, expectNotFoundSync, mustPollSync, prng, startWorker, withTimeout } from './helpers.js';
-import { children, closeJournal, openJournal as openTracked, tempDir, tempJournal } from './journal-harness.js';
+import { SCHEMA_VERSION, children, closeJournal, openJournal as openTracked, tempDir, tempJournal } from './journal-harness.js';
 
 type JobView = ReturnType<JobQueue['view']>;
 type Options = Parameters<typeof JobQueue.open>[3];
@@ -714,7 +714,8 @@ describe('schema migrations', () => {
     closeJournal(queue);
 
     const after = new Database(path);
-    expect(after.pragma('user_version', { simple: true })).toBe(5);
+    expect(after.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    expect(after.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schedules'").get()).toEqual({ name: 'schedules' });
     const columns = (after.prepare('PRAGMA table_info(jobs)').all() as Array<{ name: string }>).map((c) => c.name);
     expect(columns).toContain('worker_id');
     expect(columns).toContain('max_attempts');

@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { JobFailedError, JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
 import { T0, mustPollSync } from './helpers.js';
-import { closeJournal, openJournal, tempJournal } from './journal-harness.js';
+import { SCHEMA_VERSION, closeJournal, downgradeToSchema3, openJournal, tempJournal } from './journal-harness.js';
 
 const open = (path: string, clock: ManualClock): JobQueue => openJournal(path, clock, new RetryPolicy(3, 100, 10_000));
 
@@ -62,9 +62,7 @@ describe('results in the journal', () => {
     closeJournal(queue);
     // What leasehold wrote before this schema: no result column (nor the later key columns), user_version 3.
     const db = new Database(path);
-    db.exec(`ALTER TABLE jobs DROP COLUMN result; DROP INDEX jobs_by_key; ALTER TABLE jobs DROP COLUMN idem_key; ALTER TABLE jobs DROP COLUMN key_ttl;
-      ALTER TABLE jobs DROP COLUMN finished_at; ALTER TABLE jobs DROP COLUMN timeout_millis;`);
-    db.pragma('user_version = 3');
+    downgradeToSchema3(db);
     db.close();
 
     const migrated = open(path, clock);
@@ -72,7 +70,7 @@ describe('results in the journal', () => {
     migrated.complete(next, mustPollSync(migrated, next).token, ['kept']);
     closeJournal(migrated);
     const check = new Database(path, { readonly: true });
-    expect(check.pragma('user_version', { simple: true })).toBe(5);
+    expect(check.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
     check.close();
     expect(open(path, clock).view(next).result).toEqual(['kept']);
   });

@@ -7,6 +7,7 @@ import { MAX_ATTEMPTS, MAX_KEY_BYTES, MAX_LEASE_LENGTH } from '../shm/layout.js'
 import { JobStatus, type RateLimit, type TypeRateLimit } from '../types.js';
 import { guarded, journalFailure } from './failures.js';
 import { MIGRATIONS } from './migrations.js';
+import { JournalSchedules } from './schedules.js';
 import { sqliteDatabase } from '../optional.js';
 
 /** `synchronous` NORMAL survives a crash of the process; FULL also a loss of power. */
@@ -184,6 +185,11 @@ export class Journal implements MoveLog {
       if (!(journalFailure(error, this.#path, 'release') instanceof JournalWriteError)) throw error;
       releasedHere.add(journalKey(this.#path));
     }
+  }
+
+  /** The queue's schedules, through this connection (see JournalSchedules). */
+  scheduleTable(): JournalSchedules {
+    return guarded(this.#path, 'read', () => new JournalSchedules(this.#db, this.#path));
   }
 
   /** Records whether the queue is paused (see JobQueue#pause), committed at once. */

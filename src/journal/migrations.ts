@@ -35,4 +35,6 @@ export const MIGRATIONS: readonly string[] = [
    ALTER TABLE jobs ADD COLUMN finished_at REAL NOT NULL DEFAULT 0;
    ALTER TABLE jobs ADD COLUMN timeout_millis INTEGER NOT NULL DEFAULT 0;
    CREATE INDEX jobs_by_key ON jobs (idem_key) WHERE idem_key IS NOT NULL;`,
+  // 6: repeatable jobs (JobQueue#schedule): each schedule's definition (JSON) and the next tick not yet fired (NULL: none left).
+  `CREATE TABLE schedules (name TEXT PRIMARY KEY, spec TEXT NOT NULL, next_tick REAL);`,
 ];

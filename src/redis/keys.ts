@@ -31,6 +31,8 @@
  *                                    key, keyTtl, finishedAt (a keyed job's last finish), timeout (its own
  *                                    lease length)
  * leasehold:{name}:alive:<h> string  set while process h (host:pid) runs; a short TTL (see liveness.ts)
+ * leasehold:{name}:schedules hash    schedule name -> its definition (JSON); only the schedule scripts
+ * leasehold:{name}:scheduleTicks zset  schedule name, score its next tick not fired yet (none left: absent)
  * ```
  *
  * Every job is in exactly one of pending / leases / dead / finished, by its
@@ -83,4 +85,10 @@ export function queueKeys(name: string): QueueKeys {
 /** The hash of job number `n` (a job id's digits). */
 export function jobKey(keys: QueueKeys, n: string): string {
   return keys.jobPrefix + n;
+}
+
+/** The keys of a queue's schedules, declared (KEYS[1], KEYS[2]) to every schedule script. */
+export function scheduleKeys(name: string): readonly [schedules: string, ticks: string] {
+  const base = `leasehold:{${name}}:`;
+  return [`${base}schedules`, `${base}scheduleTicks`];
 }

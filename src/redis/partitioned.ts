@@ -8,8 +8,11 @@ import { keyHash } from '../key-hash.js';
 import { IllegalStateError, InvalidArgumentError, describe } from '../errors.js';
 import type { SharedPolicy } from '../policy.js';
 import type { JobPage, JobQuery, JobView, Lease, QueueStats, RateLimit, TypeRateLimit } from '../types.js';
+import type { ScheduleOptions, ScheduleView } from '../schedule/spec.js';
+import { startScheduler, type Scheduler, type SchedulerOptions } from '../schedule/timer.js';
 import {
-  MAX_BATCH, checkBatchSize, checkJobQuery, checkRateLimit, checkJobs, checkSubmit, cursorAfter, parseCursor, parseJobId, type FailOptions, type FinishedOptions, type NewJob,
+  MAX_BATCH, checkBatchSize, checkJobQuery, checkRateLimit, checkJobs, checkSchedulerOptions, checkSubmit, cursorAfter, parseCursor, parseJobId, type FailOptions,
+  type FinishedOptions, type NewJob,
   type SubmitOptions,
 } from '../validate.js';
 import { RedisJobQueue, type BatchOutcome, type Completion, type RedisQueueHandle, type RedisQueueOptions } from './queue.js';
@@ -309,6 +312,45 @@ export class PartitionedRedisQueue {
       max: each.reduce((sum, limits) => sum + (limits.find((limit) => limit.type === type)?.max ?? 0), 0),
       windowMillis,
     }));
+  }
+
+  /**
+  /** Adds or replaces a repeatable job (see JobQueue#schedule). Schedules live in partition 0. */
+  async schedule(name: string, options: ScheduleOptions): Promise<ScheduleView> {
+    return this.#scheduler().schedule(name, options);
+  }
+
+  async unschedule(name: string): Promise<boolean> {
+    return this.#scheduler().unschedule(name);
+  }
+
+  async schedules(): Promise<ScheduleView[]> {
+    return this.#scheduler().schedules();
+  }
+
+  /**
+   * Fires the ticks due now (see JobQueue#runSchedules). Each tick's job is
+   * submitted on its own, so it goes to the partition its key hashes to,
+   * where that key is decided.
+   */
+  async runSchedules(): Promise<string[]> {
+    return this.#scheduler().fireSchedules(async (jobs) => {
+      const ids: string[] = [];
+      for (const { type, payload, ...options } of jobs) ids.push(await this.submit(type, payload, options));
+      return ids;
+    });
+  }
+
+  /** Runs `runSchedules` now and then every `intervalMillis` until `stop()` or close (see JobQueue#startScheduler). */
+  startScheduler(options?: SchedulerOptions): Scheduler {
+    this.#assertOpen();
+    return startScheduler(() => this.runSchedules(), checkSchedulerOptions(options));
+  }
+
+  /** The partition that keeps the schedules. */
+  #scheduler(): RedisJobQueue {
+    this.#assertOpen();
+    return this.#parts[0]!;
   }
 
   /** As RedisJobQueue#waitForWork, for new work in any partition. */

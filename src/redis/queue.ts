@@ -5,12 +5,16 @@ import { policyFromShare, sharePolicy, type RetryPolicy, type SharedPolicy } fro
 import type { JobPage, JobQuery, JobView, Lease, QueueStats, RateLimit, TypeRateLimit } from '../types.js';
 import {
   checkBatchSize, checkFailure, checkJobQuery, checkRateLimit, checkJobs, cursorAfter, checkSubmit, checkLeaseMillis, checkNow, checkPolicy, checkQueueName, checkTimeSource,
-  checkTimeout, checkWorkerId, parseJobId, resultText, MAX_BATCH, type CheckedJob, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions,
+  checkTimeout, checkWorkerId, parseJobId, resultText, checkSchedule, checkScheduleName, checkSchedulerOptions,
+  MAX_BATCH, type CheckedJob, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions,
 } from '../validate.js';
 import {
   addressOf, backendError, connectClient, createClient, isClusterTarget, notConnectedError, release, userOf, type RedisClient, type RedisClusterTarget, type RedisServerTarget, type RedisTarget,
 } from './connection.js';
-import { jobKey, queueKeys, type QueueKeys } from './keys.js';
+import { jobKey, queueKeys, scheduleKeys, type QueueKeys } from './keys.js';
+import { RedisSchedules } from './schedules.js';
+import { viewOf, type ScheduleOptions, type ScheduleView } from '../schedule/spec.js';
+import { startScheduler, type Scheduler, type SchedulerOptions } from '../schedule/timer.js';
 import { leasesIn, toView } from './replies.js';
 import { HOLDER, Liveness } from './liveness.js';
 import { WakeUps } from './wake.js';
@@ -144,6 +148,8 @@ export class RedisJobQueue {
   readonly #liveness: Liveness;
 
   readonly #partition: Partition;
+  /** The queue's schedules, made on first use: a client that never schedules pays nothing. */
+  #schedules: RedisSchedules | undefined;
 
   private constructor(redis: RedisClient, options: Required<RedisQueueOptions>, partition: Partition) {
     this.#partition = partition;
@@ -507,6 +513,50 @@ export class RedisJobQueue {
   async resume(): Promise<void> {
     this.#assertOpen();
     await this.#run(SCRIPTS.resume, [], '');
+  }
+
+  /** Adds or replaces a repeatable job, for every client of the queue (see JobQueue#schedule). */
+  async schedule(name: string, options: ScheduleOptions): Promise<ScheduleView> {
+    const schedules = this.#scheduleStore();
+    const schedule = checkSchedule(name, options, checkNow(this.#time.now()), this.#maxPayloadBytes);
+    await schedules.put(schedule);
+    return viewOf(schedule);
+  }
+
+  /** Removes a schedule (its jobs made so far stay); false if there was none of that name. */
+  async unschedule(name: string): Promise<boolean> {
+    const schedules = this.#scheduleStore();
+    checkScheduleName(name);
+    return schedules.remove(name);
+  }
+
+  /** Every schedule, by name, with its next tick. */
+  async schedules(): Promise<ScheduleView[]> {
+    return (await this.#scheduleStore().all()).map(viewOf);
+  }
+
+  /**
+   * Fires the ticks due now (see JobQueue#runSchedules): exactly one job per
+   * tick however many clients, in any processes, run schedulers at once.
+   */
+  async runSchedules(): Promise<string[]> {
+    return this.fireSchedules((jobs) => this.submitMany(jobs));
+  }
+
+  /** @internal runSchedules, with the ticks' jobs submitted by `submitMany` (a PartitionedRedisQueue's, for its partition 0). */
+  async fireSchedules(submitMany: (jobs: readonly NewJob[]) => Promise<string[]>): Promise<string[]> {
+    return this.#scheduleStore().run(checkNow(this.#time.now()), submitMany);
+  }
+
+  /** Runs `runSchedules` now and then every `intervalMillis` until `stop()` or close (see JobQueue#startScheduler). */
+  startScheduler(options?: SchedulerOptions): Scheduler {
+    this.#assertOpen();
+    return startScheduler(() => this.runSchedules(), checkSchedulerOptions(options));
+  }
+
+  #scheduleStore(): RedisSchedules {
+    this.#assertOpen();
+    return (this.#schedules ??= new RedisSchedules((script, keys, args) => this.#evaluate(script, keys, args), scheduleKeys(this.#handle.name)));
   }
 
   /** Whether the queue is paused (by any client). */

@@ -788,7 +788,11 @@ export interface Script {
 }
 
 function script(body: string): Script {
-  const lua = PRELUDE + body;
+  return luaScript(PRELUDE + body);
+}
+
+/** A script of its own text alone, without the PRELUDE (one that does not bring the queue up to now). */
+export function luaScript(lua: string): Script {
   return { lua, sha: createHash('sha1').update(lua).digest('hex') };
 }
 

@@ -28,6 +28,7 @@
  *   typeNames   bytes (same entry shape)           append-only     job types
  *   commitRing  f64   [ jobNum * 4 + COMMIT_* | ... ]  a ring       journal writes to make
  *   listing     f64   [ BUILT ROOT… | node of slot 0: LEFT RIGHT CLASS KEY | ... ]  per-status trees for jobs()  hint
+ *   schedules   bytes [ CURRENT LENGTH LENGTH | JSON | JSON ]  two copies   schedules (in-memory queues)
  *
  * ── Roles ──
  *
@@ -446,6 +447,17 @@ export const ENTRY_SLOT = 3;
 export const ENTRY_WORD = 4; //      the lease word the entry was made for
 export const ENTRY_FIELDS = 5;
 
+// ── schedule table ───────────────────────────────────────────────────────
+/**
+ * The queue's schedules (see ScheduleTable): [CURRENT | LENGTH of copy 0 |
+ * LENGTH of copy 1 | pad | copy 0: JSON | copy 1: JSON]. Untouched pages cost no memory.
+ */
+export const SCHEDULE_TABLE_BYTES = 256 * 1024;
+export const SCHEDULE_HEADER_BYTES = 16;
+export const SCHEDULE_CURRENT = 0;
+export const SCHEDULE_LENGTH = 1;
+export const SCHEDULE_COPY_BYTES = (SCHEDULE_TABLE_BYTES - SCHEDULE_HEADER_BYTES) / 2;
+
 // ── name tables: worker names, job types ─────────────────────────────────
 /**
  * Strings stored once each, so that a record names one with a small number:
@@ -578,6 +590,8 @@ export function bufferBytes(capacity: number, arenaBytes: number) {
     listing: (LISTING_HEADER + capacity * NODE_FIELDS) * f64,
     /** Per slot, with a journal: the commit mark of a move its caller waits for (see Frozen jobs); 0: none. */
     awaited: capacity * i32,
+    /** The queue's schedules (see ScheduleTable). */
+    schedules: SCHEDULE_TABLE_BYTES,
   };
 }
 export type BufferName = keyof ReturnType<typeof bufferBytes>;
