@@ -29,11 +29,16 @@ export class WorkSignal {
   /** Sleeps until `bump` moves the counter from `seen`, or `timeoutMillis` pass. True if woken by a bump. */
   async wait(seen: number, timeoutMillis: number): Promise<boolean> {
     Atomics.add(this.#words, IDLE_WAITERS, 1);
+    // Node keeps no event loop alive for a pending Atomics.waitAsync, even one with a timeout: a thread
+    // whose only work is this wait would end with its top-level await unsettled (exit code 13). A timer
+    // for as long keeps it alive, as a sleep would.
+    const keepAlive = setTimeout(() => {}, timeoutMillis);
     try {
       const result = Atomics.waitAsync(this.#words, WORK_SIGNAL, seen, timeoutMillis);
       const outcome = result.async ? await result.value : result.value;
       return outcome !== 'timed-out';
     } finally {
+      clearTimeout(keepAlive);
       Atomics.sub(this.#words, IDLE_WAITERS, 1);
     }
   }
