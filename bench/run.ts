@@ -13,6 +13,7 @@ import { SAVE_FLAG, UsageError, parseArgs, selectSuites } from './args.js';
 import { QUICK, loadAverage, machineConditions } from './conditions.js';
 import { pollAtDepth } from './depth.js';
 import { drain } from './drain.js';
+import { features } from './features.js';
 import { groupCommit } from './group-commit.js';
 import { journalSubmit } from './journal-submit.js';
 import { journal } from './journal.js';
@@ -25,8 +26,8 @@ import { type Suite, type SuiteResult, printConditions, printSuite, printSuiteSt
 import { singleThread } from './single-thread.js';
 import { work } from './work.js';
 
-/** The issue's table in its order, then the journal, group-commit and Redis comparisons, then the pool's events and metrics. */
-const SUITES: readonly Suite[] = [singleThread, drain, work, journalSubmit, memory, pollAtDepth, journal, groupCommit, redis, redisScale, poolEvents, metrics];
+/** The issue's table in its order, then the journal, group-commit and Redis comparisons, then the pool's events and metrics, then what #13's job features cost. */
+const SUITES: readonly Suite[] = [singleThread, drain, work, journalSubmit, memory, pollAtDepth, journal, groupCommit, redis, redisScale, poolEvents, metrics, features];
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
 
 async function main(): Promise<void> {

@@ -1,0 +1,132 @@
+/**
+ * Suite "features": what each job feature of issue #13 costs on the hot path.
+ * Every case runs the same cycle on a queue of its own (submit one job, poll
+ * it, complete it; the queue is full of finished jobs, so every submit evicts
+ * the oldest, as in a queue that has run a while) and differs from the first
+ * case, which uses no feature, in one thing only:
+ *
+ * - a result: the complete stores a small JSON result;
+ * - an idempotent key: the submit carries a key of its own;
+ * - listing in use: `jobs()` was called once before the run, so the queue
+ *   keeps its listing index up to date through every move.
+ *
+ * A last table times one `jobs()` page (100 SUCCEEDED jobs of 100k, and the
+ * one DEAD job among them) on a queue that lists.
+ */
+import { Bench } from 'tinybench';
+import { JobQueue, RetryPolicy, systemClock, type JobPage } from '../dist/index.js';
+import { BENCH_TIME, MiB, QUICK } from './conditions.js';
+import { type Rates, type Row, type Suite, formatRate, formatRatio, opsPerSecond, tinybenchRows } from './report.js';
+
+const CAPACITY = QUICK ? 10_000 : 100_000;
+const OPTIONS = { capacity: CAPACITY, arenaBytes: 64 * MiB } as const;
+const LEASE_MILLIS = 30_000;
+const RESULT = { ok: true, bytes: 48_213, key: 'thumbnails/2026/12/01/a.webp' } as const;
+const PAGE = 100;
+const WARMUP_CYCLES = QUICK ? 2_000 : 20_000;
+
+interface FeatureCase {
+  readonly name: string;
+  readonly listed: boolean;
+  cycle(queue: JobQueue, n: number): void;
+}
+
+const CASES: readonly FeatureCase[] = [
+  { name: 'no feature: submit → poll → complete', listed: false, cycle: (queue) => complete(queue, poll(queue, queue.submit('noop', 'x'))) },
+  {
+    name: 'a result: complete(jobId, token, result), a 70-byte JSON',
+    listed: false,
+    cycle: (queue) => {
+      const lease = poll(queue, queue.submit('noop', 'x'));
+      queue.complete(lease.jobId, lease.token, RESULT);
+    },
+  },
+  {
+    name: 'an idempotent key: submit(type, payload, { key })',
+    listed: false,
+    cycle: (queue, n) => complete(queue, poll(queue, queue.submit('noop', 'x', { key: `k${n}` }))),
+  },
+  { name: 'listing in use: jobs() called once before the run', listed: true, cycle: (queue) => complete(queue, poll(queue, queue.submit('noop', 'x'))) },
+];
+
+export const features: Suite = {
+  id: 'features',
+  title: `job features: what a result, a key and listing cost per submit → poll → complete`,
+  config: {
+    'features: queue': `capacity ${CAPACITY.toLocaleString('en-US')}, full of finished jobs (each submit evicts one), one queue per case`,
+    'features: job': 'type "noop", payload "x", priority 0, runAt now',
+    'features: page': `jobs({ status, limit: ${PAGE} }) among ${CAPACITY.toLocaleString('en-US')} SUCCEEDED jobs and one DEAD`,
+  },
+  async run() {
+    const notes: string[] = [];
+    const queues = CASES.map((c) => filled(c.listed));
+    // Every case's code warmed up before any is timed: tinybench times its tasks one after the other, and
+    // the first would otherwise pay for the JIT the others reuse.
+    const counters = CASES.map(() => 0);
+    CASES.forEach((c, i) => {
+      for (let k = 0; k < WARMUP_CYCLES; k++) c.cycle(queues[i]!, counters[i]!++);
+    });
+    const bench = new Bench({ ...BENCH_TIME, throws: true });
+    CASES.forEach((c, i) => bench.add(c.name, () => c.cycle(queues[i]!, counters[i]!++)));
+    const pages = new Bench({ ...BENCH_TIME, throws: true });
+    const lister = queues[CASES.findIndex((c) => c.listed)]!;
+    addDeadJob(lister);
+    pages.add(`jobs({ status: 'SUCCEEDED', limit: ${PAGE} })`, () => expectPage(lister.jobs({ status: 'SUCCEEDED', limit: PAGE }), PAGE));
+    pages.add(`jobs({ status: 'DEAD', limit: ${PAGE} }): 1 of ${CAPACITY.toLocaleString('en-US')} jobs`, () =>
+      expectPage(lister.jobs({ status: 'DEAD', limit: PAGE }), 1),
+    );
+    await bench.run();
+    await pages.run();
+    for (const queue of queues) await queue.close();
+
+    const rates = bench.tasks.map(opsPerSecond) as Rates[];
+    const plain = rates[0]!;
+    const rows: Row[] = CASES.map((c, i) => ({
+      case: c.name,
+      'cycles/s': formatRate(rates[i]!.mean),
+      'vs no feature': formatRatio(rates[i]!.mean / plain.mean),
+      'cycles/s at median': formatRate(rates[i]!.median),
+      'vs no feature at median': formatRatio(rates[i]!.median / plain.median),
+    }));
+    return {
+      tables: [
+        { title: 'tinybench', rows: tinybenchRows(bench) },
+        { title: 'each feature against none (cycles/s = 1 / mean latency)', rows },
+        { title: 'one page of jobs()', rows: tinybenchRows(pages) },
+      ],
+      unit: 'submit → poll → complete cycles per second',
+      bars: CASES.map((c, i) => ({ label: c.name.split(':')[0]!, value: rates[i]!.mean, baseline: i === 0 })),
+      ratios: Object.fromEntries(CASES.slice(1).map((c, i) => [`${c.name.split(':')[0]} / no feature (median)`, rates[i + 1]!.median / plain.median])),
+      targets: [],
+      notes,
+    };
+  },
+};
+
+function poll(queue: JobQueue, jobId: string) {
+  const lease = queue.poll('bench', LEASE_MILLIS);
+  if (lease?.jobId !== jobId) throw new Error(`poll leased ${lease?.jobId ?? 'nothing'}, not the job just submitted (${jobId})`);
+  return lease;
+}
+
+function complete(queue: JobQueue, lease: { jobId: string; token: number }): void {
+  queue.complete(lease.jobId, lease.token);
+}
+
+function expectPage(page: JobPage, jobs: number): void {
+  if (page.jobs.length !== jobs) throw new Error(`a page of ${page.jobs.length} jobs, expected ${jobs}`);
+}
+
+/** A queue full of finished jobs; listing in use if `listed`. */
+function filled(listed: boolean): JobQueue {
+  const queue = new JobQueue(systemClock, new RetryPolicy(1, 0, 0), OPTIONS);
+  if (listed) queue.jobs({ limit: 1 });
+  for (let i = 0; i < CAPACITY; i++) complete(queue, poll(queue, queue.submit('noop', 'x')));
+  return queue;
+}
+
+/** One DEAD job (the policy gives one attempt), evicting the oldest finished one. */
+function addDeadJob(queue: JobQueue): void {
+  const lease = poll(queue, queue.submit('noop', 'x'));
+  queue.fail(lease.jobId, lease.token, 'for the DEAD page');
+}
