@@ -8,7 +8,9 @@
  * - a result: the complete stores a small JSON result;
  * - an idempotent key: the submit carries a key of its own;
  * - listing in use: `jobs()` was called once before the run, so the queue
- *   keeps its listing index up to date through every move.
+ *   keeps its listing index up to date through every move;
+ * - a rate limit on another type: every poll then takes the queue's lock;
+ * - a schedule defined (none due): nothing on the job path reads schedules.
  *
  * A last table times one `jobs()` page (100 SUCCEEDED jobs of 100k, and the
  * one DEAD job among them) on a queue that lists.
@@ -28,11 +30,15 @@ const WARMUP_CYCLES = QUICK ? 2_000 : 20_000;
 interface FeatureCase {
   readonly name: string;
   readonly listed: boolean;
+  /** What the queue is given before the run, untimed. */
+  prepare?(queue: JobQueue): void;
   cycle(queue: JobQueue, n: number): void;
 }
 
+const plainCycle = (queue: JobQueue): void => complete(queue, poll(queue, queue.submit('noop', 'x')));
+
 const CASES: readonly FeatureCase[] = [
-  { name: 'no feature: submit → poll → complete', listed: false, cycle: (queue) => complete(queue, poll(queue, queue.submit('noop', 'x'))) },
+  { name: 'no feature: submit → poll → complete', listed: false, cycle: plainCycle },
   {
     name: 'a result: complete(jobId, token, result), a 70-byte JSON',
     listed: false,
@@ -46,12 +52,24 @@ const CASES: readonly FeatureCase[] = [
     listed: false,
     cycle: (queue, n) => complete(queue, poll(queue, queue.submit('noop', 'x', { key: `k${n}` }))),
   },
-  { name: 'listing in use: jobs() called once before the run', listed: true, cycle: (queue) => complete(queue, poll(queue, queue.submit('noop', 'x'))) },
+  { name: 'listing in use: jobs() called once before the run', listed: true, cycle: plainCycle },
+  {
+    name: 'a rate limit: set on another type (polls take the lock)',
+    listed: false,
+    prepare: (queue) => queue.setRateLimit('email', { max: 100, windowMillis: 60_000 }),
+    cycle: plainCycle,
+  },
+  {
+    name: 'a schedule: one defined, none due',
+    listed: false,
+    prepare: (queue) => void queue.schedule('digest', { everyMillis: 3_600_000, type: 'email' }),
+    cycle: plainCycle,
+  },
 ];
 
 export const features: Suite = {
   id: 'features',
-  title: `job features: what a result, a key and listing cost per submit → poll → complete`,
+  title: `job features: what a result, a key, listing, a rate limit and a schedule cost per submit → poll → complete`,
   config: {
     'features: queue': `capacity ${CAPACITY.toLocaleString('en-US')}, full of finished jobs (each submit evicts one), one queue per case`,
     'features: job': 'type "noop", payload "x", priority 0, runAt now',
@@ -60,6 +78,7 @@ export const features: Suite = {
   async run() {
     const notes: string[] = [];
     const queues = CASES.map((c) => filled(c.listed));
+    CASES.forEach((c, i) => c.prepare?.(queues[i]!));
     // Every case's code warmed up before any is timed: tinybench times its tasks one after the other, and
     // the first would otherwise pay for the JIT the others reuse.
     const counters = CASES.map(() => 0);
