@@ -154,7 +154,7 @@ export class JobQueue {
     const { kept, dropped } = this.#fitFinished(jobs);
     this.#ctx.locked((core) => {
       const chunks = kept.reduce(
-        (sum, job) => sum + core.chunksForJob(job.type, Buffer.byteLength(job.type), Buffer.byteLength(job.payload)) + countedChunks(job.result),
+        (sum, job) => sum + core.chunksForJob(job.type, Buffer.byteLength(job.type), Buffer.byteLength(job.payload), job.headers) + countedChunks(job.result),
         0,
       );
       if (core.roomFor(kept.length, chunks) < 0) {

@@ -34,6 +34,8 @@ export interface Lease {
   /** The attempts this job gets: its own (submit's `maxAttempts` option), else the RetryPolicy's. */
   readonly maxAttempts: number;
   readonly leaseUntil: number;
+  /** The job's headers (submit's `headers` option, and a traced queue's trace context); null when it has none. */
+  readonly headers: Readonly<Record<string, string>> | null;
 }
 
 /** A snapshot of one job. */
@@ -56,6 +58,8 @@ export interface JobView {
   readonly workerId: string | null;
   /** A SUCCEEDED job's result (what its complete was given, parsed from JSON); undefined when it has none, or is not SUCCEEDED. */
   readonly result: unknown;
+  /** The job's headers (submit's `headers` option, and a traced queue's trace context); null when it has none. */
+  readonly headers: Readonly<Record<string, string>> | null;
 }
 
 export interface QueueStats {

@@ -22,6 +22,10 @@ export interface CheckedJob {
   delayMillis: number;
   /** The job's own maxAttempts; 0: the policy's. */
   maxAttempts: number;
+  /** The job's headers, a copy of submit's; null for none. */
+  headers: Record<string, string> | null;
+  /** Their JSON text (what the queue stores); null for none. */
+  headersText: string | null;
 }
 
 /** The options form of `submit(type, payload, options)`; each job of `submitMany` takes them too. */
@@ -34,7 +38,16 @@ export interface SubmitOptions {
   delayMillis?: number;
   /** The attempts this job gets, in place of the RetryPolicy's `maxAttempts` (1 to 2^32 - 1). @default the policy's */
   maxAttempts?: number;
+  /**
+   * String metadata that travels with the job (a trace context, a tenant, a
+   * correlation id): stored with it, given back in its Lease and JobView.
+   * At most MAX_HEADERS_BYTES bytes of JSON. @default none
+   */
+  headers?: Record<string, string>;
 }
+
+/** The most UTF-8 bytes a job's headers take as JSON. */
+export const MAX_HEADERS_BYTES = 4096;
 
 /** A job for `submitMany`: its type and payload, and the options of `submit` (or the positional form's `runAtMillis`). */
 export interface NewJob extends SubmitOptions {
@@ -44,7 +57,7 @@ export interface NewJob extends SubmitOptions {
   runAtMillis?: number;
 }
 
-const SUBMIT_OPTIONS: ReadonlySet<string> = new Set(['priority', 'runAt', 'delayMillis', 'maxAttempts']);
+const SUBMIT_OPTIONS: ReadonlySet<string> = new Set(['priority', 'runAt', 'delayMillis', 'maxAttempts', 'headers']);
 const NEW_JOB_FIELDS: ReadonlySet<string> = new Set(['type', 'payload', 'runAtMillis', ...SUBMIT_OPTIONS]);
 
 export interface FailOptions {
@@ -90,7 +103,7 @@ function checkOptions(
       `Expected \`${name}\` to have no keys but ${[...allowed].join(', ')}, got \`${unknown}\` (key and timeout are not supported yet)`,
     );
   }
-  const { priority = 0, runAt, delayMillis, maxAttempts } = options as SubmitOptions;
+  const { priority = 0, runAt, delayMillis, maxAttempts, headers } = options as SubmitOptions;
   const times = [runAt, runAtMillis, delayMillis].filter((time) => time !== undefined).length;
   if (times > 1) {
     throw new InvalidArgumentError(`Expected \`${name}\` to give at most one of runAt (or runAtMillis) and delayMillis, got ${times}`);
@@ -104,7 +117,40 @@ function checkOptions(
   const job = checkJob(type, payload, priority, runAt ?? runAtMillis, maxPayloadBytes, runAt === undefined ? 'runAtMillis' : 'runAt');
   job.delayMillis = delayMillis ?? 0;
   job.maxAttempts = maxAttempts ?? 0;
+  if (headers !== undefined) setHeaders(job, checkHeaders(headers));
   return job;
+}
+
+/** Submit's `headers`, checked and copied: a plain object of string values, at most MAX_HEADERS_BYTES of JSON. */
+function checkHeaders(headers: unknown): Record<string, string> {
+  const prototype = headers === null || typeof headers !== 'object' ? undefined : Object.getPrototypeOf(headers);
+  if (prototype !== Object.prototype && prototype !== null) {
+    throw new InvalidArgumentError(`Expected \`headers\` to be a plain object of strings, got ${describe(headers)}`);
+  }
+  const copy: Record<string, string> = {};
+  for (const [key, value] of Object.entries(headers as object)) {
+    if (typeof value !== 'string' || !value.isWellFormed() || !key.isWellFormed()) {
+      throw new InvalidArgumentError(`Expected \`headers.${key}\` to be a well-formed string, got ${describe(value)}`);
+    }
+    copy[key] = value;
+  }
+  return copy;
+}
+
+/** Gives a checked job its `headers` (and their JSON text), refused when that text is over MAX_HEADERS_BYTES. */
+export function setHeaders(job: CheckedJob, headers: Record<string, string>): void {
+  const text = JSON.stringify(headers);
+  const bytes = Buffer.byteLength(text);
+  if (bytes > MAX_HEADERS_BYTES) {
+    throw new InvalidArgumentError(`Expected \`headers\` to be at most ${MAX_HEADERS_BYTES} bytes of JSON, got ${bytes}`);
+  }
+  job.headers = headers;
+  job.headersText = text;
+}
+
+/** The headers a lease or view shows: the stored JSON text's object, or null for none. */
+export function parsedHeaders(text: string | null | undefined): Record<string, string> | null {
+  return text === null || text === undefined || text === '' ? null : (JSON.parse(text) as Record<string, string>);
 }
 
 export function checkJob(
@@ -131,7 +177,7 @@ export function checkJob(
   if (runAtMillis !== undefined && (typeof runAtMillis !== 'number' || !Number.isFinite(runAtMillis))) {
     throw new InvalidArgumentError(`Expected \`${runAtName}\` to be a finite number, got ${describe(runAtMillis)}`);
   }
-  return { type, typeBytes, payload: text, payloadBytes, priority, runAtMillis, delayMillis: 0, maxAttempts: 0 };
+  return { type, typeBytes, payload: text, payloadBytes, priority, runAtMillis, delayMillis: 0, maxAttempts: 0, headers: null, headersText: null };
 }
 
 /** Checks every job of a batch before any is stored. */

@@ -39,8 +39,8 @@ export class Journal implements MoveLog {
     this.#db = db;
     this.#path = path;
     this.#insert = db.prepare(
-      `INSERT INTO jobs (num, type, payload, priority, status, attempts, run_at, last_error, token, lease_until, finish_seq, worker_id, moves, max_attempts, result)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO jobs (num, type, payload, priority, status, attempts, run_at, last_error, token, lease_until, finish_seq, worker_id, moves, max_attempts, result, headers)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (num) DO UPDATE SET status = excluded.status, attempts = excluded.attempts, run_at = excluded.run_at,
        last_error = excluded.last_error, token = excluded.token, lease_until = excluded.lease_until,
        finish_seq = excluded.finish_seq, worker_id = excluded.worker_id, moves = excluded.moves, result = excluded.result
@@ -115,11 +115,11 @@ export class Journal implements MoveLog {
     });
   }
 
-  // Bound by position, in the statements' order: binding by name looks each of 15 names up, on every row.
+  // Bound by position, in the statements' order: binding by name looks each of 16 names up, on every row.
   #insertJob(job: LoggedJob): void {
     this.#insert.run(
       job.num, job.type, job.payload, job.priority, job.status, job.attempts, job.runAt, job.lastError, job.token, job.leaseUntil,
-      job.finishSeq, job.workerId, job.moves, job.maxAttempts, job.result,
+      job.finishSeq, job.workerId, job.moves, job.maxAttempts, job.result, job.headers,
     );
   }
 
@@ -214,7 +214,7 @@ export class Journal implements MoveLog {
     const rows = guarded(this.#path, 'read', () => this.#db
       .prepare(
         `SELECT num, type, payload, priority, status, attempts, run_at AS runAt, last_error AS lastError, token,
-         lease_until AS leaseUntil, finish_seq AS finishSeq, worker_id AS workerId, moves, max_attempts AS maxAttempts, result
+         lease_until AS leaseUntil, finish_seq AS finishSeq, worker_id AS workerId, moves, max_attempts AS maxAttempts, result, headers
          FROM jobs ORDER BY num`,
       )
       .all() as LoggedJob[]);
@@ -270,16 +270,28 @@ function rowProblem(row: LoggedJob): string | null {
   }
   if (row.lastError !== null && typeof row.lastError !== 'string') return 'a lastError that is not text';
   if (row.result !== null && (row.status !== JobStatus.SUCCEEDED || !isJson(row.result))) return 'a result that is not the JSON of a SUCCEEDED job';
+  if (row.headers !== null && !isStringRecord(row.headers)) return 'headers that are not the JSON of an object of strings';
   return null;
 }
 
 function isJson(text: unknown): boolean {
-  if (typeof text !== 'string') return false;
+  return parsedJson(text) !== INVALID;
+}
+
+function isStringRecord(text: unknown): boolean {
+  const value = parsedJson(text);
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && Object.values(value).every((field) => typeof field === 'string');
+}
+
+const INVALID = Symbol('invalid JSON');
+
+/** The value of a JSON text, or INVALID for anything else. */
+function parsedJson(text: unknown): unknown {
+  if (typeof text !== 'string') return INVALID;
   try {
-    JSON.parse(text);
-    return true;
+    return JSON.parse(text);
   } catch {
-    return false;
+    return INVALID;
   }
 }
 

@@ -27,4 +27,6 @@ export const MIGRATIONS: readonly string[] = [
   `ALTER TABLE jobs ADD COLUMN max_attempts INTEGER NOT NULL DEFAULT 0;`,
   // 4: a SUCCEEDED job's result, as JSON text (complete's \`result\`); NULL, as every older job has, for none.
   `ALTER TABLE jobs ADD COLUMN result TEXT;`,
+  // 5: a job's headers, as the JSON text of an object of strings (submit's \`headers\`); NULL, as every older job has, for none.
+  `ALTER TABLE jobs ADD COLUMN headers TEXT;`,
 ];

@@ -32,7 +32,7 @@ export class ProducerSide {
     ctx.assertOpen();
     const checked = checkJobs(jobs, ctx.options.maxPayloadBytes);
     const ids = ctx.locked((core, now) => {
-      const chunks = checked.reduce((sum, job) => sum + core.chunksForJob(job.type, job.typeBytes, job.payloadBytes), 0);
+      const chunks = checked.reduce((sum, job) => sum + core.chunksForJob(job.type, job.typeBytes, job.payloadBytes, job.headersText), 0);
       const refusal = core.roomFor(checked.length, chunks);
       if (refusal < 0) throw refusalError(refusal, '', ctx.options.capacity);
       return checked.map((job) => this.#submitChecked(core, job, now));
@@ -46,7 +46,7 @@ export class ProducerSide {
     // over where it goes must not come before it (see Mover#apply).
     const at = job.runAtMillis === undefined ? laterReading(this.#ctx.time, now) : now;
     const runAt = job.runAtMillis ?? at + job.delayMillis;
-    const jobNum = core.submit(job.type, job.typeBytes, job.payload, job.payloadBytes, job.priority, runAt, job.maxAttempts, at);
+    const jobNum = core.submit(job.type, job.typeBytes, job.payload, job.payloadBytes, job.priority, runAt, job.maxAttempts, job.headersText, at);
     if (jobNum < 0) throw refusalError(jobNum, '', this.#ctx.options.capacity);
     // Not `J${jobNum}`: that goes through V8's number-to-string cache, which keeps each new id's digits
     // alive through the next scavenges; a million submits then grow the young generation by 8 MiB

@@ -3,7 +3,7 @@ import type { JobRecord } from '../shm/records.js';
 import { NAME_OF_STATUS, RUNNING } from '../shm/records.js';
 import { JobStatus, type JobView, type QueueStats } from '../types.js';
 import { JournalWriteError } from '../errors.js';
-import { parseJobId, parsedResult } from '../validate.js';
+import { parseJobId, parsedHeaders, parsedResult } from '../validate.js';
 
 /** The statuses a job ends in. */
 const FINISHED: ReadonlySet<JobStatus> = new Set([JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED]);
@@ -100,5 +100,6 @@ export function toView(job: JobRecord): JobView {
     leaseUntil: status === JobStatus.RUNNING ? job.leaseUntil : null,
     workerId: job.workerId,
     result: status === JobStatus.SUCCEEDED ? parsedResult(job.result) : undefined,
+    headers: parsedHeaders(job.headers),
   };
 }

@@ -256,6 +256,7 @@ export class RedisJobQueue {
   async #submit(jobs: readonly CheckedJob[]): Promise<string[]> {
     const fields = jobs.flatMap((job) => [
       job.type, job.payload, String(job.priority), job.runAtMillis === undefined ? '' : String(job.runAtMillis), String(job.delayMillis), String(job.maxAttempts),
+      job.headersText ?? '',
     ]);
     const reply = await this.#run(SCRIPTS.submit, [String(this.#capacity), ...fields], '');
     return reply.slice(1).map((n) => `J${n}`);

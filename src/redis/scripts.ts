@@ -185,7 +185,7 @@ local function leased(n, token, key)
 end
 
 -- Leases up to max ready jobs to workerId (none while the queue is paused), best first: each one's n, token,
--- type, payload, attempt, maxAttempts and leaseUntil appended to out after the wake
+-- type, payload, attempt, maxAttempts, leaseUntil and headers ('' for none) appended to out after the wake
 -- counter (read first: work announced later is newer than this poll). The
 -- indexes change once for the whole batch; the tokens are consecutive.
 local function pollBest(workerId, leaseMillis, max, out)
@@ -204,13 +204,13 @@ local function pollBest(workerId, leaseMillis, max, out)
     local n = int(tonumber(string.sub(best[2 * i - 1], 33)))
     local key = jobKey(n)
     local token = int(lastToken - count + i)
-    local f = redis.call('HMGET', key, 'attempts', 'type', 'payload', 'maxAttempts')
+    local f = redis.call('HMGET', key, 'attempts', 'type', 'payload', 'maxAttempts', 'headers')
     local attempt = tonumber(f[1]) + 1
     redis.call('HSET', key, 'status', 'RUNNING', 'attempts', attempt, 'token', token, 'leaseUntil', untilText, 'workerId', workerId, 'holder', holder)
     numbers[i] = n
     leases[2 * i - 1] = leaseUntil
     leases[2 * i] = n
-    for _, field in ipairs({ n, token, f[2], f[3], attempt, attemptLimit(f[4]), untilText }) do out[#out + 1] = field end
+    for _, field in ipairs({ n, token, f[2], f[3], attempt, attemptLimit(f[4]), untilText, f[5] or '' }) do out[#out + 1] = field end
   end
   redis.call('ZREM', K.pending, unpack(numbers))
   redis.call('ZADD', K.leases, unpack(leases))
@@ -334,13 +334,13 @@ if not (indexCaughtUp() and leasesCaughtUp()) then return { ${CATCHING_UP} } end
 /**
  * submit / submitMany, all or none. ARGV: capacity, then per job type,
  * payload, priority, runAt ('' for delay after now), delay, maxAttempts
- * (0: the policy's). Finished jobs are evicted, oldest
+ * (0: the policy's), headers ('' for none: no field). Finished jobs are evicted, oldest
  * first, only as far as room is needed and only if that makes enough.
  */
 const SUBMIT = `
 local capacity = tonumber(ARGV[OWN + 1])
 local first = OWN + 2
-local count = (#ARGV - first + 1) / 6
+local count = (#ARGV - first + 1) / 7
 local finished = redis.call('LLEN', K.finished)
 local held = redis.call('ZCARD', K.pending) + redis.call('ZCARD', K.leases) + redis.call('ZCARD', K.dead) + finished
 local excess = held + count - capacity
@@ -353,13 +353,14 @@ end
 local ids = { 0 }
 local seq = redis.call('INCRBY', K.jobSeq, count) - count
 local pending, ready = {}, {}
-for i = first, #ARGV, 6 do
+for i = first, #ARGV, 7 do
   seq = seq + 1
   local n = jobNumberOf(seq)
   local runAt = ARGV[i + 3]
   if runAt == '' then runAt = ARGV[i + 4] == '0' and nowText or num(now + tonumber(ARGV[i + 4])) end
   redis.call('HSET', jobKey(n), 'type', ARGV[i], 'payload', ARGV[i + 1], 'priority', ARGV[i + 2],
     'status', 'PENDING', 'attempts', 0, 'runAt', runAt, 'maxAttempts', ARGV[i + 5])
+  if ARGV[i + 6] ~= '' then redis.call('HSET', jobKey(n), 'headers', ARGV[i + 6]) end
   local due = tonumber(runAt)
   pending[#pending + 1] = due
   pending[#pending + 1] = n
@@ -377,7 +378,7 @@ return ids
 
 /**
  * ARGV: workerId, leaseMillis, max. Returns 0, the wake counter, and the
- * leases (n, token, type, payload, attempt, maxAttempts, leaseUntil each) of up to max
+ * leases (n, token, type, payload, attempt, maxAttempts, leaseUntil, headers each) of up to max
  * ready jobs, best first.
  */
 const POLL = `

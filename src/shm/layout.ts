@@ -20,7 +20,7 @@
  *   rowWords    Int32 [ row 0: STATE CALL INTENT_SEQ RING_TAIL… | row 1 ... ]     one line per row
  *   rowData     f64   [ row 0: INTENT (slot, from, to, record) | COUNTS | ... ]
  *   rowRings    f64   [ row 0: lease ring | finished ring | row 1 ... ]  entries KEY SLOT WORD
- *   arena       bytes [ chunk: NEXT | 64 bytes | chunk ... ]     payload, lastError, result
+ *   arena       bytes [ chunk: NEXT | 64 bytes | chunk ... ]     payload, lastError, result, headers
  *   workerNames bytes [ LENGTH | 124 bytes | ... ]  append-only     worker ids
  *   typeNames   bytes (same entry shape)           append-only     job types
  *   commitRing  f64   [ jobNum * 4 + COMMIT_* | ... ]  a ring       journal writes to make
@@ -254,11 +254,13 @@ export const MOVES = 12; //         with a journal: moves of this job so far, to
 export const ATTEMPT_LIMIT = 13; //  the job's own maxAttempts (submit's option); 0: the policy's
 export const RESULT_REF = 14; //    while SUCCEEDED: arena chain of the result's JSON text (its byte length first, as lastError's); 0: none
 export const RESULT_BYTES = 15; //  the result's UTF-8 bytes: in a draft only, read from the chain's length (no column)
-export const RECORD_FIELDS = 16;
+export const HEADERS_REF = 16; //   arena chain of the job's headers as JSON text (its byte length first, as a result's); 0: none
+export const HEADERS_BYTES = 17; // the headers' UTF-8 bytes: in a draft only, read from the chain's length (no column)
+export const RECORD_FIELDS = 18;
 
 /**
  * Each field's column, and why its width holds every value it takes
- * (ERROR_BYTES and RESULT_BYTES have none: see their lines).
+ * (ERROR_BYTES, RESULT_BYTES and HEADERS_BYTES have none: see their lines).
  * Columns lie one after the other in `records`, widest first, so that each
  * starts aligned to its element size.
  *
@@ -276,6 +278,9 @@ export const RECORD_FIELDS = 16;
  *   RESULT_REF   i32  a chunk number, or 0; written only when it changes, so a queue whose
  *                     completes never carry a result never touches its pages
  *   RESULT_BYTES none: kept at the head of the result's chain, as ERROR_BYTES is
+ *   HEADERS_REF  i32  a chunk number, or 0; written only when it changes, so a queue whose
+ *                     jobs never carry headers never touches its pages
+ *   HEADERS_BYTES none: kept at the head of the headers' chain, as RESULT_BYTES is
  *   ATTEMPTS     u32  at most maxAttempts, and never more than MAX_ATTEMPTS
  *   ATTEMPT_LIMIT u32 a job's own maxAttempts, 1 to MAX_ATTEMPTS (0: none); written only when
  *                     it changes, so a queue whose jobs never set one never touches its pages
@@ -285,6 +290,7 @@ export const RECORD_FIELDS = 16;
 export const RECORD_COLUMNS: readonly (readonly [field: number, array: ColumnArray])[] = [
   [JOB_NUM, Float64Array], [PRIORITY, Float64Array], [RUN_AT, Float64Array], [TOKEN, Float64Array], [LEASE_UNTIL, Float64Array],
   [MOVES, Float64Array], [DATA_REF, Int32Array], [PAYLOAD_BYTES, Int32Array], [ERROR_REF, Int32Array], [RESULT_REF, Int32Array],
+  [HEADERS_REF, Int32Array],
   [ATTEMPTS, Uint32Array], [ATTEMPT_LIMIT, Uint32Array], [TYPE, Int16Array], [WORKER, Uint16Array],
 ];
 

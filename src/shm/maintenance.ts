@@ -8,14 +8,14 @@ import type { SharedHeap } from './heap.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, ATTENTION, CANCELLED, COMMIT_EVICTED, COMMIT_MOVED, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, DUE_LOWERED, DUE_VERSION,
   ENTRY_K1, ENTRY_SLOT, ENTRY_WORD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, GATE, ERROR_LEASE_EXPIRED, ERROR_NONE, ERROR_REF, FINISH_BASE, FINISH_RING,
-  FINISH_SEQ, FINISH_TICKET, FREE, FREE_SLOT_COUNT, JOB_NUM, JOB_SEQ, LAST_NOW, LEASE_RING, LEASE_UNTIL, MAINTENANCE_ROW, MOVES,
+  FINISH_SEQ, FINISH_TICKET, FREE, HEADERS_BYTES, HEADERS_REF, FREE_SLOT_COUNT, JOB_NUM, JOB_SEQ, LAST_NOW, LEASE_RING, LEASE_UNTIL, MAINTENANCE_ROW, MOVES,
   NEXT_DUE, PAUSED, PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, ROWS, STATUS_COUNT, ROW_COUNTS, ROW_FINISHED_CHUNKS, RUNNING, RUN_AT,
   SLOT_HIGH_WATER, SUCCEEDED, TOKEN, TOKEN_RESERVED, TOKEN_SEQ, TYPE, WORKER, attemptLimit, isBusy, mayRetry, nextWord, statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import { Mover } from './moves.js';
 import type { LoggedJob, MoveLog, Sequences, JournalWrites } from './movelog.js';
-import { NAME_OF_STATUS, Records, chunksOf, dataBytes, countedChainBytes, leadingTypeBytes } from './records.js';
+import { NAME_OF_STATUS, Records, chunksOf, countedChainBytes, countedChunks, dataBytes, leadingTypeBytes } from './records.js';
 import { UndoLog, recordCopy, type UndoneMove } from './undo-log.js';
 import { NOT_COUNTED, type MoveNotes } from './worker.js';
 
@@ -258,11 +258,12 @@ export class Maintenance implements MoveNotes {
    * number, or a Refusal (then nothing changed). Allocates nothing on the heap.
    */
   submit(
-    type: string, typeBytes: number, payload: string, payloadBytes: number, priority: number, runAt: number, maxAttempts: number, now: number,
+    type: string, typeBytes: number, payload: string, payloadBytes: number, priority: number, runAt: number, maxAttempts: number,
+    headers: string | null, now: number,
   ): number {
     const { header } = this.#m;
     const typeNumber = this.#m.typeNames.numberOf(type);
-    const refusal = this.#makeRoom(Arena.chunksFor(dataBytes(typeNumber, typeBytes, payloadBytes)), 1);
+    const refusal = this.#makeRoom(Arena.chunksFor(dataBytes(typeNumber, typeBytes, payloadBytes)) + countedChunks(headers), 1);
     if (refusal < 0) return refusal;
     const num = header[JOB_SEQ]! + 1;
     header[JOB_SEQ] = num;
@@ -270,6 +271,7 @@ export class Maintenance implements MoveNotes {
     const slot = this.#takeSlot();
     const draft = this.#newDraft(num, type, typeNumber, typeBytes, payload, payloadBytes, priority, runAt);
     draft[ATTEMPT_LIMIT] = maxAttempts;
+    if (headers !== null) this.#storeHeaders(draft, headers);
     if (this.#log !== undefined) draft[MOVES] = 1;
     const word = this.#place(slot, num, runAt > now ? DELAYED : READY);
     if (this.#undo.recording) {
@@ -280,12 +282,12 @@ export class Maintenance implements MoveNotes {
   }
 
   /**
-   * Arena chunks a new job of `type` takes: those of its payload, and of its
-   * type too if the type table has no room for it. Interns the type (a type
+   * Arena chunks a new job of `type` takes: those of its payload (and of its
+   * type too if the type table has no room for it) and of its headers. Interns the type (a type
    * the table holds is no change a user can see).
    */
-  chunksForJob(type: string, typeBytes: number, payloadBytes: number): number {
-    return Arena.chunksFor(dataBytes(this.#m.typeNames.numberOf(type), typeBytes, payloadBytes));
+  chunksForJob(type: string, typeBytes: number, payloadBytes: number, headers: string | null): number {
+    return Arena.chunksFor(dataBytes(this.#m.typeNames.numberOf(type), typeBytes, payloadBytes)) + countedChunks(headers);
   }
 
   /**
@@ -511,10 +513,10 @@ export class Maintenance implements MoveNotes {
         }
         m.jobMap.set(slots.get(slot, JOB_NUM), slot);
         chains.push(slots.get(slot, DATA_REF), leadingTypeBytes(slots.get(slot, TYPE)) + slots.get(slot, PAYLOAD_BYTES));
-        const errorRef = slots.get(slot, ERROR_REF);
-        if (errorRef > 0) chains.push(errorRef, countedChainBytes(m.arena.countedBytes(errorRef)));
-        const resultRef = slots.get(slot, RESULT_REF);
-        if (resultRef > 0) chains.push(resultRef, countedChainBytes(m.arena.countedBytes(resultRef)));
+        for (const field of COUNTED_REFS) {
+          const ref = slots.get(slot, field);
+          if (ref > 0) chains.push(ref, countedChainBytes(m.arena.countedBytes(ref)));
+        }
         if (status === READY || status === DELAYED) {
           // Ready or delayed by `now`: a clock that went back turns ready jobs delayed again.
           const due = slots.get(slot, RUN_AT) <= now;
@@ -574,6 +576,7 @@ export class Maintenance implements MoveNotes {
       draft[RESULT_REF] = this.#m.arena.storeCounted(bytes, job.result);
       draft[RESULT_BYTES] = bytes;
     }
+    if (job.headers !== null) this.#storeHeaders(draft, job.headers);
     const status = STATUS_OF_NAME[job.status];
     this.#place(slot, job.num, status === READY && job.runAt > now ? DELAYED : status);
   }
@@ -606,7 +609,17 @@ export class Maintenance implements MoveNotes {
     draft[ATTEMPT_LIMIT] = 0;
     draft[RESULT_REF] = 0;
     draft[RESULT_BYTES] = 0;
+    draft[HEADERS_REF] = 0;
+    draft[HEADERS_BYTES] = 0;
     return draft;
+  }
+
+  /** Stores a new job's headers (JSON text) in the arena, its room made, and points the draft at them. */
+  #storeHeaders(draft: Float64Array, headers: string): void {
+    const bytes = Buffer.byteLength(headers);
+    this.#assertHeld();
+    draft[HEADERS_REF] = this.#m.arena.storeCounted(bytes, headers);
+    draft[HEADERS_BYTES] = bytes;
   }
 
   /** Places the draft, a new job numbered `num`, in the free `slot` in `status`, filed in the index its status needs; its word. */
@@ -753,7 +766,7 @@ export class Maintenance implements MoveNotes {
     this.#freeError(ref);
   }
 
-  /** Frees the chain of an error from `#storeError` (a canned error has none). */
+  /** Frees a counted chain: an error's from `#storeError` (a canned error has none), a result's, a job's headers. */
   #freeError(errorRef: number): void {
     const arena = this.#m.arena;
     if (errorRef > 0) arena.free(errorRef, countedChainBytes(arena.countedBytes(errorRef)));
@@ -794,6 +807,7 @@ export class Maintenance implements MoveNotes {
       const dataBytes = leadingTypeBytes(record[TYPE]!) + record[PAYLOAD_BYTES]!;
       const errorRef = record[ERROR_REF]!;
       const resultRef = record[RESULT_REF]!;
+      const headersRef = record[HEADERS_REF]!;
       const jobNum = record[JOB_NUM]!;
       this.#assertHeld();
       this.#note(jobNum, COMMIT_EVICTED, LAZY);
@@ -802,6 +816,7 @@ export class Maintenance implements MoveNotes {
       arena.free(dataRef, dataBytes);
       this.#freeError(errorRef);
       this.#freeError(resultRef);
+      this.#freeError(headersRef);
       jobMap.delete(jobNum);
       freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
       return true;
@@ -989,6 +1004,8 @@ export class Maintenance implements MoveNotes {
 
 /** Marks a note no call waits for: see `mustCommit`. */
 const LAZY = true;
+/** The record fields that point at a counted chain (its length first) when > 0: lastError, result, headers. */
+const COUNTED_REFS = [ERROR_REF, RESULT_REF, HEADERS_REF] as const;
 
 /** What the journal must do for a job, by the kinds of its notes: insert it whole (NEW), delete it (GONE), else update it. */
 const NEW = 1;

@@ -20,10 +20,12 @@ export interface LoggedJob {
   moves: number;
   /** A SUCCEEDED job's result as JSON text; null for none. */
   result: string | null;
+  /** The job's headers as JSON text (submit's, never changed after); null for none. */
+  headers: string | null;
 }
 
 /** What a state change can alter: everything but the job's identity and content. */
-export type LoggedMove = Omit<LoggedJob, 'type' | 'payload' | 'priority' | 'maxAttempts'>;
+export type LoggedMove = Omit<LoggedJob, 'type' | 'payload' | 'priority' | 'maxAttempts' | 'headers'>;
 
 /** Numbers that must never be issued twice, even across a crash. */
 export interface Sequences {

@@ -1,8 +1,9 @@
 import { JobStatus, type Lease } from '../types.js';
+import { parsedHeaders } from '../validate.js';
 import { Arena } from './arena.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, DATA_REF, DEAD, DELAYED, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, ERROR_LEASE_EXPIRED, ERROR_LENGTH_BYTES, ERROR_REF,
-  FINISH_SEQ, FREE, JOB_NUM, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, READY, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, RUNNING, RUN_AT, SUCCEEDED, TOKEN,
+  FINISH_SEQ, HEADERS_BYTES, HEADERS_REF, FREE, JOB_NUM, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, READY, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, RUNNING, RUN_AT, SUCCEEDED, TOKEN,
   TYPE, WORKER, attemptLimit, isBusy, statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
@@ -38,6 +39,8 @@ export interface JobRecord {
   workerId: string | null;
   /** A SUCCEEDED job's result, as JSON text; null for none. */
   result: string | null;
+  /** The job's headers, as JSON text; null for none. */
+  headers: string | null;
 }
 
 /**
@@ -68,6 +71,8 @@ export class Records {
       attempt: record[ATTEMPTS]!,
       maxAttempts: attemptLimit(record[ATTEMPT_LIMIT]!, this.#policyMaxAttempts),
       leaseUntil: record[LEASE_UNTIL]!,
+      // Its chain is freed only at eviction, which a RUNNING job is far from.
+      headers: parsedHeaders(this.countedText(record, HEADERS_REF)),
     };
   }
 
@@ -87,7 +92,8 @@ export class Records {
       const type = this.#typeOf(copy);
       const payload = this.#payloadOf(copy);
       const lastError = this.errorText(copy);
-      const result = this.resultText(copy);
+      const result = this.countedText(copy, RESULT_REF);
+      const headers = this.countedText(copy, HEADERS_REF);
       // And after the strings are decoded: an eviction frees their chunks (after its move), and a submit may refill them.
       if (slots.word(slot) !== word) continue;
       return {
@@ -104,6 +110,7 @@ export class Records {
         leaseUntil: copy[LEASE_UNTIL]!,
         workerId: this.#m.workerNames.nameOf(copy[WORKER]!),
         result,
+        headers,
       };
     }
     return undefined;
@@ -118,6 +125,7 @@ export class Records {
     job.payload = this.#payloadOf(record);
     job.priority = record[PRIORITY]!;
     job.maxAttempts = record[ATTEMPT_LIMIT]!;
+    job.headers = this.countedText(record, HEADERS_REF);
     return job;
   }
 
@@ -139,7 +147,7 @@ export class Records {
       finishSeq: finished ? record[FINISH_SEQ]! : 0,
       workerId: this.#m.workerNames.nameOf(record[WORKER]!),
       moves: record[MOVES]!,
-      result: this.resultText(record),
+      result: this.countedText(record, RESULT_REF),
     };
   }
 
@@ -162,10 +170,10 @@ export class Records {
     return errorRef > 0 ? this.#m.arena.readCounted(errorRef) : (CANNED_ERRORS.get(errorRef) ?? null);
   }
 
-  /** The JSON text of a record's result, or null for none. */
-  resultText(record: Float64Array): string | null {
-    const resultRef = record[RESULT_REF]!;
-    return resultRef > 0 ? this.#m.arena.readCounted(resultRef) : null;
+  /** The JSON text a record's RESULT_REF or HEADERS_REF field points at, or null for none. */
+  countedText(record: Float64Array, field: typeof RESULT_REF | typeof HEADERS_REF): string | null {
+    const ref = record[field]!;
+    return ref > 0 ? this.#m.arena.readCounted(ref) : null;
   }
 }
 
@@ -189,9 +197,13 @@ export function countedChunks(text: string | null): number {
   return text === null ? 0 : Arena.chunksFor(countedChainBytes(Buffer.byteLength(text)));
 }
 
-/** Arena chunks a record's strings hold: its data chain, its lastError's and its result's. */
+/** Arena chunks a record's strings hold: its data chain, its lastError's, its result's and its headers'. */
 export function chunksOf(record: Float64Array): number {
-  const errorChunks = record[ERROR_REF]! > 0 ? Arena.chunksFor(countedChainBytes(record[ERROR_BYTES]!)) : 0;
-  const resultChunks = record[RESULT_REF]! > 0 ? Arena.chunksFor(countedChainBytes(record[RESULT_BYTES]!)) : 0;
-  return Arena.chunksFor(leadingTypeBytes(record[TYPE]!) + record[PAYLOAD_BYTES]!) + errorChunks + resultChunks;
+  return Arena.chunksFor(leadingTypeBytes(record[TYPE]!) + record[PAYLOAD_BYTES]!) + countedChainChunks(record, ERROR_REF, ERROR_BYTES) +
+    countedChainChunks(record, RESULT_REF, RESULT_BYTES) + countedChainChunks(record, HEADERS_REF, HEADERS_BYTES);
+}
+
+/** Arena chunks of the counted chain a record's `refField` points at (its byte length in `bytesField`); none for a ref <= 0. */
+function countedChainChunks(record: Float64Array, refField: number, bytesField: number): number {
+  return record[refField]! > 0 ? Arena.chunksFor(countedChainBytes(record[bytesField]!)) : 0;
 }

@@ -1,6 +1,6 @@
 import type { Arena } from './arena.js';
 import {
-  ATTEMPTS, ATTEMPT_LIMIT, BUSY, DATA_REF, ERROR_BYTES, ERROR_REF, RESULT_BYTES, RESULT_REF, JOB_NUM, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RUN_AT, STATUS_MASK,
+  ATTEMPTS, ATTEMPT_LIMIT, BUSY, DATA_REF, ERROR_BYTES, ERROR_REF, HEADERS_BYTES, HEADERS_REF, RESULT_BYTES, RESULT_REF, JOB_NUM, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RUN_AT, STATUS_MASK,
   TOKEN, TYPE, WORKER, recordColumnOffsets, type RecordColumn, type SlotStatus,
 } from './layout.js';
 
@@ -31,6 +31,7 @@ export class SlotTable {
   readonly attempts: RecordColumn;
   readonly attemptLimits: RecordColumn;
   readonly resultRefs: RecordColumn;
+  readonly headersRefs: RecordColumn;
   readonly types: RecordColumn;
   readonly workers: RecordColumn;
 
@@ -56,6 +57,7 @@ export class SlotTable {
     this.attempts = columns[ATTEMPTS]!;
     this.attemptLimits = columns[ATTEMPT_LIMIT]!;
     this.resultRefs = columns[RESULT_REF]!;
+    this.headersRefs = columns[HEADERS_REF]!;
     this.types = columns[TYPE]!;
     this.workers = columns[WORKER]!;
   }
@@ -81,7 +83,7 @@ export class SlotTable {
     }
   }
 
-  /** One field of the slot's record (not ERROR_BYTES or RESULT_BYTES, which have no column: see readInto). */
+  /** One field of the slot's record (not ERROR_BYTES, RESULT_BYTES or HEADERS_BYTES, which have no column: see readInto). */
   get(slot: number, field: number): number {
     return this.#columns[field]![slot]!;
   }
@@ -104,6 +106,8 @@ export class SlotTable {
     record[ATTEMPT_LIMIT] = this.attemptLimits[slot]!;
     const resultRef = (record[RESULT_REF] = this.resultRefs[slot]!);
     record[RESULT_BYTES] = resultRef > 0 ? this.#arena.countedBytes(resultRef) : 0;
+    const headersRef = (record[HEADERS_REF] = this.headersRefs[slot]!);
+    record[HEADERS_BYTES] = headersRef > 0 ? this.#arena.countedBytes(headersRef) : 0;
     return record;
   }
 
@@ -134,6 +138,8 @@ export class SlotTable {
     if (this.attemptLimits[slot] !== record[ATTEMPT_LIMIT]) this.attemptLimits[slot] = record[ATTEMPT_LIMIT]!;
     // And a result, which only a complete that carries one sets (RESULT_BYTES, like ERROR_BYTES, lives in the chain).
     if (this.resultRefs[slot] !== record[RESULT_REF]) this.resultRefs[slot] = record[RESULT_REF]!;
+    // And headers, which only a submit that carries them sets.
+    if (this.headersRefs[slot] !== record[HEADERS_REF]) this.headersRefs[slot] = record[HEADERS_REF]!;
   }
 
 
