@@ -38,9 +38,31 @@ export interface JobQueueOptions {
    * @default 65536
    */
   maxResultBytes?: number;
+  /**
+   * Trace this queue's jobs with OpenTelemetry (through `@opentelemetry/api`,
+   * an optional peer dependency, and the tracer provider and propagator your
+   * SDK registers): a PRODUCER span `create {name}` per submitted job, whose
+   * context travels in the job's headers, and a CONSUMER span `process {name}`
+   * per attempt a WorkerPool runs (see docs/tracing.md). `true` names the
+   * queue "default" in its spans. Threads that attach the queue trace it too.
+   * @default false
+   */
+  tracing?: boolean | TracingOptions;
 }
 
-export type FilledOptions = Required<JobQueueOptions>;
+export interface TracingOptions {
+  /**
+   * The queue's name in its spans (`messaging.destination.name`, and the span names).
+   * @default "default"
+   */
+  name?: string;
+}
+
+/** The options with every default filled in; `tracing` is the queue's name in its spans, or null when it is not traced. */
+export type FilledOptions = Required<Omit<JobQueueOptions, 'tracing'>> & { tracing: string | null };
+
+/** A traced queue's name in its spans when its options give none. */
+export const DEFAULT_TRACING_NAME = 'default';
 
 /** Longest job type, in UTF-8 bytes. */
 export const MAX_TYPE_BYTES = 1024;
@@ -51,13 +73,14 @@ export const kDefaultOptions: Readonly<Omit<FilledOptions, 'arenaBytes'>> = Obje
   maxErrorBytes: 8192,
   lockTimeoutMillis: 500,
   maxResultBytes: 65_536,
+  tracing: null,
 });
 const DEFAULT_ARENA_BYTES = 64 * 1024 * 1024;
 const MAX_CAPACITY = 1 << 24;
 const MAX_ARENA_BYTES = 2 ** 31 - 8;
 
 /** Fills in defaults and checks every option; throws InvalidArgumentError naming the first bad one. */
-export function fillOptions(options: JobQueueOptions | undefined): FilledOptions {
+export function fillOptions(options: JobQueueOptions | FilledOptions | undefined): FilledOptions {
   if (options === undefined) options = {};
   if (options === null || typeof options !== 'object') {
     throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
@@ -75,7 +98,21 @@ export function fillOptions(options: JobQueueOptions | undefined): FilledOptions
     smallestArena,
     MAX_ARENA_BYTES,
   );
-  return { capacity, maxPayloadBytes, arenaBytes, maxErrorBytes, lockTimeoutMillis, maxResultBytes };
+  return { capacity, maxPayloadBytes, arenaBytes, maxErrorBytes, lockTimeoutMillis, maxResultBytes, tracing: tracingName(options.tracing) };
+}
+
+/**
+ * The `tracing` option as the queue's name in its spans, or null for none
+ * (false, or absent; null and a string are the filled forms, as a `share()` handle holds them).
+ */
+export function tracingName(tracing: unknown): string | null {
+  if (tracing === undefined || tracing === false || tracing === null) return null;
+  if (tracing === true) return DEFAULT_TRACING_NAME;
+  const name = typeof tracing === 'object' ? ((tracing as TracingOptions).name ?? DEFAULT_TRACING_NAME) : tracing;
+  if (typeof name !== 'string' || name.trim() === '') {
+    throw new InvalidArgumentError(`Expected \`tracing\` to be a boolean or { name?: a non-blank string }, got ${describe(tracing)}`);
+  }
+  return name;
 }
 
 function integerOption(name: string, value: unknown, min: number, max: number): number {

@@ -22,7 +22,8 @@ export class ProducerSide {
     const ctx = this.#ctx;
     ctx.assertOpen();
     const job = checkSubmit(type, payload, priorityOrOptions, runAtMillis, ctx.options.maxPayloadBytes);
-    const id = ctx.locked(this.#submitOne, job);
+    const tracing = ctx.tracing;
+    const id = tracing === undefined ? ctx.locked(this.#submitOne, job) : tracing.traced([job], () => [ctx.locked(this.#submitOne, job)])[0]!;
     ctx.memory.signal.bump();
     return id;
   }
@@ -31,14 +32,21 @@ export class ProducerSide {
     const ctx = this.#ctx;
     ctx.assertOpen();
     const checked = checkJobs(jobs, ctx.options.maxPayloadBytes);
-    const ids = ctx.locked((core, now) => {
+    const tracing = ctx.tracing;
+    const ids = tracing === undefined ? this.#submitAll(checked) : tracing.traced(checked, () => this.#submitAll(checked));
+    ctx.memory.signal.bump();
+    return ids;
+  }
+
+  /** Submits a batch under one lock: all of it, or (no room for all) none. */
+  #submitAll(checked: readonly CheckedJob[]): string[] {
+    const ctx = this.#ctx;
+    return ctx.locked((core, now) => {
       const chunks = checked.reduce((sum, job) => sum + core.chunksForJob(job.type, job.typeBytes, job.payloadBytes, job.headersText), 0);
       const refusal = core.roomFor(checked.length, chunks);
       if (refusal < 0) throw refusalError(refusal, '', ctx.options.capacity);
       return checked.map((job) => this.#submitChecked(core, job, now));
     });
-    ctx.memory.signal.bump();
-    return ids;
   }
 
   #submitChecked(core: Maintenance, job: CheckedJob, now: number): string {

@@ -17,6 +17,7 @@ import { WakeUps } from './wake.js';
 import { FinishNotices } from './finishes.js';
 import { Subscriber } from './subscriber.js';
 import { untilFinished } from '../finished.js';
+import { ProducerTracing } from '../tracing/producer.js';
 import { CATCHING_UP, COMMON_ARGS, DEAD_LETTERS_PAGE, SCRIPTS, type Script } from './scripts.js';
 
 export type { RedisClusterTarget, RedisServerTarget, RedisTarget };
@@ -48,6 +49,12 @@ export interface RedisQueueOptions extends Pick<JobQueueOptions, 'capacity' | 'm
    * @default 10000
    */
   commandTimeoutMillis?: number;
+  /**
+   * Trace this queue's jobs with OpenTelemetry, as JobQueue's `tracing` does, under
+   * the queue's `name`: create spans at submit, process spans in a WorkerPool (docs/tracing.md).
+   * @default false
+   */
+  tracing?: boolean;
 }
 
 const DEFAULT_COMMAND_TIMEOUT_MILLIS = 10_000;
@@ -88,7 +95,7 @@ export interface RedisQueueHandle {
   readonly redis: RedisTarget;
   readonly name: string;
   readonly policy: SharedPolicy;
-  readonly options: Required<Pick<RedisQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'maxResultBytes' | 'commandTimeoutMillis'>>;
+  readonly options: Required<Pick<RedisQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'maxResultBytes' | 'commandTimeoutMillis' | 'tracing'>>;
   /** The ManualClock's word, or 'system' for systemClock, or null for a clock that cannot cross threads. */
   readonly clock: SharedClock;
   readonly partition: Partition;
@@ -129,6 +136,8 @@ export class RedisJobQueue {
   readonly #maxPayloadBytes: number;
   readonly #maxErrorBytes: number;
   readonly #maxResultBytes: number;
+  /** The create spans of a traced queue's submits; undefined when it is not traced. */
+  readonly #tracing: ProducerTracing | undefined;
   #closed = false;
   /** The new-work counter as the latest poll saw it (see waitForWork). */
   #signalSeen = 0;
@@ -144,13 +153,13 @@ export class RedisJobQueue {
   private constructor(redis: RedisClient, options: Required<RedisQueueOptions>, partition: Partition) {
     this.#partition = partition;
     this.#redis = redis;
-    const { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis } = options;
+    const { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, tracing } = options;
     this.#handle = {
       kind: 'leasehold/redis-queue',
       redis: options.redis,
       name: options.name,
       policy: sharePolicy(options.policy),
-      options: { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis },
+      options: { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, tracing },
       clock: shareClock(options.time),
       partition,
     };
@@ -166,6 +175,7 @@ export class RedisJobQueue {
     this.#maxPayloadBytes = options.maxPayloadBytes;
     this.#maxErrorBytes = options.maxErrorBytes;
     this.#maxResultBytes = maxResultBytes;
+    this.#tracing = tracing ? new ProducerTracing(options.name) : undefined;
   }
 
   /**
@@ -176,7 +186,7 @@ export class RedisJobQueue {
     if (options === null || typeof options !== 'object') {
       throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
     }
-    const { redis: target, name, policy, time = systemClock, commandTimeoutMillis = DEFAULT_COMMAND_TIMEOUT_MILLIS } = options;
+    const { redis: target, name, policy, time = systemClock, commandTimeoutMillis = DEFAULT_COMMAND_TIMEOUT_MILLIS, tracing = false } = options;
     if (typeof target !== 'string' && (target === null || typeof target !== 'object')) {
       throw new InvalidArgumentError(`Expected \`redis\` to be a URL, ioredis options or { cluster: nodes }, got ${describe(target)}`);
     }
@@ -189,13 +199,14 @@ export class RedisJobQueue {
     if (!Number.isInteger(commandTimeoutMillis) || !(commandTimeoutMillis >= 1)) {
       throw new InvalidArgumentError(`Expected \`commandTimeoutMillis\` to be an integer >= 1, got ${describe(commandTimeoutMillis)}`);
     }
+    if (typeof tracing !== 'boolean') throw new InvalidArgumentError(`Expected \`tracing\` to be a boolean, got ${describe(tracing)}`);
     const { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes } = fillOptions({
       capacity: options.capacity, maxPayloadBytes: options.maxPayloadBytes, maxErrorBytes: options.maxErrorBytes, maxResultBytes: options.maxResultBytes,
     });
     const redis = await createClient(target, commandTimeoutMillis);
     await connectClient(redis, addressOf(redis, target), userOf(redis));
     return new RedisJobQueue(
-      redis, { redis: target, name, policy, time, capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis }, partition,
+      redis, { redis: target, name, policy, time, capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, tracing }, partition,
     );
   }
 
@@ -253,7 +264,12 @@ export class RedisJobQueue {
     return checked.length === 0 ? [] : this.#submit(checked);
   }
 
-  async #submit(jobs: readonly CheckedJob[]): Promise<string[]> {
+  #submit(jobs: readonly CheckedJob[]): Promise<string[]> {
+    return this.#tracing === undefined ? this.#place(jobs) : this.#tracing.traced(jobs, () => this.#place(jobs));
+  }
+
+  /** Runs the submit script for `jobs`; their ids. */
+  async #place(jobs: readonly CheckedJob[]): Promise<string[]> {
     const fields = jobs.flatMap((job) => [
       job.type, job.payload, String(job.priority), job.runAtMillis === undefined ? '' : String(job.runAtMillis), String(job.delayMillis), String(job.maxAttempts),
       job.headersText ?? '',
