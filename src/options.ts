@@ -58,8 +58,8 @@ export interface TracingOptions {
   name?: string;
 }
 
-/** The options with every default filled in; `tracing` is the queue's name in its spans, or null when it is not traced. */
-export type FilledOptions = Required<Omit<JobQueueOptions, 'tracing'>> & { tracing: string | null };
+/** The options with every default filled in; `tracing` false, or the queue's name in its spans. */
+export type FilledOptions = Required<Omit<JobQueueOptions, 'tracing'>> & { tracing: false | Required<TracingOptions> };
 
 /** A traced queue's name in its spans when its options give none. */
 export const DEFAULT_TRACING_NAME = 'default';
@@ -73,14 +73,14 @@ export const kDefaultOptions: Readonly<Omit<FilledOptions, 'arenaBytes'>> = Obje
   maxErrorBytes: 8192,
   lockTimeoutMillis: 500,
   maxResultBytes: 65_536,
-  tracing: null,
+  tracing: false,
 });
 const DEFAULT_ARENA_BYTES = 64 * 1024 * 1024;
 const MAX_CAPACITY = 1 << 24;
 const MAX_ARENA_BYTES = 2 ** 31 - 8;
 
 /** Fills in defaults and checks every option; throws InvalidArgumentError naming the first bad one. */
-export function fillOptions(options: JobQueueOptions | FilledOptions | undefined): FilledOptions {
+export function fillOptions(options: JobQueueOptions | undefined): FilledOptions {
   if (options === undefined) options = {};
   if (options === null || typeof options !== 'object') {
     throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
@@ -98,21 +98,18 @@ export function fillOptions(options: JobQueueOptions | FilledOptions | undefined
     smallestArena,
     MAX_ARENA_BYTES,
   );
-  return { capacity, maxPayloadBytes, arenaBytes, maxErrorBytes, lockTimeoutMillis, maxResultBytes, tracing: tracingName(options.tracing) };
+  return { capacity, maxPayloadBytes, arenaBytes, maxErrorBytes, lockTimeoutMillis, maxResultBytes, tracing: filledTracing(options.tracing) };
 }
 
-/**
- * The `tracing` option as the queue's name in its spans, or null for none
- * (false, or absent; null and a string are the filled forms, as a `share()` handle holds them).
- */
-export function tracingName(tracing: unknown): string | null {
-  if (tracing === undefined || tracing === false || tracing === null) return null;
-  if (tracing === true) return DEFAULT_TRACING_NAME;
-  const name = typeof tracing === 'object' ? ((tracing as TracingOptions).name ?? DEFAULT_TRACING_NAME) : tracing;
+/** The `tracing` option filled in: false (absent), or the queue's name in its spans (`true`: the default name). */
+function filledTracing(tracing: unknown): false | Required<TracingOptions> {
+  if (tracing === undefined || tracing === false) return false;
+  if (tracing === true) return { name: DEFAULT_TRACING_NAME };
+  const name = tracing !== null && typeof tracing === 'object' ? ((tracing as TracingOptions).name ?? DEFAULT_TRACING_NAME) : undefined;
   if (typeof name !== 'string' || name.trim() === '') {
     throw new InvalidArgumentError(`Expected \`tracing\` to be a boolean or { name?: a non-blank string }, got ${describe(tracing)}`);
   }
-  return name;
+  return { name };
 }
 
 function integerOption(name: string, value: unknown, min: number, max: number): number {

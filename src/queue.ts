@@ -81,8 +81,8 @@ export class JobQueue {
 
   constructor(time: TimeSource, policy: RetryPolicy, options?: JobQueueOptions);
   /** @internal Opens existing buffers (see `attach`), or a journal (see `open`). */
-  constructor(time: TimeSource, policy: RetryPolicy, options: JobQueueOptions | FilledOptions | undefined, buffers: QueueBuffers | undefined, journal?: JournalLink);
-  constructor(time: TimeSource, policy: RetryPolicy, options?: JobQueueOptions | FilledOptions, buffers?: QueueBuffers, journal?: JournalLink) {
+  constructor(time: TimeSource, policy: RetryPolicy, options: JobQueueOptions | undefined, buffers: QueueBuffers | undefined, journal?: JournalLink);
+  constructor(time: TimeSource, policy: RetryPolicy, options?: JobQueueOptions, buffers?: QueueBuffers, journal?: JournalLink) {
     checkTimeSource(time);
     checkPolicy(policy);
     const filled = fillOptions(options);

@@ -174,3 +174,176 @@ describe('job headers in the journal', () => {
     expect(() => open(path, clock)).toThrow(/damaged job row J1: headers that are not the JSON of an object of strings/);
   });
 });
+
+// ── spans ────────────────────────────────────────────────────────────────
+
+/** A traced queue of one backend, and its name in its spans. */
+interface TracedQueue {
+  queue: ContractQueue;
+  destination: string;
+}
+
+interface TracedBackend {
+  name: string;
+  open(policy: RetryPolicy, options?: JobQueueOptions): Promise<TracedQueue>;
+}
+
+let queueNames = 0;
+
+const TRACED: readonly TracedBackend[] = [
+  {
+    name: 'memory',
+    async open(policy, options) {
+      return { queue: trackQueue(new JobQueue(systemClock, policy, { ...options, tracing: { name: 'emails' } })), destination: 'emails' };
+    },
+  },
+  {
+    name: 'journal',
+    async open(policy, options) {
+      const queue = openJournal(tempJournal(), systemClock, policy, { ...options, tracing: { name: 'emails' } });
+      return { queue: queue as unknown as ContractQueue, destination: 'emails' };
+    },
+  },
+  {
+    name: 'redis',
+    async open(policy, options) {
+      const { url } = await fileRedis();
+      const name = `traced-${process.pid}-${++queueNames}`;
+      return { queue: trackQueue(await RedisJobQueue.connect({ redis: url, name, policy, time: systemClock, ...options, tracing: true })), destination: name };
+    },
+  },
+];
+
+/** What every span of `operation` on `destination` carries. */
+function messaging(operation: 'create' | 'process', destination: string): Record<string, unknown> {
+  return {
+    'messaging.system': 'leasehold',
+    'messaging.operation.type': operation,
+    'messaging.operation.name': operation,
+    'messaging.destination.name': destination,
+  };
+}
+
+/** The one span named `name` whose message id is `jobId` (a job's create span, or one attempt's process span with `attempt`). */
+function spanOf(spans: readonly SpanRecord[], name: string, jobId: string, attempt?: number): SpanRecord {
+  const found = spans.filter((span) => span.name === name && span.attributes['messaging.message.id'] === jobId &&
+    (attempt === undefined || span.attributes['leasehold.attempt'] === attempt));
+  expect(found, `${name} of ${jobId}`).toHaveLength(1);
+  return found[0]!;
+}
+
+/** Runs one attempt of `lease` within traceProcess, as a poll loop of one's own does: `work` throwing fails it. */
+async function processLease(queue: ContractQueue, lease: Lease, destination: string, work: () => void): Promise<void> {
+  try {
+    await traceProcess(lease, destination, work);
+    await queue.complete(lease.jobId, lease.token);
+  } catch (error) {
+    await queue.fail(lease.jobId, lease.token, (error as Error).message);
+  }
+}
+
+for (const backend of TRACED) {
+  const run = backend.name === 'redis' ? describeRedis : describe;
+  run(`spans [${backend.name}]`, () => {
+    it('makes a PRODUCER span "create {queue}" per submitted job, whose context the job carries beside its own headers', async () => {
+      const { queue, destination } = await backend.open(new RetryPolicy(3, 0, 0));
+      const one = await queue.submit('t', 'p', { headers: { tenant: 'acme' } });
+      const [two, three] = await queue.submitMany([{ type: 't' }, { type: 't', headers: { tenant: 'b' } }]);
+      const spans = finished();
+      expect(spans).toHaveLength(3);
+      for (const [id, own] of [[one, { tenant: 'acme' }], [two, {}], [three, { tenant: 'b' }]] as const) {
+        const span = spanOf(spans, `create ${destination}`, id!);
+        expect(span.kind).toBe(SpanKind.PRODUCER);
+        expect(span.attributes).toEqual({ ...messaging('create', destination), 'messaging.message.id': id });
+        expect(span.status.code).toBe(SpanStatusCode.UNSET);
+        const { headers } = await queue.view(id!);
+        expect(headers).toEqual({ ...own, traceparent: expect.stringMatching(TRACEPARENT) });
+        const [, traceId, parentId] = TRACEPARENT.exec(headers!['traceparent']!)!;
+        expect([traceId, parentId]).toEqual([span.traceId, span.spanId]);
+      }
+    });
+
+    it('makes the create span a child of the span active at submit', async () => {
+      const { queue, destination } = await backend.open(new RetryPolicy(3, 0, 0));
+      const outer = trace.getTracer('test').startSpan('request');
+      const id = await context.with(trace.setSpan(context.active(), outer), () => queue.submit('t'));
+      outer.end();
+      const create = spanOf(finished(), `create ${destination}`, id);
+      expect([create.traceId, create.parentSpanId]).toEqual([outer.spanContext().traceId, outer.spanContext().spanId]);
+    });
+
+    it('runs traceProcess within a CONSUMER span "process {queue}", a child of the job\'s create span, and of which spans made inside are children', async () => {
+      const { queue, destination } = await backend.open(new RetryPolicy(3, 0, 0));
+      const id = await queue.submit('t', 'p');
+      const lease = await mustPoll(queue, id);
+      await processLease(queue, lease, destination, () => trace.getTracer('test').startActiveSpan('inner', (span) => span.end()));
+      const spans = finished();
+      const create = spanOf(spans, `create ${destination}`, id);
+      const process = spanOf(spans, `process ${destination}`, id);
+      expect(process.kind).toBe(SpanKind.CONSUMER);
+      expect([process.traceId, process.parentSpanId]).toEqual([create.traceId, create.spanId]);
+      expect(process.attributes).toEqual({
+        ...messaging('process', destination), 'messaging.message.id': id, 'leasehold.attempt': 1, 'leasehold.token': lease.token, 'leasehold.dead_lettered': false,
+      });
+      expect(process.status.code).toBe(SpanStatusCode.UNSET);
+      const inner = spans.find((span) => span.name === 'inner')!;
+      expect([inner.traceId, inner.parentSpanId]).toEqual([create.traceId, process.spanId]);
+      expect((await queue.view(id)).status).toBe('SUCCEEDED');
+    });
+
+    it('marks a failed attempt\'s span ERROR with error.type, dead-lettered only on the job\'s last attempt', async () => {
+      const { queue, destination } = await backend.open(new RetryPolicy(2, 0, 0));
+      const id = await queue.submit('t');
+      for (let attempt = 1; attempt <= 2; attempt++) {
+        await processLease(queue, await mustPoll(queue, id), destination, () => {
+          throw new RangeError(`attempt ${attempt}`);
+        });
+      }
+      expect((await queue.view(id)).status).toBe('DEAD');
+      const spans = finished();
+      const create = spanOf(spans, `create ${destination}`, id);
+      for (const attempt of [1, 2]) {
+        const process = spanOf(spans, `process ${destination}`, id, attempt);
+        expect(process.parentSpanId).toBe(create.spanId);
+        expect(process.status).toEqual({ code: SpanStatusCode.ERROR, message: `attempt ${attempt}` });
+        expect(process.attributes).toMatchObject({ 'error.type': 'RangeError', 'leasehold.dead_lettered': attempt === 2 });
+      }
+    });
+
+    it('ends the create spans of a refused submit with status ERROR and error.type, and stores nothing', async () => {
+      const { queue, destination } = await backend.open(new RetryPolicy(3, 0, 0), { capacity: 1 });
+      await queue.submit('t');
+      exporter.reset();
+      await expect(Promise.resolve().then(() => queue.submitMany([{ type: 't' }, { type: 't' }]))).rejects.toBeInstanceOf(QueueFullError);
+      const spans = finished();
+      expect(spans.map((span) => span.name)).toEqual([`create ${destination}`, `create ${destination}`]);
+      for (const span of spans) {
+        expect(span.status.code).toBe(SpanStatusCode.ERROR);
+        expect(span.attributes['error.type']).toBe('QueueFullError');
+        expect(span.attributes['messaging.message.id']).toBeUndefined();
+      }
+      expect((await queue.stats()).pending).toBe(1);
+    });
+  });
+}
+
+describe('spans of a queue without tracing', () => {
+  it('makes no span at submit and adds no headers; traceProcess still traces a lease of it, as a root', async () => {
+    const queue = trackQueue(new JobQueue(systemClock, new RetryPolicy(3, 0, 0)));
+    const id = queue.submit('t', 'p', { headers: { own: 'only' } });
+    expect(finished()).toEqual([]);
+    const lease = queue.poll('w1', 1_000)!;
+    expect(lease.headers).toEqual({ own: 'only' });
+    await processLease(queue, lease, 'plain', () => undefined);
+    const [process] = finished();
+    expect(process).toMatchObject({ name: 'process plain', kind: SpanKind.CONSUMER, parentSpanId: null });
+  });
+
+  it('refuses a bad `tracing` option with InvalidArgumentError', async () => {
+    for (const tracing of [{ name: '' }, { name: 3 }, 'yes', 1]) {
+      expect(() => new JobQueue(systemClock, new RetryPolicy(3, 0, 0), { tracing: bad(tracing) })).toThrow(InvalidArgumentError);
+    }
+    await expectInvalid(() => traceProcess(bad(null), 'q', () => undefined));
+    await expectInvalid(() => traceProcess(bad({ jobId: 'J1' }), ' ', () => undefined));
+  });
+});
