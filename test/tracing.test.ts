@@ -347,3 +347,115 @@ describe('spans of a queue without tracing', () => {
     await expectInvalid(() => traceProcess(bad({ jobId: 'J1' }), ' ', () => undefined));
   });
 });
+
+// ── across threads and processes ─────────────────────────────────────────
+
+const TRACING_HANDLERS = new URL('./fixtures/tracing-handlers.mjs', import.meta.url);
+
+/** Collects the span records pool threads post on SPANS_CHANNEL; `until` resolves once `count` have come (or rejects after a bounded wait). */
+function threadSpans(): { spans: SpanRecord[]; until(count: number): Promise<SpanRecord[]>; close(): void } {
+  const channel = new BroadcastChannel(SPANS_CHANNEL);
+  const spans: SpanRecord[] = [];
+  const waiting: Array<() => void> = [];
+  channel.onmessage = (event) => {
+    spans.push((event as MessageEvent<SpanRecord>).data);
+    for (const wake of waiting.splice(0)) wake();
+  };
+  const until = async (count: number): Promise<SpanRecord[]> => {
+    while (spans.length < count) await new Promise<void>((resolve) => waiting.push(resolve));
+    return spans;
+  };
+  return { spans, until: (count) => withTimeout(until(count), 30_000, `${count} spans from the pool threads`), close: () => channel.close() };
+}
+
+/**
+ * Checks the spans of a pool's run: every ok job's process span (made in a
+ * pool thread) is a child of its create span (made here), and the handler's
+ * own span a child of it; the boom job's spans failed, the last dead-lettered.
+ */
+function expectPoolSpans(local: readonly SpanRecord[], remote: readonly SpanRecord[], destination: string, ok: readonly string[], boom: string, boomAttempts: number): void {
+  for (const id of [...ok, boom]) {
+    const create = spanOf(local, `create ${destination}`, id);
+    const attempts = remote.filter((span) => span.name === `process ${destination}` && span.attributes['messaging.message.id'] === id);
+    expect(attempts).toHaveLength(id === boom ? boomAttempts : 1);
+    for (const process of attempts) {
+      expect(process.kind).toBe(SpanKind.CONSUMER);
+      expect([process.traceId, process.parentSpanId]).toEqual([create.traceId, create.spanId]);
+      expect(process.attributes).toMatchObject({ ...messaging('process', destination), 'leasehold.token': expect.any(Number) });
+      if (id === boom) {
+        const attempt = process.attributes['leasehold.attempt'] as number;
+        expect(process.status).toEqual({ code: SpanStatusCode.ERROR, message: 'boom' });
+        expect(process.attributes).toMatchObject({ 'error.type': 'TypeError', 'leasehold.dead_lettered': attempt === boomAttempts });
+      } else {
+        expect(process.attributes).toMatchObject({ 'leasehold.attempt': 1, 'leasehold.dead_lettered': false });
+        expect(process.status.code).toBe(SpanStatusCode.UNSET);
+        const inner = remote.filter((span) => span.name === 'inner work' && span.parentSpanId === process.spanId);
+        expect(inner).toHaveLength(1);
+        expect(inner[0]!.traceId).toBe(create.traceId);
+      }
+    }
+  }
+}
+
+const POOL_BACKENDS: ReadonlyArray<TracedBackend> = TRACED.filter((backend) => backend.name !== 'journal');
+
+for (const backend of POOL_BACKENDS) {
+  const run = backend.name === 'redis' ? describeRedis : describe;
+  run(`a WorkerPool's spans [${backend.name}]`, () => {
+    it('runs each handler in a pool thread within a process span that is a child of the job\'s create span from this thread', { timeout: 60_000 }, async () => {
+      const received = threadSpans();
+      try {
+        const { queue, destination } = await backend.open(new RetryPolicy(2, 0, 0));
+        const ok: string[] = [];
+        for (let n = 0; n < 8; n++) ok.push(await queue.submit('ok', String(n)));
+        const boom = await queue.submit('boom');
+        const pool = track(new WorkerPool(queue as never, { handlers: TRACING_HANDLERS, threads: 2, concurrency: 2 }));
+        await pool.start();
+        await withTimeout(pool.drain(), 45_000, 'the pool draining');
+        // Each ok job: a process span and the handler's own; the boom job: two process spans.
+        const remote = await received.until(ok.length * 2 + 2);
+        expectPoolSpans(finished(), remote, destination, ok, boom, 2);
+        expect((await queue.view(boom)).status).toBe('DEAD');
+        await pool.close();
+      } finally {
+        received.close();
+      }
+    });
+  });
+}
+
+/** Runs tracing-process.mjs on `handle` for `count` leases; the span records it printed. */
+async function childSpans(handle: unknown, count: number): Promise<SpanRecord[]> {
+  const child = spawn(process.execPath, [new URL('./fixtures/tracing-process.mjs', import.meta.url).pathname, JSON.stringify(handle), String(count)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const code = await withTimeout(new Promise<number | null>((resolve) => child.on('exit', resolve)), 30_000, 'the child process');
+  expect(code).toBe(0);
+  const lines = out.trim().split('\n').map((line) => JSON.parse(line) as { span?: SpanRecord; done?: true });
+  expect(lines.at(-1)).toEqual({ done: true });
+  return lines.flatMap((line) => (line.span === undefined ? [] : [line.span]));
+}
+
+describeRedis('spans across processes [redis]', () => {
+  it('makes the process spans of a child process\'s traceProcess children of this process\'s create spans', { timeout: 60_000 }, async () => {
+    const { url } = await fileRedis();
+    const name = `traced-process-${process.pid}`;
+    const queue = trackQueue(await RedisJobQueue.connect({ redis: url, name, policy: new RetryPolicy(1, 0, 0), time: systemClock, tracing: true }));
+    const ids = [await queue.submit('ok'), await queue.submit('boom'), await queue.submit('ok')];
+    const remote = await childSpans(queue.share(), ids.length);
+    const local = finished();
+    expect(remote).toHaveLength(ids.length);
+    for (const id of ids) {
+      const create = spanOf(local, `create ${name}`, id);
+      const process = spanOf(remote, `process ${name}`, id);
+      expect([process.kind, process.traceId, process.parentSpanId]).toEqual([SpanKind.CONSUMER, create.traceId, create.spanId]);
+      expect(process.attributes).toMatchObject({ ...messaging('process', name), 'leasehold.attempt': 1 });
+    }
+    const boom = spanOf(remote, `process ${name}`, ids[1]!);
+    expect(boom.status).toEqual({ code: SpanStatusCode.ERROR, message: 'child boom' });
+    expect(boom.attributes).toMatchObject({ 'error.type': 'RangeError', 'leasehold.dead_lettered': true });
+    expect((await queue.stats())).toMatchObject({ succeeded: 2, dead: 1 });
+  });
+});
