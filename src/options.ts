@@ -101,11 +101,11 @@ export function fillOptions(options: JobQueueOptions | undefined): FilledOptions
   return { capacity, maxPayloadBytes, arenaBytes, maxErrorBytes, lockTimeoutMillis, maxResultBytes, tracing: filledTracing(options.tracing) };
 }
 
-/** The `tracing` option filled in: false (absent), or the queue's name in its spans (`true`: the default name). */
-function filledTracing(tracing: unknown): false | Required<TracingOptions> {
+/** The `tracing` option filled in: false (absent), or the queue's name in its spans (`true`, or no name: `defaultName`). */
+export function filledTracing(tracing: unknown, defaultName = DEFAULT_TRACING_NAME): false | Required<TracingOptions> {
   if (tracing === undefined || tracing === false) return false;
-  if (tracing === true) return { name: DEFAULT_TRACING_NAME };
-  const name = tracing !== null && typeof tracing === 'object' ? ((tracing as TracingOptions).name ?? DEFAULT_TRACING_NAME) : undefined;
+  if (tracing === true) return { name: defaultName };
+  const name = tracing !== null && typeof tracing === 'object' ? ((tracing as TracingOptions).name ?? defaultName) : undefined;
   if (typeof name !== 'string' || name.trim() === '') {
     throw new InvalidArgumentError(`Expected \`tracing\` to be a boolean or { name?: a non-blank string }, got ${describe(tracing)}`);
   }

@@ -75,7 +75,7 @@ describeEachBackend('job headers', (backend) => {
     const headers = { tenant: 'acme', 'x-correlation-id': 'é'.repeat(40), empty: '' };
     const withHeaders = await queue.submit('t', 'p', { headers });
     const without = await queue.submit('t', 'p');
-    const [first, second] = await queue.submitMany([{ type: 't', headers: { n: '1' } }, { type: 't' }]);
+    const [first, second] = (await queue.submitMany([{ type: 't', headers: { n: '1' } }, { type: 't' }])) as [string, string];
     expect((await mustPoll(queue, withHeaders)).headers).toEqual(headers);
     expect((await mustPoll(queue, without)).headers).toBeNull();
     expect((await mustPoll(queue, first)).headers).toEqual({ n: '1' });
@@ -330,7 +330,7 @@ for (const backend of TRACED) {
 describe('spans of a queue without tracing', () => {
   it('makes no span at submit and adds no headers; traceProcess still traces a lease of it, as a root', async () => {
     const queue = trackQueue(new JobQueue(systemClock, new RetryPolicy(3, 0, 0)));
-    const id = queue.submit('t', 'p', { headers: { own: 'only' } });
+    queue.submit('t', 'p', { headers: { own: 'only' } });
     expect(finished()).toEqual([]);
     const lease = queue.poll('w1', 1_000)!;
     expect(lease.headers).toEqual({ own: 'only' });
@@ -358,7 +358,7 @@ function threadSpans(): { spans: SpanRecord[]; until(count: number): Promise<Spa
   const spans: SpanRecord[] = [];
   const waiting: Array<() => void> = [];
   channel.onmessage = (event) => {
-    spans.push((event as MessageEvent<SpanRecord>).data);
+    spans.push((event as { data: SpanRecord }).data);
     for (const wake of waiting.splice(0)) wake();
   };
   const until = async (count: number): Promise<SpanRecord[]> => {

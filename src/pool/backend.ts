@@ -71,7 +71,6 @@ export async function openWorkerQueue(handle: QueueHandle): Promise<WorkerQueue>
 
 /** The name a pool thread's process spans carry for the queue `handle` names, or null when that queue is not traced. */
 export function tracedName(handle: QueueHandle): string | null {
-  if (handle.kind === 'leasehold/shared-queue') return handle.options.tracing === false ? null : handle.options.tracing.name;
-  const queue = handle.kind === 'leasehold/redis-queue' ? handle : handle.partitions[0]!;
-  return queue.options.tracing ? queue.name : null;
+  const { tracing } = (handle.kind === 'leasehold/partitioned-redis-queue' ? handle.partitions[0]! : handle).options;
+  return tracing === false ? null : tracing.name;
 }

@@ -1,6 +1,6 @@
 import { clockFromShare, shareClock, systemClock, type SharedClock, type TimeSource } from '../clock.js';
 import { IllegalStateError, InvalidArgumentError, describe, refusalError, type JobQueueError } from '../errors.js';
-import { fillOptions, type JobQueueOptions } from '../options.js';
+import { fillOptions, filledTracing, type JobQueueOptions, type TracingOptions } from '../options.js';
 import { policyFromShare, sharePolicy, type RetryPolicy, type SharedPolicy } from '../policy.js';
 import type { JobView, Lease, QueueStats } from '../types.js';
 import {
@@ -50,11 +50,11 @@ export interface RedisQueueOptions extends Pick<JobQueueOptions, 'capacity' | 'm
    */
   commandTimeoutMillis?: number;
   /**
-   * Trace this queue's jobs with OpenTelemetry, as JobQueue's `tracing` does, under
-   * the queue's `name`: create spans at submit, process spans in a WorkerPool (docs/tracing.md).
+   * Trace this queue's jobs with OpenTelemetry, as JobQueue's `tracing` does (create spans
+   * at submit, process spans in a WorkerPool; docs/tracing.md), named by default after the queue's `name`.
    * @default false
    */
-  tracing?: boolean;
+  tracing?: boolean | TracingOptions;
 }
 
 const DEFAULT_COMMAND_TIMEOUT_MILLIS = 10_000;
@@ -95,7 +95,10 @@ export interface RedisQueueHandle {
   readonly redis: RedisTarget;
   readonly name: string;
   readonly policy: SharedPolicy;
-  readonly options: Required<Pick<RedisQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'maxResultBytes' | 'commandTimeoutMillis' | 'tracing'>>;
+  readonly options: Required<Pick<RedisQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'maxResultBytes' | 'commandTimeoutMillis'>> & {
+    /** false, or the queue's name in its spans. */
+    readonly tracing: false | Required<TracingOptions>;
+  };
   /** The ManualClock's word, or 'system' for systemClock, or null for a clock that cannot cross threads. */
   readonly clock: SharedClock;
   readonly partition: Partition;
@@ -150,7 +153,7 @@ export class RedisJobQueue {
 
   readonly #partition: Partition;
 
-  private constructor(redis: RedisClient, options: Required<RedisQueueOptions>, partition: Partition) {
+  private constructor(redis: RedisClient, options: Required<RedisQueueOptions> & RedisQueueHandle['options'], partition: Partition) {
     this.#partition = partition;
     this.#redis = redis;
     const { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, tracing } = options;
@@ -175,7 +178,7 @@ export class RedisJobQueue {
     this.#maxPayloadBytes = options.maxPayloadBytes;
     this.#maxErrorBytes = options.maxErrorBytes;
     this.#maxResultBytes = maxResultBytes;
-    this.#tracing = tracing ? new ProducerTracing(options.name) : undefined;
+    this.#tracing = tracing === false ? undefined : new ProducerTracing(tracing.name);
   }
 
   /**
@@ -186,7 +189,7 @@ export class RedisJobQueue {
     if (options === null || typeof options !== 'object') {
       throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
     }
-    const { redis: target, name, policy, time = systemClock, commandTimeoutMillis = DEFAULT_COMMAND_TIMEOUT_MILLIS, tracing = false } = options;
+    const { redis: target, name, policy, time = systemClock, commandTimeoutMillis = DEFAULT_COMMAND_TIMEOUT_MILLIS } = options;
     if (typeof target !== 'string' && (target === null || typeof target !== 'object')) {
       throw new InvalidArgumentError(`Expected \`redis\` to be a URL, ioredis options or { cluster: nodes }, got ${describe(target)}`);
     }
@@ -199,7 +202,7 @@ export class RedisJobQueue {
     if (!Number.isInteger(commandTimeoutMillis) || !(commandTimeoutMillis >= 1)) {
       throw new InvalidArgumentError(`Expected \`commandTimeoutMillis\` to be an integer >= 1, got ${describe(commandTimeoutMillis)}`);
     }
-    if (typeof tracing !== 'boolean') throw new InvalidArgumentError(`Expected \`tracing\` to be a boolean, got ${describe(tracing)}`);
+    const tracing = filledTracing(options.tracing, name);
     const { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes } = fillOptions({
       capacity: options.capacity, maxPayloadBytes: options.maxPayloadBytes, maxErrorBytes: options.maxErrorBytes, maxResultBytes: options.maxResultBytes,
     });
