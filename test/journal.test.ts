@@ -24,6 +24,7 @@ import {
   QueueFullError,
   RetryPolicy,
 } from '../dist/index.js';
+import { MIGRATIONS } from '../dist/journal/migrations.js';
 import { T0, expectErrorSync, expectInvalidSync, expectNotFoundSync, mustPollSync, prng, startWorker, withTimeout } from './helpers.js';
 import { children, closeJournal, openJournal as openTracked, tempDir, tempJournal } from './journal-harness.js';
 
@@ -714,11 +715,12 @@ describe('schema migrations', () => {
     closeJournal(queue);
 
     const after = new Database(path);
-    expect(after.pragma('user_version', { simple: true })).toBe(4);
+    expect(after.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
     const columns = (after.prepare('PRAGMA table_info(jobs)').all() as Array<{ name: string }>).map((c) => c.name);
     expect(columns).toContain('worker_id');
     expect(columns).toContain('max_attempts');
     expect(columns).toContain('result');
+    expect(columns).toContain('headers');
     after.close();
     const again = openJournal(path, clock);
     expect(again.view('J1')).toMatchObject({ status: 'SUCCEEDED', attempts: 2 });

@@ -6,6 +6,7 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { JobFailedError, JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
+import { MIGRATIONS } from '../dist/journal/migrations.js';
 import { T0, mustPollSync } from './helpers.js';
 import { closeJournal, openJournal, tempJournal } from './journal-harness.js';
 
@@ -60,9 +61,9 @@ describe('results in the journal', () => {
     queue.complete(old, mustPollSync(queue, old).token);
     const next = queue.submit('t', 'new');
     closeJournal(queue);
-    // What leasehold wrote before this schema: no result column, user_version 3.
+    // What leasehold wrote before this schema: no result column (nor the later headers), user_version 3.
     const db = new Database(path);
-    db.exec('ALTER TABLE jobs DROP COLUMN result');
+    db.exec('ALTER TABLE jobs DROP COLUMN result; ALTER TABLE jobs DROP COLUMN headers');
     db.pragma('user_version = 3');
     db.close();
 
@@ -71,7 +72,7 @@ describe('results in the journal', () => {
     migrated.complete(next, mustPollSync(migrated, next).token, ['kept']);
     closeJournal(migrated);
     const check = new Database(path, { readonly: true });
-    expect(check.pragma('user_version', { simple: true })).toBe(4);
+    expect(check.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
     check.close();
     expect(open(path, clock).view(next).result).toEqual(['kept']);
   });

@@ -19,6 +19,7 @@ import {
   InvalidArgumentError, JobQueue, MAX_HEADERS_BYTES, ManualClock, QueueFullError, RedisJobQueue, RetryPolicy, WorkerPool, systemClock, traceProcess,
   type JobQueueOptions, type Lease,
 } from '../dist/index.js';
+import { MIGRATIONS } from '../dist/journal/migrations.js';
 import { describeEachBackend, type ContractQueue } from './backends.js';
 import { SPANS_CHANNEL, spanRecord } from './fixtures/tracing-sdk.mjs';
 import { T0, bad, expectInvalid, mustPoll, setup, snapshot, withTimeout } from './helpers.js';
@@ -157,7 +158,7 @@ describe('job headers in the journal', () => {
     const next = migrated.submit('t', 'new', { headers: { kept: 'yes' } });
     closeJournal(migrated);
     const check = new Database(path, { readonly: true });
-    expect(check.pragma('user_version', { simple: true })).toBe(5);
+    expect(check.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
     check.close();
     expect(open(path, clock).view(next).headers).toEqual({ kept: 'yes' });
   });
