@@ -8,7 +8,7 @@ export { PartitionedRedisQueue, type PartitionedQueueHandle, type PartitionedQue
 export { PROCESS_GONE } from './redis/liveness.js';
 export { RetryPolicy, type Jitter, type RetryPolicyOptions } from './policy.js';
 export { ManualClock, systemClock, type TimeSource } from './clock.js';
-export { JobStatus, type JobView, type Lease, type QueueStats } from './types.js';
+export { JobStatus, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats } from './types.js';
 export type { JobQueueOptions, TracingOptions } from './options.js';
 export { MAX_HEADERS_BYTES } from './validate.js';
 export { traceProcess } from './tracing/consumer.js';

@@ -39,6 +39,13 @@ export interface JobQueueOptions {
    */
   maxResultBytes?: number;
   /**
+   * Finished jobs (SUCCEEDED, CANCELLED) to evict without waiting for their
+   * room to be needed: beyond `maxFinished` of them, oldest finished first, and
+   * those finished `maxAgeMillis` ago or longer. DEAD jobs are kept for a person.
+   * @default {} (kept until their room is needed)
+   */
+  retain?: RetainOptions;
+  /**
    * Trace this queue's jobs with OpenTelemetry (through `@opentelemetry/api`,
    * an optional peer dependency, and the tracer provider and propagator your
    * SDK registers): a PRODUCER span `create {name}` per submitted job, whose
@@ -58,6 +65,12 @@ export interface TracingOptions {
   name?: string;
 }
 
+/** See JobQueueOptions#retain; each left out is no limit. */
+export interface RetainOptions {
+  maxFinished?: number;
+  maxAgeMillis?: number;
+}
+
 /** The options with every default filled in; `tracing` false, or the queue's name in its spans. */
 export type FilledOptions = Required<Omit<JobQueueOptions, 'tracing'>> & { tracing: false | Required<TracingOptions> };
 
@@ -67,7 +80,7 @@ export const DEFAULT_TRACING_NAME = 'default';
 /** Longest job type, in UTF-8 bytes. */
 export const MAX_TYPE_BYTES = 1024;
 
-export const kDefaultOptions: Readonly<Omit<FilledOptions, 'arenaBytes'>> = Object.freeze({
+export const kDefaultOptions: Readonly<Omit<FilledOptions, 'arenaBytes' | 'retain'>> = Object.freeze({
   capacity: 65_536,
   maxPayloadBytes: 1_048_576,
   maxErrorBytes: 8192,
@@ -98,7 +111,9 @@ export function fillOptions(options: JobQueueOptions | undefined): FilledOptions
     smallestArena,
     MAX_ARENA_BYTES,
   );
-  return { capacity, maxPayloadBytes, arenaBytes, maxErrorBytes, lockTimeoutMillis, maxResultBytes, tracing: filledTracing(options.tracing) };
+  return {
+    capacity, maxPayloadBytes, arenaBytes, maxErrorBytes, lockTimeoutMillis, maxResultBytes, retain: checkRetain(options.retain), tracing: filledTracing(options.tracing),
+  };
 }
 
 /** The `tracing` option filled in: false (absent), or the queue's name in its spans (`true`, or no name: `defaultName`). */
@@ -110,6 +125,26 @@ export function filledTracing(tracing: unknown, defaultName = DEFAULT_TRACING_NA
     throw new InvalidArgumentError(`Expected \`tracing\` to be a boolean or { name?: a non-blank string }, got ${describe(tracing)}`);
   }
   return { name };
+}
+
+const RETAIN_FIELDS: ReadonlySet<string> = new Set(['maxFinished', 'maxAgeMillis']);
+
+/** The `retain` option, checked; a limit left out stays out. */
+export function checkRetain(retain: unknown): RetainOptions {
+  if (retain === undefined) return {};
+  if (retain === null || typeof retain !== 'object') throw new InvalidArgumentError(`Expected \`retain\` to be an object, got ${describe(retain)}`);
+  const unknown = Object.keys(retain).find((key) => !RETAIN_FIELDS.has(key));
+  if (unknown !== undefined) throw new InvalidArgumentError(`Expected \`retain\` to have only maxFinished and maxAgeMillis, got \`${unknown}\``);
+  const { maxFinished, maxAgeMillis } = retain as RetainOptions;
+  const checked: RetainOptions = {};
+  if (maxFinished !== undefined) checked.maxFinished = integerOption('retain.maxFinished', maxFinished, 0, MAX_CAPACITY);
+  if (maxAgeMillis !== undefined) {
+    if (typeof maxAgeMillis !== 'number' || !Number.isFinite(maxAgeMillis) || maxAgeMillis < 0) {
+      throw new InvalidArgumentError(`Expected \`retain.maxAgeMillis\` to be a finite number >= 0, got ${describe(maxAgeMillis)}`);
+    }
+    checked.maxAgeMillis = maxAgeMillis;
+  }
+  return checked;
 }
 
 function integerOption(name: string, value: unknown, min: number, max: number): number {

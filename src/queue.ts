@@ -7,7 +7,7 @@ import type { LoggedJob } from './shm/movelog.js';
 import { BUFFER_NAMES, attemptLimit, bufferBytes, mayRetry, type QueueBuffers } from './shm/layout.js';
 import { QueueMemory } from './shm/memory.js';
 import { countedChunks } from './shm/records.js';
-import { JobStatus, type JobView, type Lease, type QueueStats } from './types.js';
+import { JobStatus, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats } from './types.js';
 import {
   checkFailure, checkPolicy, checkTimeSource, checkTimeout, parseJobId, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions,
 } from './validate.js';
@@ -154,7 +154,10 @@ export class JobQueue {
     const { kept, dropped } = this.#fitFinished(jobs);
     this.#ctx.locked((core) => {
       const chunks = kept.reduce(
-        (sum, job) => sum + core.chunksForJob(job.type, Buffer.byteLength(job.type), Buffer.byteLength(job.payload), job.headers) + countedChunks(job.result),
+        (sum, job) =>
+          sum +
+          core.chunksForJob(job.type, Buffer.byteLength(job.type), Buffer.byteLength(job.payload), job.key === null ? 0 : Buffer.byteLength(job.key), job.headers) +
+          countedChunks(job.result),
         0,
       );
       if (core.roomFor(kept.length, chunks) < 0) {
@@ -172,7 +175,9 @@ export class JobQueue {
       // The attempt died with its process and counts as failed, so a job that kills its process cannot loop forever.
       const retry = mayRetry(job.attempts, attemptLimit(job.maxAttempts, policy.maxAttempts));
       const runAt = retry ? now + policy.backoffAfter(job.attempts) : job.runAt;
-      Object.assign(job, { status: retry ? JobStatus.PENDING : JobStatus.DEAD, runAt, lastError: LEASE_LOST, leaseUntil: 0, moves: job.moves + 1 });
+      // A job dead now finished now: a key it has is held keyTtl from here.
+      const finishedAt = !retry && job.key !== null ? now : job.finishedAt;
+      Object.assign(job, { status: retry ? JobStatus.PENDING : JobStatus.DEAD, runAt, lastError: LEASE_LOST, leaseUntil: 0, moves: job.moves + 1, finishedAt });
     }
     journal.write({ inserts: [], updates: lost, evictions: dropped.map((job) => job.num) });
     const sequences = journal.sequences();
@@ -339,6 +344,19 @@ export class JobQueue {
   /** Every DEAD job, in submission order. */
   deadLetters(): JobView[] {
     return this.#reads.deadLetters();
+  }
+
+  /**
+   * A page of jobs in ascending submission order (job number): of one status
+   * and type if asked, at most `limit` (1 to 1000, default 100); `next` goes
+   * on after it (null: the last page). A job that moves between pages is
+   * listed where the call that reaches it finds it: a walk of one status
+   * never lists a job twice, and lists every job that stayed in it
+   * throughout. O(log n + page) for a status, however rare among others
+   * (see docs/api.md, "Listing jobs", for a type's cost).
+   */
+  jobs(query?: JobQuery): JobPage {
+    return this.#reads.jobs(query);
   }
 
   /** Puts a DEAD job back to PENDING, ready now, with attempts reset to 0 (lastError kept). */

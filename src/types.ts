@@ -34,6 +34,8 @@ export interface Lease {
   /** The attempts this job gets: its own (submit's `maxAttempts` option), else the RetryPolicy's. */
   readonly maxAttempts: number;
   readonly leaseUntil: number;
+  /** The job's own lease length (submit's `timeoutMillis`), which this lease got in place of the poll's; null: the poll's. */
+  readonly timeoutMillis: number | null;
   /** The job's headers (submit's `headers` option, and a traced queue's trace context); null when it has none. */
   readonly headers: Readonly<Record<string, string>> | null;
 }
@@ -58,6 +60,10 @@ export interface JobView {
   readonly workerId: string | null;
   /** A SUCCEEDED job's result (what its complete was given, parsed from JSON); undefined when it has none, or is not SUCCEEDED. */
   readonly result: unknown;
+  /** The idempotent key it was submitted with (submit's `key`), or null. */
+  readonly key: string | null;
+  /** Its own lease length (submit's `timeoutMillis`), or null: each poll's leaseMillis. */
+  readonly timeoutMillis: number | null;
   /** The job's headers (submit's `headers` option, and a traced queue's trace context); null when it has none. */
   readonly headers: Readonly<Record<string, string>> | null;
 }
@@ -75,4 +81,22 @@ export interface QueueStats {
   cancelled: number;
   /** Whether the queue is paused: polls hand out nothing until `resume()`. */
   paused: boolean;
+}
+
+/** What `jobs()` lists: every field may be left out. */
+export interface JobQuery {
+  /** Only jobs in this status. @default every status */
+  status?: JobStatus;
+  /** Only jobs of this type (costs more: see docs/api.md, "Listing jobs"). @default every type */
+  type?: string;
+  /** The most jobs on one page, 1 to 1000. @default 100 */
+  limit?: number;
+  /** Where to go on: the `next` of the page before. @default the first job */
+  after?: string;
+}
+
+/** One page of `jobs()`: jobs in ascending submission order, and the cursor of the next page (null: this is the last). */
+export interface JobPage {
+  jobs: JobView[];
+  next: string | null;
 }

@@ -4,10 +4,11 @@
  * one) before anything changes.
  */
 import type { TimeSource } from './clock.js';
+import { JobStatus, type JobQuery } from './types.js';
 import { InvalidArgumentError, JobNotFoundError, describe } from './errors.js';
 import { MAX_TYPE_BYTES } from './options.js';
 import { RetryPolicy } from './policy.js';
-import { MAX_ATTEMPTS } from './shm/layout.js';
+import { MAX_ATTEMPTS, MAX_KEY_BYTES, MAX_LEASE_LENGTH } from './shm/layout.js';
 
 /** A job for `submit` / `submitMany`, checked. */
 export interface CheckedJob {
@@ -22,6 +23,14 @@ export interface CheckedJob {
   delayMillis: number;
   /** The job's own maxAttempts; 0: the policy's. */
   maxAttempts: number;
+  /** The idempotent key, or null for none. */
+  key: string | null;
+  /** The key's UTF-8 bytes (0: no key). */
+  keyBytes: number;
+  /** How long the key stays taken after the job finished; 0: not at all. */
+  keyTtlMillis: number;
+  /** The job's own lease length; 0: the poll's. */
+  timeoutMillis: number;
   /** The job's headers, a copy of submit's; null for none. */
   headers: Record<string, string> | null;
   /** Their JSON text (what the queue stores); null for none. */
@@ -39,6 +48,20 @@ export interface SubmitOptions {
   /** The attempts this job gets, in place of the RetryPolicy's `maxAttempts` (1 to 2^32 - 1). @default the policy's */
   maxAttempts?: number;
   /**
+   * An idempotent key (1 to 256 UTF-8 bytes): while a job submitted with the
+   * same key is PENDING or RUNNING (or, with `keyTtlMillis`, finished less
+   * than that long ago), the submit returns that job's id and changes nothing.
+   * @default none
+   */
+  key?: string;
+  /** How long after its job finished (SUCCEEDED, DEAD or CANCELLED) the key stays taken; only with `key`. @default 0 */
+  keyTtlMillis?: number;
+  /**
+   * The length of each lease a poll gives this job, in place of the poll's
+   * `leaseMillis` (an integer from 1 to 2^32 - 1): the job's own wins. `extend` takes the length it is given.
+   * @default the poll's leaseMillis
+   */
+  timeoutMillis?: number;
    * String metadata that travels with the job (a trace context, a tenant, a
    * correlation id): stored with it, given back in its Lease and JobView.
    * At most MAX_HEADERS_BYTES bytes of JSON. @default none
@@ -57,7 +80,7 @@ export interface NewJob extends SubmitOptions {
   runAtMillis?: number;
 }
 
-const SUBMIT_OPTIONS: ReadonlySet<string> = new Set(['priority', 'runAt', 'delayMillis', 'maxAttempts', 'headers']);
+const SUBMIT_OPTIONS: ReadonlySet<string> = new Set(['priority', 'runAt', 'delayMillis', 'maxAttempts', 'key', 'keyTtlMillis', 'timeoutMillis', 'headers']);
 const NEW_JOB_FIELDS: ReadonlySet<string> = new Set(['type', 'payload', 'runAtMillis', ...SUBMIT_OPTIONS]);
 
 export interface FailOptions {
@@ -100,10 +123,10 @@ function checkOptions(
   const unknown = Object.keys(options).find((key) => !allowed.has(key));
   if (unknown !== undefined) {
     throw new InvalidArgumentError(
-      `Expected \`${name}\` to have no keys but ${[...allowed].join(', ')}, got \`${unknown}\` (key and timeout are not supported yet)`,
+      `Expected \`${name}\` to have no keys but ${[...allowed].join(', ')}, got \`${unknown}\``,
     );
   }
-  const { priority = 0, runAt, delayMillis, maxAttempts, headers } = options as SubmitOptions;
+  const { priority = 0, runAt, delayMillis, maxAttempts, key, keyTtlMillis, timeoutMillis, headers } = options as SubmitOptions;
   const times = [runAt, runAtMillis, delayMillis].filter((time) => time !== undefined).length;
   if (times > 1) {
     throw new InvalidArgumentError(`Expected \`${name}\` to give at most one of runAt (or runAtMillis) and delayMillis, got ${times}`);
@@ -114,11 +137,31 @@ function checkOptions(
   if (maxAttempts !== undefined && (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > MAX_ATTEMPTS)) {
     throw new InvalidArgumentError(`Expected \`maxAttempts\` to be an integer from 1 to ${MAX_ATTEMPTS}, got ${describe(maxAttempts)}`);
   }
+  if (timeoutMillis !== undefined && (!Number.isInteger(timeoutMillis) || timeoutMillis < 1 || timeoutMillis > MAX_LEASE_LENGTH)) {
+    throw new InvalidArgumentError(`Expected \`timeoutMillis\` to be an integer from 1 to ${MAX_LEASE_LENGTH}, got ${describe(timeoutMillis)}`);
+  }
   const job = checkJob(type, payload, priority, runAt ?? runAtMillis, maxPayloadBytes, runAt === undefined ? 'runAtMillis' : 'runAt');
   job.delayMillis = delayMillis ?? 0;
   job.maxAttempts = maxAttempts ?? 0;
+  job.timeoutMillis = timeoutMillis ?? 0;
+  if (key !== undefined || keyTtlMillis !== undefined) checkKey(job, key, keyTtlMillis);
   if (headers !== undefined) setHeaders(job, checkHeaders(headers));
   return job;
+}
+
+/** An idempotent key and its TTL, into `job`. */
+function checkKey(job: CheckedJob, key: unknown, keyTtlMillis: unknown): void {
+  if (typeof key !== 'string' || key === '' || !key.isWellFormed() || Buffer.byteLength(key) > MAX_KEY_BYTES) {
+    throw new InvalidArgumentError(
+      `Expected \`key\` to be a well-formed string of 1 to ${MAX_KEY_BYTES} UTF-8 bytes${keyTtlMillis === undefined ? '' : ' (keyTtlMillis needs one)'}, got ${describe(key)}`,
+    );
+  }
+  if (keyTtlMillis !== undefined && (typeof keyTtlMillis !== 'number' || !Number.isFinite(keyTtlMillis) || keyTtlMillis < 0)) {
+    throw new InvalidArgumentError(`Expected \`keyTtlMillis\` to be a finite number >= 0, got ${describe(keyTtlMillis)}`);
+  }
+  job.key = key;
+  job.keyBytes = Buffer.byteLength(key);
+  job.keyTtlMillis = keyTtlMillis ?? 0;
 }
 
 /** Submit's `headers`, checked and copied: a plain object of string values, at most MAX_HEADERS_BYTES of JSON. */
@@ -177,7 +220,10 @@ export function checkJob(
   if (runAtMillis !== undefined && (typeof runAtMillis !== 'number' || !Number.isFinite(runAtMillis))) {
     throw new InvalidArgumentError(`Expected \`${runAtName}\` to be a finite number, got ${describe(runAtMillis)}`);
   }
-  return { type, typeBytes, payload: text, payloadBytes, priority, runAtMillis, delayMillis: 0, maxAttempts: 0, headers: null, headersText: null };
+  return {
+    type, typeBytes, payload: text, payloadBytes, priority, runAtMillis, delayMillis: 0, maxAttempts: 0, key: null, keyBytes: 0, keyTtlMillis: 0, timeoutMillis: 0,
+    headers: null, headersText: null,
+  };
 }
 
 /** Checks every job of a batch before any is stored. */
@@ -350,3 +396,64 @@ function truncate(text: string, maxBytes: number): string {
   while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
   return bytes.toString('utf8', 0, end);
 }
+
+// ── jobs(): the query, and its cursor (the number of the last job a page looked at) ──
+
+/** The most jobs one page holds. */
+export const MAX_PAGE = 1000;
+export const DEFAULT_PAGE = 100;
+/**
+ * The most jobs one type-filtered call looks at: a page of a rare type among
+ * many others comes back short (even empty) with a `next`, so that no call
+ * holds the queue for long.
+ */
+export const SCAN_BUDGET = 1000;
+
+/** A query, checked: `after` is the job number to go on after (0: from the start). */
+export interface CheckedQuery {
+  status: JobStatus | undefined;
+  type: string | undefined;
+  limit: number;
+  after: number;
+}
+
+const QUERY_FIELDS: ReadonlySet<string> = new Set(['status', 'type', 'limit', 'after']);
+const STATUSES: ReadonlySet<unknown> = new Set(Object.values(JobStatus));
+const CURSOR_PREFIX = 'after:';
+
+export function checkJobQuery(query: unknown): CheckedQuery {
+  if (query === undefined) return { status: undefined, type: undefined, limit: DEFAULT_PAGE, after: 0 };
+  if (query === null || typeof query !== 'object') throw new InvalidArgumentError(`Expected \`query\` to be an object, got ${describe(query)}`);
+  const unknown = Object.keys(query).find((key) => !QUERY_FIELDS.has(key));
+  if (unknown !== undefined) throw new InvalidArgumentError(`Expected \`query\` to have only status, type, limit and after, got \`${unknown}\``);
+  const { status, type, limit = DEFAULT_PAGE, after } = query as JobQuery;
+  if (status !== undefined && !STATUSES.has(status)) {
+    throw new InvalidArgumentError(`Expected \`status\` to be one of ${[...STATUSES].join(', ')}, got ${describe(status)}`);
+  }
+  if (type !== undefined && (typeof type !== 'string' || type.trim() === '')) {
+    throw new InvalidArgumentError(`Expected \`type\` to be a non-blank string, got ${describe(type)}`);
+  }
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
+    throw new InvalidArgumentError(`Expected \`limit\` to be an integer from 1 to ${MAX_PAGE}, got ${describe(limit)}`);
+  }
+  return { status, type, limit, after: after === undefined ? 0 : parseCursor(after) };
+}
+
+/** The cursor of a page that ends at job number `n`: opaque to users, and the same on every backend. */
+export function cursorAfter(n: number): string {
+  return Buffer.from(CURSOR_PREFIX + n).toString('base64url');
+}
+
+/** The job number a cursor from `cursorAfter` goes on after. */
+export function parseCursor(cursor: unknown): number {
+  const bad = () => new InvalidArgumentError(`Expected \`after\` to be the \`next\` of a page of jobs(), got ${describe(cursor)}`);
+  if (typeof cursor !== 'string') throw bad();
+  const text = Buffer.from(cursor, 'base64url').toString();
+  if (!text.startsWith(CURSOR_PREFIX) || cursorAfter(Number(text.slice(CURSOR_PREFIX.length))) !== cursor) throw bad();
+  try {
+    return parseJobId(`J${text.slice(CURSOR_PREFIX.length)}`);
+  } catch {
+    throw bad();
+  }
+}
+

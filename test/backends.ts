@@ -20,6 +20,8 @@ import {
   JobQueue,
   type FailOptions,
   type FinishedOptions,
+  type JobPage,
+  type JobQuery,
   type JobQueueOptions,
   type JobView,
   type Lease,
@@ -53,6 +55,7 @@ export interface ContractQueue {
   extend(jobId: string, token: number, leaseMillis: number): Awaitable<number>;
   view(jobId: string): Awaitable<JobView>;
   deadLetters(): Awaitable<JobView[]>;
+  jobs(query?: JobQuery): Awaitable<JobPage>;
   retryDead(jobId: string): Awaitable<void>;
   cancel(jobId: string): Awaitable<void>;
   queueDepth(): Awaitable<number>;
@@ -210,6 +213,7 @@ function asRemote(queue: JobQueue, release: () => void): ContractQueue {
     // Not through `call`: a wait for a job's finish overlaps the calls that finish it.
     finished: (...args) => queue.finished(...args),
     deadLetters: () => call('deadLetters', () => queue.deadLetters()),
+    jobs: (...args) => call('jobs', () => queue.jobs(...args)),
     retryDead: (...args) => call('retryDead', () => queue.retryDead(...args)),
     cancel: (...args) => call('cancel', () => queue.cancel(...args)),
     queueDepth: () => call('queueDepth', () => queue.queueDepth()),

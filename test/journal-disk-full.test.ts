@@ -91,6 +91,11 @@ function open(path: string, clock: ManualClock, options?: Parameters<typeof JobQ
   return queue;
 }
 
+function reopenOn(queue: JobQueue, path: string, clock: ManualClock): JobQueue {
+  close(queue);
+  return open(path, clock);
+}
+
 function close(queue: JobQueue): void {
   queues.delete(queue);
   queue.close();
@@ -248,6 +253,28 @@ describe.skipIf(!canMount)('a journal on a full disk', () => {
     expectNotFoundSync(() => queue.view(refusedId));
     expect(queue.view(next)).toMatchObject({ status: 'PENDING', type: 'after', payload: 'space came back' });
     expect(queue.stats()).toMatchObject({ pending: known.length + 1, running: 0 });
+  });
+
+  it('leaves the key of a refused keyed submit free: once the disk works, that key makes a new job, and an older holder keeps its own', () => {
+    const { dir, path, clock } = onTmpfs();
+    let queue = open(path, clock);
+    reserveTokens(queue);
+    const held = queue.submit('keep', 'a', { key: 'held' });
+    const freeSpace = fillDisk(dir, path, 64 * 1024);
+    const { acknowledged } = submitUntilRefused(queue);
+    const before = snapshot(queue, [held, ...acknowledged]);
+    expectJournalError(() => queue.submit('keyed', KIB, { key: 'refused' }), JournalFullError, 'ERR_JOURNAL_FULL');
+    // A taken key changes nothing, so it needs no commit: the holder's id, even on a full disk.
+    expect(queue.submit('keyed', KIB, { key: 'held' })).toBe(held);
+    expect(snapshot(queue, [held, ...acknowledged])).toEqual(before);
+    freeSpace();
+    const made = queue.submit('keyed', 'space came back', { key: 'refused' });
+    expect(queue.view(made)).toMatchObject({ key: 'refused', payload: 'space came back' });
+    expect(queue.submit('keyed', 'again', { key: 'refused' })).toBe(made);
+    queue = reopenOn(queue, path, clock);
+    expect(queue.submit('keyed', 'after reopen', { key: 'refused' })).toBe(made);
+    expect(queue.submit('keyed', 'after reopen', { key: 'held' })).toBe(held);
+    close(queue);
   });
 
   it('refuses complete, fail, cancel and retryDead with JournalFullError, each leaving every job as it was, in memory and after a reopen', () => {

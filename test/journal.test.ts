@@ -720,6 +720,7 @@ describe('schema migrations', () => {
     expect(columns).toContain('worker_id');
     expect(columns).toContain('max_attempts');
     expect(columns).toContain('result');
+    expect(columns).toContain('idem_key');
     expect(columns).toContain('headers');
     after.close();
     const again = openJournal(path, clock);

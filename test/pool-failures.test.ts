@@ -61,6 +61,19 @@ describePoolBackends('WorkerPool timeouts', (backend) => {
     expect(await queue.view(short)).toMatchObject({ status: 'DEAD', lastError: 'timed out after 250 ms' });
     expect(await queue.view(long)).toMatchObject({ status: 'SUCCEEDED', attempts: 1 });
   });
+
+  it("takes a job's own timeoutMillis as its deadline, over the pool's and its type's; its heartbeats keep its lease that long", async () => {
+    const { s, queue } = await startPool(backend, new RetryPolicy(1, 0, 0), { threads: 1, leaseMillis: 20_000, timeoutMillis: { default: 20_000, awaitAbort: 20_000 } });
+    const id = await queue.submit('awaitAbort', s.payload({ then: 'throw' }), { timeoutMillis: 600 });
+    await waitUntil(`${id} started`, () => s.events('start', id).length > 0);
+    const running = await queue.view(id);
+    // The lease the job got, and each heartbeat's, is its own 600 ms, not the pool's 20 s.
+    expect(running.status).toBe('RUNNING');
+    expect(running.leaseUntil! - Date.now()).toBeLessThanOrEqual(600);
+    await settled(queue, [id]);
+    expect(await queue.view(id)).toMatchObject({ status: 'DEAD', attempts: 1, lastError: 'timed out after 600 ms' });
+    expect(s.events('aborted', id).map((l) => l.reason)).toEqual(['timed out after 600 ms']);
+  });
 });
 
 describePoolBackends('WorkerPool out of memory', (backend) => {

@@ -61,9 +61,10 @@ describe('results in the journal', () => {
     queue.complete(old, mustPollSync(queue, old).token);
     const next = queue.submit('t', 'new');
     closeJournal(queue);
-    // What leasehold wrote before this schema: no result column (nor the later headers), user_version 3.
+    // What leasehold wrote before this schema: no result column (nor the later key and headers columns), user_version 3.
     const db = new Database(path);
-    db.exec('ALTER TABLE jobs DROP COLUMN result; ALTER TABLE jobs DROP COLUMN headers');
+    db.exec(`ALTER TABLE jobs DROP COLUMN result; DROP INDEX jobs_by_key; ALTER TABLE jobs DROP COLUMN idem_key; ALTER TABLE jobs DROP COLUMN key_ttl;
+      ALTER TABLE jobs DROP COLUMN finished_at; ALTER TABLE jobs DROP COLUMN timeout_millis; ALTER TABLE jobs DROP COLUMN headers;`);
     db.pragma('user_version = 3');
     db.close();
 

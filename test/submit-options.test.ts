@@ -126,7 +126,7 @@ describeEachBackend('submit: the options form', (backend) => {
     ['a fractional maxAttempts', { maxAttempts: 1.5 }, 'maxAttempts'],
     ['a maxAttempts past 2^32 - 1', { maxAttempts: 2 ** 32 }, 'maxAttempts'],
     ['a fractional priority', { priority: 0.5 }, 'priority'],
-    ['an option not supported yet (key)', { key: 'k' }, 'key and timeout are not supported yet'],
+    ['an option it does not know', { retries: 3 }, 'no keys but'],
     ['an array', [], 'options'],
   ])('refuses %s and changes nothing', async (_name, options, message) => {
     const { queue } = await setup(backend);

@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { InvalidArgumentError, JournalBusyError, JournalCorruptError, JournalWriteError } from '../errors.js';
 import type { JournalWrites, LoggedJob, LoggedMove, MoveLog, Sequences } from '../shm/movelog.js';
-import { MAX_ATTEMPTS } from '../shm/layout.js';
+import { MAX_ATTEMPTS, MAX_KEY_BYTES, MAX_LEASE_LENGTH } from '../shm/layout.js';
 import { JobStatus } from '../types.js';
 import { guarded, journalFailure } from './failures.js';
 import { MIGRATIONS } from './migrations.js';
@@ -39,16 +39,18 @@ export class Journal implements MoveLog {
     this.#db = db;
     this.#path = path;
     this.#insert = db.prepare(
-      `INSERT INTO jobs (num, type, payload, priority, status, attempts, run_at, last_error, token, lease_until, finish_seq, worker_id, moves, max_attempts, result, headers)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO jobs (num, type, payload, priority, status, attempts, run_at, last_error, token, lease_until, finish_seq, worker_id, moves, max_attempts,
+       result, idem_key, key_ttl, finished_at, timeout_millis, headers)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (num) DO UPDATE SET status = excluded.status, attempts = excluded.attempts, run_at = excluded.run_at,
        last_error = excluded.last_error, token = excluded.token, lease_until = excluded.lease_until,
-       finish_seq = excluded.finish_seq, worker_id = excluded.worker_id, moves = excluded.moves, result = excluded.result
+       finish_seq = excluded.finish_seq, worker_id = excluded.worker_id, moves = excluded.moves, result = excluded.result,
+       finished_at = excluded.finished_at
        WHERE excluded.moves > jobs.moves`,
     );
     this.#update = db.prepare(
-      `UPDATE jobs SET status = ?, attempts = ?, run_at = ?, last_error = ?, token = ?, lease_until = ?, finish_seq = ?, worker_id = ?, moves = ?, result = ?
-       WHERE num = ? AND moves < ?`,
+      `UPDATE jobs SET status = ?, attempts = ?, run_at = ?, last_error = ?, token = ?, lease_until = ?, finish_seq = ?, worker_id = ?, moves = ?,
+       result = ?, finished_at = ? WHERE num = ? AND moves < ?`,
     );
     this.#delete = db.prepare('DELETE FROM jobs WHERE num = ?');
     this.#setMeta = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
@@ -115,18 +117,18 @@ export class Journal implements MoveLog {
     });
   }
 
-  // Bound by position, in the statements' order: binding by name looks each of 16 names up, on every row.
+  // Bound by position, in the statements' order: binding by name looks each of 20 names up, on every row.
   #insertJob(job: LoggedJob): void {
     this.#insert.run(
       job.num, job.type, job.payload, job.priority, job.status, job.attempts, job.runAt, job.lastError, job.token, job.leaseUntil,
-      job.finishSeq, job.workerId, job.moves, job.maxAttempts, job.result, job.headers,
+      job.finishSeq, job.workerId, job.moves, job.maxAttempts, job.result, job.key, job.keyTtl, job.finishedAt, job.timeout, job.headers,
     );
   }
 
   #updateJob(move: LoggedMove): void {
     this.#update.run(
-      move.status, move.attempts, move.runAt, move.lastError, move.token, move.leaseUntil, move.finishSeq, move.workerId, move.moves, move.result,
-      move.num, move.moves,
+      move.status, move.attempts, move.runAt, move.lastError, move.token, move.leaseUntil, move.finishSeq, move.workerId, move.moves,
+      move.result, move.finishedAt, move.num, move.moves,
     );
   }
 
@@ -214,8 +216,8 @@ export class Journal implements MoveLog {
     const rows = guarded(this.#path, 'read', () => this.#db
       .prepare(
         `SELECT num, type, payload, priority, status, attempts, run_at AS runAt, last_error AS lastError, token,
-         lease_until AS leaseUntil, finish_seq AS finishSeq, worker_id AS workerId, moves, max_attempts AS maxAttempts, result, headers
-         FROM jobs ORDER BY num`,
+         lease_until AS leaseUntil, finish_seq AS finishSeq, worker_id AS workerId, moves, max_attempts AS maxAttempts, result,
+         idem_key AS key, key_ttl AS keyTtl, finished_at AS finishedAt, timeout_millis AS timeout, headers FROM jobs ORDER BY num`,
       )
       .all() as LoggedJob[]);
     for (const row of rows) {
@@ -265,7 +267,10 @@ function rowProblem(row: LoggedJob): string | null {
   if (!Number.isSafeInteger(row.attempts) || row.attempts < 0) return `attempts ${row.attempts}`;
   if (!Number.isInteger(row.maxAttempts) || row.maxAttempts < 0 || row.maxAttempts > MAX_ATTEMPTS) return `maxAttempts ${row.maxAttempts}`;
   if (row.status === JobStatus.RUNNING && row.attempts < 1) return 'RUNNING without an attempt';
-  for (const field of ['runAt', 'token', 'leaseUntil', 'finishSeq', 'moves'] as const) {
+  if (row.key !== null && (typeof row.key !== 'string' || row.key === '' || Buffer.byteLength(row.key) > MAX_KEY_BYTES)) return `key ${JSON.stringify(row.key)}`;
+  if (!Number.isInteger(row.timeout) || row.timeout < 0 || row.timeout > MAX_LEASE_LENGTH) return `timeout ${row.timeout}`;
+  if (!(row.keyTtl >= 0)) return `keyTtl ${row.keyTtl}`;
+  for (const field of ['runAt', 'token', 'leaseUntil', 'finishSeq', 'moves', 'keyTtl', 'finishedAt'] as const) {
     if (typeof row[field] !== 'number' || !Number.isFinite(row[field])) return `${field} ${row[field]}`;
   }
   if (row.lastError !== null && typeof row.lastError !== 'string') return 'a lastError that is not text';

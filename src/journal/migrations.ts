@@ -27,6 +27,14 @@ export const MIGRATIONS: readonly string[] = [
   `ALTER TABLE jobs ADD COLUMN max_attempts INTEGER NOT NULL DEFAULT 0;`,
   // 4: a SUCCEEDED job's result, as JSON text (complete's \`result\`); NULL, as every older job has, for none.
   `ALTER TABLE jobs ADD COLUMN result TEXT;`,
-  // 5: a job's headers, as the JSON text of an object of strings (submit's \`headers\`); NULL, as every older job has, for none.
+  // 5: a job's idempotent key (submit's option; NULL: none), how long it stays taken after the job
+  // finished, when a keyed job last finished, and the job's own lease length (0: the poll's). The
+  // index is not unique: a key is free again once its job finished, while that job's row stays.
+  `ALTER TABLE jobs ADD COLUMN idem_key TEXT;
+   ALTER TABLE jobs ADD COLUMN key_ttl REAL NOT NULL DEFAULT 0;
+   ALTER TABLE jobs ADD COLUMN finished_at REAL NOT NULL DEFAULT 0;
+   ALTER TABLE jobs ADD COLUMN timeout_millis INTEGER NOT NULL DEFAULT 0;
+   CREATE INDEX jobs_by_key ON jobs (idem_key) WHERE idem_key IS NOT NULL;`,
+  // 6: a job's headers, as the JSON text of an object of strings (submit's \`headers\`); NULL, as every older job has, for none.
   `ALTER TABLE jobs ADD COLUMN headers TEXT;`,
 ];

@@ -195,7 +195,8 @@ class WorkerLoop {
     }
     const controller = new AbortController();
     const at = inflightAt(this.#task.thread, this.#task.concurrency, place);
-    const timeout = this.#task.timeouts.byType[lease.type] ?? this.#task.timeouts.default;
+    // A job's own lease length (submit's timeoutMillis) is its deadline too: it wins over the pool's timeouts.
+    const timeout = lease.timeoutMillis ?? this.#task.timeouts.byType[lease.type] ?? this.#task.timeouts.default;
     const startedAt = Date.now();
     const inflight = this.#inflight;
     inflight[at + INFLIGHT_TOKEN] = lease.token;
@@ -242,9 +243,11 @@ class WorkerLoop {
       controller.abort(new Error(reason));
     };
     // A backend that answers at once (shared memory) reports a lost lease to the caller too; a remote one aborts the signal later.
+    // A job with a lease length of its own keeps it: each heartbeat extends by that length.
+    const extendBy = lease.timeoutMillis ?? this.#task.leaseMillis;
     const heartbeat = (): void => {
       try {
-        const extended = queue.extend(jobId, token, this.#task.leaseMillis);
+        const extended = queue.extend(jobId, token, extendBy);
         if (extended instanceof Promise) extended.catch(lost);
       } catch (error) {
         lost(error);
@@ -258,7 +261,7 @@ class WorkerLoop {
       } catch {
         // The signal is aborted; the handler hears of it there.
       }
-    }, Math.min(MAX_TIMER_MILLIS, Math.max(1, this.#task.leaseMillis / 3)));
+    }, Math.min(MAX_TIMER_MILLIS, Math.max(1, extendBy / 3)));
     const ctx: HandlerContext = { jobId, type, attempt, signal: controller.signal, heartbeat };
     let failure: Failure | undefined;
     let result: unknown;

@@ -58,7 +58,7 @@ export class QueueContext {
     this.memory = memory;
     this.journal = journal;
     this.tracing = options.tracing === false ? undefined : new ProducerTracing(options.tracing.name);
-    this.core = new Maintenance(memory, policy, time, journal?.journal);
+    this.core = new Maintenance(memory, policy, time, options.retain, journal?.journal);
     this.worker = new WorkerPath(memory, this.core.mover, this.core, time, journal === undefined ? undefined : this.core);
     this.lockFree = false;
     this.locked(() => this.#takeRow());

@@ -1,6 +1,6 @@
 import { laterReading } from '../clock.js';
 import { refusalError } from '../errors.js';
-import type { Maintenance } from '../shm/maintenance.js';
+import { AWAITS_COMMIT, type Maintenance } from '../shm/maintenance.js';
 import { checkJobs, checkSubmit, parseJobId, type CheckedJob, type NewJob, type SubmitOptions } from '../validate.js';
 import type { QueueContext } from './context.js';
 
@@ -12,7 +12,7 @@ import type { QueueContext } from './context.js';
 export class ProducerSide {
   readonly #ctx: QueueContext;
   /** One submit under the lock, made once: `submit` makes no closure per call. */
-  readonly #submitOne = (core: Maintenance, now: number, job: CheckedJob): string => this.#submitChecked(core, job, now);
+  readonly #submitOne = (core: Maintenance, now: number, job: CheckedJob): string | typeof AWAITS_COMMIT => this.#submitChecked(core, job, now);
 
   constructor(ctx: QueueContext) {
     this.#ctx = ctx;
@@ -23,43 +23,91 @@ export class ProducerSide {
     ctx.assertOpen();
     const job = checkSubmit(type, payload, priorityOrOptions, runAtMillis, ctx.options.maxPayloadBytes);
     const tracing = ctx.tracing;
-    const id = tracing === undefined ? ctx.locked(this.#submitOne, job) : tracing.traced([job], () => [ctx.locked(this.#submitOne, job)])[0]!;
+    const id = tracing === undefined ? this.#untilDurable(this.#submitOne, job) : tracing.traced([job], () => [this.#untilDurable(this.#submitOne, job)])[0]!;
     ctx.memory.signal.bump();
     return id;
   }
 
+  /**
+   * All or none. A job whose key is taken (see Maintenance#keyHolder) gets
+   * the holder's id, as `submit` would give it, and is not stored; a key
+   * given twice in the batch is the first one's: every later job with it
+   * gets the id of the first (new, or the holder's), and is not stored.
+   */
   submitMany(jobs: readonly NewJob[]): string[] {
     const ctx = this.#ctx;
     ctx.assertOpen();
     const checked = checkJobs(jobs, ctx.options.maxPayloadBytes);
     const tracing = ctx.tracing;
-    const ids = tracing === undefined ? this.#submitAll(checked) : tracing.traced(checked, () => this.#submitAll(checked));
+    const ids = tracing === undefined ? this.#untilDurable(this.#submitBatch, checked) : tracing.traced(checked, () => this.#untilDurable(this.#submitBatch, checked));
     ctx.memory.signal.bump();
     return ids;
   }
 
-  /** Submits a batch under one lock: all of it, or (no room for all) none. */
-  #submitAll(checked: readonly CheckedJob[]): string[] {
+  /** A batch under the lock: the ids of its jobs, or AWAITS_COMMIT (a holder of one of its keys is frozen). */
+  readonly #submitBatch = (core: Maintenance, now: number, checked: CheckedJob[]): string[] | typeof AWAITS_COMMIT => {
+    const ids = new Array<string>(checked.length);
+    /** Per job: the earlier job of the batch whose key it repeats, or -1. */
+    const repeats = new Array<number>(checked.length).fill(-1);
+    const firstWithKey = new Map<string, number>();
+    let chunks = 0;
+    let fresh = 0;
+    for (let i = 0; i < checked.length; i++) {
+      const job = checked[i]!;
+      if (job.key !== null) {
+        const first = firstWithKey.get(job.key);
+        if (first !== undefined) {
+          repeats[i] = first;
+          continue;
+        }
+        firstWithKey.set(job.key, i);
+        const holder = core.keyHolder(job.key, now);
+        if (holder === AWAITS_COMMIT) return AWAITS_COMMIT;
+        if (holder >= 0) {
+          ids[i] = idOf(holder);
+          continue;
+        }
+      }
+      chunks += core.chunksForJob(job.type, job.typeBytes, job.payloadBytes, job.keyBytes, job.headersText);
+      fresh++;
+    }
+    const refusal = core.roomFor(fresh, chunks);
+    if (refusal < 0) throw refusalError(refusal, '', this.#ctx.options.capacity);
+    for (let i = 0; i < checked.length; i++) {
+      if (repeats[i]! < 0 && ids[i] === undefined) ids[i] = this.#place(core, checked[i]!, now);
+    }
+    for (let i = 0; i < checked.length; i++) if (repeats[i]! >= 0) ids[i] = ids[repeats[i]!]!;
+    return ids;
+  };
+
+  /** Runs a submit under the lock again until it returns more than AWAITS_COMMIT, each time once the commit it waits for is through. */
+  #untilDurable<T, A>(op: (core: Maintenance, now: number, arg: A) => T | typeof AWAITS_COMMIT, arg: A): T {
     const ctx = this.#ctx;
-    return ctx.locked((core, now) => {
-      const chunks = checked.reduce((sum, job) => sum + core.chunksForJob(job.type, job.typeBytes, job.payloadBytes, job.headersText), 0);
-      const refusal = core.roomFor(checked.length, chunks);
-      if (refusal < 0) throw refusalError(refusal, '', ctx.options.capacity);
-      return checked.map((job) => this.#submitChecked(core, job, now));
-    });
+    for (;;) {
+      const result = ctx.locked(op, arg);
+      if (result !== AWAITS_COMMIT) return result as T;
+      ctx.makeDurable(ctx.core.awaitedTicket());
+    }
   }
 
-  #submitChecked(core: Maintenance, job: CheckedJob, now: number): string {
+  /** One job: the id of the job that holds its key, if one does; else it is stored. */
+  #submitChecked(core: Maintenance, job: CheckedJob, now: number): string | typeof AWAITS_COMMIT {
+    if (job.key !== null) {
+      const holder = core.keyHolder(job.key, now);
+      if (holder === AWAITS_COMMIT) return AWAITS_COMMIT;
+      if (holder >= 0) return idOf(holder);
+    }
+    return this.#place(core, job, now);
+  }
+
+  #place(core: Maintenance, job: CheckedJob, now: number): string {
     // A runAt from the clock is read as the job is placed: a lock-free claim that read a later time and passed
     // over where it goes must not come before it (see Mover#apply).
     const at = job.runAtMillis === undefined ? laterReading(this.#ctx.time, now) : now;
     const runAt = job.runAtMillis ?? at + job.delayMillis;
-    const jobNum = core.submit(job.type, job.typeBytes, job.payload, job.payloadBytes, job.priority, runAt, job.maxAttempts, job.headersText, at);
+    const jobNum = core.submit(job, runAt, at);
     if (jobNum < 0) throw refusalError(jobNum, '', this.#ctx.options.capacity);
-    // Not `J${jobNum}`: that goes through V8's number-to-string cache, which keeps each new id's digits
-    // alive through the next scavenges; a million submits then grow the young generation by 8 MiB
-    // (measured on Node 20, bench/memory.ts). toFixed(0) makes the same digits and caches nothing.
-    return `J${jobNum.toFixed(0)}`;
+    return idOf(jobNum);
   }
 
   cancel(jobId: string): void {
@@ -71,4 +119,13 @@ export class ProducerSide {
     ctx.withJob(jobId, parseJobId(jobId), (core, slot, now) => core.retryDead(slot, now));
     ctx.memory.signal.bump();
   }
+}
+
+/**
+ * The id of job number `jobNum`. Not `J${jobNum}`: that goes through V8's number-to-string cache, which keeps
+ * each new id's digits alive through the next scavenges; a million submits then grow the young generation by
+ * 8 MiB (measured on Node 20, bench/memory.ts). toFixed(0) makes the same digits and caches nothing.
+ */
+function idOf(jobNum: number): string {
+  return `J${jobNum.toFixed(0)}`;
 }

@@ -1,9 +1,11 @@
 import { LAST_NOW, NEXT_DUE, WORKER_ATTENTION, ATTENTION, FREE } from '../shm/layout.js';
 import type { JobRecord } from '../shm/records.js';
 import { NAME_OF_STATUS, RUNNING } from '../shm/records.js';
-import { JobStatus, type JobView, type QueueStats } from '../types.js';
+import { JobStatus, type JobPage, type JobView, type QueueStats } from '../types.js';
 import { JournalWriteError } from '../errors.js';
-import { parseJobId, parsedHeaders, parsedResult } from '../validate.js';
+import { SCAN_BUDGET, checkJobQuery, cursorAfter, parseJobId, parsedHeaders, parsedResult, type CheckedQuery } from '../validate.js';
+import { CLASS_OF_NAME, classOf, type ListingIndex, type TreeWalk } from '../shm/listing.js';
+import type { Maintenance } from '../shm/maintenance.js';
 
 /** The statuses a job ends in. */
 const FINISHED: ReadonlySet<JobStatus> = new Set([JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED]);
@@ -37,13 +39,7 @@ export class Reads {
       const lapsed = record !== undefined && record.status === RUNNING && !(now < record.leaseUntil);
       if (record !== undefined && record.jobNum === jobNum && record.status !== FREE && !lapsed) return toView(record);
     }
-    return ctx.withJob(jobId, jobNum, (core, slot, at) => {
-      for (;;) {
-        const record = core.records.read(slot);
-        if (record !== undefined) return toView(record);
-        core.settledWord(slot, at);
-      }
-    });
+    return ctx.withJob(jobId, jobNum, (core, slot, at) => toView(recordAt(core, slot, at)));
   }
 
   /**
@@ -74,14 +70,54 @@ export class Reads {
     return this.#ctx.locked((core, now) => {
       // Leases that ran out in calls still in flight are expired first: a job dead by now is listed.
       core.settle(now);
-      return core.deadSlots().map((slot) => {
-        for (;;) {
-          const record = core.records.read(slot);
-          if (record !== undefined) return toView(record);
-          core.settledWord(slot, now);
-        }
-      });
+      return core.deadSlots().map((slot) => toView(recordAt(core, slot, now)));
     });
+  }
+
+  /**
+   * A page of jobs (see JobQueue#jobs), from the listing index: O(log n +
+   * page) per status; with a type, O(log n + jobs looked at), at most
+   * SCAN_BUDGET of them a call.
+   */
+  jobs(query: unknown): JobPage {
+    const checked = checkJobQuery(query);
+    return this.#ctx.locked((core, now) => {
+      // Lock-free calls in flight end first (and leases run out by now expire): their moves are in the rings.
+      core.settle(now);
+      core.prepareListing();
+      return pageOf(core, this.#ctx.memory.listing, checked, now);
+    });
+  }
+}
+
+/** A page from the listing's walks: the next job is always the lowest key left of any walk. */
+function pageOf(core: Maintenance, listing: ListingIndex, query: CheckedQuery, now: number): JobPage {
+  const walks = listing.walks(query.status === undefined ? undefined : CLASS_OF_NAME[query.status], query.after);
+  const jobs: JobView[] = [];
+  let examined = 0;
+  let last = query.after;
+  for (;;) {
+    let walk: TreeWalk | undefined;
+    for (const each of walks) if (each.nextKey < (walk?.nextKey ?? Infinity)) walk = each;
+    if (walk === undefined) return { jobs, next: null };
+    if (jobs.length === query.limit || examined === SCAN_BUDGET) return { jobs, next: cursorAfter(last) };
+    last = walk.nextKey;
+    const record = recordAt(core, walk.take(), now);
+    // A type filter may look at many jobs for a few: it stops at the budget. Without one, every job looked at is listed.
+    if (query.type !== undefined) examined++;
+    // Moved out of the class by a lock-free call since the rings were drained: listed where the next call finds it.
+    if (record.jobNum !== last || classOf(record.status) !== walk.cls) continue;
+    if (query.type !== undefined && record.type !== query.type) continue;
+    jobs.push(toView(record));
+  }
+}
+
+/** The job in `slot` (under the lock), once it is not BUSY. */
+function recordAt(core: Maintenance, slot: number, now: number): JobRecord {
+  for (;;) {
+    const record = core.records.read(slot);
+    if (record !== undefined) return record;
+    core.settledWord(slot, now);
   }
 }
 
@@ -100,6 +136,8 @@ export function toView(job: JobRecord): JobView {
     leaseUntil: status === JobStatus.RUNNING ? job.leaseUntil : null,
     workerId: job.workerId,
     result: status === JobStatus.SUCCEEDED ? parsedResult(job.result) : undefined,
+    key: job.key,
+    timeoutMillis: job.timeoutMillis,
     headers: parsedHeaders(job.headers),
   };
 }

@@ -13,17 +13,25 @@
  * leasehold:{name}:dead      zset    DEAD jobs: member n, score n (submission order)
  * leasehold:{name}:finished  list    SUCCEEDED and CANCELLED jobs, oldest finished at the head
  * leasehold:{name}:counts    hash    succeeded, cancelled: how many of each are held
+ * leasehold:{name}:pendingNums    zset  PENDING jobs by number: member n, score n (jobs() pages these)
+ * leasehold:{name}:runningNums    zset  RUNNING jobs, the same way
+ * leasehold:{name}:succeededNums  zset  SUCCEEDED jobs, the same way
+ * leasehold:{name}:cancelledNums  zset  CANCELLED jobs, the same way (DEAD jobs: `dead` is already by number)
  * leasehold:{name}:signal    string  bumped on new work; also the pub/sub channel it is published on
  * leasehold:{name}:paused    string  '1' while the queue is paused (polls lease nothing); absent otherwise
  * leasehold:{name}:finishes  channel (never a key) the numbers of jobs that just finished, for finished()
+ * leasehold:{name}:keys      hash    idempotent key -> n of the latest job submitted with it (see SUBMIT)
  * leasehold:{name}:job:<n>   hash    job Jn: type, payload, priority, status, attempts, runAt,
- *                                    lastError, token, leaseUntil, workerId, holder (its lease's process),
- *                                    result (a SUCCEEDED job's JSON text, if its complete gave one)
+ *                                    lastError, token, leaseUntil, workerId, holder (its lease's process);
+ *                                    and only when set: maxAttempts, result (a SUCCEEDED job's JSON text),
+ *                                    key, keyTtl, finishedAt (a keyed job's last finish), timeout (its own
+ *                                    lease length)
  * leasehold:{name}:alive:<h> string  set while process h (host:pid) runs; a short TTL (see liveness.ts)
  * ```
  *
  * Every job is in exactly one of pending / leases / dead / finished, by its
- * status; `ready` is an index over `pending`. The braces are a hash tag: in
+ * status; `ready` is an index over `pending`; and in exactly one of the
+ * listing sets pendingNums / runningNums / succeededNums / dead / cancelledNums. The braces are a hash tag: in
  * Redis Cluster all keys of one queue share a slot, so one script may touch
  * them all, and queues of different names never share a key (and spread
  * over the masters by their names' slots).
@@ -36,15 +44,18 @@
  * those keys hash to the declared keys' slot; a proxy that insists on every
  * key in KEYS (some managed "cluster proxies") refuses them.
  *
- * These are the names v0.1 used (sweep and paused are new, and absent means
- * no catch-up in progress and not paused; finishes is a channel, and a job
- * hash without a result has none): a queue written by v0.1 needs no
- * migration. `finishes` is among the KEYS only so that the scripts know its
- * name; a channel is no key, and Redis Cluster delivers it to every node.
+ * These are the names v0.1 used (sweep, paused and keys are new, and absent
+ * means no catch-up in progress, not paused, no key taken; finishes is a
+ * channel, and a job hash without a result has none): a queue written by
+ * v0.1 needs no migration, except for listing: the *Nums sets are new, so
+ * `jobs()` leaves out a job v0.1 wrote until it next moves (DEAD jobs are
+ * all listed). `finishes` is among the KEYS only so that the scripts know
+ * its name; a channel is no key, and Redis Cluster delivers it to every node.
  */
 
 /** The fixed keys, in the order the scripts receive them as KEYS[1], KEYS[2], ... */
-export const KEY_NAMES = ['jobSeq', 'tokenSeq', 'clock', 'pending', 'ready', 'leases', 'dead', 'finished', 'counts', 'signal', 'sweep', 'paused', 'finishes'] as const;
+export const KEY_NAMES = ['jobSeq', 'tokenSeq', 'clock', 'pending', 'ready', 'leases', 'dead', 'finished', 'counts', 'signal', 'sweep', 'paused',
+  'finishes', 'keys', 'pendingNums', 'runningNums', 'succeededNums', 'cancelledNums'] as const;
 export type KeyName = (typeof KEY_NAMES)[number];
 
 export interface QueueKeys {

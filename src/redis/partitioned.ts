@@ -4,11 +4,15 @@
  * one master's CPU is its limit.
  */
 import type { SharedClock } from '../clock.js';
+import { keyHash } from '../key-hash.js';
 import { IllegalStateError, InvalidArgumentError, describe } from '../errors.js';
 import { filledTracing } from '../options.js';
 import type { SharedPolicy } from '../policy.js';
-import type { JobView, Lease, QueueStats } from '../types.js';
-import { MAX_BATCH, checkBatchSize, parseJobId, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions } from '../validate.js';
+import type { JobPage, JobQuery, JobView, Lease, QueueStats } from '../types.js';
+import {
+  MAX_BATCH, checkBatchSize, checkJobQuery, checkJobs, checkSubmit, cursorAfter, parseCursor, parseJobId, type FailOptions, type FinishedOptions, type NewJob,
+  type SubmitOptions,
+} from '../validate.js';
 import { RedisJobQueue, type BatchOutcome, type Completion, type RedisQueueHandle, type RedisQueueOptions } from './queue.js';
 
 /** The most partitions one queue may have. */
@@ -34,7 +38,10 @@ export interface PartitionedQueueHandle {
 /**
  * A queue spread over `partitions` Redis queues, with RedisJobQueue's methods.
  * Producers spread jobs: each submit goes to the next partition in turn (a
- * submitMany, all or none, to one partition). Claimers visit partitions: a
+ * submitMany, all or none, to one partition); a job with an idempotent key
+ * goes to the partition its key hashes to, so that one partition decides
+ * whether the key is taken. A submitMany whose keys hash to different
+ * partitions is refused (InvalidArgumentError): it could not be all or none. Claimers visit partitions: a
  * poll tries them in turn, starting after the one it last leased from, and
  * leases from the first with a ready job. Job ids stay `J<n>`, unique over
  * the partitions (partition p numbers its jobs p + 1, p + 1 + partitions, ...),
@@ -106,12 +113,17 @@ export class PartitionedRedisQueue {
   submit(type: string, payload?: string | null, options?: SubmitOptions): Promise<string>;
   submit(type: string, payload?: string | null, priority?: number, runAtMillis?: number): Promise<string>;
   async submit(type: string, payload?: string | null, priorityOrOptions?: number | SubmitOptions, runAtMillis?: number): Promise<string> {
-    return this.#submitter().submit(type, payload, priorityOrOptions, runAtMillis);
+    this.#assertOpen();
+    // Checked here too, for the key that picks the partition.
+    const { key } = checkSubmit(type, payload, priorityOrOptions ?? 0, runAtMillis, Infinity);
+    return this.#submitter(key === null ? [] : [key]).submit(type, payload, priorityOrOptions, runAtMillis);
   }
 
-  /** All or none, so all to one partition (the next in turn). */
+  /** All or none, so all to one partition: that of its keys (they must agree), else the next in turn. */
   async submitMany(jobs: readonly NewJob[]): Promise<string[]> {
-    return this.#submitter().submitMany(jobs);
+    this.#assertOpen();
+    const keys = checkJobs(jobs, Infinity).flatMap((job) => (job.key === null ? [] : [job.key]));
+    return this.#submitter(keys).submitMany(jobs);
   }
 
   async poll(workerId: string, leaseMillis: number): Promise<Lease | undefined> {
@@ -213,6 +225,18 @@ export class PartitionedRedisQueue {
     return all.sort((a, b) => parseJobId(a.id) - parseJobId(b.id));
   }
 
+  /**
+   * A page of jobs in submission order over every partition, as
+   * JobQueue#jobs: each partition's page from the same cursor, merged by job
+   * number (job numbers interleave over the partitions). The partitions are
+   * read at once, not as one snapshot. O(partitions × (log n + page)).
+   */
+  async jobs(query?: JobQuery): Promise<JobPage> {
+    this.#assertOpen();
+    const { limit } = checkJobQuery(query);
+    return mergePages(await Promise.all(this.#parts.map((part) => part.jobs(query))), limit);
+  }
+
   async queueDepth(): Promise<number> {
     return (await this.stats()).pending;
   }
@@ -279,14 +303,43 @@ export class PartitionedRedisQueue {
     return this.#parts[(n - 1) % this.#parts.length] ?? this.#parts[0]!;
   }
 
-  #submitter(): RedisJobQueue {
+  /** The partition for jobs with these idempotent keys: the one they hash to, or with none the next in turn. */
+  #submitter(keys: readonly string[]): RedisJobQueue {
     this.#assertOpen();
-    const part = this.#parts[this.#nextSubmit]!;
-    this.#nextSubmit = (this.#nextSubmit + 1) % this.#parts.length;
+    const parts = this.#parts;
+    if (keys.length > 0) {
+      const indexes = new Set(keys.map((key) => (keyHash(key) >>> 0) % parts.length));
+      if (indexes.size > 1) {
+        throw new InvalidArgumentError(
+          `Expected the keys of one submitMany to share a partition (each key's partition decides whether it is taken), got keys of ${indexes.size} partitions: submit them in batches per partition`,
+        );
+      }
+      return parts[[...indexes][0]!]!;
+    }
+    const part = parts[this.#nextSubmit]!;
+    this.#nextSubmit = (this.#nextSubmit + 1) % parts.length;
     return part;
   }
 
   #assertOpen(): void {
     if (this.#closed) throw new IllegalStateError('This queue was closed');
   }
+}
+
+/**
+ * One page out of the partitions' pages, each read with the same query: a
+ * partition's page covers every job of its own up to its `next` (all of them
+ * when null), so the merged page lists only jobs up to the lowest of those,
+ * and goes on from there.
+ */
+function mergePages(pages: readonly JobPage[], limit: number): JobPage {
+  const covered = Math.min(...pages.map((page) => (page.next === null ? Infinity : parseCursor(page.next))));
+  const listable = pages
+    .flatMap((page) => page.jobs)
+    .map((job) => ({ job, n: parseJobId(job.id) }))
+    .filter(({ n }) => n <= covered)
+    .sort((a, b) => a.n - b.n);
+  const jobs = listable.slice(0, limit).map(({ job }) => job);
+  if (listable.length > limit) return { jobs, next: cursorAfter(listable[limit - 1]!.n) };
+  return { jobs, next: covered === Infinity ? null : cursorAfter(covered) };
 }

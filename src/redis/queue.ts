@@ -1,11 +1,11 @@
 import { clockFromShare, shareClock, systemClock, type SharedClock, type TimeSource } from '../clock.js';
 import { IllegalStateError, InvalidArgumentError, describe, refusalError, type JobQueueError } from '../errors.js';
-import { fillOptions, filledTracing, type JobQueueOptions, type TracingOptions } from '../options.js';
+import { fillOptions, filledTracing, type JobQueueOptions, type RetainOptions, type TracingOptions } from '../options.js';
 import { policyFromShare, sharePolicy, type RetryPolicy, type SharedPolicy } from '../policy.js';
-import type { JobView, Lease, QueueStats } from '../types.js';
+import type { JobPage, JobQuery, JobView, Lease, QueueStats } from '../types.js';
 import {
-  checkBatchSize, checkFailure, checkJobs, checkSubmit, checkLeaseMillis, checkNow, checkPolicy, checkQueueName, checkTimeSource, checkTimeout,
-  checkWorkerId, parseJobId, resultText, MAX_BATCH, type CheckedJob, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions,
+  checkBatchSize, checkFailure, checkJobQuery, checkJobs, cursorAfter, checkSubmit, checkLeaseMillis, checkNow, checkPolicy, checkQueueName, checkTimeSource,
+  checkTimeout, checkWorkerId, parseJobId, resultText, MAX_BATCH, type CheckedJob, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions,
 } from '../validate.js';
 import {
   addressOf, backendError, connectClient, createClient, isClusterTarget, notConnectedError, release, userOf, type RedisClient, type RedisClusterTarget, type RedisServerTarget, type RedisTarget,
@@ -22,7 +22,7 @@ import { CATCHING_UP, COMMON_ARGS, DEAD_LETTERS_PAGE, SCRIPTS, type Script } fro
 
 export type { RedisClusterTarget, RedisServerTarget, RedisTarget };
 
-export interface RedisQueueOptions extends Pick<JobQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'maxResultBytes'> {
+export interface RedisQueueOptions extends Pick<JobQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'maxResultBytes' | 'retain'> {
   /**
    * The Redis server: a URL (`redis://host:6379/0`, `redis://user:password@host`,
    * `rediss://host` for TLS), ioredis options, or a Redis Cluster
@@ -95,7 +95,7 @@ export interface RedisQueueHandle {
   readonly redis: RedisTarget;
   readonly name: string;
   readonly policy: SharedPolicy;
-  readonly options: Required<Pick<RedisQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'maxResultBytes' | 'commandTimeoutMillis'>> & {
+  readonly options: Required<Pick<RedisQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'maxResultBytes' | 'commandTimeoutMillis' | 'retain'>> & {
     /** false, or the queue's name in its spans. */
     readonly tracing: false | Required<TracingOptions>;
   };
@@ -141,6 +141,8 @@ export class RedisJobQueue {
   readonly #maxResultBytes: number;
   /** The create spans of a traced queue's submits; undefined when it is not traced. */
   readonly #tracing: ProducerTracing | undefined;
+  /** The `retain` option: finished jobs beyond it are evicted by the scripts. */
+  readonly #retain: RetainOptions;
   #closed = false;
   /** The new-work counter as the latest poll saw it (see waitForWork). */
   #signalSeen = 0;
@@ -156,13 +158,13 @@ export class RedisJobQueue {
   private constructor(redis: RedisClient, options: Required<RedisQueueOptions> & RedisQueueHandle['options'], partition: Partition) {
     this.#partition = partition;
     this.#redis = redis;
-    const { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, tracing } = options;
+    const { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, retain, tracing } = options;
     this.#handle = {
       kind: 'leasehold/redis-queue',
       redis: options.redis,
       name: options.name,
       policy: sharePolicy(options.policy),
-      options: { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, tracing },
+      options: { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, retain, tracing },
       clock: shareClock(options.time),
       partition,
     };
@@ -179,6 +181,7 @@ export class RedisJobQueue {
     this.#maxErrorBytes = options.maxErrorBytes;
     this.#maxResultBytes = maxResultBytes;
     this.#tracing = tracing === false ? undefined : new ProducerTracing(tracing.name);
+    this.#retain = retain;
   }
 
   /**
@@ -203,13 +206,14 @@ export class RedisJobQueue {
       throw new InvalidArgumentError(`Expected \`commandTimeoutMillis\` to be an integer >= 1, got ${describe(commandTimeoutMillis)}`);
     }
     const tracing = filledTracing(options.tracing, name);
-    const { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes } = fillOptions({
+    const { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, retain } = fillOptions({
       capacity: options.capacity, maxPayloadBytes: options.maxPayloadBytes, maxErrorBytes: options.maxErrorBytes, maxResultBytes: options.maxResultBytes,
+      retain: options.retain,
     });
     const redis = await createClient(target, commandTimeoutMillis);
     await connectClient(redis, addressOf(redis, target), userOf(redis));
     return new RedisJobQueue(
-      redis, { redis: target, name, policy, time, capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, tracing }, partition,
+      redis, { redis: target, name, policy, time, capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, retain, tracing }, partition,
     );
   }
 
@@ -247,8 +251,9 @@ export class RedisJobQueue {
   }
 
   /**
-   * Queues a new PENDING job and resolves to its id, `J1`, `J2`, ..., once Redis has it.
-   * The options form (`{ priority, runAt, delayMillis, maxAttempts }`) or the positional one (`priority, runAtMillis`).
+   * Queues a new PENDING job and resolves to its id, `J1`, `J2`, ..., once Redis has it (or, for a `key`
+   * that is taken, the id of the job that holds it: see JobQueue#submit). The options form
+   * (`{ priority, runAt, delayMillis, maxAttempts, key, keyTtlMillis, timeoutMillis }`) or the positional one (`priority, runAtMillis`).
    */
   submit(type: string, payload?: string | null, options?: SubmitOptions): Promise<string>;
   submit(type: string, payload?: string | null, priority?: number, runAtMillis?: number): Promise<string>;
@@ -260,7 +265,7 @@ export class RedisJobQueue {
     return id!;
   }
 
-  /** Queues several jobs at once, all or none, in one script. Returns their ids in order. */
+  /** Queues several jobs at once, all or none, in one script. Returns their ids in order (keys as JobQueue#submitMany). */
   async submitMany(jobs: readonly NewJob[]): Promise<string[]> {
     this.#assertOpen();
     const checked = checkJobs(jobs, this.#maxPayloadBytes);
@@ -275,7 +280,7 @@ export class RedisJobQueue {
   async #place(jobs: readonly CheckedJob[]): Promise<string[]> {
     const fields = jobs.flatMap((job) => [
       job.type, job.payload, String(job.priority), job.runAtMillis === undefined ? '' : String(job.runAtMillis), String(job.delayMillis), String(job.maxAttempts),
-      job.headersText ?? '',
+      job.key ?? '', String(job.keyTtlMillis), String(job.timeoutMillis), job.headersText ?? '',
     ]);
     const reply = await this.#run(SCRIPTS.submit, [String(this.#capacity), ...fields], '');
     return reply.slice(1).map((n) => `J${n}`);
@@ -447,6 +452,21 @@ export class RedisJobQueue {
     }
   }
 
+  /**
+   * A page of jobs in submission order, as JobQueue#jobs: one script, paging
+   * the per-status sorted sets by job number (ZRANGEBYSCORE ... LIMIT), so
+   * O(log n + page) per status. The page is one snapshot.
+   */
+  async jobs(query?: JobQuery): Promise<JobPage> {
+    this.#assertOpen();
+    const { status, type, limit, after } = checkJobQuery(query);
+    const own = [status ?? '', String(after), String(limit), type === undefined ? '0' : '1', type ?? ''];
+    const reply = await this.#run(SCRIPTS.jobs, own, '');
+    const jobs: JobView[] = [];
+    for (let i = 2; i < reply.length; i += 2) jobs.push(toView(`J${reply[i]}`, reply[i + 1] as string[], this.#policy.maxAttempts));
+    return { jobs, next: reply[1] === '' ? null : cursorAfter(Number(reply[1])) };
+  }
+
   /** Puts a DEAD job back to PENDING, ready now, with attempts reset to 0 (lastError kept). */
   async retryDead(jobId: string): Promise<void> {
     this.#assertOpen();
@@ -573,6 +593,8 @@ export class RedisJobQueue {
       jitter: policy.jitter,
       partitions: String(this.#partition.of),
       partition: String(this.#partition.index),
+      maxFinished: String(this.#retain.maxFinished ?? ''),
+      maxAgeMillis: String(this.#retain.maxAgeMillis ?? ''),
     };
     return COMMON_ARGS.map((name) => common[name]);
   }

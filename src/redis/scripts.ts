@@ -21,6 +21,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Refusal } from '../errors.js';
+import { SCAN_BUDGET } from '../validate.js';
 import { KEY_NAMES } from './keys.js';
 import { LIVENESS_TTL_MILLIS, PROCESS_GONE } from './liveness.js';
 
@@ -31,7 +32,7 @@ export const CATCH_UP_BATCH = 50;
 export const CATCHING_UP = 1;
 
 /** The arguments every script takes first, in this order (RedisJobQueue fills them in for every call); its own follow. */
-export const COMMON_ARGS = ['jobPrefix', 'alivePrefix', 'holder', 'now', 'seed', 'maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter', 'partitions', 'partition'] as const;
+export const COMMON_ARGS = ['jobPrefix', 'alivePrefix', 'holder', 'now', 'seed', 'maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter', 'partitions', 'partition', 'maxFinished', 'maxAgeMillis'] as const;
 
 const arg = (name: (typeof COMMON_ARGS)[number]) => `ARGV[${COMMON_ARGS.indexOf(name) + 1}]`;
 
@@ -54,6 +55,9 @@ local jitter = ${arg('jitter')}
 -- Job numbers: partition + 1, then every partitions-th (1, 2, 3, ... for a queue of one partition).
 local partitions = tonumber(${arg('partitions')})
 local partition = tonumber(${arg('partition')})
+-- The retain option: finished jobs kept at most (nil: no limit), and for how long after they finished.
+local maxFinished = tonumber(${arg('maxFinished')})
+local maxAge = tonumber(${arg('maxAgeMillis')})
 -- A script's own arguments are ARGV[OWN + 1], ARGV[OWN + 2], ...
 local OWN = ${COMMON_ARGS.length}
 
@@ -100,8 +104,12 @@ local function callMany(command, key, args, width)
   end
 end
 
+-- Each status's listing set: its jobs by number, for jobs() to page through.
+local numsOf = { PENDING = K.pendingNums, RUNNING = K.runningNums, SUCCEEDED = K.succeededNums, DEAD = K.dead, CANCELLED = K.cancelledNums }
+
 local function enqueue(n, key, runAt)
   redis.call('ZADD', K.pending, runAt, n)
+  redis.call('ZADD', K.pendingNums, n, n)
   if runAt <= now then redis.call('ZADD', K.ready, 0, readyMember(key, n)) end
 end
 
@@ -135,7 +143,8 @@ end
 
 local function failAttempt(n, key, failedAt, err, permanent)
   redis.call('ZREM', K.leases, n)
-  local f = redis.call('HMGET', key, 'attempts', 'maxAttempts')
+  redis.call('ZREM', K.runningNums, n)
+  local f = redis.call('HMGET', key, 'attempts', 'maxAttempts', 'key')
   local attempts = tonumber(f[1])
   if not permanent and attempts < attemptLimit(f[2]) then
     local runAt = failedAt + backoffAfter(attempts)
@@ -143,17 +152,53 @@ local function failAttempt(n, key, failedAt, err, permanent)
     enqueue(n, key, runAt)
   else
     redis.call('HSET', key, 'status', 'DEAD', 'lastError', err)
+    -- A keyed job notes when it finished: its key stays taken keyTtl from then.
+    if f[3] then redis.call('HSET', key, 'finishedAt', num(failedAt)) end
     redis.call('ZADD', K.dead, n, n)
     announceFinished({ n })
   end
 end
 
--- SUCCEEDED or CANCELLED: held until evicted, oldest finished first.
+-- Evicts the job that finished first (the head of K.finished); its idempotent key is free, unless a newer job took it.
+local function evictOldest()
+  local n = redis.call('LPOP', K.finished)
+  local key = jobKey(n)
+  local f = redis.call('HMGET', key, 'status', 'key')
+  redis.call('HINCRBY', K.counts, string.lower(f[1]), -1)
+  redis.call('ZREM', numsOf[f[1]], n)
+  if f[2] and redis.call('HGET', K.keys, f[2]) == n then redis.call('HDEL', K.keys, f[2]) end
+  redis.call('DEL', key)
+end
+
+-- The retain option's count: finished jobs beyond maxFinished are evicted, oldest finished first.
+local function trimFinished()
+  if maxFinished == nil then return end
+  for _ = 1, redis.call('LLEN', K.finished) - maxFinished do evictOldest() end
+end
+
+-- SUCCEEDED or CANCELLED (at now): held until evicted, oldest finished first. The finish time is
+-- noted where something runs from it: a keyed job's key TTL, the retain option's maxAgeMillis.
 local function finish(n, key, status)
   redis.call('HSET', key, 'status', status)
+  if maxAge or redis.call('HEXISTS', key, 'key') == 1 then redis.call('HSET', key, 'finishedAt', nowText) end
+  redis.call('ZADD', numsOf[status], n, n)
   redis.call('RPUSH', K.finished, n)
   redis.call('HINCRBY', K.counts, string.lower(status), 1)
   announceFinished({ n })
+  trimFinished()
+end
+
+-- The n of the job that holds the idempotent key k now, or nil if k is free: a job holds its
+-- key while PENDING or RUNNING, and once finished until finishedAt + keyTtl; an evicted job, never.
+local function keyHolder(k)
+  local n = redis.call('HGET', K.keys, k)
+  if not n then return nil end
+  local f = redis.call('HMGET', jobKey(n), 'status', 'keyTtl', 'finishedAt')
+  if not f[1] then return nil end
+  if f[1] == 'PENDING' or f[1] == 'RUNNING' then return n end
+  local ttl = tonumber(f[2] or '0')
+  if ttl > 0 and now < tonumber(f[3] or '0') + ttl then return n end
+  return nil
 end
 
 -- New work: wakes clients in waitForWork (a poll that found nothing reads the counter).
@@ -175,17 +220,18 @@ local function find(n, key)
   return nil, absence(n)
 end
 
--- The hash of job n if token is its current lease (after expiry, RUNNING means valid).
--- Every job's hash has a status: none means no hash.
+-- The hash of job n if token is its current lease (after expiry, RUNNING means valid), then
+-- nil and whether the job has an idempotent key. Every job's hash has a status: none means no hash.
 local function leased(n, token, key)
-  local f = redis.call('HMGET', key, 'status', 'token')
+  local f = redis.call('HMGET', key, 'status', 'token', 'key')
   if not f[1] then return nil, absence(n) end
   if f[1] ~= 'RUNNING' or f[2] ~= token then return nil, ${Refusal.StaleLease} end
-  return key
+  return key, nil, f[3] ~= false
 end
 
--- Leases up to max ready jobs to workerId (none while the queue is paused), best first: each one's n, token,
--- type, payload, attempt, maxAttempts, leaseUntil and headers ('' for none) appended to out after the wake
+-- Leases up to max ready jobs to workerId (none while the queue is paused), best first, each for its
+-- own timeout if it has one, else for leaseMillis: each one's n, token, type, payload, attempt,
+-- maxAttempts, leaseUntil, timeout ('' for none) and headers ('' for none) appended to out after the wake
 -- counter (read first: work announced later is newer than this poll). The
 -- indexes change once for the whole batch; the tokens are consecutive.
 local function pollBest(workerId, leaseMillis, max, out)
@@ -197,23 +243,33 @@ local function pollBest(workerId, leaseMillis, max, out)
   local lastToken = redis.call('INCRBY', K.tokenSeq, count)
   -- The holder is alive now: its key must not have lapsed before its first refresh.
   redis.call('SET', alivePrefix .. holder, '1', 'PX', ${LIVENESS_TTL_MILLIS})
-  local leaseUntil = now + tonumber(leaseMillis)
-  local untilText = num(leaseUntil)
-  local numbers, leases = {}, {}
+  local pollUntil = now + tonumber(leaseMillis)
+  local pollUntilText = num(pollUntil)
+  local numbers, leases, running = {}, {}, {}
   for i = 1, count do
     local n = int(tonumber(string.sub(best[2 * i - 1], 33)))
     local key = jobKey(n)
     local token = int(lastToken - count + i)
-    local f = redis.call('HMGET', key, 'attempts', 'type', 'payload', 'maxAttempts', 'headers')
+    local f = redis.call('HMGET', key, 'attempts', 'type', 'payload', 'maxAttempts', 'timeout', 'headers')
     local attempt = tonumber(f[1]) + 1
+    -- The job's own lease length wins over the poll's.
+    local leaseUntil, untilText = pollUntil, pollUntilText
+    if f[5] then
+      leaseUntil = now + tonumber(f[5])
+      untilText = num(leaseUntil)
+    end
     redis.call('HSET', key, 'status', 'RUNNING', 'attempts', attempt, 'token', token, 'leaseUntil', untilText, 'workerId', workerId, 'holder', holder)
     numbers[i] = n
     leases[2 * i - 1] = leaseUntil
     leases[2 * i] = n
-    for _, field in ipairs({ n, token, f[2], f[3], attempt, attemptLimit(f[4]), untilText, f[5] or '' }) do out[#out + 1] = field end
+    running[2 * i - 1] = n
+    running[2 * i] = n
+    for _, field in ipairs({ n, token, f[2], f[3], attempt, attemptLimit(f[4]), untilText, f[5] or '', f[6] or '' }) do out[#out + 1] = field end
   end
   redis.call('ZREM', K.pending, unpack(numbers))
+  redis.call('ZREM', K.pendingNums, unpack(numbers))
   redis.call('ZADD', K.leases, unpack(leases))
+  redis.call('ZADD', K.runningNums, unpack(running))
   return out
 end
 
@@ -222,22 +278,29 @@ end
 -- each checked on its own, its outcome (0 or the Refusal) appended to out;
 -- the indexes change once for all of them.
 local function completeAll(first, last, out)
-  local done = {}
+  local done, succeeded = {}, {}
   for i = first, last, 3 do
     local n = ARGV[i]
-    local key, refusal = leased(n, ARGV[i + 1], KEYS[FIXED + (i - first) / 3 + 1])
+    local key, refusal, keyed = leased(n, ARGV[i + 1], KEYS[FIXED + (i - first) / 3 + 1])
     if key then
       if ARGV[i + 2] == '' then redis.call('HSET', key, 'status', 'SUCCEEDED')
       else redis.call('HSET', key, 'status', 'SUCCEEDED', 'result', ARGV[i + 2]) end
+      -- The finish time, where something runs from it: a keyed job's key TTL, the retain option's maxAgeMillis.
+      if keyed or maxAge then redis.call('HSET', key, 'finishedAt', nowText) end
       done[#done + 1] = n
+      succeeded[#succeeded + 1] = n
+      succeeded[#succeeded + 1] = n
     end
     out[#out + 1] = refusal or 0
   end
   if #done == 0 then return out end
   redis.call('ZREM', K.leases, unpack(done))
+  redis.call('ZREM', K.runningNums, unpack(done))
+  redis.call('ZADD', K.succeededNums, unpack(succeeded))
   redis.call('RPUSH', K.finished, unpack(done))
   redis.call('HINCRBY', K.counts, 'succeeded', #done)
   announceFinished(done)
+  trimFinished()
   return out
 end
 
@@ -328,49 +391,96 @@ local function leasesCaughtUp()
   return #expired / 2 <= count
 end
 
-if not (indexCaughtUp() and leasesCaughtUp()) then return { ${CATCHING_UP} } end
+-- Then the retain option's age: finished jobs that finished maxAge before now or earlier are evicted, oldest
+-- first (one finished before the option was set, with no finishedAt, too). True once none is left.
+local function agedOut()
+  if maxAge == nil then return true end
+  while budget > 0 do
+    local head = redis.call('LINDEX', K.finished, 0)
+    if not head then return true end
+    local finishedAt = redis.call('HGET', jobKey(head), 'finishedAt')
+    if finishedAt and tonumber(finishedAt) + maxAge > now then return true end
+    evictOldest()
+    budget = budget - 1
+  end
+  return false
+end
+
+if not (indexCaughtUp() and leasesCaughtUp() and agedOut()) then return { ${CATCHING_UP} } end
 `;
 
 /**
  * submit / submitMany, all or none. ARGV: capacity, then per job type,
  * payload, priority, runAt ('' for delay after now), delay, maxAttempts
- * (0: the policy's), headers ('' for none: no field). Finished jobs are evicted, oldest
- * first, only as far as room is needed and only if that makes enough.
+ * (0: the policy's), key ('': none), keyTtl, timeout (0: the poll's), headers ('': none). A job
+ * whose key is taken (see keyHolder) is not stored: its id is the holder's;
+ * a key given twice in one call is the first one's (the later jobs get the
+ * first one's id, and are not stored). Finished jobs are evicted, oldest
+ * first, only as far as room is needed and only if that makes enough; an
+ * evicted job's key is free.
  */
 const SUBMIT = `
 local capacity = tonumber(ARGV[OWN + 1])
 local first = OWN + 2
-local count = (#ARGV - first + 1) / 7
+local WIDTH = 10
+local total = (#ARGV - first + 1) / WIDTH
+-- Per job: the id it gets without being stored (a key's holder's), or the index of the earlier job whose key it repeats.
+local holders, repeats, firstWithKey = {}, {}, {}
+local count = 0
+for j = 1, total do
+  local k = ARGV[first + (j - 1) * WIDTH + 6]
+  if k ~= '' and firstWithKey[k] then
+    repeats[j] = firstWithKey[k]
+  else
+    if k ~= '' then
+      firstWithKey[k] = j
+      holders[j] = keyHolder(k)
+    end
+    if not holders[j] then count = count + 1 end
+  end
+end
 local finished = redis.call('LLEN', K.finished)
 local held = redis.call('ZCARD', K.pending) + redis.call('ZCARD', K.leases) + redis.call('ZCARD', K.dead) + finished
 local excess = held + count - capacity
 if excess > finished then return { ${Refusal.NoSlot} } end
-for _ = 1, excess do
-  local key = jobKey(redis.call('LPOP', K.finished))
-  redis.call('HINCRBY', K.counts, string.lower(redis.call('HGET', key, 'status')), -1)
-  redis.call('DEL', key)
-end
+for _ = 1, excess do evictOldest() end
 local ids = { 0 }
 local seq = redis.call('INCRBY', K.jobSeq, count) - count
-local pending, ready = {}, {}
-for i = first, #ARGV, 7 do
-  seq = seq + 1
-  local n = jobNumberOf(seq)
-  local runAt = ARGV[i + 3]
-  if runAt == '' then runAt = ARGV[i + 4] == '0' and nowText or num(now + tonumber(ARGV[i + 4])) end
-  redis.call('HSET', jobKey(n), 'type', ARGV[i], 'payload', ARGV[i + 1], 'priority', ARGV[i + 2],
-    'status', 'PENDING', 'attempts', 0, 'runAt', runAt, 'maxAttempts', ARGV[i + 5])
-  if ARGV[i + 6] ~= '' then redis.call('HSET', jobKey(n), 'headers', ARGV[i + 6]) end
-  local due = tonumber(runAt)
-  pending[#pending + 1] = due
-  pending[#pending + 1] = n
-  if due <= now then
-    ready[#ready + 1] = 0
-    ready[#ready + 1] = memberOf(tonumber(ARGV[i + 2]), due, n)
+local pending, ready, numbers = {}, {}, {}
+for j = 1, total do
+  local i = first + (j - 1) * WIDTH
+  if repeats[j] then
+    ids[j + 1] = ids[repeats[j] + 1]
+  elseif holders[j] then
+    ids[j + 1] = holders[j]
+  else
+    seq = seq + 1
+    local n = jobNumberOf(seq)
+    local runAt = ARGV[i + 3]
+    if runAt == '' then runAt = ARGV[i + 4] == '0' and nowText or num(now + tonumber(ARGV[i + 4])) end
+    local key = jobKey(n)
+    redis.call('HSET', key, 'type', ARGV[i], 'payload', ARGV[i + 1], 'priority', ARGV[i + 2],
+      'status', 'PENDING', 'attempts', 0, 'runAt', runAt, 'maxAttempts', ARGV[i + 5])
+    if ARGV[i + 6] ~= '' then
+      redis.call('HSET', key, 'key', ARGV[i + 6], 'keyTtl', ARGV[i + 7])
+      redis.call('HSET', K.keys, ARGV[i + 6], n)
+    end
+    if ARGV[i + 8] ~= '0' then redis.call('HSET', key, 'timeout', ARGV[i + 8]) end
+    if ARGV[i + 9] ~= '' then redis.call('HSET', key, 'headers', ARGV[i + 9]) end
+    local due = tonumber(runAt)
+    pending[#pending + 1] = due
+    pending[#pending + 1] = n
+    numbers[#numbers + 1] = n
+    numbers[#numbers + 1] = n
+    if due <= now then
+      ready[#ready + 1] = 0
+      ready[#ready + 1] = memberOf(tonumber(ARGV[i + 2]), due, n)
+    end
+    ids[j + 1] = n
   end
-  ids[#ids + 1] = n
 end
 callMany('ZADD', K.pending, pending, 2)
+callMany('ZADD', K.pendingNums, numbers, 2)
 callMany('ZADD', K.ready, ready, 2)
 if count > 0 then announce() end
 return ids
@@ -378,7 +488,7 @@ return ids
 
 /**
  * ARGV: workerId, leaseMillis, max. Returns 0, the wake counter, and the
- * leases (n, token, type, payload, attempt, maxAttempts, leaseUntil, headers each) of up to max
+ * leases (n, token, type, payload, attempt, maxAttempts, leaseUntil, timeout, headers each) of up to max
  * ready jobs, best first.
  */
 const POLL = `
@@ -429,6 +539,7 @@ local n = ARGV[OWN + 1]
 local key, refusal = leased(n, ARGV[OWN + 2], KEYS[FIXED + 1])
 if key == nil then return { refusal } end
 redis.call('ZREM', K.leases, n)
+redis.call('ZREM', K.runningNums, n)
 redis.call('HINCRBY', key, 'attempts', -1)
 redis.call('HSET', key, 'status', 'PENDING', 'runAt', nowText)
 enqueue(n, key, now)
@@ -470,6 +581,48 @@ end
 return out
 `;
 
+/**
+ * ARGV: status ('' for every status), after, limit, typed ('1' or '0'), type.
+ * Returns 0, where the next page goes on after ('' for none), then n and the
+ * hash of each job listed, in job-number order: the first `limit` jobs
+ * numbered above `after` (of `type`, if typed). Each listing set is read from
+ * `after` on, a window of limit + 1 numbers (typed: SCAN_BUDGET); only
+ * numbers up to the end of the shortest full window are known to be all
+ * there are, so the page stops there. Typed, at most SCAN_BUDGET jobs are looked at.
+ */
+const JOBS = `
+local status, after, limit, typed, wantedType = ARGV[OWN + 1], ARGV[OWN + 2], tonumber(ARGV[OWN + 3]), ARGV[OWN + 4] == '1', ARGV[OWN + 5]
+local window = typed and ${SCAN_BUDGET} or limit + 1
+local sources = { numsOf[status] }
+if status == '' then sources = { K.pendingNums, K.runningNums, K.succeededNums, K.dead, K.cancelledNums } end
+local candidates, covered = {}, math.huge
+for _, source in ipairs(sources) do
+  local numbers = redis.call('ZRANGEBYSCORE', source, '(' .. after, '+inf', 'LIMIT', 0, window)
+  for _, n in ipairs(numbers) do candidates[#candidates + 1] = tonumber(n) end
+  if #numbers == window then covered = math.min(covered, tonumber(numbers[#numbers])) end
+end
+table.sort(candidates)
+local out = { 0, '' }
+local listed, examined, last = 0, 0, 0
+for _, n in ipairs(candidates) do
+  if n > covered then break end
+  if listed == limit or (typed and examined == ${SCAN_BUDGET}) then
+    out[2] = int(last)
+    return out
+  end
+  examined = examined + 1
+  last = n
+  local key = jobKey(int(n))
+  if not typed or redis.call('HGET', key, 'type') == wantedType then
+    out[#out + 1] = int(n)
+    out[#out + 1] = redis.call('HGETALL', key)
+    listed = listed + 1
+  end
+end
+if covered ~= math.huge then out[2] = int(covered) end
+return out
+`;
+
 /** ARGV: n; the job's hash declared. */
 const RETRY_DEAD = `
 local n = ARGV[OWN + 1]
@@ -491,6 +644,7 @@ if key == nil then return { refusal } end
 if redis.call('HGET', key, 'status') ~= 'PENDING' then return { ${Refusal.NotPending} } end
 redis.call('ZREM', K.ready, readyMember(key, n))
 redis.call('ZREM', K.pending, n)
+redis.call('ZREM', K.pendingNums, n)
 finish(n, key, 'CANCELLED')
 return { 0 }
 `;
@@ -539,6 +693,7 @@ export const SCRIPTS = {
   extend: script(EXTEND),
   view: script(VIEW),
   deadLetters: script(DEAD_LETTERS),
+  jobs: script(JOBS),
   retryDead: script(RETRY_DEAD),
   cancel: script(CANCEL),
   stats: script(STATS),

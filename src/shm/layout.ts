@@ -14,16 +14,18 @@
  *   overflow    f64   [ heap entry: K1 K2 K3 SLOT WORD | ... ]  ready jobs a ring cannot take in order  hint
  *   delayed     f64   (same entry shape)                                            hint
  *   leases      f64   (same entry shape)                                            hint
- *   finished    f64   (same entry shape), keyed by FINISH_SEQ: eviction order       hint
+ *   finished    f64   (same entry shape), keyed by FINISH_SEQ (eviction order), K2 when it finished  hint
  *   jobMap      Int32 [ slot + 1 | ... ]  open addressing, keyed by the slot's JOB_NUM  hint
+ *   keyMap      Int32 [ slot + 1 HASH | ... ]  open addressing, keyed by the idempotent key  maintenance holder's
  *   freeSlots   Int32 [ slot | ... ]  a stack                                       hint
  *   rowWords    Int32 [ row 0: STATE CALL INTENT_SEQ RING_TAIL… | row 1 ... ]     one line per row
  *   rowData     f64   [ row 0: INTENT (slot, from, to, record) | COUNTS | ... ]
  *   rowRings    f64   [ row 0: lease ring | finished ring | row 1 ... ]  entries KEY SLOT WORD
- *   arena       bytes [ chunk: NEXT | 64 bytes | chunk ... ]     payload, lastError, result, headers
+ *   arena       bytes [ chunk: NEXT | 64 bytes | chunk ... ]     payload, lastError, result, idempotent key, headers
  *   workerNames bytes [ LENGTH | 124 bytes | ... ]  append-only     worker ids
  *   typeNames   bytes (same entry shape)           append-only     job types
  *   commitRing  f64   [ jobNum * 4 + COMMIT_* | ... ]  a ring       journal writes to make
+ *   listing     f64   [ BUILT ROOT… | node of slot 0: LEFT RIGHT CLASS KEY | ... ]  per-status trees for jobs()  hint
  *
  * ── Roles ──
  *
@@ -254,9 +256,14 @@ export const MOVES = 12; //         with a journal: moves of this job so far, to
 export const ATTEMPT_LIMIT = 13; //  the job's own maxAttempts (submit's option); 0: the policy's
 export const RESULT_REF = 14; //    while SUCCEEDED: arena chain of the result's JSON text (its byte length first, as lastError's); 0: none
 export const RESULT_BYTES = 15; //  the result's UTF-8 bytes: in a draft only, read from the chain's length (no column)
-export const HEADERS_REF = 16; //   arena chain of the job's headers as JSON text (its byte length first, as a result's); 0: none
-export const HEADERS_BYTES = 17; // the headers' UTF-8 bytes: in a draft only, read from the chain's length (no column)
-export const RECORD_FIELDS = 18;
+export const KEY_REF = 16; //        arena chain of the job's idempotent key (its byte length first, as lastError's); 0: no key
+export const KEY_BYTES = 17; //      the key's UTF-8 bytes: in a draft only, read from the chain's length (no column)
+export const KEY_TTL = 18; //        how long the key stays taken after the job finished (submit's keyTtlMillis); 0: not at all
+export const FINISHED_AT = 19; //    a job with a key: when it last finished (SUCCEEDED, DEAD, CANCELLED); its key is free from FINISHED_AT + KEY_TTL
+export const LEASE_LENGTH = 20; //   the job's own lease length (submit's timeoutMillis), in place of the poll's leaseMillis; 0: the poll's
+export const HEADERS_REF = 21; //    arena chain of the job's headers as JSON text (its byte length first, as a result's); 0: none
+export const HEADERS_BYTES = 22; //  the headers' UTF-8 bytes: in a draft only, read from the chain's length (no column)
+export const RECORD_FIELDS = 23;
 
 /**
  * Each field's column, and why its width holds every value it takes
@@ -284,14 +291,22 @@ export const RECORD_FIELDS = 18;
  *   ATTEMPTS     u32  at most maxAttempts, and never more than MAX_ATTEMPTS
  *   ATTEMPT_LIMIT u32 a job's own maxAttempts, 1 to MAX_ATTEMPTS (0: none); written only when
  *                     it changes, so a queue whose jobs never set one never touches its pages
+ *   KEY_REF      i32  a chunk number, or 0. The key's columns (KEY_REF, KEY_TTL, FINISHED_AT)
+ *                     are read past KEY_REF and written only for a keyed job (and the next job
+ *                     of its slot, which writes the zeros): a queue without keys never touches
+ *                     the pages of the other two, nor writes KEY_REF's
+ *   KEY_BYTES    none: kept at the head of the key's chain, as most jobs have no key
+ *   KEY_TTL      f64  a duration of any finite length
+ *   FINISHED_AT  f64  a time
+ *   LEASE_LENGTH u32  a job's own timeoutMillis, 1 to MAX_LEASE_LENGTH (0: none); written only when it changes
  *   TYPE         i16  an entry of `typeNames` + 1 (<= TYPE_NAMES), or -(type bytes) (>= -MAX_TYPE_BYTES, 1024)
  *   WORKER       u16  an entry of `workerNames` + 1 (<= WORKER_NAMES)
  */
 export const RECORD_COLUMNS: readonly (readonly [field: number, array: ColumnArray])[] = [
   [JOB_NUM, Float64Array], [PRIORITY, Float64Array], [RUN_AT, Float64Array], [TOKEN, Float64Array], [LEASE_UNTIL, Float64Array],
-  [MOVES, Float64Array], [DATA_REF, Int32Array], [PAYLOAD_BYTES, Int32Array], [ERROR_REF, Int32Array], [RESULT_REF, Int32Array],
-  [HEADERS_REF, Int32Array],
-  [ATTEMPTS, Uint32Array], [ATTEMPT_LIMIT, Uint32Array], [TYPE, Int16Array], [WORKER, Uint16Array],
+  [MOVES, Float64Array], [KEY_TTL, Float64Array], [FINISHED_AT, Float64Array],
+  [DATA_REF, Int32Array], [PAYLOAD_BYTES, Int32Array], [ERROR_REF, Int32Array], [RESULT_REF, Int32Array], [KEY_REF, Int32Array], [HEADERS_REF, Int32Array],
+  [ATTEMPTS, Uint32Array], [ATTEMPT_LIMIT, Uint32Array], [LEASE_LENGTH, Uint32Array], [TYPE, Int16Array], [WORKER, Uint16Array],
 ];
 
 /** One field's column: a typed array with an element per slot. */
@@ -304,6 +319,12 @@ export interface ColumnArray {
 
 /** The most attempts a job's record holds: a job is dead-lettered after this many even if the policy allows more. */
 export const MAX_ATTEMPTS = 2 ** 32 - 1;
+
+/** The longest lease of a job's own (submit's timeoutMillis, in LEASE_LENGTH's u32): about 49 days. */
+export const MAX_LEASE_LENGTH = 2 ** 32 - 1;
+
+/** The most UTF-8 bytes of an idempotent key. */
+export const MAX_KEY_BYTES = 256;
 
 /** Whether a job that failed its `attempts`-th attempt is retried when it may have `maxAttempts` (and the ATTEMPTS column's bound). */
 export function mayRetry(attempts: number, maxAttempts: number): boolean {
@@ -400,7 +421,10 @@ export const INTENT_RECORD = 3; //  RECORD_FIELDS wide: the whole new record
 export const ROW_COUNTS = INTENT_RECORD + RECORD_FIELDS; // STATUS_COUNT wide: jobs moved into (+) and out of (−) each status by this row
 export const ROW_FINISHED_CHUNKS = ROW_COUNTS + STATUS_COUNT; // arena chunks of jobs this row finished, minus those evicted
 export const ROW_WATCH_SINCE = ROW_FINISHED_CHUNKS + 1; // since when the watch has seen ROW_WATCH_CALL (holder's)
-export const ROW_DATA = 32; //       padded to whole lines
+/** float64s per cache line (64 bytes). */
+const F64_LINE = 8;
+/** A row's data, padded to whole lines: derived from its last field, so that a record with more fields never runs into the next row. */
+export const ROW_DATA = Math.ceil((ROW_WATCH_SINCE + 1) / F64_LINE) * F64_LINE;
 /** rowRings: per row a lease ring then a finished ring, entries (KEY, SLOT, WORD). */
 export const ROW_RING_ENTRIES = 1024;
 export const RING_KEY = 0;
@@ -435,6 +459,13 @@ export const TYPE_NAMES = 4096;
 export const NAME_BYTES = 124;
 export const NAME_ENTRY_BYTES = 4 + NAME_BYTES;
 
+// ── key map entries (Int32) ──────────────────────────────────────────────
+/** The slot of the job holding the key, + 1 (0: an empty entry). */
+export const KEY_ENTRY_SLOT = 0;
+/** The key's hash: where its probe starts, kept so that a removal's shift needs no key read. */
+export const KEY_ENTRY_HASH = 1;
+export const KEY_ENTRY_FIELDS = 2;
+
 // ── commit ring entries (float64): jobNum * COMMIT_KINDS + kind ─────────
 /** The job is new: its row, with type and payload, must be inserted. */
 export const COMMIT_SUBMITTED = 1;
@@ -443,6 +474,23 @@ export const COMMIT_MOVED = 2;
 /** The job was evicted: its row must be deleted. */
 export const COMMIT_EVICTED = 3;
 export const COMMIT_KINDS = 4;
+
+// ── listing index (float64), see listing.ts ──────────────────────────────
+/**
+ * One binary search tree per public status (a *class*: READY and DELAYED are
+ * one, PENDING), keyed by job number, over nodes that are the slots
+ * themselves: the treap `jobs()` pages through. Built by the first `jobs()`,
+ * so a queue that never lists never touches these pages.
+ */
+export const LISTING_BUILT = 0; //  1 once built (the lock holder's)
+export const LISTING_ROOTS = 1; //  + class: the root node of the class's tree (slot + 1; 0: empty)
+export const LISTING_CLASSES = 5;
+export const LISTING_HEADER = 8;
+export const NODE_LEFT = 0; //      slot + 1 of the left child; 0: none
+export const NODE_RIGHT = 1;
+export const NODE_CLASS = 2; //     the class of the tree the node is in, + 1; 0: in none
+export const NODE_KEY = 3; //       the job number the node was filed under
+export const NODE_FIELDS = 4;
 
 // ── arena chunks ─────────────────────────────────────────────────────────
 /**
@@ -462,7 +510,7 @@ export const FIRST_CHUNK = 1;
 export function heapEntries(capacity: number): number {
   return 2 * capacity + 16;
 }
-/** Job map size: a power of two of at least 1.5 × capacity (at most about half full, so probes stay short; 8 B per job). */
+/** Job map entries (and key map's): a power of two of at least 1.5 × capacity (at most about two thirds full, so probes stay short). */
 export function mapEntries(capacity: number): number {
   return 2 ** Math.ceil(Math.log2(1.5 * capacity + 2));
 }
@@ -497,6 +545,7 @@ export function bufferBytes(capacity: number, arenaBytes: number) {
     leases: heap,
     finished: heap,
     jobMap: mapEntries(capacity) * i32,
+    keyMap: mapEntries(capacity) * KEY_ENTRY_FIELDS * i32,
     freeSlots: capacity * i32,
     rowWords: ROWS * ROW_WORDS * i32,
     rowData: ROWS * ROW_DATA * f64,
@@ -505,6 +554,7 @@ export function bufferBytes(capacity: number, arenaBytes: number) {
     workerNames: WORKER_NAMES * NAME_ENTRY_BYTES,
     typeNames: TYPE_NAMES * NAME_ENTRY_BYTES,
     commitRing: commitRingEntries(capacity) * f64,
+    listing: (LISTING_HEADER + capacity * NODE_FIELDS) * f64,
     /** Per slot, with a journal: the commit mark of a move its caller waits for (see Frozen jobs); 0: none. */
     awaited: capacity * i32,
   };

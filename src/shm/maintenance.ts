@@ -7,17 +7,22 @@ import { markOf, ticketOfMark, type CommitKind } from './commits.js';
 import type { SharedHeap } from './heap.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, ATTENTION, CANCELLED, COMMIT_EVICTED, COMMIT_MOVED, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, DUE_LOWERED, DUE_VERSION,
-  ENTRY_K1, ENTRY_SLOT, ENTRY_WORD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, GATE, ERROR_LEASE_EXPIRED, ERROR_NONE, ERROR_REF, FINISH_BASE, FINISH_RING,
-  FINISH_SEQ, FINISH_TICKET, FREE, HEADERS_BYTES, HEADERS_REF, FREE_SLOT_COUNT, JOB_NUM, JOB_SEQ, LAST_NOW, LEASE_RING, LEASE_UNTIL, MAINTENANCE_ROW, MOVES,
-  NEXT_DUE, PAUSED, PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, ROWS, STATUS_COUNT, ROW_COUNTS, ROW_FINISHED_CHUNKS, RUNNING, RUN_AT,
+  ENTRY_K1, ENTRY_K2, ENTRY_SLOT, ENTRY_WORD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, GATE, ERROR_LEASE_EXPIRED, ERROR_NONE, ERROR_REF, FINISH_BASE,
+  FINISH_RING, FINISHED_AT, FINISH_SEQ, FINISH_TICKET, FREE, FREE_SLOT_COUNT, HEADERS_BYTES, HEADERS_REF, JOB_NUM, JOB_SEQ, KEY_BYTES, KEY_REF, KEY_TTL, LAST_NOW,
+  LEASE_LENGTH, LEASE_RING, LEASE_UNTIL, MAINTENANCE_ROW, MOVES, NEXT_DUE, PAUSED, PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, ROWS,
+  STATUS_COUNT, ROW_COUNTS, ROW_FINISHED_CHUNKS, RUNNING, RUN_AT,
   SLOT_HIGH_WATER, SUCCEEDED, TOKEN, TOKEN_RESERVED, TOKEN_SEQ, TYPE, WORKER, attemptLimit, isBusy, mayRetry, nextWord, statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import { Mover } from './moves.js';
 import type { LoggedJob, MoveLog, Sequences, JournalWrites } from './movelog.js';
-import { NAME_OF_STATUS, Records, chunksOf, countedChainBytes, countedChunks, dataBytes, leadingTypeBytes } from './records.js';
+import { keyHash } from '../key-hash.js';
+import { NAME_OF_STATUS, Records, chunksOf, countedChainBytes, countedChunks, dataBytes, leadingTypeBytes, noteFinish } from './records.js';
+import type { CheckedJob } from '../validate.js';
 import { UndoLog, recordCopy, type UndoneMove } from './undo-log.js';
 import { NOT_COUNTED, type MoveNotes } from './worker.js';
+import { Retention } from './retention.js';
+import type { RetainOptions } from '../options.js';
 
 /** Thrown when a move finds our lock taken over: the caller retries the whole operation. */
 export class LockLost extends Error {}
@@ -49,6 +54,8 @@ export class Maintenance implements MoveNotes {
   /** The queue's clock, read again under the lock (see `prepare`, `settle`) and as a move is made (`#runAt`). */
   readonly #time: TimeSource;
   readonly #log: MoveLog | undefined;
+  /** The `retain` option's limits on finished jobs. */
+  readonly #retention: Retention;
   #mover: Mover;
   readonly records: Records;
   readonly #tails = new Int32Array(ROWS);
@@ -69,10 +76,11 @@ export class Maintenance implements MoveNotes {
   /** A copy of a slot's record, read under the lock. */
   readonly #record = new Float64Array(RECORD_FIELDS);
 
-  constructor(memory: QueueMemory, policy: RetryPolicy, time: TimeSource, log?: MoveLog) {
+  constructor(memory: QueueMemory, policy: RetryPolicy, time: TimeSource, retain: RetainOptions, log?: MoveLog) {
     this.#m = memory;
     this.#policy = policy;
     this.#time = time;
+    this.#retention = new Retention(retain);
     this.#log = log;
     this.#mover = new Mover(memory.slots, memory.rows, MAINTENANCE_ROW);
     this.records = new Records(memory, policy.maxAttempts);
@@ -118,6 +126,7 @@ export class Maintenance implements MoveNotes {
     // Before NEXT_DUE, with no earlier lease flagged, no lease or delayed job is due (the lease handshake):
     // the rings and heaps stay as they are, and so does NEXT_DUE.
     if (now >= header[NEXT_DUE]! || (Atomics.load(this.#m.lockWords, ATTENTION) & DUE_LOWERED) !== 0) this.#catchUp(now);
+    if (this.#retention.limits) this.#retain(now);
     // The catch-up's expiries are not the call's own (any call would have made them): only what follows is undone.
     if (this.#log !== undefined) this.#undo.record();
     return now;
@@ -167,7 +176,7 @@ export class Maintenance implements MoveNotes {
       Atomics.and(lockWords, ATTENTION, ~DUE_LOWERED);
       rows.tails(LEASE_RING, this.#tails);
       this.drainLeases();
-      header[NEXT_DUE] = Math.min(this.#validTop(leases), this.#validTop(delayed));
+      header[NEXT_DUE] = Math.min(this.#validTop(leases), this.#validTop(delayed), this.#retentionDue());
       // Publishes NEXT_DUE (seq-cst), before the tails are read again.
       Atomics.add(lockWords, DUE_VERSION, 1);
       if (!rows.movedSince(LEASE_RING, this.#tails)) return;
@@ -183,17 +192,21 @@ export class Maintenance implements MoveNotes {
 
   /** Moves the leases every row registered into the lease heap (also to make room in a full ring); those already finished are left out. */
   drainLeases(): void {
-    const { rows, slots, leases } = this.#m;
+    const { rows, slots, leases, listing } = this.#m;
     rows.drain(LEASE_RING, (until, slot, word) => {
       if (slots.word(slot) === word) this.#push(leases, until, 0, 0, slot, word);
+      // A claim (or extend) made lock-free: the listing files the job under its status now, whatever it is.
+      listing.sync(slot);
     });
   }
 
   /** Moves the finished jobs every row noted into the eviction heap (also to make room in a full ring). */
   drainFinished(): void {
-    const { rows, slots, finished } = this.#m;
-    rows.drain(FINISH_RING, (finishSeq, slot, word) => {
-      if (slots.word(slot) === word) this.#push(finished, finishSeq, 0, 0, slot, word);
+    const { rows, slots, finished, listing } = this.#m;
+    rows.drain(FINISH_RING, (finishedAt, slot, word) => {
+      // Still as finished: the record holds its FINISH_SEQ.
+      if (slots.word(slot) === word) this.#push(finished, slots.leaseUntils[slot]!, finishedAt, 0, slot, word);
+      listing.sync(slot);
     });
   }
 
@@ -254,26 +267,28 @@ export class Maintenance implements MoveNotes {
   }
 
   /**
-   * A new PENDING job (`maxAttempts` its own limit, 0 for the policy's): its
-   * number, or a Refusal (then nothing changed). Allocates nothing on the heap.
+   * A new PENDING job, to run from `runAt`: its number, or a Refusal (then
+   * nothing changed). The caller has made sure its key (if any) is free (see
+   * `keyHolder`). Allocates nothing on the heap for a job without a key.
    */
-  submit(
-    type: string, typeBytes: number, payload: string, payloadBytes: number, priority: number, runAt: number, maxAttempts: number,
-    headers: string | null, now: number,
-  ): number {
+  submit(job: CheckedJob, runAt: number, now: number): number {
     const { header } = this.#m;
-    const typeNumber = this.#m.typeNames.numberOf(type);
-    const refusal = this.#makeRoom(Arena.chunksFor(dataBytes(typeNumber, typeBytes, payloadBytes)) + countedChunks(headers), 1);
+    const typeNumber = this.#m.typeNames.numberOf(job.type);
+    const refusal = this.#makeRoom(this.#chunksFor(typeNumber, job.typeBytes, job.payloadBytes, job.keyBytes, job.headersText), 1);
     if (refusal < 0) return refusal;
     const num = header[JOB_SEQ]! + 1;
     header[JOB_SEQ] = num;
     const ticket = this.#note(num, COMMIT_SUBMITTED);
     const slot = this.#takeSlot();
-    const draft = this.#newDraft(num, type, typeNumber, typeBytes, payload, payloadBytes, priority, runAt);
-    draft[ATTEMPT_LIMIT] = maxAttempts;
-    if (headers !== null) this.#storeHeaders(draft, headers);
+    const draft = this.#newDraft(num, job.type, typeNumber, job.typeBytes, job.payload, job.payloadBytes, job.priority, runAt);
+    draft[ATTEMPT_LIMIT] = job.maxAttempts;
+    draft[LEASE_LENGTH] = job.timeoutMillis;
+    if (job.key !== null) this.#storeKey(draft, job.key, job.keyBytes, job.keyTtlMillis);
+    if (job.headersText !== null) this.#storeHeaders(draft, job.headersText);
     if (this.#log !== undefined) draft[MOVES] = 1;
     const word = this.#place(slot, num, runAt > now ? DELAYED : READY);
+    // After the job is placed: a holder killed in between leaves the key to the rebuild, which finds it in the slot.
+    if (job.key !== null) this.#m.keyMap.set(job.key, keyHash(job.key), slot);
     if (this.#undo.recording) {
       this.#m.awaited[slot] = markOf(ticket);
       this.#undo.add({ slot, status: FREE, to: word, record: null, lastError: null });
@@ -282,12 +297,45 @@ export class Maintenance implements MoveNotes {
   }
 
   /**
-   * Arena chunks a new job of `type` takes: those of its payload (and of its
-   * type too if the type table has no room for it) and of its headers. Interns the type (a type
-   * the table holds is no change a user can see).
+   * The number of the job that holds the idempotent `key` at `now`, or -1 if
+   * the key is free: a job holds its key while PENDING or RUNNING, and once
+   * finished (SUCCEEDED, DEAD, CANCELLED) until FINISHED_AT + KEY_TTL; an
+   * evicted job holds nothing. AWAITS_COMMIT for a holder frozen by its
+   * commit in flight (see Frozen jobs in layout.ts): its submit may yet be
+   * undone, so its id must not be handed out before it is durable.
    */
-  chunksForJob(type: string, typeBytes: number, payloadBytes: number, headers: string | null): number {
-    return Arena.chunksFor(dataBytes(this.#m.typeNames.numberOf(type), typeBytes, payloadBytes)) + countedChunks(headers);
+  keyHolder(key: string, now: number): number {
+    const { keyMap, slots } = this.#m;
+    const slot = keyMap.find(key, keyHash(key));
+    if (slot < 0) return -1;
+    const status = statusOf(this.settledWord(slot, now));
+    if (status === FREE) return -1;
+    if (this.frozen(slot)) return this.#awaitCommitOf(slot);
+    const live = status === READY || status === DELAYED || status === RUNNING ||
+      (slots.keyTtls[slot]! > 0 && now < slots.finishedAts[slot]! + slots.keyTtls[slot]!);
+    return live ? slots.jobNums[slot]! : -1;
+  }
+
+  /** Stores the idempotent key in the draft: its chain (the room was made) and its TTL. */
+  #storeKey(draft: Float64Array, key: string, keyBytes: number, keyTtl: number): void {
+    this.#assertHeld();
+    draft[KEY_REF] = this.#m.arena.storeCounted(keyBytes, key);
+    draft[KEY_BYTES] = keyBytes;
+    draft[KEY_TTL] = keyTtl;
+  }
+
+  /**
+   * Arena chunks a new job of `type` takes: those of its payload, of its key
+   * (0 bytes: none), of its headers (null: none), and of its type too if the type table has no room for
+   * it. Interns the type (a type the table holds is no change a user can see).
+   */
+  chunksForJob(type: string, typeBytes: number, payloadBytes: number, keyBytes: number, headers: string | null): number {
+    return this.#chunksFor(this.#m.typeNames.numberOf(type), typeBytes, payloadBytes, keyBytes, headers);
+  }
+
+  #chunksFor(typeNumber: number, typeBytes: number, payloadBytes: number, keyBytes: number, headers: string | null): number {
+    const keyChunks = keyBytes > 0 ? Arena.chunksFor(countedChainBytes(keyBytes)) : 0;
+    return Arena.chunksFor(dataBytes(typeNumber, typeBytes, payloadBytes)) + keyChunks + countedChunks(headers);
   }
 
   /**
@@ -392,6 +440,7 @@ export class Maintenance implements MoveNotes {
       if (this.frozen(slot)) return this.#awaitCommitOf(slot);
       const draft = this.#mover.start(slot);
       draft[FINISH_SEQ] = this.#nextFinishSeq();
+      noteFinish(draft, now);
       if (!this.#moveTo(slot, word, CANCELLED, status)) continue;
       this.#m.finishes.announce();
       return 0;
@@ -423,6 +472,18 @@ export class Maintenance implements MoveNotes {
   #freshRunAt(since: number, delay: number, before: number): number {
     const fresh = laterReading(this.#time, since);
     return (fresh < before ? fresh : since) + delay;
+  }
+
+  /**
+   * Makes the listing exact for every move made so far (see ListingIndex):
+   * built on the first call, O(slots); after that, the ring entries of the
+   * lock-free moves since the last drain are filed.
+   */
+  prepareListing(): void {
+    const { listing, header } = this.#m;
+    if (!listing.built) listing.build(header[SLOT_HIGH_WATER]!, this.#showProgress);
+    this.drainLeases();
+    this.drainFinished();
   }
 
   /** Slots of every DEAD job, in submission order. */
@@ -493,6 +554,7 @@ export class Maintenance implements MoveNotes {
       m.leases.clear();
       m.finished.clear();
       m.jobMap.clear();
+      m.keyMap.clear();
       rows.clearRings();
       header[FREE_SLOT_COUNT] = 0;
       header[FINISH_BASE]! += Atomics.exchange(lockWords, FINISH_TICKET, 0) >>> 0;
@@ -517,6 +579,10 @@ export class Maintenance implements MoveNotes {
           const ref = slots.get(slot, field);
           if (ref > 0) chains.push(ref, countedChainBytes(m.arena.countedBytes(ref)));
         }
+        if (slots.get(slot, KEY_REF) > 0) {
+          const key = m.keyMap.keyOf(slot);
+          m.keyMap.setIfNewer(key, keyHash(key), slot);
+        }
         if (status === READY || status === DELAYED) {
           // Ready or delayed by `now`: a clock that went back turns ready jobs delayed again.
           const due = slots.get(slot, RUN_AT) <= now;
@@ -529,7 +595,8 @@ export class Maintenance implements MoveNotes {
         } else if (status === RUNNING) {
           this.#push(m.leases, slots.get(slot, LEASE_UNTIL), 0, 0, slot, word);
         } else if (status === SUCCEEDED || status === CANCELLED) {
-          this.#push(m.finished, slots.get(slot, FINISH_SEQ), 0, 0, slot, word);
+          // When it finished is not kept in the slot: retention's age counts from this rebuild.
+          this.#push(m.finished, slots.get(slot, FINISH_SEQ), now, 0, slot, word);
           finishedChunks += chunksOf(slots.readInto(slot, this.#record));
         }
         counts[status]!++;
@@ -539,6 +606,8 @@ export class Maintenance implements MoveNotes {
       for (const slot of ready) this.#fileReady(slot, slots.word(slot));
       m.arena.rebuild(chains);
       rows.setTotals(counts, finishedChunks);
+      // The rings were cleared, and moves finished from intents: a listing that was built is filed afresh.
+      if (m.listing.built) m.listing.build(high, this.#showProgress);
       header[REBUILDS]!++;
       this.#dueDirty = true;
       header[LAST_NOW] = now;
@@ -576,6 +645,9 @@ export class Maintenance implements MoveNotes {
       draft[RESULT_REF] = this.#m.arena.storeCounted(bytes, job.result);
       draft[RESULT_BYTES] = bytes;
     }
+    draft[LEASE_LENGTH] = job.timeout;
+    if (job.key !== null) this.#storeKey(draft, job.key, Buffer.byteLength(job.key), job.keyTtl);
+    draft[FINISHED_AT] = job.finishedAt;
     if (job.headers !== null) this.#storeHeaders(draft, job.headers);
     const status = STATUS_OF_NAME[job.status];
     this.#place(slot, job.num, status === READY && job.runAt > now ? DELAYED : status);
@@ -609,6 +681,11 @@ export class Maintenance implements MoveNotes {
     draft[ATTEMPT_LIMIT] = 0;
     draft[RESULT_REF] = 0;
     draft[RESULT_BYTES] = 0;
+    draft[KEY_REF] = 0;
+    draft[KEY_BYTES] = 0;
+    draft[KEY_TTL] = 0;
+    draft[FINISHED_AT] = 0;
+    draft[LEASE_LENGTH] = 0;
     draft[HEADERS_REF] = 0;
     draft[HEADERS_BYTES] = 0;
     return draft;
@@ -650,11 +727,13 @@ export class Maintenance implements MoveNotes {
 
   /** Files a job where its new status needs it: a ready ring, the delayed heap, the finished heap. */
   #file(slot: number, word: number, status: SlotStatus): void {
-    const { slots, delayed, finished, rows } = this.#m;
+    const { slots, delayed, finished, rows, listing } = this.#m;
+    listing.sync(slot);
     if (status === READY) this.#fileReady(slot, word);
     else if (status === DELAYED) this.#push(delayed, slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM), 0, slot, word);
     else if (status === SUCCEEDED || status === CANCELLED) {
-      this.#push(finished, slots.get(slot, FINISH_SEQ), 0, 0, slot, word);
+      // Finished at the time the locked call runs at.
+      this.#push(finished, slots.get(slot, FINISH_SEQ), this.#m.header[LAST_NOW]!, 0, slot, word);
       rows.finishedChunks(this.#mover.row, chunksOf(slots.readInto(slot, this.#record)));
     } else if (status === RUNNING) {
       this.#push(this.#m.leases, slots.get(slot, LEASE_UNTIL), 0, 0, slot, word);
@@ -687,6 +766,7 @@ export class Maintenance implements MoveNotes {
     const backoff = retry ? this.#policy.backoffAfter(attempts) : 0;
     if (retry) draft[RUN_AT] = failedAt + backoff;
     const status = retry ? (draft[RUN_AT]! <= now ? READY : DELAYED) : DEAD;
+    if (status === DEAD) noteFinish(draft, failedAt);
     // READY or DELAYED by the backoff alone (failedAt is now): the same with the fresh reading.
     if (retry && stamped) draft[RUN_AT] = this.#freshRunAt(failedAt, backoff, draft[LEASE_UNTIL]!);
     // A finish too (see finishes.ts): counted before the move, announced after it.
@@ -701,8 +781,8 @@ export class Maintenance implements MoveNotes {
   #push(heap: SharedHeap, k1: number, k2: number, k3: number, slot: number, word: number): void {
     const slots = this.#m.slots;
     this.#assertHeld();
-    // A new lease or delayed job may come before the NEXT_DUE published.
-    if (heap === this.#m.leases || heap === this.#m.delayed) this.#dueDirty = true;
+    // A new lease or delayed job (or, with an age limit, finished job) may come before the NEXT_DUE published.
+    if (heap === this.#m.leases || heap === this.#m.delayed || (heap === this.#m.finished && this.#retention.ages)) this.#dueDirty = true;
     // Full means mostly stale entries (a slot has at most one valid entry per heap): drop them.
     if (heap.full) heap.compact((s, w) => slots.word(s) === w);
     heap.push(k1, k2, k3, slot, word);
@@ -726,6 +806,33 @@ export class Maintenance implements MoveNotes {
       if (!this.#evictOldest()) return Refusal.NoBytes;
     }
     return 0;
+  }
+
+  /**
+   * Evicts the finished jobs the `retain` option has no room for: beyond
+   * maxFinished, and (oldest finished first) those finished maxAgeMillis
+   * before `now` or earlier. Part of bringing the queue up to now, in every
+   * locked call; lock-free completes are counted once their ring is drained.
+   */
+  #retain(now: number): void {
+    const retention = this.#retention;
+    // The jobs completed lock-free since the last drain: into the heap, with when they finished.
+    this.drainFinished();
+    while (this.#finishedJobs() > retention.maxFinished && this.#evictOldest());
+    while (this.#retentionDue() <= now && this.#evictOldest(now - retention.maxAgeMillis));
+  }
+
+  #finishedJobs(): number {
+    const rows = this.#m.rows;
+    return rows.sum(ROW_COUNTS + SUCCEEDED) + rows.sum(ROW_COUNTS + CANCELLED);
+  }
+
+  /** When the oldest finished job is due for eviction by age (stale entries on top dropped); Infinity if none is, ever. */
+  #retentionDue(): number {
+    const { finished, slots } = this.#m;
+    if (!this.#retention.ages) return Infinity;
+    while (finished.size > 0 && slots.word(finished.top(ENTRY_SLOT)) !== finished.top(ENTRY_WORD)) finished.pop();
+    return finished.size > 0 ? this.#retention.dueAt(finished.top(ENTRY_K2)) : Infinity;
   }
 
   /** Slots free now, counting those never used. */
@@ -773,32 +880,38 @@ export class Maintenance implements MoveNotes {
   }
 
   /**
-   * Evicts the finished job that finished first; false if there is none. A
-   * job frozen by its commit in flight is passed over (see layout.ts).
+   * Evicts the finished job that finished first; false if there is none
+   * (or, with `finishedBy`, if it finished later than that). A job frozen by
+   * its commit in flight is passed over (see layout.ts).
    */
-  #evictOldest(): boolean {
+  #evictOldest(finishedBy = Infinity): boolean {
     const { finished } = this.#m;
     this.drainFinished();
     const frozen: number[] = [];
     try {
-      return this.#evictFirstOf(frozen);
+      return this.#evictFirstOf(frozen, finishedBy);
     } finally {
       // Passed over while their commit is in flight: back in the heap, in their place.
-      for (let at = 0; at < frozen.length; at += 3) this.#push(finished, frozen[at]!, 0, 0, frozen[at + 1]!, frozen[at + 2]!);
+      for (let at = 0; at < frozen.length; at += 4) this.#push(finished, frozen[at]!, frozen[at + 1]!, 0, frozen[at + 2]!, frozen[at + 3]!);
     }
   }
 
-  /** Evicts the first finished job of the heap that is not frozen (those go to `frozen`: finishSeq, slot, word). */
-  #evictFirstOf(frozen: number[]): boolean {
-    const { finished, slots, arena, jobMap, freeSlots, header, rows } = this.#m;
+  /**
+   * Evicts the first finished job of the heap that is not frozen (those go to
+   * `frozen`: finishSeq, finishedAt, slot, word), unless it finished after `finishedBy`.
+   */
+  #evictFirstOf(frozen: number[], finishedBy: number): boolean {
+    const { finished, slots, arena, jobMap, keyMap, freeSlots, header, rows } = this.#m;
     while (finished.size > 0) {
       const slot = finished.top(ENTRY_SLOT);
       const word = finished.top(ENTRY_WORD);
       const finishSeq = finished.top(ENTRY_K1);
+      const finishedAt = finished.top(ENTRY_K2);
+      if (slots.word(slot) === word && !this.frozen(slot) && finishedAt > finishedBy) return false;
       finished.pop();
       if (slots.word(slot) !== word) continue;
       if (this.frozen(slot)) {
-        frozen.push(finishSeq, slot, word);
+        frozen.push(finishSeq, finishedAt, slot, word);
         continue;
       }
       const record = slots.readInto(slot, this.#record);
@@ -809,13 +922,21 @@ export class Maintenance implements MoveNotes {
       const resultRef = record[RESULT_REF]!;
       const headersRef = record[HEADERS_REF]!;
       const jobNum = record[JOB_NUM]!;
+      // Read before the chain is freed: the key is free again once its job is gone.
+      const key = record[KEY_REF]! > 0 ? keyMap.keyOf(slot) : null;
       this.#assertHeld();
       this.#note(jobNum, COMMIT_EVICTED, LAZY);
       if (this.#mover.flip(slot, word, FREE, statusOf(word)) < 0) throw new LockLost();
+      // Out of the listing before the slot takes another job (and job number).
+      this.#m.listing.sync(slot);
       rows.finishedChunks(this.#mover.row, -chunks);
       arena.free(dataRef, dataBytes);
       this.#freeError(errorRef);
       this.#freeError(resultRef);
+      if (key !== null) {
+        keyMap.delete(key, keyHash(key), slot);
+        arena.free(record[KEY_REF]!, countedChainBytes(record[KEY_BYTES]!));
+      }
       this.#freeError(headersRef);
       jobMap.delete(jobNum);
       freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
@@ -991,6 +1112,9 @@ export class Maintenance implements MoveNotes {
     this.#m.commits.publish(upTo);
   }
 
+  /** `#progress`, as a callback made once. */
+  readonly #showProgress = (step: number): void => this.#progress(step);
+
   /** Inside a long scan, now and then shows the waiters that this holder is alive. */
   #progress(step: number): void {
     if ((step & 0xfff) === 0 && !this.#m.lock.touch()) throw new LockLost();
@@ -1004,8 +1128,8 @@ export class Maintenance implements MoveNotes {
 
 /** Marks a note no call waits for: see `mustCommit`. */
 const LAZY = true;
-/** The record fields that point at a counted chain (its length first) when > 0: lastError, result, headers. */
-const COUNTED_REFS = [ERROR_REF, RESULT_REF, HEADERS_REF] as const;
+/** The record fields that point at a counted chain (its length first) when > 0: lastError, result, idempotent key, headers. */
+const COUNTED_REFS = [ERROR_REF, RESULT_REF, KEY_REF, HEADERS_REF] as const;
 
 /** What the journal must do for a job, by the kinds of its notes: insert it whole (NEW), delete it (GONE), else update it. */
 const NEW = 1;

@@ -4,6 +4,8 @@ import { SharedHeap } from './heap.js';
 import { Finishes } from './finishes.js';
 import { Helping } from './helping.js';
 import { JobMap } from './jobmap.js';
+import { KeyMap } from './keymap.js';
+import { ListingIndex } from './listing.js';
 import {
   HEAP_SIZE_DELAYED, HEAP_SIZE_FINISHED, HEAP_SIZE_LEASES, HEAP_SIZE_OVERFLOW, LAST_NOW, NEXT_DUE, TYPE_NAME_COUNT, WORKER_NAME_COUNT,
   allocateBuffers, type QueueBuffers,
@@ -35,11 +37,14 @@ export class QueueMemory {
   readonly leases: SharedHeap;
   readonly finished: SharedHeap;
   readonly jobMap: JobMap;
+  readonly keyMap: KeyMap;
   readonly freeSlots: Int32Array;
   readonly arena: Arena;
   readonly workerNames: NameTable;
   readonly typeNames: NameTable;
   readonly commits: CommitRing;
+  /** The per-status trees of `jobs()`, built on its first call. */
+  readonly listing: ListingIndex;
   /** Per slot, the commit mark a frozen job waits for (journaled queues only, see layout.ts). */
   readonly awaited: Int32Array;
 
@@ -60,11 +65,13 @@ export class QueueMemory {
     this.leases = new SharedHeap(new Float64Array(buffers.leases), header, HEAP_SIZE_LEASES);
     this.finished = new SharedHeap(new Float64Array(buffers.finished), header, HEAP_SIZE_FINISHED);
     this.jobMap = new JobMap(new Int32Array(buffers.jobMap), slots.jobNums);
+    this.keyMap = new KeyMap(new Int32Array(buffers.keyMap), slots, arena);
     this.freeSlots = new Int32Array(buffers.freeSlots);
     this.workerNames = new NameTable(buffers.workerNames, header, WORKER_NAME_COUNT);
     this.typeNames = new NameTable(buffers.typeNames, header, TYPE_NAME_COUNT);
     this.commits = new CommitRing(lockWords, new Float64Array(buffers.commitRing), lockTimeoutMillis);
     this.awaited = new Int32Array(buffers.awaited);
+    this.listing = new ListingIndex(new Float64Array(buffers.listing), slots);
   }
 
   /** New, all-zero buffers: an empty queue. */

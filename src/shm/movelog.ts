@@ -20,12 +20,20 @@ export interface LoggedJob {
   moves: number;
   /** A SUCCEEDED job's result as JSON text; null for none. */
   result: string | null;
+  /** The idempotent key (submit's `key`), or null. */
+  key: string | null;
+  /** How long the key stays taken after the job finished (submit's `keyTtlMillis`); 0: not at all. */
+  keyTtl: number;
+  /** A job with a key: when it last finished; 0 otherwise. */
+  finishedAt: number;
+  /** The job's own lease length (submit's `timeoutMillis`); 0: the poll's. */
+  timeout: number;
   /** The job's headers as JSON text (submit's, never changed after); null for none. */
   headers: string | null;
 }
 
 /** What a state change can alter: everything but the job's identity and content. */
-export type LoggedMove = Omit<LoggedJob, 'type' | 'payload' | 'priority' | 'maxAttempts' | 'headers'>;
+export type LoggedMove = Omit<LoggedJob, 'type' | 'payload' | 'priority' | 'maxAttempts' | 'key' | 'keyTtl' | 'timeout' | 'headers'>;
 
 /** Numbers that must never be issued twice, even across a crash. */
 export interface Sequences {

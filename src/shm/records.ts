@@ -3,8 +3,8 @@ import { parsedHeaders } from '../validate.js';
 import { Arena } from './arena.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, DATA_REF, DEAD, DELAYED, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, ERROR_LEASE_EXPIRED, ERROR_LENGTH_BYTES, ERROR_REF,
-  FINISH_SEQ, HEADERS_BYTES, HEADERS_REF, FREE, JOB_NUM, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, READY, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, RUNNING, RUN_AT, SUCCEEDED, TOKEN,
-  TYPE, WORKER, attemptLimit, isBusy, statusOf, type SlotStatus,
+  FINISHED_AT, FINISH_SEQ, FREE, HEADERS_BYTES, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY,
+  READY, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, RUNNING, RUN_AT, SUCCEEDED, TOKEN, TYPE, WORKER, attemptLimit, isBusy, statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import type { LoggedJob, LoggedMove } from './movelog.js';
@@ -39,6 +39,10 @@ export interface JobRecord {
   workerId: string | null;
   /** A SUCCEEDED job's result, as JSON text; null for none. */
   result: string | null;
+  /** The idempotent key, or null. */
+  key: string | null;
+  /** The job's own lease length (submit's timeoutMillis), or null. */
+  timeoutMillis: number | null;
   /** The job's headers, as JSON text; null for none. */
   headers: string | null;
 }
@@ -71,6 +75,7 @@ export class Records {
       attempt: record[ATTEMPTS]!,
       maxAttempts: attemptLimit(record[ATTEMPT_LIMIT]!, this.#policyMaxAttempts),
       leaseUntil: record[LEASE_UNTIL]!,
+      timeoutMillis: ownLeaseLength(record),
       // Its chain is freed only at eviction, which a RUNNING job is far from.
       headers: parsedHeaders(this.countedText(record, HEADERS_REF)),
     };
@@ -93,6 +98,7 @@ export class Records {
       const payload = this.#payloadOf(copy);
       const lastError = this.errorText(copy);
       const result = this.countedText(copy, RESULT_REF);
+      const key = this.#keyOf(copy);
       const headers = this.countedText(copy, HEADERS_REF);
       // And after the strings are decoded: an eviction frees their chunks (after its move), and a submit may refill them.
       if (slots.word(slot) !== word) continue;
@@ -110,6 +116,8 @@ export class Records {
         leaseUntil: copy[LEASE_UNTIL]!,
         workerId: this.#m.workerNames.nameOf(copy[WORKER]!),
         result,
+        key,
+        timeoutMillis: ownLeaseLength(copy),
         headers,
       };
     }
@@ -125,6 +133,9 @@ export class Records {
     job.payload = this.#payloadOf(record);
     job.priority = record[PRIORITY]!;
     job.maxAttempts = record[ATTEMPT_LIMIT]!;
+    job.key = this.#keyOf(record);
+    job.keyTtl = record[KEY_TTL]!;
+    job.timeout = record[LEASE_LENGTH]!;
     job.headers = this.countedText(record, HEADERS_REF);
     return job;
   }
@@ -148,6 +159,7 @@ export class Records {
       workerId: this.#m.workerNames.nameOf(record[WORKER]!),
       moves: record[MOVES]!,
       result: this.countedText(record, RESULT_REF),
+      finishedAt: record[FINISHED_AT]!,
     };
   }
 
@@ -163,6 +175,11 @@ export class Records {
 
   #payloadOf(record: Float64Array): string {
     return this.#m.arena.read(record[DATA_REF]!, leadingTypeBytes(record[TYPE]!), record[PAYLOAD_BYTES]!);
+  }
+
+  /** The job's idempotent key, or null. */
+  #keyOf(record: Float64Array): string | null {
+    return record[KEY_REF]! > 0 ? this.#m.arena.readCounted(record[KEY_REF]!) : null;
   }
 
   errorText(record: Float64Array): string | null {
@@ -187,7 +204,7 @@ export function dataBytes(typeNumber: number, typeBytes: number, payloadBytes: n
   return payloadBytes + (typeNumber > 0 ? 0 : typeBytes);
 }
 
-/** Bytes of the chain of a counted text (a lastError, a result) of `textBytes` bytes: its length, then the text. */
+/** Bytes of the chain of a counted text (a lastError, a result, a key) of `textBytes` bytes: its length, then the text. */
 export function countedChainBytes(textBytes: number): number {
   return ERROR_LENGTH_BYTES + textBytes;
 }
@@ -197,13 +214,28 @@ export function countedChunks(text: string | null): number {
   return text === null ? 0 : Arena.chunksFor(countedChainBytes(Buffer.byteLength(text)));
 }
 
-/** Arena chunks a record's strings hold: its data chain, its lastError's, its result's and its headers'. */
-export function chunksOf(record: Float64Array): number {
-  return Arena.chunksFor(leadingTypeBytes(record[TYPE]!) + record[PAYLOAD_BYTES]!) + countedChainChunks(record, ERROR_REF, ERROR_BYTES) +
-    countedChainChunks(record, RESULT_REF, RESULT_BYTES) + countedChainChunks(record, HEADERS_REF, HEADERS_BYTES);
+/** Arena chunks of the counted chain `ref` whose text is `bytes` long: none for no chain (a ref <= 0). */
+function chainChunks(ref: number, bytes: number): number {
+  return ref > 0 ? Arena.chunksFor(countedChainBytes(bytes)) : 0;
 }
 
-/** Arena chunks of the counted chain a record's `refField` points at (its byte length in `bytesField`); none for a ref <= 0. */
-function countedChainChunks(record: Float64Array, refField: number, bytesField: number): number {
-  return record[refField]! > 0 ? Arena.chunksFor(countedChainBytes(record[bytesField]!)) : 0;
+/** Arena chunks a record's strings hold: its data chain, and its lastError's, result's, key's and headers'. */
+export function chunksOf(record: Float64Array): number {
+  return (
+    Arena.chunksFor(leadingTypeBytes(record[TYPE]!) + record[PAYLOAD_BYTES]!) +
+    chainChunks(record[ERROR_REF]!, record[ERROR_BYTES]!) +
+    chainChunks(record[RESULT_REF]!, record[RESULT_BYTES]!) +
+    chainChunks(record[KEY_REF]!, record[KEY_BYTES]!) +
+    chainChunks(record[HEADERS_REF]!, record[HEADERS_BYTES]!)
+  );
+}
+
+/** For a move into a finished status at `at`: a job with a key notes when (its key's TTL runs from then). */
+export function noteFinish(record: Float64Array, at: number): void {
+  if (record[KEY_REF]! > 0) record[FINISHED_AT] = at;
+}
+
+/** The job's own lease length (LEASE_LENGTH), or null for none. */
+function ownLeaseLength(record: Float64Array): number | null {
+  return record[LEASE_LENGTH]! > 0 ? record[LEASE_LENGTH]! : null;
 }

@@ -1,7 +1,8 @@
 import type { Arena } from './arena.js';
 import {
-  ATTEMPTS, ATTEMPT_LIMIT, BUSY, DATA_REF, ERROR_BYTES, ERROR_REF, HEADERS_BYTES, HEADERS_REF, RESULT_BYTES, RESULT_REF, JOB_NUM, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RUN_AT, STATUS_MASK,
-  TOKEN, TYPE, WORKER, recordColumnOffsets, type RecordColumn, type SlotStatus,
+  ATTEMPTS, ATTEMPT_LIMIT, BUSY, DATA_REF, ERROR_BYTES, ERROR_REF, FINISHED_AT, HEADERS_BYTES, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH,
+  LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RESULT_BYTES, RESULT_REF, RUN_AT, STATUS_MASK, TOKEN, TYPE, WORKER, recordColumnOffsets,
+  type RecordColumn, type SlotStatus,
 } from './layout.js';
 
 /** Spins a reader waits on a BUSY word before it gives up and takes the slow path. */
@@ -34,6 +35,10 @@ export class SlotTable {
   readonly headersRefs: RecordColumn;
   readonly types: RecordColumn;
   readonly workers: RecordColumn;
+  readonly keyRefs: RecordColumn;
+  readonly keyTtls: RecordColumn;
+  readonly finishedAts: RecordColumn;
+  readonly leaseLengths: RecordColumn;
 
   /** Where an error's byte length is kept: at the head of its chain. */
   readonly #arena: Arena;
@@ -60,6 +65,10 @@ export class SlotTable {
     this.headersRefs = columns[HEADERS_REF]!;
     this.types = columns[TYPE]!;
     this.workers = columns[WORKER]!;
+    this.keyRefs = columns[KEY_REF]!;
+    this.keyTtls = columns[KEY_TTL]!;
+    this.finishedAts = columns[FINISHED_AT]!;
+    this.leaseLengths = columns[LEASE_LENGTH]!;
   }
 
   word(slot: number): number {
@@ -83,7 +92,7 @@ export class SlotTable {
     }
   }
 
-  /** One field of the slot's record (not ERROR_BYTES, RESULT_BYTES or HEADERS_BYTES, which have no column: see readInto). */
+  /** One field of the slot's record (not ERROR_BYTES, RESULT_BYTES, KEY_BYTES or HEADERS_BYTES, which have no column: see readInto). */
   get(slot: number, field: number): number {
     return this.#columns[field]![slot]!;
   }
@@ -106,6 +115,13 @@ export class SlotTable {
     record[ATTEMPT_LIMIT] = this.attemptLimits[slot]!;
     const resultRef = (record[RESULT_REF] = this.resultRefs[slot]!);
     record[RESULT_BYTES] = resultRef > 0 ? this.#arena.countedBytes(resultRef) : 0;
+    // The key's columns mean something only with a key: a job without one reads one column for them.
+    const keyRef = (record[KEY_REF] = this.keyRefs[slot]!);
+    const keyed = keyRef > 0;
+    record[KEY_BYTES] = keyed ? this.#arena.countedBytes(keyRef) : 0;
+    record[KEY_TTL] = keyed ? this.keyTtls[slot]! : 0;
+    record[FINISHED_AT] = keyed ? this.finishedAts[slot]! : 0;
+    record[LEASE_LENGTH] = this.leaseLengths[slot]!;
     const headersRef = (record[HEADERS_REF] = this.headersRefs[slot]!);
     record[HEADERS_BYTES] = headersRef > 0 ? this.#arena.countedBytes(headersRef) : 0;
     return record;
@@ -138,9 +154,15 @@ export class SlotTable {
     if (this.attemptLimits[slot] !== record[ATTEMPT_LIMIT]) this.attemptLimits[slot] = record[ATTEMPT_LIMIT]!;
     // And a result, which only a complete that carries one sets (RESULT_BYTES, like ERROR_BYTES, lives in the chain).
     if (this.resultRefs[slot] !== record[RESULT_REF]) this.resultRefs[slot] = record[RESULT_REF]!;
+    // Likewise a job's own lease length, and an idempotent key and what goes with it (KEY_BYTES: the key's
+    // chain holds it): a slot that never held a keyed job reads one column for them, and writes none.
+    if (record[KEY_REF] !== 0 || this.keyRefs[slot] !== 0) {
+      this.keyRefs[slot] = record[KEY_REF]!;
+      this.keyTtls[slot] = record[KEY_TTL]!;
+      this.finishedAts[slot] = record[FINISHED_AT]!;
+    }
+    if (this.leaseLengths[slot] !== record[LEASE_LENGTH]) this.leaseLengths[slot] = record[LEASE_LENGTH]!;
     // And headers, which only a submit that carries them sets.
     if (this.headersRefs[slot] !== record[HEADERS_REF]) this.headersRefs[slot] = record[HEADERS_REF]!;
   }
-
-
 }

@@ -1,13 +1,14 @@
 import { Refusal } from '../errors.js';
 import {
   ATTEMPTS, ATTENTION, DUE_LOWERED, LAST_NOW, DUE_VERSION, FINISH_BASE, FINISH_RING, FINISH_SEQ, JOB_NUM,
-  LEASE_RING, LEASE_UNTIL, MOVES, NEXT_DUE, READY, RESULT_BYTES, RESULT_REF, RUNNING, SUCCEEDED, TOKEN, WORKER, isBusy, statusOf, type SlotStatus,
+  LEASE_LENGTH, LEASE_RING, LEASE_UNTIL, MOVES, NEXT_DUE, READY, RESULT_BYTES, RESULT_REF, RUNNING, SUCCEEDED, TOKEN, WORKER, isBusy, statusOf,
+  type SlotStatus,
 } from './layout.js';
 import { laterReading, type TimeSource } from '../clock.js';
 import type { QueueMemory } from './memory.js';
 import type { Mover } from './moves.js';
 import { ABORT, CLAIMED, LOST, type Claimer } from './ready.js';
-import { chunksOf } from './records.js';
+import { chunksOf, noteFinish } from './records.js';
 
 /** A worker-path result that means: take the maintenance lock and do it there (a BUSY slot that stays busy, a map miss). */
 export const SLOW = -100;
@@ -123,7 +124,9 @@ export class WorkerPath implements Claimer {
       this.#token = this.#tokenEnd;
       this.refill();
     }
-    const leaseUntil = this.#leaseEnd(this.#leaseMillis, this.#now, Infinity, this.#locked);
+    // The job's own lease length wins over the poll's (submit's timeoutMillis).
+    const ownLength = draft[LEASE_LENGTH]!;
+    const leaseUntil = this.#leaseEnd(ownLength > 0 ? ownLength : this.#leaseMillis, this.#now, Infinity, this.#locked);
     if (Number.isNaN(leaseUntil)) return ABORT;
     draft[ATTEMPTS]!++;
     draft[TOKEN] = this.#token;
@@ -156,6 +159,7 @@ export class WorkerPath implements Claimer {
         draft[RESULT_REF] = resultRef;
         draft[RESULT_BYTES] = this.#m.arena.countedBytes(resultRef);
       }
+      noteFinish(draft, now);
       if (this.#notes !== undefined) {
         draft[MOVES]!++;
         this.#notes.noteOwnMove(slot, word, SUCCEEDED);
@@ -163,7 +167,8 @@ export class WorkerPath implements Claimer {
       const to = this.#mover.apply(slot, word, SUCCEEDED, RUNNING);
       if (to < 0) continue; // moved meanwhile (an expiry): look again
       rows.finishedChunks(this.#row, chunksOf(draft));
-      rows.append(this.#row, FINISH_RING, finishSeq, slot, to);
+      // Keyed by when it finished (for retention's age): the eviction order is the record's FINISH_SEQ.
+      rows.append(this.#row, FINISH_RING, now, slot, to);
       this.#room--;
       finishes.announce();
       return 0;
