@@ -62,6 +62,7 @@ export interface SubmitOptions {
    * @default the poll's leaseMillis
    */
   timeoutMillis?: number;
+  /**
    * String metadata that travels with the job (a trace context, a tenant, a
    * correlation id): stored with it, given back in its Lease and JobView.
    * At most MAX_HEADERS_BYTES bytes of JSON. @default none
