@@ -22,7 +22,8 @@ export type ErrorCode =
   | 'ERR_MISSING_DEPENDENCY'
   | 'ERR_JOB_FAILED'
   | 'ERR_TIMEOUT'
-  | 'ERR_ABORTED';
+  | 'ERR_ABORTED'
+  | 'ERR_UNSUPPORTED';
 
 export class JobQueueError extends Error {
   readonly code: ErrorCode;
@@ -226,6 +227,17 @@ export class MissingDependencyError extends JobQueueError {
     super('ERR_MISSING_DEPENDENCY', `${feature} needs the package ${packageName}: install it with \`npm install ${packageName}\``);
     this.packageName = packageName;
     if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
+
+/**
+ * An operation leasehold does not have, asked for by a tool made for another
+ * queue (the dashboard's promote of a delayed job, or its delete of finished
+ * ones). Nothing was changed.
+ */
+export class UnsupportedOperationError extends JobQueueError {
+  constructor(message: string) {
+    super('ERR_UNSUPPORTED', message);
   }
 }
 

@@ -16,6 +16,7 @@ export {
   JobQueueError, InvalidArgumentError, JobNotFoundError, IllegalStateError, StaleLeaseError, QueueFullError,
   JournalBusyError, JournalCorruptError, JournalWriteError, JournalFullError, JournalReadOnlyError, JournalIOError,
   BackendUnavailableError, BackendAuthError, BackendTlsError, MissingDependencyError, JobFailedError, TimeoutError, AbortedError,
+  UnsupportedOperationError,
   type ErrorCode,
 } from './errors.js';
 export { WorkerPool, type PoolStats, type PoolStatsOf } from './pool/pool.js';

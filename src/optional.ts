@@ -1,13 +1,15 @@
 /**
  * The optional peer dependencies, loaded on first use: an app that keeps its
  * queue in memory installs neither better-sqlite3 (a native build) nor
- * ioredis, one that exports no metrics does without prom-client, and one that
- * traces nothing without @opentelemetry/api. A missing one is reported as MissingDependencyError, naming the
- * package to install.
+ * ioredis, one that exports no metrics does without prom-client, one with no
+ * dashboard without bull-board and hono, and one that traces nothing without
+ * @opentelemetry/api. A missing one is reported as MissingDependencyError,
+ * naming the package to install.
  */
 import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 import type * as PromClient from 'prom-client';
+import { dirname } from 'node:path';
 import type * as OtelApi from '@opentelemetry/api';
 import { MissingDependencyError } from './errors.js';
 
@@ -19,14 +21,19 @@ function isMissing(error: unknown, packageName: string): boolean {
   return (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') && message.includes(`'${packageName}'`);
 }
 
-/** A CommonJS package, loaded synchronously; `feature` names what needs it. */
-function requireOptional<T>(packageName: string, feature: string): T {
+/** A CommonJS package, loaded (or resolved) synchronously; `feature` names what needs it. */
+function requireOptional<T>(specifier: string, feature: string, load: (specifier: string) => unknown = require): T {
   try {
-    return require(packageName) as T;
+    return load(specifier) as T;
   } catch (error) {
-    if (isMissing(error, packageName)) throw new MissingDependencyError(packageName, feature, { cause: error });
+    if (isMissing(error, specifier)) throw new MissingDependencyError(packageOf(specifier), feature, { cause: error });
     throw error;
   }
+}
+
+/** The package a specifier names: `@scope/name` or `name`, without the path inside it. */
+function packageOf(specifier: string): string {
+  return specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
 }
 
 /** better-sqlite3's Database class. Synchronous, as `JobQueue.open` is. */
@@ -34,15 +41,33 @@ export function sqliteDatabase(): typeof BetterSqlite3 {
   return requireOptional('better-sqlite3', 'The SQLite journal (JobQueue.open, leasehold stats and dlq)');
 }
 
-/** ioredis: its Redis (one server) and Cluster client classes. */
-export async function redisClients(): Promise<Pick<typeof import('ioredis'), 'Redis' | 'Cluster'>> {
+/** An ES module (or several) that needs `packageNames`: the first of them found missing is the one named. */
+export async function importOptional<T>(packageNames: readonly string[], feature: string, load: () => Promise<T>): Promise<T> {
   try {
-    const { Redis, Cluster } = await import('ioredis');
-    return { Redis, Cluster };
+    return await load();
   } catch (error) {
-    if (isMissing(error, 'ioredis')) throw new MissingDependencyError('ioredis', 'RedisJobQueue', { cause: error });
+    const missing = packageNames.find((name) => isMissing(error, name));
+    if (missing !== undefined) throw new MissingDependencyError(missing, feature, { cause: error });
     throw error;
   }
+}
+
+/** ioredis: its Redis (one server) and Cluster client classes. */
+export async function redisClients(): Promise<Pick<typeof import('ioredis'), 'Redis' | 'Cluster'>> {
+  const { Redis, Cluster } = await importOptional(['ioredis'], 'RedisJobQueue', () => import('ioredis'));
+  return { Redis, Cluster };
+}
+
+/** The packages the dashboard loads, each an optional peer. */
+export const DASHBOARD_PACKAGES = ['@bull-board/api', '@bull-board/hono', '@bull-board/ui', '@hono/node-server', 'hono'] as const;
+export const DASHBOARD_FEATURE = 'The dashboard (createDashboardAdapter, leasehold dashboard)';
+
+/**
+ * The folder of @bull-board/ui (its page and assets), resolved from here, as
+ * bull-board would from its own folder (where a peer may not be).
+ */
+export function boardUiFolder(): string {
+  return dirname(requireOptional<string>('@bull-board/ui/package.json', DASHBOARD_FEATURE, (name) => require.resolve(name)));
 }
 
 /** prom-client, synchronous as `collectMetrics` is (it is a CommonJS package). Resolved from here: a peer, so the app's own copy, whose Registry it was given. */

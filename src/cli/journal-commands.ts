@@ -29,7 +29,7 @@ export interface DeadLetter {
 }
 
 /** What `read` takes from the journal at `file`, opened read-only. */
-function readJournal<T>(file: string, read: (journal: Journal) => T): T {
+export function readJournal<T>(file: string, read: (journal: Journal) => T): T {
   if (!existsSync(file)) throw new JournalCorruptError(`No journal at ${file}`);
   const journal = Journal.open(file, { synchronous: 'NORMAL', readonly: true });
   try {

@@ -7,6 +7,8 @@
  *   leasehold stats FILE [--json]     counts by status of a journal (also while another process owns it)
  *   leasehold dlq list FILE [--json]  its dead letters
  *   leasehold dlq retry FILE ID…      puts dead jobs back to PENDING (--all: every one); needs the journal to itself
+ *   leasehold dashboard --journal FILE | --redis URL --name Q
+ *                                     bull-board over the queue on 127.0.0.1, behind an access token; read-only unless --allow-writes
  *   leasehold --version
  *
  * Exit codes: 0 success; 1 the command ran and failed (the demo's check, a
@@ -18,6 +20,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { kDemoDefaults, runDemo, type DemoOptions } from './demo.js';
+import { MAX_PARTITIONS } from '../redis/partitioned.js';
+import { dashboardUsageProblem, runDashboard, type DashboardCommandOptions } from './dashboard.js';
 import { printDeadLetters, printStats, retryDeadLetters } from './journal-commands.js';
 
 const EXIT_FAILED = 1;
@@ -140,6 +144,26 @@ function program(): Command {
       }
       const retried = retryDeadLetters(file, options.all === true ? 'all' : ids);
       console.log(`Retried ${retried.length} dead job(s)${retried.length > 0 ? `: ${retried.join(', ')}` : ''}`);
+    });
+  const dashboard = cli
+    .command('dashboard')
+    .description(
+      'Serve bull-board over a queue on 127.0.0.1 until Ctrl-C, behind a random access token (in the URL it prints). ' +
+        'Read-only unless --allow-writes; a journal is then read as it is on disk, also while an app owns it.',
+    )
+    .addOption(new Option('--journal <file>', 'a journal (JobQueue.open)'))
+    .addOption(new Option('--redis <url>', 'a Redis queue: its server (redis://host:6379/0, rediss:// for TLS)'))
+    .addOption(new Option('--name <queue>', 'with --redis: the queue\'s name'))
+    .addOption(new Option('--partitions <n>', 'with --redis: a PartitionedRedisQueue of n partitions').argParser(integer('--partitions', 1, MAX_PARTITIONS)))
+    .addOption(new Option('--port <n>', 'port on 127.0.0.1 (0: a free one)').argParser(integer('--port', 0, 65_535)).default(0))
+    .addOption(new Option('--allow-writes', 'let the board retry, cancel, add, pause and resume').default(false))
+    .addOption(new Option('--max-attempts <n>', "the queue's RetryPolicy (Redis, or a journal with --allow-writes, apply it to leases that expire)").argParser(integer('--max-attempts', 1, 2 ** 32 - 1)).default(5))
+    .addOption(new Option('--backoff-ms <ms>', "the queue's RetryPolicy: base backoff").argParser(integer('--backoff-ms', 0)).default(1_000))
+    .addOption(new Option('--max-backoff-ms <ms>', "the queue's RetryPolicy: backoff cap").argParser(integer('--max-backoff-ms', 0)).default(60_000))
+    .action(async (options: DashboardCommandOptions) => {
+      const problem = dashboardUsageProblem(options);
+      if (problem !== null) dashboard.error(`leasehold dashboard: ${problem}`, { exitCode: EXIT_USAGE });
+      await runDashboard(options);
     });
   return cli;
 }

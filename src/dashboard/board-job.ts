@@ -1,0 +1,107 @@
+/**
+ * One leasehold job as bull-board's job object: its fields under bull-board's
+ * names (`toJSON`) and its buttons (retry, remove, promote) mapped onto the
+ * calls leasehold has, or refused with the reason when it has none.
+ */
+import type { JobState, QueueJob, QueueJobJson } from '@bull-board/api/typings/app';
+import { IllegalStateError, UnsupportedOperationError } from '../errors.js';
+import { JobStatus, type JobView } from '../types.js';
+import { answerable } from './http-status.js';
+import type { DashboardQueue } from './queue.js';
+import { tabOf } from './statuses.js';
+
+export class BoardJob implements QueueJob {
+  readonly opts: { delay?: number } = {};
+  readonly #view: JobView;
+  readonly #queue: DashboardQueue;
+  readonly #now: number;
+
+  /** `view` as seen at `now` (which tells waiting from delayed). */
+  constructor(view: JobView, queue: DashboardQueue, now: number) {
+    this.#view = view;
+    this.#queue = queue;
+    this.#now = now;
+  }
+
+  /** bull-board's retry, allowed from its failed tab only (the adapter turns completed retries off): `retryDead`. */
+  retry(): Promise<void> {
+    return answerable(async () => {
+      if (this.#view.status !== JobStatus.DEAD) {
+        throw new IllegalStateError(`Job ${this.#view.id} is ${this.#view.status}: only a DEAD job can be retried`);
+      }
+      await this.#queue.retryDead(this.#view.id);
+    });
+  }
+
+  /** bull-board's remove: leasehold deletes no job, so a PENDING job is cancelled and any other refused. */
+  remove(): Promise<void> {
+    return answerable(async () => {
+      const { id, status } = this.#view;
+      if (status === JobStatus.PENDING || status === JobStatus.RUNNING) {
+        // A RUNNING job is refused by cancel itself, which bull-board reports as "the job is active".
+        await this.#queue.cancel(id);
+        return;
+      }
+      throw new UnsupportedOperationError(`Job ${id} is ${status}: leasehold deletes no job (finished jobs leave as capacity evicts them), and only a PENDING job can be cancelled`);
+    });
+  }
+
+  /** bull-board's promote of a delayed job: leasehold has no such call (a delayed job runs at its runAt). */
+  promote(): Promise<void> {
+    return answerable(async () => {
+      throw new UnsupportedOperationError(`Job ${this.#view.id} cannot be promoted: leasehold has no promote; a delayed job runs at its runAt`);
+    });
+  }
+
+  /**
+   * bull-board's "edit data". Without this method it would answer 200 and
+   * change nothing; a job's payload does not change after submit, so say so.
+   */
+  updateData(): Promise<void> {
+    return answerable(async () => {
+      throw new UnsupportedOperationError(`Job ${this.#view.id} cannot be edited: a job's payload does not change after submit`);
+    });
+  }
+
+  async getState(): Promise<JobState> {
+    return tabOf(this.#view, this.#now) ?? 'unknown';
+  }
+
+  toJSON(): QueueJobJson {
+    const view = this.#view;
+    return {
+      id: view.id,
+      name: view.type,
+      data: payloadData(view.payload),
+      progress: 0,
+      attemptsMade: view.attempts,
+      // leasehold keeps no submit, start or finish time: the board's time column shows the job's runAt.
+      timestamp: view.nextRunAt,
+      processedOn: null,
+      finishedOn: null,
+      processedBy: view.workerId,
+      failedReason: view.lastError ?? '',
+      stacktrace: null,
+      returnvalue: view.result ?? null,
+      priority: view.priority,
+      opts: {
+        priority: view.priority,
+        attempts: view.maxAttempts,
+        runAt: view.nextRunAt,
+        ...(view.leaseUntil === null ? {} : { leaseUntil: view.leaseUntil }),
+        ...(view.key === null ? {} : { key: view.key }),
+        ...(view.timeoutMillis === null ? {} : { timeoutMillis: view.timeoutMillis }),
+        ...(view.status === JobStatus.CANCELLED ? { cancelled: true } : {}),
+      },
+    };
+  }
+}
+
+/** A JSON payload as its value, so the board shows it as data; any other string as it is. */
+function payloadData(payload: string): unknown {
+  try {
+    return JSON.parse(payload);
+  } catch {
+    return payload;
+  }
+}
