@@ -1,14 +1,16 @@
 /**
  * The optional peer dependencies, loaded on first use: an app that keeps its
  * queue in memory installs neither better-sqlite3 (a native build) nor
- * ioredis, and one that exports no metrics does without prom-client, one
- * with no dashboard without bull-board and hono. A missing one is reported as
- * MissingDependencyError, naming the package to install.
+ * ioredis, one that exports no metrics does without prom-client, one with no
+ * dashboard without bull-board and hono, and one that traces nothing without
+ * @opentelemetry/api. A missing one is reported as MissingDependencyError,
+ * naming the package to install.
  */
 import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 import type * as PromClient from 'prom-client';
 import { dirname } from 'node:path';
+import type * as OtelApi from '@opentelemetry/api';
 import { MissingDependencyError } from './errors.js';
 
 const require = createRequire(import.meta.url);
@@ -71,4 +73,12 @@ export function boardUiFolder(): string {
 /** prom-client, synchronous as `collectMetrics` is (it is a CommonJS package). Resolved from here: a peer, so the app's own copy, whose Registry it was given. */
 export function promClient(): typeof PromClient {
   return requireOptional('prom-client', 'Prometheus metrics (collectMetrics)');
+}
+
+/**
+ * @opentelemetry/api, synchronous as a submit is (it ships CommonJS too). Resolved from here: a peer, so the app's
+ * own copy; copies of one major version share the provider and propagator an SDK registered (a global).
+ */
+export function otelApi(): typeof OtelApi {
+  return requireOptional('@opentelemetry/api', 'OpenTelemetry tracing (the `tracing` option, traceProcess)');
 }

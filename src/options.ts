@@ -45,6 +45,24 @@ export interface JobQueueOptions {
    * @default {} (kept until their room is needed)
    */
   retain?: RetainOptions;
+  /**
+   * Trace this queue's jobs with OpenTelemetry (through `@opentelemetry/api`,
+   * an optional peer dependency, and the tracer provider and propagator your
+   * SDK registers): a PRODUCER span `create {name}` per submitted job, whose
+   * context travels in the job's headers, and a CONSUMER span `process {name}`
+   * per attempt a WorkerPool runs (see docs/tracing.md). `true` names the
+   * queue "default" in its spans. Threads that attach the queue trace it too.
+   * @default false
+   */
+  tracing?: boolean | TracingOptions;
+}
+
+export interface TracingOptions {
+  /**
+   * The queue's name in its spans (`messaging.destination.name`, and the span names).
+   * @default "default"
+   */
+  name?: string;
 }
 
 /** See JobQueueOptions#retain; each left out is no limit. */
@@ -53,7 +71,11 @@ export interface RetainOptions {
   maxAgeMillis?: number;
 }
 
-export type FilledOptions = Required<JobQueueOptions>;
+/** The options with every default filled in; `tracing` false, or the queue's name in its spans. */
+export type FilledOptions = Required<Omit<JobQueueOptions, 'tracing'>> & { tracing: false | Required<TracingOptions> };
+
+/** A traced queue's name in its spans when its options give none. */
+export const DEFAULT_TRACING_NAME = 'default';
 
 /** Longest job type, in UTF-8 bytes. */
 export const MAX_TYPE_BYTES = 1024;
@@ -64,6 +86,7 @@ export const kDefaultOptions: Readonly<Omit<FilledOptions, 'arenaBytes' | 'retai
   maxErrorBytes: 8192,
   lockTimeoutMillis: 500,
   maxResultBytes: 65_536,
+  tracing: false,
 });
 const DEFAULT_ARENA_BYTES = 64 * 1024 * 1024;
 const MAX_CAPACITY = 1 << 24;
@@ -88,7 +111,20 @@ export function fillOptions(options: JobQueueOptions | undefined): FilledOptions
     smallestArena,
     MAX_ARENA_BYTES,
   );
-  return { capacity, maxPayloadBytes, arenaBytes, maxErrorBytes, lockTimeoutMillis, maxResultBytes, retain: checkRetain(options.retain) };
+  return {
+    capacity, maxPayloadBytes, arenaBytes, maxErrorBytes, lockTimeoutMillis, maxResultBytes, retain: checkRetain(options.retain), tracing: filledTracing(options.tracing),
+  };
+}
+
+/** The `tracing` option filled in: false (absent), or the queue's name in its spans (`true`, or no name: `defaultName`). */
+export function filledTracing(tracing: unknown, defaultName = DEFAULT_TRACING_NAME): false | Required<TracingOptions> {
+  if (tracing === undefined || tracing === false) return false;
+  if (tracing === true) return { name: defaultName };
+  const name = tracing !== null && typeof tracing === 'object' ? ((tracing as TracingOptions).name ?? defaultName) : undefined;
+  if (typeof name !== 'string' || name.trim() === '') {
+    throw new InvalidArgumentError(`Expected \`tracing\` to be a boolean or { name?: a non-blank string }, got ${describe(tracing)}`);
+  }
+  return { name };
 }
 
 const RETAIN_FIELDS: ReadonlySet<string> = new Set(['maxFinished', 'maxAgeMillis']);

@@ -164,7 +164,7 @@ export class JobQueue {
       const chunks = kept.reduce(
         (sum, job) =>
           sum +
-          core.chunksForJob(job.type, Buffer.byteLength(job.type), Buffer.byteLength(job.payload), job.key === null ? 0 : Buffer.byteLength(job.key)) +
+          core.chunksForJob(job.type, Buffer.byteLength(job.type), Buffer.byteLength(job.payload), job.key === null ? 0 : Buffer.byteLength(job.key), job.headers) +
           countedChunks(job.result),
         0,
       );

@@ -36,6 +36,8 @@ export interface Lease {
   readonly leaseUntil: number;
   /** The job's own lease length (submit's `timeoutMillis`), which this lease got in place of the poll's; null: the poll's. */
   readonly timeoutMillis: number | null;
+  /** The job's headers (submit's `headers` option, and a traced queue's trace context); null when it has none. */
+  readonly headers: Readonly<Record<string, string>> | null;
 }
 
 /** A snapshot of one job. */
@@ -62,6 +64,8 @@ export interface JobView {
   readonly key: string | null;
   /** Its own lease length (submit's `timeoutMillis`), or null: each poll's leaseMillis. */
   readonly timeoutMillis: number | null;
+  /** The job's headers (submit's `headers` option, and a traced queue's trace context); null when it has none. */
+  readonly headers: Readonly<Record<string, string>> | null;
 }
 
 export interface QueueStats {

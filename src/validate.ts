@@ -35,6 +35,10 @@ export interface CheckedJob {
   keyTtlMillis: number;
   /** The job's own lease length; 0: the poll's. */
   timeoutMillis: number;
+  /** The job's headers, a copy of submit's; null for none. */
+  headers: Record<string, string> | null;
+  /** Their JSON text (what the queue stores); null for none. */
+  headersText: string | null;
 }
 
 /** The options form of `submit(type, payload, options)`; each job of `submitMany` takes them too. */
@@ -62,7 +66,16 @@ export interface SubmitOptions {
    * @default the poll's leaseMillis
    */
   timeoutMillis?: number;
+  /**
+   * String metadata that travels with the job (a trace context, a tenant, a
+   * correlation id): stored with it, given back in its Lease and JobView.
+   * At most MAX_HEADERS_BYTES bytes of JSON. @default none
+   */
+  headers?: Record<string, string>;
 }
+
+/** The most UTF-8 bytes a job's headers take as JSON. */
+export const MAX_HEADERS_BYTES = 4096;
 
 /** A job for `submitMany`: its type and payload, and the options of `submit` (or the positional form's `runAtMillis`). */
 export interface NewJob extends SubmitOptions {
@@ -72,7 +85,7 @@ export interface NewJob extends SubmitOptions {
   runAtMillis?: number;
 }
 
-const SUBMIT_OPTIONS: ReadonlySet<string> = new Set(['priority', 'runAt', 'delayMillis', 'maxAttempts', 'key', 'keyTtlMillis', 'timeoutMillis']);
+const SUBMIT_OPTIONS: ReadonlySet<string> = new Set(['priority', 'runAt', 'delayMillis', 'maxAttempts', 'key', 'keyTtlMillis', 'timeoutMillis', 'headers']);
 const NEW_JOB_FIELDS: ReadonlySet<string> = new Set(['type', 'payload', 'runAtMillis', ...SUBMIT_OPTIONS]);
 
 export interface FailOptions {
@@ -118,7 +131,7 @@ function checkOptions(
       `Expected \`${name}\` to have no keys but ${[...allowed].join(', ')}, got \`${unknown}\``,
     );
   }
-  const { priority = 0, runAt, delayMillis, maxAttempts, key, keyTtlMillis, timeoutMillis } = options as SubmitOptions;
+  const { priority = 0, runAt, delayMillis, maxAttempts, key, keyTtlMillis, timeoutMillis, headers } = options as SubmitOptions;
   const times = [runAt, runAtMillis, delayMillis].filter((time) => time !== undefined).length;
   if (times > 1) {
     throw new InvalidArgumentError(`Expected \`${name}\` to give at most one of runAt (or runAtMillis) and delayMillis, got ${times}`);
@@ -137,6 +150,7 @@ function checkOptions(
   job.maxAttempts = maxAttempts ?? 0;
   job.timeoutMillis = timeoutMillis ?? 0;
   if (key !== undefined || keyTtlMillis !== undefined) checkKey(job, key, keyTtlMillis);
+  if (headers !== undefined) setHeaders(job, checkHeaders(headers));
   return job;
 }
 
@@ -153,6 +167,38 @@ function checkKey(job: CheckedJob, key: unknown, keyTtlMillis: unknown): void {
   job.key = key;
   job.keyBytes = Buffer.byteLength(key);
   job.keyTtlMillis = keyTtlMillis ?? 0;
+}
+
+/** Submit's `headers`, checked and copied: a plain object of string values, at most MAX_HEADERS_BYTES of JSON. */
+function checkHeaders(headers: unknown): Record<string, string> {
+  const prototype = headers === null || typeof headers !== 'object' ? undefined : Object.getPrototypeOf(headers);
+  if (prototype !== Object.prototype && prototype !== null) {
+    throw new InvalidArgumentError(`Expected \`headers\` to be a plain object of strings, got ${describe(headers)}`);
+  }
+  const copy: Record<string, string> = {};
+  for (const [key, value] of Object.entries(headers as object)) {
+    if (typeof value !== 'string' || !value.isWellFormed() || !key.isWellFormed()) {
+      throw new InvalidArgumentError(`Expected \`headers.${key}\` to be a well-formed string, got ${describe(value)}`);
+    }
+    copy[key] = value;
+  }
+  return copy;
+}
+
+/** Gives a checked job its `headers` (and their JSON text), refused when that text is over MAX_HEADERS_BYTES. */
+export function setHeaders(job: CheckedJob, headers: Record<string, string>): void {
+  const text = JSON.stringify(headers);
+  const bytes = Buffer.byteLength(text);
+  if (bytes > MAX_HEADERS_BYTES) {
+    throw new InvalidArgumentError(`Expected \`headers\` to be at most ${MAX_HEADERS_BYTES} bytes of JSON, got ${bytes}`);
+  }
+  job.headers = headers;
+  job.headersText = text;
+}
+
+/** The headers a lease or view shows: the stored JSON text's object, or null for none. */
+export function parsedHeaders(text: string | null | undefined): Record<string, string> | null {
+  return text === null || text === undefined || text === '' ? null : (JSON.parse(text) as Record<string, string>);
 }
 
 export function checkJob(
@@ -173,7 +219,10 @@ export function checkJob(
   if (runAtMillis !== undefined && (typeof runAtMillis !== 'number' || !Number.isFinite(runAtMillis))) {
     throw new InvalidArgumentError(`Expected \`${runAtName}\` to be a finite number, got ${describe(runAtMillis)}`);
   }
-  return { type: type as string, typeBytes, payload: text, payloadBytes, priority, runAtMillis, delayMillis: 0, maxAttempts: 0, key: null, keyBytes: 0, keyTtlMillis: 0, timeoutMillis: 0 };
+  return {
+    type: type as string, typeBytes, payload: text, payloadBytes, priority, runAtMillis, delayMillis: 0, maxAttempts: 0, key: null, keyBytes: 0, keyTtlMillis: 0, timeoutMillis: 0,
+    headers: null, headersText: null,
+  };
 }
 
 /** A job type: a non-blank, well-formed string of at most MAX_TYPE_BYTES. Its UTF-8 bytes. */

@@ -66,6 +66,6 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
 export function downgradeToSchema3(db: { exec(sql: string): unknown; pragma(sql: string): unknown }): void {
   db.exec(`DROP TABLE schedules; DROP INDEX jobs_by_key;
     ALTER TABLE jobs DROP COLUMN idem_key; ALTER TABLE jobs DROP COLUMN key_ttl; ALTER TABLE jobs DROP COLUMN finished_at;
-    ALTER TABLE jobs DROP COLUMN timeout_millis; ALTER TABLE jobs DROP COLUMN result;`);
+    ALTER TABLE jobs DROP COLUMN timeout_millis; ALTER TABLE jobs DROP COLUMN result; ALTER TABLE jobs DROP COLUMN headers;`);
   db.pragma('user_version = 3');
 }

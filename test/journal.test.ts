@@ -721,6 +721,7 @@ describe('schema migrations', () => {
     expect(columns).toContain('max_attempts');
     expect(columns).toContain('result');
     expect(columns).toContain('idem_key');
+    expect(columns).toContain('headers');
     after.close();
     const again = openJournal(path, clock);
     expect(again.view('J1')).toMatchObject({ status: 'SUCCEEDED', attempts: 2 });

@@ -60,7 +60,7 @@ describe('results in the journal', () => {
     queue.complete(old, mustPollSync(queue, old).token);
     const next = queue.submit('t', 'new');
     closeJournal(queue);
-    // What leasehold wrote before this schema: no result column (nor the later key columns), user_version 3.
+    // What leasehold wrote before this schema: no result column (nor the later key and headers columns), user_version 3.
     const db = new Database(path);
     downgradeToSchema3(db);
     db.close();

@@ -10,7 +10,7 @@ import { IllegalStateError, InvalidArgumentError, JobNotFoundError, describe } f
 import type { DashboardQueue } from '../dashboard/queue.js';
 import type { LoggedJob } from '../shm/movelog.js';
 import { JobStatus, type JobPage, type JobQuery, type JobView, type QueueStats } from '../types.js';
-import { parseJobId, parsedResult } from '../validate.js';
+import { parseJobId, parsedHeaders, parsedResult } from '../validate.js';
 import { journalStats, readJournal } from './journal-commands.js';
 
 const DEFAULT_LIMIT = 100;
@@ -88,6 +88,7 @@ export class JournalSnapshot implements DashboardQueue {
       result: row.status === JobStatus.SUCCEEDED ? parsedResult(row.result) : undefined,
       key: row.key,
       timeoutMillis: row.timeout === 0 ? null : row.timeout,
+      headers: parsedHeaders(row.headers),
     };
   }
 }

@@ -44,8 +44,8 @@ export class Journal implements MoveLog {
     this.#path = path;
     this.#insert = db.prepare(
       `INSERT INTO jobs (num, type, payload, priority, status, attempts, run_at, last_error, token, lease_until, finish_seq, worker_id, moves, max_attempts,
-       result, idem_key, key_ttl, finished_at, timeout_millis)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       result, idem_key, key_ttl, finished_at, timeout_millis, headers)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (num) DO UPDATE SET status = excluded.status, attempts = excluded.attempts, run_at = excluded.run_at,
        last_error = excluded.last_error, token = excluded.token, lease_until = excluded.lease_until,
        finish_seq = excluded.finish_seq, worker_id = excluded.worker_id, moves = excluded.moves, result = excluded.result,
@@ -121,11 +121,11 @@ export class Journal implements MoveLog {
     });
   }
 
-  // Bound by position, in the statements' order: binding by name looks each of 19 names up, on every row.
+  // Bound by position, in the statements' order: binding by name looks each of 20 names up, on every row.
   #insertJob(job: LoggedJob): void {
     this.#insert.run(
       job.num, job.type, job.payload, job.priority, job.status, job.attempts, job.runAt, job.lastError, job.token, job.leaseUntil,
-      job.finishSeq, job.workerId, job.moves, job.maxAttempts, job.result, job.key, job.keyTtl, job.finishedAt, job.timeout,
+      job.finishSeq, job.workerId, job.moves, job.maxAttempts, job.result, job.key, job.keyTtl, job.finishedAt, job.timeout, job.headers,
     );
   }
 
@@ -257,7 +257,7 @@ export class Journal implements MoveLog {
       .prepare(
         `SELECT num, type, payload, priority, status, attempts, run_at AS runAt, last_error AS lastError, token,
          lease_until AS leaseUntil, finish_seq AS finishSeq, worker_id AS workerId, moves, max_attempts AS maxAttempts, result,
-         idem_key AS key, key_ttl AS keyTtl, finished_at AS finishedAt, timeout_millis AS timeout FROM jobs ORDER BY num`,
+         idem_key AS key, key_ttl AS keyTtl, finished_at AS finishedAt, timeout_millis AS timeout, headers FROM jobs ORDER BY num`,
       )
       .all() as LoggedJob[]);
     for (const row of rows) {
@@ -315,16 +315,28 @@ function rowProblem(row: LoggedJob): string | null {
   }
   if (row.lastError !== null && typeof row.lastError !== 'string') return 'a lastError that is not text';
   if (row.result !== null && (row.status !== JobStatus.SUCCEEDED || !isJson(row.result))) return 'a result that is not the JSON of a SUCCEEDED job';
+  if (row.headers !== null && !isStringRecord(row.headers)) return 'headers that are not the JSON of an object of strings';
   return null;
 }
 
 function isJson(text: unknown): boolean {
-  if (typeof text !== 'string') return false;
+  return parsedJson(text) !== INVALID;
+}
+
+function isStringRecord(text: unknown): boolean {
+  const value = parsedJson(text);
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && Object.values(value).every((field) => typeof field === 'string');
+}
+
+const INVALID = Symbol('invalid JSON');
+
+/** The value of a JSON text, or INVALID for anything else. */
+function parsedJson(text: unknown): unknown {
+  if (typeof text !== 'string') return INVALID;
   try {
-    JSON.parse(text);
-    return true;
+    return JSON.parse(text);
   } catch {
-    return false;
+    return INVALID;
   }
 }
 

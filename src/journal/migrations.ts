@@ -37,4 +37,6 @@ export const MIGRATIONS: readonly string[] = [
    CREATE INDEX jobs_by_key ON jobs (idem_key) WHERE idem_key IS NOT NULL;`,
   // 6: repeatable jobs (JobQueue#schedule): each schedule's definition (JSON) and the next tick not yet fired (NULL: none left).
   `CREATE TABLE schedules (name TEXT PRIMARY KEY, spec TEXT NOT NULL, next_tick REAL);`,
+  // 7: a job's headers, as the JSON text of an object of strings (submit's \`headers\`); NULL, as every older job has, for none.
+  `ALTER TABLE jobs ADD COLUMN headers TEXT;`,
 ];

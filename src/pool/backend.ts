@@ -68,3 +68,9 @@ export async function openWorkerQueue(handle: QueueHandle): Promise<WorkerQueue>
   }
   return JobQueue.attach(handle);
 }
+
+/** The name a pool thread's process spans carry for the queue `handle` names, or null when that queue is not traced. */
+export function tracedName(handle: QueueHandle): string | null {
+  const { tracing } = (handle.kind === 'leasehold/partitioned-redis-queue' ? handle.partitions[0]! : handle).options;
+  return tracing === false ? null : tracing.name;
+}

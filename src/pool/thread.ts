@@ -2,7 +2,9 @@ import type { MessagePort } from 'node:worker_threads';
 import { IllegalStateError, InvalidArgumentError, JobNotFoundError } from '../errors.js';
 import type { Lease } from '../types.js';
 import { MAX_BATCH } from '../validate.js';
-import { openWorkerQueue, type QueueHandle, type WorkerQueue } from './backend.js';
+import { errorType } from '../tracing/conventions.js';
+import { ProcessSpan } from '../tracing/consumer.js';
+import { openWorkerQueue, tracedName, type QueueHandle, type WorkerQueue } from './backend.js';
 import { BatchedCompletions } from './completions.js';
 import { EventKind, EventRecorder } from './events.js';
 import { loadHandlers, type Handler, type HandlerContext } from './handlers.js';
@@ -50,10 +52,11 @@ const CLOSING = new Error('the pool is closing');
 /** How the lastError of an attempt whose handler returned a result the queue refused (not JSON-serializable, too large) starts. */
 const RESULT_REFUSED = "the handler's return value was refused as the job's result";
 
-/** Why a job did not complete: the text for its lastError, and whether to dead-letter it at once. */
+/** Why a job did not complete: the text for its lastError, whether to dead-letter it at once, and its `error.type` for a trace. */
 interface Failure {
   message: string;
   permanent: boolean;
+  type: string;
 }
 
 class WorkerLoop {
@@ -73,9 +76,12 @@ class WorkerLoop {
   /** Where this thread's completes go when its queue batches them (Redis, concurrency > 1). */
   readonly #batches: BatchedCompletions | undefined;
   #sleep: Promise<unknown> | undefined;
+  /** The queue's name in each attempt's process span, or null when the queue is not traced. */
+  readonly #tracing: string | null;
 
   constructor(task: LoopTask, handlers: Map<string, Handler>, queue: WorkerQueue) {
     this.#task = task;
+    this.#tracing = tracedName(task.queue);
     this.#handlers = handlers;
     this.#queue = queue;
     this.#words = new Int32Array(task.control.words);
@@ -211,8 +217,22 @@ class WorkerLoop {
     done.then((next) => next !== undefined && this.#start(next), () => undefined);
   }
 
-  /** Runs the job's handler and settles its lease; resolves to the next job's lease if the complete took one. */
+  /**
+   * Runs the job's handler and settles its lease (within the attempt's
+   * process span when the queue is traced); resolves to the next job's lease
+   * if the complete took one.
+   */
   async #runJob(lease: Lease, controller: AbortController, timeout: number): Promise<Lease | undefined> {
+    if (this.#tracing === null) return this.#attempt(lease, controller, timeout, undefined);
+    const span = new ProcessSpan(lease, this.#tracing);
+    try {
+      return await this.#attempt(lease, controller, timeout, span);
+    } finally {
+      span.end();
+    }
+  }
+
+  async #attempt(lease: Lease, controller: AbortController, timeout: number, span: ProcessSpan | undefined): Promise<Lease | undefined> {
     const queue = this.#queue;
     const { jobId, token, type, attempt } = lease;
     const started = performance.now();
@@ -249,10 +269,13 @@ class WorkerLoop {
     if (handler === undefined) {
       failure = this.#unknownType(type);
     } else {
+      const run = () => (timeout === NO_TIMEOUT ? handler(lease.payload, ctx) : this.#withTimeout(handler(lease.payload, ctx), timeout, controller));
       try {
-        result = timeout === NO_TIMEOUT ? await handler(lease.payload, ctx) : await this.#withTimeout(handler(lease.payload, ctx), timeout, controller);
+        result = await (span === undefined ? run() : span.run(run));
       } catch (error) {
-        failure = { message: error instanceof Error ? error.message : String(error), permanent: error instanceof Error && error.name === 'PermanentError' };
+        failure = {
+          message: error instanceof Error ? error.message : String(error), permanent: error instanceof Error && error.name === 'PermanentError', type: errorType(error),
+        };
       }
     }
     clearInterval(beats);
@@ -263,7 +286,7 @@ class WorkerLoop {
       } catch (error) {
         // The queue refused the handler's return value as the job's result (changing nothing): the attempt fails.
         if (!(error instanceof InvalidArgumentError)) throw error;
-        failure = { message: `${RESULT_REFUSED}: ${error.message}`, permanent: false };
+        failure = { message: `${RESULT_REFUSED}: ${error.message}`, permanent: false, type: errorType(error) };
       }
     }
     if (controller.signal.reason === CLOSING) {
@@ -273,6 +296,7 @@ class WorkerLoop {
     }
     const { message, permanent } = failure;
     const kind = permanent || attempt >= lease.maxAttempts ? EventKind.Dead : EventKind.Retrying;
+    span?.failed(failure.type, message, kind === EventKind.Dead);
     await this.#settle(lease, durationMs, () => queue.fail(jobId, token, message, { permanent }), () => this.#events.record(kind, jobId, type, attempt, durationMs, message));
     return undefined;
   }
@@ -299,6 +323,7 @@ class WorkerLoop {
     return {
       message: `No handler for job type "${type}" in ${this.#task.handlers} (it exports: ${known})`,
       permanent: this.#task.unknownTypes === 'dead-letter',
+      type: 'UnknownJobType',
     };
   }
 

@@ -1,3 +1,4 @@
+import { ProducerTracing } from '../tracing/producer.js';
 import type { TimeSource } from '../clock.js';
 import { IllegalStateError, JournalWriteError, refusalError } from '../errors.js';
 import type { Journal, Synchronous } from '../journal/journal.js';
@@ -36,6 +37,8 @@ export class QueueContext {
   readonly memory: QueueMemory;
   readonly core: Maintenance;
   readonly journal: JournalLink | undefined;
+  /** The create spans of a traced queue's submits (the `tracing` option); undefined when it is not traced. */
+  readonly tracing: ProducerTracing | undefined;
   /** This instance's worker path: on its own row, or (none free, or a journal) the maintenance row's, under the lock only. */
   worker: WorkerPath;
   /** Whether worker calls may run lock-free: an in-memory queue whose instance owns a row. */
@@ -54,6 +57,7 @@ export class QueueContext {
     this.options = options;
     this.memory = memory;
     this.journal = journal;
+    this.tracing = options.tracing === false ? undefined : new ProducerTracing(options.tracing.name);
     this.core = new Maintenance(memory, policy, time, options.retain, journal?.journal);
     this.worker = new WorkerPath(memory, this.core.mover, this.core, time, journal === undefined ? undefined : this.core);
     this.lockFree = false;

@@ -22,7 +22,8 @@ export class ProducerSide {
     const ctx = this.#ctx;
     ctx.assertOpen();
     const job = checkSubmit(type, payload, priorityOrOptions, runAtMillis, ctx.options.maxPayloadBytes);
-    const id = this.#untilDurable(this.#submitOne, job);
+    const tracing = ctx.tracing;
+    const id = tracing === undefined ? this.#untilDurable(this.#submitOne, job) : tracing.traced([job], () => [this.#untilDurable(this.#submitOne, job)])[0]!;
     ctx.memory.signal.bump();
     return id;
   }
@@ -37,7 +38,8 @@ export class ProducerSide {
     const ctx = this.#ctx;
     ctx.assertOpen();
     const checked = checkJobs(jobs, ctx.options.maxPayloadBytes);
-    const ids = this.#untilDurable(this.#submitBatch, checked);
+    const tracing = ctx.tracing;
+    const ids = tracing === undefined ? this.#untilDurable(this.#submitBatch, checked) : tracing.traced(checked, () => this.#untilDurable(this.#submitBatch, checked));
     ctx.memory.signal.bump();
     return ids;
   }
@@ -66,7 +68,7 @@ export class ProducerSide {
           continue;
         }
       }
-      chunks += core.chunksForJob(job.type, job.typeBytes, job.payloadBytes, job.keyBytes);
+      chunks += core.chunksForJob(job.type, job.typeBytes, job.payloadBytes, job.keyBytes, job.headersText);
       fresh++;
     }
     const refusal = core.roomFor(fresh, chunks);

@@ -3,7 +3,7 @@ import type { JobRecord } from '../shm/records.js';
 import { NAME_OF_STATUS, RUNNING } from '../shm/records.js';
 import { JobStatus, type JobPage, type JobView, type QueueStats } from '../types.js';
 import { JournalWriteError } from '../errors.js';
-import { SCAN_BUDGET, checkJobQuery, cursorAfter, parseJobId, parsedResult, type CheckedQuery } from '../validate.js';
+import { SCAN_BUDGET, checkJobQuery, cursorAfter, parseJobId, parsedHeaders, parsedResult, type CheckedQuery } from '../validate.js';
 import { CLASS_OF_NAME, classOf, type ListingIndex, type TreeWalk } from '../shm/listing.js';
 import type { Maintenance } from '../shm/maintenance.js';
 
@@ -138,5 +138,6 @@ export function toView(job: JobRecord): JobView {
     result: status === JobStatus.SUCCEEDED ? parsedResult(job.result) : undefined,
     key: job.key,
     timeoutMillis: job.timeoutMillis,
+    headers: parsedHeaders(job.headers),
   };
 }

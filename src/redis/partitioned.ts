@@ -6,6 +6,7 @@
 import type { SharedClock } from '../clock.js';
 import { keyHash } from '../key-hash.js';
 import { IllegalStateError, InvalidArgumentError, describe } from '../errors.js';
+import { filledTracing } from '../options.js';
 import type { SharedPolicy } from '../policy.js';
 import type { JobPage, JobQuery, JobView, Lease, QueueStats, RateLimit, TypeRateLimit } from '../types.js';
 import type { ScheduleOptions, ScheduleView } from '../schedule/spec.js';
@@ -76,7 +77,9 @@ export class PartitionedRedisQueue {
     const { partitions, name, ...rest } = options;
     checkBatchSize('partitions', partitions, 1, MAX_PARTITIONS);
     if (typeof name !== 'string') throw new InvalidArgumentError(`Expected \`name\` to be a non-blank string, got ${describe(name)}`);
-    return PartitionedRedisQueue.#open((index) => RedisJobQueue.connect({ ...rest, name: `${name}#${index}` }, { index, of: partitions }), partitions);
+    // Traced under the queue's own name, not a partition's.
+    const tracing = filledTracing(rest.tracing, name);
+    return PartitionedRedisQueue.#open((index) => RedisJobQueue.connect({ ...rest, name: `${name}#${index}`, tracing }, { index, of: partitions }), partitions);
   }
 
   /** Connects, in this thread or process, to the queue a `share()` handle names. */

@@ -1,6 +1,6 @@
 import { clockFromShare, shareClock, systemClock, type SharedClock, type TimeSource } from '../clock.js';
 import { IllegalStateError, InvalidArgumentError, describe, refusalError, type JobQueueError } from '../errors.js';
-import { fillOptions, type JobQueueOptions, type RetainOptions } from '../options.js';
+import { fillOptions, filledTracing, type JobQueueOptions, type RetainOptions, type TracingOptions } from '../options.js';
 import { policyFromShare, sharePolicy, type RetryPolicy, type SharedPolicy } from '../policy.js';
 import type { JobPage, JobQuery, JobView, Lease, QueueStats, RateLimit, TypeRateLimit } from '../types.js';
 import {
@@ -21,6 +21,7 @@ import { WakeUps } from './wake.js';
 import { FinishNotices } from './finishes.js';
 import { Subscriber } from './subscriber.js';
 import { untilFinished } from '../finished.js';
+import { ProducerTracing } from '../tracing/producer.js';
 import { CATCHING_UP, COMMON_ARGS, DEAD_LETTERS_PAGE, SCRIPTS, type Script } from './scripts.js';
 
 export type { RedisClusterTarget, RedisServerTarget, RedisTarget };
@@ -52,6 +53,12 @@ export interface RedisQueueOptions extends Pick<JobQueueOptions, 'capacity' | 'm
    * @default 10000
    */
   commandTimeoutMillis?: number;
+  /**
+   * Trace this queue's jobs with OpenTelemetry, as JobQueue's `tracing` does (create spans
+   * at submit, process spans in a WorkerPool; docs/tracing.md), named by default after the queue's `name`.
+   * @default false
+   */
+  tracing?: boolean | TracingOptions;
 }
 
 const DEFAULT_COMMAND_TIMEOUT_MILLIS = 10_000;
@@ -92,7 +99,10 @@ export interface RedisQueueHandle {
   readonly redis: RedisTarget;
   readonly name: string;
   readonly policy: SharedPolicy;
-  readonly options: Required<Pick<RedisQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'maxResultBytes' | 'commandTimeoutMillis' | 'retain'>>;
+  readonly options: Required<Pick<RedisQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'maxResultBytes' | 'commandTimeoutMillis' | 'retain'>> & {
+    /** false, or the queue's name in its spans. */
+    readonly tracing: false | Required<TracingOptions>;
+  };
   /** The ManualClock's word, or 'system' for systemClock, or null for a clock that cannot cross threads. */
   readonly clock: SharedClock;
   readonly partition: Partition;
@@ -133,6 +143,8 @@ export class RedisJobQueue {
   readonly #maxPayloadBytes: number;
   readonly #maxErrorBytes: number;
   readonly #maxResultBytes: number;
+  /** The create spans of a traced queue's submits; undefined when it is not traced. */
+  readonly #tracing: ProducerTracing | undefined;
   /** The `retain` option: finished jobs beyond it are evicted by the scripts. */
   readonly #retain: RetainOptions;
   #closed = false;
@@ -151,16 +163,16 @@ export class RedisJobQueue {
   /** The queue's schedules, made on first use: a client that never schedules pays nothing. */
   #schedules: RedisSchedules | undefined;
 
-  private constructor(redis: RedisClient, options: Required<RedisQueueOptions>, partition: Partition) {
+  private constructor(redis: RedisClient, options: Required<RedisQueueOptions> & RedisQueueHandle['options'], partition: Partition) {
     this.#partition = partition;
     this.#redis = redis;
-    const { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, retain } = options;
+    const { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, retain, tracing } = options;
     this.#handle = {
       kind: 'leasehold/redis-queue',
       redis: options.redis,
       name: options.name,
       policy: sharePolicy(options.policy),
-      options: { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, retain },
+      options: { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, retain, tracing },
       clock: shareClock(options.time),
       partition,
     };
@@ -176,6 +188,7 @@ export class RedisJobQueue {
     this.#maxPayloadBytes = options.maxPayloadBytes;
     this.#maxErrorBytes = options.maxErrorBytes;
     this.#maxResultBytes = maxResultBytes;
+    this.#tracing = tracing === false ? undefined : new ProducerTracing(tracing.name);
     this.#retain = retain;
   }
 
@@ -200,6 +213,7 @@ export class RedisJobQueue {
     if (!Number.isInteger(commandTimeoutMillis) || !(commandTimeoutMillis >= 1)) {
       throw new InvalidArgumentError(`Expected \`commandTimeoutMillis\` to be an integer >= 1, got ${describe(commandTimeoutMillis)}`);
     }
+    const tracing = filledTracing(options.tracing, name);
     const { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, retain } = fillOptions({
       capacity: options.capacity, maxPayloadBytes: options.maxPayloadBytes, maxErrorBytes: options.maxErrorBytes, maxResultBytes: options.maxResultBytes,
       retain: options.retain,
@@ -207,7 +221,7 @@ export class RedisJobQueue {
     const redis = await createClient(target, commandTimeoutMillis);
     await connectClient(redis, addressOf(redis, target), userOf(redis));
     return new RedisJobQueue(
-      redis, { redis: target, name, policy, time, capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, retain }, partition,
+      redis, { redis: target, name, policy, time, capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, retain, tracing }, partition,
     );
   }
 
@@ -266,10 +280,15 @@ export class RedisJobQueue {
     return checked.length === 0 ? [] : this.#submit(checked);
   }
 
-  async #submit(jobs: readonly CheckedJob[]): Promise<string[]> {
+  #submit(jobs: readonly CheckedJob[]): Promise<string[]> {
+    return this.#tracing === undefined ? this.#place(jobs) : this.#tracing.traced(jobs, () => this.#place(jobs));
+  }
+
+  /** Runs the submit script for `jobs`; their ids. */
+  async #place(jobs: readonly CheckedJob[]): Promise<string[]> {
     const fields = jobs.flatMap((job) => [
       job.type, job.payload, String(job.priority), job.runAtMillis === undefined ? '' : String(job.runAtMillis), String(job.delayMillis), String(job.maxAttempts),
-      job.key ?? '', String(job.keyTtlMillis), String(job.timeoutMillis),
+      job.key ?? '', String(job.keyTtlMillis), String(job.timeoutMillis), job.headersText ?? '',
     ]);
     const reply = await this.#run(SCRIPTS.submit, [String(this.#capacity), ...fields], '');
     return reply.slice(1).map((n) => `J${n}`);

@@ -3,19 +3,20 @@
  * Lua returns (see scripts.ts for each script's reply).
  */
 import { JobStatus, type JobView, type Lease } from '../types.js';
-import { parsedResult } from '../validate.js';
+import { parsedHeaders, parsedResult } from '../validate.js';
 
-/** Fields per lease in a poll's reply: n, token, type, payload, attempt, maxAttempts, leaseUntil, timeout ('': none). */
-const LEASE_FIELDS = 8;
+/** Fields per lease in a poll's reply: n, token, type, payload, attempt, maxAttempts, leaseUntil, timeout ('': none), headers ('': none). */
+const LEASE_FIELDS = 9;
 
 /** The leases in `reply` from index `from` on (a poll's tail). */
 export function leasesIn(reply: readonly unknown[], from: number): Lease[] {
   const leases: Lease[] = [];
   for (let i = from; i + LEASE_FIELDS <= reply.length; i += LEASE_FIELDS) {
-    const [n, token, type, payload, attempt, maxAttempts, leaseUntil, timeout] = reply.slice(i, i + LEASE_FIELDS);
+    const [n, token, type, payload, attempt, maxAttempts, leaseUntil, timeout, headers] = reply.slice(i, i + LEASE_FIELDS);
     leases.push({
       jobId: `J${n}`, token: Number(token), type: String(type), payload: String(payload), attempt: Number(attempt),
       maxAttempts: Number(maxAttempts), leaseUntil: Number(leaseUntil), timeoutMillis: timeout === '' ? null : Number(timeout),
+      headers: parsedHeaders(headers as string),
     });
   }
   return leases;
@@ -42,5 +43,6 @@ export function toView(id: string, pairs: readonly string[], policyMaxAttempts: 
     result: status === JobStatus.SUCCEEDED ? parsedResult(f.get('result')) : undefined,
     key: f.get('key') ?? null,
     timeoutMillis: f.has('timeout') ? Number(f.get('timeout')) : null,
+    headers: parsedHeaders(f.get('headers')),
   };
 }

@@ -305,7 +305,7 @@ end
 
 -- Leases up to max ready jobs to workerId (none while the queue is paused), best first, each for its
 -- own timeout if it has one, else for leaseMillis: each one's n, token, type, payload, attempt,
--- maxAttempts, leaseUntil and timeout ('' for none) appended to out after the wake
+-- maxAttempts, leaseUntil, timeout ('' for none) and headers ('' for none) appended to out after the wake
 -- counter (read first: work announced later is newer than this poll) and when
 -- the first held job's window opens ('' if none is held; 'again' when the
 -- budget of held jobs ran out before any was taken: poll again). A poll that
@@ -335,7 +335,7 @@ local function pollBest(workerId, leaseMillis, max, out, restartable)
     local n = numbers[i]
     local key = jobKey(n)
     local token = int(lastToken - count + i)
-    local f = redis.call('HMGET', key, 'attempts', 'type', 'payload', 'maxAttempts', 'timeout')
+    local f = redis.call('HMGET', key, 'attempts', 'type', 'payload', 'maxAttempts', 'timeout', 'headers')
     local attempt = tonumber(f[1]) + 1
     -- The job's own lease length wins over the poll's.
     local leaseUntil, untilText = pollUntil, pollUntilText
@@ -348,7 +348,7 @@ local function pollBest(workerId, leaseMillis, max, out, restartable)
     leases[2 * i] = n
     running[2 * i - 1] = n
     running[2 * i] = n
-    for _, field in ipairs({ n, token, f[2], f[3], attempt, attemptLimit(f[4]), untilText, f[5] or '' }) do out[#out + 1] = field end
+    for _, field in ipairs({ n, token, f[2], f[3], attempt, attemptLimit(f[4]), untilText, f[5] or '', f[6] or '' }) do out[#out + 1] = field end
   end
   redis.call('ZREM', K.pending, unpack(numbers))
   redis.call('ZREM', K.pendingNums, unpack(numbers))
@@ -496,7 +496,7 @@ if not (indexCaughtUp() and leasesCaughtUp() and agedOut()) then return { ${CATC
 /**
  * submit / submitMany, all or none. ARGV: capacity, then per job type,
  * payload, priority, runAt ('' for delay after now), delay, maxAttempts
- * (0: the policy's), key ('': none), keyTtl, timeout (0: the poll's). A job
+ * (0: the policy's), key ('': none), keyTtl, timeout (0: the poll's), headers ('': none). A job
  * whose key is taken (see keyHolder) is not stored: its id is the holder's;
  * a key given twice in one call is the first one's (the later jobs get the
  * first one's id, and are not stored). Finished jobs are evicted, oldest
@@ -506,7 +506,7 @@ if not (indexCaughtUp() and leasesCaughtUp() and agedOut()) then return { ${CATC
 const SUBMIT = `
 local capacity = tonumber(ARGV[OWN + 1])
 local first = OWN + 2
-local WIDTH = 9
+local WIDTH = 10
 local total = (#ARGV - first + 1) / WIDTH
 -- Per job: the id it gets without being stored (a key's holder's), or the index of the earlier job whose key it repeats.
 local holders, repeats, firstWithKey = {}, {}, {}
@@ -550,6 +550,7 @@ for j = 1, total do
       redis.call('HSET', K.keys, ARGV[i + 6], n)
     end
     if ARGV[i + 8] ~= '0' then redis.call('HSET', key, 'timeout', ARGV[i + 8]) end
+    if ARGV[i + 9] ~= '' then redis.call('HSET', key, 'headers', ARGV[i + 9]) end
     local due = tonumber(runAt)
     pending[#pending + 1] = due
     pending[#pending + 1] = n
@@ -571,7 +572,7 @@ return ids
 
 /**
  * ARGV: workerId, leaseMillis, max. Returns 0, the wake counter, and the
- * leases (n, token, type, payload, attempt, maxAttempts, leaseUntil, timeout each) of up to max
+ * leases (n, token, type, payload, attempt, maxAttempts, leaseUntil, timeout, headers each) of up to max
  * ready jobs, best first.
  */
 const POLL = `

@@ -23,7 +23,7 @@
  *   rowWords    Int32 [ row 0: STATE CALL INTENT_SEQ RING_TAIL… | row 1 ... ]     one line per row
  *   rowData     f64   [ row 0: INTENT (slot, from, to, record) | COUNTS | ... ]
  *   rowRings    f64   [ row 0: lease ring | finished ring | row 1 ... ]  entries KEY SLOT WORD
- *   arena       bytes [ chunk: NEXT | 64 bytes | chunk ... ]     payload, lastError, result, idempotent key
+ *   arena       bytes [ chunk: NEXT | 64 bytes | chunk ... ]     payload, lastError, result, idempotent key, headers
  *   workerNames bytes [ LENGTH | 124 bytes | ... ]  append-only     worker ids
  *   typeNames   bytes (same entry shape)           append-only     job types
  *   commitRing  f64   [ jobNum * 4 + COMMIT_* | ... ]  a ring       journal writes to make
@@ -268,11 +268,13 @@ export const KEY_BYTES = 17; //      the key's UTF-8 bytes: in a draft only, rea
 export const KEY_TTL = 18; //        how long the key stays taken after the job finished (submit's keyTtlMillis); 0: not at all
 export const FINISHED_AT = 19; //    a job with a key: when it last finished (SUCCEEDED, DEAD, CANCELLED); its key is free from FINISHED_AT + KEY_TTL
 export const LEASE_LENGTH = 20; //   the job's own lease length (submit's timeoutMillis), in place of the poll's leaseMillis; 0: the poll's
-export const RECORD_FIELDS = 21;
+export const HEADERS_REF = 21; //    arena chain of the job's headers as JSON text (its byte length first, as a result's); 0: none
+export const HEADERS_BYTES = 22; //  the headers' UTF-8 bytes: in a draft only, read from the chain's length (no column)
+export const RECORD_FIELDS = 23;
 
 /**
  * Each field's column, and why its width holds every value it takes
- * (ERROR_BYTES and RESULT_BYTES have none: see their lines).
+ * (ERROR_BYTES, RESULT_BYTES and HEADERS_BYTES have none: see their lines).
  * Columns lie one after the other in `records`, widest first, so that each
  * starts aligned to its element size.
  *
@@ -290,6 +292,9 @@ export const RECORD_FIELDS = 21;
  *   RESULT_REF   i32  a chunk number, or 0; written only when it changes, so a queue whose
  *                     completes never carry a result never touches its pages
  *   RESULT_BYTES none: kept at the head of the result's chain, as ERROR_BYTES is
+ *   HEADERS_REF  i32  a chunk number, or 0; written only when it changes, so a queue whose
+ *                     jobs never carry headers never touches its pages
+ *   HEADERS_BYTES none: kept at the head of the headers' chain, as RESULT_BYTES is
  *   ATTEMPTS     u32  at most maxAttempts, and never more than MAX_ATTEMPTS
  *   ATTEMPT_LIMIT u32 a job's own maxAttempts, 1 to MAX_ATTEMPTS (0: none); written only when
  *                     it changes, so a queue whose jobs never set one never touches its pages
@@ -307,7 +312,7 @@ export const RECORD_FIELDS = 21;
 export const RECORD_COLUMNS: readonly (readonly [field: number, array: ColumnArray])[] = [
   [JOB_NUM, Float64Array], [PRIORITY, Float64Array], [RUN_AT, Float64Array], [TOKEN, Float64Array], [LEASE_UNTIL, Float64Array],
   [MOVES, Float64Array], [KEY_TTL, Float64Array], [FINISHED_AT, Float64Array],
-  [DATA_REF, Int32Array], [PAYLOAD_BYTES, Int32Array], [ERROR_REF, Int32Array], [RESULT_REF, Int32Array], [KEY_REF, Int32Array],
+  [DATA_REF, Int32Array], [PAYLOAD_BYTES, Int32Array], [ERROR_REF, Int32Array], [RESULT_REF, Int32Array], [KEY_REF, Int32Array], [HEADERS_REF, Int32Array],
   [ATTEMPTS, Uint32Array], [ATTEMPT_LIMIT, Uint32Array], [LEASE_LENGTH, Uint32Array], [TYPE, Int16Array], [WORKER, Uint16Array],
 ];
 

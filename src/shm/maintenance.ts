@@ -8,8 +8,8 @@ import type { SharedHeap } from './heap.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, ATTENTION, CANCELLED, COMMIT_EVICTED, COMMIT_MOVED, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, DUE_LOWERED, DUE_VERSION,
   ENTRY_K1, ENTRY_K2, ENTRY_SLOT, ENTRY_WORD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, GATE, ERROR_LEASE_EXPIRED, ERROR_NONE, ERROR_REF, FINISH_BASE,
-  FINISH_RING, FINISHED_AT, FINISH_SEQ, FINISH_TICKET, FREE, FREE_SLOT_COUNT, JOB_NUM, JOB_SEQ, KEY_BYTES, KEY_REF, KEY_TTL, LAST_NOW, LEASE_LENGTH, LEASE_RING,
-  LEASE_UNTIL, MAINTENANCE_ROW, MOVES, NEXT_DUE, PAUSED, PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, ROWS,
+  FINISH_RING, FINISHED_AT, FINISH_SEQ, FINISH_TICKET, FREE, FREE_SLOT_COUNT, HEADERS_BYTES, HEADERS_REF, JOB_NUM, JOB_SEQ, KEY_BYTES, KEY_REF, KEY_TTL, LAST_NOW,
+  LEASE_LENGTH, LEASE_RING, LEASE_UNTIL, MAINTENANCE_ROW, MOVES, NEXT_DUE, PAUSED, PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, ROWS,
   STATUS_COUNT, ROW_COUNTS, ROW_FINISHED_CHUNKS, RUNNING, RUN_AT,
   SLOT_HIGH_WATER, SUCCEEDED, TOKEN, TOKEN_RESERVED, TOKEN_SEQ, TYPE, WORKER, attemptLimit, isBusy, mayRetry, nextWord, statusOf, type SlotStatus,
 } from './layout.js';
@@ -17,7 +17,7 @@ import type { QueueMemory } from './memory.js';
 import { Mover } from './moves.js';
 import type { LoggedJob, MoveLog, Sequences, JournalWrites } from './movelog.js';
 import { keyHash } from '../key-hash.js';
-import { NAME_OF_STATUS, Records, chunksOf, dataBytes, countedChainBytes, leadingTypeBytes, noteFinish } from './records.js';
+import { NAME_OF_STATUS, Records, chunksOf, countedChainBytes, countedChunks, dataBytes, leadingTypeBytes, noteFinish } from './records.js';
 import type { CheckedJob } from '../validate.js';
 import { UndoLog, recordCopy, type UndoneMove } from './undo-log.js';
 import { ADMITTED } from './rate-limits.js';
@@ -325,7 +325,7 @@ export class Maintenance implements MoveNotes, LockHolder {
   submit(job: CheckedJob, runAt: number, now: number): number {
     const { header } = this.#m;
     const typeNumber = this.#m.typeNames.numberOf(job.type);
-    const refusal = this.#makeRoom(this.#chunksFor(typeNumber, job.typeBytes, job.payloadBytes, job.keyBytes), 1);
+    const refusal = this.#makeRoom(this.#chunksFor(typeNumber, job.typeBytes, job.payloadBytes, job.keyBytes, job.headersText), 1);
     if (refusal < 0) return refusal;
     const num = header[JOB_SEQ]! + 1;
     header[JOB_SEQ] = num;
@@ -335,6 +335,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     draft[ATTEMPT_LIMIT] = job.maxAttempts;
     draft[LEASE_LENGTH] = job.timeoutMillis;
     if (job.key !== null) this.#storeKey(draft, job.key, job.keyBytes, job.keyTtlMillis);
+    if (job.headersText !== null) this.#storeHeaders(draft, job.headersText);
     if (this.#log !== undefined) draft[MOVES] = 1;
     const word = this.#place(slot, num, runAt > now ? DELAYED : READY);
     // After the job is placed: a holder killed in between leaves the key to the rebuild, which finds it in the slot.
@@ -376,16 +377,16 @@ export class Maintenance implements MoveNotes, LockHolder {
 
   /**
    * Arena chunks a new job of `type` takes: those of its payload, of its key
-   * (0 bytes: none), and of its type too if the type table has no room for
+   * (0 bytes: none), of its headers (null: none), and of its type too if the type table has no room for
    * it. Interns the type (a type the table holds is no change a user can see).
    */
-  chunksForJob(type: string, typeBytes: number, payloadBytes: number, keyBytes: number): number {
-    return this.#chunksFor(this.#m.typeNames.numberOf(type), typeBytes, payloadBytes, keyBytes);
+  chunksForJob(type: string, typeBytes: number, payloadBytes: number, keyBytes: number, headers: string | null): number {
+    return this.#chunksFor(this.#m.typeNames.numberOf(type), typeBytes, payloadBytes, keyBytes, headers);
   }
 
-  #chunksFor(typeNumber: number, typeBytes: number, payloadBytes: number, keyBytes: number): number {
+  #chunksFor(typeNumber: number, typeBytes: number, payloadBytes: number, keyBytes: number, headers: string | null): number {
     const keyChunks = keyBytes > 0 ? Arena.chunksFor(countedChainBytes(keyBytes)) : 0;
-    return Arena.chunksFor(dataBytes(typeNumber, typeBytes, payloadBytes)) + keyChunks;
+    return Arena.chunksFor(dataBytes(typeNumber, typeBytes, payloadBytes)) + keyChunks + countedChunks(headers);
   }
 
   /**
@@ -631,13 +632,11 @@ export class Maintenance implements MoveNotes, LockHolder {
         }
         m.jobMap.set(slots.get(slot, JOB_NUM), slot);
         chains.push(slots.get(slot, DATA_REF), leadingTypeBytes(slots.get(slot, TYPE)) + slots.get(slot, PAYLOAD_BYTES));
-        const errorRef = slots.get(slot, ERROR_REF);
-        if (errorRef > 0) chains.push(errorRef, countedChainBytes(m.arena.countedBytes(errorRef)));
-        const resultRef = slots.get(slot, RESULT_REF);
-        if (resultRef > 0) chains.push(resultRef, countedChainBytes(m.arena.countedBytes(resultRef)));
-        const keyRef = slots.get(slot, KEY_REF);
-        if (keyRef > 0) {
-          chains.push(keyRef, countedChainBytes(m.arena.countedBytes(keyRef)));
+        for (const field of COUNTED_REFS) {
+          const ref = slots.get(slot, field);
+          if (ref > 0) chains.push(ref, countedChainBytes(m.arena.countedBytes(ref)));
+        }
+        if (slots.get(slot, KEY_REF) > 0) {
           const key = m.keyMap.keyOf(slot);
           m.keyMap.setIfNewer(key, keyHash(key), slot);
         }
@@ -726,6 +725,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     draft[LEASE_LENGTH] = job.timeout;
     if (job.key !== null) this.#storeKey(draft, job.key, Buffer.byteLength(job.key), job.keyTtl);
     draft[FINISHED_AT] = job.finishedAt;
+    if (job.headers !== null) this.#storeHeaders(draft, job.headers);
     const status = STATUS_OF_NAME[job.status];
     this.#place(slot, job.num, status === READY && job.runAt > now ? DELAYED : status);
   }
@@ -763,7 +763,17 @@ export class Maintenance implements MoveNotes, LockHolder {
     draft[KEY_TTL] = 0;
     draft[FINISHED_AT] = 0;
     draft[LEASE_LENGTH] = 0;
+    draft[HEADERS_REF] = 0;
+    draft[HEADERS_BYTES] = 0;
     return draft;
+  }
+
+  /** Stores a new job's headers (JSON text) in the arena, its room made, and points the draft at them. */
+  #storeHeaders(draft: Float64Array, headers: string): void {
+    const bytes = Buffer.byteLength(headers);
+    this.#assertHeld();
+    draft[HEADERS_REF] = this.#m.arena.storeCounted(bytes, headers);
+    draft[HEADERS_BYTES] = bytes;
   }
 
   /** Places the draft, a new job numbered `num`, in the free `slot` in `status`, filed in the index its status needs; its word. */
@@ -958,7 +968,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     this.#freeError(ref);
   }
 
-  /** Frees the chain of an error from `#storeError` (a canned error has none). */
+  /** Frees a counted chain: an error's from `#storeError` (a canned error has none), a result's, a job's headers. */
   #freeError(errorRef: number): void {
     const arena = this.#m.arena;
     if (errorRef > 0) arena.free(errorRef, countedChainBytes(arena.countedBytes(errorRef)));
@@ -1005,6 +1015,7 @@ export class Maintenance implements MoveNotes, LockHolder {
       const dataBytes = leadingTypeBytes(record[TYPE]!) + record[PAYLOAD_BYTES]!;
       const errorRef = record[ERROR_REF]!;
       const resultRef = record[RESULT_REF]!;
+      const headersRef = record[HEADERS_REF]!;
       const jobNum = record[JOB_NUM]!;
       // Read before the chain is freed: the key is free again once its job is gone.
       const key = record[KEY_REF]! > 0 ? keyMap.keyOf(slot) : null;
@@ -1021,6 +1032,7 @@ export class Maintenance implements MoveNotes, LockHolder {
         keyMap.delete(key, keyHash(key), slot);
         arena.free(record[KEY_REF]!, countedChainBytes(record[KEY_BYTES]!));
       }
+      this.#freeError(headersRef);
       jobMap.delete(jobNum);
       freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
       return true;
@@ -1211,6 +1223,8 @@ export class Maintenance implements MoveNotes, LockHolder {
 
 /** Marks a note no call waits for: see `mustCommit`. */
 const LAZY = true;
+/** The record fields that point at a counted chain (its length first) when > 0: lastError, result, idempotent key, headers. */
+const COUNTED_REFS = [ERROR_REF, RESULT_REF, KEY_REF, HEADERS_REF] as const;
 
 /** What the journal must do for a job, by the kinds of its notes: insert it whole (NEW), delete it (GONE), else update it. */
 const NEW = 1;

@@ -28,10 +28,12 @@ export interface LoggedJob {
   finishedAt: number;
   /** The job's own lease length (submit's `timeoutMillis`); 0: the poll's. */
   timeout: number;
+  /** The job's headers as JSON text (submit's, never changed after); null for none. */
+  headers: string | null;
 }
 
 /** What a state change can alter: everything but the job's identity and content. */
-export type LoggedMove = Omit<LoggedJob, 'type' | 'payload' | 'priority' | 'maxAttempts' | 'key' | 'keyTtl' | 'timeout'>;
+export type LoggedMove = Omit<LoggedJob, 'type' | 'payload' | 'priority' | 'maxAttempts' | 'key' | 'keyTtl' | 'timeout' | 'headers'>;
 
 /** Numbers that must never be issued twice, even across a crash. */
 export interface Sequences {

@@ -1,9 +1,10 @@
 import { JobStatus, type Lease } from '../types.js';
+import { parsedHeaders } from '../validate.js';
 import { Arena } from './arena.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, DATA_REF, DEAD, DELAYED, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, ERROR_LEASE_EXPIRED, ERROR_LENGTH_BYTES, ERROR_REF,
-  FINISHED_AT, FINISH_SEQ, FREE, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, READY, RECORD_FIELDS,
-  RESULT_BYTES, RESULT_REF, RUNNING, RUN_AT, SUCCEEDED, TOKEN, TYPE, WORKER, attemptLimit, isBusy, statusOf, type SlotStatus,
+  FINISHED_AT, FINISH_SEQ, FREE, HEADERS_BYTES, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY,
+  READY, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, RUNNING, RUN_AT, SUCCEEDED, TOKEN, TYPE, WORKER, attemptLimit, isBusy, statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import type { LoggedJob, LoggedMove } from './movelog.js';
@@ -42,6 +43,8 @@ export interface JobRecord {
   key: string | null;
   /** The job's own lease length (submit's timeoutMillis), or null. */
   timeoutMillis: number | null;
+  /** The job's headers, as JSON text; null for none. */
+  headers: string | null;
 }
 
 /**
@@ -73,6 +76,8 @@ export class Records {
       maxAttempts: attemptLimit(record[ATTEMPT_LIMIT]!, this.#policyMaxAttempts),
       leaseUntil: record[LEASE_UNTIL]!,
       timeoutMillis: ownLeaseLength(record),
+      // Its chain is freed only at eviction, which a RUNNING job is far from.
+      headers: parsedHeaders(this.countedText(record, HEADERS_REF)),
     };
   }
 
@@ -92,8 +97,9 @@ export class Records {
       const type = this.#typeOf(copy);
       const payload = this.#payloadOf(copy);
       const lastError = this.errorText(copy);
-      const result = this.resultText(copy);
+      const result = this.countedText(copy, RESULT_REF);
       const key = this.#keyOf(copy);
+      const headers = this.countedText(copy, HEADERS_REF);
       // And after the strings are decoded: an eviction frees their chunks (after its move), and a submit may refill them.
       if (slots.word(slot) !== word) continue;
       return {
@@ -112,6 +118,7 @@ export class Records {
         result,
         key,
         timeoutMillis: ownLeaseLength(copy),
+        headers,
       };
     }
     return undefined;
@@ -129,6 +136,7 @@ export class Records {
     job.key = this.#keyOf(record);
     job.keyTtl = record[KEY_TTL]!;
     job.timeout = record[LEASE_LENGTH]!;
+    job.headers = this.countedText(record, HEADERS_REF);
     return job;
   }
 
@@ -150,7 +158,7 @@ export class Records {
       finishSeq: finished ? record[FINISH_SEQ]! : 0,
       workerId: this.#m.workerNames.nameOf(record[WORKER]!),
       moves: record[MOVES]!,
-      result: this.resultText(record),
+      result: this.countedText(record, RESULT_REF),
       finishedAt: record[FINISHED_AT]!,
     };
   }
@@ -179,10 +187,10 @@ export class Records {
     return errorRef > 0 ? this.#m.arena.readCounted(errorRef) : (CANNED_ERRORS.get(errorRef) ?? null);
   }
 
-  /** The JSON text of a record's result, or null for none. */
-  resultText(record: Float64Array): string | null {
-    const resultRef = record[RESULT_REF]!;
-    return resultRef > 0 ? this.#m.arena.readCounted(resultRef) : null;
+  /** The JSON text a record's RESULT_REF or HEADERS_REF field points at, or null for none. */
+  countedText(record: Float64Array, field: typeof RESULT_REF | typeof HEADERS_REF): string | null {
+    const ref = record[field]!;
+    return ref > 0 ? this.#m.arena.readCounted(ref) : null;
   }
 }
 
@@ -211,13 +219,14 @@ function chainChunks(ref: number, bytes: number): number {
   return ref > 0 ? Arena.chunksFor(countedChainBytes(bytes)) : 0;
 }
 
-/** Arena chunks a record's strings hold: its data chain, and its lastError's, result's and key's. */
+/** Arena chunks a record's strings hold: its data chain, and its lastError's, result's, key's and headers'. */
 export function chunksOf(record: Float64Array): number {
   return (
     Arena.chunksFor(leadingTypeBytes(record[TYPE]!) + record[PAYLOAD_BYTES]!) +
     chainChunks(record[ERROR_REF]!, record[ERROR_BYTES]!) +
     chainChunks(record[RESULT_REF]!, record[RESULT_BYTES]!) +
-    chainChunks(record[KEY_REF]!, record[KEY_BYTES]!)
+    chainChunks(record[KEY_REF]!, record[KEY_BYTES]!) +
+    chainChunks(record[HEADERS_REF]!, record[HEADERS_BYTES]!)
   );
 }
 

@@ -1,8 +1,8 @@
 import type { Arena } from './arena.js';
 import {
-  ATTEMPTS, ATTEMPT_LIMIT, BUSY, DATA_REF, ERROR_BYTES, ERROR_REF, FINISHED_AT, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES,
-  PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RESULT_BYTES, RESULT_REF, RUN_AT, STATUS_MASK, TOKEN, TYPE, WORKER, recordColumnOffsets, type RecordColumn,
-  type SlotStatus,
+  ATTEMPTS, ATTEMPT_LIMIT, BUSY, DATA_REF, ERROR_BYTES, ERROR_REF, FINISHED_AT, HEADERS_BYTES, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH,
+  LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RESULT_BYTES, RESULT_REF, RUN_AT, STATUS_MASK, TOKEN, TYPE, WORKER, recordColumnOffsets,
+  type RecordColumn, type SlotStatus,
 } from './layout.js';
 
 /** Spins a reader waits on a BUSY word before it gives up and takes the slow path. */
@@ -32,6 +32,7 @@ export class SlotTable {
   readonly attempts: RecordColumn;
   readonly attemptLimits: RecordColumn;
   readonly resultRefs: RecordColumn;
+  readonly headersRefs: RecordColumn;
   readonly types: RecordColumn;
   readonly workers: RecordColumn;
   readonly keyRefs: RecordColumn;
@@ -61,6 +62,7 @@ export class SlotTable {
     this.attempts = columns[ATTEMPTS]!;
     this.attemptLimits = columns[ATTEMPT_LIMIT]!;
     this.resultRefs = columns[RESULT_REF]!;
+    this.headersRefs = columns[HEADERS_REF]!;
     this.types = columns[TYPE]!;
     this.workers = columns[WORKER]!;
     this.keyRefs = columns[KEY_REF]!;
@@ -90,7 +92,7 @@ export class SlotTable {
     }
   }
 
-  /** One field of the slot's record (not ERROR_BYTES, RESULT_BYTES or KEY_BYTES, which have no column: see readInto). */
+  /** One field of the slot's record (not ERROR_BYTES, RESULT_BYTES, KEY_BYTES or HEADERS_BYTES, which have no column: see readInto). */
   get(slot: number, field: number): number {
     return this.#columns[field]![slot]!;
   }
@@ -120,6 +122,8 @@ export class SlotTable {
     record[KEY_TTL] = keyed ? this.keyTtls[slot]! : 0;
     record[FINISHED_AT] = keyed ? this.finishedAts[slot]! : 0;
     record[LEASE_LENGTH] = this.leaseLengths[slot]!;
+    const headersRef = (record[HEADERS_REF] = this.headersRefs[slot]!);
+    record[HEADERS_BYTES] = headersRef > 0 ? this.#arena.countedBytes(headersRef) : 0;
     return record;
   }
 
@@ -158,5 +162,7 @@ export class SlotTable {
       this.finishedAts[slot] = record[FINISHED_AT]!;
     }
     if (this.leaseLengths[slot] !== record[LEASE_LENGTH]) this.leaseLengths[slot] = record[LEASE_LENGTH]!;
+    // And headers, which only a submit that carries them sets.
+    if (this.headersRefs[slot] !== record[HEADERS_REF]) this.headersRefs[slot] = record[HEADERS_REF]!;
   }
 }
