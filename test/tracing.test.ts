@@ -141,16 +141,16 @@ describe('job headers in the journal', () => {
     expect(again.poll('w1', 1_000)).toMatchObject({ jobId: pending, headers: { at: 'pending' } });
   });
 
-  it('opens a journal of schema version 5 (before headers): its jobs have none, new headers are kept', () => {
+  it('opens a journal of schema version 6 (before headers): its jobs have none, new headers are kept', () => {
     const path = tempJournal();
     const clock = new ManualClock(T0);
     const queue = open(path, clock);
     const old = queue.submit('t', 'old');
     closeJournal(queue);
-    // What leasehold wrote before this schema: no headers column, user_version 5.
+    // What leasehold wrote before this schema: no headers column, user_version 6.
     const db = new Database(path);
     db.exec('ALTER TABLE jobs DROP COLUMN headers');
-    db.pragma('user_version = 5');
+    db.pragma('user_version = 6');
     db.close();
 
     const migrated = open(path, clock);
