@@ -742,29 +742,15 @@ export class Maintenance implements MoveNotes, LockHolder {
     this.#assertHeld();
     const ref = typeNumber > 0 ? arena.store(payloadBytes, payload) : arena.store(typeBytes + payloadBytes, type, payload);
     const draft = this.#mover.draft;
+    // Every other field starts at zero: no attempt, token, lease, error (ERROR_NONE), worker, moves, own
+    // limit, result, key, lease length or headers.
+    draft.fill(0);
     draft[JOB_NUM] = num;
     draft[PRIORITY] = priority;
     draft[RUN_AT] = runAt;
-    draft[ATTEMPTS] = 0;
-    draft[TOKEN] = 0;
-    draft[LEASE_UNTIL] = 0;
     draft[DATA_REF] = ref;
     draft[TYPE] = typeNumber > 0 ? typeNumber : -typeBytes;
     draft[PAYLOAD_BYTES] = payloadBytes;
-    draft[ERROR_REF] = ERROR_NONE;
-    draft[ERROR_BYTES] = 0;
-    draft[WORKER] = 0;
-    draft[MOVES] = 0;
-    draft[ATTEMPT_LIMIT] = 0;
-    draft[RESULT_REF] = 0;
-    draft[RESULT_BYTES] = 0;
-    draft[KEY_REF] = 0;
-    draft[KEY_BYTES] = 0;
-    draft[KEY_TTL] = 0;
-    draft[FINISHED_AT] = 0;
-    draft[LEASE_LENGTH] = 0;
-    draft[HEADERS_REF] = 0;
-    draft[HEADERS_BYTES] = 0;
     return draft;
   }
 
