@@ -462,7 +462,7 @@ export class Maintenance implements MoveNotes, LockHolder {
       if (refused < 0) return refused;
       const ref = error === null ? ERROR_FAILED : this.#storeError(error);
       if (this.#failAttempt(slot, word, now, ref, ref > 0 ? Buffer.byteLength(error!) : 0, now, permanent, true)) return 0;
-      this.#freeError(ref);
+      this.freeCounted(ref);
     }
   }
 
@@ -837,7 +837,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     if (!this.#moveTo(slot, word, status, RUNNING)) return false;
     if (status === DEAD) this.#m.finishes.announce();
     // Freed only after the move: a move that lost its race keeps its old error.
-    this.#freeError(oldError);
+    this.freeCounted(oldError);
     return true;
   }
 
@@ -949,16 +949,12 @@ export class Maintenance implements MoveNotes, LockHolder {
     return this.#m.arena.storeCounted(bytes, text);
   }
 
-  /** Frees a chain from `storeResult` or `#storeError` (0 and a canned error have none). */
+  /** Frees a counted chain: a result's from `storeResult`, an error's from `#storeError`, a job's headers (0 and a canned error have none). */
   freeCounted(ref: number): void {
-    this.#freeError(ref);
+    const arena = this.#m.arena;
+    if (ref > 0) arena.free(ref, countedChainBytes(arena.countedBytes(ref)));
   }
 
-  /** Frees a counted chain: an error's from `#storeError` (a canned error has none), a result's, a job's headers. */
-  #freeError(errorRef: number): void {
-    const arena = this.#m.arena;
-    if (errorRef > 0) arena.free(errorRef, countedChainBytes(arena.countedBytes(errorRef)));
-  }
 
   /**
    * Evicts the finished job that finished first; false if there is none
@@ -1012,13 +1008,13 @@ export class Maintenance implements MoveNotes, LockHolder {
       this.#m.listing.sync(slot);
       rows.finishedChunks(this.#mover.row, -chunks);
       arena.free(dataRef, dataBytes);
-      this.#freeError(errorRef);
-      this.#freeError(resultRef);
+      this.freeCounted(errorRef);
+      this.freeCounted(resultRef);
       if (key !== null) {
         keyMap.delete(key, keyHash(key), slot);
         arena.free(record[KEY_REF]!, countedChainBytes(record[KEY_BYTES]!));
       }
-      this.#freeError(headersRef);
+      this.freeCounted(headersRef);
       jobMap.delete(jobNum);
       freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
       return true;
