@@ -133,6 +133,7 @@ local function attemptLimit(own)
   return maxAttempts
 end
 
+-- True if it dead-lettered the job (the caller announces it).
 local function failAttempt(n, key, failedAt, err, permanent)
   redis.call('ZREM', K.leases, n)
   local f = redis.call('HMGET', key, 'attempts', 'maxAttempts')
@@ -144,8 +145,9 @@ local function failAttempt(n, key, failedAt, err, permanent)
   else
     redis.call('HSET', key, 'status', 'DEAD', 'lastError', err)
     redis.call('ZADD', K.dead, n, n)
-    announceFinished({ n })
+    return true
   end
+  return false
 end
 
 -- SUCCEEDED or CANCELLED: held until evicted, oldest finished first.
@@ -320,10 +322,13 @@ end
 local function leasesCaughtUp()
   local expired = redis.call('ZRANGEBYSCORE', K.leases, '-inf', nowText, 'WITHSCORES', 'LIMIT', 0, budget + 1)
   local count = math.min(#expired / 2, budget)
+  local dead = {}
   for i = 1, 2 * count, 2 do
     local key = jobKey(expired[i])
-    failAttempt(expired[i], key, tonumber(expired[i + 1]), expiryReason(key), false)
+    if failAttempt(expired[i], key, tonumber(expired[i + 1]), expiryReason(key), false) then dead[#dead + 1] = expired[i] end
   end
+  -- One message for the batch.
+  if #dead > 0 then announceFinished(dead) end
   budget = budget - count
   return #expired / 2 <= count
 end
@@ -417,7 +422,7 @@ const FAIL = `
 local n = ARGV[OWN + 1]
 local key, refusal = leased(n, ARGV[OWN + 2], KEYS[FIXED + 1])
 if key == nil then return { refusal } end
-failAttempt(n, key, now, ARGV[OWN + 3], ARGV[OWN + 4] == '1')
+if failAttempt(n, key, now, ARGV[OWN + 3], ARGV[OWN + 4] == '1') then announceFinished({ n }) end
 announce()
 return { 0 }
 `;
