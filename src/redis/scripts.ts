@@ -141,6 +141,7 @@ local function attemptLimit(own)
   return maxAttempts
 end
 
+-- True if it dead-lettered the job (the caller announces it).
 local function failAttempt(n, key, failedAt, err, permanent)
   redis.call('ZREM', K.leases, n)
   redis.call('ZREM', K.runningNums, n)
@@ -155,8 +156,9 @@ local function failAttempt(n, key, failedAt, err, permanent)
     -- A keyed job notes when it finished: its key stays taken keyTtl from then.
     if f[3] then redis.call('HSET', key, 'finishedAt', num(failedAt)) end
     redis.call('ZADD', K.dead, n, n)
-    announceFinished({ n })
+    return true
   end
+  return false
 end
 
 -- Evicts the job that finished first (the head of K.finished); its idempotent key is free, unless a newer job took it.
@@ -467,10 +469,13 @@ end
 local function leasesCaughtUp()
   local expired = redis.call('ZRANGEBYSCORE', K.leases, '-inf', nowText, 'WITHSCORES', 'LIMIT', 0, budget + 1)
   local count = math.min(#expired / 2, budget)
+  local dead = {}
   for i = 1, 2 * count, 2 do
     local key = jobKey(expired[i])
-    failAttempt(expired[i], key, tonumber(expired[i + 1]), expiryReason(key), false)
+    if failAttempt(expired[i], key, tonumber(expired[i + 1]), expiryReason(key), false) then dead[#dead + 1] = expired[i] end
   end
+  -- One message for the batch.
+  if #dead > 0 then announceFinished(dead) end
   budget = budget - count
   return #expired / 2 <= count
 end
@@ -612,7 +617,7 @@ const FAIL = `
 local n = ARGV[OWN + 1]
 local key, refusal = leased(n, ARGV[OWN + 2], KEYS[FIXED + 1])
 if key == nil then return { refusal } end
-failAttempt(n, key, now, ARGV[OWN + 3], ARGV[OWN + 4] == '1')
+if failAttempt(n, key, now, ARGV[OWN + 3], ARGV[OWN + 4] == '1') then announceFinished({ n }) end
 announce()
 return { 0 }
 `;
