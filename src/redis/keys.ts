@@ -17,6 +17,8 @@
  * leasehold:{name}:runningNums    zset  RUNNING jobs, the same way
  * leasehold:{name}:succeededNums  zset  SUCCEEDED jobs, the same way
  * leasehold:{name}:cancelledNums  zset  CANCELLED jobs, the same way (DEAD jobs: `dead` is already by number)
+ * leasehold:{name}:listing   hash    present once jobs() was first called: the four sets above are kept
+ *                                    only from then on; upTo, next: the jobs issued before, filed up to next
  * leasehold:{name}:signal    string  bumped on new work; also the pub/sub channel it is published on
  * leasehold:{name}:paused    string  '1' while the queue is paused (polls lease nothing); absent otherwise
  * leasehold:{name}:limits    hash    job type -> its rate limit, "max,windowMillis" (see RateLimit)
@@ -36,8 +38,9 @@
  * ```
  *
  * Every job is in exactly one of pending / leases / dead / finished, by its
- * status; `ready` and `held` are indexes over `pending` (a ready job is in one of them); and in exactly one of the
- * listing sets pendingNums / runningNums / succeededNums / dead / cancelledNums. The braces are a hash tag: in
+ * status; `ready` and `held` are indexes over `pending` (a ready job is in one of them); and, once `listing`
+ * exists and its jobs up to `upTo` are filed, in exactly one of the listing sets pendingNums / runningNums /
+ * succeededNums / dead / cancelledNums. The braces are a hash tag: in
  * Redis Cluster all keys of one queue share a slot, so one script may touch
  * them all, and queues of different names never share a key (and spread
  * over the masters by their names' slots).
@@ -50,19 +53,18 @@
  * those keys hash to the declared keys' slot; a proxy that insists on every
  * key in KEYS (some managed "cluster proxies") refuses them.
  *
- * These are the names v0.1 used (sweep, paused, keys, limits, windows and
- * held are new, and absent means no catch-up in progress, not paused, no key
- * taken, no rate limits; finishes is a channel, and a job hash without a
- * result has none): a queue written by v0.1 needs no migration, except for
- * listing: the *Nums sets are new, so `jobs()` leaves out a job v0.1 wrote
- * until it next moves (DEAD jobs are all listed). `finishes` is among the
+ * These are the names v0.1 used (sweep, paused, keys, limits, windows, held
+ * and the listing sets are new, and absent means no catch-up in progress, not
+ * paused, no key taken, no rate limits, not listed yet; finishes is a channel,
+ * and a job hash without a result has none): a queue written by v0.1 needs no
+ * migration (the first `jobs()` files its jobs too). `finishes` is among the
  * KEYS only so that the scripts know its name; a channel is no key, and
  * Redis Cluster delivers it to every node.
  */
 
 /** The fixed keys, in the order the scripts receive them as KEYS[1], KEYS[2], ... */
 export const KEY_NAMES = ['jobSeq', 'tokenSeq', 'clock', 'pending', 'ready', 'leases', 'dead', 'finished', 'counts', 'signal', 'sweep', 'paused',
-  'finishes', 'keys', 'pendingNums', 'runningNums', 'succeededNums', 'cancelledNums', 'limits', 'windows', 'held'] as const;
+  'finishes', 'keys', 'pendingNums', 'runningNums', 'succeededNums', 'cancelledNums', 'listing', 'limits', 'windows', 'held'] as const;
 export type KeyName = (typeof KEY_NAMES)[number];
 
 export interface QueueKeys {

@@ -106,10 +106,16 @@ end
 
 -- Each status's listing set: its jobs by number, for jobs() to page through.
 local numsOf = { PENDING = K.pendingNums, RUNNING = K.runningNums, SUCCEEDED = K.succeededNums, DEAD = K.dead, CANCELLED = K.cancelledNums }
+-- The listing sets other than K.dead (which deadLetters needs anyway) are kept only once jobs() was
+-- first called on the queue (K.listing exists; see LISTING): a queue that never lists pays nothing for them.
+local listed = redis.call('EXISTS', K.listing) == 1
+-- Files numbers (n, n, ...: score and member each) in a listing set / takes numbers out of one, if the sets are kept.
+local function list(set, scored) if listed then callMany('ZADD', set, scored, 2) end end
+local function unlist(set, numbers) if listed then redis.call('ZREM', set, unpack(numbers)) end end
 
 local function enqueue(n, key, runAt)
   redis.call('ZADD', K.pending, runAt, n)
-  redis.call('ZADD', K.pendingNums, n, n)
+  list(K.pendingNums, { n, n })
   if runAt <= now then redis.call('ZADD', K.ready, 0, readyMember(key, n)) end
 end
 
@@ -144,7 +150,7 @@ end
 -- True if it dead-lettered the job (the caller announces it).
 local function failAttempt(n, key, failedAt, err, permanent)
   redis.call('ZREM', K.leases, n)
-  redis.call('ZREM', K.runningNums, n)
+  unlist(K.runningNums, { n })
   local f = redis.call('HMGET', key, 'attempts', 'maxAttempts', 'key')
   local attempts = tonumber(f[1])
   if not permanent and attempts < attemptLimit(f[2]) then
@@ -167,7 +173,7 @@ local function evictOldest()
   local key = jobKey(n)
   local f = redis.call('HMGET', key, 'status', 'key')
   redis.call('HINCRBY', K.counts, string.lower(f[1]), -1)
-  redis.call('ZREM', numsOf[f[1]], n)
+  unlist(numsOf[f[1]], { n })
   if f[2] and redis.call('HGET', K.keys, f[2]) == n then redis.call('HDEL', K.keys, f[2]) end
   redis.call('DEL', key)
 end
@@ -183,7 +189,7 @@ end
 local function finish(n, key, status)
   redis.call('HSET', key, 'status', status)
   if maxAge or redis.call('HEXISTS', key, 'key') == 1 then redis.call('HSET', key, 'finishedAt', nowText) end
-  redis.call('ZADD', numsOf[status], n, n)
+  list(numsOf[status], { n, n })
   redis.call('RPUSH', K.finished, n)
   redis.call('HINCRBY', K.counts, string.lower(status), 1)
   announceFinished({ n })
@@ -353,9 +359,9 @@ local function pollBest(workerId, leaseMillis, max, out, restartable)
     for _, field in ipairs({ n, token, f[2], f[3], attempt, attemptLimit(f[4]), untilText, f[5] or '', f[6] or '' }) do out[#out + 1] = field end
   end
   redis.call('ZREM', K.pending, unpack(numbers))
-  redis.call('ZREM', K.pendingNums, unpack(numbers))
+  unlist(K.pendingNums, numbers)
   redis.call('ZADD', K.leases, unpack(leases))
-  redis.call('ZADD', K.runningNums, unpack(running))
+  list(K.runningNums, running)
   return out
 end
 
@@ -381,8 +387,8 @@ local function completeAll(first, last, out)
   end
   if #done == 0 then return out end
   redis.call('ZREM', K.leases, unpack(done))
-  redis.call('ZREM', K.runningNums, unpack(done))
-  redis.call('ZADD', K.succeededNums, unpack(succeeded))
+  unlist(K.runningNums, done)
+  list(K.succeededNums, succeeded)
   redis.call('RPUSH', K.finished, unpack(done))
   redis.call('HINCRBY', K.counts, 'succeeded', #done)
   announceFinished(done)
@@ -569,7 +575,7 @@ for j = 1, total do
   end
 end
 callMany('ZADD', K.pending, pending, 2)
-callMany('ZADD', K.pendingNums, numbers, 2)
+list(K.pendingNums, numbers)
 callMany('ZADD', K.ready, ready, 2)
 if count > 0 then announce() end
 return ids
@@ -628,7 +634,7 @@ local n = ARGV[OWN + 1]
 local key, refusal = leased(n, ARGV[OWN + 2], KEYS[FIXED + 1])
 if key == nil then return { refusal } end
 redis.call('ZREM', K.leases, n)
-redis.call('ZREM', K.runningNums, n)
+unlist(K.runningNums, { n })
 redis.call('HINCRBY', key, 'attempts', -1)
 redis.call('HSET', key, 'status', 'PENDING', 'runAt', nowText)
 enqueue(n, key, now)
@@ -670,6 +676,42 @@ end
 return out
 `;
 
+/** The most jobs one jobs() script files in the listing sets while the first jobs() builds them (see LISTING). */
+export const LISTING_BATCH = 200;
+
+/**
+ * The listing sets are built by the first jobs() on a queue, and kept from
+ * then on. Its first script empties them (a queue that stopped keeping them,
+ * or never did, may hold stale members), creates K.listing (so every move
+ * from then on keeps them) and notes the jobs issued so far (upTo, by jobSeq);
+ * then it and the scripts after it file those jobs, LISTING_BATCH per script
+ * in job-number order (next), each under the status its hash has then. A job
+ * that moves before it is filed is filed by its move, and again, alike, when
+ * its turn comes; one that moves after is moved by its move; an evicted one
+ * has no hash and is passed over. True once every job up to upTo is filed.
+ */
+const LISTING = `
+local function listingBuilt()
+  local f = redis.call('HMGET', K.listing, 'upTo', 'next')
+  local upTo, from
+  if f[1] then
+    upTo, from = tonumber(f[1]), tonumber(f[2])
+    if from > upTo then return true end
+  else
+    for _, set in ipairs({ K.pendingNums, K.runningNums, K.succeededNums, K.cancelledNums }) do redis.call('UNLINK', set) end
+    upTo, from = tonumber(redis.call('GET', K.jobSeq) or '0'), 1
+  end
+  local to = math.min(upTo, from + ${LISTING_BATCH} - 1)
+  for seq = from, to do
+    local n = jobNumberOf(seq)
+    local status = redis.call('HGET', jobKey(n), 'status')
+    if status and status ~= 'DEAD' then redis.call('ZADD', numsOf[status], n, n) end
+  end
+  redis.call('HSET', K.listing, 'upTo', upTo, 'next', to + 1)
+  return to == upTo
+end
+`;
+
 /**
  * ARGV: status ('' for every status), after, limit, typed ('1' or '0'), type.
  * Returns 0, where the next page goes on after ('' for none), then n and the
@@ -680,6 +722,7 @@ return out
  * there are, so the page stops there. Typed, at most SCAN_BUDGET jobs are looked at.
  */
 const JOBS = `
+if not listingBuilt() then return { ${CATCHING_UP} } end
 local status, after, limit, typed, wantedType = ARGV[OWN + 1], ARGV[OWN + 2], tonumber(ARGV[OWN + 3]), ARGV[OWN + 4] == '1', ARGV[OWN + 5]
 local window = typed and ${SCAN_BUDGET} or limit + 1
 local sources = { numsOf[status] }
@@ -735,7 +778,7 @@ local member = readyMember(key, n)
 redis.call('ZREM', K.ready, member)
 redis.call('ZREM', K.held, member)
 redis.call('ZREM', K.pending, n)
-redis.call('ZREM', K.pendingNums, n)
+unlist(K.pendingNums, { n })
 finish(n, key, 'CANCELLED')
 return { 0 }
 `;
@@ -813,7 +856,7 @@ export const SCRIPTS = {
   extend: script(EXTEND),
   view: script(VIEW),
   deadLetters: script(DEAD_LETTERS),
-  jobs: script(JOBS),
+  jobs: script(LISTING + JOBS),
   retryDead: script(RETRY_DEAD),
   cancel: script(CANCEL),
   stats: script(STATS),
