@@ -65,7 +65,7 @@ describeRedis('RedisJobQueue: listing sets built on the first jobs()', () => {
     for (let left = Math.floor((count * 4) / 5); left > 0; left -= 1000) leases.push(...(await queue.pollMany('w', 60_000, Math.min(1000, left))));
     for (const [i, lease] of leases.entries()) {
       if (i % 4 === 0) await queue.complete(lease.jobId, lease.token);
-      else if (i % 4 === 1) await queue.fail(lease.jobId, lease.token, 'permanent', true);
+      else if (i % 4 === 1) await queue.fail(lease.jobId, lease.token, 'permanent', { permanent: true });
       else if (i % 4 === 2) await queue.fail(lease.jobId, lease.token, 'retried');
     }
     const pending = await queue.jobs({ status: 'PENDING', limit: 10 });
