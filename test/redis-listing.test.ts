@@ -5,24 +5,30 @@
  * jobs; from then on every move keeps them.
  */
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { expect, it, onTestFinished } from 'vitest';
 import { RedisJobQueue, RetryPolicy, type JobStatus, type Lease } from '../dist/index.js';
-import { describeRedis, startRedis, type RedisServer } from './redis-harness.js';
+import { describeRedis, onePerFile, startRedis } from './redis-harness.js';
 
 /** The most jobs one jobs() script files while the sets are built (src/redis/scripts.ts). */
 const LISTING_BATCH = 200;
 const STATUSES: readonly JobStatus[] = ['PENDING', 'RUNNING', 'SUCCEEDED', 'DEAD', 'CANCELLED'];
 const LISTING_KEYS = ['pendingNums', 'runningNums', 'succeededNums', 'cancelledNums', 'listing'];
 
+// AOF fsynced once a second: these tests make thousands of calls, and check listings, not the disk.
+const server = onePerFile(() => startRedis({ appendfsync: 'everysec' }));
+
 describeRedis('RedisJobQueue: listing sets built on the first jobs()', () => {
-  let server: RedisServer;
-  let admin: Redis;
-  const opened: RedisJobQueue[] = [];
   let names = 0;
   const open = async (name = `listing-${process.pid}-${++names}`, capacity = 100_000) => {
-    const queue = await RedisJobQueue.connect({ redis: server.url, name, policy: new RetryPolicy(2, 0, 0), capacity });
-    opened.push(queue);
+    const queue = await RedisJobQueue.connect({ redis: (await server()).url, name, policy: new RetryPolicy(2, 0, 0), capacity });
+    onTestFinished(() => queue.close());
     return { queue, name };
+  };
+  /** A plain client of the same server, to look at the queue's keys. */
+  const adminClient = async () => {
+    const admin = new Redis((await server()).url, { maxRetriesPerRequest: 0 });
+    onTestFinished(() => admin.disconnect());
+    return admin;
   };
   const keysOf = (name: string) => LISTING_KEYS.map((key) => `leasehold:{${name}}:${key}`);
 
@@ -72,20 +78,9 @@ describeRedis('RedisJobQueue: listing sets built on the first jobs()', () => {
     for (const job of pending.jobs.slice(0, 5)) await queue.cancel(job.id);
   }
 
-  beforeAll(async () => {
-    server = await startRedis({ appendfsync: 'everysec' });
-    admin = new Redis(server.url, { maxRetriesPerRequest: 0 });
-  });
-  afterEach(async () => {
-    await Promise.all(opened.splice(0).map((queue) => queue.close()));
-  });
-  afterAll(async () => {
-    admin?.disconnect();
-    await server?.stop();
-  });
-
   it('keeps no listing set while nothing has listed the queue', async () => {
     const { queue, name } = await open();
+    const admin = await adminClient();
     await queue.submitMany(Array.from({ length: 40 }, (_, i) => ({ type: 't', payload: String(i) })));
     const leases = await queue.pollMany('w', 60_000, 30);
     for (const [i, lease] of leases.entries()) {
@@ -101,6 +96,7 @@ describeRedis('RedisJobQueue: listing sets built on the first jobs()', () => {
 
   it('the first jobs() files every job issued before it, in bounded scripts, each under its status', async () => {
     const { queue, name } = await open();
+    const admin = await adminClient();
     await mixed(queue, 1_000);
     // Members left from when the sets were kept by other code: a PENDING job filed as SUCCEEDED, a number never issued.
     const pendingId = (await queue.jobs({ status: 'PENDING', limit: 1 })).jobs[0]!.id;
@@ -124,6 +120,7 @@ describeRedis('RedisJobQueue: listing sets built on the first jobs()', () => {
     const { queue, name } = await open();
     const { queue: mover } = await open(name);
     const { queue: submitter } = await open(name);
+    const admin = await adminClient();
     await mixed(queue, 3_000);
     await admin.del(`leasehold:{${name}}:listing`);
     let building = true;
