@@ -17,6 +17,8 @@ export class FinishNotices {
   constructor(subscriber: Subscriber, channel: string) {
     this.#subscriber = subscriber;
     this.#channel = channel;
+    // A finish published while the connection was down is lost: every waiter looks again.
+    subscriber.onReconnect(() => this.#wakeAll());
   }
 
   /**
@@ -52,6 +54,10 @@ export class FinishNotices {
 
   /** Wakes every waiter, as the queue closes: each looks again, and is told the queue is closed. */
   close(): void {
+    this.#wakeAll();
+  }
+
+  #wakeAll(): void {
     for (const waiters of this.#waiters.values()) for (const wake of waiters) wake();
   }
 

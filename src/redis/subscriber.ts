@@ -1,7 +1,10 @@
 /**
  * One queue client's second connection, subscribed to the queue's pub/sub
  * channels (new work, finished jobs): opened on first use, shared by every
- * listener of this client, closed with it.
+ * listener of this client, closed with it. Pub/sub keeps nothing for a
+ * connection that is down: when it comes back (ioredis reconnects it), the
+ * messages published meanwhile are lost, so once every channel is
+ * subscribed again each reconnect hook runs and its waiters look again.
  */
 import { backendError, connectClient, duplicateClient, release, userOf, type RedisClient } from './connection.js';
 
@@ -11,6 +14,7 @@ export class Subscriber {
   #connection: Promise<RedisClient> | undefined;
   readonly #handlers = new Map<string, (message: string) => void>();
   readonly #subscribed = new Map<string, Promise<unknown>>();
+  readonly #reconnectHooks: Array<() => void> = [];
 
   /** `client` is the queue's own connection, which the subscribed one copies. */
   constructor(client: RedisClient, where: string) {
@@ -40,6 +44,11 @@ export class Subscriber {
     return subscribed;
   }
 
+  /** Runs `hook` each time the connection is back after a drop, subscribed again to every channel. */
+  onReconnect(hook: () => void): void {
+    this.#reconnectHooks.push(hook);
+  }
+
   #connect(): Promise<RedisClient> {
     this.#connection ??= (async () => {
       const client = duplicateClient(this.#client);
@@ -50,10 +59,28 @@ export class Subscriber {
         client.disconnect();
         throw error;
       }
+      // Registered after the first connect: every later 'ready' is a reconnect.
+      client.on('ready', () => void this.#resubscribed(client));
       return client;
     })();
     this.#connection.catch(() => (this.#connection = undefined));
     return this.#connection;
+  }
+
+  /**
+   * After a reconnect: subscribes again to every channel (ioredis does too;
+   * this one's reply says Redis has them all), then runs the hooks. If the
+   * connection drops again first, the next 'ready' does it.
+   */
+  async #resubscribed(client: RedisClient): Promise<void> {
+    const channels = [...this.#subscribed.keys()];
+    if (channels.length === 0) return;
+    try {
+      await client.subscribe(...channels);
+    } catch {
+      return;
+    }
+    for (const hook of this.#reconnectHooks) hook();
   }
 
   /** Closes the subscribed connection, if any. */

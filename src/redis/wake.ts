@@ -19,6 +19,10 @@ export class WakeUps {
   constructor(subscriber: Subscriber, channel: string) {
     this.#subscriber = subscriber;
     this.#channel = channel;
+    // New work announced while the connection was down is lost: every waiter is woken to poll again.
+    subscriber.onReconnect(() => {
+      for (const waiter of this.#waiters) waiter.wake(true);
+    });
   }
 
   /** Subscribes, on first use; a failed subscription is tried again by the next call. */
@@ -29,7 +33,7 @@ export class WakeUps {
     });
   }
 
-  /** Resolves true when a counter above `seen` is published, false after `timeoutMillis` or on close. */
+  /** Resolves true when a counter above `seen` is published (or may have been, unheard: a reconnect), false after `timeoutMillis` or on close. */
   wait(seen: number, timeoutMillis: number): Promise<boolean> {
     return new Promise((resolve) => {
       const waiter: Waiter = {
