@@ -698,7 +698,9 @@ local function listingBuilt()
     upTo, from = tonumber(f[1]), tonumber(f[2])
     if from > upTo then return true end
   else
-    for _, set in ipairs({ K.pendingNums, K.runningNums, K.succeededNums, K.cancelledNums }) do redis.call('UNLINK', set) end
+    for status, set in pairs(numsOf) do
+      if status ~= 'DEAD' then redis.call('UNLINK', set) end
+    end
     upTo, from = tonumber(redis.call('GET', K.jobSeq) or '0'), 1
   end
   local to = math.min(upTo, from + ${LISTING_BATCH} - 1)
