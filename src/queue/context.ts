@@ -24,6 +24,13 @@ export interface JournalLink {
 const COMMIT_SOON_MILLIS = 5;
 /** Longest a thread sleeps for another thread's commit before it looks again (a leader wakes it sooner). */
 const COMMIT_NAP_MILLIS = 1;
+/** `#underLock`'s `lead`: a durable call's hold ends by taking its commit's writes, if no thread leads. */
+const LEAD = true;
+
+type PendingWrites = ReturnType<Maintenance['pendingWrites']>;
+
+/** A snapshot of every noted change, as a locked op made once. */
+const takeWrites = (core: Maintenance): PendingWrites => core.pendingWrites();
 
 /**
  * What every side of one JobQueue instance shares: its views of the memory,
@@ -48,6 +55,8 @@ export class QueueContext {
   closed = false;
   #commitTimer: NodeJS.Timeout | undefined;
   #soonTicket = 0;
+  /** The writes a durable call took at the end of its lock hold, the leader's lock with them (see #leadEarly); its makeDurable writes them. */
+  #taken: PendingWrites | undefined;
   /** `now`, made once: a locked call hands it to Maintenance#prepare without a closure per call. */
   readonly #readClock = (): number => this.now();
 
@@ -181,7 +190,7 @@ export class QueueContext {
     if (this.journal === undefined) return this.#underLock(op, arg);
     let done = false;
     try {
-      const result = this.#underLock(op, arg);
+      const result = this.#underLock(op, arg, LEAD);
       done = true;
       return result;
     } finally {
@@ -210,6 +219,10 @@ export class QueueContext {
    */
   makeDurable(ticket: number, undo: readonly UndoneMove[] = []): void {
     const commits = this.memory.commits;
+    const taken = this.#taken;
+    this.#taken = undefined;
+    // The call's own lock hold took the writes and the leader's lock already (see #leadEarly).
+    if (taken !== undefined) this.#lead(taken, undo);
     const since = performance.now();
     while (!commits.isDurable(ticket)) {
       // A leader that leads for longer than the lock timeout may have died mid-commit: `acquire` takes its lock over.
@@ -218,20 +231,55 @@ export class QueueContext {
         commits.awaitCommit(COMMIT_NAP_MILLIS);
         continue;
       }
-      try {
-        if (commits.isDurable(ticket)) break;
-        const { writes, upTo } = this.#underLock((core) => core.pendingWrites());
-        try {
-          // Outside the queue lock: other threads go on working while the journal writes.
-          this.journal!.journal.write(writes);
-        } catch (error) {
-          if (error instanceof JournalWriteError) this.#rollBack(undo);
-          throw error;
-        }
-        commits.publish(upTo);
-      } finally {
+      if (commits.isDurable(ticket)) {
         commits.leader.release();
+        break;
       }
+      let pending: PendingWrites;
+      try {
+        pending = this.#underLock(takeWrites);
+      } catch (error) {
+        commits.leader.release();
+        throw error;
+      }
+      this.#lead(pending, undo);
+    }
+  }
+
+  /**
+   * As the leader (its lock held, and released here): writes `pending` in one
+   * transaction and publishes it; a write that fails first undoes `undo`.
+   */
+  #lead({ writes, upTo }: PendingWrites, undo: readonly UndoneMove[]): void {
+    const commits = this.memory.commits;
+    try {
+      try {
+        // Outside the queue lock: other threads go on working while the journal writes.
+        this.journal!.journal.write(writes);
+      } catch (error) {
+        if (error instanceof JournalWriteError) this.#rollBack(undo);
+        throw error;
+      }
+      commits.publish(upTo);
+    } finally {
+      commits.leader.release();
+    }
+  }
+
+  /**
+   * At the end of a locked call that must be durable (still under its lock):
+   * if no thread leads a commit, this one takes the leader's lock and the
+   * writes now, so that its commit needs no second lock hold. A snapshot that
+   * fails is left to makeDurable's own, which reports it.
+   */
+  #leadEarly(core: Maintenance): void {
+    if (core.noted() === undefined || !core.mustCommit()) return;
+    const leader = this.memory.commits.leader;
+    if (!leader.tryAcquire()) return;
+    try {
+      this.#taken = core.pendingWrites();
+    } catch {
+      leader.release();
     }
   }
 
@@ -264,7 +312,7 @@ export class QueueContext {
    * Runs `op` under the lock: repairs a dead holder's damage and brings the
    * queue up to now first, and publishes when maintenance is next due after.
    */
-  #underLock<T, A = undefined>(op: (core: Maintenance, now: number, arg: A) => T, arg?: A): T {
+  #underLock<T, A = undefined>(op: (core: Maintenance, now: number, arg: A) => T, arg?: A, lead = false): T {
     this.assertOpen();
     const { lock } = this.memory;
     const core = this.core;
@@ -272,9 +320,10 @@ export class QueueContext {
       const repair = lock.acquire();
       let now = 0;
       try {
+        let result: T;
         try {
           now = core.prepare(repair, this.#readClock);
-          return op(core, now, arg as A);
+          result = op(core, now, arg as A);
         } catch (error) {
           // A commit under the lock failed (a full commit ring, a token reservation): undo the call's moves so far.
           if (error instanceof JournalWriteError) undoUnderLock(core, now);
@@ -283,6 +332,8 @@ export class QueueContext {
           // Also after a refusal: the pass may have expired leases or promoted jobs.
           core.publishDue();
         }
+        if (lead) this.#leadEarly(core);
+        return result;
       } catch (error) {
         // Our lock was taken over mid-call (we were presumed dead): the move did not happen; start again.
         if (!(error instanceof LockLost)) throw error;
