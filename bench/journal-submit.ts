@@ -8,14 +8,20 @@
  * jobs` that leasehold's journal holds (raw-sqlite.ts). Against it:
  * leasehold's `submit` on a `JobQueue.open` journal, one transaction per job,
  * and `submitMany`, one per BATCH jobs.
+ *
+ * The cases take turns: ROUNDS rounds, each running every case for its share
+ * of the time budget, so that a busy spell of the machine (a checkpoint of
+ * the page cache, another process) falls on all of them rather than on the
+ * one that happened to run then. A case's rate pools its rounds.
  */
-import { Bench } from 'tinybench';
-import { BENCH_TIME } from './conditions.js';
+import { BENCH_TIME, QUICK } from './conditions.js';
 import { checkHolds, journalFiles, journalSettings } from './journal-files.js';
 import { jobsTableSql, rawInsert, rawTable, rowCount } from './raw-sqlite.js';
-import { type Rates, type Row, type Suite, atLeast, formatRate, formatRatio, opsPerSecond, tinybenchRows } from './report.js';
+import { type Rates, type Row, type Suite, atLeast, formatRate, formatRatio } from './report.js';
+import { interleavedBenches, pooledRates } from './rounds.js';
 
 const BATCH = 100;
+const ROUNDS = QUICK ? 1 : 4;
 
 const CASES = {
   raw: 'raw better-sqlite3 insert, one row per transaction (baseline)',
@@ -30,6 +36,7 @@ export const journalSubmit: Suite = {
     ...journalSettings('journal-submit'),
     'journal-submit: baseline': "better-sqlite3 prepared INSERT, autocommit, into a copy of the journal's jobs table (same columns, no meta row)",
     'journal-submit: submitMany': `${BATCH} jobs per call, one transaction; jobs/s = ${BATCH} x calls/s`,
+    'journal-submit: rounds': `${ROUNDS} rounds, each running every case in turn for 1/${ROUNDS} of the tinybench budget; rates pool the rounds`,
   },
   async run() {
     const files = journalFiles('submit');
@@ -41,19 +48,19 @@ export const journalSubmit: Suite = {
         const insert = rawInsert(raw);
         const jobs = Array.from({ length: BATCH }, () => ({ type: 'noop', payload: 'x' }));
         const counts = { submit: 0, many: 0 };
-        const bench = new Bench({ ...BENCH_TIME, throws: true });
-        bench.add(CASES.raw, () => insert());
-        bench.add(CASES.submit, () => {
-          single.submit('noop', 'x');
-          counts.submit++;
+        const rounds = await interleavedBenches(ROUNDS, BENCH_TIME, (bench) => {
+          bench.add(CASES.raw, () => insert());
+          bench.add(CASES.submit, () => {
+            single.submit('noop', 'x');
+            counts.submit++;
+          });
+          bench.add(CASES.many, () => {
+            batched.submitMany(jobs);
+            counts.many += BATCH;
+          });
         });
-        bench.add(CASES.many, () => {
-          batched.submitMany(jobs);
-          counts.many += BATCH;
-        });
-        await bench.run();
 
-        const [rawOps, submitOps, manyCalls] = bench.tasks.map(opsPerSecond) as [Rates, Rates, Rates];
+        const [rawOps, submitOps, manyCalls] = rounds.cases.map(pooledRates) as [Rates, Rates, Rates];
         const manyOps: Rates = { mean: manyCalls.mean * BATCH, median: manyCalls.median * BATCH };
         const notes = [
           ...checkHolds('submit', single, { pending: counts.submit }),
@@ -70,9 +77,9 @@ export const journalSubmit: Suite = {
         });
         return {
           tables: [
-            { title: 'tinybench (one row per call; submitMany: one call of 100 jobs)', rows: tinybenchRows(bench) },
+            { title: `tinybench, by round (one row per call; submitMany: one call of ${BATCH} jobs)`, rows: rounds.rows },
             {
-              title: 'submit vs raw SQLite (jobs/s = 1 / mean latency; at median = 1 / median latency)',
+              title: `submit vs raw SQLite, ${ROUNDS} rounds pooled (jobs/s = 1 / mean latency; at median = 1 / median of the rounds' median latencies)`,
               rows: [row(CASES.raw, rawOps, rawOps), row(CASES.submit, submitOps, rawOps), row(CASES.many, manyOps, rawOps)],
             },
           ],

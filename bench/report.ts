@@ -79,12 +79,18 @@ export interface Rates {
  * latency) is the typical call, which stalls and a busy machine barely move.
  */
 export function opsPerSecond(task: Task): Rates {
+  const latency = latencyOf(task);
+  return { mean: 1000 / latency.mean, median: 1000 / latency.p50 };
+}
+
+/** A tinybench case's latency statistics (ms); throws if the case did not complete. */
+export function latencyOf(task: Task): { mean: number; p50: number; samplesCount: number } {
   const result = task.result;
   if (result.state !== 'completed') {
     const why = result.state === 'errored' ? result.error.message : result.state;
     throw new Error(`benchmark case "${task.name}" did not complete: ${why}`);
   }
-  return { mean: 1000 / result.latency.mean, median: 1000 / result.latency.p50 };
+  return result.latency;
 }
 
 /** tinybench's own table, as `bench.table()` makes it (latency in ns, throughput in ops/s). */
