@@ -56,3 +56,78 @@ export async function untilFinished(jobId: string, options: unknown, look: () =>
     watch.close();
   }
 }
+
+/**
+ * One client's `finished` waits, by job: what its backend's notices of
+ * finishes wake. A watch registers its wake before the wait's look, then runs
+ * `arm`, the backend's part (subscribe; start sleeping on the shared word):
+ * so a notice from then on is heard, and a finish before it is seen by the look.
+ */
+export class FinishWaits {
+  /** Per job, the wakes of the waits for it. */
+  readonly #waiters = new Map<string, Set<() => void>>();
+  readonly #arm: () => Awaitable<unknown>;
+
+  constructor(arm: () => Awaitable<unknown>) {
+    this.#arm = arm;
+  }
+
+  /** A watch over job `job` (an id, or whatever names a job in the backend's notices) for untilFinished. */
+  watch(job: string): FinishWatch {
+    let heard = false;
+    let wake: (() => void) | undefined;
+    const notice = () => {
+      heard = true;
+      wake?.();
+    };
+    return {
+      arm: () => {
+        heard = false;
+        this.#add(job, notice);
+        return this.#arm();
+      },
+      changed: (stop) => new Promise<void>((resolve) => {
+        if (heard || stop.aborted) return resolve();
+        const done = () => {
+          wake = undefined;
+          stop.removeEventListener('abort', done);
+          resolve();
+        };
+        wake = done;
+        stop.addEventListener('abort', done, { once: true });
+      }),
+      close: () => this.#remove(job, notice),
+    };
+  }
+
+  /** The jobs waited for. */
+  jobs(): IterableIterator<string> {
+    return this.#waiters.keys();
+  }
+
+  get size(): number {
+    return this.#waiters.size;
+  }
+
+  /** Wakes the waits for `job`: each looks at it again. */
+  wake(job: string): void {
+    for (const wake of this.#waiters.get(job) ?? []) wake();
+  }
+
+  /** Wakes every wait (a notice may have been lost, or the queue closed): each looks again. */
+  wakeAll(): void {
+    for (const waiters of this.#waiters.values()) for (const wake of waiters) wake();
+  }
+
+  #add(job: string, wake: () => void): void {
+    let waiters = this.#waiters.get(job);
+    if (waiters === undefined) this.#waiters.set(job, (waiters = new Set()));
+    waiters.add(wake);
+  }
+
+  #remove(job: string, wake: () => void): void {
+    const waiters = this.#waiters.get(job);
+    waiters?.delete(wake);
+    if (waiters?.size === 0) this.#waiters.delete(job);
+  }
+}

@@ -12,7 +12,7 @@ import {
   checkFailure, checkPolicy, checkSchedulerOptions, checkTimeSource, checkTimeout, parseJobId, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions,
 } from './validate.js';
 import { untilFinished } from './finished.js';
-import { finishWatch } from './shm/finishes.js';
+import { SharedFinishWaits } from './shm/finishes.js';
 import { QueueContext, type JournalLink } from './queue/context.js';
 import { ProducerSide } from './queue/producer-side.js';
 import { Reads } from './queue/reads.js';
@@ -84,6 +84,8 @@ export class JobQueue {
   readonly #pausing: Pausing;
   readonly #rateLimiting: RateLimiting;
   readonly #scheduling: Scheduling;
+  /** This instance's `finished` waits. */
+  readonly #finishWaits: SharedFinishWaits;
 
   constructor(time: TimeSource, policy: RetryPolicy, options?: JobQueueOptions);
   /** @internal Opens existing buffers (see `attach`), or a journal (see `open`). */
@@ -100,6 +102,7 @@ export class JobQueue {
     this.#pausing = new Pausing(this.#ctx);
     this.#rateLimiting = new RateLimiting(this.#ctx);
     this.#scheduling = new Scheduling(this.#ctx, (jobs) => this.#producer.submitMany(jobs));
+    this.#finishWaits = new SharedFinishWaits(memory, time);
   }
 
   /**
@@ -304,7 +307,7 @@ export class JobQueue {
    * the outcome is committed before it is reported.
    */
   finished(jobId: string, options?: FinishedOptions): Promise<unknown> {
-    return untilFinished(jobId, options, () => this.#reads.finishedView(jobId), finishWatch(this.#ctx.memory.finishes, () => this.#ctx.closed));
+    return untilFinished(jobId, options, () => this.#reads.finishedView(jobId), this.#finishWaits.watch(jobId));
   }
 
   /**
@@ -530,8 +533,8 @@ export class JobQueue {
       failure ??= closing;
     }
     ctx.closed = true;
-    // This thread's `finished` waits look again, and are told the queue is closed (the other threads' sleep again).
-    ctx.memory.finishes.wake();
+    // This instance's `finished` waits look again, and are told the queue is closed.
+    this.#finishWaits.close();
     if (failure !== undefined) throw failure;
   }
 }

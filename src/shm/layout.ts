@@ -118,10 +118,11 @@
  * ── Finishes (`finished(jobId)`) ──
  *
  * FINISH_TICKET counts every move into SUCCEEDED, DEAD or CANCELLED (one
- * Atomics.add, which a complete makes anyway for the eviction order), and a
- * `finished` of any thread sleeps on it (Atomics.waitAsync) after looking at
- * its job; the mover notifies only while FINISH_WAITERS > 0. See finishes.ts
- * for the handshake. A result is an arena chain like lastError's
+ * Atomics.add, which a complete makes anyway for the eviction order), just
+ * before the move. While FINISH_WAITERS > 0, the mover also counts
+ * FINISH_NOTICES after its move and notifies it; the `finished` waits of any
+ * thread sleep on that word (Atomics.waitAsync) after looking at their jobs.
+ * See finishes.ts for the handshake. A result is an arena chain like lastError's
  * (RESULT_REF), stored by a complete under the lock and freed at eviction.
  */
 
@@ -189,15 +190,20 @@ export const LEVEL_ORDER = 3 * LINE + 4;
 export const PAUSED = 4 * LINE + 4;
 /**
  * Moves into a finished status (SUCCEEDED, DEAD, CANCELLED) so far: one
- * Atomics.add per move, which is also the eviction order (FINISH_SEQ =
- * FINISH_BASE + ticket; a DEAD job takes a ticket it never uses). Its second
- * role: `finished(jobId)` waits on it with Atomics.waitAsync, and each
- * such move notifies it while FINISH_WAITERS > 0. Rebased (set to 0) under
- * the gate, with a notify: a waiter then looks again.
+ * Atomics.add per move, just before it, which is the eviction order
+ * (FINISH_SEQ = FINISH_BASE + ticket; a DEAD job takes a ticket it never
+ * uses). Rebased (set to 0) under the gate, with a notice: waits look again.
  */
 export const FINISH_TICKET = 5 * LINE;
-/** `finished` calls waiting on FINISH_TICKET (any thread); a finishing move notifies only while > 0. */
+/** Sleepers on FINISH_NOTICES (any thread): a finishing move counts and notifies it only while > 0. */
 export const FINISH_WAITERS = 5 * LINE + 1;
+/**
+ * Finishing moves made while someone waited: counted *after* each move (the
+ * ticket comes before it), so that a wait that read this word before looking
+ * at its job and missed the move sleeps on a value that has changed since.
+ * `finished(jobId)` waits on it with Atomics.waitAsync.
+ */
+export const FINISH_NOTICES = 5 * LINE + 2;
 export const LOCK_WORD_COUNT = 6 * LINE;
 
 // ── lease word ───────────────────────────────────────────────────────────

@@ -53,7 +53,7 @@ export const TOKEN_BLOCK = 1024;
  *
  * What it writes besides the slot: this row's counters and rings (see
  * rows.ts), and one shared word, FINISH_TICKET, by one Atomics.add per
- * complete (the eviction order; a notify follows only while a `finished`
+ * complete (the eviction order; a notice follows only while a `finished`
  * waits, see finishes.ts).
  */
 export class WorkerPath implements Claimer {
