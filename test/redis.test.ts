@@ -10,7 +10,7 @@ import {
   BackendUnavailableError, InvalidArgumentError, JobQueueError, ManualClock, RedisJobQueue, RetryPolicy, StaleLeaseError,
   systemClock, type JobView,
 } from '../dist/index.js';
-import { T0, pause, waitUntil, withTimeout } from './helpers.js';
+import { T0, pause, thrownBy, waitUntil, withTimeout } from './helpers.js';
 import { describeRedis, startRedis, type RedisServer } from './redis-harness.js';
 
 type Connect = Parameters<typeof RedisJobQueue.connect>[0];
@@ -362,6 +362,19 @@ describeRedis('RedisJobQueue when Redis fails', () => {
     expect(await other.poll('w2', 1000)).toBeUndefined();
     clock.advance(1000);
     expect(await other.poll('w2', 1000)).toMatchObject({ jobId: id, attempt: 2 });
+  });
+
+  it('refuses a database the server does not have with InvalidArgumentError, and writes nothing to database 0', async () => {
+    const name = 'no-such-db';
+    for (const target of [`${redis.server.url}/99`, { url: redis.server.url, db: 99 }]) {
+      const error = await thrownBy(() => RedisJobQueue.connect({ redis: target, name, policy: new RetryPolicy(1, 0, 0) }));
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      expect((error as InvalidArgumentError).message).toMatch(/has no database 99 to use: ERR DB index is out of range/);
+    }
+    expect(await redis.admin.keys(`leasehold:{${name}}:*`)).toEqual([]);
+    const inThree = await open({ redis: `${redis.server.url}/3`, name });
+    await inThree.submit('t', 'p');
+    expect(await redis.admin.keys(`leasehold:{${name}}:*`)).toEqual([]);
   });
 
   it('refuses to connect to a port where no Redis answers, promptly', async () => {

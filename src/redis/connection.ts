@@ -5,7 +5,7 @@
  */
 // Types only: ioredis is loaded by the first connect, so that importing leasehold costs nothing for it.
 import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
-import { BackendAuthError, BackendTlsError, BackendUnavailableError } from '../errors.js';
+import { BackendAuthError, BackendTlsError, BackendUnavailableError, InvalidArgumentError } from '../errors.js';
 import { redisClients } from '../optional.js';
 
 /** A Redis Cluster: some of its nodes (the client discovers the rest) and ioredis Cluster options. */
@@ -140,6 +140,29 @@ export async function connectClient(client: RedisClient, where: string, user: st
     clearTimeout(timer);
     client.off('error', note);
     client.off('node error', note);
+  }
+  await selectDatabase(client, where);
+}
+
+/**
+ * Makes sure the client is in the database it was given (a URL's `/db`, or
+ * `db`): ioredis reports a SELECT the server refused (an index it does not
+ * have) only as an 'error' event, and goes on in database 0, where the
+ * queue would then share keys with another. Selected again here, where a
+ * refusal rejects; on failure the client is closed.
+ */
+async function selectDatabase(client: RedisClient, where: string): Promise<void> {
+  const db = client.isCluster ? 0 : ((client as Redis).options.db ?? 0);
+  if (db === 0) return;
+  try {
+    await (client as Redis).select(db);
+  } catch (error) {
+    client.disconnect();
+    // The server's answer (ERR DB index is out of range): the target names a database that is not there.
+    if (error instanceof Error && error.name === 'ReplyError') {
+      throw new InvalidArgumentError(`Redis at ${where} has no database ${db} to use: ${error.message}`);
+    }
+    throw connectError(error, where, userOf(client));
   }
 }
 
