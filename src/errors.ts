@@ -107,6 +107,7 @@ export function describe(value: unknown): string {
   if (typeof value === 'string') return `\`${JSON.stringify(value)}\` (string)`;
   if (typeof value === 'bigint') return `\`${value}n\` (bigint)`;
   if (value === null) return '`null`';
+  if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return `an object`;
   return `\`${String(value)}\` (${typeof value})`;
 }

@@ -92,22 +92,48 @@ const DEFAULT_ARENA_BYTES = 64 * 1024 * 1024;
 const MAX_CAPACITY = 1 << 24;
 const MAX_ARENA_BYTES = 2 ** 31 - 8;
 
-/** Fills in defaults and checks every option; throws InvalidArgumentError naming the first bad one. */
-export function fillOptions(options: JobQueueOptions | undefined): FilledOptions {
-  if (options === undefined) options = {};
-  if (options === null || typeof options !== 'object') {
-    throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
+/** The keys of JobQueueOptions: `new JobQueue` refuses any other. */
+export const JOB_QUEUE_OPTIONS: ReadonlySet<string> = new Set([
+  'capacity', 'maxPayloadBytes', 'arenaBytes', 'maxErrorBytes', 'lockTimeoutMillis', 'maxResultBytes', 'retain', 'tracing',
+]);
+
+/**
+ * Refuses `options` (named `name` in the message) unless it is an object, not
+ * an array, with no keys but `allowed`: a misspelt option must not be
+ * silently ignored. The one check of every options object's shape.
+ */
+export function checkOptionKeys(name: string, options: unknown, allowed: ReadonlySet<string>): asserts options is object {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new InvalidArgumentError(`Expected \`${name}\` to be an object, got ${describe(options)}`);
   }
-  const capacity = integerOption('capacity', options.capacity ?? kDefaultOptions.capacity, 1, MAX_CAPACITY);
-  const maxPayloadBytes = integerOption('maxPayloadBytes', options.maxPayloadBytes ?? kDefaultOptions.maxPayloadBytes, 1, 2 ** 28);
-  const maxErrorBytes = integerOption('maxErrorBytes', options.maxErrorBytes ?? kDefaultOptions.maxErrorBytes, 16, 2 ** 24);
-  const lockTimeoutMillis = integerOption('lockTimeoutMillis', options.lockTimeoutMillis ?? kDefaultOptions.lockTimeoutMillis, 1, 3_600_000);
-  const maxResultBytes = integerOption('maxResultBytes', options.maxResultBytes ?? kDefaultOptions.maxResultBytes, 1, 2 ** 24);
+  const unknown = Object.keys(options).find((key) => !allowed.has(key));
+  if (unknown !== undefined) {
+    throw new InvalidArgumentError(`Expected \`${name}\` to have no keys but ${[...allowed].join(', ')}, got \`${unknown}\``);
+  }
+}
+
+/** An option's value, or `fallback` when it is left out (undefined): null is a value, refused by the option's own check. */
+export function given<T>(value: T | undefined, fallback: T): T {
+  return value === undefined ? fallback : value;
+}
+
+/**
+ * Fills in defaults and checks every option; throws InvalidArgumentError naming the first bad one.
+ * `allowed`: the keys the caller takes (JobQueue.open adds its own).
+ */
+export function fillOptions(options: JobQueueOptions | undefined, allowed: ReadonlySet<string> = JOB_QUEUE_OPTIONS): FilledOptions {
+  if (options === undefined) options = {};
+  checkOptionKeys('options', options, allowed);
+  const capacity = integerOption('capacity', given(options.capacity, kDefaultOptions.capacity), 1, MAX_CAPACITY);
+  const maxPayloadBytes = integerOption('maxPayloadBytes', given(options.maxPayloadBytes, kDefaultOptions.maxPayloadBytes), 1, 2 ** 28);
+  const maxErrorBytes = integerOption('maxErrorBytes', given(options.maxErrorBytes, kDefaultOptions.maxErrorBytes), 16, 2 ** 24);
+  const lockTimeoutMillis = integerOption('lockTimeoutMillis', given(options.lockTimeoutMillis, kDefaultOptions.lockTimeoutMillis), 1, 3_600_000);
+  const maxResultBytes = integerOption('maxResultBytes', given(options.maxResultBytes, kDefaultOptions.maxResultBytes), 1, 2 ** 24);
   // Room for at least one job of the largest size, in its power-of-two block.
   const smallestArena = 2 * (maxPayloadBytes + MAX_TYPE_BYTES + 16);
   const arenaBytes = integerOption(
     'arenaBytes',
-    options.arenaBytes ?? Math.min(MAX_ARENA_BYTES, Math.max(DEFAULT_ARENA_BYTES, 2 * CHUNK_BYTES * capacity, 4 * maxPayloadBytes)),
+    given(options.arenaBytes, Math.min(MAX_ARENA_BYTES, Math.max(DEFAULT_ARENA_BYTES, 2 * CHUNK_BYTES * capacity, 4 * maxPayloadBytes))),
     smallestArena,
     MAX_ARENA_BYTES,
   );
@@ -132,9 +158,7 @@ const RETAIN_FIELDS: ReadonlySet<string> = new Set(['maxFinished', 'maxAgeMillis
 /** The `retain` option, checked; a limit left out stays out. */
 export function checkRetain(retain: unknown): RetainOptions {
   if (retain === undefined) return {};
-  if (retain === null || typeof retain !== 'object') throw new InvalidArgumentError(`Expected \`retain\` to be an object, got ${describe(retain)}`);
-  const unknown = Object.keys(retain).find((key) => !RETAIN_FIELDS.has(key));
-  if (unknown !== undefined) throw new InvalidArgumentError(`Expected \`retain\` to have only maxFinished and maxAgeMillis, got \`${unknown}\``);
+  checkOptionKeys('retain', retain, RETAIN_FIELDS);
   const { maxFinished, maxAgeMillis } = retain as RetainOptions;
   const checked: RetainOptions = {};
   if (maxFinished !== undefined) checked.maxFinished = integerOption('retain.maxFinished', maxFinished, 0, MAX_CAPACITY);

@@ -1,8 +1,10 @@
 import { InvalidArgumentError, describe } from './errors.js';
+import { checkOptionKeys, given } from './options.js';
 
 /** How a retry delay is spread: not at all, over `[0, d]`, or over `[d/2, d]`. */
 export type Jitter = 'none' | 'full' | 'equal';
 const JITTERS: readonly Jitter[] = ['none', 'full', 'equal'];
+const POLICY_OPTIONS: ReadonlySet<string> = new Set(['jitter']);
 
 export interface RetryPolicyOptions {
   /**
@@ -34,10 +36,8 @@ export class RetryPolicy {
         `Expected \`maxBackoffMillis\` (${maxBackoffMillis}) to be >= \`baseBackoffMillis\` (${baseBackoffMillis})`,
       );
     }
-    if (options === null || typeof options !== 'object') {
-      throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
-    }
-    const jitter = options.jitter ?? 'none';
+    checkOptionKeys('options', options, POLICY_OPTIONS);
+    const jitter = given(options.jitter, 'none');
     if (!JITTERS.includes(jitter)) {
       throw new InvalidArgumentError(`Expected \`jitter\` to be one of 'none', 'full', 'equal', got ${describe(jitter)}`);
     }

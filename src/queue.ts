@@ -1,6 +1,6 @@
 import { clockFromShare, shareClock, type TimeSource } from './clock.js';
 import { InvalidArgumentError, QueueFullError, describe } from './errors.js';
-import { fillOptions, type JobQueueOptions } from './options.js';
+import { JOB_QUEUE_OPTIONS, fillOptions, given, type JobQueueOptions } from './options.js';
 import { policyFromShare, sharePolicy, type RetryPolicy } from './policy.js';
 import { Journal } from './journal/journal.js';
 import type { LoggedJob } from './shm/movelog.js';
@@ -52,6 +52,9 @@ export interface JournalOptions extends JobQueueOptions {
    */
   synchronous?: Synchronous;
 }
+
+/** The keys of JournalOptions: `JobQueue.open` refuses any other. */
+const JOURNAL_OPTIONS: ReadonlySet<string> = new Set([...JOB_QUEUE_OPTIONS, 'synchronous']);
 
 /** The lastError of a job that was RUNNING when its process stopped. */
 export const LEASE_LOST = 'lease lost: the process stopped while the job ran';
@@ -135,11 +138,11 @@ export class JobQueue {
     if (typeof path !== 'string' || path.trim() === '') {
       throw new InvalidArgumentError(`Expected \`path\` to be a file path, got ${describe(path)}`);
     }
-    const synchronous = options?.synchronous ?? 'NORMAL';
+    const filled = fillOptions(options, JOURNAL_OPTIONS);
+    const synchronous = given(options.synchronous, 'NORMAL');
     if (synchronous !== 'NORMAL' && synchronous !== 'FULL') {
       throw new InvalidArgumentError(`Expected \`synchronous\` to be 'NORMAL' or 'FULL', got ${describe(synchronous)}`);
     }
-    const filled = fillOptions(options);
     const journal = Journal.open(path, { synchronous });
     const link: JournalLink = { path, synchronous, journal, owner: false };
     try {

@@ -6,7 +6,7 @@
 import type { TimeSource } from './clock.js';
 import { JobStatus, type JobQuery, type RateLimit } from './types.js';
 import { InvalidArgumentError, JobNotFoundError, describe } from './errors.js';
-import { MAX_TYPE_BYTES } from './options.js';
+import { MAX_TYPE_BYTES, checkOptionKeys, given } from './options.js';
 import { RetryPolicy } from './policy.js';
 import { MAX_ATTEMPTS, MAX_KEY_BYTES, MAX_LEASE_LENGTH } from './shm/layout.js';
 import { CronExpressionParser } from 'cron-parser';
@@ -96,6 +96,8 @@ export interface FailOptions {
   permanent?: boolean;
 }
 
+const FAIL_OPTIONS: ReadonlySet<string> = new Set(['permanent']);
+
 /** Digits of an id's number at most ("J" and up to 16 digits, no leading zero). */
 const JOB_ID_DIGITS = 16;
 const CODE_J = 0x4a;
@@ -109,28 +111,18 @@ export function checkSubmit(type: unknown, payload: unknown, priorityOrOptions: 
   if (priorityOrOptions === null || typeof priorityOrOptions !== 'object') {
     return checkJob(type, payload, priorityOrOptions, runAtMillis, maxPayloadBytes);
   }
-  if (Array.isArray(priorityOrOptions)) {
-    throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(priorityOrOptions)}`);
-  }
+  checkOptionKeys('options', priorityOrOptions, SUBMIT_OPTIONS);
   if (runAtMillis !== undefined) {
     throw new InvalidArgumentError(`Expected nothing after submit's \`options\` (give runAt in them), got ${describe(runAtMillis)}`);
   }
-  return checkOptions('options', SUBMIT_OPTIONS, priorityOrOptions, type, payload, undefined, maxPayloadBytes);
+  return checkOptions('options', priorityOrOptions, type, payload, undefined, maxPayloadBytes);
 }
 
 /**
- * A job given as `type`, `payload` and `options` (an object with no keys but
- * `allowed`), where `runAtMillis` (submitMany's older name) stands for runAt.
+ * A job given as `type`, `payload` and `options` (an object whose keys the
+ * caller checked), where `runAtMillis` (submitMany's older name) stands for runAt.
  */
-function checkOptions(
-  name: string, allowed: ReadonlySet<string>, options: object, type: unknown, payload: unknown, runAtMillis: unknown, maxPayloadBytes: number,
-): CheckedJob {
-  const unknown = Object.keys(options).find((key) => !allowed.has(key));
-  if (unknown !== undefined) {
-    throw new InvalidArgumentError(
-      `Expected \`${name}\` to have no keys but ${[...allowed].join(', ')}, got \`${unknown}\``,
-    );
-  }
+function checkOptions(name: string, options: object, type: unknown, payload: unknown, runAtMillis: unknown, maxPayloadBytes: number): CheckedJob {
   const { priority = 0, runAt, delayMillis, maxAttempts, key, keyTtlMillis, timeoutMillis, headers } = options as SubmitOptions;
   const times = [runAt, runAtMillis, delayMillis].filter((time) => time !== undefined).length;
   if (times > 1) {
@@ -145,7 +137,7 @@ function checkOptions(
   if (timeoutMillis !== undefined && (!Number.isInteger(timeoutMillis) || timeoutMillis < 1 || timeoutMillis > MAX_LEASE_LENGTH)) {
     throw new InvalidArgumentError(`Expected \`timeoutMillis\` to be an integer from 1 to ${MAX_LEASE_LENGTH}, got ${describe(timeoutMillis)}`);
   }
-  const job = checkJob(type, payload, priority, runAt ?? runAtMillis, maxPayloadBytes, runAt === undefined ? 'runAtMillis' : 'runAt');
+  const job = checkJob(type, payload, priority, given(runAt, runAtMillis), maxPayloadBytes, runAt === undefined ? 'runAtMillis' : 'runAt');
   job.delayMillis = delayMillis ?? 0;
   job.maxAttempts = maxAttempts ?? 0;
   job.timeoutMillis = timeoutMillis ?? 0;
@@ -240,11 +232,16 @@ function checkType(type: unknown): number {
 /** Checks every job of a batch before any is stored. */
 export function checkJobs(jobs: unknown, maxPayloadBytes: number): CheckedJob[] {
   if (!Array.isArray(jobs)) throw new InvalidArgumentError(`Expected \`jobs\` to be an array, got ${describe(jobs)}`);
-  return jobs.map((job: unknown, i) => {
-    if (job === null || typeof job !== 'object') throw new InvalidArgumentError(`Expected \`jobs[${i}]\` to be an object, got ${describe(job)}`);
+  // Every index, not `map`: a hole of a sparse array is a slot without a job, which `map` would skip.
+  const checked = new Array<CheckedJob>(jobs.length);
+  for (let i = 0; i < jobs.length; i++) {
+    if (!(i in jobs)) throw new InvalidArgumentError(`Expected \`jobs[${i}]\` to be an object, got a hole (a sparse array)`);
+    const job: unknown = jobs[i];
+    checkOptionKeys(`jobs[${i}]`, job, NEW_JOB_FIELDS);
     const { type, payload, runAtMillis } = job as NewJob;
-    return checkOptions(`jobs[${i}]`, NEW_JOB_FIELDS, job, type, payload, runAtMillis, maxPayloadBytes);
-  });
+    checked[i] = checkOptions(`jobs[${i}]`, job, type, payload, runAtMillis, maxPayloadBytes);
+  }
+  return checked;
 }
 
 export function checkWorkerId(workerId: unknown): asserts workerId is string {
@@ -301,7 +298,8 @@ export function checkFailure(error: unknown, options: FailOptions | undefined, m
   if (error !== undefined && error !== null && typeof error !== 'string') {
     throw new InvalidArgumentError(`Expected \`error\` to be a string, null or undefined, got ${describe(error)}`);
   }
-  const permanent = options?.permanent ?? false;
+  if (options !== undefined) checkOptionKeys('options', options, FAIL_OPTIONS);
+  const permanent = given(options?.permanent, false);
   if (typeof permanent !== 'boolean') {
     throw new InvalidArgumentError(`Expected \`permanent\` to be a boolean, got ${describe(permanent)}`);
   }
@@ -343,12 +341,12 @@ export interface FinishedOptions {
   signal?: AbortSignal;
 }
 
+const FINISHED_OPTIONS: ReadonlySet<string> = new Set(['timeoutMillis', 'signal']);
+
 /** `finished`'s options, checked: the timeout (Infinity when none) and the signal. */
 export function checkFinishedOptions(options: unknown): { timeoutMillis: number; signal: AbortSignal | undefined } {
   if (options === undefined) return { timeoutMillis: Infinity, signal: undefined };
-  if (options === null || typeof options !== 'object') {
-    throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
-  }
+  checkOptionKeys('options', options, FINISHED_OPTIONS);
   const { timeoutMillis = Infinity, signal } = options as FinishedOptions;
   checkTimeout(timeoutMillis);
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
@@ -419,8 +417,7 @@ export function checkRateLimit(type: unknown, limit: unknown): RateLimit | null 
   if (typeof limit !== 'object' || Array.isArray(limit)) {
     throw new InvalidArgumentError(`Expected \`limit\` to be { max, windowMillis } or null, got ${describe(limit)}`);
   }
-  const unknown = Object.keys(limit).find((key) => !RATE_LIMIT_KEYS.has(key));
-  if (unknown !== undefined) throw new InvalidArgumentError(`Expected \`limit\` to have no keys but max, windowMillis, got \`${unknown}\``);
+  checkOptionKeys('limit', limit, RATE_LIMIT_KEYS);
   const { max, windowMillis } = limit as Partial<RateLimit>;
   for (const [name, value] of [['max', max], ['windowMillis', windowMillis]] as const) {
     if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_RATE_LIMIT) {
@@ -456,9 +453,7 @@ const CURSOR_PREFIX = 'after:';
 
 export function checkJobQuery(query: unknown): CheckedQuery {
   if (query === undefined) return { status: undefined, type: undefined, limit: DEFAULT_PAGE, after: 0 };
-  if (query === null || typeof query !== 'object') throw new InvalidArgumentError(`Expected \`query\` to be an object, got ${describe(query)}`);
-  const unknown = Object.keys(query).find((key) => !QUERY_FIELDS.has(key));
-  if (unknown !== undefined) throw new InvalidArgumentError(`Expected \`query\` to have only status, type, limit and after, got \`${unknown}\``);
+  checkOptionKeys('query', query, QUERY_FIELDS);
   const { status, type, limit = DEFAULT_PAGE, after } = query as JobQuery;
   if (status !== undefined && !STATUSES.has(status)) {
     throw new InvalidArgumentError(`Expected \`status\` to be one of ${[...STATUSES].join(', ')}, got ${describe(status)}`);
@@ -514,15 +509,9 @@ export function checkScheduleName(name: unknown): asserts name is string {
  */
 export function checkSchedule(name: unknown, options: unknown, now: number, maxPayloadBytes: number): StoredSchedule {
   checkScheduleName(name);
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
-  }
-  const unknown = Object.keys(options).find((key) => !SCHEDULE_OPTIONS.has(key));
-  if (unknown !== undefined) {
-    throw new InvalidArgumentError(`Expected \`options\` to have no keys but ${[...SCHEDULE_OPTIONS].join(', ')}, got \`${unknown}\``);
-  }
-  const given = options as ScheduleOptions;
-  const { cron, everyMillis, timeZone, maxAttempts, missed = 'one', maxMissed = DEFAULT_MAX_MISSED, graceMillis = DEFAULT_GRACE_MILLIS } = given;
+  checkOptionKeys('options', options, SCHEDULE_OPTIONS);
+  const asked = options as ScheduleOptions;
+  const { cron, everyMillis, timeZone, maxAttempts, missed = 'one', maxMissed = DEFAULT_MAX_MISSED, graceMillis = DEFAULT_GRACE_MILLIS } = asked;
   if ((cron === undefined) === (everyMillis === undefined)) {
     throw new InvalidArgumentError(`Expected \`options\` to give exactly one of cron and everyMillis, got ${cron === undefined ? 'neither' : 'both'}`);
   }
@@ -531,7 +520,7 @@ export function checkSchedule(name: unknown, options: unknown, now: number, maxP
   }
   if (timeZone !== undefined) checkTimeZone(timeZone, cron);
   if (cron !== undefined) checkCron(cron, timeZone);
-  const job = checkJob(given.type, given.payload, given.priority ?? 0, undefined, maxPayloadBytes);
+  const job = checkJob(asked.type, asked.payload, given(asked.priority, 0), undefined, maxPayloadBytes);
   if (maxAttempts !== undefined && (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > MAX_ATTEMPTS)) {
     throw new InvalidArgumentError(`Expected \`maxAttempts\` to be an integer from 1 to ${MAX_ATTEMPTS}, got ${describe(maxAttempts)}`);
   }
@@ -544,13 +533,13 @@ export function checkSchedule(name: unknown, options: unknown, now: number, maxP
   if (typeof graceMillis !== 'number' || !Number.isFinite(graceMillis) || graceMillis < 0) {
     throw new InvalidArgumentError(`Expected \`graceMillis\` to be a finite number >= 0, got ${describe(graceMillis)}`);
   }
-  const startAt = given.startAt ?? (everyMillis === undefined ? now : now + everyMillis);
+  const startAt = given(asked.startAt, everyMillis === undefined ? now : now + everyMillis);
   if (typeof startAt !== 'number' || !Number.isFinite(startAt)) {
     throw new InvalidArgumentError(`Expected \`startAt\` to be a finite number, got ${describe(startAt)}`);
   }
   const spec: ScheduleSpec = {
     cron: cron ?? null, everyMillis: everyMillis ?? null, timeZone: timeZone ?? null, startAt, type: job.type,
-    payload: given.payload ?? null, priority: job.priority, maxAttempts: maxAttempts ?? null, missed, maxMissed, graceMillis,
+    payload: asked.payload ?? null, priority: job.priority, maxAttempts: maxAttempts ?? null, missed, maxMissed, graceMillis,
   };
   // Ticks before the schedule was made are not missed ones: it starts at now at the earliest.
   const nextTick = firstAtOrAfter(cadenceOf(spec), Math.max(startAt, now));
@@ -581,12 +570,12 @@ function checkCron(cron: unknown, timeZone: string | undefined): void {
   }
 }
 
+const SCHEDULER_OPTIONS: ReadonlySet<string> = new Set(['intervalMillis', 'onError']);
+
 /** startScheduler's options, checked and filled in. */
 export function checkSchedulerOptions(options: unknown): Required<SchedulerOptions> {
   if (options === undefined) options = {};
-  if (options === null || typeof options !== 'object') {
-    throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
-  }
+  checkOptionKeys('options', options, SCHEDULER_OPTIONS);
   const { intervalMillis = DEFAULT_SCHEDULER_INTERVAL_MILLIS, onError = warnOfSchedulerError } = options as SchedulerOptions;
   if (!Number.isInteger(intervalMillis) || intervalMillis < 1) {
     throw new InvalidArgumentError(`Expected \`intervalMillis\` to be an integer >= 1, got ${describe(intervalMillis)}`);

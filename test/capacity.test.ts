@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { JobNotFoundError, JobQueue, ManualClock, QueueFullError, RetryPolicy } from '../dist/index.js';
 import { describeEachBackend, memory, openQueue, type ContractQueue } from './backends.js';
@@ -15,6 +17,7 @@ import {
   snapshot,
   utf8Bytes,
 } from './helpers.js';
+import { tempDir } from './journal-harness.js';
 
 /** Polls `id` (which must be the job handed out) and completes it. */
 async function finish(queue: ContractQueue, id: string): Promise<void> {
@@ -381,11 +384,11 @@ describeEachBackend('options validation', (backend) => {
   const clock = new ManualClock(T0);
   const policy = new RetryPolicy(3, 100, 1000);
 
-  it.each([0, -1, 1.5, NaN, Infinity, -Infinity, '10', 2 ** 53])('rejects capacity %s', async (capacity) => {
+  it.each([0, -1, 1.5, NaN, Infinity, -Infinity, '10', 2 ** 53, null])('rejects capacity %s', async (capacity) => {
     await expectInvalid(() => openQueue(backend, clock, policy, { capacity: bad(capacity) }));
   });
 
-  it.each([0, -1, 1.5, NaN, Infinity, '10'])('rejects maxPayloadBytes %s', async (maxPayloadBytes) => {
+  it.each([0, -1, 1.5, NaN, Infinity, '10', null])('rejects maxPayloadBytes %s', async (maxPayloadBytes) => {
     await expectInvalid(() => openQueue(backend, clock, policy, { maxPayloadBytes: bad(maxPayloadBytes) }));
   });
 
@@ -393,8 +396,18 @@ describeEachBackend('options validation', (backend) => {
     ['maxErrorBytes', 0],
     ['maxErrorBytes', -1],
     ['maxErrorBytes', 2.5],
+    ['maxErrorBytes', null],
+    ['maxResultBytes', null],
   ])('rejects %s = %s', async (name, value) => {
     await expectInvalid(() => openQueue(backend, clock, policy, { [name]: value }));
+  });
+
+  it.each([
+    ['a misspelt option', { capacty: 8 }, /no keys but .*capacity.*, got `capacty`/],
+    ['an array as retain', { retain: [] }, /`retain` to be an object, got an array/],
+    ['a misspelt retain limit', { retain: { maxFinshed: 3 } }, /`retain` to have no keys but maxFinished, maxAgeMillis, got `maxFinshed`/],
+  ])('rejects %s, naming it', async (_name, options, message) => {
+    expect((await expectInvalid(() => openQueue(backend, clock, policy, bad(options)))).message).toMatch(message);
   });
 
   it('accepts an empty options object and capacity 1', async () => {
@@ -417,7 +430,24 @@ describe('options validation (memory backend only)', () => {
     ['lockTimeoutMillis', -1],
     ['lockTimeoutMillis', 0.5],
     ['lockTimeoutMillis', NaN],
+    ['lockTimeoutMillis', null],
+    ['arenaBytes', null],
   ])('rejects %s = %s', (name, value) => {
     expectInvalidSync(() => new JobQueue(clock, policy, { [name]: value }));
+  });
+
+  it.each([[[]], ['x'], [5]])('rejects %j as the options object, in new JobQueue and JobQueue.open', (options) => {
+    expect(expectInvalidSync(() => new JobQueue(clock, policy, bad(options))).message).toContain('`options` to be an object');
+    const path = join(tempDir(), 'queue.db');
+    expect(expectInvalidSync(() => JobQueue.open(path, clock, policy, bad(options))).message).toContain('`options` to be an object');
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it('takes synchronous in JobQueue.open only, and names the keys each takes', () => {
+    expect(expectInvalidSync(() => new JobQueue(clock, policy, bad({ synchronous: 'FULL' }))).message).toMatch(/no keys but capacity, .*tracing, got `synchronous`/);
+    const path = join(tempDir(), 'queue.db');
+    expect(expectInvalidSync(() => JobQueue.open(path, clock, policy, bad({ capacty: 8 }))).message).toMatch(/no keys but capacity, .*tracing, synchronous, got `capacty`/);
+    expect(expectInvalidSync(() => JobQueue.open(path, clock, policy, { synchronous: bad(null) })).message).toContain('synchronous');
+    expect(existsSync(path)).toBe(false);
   });
 });

@@ -164,6 +164,7 @@ describeEachBackend('jobs: listing', (backend) => {
       await expectInvalid(() => queue.jobs(query));
     }
     await expectInvalid(() => queue.jobs(bad('PENDING')));
+    expect((await expectInvalid(() => queue.jobs(bad([])))).message).toContain('`query` to be an object, got an array');
     expect(await queue.stats()).toEqual(before);
     expect((await walk(queue)).flat()).toEqual(ascending(Object.values(expected).flat()));
   });

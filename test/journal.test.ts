@@ -10,7 +10,7 @@
  * journal is in journal-pool.test.ts.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -20,6 +20,7 @@ import {
   JournalBusyError,
   IllegalStateError,
   JournalCorruptError,
+  JournalIOError,
   ManualClock,
   QueueFullError,
   RetryPolicy,
@@ -626,6 +627,30 @@ describe('a corrupt or foreign file', () => {
     const missing = join(tmpdir(), `leasehold-no-such-dir-${process.pid}`, 'queue.db');
     expectInvalidSync(() => JobQueue.open(missing, new ManualClock(T0), new RetryPolicy(3, 100, 1_000)));
     expect(() => readdirSync(join(missing, '..'))).toThrow();
+  });
+
+  it('refuses a directory with InvalidArgumentError, leaving it as it was', () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'other'), 'x');
+    const error = expectInvalidSync(() => JobQueue.open(dir, new ManualClock(T0), policy()));
+    expect(error.message).toBe(`${dir} is a directory, not a journal file`);
+    expect(readdirSync(dir)).toEqual(['other']);
+  });
+
+  it('refuses a path under a file, as one in a directory that does not exist', () => {
+    const file = join(tempDir(), 'a-file');
+    writeFileSync(file, 'x');
+    expect(expectInvalidSync(() => JobQueue.open(join(file, 'queue.db'), new ManualClock(T0), policy())).message).toContain('No directory for the journal');
+    expect(readFileSync(file, 'utf8')).toBe('x');
+  });
+
+  it('turns a failure of the file system while reading the header into JournalIOError, not a raw Node error', () => {
+    const dir = tempDir();
+    const path = join(dir, 'queue.db');
+    symlinkSync(path, path); // a link to itself: every stat of it fails with ELOOP
+    const error = expectErrorSync(() => JobQueue.open(path, new ManualClock(T0), policy()), JournalIOError, 'ERR_JOURNAL_IO');
+    expect(error.message).toContain('ELOOP');
+    expect(readdirSync(dir)).toEqual(['queue.db']);
   });
 
   it.each([

@@ -88,6 +88,13 @@ describe('WorkerPool options', { timeout: 20_000 }, () => {
     ['resourceLimits', null],
     ['logger', {}],
     ['logger', 'console'],
+    // null is a value, not a default: refused as in the queue's options.
+    ['threads', null],
+    ['leaseMillis', null],
+    ['concurrency', null],
+    ['workerId', null],
+    ['unknownTypes', null],
+    ['shutdownOn', null],
   ];
   it.each(badOptions.map(([option, value]) => [option, typeof value === 'string' ? JSON.stringify(value) : String(value), value] as const))(
     'refuses %s = %s with InvalidArgumentError that names the option',
@@ -111,6 +118,12 @@ describe('WorkerPool options', { timeout: 20_000 }, () => {
     expectInvalidSync(() => new WorkerPool(bad(null), { handlers: HANDLERS }));
     expectInvalidSync(() => new WorkerPool(queue, bad(null)));
     expectInvalidSync(() => new WorkerPool(queue, bad('handlers.mjs')));
+    expect(expectInvalidSync(() => new WorkerPool(queue, bad([HANDLERS]))).message).toContain('got an array');
+  });
+
+  it('refuses an option it does not know, naming it and the ones it takes', () => {
+    const error = expectInvalidSync(() => new WorkerPool(queue, bad({ handlers: HANDLERS, thread: 2 })));
+    expect(error.message).toMatch(/no keys but handlers, threads, .*logger, got `thread`/);
   });
 
   it('takes the handler module as a URL, an absolute path or a path relative to the working directory', async () => {

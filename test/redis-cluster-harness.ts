@@ -8,7 +8,7 @@ import { redisClusterMissing, startRedisCluster, type RedisCluster } from '../be
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { RedisJobQueue } from '../dist/index.js';
 import type { Backend } from './backends.js';
-import { onePerFile } from './redis-harness.js';
+import { onePerFile, redisOptions } from './redis-harness.js';
 
 export { redisClusterMissing, startRedisCluster, type RedisCluster };
 
@@ -21,7 +21,7 @@ export const redisClusterBackend: Backend = {
   async open(clock, policy, options) {
     const cluster = await sharedCluster();
     const name = `conform-${process.pid}-${++queues}`;
-    return RedisJobQueue.connect({ redis: { cluster: cluster.nodes }, name, time: clock, policy, ...options });
+    return RedisJobQueue.connect({ redis: { cluster: cluster.nodes }, name, time: clock, policy, ...redisOptions(options) });
   },
 };
 

@@ -9,7 +9,7 @@
  */
 import { afterAll, describe, it } from 'vitest';
 import { redisMissing, startRedis, type RedisServer } from '../bench/redis-server.js';
-import { RedisJobQueue } from '../dist/index.js';
+import { RedisJobQueue, type JobQueueOptions } from '../dist/index.js';
 import type { Backend } from './backends.js';
 
 export { redisMissing, startRedis, type RedisServer };
@@ -68,6 +68,16 @@ export const redisBackend: Backend = {
   unavailable: () => (process.env['LEASEHOLD_REQUIRE_REDIS'] === '1' ? null : redisMissing()),
   async open(clock, policy, options) {
     const server = await fileRedis();
-    return RedisJobQueue.connect({ redis: server.url, name: `conform-${process.pid}-${++queues}`, time: clock, policy, ...options });
+    return RedisJobQueue.connect({ redis: server.url, name: `conform-${process.pid}-${++queues}`, time: clock, policy, ...redisOptions(options) });
   },
 };
+
+/**
+ * A conformance test's queue options as RedisJobQueue.connect takes them:
+ * without the shared-memory queue's own (`arenaBytes`, `lockTimeoutMillis`),
+ * which connect refuses, as it refuses any key it does not know.
+ */
+export function redisOptions(options: JobQueueOptions | undefined): Omit<JobQueueOptions, 'arenaBytes' | 'lockTimeoutMillis'> {
+  const { arenaBytes: _arena, lockTimeoutMillis: _lock, ...rest } = options ?? {};
+  return rest;
+}

@@ -85,5 +85,7 @@ describeRedis('PartitionedRedisQueue on a Redis Cluster of 3 masters', () => {
     for (const partitions of [0, 65, 1.5]) {
       await expect(open('bad', partitions)).rejects.toBeInstanceOf(InvalidArgumentError);
     }
+    const misspelt = PartitionedRedisQueue.connect({ redis: { cluster: cluster.nodes }, name: 'bad', partitions: 2, policy: new RetryPolicy(3, 0, 0), capacty: 8 } as never);
+    await expect(misspelt).rejects.toThrow(/no keys but redis, .*, partitions, got `capacty`/);
   });
 });

@@ -207,9 +207,22 @@ describeRedis('RedisJobQueue', () => {
     ['a bad capacity', { capacity: 0 }],
     ['a bad clock', { time: {} as never }],
     ['a bad commandTimeoutMillis', { commandTimeoutMillis: 0 }],
+    ['a null commandTimeoutMillis', { commandTimeoutMillis: null as never }],
+    ['a null capacity', { capacity: null as never }],
+    ['a misspelt option', { capacty: 8 } as never],
+    ['an option of the shared-memory queue only', { arenaBytes: 1 << 20 } as never],
   ])('refuses to connect with %s', async (_what, options) => {
     const connecting = RedisJobQueue.connect({ redis: redis.server.url, name: fresh('bad'), policy: new RetryPolicy(1, 0, 0), ...options });
     await expect(connecting).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+
+  it('names the unknown option and the known ones, and refuses an array of options', async () => {
+    const options = { redis: redis.server.url, name: fresh('bad'), policy: new RetryPolicy(1, 0, 0) };
+    const misspelt = await thrownBy(() => RedisJobQueue.connect({ ...options, capacty: 8 } as never));
+    expect(misspelt).toBeInstanceOf(InvalidArgumentError);
+    expect((misspelt as Error).message).toMatch(/no keys but redis, name, policy, time, commandTimeoutMillis, tracing, capacity, .*retain, got `capacty`/);
+    const array = await thrownBy(() => RedisJobQueue.connect(Object.assign([], options) as never));
+    expect((array as Error).message).toContain('`options` to be an object, got an array');
   });
 
   it('claims every one of 2000 jobs exactly once among 4 clients racing poll', async () => {

@@ -216,7 +216,7 @@ describeEachBackend('finished', (backend) => {
   it('rejects bad options with InvalidArgumentError (a rejection, not a throw)', async () => {
     const { queue } = await setup(backend);
     const id = await queue.submit('t');
-    for (const options of [bad(5), { timeoutMillis: -1 }, { timeoutMillis: NaN }, { signal: bad({}) }]) {
+    for (const options of [bad(5), bad([]), { timeoutMillis: -1 }, { timeoutMillis: NaN }, { timeoutMillis: bad(null) }, { signal: bad({}) }, bad({ timeout: 5 })]) {
       const outcome = queue.finished(id, options);
       expect(outcome).toBeInstanceOf(Promise);
       expect(await thrownBy(() => outcome)).toBeInstanceOf(InvalidArgumentError);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IllegalStateError, ManualClock, RetryPolicy } from '../dist/index.js';
+import { IllegalStateError, InvalidArgumentError, ManualClock, RetryPolicy } from '../dist/index.js';
 import { describeEachBackend, openQueue } from './backends.js';
 import {
   T0,
@@ -52,8 +52,16 @@ describe('RetryPolicy validation', () => {
     expectInvalidSync(() => new RetryPolicy(3, 1, 0));
   });
 
-  it.each(['bogus', '', 'NONE', 'Full', 42, true])('rejects the jitter %j', (jitter) => {
+  it.each(['bogus', '', 'NONE', 'Full', 42, true, null])('rejects the jitter %j', (jitter) => {
     expectInvalidSync(() => new RetryPolicy(3, 100, 1000, { jitter: bad(jitter) }));
+  });
+
+  it.each([
+    ['a misspelt option', { jiter: 'full' }, 'no keys but jitter, got `jiter`'],
+    ['an array', [], 'got an array'],
+    ['a string', 'full', 'to be an object'],
+  ])('rejects %s as its options', (_name, options, message) => {
+    expect(expectInvalidSync(() => new RetryPolicy(3, 100, 1000, bad(options))).message).toContain(message);
   });
 });
 
@@ -344,6 +352,34 @@ describeEachBackend('fail: retry or dead-letter', (backend) => {
     expect(utf8Bytes(cut)).toBeLessThanOrEqual(8192);
     expect(cut.isWellFormed()).toBe(true);
     expect(cut.startsWith('😀'.repeat(100))).toBe(true);
+  });
+
+  it.each([
+    ['a misspelt option', { permanant: true }, 'no keys but permanent, got `permanant`'],
+    ['an array', [], 'got an array'],
+    ['a number', 5, 'to be an object'],
+    ['a string', 'x', 'to be an object'],
+    ['a null permanent', { permanent: null }, '`permanent` to be a boolean'],
+    ['a string permanent', { permanent: 'yes' }, '`permanent` to be a boolean'],
+  ])('refuses %s as its options, before anything changes', async (_name, options, message) => {
+    const { queue } = await setup(backend);
+    const id = await queue.submit('t', 'p');
+    const lease = await mustPoll(queue, id);
+    const error = await expectNoChange(queue, [id], () => queue.fail(id, lease.token, 'e', bad(options)), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
+    expect(error.message).toContain(message);
+    // The lease still holds: the refused fail neither retried the job nor dead-lettered it.
+    await queue.fail(id, lease.token, 'e', { permanent: true });
+    expect(await queue.view(id)).toMatchObject({ status: 'DEAD', attempts: 1 });
+  });
+
+  it('takes empty options, and permanent: false, as a fail that retries', async () => {
+    const { queue } = await setup(backend);
+    const first = await queue.submit('t', 'p');
+    const second = await queue.submit('t', 'p');
+    await queue.fail(first, (await mustPoll(queue, first)).token, 'e', {});
+    await queue.fail(second, (await mustPoll(queue, second)).token, 'e', { permanent: false });
+    expect(await queue.view(first)).toMatchObject({ status: 'PENDING', attempts: 1 });
+    expect(await queue.view(second)).toMatchObject({ status: 'PENDING', attempts: 1 });
   });
 
   it.each([42, {}, ['x'], true])('rejects the non-string error %s and keeps the lease', async (error) => {

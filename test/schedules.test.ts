@@ -174,7 +174,12 @@ describeEachBackend('repeatable jobs', (backend) => {
       ['s', { everyMillis: 1_000, type: 't', maxAttempts: 0 }],
       ['s', { everyMillis: 1_000, type: 't', payload: 7 }],
       ['s', { everyMillis: 1_000, type: 't', every: 5 }],
+      // null is a value, not a default (as in submit's options): refused like any other that is not a number.
+      ['s', { everyMillis: 1_000, type: 't', priority: null }],
+      ['s', { everyMillis: 1_000, type: 't', startAt: null }],
+      ['s', { everyMillis: 1_000, type: 't', maxMissed: null }],
       ['s', null],
+      ['s', [{ everyMillis: 1_000, type: 't' }]],
       ['', { everyMillis: 1_000, type: 't' }],
       [7, { everyMillis: 1_000, type: 't' }],
       ['x'.repeat(201), { everyMillis: 1_000, type: 't' }],
@@ -258,9 +263,10 @@ describe('repeatable jobs: durable, and on a timer', () => {
 
   it('refuses bad scheduler options with InvalidArgumentError, and a closed queue starts none', () => {
     const queue = new JobQueue(new ManualClock(T0), new RetryPolicy(3, 0, 0));
-    for (const options of [{ intervalMillis: 0 }, { intervalMillis: 1.5 }, { onError: 'log' }, 'fast']) {
+    for (const options of [{ intervalMillis: 0 }, { intervalMillis: 1.5 }, { intervalMillis: null }, { onError: 'log' }, 'fast', []]) {
       expect(() => queue.startScheduler(bad(options))).toThrow(InvalidArgumentError);
     }
+    expect(() => queue.startScheduler(bad({ intervalMilis: 5 }))).toThrow(/no keys but intervalMillis, onError, got `intervalMilis`/);
     queue.close();
     expect(() => queue.startScheduler()).toThrow(expect.objectContaining({ code: 'ERR_ILLEGAL_STATE' }));
   });

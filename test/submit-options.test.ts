@@ -128,6 +128,9 @@ describeEachBackend('submit: the options form', (backend) => {
     ['a fractional priority', { priority: 0.5 }, 'priority'],
     ['an option it does not know', { retries: 3 }, 'no keys but'],
     ['an array', [], 'options'],
+    ['a null runAt (undefined is now; null is no time)', { runAt: null }, '`runAt` to be a finite number'],
+    ['a null priority', { priority: null }, '`priority` to be an integer'],
+    ['a null delayMillis', { delayMillis: null }, 'delayMillis'],
   ])('refuses %s and changes nothing', async (_name, options, message) => {
     const { queue } = await setup(backend);
     const kept = await queue.submit('t', 'kept');
@@ -143,6 +146,31 @@ describeEachBackend('submit: the options form', (backend) => {
     const { queue } = await setup(backend);
     await expectInvalid(() => queue.submit('t', 'p', {}, T0));
     expect((await queue.stats()).pending).toBe(0);
+  });
+
+  it('refuses a null runAtMillis in the positional form, as the options form refuses a null runAt', async () => {
+    const { queue } = await setup(backend);
+    expect((await expectInvalid(() => queue.submit('t', 'p', 0, bad(null)))).message).toContain('`runAtMillis` to be a finite number');
+    expect((await expectInvalid(() => queue.submitMany([{ type: 't', runAtMillis: bad(null) }]))).message).toContain('runAtMillis');
+    expect((await queue.stats()).pending).toBe(0);
+  });
+
+  it.each([
+    ['a hole (a sparse array)', (jobs: unknown[]) => delete jobs[1], 'jobs[1]` to be an object, got a hole'],
+    ['undefined', (jobs: unknown[]) => jobs.splice(1, 1, undefined), 'jobs[1]` to be an object, got `undefined`'],
+    ['an array', (jobs: unknown[]) => jobs.splice(1, 1, []), 'jobs[1]` to be an object, got an array'],
+    ['a number', (jobs: unknown[]) => jobs.splice(1, 1, 5), 'jobs[1]` to be an object'],
+    ['null', (jobs: unknown[]) => jobs.splice(1, 1, null), 'jobs[1]` to be an object'],
+  ])('refuses a submitMany with %s for a job, naming its index, and stores none of them', async (_name, spoil, message) => {
+    const { queue } = await setup(backend);
+    const kept = await queue.submit('t', 'kept');
+    const jobs: unknown[] = [{ type: 't', payload: 'a' }, { type: 't', payload: 'b' }, { type: 't', payload: 'c' }];
+    spoil(jobs);
+    if (message.includes('hole')) expect(1 in jobs).toBe(false);
+    const before = await snapshot(queue, [kept, 'J2']);
+    expect((await expectInvalid(() => queue.submitMany(bad(jobs)))).message).toContain(message);
+    expect(await snapshot(queue, [kept, 'J2'])).toEqual(before);
+    expect(await queue.submit('t', 'next')).toBe('J2');
   });
 
   it('refuses a submitMany with one bad job, and stores none of them', async () => {

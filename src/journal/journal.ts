@@ -1,7 +1,7 @@
-import { closeSync, existsSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
+import { closeSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
-import { InvalidArgumentError, JournalBusyError, JournalCorruptError, JournalWriteError } from '../errors.js';
+import { InvalidArgumentError, JournalBusyError, JournalCorruptError, JournalIOError, JournalWriteError } from '../errors.js';
 import type { JournalWrites, LoggedJob, LoggedMove, MoveLog, Sequences } from '../shm/movelog.js';
 import { MAX_ATTEMPTS, MAX_KEY_BYTES, MAX_LEASE_LENGTH } from '../shm/layout.js';
 import { JobStatus, type RateLimit, type TypeRateLimit } from '../types.js';
@@ -76,7 +76,6 @@ export class Journal implements MoveLog {
    */
   static open(path: string, options: { synchronous: Synchronous; readonly?: boolean }): Journal {
     const readonly = options.readonly ?? false;
-    if (!existsSync(dirname(resolve(path)))) throw new InvalidArgumentError(`No directory for the journal ${path}`);
     checkHeader(path);
     const Database = sqliteDatabase();
     let db: Database.Database;
@@ -351,15 +350,38 @@ function isAlive(pid: number): boolean {
 
 /** A non-empty file that does not start like a SQLite database is refused before SQLite touches it. */
 function checkHeader(path: string): void {
-  if (!existsSync(path) || statSync(path).size === 0) return;
-  const head = Buffer.alloc(SQLITE_HEADER.length);
-  const fd = openSync(path, 'r');
-  try {
-    readSync(fd, head, 0, head.length, 0);
-  } finally {
-    closeSync(fd);
+  const stats = fileSystem(path, () => statSync(path, { throwIfNoEntry: false }));
+  if (stats === undefined) {
+    const directory = fileSystem(path, () => statSync(dirname(resolve(path)), { throwIfNoEntry: false }));
+    if (directory === undefined || !directory.isDirectory()) throw new InvalidArgumentError(`No directory for the journal ${path}`);
+    return;
   }
+  if (stats.isDirectory()) throw new InvalidArgumentError(`${path} is a directory, not a journal file`);
+  if (stats.size === 0) return;
+  const head = Buffer.alloc(SQLITE_HEADER.length);
+  fileSystem(path, () => {
+    const fd = openSync(path, 'r');
+    try {
+      readSync(fd, head, 0, head.length, 0);
+    } finally {
+      closeSync(fd);
+    }
+  });
   if (!head.equals(SQLITE_HEADER)) throw new JournalCorruptError(`${path} is not a leasehold journal (not a SQLite database)`);
+}
+
+/**
+ * Runs a file-system step of opening the journal: a failure of the operating
+ * system's (EACCES, EIO, ELOOP...) becomes JournalIOError, never a raw Node error.
+ */
+function fileSystem<T>(path: string, step: () => T): T {
+  try {
+    return step();
+  } catch (error) {
+    const { code, message } = error as NodeJS.ErrnoException;
+    if (code === 'ENOTDIR') throw new InvalidArgumentError(`No directory for the journal ${path}`);
+    throw new JournalIOError(`Could not read the journal ${path}: ${message}${code === undefined ? '' : ` (${code})`}`, { cause: error });
+  }
 }
 
 /** A database with other tables, or a newer schema, is foreign; a damaged one is refused. Reads only. */

@@ -8,6 +8,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ResourceLimits } from 'node:worker_threads';
 import { InvalidArgumentError, describe } from '../errors.js';
+import { checkOptionKeys, given } from '../options.js';
 import type { PoolLogger } from './events.js';
 
 /** What a pool does with a job whose type its handler module does not export. */
@@ -99,29 +100,32 @@ const kDefaults = {
 /** A timeout of 0 in the filled options: none. */
 export const NO_TIMEOUT = 0;
 
+/** The keys of WorkerPoolOptions: a pool refuses any other. */
+const POOL_OPTIONS: ReadonlySet<string> = new Set([
+  'handlers', 'threads', 'leaseMillis', 'concurrency', 'workerId', 'timeoutMillis', 'timeoutGraceMillis', 'resourceLimits', 'unknownTypes', 'shutdownOn', 'logger',
+]);
+
 export function fillPoolOptions(options: WorkerPoolOptions): FilledPoolOptions {
-  if (options === null || typeof options !== 'object') {
-    throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
-  }
-  const workerId = options.workerId ?? kDefaults.workerId;
+  checkOptionKeys('options', options, POOL_OPTIONS);
+  const workerId = given(options.workerId, kDefaults.workerId);
   if (typeof workerId !== 'string' || workerId.trim() === '') {
     throw new InvalidArgumentError(`Expected \`workerId\` to be a non-blank string, got ${describe(workerId)}`);
   }
-  const unknownTypes = options.unknownTypes ?? kDefaults.unknownTypes;
+  const unknownTypes = given(options.unknownTypes, kDefaults.unknownTypes);
   if (unknownTypes !== 'dead-letter' && unknownTypes !== 'retry') {
     throw new InvalidArgumentError(`Expected \`unknownTypes\` to be 'dead-letter' or 'retry', got ${describe(unknownTypes)}`);
   }
   return {
     handlers: moduleUrl(options.handlers),
-    threads: positiveInteger('threads', options.threads ?? availableParallelism()),
-    leaseMillis: positiveMillis('leaseMillis', options.leaseMillis ?? kDefaults.leaseMillis),
-    concurrency: positiveInteger('concurrency', options.concurrency ?? kDefaults.concurrency),
+    threads: positiveInteger('threads', given(options.threads, availableParallelism())),
+    leaseMillis: positiveMillis('leaseMillis', given(options.leaseMillis, kDefaults.leaseMillis)),
+    concurrency: positiveInteger('concurrency', given(options.concurrency, kDefaults.concurrency)),
     workerId,
     timeouts: timeouts(options.timeoutMillis),
-    timeoutGraceMillis: positiveMillis('timeoutGraceMillis', options.timeoutGraceMillis ?? kDefaults.timeoutGraceMillis),
+    timeoutGraceMillis: positiveMillis('timeoutGraceMillis', given(options.timeoutGraceMillis, kDefaults.timeoutGraceMillis)),
     resourceLimits: resourceLimits(options.resourceLimits),
     unknownTypes,
-    shutdownOn: signals(options.shutdownOn ?? kDefaults.shutdownOn),
+    shutdownOn: signals(given<readonly NodeJS.Signals[]>(options.shutdownOn, kDefaults.shutdownOn)),
     logger: logger(options.logger),
   };
 }

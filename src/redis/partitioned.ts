@@ -6,7 +6,7 @@
 import type { SharedClock } from '../clock.js';
 import { keyHash } from '../key-hash.js';
 import { IllegalStateError, InvalidArgumentError, describe } from '../errors.js';
-import { filledTracing } from '../options.js';
+import { checkOptionKeys, filledTracing } from '../options.js';
 import type { SharedPolicy } from '../policy.js';
 import type { JobPage, JobQuery, JobView, Lease, QueueStats, RateLimit, TypeRateLimit } from '../types.js';
 import type { ScheduleOptions, ScheduleView } from '../schedule/spec.js';
@@ -16,10 +16,12 @@ import {
   type FinishedOptions, type NewJob,
   type SubmitOptions,
 } from '../validate.js';
-import { RedisJobQueue, type BatchOutcome, type Completion, type RedisQueueHandle, type RedisQueueOptions } from './queue.js';
+import { REDIS_QUEUE_OPTIONS, RedisJobQueue, type BatchOutcome, type Completion, type RedisQueueHandle, type RedisQueueOptions } from './queue.js';
 
 /** The most partitions one queue may have. */
 export const MAX_PARTITIONS = 64;
+
+const PARTITIONED_OPTIONS: ReadonlySet<string> = new Set([...REDIS_QUEUE_OPTIONS, 'partitions']);
 
 export interface PartitionedQueueOptions extends RedisQueueOptions {
   /**
@@ -71,9 +73,7 @@ export class PartitionedRedisQueue {
   }
 
   static async connect(options: PartitionedQueueOptions): Promise<PartitionedRedisQueue> {
-    if (options === null || typeof options !== 'object') {
-      throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
-    }
+    checkOptionKeys('options', options, PARTITIONED_OPTIONS);
     const { partitions, name, ...rest } = options;
     checkBatchSize('partitions', partitions, 1, MAX_PARTITIONS);
     if (typeof name !== 'string') throw new InvalidArgumentError(`Expected \`name\` to be a non-blank string, got ${describe(name)}`);

@@ -1,6 +1,6 @@
 import { clockFromShare, shareClock, systemClock, type SharedClock, type TimeSource } from '../clock.js';
 import { IllegalStateError, InvalidArgumentError, describe, refusalError, type JobQueueError } from '../errors.js';
-import { fillOptions, filledTracing, type JobQueueOptions, type RetainOptions, type TracingOptions } from '../options.js';
+import { checkOptionKeys, fillOptions, filledTracing, type JobQueueOptions, type RetainOptions, type TracingOptions } from '../options.js';
 import { policyFromShare, sharePolicy, type RetryPolicy, type SharedPolicy } from '../policy.js';
 import type { JobPage, JobQuery, JobView, Lease, QueueStats, RateLimit, TypeRateLimit } from '../types.js';
 import {
@@ -60,6 +60,11 @@ export interface RedisQueueOptions extends Pick<JobQueueOptions, 'capacity' | 'm
    */
   tracing?: boolean | TracingOptions;
 }
+
+/** The keys of RedisQueueOptions: `connect` refuses any other. */
+export const REDIS_QUEUE_OPTIONS: ReadonlySet<string> = new Set([
+  'redis', 'name', 'policy', 'time', 'commandTimeoutMillis', 'tracing', 'capacity', 'maxPayloadBytes', 'maxErrorBytes', 'maxResultBytes', 'retain',
+]);
 
 const DEFAULT_COMMAND_TIMEOUT_MILLIS = 10_000;
 
@@ -197,9 +202,7 @@ export class RedisJobQueue {
    * submit). (`partition` is PartitionedRedisQueue's: leave it out.)
    */
   static async connect(options: RedisQueueOptions, partition: Partition = WHOLE): Promise<RedisJobQueue> {
-    if (options === null || typeof options !== 'object') {
-      throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
-    }
+    checkOptionKeys('options', options, REDIS_QUEUE_OPTIONS);
     const { redis: target, name, policy, time = systemClock, commandTimeoutMillis = DEFAULT_COMMAND_TIMEOUT_MILLIS } = options;
     if (typeof target !== 'string' && (target === null || typeof target !== 'object')) {
       throw new InvalidArgumentError(`Expected \`redis\` to be a URL, ioredis options or { cluster: nodes }, got ${describe(target)}`);
