@@ -77,6 +77,14 @@ export type FilledOptions = Required<Omit<JobQueueOptions, 'tracing'>> & { traci
 /** A traced queue's name in its spans when its options give none. */
 export const DEFAULT_TRACING_NAME = 'default';
 
+/**
+ * The longest span of time an argument may give (a delay, a lease, a TTL, a
+ * backoff): 2^53 - 1 ms, about 285,000 years. Any finite time plus it stays
+ * finite, so no runAt, leaseUntil or key expiry computed from it overflows
+ * to Infinity (which the journal would then refuse to open, and Redis store as NaN).
+ */
+export const MAX_SPAN_MILLIS = Number.MAX_SAFE_INTEGER;
+
 /** Longest job type, in UTF-8 bytes. */
 export const MAX_TYPE_BYTES = 1024;
 

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, describe } from './errors.js';
-import { checkOptionKeys, given } from './options.js';
+import { MAX_SPAN_MILLIS, checkOptionKeys, given } from './options.js';
 
 /** How a retry delay is spread: not at all, over `[0, d]`, or over `[d/2, d]`. */
 export type Jitter = 'none' | 'full' | 'equal';
@@ -77,8 +77,8 @@ export class RetryPolicy {
 }
 
 function assertMillis(name: string, value: number): void {
-  if (!Number.isInteger(value) || !(value >= 0)) {
-    throw new InvalidArgumentError(`Expected \`${name}\` to be a finite integer >= 0, got ${describe(value)}`);
+  if (!Number.isInteger(value) || !(value >= 0) || !(value <= MAX_SPAN_MILLIS)) {
+    throw new InvalidArgumentError(`Expected \`${name}\` to be an integer >= 0 and at most 2^53 - 1, got ${describe(value)}`);
   }
 }
 

@@ -6,7 +6,7 @@
 import type { TimeSource } from './clock.js';
 import { JobStatus, type JobQuery, type RateLimit } from './types.js';
 import { InvalidArgumentError, JobNotFoundError, describe } from './errors.js';
-import { MAX_TYPE_BYTES, checkOptionKeys, given } from './options.js';
+import { MAX_SPAN_MILLIS, MAX_TYPE_BYTES, checkOptionKeys, given } from './options.js';
 import { RetryPolicy } from './policy.js';
 import { MAX_ATTEMPTS, MAX_KEY_BYTES, MAX_LEASE_LENGTH } from './shm/layout.js';
 import { CronExpressionParser } from 'cron-parser';
@@ -98,6 +98,13 @@ export interface FailOptions {
 
 const FAIL_OPTIONS: ReadonlySet<string> = new Set(['permanent']);
 
+/** A span of time: a number from 0 (or, `positive`, above 0) to MAX_SPAN_MILLIS. */
+export function checkSpan(name: string, value: unknown, positive = false): asserts value is number {
+  if (typeof value !== 'number' || !(positive ? value > 0 : value >= 0) || !(value <= MAX_SPAN_MILLIS)) {
+    throw new InvalidArgumentError(`Expected \`${name}\` to be a number ${positive ? '> 0' : '>= 0'} and at most 2^53 - 1, got ${describe(value)}`);
+  }
+}
+
 /** Digits of an id's number at most ("J" and up to 16 digits, no leading zero). */
 const JOB_ID_DIGITS = 16;
 const CODE_J = 0x4a;
@@ -128,9 +135,7 @@ function checkOptions(name: string, options: object, type: unknown, payload: unk
   if (times > 1) {
     throw new InvalidArgumentError(`Expected \`${name}\` to give at most one of runAt (or runAtMillis) and delayMillis, got ${times}`);
   }
-  if (delayMillis !== undefined && (typeof delayMillis !== 'number' || !Number.isFinite(delayMillis) || delayMillis < 0)) {
-    throw new InvalidArgumentError(`Expected \`delayMillis\` to be a finite number >= 0, got ${describe(delayMillis)}`);
-  }
+  if (delayMillis !== undefined) checkSpan('delayMillis', delayMillis);
   if (maxAttempts !== undefined && (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > MAX_ATTEMPTS)) {
     throw new InvalidArgumentError(`Expected \`maxAttempts\` to be an integer from 1 to ${MAX_ATTEMPTS}, got ${describe(maxAttempts)}`);
   }
@@ -153,9 +158,7 @@ function checkKey(job: CheckedJob, key: unknown, keyTtlMillis: unknown): void {
       `Expected \`key\` to be a well-formed string of 1 to ${MAX_KEY_BYTES} UTF-8 bytes${keyTtlMillis === undefined ? '' : ' (keyTtlMillis needs one)'}, got ${describe(key)}`,
     );
   }
-  if (keyTtlMillis !== undefined && (typeof keyTtlMillis !== 'number' || !Number.isFinite(keyTtlMillis) || keyTtlMillis < 0)) {
-    throw new InvalidArgumentError(`Expected \`keyTtlMillis\` to be a finite number >= 0, got ${describe(keyTtlMillis)}`);
-  }
+  if (keyTtlMillis !== undefined) checkSpan('keyTtlMillis', keyTtlMillis);
   job.key = key;
   job.keyBytes = Buffer.byteLength(key);
   job.keyTtlMillis = keyTtlMillis ?? 0;
@@ -251,9 +254,7 @@ export function checkWorkerId(workerId: unknown): asserts workerId is string {
 }
 
 export function checkLeaseMillis(leaseMillis: unknown): asserts leaseMillis is number {
-  if (typeof leaseMillis !== 'number' || !Number.isFinite(leaseMillis) || !(leaseMillis > 0)) {
-    throw new InvalidArgumentError(`Expected \`leaseMillis\` to be a finite number > 0, got ${describe(leaseMillis)}`);
-  }
+  checkSpan('leaseMillis', leaseMillis, true);
 }
 
 /** The most jobs one batched Redis call (pollMany, completeManyAndPoll) leases or completes: it bounds a script's length. */
@@ -530,9 +531,7 @@ export function checkSchedule(name: unknown, options: unknown, now: number, maxP
   if (!Number.isInteger(maxMissed) || maxMissed < 1 || maxMissed > MOST_MISSED) {
     throw new InvalidArgumentError(`Expected \`maxMissed\` to be an integer from 1 to ${MOST_MISSED}, got ${describe(maxMissed)}`);
   }
-  if (typeof graceMillis !== 'number' || !Number.isFinite(graceMillis) || graceMillis < 0) {
-    throw new InvalidArgumentError(`Expected \`graceMillis\` to be a finite number >= 0, got ${describe(graceMillis)}`);
-  }
+  checkSpan('graceMillis', graceMillis);
   const startAt = given(asked.startAt, everyMillis === undefined ? now : now + everyMillis);
   if (typeof startAt !== 'number' || !Number.isFinite(startAt)) {
     throw new InvalidArgumentError(`Expected \`startAt\` to be a finite number, got ${describe(startAt)}`);

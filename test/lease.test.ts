@@ -95,7 +95,8 @@ describeEachBackend('poll', (backend) => {
     expect((await queue.view('J1')).status).toBe('PENDING');
   });
 
-  it.each([0, -1, -0.5, NaN, Infinity, -Infinity])('rejects leaseMillis %s with InvalidArgumentError, claiming nothing', async (ms) => {
+  // Past 2^53 - 1 (1e308): a leaseUntil made from it could overflow to Infinity, which a journal would refuse to open.
+  it.each([0, -1, -0.5, NaN, Infinity, -Infinity, 2 ** 53, 1e308])('rejects leaseMillis %s with InvalidArgumentError, claiming nothing', async (ms) => {
     const { queue } = await setup(backend);
     await queue.submit('t', '');
     await expectInvalid(() => queue.poll('w', ms));
@@ -489,7 +490,7 @@ describeEachBackend('extend (heartbeat)', (backend) => {
     expect((await queue.view(id)).attempts).toBe(1);
   });
 
-  it.each([0, -1, -0.5, NaN, Infinity, -Infinity])('rejects leaseMillis %s with InvalidArgumentError and keeps the lease', async (ms) => {
+  it.each([0, -1, -0.5, NaN, Infinity, -Infinity, 2 ** 53, 1e308])('rejects leaseMillis %s with InvalidArgumentError and keeps the lease', async (ms) => {
     const { queue } = await setup(backend);
     const id = await queue.submit('t', '');
     const lease = await mustPoll(queue, id, 1000);

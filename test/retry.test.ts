@@ -39,11 +39,11 @@ describe('RetryPolicy validation', () => {
     expectInvalidSync(() => new RetryPolicy(bad(n), 100, 1000));
   });
 
-  it.each([-1, 1.5, NaN, Infinity, -Infinity, '100', null])('rejects baseBackoffMillis %s', (base) => {
+  it.each([-1, 1.5, NaN, Infinity, -Infinity, '100', null, 2 ** 53])('rejects baseBackoffMillis %s', (base) => {
     expectInvalidSync(() => new RetryPolicy(3, bad(base), 1000));
   });
 
-  it.each([-1, 1.5, NaN, Infinity, -Infinity, '1000', null])('rejects maxBackoffMillis %s', (max) => {
+  it.each([-1, 1.5, NaN, Infinity, -Infinity, '1000', null, 2 ** 53])('rejects maxBackoffMillis %s', (max) => {
     expectInvalidSync(() => new RetryPolicy(3, 0, bad(max)));
   });
 

@@ -121,6 +121,8 @@ describeEachBackend('submit: the options form', (backend) => {
     ['runAt and delayMillis both', { runAt: T0 + 1, delayMillis: 1 }, 'at most one of runAt'],
     ['a negative delayMillis', { delayMillis: -1 }, 'delayMillis'],
     ['a delayMillis that is not finite', { delayMillis: Infinity }, 'delayMillis'],
+    ['a delayMillis past 2^53 - 1, whose runAt could overflow to Infinity', { delayMillis: 1e308 }, 'at most 2^53 - 1'],
+    ['a keyTtlMillis past 2^53 - 1', { key: 'k', keyTtlMillis: 2 ** 60 }, 'keyTtlMillis'],
     ['a runAt that is not a number', { runAt: '5' }, 'runAt'],
     ['maxAttempts 0', { maxAttempts: 0 }, 'maxAttempts'],
     ['a fractional maxAttempts', { maxAttempts: 1.5 }, 'maxAttempts'],
