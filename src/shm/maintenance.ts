@@ -23,10 +23,10 @@ import { UndoLog, recordCopy, type UndoneMove } from './undo-log.js';
 import { ADMITTED } from './rate-limits.js';
 import { NOT_COUNTED, type LockHolder, type MoveNotes } from './worker.js';
 import { Retention } from './retention.js';
+import { LockLost, assertHeld, showProgress } from './lock-held.js';
 import type { RetainOptions } from '../options.js';
 
-/** Thrown when a move finds our lock taken over: the caller retries the whole operation. */
-export class LockLost extends Error {}
+export { LockLost };
 
 /**
  * What cancel and retryDead return for a job frozen by another call's commit
@@ -118,7 +118,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     // Rebased long before the shared ticket could wrap.
     if (Atomics.load(this.#m.lockWords, FINISH_TICKET) >>> 0 > 2 ** 30) repair = true;
     if (repair) this.rebuild(now);
-    this.#assertHeld();
+    assertHeld(this.#m.lock);
     this.#ticket = undefined;
     this.#mustCommit = false;
     if (this.#log !== undefined) {
@@ -155,7 +155,7 @@ export class Maintenance implements MoveNotes, LockHolder {
       if (slots.word(slot) === word && runAt > now) break;
       delayed.pop();
       if (slots.word(slot) !== word) continue;
-      this.#assertHeld();
+      assertHeld(this.#m.lock);
       this.#fileReady(slot, this.#mover.flip(slot, word, READY, DELAYED));
     }
     this.#releaseHeld(now);
@@ -185,7 +185,7 @@ export class Maintenance implements MoveNotes, LockHolder {
    * is counted.
    */
   setRateLimit(typeNumber: number, max: number, windowMillis: number, now: number): void {
-    this.#assertHeld();
+    assertHeld(this.#m.lock);
     // Filed back first: once the last limit is gone, lock-free polls find them in the rings.
     this.#releaseHeld(Infinity);
     this.#m.rateLimits.set(typeNumber, max, windowMillis);
@@ -369,7 +369,7 @@ export class Maintenance implements MoveNotes, LockHolder {
 
   /** Stores the idempotent key in the draft: its chain (the room was made) and its TTL. */
   #storeKey(draft: Float64Array, key: string, keyBytes: number, keyTtl: number): void {
-    this.#assertHeld();
+    assertHeld(this.#m.lock);
     draft[KEY_REF] = this.#m.arena.storeCounted(keyBytes, key);
     draft[KEY_BYTES] = keyBytes;
     draft[KEY_TTL] = keyTtl;
@@ -542,7 +542,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     const { header, slots } = this.#m;
     const dead: number[] = [];
     for (let slot = 0; slot < header[SLOT_HIGH_WATER]!; slot++) {
-      this.#progress(slot);
+      showProgress(this.#m.lock, slot);
       if (slots.status(slot) === DEAD) dead.push(slot);
     }
     return dead.sort((a, b) => slots.get(a, JOB_NUM) - slots.get(b, JOB_NUM));
@@ -589,7 +589,7 @@ export class Maintenance implements MoveNotes, LockHolder {
   rebuild(now: number): void {
     const m = this.#m;
     const { header, slots, lockWords, helping, rows } = m;
-    this.#assertHeld();
+    assertHeld(this.#m.lock);
     // Shut the gate: new worker calls take the lock (and wait for us); then wait out those in flight.
     Atomics.or(lockWords, ATTENTION, GATE);
     try {
@@ -597,7 +597,7 @@ export class Maintenance implements MoveNotes, LockHolder {
       const high = header[SLOT_HIGH_WATER]!;
       for (let slot = 0; slot < high; slot++) {
         // Checked per slot: a rebuilder stalled past the timeout must not finish moves over its successor's.
-        this.#assertHeld();
+        assertHeld(this.#m.lock);
         helping.finish(slot);
       }
       m.ready.clear();
@@ -620,8 +620,8 @@ export class Maintenance implements MoveNotes, LockHolder {
       const readyWords = new Map<number, number>();
       const chains: number[] = [];
       for (let slot = 0; slot < high; slot++) {
-        this.#progress(slot);
-        this.#assertHeld();
+        showProgress(this.#m.lock, slot);
+        assertHeld(this.#m.lock);
         let word = slots.word(slot);
         let status = statusOf(word);
         // A BUSY word reads as FREE by its status bits: it is a job, not a free slot.
@@ -672,10 +672,10 @@ export class Maintenance implements MoveNotes, LockHolder {
       // job with the word of its scan, not the slot's word now: an entry made for a word read later (a job claimed
       // and completed meanwhile, SUCCEEDED) would let a poll claim that job again; one for the scanned word is
       // merely stale once the job has moved on.
-      this.#assertHeld();
+      assertHeld(this.#m.lock);
       for (const slot of ready) this.#fileReady(slot, readyWords.get(slot)!);
       // The chains and counts are the scan's: a holder taken over meanwhile must not free what its successor stored since.
-      this.#assertHeld();
+      assertHeld(this.#m.lock);
       m.arena.rebuild(chains);
       rows.setTotals(counts, finishedChunks);
       // The rings were cleared, and moves finished from intents: a listing that was built is filed afresh.
@@ -739,7 +739,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     num: number, type: string, typeNumber: number, typeBytes: number, payload: string, payloadBytes: number, priority: number, runAt: number,
   ): Float64Array {
     const arena = this.#m.arena;
-    this.#assertHeld();
+    assertHeld(this.#m.lock);
     const ref = typeNumber > 0 ? arena.store(payloadBytes, payload) : arena.store(typeBytes + payloadBytes, type, payload);
     const draft = this.#mover.draft;
     // Every other field starts at zero: no attempt, token, lease, error (ERROR_NONE), worker, moves, own
@@ -757,7 +757,7 @@ export class Maintenance implements MoveNotes, LockHolder {
   /** Stores a new job's headers (JSON text) in the arena, its room made, and points the draft at them. */
   #storeHeaders(draft: Float64Array, headers: string): void {
     const bytes = Buffer.byteLength(headers);
-    this.#assertHeld();
+    assertHeld(this.#m.lock);
     draft[HEADERS_REF] = this.#m.arena.storeCounted(bytes, headers);
     draft[HEADERS_BYTES] = bytes;
   }
@@ -781,7 +781,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     const draft = this.#mover.draft;
     if (this.#log !== undefined) draft[MOVES]!++;
     this.noteOwnMove(slot, word, status);
-    this.#assertHeld();
+    assertHeld(this.#m.lock);
     const next = this.#mover.apply(slot, word, status, from);
     if (next < 0) return false;
     this.#file(slot, next, status);
@@ -843,7 +843,7 @@ export class Maintenance implements MoveNotes, LockHolder {
 
   #push(heap: SharedHeap, k1: number, k2: number, k3: number, slot: number, word: number): void {
     const slots = this.#m.slots;
-    this.#assertHeld();
+    assertHeld(this.#m.lock);
     // A new lease, delayed or held job (or, with an age limit, finished job) may come before the NEXT_DUE published.
     if (heap === this.#m.leases || heap === this.#m.delayed || heap === this.#m.held || (heap === this.#m.finished && this.#retention.ages)) this.#dueDirty = true;
     // Full means mostly stale entries (a slot has at most one valid entry per heap): drop them.
@@ -933,7 +933,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     const bytes = Buffer.byteLength(error);
     if (bytes === 0) return ERROR_EMPTY;
     if (this.#makeRoom(Arena.chunksFor(countedChainBytes(bytes)), 0) < 0) return ERROR_DROPPED;
-    this.#assertHeld();
+    assertHeld(this.#m.lock);
     return this.#m.arena.storeCounted(bytes, error);
   }
 
@@ -945,7 +945,7 @@ export class Maintenance implements MoveNotes, LockHolder {
   storeResult(text: string, bytes: number): number {
     const refusal = this.#makeRoom(Arena.chunksFor(countedChainBytes(bytes)), 0);
     if (refusal < 0) return refusal;
-    this.#assertHeld();
+    assertHeld(this.#m.lock);
     return this.#m.arena.storeCounted(bytes, text);
   }
 
@@ -1001,7 +1001,7 @@ export class Maintenance implements MoveNotes, LockHolder {
       const jobNum = record[JOB_NUM]!;
       // Read before the chain is freed: the key is free again once its job is gone.
       const key = record[KEY_REF]! > 0 ? keyMap.keyOf(slot) : null;
-      this.#assertHeld();
+      assertHeld(this.#m.lock);
       this.#note(jobNum, COMMIT_EVICTED, LAZY);
       if (this.#mover.flip(slot, word, FREE, statusOf(word)) < 0) throw new LockLost();
       // Out of the listing before the slot takes another job (and job number).
@@ -1104,7 +1104,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     for (const move of moves) {
       if (slots.word(move.slot) !== move.to) continue;
       this.#note(slots.get(move.slot, JOB_NUM), COMMIT_MOVED, LAZY);
-      this.#assertHeld();
+      assertHeld(this.#m.lock);
       if (move.record === null) {
         if (this.#mover.flip(move.slot, move.to, FREE, NOT_COUNTED) < 0) throw new LockLost();
       } else {
@@ -1189,18 +1189,8 @@ export class Maintenance implements MoveNotes, LockHolder {
     this.#m.commits.publish(upTo);
   }
 
-  /** `#progress`, as a callback made once. */
-  readonly #showProgress = (step: number): void => this.#progress(step);
-
-  /** Inside a long scan, now and then shows the waiters that this holder is alive. */
-  #progress(step: number): void {
-    if ((step & 0xfff) === 0 && !this.#m.lock.touch()) throw new LockLost();
-  }
-
-  /** Shared writes outside the slot words (records, arena chains) first check that the lock is still ours. */
-  #assertHeld(): void {
-    if (!this.#m.lock.held()) throw new LockLost();
-  }
+  /** `showProgress`, as a callback made once. */
+  readonly #showProgress = (step: number): void => showProgress(this.#m.lock, step);
 }
 
 /** Marks a note no call waits for: see `mustCommit`. */
