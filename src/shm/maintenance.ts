@@ -4,14 +4,13 @@ import type { RetryPolicy } from '../policy.js';
 import { JobStatus, type QueueStats } from '../types.js';
 import { Arena } from './arena.js';
 import { markOf, ticketOfMark, type CommitKind } from './commits.js';
-import type { SharedHeap } from './heap.js';
 import {
-  ATTEMPTS, ATTEMPT_LIMIT, ATTENTION, CANCELLED, COMMIT_EVICTED, COMMIT_MOVED, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, DUE_LOWERED, DUE_VERSION,
-  ENTRY_K1, ENTRY_K2, ENTRY_SLOT, ENTRY_WORD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, GATE, ERROR_LEASE_EXPIRED, ERROR_NONE, ERROR_REF, FINISH_BASE,
-  FINISH_RING, FINISHED_AT, FINISH_SEQ, FINISH_TICKET, FREE, FREE_SLOT_COUNT, HEADERS_BYTES, HEADERS_REF, JOB_NUM, JOB_SEQ, KEY_BYTES, KEY_REF, KEY_TTL, LAST_NOW,
-  LEASE_LENGTH, LEASE_RING, LEASE_UNTIL, MAINTENANCE_ROW, MOVES, NEXT_DUE, PAUSED, PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, ROWS,
-  STATUS_COUNT, ROW_COUNTS, ROW_FINISHED_CHUNKS, RUNNING, RUN_AT,
-  SLOT_HIGH_WATER, SUCCEEDED, TOKEN, TOKEN_RESERVED, TOKEN_SEQ, TYPE, WORKER, attemptLimit, isBusy, mayRetry, nextWord, statusOf, type SlotStatus,
+  ATTEMPTS, ATTEMPT_LIMIT, ATTENTION, CANCELLED, COMMIT_EVICTED, COMMIT_MOVED, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, DUE_LOWERED, ENTRY_K1, ENTRY_K2,
+  ENTRY_SLOT, ENTRY_WORD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, GATE, ERROR_LEASE_EXPIRED, ERROR_NONE, ERROR_REF, FINISH_BASE, FINISHED_AT,
+  FINISH_SEQ, FINISH_TICKET, FREE, FREE_SLOT_COUNT, HEADERS_BYTES, HEADERS_REF, JOB_NUM, JOB_SEQ, KEY_BYTES, KEY_REF, KEY_TTL, LAST_NOW, LEASE_LENGTH,
+  LEASE_UNTIL, MAINTENANCE_ROW, MOVES, NEXT_DUE, PAUSED, PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, STATUS_COUNT,
+  ROW_COUNTS, ROW_FINISHED_CHUNKS, RUNNING, RUN_AT, SLOT_HIGH_WATER, SUCCEEDED, TOKEN, TOKEN_RESERVED, TOKEN_SEQ, TYPE, WORKER, attemptLimit, isBusy, mayRetry,
+  nextWord, statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import { Mover } from './moves.js';
@@ -23,6 +22,7 @@ import { UndoLog, recordCopy, type UndoneMove } from './undo-log.js';
 import { ADMITTED } from './rate-limits.js';
 import { NOT_COUNTED, type LockHolder, type MoveNotes } from './worker.js';
 import { Retention } from './retention.js';
+import { Filing } from './filing.js';
 import { LockLost, assertHeld, showProgress } from './lock-held.js';
 import type { RetainOptions } from '../options.js';
 
@@ -57,9 +57,10 @@ export class Maintenance implements MoveNotes, LockHolder {
   readonly #log: MoveLog | undefined;
   /** The `retain` option's limits on finished jobs. */
   readonly #retention: Retention;
+  /** Where jobs are filed by status, and NEXT_DUE published from. */
+  readonly #filing: Filing;
   #mover: Mover;
   readonly records: Records;
-  readonly #tails = new Int32Array(ROWS);
   /** Inside #makeRoom's wait for lock-free calls before a refusal (see there). */
   #settlingForRoom = false;
   /** The last commit ticket this thread's current call took (with a journal), or undefined. */
@@ -68,8 +69,6 @@ export class Maintenance implements MoveNotes, LockHolder {
   #mustCommit = false;
   readonly #seen = new Float64Array(STATUS_COUNT);
   readonly #again = new Float64Array(STATUS_COUNT);
-  /** Whether the delayed or lease heap changed since NEXT_DUE was published. */
-  #dueDirty = true;
   /** The current call's own durable moves, to undo if their commit fails (with a journal). */
   readonly #undo = new UndoLog();
   /** The ticket the last AWAITS_COMMIT waits for. */
@@ -86,6 +85,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     this.#retention = new Retention(retain);
     this.#log = log;
     this.#mover = new Mover(memory.slots, memory.rows, MAINTENANCE_ROW);
+    this.#filing = new Filing(memory, this.#retention, this);
     this.records = new Records(memory, policy.maxAttempts);
   }
 
@@ -138,8 +138,8 @@ export class Maintenance implements MoveNotes, LockHolder {
   /** Expires the leases due by `now` and makes the delayed jobs due by then ready. */
   #catchUp(now: number): void {
     const { slots, leases, delayed } = this.#m;
-    this.#dueDirty = true;
-    this.drainLeases();
+    this.#filing.dueChanged();
+    this.#filing.drainLeases();
     while (leases.size > 0) {
       const slot = leases.top(ENTRY_SLOT);
       const word = leases.top(ENTRY_WORD);
@@ -156,7 +156,7 @@ export class Maintenance implements MoveNotes, LockHolder {
       delayed.pop();
       if (slots.word(slot) !== word) continue;
       assertHeld(this.#m.lock);
-      this.#fileReady(slot, this.#mover.flip(slot, word, READY, DELAYED));
+      this.#filing.fileReady(slot, this.#mover.flip(slot, word, READY, DELAYED));
     }
     this.#releaseHeld(now);
   }
@@ -169,7 +169,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     if (!rateLimits.active) return true;
     const opensAt = rateLimits.opensAt(slots.types[slot]!, now);
     if (opensAt === ADMITTED) return true;
-    this.#push(held, opensAt, slots.jobNums[slot]!, 0, slot, word);
+    this.#filing.push(held, opensAt, slots.jobNums[slot]!, 0, slot, word);
     return false;
   }
 
@@ -194,7 +194,7 @@ export class Maintenance implements MoveNotes, LockHolder {
 
   /** When the first held job's window opens; Infinity if none is held. */
   heldUntil(): number {
-    return this.#validTop(this.#m.held);
+    return this.#filing.validTop(this.#m.held);
   }
 
   /** Files back as ready the held jobs whose window opened by `now`. */
@@ -204,61 +204,23 @@ export class Maintenance implements MoveNotes, LockHolder {
       const slot = held.top(ENTRY_SLOT);
       const word = held.top(ENTRY_WORD);
       held.pop();
-      if (slots.word(slot) === word) this.#fileReady(slot, word);
+      if (slots.word(slot) === word) this.#filing.fileReady(slot, word);
     }
   }
 
-  /**
-   * Ends a locked operation: publishes NEXT_DUE, the earliest lease or
-   * delayed job, for the lock-free calls to compare `now` with. The holder's
-   * half of the lease handshake (see WorkerPath#registerLease): publish, bump
-   * DUE_VERSION, then look at the rings' tails again; a lease registered
-   * meanwhile is drained and NEXT_DUE published anew.
-   */
+  /** Ends a locked operation: publishes NEXT_DUE (see Filing#publishDue). */
   publishDue(): void {
-    const { header, rows, lockWords, leases, delayed, held } = this.#m;
-    // A holder taken for dead (stalled past the timeout) leaves this to the one that took over.
-    if (!this.#m.lock.held()) return;
-    // Nothing moved that NEXT_DUE depends on: it stands (a lease registered earlier than it raises DUE_LOWERED by itself).
-    if (!this.#dueDirty && (Atomics.load(lockWords, ATTENTION) & DUE_LOWERED) === 0) return;
-    this.#dueDirty = false;
-    for (;;) {
-      // Cleared before the drain: a lease lowered after this is in the rings the drain reads, or raises the flag again.
-      Atomics.and(lockWords, ATTENTION, ~DUE_LOWERED);
-      rows.tails(LEASE_RING, this.#tails);
-      this.drainLeases();
-      header[NEXT_DUE] = Math.min(this.#validTop(leases), this.#validTop(delayed), this.#validTop(held), this.#retentionDue());
-      // Publishes NEXT_DUE (seq-cst), before the tails are read again.
-      Atomics.add(lockWords, DUE_VERSION, 1);
-      if (!rows.movedSince(LEASE_RING, this.#tails)) return;
-    }
+    this.#filing.publishDue();
   }
 
-  /** The earliest key of a heap's valid entries (stale ones on top are dropped); Infinity if none. */
-  #validTop(heap: SharedHeap): number {
-    const slots = this.#m.slots;
-    while (heap.size > 0 && slots.word(heap.top(ENTRY_SLOT)) !== heap.top(ENTRY_WORD)) heap.pop();
-    return heap.size > 0 ? heap.top(ENTRY_K1) : Infinity;
-  }
-
-  /** Moves the leases every row registered into the lease heap (also to make room in a full ring); those already finished are left out. */
+  /** Moves the leases every row registered into the lease heap (see Filing#drainLeases). */
   drainLeases(): void {
-    const { rows, slots, leases, listing } = this.#m;
-    rows.drain(LEASE_RING, (until, slot, word) => {
-      if (slots.word(slot) === word) this.#push(leases, until, 0, 0, slot, word);
-      // A claim (or extend) made lock-free: the listing files the job under its status now, whatever it is.
-      listing.sync(slot);
-    });
+    this.#filing.drainLeases();
   }
 
-  /** Moves the finished jobs every row noted into the eviction heap (also to make room in a full ring). */
+  /** Moves the finished jobs every row noted into the eviction heap (see Filing#drainFinished). */
   drainFinished(): void {
-    const { rows, slots, finished, listing } = this.#m;
-    rows.drain(FINISH_RING, (finishedAt, slot, word) => {
-      // Still as finished: the record holds its FINISH_SEQ.
-      if (slots.word(slot) === word) this.#push(finished, slots.leaseUntils[slot]!, finishedAt, 0, slot, word);
-      listing.sync(slot);
-    });
+    this.#filing.drainFinished();
   }
 
   /**
@@ -533,8 +495,8 @@ export class Maintenance implements MoveNotes, LockHolder {
   prepareListing(): void {
     const { listing, header } = this.#m;
     if (!listing.built) listing.build(header[SLOT_HIGH_WATER]!, this.#showProgress);
-    this.drainLeases();
-    this.drainFinished();
+    this.#filing.drainLeases();
+    this.#filing.drainFinished();
   }
 
   /** Slots of every DEAD job, in submission order. */
@@ -655,12 +617,12 @@ export class Maintenance implements MoveNotes, LockHolder {
             ready.push(slot);
             readyWords.set(slot, word);
           }
-          else this.#push(m.delayed, slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM), 0, slot, word);
+          else this.#filing.push(m.delayed, slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM), 0, slot, word);
         } else if (status === RUNNING) {
-          this.#push(m.leases, slots.get(slot, LEASE_UNTIL), 0, 0, slot, word);
+          this.#filing.push(m.leases, slots.get(slot, LEASE_UNTIL), 0, 0, slot, word);
         } else if (status === SUCCEEDED || status === CANCELLED) {
           // When it finished is not kept in the slot: retention's age counts from this rebuild.
-          this.#push(m.finished, slots.get(slot, FINISH_SEQ), now, 0, slot, word);
+          this.#filing.push(m.finished, slots.get(slot, FINISH_SEQ), now, 0, slot, word);
           finishedChunks += chunksOf(slots.readInto(slot, this.#record));
         }
         counts[status]!++;
@@ -673,7 +635,7 @@ export class Maintenance implements MoveNotes, LockHolder {
       // and completed meanwhile, SUCCEEDED) would let a poll claim that job again; one for the scanned word is
       // merely stale once the job has moved on.
       assertHeld(this.#m.lock);
-      for (const slot of ready) this.#fileReady(slot, readyWords.get(slot)!);
+      for (const slot of ready) this.#filing.fileReady(slot, readyWords.get(slot)!);
       // The chains and counts are the scan's: a holder taken over meanwhile must not free what its successor stored since.
       assertHeld(this.#m.lock);
       m.arena.rebuild(chains);
@@ -681,7 +643,7 @@ export class Maintenance implements MoveNotes, LockHolder {
       // The rings were cleared, and moves finished from intents: a listing that was built is filed afresh.
       if (m.listing.built) m.listing.build(high, this.#showProgress);
       header[REBUILDS]!++;
-      this.#dueDirty = true;
+      this.#filing.dueChanged();
       header[LAST_NOW] = now;
     } finally {
       // Open the gate again — only while the lock is still ours. A rebuilder taken over (its quiesce waited
@@ -768,7 +730,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     const next = this.#mover.apply(slot, slots.word(slot), status, FREE);
     if (next < 0) throw new LockLost();
     jobMap.set(num, slot);
-    this.#file(slot, next, status);
+    this.#filing.file(slot, next, status);
     return next;
   }
 
@@ -784,28 +746,8 @@ export class Maintenance implements MoveNotes, LockHolder {
     assertHeld(this.#m.lock);
     const next = this.#mover.apply(slot, word, status, from);
     if (next < 0) return false;
-    this.#file(slot, next, status);
+    this.#filing.file(slot, next, status);
     return true;
-  }
-
-  /** Files a job where its new status needs it: a ready ring, the delayed heap, the finished heap. */
-  #file(slot: number, word: number, status: SlotStatus): void {
-    const { slots, delayed, finished, rows, listing } = this.#m;
-    listing.sync(slot);
-    if (status === READY) this.#fileReady(slot, word);
-    else if (status === DELAYED) this.#push(delayed, slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM), 0, slot, word);
-    else if (status === SUCCEEDED || status === CANCELLED) {
-      // Finished at the time the locked call runs at.
-      this.#push(finished, slots.get(slot, FINISH_SEQ), this.#m.header[LAST_NOW]!, 0, slot, word);
-      rows.finishedChunks(this.#mover.row, chunksOf(slots.readInto(slot, this.#record)));
-    } else if (status === RUNNING) {
-      this.#push(this.#m.leases, slots.get(slot, LEASE_UNTIL), 0, 0, slot, word);
-    }
-  }
-
-  #fileReady(slot: number, word: number): void {
-    const slots = this.#m.slots;
-    this.#m.ready.file(slot, word, slots.priorities[slot]!, slots.runAts[slot]!, slots.jobNums[slot]!);
   }
 
   #nextFinishSeq(): number {
@@ -841,16 +783,6 @@ export class Maintenance implements MoveNotes, LockHolder {
     return true;
   }
 
-  #push(heap: SharedHeap, k1: number, k2: number, k3: number, slot: number, word: number): void {
-    const slots = this.#m.slots;
-    assertHeld(this.#m.lock);
-    // A new lease, delayed or held job (or, with an age limit, finished job) may come before the NEXT_DUE published.
-    if (heap === this.#m.leases || heap === this.#m.delayed || heap === this.#m.held || (heap === this.#m.finished && this.#retention.ages)) this.#dueDirty = true;
-    // Full means mostly stale entries (a slot has at most one valid entry per heap): drop them.
-    if (heap.full) heap.compact((s, w) => slots.word(s) === w);
-    heap.push(k1, k2, k3, slot, word);
-  }
-
   // ── room ───────────────────────────────────────────────────────────────
 
   /**
@@ -867,7 +799,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     this.#settlingForRoom = true;
     try {
       this.settle(this.#m.header[LAST_NOW]!);
-      this.drainFinished();
+      this.#filing.drainFinished();
     } finally {
       this.#settlingForRoom = false;
     }
@@ -898,22 +830,14 @@ export class Maintenance implements MoveNotes, LockHolder {
   #retain(now: number): void {
     const retention = this.#retention;
     // The jobs completed lock-free since the last drain: into the heap, with when they finished.
-    this.drainFinished();
+    this.#filing.drainFinished();
     while (this.#finishedJobs() > retention.maxFinished && this.#evictOldest());
-    while (this.#retentionDue() <= now && this.#evictOldest(now - retention.maxAgeMillis));
+    while (this.#filing.retentionDue() <= now && this.#evictOldest(now - retention.maxAgeMillis));
   }
 
   #finishedJobs(): number {
     const rows = this.#m.rows;
     return rows.sum(ROW_COUNTS + SUCCEEDED) + rows.sum(ROW_COUNTS + CANCELLED);
-  }
-
-  /** When the oldest finished job is due for eviction by age (stale entries on top dropped); Infinity if none is, ever. */
-  #retentionDue(): number {
-    const { finished, slots } = this.#m;
-    if (!this.#retention.ages) return Infinity;
-    while (finished.size > 0 && slots.word(finished.top(ENTRY_SLOT)) !== finished.top(ENTRY_WORD)) finished.pop();
-    return finished.size > 0 ? this.#retention.dueAt(finished.top(ENTRY_K2)) : Infinity;
   }
 
   /** Slots free now, counting those never used. */
@@ -963,13 +887,13 @@ export class Maintenance implements MoveNotes, LockHolder {
    */
   #evictOldest(finishedBy = Infinity): boolean {
     const { finished } = this.#m;
-    this.drainFinished();
+    this.#filing.drainFinished();
     const frozen: number[] = [];
     try {
       return this.#evictFirstOf(frozen, finishedBy);
     } finally {
       // Passed over while their commit is in flight: back in the heap, in their place.
-      for (let at = 0; at < frozen.length; at += 4) this.#push(finished, frozen[at]!, frozen[at + 1]!, 0, frozen[at + 2]!, frozen[at + 3]!);
+      for (let at = 0; at < frozen.length; at += 4) this.#filing.push(finished, frozen[at]!, frozen[at + 1]!, 0, frozen[at + 2]!, frozen[at + 3]!);
     }
   }
 
@@ -1074,7 +998,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     if (skipped.length === 0) return false;
     for (let at = 0; at < skipped.length; at += 2) {
       // Still as passed over (nothing moves a frozen job but its own undo, under this lock).
-      if (this.#m.slots.word(skipped[at]!) === skipped[at + 1]) this.#fileReady(skipped[at]!, skipped[at + 1]!);
+      if (this.#m.slots.word(skipped[at]!) === skipped[at + 1]) this.#filing.fileReady(skipped[at]!, skipped[at + 1]!);
     }
     skipped.length = 0;
     return true;
