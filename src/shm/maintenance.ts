@@ -3,14 +3,13 @@ import { laterReading, type TimeSource } from '../clock.js';
 import type { RetryPolicy } from '../policy.js';
 import { JobStatus, type QueueStats } from '../types.js';
 import { Arena } from './arena.js';
-import { markOf, ticketOfMark, type CommitKind } from './commits.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, ATTENTION, CANCELLED, COMMIT_EVICTED, COMMIT_MOVED, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, DUE_LOWERED, ENTRY_K1, ENTRY_K2,
   ENTRY_SLOT, ENTRY_WORD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, GATE, ERROR_LEASE_EXPIRED, ERROR_NONE, ERROR_REF, FINISH_BASE, FINISHED_AT,
   FINISH_SEQ, FINISH_TICKET, FREE, FREE_SLOT_COUNT, HEADERS_BYTES, HEADERS_REF, JOB_NUM, JOB_SEQ, KEY_BYTES, KEY_REF, KEY_TTL, LAST_NOW, LEASE_LENGTH,
   LEASE_UNTIL, MAINTENANCE_ROW, MOVES, NEXT_DUE, PAUSED, PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, STATUS_COUNT,
   ROW_COUNTS, ROW_FINISHED_CHUNKS, RUNNING, RUN_AT, SLOT_HIGH_WATER, SUCCEEDED, TOKEN, TOKEN_RESERVED, TOKEN_SEQ, TYPE, WORKER, attemptLimit, isBusy, mayRetry,
-  nextWord, statusOf, type SlotStatus,
+  statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import { Mover } from './moves.js';
@@ -18,23 +17,16 @@ import type { LoggedJob, MoveLog, Sequences, JournalWrites } from './movelog.js'
 import { keyHash } from '../key-hash.js';
 import { NAME_OF_STATUS, Records, chunksOf, countedChainBytes, countedChunks, dataBytes, leadingTypeBytes, noteFinish } from './records.js';
 import type { CheckedJob } from '../validate.js';
-import { UndoLog, recordCopy, type UndoneMove } from './undo-log.js';
+import type { UndoneMove } from './undo-log.js';
 import { ADMITTED } from './rate-limits.js';
 import { NOT_COUNTED, type LockHolder, type MoveNotes } from './worker.js';
 import { Retention } from './retention.js';
 import { Filing } from './filing.js';
+import { AWAITS_COMMIT, JournalNotes, LAZY } from './journal-notes.js';
 import { LockLost, assertHeld, showProgress } from './lock-held.js';
 import type { RetainOptions } from '../options.js';
 
-export { LockLost };
-
-/**
- * What cancel and retryDead return for a job frozen by another call's commit
- * in flight (see Frozen jobs in layout.ts): the caller waits for
- * `awaitedTicket()` to be durable, then tries again. Not a Refusal: it never
- * reaches a user.
- */
-export const AWAITS_COMMIT = -1000;
+export { AWAITS_COMMIT, LockLost };
 
 /**
  * The maintenance side of the queue: every operation that runs under the
@@ -59,22 +51,14 @@ export class Maintenance implements MoveNotes, LockHolder {
   readonly #retention: Retention;
   /** Where jobs are filed by status, and NEXT_DUE published from. */
   readonly #filing: Filing;
+  /** What the journal learns of each call, and the moves it must undo if the commit fails. */
+  readonly #notes: JournalNotes;
   #mover: Mover;
   readonly records: Records;
   /** Inside #makeRoom's wait for lock-free calls before a refusal (see there). */
   #settlingForRoom = false;
-  /** The last commit ticket this thread's current call took (with a journal), or undefined. */
-  #ticket: number | undefined;
-  /** Whether the current call noted a change that must be committed before it returns. */
-  #mustCommit = false;
   readonly #seen = new Float64Array(STATUS_COUNT);
   readonly #again = new Float64Array(STATUS_COUNT);
-  /** The current call's own durable moves, to undo if their commit fails (with a journal). */
-  readonly #undo = new UndoLog();
-  /** The ticket the last AWAITS_COMMIT waits for. */
-  #awaitedTicket = 0;
-  /** Jobs the current poll passed over as frozen, as (slot, word) pairs: filed back after it. */
-  readonly #skipped: number[] = [];
   /** A copy of a slot's record, read under the lock. */
   readonly #record = new Float64Array(RECORD_FIELDS);
 
@@ -87,6 +71,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     this.#mover = new Mover(memory.slots, memory.rows, MAINTENANCE_ROW);
     this.#filing = new Filing(memory, this.#retention, this);
     this.records = new Records(memory, policy.maxAttempts);
+    this.#notes = new JournalNotes(memory, this.records, this.#filing, this, log);
   }
 
   /** The mover this instance's maintenance moves use: its own row's once it has one (so a stalled holder never shares an intent with the next). */
@@ -119,19 +104,14 @@ export class Maintenance implements MoveNotes, LockHolder {
     if (Atomics.load(this.#m.lockWords, FINISH_TICKET) >>> 0 > 2 ** 30) repair = true;
     if (repair) this.rebuild(now);
     assertHeld(this.#m.lock);
-    this.#ticket = undefined;
-    this.#mustCommit = false;
-    if (this.#log !== undefined) {
-      this.#undo.reset();
-      this.#skipped.length = 0;
-    }
+    this.#notes.startCall();
     header[LAST_NOW] = now;
     // Before NEXT_DUE, with no earlier lease flagged, no lease or delayed job is due (the lease handshake):
     // the rings and heaps stay as they are, and so does NEXT_DUE.
     if (now >= header[NEXT_DUE]! || (Atomics.load(this.#m.lockWords, ATTENTION) & DUE_LOWERED) !== 0) this.#catchUp(now);
     if (this.#retention.limits) this.#retain(now);
     // The catch-up's expiries are not the call's own (any call would have made them): only what follows is undone.
-    if (this.#log !== undefined) this.#undo.record();
+    if (this.#log !== undefined) this.#notes.recordOwnMoves();
     return now;
   }
 
@@ -291,7 +271,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     if (refusal < 0) return refusal;
     const num = header[JOB_SEQ]! + 1;
     header[JOB_SEQ] = num;
-    const ticket = this.#note(num, COMMIT_SUBMITTED);
+    const ticket = this.#notes.note(num, COMMIT_SUBMITTED);
     const slot = this.#takeSlot();
     const draft = this.#newDraft(num, job.type, typeNumber, job.typeBytes, job.payload, job.payloadBytes, job.priority, runAt);
     draft[ATTEMPT_LIMIT] = job.maxAttempts;
@@ -302,10 +282,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     const word = this.#place(slot, num, runAt > now ? DELAYED : READY);
     // After the job is placed: a holder killed in between leaves the key to the rebuild, which finds it in the slot.
     if (job.key !== null) this.#m.keyMap.set(job.key, keyHash(job.key), slot);
-    if (this.#undo.recording) {
-      this.#m.awaited[slot] = markOf(ticket);
-      this.#undo.add({ slot, status: FREE, to: word, record: null, lastError: null });
-    }
+    this.#notes.noteOwnSubmit(slot, word, ticket);
     return num;
   }
 
@@ -323,7 +300,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     if (slot < 0) return -1;
     const status = statusOf(this.settledWord(slot, now));
     if (status === FREE) return -1;
-    if (this.frozen(slot)) return this.#awaitCommitOf(slot);
+    if (this.#notes.frozen(slot)) return this.#notes.awaitCommitOf(slot);
     const live = status === READY || status === DELAYED || status === RUNNING ||
       (slots.keyTtls[slot]! > 0 && now < slots.finishedAts[slot]! + slots.keyTtls[slot]!);
     return live ? slots.jobNums[slot]! : -1;
@@ -357,9 +334,7 @@ export class Maintenance implements MoveNotes, LockHolder {
    * was evicted for.
    */
   roomFor(jobs: number, chunks: number): number {
-    // Every note of a batch (its jobs, and the evictions that make their room) must fit the commit ring
-    // without a commit in between, so that the batch reaches the journal in one transaction.
-    if (this.#log !== undefined && this.#m.commits.room() < this.#m.slots.capacity + jobs) this.#commitNotes();
+    this.#notes.roomForBatch(jobs);
     return this.#makeRoom(chunks, jobs);
   }
 
@@ -450,7 +425,7 @@ export class Maintenance implements MoveNotes, LockHolder {
       const word = this.settledWord(slot, now);
       const status = statusOf(word);
       if (status !== READY && status !== DELAYED) return Refusal.NotPending;
-      if (this.frozen(slot)) return this.#awaitCommitOf(slot);
+      if (this.#notes.frozen(slot)) return this.#notes.awaitCommitOf(slot);
       const draft = this.#mover.start(slot);
       draft[FINISH_SEQ] = this.#nextFinishSeq();
       noteFinish(draft, now);
@@ -464,7 +439,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     for (;;) {
       const word = this.settledWord(slot, now);
       if (statusOf(word) !== DEAD) return Refusal.NotDead;
-      if (this.frozen(slot)) return this.#awaitCommitOf(slot);
+      if (this.#notes.frozen(slot)) return this.#notes.awaitCommitOf(slot);
       const draft = this.#mover.start(slot);
       draft[ATTEMPTS] = 0;
       draft[RUN_AT] = this.#freshRunAt(now, 0, Infinity);
@@ -742,7 +717,7 @@ export class Maintenance implements MoveNotes, LockHolder {
   #moveTo(slot: number, word: number, status: SlotStatus, from: SlotStatus): boolean {
     const draft = this.#mover.draft;
     if (this.#log !== undefined) draft[MOVES]!++;
-    this.noteOwnMove(slot, word, status);
+    this.#notes.noteOwnMove(slot, word, status);
     assertHeld(this.#m.lock);
     const next = this.#mover.apply(slot, word, status, from);
     if (next < 0) return false;
@@ -908,10 +883,10 @@ export class Maintenance implements MoveNotes, LockHolder {
       const word = finished.top(ENTRY_WORD);
       const finishSeq = finished.top(ENTRY_K1);
       const finishedAt = finished.top(ENTRY_K2);
-      if (slots.word(slot) === word && !this.frozen(slot) && finishedAt > finishedBy) return false;
+      if (slots.word(slot) === word && !this.#notes.frozen(slot) && finishedAt > finishedBy) return false;
       finished.pop();
       if (slots.word(slot) !== word) continue;
-      if (this.frozen(slot)) {
+      if (this.#notes.frozen(slot)) {
         frozen.push(finishSeq, finishedAt, slot, word);
         continue;
       }
@@ -926,7 +901,7 @@ export class Maintenance implements MoveNotes, LockHolder {
       // Read before the chain is freed: the key is free again once its job is gone.
       const key = record[KEY_REF]! > 0 ? keyMap.keyOf(slot) : null;
       assertHeld(this.#m.lock);
-      this.#note(jobNum, COMMIT_EVICTED, LAZY);
+      this.#notes.note(jobNum, COMMIT_EVICTED, LAZY);
       if (this.#mover.flip(slot, word, FREE, statusOf(word)) < 0) throw new LockLost();
       // Out of the listing before the slot takes another job (and job number).
       this.#m.listing.sync(slot);
@@ -946,67 +921,34 @@ export class Maintenance implements MoveNotes, LockHolder {
     return false;
   }
 
-  // ── journal ──────────────────────────────────────────────────────────
+  // ── journal (see journal-notes.ts) ─────────────────────────────────
 
   noteMove(jobNum: number, lazy: boolean): void {
-    this.#note(jobNum, COMMIT_MOVED, lazy);
+    this.#notes.noteMove(jobNum, lazy);
   }
 
-  /**
-   * Notes a durable move of the call's own, about to be made from `word` to
-   * `status` with the mover's draft; after the catch-up, with a journal, it
-   * is frozen until its commit and logged with the record it replaces (see
-   * UndoLog). Called just before the move: under the lock nothing else moves
-   * the slot, so it goes to the word `nextWord(word, status)`.
-   */
   noteOwnMove(slot: number, word: number, status: SlotStatus): void {
-    const { slots, awaited } = this.#m;
-    const ticket = this.#note(slots.get(slot, JOB_NUM), COMMIT_MOVED);
-    if (!this.#undo.recording) return;
-    awaited[slot] = markOf(ticket);
-    const record = recordCopy(slots, slot);
-    // Only an arena chain needs its text saved (the move may free it); a canned error is its ref.
-    const lastError = record[ERROR_REF]! > 0 ? this.records.errorText(record) : null;
-    this.#undo.add({ slot, status: statusOf(word), to: nextWord(word, status), record, lastError });
+    this.#notes.noteOwnMove(slot, word, status);
   }
 
-  /** Whether the job in `slot` is frozen by a commit in flight (see Frozen jobs in layout.ts). */
-  frozen(slot: number): boolean {
-    return this.#log !== undefined && this.#m.commits.awaits(this.#m.awaited[slot]!);
-  }
-
-  #awaitCommitOf(slot: number): number {
-    this.#awaitedTicket = ticketOfMark(this.#m.awaited[slot]!);
-    return AWAITS_COMMIT;
-  }
-
-  /** The commit the last AWAITS_COMMIT waits for. */
-  awaitedTicket(): number {
-    return this.#awaitedTicket;
-  }
-
-  /** For a poll: whether the ready job at (slot, word) is frozen; if so it is passed over, to be filed back by `refileFrozen`. */
+  /** For a poll: whether the ready job at (slot, word) is frozen, and passed over (see JournalNotes#skipFrozen). */
   skipFrozen(slot: number, word: number): boolean {
-    if (!this.frozen(slot)) return false;
-    this.#skipped.push(slot, word);
-    return true;
+    return this.#notes.skipFrozen(slot, word);
   }
 
   /** After a poll, files the jobs it passed over as frozen back in their place; whether there were any. */
   refileFrozen(): boolean {
-    const skipped = this.#skipped;
-    if (skipped.length === 0) return false;
-    for (let at = 0; at < skipped.length; at += 2) {
-      // Still as passed over (nothing moves a frozen job but its own undo, under this lock).
-      if (this.#m.slots.word(skipped[at]!) === skipped[at + 1]) this.#filing.fileReady(skipped[at]!, skipped[at + 1]!);
-    }
-    skipped.length = 0;
-    return true;
+    return this.#notes.refileFrozen();
+  }
+
+  /** The commit the last AWAITS_COMMIT waits for. */
+  awaitedTicket(): number {
+    return this.#notes.awaitedTicket();
   }
 
   /** Takes the current call's own durable moves out (see UndoLog), for `rollBack` if their commit fails. */
   takeUndo(): UndoneMove[] {
-    return this.#undo.take();
+    return this.#notes.takeUndo();
   }
 
   /**
@@ -1027,7 +969,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     const { slots, awaited } = this.#m;
     for (const move of moves) {
       if (slots.word(move.slot) !== move.to) continue;
-      this.#note(slots.get(move.slot, JOB_NUM), COMMIT_MOVED, LAZY);
+      this.#notes.note(slots.get(move.slot, JOB_NUM), COMMIT_MOVED, LAZY);
       assertHeld(this.#m.lock);
       if (move.record === null) {
         if (this.#mover.flip(move.slot, move.to, FREE, NOT_COUNTED) < 0) throw new LockLost();
@@ -1049,83 +991,25 @@ export class Maintenance implements MoveNotes, LockHolder {
 
   /** The last commit ticket the current call took, if it changed anything the journal must learn. */
   noted(): number | undefined {
-    return this.#ticket;
+    return this.#notes.noted();
   }
 
-  /**
-   * Whether the current call changed what a crash would bring back, so must
-   * not return before the commit: everything but a lease, an extended lease
-   * and an eviction. Those three are LAZY: lost in a crash they change nothing
-   * that matters, as a job RUNNING at a crash runs again anyway and an evicted
-   * job was finished.
-   */
+  /** Whether the current call changed what a crash would bring back, so must not return before the commit (see JournalNotes#mustCommit). */
   mustCommit(): boolean {
-    return this.#mustCommit;
+    return this.#notes.mustCommit();
   }
 
-  /**
-   * Notes a change for the journal (if there is one), to be written by the
-   * next group commit; see CommitRing. Noted just *before* the move commits:
-   * a thread killed in between leaves a note of a move that did not happen
-   * (the journal is written the job as it is: harmless), never a move the
-   * journal does not learn of. No commit can come in between, as commits
-   * read under the lock. A full ring is committed here, under the lock: rare,
-   * as every durable call commits the ring soon after.
-   */
-  #note(jobNum: number, kind: CommitKind, lazy = false): number {
-    if (this.#log === undefined) return 0;
-    const commits = this.#m.commits;
-    if (commits.room() < 1) this.#commitNotes();
-    const ticket = (this.#ticket = commits.note(jobNum, kind));
-    if (!lazy) this.#mustCommit = true;
-    return ticket;
-  }
-
-  /**
-   * The journal writes every noted change needs, each job once, as it is
-   * now (under the lock, so every job is read between moves); and the ticket
-   * they cover. A new job is inserted whole, a moved one updated, an evicted
-   * one deleted.
-   */
+  /** The journal writes every noted change needs, and the ticket they cover (see JournalNotes#pendingWrites). */
   pendingWrites(): { writes: JournalWrites; upTo: number } {
-    const flagsOf = new Map<number, number>();
-    const upTo = this.#m.commits.forEachPending((jobNum, kind) => {
-      flagsOf.set(jobNum, (flagsOf.get(jobNum) ?? 0) | FLAG_OF_KIND[kind]);
-    });
-    const writes: JournalWrites = { inserts: [], updates: [], evictions: [] };
-    for (const [jobNum, flags] of flagsOf) {
-      const slot = (flags & GONE) !== 0 ? Refusal.Evicted : this.find(jobNum);
-      // Gone from memory: evicted, or a submit that was undone. Its row goes, if it was ever written.
-      if (slot < 0) {
-        writes.evictions.push(jobNum);
-        continue;
-      }
-      if ((flags & NEW) === 0) writes.updates.push(this.records.loggedMove(slot));
-      else writes.inserts.push(this.records.loggedJob(slot));
-    }
-    return { writes, upTo };
-  }
-
-  /** Commits every noted change now, under the lock. */
-  #commitNotes(): void {
-    const { writes, upTo } = this.pendingWrites();
-    this.#log!.write(writes);
-    this.#m.commits.publish(upTo);
+    return this.#notes.pendingWrites();
   }
 
   /** `showProgress`, as a callback made once. */
   readonly #showProgress = (step: number): void => showProgress(this.#m.lock, step);
 }
 
-/** Marks a note no call waits for: see `mustCommit`. */
-const LAZY = true;
 /** The record fields that point at a counted chain (its length first) when > 0: lastError, result, idempotent key, headers. */
 const COUNTED_REFS = [ERROR_REF, RESULT_REF, KEY_REF, HEADERS_REF] as const;
-
-/** What the journal must do for a job, by the kinds of its notes: insert it whole (NEW), delete it (GONE), else update it. */
-const NEW = 1;
-const GONE = 2;
-const FLAG_OF_KIND: Record<CommitKind, number> = { [COMMIT_SUBMITTED]: NEW, [COMMIT_MOVED]: 0, [COMMIT_EVICTED]: GONE };
 
 /** Tokens reserved in the journal at a time. */
 const TOKEN_BLOCK = 4096;
