@@ -18,10 +18,10 @@ import { keyHash } from '../key-hash.js';
 import { NAME_OF_STATUS, Records, chunksOf, countedChainBytes, countedChunks, dataBytes, leadingTypeBytes, noteFinish } from './records.js';
 import type { CheckedJob } from '../validate.js';
 import type { UndoneMove } from './undo-log.js';
-import { ADMITTED } from './rate-limits.js';
 import { NOT_COUNTED, type LockHolder, type MoveNotes } from './worker.js';
 import { Retention } from './retention.js';
 import { Filing } from './filing.js';
+import { HeldJobs } from './held-jobs.js';
 import { AWAITS_COMMIT, JournalNotes, LAZY } from './journal-notes.js';
 import { LockLost, assertHeld, showProgress } from './lock-held.js';
 import type { RetainOptions } from '../options.js';
@@ -53,6 +53,8 @@ export class Maintenance implements MoveNotes, LockHolder {
   readonly #filing: Filing;
   /** What the journal learns of each call, and the moves it must undo if the commit fails. */
   readonly #notes: JournalNotes;
+  /** The jobs a rate limit holds back until their type's window opens. */
+  readonly #held: HeldJobs;
   #mover: Mover;
   readonly records: Records;
   /** Inside #makeRoom's wait for lock-free calls before a refusal (see there). */
@@ -70,6 +72,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     this.#log = log;
     this.#mover = new Mover(memory.slots, memory.rows, MAINTENANCE_ROW);
     this.#filing = new Filing(memory, this.#retention, this);
+    this.#held = new HeldJobs(memory, this.#filing);
     this.records = new Records(memory, policy.maxAttempts);
     this.#notes = new JournalNotes(memory, this.records, this.#filing, this, log);
   }
@@ -138,24 +141,18 @@ export class Maintenance implements MoveNotes, LockHolder {
       assertHeld(this.#m.lock);
       this.#filing.fileReady(slot, this.#mover.flip(slot, word, READY, DELAYED));
     }
-    this.#releaseHeld(now);
+    this.#held.release(now);
   }
 
-  // ── rate limits (see rate-limits.ts) ──────────────────────────────────
+  // ── rate limits (see held-jobs.ts) ─────────────────────────────────────
 
   /** For a claim under the lock: whether the job's type's limit admits it at `now`; if not, it is held until its window opens. */
   admits(slot: number, word: number, now: number): boolean {
-    const { rateLimits, slots, held } = this.#m;
-    if (!rateLimits.active) return true;
-    const opensAt = rateLimits.opensAt(slots.types[slot]!, now);
-    if (opensAt === ADMITTED) return true;
-    this.#filing.push(held, opensAt, slots.jobNums[slot]!, 0, slot, word);
-    return false;
+    return this.#held.admits(slot, word, now);
   }
 
   leased(slot: number): void {
-    const { rateLimits, slots } = this.#m;
-    if (rateLimits.active) rateLimits.counted(slots.types[slot]!);
+    this.#held.leased(slot);
   }
 
   /**
@@ -165,27 +162,13 @@ export class Maintenance implements MoveNotes, LockHolder {
    * is counted.
    */
   setRateLimit(typeNumber: number, max: number, windowMillis: number, now: number): void {
-    assertHeld(this.#m.lock);
-    // Filed back first: once the last limit is gone, lock-free polls find them in the rings.
-    this.#releaseHeld(Infinity);
-    this.#m.rateLimits.set(typeNumber, max, windowMillis);
+    this.#held.setLimit(typeNumber, max, windowMillis);
     this.settle(now);
   }
 
   /** When the first held job's window opens; Infinity if none is held. */
   heldUntil(): number {
-    return this.#filing.validTop(this.#m.held);
-  }
-
-  /** Files back as ready the held jobs whose window opened by `now`. */
-  #releaseHeld(now: number): void {
-    const { slots, held } = this.#m;
-    while (held.size > 0 && held.top(ENTRY_K1) <= now) {
-      const slot = held.top(ENTRY_SLOT);
-      const word = held.top(ENTRY_WORD);
-      held.pop();
-      if (slots.word(slot) === word) this.#filing.fileReady(slot, word);
-    }
+    return this.#held.heldUntil();
   }
 
   /** Ends a locked operation: publishes NEXT_DUE (see Filing#publishDue). */
