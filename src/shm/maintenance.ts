@@ -4,12 +4,11 @@ import type { RetryPolicy } from '../policy.js';
 import { JobStatus, type QueueStats } from '../types.js';
 import { Arena } from './arena.js';
 import {
-  ATTEMPTS, ATTEMPT_LIMIT, ATTENTION, CANCELLED, COMMIT_EVICTED, COMMIT_MOVED, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, DUE_LOWERED, ENTRY_K1, ENTRY_K2,
-  ENTRY_SLOT, ENTRY_WORD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, GATE, ERROR_LEASE_EXPIRED, ERROR_NONE, ERROR_REF, FINISH_BASE, FINISHED_AT,
-  FINISH_SEQ, FINISH_TICKET, FREE, FREE_SLOT_COUNT, HEADERS_BYTES, HEADERS_REF, JOB_NUM, JOB_SEQ, KEY_BYTES, KEY_REF, KEY_TTL, LAST_NOW, LEASE_LENGTH,
-  LEASE_UNTIL, MAINTENANCE_ROW, MOVES, NEXT_DUE, PAUSED, PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, STATUS_COUNT,
-  ROW_COUNTS, ROW_FINISHED_CHUNKS, RUNNING, RUN_AT, SLOT_HIGH_WATER, SUCCEEDED, TOKEN, TOKEN_RESERVED, TOKEN_SEQ, TYPE, WORKER, attemptLimit, isBusy, mayRetry,
-  statusOf, type SlotStatus,
+  ATTEMPTS, ATTEMPT_LIMIT, ATTENTION, CANCELLED, COMMIT_MOVED, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, DUE_LOWERED, ENTRY_K1, ENTRY_SLOT, ENTRY_WORD,
+  ERROR_BYTES, ERROR_FAILED, GATE, ERROR_LEASE_EXPIRED, ERROR_NONE, ERROR_REF, FINISH_BASE, FINISHED_AT, FINISH_SEQ, FINISH_TICKET, FREE, FREE_SLOT_COUNT,
+  HEADERS_BYTES, HEADERS_REF, JOB_NUM, JOB_SEQ, KEY_BYTES, KEY_REF, KEY_TTL, LAST_NOW, LEASE_LENGTH, LEASE_UNTIL, MAINTENANCE_ROW, MOVES, NEXT_DUE, PAUSED,
+  PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, STATUS_COUNT, ROW_COUNTS, RUNNING, RUN_AT, SLOT_HIGH_WATER, SUCCEEDED,
+  TOKEN, TOKEN_RESERVED, TOKEN_SEQ, TYPE, WORKER, attemptLimit, isBusy, mayRetry, statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import { Mover } from './moves.js';
@@ -21,6 +20,7 @@ import type { UndoneMove } from './undo-log.js';
 import { NOT_COUNTED, type LockHolder, type MoveNotes } from './worker.js';
 import { Retention } from './retention.js';
 import { Filing } from './filing.js';
+import { Room } from './room.js';
 import { HeldJobs } from './held-jobs.js';
 import { AWAITS_COMMIT, JournalNotes, LAZY } from './journal-notes.js';
 import { LockLost, assertHeld, showProgress } from './lock-held.js';
@@ -55,10 +55,10 @@ export class Maintenance implements MoveNotes, LockHolder {
   readonly #notes: JournalNotes;
   /** The jobs a rate limit holds back until their type's window opens. */
   readonly #held: HeldJobs;
+  /** Free slots and arena chunks, and the evictions that make them. */
+  readonly #room: Room;
   #mover: Mover;
   readonly records: Records;
-  /** Inside #makeRoom's wait for lock-free calls before a refusal (see there). */
-  #settlingForRoom = false;
   readonly #seen = new Float64Array(STATUS_COUNT);
   readonly #again = new Float64Array(STATUS_COUNT);
   /** A copy of a slot's record, read under the lock. */
@@ -75,6 +75,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     this.#held = new HeldJobs(memory, this.#filing);
     this.records = new Records(memory, policy.maxAttempts);
     this.#notes = new JournalNotes(memory, this.records, this.#filing, this, log);
+    this.#room = new Room(memory, this.#retention, this.#filing, this.#notes, this, this);
   }
 
   /** The mover this instance's maintenance moves use: its own row's once it has one (so a stalled holder never shares an intent with the next). */
@@ -112,7 +113,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     // Before NEXT_DUE, with no earlier lease flagged, no lease or delayed job is due (the lease handshake):
     // the rings and heaps stay as they are, and so does NEXT_DUE.
     if (now >= header[NEXT_DUE]! || (Atomics.load(this.#m.lockWords, ATTENTION) & DUE_LOWERED) !== 0) this.#catchUp(now);
-    if (this.#retention.limits) this.#retain(now);
+    if (this.#retention.limits) this.#room.retain(now);
     // The catch-up's expiries are not the call's own (any call would have made them): only what follows is undone.
     if (this.#log !== undefined) this.#notes.recordOwnMoves();
     return now;
@@ -250,12 +251,12 @@ export class Maintenance implements MoveNotes, LockHolder {
   submit(job: CheckedJob, runAt: number, now: number): number {
     const { header } = this.#m;
     const typeNumber = this.#m.typeNames.numberOf(job.type);
-    const refusal = this.#makeRoom(this.#chunksFor(typeNumber, job.typeBytes, job.payloadBytes, job.keyBytes, job.headersText), 1);
+    const refusal = this.#room.makeRoom(this.#chunksFor(typeNumber, job.typeBytes, job.payloadBytes, job.keyBytes, job.headersText), 1);
     if (refusal < 0) return refusal;
     const num = header[JOB_SEQ]! + 1;
     header[JOB_SEQ] = num;
     const ticket = this.#notes.note(num, COMMIT_SUBMITTED);
-    const slot = this.#takeSlot();
+    const slot = this.#room.takeSlot();
     const draft = this.#newDraft(num, job.type, typeNumber, job.typeBytes, job.payload, job.payloadBytes, job.priority, runAt);
     draft[ATTEMPT_LIMIT] = job.maxAttempts;
     draft[LEASE_LENGTH] = job.timeoutMillis;
@@ -318,7 +319,7 @@ export class Maintenance implements MoveNotes, LockHolder {
    */
   roomFor(jobs: number, chunks: number): number {
     this.#notes.roomForBatch(jobs);
-    return this.#makeRoom(chunks, jobs);
+    return this.#room.makeRoom(chunks, jobs);
   }
 
   /**
@@ -380,9 +381,9 @@ export class Maintenance implements MoveNotes, LockHolder {
       const word = this.settledWord(slot, now);
       const refused = this.#checkLease(word, slot, token);
       if (refused < 0) return refused;
-      const ref = error === null ? ERROR_FAILED : this.#storeError(error);
+      const ref = error === null ? ERROR_FAILED : this.#room.storeError(error);
       if (this.#failAttempt(slot, word, now, ref, ref > 0 ? Buffer.byteLength(error!) : 0, now, permanent, true)) return 0;
-      this.freeCounted(ref);
+      this.#room.freeCounted(ref);
     }
   }
 
@@ -624,8 +625,8 @@ export class Maintenance implements MoveNotes, LockHolder {
   /** A journaled job back in a free slot, as the journal holds it. */
   #restoreJob(job: LoggedJob, now: number): void {
     const { typeNames, workerNames } = this.#m;
-    const errorRef = job.lastError === null ? ERROR_NONE : this.#storeError(job.lastError);
-    const slot = this.#takeSlot();
+    const errorRef = job.lastError === null ? ERROR_NONE : this.#room.storeError(job.lastError);
+    const slot = this.#room.takeSlot();
     const typeBytes = Buffer.byteLength(job.type);
     const draft = this.#newDraft(job.num, job.type, typeNames.numberOf(job.type), typeBytes, job.payload, Buffer.byteLength(job.payload), job.priority, job.runAt);
     draft[ATTEMPTS] = job.attempts;
@@ -737,171 +738,20 @@ export class Maintenance implements MoveNotes, LockHolder {
     if (!this.#moveTo(slot, word, status, RUNNING)) return false;
     if (status === DEAD) this.#m.finishes.announce();
     // Freed only after the move: a move that lost its race keeps its old error.
-    this.freeCounted(oldError);
+    this.#room.freeCounted(oldError);
     return true;
   }
 
-  // ── room ───────────────────────────────────────────────────────────────
+  // ── room (see room.ts) ─────────────────────────────────────────────
 
-  /**
-   * Makes room for `chunks` arena chunks and `jobs` slots, evicting finished
-   * jobs oldest first — but only if that will succeed: a refusal evicts nothing.
-   */
-  #makeRoom(chunks: number, jobs: number): number {
-    const refusal = this.#roomNow(chunks, jobs);
-    if (refusal === 0 || this.#settlingForRoom) return refusal;
-    // Before a refusal: a lock-free complete in flight may have finished a job whose finish-ring entry
-    // (made after its move) is not in the finished heap yet. Its call is waited out and the room looked
-    // at again, so that a refusal means no room at that instant. Once per refusal: the catch-up of the
-    // settle may store errors, which look for room themselves.
-    this.#settlingForRoom = true;
-    try {
-      this.settle(this.#m.header[LAST_NOW]!);
-      this.#filing.drainFinished();
-    } finally {
-      this.#settlingForRoom = false;
-    }
-    return this.#roomNow(chunks, jobs);
-  }
-
-  /** #makeRoom without waiting for lock-free calls in flight. */
-  #roomNow(chunks: number, jobs: number): number {
-    const { arena, rows } = this.#m;
-    // The common case, room already: no counters summed.
-    if (this.#freeSlots() >= jobs && chunks <= arena.freeChunks) return 0;
-    const finishedJobs = rows.sum(ROW_COUNTS + SUCCEEDED) + rows.sum(ROW_COUNTS + CANCELLED);
-    if (jobs > this.#freeSlots() + finishedJobs) return Refusal.NoSlot;
-    if (chunks > arena.freeChunks + rows.sum(ROW_FINISHED_CHUNKS)) return Refusal.NoBytes;
-    while (this.#freeSlots() < jobs || chunks > arena.freeChunks) {
-      // Only if the counters lied (they are hints): refuse rather than loop.
-      if (!this.#evictOldest()) return Refusal.NoBytes;
-    }
-    return 0;
-  }
-
-  /**
-   * Evicts the finished jobs the `retain` option has no room for: beyond
-   * maxFinished, and (oldest finished first) those finished maxAgeMillis
-   * before `now` or earlier. Part of bringing the queue up to now, in every
-   * locked call; lock-free completes are counted once their ring is drained.
-   */
-  #retain(now: number): void {
-    const retention = this.#retention;
-    // The jobs completed lock-free since the last drain: into the heap, with when they finished.
-    this.#filing.drainFinished();
-    while (this.#finishedJobs() > retention.maxFinished && this.#evictOldest());
-    while (this.#filing.retentionDue() <= now && this.#evictOldest(now - retention.maxAgeMillis));
-  }
-
-  #finishedJobs(): number {
-    const rows = this.#m.rows;
-    return rows.sum(ROW_COUNTS + SUCCEEDED) + rows.sum(ROW_COUNTS + CANCELLED);
-  }
-
-  /** Slots free now, counting those never used. */
-  #freeSlots(): number {
-    const { header, slots } = this.#m;
-    return header[FREE_SLOT_COUNT]! + slots.capacity - header[SLOT_HIGH_WATER]!;
-  }
-
-  #takeSlot(): number {
-    const { header, freeSlots } = this.#m;
-    if (header[FREE_SLOT_COUNT]! === 0) return header[SLOT_HIGH_WATER]!++;
-    return freeSlots[--header[FREE_SLOT_COUNT]!]!;
-  }
-
-  /** Arena chunks holding `error`, or a canned error: ERROR_EMPTY, or ERROR_DROPPED if there is no room. */
-  #storeError(error: string): number {
-    const bytes = Buffer.byteLength(error);
-    if (bytes === 0) return ERROR_EMPTY;
-    if (this.#makeRoom(Arena.chunksFor(countedChainBytes(bytes)), 0) < 0) return ERROR_DROPPED;
-    assertHeld(this.#m.lock);
-    return this.#m.arena.storeCounted(bytes, error);
-  }
-
-  /**
-   * Arena chunks holding a complete's result (its JSON text, `bytes` UTF-8
-   * bytes), for the complete to point its record at; or Refusal.NoBytes,
-   * having evicted nothing, if there is no room.
-   */
+  /** Arena chunks holding a complete's result, or Refusal.NoBytes (see Room#storeResult). */
   storeResult(text: string, bytes: number): number {
-    const refusal = this.#makeRoom(Arena.chunksFor(countedChainBytes(bytes)), 0);
-    if (refusal < 0) return refusal;
-    assertHeld(this.#m.lock);
-    return this.#m.arena.storeCounted(bytes, text);
+    return this.#room.storeResult(text, bytes);
   }
 
-  /** Frees a counted chain: a result's from `storeResult`, an error's from `#storeError`, a job's headers (0 and a canned error have none). */
+  /** Frees a counted chain: a result's from `storeResult`, an error's, a job's headers (0 and a canned error have none). */
   freeCounted(ref: number): void {
-    const arena = this.#m.arena;
-    if (ref > 0) arena.free(ref, countedChainBytes(arena.countedBytes(ref)));
-  }
-
-
-  /**
-   * Evicts the finished job that finished first; false if there is none
-   * (or, with `finishedBy`, if it finished later than that). A job frozen by
-   * its commit in flight is passed over (see layout.ts).
-   */
-  #evictOldest(finishedBy = Infinity): boolean {
-    const { finished } = this.#m;
-    this.#filing.drainFinished();
-    const frozen: number[] = [];
-    try {
-      return this.#evictFirstOf(frozen, finishedBy);
-    } finally {
-      // Passed over while their commit is in flight: back in the heap, in their place.
-      for (let at = 0; at < frozen.length; at += 4) this.#filing.push(finished, frozen[at]!, frozen[at + 1]!, 0, frozen[at + 2]!, frozen[at + 3]!);
-    }
-  }
-
-  /**
-   * Evicts the first finished job of the heap that is not frozen (those go to
-   * `frozen`: finishSeq, finishedAt, slot, word), unless it finished after `finishedBy`.
-   */
-  #evictFirstOf(frozen: number[], finishedBy: number): boolean {
-    const { finished, slots, arena, jobMap, keyMap, freeSlots, header, rows } = this.#m;
-    while (finished.size > 0) {
-      const slot = finished.top(ENTRY_SLOT);
-      const word = finished.top(ENTRY_WORD);
-      const finishSeq = finished.top(ENTRY_K1);
-      const finishedAt = finished.top(ENTRY_K2);
-      if (slots.word(slot) === word && !this.#notes.frozen(slot) && finishedAt > finishedBy) return false;
-      finished.pop();
-      if (slots.word(slot) !== word) continue;
-      if (this.#notes.frozen(slot)) {
-        frozen.push(finishSeq, finishedAt, slot, word);
-        continue;
-      }
-      const record = slots.readInto(slot, this.#record);
-      const chunks = chunksOf(record);
-      const dataRef = record[DATA_REF]!;
-      const dataBytes = leadingTypeBytes(record[TYPE]!) + record[PAYLOAD_BYTES]!;
-      const errorRef = record[ERROR_REF]!;
-      const resultRef = record[RESULT_REF]!;
-      const headersRef = record[HEADERS_REF]!;
-      const jobNum = record[JOB_NUM]!;
-      // Read before the chain is freed: the key is free again once its job is gone.
-      const key = record[KEY_REF]! > 0 ? keyMap.keyOf(slot) : null;
-      assertHeld(this.#m.lock);
-      this.#notes.note(jobNum, COMMIT_EVICTED, LAZY);
-      if (this.#mover.flip(slot, word, FREE, statusOf(word)) < 0) throw new LockLost();
-      // Out of the listing before the slot takes another job (and job number).
-      this.#m.listing.sync(slot);
-      rows.finishedChunks(this.#mover.row, -chunks);
-      arena.free(dataRef, dataBytes);
-      this.freeCounted(errorRef);
-      this.freeCounted(resultRef);
-      if (key !== null) {
-        keyMap.delete(key, keyHash(key), slot);
-        arena.free(record[KEY_REF]!, countedChainBytes(record[KEY_BYTES]!));
-      }
-      this.freeCounted(headersRef);
-      jobMap.delete(jobNum);
-      freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
-      return true;
-    }
-    return false;
+    this.#room.freeCounted(ref);
   }
 
   // ── journal (see journal-notes.ts) ─────────────────────────────────
@@ -961,7 +811,7 @@ export class Maintenance implements MoveNotes, LockHolder {
         const moves = slots.get(move.slot, MOVES);
         draft.set(move.record);
         if (move.lastError !== null) {
-          draft[ERROR_REF] = this.#storeError(move.lastError);
+          draft[ERROR_REF] = this.#room.storeError(move.lastError);
           if (draft[ERROR_REF]! <= 0) draft[ERROR_BYTES] = 0;
         }
         draft[MOVES] = moves + 1;
