@@ -1,14 +1,12 @@
 import { Refusal } from '../errors.js';
 import { laterReading, type TimeSource } from '../clock.js';
 import type { RetryPolicy } from '../policy.js';
-import { JobStatus, type QueueStats } from '../types.js';
+import type { QueueStats } from '../types.js';
 import { Arena } from './arena.js';
 import {
-  ATTEMPTS, ATTEMPT_LIMIT, ATTENTION, CANCELLED, COMMIT_MOVED, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, DUE_LOWERED, ENTRY_K1, ENTRY_SLOT, ENTRY_WORD,
-  ERROR_BYTES, ERROR_FAILED, ERROR_LEASE_EXPIRED, ERROR_NONE, ERROR_REF, FINISH_BASE, FINISHED_AT, FINISH_SEQ, FINISH_TICKET, FREE, HEADERS_BYTES, HEADERS_REF,
-  JOB_NUM, JOB_SEQ, KEY_BYTES, KEY_REF, KEY_TTL, LAST_NOW, LEASE_LENGTH, LEASE_UNTIL, MAINTENANCE_ROW, MOVES, NEXT_DUE, PAUSED, PAYLOAD_BYTES, PRIORITY, READY,
-  REBUILDS, RESULT_BYTES, RESULT_REF, STATUS_COUNT, ROW_COUNTS, RUNNING, RUN_AT, SLOT_HIGH_WATER, SUCCEEDED, TOKEN, TOKEN_RESERVED, TOKEN_SEQ, TYPE, WORKER,
-  attemptLimit, isBusy, mayRetry, statusOf, type SlotStatus,
+  ATTEMPTS, ATTEMPT_LIMIT, ATTENTION, CANCELLED, COMMIT_SUBMITTED, DEAD, DELAYED, DUE_LOWERED, ENTRY_K1, ENTRY_SLOT, ENTRY_WORD, ERROR_FAILED,
+  ERROR_LEASE_EXPIRED, FINISH_BASE, FINISH_SEQ, FINISH_TICKET, FREE, JOB_NUM, JOB_SEQ, LAST_NOW, LEASE_LENGTH, LEASE_UNTIL, MAINTENANCE_ROW, MOVES, NEXT_DUE,
+  PAUSED, READY, REBUILDS, STATUS_COUNT, ROW_COUNTS, RUNNING, RUN_AT, SLOT_HIGH_WATER, SUCCEEDED, TOKEN_RESERVED, TOKEN_SEQ, isBusy, statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import { Mover } from './moves.js';
@@ -17,13 +15,14 @@ import { keyHash } from '../key-hash.js';
 import { NAME_OF_STATUS, Records, countedChainBytes, countedChunks, dataBytes, noteFinish } from './records.js';
 import type { CheckedJob } from '../validate.js';
 import type { UndoneMove } from './undo-log.js';
-import { NOT_COUNTED, type LockHolder, type MoveNotes } from './worker.js';
+import type { LockHolder, MoveNotes } from './worker.js';
 import { Retention } from './retention.js';
 import { Filing } from './filing.js';
 import { Room } from './room.js';
 import { Rebuilder } from './rebuild.js';
+import { JobMoves } from './job-moves.js';
 import { HeldJobs } from './held-jobs.js';
-import { AWAITS_COMMIT, JournalNotes, LAZY } from './journal-notes.js';
+import { AWAITS_COMMIT, JournalNotes } from './journal-notes.js';
 import { LockLost, assertHeld, showProgress } from './lock-held.js';
 import type { RetainOptions } from '../options.js';
 
@@ -44,8 +43,7 @@ export { AWAITS_COMMIT, LockLost };
  */
 export class Maintenance implements MoveNotes, LockHolder {
   readonly #m: QueueMemory;
-  readonly #policy: RetryPolicy;
-  /** The queue's clock, read again under the lock (see `prepare`, `settle`) and as a move is made (`#runAt`). */
+  /** The queue's clock, read again under the lock as a call settles (see `settle`; a move reads it too, see JobMoves#freshRunAt). */
   readonly #time: TimeSource;
   readonly #log: MoveLog | undefined;
   /** The `retain` option's limits on finished jobs. */
@@ -59,6 +57,8 @@ export class Maintenance implements MoveNotes, LockHolder {
   /** Free slots and arena chunks, and the evictions that make them. */
   readonly #room: Room;
   readonly #rebuilder: Rebuilder;
+  /** How a job is placed, moved, failed, restored, or moved back. */
+  readonly #moves: JobMoves;
   #mover: Mover;
   readonly records: Records;
   readonly #seen = new Float64Array(STATUS_COUNT);
@@ -66,7 +66,6 @@ export class Maintenance implements MoveNotes, LockHolder {
 
   constructor(memory: QueueMemory, policy: RetryPolicy, time: TimeSource, retain: RetainOptions, log?: MoveLog) {
     this.#m = memory;
-    this.#policy = policy;
     this.#time = time;
     this.#retention = new Retention(retain);
     this.#log = log;
@@ -77,6 +76,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     this.records = new Records(memory, policy.maxAttempts);
     this.#notes = new JournalNotes(memory, this.records, this.#filing, this, log);
     this.#room = new Room(memory, this.#retention, this.#filing, this.#notes, this, this);
+    this.#moves = new JobMoves(memory, policy, time, log !== undefined, this.#filing, this.#notes, this.#room, this);
   }
 
   /** The mover this instance's maintenance moves use: its own row's once it has one (so a stalled holder never shares an intent with the next). */
@@ -131,7 +131,7 @@ export class Maintenance implements MoveNotes, LockHolder {
       const until = leases.top(ENTRY_K1);
       if (slots.word(slot) === word && until > now) break;
       leases.pop();
-      if (slots.word(slot) === word) this.#failAttempt(slot, word, until, ERROR_LEASE_EXPIRED, 0, now, false);
+      if (slots.word(slot) === word) this.#moves.failAttempt(slot, word, until, ERROR_LEASE_EXPIRED, 0, now, false);
     }
     while (delayed.size > 0) {
       const slot = delayed.top(ENTRY_SLOT);
@@ -258,13 +258,13 @@ export class Maintenance implements MoveNotes, LockHolder {
     header[JOB_SEQ] = num;
     const ticket = this.#notes.note(num, COMMIT_SUBMITTED);
     const slot = this.#room.takeSlot();
-    const draft = this.#newDraft(num, job.type, typeNumber, job.typeBytes, job.payload, job.payloadBytes, job.priority, runAt);
+    const draft = this.#moves.newDraft(num, job.type, typeNumber, job.typeBytes, job.payload, job.payloadBytes, job.priority, runAt);
     draft[ATTEMPT_LIMIT] = job.maxAttempts;
     draft[LEASE_LENGTH] = job.timeoutMillis;
-    if (job.key !== null) this.#storeKey(draft, job.key, job.keyBytes, job.keyTtlMillis);
-    if (job.headersText !== null) this.#storeHeaders(draft, job.headersText);
+    if (job.key !== null) this.#moves.storeKey(draft, job.key, job.keyBytes, job.keyTtlMillis);
+    if (job.headersText !== null) this.#moves.storeHeaders(draft, job.headersText);
     if (this.#log !== undefined) draft[MOVES] = 1;
-    const word = this.#place(slot, num, runAt > now ? DELAYED : READY);
+    const word = this.#moves.place(slot, num, runAt > now ? DELAYED : READY);
     // After the job is placed: a holder killed in between leaves the key to the rebuild, which finds it in the slot.
     if (job.key !== null) this.#m.keyMap.set(job.key, keyHash(job.key), slot);
     this.#notes.noteOwnSubmit(slot, word, ticket);
@@ -289,14 +289,6 @@ export class Maintenance implements MoveNotes, LockHolder {
     const live = status === READY || status === DELAYED || status === RUNNING ||
       (slots.keyTtls[slot]! > 0 && now < slots.finishedAts[slot]! + slots.keyTtls[slot]!);
     return live ? slots.jobNums[slot]! : -1;
-  }
-
-  /** Stores the idempotent key in the draft: its chain (the room was made) and its TTL. */
-  #storeKey(draft: Float64Array, key: string, keyBytes: number, keyTtl: number): void {
-    assertHeld(this.#m.lock);
-    draft[KEY_REF] = this.#m.arena.storeCounted(keyBytes, key);
-    draft[KEY_BYTES] = keyBytes;
-    draft[KEY_TTL] = keyTtl;
   }
 
   /**
@@ -332,7 +324,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     const { header, lockWords } = this.#m;
     let finishSeq = 0;
     for (const job of jobs) {
-      this.#restoreJob(job, now);
+      this.#moves.restoreJob(job, now);
       finishSeq = Math.max(finishSeq, job.finishSeq);
     }
     header[FINISH_BASE] = finishSeq - (Atomics.load(lockWords, FINISH_TICKET) >>> 0);
@@ -383,7 +375,7 @@ export class Maintenance implements MoveNotes, LockHolder {
       const refused = this.#checkLease(word, slot, token);
       if (refused < 0) return refused;
       const ref = error === null ? ERROR_FAILED : this.#room.storeError(error);
-      if (this.#failAttempt(slot, word, now, ref, ref > 0 ? Buffer.byteLength(error!) : 0, now, permanent, true)) return 0;
+      if (this.#moves.failAttempt(slot, word, now, ref, ref > 0 ? Buffer.byteLength(error!) : 0, now, permanent, true)) return 0;
       this.#room.freeCounted(ref);
     }
   }
@@ -400,8 +392,8 @@ export class Maintenance implements MoveNotes, LockHolder {
       if (refused < 0) return refused;
       const draft = this.#mover.start(slot);
       draft[ATTEMPTS]!--;
-      draft[RUN_AT] = this.#freshRunAt(now, 0, draft[LEASE_UNTIL]!);
-      if (this.#moveTo(slot, word, READY, RUNNING)) return 0;
+      draft[RUN_AT] = this.#moves.freshRunAt(now, 0, draft[LEASE_UNTIL]!);
+      if (this.#moves.moveTo(slot, word, READY, RUNNING)) return 0;
     }
   }
 
@@ -412,9 +404,9 @@ export class Maintenance implements MoveNotes, LockHolder {
       if (status !== READY && status !== DELAYED) return Refusal.NotPending;
       if (this.#notes.frozen(slot)) return this.#notes.awaitCommitOf(slot);
       const draft = this.#mover.start(slot);
-      draft[FINISH_SEQ] = this.#nextFinishSeq();
+      draft[FINISH_SEQ] = this.#moves.nextFinishSeq();
       noteFinish(draft, now);
-      if (!this.#moveTo(slot, word, CANCELLED, status)) continue;
+      if (!this.#moves.moveTo(slot, word, CANCELLED, status)) continue;
       this.#m.finishes.announce();
       return 0;
     }
@@ -427,24 +419,9 @@ export class Maintenance implements MoveNotes, LockHolder {
       if (this.#notes.frozen(slot)) return this.#notes.awaitCommitOf(slot);
       const draft = this.#mover.start(slot);
       draft[ATTEMPTS] = 0;
-      draft[RUN_AT] = this.#freshRunAt(now, 0, Infinity);
-      if (this.#moveTo(slot, word, READY, DEAD)) return 0;
+      draft[RUN_AT] = this.#moves.freshRunAt(now, 0, Infinity);
+      if (this.#moves.moveTo(slot, word, READY, DEAD)) return 0;
     }
-  }
-
-  /**
-   * The runAt of a job a call makes ready again (fail, release, retryDead):
-   * `delay` after the clock read just before its move, so that a lock-free
-   * claim of a later reading never comes before it with an older time — if
-   * that reading is before `before` (the end of the lease a fail or release
-   * needs: past it, the call took effect before the clock passed, at
-   * `since`); else `delay` after `since`. Read before the decision, not
-   * while the slot is BUSY: a holder that stalls in the clock there would be
-   * taken over with its move finished, and then retry the call as refused.
-   */
-  #freshRunAt(since: number, delay: number, before: number): number {
-    const fresh = laterReading(this.#time, since);
-    return (fresh < before ? fresh : since) + delay;
   }
 
   /**
@@ -513,128 +490,6 @@ export class Maintenance implements MoveNotes, LockHolder {
     return this.#m.header[REBUILDS]!;
   }
 
-  // ── moves ──────────────────────────────────────────────────────────────
-
-  /** A journaled job back in a free slot, as the journal holds it. */
-  #restoreJob(job: LoggedJob, now: number): void {
-    const { typeNames, workerNames } = this.#m;
-    const errorRef = job.lastError === null ? ERROR_NONE : this.#room.storeError(job.lastError);
-    const slot = this.#room.takeSlot();
-    const typeBytes = Buffer.byteLength(job.type);
-    const draft = this.#newDraft(job.num, job.type, typeNames.numberOf(job.type), typeBytes, job.payload, Buffer.byteLength(job.payload), job.priority, job.runAt);
-    draft[ATTEMPTS] = job.attempts;
-    draft[TOKEN] = job.token;
-    // One field, by status: the lease's end while RUNNING, the finish order once finished.
-    draft[LEASE_UNTIL] = job.status === JobStatus.SUCCEEDED || job.status === JobStatus.CANCELLED ? job.finishSeq : job.leaseUntil;
-    draft[ERROR_REF] = errorRef;
-    draft[ERROR_BYTES] = errorRef > 0 ? Buffer.byteLength(job.lastError!) : 0;
-    draft[WORKER] = job.workerId === null ? 0 : workerNames.numberOf(job.workerId);
-    draft[MOVES] = this.#log === undefined ? 0 : job.moves;
-    draft[ATTEMPT_LIMIT] = job.maxAttempts;
-    if (job.result !== null) {
-      const bytes = Buffer.byteLength(job.result);
-      draft[RESULT_REF] = this.#m.arena.storeCounted(bytes, job.result);
-      draft[RESULT_BYTES] = bytes;
-    }
-    draft[LEASE_LENGTH] = job.timeout;
-    if (job.key !== null) this.#storeKey(draft, job.key, Buffer.byteLength(job.key), job.keyTtl);
-    draft[FINISHED_AT] = job.finishedAt;
-    if (job.headers !== null) this.#storeHeaders(draft, job.headers);
-    const status = STATUS_OF_NAME[job.status];
-    this.#place(slot, job.num, status === READY && job.runAt > now ? DELAYED : status);
-  }
-
-  /**
-   * The draft of a new job: its strings stored (the type in the data chain
-   * only if the type table has no room for it, `typeNumber` 0), no attempt,
-   * lease, error or worker yet.
-   */
-  #newDraft(
-    num: number, type: string, typeNumber: number, typeBytes: number, payload: string, payloadBytes: number, priority: number, runAt: number,
-  ): Float64Array {
-    const arena = this.#m.arena;
-    assertHeld(this.#m.lock);
-    const ref = typeNumber > 0 ? arena.store(payloadBytes, payload) : arena.store(typeBytes + payloadBytes, type, payload);
-    const draft = this.#mover.draft;
-    // Every other field starts at zero: no attempt, token, lease, error (ERROR_NONE), worker, moves, own
-    // limit, result, key, lease length or headers.
-    draft.fill(0);
-    draft[JOB_NUM] = num;
-    draft[PRIORITY] = priority;
-    draft[RUN_AT] = runAt;
-    draft[DATA_REF] = ref;
-    draft[TYPE] = typeNumber > 0 ? typeNumber : -typeBytes;
-    draft[PAYLOAD_BYTES] = payloadBytes;
-    return draft;
-  }
-
-  /** Stores a new job's headers (JSON text) in the arena, its room made, and points the draft at them. */
-  #storeHeaders(draft: Float64Array, headers: string): void {
-    const bytes = Buffer.byteLength(headers);
-    assertHeld(this.#m.lock);
-    draft[HEADERS_REF] = this.#m.arena.storeCounted(bytes, headers);
-    draft[HEADERS_BYTES] = bytes;
-  }
-
-  /** Places the draft, a new job numbered `num`, in the free `slot` in `status`, filed in the index its status needs; its word. */
-  #place(slot: number, num: number, status: SlotStatus): number {
-    const { slots, jobMap } = this.#m;
-    const next = this.#mover.apply(slot, slots.word(slot), status, FREE);
-    if (next < 0) throw new LockLost();
-    jobMap.set(num, slot);
-    this.#filing.file(slot, next, status);
-    return next;
-  }
-
-  /**
-   * Moves `slot` from `word` (status `from`) to `status` with the draft as
-   * its record, notes it for the journal, and files it; false if the slot
-   * moved first (a lock-free move won the race: the caller looks again).
-   */
-  #moveTo(slot: number, word: number, status: SlotStatus, from: SlotStatus): boolean {
-    const draft = this.#mover.draft;
-    if (this.#log !== undefined) draft[MOVES]!++;
-    this.#notes.noteOwnMove(slot, word, status);
-    assertHeld(this.#m.lock);
-    const next = this.#mover.apply(slot, word, status, from);
-    if (next < 0) return false;
-    this.#filing.file(slot, next, status);
-    return true;
-  }
-
-  #nextFinishSeq(): number {
-    // The same shared counter lock-free completes take their order from.
-    return this.#m.header[FINISH_BASE]! + this.#m.finishes.count();
-  }
-
-  /** A failed attempt at `failedAt`: PENDING after the backoff, or DEAD when no attempts are left (or `permanent`). False if the slot moved first. */
-  /**
-   * A failed attempt at `failedAt`: an expiry's leaseUntil, or (`stamped`, a
-   * fail call) now, whose retry time then comes from the clock read as the
-   * move is made (see #freshRunAt).
-   */
-  #failAttempt(slot: number, word: number, failedAt: number, errorRef: number, errorBytes: number, now: number, permanent: boolean, stamped = false): boolean {
-    const draft = this.#mover.start(slot);
-    const attempts = draft[ATTEMPTS]!;
-    const oldError = draft[ERROR_REF]!;
-    draft[ERROR_REF] = errorRef;
-    draft[ERROR_BYTES] = errorBytes;
-    const retry = !permanent && mayRetry(attempts, attemptLimit(draft[ATTEMPT_LIMIT]!, this.#policy.maxAttempts));
-    const backoff = retry ? this.#policy.backoffAfter(attempts) : 0;
-    if (retry) draft[RUN_AT] = failedAt + backoff;
-    const status = retry ? (draft[RUN_AT]! <= now ? READY : DELAYED) : DEAD;
-    if (status === DEAD) noteFinish(draft, failedAt);
-    // READY or DELAYED by the backoff alone (failedAt is now): the same with the fresh reading.
-    if (retry && stamped) draft[RUN_AT] = this.#freshRunAt(failedAt, backoff, draft[LEASE_UNTIL]!);
-    // A finish too (see finishes.ts): counted before the move, announced after it.
-    if (status === DEAD) this.#m.finishes.count();
-    if (!this.#moveTo(slot, word, status, RUNNING)) return false;
-    if (status === DEAD) this.#m.finishes.announce();
-    // Freed only after the move: a move that lost its race keeps its old error.
-    this.#room.freeCounted(oldError);
-    return true;
-  }
-
   // ── room (see room.ts) ─────────────────────────────────────────────
 
   /** Arena chunks holding a complete's result, or Refusal.NoBytes (see Room#storeResult). */
@@ -678,40 +533,13 @@ export class Maintenance implements MoveNotes, LockHolder {
   }
 
   /**
-   * Undoes a call's own moves whose commit failed, newest first: a submitted
-   * job's slot is freed, a moved job gets its old record (and lastError)
-   * back. Each undo is a move of its own, with a higher move count, and is
-   * noted (lazily): the next commit writes the job as it now is, or deletes
-   * its row, over anything a presumed-dead leader may still write. Then
-   * every hint is rebuilt from the slots (counters, rings, heaps, the arena's
-   * chains): O(capacity), on a failure only.
-   *
-   * A move whose slot no longer holds its word is left alone (only a
-   * presumed-dead holder's repairs can have moved a frozen job). Also run
-   * after a failure under the lock with no moves to undo, for its rebuild
-   * (the failure may have cut a call short between its hints).
+   * Undoes a call's own moves whose commit failed (see JobMoves#undo), then
+   * rebuilds every hint from the slots: O(capacity), on a failure only. Also
+   * run after a failure under the lock with no moves to undo, for its
+   * rebuild (the failure may have cut a call short between its hints).
    */
   rollBack(moves: readonly UndoneMove[], now: number): void {
-    const { slots, awaited } = this.#m;
-    for (const move of moves) {
-      if (slots.word(move.slot) !== move.to) continue;
-      this.#notes.note(slots.get(move.slot, JOB_NUM), COMMIT_MOVED, LAZY);
-      assertHeld(this.#m.lock);
-      if (move.record === null) {
-        if (this.#mover.flip(move.slot, move.to, FREE, NOT_COUNTED) < 0) throw new LockLost();
-      } else {
-        const draft = this.#mover.draft;
-        const moves = slots.get(move.slot, MOVES);
-        draft.set(move.record);
-        if (move.lastError !== null) {
-          draft[ERROR_REF] = this.#room.storeError(move.lastError);
-          if (draft[ERROR_REF]! <= 0) draft[ERROR_BYTES] = 0;
-        }
-        draft[MOVES] = moves + 1;
-        if (this.#mover.apply(move.slot, move.to, move.status, NOT_COUNTED) < 0) throw new LockLost();
-      }
-      awaited[move.slot] = 0;
-    }
+    this.#moves.undo(moves);
     this.rebuild(now);
   }
 
@@ -736,8 +564,4 @@ export class Maintenance implements MoveNotes, LockHolder {
 
 /** Tokens reserved in the journal at a time. */
 const TOKEN_BLOCK = 4096;
-
-const STATUS_OF_NAME: Record<JobStatus, SlotStatus> = {
-  PENDING: READY, RUNNING, SUCCEEDED, DEAD, CANCELLED,
-};
 export { NAME_OF_STATUS };
