@@ -5,8 +5,8 @@ import type { QueueStats } from '../types.js';
 import { Arena } from './arena.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, ATTENTION, CANCELLED, COMMIT_SUBMITTED, DEAD, DELAYED, DUE_LOWERED, ENTRY_K1, ENTRY_SLOT, ENTRY_WORD, ERROR_FAILED,
-  ERROR_LEASE_EXPIRED, FINISH_BASE, FINISH_SEQ, FINISH_TICKET, FREE, JOB_NUM, JOB_SEQ, LAST_NOW, LEASE_LENGTH, LEASE_UNTIL, MAINTENANCE_ROW, MOVES, NEXT_DUE,
-  PAUSED, READY, REBUILDS, STATUS_COUNT, ROW_COUNTS, RUNNING, RUN_AT, SLOT_HIGH_WATER, SUCCEEDED, TOKEN_RESERVED, TOKEN_SEQ, isBusy, statusOf, type SlotStatus,
+  ERROR_LEASE_EXPIRED, FINISH_BASE, FINISH_SEQ, FINISH_TICKET, FREE, JOB_SEQ, LAST_NOW, LEASE_LENGTH, LEASE_UNTIL, MAINTENANCE_ROW, MOVES, NEXT_DUE, READY,
+  REBUILDS, RUNNING, RUN_AT, TOKEN_RESERVED, TOKEN_SEQ, isBusy, statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import { Mover } from './moves.js';
@@ -21,9 +21,10 @@ import { Filing } from './filing.js';
 import { Room } from './room.js';
 import { Rebuilder } from './rebuild.js';
 import { JobMoves } from './job-moves.js';
+import { LockedReads } from './locked-reads.js';
 import { HeldJobs } from './held-jobs.js';
 import { AWAITS_COMMIT, JournalNotes } from './journal-notes.js';
-import { LockLost, assertHeld, showProgress } from './lock-held.js';
+import { LockLost, assertHeld } from './lock-held.js';
 import type { RetainOptions } from '../options.js';
 
 export { AWAITS_COMMIT, LockLost };
@@ -59,10 +60,10 @@ export class Maintenance implements MoveNotes, LockHolder {
   readonly #rebuilder: Rebuilder;
   /** How a job is placed, moved, failed, restored, or moved back. */
   readonly #moves: JobMoves;
+  /** What the read calls read under the lock: counts, the dead letters, the listing. */
+  readonly #reads: LockedReads;
   #mover: Mover;
   readonly records: Records;
-  readonly #seen = new Float64Array(STATUS_COUNT);
-  readonly #again = new Float64Array(STATUS_COUNT);
 
   constructor(memory: QueueMemory, policy: RetryPolicy, time: TimeSource, retain: RetainOptions, log?: MoveLog) {
     this.#m = memory;
@@ -77,6 +78,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     this.#notes = new JournalNotes(memory, this.records, this.#filing, this, log);
     this.#room = new Room(memory, this.#retention, this.#filing, this.#notes, this, this);
     this.#moves = new JobMoves(memory, policy, time, log !== undefined, this.#filing, this.#notes, this.#room, this);
+    this.#reads = new LockedReads(memory, this.#filing);
   }
 
   /** The mover this instance's maintenance moves use: its own row's once it has one (so a stalled holder never shares an intent with the next). */
@@ -424,57 +426,19 @@ export class Maintenance implements MoveNotes, LockHolder {
     }
   }
 
-  /**
-   * Makes the listing exact for every move made so far (see ListingIndex):
-   * built on the first call, O(slots); after that, the ring entries of the
-   * lock-free moves since the last drain are filed.
-   */
+  /** Makes the listing exact for every move made so far (see LockedReads#prepareListing). */
   prepareListing(): void {
-    const { listing, header } = this.#m;
-    if (!listing.built) listing.build(header[SLOT_HIGH_WATER]!, this.#showProgress);
-    this.#filing.drainLeases();
-    this.#filing.drainFinished();
+    this.#reads.prepareListing();
   }
 
   /** Slots of every DEAD job, in submission order. */
   deadSlots(): number[] {
-    const { header, slots } = this.#m;
-    const dead: number[] = [];
-    for (let slot = 0; slot < header[SLOT_HIGH_WATER]!; slot++) {
-      showProgress(this.#m.lock, slot);
-      if (slots.status(slot) === DEAD) dead.push(slot);
-    }
-    return dead.sort((a, b) => slots.get(a, JOB_NUM) - slots.get(b, JOB_NUM));
+    return this.#reads.deadSlots();
   }
 
-  /**
-   * The sums of every row's counters: exact when no call is in flight. While
-   * lock-free calls move jobs, the sums are read again until two reads agree
-   * (a few tries), and none is shown below zero.
-   */
+  /** The sums of every row's counters (see LockedReads#stats). */
   stats(): QueueStats {
-    const seen = this.#seen;
-    const again = this.#again;
-    this.#sums(seen);
-    for (let tries = 0; tries < 8; tries++) {
-      this.#sums(again);
-      let same = true;
-      for (let s = 0; s < STATUS_COUNT; s++) if (again[s] !== seen[s]) same = false;
-      seen.set(again);
-      if (same) break;
-    }
-    const count = (status: number) => Math.max(0, seen[status]!);
-    return {
-      pending: count(READY) + count(DELAYED), ready: count(READY), delayed: count(DELAYED), running: count(RUNNING),
-      succeeded: count(SUCCEEDED), dead: count(DEAD), cancelled: count(CANCELLED),
-      // As set by the latest pause or resume of any thread.
-      paused: Atomics.load(this.#m.lockWords, PAUSED) === 1,
-    };
-  }
-
-  #sums(into: Float64Array): void {
-    const rows = this.#m.rows;
-    for (let s = 0; s < STATUS_COUNT; s++) into[s] = rows.sum(ROW_COUNTS + s);
+    return this.#reads.stats();
   }
 
   /**
@@ -485,6 +449,7 @@ export class Maintenance implements MoveNotes, LockHolder {
   rebuild(now: number): void {
     this.#rebuilder.rebuild(now);
   }
+
   /** How often the hints were rebuilt from the slots. */
   get rebuilds(): number {
     return this.#m.header[REBUILDS]!;
@@ -557,9 +522,6 @@ export class Maintenance implements MoveNotes, LockHolder {
   pendingWrites(): { writes: JournalWrites; upTo: number } {
     return this.#notes.pendingWrites();
   }
-
-  /** `showProgress`, as a callback made once. */
-  readonly #showProgress = (step: number): void => showProgress(this.#m.lock, step);
 }
 
 /** Tokens reserved in the journal at a time. */
