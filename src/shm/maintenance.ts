@@ -1,12 +1,12 @@
 import { Refusal } from '../errors.js';
-import { laterReading, type TimeSource } from '../clock.js';
+import type { TimeSource } from '../clock.js';
 import type { RetryPolicy } from '../policy.js';
 import type { QueueStats } from '../types.js';
 import { Arena } from './arena.js';
 import {
-  ATTEMPTS, ATTEMPT_LIMIT, ATTENTION, CANCELLED, COMMIT_SUBMITTED, DEAD, DELAYED, DUE_LOWERED, ENTRY_K1, ENTRY_SLOT, ENTRY_WORD, ERROR_FAILED,
-  ERROR_LEASE_EXPIRED, FINISH_BASE, FINISH_SEQ, FINISH_TICKET, FREE, JOB_SEQ, LAST_NOW, LEASE_LENGTH, LEASE_UNTIL, MAINTENANCE_ROW, MOVES, NEXT_DUE, READY,
-  REBUILDS, RUNNING, RUN_AT, TOKEN_RESERVED, TOKEN_SEQ, isBusy, statusOf, type SlotStatus,
+  ATTEMPTS, ATTEMPT_LIMIT, ATTENTION, CANCELLED, COMMIT_SUBMITTED, DEAD, DELAYED, DUE_LOWERED, ERROR_FAILED, FINISH_BASE, FINISH_SEQ, FINISH_TICKET, FREE,
+  JOB_SEQ, LAST_NOW, LEASE_LENGTH, LEASE_UNTIL, MAINTENANCE_ROW, MOVES, NEXT_DUE, READY, REBUILDS, RUNNING, RUN_AT, TOKEN_RESERVED, TOKEN_SEQ, isBusy,
+  statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import { Mover } from './moves.js';
@@ -17,15 +17,16 @@ import type { CheckedJob } from '../validate.js';
 import type { UndoneMove } from './undo-log.js';
 import type { LockHolder, MoveNotes } from './worker.js';
 import { Retention } from './retention.js';
-import { Filing } from './filing.js';
-import { Room } from './room.js';
-import { Rebuilder } from './rebuild.js';
-import { JobMoves } from './job-moves.js';
-import { LockedReads } from './locked-reads.js';
-import { HeldJobs } from './held-jobs.js';
-import { AWAITS_COMMIT, JournalNotes } from './journal-notes.js';
-import { LockLost, assertHeld } from './lock-held.js';
 import type { RetainOptions } from '../options.js';
+import { LockLost, assertHeld } from './lock-held.js';
+import { Filing } from './filing.js';
+import { AWAITS_COMMIT, JournalNotes } from './journal-notes.js';
+import { HeldJobs } from './held-jobs.js';
+import { Room } from './room.js';
+import { JobMoves } from './job-moves.js';
+import { Rebuilder } from './rebuild.js';
+import { CatchUp } from './catch-up.js';
+import { LockedReads } from './locked-reads.js';
 
 export { AWAITS_COMMIT, LockLost };
 
@@ -41,14 +42,20 @@ export { AWAITS_COMMIT, LockLost };
  * for a refused operation, and a refused operation has changed nothing.
  * Data flows one way: the slot's lease word decides (a CAS commits each
  * move, see moves.ts), then the hints follow (rings, heaps, map, counters).
+ *
+ * This class keeps the operations and the start of each locked call, and is
+ * what the queue calls; the work is split by concern among its parts, each
+ * in a module of its own (filing, journal-notes, held-jobs, room,
+ * job-moves, rebuild, catch-up, locked-reads).
  */
 export class Maintenance implements MoveNotes, LockHolder {
   readonly #m: QueueMemory;
-  /** The queue's clock, read again under the lock as a call settles (see `settle`; a move reads it too, see JobMoves#freshRunAt). */
-  readonly #time: TimeSource;
   readonly #log: MoveLog | undefined;
   /** The `retain` option's limits on finished jobs. */
   readonly #retention: Retention;
+  #mover: Mover;
+  readonly records: Records;
+  // Its parts: each is handed what it needs, below.
   /** Where jobs are filed by status, and NEXT_DUE published from. */
   readonly #filing: Filing;
   /** What the journal learns of each call, and the moves it must undo if the commit fails. */
@@ -57,27 +64,29 @@ export class Maintenance implements MoveNotes, LockHolder {
   readonly #held: HeldJobs;
   /** Free slots and arena chunks, and the evictions that make them. */
   readonly #room: Room;
-  readonly #rebuilder: Rebuilder;
   /** How a job is placed, moved, failed, restored, or moved back. */
   readonly #moves: JobMoves;
+  /** Every hint derived again from the slots. */
+  readonly #rebuilder: Rebuilder;
+  /** How the queue is brought up to now: expiries, promotions, held jobs let go, lock-free calls waited out. */
+  readonly #catchUp: CatchUp;
   /** What the read calls read under the lock: counts, the dead letters, the listing. */
   readonly #reads: LockedReads;
-  #mover: Mover;
-  readonly records: Records;
 
   constructor(memory: QueueMemory, policy: RetryPolicy, time: TimeSource, retain: RetainOptions, log?: MoveLog) {
     this.#m = memory;
-    this.#time = time;
     this.#retention = new Retention(retain);
     this.#log = log;
     this.#mover = new Mover(memory.slots, memory.rows, MAINTENANCE_ROW);
-    this.#filing = new Filing(memory, this.#retention, this);
-    this.#rebuilder = new Rebuilder(memory, this.#filing, this);
-    this.#held = new HeldJobs(memory, this.#filing);
     this.records = new Records(memory, policy.maxAttempts);
+    // `this` is each part's MoverHolder (the mover changes as the instance takes a row), Room's Settler and JournalNotes' JobFinder.
+    this.#filing = new Filing(memory, this.#retention, this);
     this.#notes = new JournalNotes(memory, this.records, this.#filing, this, log);
+    this.#held = new HeldJobs(memory, this.#filing);
     this.#room = new Room(memory, this.#retention, this.#filing, this.#notes, this, this);
     this.#moves = new JobMoves(memory, policy, time, log !== undefined, this.#filing, this.#notes, this.#room, this);
+    this.#rebuilder = new Rebuilder(memory, this.#filing, this);
+    this.#catchUp = new CatchUp(memory, time, log !== undefined, this.#filing, this.#held, this.#moves, this.#rebuilder, this);
     this.#reads = new LockedReads(memory, this.#filing);
   }
 
@@ -115,37 +124,11 @@ export class Maintenance implements MoveNotes, LockHolder {
     header[LAST_NOW] = now;
     // Before NEXT_DUE, with no earlier lease flagged, no lease or delayed job is due (the lease handshake):
     // the rings and heaps stay as they are, and so does NEXT_DUE.
-    if (now >= header[NEXT_DUE]! || (Atomics.load(this.#m.lockWords, ATTENTION) & DUE_LOWERED) !== 0) this.#catchUp(now);
+    if (now >= header[NEXT_DUE]! || (Atomics.load(this.#m.lockWords, ATTENTION) & DUE_LOWERED) !== 0) this.#catchUp.catchUp(now);
     if (this.#retention.limits) this.#room.retain(now);
     // The catch-up's expiries are not the call's own (any call would have made them): only what follows is undone.
     if (this.#log !== undefined) this.#notes.recordOwnMoves();
     return now;
-  }
-
-  /** Expires the leases due by `now` and makes the delayed jobs due by then ready. */
-  #catchUp(now: number): void {
-    const { slots, leases, delayed } = this.#m;
-    this.#filing.dueChanged();
-    this.#filing.drainLeases();
-    while (leases.size > 0) {
-      const slot = leases.top(ENTRY_SLOT);
-      const word = leases.top(ENTRY_WORD);
-      const until = leases.top(ENTRY_K1);
-      if (slots.word(slot) === word && until > now) break;
-      leases.pop();
-      if (slots.word(slot) === word) this.#moves.failAttempt(slot, word, until, ERROR_LEASE_EXPIRED, 0, now, false);
-    }
-    while (delayed.size > 0) {
-      const slot = delayed.top(ENTRY_SLOT);
-      const word = delayed.top(ENTRY_WORD);
-      const runAt = delayed.top(ENTRY_K1);
-      if (slots.word(slot) === word && runAt > now) break;
-      delayed.pop();
-      if (slots.word(slot) !== word) continue;
-      assertHeld(this.#m.lock);
-      this.#filing.fileReady(slot, this.#mover.flip(slot, word, READY, DELAYED));
-    }
-    this.#held.release(now);
   }
 
   // ── rate limits (see held-jobs.ts) ─────────────────────────────────────
@@ -175,6 +158,8 @@ export class Maintenance implements MoveNotes, LockHolder {
     return this.#held.heldUntil();
   }
 
+  // ── up to now, and when next due (see catch-up.ts, filing.ts) ──────────
+
   /** Ends a locked operation: publishes NEXT_DUE (see Filing#publishDue). */
   publishDue(): void {
     this.#filing.publishDue();
@@ -191,60 +176,24 @@ export class Maintenance implements MoveNotes, LockHolder {
   }
 
   /**
-   * Waits for lock-free calls in flight to leave (microseconds), and repairs
-   * after threads that died in one (after `lockTimeoutMillis`); then brings
-   * the queue up to a clock reading taken now. For a poll that found
-   * nothing, for stats and the dead letters, for a slot that stays BUSY, for
-   * a lease run out that no catch-up expired. True if it rebuilt or caught up
-   * (the caller looks again).
-   *
-   * Why the new reading: lock-free calls that ended since this operation read
-   * the clock (and those waited for) stamped their leases from readings of
-   * their own (see WorkerPath#leaseEnd), perhaps later than this
-   * operation's; what it sees must be one instant's state, with every lease
-   * that has run out by then expired.
+   * Waits for lock-free calls in flight to leave, repairs after threads that
+   * died in one, and brings the queue up to a clock reading taken now (see
+   * CatchUp#settle). True if it rebuilt or caught up (the caller looks again).
    */
   settle(now: number): boolean {
-    // A journaled queue makes every move under the lock: no lock-free call to wait for.
-    if (this.#log !== undefined) return false;
-    const { helping, header, lockWords } = this.#m;
-    const dead = helping.quiesce();
-    if (dead.length > 0) {
-      helping.revoke(dead);
-      this.rebuild(now);
-    }
-    const later = laterReading(this.#time, now);
-    header[LAST_NOW] = later;
-    const due = dead.length > 0 || later >= header[NEXT_DUE]! || (Atomics.load(lockWords, ATTENTION) & DUE_LOWERED) !== 0;
-    if (due) this.#catchUp(later);
-    return due;
+    return this.#catchUp.settle(now);
   }
 
-  /**
-   * Before a locked operation on `slot`: a RUNNING job whose lease has run
-   * out by `now` was claimed or extended by a lock-free call still in flight
-   * (the catch-up in `prepare` expired every lease registered), whose clock
-   * read came before ours. The call is waited for and its lease expired, so
-   * that this operation sees what every call must: the lease expired.
-   */
+  /** Before a locked operation on `slot`: a lease run out by `now` but not expired yet is waited for, and expired (see CatchUp#catchUpLapsed). */
   catchUpLapsed(slot: number, now: number): void {
-    const slots = this.#m.slots;
-    const word = this.settledWord(slot, now);
-    if (statusOf(word) === RUNNING && !(now < slots.get(slot, LEASE_UNTIL))) this.settle(now);
+    this.#catchUp.catchUpLapsed(slot, now);
   }
 
   /** Waits until `slot` is not BUSY (its mover left its call, or died and was finished for); its word. */
   settledWord(slot: number, now: number): number {
-    const slots = this.#m.slots;
-    let word = slots.settledWord(slot);
-    if (!isBusy(word)) return word;
-    this.settle(now);
-    word = slots.word(slot);
-    if (!isBusy(word)) return word;
-    // Busy still: a mover no watch covers (a revoked row's). The rebuild finishes it.
-    this.rebuild(now);
-    return slots.word(slot);
+    return this.#catchUp.settledWord(slot, now);
   }
+  // ── operations ─────────────────────────────────────────────────────────
 
   /**
    * A new PENDING job, to run from `runAt`: its number, or a Refusal (then
@@ -285,7 +234,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     const { keyMap, slots } = this.#m;
     const slot = keyMap.find(key, keyHash(key));
     if (slot < 0) return -1;
-    const status = statusOf(this.settledWord(slot, now));
+    const status = statusOf(this.#catchUp.settledWord(slot, now));
     if (status === FREE) return -1;
     if (this.#notes.frozen(slot)) return this.#notes.awaitCommitOf(slot);
     const live = status === READY || status === DELAYED || status === RUNNING ||
@@ -367,13 +316,13 @@ export class Maintenance implements MoveNotes, LockHolder {
 
   /** 0 if `token` is the current, valid lease of the job in `slot` (once no move of it is in flight), else StaleLease. */
   checkLease(slot: number, token: number, now: number): number {
-    return this.#checkLease(this.settledWord(slot, now), slot, token);
+    return this.#checkLease(this.#catchUp.settledWord(slot, now), slot, token);
   }
 
   /** A failed attempt now; `permanent` dead-letters the job whatever attempts are left. */
   fail(slot: number, token: number, error: string | null, permanent: boolean, now: number): number {
     for (;;) {
-      const word = this.settledWord(slot, now);
+      const word = this.#catchUp.settledWord(slot, now);
       const refused = this.#checkLease(word, slot, token);
       if (refused < 0) return refused;
       const ref = error === null ? ERROR_FAILED : this.#room.storeError(error);
@@ -389,7 +338,7 @@ export class Maintenance implements MoveNotes, LockHolder {
    */
   release(slot: number, token: number, now: number): number {
     for (;;) {
-      const word = this.settledWord(slot, now);
+      const word = this.#catchUp.settledWord(slot, now);
       const refused = this.#checkLease(word, slot, token);
       if (refused < 0) return refused;
       const draft = this.#mover.start(slot);
@@ -401,7 +350,7 @@ export class Maintenance implements MoveNotes, LockHolder {
 
   cancel(slot: number, now: number): number {
     for (;;) {
-      const word = this.settledWord(slot, now);
+      const word = this.#catchUp.settledWord(slot, now);
       const status = statusOf(word);
       if (status !== READY && status !== DELAYED) return Refusal.NotPending;
       if (this.#notes.frozen(slot)) return this.#notes.awaitCommitOf(slot);
@@ -416,7 +365,7 @@ export class Maintenance implements MoveNotes, LockHolder {
 
   retryDead(slot: number, now: number): number {
     for (;;) {
-      const word = this.settledWord(slot, now);
+      const word = this.#catchUp.settledWord(slot, now);
       if (statusOf(word) !== DEAD) return Refusal.NotDead;
       if (this.#notes.frozen(slot)) return this.#notes.awaitCommitOf(slot);
       const draft = this.#mover.start(slot);
@@ -425,6 +374,8 @@ export class Maintenance implements MoveNotes, LockHolder {
       if (this.#moves.moveTo(slot, word, READY, DEAD)) return 0;
     }
   }
+
+  // ── reads and rebuilds (see locked-reads.ts, rebuild.ts) ───────────────
 
   /** Makes the listing exact for every move made so far (see LockedReads#prepareListing). */
   prepareListing(): void {
@@ -455,7 +406,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     return this.#m.header[REBUILDS]!;
   }
 
-  // ── room (see room.ts) ─────────────────────────────────────────────
+  // ── room (see room.ts) ─────────────────────────────────────────────────
 
   /** Arena chunks holding a complete's result, or Refusal.NoBytes (see Room#storeResult). */
   storeResult(text: string, bytes: number): number {
@@ -467,7 +418,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     this.#room.freeCounted(ref);
   }
 
-  // ── journal (see journal-notes.ts) ─────────────────────────────────
+  // ── journal (see journal-notes.ts) ─────────────────────────────────────
 
   noteMove(jobNum: number, lazy: boolean): void {
     this.#notes.noteMove(jobNum, lazy);
