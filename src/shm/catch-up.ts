@@ -103,7 +103,7 @@ export class CatchUp {
   /**
    * Before a locked operation on `slot`: a RUNNING job whose lease has run
    * out by `now` was claimed or extended by a lock-free call still in flight
-   * (the catch-up in `prepare` expired every lease registered), whose clock
+   * (the catch-up in Maintenance#prepare expired every lease registered), whose clock
    * read came before ours. The call is waited for and its lease expired, so
    * that this operation sees what every call must: the lease expired.
    */

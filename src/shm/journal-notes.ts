@@ -142,7 +142,7 @@ export class JournalNotes implements MoveNotes {
     return true;
   }
 
-  /** Takes the current call's own durable moves out (see UndoLog), for `rollBack` if their commit fails. */
+  /** Takes the current call's own durable moves out (see UndoLog), for Maintenance#rollBack if their commit fails. */
   takeUndo(): UndoneMove[] {
     return this.#undo.take();
   }

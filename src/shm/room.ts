@@ -13,7 +13,7 @@ import { keyHash } from '../key-hash.js';
 import { chunksOf, countedChainBytes, leadingTypeBytes } from './records.js';
 import type { Retention } from './retention.js';
 
-/** How room is looked at again before a refusal, at one instant: the holder's `settle` (see Maintenance#settle). */
+/** How room is looked at again before a refusal, at one instant: the holder's `settle` (see CatchUp#settle). */
 export interface Settler {
   settle(now: number): boolean;
 }
