@@ -131,33 +131,6 @@ export class Maintenance implements MoveNotes, LockHolder {
     return now;
   }
 
-  // ── rate limits (see held-jobs.ts) ─────────────────────────────────────
-
-  /** For a claim under the lock: whether the job's type's limit admits it at `now`; if not, it is held until its window opens. */
-  admits(slot: number, word: number, now: number): boolean {
-    return this.#held.admits(slot, word, now);
-  }
-
-  leased(slot: number): void {
-    this.#held.leased(slot);
-  }
-
-  /**
-   * Sets (max > 0) or removes (max 0) a type's limit. Every held job is filed
-   * back as ready (the next poll holds again those still limited), and the
-   * lock-free polls in flight are waited out: once this returns, every lease
-   * is counted.
-   */
-  setRateLimit(typeNumber: number, max: number, windowMillis: number, now: number): void {
-    this.#held.setLimit(typeNumber, max, windowMillis);
-    this.settle(now);
-  }
-
-  /** When the first held job's window opens; Infinity if none is held. */
-  heldUntil(): number {
-    return this.#held.heldUntil();
-  }
-
   // ── up to now, and when next due (see catch-up.ts, filing.ts) ──────────
 
   /** Ends a locked operation: publishes NEXT_DUE (see Filing#publishDue). */
@@ -193,6 +166,7 @@ export class Maintenance implements MoveNotes, LockHolder {
   settledWord(slot: number, now: number): number {
     return this.#catchUp.settledWord(slot, now);
   }
+
   // ── operations ─────────────────────────────────────────────────────────
 
   /**
@@ -373,6 +347,33 @@ export class Maintenance implements MoveNotes, LockHolder {
       draft[RUN_AT] = this.#moves.freshRunAt(now, 0, Infinity);
       if (this.#moves.moveTo(slot, word, READY, DEAD)) return 0;
     }
+  }
+
+  // ── rate limits (see held-jobs.ts) ─────────────────────────────────────
+
+  /** For a claim under the lock: whether the job's type's limit admits it at `now`; if not, it is held until its window opens. */
+  admits(slot: number, word: number, now: number): boolean {
+    return this.#held.admits(slot, word, now);
+  }
+
+  leased(slot: number): void {
+    this.#held.leased(slot);
+  }
+
+  /**
+   * Sets (max > 0) or removes (max 0) a type's limit. Every held job is filed
+   * back as ready (the next poll holds again those still limited), and the
+   * lock-free polls in flight are waited out: once this returns, every lease
+   * is counted.
+   */
+  setRateLimit(typeNumber: number, max: number, windowMillis: number, now: number): void {
+    this.#held.setLimit(typeNumber, max, windowMillis);
+    this.settle(now);
+  }
+
+  /** When the first held job's window opens; Infinity if none is held. */
+  heldUntil(): number {
+    return this.#held.heldUntil();
   }
 
   // ── reads and rebuilds (see locked-reads.ts, rebuild.ts) ───────────────
