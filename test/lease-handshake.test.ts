@@ -1,5 +1,5 @@
 /**
- * The lease handshake (WorkerPath#registerLease, Maintenance#publishDue): a
+ * The lease handshake (WorkerPath#registerLease, Filing#publishDue): a
  * worker registers each lease in its own row's ring, lock-free, while the
  * maintenance holder drains the rings and publishes NEXT_DUE, the time the
  * next lease expires; calls before NEXT_DUE skip maintenance. A lease

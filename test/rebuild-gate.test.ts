@@ -1,5 +1,5 @@
 /**
- * The rebuild's gate (Maintenance#rebuild): a rebuild shuts it so that no
+ * The rebuild's gate (Rebuilder#rebuild): a rebuild shuts it so that no
  * lock-free call runs while the indexes are re-derived from the slots. A
  * rebuilder that waits for a stalled lock-free call (its quiesce) as long as
  * the lock's waiters wait for it looks dead to them and is taken over; it

@@ -179,7 +179,7 @@ export class QueueContext {
   /**
    * Runs `op` under the maintenance lock (see `#underLock`). With a journal,
    * the call then returns only once what it changed is committed — except a
-   * change no crash needs (see Maintenance#mustCommit: a lease, an extended
+   * change no crash needs (see JournalNotes#mustCommit: a lease, an extended
    * lease, an eviction), which the next commit of any thread takes along, at
    * most COMMIT_SOON_MILLIS later.
    *

@@ -15,7 +15,7 @@ import type { SlotTable } from './slots.js';
  * (keyed submits, evictions, rebuilds all run under the lock), so it is
  * exact under the lock and needs no Atomics. A holder killed between a
  * job's placing and its entry leaves it wrong: the rebuild that follows any
- * takeover derives it again from the slots (see `Maintenance#rebuild`).
+ * takeover derives it again from the slots (see `Rebuilder#rebuild`).
  */
 export class KeyMap {
   readonly #m: Int32Array;

@@ -160,7 +160,7 @@ export const COMMIT_SLEEPERS = 2 * LINE + 4;
 /**
  * Bits that send worker calls to the maintenance lock: GATE (a rebuild holds
  * every worker call back; shut and opened only by a holder that still holds the
- * lock, see Maintenance#rebuild), DUE_LOWERED (a lease was registered earlier than
+ * lock, see Rebuilder#rebuild), DUE_LOWERED (a lease was registered earlier than
  * NEXT_DUE), OVERFLOW (the overflow heap holds ready jobs a poll must compare),
  * RATE_LIMITED (some job type has a rate limit: every claim is counted under
  * the lock, see rate-limits.ts).

@@ -1,40 +1,34 @@
 import { Refusal } from '../errors.js';
-import { laterReading, type TimeSource } from '../clock.js';
+import type { TimeSource } from '../clock.js';
 import type { RetryPolicy } from '../policy.js';
-import { JobStatus, type QueueStats } from '../types.js';
+import type { QueueStats } from '../types.js';
 import { Arena } from './arena.js';
-import { markOf, ticketOfMark, type CommitKind } from './commits.js';
-import type { SharedHeap } from './heap.js';
 import {
-  ATTEMPTS, ATTEMPT_LIMIT, ATTENTION, CANCELLED, COMMIT_EVICTED, COMMIT_MOVED, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, DUE_LOWERED, DUE_VERSION,
-  ENTRY_K1, ENTRY_K2, ENTRY_SLOT, ENTRY_WORD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, GATE, ERROR_LEASE_EXPIRED, ERROR_NONE, ERROR_REF, FINISH_BASE,
-  FINISH_RING, FINISHED_AT, FINISH_SEQ, FINISH_TICKET, FREE, FREE_SLOT_COUNT, HEADERS_BYTES, HEADERS_REF, JOB_NUM, JOB_SEQ, KEY_BYTES, KEY_REF, KEY_TTL, LAST_NOW,
-  LEASE_LENGTH, LEASE_RING, LEASE_UNTIL, MAINTENANCE_ROW, MOVES, NEXT_DUE, PAUSED, PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, ROWS,
-  STATUS_COUNT, ROW_COUNTS, ROW_FINISHED_CHUNKS, RUNNING, RUN_AT,
-  SLOT_HIGH_WATER, SUCCEEDED, TOKEN, TOKEN_RESERVED, TOKEN_SEQ, TYPE, WORKER, attemptLimit, isBusy, mayRetry, nextWord, statusOf, type SlotStatus,
+  ATTEMPTS, ATTEMPT_LIMIT, ATTENTION, CANCELLED, COMMIT_SUBMITTED, DEAD, DELAYED, DUE_LOWERED, ERROR_FAILED, FINISH_BASE, FINISH_SEQ, FINISH_TICKET, FREE,
+  JOB_SEQ, LAST_NOW, LEASE_LENGTH, LEASE_UNTIL, MAINTENANCE_ROW, MOVES, NEXT_DUE, READY, REBUILDS, RUNNING, RUN_AT, TOKEN_RESERVED, TOKEN_SEQ, isBusy,
+  statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import { Mover } from './moves.js';
 import type { LoggedJob, MoveLog, Sequences, JournalWrites } from './movelog.js';
 import { keyHash } from '../key-hash.js';
-import { NAME_OF_STATUS, Records, chunksOf, countedChainBytes, countedChunks, dataBytes, leadingTypeBytes, noteFinish } from './records.js';
+import { NAME_OF_STATUS, Records, countedChainBytes, countedChunks, dataBytes, noteFinish } from './records.js';
 import type { CheckedJob } from '../validate.js';
-import { UndoLog, recordCopy, type UndoneMove } from './undo-log.js';
-import { ADMITTED } from './rate-limits.js';
-import { NOT_COUNTED, type LockHolder, type MoveNotes } from './worker.js';
+import type { UndoneMove } from './undo-log.js';
+import type { LockHolder, MoveNotes } from './worker.js';
 import { Retention } from './retention.js';
 import type { RetainOptions } from '../options.js';
+import { LockLost, assertHeld } from './lock-held.js';
+import { Filing } from './filing.js';
+import { AWAITS_COMMIT, JournalNotes } from './journal-notes.js';
+import { HeldJobs } from './held-jobs.js';
+import { Room } from './room.js';
+import { JobMoves } from './job-moves.js';
+import { Rebuilder } from './rebuild.js';
+import { CatchUp } from './catch-up.js';
+import { LockedReads } from './locked-reads.js';
 
-/** Thrown when a move finds our lock taken over: the caller retries the whole operation. */
-export class LockLost extends Error {}
-
-/**
- * What cancel and retryDead return for a job frozen by another call's commit
- * in flight (see Frozen jobs in layout.ts): the caller waits for
- * `awaitedTicket()` to be durable, then tries again. Not a Refusal: it never
- * reaches a user.
- */
-export const AWAITS_COMMIT = -1000;
+export { AWAITS_COMMIT, LockLost };
 
 /**
  * The maintenance side of the queue: every operation that runs under the
@@ -48,45 +42,52 @@ export const AWAITS_COMMIT = -1000;
  * for a refused operation, and a refused operation has changed nothing.
  * Data flows one way: the slot's lease word decides (a CAS commits each
  * move, see moves.ts), then the hints follow (rings, heaps, map, counters).
+ *
+ * This class keeps the operations and the start of each locked call, and is
+ * what the queue calls; the work is split by concern among its parts, each
+ * in a module of its own (filing, journal-notes, held-jobs, room,
+ * job-moves, rebuild, catch-up, locked-reads).
  */
 export class Maintenance implements MoveNotes, LockHolder {
   readonly #m: QueueMemory;
-  readonly #policy: RetryPolicy;
-  /** The queue's clock, read again under the lock (see `prepare`, `settle`) and as a move is made (`#runAt`). */
-  readonly #time: TimeSource;
   readonly #log: MoveLog | undefined;
   /** The `retain` option's limits on finished jobs. */
   readonly #retention: Retention;
   #mover: Mover;
   readonly records: Records;
-  readonly #tails = new Int32Array(ROWS);
-  /** Inside #makeRoom's wait for lock-free calls before a refusal (see there). */
-  #settlingForRoom = false;
-  /** The last commit ticket this thread's current call took (with a journal), or undefined. */
-  #ticket: number | undefined;
-  /** Whether the current call noted a change that must be committed before it returns. */
-  #mustCommit = false;
-  readonly #seen = new Float64Array(STATUS_COUNT);
-  readonly #again = new Float64Array(STATUS_COUNT);
-  /** Whether the delayed or lease heap changed since NEXT_DUE was published. */
-  #dueDirty = true;
-  /** The current call's own durable moves, to undo if their commit fails (with a journal). */
-  readonly #undo = new UndoLog();
-  /** The ticket the last AWAITS_COMMIT waits for. */
-  #awaitedTicket = 0;
-  /** Jobs the current poll passed over as frozen, as (slot, word) pairs: filed back after it. */
-  readonly #skipped: number[] = [];
-  /** A copy of a slot's record, read under the lock. */
-  readonly #record = new Float64Array(RECORD_FIELDS);
+  // Its parts: each is handed what it needs, below.
+  /** Where jobs are filed by status, and NEXT_DUE published from. */
+  readonly #filing: Filing;
+  /** What the journal learns of each call, and the moves it must undo if the commit fails. */
+  readonly #notes: JournalNotes;
+  /** The jobs a rate limit holds back until their type's window opens. */
+  readonly #held: HeldJobs;
+  /** Free slots and arena chunks, and the evictions that make them. */
+  readonly #room: Room;
+  /** How a job is placed, moved, failed, restored, or moved back. */
+  readonly #moves: JobMoves;
+  /** Every hint derived again from the slots. */
+  readonly #rebuilder: Rebuilder;
+  /** How the queue is brought up to now: expiries, promotions, held jobs let go, lock-free calls waited out. */
+  readonly #catchUp: CatchUp;
+  /** What the read calls read under the lock: counts, the dead letters, the listing. */
+  readonly #reads: LockedReads;
 
   constructor(memory: QueueMemory, policy: RetryPolicy, time: TimeSource, retain: RetainOptions, log?: MoveLog) {
     this.#m = memory;
-    this.#policy = policy;
-    this.#time = time;
     this.#retention = new Retention(retain);
     this.#log = log;
     this.#mover = new Mover(memory.slots, memory.rows, MAINTENANCE_ROW);
     this.records = new Records(memory, policy.maxAttempts);
+    // `this` is each part's MoverHolder (the mover changes as the instance takes a row), Room's Settler and JournalNotes' JobFinder.
+    this.#filing = new Filing(memory, this.#retention, this);
+    this.#notes = new JournalNotes(memory, this.records, this.#filing, this, log);
+    this.#held = new HeldJobs(memory, this.#filing);
+    this.#room = new Room(memory, this.#retention, this.#filing, this.#notes, this, this);
+    this.#moves = new JobMoves(memory, policy, time, log !== undefined, this.#filing, this.#notes, this.#room, this);
+    this.#rebuilder = new Rebuilder(memory, this.#filing, this);
+    this.#catchUp = new CatchUp(memory, time, log !== undefined, this.#filing, this.#held, this.#moves, this.#rebuilder, this);
+    this.#reads = new LockedReads(memory, this.#filing);
   }
 
   /** The mover this instance's maintenance moves use: its own row's once it has one (so a stalled holder never shares an intent with the next). */
@@ -118,204 +119,55 @@ export class Maintenance implements MoveNotes, LockHolder {
     // Rebased long before the shared ticket could wrap.
     if (Atomics.load(this.#m.lockWords, FINISH_TICKET) >>> 0 > 2 ** 30) repair = true;
     if (repair) this.rebuild(now);
-    this.#assertHeld();
-    this.#ticket = undefined;
-    this.#mustCommit = false;
-    if (this.#log !== undefined) {
-      this.#undo.reset();
-      this.#skipped.length = 0;
-    }
+    assertHeld(this.#m.lock);
+    this.#notes.startCall();
     header[LAST_NOW] = now;
     // Before NEXT_DUE, with no earlier lease flagged, no lease or delayed job is due (the lease handshake):
     // the rings and heaps stay as they are, and so does NEXT_DUE.
-    if (now >= header[NEXT_DUE]! || (Atomics.load(this.#m.lockWords, ATTENTION) & DUE_LOWERED) !== 0) this.#catchUp(now);
-    if (this.#retention.limits) this.#retain(now);
+    if (now >= header[NEXT_DUE]! || (Atomics.load(this.#m.lockWords, ATTENTION) & DUE_LOWERED) !== 0) this.#catchUp.catchUp(now);
+    if (this.#retention.limits) this.#room.retain(now);
     // The catch-up's expiries are not the call's own (any call would have made them): only what follows is undone.
-    if (this.#log !== undefined) this.#undo.record();
+    if (this.#log !== undefined) this.#notes.recordOwnMoves();
     return now;
   }
 
-  /** Expires the leases due by `now` and makes the delayed jobs due by then ready. */
-  #catchUp(now: number): void {
-    const { slots, leases, delayed } = this.#m;
-    this.#dueDirty = true;
-    this.drainLeases();
-    while (leases.size > 0) {
-      const slot = leases.top(ENTRY_SLOT);
-      const word = leases.top(ENTRY_WORD);
-      const until = leases.top(ENTRY_K1);
-      if (slots.word(slot) === word && until > now) break;
-      leases.pop();
-      if (slots.word(slot) === word) this.#failAttempt(slot, word, until, ERROR_LEASE_EXPIRED, 0, now, false);
-    }
-    while (delayed.size > 0) {
-      const slot = delayed.top(ENTRY_SLOT);
-      const word = delayed.top(ENTRY_WORD);
-      const runAt = delayed.top(ENTRY_K1);
-      if (slots.word(slot) === word && runAt > now) break;
-      delayed.pop();
-      if (slots.word(slot) !== word) continue;
-      this.#assertHeld();
-      this.#fileReady(slot, this.#mover.flip(slot, word, READY, DELAYED));
-    }
-    this.#releaseHeld(now);
-  }
+  // ── up to now, and when next due (see catch-up.ts, filing.ts) ──────────
 
-  // ── rate limits (see rate-limits.ts) ──────────────────────────────────
-
-  /** For a claim under the lock: whether the job's type's limit admits it at `now`; if not, it is held until its window opens. */
-  admits(slot: number, word: number, now: number): boolean {
-    const { rateLimits, slots, held } = this.#m;
-    if (!rateLimits.active) return true;
-    const opensAt = rateLimits.opensAt(slots.types[slot]!, now);
-    if (opensAt === ADMITTED) return true;
-    this.#push(held, opensAt, slots.jobNums[slot]!, 0, slot, word);
-    return false;
-  }
-
-  leased(slot: number): void {
-    const { rateLimits, slots } = this.#m;
-    if (rateLimits.active) rateLimits.counted(slots.types[slot]!);
-  }
-
-  /**
-   * Sets (max > 0) or removes (max 0) a type's limit. Every held job is filed
-   * back as ready (the next poll holds again those still limited), and the
-   * lock-free polls in flight are waited out: once this returns, every lease
-   * is counted.
-   */
-  setRateLimit(typeNumber: number, max: number, windowMillis: number, now: number): void {
-    this.#assertHeld();
-    // Filed back first: once the last limit is gone, lock-free polls find them in the rings.
-    this.#releaseHeld(Infinity);
-    this.#m.rateLimits.set(typeNumber, max, windowMillis);
-    this.settle(now);
-  }
-
-  /** When the first held job's window opens; Infinity if none is held. */
-  heldUntil(): number {
-    return this.#validTop(this.#m.held);
-  }
-
-  /** Files back as ready the held jobs whose window opened by `now`. */
-  #releaseHeld(now: number): void {
-    const { slots, held } = this.#m;
-    while (held.size > 0 && held.top(ENTRY_K1) <= now) {
-      const slot = held.top(ENTRY_SLOT);
-      const word = held.top(ENTRY_WORD);
-      held.pop();
-      if (slots.word(slot) === word) this.#fileReady(slot, word);
-    }
-  }
-
-  /**
-   * Ends a locked operation: publishes NEXT_DUE, the earliest lease or
-   * delayed job, for the lock-free calls to compare `now` with. The holder's
-   * half of the lease handshake (see WorkerPath#registerLease): publish, bump
-   * DUE_VERSION, then look at the rings' tails again; a lease registered
-   * meanwhile is drained and NEXT_DUE published anew.
-   */
+  /** Ends a locked operation: publishes NEXT_DUE (see Filing#publishDue). */
   publishDue(): void {
-    const { header, rows, lockWords, leases, delayed, held } = this.#m;
-    // A holder taken for dead (stalled past the timeout) leaves this to the one that took over.
-    if (!this.#m.lock.held()) return;
-    // Nothing moved that NEXT_DUE depends on: it stands (a lease registered earlier than it raises DUE_LOWERED by itself).
-    if (!this.#dueDirty && (Atomics.load(lockWords, ATTENTION) & DUE_LOWERED) === 0) return;
-    this.#dueDirty = false;
-    for (;;) {
-      // Cleared before the drain: a lease lowered after this is in the rings the drain reads, or raises the flag again.
-      Atomics.and(lockWords, ATTENTION, ~DUE_LOWERED);
-      rows.tails(LEASE_RING, this.#tails);
-      this.drainLeases();
-      header[NEXT_DUE] = Math.min(this.#validTop(leases), this.#validTop(delayed), this.#validTop(held), this.#retentionDue());
-      // Publishes NEXT_DUE (seq-cst), before the tails are read again.
-      Atomics.add(lockWords, DUE_VERSION, 1);
-      if (!rows.movedSince(LEASE_RING, this.#tails)) return;
-    }
+    this.#filing.publishDue();
   }
 
-  /** The earliest key of a heap's valid entries (stale ones on top are dropped); Infinity if none. */
-  #validTop(heap: SharedHeap): number {
-    const slots = this.#m.slots;
-    while (heap.size > 0 && slots.word(heap.top(ENTRY_SLOT)) !== heap.top(ENTRY_WORD)) heap.pop();
-    return heap.size > 0 ? heap.top(ENTRY_K1) : Infinity;
-  }
-
-  /** Moves the leases every row registered into the lease heap (also to make room in a full ring); those already finished are left out. */
+  /** Moves the leases every row registered into the lease heap (see Filing#drainLeases). */
   drainLeases(): void {
-    const { rows, slots, leases, listing } = this.#m;
-    rows.drain(LEASE_RING, (until, slot, word) => {
-      if (slots.word(slot) === word) this.#push(leases, until, 0, 0, slot, word);
-      // A claim (or extend) made lock-free: the listing files the job under its status now, whatever it is.
-      listing.sync(slot);
-    });
+    this.#filing.drainLeases();
   }
 
-  /** Moves the finished jobs every row noted into the eviction heap (also to make room in a full ring). */
+  /** Moves the finished jobs every row noted into the eviction heap (see Filing#drainFinished). */
   drainFinished(): void {
-    const { rows, slots, finished, listing } = this.#m;
-    rows.drain(FINISH_RING, (finishedAt, slot, word) => {
-      // Still as finished: the record holds its FINISH_SEQ.
-      if (slots.word(slot) === word) this.#push(finished, slots.leaseUntils[slot]!, finishedAt, 0, slot, word);
-      listing.sync(slot);
-    });
+    this.#filing.drainFinished();
   }
 
   /**
-   * Waits for lock-free calls in flight to leave (microseconds), and repairs
-   * after threads that died in one (after `lockTimeoutMillis`); then brings
-   * the queue up to a clock reading taken now. For a poll that found
-   * nothing, for stats and the dead letters, for a slot that stays BUSY, for
-   * a lease run out that no catch-up expired. True if it rebuilt or caught up
-   * (the caller looks again).
-   *
-   * Why the new reading: lock-free calls that ended since this operation read
-   * the clock (and those waited for) stamped their leases from readings of
-   * their own (see WorkerPath#leaseEnd), perhaps later than this
-   * operation's; what it sees must be one instant's state, with every lease
-   * that has run out by then expired.
+   * Waits for lock-free calls in flight to leave, repairs after threads that
+   * died in one, and brings the queue up to a clock reading taken now (see
+   * CatchUp#settle). True if it rebuilt or caught up (the caller looks again).
    */
   settle(now: number): boolean {
-    // A journaled queue makes every move under the lock: no lock-free call to wait for.
-    if (this.#log !== undefined) return false;
-    const { helping, header, lockWords } = this.#m;
-    const dead = helping.quiesce();
-    if (dead.length > 0) {
-      helping.revoke(dead);
-      this.rebuild(now);
-    }
-    const later = laterReading(this.#time, now);
-    header[LAST_NOW] = later;
-    const due = dead.length > 0 || later >= header[NEXT_DUE]! || (Atomics.load(lockWords, ATTENTION) & DUE_LOWERED) !== 0;
-    if (due) this.#catchUp(later);
-    return due;
+    return this.#catchUp.settle(now);
   }
 
-  /**
-   * Before a locked operation on `slot`: a RUNNING job whose lease has run
-   * out by `now` was claimed or extended by a lock-free call still in flight
-   * (the catch-up in `prepare` expired every lease registered), whose clock
-   * read came before ours. The call is waited for and its lease expired, so
-   * that this operation sees what every call must: the lease expired.
-   */
+  /** Before a locked operation on `slot`: a lease run out by `now` but not expired yet is waited for, and expired (see CatchUp#catchUpLapsed). */
   catchUpLapsed(slot: number, now: number): void {
-    const slots = this.#m.slots;
-    const word = this.settledWord(slot, now);
-    if (statusOf(word) === RUNNING && !(now < slots.get(slot, LEASE_UNTIL))) this.settle(now);
+    this.#catchUp.catchUpLapsed(slot, now);
   }
 
   /** Waits until `slot` is not BUSY (its mover left its call, or died and was finished for); its word. */
   settledWord(slot: number, now: number): number {
-    const slots = this.#m.slots;
-    let word = slots.settledWord(slot);
-    if (!isBusy(word)) return word;
-    this.settle(now);
-    word = slots.word(slot);
-    if (!isBusy(word)) return word;
-    // Busy still: a mover no watch covers (a revoked row's). The rebuild finishes it.
-    this.rebuild(now);
-    return slots.word(slot);
+    return this.#catchUp.settledWord(slot, now);
   }
+
+  // ── operations ─────────────────────────────────────────────────────────
 
   /**
    * A new PENDING job, to run from `runAt`: its number, or a Refusal (then
@@ -325,25 +177,22 @@ export class Maintenance implements MoveNotes, LockHolder {
   submit(job: CheckedJob, runAt: number, now: number): number {
     const { header } = this.#m;
     const typeNumber = this.#m.typeNames.numberOf(job.type);
-    const refusal = this.#makeRoom(this.#chunksFor(typeNumber, job.typeBytes, job.payloadBytes, job.keyBytes, job.headersText), 1);
+    const refusal = this.#room.makeRoom(this.#chunksFor(typeNumber, job.typeBytes, job.payloadBytes, job.keyBytes, job.headersText), 1);
     if (refusal < 0) return refusal;
     const num = header[JOB_SEQ]! + 1;
     header[JOB_SEQ] = num;
-    const ticket = this.#note(num, COMMIT_SUBMITTED);
-    const slot = this.#takeSlot();
-    const draft = this.#newDraft(num, job.type, typeNumber, job.typeBytes, job.payload, job.payloadBytes, job.priority, runAt);
+    const ticket = this.#notes.note(num, COMMIT_SUBMITTED);
+    const slot = this.#room.takeSlot();
+    const draft = this.#moves.newDraft(num, job.type, typeNumber, job.typeBytes, job.payload, job.payloadBytes, job.priority, runAt);
     draft[ATTEMPT_LIMIT] = job.maxAttempts;
     draft[LEASE_LENGTH] = job.timeoutMillis;
-    if (job.key !== null) this.#storeKey(draft, job.key, job.keyBytes, job.keyTtlMillis);
-    if (job.headersText !== null) this.#storeHeaders(draft, job.headersText);
+    if (job.key !== null) this.#moves.storeKey(draft, job.key, job.keyBytes, job.keyTtlMillis);
+    if (job.headersText !== null) this.#moves.storeHeaders(draft, job.headersText);
     if (this.#log !== undefined) draft[MOVES] = 1;
-    const word = this.#place(slot, num, runAt > now ? DELAYED : READY);
+    const word = this.#moves.place(slot, num, runAt > now ? DELAYED : READY);
     // After the job is placed: a holder killed in between leaves the key to the rebuild, which finds it in the slot.
     if (job.key !== null) this.#m.keyMap.set(job.key, keyHash(job.key), slot);
-    if (this.#undo.recording) {
-      this.#m.awaited[slot] = markOf(ticket);
-      this.#undo.add({ slot, status: FREE, to: word, record: null, lastError: null });
-    }
+    this.#notes.noteOwnSubmit(slot, word, ticket);
     return num;
   }
 
@@ -359,20 +208,12 @@ export class Maintenance implements MoveNotes, LockHolder {
     const { keyMap, slots } = this.#m;
     const slot = keyMap.find(key, keyHash(key));
     if (slot < 0) return -1;
-    const status = statusOf(this.settledWord(slot, now));
+    const status = statusOf(this.#catchUp.settledWord(slot, now));
     if (status === FREE) return -1;
-    if (this.frozen(slot)) return this.#awaitCommitOf(slot);
+    if (this.#notes.frozen(slot)) return this.#notes.awaitCommitOf(slot);
     const live = status === READY || status === DELAYED || status === RUNNING ||
       (slots.keyTtls[slot]! > 0 && now < slots.finishedAts[slot]! + slots.keyTtls[slot]!);
     return live ? slots.jobNums[slot]! : -1;
-  }
-
-  /** Stores the idempotent key in the draft: its chain (the room was made) and its TTL. */
-  #storeKey(draft: Float64Array, key: string, keyBytes: number, keyTtl: number): void {
-    this.#assertHeld();
-    draft[KEY_REF] = this.#m.arena.storeCounted(keyBytes, key);
-    draft[KEY_BYTES] = keyBytes;
-    draft[KEY_TTL] = keyTtl;
   }
 
   /**
@@ -395,10 +236,8 @@ export class Maintenance implements MoveNotes, LockHolder {
    * was evicted for.
    */
   roomFor(jobs: number, chunks: number): number {
-    // Every note of a batch (its jobs, and the evictions that make their room) must fit the commit ring
-    // without a commit in between, so that the batch reaches the journal in one transaction.
-    if (this.#log !== undefined && this.#m.commits.room() < this.#m.slots.capacity + jobs) this.#commitNotes();
-    return this.#makeRoom(chunks, jobs);
+    this.#notes.roomForBatch(jobs);
+    return this.#room.makeRoom(chunks, jobs);
   }
 
   /**
@@ -410,7 +249,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     const { header, lockWords } = this.#m;
     let finishSeq = 0;
     for (const job of jobs) {
-      this.#restoreJob(job, now);
+      this.#moves.restoreJob(job, now);
       finishSeq = Math.max(finishSeq, job.finishSeq);
     }
     header[FINISH_BASE] = finishSeq - (Atomics.load(lockWords, FINISH_TICKET) >>> 0);
@@ -451,18 +290,18 @@ export class Maintenance implements MoveNotes, LockHolder {
 
   /** 0 if `token` is the current, valid lease of the job in `slot` (once no move of it is in flight), else StaleLease. */
   checkLease(slot: number, token: number, now: number): number {
-    return this.#checkLease(this.settledWord(slot, now), slot, token);
+    return this.#checkLease(this.#catchUp.settledWord(slot, now), slot, token);
   }
 
   /** A failed attempt now; `permanent` dead-letters the job whatever attempts are left. */
   fail(slot: number, token: number, error: string | null, permanent: boolean, now: number): number {
     for (;;) {
-      const word = this.settledWord(slot, now);
+      const word = this.#catchUp.settledWord(slot, now);
       const refused = this.#checkLease(word, slot, token);
       if (refused < 0) return refused;
-      const ref = error === null ? ERROR_FAILED : this.#storeError(error);
-      if (this.#failAttempt(slot, word, now, ref, ref > 0 ? Buffer.byteLength(error!) : 0, now, permanent, true)) return 0;
-      this.freeCounted(ref);
+      const ref = error === null ? ERROR_FAILED : this.#room.storeError(error);
+      if (this.#moves.failAttempt(slot, word, now, ref, ref > 0 ? Buffer.byteLength(error!) : 0, now, permanent, true)) return 0;
+      this.#room.freeCounted(ref);
     }
   }
 
@@ -473,26 +312,26 @@ export class Maintenance implements MoveNotes, LockHolder {
    */
   release(slot: number, token: number, now: number): number {
     for (;;) {
-      const word = this.settledWord(slot, now);
+      const word = this.#catchUp.settledWord(slot, now);
       const refused = this.#checkLease(word, slot, token);
       if (refused < 0) return refused;
       const draft = this.#mover.start(slot);
       draft[ATTEMPTS]!--;
-      draft[RUN_AT] = this.#freshRunAt(now, 0, draft[LEASE_UNTIL]!);
-      if (this.#moveTo(slot, word, READY, RUNNING)) return 0;
+      draft[RUN_AT] = this.#moves.freshRunAt(now, 0, draft[LEASE_UNTIL]!);
+      if (this.#moves.moveTo(slot, word, READY, RUNNING)) return 0;
     }
   }
 
   cancel(slot: number, now: number): number {
     for (;;) {
-      const word = this.settledWord(slot, now);
+      const word = this.#catchUp.settledWord(slot, now);
       const status = statusOf(word);
       if (status !== READY && status !== DELAYED) return Refusal.NotPending;
-      if (this.frozen(slot)) return this.#awaitCommitOf(slot);
+      if (this.#notes.frozen(slot)) return this.#notes.awaitCommitOf(slot);
       const draft = this.#mover.start(slot);
-      draft[FINISH_SEQ] = this.#nextFinishSeq();
+      draft[FINISH_SEQ] = this.#moves.nextFinishSeq();
       noteFinish(draft, now);
-      if (!this.#moveTo(slot, word, CANCELLED, status)) continue;
+      if (!this.#moves.moveTo(slot, word, CANCELLED, status)) continue;
       this.#m.finishes.announce();
       return 0;
     }
@@ -500,198 +339,67 @@ export class Maintenance implements MoveNotes, LockHolder {
 
   retryDead(slot: number, now: number): number {
     for (;;) {
-      const word = this.settledWord(slot, now);
+      const word = this.#catchUp.settledWord(slot, now);
       if (statusOf(word) !== DEAD) return Refusal.NotDead;
-      if (this.frozen(slot)) return this.#awaitCommitOf(slot);
+      if (this.#notes.frozen(slot)) return this.#notes.awaitCommitOf(slot);
       const draft = this.#mover.start(slot);
       draft[ATTEMPTS] = 0;
-      draft[RUN_AT] = this.#freshRunAt(now, 0, Infinity);
-      if (this.#moveTo(slot, word, READY, DEAD)) return 0;
+      draft[RUN_AT] = this.#moves.freshRunAt(now, 0, Infinity);
+      if (this.#moves.moveTo(slot, word, READY, DEAD)) return 0;
     }
   }
 
-  /**
-   * The runAt of a job a call makes ready again (fail, release, retryDead):
-   * `delay` after the clock read just before its move, so that a lock-free
-   * claim of a later reading never comes before it with an older time — if
-   * that reading is before `before` (the end of the lease a fail or release
-   * needs: past it, the call took effect before the clock passed, at
-   * `since`); else `delay` after `since`. Read before the decision, not
-   * while the slot is BUSY: a holder that stalls in the clock there would be
-   * taken over with its move finished, and then retry the call as refused.
-   */
-  #freshRunAt(since: number, delay: number, before: number): number {
-    const fresh = laterReading(this.#time, since);
-    return (fresh < before ? fresh : since) + delay;
+  // ── rate limits (see held-jobs.ts) ─────────────────────────────────────
+
+  /** For a claim under the lock: whether the job's type's limit admits it at `now`; if not, it is held until its window opens. */
+  admits(slot: number, word: number, now: number): boolean {
+    return this.#held.admits(slot, word, now);
+  }
+
+  leased(slot: number): void {
+    this.#held.leased(slot);
   }
 
   /**
-   * Makes the listing exact for every move made so far (see ListingIndex):
-   * built on the first call, O(slots); after that, the ring entries of the
-   * lock-free moves since the last drain are filed.
+   * Sets (max > 0) or removes (max 0) a type's limit. Every held job is filed
+   * back as ready (the next poll holds again those still limited), and the
+   * lock-free polls in flight are waited out: once this returns, every lease
+   * is counted.
    */
+  setRateLimit(typeNumber: number, max: number, windowMillis: number, now: number): void {
+    this.#held.setLimit(typeNumber, max, windowMillis);
+    this.settle(now);
+  }
+
+  /** When the first held job's window opens; Infinity if none is held. */
+  heldUntil(): number {
+    return this.#held.heldUntil();
+  }
+
+  // ── reads and rebuilds (see locked-reads.ts, rebuild.ts) ───────────────
+
+  /** Makes the listing exact for every move made so far (see LockedReads#prepareListing). */
   prepareListing(): void {
-    const { listing, header } = this.#m;
-    if (!listing.built) listing.build(header[SLOT_HIGH_WATER]!, this.#showProgress);
-    this.drainLeases();
-    this.drainFinished();
+    this.#reads.prepareListing();
   }
 
   /** Slots of every DEAD job, in submission order. */
   deadSlots(): number[] {
-    const { header, slots } = this.#m;
-    const dead: number[] = [];
-    for (let slot = 0; slot < header[SLOT_HIGH_WATER]!; slot++) {
-      this.#progress(slot);
-      if (slots.status(slot) === DEAD) dead.push(slot);
-    }
-    return dead.sort((a, b) => slots.get(a, JOB_NUM) - slots.get(b, JOB_NUM));
+    return this.#reads.deadSlots();
   }
 
-  /**
-   * The sums of every row's counters: exact when no call is in flight. While
-   * lock-free calls move jobs, the sums are read again until two reads agree
-   * (a few tries), and none is shown below zero.
-   */
+  /** The sums of every row's counters (see LockedReads#stats). */
   stats(): QueueStats {
-    const seen = this.#seen;
-    const again = this.#again;
-    this.#sums(seen);
-    for (let tries = 0; tries < 8; tries++) {
-      this.#sums(again);
-      let same = true;
-      for (let s = 0; s < STATUS_COUNT; s++) if (again[s] !== seen[s]) same = false;
-      seen.set(again);
-      if (same) break;
-    }
-    const count = (status: number) => Math.max(0, seen[status]!);
-    return {
-      pending: count(READY) + count(DELAYED), ready: count(READY), delayed: count(DELAYED), running: count(RUNNING),
-      succeeded: count(SUCCEEDED), dead: count(DEAD), cancelled: count(CANCELLED),
-      // As set by the latest pause or resume of any thread.
-      paused: Atomics.load(this.#m.lockWords, PAUSED) === 1,
-    };
-  }
-
-  #sums(into: Float64Array): void {
-    const rows = this.#m.rows;
-    for (let s = 0; s < STATUS_COUNT; s++) into[s] = rows.sum(ROW_COUNTS + s);
+    return this.#reads.stats();
   }
 
   /**
-   * Re-derives every hint from the slot table, with the gate shut (no
-   * lock-free call runs): finishes BUSY words from their intents, then
-   * recounts, re-sorts pending jobs by `now`, re-indexes leases, job numbers,
-   * free slots and finished jobs, and reclaims unreferenced arena chunks.
-   * O(capacity); run after a takeover of the lock, a thread that died inside
-   * a call, or a clock that went back.
+   * Re-derives every hint from the slot table (see Rebuilder#rebuild): after
+   * a takeover of the lock, a thread that died inside a call, or a clock that
+   * went back.
    */
   rebuild(now: number): void {
-    const m = this.#m;
-    const { header, slots, lockWords, helping, rows } = m;
-    this.#assertHeld();
-    // Shut the gate: new worker calls take the lock (and wait for us); then wait out those in flight.
-    Atomics.or(lockWords, ATTENTION, GATE);
-    try {
-      helping.revoke(helping.quiesce());
-      const high = header[SLOT_HIGH_WATER]!;
-      for (let slot = 0; slot < high; slot++) {
-        // Checked per slot: a rebuilder stalled past the timeout must not finish moves over its successor's.
-        this.#assertHeld();
-        helping.finish(slot);
-      }
-      m.ready.clear();
-      m.delayed.clear();
-      m.leases.clear();
-      m.finished.clear();
-      // Held jobs are READY: filed in the rings below, and held again by the next poll if still limited.
-      m.held.clear();
-      m.jobMap.clear();
-      m.keyMap.clear();
-      rows.clearRings();
-      header[FREE_SLOT_COUNT] = 0;
-      header[FINISH_BASE]! += Atomics.exchange(lockWords, FINISH_TICKET, 0) >>> 0;
-      // The ticket changed, and a finish a dead thread left half-made is finished above: waiters look again.
-      m.finishes.announce();
-      const counts = new Array<number>(STATUS_COUNT).fill(0);
-      let finishedChunks = 0;
-      const ready: number[] = [];
-      /** The READY word each ready slot held at the scan: the one word its ring entry may carry. */
-      const readyWords = new Map<number, number>();
-      const chains: number[] = [];
-      for (let slot = 0; slot < high; slot++) {
-        this.#progress(slot);
-        this.#assertHeld();
-        let word = slots.word(slot);
-        let status = statusOf(word);
-        // A BUSY word reads as FREE by its status bits: it is a job, not a free slot.
-        const busy = isBusy(word);
-        if (status === FREE && !busy) {
-          m.freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
-          continue;
-        }
-        m.jobMap.set(slots.get(slot, JOB_NUM), slot);
-        chains.push(slots.get(slot, DATA_REF), leadingTypeBytes(slots.get(slot, TYPE)) + slots.get(slot, PAYLOAD_BYTES));
-        for (const field of COUNTED_REFS) {
-          const ref = slots.get(slot, field);
-          if (ref > 0) chains.push(ref, countedChainBytes(m.arena.countedBytes(ref)));
-        }
-        if (slots.get(slot, KEY_REF) > 0) {
-          const key = m.keyMap.keyOf(slot);
-          m.keyMap.setIfNewer(key, keyHash(key), slot);
-        }
-        // A move in flight that the gate did not hold back (a revoked row's call, under way as its owner was
-        // presumed dead): no lock-free move changes a job's number or strings, so the job is mapped and its
-        // chains kept above; its new status is its mover's to count and register.
-        if (busy) continue;
-        if (status === READY || status === DELAYED) {
-          // Ready or delayed by `now`: a clock that went back turns ready jobs delayed again.
-          const due = slots.get(slot, RUN_AT) <= now;
-          if (due !== (status === READY)) {
-            word = this.#mover.flip(slot, word, due ? READY : DELAYED, NOT_COUNTED);
-            status = due ? READY : DELAYED;
-          }
-          if (due) {
-            ready.push(slot);
-            readyWords.set(slot, word);
-          }
-          else this.#push(m.delayed, slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM), 0, slot, word);
-        } else if (status === RUNNING) {
-          this.#push(m.leases, slots.get(slot, LEASE_UNTIL), 0, 0, slot, word);
-        } else if (status === SUCCEEDED || status === CANCELLED) {
-          // When it finished is not kept in the slot: retention's age counts from this rebuild.
-          this.#push(m.finished, slots.get(slot, FINISH_SEQ), now, 0, slot, word);
-          finishedChunks += chunksOf(slots.readInto(slot, this.#record));
-        }
-        counts[status]!++;
-      }
-      const key = (slot: number, field: number) => slots.get(slot, field);
-      ready.sort((a, b) => key(b, PRIORITY) - key(a, PRIORITY) || key(a, RUN_AT) - key(b, RUN_AT) || key(a, JOB_NUM) - key(b, JOB_NUM));
-      // The sort takes milliseconds of 20 000 jobs and touches no lock: a holder stalled there is taken over, and
-      // lock-free moves resume once its successor's rebuild is done. So it looks at the lock again, and files each
-      // job with the word of its scan, not the slot's word now: an entry made for a word read later (a job claimed
-      // and completed meanwhile, SUCCEEDED) would let a poll claim that job again; one for the scanned word is
-      // merely stale once the job has moved on.
-      this.#assertHeld();
-      for (const slot of ready) this.#fileReady(slot, readyWords.get(slot)!);
-      // The chains and counts are the scan's: a holder taken over meanwhile must not free what its successor stored since.
-      this.#assertHeld();
-      m.arena.rebuild(chains);
-      rows.setTotals(counts, finishedChunks);
-      // The rings were cleared, and moves finished from intents: a listing that was built is filed afresh.
-      if (m.listing.built) m.listing.build(high, this.#showProgress);
-      header[REBUILDS]!++;
-      this.#dueDirty = true;
-      header[LAST_NOW] = now;
-    } finally {
-      // Open the gate again — only while the lock is still ours. A rebuilder taken over (its quiesce waited
-      // for a stalled call as long as the lock's waiters wait for it) leaves here by LockLost while its
-      // successor rebuilds behind the same gate bit: opening it would let lock-free moves run under that
-      // rebuild, which then skips a slot BUSY at its scan (a job missing from the map) and files a ready
-      // entry with a word read after the scan (a SUCCEEDED job claimed again). The successor opens it; a
-      // gate left shut only sends worker calls to the lock, whose release marked the hints dirty for a rebuild.
-      if (m.lock.held()) Atomics.and(lockWords, ATTENTION, ~GATE);
-    }
+    this.#rebuilder.rebuild(now);
   }
 
   /** How often the hints were rebuilt from the slots. */
@@ -699,524 +407,75 @@ export class Maintenance implements MoveNotes, LockHolder {
     return this.#m.header[REBUILDS]!;
   }
 
-  // ── moves ──────────────────────────────────────────────────────────────
+  // ── room (see room.ts) ─────────────────────────────────────────────────
 
-  /** A journaled job back in a free slot, as the journal holds it. */
-  #restoreJob(job: LoggedJob, now: number): void {
-    const { typeNames, workerNames } = this.#m;
-    const errorRef = job.lastError === null ? ERROR_NONE : this.#storeError(job.lastError);
-    const slot = this.#takeSlot();
-    const typeBytes = Buffer.byteLength(job.type);
-    const draft = this.#newDraft(job.num, job.type, typeNames.numberOf(job.type), typeBytes, job.payload, Buffer.byteLength(job.payload), job.priority, job.runAt);
-    draft[ATTEMPTS] = job.attempts;
-    draft[TOKEN] = job.token;
-    // One field, by status: the lease's end while RUNNING, the finish order once finished.
-    draft[LEASE_UNTIL] = job.status === JobStatus.SUCCEEDED || job.status === JobStatus.CANCELLED ? job.finishSeq : job.leaseUntil;
-    draft[ERROR_REF] = errorRef;
-    draft[ERROR_BYTES] = errorRef > 0 ? Buffer.byteLength(job.lastError!) : 0;
-    draft[WORKER] = job.workerId === null ? 0 : workerNames.numberOf(job.workerId);
-    draft[MOVES] = this.#log === undefined ? 0 : job.moves;
-    draft[ATTEMPT_LIMIT] = job.maxAttempts;
-    if (job.result !== null) {
-      const bytes = Buffer.byteLength(job.result);
-      draft[RESULT_REF] = this.#m.arena.storeCounted(bytes, job.result);
-      draft[RESULT_BYTES] = bytes;
-    }
-    draft[LEASE_LENGTH] = job.timeout;
-    if (job.key !== null) this.#storeKey(draft, job.key, Buffer.byteLength(job.key), job.keyTtl);
-    draft[FINISHED_AT] = job.finishedAt;
-    if (job.headers !== null) this.#storeHeaders(draft, job.headers);
-    const status = STATUS_OF_NAME[job.status];
-    this.#place(slot, job.num, status === READY && job.runAt > now ? DELAYED : status);
-  }
-
-  /**
-   * The draft of a new job: its strings stored (the type in the data chain
-   * only if the type table has no room for it, `typeNumber` 0), no attempt,
-   * lease, error or worker yet.
-   */
-  #newDraft(
-    num: number, type: string, typeNumber: number, typeBytes: number, payload: string, payloadBytes: number, priority: number, runAt: number,
-  ): Float64Array {
-    const arena = this.#m.arena;
-    this.#assertHeld();
-    const ref = typeNumber > 0 ? arena.store(payloadBytes, payload) : arena.store(typeBytes + payloadBytes, type, payload);
-    const draft = this.#mover.draft;
-    // Every other field starts at zero: no attempt, token, lease, error (ERROR_NONE), worker, moves, own
-    // limit, result, key, lease length or headers.
-    draft.fill(0);
-    draft[JOB_NUM] = num;
-    draft[PRIORITY] = priority;
-    draft[RUN_AT] = runAt;
-    draft[DATA_REF] = ref;
-    draft[TYPE] = typeNumber > 0 ? typeNumber : -typeBytes;
-    draft[PAYLOAD_BYTES] = payloadBytes;
-    return draft;
-  }
-
-  /** Stores a new job's headers (JSON text) in the arena, its room made, and points the draft at them. */
-  #storeHeaders(draft: Float64Array, headers: string): void {
-    const bytes = Buffer.byteLength(headers);
-    this.#assertHeld();
-    draft[HEADERS_REF] = this.#m.arena.storeCounted(bytes, headers);
-    draft[HEADERS_BYTES] = bytes;
-  }
-
-  /** Places the draft, a new job numbered `num`, in the free `slot` in `status`, filed in the index its status needs; its word. */
-  #place(slot: number, num: number, status: SlotStatus): number {
-    const { slots, jobMap } = this.#m;
-    const next = this.#mover.apply(slot, slots.word(slot), status, FREE);
-    if (next < 0) throw new LockLost();
-    jobMap.set(num, slot);
-    this.#file(slot, next, status);
-    return next;
-  }
-
-  /**
-   * Moves `slot` from `word` (status `from`) to `status` with the draft as
-   * its record, notes it for the journal, and files it; false if the slot
-   * moved first (a lock-free move won the race: the caller looks again).
-   */
-  #moveTo(slot: number, word: number, status: SlotStatus, from: SlotStatus): boolean {
-    const draft = this.#mover.draft;
-    if (this.#log !== undefined) draft[MOVES]!++;
-    this.noteOwnMove(slot, word, status);
-    this.#assertHeld();
-    const next = this.#mover.apply(slot, word, status, from);
-    if (next < 0) return false;
-    this.#file(slot, next, status);
-    return true;
-  }
-
-  /** Files a job where its new status needs it: a ready ring, the delayed heap, the finished heap. */
-  #file(slot: number, word: number, status: SlotStatus): void {
-    const { slots, delayed, finished, rows, listing } = this.#m;
-    listing.sync(slot);
-    if (status === READY) this.#fileReady(slot, word);
-    else if (status === DELAYED) this.#push(delayed, slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM), 0, slot, word);
-    else if (status === SUCCEEDED || status === CANCELLED) {
-      // Finished at the time the locked call runs at.
-      this.#push(finished, slots.get(slot, FINISH_SEQ), this.#m.header[LAST_NOW]!, 0, slot, word);
-      rows.finishedChunks(this.#mover.row, chunksOf(slots.readInto(slot, this.#record)));
-    } else if (status === RUNNING) {
-      this.#push(this.#m.leases, slots.get(slot, LEASE_UNTIL), 0, 0, slot, word);
-    }
-  }
-
-  #fileReady(slot: number, word: number): void {
-    const slots = this.#m.slots;
-    this.#m.ready.file(slot, word, slots.priorities[slot]!, slots.runAts[slot]!, slots.jobNums[slot]!);
-  }
-
-  #nextFinishSeq(): number {
-    // The same shared counter lock-free completes take their order from.
-    return this.#m.header[FINISH_BASE]! + this.#m.finishes.count();
-  }
-
-  /** A failed attempt at `failedAt`: PENDING after the backoff, or DEAD when no attempts are left (or `permanent`). False if the slot moved first. */
-  /**
-   * A failed attempt at `failedAt`: an expiry's leaseUntil, or (`stamped`, a
-   * fail call) now, whose retry time then comes from the clock read as the
-   * move is made (see #freshRunAt).
-   */
-  #failAttempt(slot: number, word: number, failedAt: number, errorRef: number, errorBytes: number, now: number, permanent: boolean, stamped = false): boolean {
-    const draft = this.#mover.start(slot);
-    const attempts = draft[ATTEMPTS]!;
-    const oldError = draft[ERROR_REF]!;
-    draft[ERROR_REF] = errorRef;
-    draft[ERROR_BYTES] = errorBytes;
-    const retry = !permanent && mayRetry(attempts, attemptLimit(draft[ATTEMPT_LIMIT]!, this.#policy.maxAttempts));
-    const backoff = retry ? this.#policy.backoffAfter(attempts) : 0;
-    if (retry) draft[RUN_AT] = failedAt + backoff;
-    const status = retry ? (draft[RUN_AT]! <= now ? READY : DELAYED) : DEAD;
-    if (status === DEAD) noteFinish(draft, failedAt);
-    // READY or DELAYED by the backoff alone (failedAt is now): the same with the fresh reading.
-    if (retry && stamped) draft[RUN_AT] = this.#freshRunAt(failedAt, backoff, draft[LEASE_UNTIL]!);
-    // A finish too (see finishes.ts): counted before the move, announced after it.
-    if (status === DEAD) this.#m.finishes.count();
-    if (!this.#moveTo(slot, word, status, RUNNING)) return false;
-    if (status === DEAD) this.#m.finishes.announce();
-    // Freed only after the move: a move that lost its race keeps its old error.
-    this.freeCounted(oldError);
-    return true;
-  }
-
-  #push(heap: SharedHeap, k1: number, k2: number, k3: number, slot: number, word: number): void {
-    const slots = this.#m.slots;
-    this.#assertHeld();
-    // A new lease, delayed or held job (or, with an age limit, finished job) may come before the NEXT_DUE published.
-    if (heap === this.#m.leases || heap === this.#m.delayed || heap === this.#m.held || (heap === this.#m.finished && this.#retention.ages)) this.#dueDirty = true;
-    // Full means mostly stale entries (a slot has at most one valid entry per heap): drop them.
-    if (heap.full) heap.compact((s, w) => slots.word(s) === w);
-    heap.push(k1, k2, k3, slot, word);
-  }
-
-  // ── room ───────────────────────────────────────────────────────────────
-
-  /**
-   * Makes room for `chunks` arena chunks and `jobs` slots, evicting finished
-   * jobs oldest first — but only if that will succeed: a refusal evicts nothing.
-   */
-  #makeRoom(chunks: number, jobs: number): number {
-    const refusal = this.#roomNow(chunks, jobs);
-    if (refusal === 0 || this.#settlingForRoom) return refusal;
-    // Before a refusal: a lock-free complete in flight may have finished a job whose finish-ring entry
-    // (made after its move) is not in the finished heap yet. Its call is waited out and the room looked
-    // at again, so that a refusal means no room at that instant. Once per refusal: the catch-up of the
-    // settle may store errors, which look for room themselves.
-    this.#settlingForRoom = true;
-    try {
-      this.settle(this.#m.header[LAST_NOW]!);
-      this.drainFinished();
-    } finally {
-      this.#settlingForRoom = false;
-    }
-    return this.#roomNow(chunks, jobs);
-  }
-
-  /** #makeRoom without waiting for lock-free calls in flight. */
-  #roomNow(chunks: number, jobs: number): number {
-    const { arena, rows } = this.#m;
-    // The common case, room already: no counters summed.
-    if (this.#freeSlots() >= jobs && chunks <= arena.freeChunks) return 0;
-    const finishedJobs = rows.sum(ROW_COUNTS + SUCCEEDED) + rows.sum(ROW_COUNTS + CANCELLED);
-    if (jobs > this.#freeSlots() + finishedJobs) return Refusal.NoSlot;
-    if (chunks > arena.freeChunks + rows.sum(ROW_FINISHED_CHUNKS)) return Refusal.NoBytes;
-    while (this.#freeSlots() < jobs || chunks > arena.freeChunks) {
-      // Only if the counters lied (they are hints): refuse rather than loop.
-      if (!this.#evictOldest()) return Refusal.NoBytes;
-    }
-    return 0;
-  }
-
-  /**
-   * Evicts the finished jobs the `retain` option has no room for: beyond
-   * maxFinished, and (oldest finished first) those finished maxAgeMillis
-   * before `now` or earlier. Part of bringing the queue up to now, in every
-   * locked call; lock-free completes are counted once their ring is drained.
-   */
-  #retain(now: number): void {
-    const retention = this.#retention;
-    // The jobs completed lock-free since the last drain: into the heap, with when they finished.
-    this.drainFinished();
-    while (this.#finishedJobs() > retention.maxFinished && this.#evictOldest());
-    while (this.#retentionDue() <= now && this.#evictOldest(now - retention.maxAgeMillis));
-  }
-
-  #finishedJobs(): number {
-    const rows = this.#m.rows;
-    return rows.sum(ROW_COUNTS + SUCCEEDED) + rows.sum(ROW_COUNTS + CANCELLED);
-  }
-
-  /** When the oldest finished job is due for eviction by age (stale entries on top dropped); Infinity if none is, ever. */
-  #retentionDue(): number {
-    const { finished, slots } = this.#m;
-    if (!this.#retention.ages) return Infinity;
-    while (finished.size > 0 && slots.word(finished.top(ENTRY_SLOT)) !== finished.top(ENTRY_WORD)) finished.pop();
-    return finished.size > 0 ? this.#retention.dueAt(finished.top(ENTRY_K2)) : Infinity;
-  }
-
-  /** Slots free now, counting those never used. */
-  #freeSlots(): number {
-    const { header, slots } = this.#m;
-    return header[FREE_SLOT_COUNT]! + slots.capacity - header[SLOT_HIGH_WATER]!;
-  }
-
-  #takeSlot(): number {
-    const { header, freeSlots } = this.#m;
-    if (header[FREE_SLOT_COUNT]! === 0) return header[SLOT_HIGH_WATER]!++;
-    return freeSlots[--header[FREE_SLOT_COUNT]!]!;
-  }
-
-  /** Arena chunks holding `error`, or a canned error: ERROR_EMPTY, or ERROR_DROPPED if there is no room. */
-  #storeError(error: string): number {
-    const bytes = Buffer.byteLength(error);
-    if (bytes === 0) return ERROR_EMPTY;
-    if (this.#makeRoom(Arena.chunksFor(countedChainBytes(bytes)), 0) < 0) return ERROR_DROPPED;
-    this.#assertHeld();
-    return this.#m.arena.storeCounted(bytes, error);
-  }
-
-  /**
-   * Arena chunks holding a complete's result (its JSON text, `bytes` UTF-8
-   * bytes), for the complete to point its record at; or Refusal.NoBytes,
-   * having evicted nothing, if there is no room.
-   */
+  /** Arena chunks holding a complete's result, or Refusal.NoBytes (see Room#storeResult). */
   storeResult(text: string, bytes: number): number {
-    const refusal = this.#makeRoom(Arena.chunksFor(countedChainBytes(bytes)), 0);
-    if (refusal < 0) return refusal;
-    this.#assertHeld();
-    return this.#m.arena.storeCounted(bytes, text);
+    return this.#room.storeResult(text, bytes);
   }
 
-  /** Frees a counted chain: a result's from `storeResult`, an error's from `#storeError`, a job's headers (0 and a canned error have none). */
+  /** Frees a counted chain: a result's from `storeResult`, an error's, a job's headers (0 and a canned error have none). */
   freeCounted(ref: number): void {
-    const arena = this.#m.arena;
-    if (ref > 0) arena.free(ref, countedChainBytes(arena.countedBytes(ref)));
+    this.#room.freeCounted(ref);
   }
 
-
-  /**
-   * Evicts the finished job that finished first; false if there is none
-   * (or, with `finishedBy`, if it finished later than that). A job frozen by
-   * its commit in flight is passed over (see layout.ts).
-   */
-  #evictOldest(finishedBy = Infinity): boolean {
-    const { finished } = this.#m;
-    this.drainFinished();
-    const frozen: number[] = [];
-    try {
-      return this.#evictFirstOf(frozen, finishedBy);
-    } finally {
-      // Passed over while their commit is in flight: back in the heap, in their place.
-      for (let at = 0; at < frozen.length; at += 4) this.#push(finished, frozen[at]!, frozen[at + 1]!, 0, frozen[at + 2]!, frozen[at + 3]!);
-    }
-  }
-
-  /**
-   * Evicts the first finished job of the heap that is not frozen (those go to
-   * `frozen`: finishSeq, finishedAt, slot, word), unless it finished after `finishedBy`.
-   */
-  #evictFirstOf(frozen: number[], finishedBy: number): boolean {
-    const { finished, slots, arena, jobMap, keyMap, freeSlots, header, rows } = this.#m;
-    while (finished.size > 0) {
-      const slot = finished.top(ENTRY_SLOT);
-      const word = finished.top(ENTRY_WORD);
-      const finishSeq = finished.top(ENTRY_K1);
-      const finishedAt = finished.top(ENTRY_K2);
-      if (slots.word(slot) === word && !this.frozen(slot) && finishedAt > finishedBy) return false;
-      finished.pop();
-      if (slots.word(slot) !== word) continue;
-      if (this.frozen(slot)) {
-        frozen.push(finishSeq, finishedAt, slot, word);
-        continue;
-      }
-      const record = slots.readInto(slot, this.#record);
-      const chunks = chunksOf(record);
-      const dataRef = record[DATA_REF]!;
-      const dataBytes = leadingTypeBytes(record[TYPE]!) + record[PAYLOAD_BYTES]!;
-      const errorRef = record[ERROR_REF]!;
-      const resultRef = record[RESULT_REF]!;
-      const headersRef = record[HEADERS_REF]!;
-      const jobNum = record[JOB_NUM]!;
-      // Read before the chain is freed: the key is free again once its job is gone.
-      const key = record[KEY_REF]! > 0 ? keyMap.keyOf(slot) : null;
-      this.#assertHeld();
-      this.#note(jobNum, COMMIT_EVICTED, LAZY);
-      if (this.#mover.flip(slot, word, FREE, statusOf(word)) < 0) throw new LockLost();
-      // Out of the listing before the slot takes another job (and job number).
-      this.#m.listing.sync(slot);
-      rows.finishedChunks(this.#mover.row, -chunks);
-      arena.free(dataRef, dataBytes);
-      this.freeCounted(errorRef);
-      this.freeCounted(resultRef);
-      if (key !== null) {
-        keyMap.delete(key, keyHash(key), slot);
-        arena.free(record[KEY_REF]!, countedChainBytes(record[KEY_BYTES]!));
-      }
-      this.freeCounted(headersRef);
-      jobMap.delete(jobNum);
-      freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
-      return true;
-    }
-    return false;
-  }
-
-  // ── journal ──────────────────────────────────────────────────────────
+  // ── journal (see journal-notes.ts) ─────────────────────────────────────
 
   noteMove(jobNum: number, lazy: boolean): void {
-    this.#note(jobNum, COMMIT_MOVED, lazy);
+    this.#notes.noteMove(jobNum, lazy);
   }
 
-  /**
-   * Notes a durable move of the call's own, about to be made from `word` to
-   * `status` with the mover's draft; after the catch-up, with a journal, it
-   * is frozen until its commit and logged with the record it replaces (see
-   * UndoLog). Called just before the move: under the lock nothing else moves
-   * the slot, so it goes to the word `nextWord(word, status)`.
-   */
   noteOwnMove(slot: number, word: number, status: SlotStatus): void {
-    const { slots, awaited } = this.#m;
-    const ticket = this.#note(slots.get(slot, JOB_NUM), COMMIT_MOVED);
-    if (!this.#undo.recording) return;
-    awaited[slot] = markOf(ticket);
-    const record = recordCopy(slots, slot);
-    // Only an arena chain needs its text saved (the move may free it); a canned error is its ref.
-    const lastError = record[ERROR_REF]! > 0 ? this.records.errorText(record) : null;
-    this.#undo.add({ slot, status: statusOf(word), to: nextWord(word, status), record, lastError });
+    this.#notes.noteOwnMove(slot, word, status);
   }
 
-  /** Whether the job in `slot` is frozen by a commit in flight (see Frozen jobs in layout.ts). */
-  frozen(slot: number): boolean {
-    return this.#log !== undefined && this.#m.commits.awaits(this.#m.awaited[slot]!);
-  }
-
-  #awaitCommitOf(slot: number): number {
-    this.#awaitedTicket = ticketOfMark(this.#m.awaited[slot]!);
-    return AWAITS_COMMIT;
-  }
-
-  /** The commit the last AWAITS_COMMIT waits for. */
-  awaitedTicket(): number {
-    return this.#awaitedTicket;
-  }
-
-  /** For a poll: whether the ready job at (slot, word) is frozen; if so it is passed over, to be filed back by `refileFrozen`. */
+  /** For a poll: whether the ready job at (slot, word) is frozen, and passed over (see JournalNotes#skipFrozen). */
   skipFrozen(slot: number, word: number): boolean {
-    if (!this.frozen(slot)) return false;
-    this.#skipped.push(slot, word);
-    return true;
+    return this.#notes.skipFrozen(slot, word);
   }
 
   /** After a poll, files the jobs it passed over as frozen back in their place; whether there were any. */
   refileFrozen(): boolean {
-    const skipped = this.#skipped;
-    if (skipped.length === 0) return false;
-    for (let at = 0; at < skipped.length; at += 2) {
-      // Still as passed over (nothing moves a frozen job but its own undo, under this lock).
-      if (this.#m.slots.word(skipped[at]!) === skipped[at + 1]) this.#fileReady(skipped[at]!, skipped[at + 1]!);
-    }
-    skipped.length = 0;
-    return true;
+    return this.#notes.refileFrozen();
+  }
+
+  /** The commit the last AWAITS_COMMIT waits for. */
+  awaitedTicket(): number {
+    return this.#notes.awaitedTicket();
   }
 
   /** Takes the current call's own durable moves out (see UndoLog), for `rollBack` if their commit fails. */
   takeUndo(): UndoneMove[] {
-    return this.#undo.take();
+    return this.#notes.takeUndo();
   }
 
   /**
-   * Undoes a call's own moves whose commit failed, newest first: a submitted
-   * job's slot is freed, a moved job gets its old record (and lastError)
-   * back. Each undo is a move of its own, with a higher move count, and is
-   * noted (lazily): the next commit writes the job as it now is, or deletes
-   * its row, over anything a presumed-dead leader may still write. Then
-   * every hint is rebuilt from the slots (counters, rings, heaps, the arena's
-   * chains): O(capacity), on a failure only.
-   *
-   * A move whose slot no longer holds its word is left alone (only a
-   * presumed-dead holder's repairs can have moved a frozen job). Also run
-   * after a failure under the lock with no moves to undo, for its rebuild
-   * (the failure may have cut a call short between its hints).
+   * Undoes a call's own moves whose commit failed (see JobMoves#undo), then
+   * rebuilds every hint from the slots: O(capacity), on a failure only. Also
+   * run after a failure under the lock with no moves to undo, for its
+   * rebuild (the failure may have cut a call short between its hints).
    */
   rollBack(moves: readonly UndoneMove[], now: number): void {
-    const { slots, awaited } = this.#m;
-    for (const move of moves) {
-      if (slots.word(move.slot) !== move.to) continue;
-      this.#note(slots.get(move.slot, JOB_NUM), COMMIT_MOVED, LAZY);
-      this.#assertHeld();
-      if (move.record === null) {
-        if (this.#mover.flip(move.slot, move.to, FREE, NOT_COUNTED) < 0) throw new LockLost();
-      } else {
-        const draft = this.#mover.draft;
-        const moves = slots.get(move.slot, MOVES);
-        draft.set(move.record);
-        if (move.lastError !== null) {
-          draft[ERROR_REF] = this.#storeError(move.lastError);
-          if (draft[ERROR_REF]! <= 0) draft[ERROR_BYTES] = 0;
-        }
-        draft[MOVES] = moves + 1;
-        if (this.#mover.apply(move.slot, move.to, move.status, NOT_COUNTED) < 0) throw new LockLost();
-      }
-      awaited[move.slot] = 0;
-    }
+    this.#moves.undo(moves);
     this.rebuild(now);
   }
 
   /** The last commit ticket the current call took, if it changed anything the journal must learn. */
   noted(): number | undefined {
-    return this.#ticket;
+    return this.#notes.noted();
   }
 
-  /**
-   * Whether the current call changed what a crash would bring back, so must
-   * not return before the commit: everything but a lease, an extended lease
-   * and an eviction. Those three are LAZY: lost in a crash they change nothing
-   * that matters, as a job RUNNING at a crash runs again anyway and an evicted
-   * job was finished.
-   */
+  /** Whether the current call changed what a crash would bring back, so must not return before the commit (see JournalNotes#mustCommit). */
   mustCommit(): boolean {
-    return this.#mustCommit;
+    return this.#notes.mustCommit();
   }
 
-  /**
-   * Notes a change for the journal (if there is one), to be written by the
-   * next group commit; see CommitRing. Noted just *before* the move commits:
-   * a thread killed in between leaves a note of a move that did not happen
-   * (the journal is written the job as it is: harmless), never a move the
-   * journal does not learn of. No commit can come in between, as commits
-   * read under the lock. A full ring is committed here, under the lock: rare,
-   * as every durable call commits the ring soon after.
-   */
-  #note(jobNum: number, kind: CommitKind, lazy = false): number {
-    if (this.#log === undefined) return 0;
-    const commits = this.#m.commits;
-    if (commits.room() < 1) this.#commitNotes();
-    const ticket = (this.#ticket = commits.note(jobNum, kind));
-    if (!lazy) this.#mustCommit = true;
-    return ticket;
-  }
-
-  /**
-   * The journal writes every noted change needs, each job once, as it is
-   * now (under the lock, so every job is read between moves); and the ticket
-   * they cover. A new job is inserted whole, a moved one updated, an evicted
-   * one deleted.
-   */
+  /** The journal writes every noted change needs, and the ticket they cover (see JournalNotes#pendingWrites). */
   pendingWrites(): { writes: JournalWrites; upTo: number } {
-    const flagsOf = new Map<number, number>();
-    const upTo = this.#m.commits.forEachPending((jobNum, kind) => {
-      flagsOf.set(jobNum, (flagsOf.get(jobNum) ?? 0) | FLAG_OF_KIND[kind]);
-    });
-    const writes: JournalWrites = { inserts: [], updates: [], evictions: [] };
-    for (const [jobNum, flags] of flagsOf) {
-      const slot = (flags & GONE) !== 0 ? Refusal.Evicted : this.find(jobNum);
-      // Gone from memory: evicted, or a submit that was undone. Its row goes, if it was ever written.
-      if (slot < 0) {
-        writes.evictions.push(jobNum);
-        continue;
-      }
-      if ((flags & NEW) === 0) writes.updates.push(this.records.loggedMove(slot));
-      else writes.inserts.push(this.records.loggedJob(slot));
-    }
-    return { writes, upTo };
-  }
-
-  /** Commits every noted change now, under the lock. */
-  #commitNotes(): void {
-    const { writes, upTo } = this.pendingWrites();
-    this.#log!.write(writes);
-    this.#m.commits.publish(upTo);
-  }
-
-  /** `#progress`, as a callback made once. */
-  readonly #showProgress = (step: number): void => this.#progress(step);
-
-  /** Inside a long scan, now and then shows the waiters that this holder is alive. */
-  #progress(step: number): void {
-    if ((step & 0xfff) === 0 && !this.#m.lock.touch()) throw new LockLost();
-  }
-
-  /** Shared writes outside the slot words (records, arena chains) first check that the lock is still ours. */
-  #assertHeld(): void {
-    if (!this.#m.lock.held()) throw new LockLost();
+    return this.#notes.pendingWrites();
   }
 }
 
-/** Marks a note no call waits for: see `mustCommit`. */
-const LAZY = true;
-/** The record fields that point at a counted chain (its length first) when > 0: lastError, result, idempotent key, headers. */
-const COUNTED_REFS = [ERROR_REF, RESULT_REF, KEY_REF, HEADERS_REF] as const;
-
-/** What the journal must do for a job, by the kinds of its notes: insert it whole (NEW), delete it (GONE), else update it. */
-const NEW = 1;
-const GONE = 2;
-const FLAG_OF_KIND: Record<CommitKind, number> = { [COMMIT_SUBMITTED]: NEW, [COMMIT_MOVED]: 0, [COMMIT_EVICTED]: GONE };
-
 /** Tokens reserved in the journal at a time. */
 const TOKEN_BLOCK = 4096;
-
-const STATUS_OF_NAME: Record<JobStatus, SlotStatus> = {
-  PENDING: READY, RUNNING, SUCCEEDED, DEAD, CANCELLED,
-};
 export { NAME_OF_STATUS };

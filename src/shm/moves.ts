@@ -86,3 +86,12 @@ export class Mover {
     return to;
   }
 }
+
+/**
+ * Where the lock holder's parts find the mover its moves use now: it changes
+ * as the instance takes a row of its own, or trades a revoked one for a new
+ * one (see QueueContext), so they read it at each move rather than keep one.
+ */
+export interface MoverHolder {
+  readonly mover: Mover;
+}

@@ -247,7 +247,7 @@ export class WorkerPath implements Claimer {
 
   /**
    * Registers a lease for expiry: in this row's lease ring, which the lock
-   * holder drains. The handshake with the holder (see Maintenance#publishDue):
+   * holder drains. The handshake with the holder (see Filing#publishDue):
    * the ring's tail is published first, then DUE_VERSION read; a lease
    * earlier than the NEXT_DUE read after that sets DUE_LOWERED, so the next
    * call does maintenance. Either the holder's re-read of the tails sees this

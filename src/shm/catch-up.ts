@@ -1,0 +1,128 @@
+import { laterReading, type TimeSource } from '../clock.js';
+import type { Filing } from './filing.js';
+import type { HeldJobs } from './held-jobs.js';
+import type { JobMoves } from './job-moves.js';
+import {
+  ATTENTION, DELAYED, DUE_LOWERED, ENTRY_K1, ENTRY_SLOT, ENTRY_WORD, ERROR_LEASE_EXPIRED, LAST_NOW, LEASE_UNTIL, NEXT_DUE, READY, RUNNING, isBusy, statusOf,
+} from './layout.js';
+import { assertHeld } from './lock-held.js';
+import type { QueueMemory } from './memory.js';
+import type { MoverHolder } from './moves.js';
+import type { Rebuilder } from './rebuild.js';
+
+/**
+ * Bringing the queue up to now, under the maintenance lock: leases due
+ * expire (each a failed attempt at its leaseUntil), delayed jobs due become
+ * ready, held jobs whose window opened are filed back; and, where a call
+ * must see one instant's state, the lock-free calls in flight are waited
+ * out (those of threads that died in one repaired) and the queue is brought
+ * up to a clock reading taken after them.
+ */
+export class CatchUp {
+  readonly #m: QueueMemory;
+  /** The queue's clock, read again as a call settles (see `settle`). */
+  readonly #time: TimeSource;
+  /** Whether the queue has a journal: then every move is made under the lock, and there is no lock-free call to wait for. */
+  readonly #journaled: boolean;
+  readonly #filing: Filing;
+  readonly #held: HeldJobs;
+  /** An expiry is a failed attempt. */
+  readonly #moves: JobMoves;
+  readonly #rebuilder: Rebuilder;
+  readonly #holder: MoverHolder;
+
+  constructor(
+    memory: QueueMemory, time: TimeSource, journaled: boolean, filing: Filing, held: HeldJobs, moves: JobMoves, rebuilder: Rebuilder, holder: MoverHolder,
+  ) {
+    this.#m = memory;
+    this.#time = time;
+    this.#journaled = journaled;
+    this.#filing = filing;
+    this.#held = held;
+    this.#moves = moves;
+    this.#rebuilder = rebuilder;
+    this.#holder = holder;
+  }
+
+  /** Expires the leases due by `now` and makes the delayed jobs due by then ready. */
+  catchUp(now: number): void {
+    const { slots, leases, delayed } = this.#m;
+    this.#filing.dueChanged();
+    this.#filing.drainLeases();
+    while (leases.size > 0) {
+      const slot = leases.top(ENTRY_SLOT);
+      const word = leases.top(ENTRY_WORD);
+      const until = leases.top(ENTRY_K1);
+      if (slots.word(slot) === word && until > now) break;
+      leases.pop();
+      if (slots.word(slot) === word) this.#moves.failAttempt(slot, word, until, ERROR_LEASE_EXPIRED, 0, now, false);
+    }
+    while (delayed.size > 0) {
+      const slot = delayed.top(ENTRY_SLOT);
+      const word = delayed.top(ENTRY_WORD);
+      const runAt = delayed.top(ENTRY_K1);
+      if (slots.word(slot) === word && runAt > now) break;
+      delayed.pop();
+      if (slots.word(slot) !== word) continue;
+      assertHeld(this.#m.lock);
+      this.#filing.fileReady(slot, this.#holder.mover.flip(slot, word, READY, DELAYED));
+    }
+    this.#held.release(now);
+  }
+
+  /**
+   * Waits for lock-free calls in flight to leave (microseconds), and repairs
+   * after threads that died in one (after `lockTimeoutMillis`); then brings
+   * the queue up to a clock reading taken now. For a poll that found
+   * nothing, for stats and the dead letters, for a slot that stays BUSY, for
+   * a lease run out that no catch-up expired. True if it rebuilt or caught up
+   * (the caller looks again).
+   *
+   * Why the new reading: lock-free calls that ended since this operation read
+   * the clock (and those waited for) stamped their leases from readings of
+   * their own (see WorkerPath#leaseEnd), perhaps later than this
+   * operation's; what it sees must be one instant's state, with every lease
+   * that has run out by then expired.
+   */
+  settle(now: number): boolean {
+    // A journaled queue makes every move under the lock: no lock-free call to wait for.
+    if (this.#journaled) return false;
+    const { helping, header, lockWords } = this.#m;
+    const dead = helping.quiesce();
+    if (dead.length > 0) {
+      helping.revoke(dead);
+      this.#rebuilder.rebuild(now);
+    }
+    const later = laterReading(this.#time, now);
+    header[LAST_NOW] = later;
+    const due = dead.length > 0 || later >= header[NEXT_DUE]! || (Atomics.load(lockWords, ATTENTION) & DUE_LOWERED) !== 0;
+    if (due) this.catchUp(later);
+    return due;
+  }
+
+  /**
+   * Before a locked operation on `slot`: a RUNNING job whose lease has run
+   * out by `now` was claimed or extended by a lock-free call still in flight
+   * (the catch-up in Maintenance#prepare expired every lease registered), whose clock
+   * read came before ours. The call is waited for and its lease expired, so
+   * that this operation sees what every call must: the lease expired.
+   */
+  catchUpLapsed(slot: number, now: number): void {
+    const slots = this.#m.slots;
+    const word = this.settledWord(slot, now);
+    if (statusOf(word) === RUNNING && !(now < slots.get(slot, LEASE_UNTIL))) this.settle(now);
+  }
+
+  /** Waits until `slot` is not BUSY (its mover left its call, or died and was finished for); its word. */
+  settledWord(slot: number, now: number): number {
+    const slots = this.#m.slots;
+    let word = slots.settledWord(slot);
+    if (!isBusy(word)) return word;
+    this.settle(now);
+    word = slots.word(slot);
+    if (!isBusy(word)) return word;
+    // Busy still: a mover no watch covers (a revoked row's). The rebuild finishes it.
+    this.#rebuilder.rebuild(now);
+    return slots.word(slot);
+  }
+}

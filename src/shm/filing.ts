@@ -1,0 +1,135 @@
+import {
+  ATTENTION, CANCELLED, DELAYED, DUE_LOWERED, DUE_VERSION, ENTRY_K1, ENTRY_K2, ENTRY_SLOT, ENTRY_WORD, FINISH_RING, FINISH_SEQ, JOB_NUM, LAST_NOW,
+  LEASE_RING, LEASE_UNTIL, NEXT_DUE, READY, RECORD_FIELDS, ROWS, RUNNING, RUN_AT, SUCCEEDED, type SlotStatus,
+} from './layout.js';
+import type { SharedHeap } from './heap.js';
+import { assertHeld } from './lock-held.js';
+import type { QueueMemory } from './memory.js';
+import type { MoverHolder } from './moves.js';
+import { chunksOf } from './records.js';
+import type { Retention } from './retention.js';
+
+/**
+ * Where a job's status files it, under the maintenance lock: the ready
+ * rings, the delayed, lease, finished and held heaps (each entry carries the
+ * word it was filed for: one the slot no longer holds is stale, and dropped
+ * as it surfaces). Also drains the rows' lease and finish rings into their
+ * heaps, and publishes NEXT_DUE, the earliest entry due, for the lock-free
+ * calls to compare `now` with.
+ */
+export class Filing {
+  readonly #m: QueueMemory;
+  /** For an age limit, finished jobs come due too. */
+  readonly #retention: Retention;
+  /** The mover of the holder's moves now: a finished job's chunks are counted in its row. */
+  readonly #holder: MoverHolder;
+  readonly #tails = new Int32Array(ROWS);
+  /** Whether the delayed or lease heap changed since NEXT_DUE was published. */
+  #dueDirty = true;
+  /** A copy of a slot's record, read under the lock. */
+  readonly #record = new Float64Array(RECORD_FIELDS);
+
+  constructor(memory: QueueMemory, retention: Retention, holder: MoverHolder) {
+    this.#m = memory;
+    this.#retention = retention;
+    this.#holder = holder;
+  }
+
+  /** The delayed or lease heap changed, or may have (a catch-up, a rebuild): NEXT_DUE is published anew. */
+  dueChanged(): void {
+    this.#dueDirty = true;
+  }
+
+  /** Files a job where its new status needs it: a ready ring, the delayed heap, the finished heap. */
+  file(slot: number, word: number, status: SlotStatus): void {
+    const { slots, delayed, finished, rows, listing } = this.#m;
+    listing.sync(slot);
+    if (status === READY) this.fileReady(slot, word);
+    else if (status === DELAYED) this.push(delayed, slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM), 0, slot, word);
+    else if (status === SUCCEEDED || status === CANCELLED) {
+      // Finished at the time the locked call runs at.
+      this.push(finished, slots.get(slot, FINISH_SEQ), this.#m.header[LAST_NOW]!, 0, slot, word);
+      rows.finishedChunks(this.#holder.mover.row, chunksOf(slots.readInto(slot, this.#record)));
+    } else if (status === RUNNING) {
+      this.push(this.#m.leases, slots.get(slot, LEASE_UNTIL), 0, 0, slot, word);
+    }
+  }
+
+  /** Files a READY job in the ready ring of its priority, for the word it holds. */
+  fileReady(slot: number, word: number): void {
+    const slots = this.#m.slots;
+    this.#m.ready.file(slot, word, slots.priorities[slot]!, slots.runAts[slot]!, slots.jobNums[slot]!);
+  }
+
+  /** Files the entry (k1, k2, k3) of the job in `slot`, for its `word`, in `heap`. */
+  push(heap: SharedHeap, k1: number, k2: number, k3: number, slot: number, word: number): void {
+    const slots = this.#m.slots;
+    assertHeld(this.#m.lock);
+    // A new lease, delayed or held job (or, with an age limit, finished job) may come before the NEXT_DUE published.
+    if (heap === this.#m.leases || heap === this.#m.delayed || heap === this.#m.held || (heap === this.#m.finished && this.#retention.ages)) this.#dueDirty = true;
+    // Full means mostly stale entries (a slot has at most one valid entry per heap): drop them.
+    if (heap.full) heap.compact((s, w) => slots.word(s) === w);
+    heap.push(k1, k2, k3, slot, word);
+  }
+
+  /** Moves the leases every row registered into the lease heap (also to make room in a full ring); those already finished are left out. */
+  drainLeases(): void {
+    const { rows, slots, leases, listing } = this.#m;
+    rows.drain(LEASE_RING, (until, slot, word) => {
+      if (slots.word(slot) === word) this.push(leases, until, 0, 0, slot, word);
+      // A claim (or extend) made lock-free: the listing files the job under its status now, whatever it is.
+      listing.sync(slot);
+    });
+  }
+
+  /** Moves the finished jobs every row noted into the eviction heap (also to make room in a full ring). */
+  drainFinished(): void {
+    const { rows, slots, finished, listing } = this.#m;
+    rows.drain(FINISH_RING, (finishedAt, slot, word) => {
+      // Still as finished: the record holds its FINISH_SEQ.
+      if (slots.word(slot) === word) this.push(finished, slots.leaseUntils[slot]!, finishedAt, 0, slot, word);
+      listing.sync(slot);
+    });
+  }
+
+  /**
+   * Ends a locked operation: publishes NEXT_DUE, the earliest lease or
+   * delayed job, for the lock-free calls to compare `now` with. The holder's
+   * half of the lease handshake (see WorkerPath#registerLease): publish, bump
+   * DUE_VERSION, then look at the rings' tails again; a lease registered
+   * meanwhile is drained and NEXT_DUE published anew.
+   */
+  publishDue(): void {
+    const { header, rows, lockWords, leases, delayed, held } = this.#m;
+    // A holder taken for dead (stalled past the timeout) leaves this to the one that took over.
+    if (!this.#m.lock.held()) return;
+    // Nothing moved that NEXT_DUE depends on: it stands (a lease registered earlier than it raises DUE_LOWERED by itself).
+    if (!this.#dueDirty && (Atomics.load(lockWords, ATTENTION) & DUE_LOWERED) === 0) return;
+    this.#dueDirty = false;
+    for (;;) {
+      // Cleared before the drain: a lease lowered after this is in the rings the drain reads, or raises the flag again.
+      Atomics.and(lockWords, ATTENTION, ~DUE_LOWERED);
+      rows.tails(LEASE_RING, this.#tails);
+      this.drainLeases();
+      header[NEXT_DUE] = Math.min(this.validTop(leases), this.validTop(delayed), this.validTop(held), this.retentionDue());
+      // Publishes NEXT_DUE (seq-cst), before the tails are read again.
+      Atomics.add(lockWords, DUE_VERSION, 1);
+      if (!rows.movedSince(LEASE_RING, this.#tails)) return;
+    }
+  }
+
+  /** The earliest key of a heap's valid entries (stale ones on top are dropped); Infinity if none. */
+  validTop(heap: SharedHeap): number {
+    const slots = this.#m.slots;
+    while (heap.size > 0 && slots.word(heap.top(ENTRY_SLOT)) !== heap.top(ENTRY_WORD)) heap.pop();
+    return heap.size > 0 ? heap.top(ENTRY_K1) : Infinity;
+  }
+
+  /** When the oldest finished job is due for eviction by age (stale entries on top dropped); Infinity if none is, ever. */
+  retentionDue(): number {
+    const { finished, slots } = this.#m;
+    if (!this.#retention.ages) return Infinity;
+    while (finished.size > 0 && slots.word(finished.top(ENTRY_SLOT)) !== finished.top(ENTRY_WORD)) finished.pop();
+    return finished.size > 0 ? this.#retention.dueAt(finished.top(ENTRY_K2)) : Infinity;
+  }
+}

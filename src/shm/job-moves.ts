@@ -1,0 +1,234 @@
+import { laterReading, type TimeSource } from '../clock.js';
+import type { RetryPolicy } from '../policy.js';
+import { JobStatus } from '../types.js';
+import type { Filing } from './filing.js';
+import { LAZY, type JournalNotes } from './journal-notes.js';
+import {
+  ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, COMMIT_MOVED, DATA_REF, DEAD, DELAYED, ERROR_BYTES, ERROR_NONE, ERROR_REF, FINISH_BASE, FINISHED_AT, FREE, HEADERS_BYTES,
+  HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, READY, RESULT_BYTES, RESULT_REF, RUNNING,
+  RUN_AT, SUCCEEDED, TOKEN, TYPE, WORKER, attemptLimit, mayRetry, type SlotStatus,
+} from './layout.js';
+import { LockLost, assertHeld } from './lock-held.js';
+import type { QueueMemory } from './memory.js';
+import type { LoggedJob } from './movelog.js';
+import type { MoverHolder } from './moves.js';
+import { noteFinish } from './records.js';
+import type { Room } from './room.js';
+import type { UndoneMove } from './undo-log.js';
+import { NOT_COUNTED } from './worker.js';
+
+/**
+ * The moves the maintenance lock holder makes of a job (how a move is made:
+ * see moves.ts): a new job placed from its draft, a job moved with the
+ * draft as its new record (noted for the journal, then filed where its
+ * status needs it), a failed attempt, a journaled job put back, and the
+ * moves of a commit that failed undone.
+ */
+export class JobMoves {
+  readonly #m: QueueMemory;
+  readonly #policy: RetryPolicy;
+  /** The queue's clock, read again as a move is made (`freshRunAt`). */
+  readonly #time: TimeSource;
+  /** Whether the queue has a journal: then each move counts in the record's MOVES. */
+  readonly #journaled: boolean;
+  readonly #filing: Filing;
+  readonly #notes: JournalNotes;
+  /** Where a new job's slot and strings come from, and an old error's chain goes back to. */
+  readonly #room: Room;
+  readonly #holder: MoverHolder;
+
+  constructor(
+    memory: QueueMemory, policy: RetryPolicy, time: TimeSource, journaled: boolean, filing: Filing, notes: JournalNotes, room: Room, holder: MoverHolder,
+  ) {
+    this.#m = memory;
+    this.#policy = policy;
+    this.#time = time;
+    this.#journaled = journaled;
+    this.#filing = filing;
+    this.#notes = notes;
+    this.#room = room;
+    this.#holder = holder;
+  }
+
+  /** A journaled job back in a free slot, as the journal holds it. */
+  restoreJob(job: LoggedJob, now: number): void {
+    const { typeNames, workerNames } = this.#m;
+    const errorRef = job.lastError === null ? ERROR_NONE : this.#room.storeError(job.lastError);
+    const slot = this.#room.takeSlot();
+    const typeBytes = Buffer.byteLength(job.type);
+    const draft = this.newDraft(job.num, job.type, typeNames.numberOf(job.type), typeBytes, job.payload, Buffer.byteLength(job.payload), job.priority, job.runAt);
+    draft[ATTEMPTS] = job.attempts;
+    draft[TOKEN] = job.token;
+    // One field, by status: the lease's end while RUNNING, the finish order once finished.
+    draft[LEASE_UNTIL] = job.status === JobStatus.SUCCEEDED || job.status === JobStatus.CANCELLED ? job.finishSeq : job.leaseUntil;
+    draft[ERROR_REF] = errorRef;
+    draft[ERROR_BYTES] = errorRef > 0 ? Buffer.byteLength(job.lastError!) : 0;
+    draft[WORKER] = job.workerId === null ? 0 : workerNames.numberOf(job.workerId);
+    draft[MOVES] = this.#journaled ? job.moves : 0;
+    draft[ATTEMPT_LIMIT] = job.maxAttempts;
+    if (job.result !== null) {
+      const bytes = Buffer.byteLength(job.result);
+      draft[RESULT_REF] = this.#m.arena.storeCounted(bytes, job.result);
+      draft[RESULT_BYTES] = bytes;
+    }
+    draft[LEASE_LENGTH] = job.timeout;
+    if (job.key !== null) this.storeKey(draft, job.key, Buffer.byteLength(job.key), job.keyTtl);
+    draft[FINISHED_AT] = job.finishedAt;
+    if (job.headers !== null) this.storeHeaders(draft, job.headers);
+    const status = STATUS_OF_NAME[job.status];
+    this.place(slot, job.num, status === READY && job.runAt > now ? DELAYED : status);
+  }
+
+  /**
+   * The draft of a new job: its strings stored (the type in the data chain
+   * only if the type table has no room for it, `typeNumber` 0), no attempt,
+   * lease, error or worker yet.
+   */
+  newDraft(
+    num: number, type: string, typeNumber: number, typeBytes: number, payload: string, payloadBytes: number, priority: number, runAt: number,
+  ): Float64Array {
+    const arena = this.#m.arena;
+    assertHeld(this.#m.lock);
+    const ref = typeNumber > 0 ? arena.store(payloadBytes, payload) : arena.store(typeBytes + payloadBytes, type, payload);
+    const draft = this.#holder.mover.draft;
+    // Every other field starts at zero: no attempt, token, lease, error (ERROR_NONE), worker, moves, own
+    // limit, result, key, lease length or headers.
+    draft.fill(0);
+    draft[JOB_NUM] = num;
+    draft[PRIORITY] = priority;
+    draft[RUN_AT] = runAt;
+    draft[DATA_REF] = ref;
+    draft[TYPE] = typeNumber > 0 ? typeNumber : -typeBytes;
+    draft[PAYLOAD_BYTES] = payloadBytes;
+    return draft;
+  }
+
+  /** Stores the idempotent key in the draft: its chain (the room was made) and its TTL. */
+  storeKey(draft: Float64Array, key: string, keyBytes: number, keyTtl: number): void {
+    assertHeld(this.#m.lock);
+    draft[KEY_REF] = this.#m.arena.storeCounted(keyBytes, key);
+    draft[KEY_BYTES] = keyBytes;
+    draft[KEY_TTL] = keyTtl;
+  }
+
+  /** Stores a new job's headers (JSON text) in the arena, its room made, and points the draft at them. */
+  storeHeaders(draft: Float64Array, headers: string): void {
+    const bytes = Buffer.byteLength(headers);
+    assertHeld(this.#m.lock);
+    draft[HEADERS_REF] = this.#m.arena.storeCounted(bytes, headers);
+    draft[HEADERS_BYTES] = bytes;
+  }
+
+  /** Places the draft, a new job numbered `num`, in the free `slot` in `status`, filed in the index its status needs; its word. */
+  place(slot: number, num: number, status: SlotStatus): number {
+    const { slots, jobMap } = this.#m;
+    const next = this.#holder.mover.apply(slot, slots.word(slot), status, FREE);
+    if (next < 0) throw new LockLost();
+    jobMap.set(num, slot);
+    this.#filing.file(slot, next, status);
+    return next;
+  }
+
+  /**
+   * Moves `slot` from `word` (status `from`) to `status` with the draft as
+   * its record, notes it for the journal, and files it; false if the slot
+   * moved first (a lock-free move won the race: the caller looks again).
+   */
+  moveTo(slot: number, word: number, status: SlotStatus, from: SlotStatus): boolean {
+    const draft = this.#holder.mover.draft;
+    if (this.#journaled) draft[MOVES]!++;
+    this.#notes.noteOwnMove(slot, word, status);
+    assertHeld(this.#m.lock);
+    const next = this.#holder.mover.apply(slot, word, status, from);
+    if (next < 0) return false;
+    this.#filing.file(slot, next, status);
+    return true;
+  }
+
+  nextFinishSeq(): number {
+    // The same shared counter lock-free completes take their order from.
+    return this.#m.header[FINISH_BASE]! + this.#m.finishes.count();
+  }
+
+  /** A failed attempt at `failedAt`: PENDING after the backoff, or DEAD when no attempts are left (or `permanent`). False if the slot moved first. */
+  /**
+   * A failed attempt at `failedAt`: an expiry's leaseUntil, or (`stamped`, a
+   * fail call) now, whose retry time then comes from the clock read as the
+   * move is made (see `freshRunAt`).
+   */
+  failAttempt(slot: number, word: number, failedAt: number, errorRef: number, errorBytes: number, now: number, permanent: boolean, stamped = false): boolean {
+    const draft = this.#holder.mover.start(slot);
+    const attempts = draft[ATTEMPTS]!;
+    const oldError = draft[ERROR_REF]!;
+    draft[ERROR_REF] = errorRef;
+    draft[ERROR_BYTES] = errorBytes;
+    const retry = !permanent && mayRetry(attempts, attemptLimit(draft[ATTEMPT_LIMIT]!, this.#policy.maxAttempts));
+    const backoff = retry ? this.#policy.backoffAfter(attempts) : 0;
+    if (retry) draft[RUN_AT] = failedAt + backoff;
+    const status = retry ? (draft[RUN_AT]! <= now ? READY : DELAYED) : DEAD;
+    if (status === DEAD) noteFinish(draft, failedAt);
+    // READY or DELAYED by the backoff alone (failedAt is now): the same with the fresh reading.
+    if (retry && stamped) draft[RUN_AT] = this.freshRunAt(failedAt, backoff, draft[LEASE_UNTIL]!);
+    // A finish too (see finishes.ts): counted before the move, announced after it.
+    if (status === DEAD) this.#m.finishes.count();
+    if (!this.moveTo(slot, word, status, RUNNING)) return false;
+    if (status === DEAD) this.#m.finishes.announce();
+    // Freed only after the move: a move that lost its race keeps its old error.
+    this.#room.freeCounted(oldError);
+    return true;
+  }
+
+  /**
+   * The runAt of a job a call makes ready again (fail, release, retryDead):
+   * `delay` after the clock read just before its move, so that a lock-free
+   * claim of a later reading never comes before it with an older time — if
+   * that reading is before `before` (the end of the lease a fail or release
+   * needs: past it, the call took effect before the clock passed, at
+   * `since`); else `delay` after `since`. Read before the decision, not
+   * while the slot is BUSY: a holder that stalls in the clock there would be
+   * taken over with its move finished, and then retry the call as refused.
+   */
+  freshRunAt(since: number, delay: number, before: number): number {
+    const fresh = laterReading(this.#time, since);
+    return (fresh < before ? fresh : since) + delay;
+  }
+
+  /**
+   * Undoes a call's own moves whose commit failed, newest first: a submitted
+   * job's slot is freed, a moved job gets its old record (and lastError)
+   * back. Each undo is a move of its own, with a higher move count, and is
+   * noted (lazily): the next commit writes the job as it now is, or deletes
+   * its row, over anything a presumed-dead leader may still write. The
+   * caller then rebuilds every hint from the slots (counters, rings, heaps,
+   * the arena's chains).
+   *
+   * A move whose slot no longer holds its word is left alone (only a
+   * presumed-dead holder's repairs can have moved a frozen job).
+   */
+  undo(moves: readonly UndoneMove[]): void {
+    const { slots, awaited } = this.#m;
+    for (const move of moves) {
+      if (slots.word(move.slot) !== move.to) continue;
+      this.#notes.note(slots.get(move.slot, JOB_NUM), COMMIT_MOVED, LAZY);
+      assertHeld(this.#m.lock);
+      if (move.record === null) {
+        if (this.#holder.mover.flip(move.slot, move.to, FREE, NOT_COUNTED) < 0) throw new LockLost();
+      } else {
+        const draft = this.#holder.mover.draft;
+        const moves = slots.get(move.slot, MOVES);
+        draft.set(move.record);
+        if (move.lastError !== null) {
+          draft[ERROR_REF] = this.#room.storeError(move.lastError);
+          if (draft[ERROR_REF]! <= 0) draft[ERROR_BYTES] = 0;
+        }
+        draft[MOVES] = moves + 1;
+        if (this.#holder.mover.apply(move.slot, move.to, move.status, NOT_COUNTED) < 0) throw new LockLost();
+      }
+      awaited[move.slot] = 0;
+    }
+  }
+}
+
+const STATUS_OF_NAME: Record<JobStatus, SlotStatus> = {
+  PENDING: READY, RUNNING, SUCCEEDED, DEAD, CANCELLED,
+};

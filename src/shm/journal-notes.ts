@@ -1,0 +1,227 @@
+import { Refusal } from '../errors.js';
+import { markOf, ticketOfMark, type CommitKind } from './commits.js';
+import type { Filing } from './filing.js';
+import { COMMIT_EVICTED, COMMIT_MOVED, COMMIT_SUBMITTED, ERROR_REF, FREE, JOB_NUM, nextWord, statusOf, type SlotStatus } from './layout.js';
+import type { QueueMemory } from './memory.js';
+import type { JournalWrites, MoveLog } from './movelog.js';
+import type { Records } from './records.js';
+import { UndoLog, recordCopy, type UndoneMove } from './undo-log.js';
+import type { MoveNotes } from './worker.js';
+
+/**
+ * What cancel and retryDead return for a job frozen by another call's commit
+ * in flight (see Frozen jobs in layout.ts): the caller waits for
+ * `awaitedTicket()` to be durable, then tries again. Not a Refusal: it never
+ * reaches a user.
+ */
+export const AWAITS_COMMIT = -1000;
+
+/** Marks a note no call waits for: see `mustCommit`. */
+export const LAZY = true;
+
+/** Where the journal's writes find a noted job: the slot of job number `n`, or a Refusal (see Maintenance#find). */
+export interface JobFinder {
+  find(n: number): number;
+}
+
+/**
+ * The journal's side of the calls under the maintenance lock (with a
+ * journal; without one, nothing is noted and no job is frozen): the changes
+ * each call notes for the next group commit (see CommitRing), and whether it
+ * must wait for that commit; its own durable moves, frozen until their
+ * commit (see Frozen jobs in layout.ts) and logged to be undone if it fails
+ * (see UndoLog); and the frozen jobs a poll passes over.
+ */
+export class JournalNotes implements MoveNotes {
+  readonly #m: QueueMemory;
+  /** For the journal's rows of a job, and the lastError an undo puts back. */
+  readonly #records: Records;
+  /** Files a frozen job back once the poll that passed it over is done. */
+  readonly #filing: Filing;
+  readonly #jobs: JobFinder;
+  readonly #log: MoveLog | undefined;
+  /** The last commit ticket this thread's current call took (with a journal), or undefined. */
+  #ticket: number | undefined;
+  /** Whether the current call noted a change that must be committed before it returns. */
+  #mustCommit = false;
+  /** The current call's own durable moves, to undo if their commit fails (with a journal). */
+  readonly #undo = new UndoLog();
+  /** The ticket the last AWAITS_COMMIT waits for. */
+  #awaitedTicket = 0;
+  /** Jobs the current poll passed over as frozen, as (slot, word) pairs: filed back after it. */
+  readonly #skipped: number[] = [];
+
+  constructor(memory: QueueMemory, records: Records, filing: Filing, jobs: JobFinder, log?: MoveLog) {
+    this.#m = memory;
+    this.#records = records;
+    this.#filing = filing;
+    this.#jobs = jobs;
+    this.#log = log;
+  }
+
+  /** Starts a locked call: no ticket taken, nothing to commit; with a journal, no move to undo and no job passed over yet. */
+  startCall(): void {
+    this.#ticket = undefined;
+    this.#mustCommit = false;
+    if (this.#log !== undefined) {
+      this.#undo.reset();
+      this.#skipped.length = 0;
+    }
+  }
+
+  /** From now on (after the call's catch-up), the call's durable moves are its own: logged, to be undone if their commit fails. */
+  recordOwnMoves(): void {
+    this.#undo.record();
+  }
+
+  noteMove(jobNum: number, lazy: boolean): void {
+    this.note(jobNum, COMMIT_MOVED, lazy);
+  }
+
+  /**
+   * Notes a durable move of the call's own, about to be made from `word` to
+   * `status` with the mover's draft; after the catch-up, with a journal, it
+   * is frozen until its commit and logged with the record it replaces (see
+   * UndoLog). Called just before the move: under the lock nothing else moves
+   * the slot, so it goes to the word `nextWord(word, status)`.
+   */
+  noteOwnMove(slot: number, word: number, status: SlotStatus): void {
+    const { slots, awaited } = this.#m;
+    const ticket = this.note(slots.get(slot, JOB_NUM), COMMIT_MOVED);
+    if (!this.#undo.recording) return;
+    awaited[slot] = markOf(ticket);
+    const record = recordCopy(slots, slot);
+    // Only an arena chain needs its text saved (the move may free it); a canned error is its ref.
+    const lastError = record[ERROR_REF]! > 0 ? this.#records.errorText(record) : null;
+    this.#undo.add({ slot, status: statusOf(word), to: nextWord(word, status), record, lastError });
+  }
+
+  /**
+   * After a submit's move, with a journal: the new job in `slot` (its word
+   * `word`, its note `ticket`) is frozen until its commit, and logged with
+   * no record: undone, its slot is freed (see UndoLog).
+   */
+  noteOwnSubmit(slot: number, word: number, ticket: number): void {
+    if (!this.#undo.recording) return;
+    this.#m.awaited[slot] = markOf(ticket);
+    this.#undo.add({ slot, status: FREE, to: word, record: null, lastError: null });
+  }
+
+  /** Whether the job in `slot` is frozen by a commit in flight (see Frozen jobs in layout.ts). */
+  frozen(slot: number): boolean {
+    return this.#log !== undefined && this.#m.commits.awaits(this.#m.awaited[slot]!);
+  }
+
+  /** AWAITS_COMMIT, for the job in `slot` frozen by its commit in flight: `awaitedTicket()` is then the commit to wait for. */
+  awaitCommitOf(slot: number): number {
+    this.#awaitedTicket = ticketOfMark(this.#m.awaited[slot]!);
+    return AWAITS_COMMIT;
+  }
+
+  /** The commit the last AWAITS_COMMIT waits for. */
+  awaitedTicket(): number {
+    return this.#awaitedTicket;
+  }
+
+  /** For a poll: whether the ready job at (slot, word) is frozen; if so it is passed over, to be filed back by `refileFrozen`. */
+  skipFrozen(slot: number, word: number): boolean {
+    if (!this.frozen(slot)) return false;
+    this.#skipped.push(slot, word);
+    return true;
+  }
+
+  /** After a poll, files the jobs it passed over as frozen back in their place; whether there were any. */
+  refileFrozen(): boolean {
+    const skipped = this.#skipped;
+    if (skipped.length === 0) return false;
+    for (let at = 0; at < skipped.length; at += 2) {
+      // Still as passed over (nothing moves a frozen job but its own undo, under this lock).
+      if (this.#m.slots.word(skipped[at]!) === skipped[at + 1]) this.#filing.fileReady(skipped[at]!, skipped[at + 1]!);
+    }
+    skipped.length = 0;
+    return true;
+  }
+
+  /** Takes the current call's own durable moves out (see UndoLog), for Maintenance#rollBack if their commit fails. */
+  takeUndo(): UndoneMove[] {
+    return this.#undo.take();
+  }
+
+  /** The last commit ticket the current call took, if it changed anything the journal must learn. */
+  noted(): number | undefined {
+    return this.#ticket;
+  }
+
+  /**
+   * Whether the current call changed what a crash would bring back, so must
+   * not return before the commit: everything but a lease, an extended lease
+   * and an eviction. Those three are LAZY: lost in a crash they change nothing
+   * that matters, as a job RUNNING at a crash runs again anyway and an evicted
+   * job was finished.
+   */
+  mustCommit(): boolean {
+    return this.#mustCommit;
+  }
+
+  /**
+   * Notes a change for the journal (if there is one), to be written by the
+   * next group commit; see CommitRing. Noted just *before* the move commits:
+   * a thread killed in between leaves a note of a move that did not happen
+   * (the journal is written the job as it is: harmless), never a move the
+   * journal does not learn of. No commit can come in between, as commits
+   * read under the lock. A full ring is committed here, under the lock: rare,
+   * as every durable call commits the ring soon after.
+   */
+  note(jobNum: number, kind: CommitKind, lazy = false): number {
+    if (this.#log === undefined) return 0;
+    const commits = this.#m.commits;
+    if (commits.room() < 1) this.#commitNotes();
+    const ticket = (this.#ticket = commits.note(jobNum, kind));
+    if (!lazy) this.#mustCommit = true;
+    return ticket;
+  }
+
+  /** Before a batch of `jobs` submits, with a journal: room in the commit ring for every note the batch may take. */
+  roomForBatch(jobs: number): void {
+    // Every note of a batch (its jobs, and the evictions that make their room) must fit the commit ring
+    // without a commit in between, so that the batch reaches the journal in one transaction.
+    if (this.#log !== undefined && this.#m.commits.room() < this.#m.slots.capacity + jobs) this.#commitNotes();
+  }
+
+  /**
+   * The journal writes every noted change needs, each job once, as it is
+   * now (under the lock, so every job is read between moves); and the ticket
+   * they cover. A new job is inserted whole, a moved one updated, an evicted
+   * one deleted.
+   */
+  pendingWrites(): { writes: JournalWrites; upTo: number } {
+    const flagsOf = new Map<number, number>();
+    const upTo = this.#m.commits.forEachPending((jobNum, kind) => {
+      flagsOf.set(jobNum, (flagsOf.get(jobNum) ?? 0) | FLAG_OF_KIND[kind]);
+    });
+    const writes: JournalWrites = { inserts: [], updates: [], evictions: [] };
+    for (const [jobNum, flags] of flagsOf) {
+      const slot = (flags & GONE) !== 0 ? Refusal.Evicted : this.#jobs.find(jobNum);
+      // Gone from memory: evicted, or a submit that was undone. Its row goes, if it was ever written.
+      if (slot < 0) {
+        writes.evictions.push(jobNum);
+        continue;
+      }
+      if ((flags & NEW) === 0) writes.updates.push(this.#records.loggedMove(slot));
+      else writes.inserts.push(this.#records.loggedJob(slot));
+    }
+    return { writes, upTo };
+  }
+
+  /** Commits every noted change now, under the lock. */
+  #commitNotes(): void {
+    const { writes, upTo } = this.pendingWrites();
+    this.#log!.write(writes);
+    this.#m.commits.publish(upTo);
+  }
+}
+
+/** What the journal must do for a job, by the kinds of its notes: insert it whole (NEW), delete it (GONE), else update it. */
+const NEW = 1;
+const GONE = 2;
+const FLAG_OF_KIND: Record<CommitKind, number> = { [COMMIT_SUBMITTED]: NEW, [COMMIT_MOVED]: 0, [COMMIT_EVICTED]: GONE };
