@@ -5,14 +5,14 @@ import type { QueueStats } from '../types.js';
 import { Arena } from './arena.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, ATTENTION, CANCELLED, COMMIT_SUBMITTED, DEAD, DELAYED, DUE_LOWERED, ERROR_FAILED, FINISH_BASE, FINISH_SEQ, FINISH_TICKET, FREE,
-  JOB_SEQ, LAST_NOW, LEASE_LENGTH, LEASE_UNTIL, MAINTENANCE_ROW, MOVES, NEXT_DUE, READY, REBUILDS, RUNNING, RUN_AT, TOKEN_RESERVED, TOKEN_SEQ, isBusy,
+  JOB_SEQ, LAST_NOW, LEASE_LENGTH, LEASE_UNTIL, MAINTENANCE_ROW, MOVES, NEXT_DUE, READY, RUNNING, RUN_AT, TOKEN_RESERVED, TOKEN_SEQ, isBusy,
   statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import { Mover } from './moves.js';
 import type { LoggedJob, MoveLog, Sequences, JournalWrites } from './movelog.js';
 import { keyHash } from '../key-hash.js';
-import { NAME_OF_STATUS, Records, countedChainBytes, countedChunks, dataBytes, noteFinish } from './records.js';
+import { Records, countedChainBytes, countedChunks, dataBytes, noteFinish } from './records.js';
 import type { CheckedJob } from '../validate.js';
 import type { UndoneMove } from './undo-log.js';
 import type { LockHolder, MoveNotes } from './worker.js';
@@ -402,11 +402,6 @@ export class Maintenance implements MoveNotes, LockHolder {
     this.#rebuilder.rebuild(now);
   }
 
-  /** How often the hints were rebuilt from the slots. */
-  get rebuilds(): number {
-    return this.#m.header[REBUILDS]!;
-  }
-
   // ── room (see room.ts) ─────────────────────────────────────────────────
 
   /** Arena chunks holding a complete's result, or Refusal.NoBytes (see Room#storeResult). */
@@ -478,4 +473,3 @@ export class Maintenance implements MoveNotes, LockHolder {
 
 /** Tokens reserved in the journal at a time. */
 const TOKEN_BLOCK = 4096;
-export { NAME_OF_STATUS };
