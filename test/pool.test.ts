@@ -67,6 +67,8 @@ describe('WorkerPool options', { timeout: 20_000 }, () => {
     ['leaseMillis', Number.NaN],
     ['leaseMillis', Number.POSITIVE_INFINITY],
     ['leaseMillis', '100'],
+    // Longer than any poll takes (2^53 - 1): its leaseUntil could overflow.
+    ['leaseMillis', 2 ** 53],
     ['concurrency', 0],
     ['concurrency', 1.5],
     ['concurrency', Number.NaN],

@@ -9,6 +9,7 @@ import { pathToFileURL } from 'node:url';
 import type { ResourceLimits } from 'node:worker_threads';
 import { InvalidArgumentError, describe } from '../errors.js';
 import { checkOptionKeys, given } from '../options.js';
+import { checkLeaseMillis } from '../validate.js';
 import type { PoolLogger } from './events.js';
 
 /** What a pool does with a job whose type its handler module does not export. */
@@ -107,6 +108,9 @@ const POOL_OPTIONS: ReadonlySet<string> = new Set([
 
 export function fillPoolOptions(options: WorkerPoolOptions): FilledPoolOptions {
   checkOptionKeys('options', options, POOL_OPTIONS);
+  // The queue's own check: a pool must not take a lease length that every one of its polls would refuse.
+  const leaseMillis = given(options.leaseMillis, kDefaults.leaseMillis);
+  checkLeaseMillis(leaseMillis);
   const workerId = given(options.workerId, kDefaults.workerId);
   if (typeof workerId !== 'string' || workerId.trim() === '') {
     throw new InvalidArgumentError(`Expected \`workerId\` to be a non-blank string, got ${describe(workerId)}`);
@@ -118,7 +122,7 @@ export function fillPoolOptions(options: WorkerPoolOptions): FilledPoolOptions {
   return {
     handlers: moduleUrl(options.handlers),
     threads: positiveInteger('threads', given(options.threads, availableParallelism())),
-    leaseMillis: positiveMillis('leaseMillis', given(options.leaseMillis, kDefaults.leaseMillis)),
+    leaseMillis,
     concurrency: positiveInteger('concurrency', given(options.concurrency, kDefaults.concurrency)),
     workerId,
     timeouts: timeouts(options.timeoutMillis),
