@@ -76,9 +76,9 @@ export class SharedFinishWaits {
   readonly #memory: QueueMemory;
   readonly #time: TimeSource;
   readonly #waits = new FinishWaits(() => this.#startSleeper());
-  /** The running sleeper (registered in FINISH_WAITERS), or undefined; a new one per run, so that one stopped by close ends quietly. */
-  #sleeper: object | undefined;
-  /** After close: no sleeper starts again (a wait's look is told the queue is closed). */
+  /** Whether the sleeper runs (registered in FINISH_WAITERS). It stops itself once no wait is left, or at close. */
+  #sleeping = false;
+  /** After close: the sleeper stops when it next wakes, and none starts again (a wait's look is told the queue is closed). */
   #closed = false;
 
   constructor(memory: QueueMemory, time: TimeSource) {
@@ -99,17 +99,17 @@ export class SharedFinishWaits {
   }
 
   #startSleeper(): void {
-    if (this.#sleeper !== undefined || this.#closed) return;
-    const sleeper = (this.#sleeper = {});
+    if (this.#sleeping || this.#closed) return;
+    this.#sleeping = true;
     // Registered before the arming wait's look (the handshake above): every finish from now on notifies.
     this.#finishes.enter();
-    void this.#sleep(sleeper, this.#finishes.notices());
+    void this.#sleep(this.#finishes.notices());
   }
 
-  async #sleep(sleeper: object, seen: number): Promise<void> {
+  async #sleep(seen: number): Promise<void> {
     for (;;) {
       await this.#finishes.sleep(seen);
-      if (this.#sleeper !== sleeper) return;
+      if (this.#closed) return;
       // Read before the looks: a finish they miss counts a notice after this read, and the next sleep returns at once.
       seen = this.#finishes.notices();
       const now = this.#now();
@@ -129,8 +129,8 @@ export class SharedFinishWaits {
   }
 
   #stopSleeper(): void {
-    if (this.#sleeper === undefined) return;
-    this.#sleeper = undefined;
+    if (!this.#sleeping) return;
+    this.#sleeping = false;
     this.#finishes.leave();
   }
 }
