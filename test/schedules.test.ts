@@ -169,6 +169,7 @@ describeEachBackend('repeatable jobs', (backend) => {
       ['s', { everyMillis: 1_000, type: 't', missed: 'some' }],
       ['s', { everyMillis: 1_000, type: 't', maxMissed: 0 }],
       ['s', { everyMillis: 1_000, type: 't', graceMillis: -1 }],
+      ['s', { everyMillis: 1_000, type: 't', graceMillis: 2 ** 53 }],
       ['s', { everyMillis: 1_000, type: 't', startAt: Number.NaN }],
       ['s', { everyMillis: 1_000, type: 't', priority: 0.5 }],
       ['s', { everyMillis: 1_000, type: 't', maxAttempts: 0 }],
