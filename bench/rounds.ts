@@ -3,15 +3,16 @@ import { Bench, type Task } from 'tinybench';
 import { type Rates, type Row, latencyOf, median } from './report.js';
 
 /**
- * One warmup round, then `runs` timed rounds; each round runs every case once,
- * in order. Returns each case's timed results (what `runOnce` returned).
+ * `warmups` untimed rounds (one unless told), then `runs` timed rounds; each
+ * round runs every case once, in order. Returns each case's timed results
+ * (what `runOnce` returned).
  */
-export async function interleavedRuns<C>(cases: readonly C[], runs: number, runOnce: (c: C) => Promise<number>): Promise<Map<C, number[]>> {
+export async function interleavedRuns<C>(cases: readonly C[], runs: number, runOnce: (c: C) => Promise<number>, warmups = 1): Promise<Map<C, number[]>> {
   const results = new Map<C, number[]>(cases.map((c) => [c, []]));
-  for (let round = 0; round <= runs; round++) {
+  for (let round = 0; round < warmups + runs; round++) {
     for (const c of cases) {
       const result = await runOnce(c);
-      if (round > 0) results.get(c)!.push(result);
+      if (round >= warmups) results.get(c)!.push(result);
     }
   }
   return results;
