@@ -30,6 +30,10 @@ export class CatchUp {
   readonly #moves: JobMoves;
   readonly #rebuilder: Rebuilder;
   readonly #holder: MoverHolder;
+  /** Whether a catch-up is waiting out lock-free calls for a lease they may have left lapsed (see `catchUp`). */
+  #settling = false;
+  /** The slots a catch-up found so (see `catchUp`), reused from call to call. */
+  readonly #lapsed: number[] = [];
 
   constructor(
     memory: QueueMemory, time: TimeSource, journaled: boolean, filing: Filing, held: HeldJobs, moves: JobMoves, rebuilder: Rebuilder, holder: MoverHolder,
@@ -44,18 +48,29 @@ export class CatchUp {
     this.#holder = holder;
   }
 
-  /** Expires the leases due by `now` and makes the delayed jobs due by then ready. */
+  /**
+   * Expires the leases due by `now` and makes the delayed jobs due by then
+   * ready. A lease due whose job has moved on to another lease, one run out
+   * by `now` as well, or is mid-move, was extended or claimed again by a
+   * lock-free call still in flight, which registers the new lease only as it
+   * ends: that call is waited for (see `settle`), and the new lease expired
+   * then, so that this call sees it expired as every call after its end must.
+   */
   catchUp(now: number): void {
     const { slots, leases, delayed } = this.#m;
     this.#filing.dueChanged();
     this.#filing.drainLeases();
+    const lapsed = this.#lapsed;
+    lapsed.length = 0;
     while (leases.size > 0) {
       const slot = leases.top(ENTRY_SLOT);
       const word = leases.top(ENTRY_WORD);
       const until = leases.top(ENTRY_K1);
-      if (slots.word(slot) === word && until > now) break;
+      const current = slots.word(slot);
+      if (current === word && until > now) break;
       leases.pop();
-      if (slots.word(slot) === word) this.#moves.failAttempt(slot, word, until, ERROR_LEASE_EXPIRED, 0, now, false);
+      if (current === word) this.#moves.failAttempt(slot, word, until, ERROR_LEASE_EXPIRED, 0, now, false);
+      else if (this.#mayHaveLapsed(slot, current, now)) lapsed.push(slot);
     }
     while (delayed.size > 0) {
       const slot = delayed.top(ENTRY_SLOT);
@@ -68,6 +83,21 @@ export class CatchUp {
       this.#filing.fileReady(slot, this.#holder.mover.flip(slot, word, READY, DELAYED));
     }
     this.#held.release(now);
+    // Those the loop above expired meanwhile (their new lease was registered too) need no wait. Once: the
+    // catch-up of the settle below meets only leases made after the calls it waited for.
+    if (!this.#settling && lapsed.some((slot) => this.#mayHaveLapsed(slot, slots.word(slot), now))) {
+      this.#settling = true;
+      try {
+        this.settle(now);
+      } finally {
+        this.#settling = false;
+      }
+    }
+  }
+
+  /** Whether the job in `slot`, its word `word` now, may hold a lease run out by `now` that no ring holds yet: mid-move, or RUNNING past its end. */
+  #mayHaveLapsed(slot: number, word: number, now: number): boolean {
+    return isBusy(word) || (statusOf(word) === RUNNING && !(now < this.#m.slots.get(slot, LEASE_UNTIL)));
   }
 
   /**
