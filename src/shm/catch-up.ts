@@ -97,7 +97,12 @@ export class CatchUp {
 
   /** Whether the job in `slot`, its word `word` now, may hold a lease run out by `now` that no ring holds yet: mid-move, or RUNNING past its end. */
   #mayHaveLapsed(slot: number, word: number, now: number): boolean {
-    return isBusy(word) || (statusOf(word) === RUNNING && !(now < this.#m.slots.get(slot, LEASE_UNTIL)));
+    return isBusy(word) || this.#runningPastEnd(slot, word, now);
+  }
+
+  /** Whether the job in `slot`, its word `word` (not BUSY), is RUNNING on a lease that has run out by `now`. */
+  #runningPastEnd(slot: number, word: number, now: number): boolean {
+    return statusOf(word) === RUNNING && !(now < this.#m.slots.get(slot, LEASE_UNTIL));
   }
 
   /**
@@ -138,9 +143,7 @@ export class CatchUp {
    * that this operation sees what every call must: the lease expired.
    */
   catchUpLapsed(slot: number, now: number): void {
-    const slots = this.#m.slots;
-    const word = this.settledWord(slot, now);
-    if (statusOf(word) === RUNNING && !(now < slots.get(slot, LEASE_UNTIL))) this.settle(now);
+    if (this.#runningPastEnd(slot, this.settledWord(slot, now), now)) this.settle(now);
   }
 
   /** Waits until `slot` is not BUSY (its mover left its call, or died and was finished for); its word. */
