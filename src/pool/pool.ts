@@ -124,7 +124,7 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
   async #start(): Promise<void> {
     const { threads, handlers, resourceLimits } = this.#options;
     const piscina = new Piscina<ThreadTask, string[]>({
-      filename: new URL('./thread.js', import.meta.url).href,
+      filename: new URL('./thread-entry.cjs', import.meta.url).href,
       minThreads: threads,
       maxThreads: threads,
       idleTimeout: Infinity,
