@@ -12,6 +12,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
+import { ATTENTION, DUE_LOWERED } from '../dist/shm/layout.js';
 import { startWorker, terminateAll, testSeed, withTimeout } from './helpers.js';
 
 const START = 1_767_225_600_000;
@@ -138,6 +139,51 @@ describe('a clock that moves during a claim', () => {
     expect(queue.view(id)).toMatchObject({ status: 'RUNNING', leaseUntil: lease.leaseUntil, attempts: 1 });
     queue.complete(id, lease.token);
     expect(queue.view(id).status).toBe('SUCCEEDED');
+    queue.close();
+  });
+});
+
+/**
+ * When a maintenance pass finds nothing due, NEXT_DUE is published a second
+ * after its time, not Infinity: a lease that ends later than that then
+ * raises no DUE_LOWERED, which would send every thread's next call to the
+ * lock (the 2-thread drains of bench "work" met it hundreds of times per
+ * 50,000 jobs: jobs done as fast as they are leased leave no valid lease as
+ * a holder publishes). The lease must still expire at its end.
+ */
+describe('NEXT_DUE with nothing due', () => {
+  function afterEmptyPass(leaseMillis: number) {
+    const clock = new ManualClock(START);
+    const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0));
+    const lockWords = new Int32Array(queue.share().buffers.lockWords);
+    // The warm-up gives this instance's row its tokens; the submit after it is a locked pass with no lease valid.
+    queue.submit('t', 'warm-up');
+    const warm = queue.poll('w', leaseMillis)!;
+    queue.complete(warm.jobId, warm.token);
+    const id = queue.submit('t', 'p');
+    Atomics.and(lockWords, ATTENTION, ~DUE_LOWERED);
+    const lease = queue.poll('w', leaseMillis)!;
+    expect(lease.jobId).toBe(id);
+    return { clock, queue, lease, lowered: (Atomics.load(lockWords, ATTENTION) & DUE_LOWERED) !== 0 };
+  }
+
+  it('lets a lease that ends after it stay lock-free: no DUE_LOWERED, and the lease still expires at its end', () => {
+    const { clock, queue, lease, lowered } = afterEmptyPass(30_000);
+    expect(lowered).toBe(false);
+    clock.advance(29_999);
+    expect(queue.view(lease.jobId)).toMatchObject({ status: 'RUNNING', attempts: 1 });
+    clock.advance(1);
+    expect(queue.view(lease.jobId)).toMatchObject({ status: 'PENDING', attempts: 1, lastError: 'lease expired' });
+    queue.close();
+  });
+
+  it('still has a lease that ends before it raise DUE_LOWERED, and expire at its end', () => {
+    const { clock, queue, lease, lowered } = afterEmptyPass(200);
+    expect(lowered).toBe(true);
+    clock.advance(199);
+    expect(queue.view(lease.jobId).status).toBe('RUNNING');
+    clock.advance(1);
+    expect(queue.view(lease.jobId)).toMatchObject({ status: 'PENDING', lastError: 'lease expired' });
     queue.close();
   });
 });

@@ -10,6 +10,16 @@ import { chunksOf } from './records.js';
 import type { Retention } from './retention.js';
 
 /**
+ * NEXT_DUE when nothing is due: this long after the holder's time, not
+ * Infinity. NEXT_DUE may be earlier than the first entry due (a call past it
+ * catches up and finds nothing: one locked call), never later. At Infinity,
+ * the next lease, of any length, would be earlier than it and send every
+ * thread's next call to the lock (DUE_LOWERED); and a queue whose jobs finish
+ * as fast as they are leased often has no valid lease as a holder publishes.
+ */
+const NOTHING_DUE_MILLIS = 1_000;
+
+/**
  * Where a job's status files it, under the maintenance lock: the ready
  * rings, the delayed, lease, finished and held heaps (each entry carries the
  * word it was filed for: one the slot no longer holds is stale, and dropped
@@ -111,7 +121,7 @@ export class Filing {
       Atomics.and(lockWords, ATTENTION, ~DUE_LOWERED);
       rows.tails(LEASE_RING, this.#tails);
       this.drainLeases();
-      header[NEXT_DUE] = Math.min(this.validTop(leases), this.validTop(delayed), this.validTop(held), this.retentionDue());
+      header[NEXT_DUE] = Math.min(this.validTop(leases), this.validTop(delayed), this.validTop(held), this.retentionDue(), header[LAST_NOW]! + NOTHING_DUE_MILLIS);
       // Publishes NEXT_DUE (seq-cst), before the tails are read again.
       Atomics.add(lockWords, DUE_VERSION, 1);
       if (!rows.movedSince(LEASE_RING, this.#tails)) return;
