@@ -168,7 +168,8 @@ export interface ClaimCheck {
  * no handler saw (the poll ran, its reply was lost; the lease expired), an
  * attempt that finished holding its lease yet was followed by another (its
  * complete was lost), and a start logged only after this attempt's lease
- * had expired (the log itself waited for Redis to come back). Everything
+ * had expired, or even after a later attempt had begun (the log itself
+ * waited for Redis to come back, while the lease ran out). Everything
  * else holds as strictly: no attempt started twice, no job run twice at once
  * unless a lease expired, the last attempt started, finished holding, and
  * succeeded.
@@ -192,10 +193,13 @@ export function checkClaims(events: readonly Event[], views: ReadonlyMap<string,
       const holding = e.status === 'RUNNING' && e.attempts === e.attempt && e.at < e.leaseUntil;
       // Logged late: this very attempt's lease expired since, and no later attempt has begun.
       const expiredSince = e.attempts === e.attempt && expiredLease(e.lastError) && (e.status === 'PENDING' || e.at >= e.leaseUntil);
-      if (!(holding || (redisRestarted && expiredSince))) {
+      // Logged later still: a later attempt has begun (its own start shows the lease it took over expired). The
+      // snapshot is that attempt's, token included: this attempt's own token is unknown.
+      const overtaken = e.attempts > e.attempt;
+      if (!(holding || (redisRestarted && (expiredSince || overtaken)))) {
         problems.push(`${of} started without holding its lease: ${JSON.stringify(e)}`);
       }
-      if (mine.some((c) => c.token === e.token)) problems.push(`${of} got token ${e.token} a second time`);
+      if (!overtaken && mine.some((c) => c.token === e.token)) problems.push(`${of} got token ${e.token} a second time`);
       for (const stale of running) {
         overlaps.push({ jobId: e.jobId, stale: { attempt: stale.attempt, pid: stale.pid }, next: { attempt: e.attempt, pid: e.pid } });
         // Two at once is only allowed when the earlier lease had expired before this one was given.
@@ -203,7 +207,7 @@ export function checkClaims(events: readonly Event[], views: ReadonlyMap<string,
           problems.push(`${of} started while attempt ${stale.attempt} (pid ${stale.pid}) still ran, and its lease had not expired (lastError ${JSON.stringify(e.lastError)})`);
         }
       }
-      const claim: Claim = { jobId: e.jobId, attempt: e.attempt, pid: e.pid, threadId: e.threadId, token: e.token };
+      const claim: Claim = { jobId: e.jobId, attempt: e.attempt, pid: e.pid, threadId: e.threadId, token: overtaken ? Number.NaN : e.token };
       mine.push(claim);
       running.push(claim);
     } else {

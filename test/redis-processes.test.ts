@@ -98,6 +98,14 @@ describe('checkClaims (the checker these tests rely on)', () => {
     expect(checkClaims([start(1, 7), start(1, 7), finish(1, 7)], view(1)).problems).toContainEqual(expect.stringMatching(/started a second time/));
     expect(checkClaims([start(1, 7, { at: 10_000 }), finish(1, 7)], view(1)).problems).toEqual([expect.stringMatching(/without holding its lease/)]);
   });
+
+  it("takes a start logged after a later attempt's, showing that attempt's token, for a late log only once Redis restarted", () => {
+    // Attempt 1's start waited for Redis while its lease ran out; attempt 2 began, finished, and was logged first.
+    const late = { status: 'SUCCEEDED', attempts: 2, lastError: 'lease expired', at: 11_000 } as const;
+    const events = [start(2, 8, { lastError: 'lease expired' }), finish(2, 8), start(1, 8, late), finish(1, 8, late)];
+    expect(checkClaims(events, view(2), { redisRestarted: true }).problems).toEqual([]);
+    expect(checkClaims(events, view(2)).problems).toEqual([expect.stringMatching(/attempt 1 .* started without holding its lease/)]);
+  });
 });
 
 describeRedis('WorkerPools in separate processes on one Redis queue', () => {
