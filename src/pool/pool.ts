@@ -110,9 +110,11 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
   /**
    * Listens to what the pool's jobs do (see PoolEvents). Events reach the main
    * thread in batches, within a tick (20 ms) of happening: a thread's events in
-   * the order they happened, but two threads' batches in either order (a job
-   * retried on another thread may tell its second attempt's `failed` before the
-   * first's; each event names its `attempt`).
+   * the order they happened. Two threads' batches are not ordered, except that
+   * a thread posts a retrying attempt's events at once, before the retry can
+   * run elsewhere; still, a main thread that takes both threads' messages in
+   * one turn may tell a job's second `failed` before its first (each event
+   * names its `attempt`).
    */
   on<E extends PoolEventName>(name: E, listener: (event: PoolEvents[E]) => void): this {
     this.#events.on(name, listener);

@@ -297,7 +297,11 @@ class WorkerLoop {
     const { message, permanent } = failure;
     const kind = permanent || attempt >= lease.maxAttempts ? EventKind.Dead : EventKind.Retrying;
     span?.failed(failure.type, message, kind === EventKind.Dead);
-    await this.#settle(lease, durationMs, () => queue.fail(jobId, token, message, { permanent }), () => this.#events.record(kind, jobId, type, attempt, durationMs, message));
+    await this.#settle(lease, durationMs, () => queue.fail(jobId, token, message, { permanent }), () => {
+      this.#events.record(kind, jobId, type, attempt, durationMs, message);
+      // At once, not at the tick: the retry may run on another thread, whose events should not come first.
+      if (kind === EventKind.Retrying) this.#events.flush();
+    });
     return undefined;
   }
 
