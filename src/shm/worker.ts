@@ -258,7 +258,7 @@ export class WorkerPath implements Claimer {
     rows.append(this.#row, LEASE_RING, leaseUntil, slot, word);
     // Orders the NEXT_DUE read after the tail's store.
     Atomics.load(lockWords, DUE_VERSION);
-    // Rare (the first lease after the heap emptied, or a shorter lease than the others): one RMW.
+    // Rare (a lease shorter than the others, or, when none is due, than NOTHING_DUE_MILLIS: see filing.ts): one RMW.
     if (leaseUntil < header[NEXT_DUE]!) Atomics.or(lockWords, ATTENTION, DUE_LOWERED);
   }
 }
