@@ -22,19 +22,29 @@ export function drainOptions(jobs: number) {
   return { capacity: jobs, arenaBytes: 32 * MiB } as const;
 }
 
-/** Milliseconds from the barrier's release until the last of `workers` has drained the queue. */
-export async function drainWithThreads(workers: readonly Worker[], settings: DrainSettings, notes: string[]): Promise<number> {
-  const queue = prefilled(settings.jobs);
+/**
+ * How the threads of a drain get their jobs: all from one queue (what a user
+ * runs), or each from a queue of its own with its share of the jobs, so that
+ * no memory is shared at all: the rate this machine allows threads doing the
+ * same calls, the ceiling of the shared case.
+ */
+export type Sharing = 'one queue' | 'a queue each';
+
+/** Milliseconds from the barrier's release until the last of `workers` has drained its queue. */
+export async function drainWithThreads(workers: readonly Worker[], settings: DrainSettings, notes: string[], sharing: Sharing = 'one queue'): Promise<number> {
+  const queues = sharing === 'one queue' ? [prefilled(settings.jobs)] : workers.map(() => prefilled(settings.jobs / workers.length));
   try {
     const { millis, replies } = await runAtBarrier<DrainCounts & { error: string | null }>(
       workers,
-      { handle: queue.share(), loop: settings.loop, spinIterations: settings.spinIterations },
+      (i) => ({ handle: queues[i % queues.length]!.share(), loop: settings.loop, spinIterations: settings.spinIterations }),
       'drain worker',
     );
-    check(`${workers.length} thread(s), ${settings.loop}`, queue, replies, settings.jobs, notes);
+    const what = `${workers.length} thread(s), ${settings.loop}`;
+    if (queues.length === 1) check(what, queues[0]!, replies, settings.jobs, notes);
+    else queues.forEach((queue, i) => check(`${what}, queue ${i + 1} of ${queues.length}`, queue, [replies[i]!], settings.jobs / queues.length, notes));
     return millis;
   } finally {
-    queue.close();
+    for (const queue of queues) queue.close();
   }
 }
 

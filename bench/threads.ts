@@ -37,18 +37,18 @@ function release(flags: Int32Array): number {
 
 /**
  * One timed run of parked workers: posts `message` (with the barrier's words)
- * to each, releases them together once all have checked in, and waits until
+ * to each (or `message(i)` to the i-th), releases them together once all have checked in, and waits until
  * all have checked out. Returns the milliseconds from the release to the last
  * check-out and every worker's reply; a reply that carries an error throws.
  */
 export async function runAtBarrier<R extends { error: string | null }>(
   workers: readonly Worker[],
-  message: object,
+  message: object | ((worker: number) => object),
   what: string,
 ): Promise<{ millis: number; replies: R[] }> {
   const flags = new Int32Array(new SharedArrayBuffer(WORDS.count * Int32Array.BYTES_PER_ELEMENT));
   const replies = workers.map((worker) => once(worker, 'message') as Promise<[R]>);
-  for (const worker of workers) worker.postMessage({ ...message, control: flags.buffer, words: WORDS });
+  workers.forEach((worker, i) => worker.postMessage({ ...(typeof message === 'function' ? message(i) : message), control: flags.buffer, words: WORDS }));
   await unlessCrashed(workers, reached(flags, WORDS.ready, workers.length));
   const start = release(flags);
   await unlessCrashed(workers, reached(flags, WORDS.done, workers.length));
