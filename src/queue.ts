@@ -1,3 +1,4 @@
+import { threadId as ownThreadId } from 'node:worker_threads';
 import { clockFromShare, shareClock, type TimeSource } from './clock.js';
 import { InvalidArgumentError, QueueFullError, describe } from './errors.js';
 import { JOB_QUEUE_OPTIONS, fillOptions, given, type JobQueueOptions } from './options.js';
@@ -9,7 +10,7 @@ import { QueueMemory } from './shm/memory.js';
 import { countedChunks } from './shm/records.js';
 import { JobStatus, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit } from './types.js';
 import {
-  checkFailure, checkPolicy, checkSchedulerOptions, checkTimeSource, checkTimeout, parseJobId, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions,
+  checkExitedThread, checkFailure, checkPolicy, checkSchedulerOptions, checkTimeSource, checkTimeout, parseJobId, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions,
 } from './validate.js';
 import { untilFinished } from './finished.js';
 import { SharedFinishWaits } from './shm/finishes.js';
@@ -224,6 +225,28 @@ export class JobQueue {
       clock: shareClock(this.#ctx.time),
       journal: this.#ctx.journal === undefined ? null : { path: this.#ctx.journal.path, synchronous: this.#ctx.journal.synchronous },
     };
+  }
+
+  /**
+   * Tells the queue that the worker thread `threadId` has exited (its
+   * Worker's 'exit' event has fired): the rows its instances held (one per
+   * attach: where a thread's lock-free calls keep their state) are free for
+   * new attaches. A thread killed or crashed cannot give them back itself,
+   * and with all 127 taken every new instance runs each call under the
+   * queue's lock. Returns how many rows were freed. A row the thread left
+   * inside a call is freed only after the queue presumed it dead and
+   * finished its move (`lockTimeoutMillis`): call this again later for it.
+   * A WorkerPool does this for its own threads.
+   *
+   * Only for a thread that is gone: a live one whose row is freed takes a new
+   * row at its next call, but a call it has in flight meanwhile may race the
+   * thread that took the row.
+   */
+  threadExited(threadId: number): number {
+    const ctx = this.#ctx;
+    ctx.assertOpen();
+    checkExitedThread(threadId, ownThreadId);
+    return ctx.locked(() => ctx.memory.rows.reclaim(threadId));
   }
 
   /** Opens, in this thread, the queue a `share()` handle points at. Without `time`, the handle's clock. */

@@ -253,6 +253,14 @@ export function checkWorkerId(workerId: unknown): asserts workerId is string {
   }
 }
 
+/** The threadId of a thread that has exited: a positive integer (the main thread, 0, cannot have), and not the caller's own. */
+export function checkExitedThread(exited: unknown, own: number): asserts exited is number {
+  if (typeof exited !== 'number' || !Number.isSafeInteger(exited) || exited < 1) {
+    throw new InvalidArgumentError(`Expected \`threadId\` to be the threadId of a worker thread that exited (an integer >= 1), got ${describe(exited)}`);
+  }
+  if (exited === own) throw new InvalidArgumentError(`threadId ${exited} is the calling thread's own: it has not exited`);
+}
+
 export function checkLeaseMillis(leaseMillis: unknown): asserts leaseMillis is number {
   checkSpan('leaseMillis', leaseMillis, true);
 }

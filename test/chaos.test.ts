@@ -40,9 +40,16 @@ describe('threads killed at any instant', () => {
   it('on a journaled queue, also leaves the journal holding every job exactly as memory does', async () => {
     await chaos({ terminations: 40, journal: tempJournal() });
   }, 60_000);
+
+  it('with the rows of killed threads freed (threadExited) and taken by their replacements, still loses and double-leases nothing', async () => {
+    const freed = await chaos({ terminations: 130, reclaim: true });
+    // Each killed thread held one row; only one killed inside a lock-free call keeps it (until presumed dead).
+    expect(freed).toBeGreaterThan(65);
+  }, 90_000);
 });
 
-async function chaos({ terminations: TERMINATIONS, journal }: { terminations: number; journal?: string }): Promise<void> {
+/** Runs the chaos; returns how many rows `threadExited` freed (with `reclaim`: called for each thread as it is killed). */
+async function chaos({ terminations: TERMINATIONS, journal, reclaim = false }: { terminations: number; journal?: string; reclaim?: boolean }): Promise<number> {
   const seed = testSeed(journal === undefined ? 'chaos' : 'chaos-journal');
   const random = prng(seed);
   const WORKERS = 4;
@@ -101,6 +108,7 @@ async function chaos({ terminations: TERMINATIONS, journal }: { terminations: nu
   const ticker = setInterval(() => clock.advance(LEASE / 4), 5);
   const started = Date.now();
   let terminations = 0;
+  let freedRows = 0;
   try {
     // Killing goes on past TERMINATIONS while too few submits were acknowledged (a slow spell of the machine), within CHAOS_MILLIS.
     while ((terminations < TERMINATIONS || Atomics.load(ctl, CTL.ACKS) <= MIN_ACKS) && Date.now() - started < CHAOS_MILLIS) {
@@ -109,7 +117,9 @@ async function chaos({ terminations: TERMINATIONS, journal }: { terminations: nu
       const i = Math.floor(random() * live.length);
       const victim = live[i]!;
       live[i] = spawn();
+      const victimId = victim.worker.threadId;
       await withTimeout(victim.worker.terminate(), 10_000, `terminate(chaos-${victim.incarnation})`);
+      if (reclaim) freedRows += queue.threadExited(victimId);
       terminations++;
     }
     await pause(200); // let the last replacements run a little
@@ -222,11 +232,11 @@ async function chaos({ terminations: TERMINATIONS, journal }: { terminations: nu
     `[chaos] ${terminations} terminations, ${incarnations - 1} worker threads, ${acked.size} acknowledged submits, ` +
       `${logged} logged leases, drained ${drainReport.drained}; ${count('SUCCEEDED')} SUCCEEDED, ${dead} DEAD; ` +
       `${Atomics.load(ctl, CTL.STALLS)} loop iterations of >= 40 ms (lock waits after a kill, or descheduling); ` +
-      `${Date.now() - started} ms`,
+      `${Date.now() - started} ms${reclaim ? `; ${freedRows} rows of killed threads freed` : ''}`,
   );
   expect(violations.slice(0, 30)).toEqual([]);
   await queue.close();
-  if (journal === undefined) return;
+  if (journal === undefined) return freedRows;
 
   // ── the journal, reopened, holds every job as memory did ──
   const reopened = JobQueue.open(journal, clock, policy, options);
@@ -243,4 +253,5 @@ async function chaos({ terminations: TERMINATIONS, journal }: { terminations: nu
   } finally {
     await reopened.close();
   }
+  return freedRows;
 }

@@ -19,7 +19,7 @@ export type QueueHandle = SharedQueueHandle | RedisQueueHandle | PartitionedQueu
  * What the pool's main thread uses: a handle for the threads, counts for
  * drain/stats, `fail` to hand back a dead thread's jobs (and `view` to tell
  * what became of them), `release` to hand back the jobs a closing pool
- * could not wait for.
+ * could not wait for, `threadExited` to free a dead thread's rows.
  */
 export interface PoolQueue {
   share(): QueueHandle;
@@ -27,6 +27,8 @@ export interface PoolQueue {
   fail(jobId: string, token: number, error?: string | null, options?: FailOptions): Awaitable<void>;
   release(jobId: string, token: number): Awaitable<void>;
   view(jobId: string): Awaitable<JobView>;
+  /** Frees what a thread that exited held in the queue (shared memory: its rows); absent where a thread holds nothing (Redis). */
+  threadExited?(threadId: number): number;
 }
 
 /** What a pool thread uses: the worker side of the contract. */

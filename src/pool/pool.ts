@@ -135,6 +135,8 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
       idleTimeout: Infinity,
       ...(resourceLimits === undefined ? {} : { resourceLimits }),
     });
+    // Every thread, from its start: one that crashes or is killed as hung cannot give its queue rows back itself.
+    piscina.on('workerCreate', (created: { id: number }) => this.#onExit(piscina, created.id));
     try {
       await piscina.run({ kind: 'probe', handlers });
     } catch (error) {
@@ -243,6 +245,20 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
       },
     );
     this.#loops[thread] = { controller, lastTick: tick, launchTick: tick, lastChange: performance.now(), done };
+  }
+
+  /** Once the pool thread `threadId` has exited, frees the queue rows it held (see JobQueue#threadExited). */
+  #onExit(piscina: Piscina, threadId: number): void {
+    const queue = this.#queue;
+    if (queue.threadExited === undefined) return;
+    piscina.threads.find((worker) => worker.threadId === threadId)?.once('exit', () => {
+      try {
+        queue.threadExited!(threadId);
+      } catch (error) {
+        // The queue was closed under the pool: this instance can free nothing.
+        if (!(error instanceof IllegalStateError)) throw error;
+      }
+    });
   }
 
   /** A loop ended by a crash (or our abort of a hung thread): hand its jobs back and start a new one. */

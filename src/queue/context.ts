@@ -89,10 +89,10 @@ export class QueueContext {
     this.lockFree = this.journal === undefined;
   }
 
-  /** Under the lock: a revoked row (presumed dead while only slow) is exchanged for a new one; tokens refilled. */
+  /** Under the lock: a revoked row (presumed dead while only slow), or one reclaimed, is exchanged for a new one; tokens refilled. */
   prepareWorker(): WorkerPath {
     const { rows } = this.memory;
-    if (this.ownsRow && !rows.owned(this.worker.row)) {
+    if (this.ownsRow && !rows.ownedHere(this.worker.row)) {
       this.lockFree = false;
       this.ownsRow = false;
       this.core.mover = new Mover(this.memory.slots, rows, MAINTENANCE_ROW);

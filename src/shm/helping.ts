@@ -81,7 +81,7 @@ export class Helping {
     return [];
   }
 
-  /** Marks rows presumed dead: never used again, so a late owner cannot reuse its intents. */
+  /** Marks rows presumed dead: not used again (until their thread is known to have exited), so a late owner cannot reuse its intents. */
   revoke(dead: readonly number[]): void {
     // Only from OWNED: a row given back meanwhile was alive after all.
     for (const row of dead) Atomics.compareExchange(this.#rows.words, row * ROW_WORDS + ROW_STATE, ROW_OWNED, ROW_REVOKED);

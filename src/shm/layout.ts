@@ -48,7 +48,9 @@
  * belongs to whoever holds the maintenance lock. A row's CALL word is odd
  * while the owner is inside a lock-free call: a thread killed there leaves it
  * odd, and a row odd with the same value for `lockTimeoutMillis` of watching
- * is presumed dead (see helping.ts).
+ * is presumed dead (see helping.ts). A row names its owner's threadId
+ * (ROW_THREAD): once told that thread exited (`threadExited`), the lock
+ * holder frees its row for the next attach (RowTable#reclaim).
  *
  * ── Lease word (one Int32 per slot) ──
  *
@@ -417,7 +419,7 @@ export const RING_FIELDS = 2;
 export const ROWS = 128;
 export const MAINTENANCE_ROW = 0;
 /** rowWords, per row (a line each). */
-export const ROW_STATE = 0; //      0: free; ROW_OWNED; ROW_REVOKED (presumed dead: never used again)
+export const ROW_STATE = 0; //      0: free; ROW_OWNED; ROW_REVOKED (presumed dead: not used again until its thread is known to have exited)
 export const ROW_CALL = 1; //       odd while the owner is inside a lock-free call
 export const ROW_INTENT_SEQ = 2; // the owner's latest intent
 export const ROW_LEASE_TAIL = 3; // lease ring entries appended (owner's)
@@ -425,6 +427,7 @@ export const ROW_LEASE_DRAINED = 4; // … taken into the lease heap (holder's)
 export const ROW_FINISH_TAIL = 5;
 export const ROW_FINISH_DRAINED = 6;
 export const ROW_WATCH_CALL = 7; // the CALL value the watch last saw (holder's)
+export const ROW_THREAD = 8; //     the owner's Node.js threadId, written as it takes the row: a row of a thread that exited is free again (RowTable#reclaim)
 export const ROW_WORDS = LINE;
 export const ROW_OWNED = 1;
 export const ROW_REVOKED = 2;

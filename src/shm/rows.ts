@@ -1,6 +1,7 @@
+import { threadId } from 'node:worker_threads';
 import {
   ATTENTION, GATE, MAINTENANCE_ROW, ROWS, ROW_CALL, ROW_COUNTS, ROW_DATA, ROW_FINISHED_CHUNKS, ROW_FINISH_DRAINED, ROW_FINISH_TAIL,
-  ROW_HIGH_WATER, ROW_LEASE_DRAINED, ROW_LEASE_TAIL, ROW_OWNED, ROW_RINGS, ROW_RING_ENTRIES, ROW_STATE, ROW_WORDS,
+  ROW_HIGH_WATER, ROW_LEASE_DRAINED, ROW_LEASE_TAIL, ROW_OWNED, ROW_REVOKED, ROW_RINGS, ROW_RING_ENTRIES, ROW_STATE, ROW_THREAD, ROW_WORDS,
   RING_ENTRY_FIELDS, RING_ENTRY_SLOT, RING_ENTRY_WORD, RING_KEY, STATUS_COUNT, FINISH_RING, LEASE_RING,
 } from './layout.js';
 
@@ -45,24 +46,61 @@ export class RowTable {
     return Math.max(1, this.#header[ROW_HIGH_WATER]!);
   }
 
-  /** Takes a free row for a new instance (under the maintenance lock); -1 if none is left. */
+  /** Takes a free row for a new instance in this thread (under the maintenance lock); -1 if none is left. */
   acquire(): number {
     for (let row = MAINTENANCE_ROW + 1; row < ROWS; row++) {
-      // Freed rows are reused; revoked ones (presumed dead) never are.
+      // Freed rows are reused; revoked ones (presumed dead) only once `reclaim` frees them.
       if (Atomics.compareExchange(this.words, row * ROW_WORDS + ROW_STATE, 0, ROW_OWNED) !== 0) continue;
+      // Which thread owns it now: the row goes back to the free ones if that thread exits.
+      Atomics.store(this.words, row * ROW_WORDS + ROW_THREAD, threadId);
       this.#header[ROW_HIGH_WATER] = Math.max(this.highWater, row + 1);
       return row;
     }
     return -1;
   }
 
-  /** Gives an owned row back (at close); a revoked one stays revoked. */
+  /**
+   * Frees the rows of a thread that has exited (under the maintenance lock),
+   * which it can no longer give back at close; returns how many. A row it
+   * left between two calls is free at once: every move it made is done (one
+   * it died in under the lock was finished by the rebuild that took the lock
+   * over, before this ran), and its ring entries are drained as any row's.
+   * One it left inside a
+   * lock-free call is freed once the watch has presumed it dead, and a
+   * rebuild has finished its move (REVOKED): till then it stays, so that
+   * nothing reuses the intent that move may still need.
+   */
+  reclaim(exited: number): number {
+    let freed = 0;
+    for (let row = MAINTENANCE_ROW + 1, n = this.highWater; row < n; row++) {
+      const w = row * ROW_WORDS;
+      if (Atomics.load(this.words, w + ROW_THREAD) !== exited) continue;
+      const state = Atomics.load(this.words, w + ROW_STATE);
+      const between = state === ROW_OWNED && (Atomics.load(this.words, w + ROW_CALL) & 1) === 0;
+      if (!between && state !== ROW_REVOKED) continue;
+      // A revoked row may have died inside its call: even again, so that its next owner's calls read as odd (inside) and even (out).
+      const call = Atomics.load(this.words, w + ROW_CALL);
+      if ((call & 1) === 1) Atomics.store(this.words, w + ROW_CALL, call + 1);
+      // From the state just read: an acquire (by a live thread, under this same lock) cannot have come between.
+      if (Atomics.compareExchange(this.words, w + ROW_STATE, state, 0) === state) freed++;
+    }
+    return freed;
+  }
+
+  /** Gives an owned row back (at close); a revoked one stays revoked, and one reclaimed is not this thread's to give. */
   release(row: number): void {
+    if (Atomics.load(this.words, row * ROW_WORDS + ROW_THREAD) !== threadId) return;
     Atomics.compareExchange(this.words, row * ROW_WORDS + ROW_STATE, ROW_OWNED, 0);
   }
 
   owned(row: number): boolean {
     return Atomics.load(this.words, row * ROW_WORDS + ROW_STATE) === ROW_OWNED;
+  }
+
+  /** Whether this thread owns `row` still: not revoked, nor freed (and perhaps taken by another thread) by a `reclaim` that took this thread for exited. */
+  ownedHere(row: number): boolean {
+    const w = row * ROW_WORDS;
+    return Atomics.load(this.words, w + ROW_STATE) === ROW_OWNED && Atomics.load(this.words, w + ROW_THREAD) === threadId;
   }
 
   /**
@@ -76,8 +114,9 @@ export class RowTable {
     const at = row * ROW_WORDS + ROW_CALL;
     // Odd: inside a call. Sequentially consistent, ordered before the ATTENTION read below.
     Atomics.store(this.words, at, this.words[at]! + 1);
-    // A revoked row (presumed dead while it was only slow) must not start another move: the owner takes a new one.
-    if ((Atomics.load(this.#lockWords, ATTENTION) & attention) === 0 && this.words[row * ROW_WORDS + ROW_STATE] === ROW_OWNED) return true;
+    // A row revoked (presumed dead while it was only slow), or reclaimed, must not start another move: the owner takes a new one.
+    const w = row * ROW_WORDS;
+    if ((Atomics.load(this.#lockWords, ATTENTION) & attention) === 0 && this.words[w + ROW_STATE] === ROW_OWNED && this.words[w + ROW_THREAD] === threadId) return true;
     // Even again: we leave at once, for the locked path.
     Atomics.store(this.words, at, this.words[at]! + 1);
     return false;
