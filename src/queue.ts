@@ -233,10 +233,11 @@ export class JobQueue {
    * attach: where a thread's lock-free calls keep their state) are free for
    * new attaches. A thread killed or crashed cannot give them back itself,
    * and with all 127 taken every new instance runs each call under the
-   * queue's lock. Returns how many rows were freed. A row the thread left
-   * inside a call is freed only after the queue presumed it dead and
-   * finished its move (`lockTimeoutMillis`): call this again later for it.
-   * A WorkerPool does this for its own threads.
+   * queue's lock. Returns how many rows were freed. If the thread died
+   * inside a lock-free call, this finishes the move it left half-done
+   * first (a rebuild of the queue's indexes, as when a dead thread is found
+   * after `lockTimeoutMillis`, but at once). A WorkerPool does this for its
+   * own threads.
    *
    * Only for a thread that is gone: a live one whose row is freed takes a new
    * row at its next call, but a call it has in flight meanwhile may race the
@@ -246,7 +247,16 @@ export class JobQueue {
     const ctx = this.#ctx;
     ctx.assertOpen();
     checkExitedThread(threadId, ownThreadId);
-    return ctx.locked(() => ctx.memory.rows.reclaim(threadId));
+    return ctx.locked((core, now) => {
+      const { rows, helping } = ctx.memory;
+      // Known dead: a row it left inside a lock-free call is revoked now, not after lockTimeoutMillis of watching, and the rebuild finishes its move.
+      const inCall = rows.inCallOf(threadId);
+      if (inCall.length > 0) {
+        helping.revoke(inCall);
+        core.rebuild(now);
+      }
+      return rows.reclaim(threadId);
+    });
   }
 
   /** Opens, in this thread, the queue a `share()` handle points at. Without `time`, the handle's clock. */

@@ -60,16 +60,18 @@ describe('threadExited', () => {
     }
   }, 30_000);
 
-  it('frees the row of a thread killed inside a lock-free call only once it was presumed dead, and its next owner is not taken for dead', async () => {
+  it('frees the row of a thread killed inside a lock-free call at once, finishing what it left, and its next owner is not taken for dead', async () => {
     const clock = new ManualClock(1_767_225_600_000);
-    const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0), { lockTimeoutMillis: 100 });
+    // A lock timeout far longer than the test: the row is not presumed dead by watching, only by threadExited.
+    const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0), { lockTimeoutMillis: 600_000 });
     const handle = queue.share();
-    const memory = new QueueMemory(handle.buffers, 100);
+    const memory = new QueueMemory(handle.buffers, 600_000);
     const rowsIn = (state: number) => {
       const rows: number[] = [];
       for (let row = 1; row < memory.rows.highWater; row++) if (Atomics.load(memory.rows.words, row * ROW_WORDS + ROW_STATE) === state) rows.push(row);
       return rows;
     };
+    const inCall = (row: number) => (Atomics.load(memory.rows.words, row * ROW_WORDS + ROW_CALL) & 1) === 1;
     // A thread whose clock stalls inside its lock-free poll (gate-worker.mjs), killed there: its row's CALL stays odd.
     const CTL = { READY: 0, SUBMITTED: 1, STALLED: 2, GO: 3 };
     const control = new Int32Array(new SharedArrayBuffer(4 * 4));
@@ -82,24 +84,24 @@ describe('threadExited', () => {
     Atomics.store(control, CTL.SUBMITTED, 1);
     Atomics.notify(control, CTL.SUBMITTED);
     await withTimeout(signalled(CTL.STALLED), 10_000, 'the staller stalling inside its poll');
-    const [stallerRow] = rowsIn(ROW_OWNED).filter((row) => (Atomics.load(memory.rows.words, row * ROW_WORDS + ROW_CALL) & 1) === 1);
+    const [stallerRow] = rowsIn(ROW_OWNED).filter(inCall);
     expect(stallerRow).toBeDefined();
     const stallerId = staller.worker.threadId;
     await staller.worker.terminate();
-    // Dead inside a call, not yet presumed so: its row keeps the intent a move may need.
-    expect(queue.threadExited(stallerId)).toBe(0);
-    // The killed claim moved nothing: the job is this thread's; the poll after it, finding nothing, waits out the dead row and revokes it.
-    expect(queue.poll('main', 1_000)?.jobId).toBe(job);
-    expect(queue.poll('main', 1_000)).toBeUndefined();
-    expect(rowsIn(ROW_REVOKED)).toEqual([stallerRow]);
-    expect(queue.threadExited(stallerId)).toBe(1);
-    expect(rowsIn(ROW_REVOKED)).toEqual([]);
 
-    // The next thread takes the freed row; idle between calls, it must read as out of any call.
+    // Freed at once, not after 600 s of watching: its row is out of any call, and free.
+    expect(await withTimeout(Promise.resolve().then(() => queue.threadExited(stallerId)), 5_000, 'threadExited')).toBe(1);
+    expect(rowsIn(ROW_REVOKED)).toEqual([]);
+    expect(rowsIn(ROW_OWNED)).not.toContain(stallerRow);
+    expect(inCall(stallerRow!)).toBe(false);
+    // Its claim was cut short before its decision: the job is still ready, for this thread.
+    expect(queue.poll('main', 1_000)?.jobId).toBe(job);
+
+    // The next thread takes the freed row; idle between calls, it reads as out of any call, and a poll that finds nothing (which waits out calls in flight) does not wait for it.
     const next = await attachedThread(handle);
     try {
       expect(rowsIn(ROW_OWNED)).toContain(stallerRow);
-      expect(Atomics.load(memory.rows.words, stallerRow! * ROW_WORDS + ROW_CALL) & 1).toBe(0);
+      expect(inCall(stallerRow!)).toBe(false);
       expect(queue.poll('main', 1_000)).toBeUndefined();
       expect(rowsIn(ROW_REVOKED)).toEqual([]);
     } finally {

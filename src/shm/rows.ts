@@ -50,25 +50,37 @@ export class RowTable {
   acquire(): number {
     for (let row = MAINTENANCE_ROW + 1; row < ROWS; row++) {
       // Freed rows are reused; revoked ones (presumed dead) only once `reclaim` frees them.
-      if (Atomics.compareExchange(this.words, row * ROW_WORDS + ROW_STATE, 0, ROW_OWNED) !== 0) continue;
-      // Which thread owns it now: the row goes back to the free ones if that thread exits.
-      Atomics.store(this.words, row * ROW_WORDS + ROW_THREAD, threadId);
+      const w = row * ROW_WORDS;
+      if (Atomics.load(this.words, w + ROW_STATE) !== 0) continue;
+      // Its owner's thread first, then owned: a thread killed in between leaves a free row, not one nobody can reclaim.
+      // (A free row stays free meanwhile: only an acquire takes one, under this same lock.)
+      Atomics.store(this.words, w + ROW_THREAD, threadId);
+      Atomics.store(this.words, w + ROW_STATE, ROW_OWNED);
       this.#header[ROW_HIGH_WATER] = Math.max(this.highWater, row + 1);
       return row;
     }
     return -1;
   }
 
+  /** The rows thread `exited` owns and left inside a lock-free call (odd CALL): for the holder to revoke, as the watch would after `lockTimeoutMillis`. */
+  inCallOf(exited: number): number[] {
+    const rows: number[] = [];
+    for (let row = MAINTENANCE_ROW + 1, n = this.highWater; row < n; row++) {
+      const w = row * ROW_WORDS;
+      const mine = Atomics.load(this.words, w + ROW_THREAD) === exited && Atomics.load(this.words, w + ROW_STATE) === ROW_OWNED;
+      if (mine && (Atomics.load(this.words, w + ROW_CALL) & 1) === 1) rows.push(row);
+    }
+    return rows;
+  }
+
   /**
    * Frees the rows of a thread that has exited (under the maintenance lock),
    * which it can no longer give back at close; returns how many. A row it
-   * left between two calls is free at once: every move it made is done (one
-   * it died in under the lock was finished by the rebuild that took the lock
-   * over, before this ran), and its ring entries are drained as any row's.
-   * One it left inside a
-   * lock-free call is freed once the watch has presumed it dead, and a
-   * rebuild has finished its move (REVOKED): till then it stays, so that
-   * nothing reuses the intent that move may still need.
+   * left between two calls: every move it made is done (one it died in under
+   * the lock was finished by the rebuild that took the lock over, before
+   * this ran), and its ring entries are drained as any row's. A row it left
+   * inside a lock-free call only once REVOKED, its move finished by a
+   * rebuild (see JobQueue#threadExited); an OWNED one still in a call stays.
    */
   reclaim(exited: number): number {
     let freed = 0;
@@ -76,10 +88,9 @@ export class RowTable {
       const w = row * ROW_WORDS;
       if (Atomics.load(this.words, w + ROW_THREAD) !== exited) continue;
       const state = Atomics.load(this.words, w + ROW_STATE);
-      const between = state === ROW_OWNED && (Atomics.load(this.words, w + ROW_CALL) & 1) === 0;
-      if (!between && state !== ROW_REVOKED) continue;
-      // A revoked row may have died inside its call: even again, so that its next owner's calls read as odd (inside) and even (out).
       const call = Atomics.load(this.words, w + ROW_CALL);
+      if (!(state === ROW_REVOKED || (state === ROW_OWNED && (call & 1) === 0))) continue;
+      // A revoked row may have died inside its call: even again, so that its next owner's calls read as odd (inside) and even (out).
       if ((call & 1) === 1) Atomics.store(this.words, w + ROW_CALL, call + 1);
       // From the state just read: an acquire (by a live thread, under this same lock) cannot have come between.
       if (Atomics.compareExchange(this.words, w + ROW_STATE, state, 0) === state) freed++;
