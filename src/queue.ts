@@ -247,16 +247,7 @@ export class JobQueue {
     const ctx = this.#ctx;
     ctx.assertOpen();
     checkExitedThread(threadId, ownThreadId);
-    return ctx.locked((core, now) => {
-      const { rows, helping } = ctx.memory;
-      // Known dead: a row it left inside a lock-free call is revoked now, not after lockTimeoutMillis of watching, and the rebuild finishes its move.
-      const inCall = rows.inCallOf(threadId);
-      if (inCall.length > 0) {
-        helping.revoke(inCall);
-        core.rebuild(now);
-      }
-      return rows.reclaim(threadId);
-    });
+    return ctx.reclaimRowsOf(threadId);
   }
 
   /** Opens, in this thread, the queue a `share()` handle points at. Without `time`, the handle's clock. */

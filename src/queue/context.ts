@@ -107,6 +107,20 @@ export class QueueContext {
     return worker;
   }
 
+  /** Frees the rows of thread `exited`, which has exited (see JobQueue#threadExited); returns how many. */
+  reclaimRowsOf(exited: number): number {
+    return this.locked((core, now) => {
+      const { rows, helping } = this.memory;
+      // Known dead: a row it left inside a lock-free call is revoked now, not after lockTimeoutMillis of watching, and the rebuild finishes its move.
+      const inCall = rows.inCallOf(exited);
+      if (inCall.length > 0) {
+        helping.revoke(inCall);
+        core.rebuild(now);
+      }
+      return rows.reclaim(exited);
+    });
+  }
+
   /** Gives the row back (at close). */
   releaseRow(): void {
     if (this.ownsRow) this.memory.rows.release(this.worker.row);
