@@ -10,6 +10,7 @@ import { JobQueue, ManualClock, RetryPolicy, WorkerPool, systemClock } from '../
 import { ROW_CALL, ROW_OWNED, ROW_REVOKED, ROW_STATE, ROW_WORDS } from '../dist/shm/layout.js';
 import { QueueMemory } from '../dist/shm/memory.js';
 import { startWorker, withTimeout } from './helpers.js';
+import { closeJournal, openJournal, tempJournal } from './journal-harness.js';
 import { HANDLERS, scratch, track, until } from './pool-harness.js';
 
 /** More threads than a queue has rows (127): without the rows given back, the last ones find none free. */
@@ -38,6 +39,20 @@ describe('threadExited', () => {
     expect(freed).toEqual(Array.from({ length: MORE_THAN_ROWS }, () => 1));
     expect(queue.stats()).toMatchObject({ pending: 0, running: 0, succeeded: MORE_THAN_ROWS });
   }, 120_000);
+
+  it('frees the row of a terminated thread on a journaled queue too, and what the thread committed stays', async () => {
+    const path = tempJournal();
+    let queue = openJournal(path, systemClock, new RetryPolicy(3, 0, 0));
+    const id = queue.submit('job', 'durable');
+    const thread = await attachedThread(queue.share());
+    expect(thread.reply.completed).toBe(id);
+    const exitedId = thread.worker.threadId;
+    await thread.worker.terminate();
+    expect(queue.threadExited(exitedId)).toBe(1);
+    closeJournal(queue);
+    queue = openJournal(path, systemClock, new RetryPolicy(3, 0, 0));
+    expect(queue.view(id)).toMatchObject({ status: 'SUCCEEDED', attempts: 1 });
+  }, 30_000);
 
   it('frees nothing of a thread that held no row, nor twice, and leaves a live thread its row', async () => {
     const queue = new JobQueue(systemClock, new RetryPolicy(3, 0, 0));
