@@ -53,9 +53,10 @@ export class RowTable {
       const w = row * ROW_WORDS;
       if (Atomics.load(this.words, w + ROW_STATE) !== 0) continue;
       // Its owner's thread first, then owned: a thread killed in between leaves a free row, not one nobody can reclaim.
-      // (A free row stays free meanwhile: only an acquire takes one, under this same lock.)
       Atomics.store(this.words, w + ROW_THREAD, threadId);
-      Atomics.store(this.words, w + ROW_STATE, ROW_OWNED);
+      // A CAS all the same: a holder taken over while stalled here may race its successor's acquire. The loser's
+      // thread id, if written last, only sends the winner's calls to the lock, where it takes another row.
+      if (Atomics.compareExchange(this.words, w + ROW_STATE, 0, ROW_OWNED) !== 0) continue;
       this.#header[ROW_HIGH_WATER] = Math.max(this.highWater, row + 1);
       return row;
     }
