@@ -8,7 +8,10 @@
  * dispatches nothing. Two loops: the plain `poll` → `complete`, two calls per
  * job as a user writes it (the headline), and `completeAndPoll`, complete and
  * lease the next job in one call, as a WorkerPool thread does. Also the main
- * thread draining alone with the plain loop, no worker thread at all.
+ * thread draining alone with the plain loop, no worker thread at all; and 2
+ * threads each draining a queue of its own (half the jobs, no memory shared):
+ * the rate this machine gives two threads making the same calls, the ceiling
+ * of the shared case.
  *
  * Peers: piscina and tinypool with as many threads, running a no-op task per
  * job, which the main thread hands out one by one (`pool.run`).
@@ -19,7 +22,7 @@
 import { Worker } from 'node:worker_threads';
 import type { DrainLoop } from './drain-loop.mjs';
 import { QUICK } from './conditions.js';
-import { type DrainSettings, drainOnMainThread, drainOptions, drainWithThreads } from './leasehold-drain.js';
+import { type DrainSettings, type Sharing, drainOnMainThread, drainOptions, drainWithThreads } from './leasehold-drain.js';
 import { PEER_SETTINGS, type PeerPool, drainPeer, piscinaPool, tinypoolPool } from './peer-pools.js';
 import { type Row, type Suite, atLeast, formatRate, formatRatio, median } from './report.js';
 import { drainRate, interleavedRuns } from './rounds.js';
@@ -32,14 +35,15 @@ const HEADLINE_THREADS = 2;
 const RUNS = 3;
 
 type Case =
-  | { readonly kind: 'leasehold'; readonly threads: number; readonly loop: DrainLoop }
+  | { readonly kind: 'leasehold'; readonly threads: number; readonly loop: DrainLoop; readonly sharing: Sharing }
   | { readonly kind: 'main'; readonly threads: 0; readonly loop: 'plain' }
   | { readonly kind: 'peer'; readonly threads: number; readonly pool: PeerPool };
 
 function caseName(c: Case): string {
   if (c.kind === 'main') return 'leasehold, main thread alone, poll → complete';
   if (c.kind === 'peer') return `${c.pool.name}, ${c.threads} thread${c.threads === 1 ? '' : 's'}, pool.run (peer)`;
-  return `leasehold, ${c.threads} thread${c.threads === 1 ? '' : 's'}, ${c.loop === 'plain' ? 'poll → complete' : 'completeAndPoll'}`;
+  const each = c.sharing === 'a queue each' ? ', a queue each (no memory shared)' : '';
+  return `leasehold, ${c.threads} thread${c.threads === 1 ? '' : 's'}${each}, ${c.loop === 'plain' ? 'poll → complete' : 'completeAndPoll'}`;
 }
 
 const jobsOf = (c: Case) => (c.kind === 'peer' ? PEER_TASKS : JOBS);
@@ -50,7 +54,7 @@ export const drain: Suite = {
   config: {
     'drain: leasehold jobs per run': JOBS,
     'drain: peer tasks per run': PEER_TASKS,
-    'drain: threads': `${THREAD_COUNTS.join(', ')} worker_threads for every contender, plus leasehold's main thread alone`,
+    'drain: threads': `${THREAD_COUNTS.join(', ')} worker_threads for every contender, plus leasehold's main thread alone, and ${HEADLINE_THREADS} threads with a queue each (the ceiling)`,
     'drain: leasehold loops': 'poll → complete (headline); completeAndPoll',
     'drain: leasehold queue': `fresh per run, capacity ${drainOptions(JOBS).capacity}, arenaBytes ${drainOptions(JOBS).arenaBytes}, type "noop", payload ""`,
     'drain: peers': `piscina and tinypool, ${PEER_SETTINGS}`,
@@ -61,7 +65,10 @@ export const drain: Suite = {
     const workers = Array.from({ length: Math.max(...THREAD_COUNTS) }, () => new Worker(new URL('./drain-worker.mjs', import.meta.url)));
     const pools = THREAD_COUNTS.flatMap((threads) => [piscinaPool(threads), tinypoolPool(threads)]);
     const cases: Case[] = [
-      ...(['plain', 'completeAndPoll'] as const).flatMap((loop) => THREAD_COUNTS.map((threads): Case => ({ kind: 'leasehold', threads, loop }))),
+      ...(['plain', 'completeAndPoll'] as const).flatMap((loop) =>
+        THREAD_COUNTS.map((threads): Case => ({ kind: 'leasehold', threads, loop, sharing: 'one queue' })),
+      ),
+      { kind: 'leasehold', threads: HEADLINE_THREADS, loop: 'plain', sharing: 'a queue each' },
       { kind: 'main', threads: 0, loop: 'plain' },
       ...pools.map((pool): Case => ({ kind: 'peer', threads: pool.threads, pool })),
     ];
@@ -71,7 +78,7 @@ export const drain: Suite = {
         if (c.kind === 'peer') return drainPeer(c.pool, PEER_TASKS);
         const settings: DrainSettings = { jobs: JOBS, loop: c.loop, spinIterations: 0 };
         if (c.kind === 'main') return drainOnMainThread(settings, notes);
-        return drainWithThreads(workers.slice(0, c.threads), settings, notes);
+        return drainWithThreads(workers.slice(0, c.threads), settings, notes, c.sharing);
       });
     } finally {
       await Promise.all([...workers.map((worker) => worker.terminate()), ...pools.map((pool) => pool.destroy())]);
@@ -79,7 +86,8 @@ export const drain: Suite = {
 
     const rate = (c: Case) => drainRate(jobsOf(c), times.get(c)!);
     const find = (match: (c: Case) => boolean) => cases.find(match)!;
-    const plain = (threads: number) => find((c) => c.kind === 'leasehold' && c.loop === 'plain' && c.threads === threads);
+    const plain = (threads: number, sharing: Sharing = 'one queue') =>
+      find((c) => c.kind === 'leasehold' && c.loop === 'plain' && c.threads === threads && c.sharing === sharing);
     const piscina = (threads: number) => find((c) => c.kind === 'peer' && c.pool.name === 'piscina' && c.threads === threads);
     const tinypool = (threads: number) => find((c) => c.kind === 'peer' && c.pool.name === 'tinypool' && c.threads === threads);
     const mainAlone = find((c) => c.kind === 'main');
@@ -110,6 +118,7 @@ export const drain: Suite = {
           rate(find((c) => c.kind === 'leasehold' && c.loop === 'completeAndPoll' && c.threads === n)) / rate(piscina(n)),
         [`leasehold ${n} threads poll → complete / tinypool ${n} threads`]: rate(headline) / rate(tinypool(n)),
         [`leasehold ${n} threads / 1 thread, poll → complete`]: rate(headline) / rate(plain(1)),
+        [`leasehold ${n} threads, a queue each / main thread alone (the machine's ceiling)`]: rate(plain(n, 'a queue each')) / rate(mainAlone),
       },
       targets: [
         atLeast(`${n}-thread drain, poll → complete / piscina ${n} threads`, rate(headline) / rate(piscina(n)), 20),
