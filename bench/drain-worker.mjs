@@ -2,9 +2,11 @@
 // posts { handle, loop, spinIterations, control, words }: attach to the shared
 // queue, check in at the barrier, and once released drain it (drain-loop.mjs).
 // Plain ESM on purpose: it runs the built code, with no TypeScript loader.
-import { parentPort, threadId } from 'node:worker_threads';
-import { JobQueue } from '../dist/index.js';
+// workerData.library, when given, is the URL of another build's index.js (compare-builds.ts); else dist/.
+import { parentPort, threadId, workerData } from 'node:worker_threads';
 import { drainQueue } from './drain-loop.mjs';
+
+const { JobQueue } = await import(workerData?.library ?? '../dist/index.js');
 
 parentPort.on('message', ({ handle, loop, spinIterations, control, words }) => {
   const flags = new Int32Array(control);

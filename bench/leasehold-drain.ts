@@ -5,12 +5,25 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Worker } from 'node:worker_threads';
-import { JobQueue, RetryPolicy, systemClock } from '../dist/index.js';
+import * as dist from '../dist/index.js';
 import { type DrainCounts, type DrainLoop, drainQueue } from './drain-loop.mjs';
 import { MiB } from './conditions.js';
 import { runAtBarrier } from './threads.js';
 
+/**
+ * The built library a drain runs, on the main thread (which fills the queue)
+ * and in its workers (which must load the same build: see drain-worker.mjs):
+ * `dist/` unless compare-builds.ts puts another build beside it.
+ */
+export interface Build {
+  readonly library: Pick<typeof dist, 'JobQueue' | 'RetryPolicy' | 'systemClock'>;
+}
+
+export const DIST: Build = { library: dist };
+
 export interface DrainSettings {
+  /** Which build fills the queue; the workers given must have loaded the same one. `dist/` if absent. */
+  readonly build?: Build;
   readonly jobs: number;
   readonly loop: DrainLoop;
   /** Busy-work steps per job between its lease and its complete (drain-loop.mjs `spin`); 0 for no-op jobs. */
@@ -32,7 +45,8 @@ export type Sharing = 'one queue' | 'a queue each';
 
 /** Milliseconds from the barrier's release until the last of `workers` has drained its queue. */
 export async function drainWithThreads(workers: readonly Worker[], settings: DrainSettings, notes: string[], sharing: Sharing = 'one queue'): Promise<number> {
-  const queues = sharing === 'one queue' ? [prefilled(settings.jobs)] : workers.map(() => prefilled(settings.jobs / workers.length));
+  const build = settings.build ?? DIST;
+  const queues = sharing === 'one queue' ? [prefilled(build, settings.jobs)] : workers.map(() => prefilled(build, settings.jobs / workers.length));
   try {
     const { millis, replies } = await runAtBarrier<DrainCounts & { error: string | null }>(
       workers,
@@ -50,7 +64,7 @@ export async function drainWithThreads(workers: readonly Worker[], settings: Dra
 
 /** Milliseconds the main thread takes to drain the queue alone, no worker thread involved. */
 export function drainOnMainThread(settings: DrainSettings, notes: string[]): number {
-  const queue = prefilled(settings.jobs);
+  const queue = prefilled(settings.build ?? DIST, settings.jobs);
   try {
     const start = performance.now();
     const counts = drainQueue(queue, 'main', settings.loop, settings.spinIterations);
@@ -63,14 +77,14 @@ export function drainOnMainThread(settings: DrainSettings, notes: string[]): num
 }
 
 /** A fresh queue holding `jobs` no-op jobs, submitted before the clock starts. */
-function prefilled(jobs: number): JobQueue {
-  const queue = new JobQueue(systemClock, new RetryPolicy(3, 100, 1_000), drainOptions(jobs));
+function prefilled({ library }: Build, jobs: number): dist.JobQueue {
+  const queue = new library.JobQueue(library.systemClock, new library.RetryPolicy(3, 100, 1_000), drainOptions(jobs));
   for (let i = 0; i < jobs; i++) queue.submit('noop', '');
   return queue;
 }
 
 /** Notes a drain that did not complete every job exactly once, or whose polls came back empty while jobs were pending. */
-function check(what: string, queue: JobQueue, counts: readonly DrainCounts[], jobs: number, notes: string[]): void {
+function check(what: string, queue: dist.JobQueue, counts: readonly DrainCounts[], jobs: number, notes: string[]): void {
   const completed = counts.reduce((sum, count) => sum + count.completed, 0);
   const emptyPolls = counts.reduce((sum, count) => sum + count.emptyPolls, 0);
   const { succeeded } = queue.stats();

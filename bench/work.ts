@@ -15,9 +15,8 @@
  * the time it then takes is printed. WARMUPS untimed rounds, then RUNS timed
  * rounds, each running every case; the table shows the median.
  */
-import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import { spin } from './drain-loop.mjs';
+import { SAMPLES, SAMPLE_CALLS, calibrate } from './busy-work.js';
 import { QUICK } from './conditions.js';
 import { type Sharing, drainWithThreads } from './leasehold-drain.js';
 import { type Row, type Suite, atLeast, formatRate, formatRatio, median } from './report.js';
@@ -40,9 +39,6 @@ const RUNS = 5;
  */
 const WARMUPS = QUICK ? 1 : 4;
 const TARGET_MICROS = 2;
-/** Calls per calibration sample: short, so that some samples run uninterrupted even on a busy machine. */
-const SAMPLE_CALLS = 2_000;
-const SAMPLES = 25;
 
 export const work: Suite = {
   id: 'work',
@@ -55,7 +51,7 @@ export const work: Suite = {
   },
   async run() {
     const notes: string[] = [];
-    const busy = calibrate();
+    const busy = calibrate(TARGET_MICROS);
     const workers = THREADS.map(() => new Worker(new URL('./drain-worker.mjs', import.meta.url)));
     let times: Map<(typeof CASES)[number], number[]>;
     try {
@@ -102,28 +98,3 @@ export const work: Suite = {
     };
   },
 };
-
-/** The iteration count that makes one `spin` call take about TARGET_MICROS here, and the time it then takes. */
-function calibrate(): { iterations: number; micros: number } {
-  let iterations = 1_000;
-  microsPerCall(iterations); // let the JIT compile `spin` before anything is timed
-  for (let step = 0; step < 5; step++) iterations = Math.max(1, Math.round((iterations * TARGET_MICROS) / microsPerCall(iterations)));
-  return { iterations, micros: microsPerCall(iterations) };
-}
-
-/**
- * The microseconds one `spin(iterations)` call takes: the fastest of SAMPLES
- * samples, since a slower one was interrupted by other work on the machine and
- * a job's busy work is meant as CPU time.
- */
-function microsPerCall(iterations: number): number {
-  const samples: number[] = [];
-  let sink = 0;
-  for (let sample = 0; sample < SAMPLES; sample++) {
-    const start = performance.now();
-    for (let call = 0; call < SAMPLE_CALLS; call++) sink ^= spin(iterations);
-    samples.push(((performance.now() - start) * 1000) / SAMPLE_CALLS);
-  }
-  // The sink feeds a branch so that the calls cannot be dropped as dead code; it is never 0.5.
-  return sink === 0.5 ? Number.NaN : Math.min(...samples);
-}
