@@ -127,8 +127,7 @@ export class RowTable {
     // Odd: inside a call. Sequentially consistent, ordered before the ATTENTION read below.
     Atomics.store(this.words, at, this.words[at]! + 1);
     // A row revoked (presumed dead while it was only slow), or reclaimed, must not start another move: the owner takes a new one.
-    const w = row * ROW_WORDS;
-    if ((Atomics.load(this.#lockWords, ATTENTION) & attention) === 0 && this.words[w + ROW_STATE] === ROW_OWNED && this.words[w + ROW_THREAD] === threadId) return true;
+    if ((Atomics.load(this.#lockWords, ATTENTION) & attention) === 0 && this.ownedHere(row)) return true;
     // Even again: we leave at once, for the locked path.
     Atomics.store(this.words, at, this.words[at]! + 1);
     return false;
