@@ -1,8 +1,9 @@
 /**
  * `npx tsx bench/compare-builds.ts A B [--work MICROS] [--rounds N]`: two
  * builds of the library, side by side in one process, on the drains of the
- * "work" suite. A and B are directories holding a build (a copy of dist/ made
- * before a change, and dist/ itself, say). For a change to the worker path
+ * "work" suite. A and B are directories holding a build: a copy of dist/
+ * made before a change (inside the project, e.g. dist-before/, so that its
+ * imports find node_modules), and dist/ itself, say. For a change to the worker path
  * whose effect is a few percent: the suites' spread from run to run is wider
  * than that, and here every round runs every case of both builds in turn.
  *

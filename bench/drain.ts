@@ -22,7 +22,7 @@
 import { Worker } from 'node:worker_threads';
 import type { DrainLoop } from './drain-loop.mjs';
 import { QUICK } from './conditions.js';
-import { type DrainSettings, type Sharing, drainOnMainThread, drainOptions, drainWithThreads } from './leasehold-drain.js';
+import { type DrainSettings, type Sharing, drainOnMainThread, drainOptions, drainWithThreads, sharingLabel } from './leasehold-drain.js';
 import { PEER_SETTINGS, type PeerPool, drainPeer, piscinaPool, tinypoolPool } from './peer-pools.js';
 import { type Row, type Suite, atLeast, formatRate, formatRatio, median } from './report.js';
 import { drainRate, interleavedRuns } from './rounds.js';
@@ -42,8 +42,7 @@ type Case =
 function caseName(c: Case): string {
   if (c.kind === 'main') return 'leasehold, main thread alone, poll → complete';
   if (c.kind === 'peer') return `${c.pool.name}, ${c.threads} thread${c.threads === 1 ? '' : 's'}, pool.run (peer)`;
-  const each = c.sharing === 'a queue each' ? ', a queue each (no memory shared)' : '';
-  return `leasehold, ${c.threads} thread${c.threads === 1 ? '' : 's'}${each}, ${c.loop === 'plain' ? 'poll → complete' : 'completeAndPoll'}`;
+  return `leasehold, ${c.threads} thread${c.threads === 1 ? '' : 's'}${sharingLabel(c.sharing)}, ${c.loop === 'plain' ? 'poll → complete' : 'completeAndPoll'}`;
 }
 
 const jobsOf = (c: Case) => (c.kind === 'peer' ? PEER_TASKS : JOBS);

@@ -43,6 +43,11 @@ export function drainOptions(jobs: number) {
  */
 export type Sharing = 'one queue' | 'a queue each';
 
+/** What a case's name says of its sharing: nothing for one queue (the case measured), the ceiling's words otherwise. */
+export function sharingLabel(sharing: Sharing): string {
+  return sharing === 'a queue each' ? ', a queue each (no memory shared)' : '';
+}
+
 /** Milliseconds from the barrier's release until the last of `workers` has drained its queue. */
 export async function drainWithThreads(workers: readonly Worker[], settings: DrainSettings, notes: string[], sharing: Sharing = 'one queue'): Promise<number> {
   const build = settings.build ?? DIST;
@@ -53,9 +58,11 @@ export async function drainWithThreads(workers: readonly Worker[], settings: Dra
       (i) => ({ handle: queues[i % queues.length]!.share(), loop: settings.loop, spinIterations: settings.spinIterations }),
       'drain worker',
     );
-    const what = `${workers.length} thread(s), ${settings.loop}`;
-    if (queues.length === 1) check(what, queues[0]!, replies, settings.jobs, notes);
-    else queues.forEach((queue, i) => check(`${what}, queue ${i + 1} of ${queues.length}`, queue, [replies[i]!], settings.jobs / queues.length, notes));
+    // Each queue against the replies of the threads that drained it (worker i drained queue i % queues).
+    queues.forEach((queue, q) => {
+      const mine = replies.filter((_, i) => i % queues.length === q);
+      check(`${workers.length} thread(s)${sharingLabel(sharing)}, ${settings.loop}, queue ${q + 1} of ${queues.length}`, queue, mine, settings.jobs / queues.length, notes);
+    });
     return millis;
   } finally {
     for (const queue of queues) queue.close();

@@ -18,7 +18,7 @@
 import { Worker } from 'node:worker_threads';
 import { SAMPLES, SAMPLE_CALLS, calibrate } from './busy-work.js';
 import { QUICK } from './conditions.js';
-import { type Sharing, drainWithThreads } from './leasehold-drain.js';
+import { type Sharing, drainWithThreads, sharingLabel } from './leasehold-drain.js';
 import { type Row, type Suite, atLeast, formatRate, formatRatio, median } from './report.js';
 import { drainRate, interleavedRuns } from './rounds.js';
 
@@ -65,8 +65,7 @@ export const work: Suite = {
       await Promise.all(workers.map((worker) => worker.terminate()));
     }
     const [one, two, ceiling] = CASES.map((c) => drainRate(JOBS, times.get(c)!)) as [number, number, number];
-    const label = (c: (typeof CASES)[number]) =>
-      `${c.threads} worker thread${c.threads === 1 ? '' : 's'}${c.sharing === 'a queue each' ? `, a queue each (no memory shared)` : ''}`;
+    const label = (c: (typeof CASES)[number]) => `${c.threads} worker thread${c.threads === 1 ? '' : 's'}${sharingLabel(c.sharing)}`;
     const rows: Row[] = CASES.map((c) => {
       const runs = times.get(c)!;
       const rate = drainRate(JOBS, runs);
