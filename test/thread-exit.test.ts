@@ -144,6 +144,32 @@ describe('threadExited', () => {
   });
 });
 
+describe('a WorkerPool whose queue was closed under it', () => {
+  it("lets its threads exit without an uncaught error: there is nothing to free through the closed instance", async () => {
+    const queue = new JobQueue(systemClock, new RetryPolicy(1, 0, 0));
+    let calls = 0;
+    const reclaim = queue.threadExited.bind(queue);
+    queue.threadExited = (exited: number) => {
+      calls++;
+      return reclaim(exited);
+    };
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown) => uncaught.push(error);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const pool = new WorkerPool(queue, { handlers: HANDLERS, threads: 2, leaseMillis: 5_000 });
+      await pool.start();
+      queue.close();
+      await pool.close();
+      await until('both threads told their exit', () => calls >= 2, 10_000, () => ({ calls }));
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
+    expect(uncaught).toEqual([]);
+    expect(() => reclaim(12345)).toThrow(expect.objectContaining({ code: 'ERR_ILLEGAL_STATE' }));
+  }, 30_000);
+});
+
 describe('a WorkerPool whose threads crash', () => {
   it('frees the rows of its crashed threads: after 140 crashes a new thread still gets one', async () => {
     const s = scratch();
