@@ -16,7 +16,8 @@
  * Peers: piscina and tinypool with as many threads, running a no-op task per
  * job, which the main thread hands out one by one (`pool.run`).
  *
- * One warmup round, then RUNS timed rounds, each running every case once (a
+ * One warmup round, then RUNS timed rounds (five: on a 2-vCPU VM one 2-thread
+ * drain can take 1.7× another of the same build), each running every case once (a
  * noisy spell of the machine falls on all of them); the table shows the median.
  */
 import { Worker } from 'node:worker_threads';
@@ -32,7 +33,7 @@ const JOBS = QUICK ? 20_000 : 200_000;
 const PEER_TASKS = QUICK ? 5_000 : 50_000;
 const THREAD_COUNTS = [1, 2, 4] as const;
 const HEADLINE_THREADS = 2;
-const RUNS = 3;
+const RUNS = 5;
 
 type Case =
   | { readonly kind: 'leasehold'; readonly threads: number; readonly loop: DrainLoop; readonly sharing: Sharing }
