@@ -85,15 +85,18 @@ export class WorkerSide {
     ctx.assertOpen();
     const jobNum = parseJobId(jobId);
     if (result !== undefined) {
-      const text = resultText(result, ctx.options.maxResultBytes);
-      ctx.withJob(jobId, jobNum, (core, slot, at) => this.#completeLocked(core, slot, jobNum, token, at, text));
+      this.#completeUnderLock(jobId, jobNum, token, resultText(result, ctx.options.maxResultBytes));
       return;
     }
-    const now = ctx.now();
-    const refused = this.#fastComplete(jobNum, token, now);
+    const refused = this.#fastComplete(jobNum, token, ctx.now());
     if (refused === 0) return;
     if (refused !== SLOW) throw refusalError(refused, jobId, ctx.options.capacity);
-    ctx.withJob(jobId, jobNum, (core, slot, at) => this.#completeLocked(core, slot, jobNum, token, at));
+    this.#completeUnderLock(jobId, jobNum, token, null);
+  }
+
+  /** Kept out of `complete`: a closure there would make every call allocate the context it captures. */
+  #completeUnderLock(jobId: string, jobNum: number, token: number, text: string | null): void {
+    this.#ctx.withJob(jobId, jobNum, (core, slot, at) => this.#completeLocked(core, slot, jobNum, token, at, text));
   }
 
   /**

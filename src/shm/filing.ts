@@ -67,8 +67,7 @@ export class Filing {
 
   /** Files a READY job in the ready ring of its priority, for the word it holds. */
   fileReady(slot: number, word: number): void {
-    const slots = this.#m.slots;
-    this.#m.ready.file(slot, word, slots.priorities[slot]!, slots.runAts[slot]!, slots.jobNums[slot]!);
+    this.#m.ready.file(slot, word);
   }
 
   /** Files the entry (k1, k2, k3) of the job in `slot`, for its `word`, in `heap`. */

@@ -232,17 +232,27 @@ export class ReadyIndex {
    * Files a READY job (lock holder): at its level's tail when that keeps the
    * ring in (runAt, submission) order and there is room, else in the overflow heap.
    */
-  file(slot: number, word: number, priority: number, runAt: number, jobNum: number): void {
+  file(slot: number, word: number): void {
+    const slots = this.#slots;
+    const priority = slots.priorities[slot]!;
     const level = this.#levelOf(priority);
-    if (level >= 0 && this.#append(level, slot, word, runAt, jobNum)) return;
+    if (level >= 0 && this.#append(level, slot, word)) return;
     const overflow = this.#overflow;
-    // Full means mostly stale entries (a slot has at most one valid entry): drop them.
-    if (overflow.full) overflow.compact((s, w) => this.#slots.word(s) === w);
-    overflow.push(-priority, runAt, jobNum, slot, word);
+    if (overflow.full) this.#compactOverflow();
+    overflow.push(-priority, slots.runAts[slot]!, slots.jobNums[slot]!, slot, word);
     this.#syncOverflowBit();
   }
 
-  #append(level: number, slot: number, word: number, runAt: number, jobNum: number): boolean {
+  /**
+   * Drops the overflow heap's stale entries: full means mostly stale (a slot
+   * has at most one valid entry). Its own method: a closure in `file` would
+   * make every call allocate the context it captures.
+   */
+  #compactOverflow(): void {
+    this.#overflow.compact((s, w) => this.#slots.word(s) === w);
+  }
+
+  #append(level: number, slot: number, word: number): boolean {
     const words = this.#levelWords;
     const keys = this.#keys;
     const base = level * LEVEL_WORDS;
@@ -250,6 +260,8 @@ export class ReadyIndex {
     const head = Atomics.load(words, base + LEVEL_HEAD);
     const k = level * LEVEL_KEYS;
     const lastRunAt = keys[k + LEVEL_TAIL_RUN_AT]!;
+    const runAt = this.#slots.runAts[slot]!;
+    const jobNum = this.#slots.jobNums[slot]!;
     // An empty ring takes any key; otherwise only one after the last entry's.
     const inOrder = head === tail || runAt > lastRunAt || (runAt === lastRunAt && jobNum > keys[k + LEVEL_TAIL_JOB_NUM]!);
     if (!inOrder || ((tail - head) | 0) >= this.#ringSize) return false;
@@ -269,7 +281,13 @@ export class ReadyIndex {
     const keys = this.#keys;
     const count = Atomics.load(lockWords, LEVEL_COUNT);
     for (let level = 0; level < count; level++) if (keys[level * LEVEL_KEYS + LEVEL_PRIORITY] === priority) return level;
-    if (count >= LEVELS) return -1;
+    return count >= LEVELS ? -1 : this.#addLevel(priority, count);
+  }
+
+  /** Makes level `count` for `priority`, in the polling order. Its own method: the sort's closure would make every `#levelOf` allocate its context. */
+  #addLevel(priority: number, count: number): number {
+    const lockWords = this.#lockWords;
+    const keys = this.#keys;
     const level = count;
     keys[level * LEVEL_KEYS + LEVEL_PRIORITY] = priority;
     const order: number[] = [];

@@ -148,7 +148,7 @@ export class WorkerPath implements Claimer {
     if (to < 0) return LOST;
     if (this.#locked) this.#holder.leased(slot);
     this.#token++;
-    this.#registerLease(slot, to, leaseUntil);
+    this.#registerLease(slot, to);
     this.#room--;
     return CLAIMED;
   }
@@ -198,7 +198,7 @@ export class WorkerPath implements Claimer {
       this.#noteMove(draft, jobNum);
       const to = this.#mover.apply(slot, word, RUNNING, NOT_COUNTED);
       if (to < 0) continue;
-      this.#registerLease(slot, to, leaseUntil);
+      this.#registerLease(slot, to);
       this.#room--;
       return leaseUntil;
     }
@@ -253,8 +253,10 @@ export class WorkerPath implements Claimer {
    * call does maintenance. Either the holder's re-read of the tails sees this
    * entry, or this read sees the holder's new NEXT_DUE.
    */
-  #registerLease(slot: number, word: number, leaseUntil: number): void {
+  #registerLease(slot: number, word: number): void {
     const { rows, lockWords, header } = this.#m;
+    // From the draft the move wrote, not an argument: a float64 argument is boxed, one allocation per lease.
+    const leaseUntil = this.#mover.draft[LEASE_UNTIL]!;
     rows.append(this.#row, LEASE_RING, leaseUntil, slot, word);
     // Orders the NEXT_DUE read after the tail's store.
     Atomics.load(lockWords, DUE_VERSION);
