@@ -225,6 +225,21 @@ describeEachBackend('capacity: eviction of finished jobs', (backend) => {
     expect((await expectNotFound(() => queue.view('J492'))).message).toMatch(/evicted/i);
     expect((await expectNotFound(() => queue.view('J1'))).message).toMatch(/evicted/i);
   });
+
+  it('finds every job by its id when evictions hand the slots out in another order than the jobs came', async () => {
+    const { queue } = await setup(backend, { options: { capacity: 4 } });
+    // Higher priority first: J4 finishes first, J1 last, so J5 is stored where J4 was, J8 where J1 was.
+    for (let generation = 0; generation < 3; generation++) {
+      const first = generation * 4 + 1;
+      for (let i = first; i < first + 4; i++) expect(await queue.submit('t', `payload ${i}`, i - first)).toBe(`J${i}`);
+      for (let i = first + 3; i >= first; i--) {
+        expect((await queue.view(`J${i}`)).payload).toBe(`payload ${i}`);
+        await finish(queue, `J${i}`);
+      }
+      for (let i = first; i < first + 4; i++) expect((await queue.view(`J${i}`)).status).toBe('SUCCEEDED');
+      for (let i = first - 4; i > 0 && i < first; i++) expect((await expectNotFound(() => queue.view(`J${i}`))).message).toMatch(/evicted/i);
+    }
+  });
 });
 
 /** The payload arena (`arenaBytes`) is the shared-memory backend's own. */

@@ -17,7 +17,7 @@
  *   finished    f64   (same entry shape), keyed by FINISH_SEQ (eviction order), K2 when it finished  hint
  *   held        f64   (same entry shape), keyed by when its type's window opens     hint
  *   rateLimits  f64   [ type entry 0: MAX WINDOW WINDOW_START USED | entry 1 ... ]   maintenance holder's
- *   jobMap      Int32 [ slot + 1 | ... ]  open addressing, keyed by the slot's JOB_NUM  hint
+ *   jobMap      Int32 [ slot + 1 | ... ]  open addressing, keyed by the slot's JOB_NUM; only jobs away from their home slot  hint
  *   keyMap      Int32 [ slot + 1 HASH | ... ]  open addressing, keyed by the idempotent key  maintenance holder's
  *   freeSlots   Int32 [ slot | ... ]  a stack                                       hint
  *   rowWords    Int32 [ row 0: STATE CALL INTENT_SEQ RING_TAIL… | row 1 ... ]     one line per row

@@ -70,7 +70,7 @@ export class QueueMemory {
     this.finished = new SharedHeap(new Float64Array(buffers.finished), header, HEAP_SIZE_FINISHED);
     this.held = new SharedHeap(new Float64Array(buffers.held), header, HEAP_SIZE_HELD);
     this.rateLimits = new RateLimitTable(new Float64Array(buffers.rateLimits), header, lockWords);
-    this.jobMap = new JobMap(new Int32Array(buffers.jobMap), slots.jobNums);
+    this.jobMap = new JobMap(new Int32Array(buffers.jobMap), slots.jobNums, slots.capacity);
     this.keyMap = new KeyMap(new Int32Array(buffers.keyMap), slots, arena);
     this.freeSlots = new Int32Array(buffers.freeSlots);
     this.workerNames = new NameTable(buffers.workerNames, header, WORKER_NAME_COUNT);

@@ -202,7 +202,7 @@ export class Room {
         arena.free(record[KEY_REF]!, countedChainBytes(record[KEY_BYTES]!));
       }
       this.freeCounted(headersRef);
-      jobMap.delete(jobNum);
+      jobMap.delete(jobNum, slot);
       freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
       return true;
     }
