@@ -154,6 +154,27 @@ describe('collectMetrics with a pool', () => {
     metrics.close();
   });
 
+  it('counts every event once, whether a scrape comes between events or not, in each of two queues of one registry', async () => {
+    const registry = new Registry();
+    const pools = [new StandInPool(), new StandInPool()];
+    const attached = pools.map((pool, i) => collectMetrics({ queue: queue(), pool, name: `q${i}` }, registry));
+    const completed = async () => series(await scrape(registry), 'leasehold_jobs_completed_total');
+    for (let n = 0; n < 3; n++) pools[0]!.emit('completed', event('a'));
+    pools[1]!.emit('completed', event('b'));
+    expect(await completed()).toEqual({ '{queue="q0",type="a"}': 3, '{queue="q1",type="b"}': 1 });
+    expect(await completed()).toEqual({ '{queue="q0",type="a"}': 3, '{queue="q1",type="b"}': 1 });
+    pools[0]!.emit('completed', event('a'));
+    pools[0]!.emit('dead', event('a'));
+    // Read through the metric itself, not the registry's text: its collect adds the pending counts too.
+    const single = registry.getSingleMetric('leasehold_jobs_completed_total')!;
+    expect((await single.get()).values.map(({ labels, value }) => [labels.queue, labels.type, value])).toEqual([['q0', 'a', 4], ['q1', 'b', 1]]);
+    expect(series(await scrape(registry), 'leasehold_jobs_dead_total')).toEqual({ '{queue="q0",type="a"}': 1 });
+    attached[0]!.close();
+    pools[1]!.emit('completed', event('b'));
+    expect(await completed()).toEqual({ '{queue="q1",type="b"}': 2 });
+    attached[1]!.close();
+  });
+
   it('reads the queue and the pool once per scrape, however many metrics need them', async () => {
     const registry = new Registry();
     const q = queue();

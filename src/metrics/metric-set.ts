@@ -3,8 +3,9 @@
  * queue is attached to it, shared by every queue attached after (each under
  * its own `queue` label), unregistered when the last one is detached.
  * Gauges and the pool's own counters are read at scrape time, in prom-client
- * `collect` callbacks; the other counters and the histogram are fed by the
- * attachments as the pool's events arrive.
+ * `collect` callbacks. The event counters are counted by the attachments as
+ * the pool's events arrive and added to at scrape time, in their `collect`;
+ * the histogram is fed as the events arrive.
  */
 import type * as PromClient from 'prom-client';
 import type { Counter, Gauge, Histogram, Metric, Registry } from 'prom-client';
@@ -40,6 +41,8 @@ export interface CollectedQueue {
   poolCounts(): Promise<{ restarts: number; refused: number }> | undefined;
   /** Every `type` label this queue's series were given, to remove them on detach. */
   typeLabels(): readonly string[];
+  /** Adds the events counted since the last scrape to the event counters. */
+  flushCounts(): void;
 }
 
 const sets = new WeakMap<Registry, MetricSet>();
@@ -99,7 +102,14 @@ export class MetricSet {
     this.refused = poolCounter(
       'leasehold_zombie_refused_total', 'complete or fail calls of a pool thread refused because its lease had been lost (zombies)', 'refused',
     );
-    const eventCounter = ([name, help]: readonly [string, string]) => new prom.Counter({ name, help, labelNames: ['queue', 'type'], registers });
+    const eventCounter = ([name, help]: readonly [string, string]) =>
+      new prom.Counter({
+        name, help, labelNames: ['queue', 'type'], registers,
+        // Whichever counter is collected first adds every queue's pending counts; the others then find none.
+        collect() {
+          for (const queue of queues()) queue.flushCounts();
+        },
+      });
     this.events = {
       completed: eventCounter(EVENT_COUNTERS.completed),
       failed: eventCounter(EVENT_COUNTERS.failed),
