@@ -31,7 +31,7 @@ export class JobMap {
   readonly #jobNums: RecordColumn;
   readonly #mask: number;
   readonly #shift: number;
-  /** Slots in the table: the home slots' modulus. */
+  /** Slots in the slot table: the home slots' modulus. */
   readonly #capacity: number;
 
   constructor(entries: Int32Array, jobNums: RecordColumn, capacity: number) {
