@@ -73,8 +73,6 @@ export class QueueMetrics {
   readonly #collected: CollectedQueue;
   /** Label objects by type label (at most MAX_TYPE_LABELS types, then OTHER_TYPE). */
   readonly #types = new Map<string, TypeLabels>();
-  /** The labels whose `pending` counts are not in their counters yet (see #flushCounts). */
-  readonly #unflushed = new Set<TypeLabels>();
   readonly #listeners: { [E in CountedEvent]: (event: JobEvent) => void };
   #closed = false;
 
@@ -118,8 +116,6 @@ export class QueueMetrics {
     if (this.#closed) return;
     this.#closed = true;
     if (this.#pool !== undefined) for (const event of COUNTED_EVENTS) this.#pool.off(event, this.#listeners[event]);
-    // Its series go with it: counts not flushed yet have nowhere to go.
-    this.#unflushed.clear();
     this.#set.remove(this.#collected);
     attached.delete(this);
   }
@@ -133,22 +129,19 @@ export class QueueMetrics {
   #count(counted: CountedEvent, event: JobEvent, outcome?: Outcome): void {
     const labels = this.#labelsOf(event.type);
     labels.pending[counted]++;
-    this.#unflushed.add(labels);
     if (outcome !== undefined) this.#set.duration.observe(labels[outcome], event.durationMs / 1000);
   }
 
   /** Adds the pending counts to their counters: one `inc` per series that moved. */
   #flushCounts(): void {
     const { events } = this.#set;
-    for (const labels of this.#unflushed) {
-      const { pending } = labels;
+    for (const { counters, pending } of this.#types.values()) {
       for (const counted of COUNTED_EVENTS) {
         if (pending[counted] === 0) continue;
-        events[counted].inc(labels.counters, pending[counted]);
+        events[counted].inc(counters, pending[counted]);
         pending[counted] = 0;
       }
     }
-    this.#unflushed.clear();
   }
 
   /** The label objects of a job type's series, made once per type: an event costs a Map lookup, not new objects. */
