@@ -99,6 +99,8 @@ export class JobQueue {
     checkPolicy(policy);
     const filled = fillOptions(options);
     const memory = new QueueMemory(buffers ?? QueueMemory.create(filled.capacity, filled.arenaBytes), filled.lockTimeoutMillis);
+    // Memory made here, for this instance alone, until `share()` hands it out.
+    memory.exclusive = buffers === undefined && journal === undefined;
     this.#ctx = new QueueContext(time, policy, filled, memory, journal);
     this.#producer = new ProducerSide(this.#ctx);
     this.#worker = new WorkerSide(this.#ctx);
@@ -217,6 +219,8 @@ export class JobQueue {
   /** A handle to post to other threads; `JobQueue.attach(handle)` there opens this same queue. */
   share(): SharedQueueHandle {
     this.#ctx.assertOpen();
+    // From now on other threads may attach: every move takes the shared protocol (no call is in flight here).
+    this.#ctx.memory.exclusive = false;
     return {
       kind: 'leasehold/shared-queue',
       buffers: this.#ctx.memory.buffers,

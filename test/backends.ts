@@ -104,6 +104,27 @@ export const memory: Backend = {
 };
 
 /**
+ * The same queue as other threads see it: `new JobQueue`, shared, and used
+ * through an instance attached to its handle (as a worker thread would). A
+ * queue never shared is exclusive (its moves skip the protocol that orders
+ * them against other threads'); this backend runs the contract on the
+ * shared protocol.
+ */
+export const sharedMemory: Backend = {
+  name: 'shared',
+  async open(clock, policy, options) {
+    const owner = new JobQueue(clock, policy, options);
+    const attached = JobQueue.attach(owner.share(), clock);
+    // Closing the attached instance closes the owner too.
+    attached.close = () => {
+      JobQueue.prototype.close.call(attached);
+      owner.close();
+    };
+    return attached;
+  },
+};
+
+/**
  * Where the journal backend puts its files: in memory (/dev/shm) where there
  * is one, as the conformance tests check the contract, not durability (the
  * journal tests do that on a real disk), and an fsync there costs nothing.
@@ -131,7 +152,7 @@ export const journal: Backend = {
 };
 
 /** Every backend the conformance suite runs against: add a new one here. */
-const ALL_BACKENDS: readonly Backend[] = [memory, journal, redisBackend, redisClusterBackend];
+const ALL_BACKENDS: readonly Backend[] = [memory, sharedMemory, journal, redisBackend, redisClusterBackend];
 
 /** The backends of this run: all of them, or those `LEASEHOLD_BACKENDS` names. */
 export const BACKENDS: readonly Backend[] = chosen(ALL_BACKENDS, process.env['LEASEHOLD_BACKENDS']);

@@ -74,15 +74,18 @@ class DriftingClock {
 }
 
 /**
- * A queue on a DriftingClock of 7 ms steps with one job submitted. After a
- * first job through, this instance's row holds tokens, so `poll` here is the
- * lock-free one: it reads the clock once before it looks for a job and once
- * just before its claim. A view after it registers the lease for expiry, so
- * that an extend next is lock-free too.
+ * A queue on a DriftingClock of 7 ms steps with one job submitted, shared
+ * (other threads may attach: its claims order themselves against theirs).
+ * After a first job through, this instance's row holds tokens, so `poll`
+ * here is the lock-free one: it reads the clock once before it looks for a
+ * job and once just before its claim. A view after it registers the lease
+ * for expiry, so that an extend next is lock-free too. `exclusive`: never
+ * shared, a queue no other thread can reach.
  */
-function leasedJob() {
+function leasedJob({ exclusive = false } = {}) {
   const clock = new DriftingClock(START, 7);
   const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0));
+  if (!exclusive) queue.share();
   queue.submit('t', 'warm-up');
   const warm = queue.poll('w', 100)!;
   queue.complete(warm.jobId, warm.token);
@@ -139,6 +142,44 @@ describe('a clock that moves during a claim', () => {
     expect(queue.view(id)).toMatchObject({ status: 'RUNNING', leaseUntil: lease.leaseUntil, attempts: 1 });
     queue.complete(id, lease.token);
     expect(queue.view(id).status).toBe('SUCCEEDED');
+    queue.close();
+  });
+});
+
+describe('a clock that moves during a call of an exclusive queue (never shared)', () => {
+  it("stamps a poll's lease from the one reading the poll took: no other thread's claim to order it against", () => {
+    const { clock, queue, id, poll } = leasedJob({ exclusive: true });
+    const before = clock.reading;
+    const lease = poll();
+    expect(lease.jobId).toBe(id);
+    expect(lease.leaseUntil).toBe(before + 7 + 100);
+    expect(queue.view(id)).toMatchObject({ status: 'RUNNING', leaseUntil: lease.leaseUntil });
+    queue.close();
+  });
+
+  it('stamps an extend from its one reading', () => {
+    const { clock, queue, poll } = leasedJob({ exclusive: true });
+    const lease = poll();
+    const before = clock.reading;
+    expect(queue.extend(lease.jobId, lease.token, 50)).toBe(before + 7 + 50);
+    queue.close();
+  });
+
+  it('gives a submit without runAt the one reading it took as runAt', () => {
+    const { clock, queue } = leasedJob({ exclusive: true });
+    const before = clock.reading;
+    const id = queue.submit('t', 'later');
+    expect(queue.view(id).nextRunAt).toBe(before + 7);
+    queue.close();
+  });
+
+  it('takes the second readings again once shared', () => {
+    const { clock, queue, id, poll } = leasedJob({ exclusive: true });
+    queue.share();
+    const before = clock.reading;
+    const lease = poll();
+    expect(lease.jobId).toBe(id);
+    expect(lease.leaseUntil).toBe(before + 2 * 7 + 100);
     queue.close();
   });
 });

@@ -82,7 +82,7 @@ export class QueueContext {
   #takeRow(): void {
     const row = this.memory.rows.acquire();
     if (row < 0) return;
-    const mover = new Mover(this.memory.slots, this.memory.rows, row);
+    const mover = new Mover(this.memory, row);
     this.core.mover = mover;
     this.worker = new WorkerPath(this.memory, mover, this.core, this.time, this.journal === undefined ? undefined : this.core);
     this.ownsRow = true;
@@ -95,7 +95,7 @@ export class QueueContext {
     if (this.ownsRow && !rows.ownedHere(this.worker.row)) {
       this.lockFree = false;
       this.ownsRow = false;
-      this.core.mover = new Mover(this.memory.slots, rows, MAINTENANCE_ROW);
+      this.core.mover = new Mover(this.memory, MAINTENANCE_ROW);
       this.worker = new WorkerPath(this.memory, this.core.mover, this.core, this.time, this.journal === undefined ? undefined : this.core);
       this.#takeRow();
     }

@@ -1,5 +1,5 @@
 import { refusalError } from '../errors.js';
-import { LAST_NOW, NEXT_DUE, PAUSED, POLL_ATTENTION, WORKER_ATTENTION } from '../shm/layout.js';
+import { ATTENTION, LAST_NOW, NEXT_DUE, PAUSED, POLL_ATTENTION, WORKER_ATTENTION } from '../shm/layout.js';
 import type { Maintenance } from '../shm/maintenance.js';
 import { SLOW } from '../shm/worker.js';
 import type { Lease } from '../types.js';
@@ -38,7 +38,7 @@ export class WorkerSide {
     const workerNumber = ctx.memory.workerNames.known(workerId);
     if (workerNumber >= 0 && this.#fastPath(now, POLL_ATTENTION)) {
       const slot = worker.poll(workerNumber, leaseMillis, now, false);
-      ctx.memory.rows.leave(worker.row);
+      this.#leave();
       if (slot >= 0) return ctx.core.records.lease(worker.draft);
     }
     return this.#pollUnderLock(workerId, leaseMillis);
@@ -120,7 +120,7 @@ export class WorkerSide {
       const slot = ctx.memory.jobMap.get(jobNum);
       const refused = slot < 0 ? SLOW : worker.complete(slot, jobNum, token, now);
       const next = refused === 0 && worker.ready() ? worker.poll(workerNumber, leaseMillis, now, false) : -1;
-      ctx.memory.rows.leave(worker.row);
+      this.#leave();
       if (next >= 0) return ctx.core.records.lease(worker.draft);
       if (refused !== 0 && refused !== SLOW) throw refusalError(refused, jobId, ctx.options.capacity);
       // Completed, and nothing ready lock-free: the locked poll looks further.
@@ -147,7 +147,7 @@ export class WorkerSide {
     if (this.#fastPath(now, WORKER_ATTENTION)) {
       const slot = ctx.memory.jobMap.get(jobNum);
       const result = slot < 0 ? SLOW : ctx.worker.extend(slot, jobNum, token, leaseMillis, now, false);
-      ctx.memory.rows.leave(ctx.worker.row);
+      this.#leave();
       if (result >= 0) return result;
       if (result !== SLOW) throw refusalError(result, jobId, ctx.options.capacity);
     }
@@ -180,7 +180,7 @@ export class WorkerSide {
     if (!this.#fastPath(now, WORKER_ATTENTION)) return SLOW;
     const slot = ctx.memory.jobMap.get(jobNum);
     const result = slot < 0 ? SLOW : ctx.worker.complete(slot, jobNum, token, now);
-    ctx.memory.rows.leave(ctx.worker.row);
+    this.#leave();
     return result;
   }
 
@@ -210,19 +210,28 @@ export class WorkerSide {
 
   /**
    * Whether this call may run lock-free, and if so enters its row's CALL
-   * window (the caller leaves it): in memory, a row of its own with a token
-   * and ring room left, nothing due.
+   * window (the caller leaves it, `#leave`): in memory, a row of its own with
+   * a token and ring room left, nothing due. An exclusive queue has no
+   * rebuilder in another thread to wait for it: no window, only the
+   * ATTENTION bits.
    */
   #fastPath(now: number, attention: number): boolean {
     const ctx = this.#ctx;
-    const header = ctx.memory.header;
+    const memory = ctx.memory;
+    const header = memory.header;
     return (
       ctx.lockFree &&
       now < header[NEXT_DUE]! &&
       now >= header[LAST_NOW]! &&
       ctx.worker.ready() &&
-      ctx.memory.rows.enter(ctx.worker.row, attention)
+      (memory.exclusive ? (memory.lockWords[ATTENTION]! & attention) === 0 : memory.rows.enter(ctx.worker.row, attention))
     );
+  }
+
+  /** Leaves the CALL window `#fastPath` entered. */
+  #leave(): void {
+    const memory = this.#ctx.memory;
+    if (!memory.exclusive) memory.rows.leave(this.#ctx.worker.row);
   }
 
   /**

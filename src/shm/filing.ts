@@ -113,7 +113,7 @@ export class Filing {
     // A holder taken for dead (stalled past the timeout) leaves this to the one that took over.
     if (!this.#m.lock.held()) return;
     // Nothing moved that NEXT_DUE depends on: it stands (a lease registered earlier than it raises DUE_LOWERED by itself).
-    if (!this.#dueDirty && (Atomics.load(lockWords, ATTENTION) & DUE_LOWERED) === 0) return;
+    if (!this.#dueDirty && (this.#m.access.load(lockWords, ATTENTION) & DUE_LOWERED) === 0) return;
     this.#dueDirty = false;
     for (;;) {
       // Cleared before the drain: a lease lowered after this is in the rings the drain reads, or raises the flag again.

@@ -1,4 +1,5 @@
 import { FinishWaits, type FinishWatch } from '../finished.js';
+import type { WordAccess } from './access.js';
 import { parseJobId } from '../validate.js';
 import { DELAYED, FINISH_NOTICES, FINISH_TICKET, FINISH_WAITERS, READY, RUNNING, isBusy, statusOf } from './layout.js';
 import type { QueueMemory } from './memory.js';
@@ -20,21 +21,23 @@ import type { TimeSource } from '../clock.js';
  */
 export class Finishes {
   readonly #words: Int32Array;
+  readonly #access: WordAccess;
 
-  constructor(words: Int32Array) {
+  constructor(words: Int32Array, access: WordAccess) {
     this.#words = words;
+    this.#access = access;
   }
 
   /** Counts a move into a finished status, just before it is made; its ticket (FINISH_SEQ is FINISH_BASE + ticket). */
   count(): number {
     // The eviction order: one shared counter, so that finishes of every thread compare.
-    return (Atomics.add(this.#words, FINISH_TICKET, 1) >>> 0) + 1;
+    return (this.#access.add(this.#words, FINISH_TICKET, 1) >>> 0) + 1;
   }
 
   /** After a finishing move (or a rebase of the ticket): a notice to the sleepers, if there are any. */
   announce(): void {
     // Ordered after the move's CAS (all seq-cst): a sleeper registered before the move is seen here.
-    if (Atomics.load(this.#words, FINISH_WAITERS) === 0) return;
+    if (this.#access.load(this.#words, FINISH_WAITERS) === 0) return;
     // After the move: a sleeper that read the old count and missed the move returns from its sleep.
     Atomics.add(this.#words, FINISH_NOTICES, 1);
     Atomics.notify(this.#words, FINISH_NOTICES);

@@ -1,5 +1,5 @@
 import {
-  INTENT_RECORD, INTENT_SLOT, INTENT_TO, MAINTENANCE_ROW, RECORD_FIELDS, ROW_DATA, ROW_INTENT_SEQ, ROW_OWNED, ROW_REVOKED,
+  INTENT_MASK, INTENT_RECORD, INTENT_SLOT, INTENT_TO, MAINTENANCE_ROW, RECORD_FIELDS, ROW_DATA, ROW_INTENT_SEQ, ROW_OWNED, ROW_REVOKED,
   ROW_STATE, ROW_WORDS, SEQ_MASK, busyRow, busySeq, isBusy,
 } from './layout.js';
 import type { RowTable } from './rows.js';
@@ -24,8 +24,8 @@ function wallMillis(): number {
  * presumed dead (a gap in the watcher's own watching restarts the watch, so a
  * stopped process does not blame its threads). A rebuild then, with the gate
  * shut so that no lock-free call runs, revokes the dead rows and finishes every
- * BUSY word from the intent it names (`finish`): the intent holds the whole
- * new record, so the move completes exactly as its owner would have made it.
+ * BUSY word from the intent it names (`finish`): the intent holds every
+ * field the move sets, so the move completes exactly as its owner would have made it.
  *
  * Residual risk, as for a lock holder: a live owner stalled past the timeout
  * inside a call is taken for dead; its own move is finished with the values
@@ -101,7 +101,8 @@ export class Helping {
     const intent = row * ROW_DATA;
     const named = (Atomics.load(rows.words, row * ROW_WORDS + ROW_INTENT_SEQ) & SEQ_MASK) === busySeq(word) && rows.data[intent + INTENT_SLOT] === slot;
     if (!named) return word; // cannot happen: an intent is rewritten only after its move is done
-    slots.write(slot, rows.data.subarray(intent + INTENT_RECORD, intent + INTENT_RECORD + RECORD_FIELDS));
+    // The fields the move sets, as its owner would have copied them.
+    slots.write(slot, rows.data.subarray(intent + INTENT_RECORD, intent + INTENT_RECORD + RECORD_FIELDS), rows.data[intent + INTENT_MASK]!);
     const to = rows.data[intent + INTENT_TO]!;
     // Publishes the finished move, unless its owner woke and finished it meanwhile (same record either way).
     Atomics.compareExchange(slots.words, slot, word, to);

@@ -6,7 +6,7 @@ import { LAZY, type JournalNotes } from './journal-notes.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, COMMIT_MOVED, DATA_REF, DEAD, DELAYED, ERROR_BYTES, ERROR_NONE, ERROR_REF, FINISH_BASE, FINISHED_AT, FREE, HEADERS_BYTES,
   HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, READY, RESULT_BYTES, RESULT_REF, RUNNING,
-  RUN_AT, SUCCEEDED, TOKEN, TYPE, WORKER, attemptLimit, mayRetry, type SlotStatus,
+  RECORD_FIELDS, RUN_AT, SUCCEEDED, TOKEN, TYPE, WORKER, ALL_FIELDS, attemptLimit, fieldBit, mayRetry, type SlotStatus,
 } from './layout.js';
 import { LockLost, assertHeld } from './lock-held.js';
 import type { QueueMemory } from './memory.js';
@@ -122,7 +122,11 @@ export class JobMoves {
   /** Places the draft, a new job numbered `num`, in the free `slot` in `status`, filed in the index its status needs; its word. */
   place(slot: number, num: number, status: SlotStatus): number {
     const { slots, jobMap } = this.#m;
-    const next = this.#holder.mover.apply(slot, slots.word(slot), status, FREE);
+    const mover = this.#holder.mover;
+    // A slot never used (JOB_NUM 0: job numbers start at 1) is all zero: it takes only the draft's other fields,
+    // and the columns a job leaves at zero are not even read. One used before takes the whole record.
+    const fields = slots.jobNums[slot] === 0 ? nonZeroFields(mover.draft) : ALL_FIELDS;
+    const next = mover.apply(slot, slots.word(slot), status, FREE, fields);
     if (next < 0) throw new LockLost();
     jobMap.set(num, slot);
     this.#filing.file(slot, next, status);
@@ -189,6 +193,8 @@ export class JobMoves {
    * taken over with its move finished, and then retry the call as refused.
    */
   freshRunAt(since: number, delay: number, before: number): number {
+    // No claim of another thread to order against in an exclusive queue.
+    if (this.#m.exclusive) return since + delay;
     const fresh = laterReading(this.#time, since);
     return (fresh < before ? fresh : since) + delay;
   }
@@ -227,6 +233,13 @@ export class JobMoves {
       awaited[move.slot] = 0;
     }
   }
+}
+
+/** The mask (see Mover#apply) of the fields of `record` that are not zero. */
+function nonZeroFields(record: Float64Array): number {
+  let fields = 0;
+  for (let field = 0; field < RECORD_FIELDS; field++) if (record[field] !== 0) fields |= fieldBit(field);
+  return fields;
 }
 
 const STATUS_OF_NAME: Record<JobStatus, SlotStatus> = {

@@ -68,11 +68,12 @@
  *   SUCCEEDED / CANCELLED ─evict─▶ FREE
  *
  * A move is: read the word `w` (not BUSY); write the *intent* into the own
- * row (slot, from = w, to = next word, the whole new record); CAS `w → BUSY`
- * naming the row and intent (the decision: a loser wrote nothing shared and
- * moves on); copy the intent's record into the slot; CAS `BUSY → to`. A
- * claim or extend reads the clock again just before its CAS for the lease's
- * end (see WorkerPath#leaseEnd). Every
+ * row (slot, from = w, to = next word, the new record's fields and a mask of
+ * those it sets: all of them, or for a claim, complete or extend only the
+ * few it changes); CAS `w → BUSY` naming the row and intent (the decision: a
+ * loser wrote nothing shared and moves on); copy the intent's masked fields
+ * into the slot; CAS `BUSY → to`. A claim or extend reads the clock again
+ * just before its CAS for the lease's end (see WorkerPath#leaseEnd). Every
  * non-busy word takes a new version, so a word never repeats within the time
  * a thread could hold a stale copy: a ring or heap entry remembers the word
  * it was made for and is valid only while the slot still holds it.
@@ -95,11 +96,25 @@
  * leave its call; if the row stays in the same call for `lockTimeoutMillis`
  * the owner is presumed dead and a rebuild, with every worker call held at
  * the gate, *finishes* the move from the intent (roll forward: the intent
- * holds the whole new record) — see helping.ts, the one place that does it.
+ * holds every field the move sets) — see helping.ts, the one place that does it.
  * A stalled owner that wakes after that finds its final CAS refused and its
  * move already made, with the very values it was writing; a move it started
  * *after* being presumed dead is the residual risk, as for a lock holder
  * stalled past the timeout.
+ *
+ * ── Exclusive queues ──
+ *
+ * An in-memory queue made by `new JobQueue` is *exclusive* until its
+ * `share()`: no other thread can reach its buffers (only a handle carries
+ * them), so nothing races its moves and nothing needs ordering against
+ * another thread's. Its moves write the record and then the word, with no
+ * intent and no BUSY word (Mover#apply); its lock-free calls open no CALL
+ * window; and a call reads the clock once, where a shared queue's claims and
+ * placements read it again to order themselves against other threads'
+ * (WorkerPath#leaseEnd, JobMoves#freshRunAt, ProducerSide#place). `share()`
+ * ends it between two calls, for good: the words, rows and rings are then
+ * exactly as the shared protocol leaves them (no word BUSY, every CALL even).
+ * A journaled queue, and every attached instance, is never exclusive.
  *
  * ── Frozen jobs (journaled queues) ──
  *
@@ -332,6 +347,13 @@ export interface ColumnArray {
   readonly BYTES_PER_ELEMENT: number;
 }
 
+/** A field's bit in a move's mask (INTENT_MASK): the fields a move sets, which the slot takes from its intent. */
+export function fieldBit(field: number): number {
+  return 1 << field;
+}
+/** Every field: a move that writes the whole record. */
+export const ALL_FIELDS = (1 << RECORD_FIELDS) - 1;
+
 /** The most attempts a job's record holds: a job is dead-lettered after this many even if the policy allows more. */
 export const MAX_ATTEMPTS = 2 ** 32 - 1;
 
@@ -435,7 +457,8 @@ export const ROW_REVOKED = 2;
 export const INTENT_SLOT = 0;
 export const INTENT_FROM = 1;
 export const INTENT_TO = 2;
-export const INTENT_RECORD = 3; //  RECORD_FIELDS wide: the whole new record
+export const INTENT_MASK = 3; //    the fields the move sets (fieldBit of each): those the slot takes from INTENT_RECORD
+export const INTENT_RECORD = 4; //  RECORD_FIELDS wide: the new record's fields (those outside the mask mean nothing)
 export const ROW_COUNTS = INTENT_RECORD + RECORD_FIELDS; // STATUS_COUNT wide: jobs moved into (+) and out of (−) each status by this row
 export const ROW_FINISHED_CHUNKS = ROW_COUNTS + STATUS_COUNT; // arena chunks of jobs this row finished, minus those evicted
 export const ROW_WATCH_SINCE = ROW_FINISHED_CHUNKS + 1; // since when the watch has seen ROW_WATCH_CALL (holder's)

@@ -1,3 +1,4 @@
+import { ATOMIC_ACCESS, type WordAccess } from './access.js';
 import { COMMIT_LOCK, COMMIT_WAITERS, HINTS_DIRTY, LOCK, LOCK_WAITERS } from './layout.js';
 
 /** Where a lock's words are: the lock word, its sleepers' count, and the word a stalled holder marks on release (if any). */
@@ -30,6 +31,9 @@ export const COMMIT_LEADER_LOCK: LockWords = { lock: COMMIT_LOCK, waiters: COMMI
  * lock gone and marks the hints dirty, so the next holder rebuilds them over
  * whatever the stalled thread wrote. Critical sections are microseconds long;
  * the default timeout is far beyond any garbage-collection pause.
+ *
+ * An exclusive queue's lock (see Exclusive queues in layout.ts) is its one
+ * instance's for good: taking it touches no word, and it is always held.
  */
 /** Looks at a held lock before sleeping on it. */
 const SPINS = 32;
@@ -43,11 +47,14 @@ export class QueueLock {
   readonly #lock: number;
   readonly #waiters: number;
   readonly #dirty: number | undefined;
+  /** Whether the queue is exclusive (`exclusive`): then nobody else can want the lock. */
+  readonly #access: Readonly<WordAccess>;
   #count = 0;
   #stamp = 0;
 
-  constructor(words: Int32Array, timeoutMillis: number, at: LockWords = QUEUE_LOCK) {
+  constructor(words: Int32Array, timeoutMillis: number, at: LockWords = QUEUE_LOCK, access: Readonly<WordAccess> = ATOMIC_ACCESS) {
     this.#words = words;
+    this.#access = access;
     this.#timeoutMillis = timeoutMillis;
     this.#lock = at.lock;
     this.#waiters = at.waiters;
@@ -62,6 +69,7 @@ export class QueueLock {
    * marked them dirty.
    */
   acquire(): boolean {
+    if (this.#access.exclusive) return false;
     const stamp = (this.#stamp = this.#nextStamp());
     const words = this.#words;
     // The common case: free, one CAS.
@@ -74,6 +82,7 @@ export class QueueLock {
 
   /** Takes the lock if it is free; never waits. */
   tryAcquire(): boolean {
+    if (this.#access.exclusive) return true;
     const stamp = this.#nextStamp();
     if (Atomics.compareExchange(this.#words, this.#lock, 0, stamp) !== 0) return false;
     this.#stamp = stamp;
@@ -82,12 +91,14 @@ export class QueueLock {
 
   /** True while any thread holds the lock (for a lock-free call that must not pass a holder mid-operation). */
   taken(): boolean {
+    if (this.#access.exclusive) return false;
     // A read of the lock word: its line is written only as the lock changes hands.
     return Atomics.load(this.#words, this.#lock) !== 0;
   }
 
   /** True while this thread still holds the lock it acquired last (nobody took it over). */
   held(): boolean {
+    if (this.#access.exclusive) return true;
     return Atomics.load(this.#words, this.#lock) === this.#stamp;
   }
 
@@ -96,6 +107,7 @@ export class QueueLock {
    * waiters see the holder alive. False if the lock is no longer ours.
    */
   touch(): boolean {
+    if (this.#access.exclusive) return true;
     const stamp = this.#nextStamp();
     if (Atomics.compareExchange(this.#words, this.#lock, this.#stamp, stamp) !== this.#stamp) return false;
     this.#stamp = stamp;
@@ -103,6 +115,7 @@ export class QueueLock {
   }
 
   release(): void {
+    if (this.#access.exclusive) return;
     const words = this.#words;
     // A failed CAS means a waiter took the lock over while we stalled: it is theirs now, leave it,
     // but what we wrote since may have undone their repairs.

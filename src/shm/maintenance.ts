@@ -77,7 +77,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     this.#m = memory;
     this.#retention = new Retention(retain);
     this.#log = log;
-    this.#mover = new Mover(memory.slots, memory.rows, MAINTENANCE_ROW);
+    this.#mover = new Mover(memory, MAINTENANCE_ROW);
     this.records = new Records(memory, policy.maxAttempts);
     // `this` is each part's MoverHolder (the mover changes as the instance takes a row), Room's Settler and JournalNotes' JobFinder.
     this.#filing = new Filing(memory, this.#retention, this);
@@ -116,15 +116,16 @@ export class Maintenance implements MoveNotes, LockHolder {
     const { header } = this.#m;
     const now = readClock();
     if (now < header[LAST_NOW]!) repair = true;
+    const { access, lockWords } = this.#m;
     // Rebased long before the shared ticket could wrap.
-    if (Atomics.load(this.#m.lockWords, FINISH_TICKET) >>> 0 > 2 ** 30) repair = true;
+    if (access.load(lockWords, FINISH_TICKET) >>> 0 > 2 ** 30) repair = true;
     if (repair) this.rebuild(now);
     assertHeld(this.#m.lock);
     this.#notes.startCall();
     header[LAST_NOW] = now;
     // Before NEXT_DUE, with no earlier lease flagged, no lease or delayed job is due (the lease handshake):
     // the rings and heaps stay as they are, and so does NEXT_DUE.
-    if (now >= header[NEXT_DUE]! || (Atomics.load(this.#m.lockWords, ATTENTION) & DUE_LOWERED) !== 0) this.#catchUp.catchUp(now);
+    if (now >= header[NEXT_DUE]! || (access.load(lockWords, ATTENTION) & DUE_LOWERED) !== 0) this.#catchUp.catchUp(now);
     if (this.#retention.limits) this.#room.retain(now);
     // The catch-up's expiries are not the call's own (any call would have made them): only what follows is undone.
     if (this.#log !== undefined) this.#notes.recordOwnMoves();

@@ -10,7 +10,8 @@ import {
   HEAP_SIZE_DELAYED, HEAP_SIZE_FINISHED, HEAP_SIZE_HELD, HEAP_SIZE_LEASES, HEAP_SIZE_OVERFLOW, LAST_NOW, NEXT_DUE, TYPE_NAME_COUNT, WORKER_NAME_COUNT,
   allocateBuffers, type QueueBuffers,
 } from './layout.js';
-import { QueueLock } from './lock.js';
+import { QUEUE_LOCK, QueueLock } from './lock.js';
+import { WordAccess } from './access.js';
 import { RateLimitTable } from './rate-limits.js';
 import { ReadyIndex } from './ready.js';
 import { RowTable } from './rows.js';
@@ -51,20 +52,23 @@ export class QueueMemory {
   readonly listing: ListingIndex;
   /** Per slot, the commit mark a frozen job waits for (journaled queues only, see layout.ts). */
   readonly awaited: Int32Array;
+  /** How this instance reads and writes the shared words: atomically, or plainly while the queue is exclusive. */
+  readonly access = new WordAccess();
 
   constructor(buffers: QueueBuffers, lockTimeoutMillis: number) {
     this.buffers = buffers;
     const header = (this.header = new Float64Array(buffers.header));
     const lockWords = (this.lockWords = new Int32Array(buffers.lockWords));
-    this.lock = new QueueLock(lockWords, lockTimeoutMillis);
-    this.signal = new WorkSignal(lockWords);
-    this.finishes = new Finishes(lockWords);
+    const access = this.access;
+    this.lock = new QueueLock(lockWords, lockTimeoutMillis, QUEUE_LOCK, access);
+    this.signal = new WorkSignal(lockWords, access);
+    this.finishes = new Finishes(lockWords, access);
     const arena = (this.arena = new Arena(buffers.arena, header));
-    const slots = (this.slots = new SlotTable(new Int32Array(buffers.slotWords), buffers.records, arena));
-    this.rows = new RowTable(new Int32Array(buffers.rowWords), new Float64Array(buffers.rowData), new Float64Array(buffers.rowRings), header, lockWords);
+    const slots = (this.slots = new SlotTable(new Int32Array(buffers.slotWords), buffers.records, arena, access));
+    this.rows = new RowTable(new Int32Array(buffers.rowWords), new Float64Array(buffers.rowData), new Float64Array(buffers.rowRings), header, lockWords, access);
     this.helping = new Helping(this.rows, slots, lockTimeoutMillis);
     const overflow = new SharedHeap(new Float64Array(buffers.overflow), header, HEAP_SIZE_OVERFLOW);
-    this.ready = new ReadyIndex(new Int32Array(buffers.levelWords), new Float64Array(buffers.levelKeys), new Int32Array(buffers.levelRings), lockWords, overflow, slots);
+    this.ready = new ReadyIndex(new Int32Array(buffers.levelWords), new Float64Array(buffers.levelKeys), new Int32Array(buffers.levelRings), lockWords, overflow, slots, access);
     this.delayed = new SharedHeap(new Float64Array(buffers.delayed), header, HEAP_SIZE_DELAYED);
     this.leases = new SharedHeap(new Float64Array(buffers.leases), header, HEAP_SIZE_LEASES);
     this.finished = new SharedHeap(new Float64Array(buffers.finished), header, HEAP_SIZE_FINISHED);
@@ -78,6 +82,23 @@ export class QueueMemory {
     this.commits = new CommitRing(lockWords, new Float64Array(buffers.commitRing), lockTimeoutMillis);
     this.awaited = new Int32Array(buffers.awaited);
     this.listing = new ListingIndex(new Float64Array(buffers.listing), slots);
+  }
+
+  /**
+   * True while this instance is the only one that has the queue's memory:
+   * an in-memory queue made by `new JobQueue` that has not been `share()`d.
+   * No other thread can then read or write a word of it, so its moves need
+   * no intent, its lock no word, its worker calls no CALL window, its words
+   * no Atomics, and no call reads the clock twice to order itself against
+   * another thread's (see Exclusive queues in layout.ts). `share()` ends it,
+   * for good, between two calls.
+   */
+  get exclusive(): boolean {
+    return this.access.exclusive;
+  }
+
+  set exclusive(exclusive: boolean) {
+    this.access.exclusive = exclusive;
   }
 
   /** New, all-zero buffers: an empty queue. */

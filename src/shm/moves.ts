@@ -1,24 +1,30 @@
 import {
-  INTENT_FROM, INTENT_RECORD, INTENT_SLOT, INTENT_TO, RECORD_FIELDS, ROW_DATA, ROW_INTENT_SEQ, ROW_WORDS,
+  ALL_FIELDS, INTENT_FROM, INTENT_MASK, INTENT_RECORD, INTENT_SLOT, INTENT_TO, RECORD_FIELDS, ROW_DATA, ROW_INTENT_SEQ, ROW_WORDS,
   busyWord, nextWord, type SlotStatus,
 } from './layout.js';
+import type { QueueMemory } from './memory.js';
 import type { RowTable } from './rows.js';
 import type { SlotTable } from './slots.js';
 
 /**
  * One row's way of moving a slot (see the lease-word legend in layout.ts):
  *
- *   1. `draft(slot)`: the slot's record, copied into the row's intent, for the caller to edit
+ *   1. the new record's fields in the draft (the row's intent record): `start(slot)` copies the slot's whole
+ *      record there for the caller to edit; a claim, complete or extend reads and sets only its few fields
  *      (read while the slot holds the word `from` the caller read: the CAS below proves nothing moved since);
- *   2. `apply(slot, from, status)`: intent written (slot, from, to), CAS `from → BUSY(row, seq)` — the decision —
- *      then the record copied in and CAS `BUSY → to`.
+ *   2. `apply(slot, from, status, counted, mask)`: intent written (slot, from, to, the mask of fields the move
+ *      sets), CAS `from → BUSY(row, seq)` — the decision — then the masked fields copied in and CAS `BUSY → to`.
  *
  * A thread killed between the CASes leaves BUSY naming its intent, which
- * holds the whole new record: the helping protocol (helping.ts) finishes the
- * move from it. Nothing but the row's owner writes the intent.
+ * holds every field the move sets: the helping protocol (helping.ts) finishes
+ * the move from it. Nothing but the row's owner writes the intent.
+ *
+ * An exclusive queue (see layout.ts) has no other thread to race or to
+ * help: its moves write the record and then the word, with no intent.
  */
 export class Mover {
   readonly row: number;
+  readonly #memory: QueueMemory;
   readonly #slots: SlotTable;
   readonly #rows: RowTable;
   /** The row's intent record: the new record of the slot being moved. */
@@ -26,9 +32,11 @@ export class Mover {
   readonly #intent: Float64Array;
   readonly #seqAt: number;
 
-  constructor(slots: SlotTable, rows: RowTable, row: number) {
+  constructor(memory: QueueMemory, row: number) {
+    const rows = memory.rows;
     this.row = row;
-    this.#slots = slots;
+    this.#memory = memory;
+    this.#slots = memory.slots;
     this.#rows = rows;
     this.#intent = rows.data.subarray(row * ROW_DATA, (row + 1) * ROW_DATA);
     this.draft = this.#intent.subarray(INTENT_RECORD, INTENT_RECORD + RECORD_FIELDS);
@@ -42,18 +50,21 @@ export class Mover {
 
   /**
    * Makes the move from the word `from` to the next word of `status`, with
-   * the draft as the new record, and counts it in this row (out of `counted`,
-   * the status it leaves, into `status`; no count for -1). Returns the new
-   * word, or -1 if the slot no longer holds `from` (another thread moved it
-   * first: nothing was written).
+   * the draft's fields that `mask` names (fieldBit of each; all by default)
+   * as the new record's, and counts it in this row (out of `counted`, the
+   * status it leaves, into `status`; no count for -1). Returns the new word,
+   * or -1 if the slot no longer holds `from` (another thread moved it first:
+   * nothing was written).
    */
-  apply(slot: number, from: number, status: SlotStatus, counted: number): number {
+  apply(slot: number, from: number, status: SlotStatus, counted: number, mask = ALL_FIELDS): number {
     const words = this.#slots.words;
-    const intent = this.#intent;
     const to = nextWord(from, status);
+    if (this.#memory.exclusive) return this.#applyAlone(slot, from, to, status, counted, mask);
+    const intent = this.#intent;
     intent[INTENT_SLOT] = slot;
     intent[INTENT_FROM] = from;
     intent[INTENT_TO] = to;
+    intent[INTENT_MASK] = mask;
     const rowWords = this.#rows.words;
     const seq = rowWords[this.#seqAt]! + 1;
     // Names the intent the BUSY word will point at; published by the CAS below.
@@ -61,16 +72,22 @@ export class Mover {
     const busy = busyWord(this.row, seq);
     // The decision: the slot is ours to move only if it still holds `from`.
     if (Atomics.compareExchange(words, slot, from, busy) !== from) return -1;
-    const draft = this.draft;
-    this.#slots.write(slot, draft);
+    this.#slots.write(slot, this.draft, mask);
     // Still ours (not finished by a helper that took us for dead, whose rebuild counted it): count it here.
-    if (counted >= 0 && Atomics.load(words, slot) === busy) {
-      this.#rows.count(this.row, counted, -1);
-      this.#rows.count(this.row, status, 1);
-    }
+    if (Atomics.load(words, slot) === busy) this.#count(counted, status);
     // Publishes the record with the new word. Refused only if a helper finished this very move (we were
     // presumed dead): it wrote the same record, so the move stands either way.
     Atomics.compareExchange(words, slot, busy, to);
+    return to;
+  }
+
+  /** `apply` in an exclusive queue: nobody else reads the slot, so the record and then the word are simply written. */
+  #applyAlone(slot: number, from: number, to: number, status: SlotStatus, counted: number, mask: number): number {
+    const words = this.#slots.words;
+    if (words[slot] !== from) return -1;
+    this.#slots.write(slot, this.draft, mask);
+    this.#count(counted, status);
+    words[slot] = to;
     return to;
   }
 
@@ -79,11 +96,15 @@ export class Mover {
     const to = nextWord(from, status);
     // The whole move: no field changes, so there is nothing to publish but the word.
     if (Atomics.compareExchange(this.#slots.words, slot, from, to) !== from) return -1;
-    if (counted >= 0) {
-      this.#rows.count(this.row, counted, -1);
-      this.#rows.count(this.row, status, 1);
-    }
+    this.#count(counted, status);
     return to;
+  }
+
+  /** Counts a move in this row: out of `counted` (-1: none, the job stays in its status) into `status`. */
+  #count(counted: number, status: SlotStatus): void {
+    if (counted < 0) return;
+    this.#rows.count(this.row, counted, -1);
+    this.#rows.count(this.row, status, 1);
   }
 }
 

@@ -1,3 +1,4 @@
+import type { WordAccess } from './access.js';
 import type { SharedHeap } from './heap.js';
 import {
   ATTENTION, ENTRY_K1, ENTRY_K2, ENTRY_K3, ENTRY_SLOT, ENTRY_WORD, LEVELS, LEVEL_COUNT, LEVEL_HEAD, LEVEL_KEYS, LEVEL_ORDER,
@@ -48,8 +49,10 @@ export class ReadyIndex {
   readonly #cursor = new Int32Array(LEVELS);
   #peekSlot = 0;
   #peekWord = 0;
+  readonly #access: WordAccess;
 
-  constructor(levelWords: Int32Array, keys: Float64Array, rings: Int32Array, lockWords: Int32Array, overflow: SharedHeap, slots: SlotTable) {
+  constructor(levelWords: Int32Array, keys: Float64Array, rings: Int32Array, lockWords: Int32Array, overflow: SharedHeap, slots: SlotTable, access: WordAccess) {
+    this.#access = access;
     this.#levelWords = levelWords;
     this.#keys = keys;
     this.#rings = rings;
@@ -82,14 +85,19 @@ export class ReadyIndex {
    */
   #pollLevel(level: number, now: number, claimer: Claimer): number {
     const words = this.#levelWords;
+    const access = this.#access;
     const base = level * LEVEL_WORDS;
     const slots = this.#slots;
+    const cursor = this.#cursor[level]!;
+    // The entries below the tail were published by the tail's store. A level whose every entry this thread
+    // has seen spent is passed on one read (most levels of a poll that takes a lower priority's job).
+    let tail = access.load(words, base + LEVEL_TAIL);
+    if (((tail - cursor) | 0) <= 0) return -1;
     // Where this poll starts: the head, or past it where this thread has seen every entry spent.
-    const head = Atomics.load(words, base + LEVEL_HEAD);
-    const start = ((this.#cursor[level]! - head) | 0) > 0 ? this.#cursor[level]! : head;
-    for (let at = start; ; at = (at + 1) | 0) {
-      // The entries below the tail were published by the tail's store.
-      if (((Atomics.load(words, base + LEVEL_TAIL) - at) | 0) <= 0) return this.#passed(level, head, at);
+    const head = access.load(words, base + LEVEL_HEAD);
+    for (let at = ((cursor - head) | 0) > 0 ? cursor : head; ; at = (at + 1) | 0) {
+      // Past the tail read last: read it again, for entries appended since.
+      if (((tail - at) | 0) <= 0 && (((tail = access.load(words, base + LEVEL_TAIL)) - at) | 0) <= 0) return this.#passed(level, head, at);
       const entry = (level * this.#ringSize + (at & this.#mask)) * RING_FIELDS;
       const slot = this.#rings[entry + RING_SLOT]!;
       const word = this.#rings[entry + RING_WORD]!;
@@ -122,11 +130,12 @@ export class ReadyIndex {
   #advanceTo(level: number, position: number): void {
     const words = this.#levelWords;
     const at = level * LEVEL_WORDS + LEVEL_HEAD;
+    const access = this.#access;
     for (;;) {
-      const head = Atomics.load(words, at);
+      const head = access.load(words, at);
       if (((position - head) | 0) <= 0) return;
       // Forward only: a thread that moved it further knows more entries are spent.
-      if (Atomics.compareExchange(words, at, head, position) === head) return;
+      if (access.compareExchange(words, at, head, position) === head) return;
     }
   }
 
@@ -163,7 +172,7 @@ export class ReadyIndex {
   #refreshOrder(): void {
     const lockWords = this.#lockWords;
     // A seqlock read: the cached order stands while LEVEL_SEQ has not moved.
-    let seq = Atomics.load(lockWords, LEVEL_SEQ);
+    let seq = this.#access.load(lockWords, LEVEL_SEQ);
     if (seq === this.#orderSeq) return;
     for (;;) {
       if ((seq & 1) === 0) {
@@ -257,7 +266,7 @@ export class ReadyIndex {
     const keys = this.#keys;
     const base = level * LEVEL_WORDS;
     const tail = words[base + LEVEL_TAIL]!;
-    const head = Atomics.load(words, base + LEVEL_HEAD);
+    const head = this.#access.load(words, base + LEVEL_HEAD);
     const k = level * LEVEL_KEYS;
     const lastRunAt = keys[k + LEVEL_TAIL_RUN_AT]!;
     const runAt = this.#slots.runAts[slot]!;
@@ -271,7 +280,7 @@ export class ReadyIndex {
     keys[k + LEVEL_TAIL_RUN_AT] = runAt;
     keys[k + LEVEL_TAIL_JOB_NUM] = jobNum;
     // Publishes the entry to pollers.
-    Atomics.store(words, base + LEVEL_TAIL, (tail + 1) | 0);
+    this.#access.store(words, base + LEVEL_TAIL, (tail + 1) | 0);
     return true;
   }
 
@@ -279,7 +288,7 @@ export class ReadyIndex {
   #levelOf(priority: number): number {
     const lockWords = this.#lockWords;
     const keys = this.#keys;
-    const count = Atomics.load(lockWords, LEVEL_COUNT);
+    const count = this.#access.load(lockWords, LEVEL_COUNT);
     for (let level = 0; level < count; level++) if (keys[level * LEVEL_KEYS + LEVEL_PRIORITY] === priority) return level;
     return count >= LEVELS ? -1 : this.#addLevel(priority, count);
   }

@@ -230,9 +230,11 @@ export function chunksOf(record: Float64Array): number {
   );
 }
 
-/** For a move into a finished status at `at`: a job with a key notes when (its key's TTL runs from then). */
-export function noteFinish(record: Float64Array, at: number): void {
-  if (record[KEY_REF]! > 0) record[FINISHED_AT] = at;
+/** For a move into a finished status at `at`: a job with a key notes when (its key's TTL runs from then); whether it did. */
+export function noteFinish(record: Float64Array, at: number): boolean {
+  if (!(record[KEY_REF]! > 0)) return false;
+  record[FINISHED_AT] = at;
+  return true;
 }
 
 /** The job's own lease length (LEASE_LENGTH), or null for none. */

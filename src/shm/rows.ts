@@ -1,4 +1,5 @@
 import { threadId } from 'node:worker_threads';
+import type { WordAccess } from './access.js';
 import {
   ATTENTION, GATE, MAINTENANCE_ROW, ROWS, ROW_CALL, ROW_COUNTS, ROW_DATA, ROW_FINISHED_CHUNKS, ROW_FINISH_DRAINED, ROW_FINISH_TAIL,
   ROW_HIGH_WATER, ROW_LEASE_DRAINED, ROW_LEASE_TAIL, ROW_OWNED, ROW_REVOKED, ROW_RINGS, ROW_RING_ENTRIES, ROW_STATE, ROW_THREAD, ROW_WORDS,
@@ -32,13 +33,15 @@ export class RowTable {
   readonly rings: Float64Array;
   readonly #header: Float64Array;
   readonly #lockWords: Int32Array;
+  readonly #access: WordAccess;
 
-  constructor(words: Int32Array, data: Float64Array, rings: Float64Array, header: Float64Array, lockWords: Int32Array) {
+  constructor(words: Int32Array, data: Float64Array, rings: Float64Array, header: Float64Array, lockWords: Int32Array, access: WordAccess) {
     this.words = words;
     this.data = data;
     this.rings = rings;
     this.#header = header;
     this.#lockWords = lockWords;
+    this.#access = access;
   }
 
   /** Rows ever owned: the ones whose counters and rings count. */
@@ -178,7 +181,7 @@ export class RowTable {
   room(row: number, ring: RingKind): number {
     const w = row * ROW_WORDS;
     // The holder's drained position: how far it has emptied the owner's ring.
-    return ROW_RING_ENTRIES - (this.words[w + tailOf(ring)]! - Atomics.load(this.words, w + drainedOf(ring)));
+    return ROW_RING_ENTRIES - (this.words[w + tailOf(ring)]! - this.#access.load(this.words, w + drainedOf(ring)));
   }
 
   hasRoom(row: number, ring: RingKind): boolean {
@@ -194,7 +197,7 @@ export class RowTable {
     this.rings[at + RING_ENTRY_SLOT] = slot;
     this.rings[at + RING_ENTRY_WORD] = word;
     // Publishes the entry: the holder reads entries only below the tail.
-    Atomics.store(this.words, w + tailOf(ring), tail + 1);
+    this.#access.store(this.words, w + tailOf(ring), tail + 1);
   }
 
   tail(row: number, ring: RingKind): number {

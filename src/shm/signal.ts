@@ -1,3 +1,4 @@
+import type { WordAccess } from './access.js';
 import { IDLE_WAITERS, WORK_SIGNAL } from './layout.js';
 
 /**
@@ -10,20 +11,24 @@ import { IDLE_WAITERS, WORK_SIGNAL } from './layout.js';
  */
 export class WorkSignal {
   readonly #words: Int32Array;
+  readonly #access: WordAccess;
 
-  constructor(words: Int32Array) {
+  constructor(words: Int32Array, access: WordAccess) {
     this.#words = words;
+    this.#access = access;
   }
 
   /** The counter's value now; pass it to `wait` after an empty poll. */
   current(): number {
-    return Atomics.load(this.#words, WORK_SIGNAL);
+    return this.#access.load(this.#words, WORK_SIGNAL);
   }
 
   /** Work may be ready: bump the counter, and wake the sleepers if there are any. */
   bump(): void {
-    Atomics.add(this.#words, WORK_SIGNAL, 1);
-    if (Atomics.load(this.#words, IDLE_WAITERS) > 0) Atomics.notify(this.#words, WORK_SIGNAL);
+    const access = this.#access;
+    access.add(this.#words, WORK_SIGNAL, 1);
+    // After the bump: a sleeper that read the old count before it registered is woken (or never sleeps).
+    if (access.load(this.#words, IDLE_WAITERS) > 0) Atomics.notify(this.#words, WORK_SIGNAL);
   }
 
   /** Sleeps until `bump` moves the counter from `seen`, or `timeoutMillis` pass. True if woken by a bump. */

@@ -1,12 +1,35 @@
+import type { WordAccess } from './access.js';
 import type { Arena } from './arena.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, BUSY, DATA_REF, ERROR_BYTES, ERROR_REF, FINISHED_AT, HEADERS_BYTES, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH,
-  LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RESULT_BYTES, RESULT_REF, RUN_AT, STATUS_MASK, TOKEN, TYPE, WORKER, recordColumnOffsets,
+  LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RESULT_BYTES, RESULT_REF, RUN_AT, STATUS_MASK, TOKEN, TYPE, WORKER, ALL_FIELDS, fieldBit, recordColumnOffsets,
   type RecordColumn, type SlotStatus,
 } from './layout.js';
 
 /** Spins a reader waits on a BUSY word before it gives up and takes the slow path. */
 const BUSY_SPINS = 64;
+
+// Each column's bit in a move's mask (see `write`).
+const JOB_NUM_BIT = fieldBit(JOB_NUM);
+const PRIORITY_BIT = fieldBit(PRIORITY);
+const RUN_AT_BIT = fieldBit(RUN_AT);
+const ATTEMPTS_BIT = fieldBit(ATTEMPTS);
+const TOKEN_BIT = fieldBit(TOKEN);
+const LEASE_UNTIL_BIT = fieldBit(LEASE_UNTIL);
+const DATA_REF_BIT = fieldBit(DATA_REF);
+const TYPE_BIT = fieldBit(TYPE);
+const PAYLOAD_BYTES_BIT = fieldBit(PAYLOAD_BYTES);
+const ERROR_REF_BIT = fieldBit(ERROR_REF);
+const WORKER_BIT = fieldBit(WORKER);
+const MOVES_BIT = fieldBit(MOVES);
+const ATTEMPT_LIMIT_BIT = fieldBit(ATTEMPT_LIMIT);
+const RESULT_REF_BIT = fieldBit(RESULT_REF);
+const KEY_REF_BIT = fieldBit(KEY_REF);
+const KEY_TTL_BIT = fieldBit(KEY_TTL);
+const FINISHED_AT_BIT = fieldBit(FINISHED_AT);
+const KEY_FIELDS = KEY_REF_BIT | KEY_TTL_BIT | FINISHED_AT_BIT;
+const LEASE_LENGTH_BIT = fieldBit(LEASE_LENGTH);
+const HEADERS_REF_BIT = fieldBit(HEADERS_REF);
 
 /**
  * The slot table: one lease word per slot (THE TRUTH) and one record per
@@ -42,10 +65,12 @@ export class SlotTable {
 
   /** Where an error's byte length is kept: at the head of its chain. */
   readonly #arena: Arena;
+  readonly #access: WordAccess;
 
-  constructor(words: Int32Array, records: SharedArrayBuffer, arena: Arena) {
+  constructor(words: Int32Array, records: SharedArrayBuffer, arena: Arena, access: WordAccess) {
     this.words = words;
     this.#arena = arena;
+    this.#access = access;
     const capacity = (this.capacity = words.length);
     const offsets = recordColumnOffsets(capacity);
     const columns: RecordColumn[] = (this.#columns = []);
@@ -73,7 +98,7 @@ export class SlotTable {
 
   word(slot: number): number {
     // The truth, read as it is now: every decision about a slot starts here.
-    return Atomics.load(this.words, slot);
+    return this.#access.load(this.words, slot);
   }
 
   status(slot: number): SlotStatus {
@@ -87,7 +112,7 @@ export class SlotTable {
   settledWord(slot: number): number {
     for (let spin = 0; ; spin++) {
       // A mover holds BUSY for nanoseconds: look again rather than give up at once.
-      const word = Atomics.load(this.words, slot);
+      const word = this.#access.load(this.words, slot);
       if ((word & BUSY) === 0 || spin >= BUSY_SPINS) return word;
     }
   }
@@ -105,64 +130,95 @@ export class SlotTable {
     record[ATTEMPTS] = this.attempts[slot]!;
     record[TOKEN] = this.tokens[slot]!;
     record[LEASE_UNTIL] = this.leaseUntils[slot]!;
-    record[DATA_REF] = this.dataRefs[slot]!;
-    record[TYPE] = this.types[slot]!;
-    record[PAYLOAD_BYTES] = this.payloadBytes[slot]!;
-    const errorRef = (record[ERROR_REF] = this.errorRefs[slot]!);
-    record[ERROR_BYTES] = errorRef > 0 ? this.#arena.countedBytes(errorRef) : 0;
     record[WORKER] = this.workers[slot]!;
     record[MOVES] = this.moves[slot]!;
     record[ATTEMPT_LIMIT] = this.attemptLimits[slot]!;
-    const resultRef = (record[RESULT_REF] = this.resultRefs[slot]!);
-    record[RESULT_BYTES] = resultRef > 0 ? this.#arena.countedBytes(resultRef) : 0;
+    record[LEASE_LENGTH] = this.leaseLengths[slot]!;
+    this.readStrings(slot, record);
     // The key's columns mean something only with a key: a job without one reads one column for them.
-    const keyRef = (record[KEY_REF] = this.keyRefs[slot]!);
-    const keyed = keyRef > 0;
-    record[KEY_BYTES] = keyed ? this.#arena.countedBytes(keyRef) : 0;
+    const keyed = record[KEY_REF]! > 0;
     record[KEY_TTL] = keyed ? this.keyTtls[slot]! : 0;
     record[FINISHED_AT] = keyed ? this.finishedAts[slot]! : 0;
-    record[LEASE_LENGTH] = this.leaseLengths[slot]!;
-    const headersRef = (record[HEADERS_REF] = this.headersRefs[slot]!);
-    record[HEADERS_BYTES] = headersRef > 0 ? this.#arena.countedBytes(headersRef) : 0;
     return record;
   }
 
   /**
-   * Writes `record` as the slot's record; only inside a move of the slot (the
-   * word BUSY, naming the caller). Only the fields that changed are stored:
-   * neighbouring slots share each column's cache lines, and a store of an
-   * unchanged value would still take the line from the thread working on the
-   * slot next door (a claim changes four fields, a complete one). The same
-   * keeps the pages of columns most queues never set (MOVES without a
-   * journal, ATTEMPT_LIMIT) untouched, so they cost no memory.
+   * Copies what a claim reads and its Lease shows into `record`: the job's
+   * number, type, payload, headers, attempts and their limit, its own lease
+   * length, and the token of its last lease (the rest of `record` is left).
    */
-  write(slot: number, record: Float64Array): void {
+  readLease(slot: number, record: Float64Array): void {
+    record[JOB_NUM] = this.jobNums[slot]!;
+    record[ATTEMPTS] = this.attempts[slot]!;
+    record[TOKEN] = this.tokens[slot]!;
+    record[ATTEMPT_LIMIT] = this.attemptLimits[slot]!;
+    record[LEASE_LENGTH] = this.leaseLengths[slot]!;
+    this.#readData(slot, record);
+  }
+
+  /** Copies the references to every string of the job, with their byte lengths, into `record`: what `chunksOf` counts. */
+  readStrings(slot: number, record: Float64Array): void {
+    this.#readData(slot, record);
+    record[ERROR_REF] = this.errorRefs[slot]!;
+    record[ERROR_BYTES] = this.#countedBytes(record[ERROR_REF]!);
+    record[RESULT_REF] = this.resultRefs[slot]!;
+    record[RESULT_BYTES] = this.#countedBytes(record[RESULT_REF]!);
+    record[KEY_REF] = this.keyRefs[slot]!;
+    record[KEY_BYTES] = this.#countedBytes(record[KEY_REF]!);
+  }
+
+  /** The job's type, payload and headers. */
+  #readData(slot: number, record: Float64Array): void {
+    record[DATA_REF] = this.dataRefs[slot]!;
+    record[TYPE] = this.types[slot]!;
+    record[PAYLOAD_BYTES] = this.payloadBytes[slot]!;
+    record[HEADERS_REF] = this.headersRefs[slot]!;
+    record[HEADERS_BYTES] = this.#countedBytes(record[HEADERS_REF]!);
+  }
+
+  /** The text length at the head of a counted chain (an error's, a result's, a key's, headers'); 0 for none (a ref <= 0: none, or a canned error). */
+  #countedBytes(ref: number): number {
+    return ref > 0 ? this.#arena.countedBytes(ref) : 0;
+  }
+
+  /**
+   * Writes the fields of `record` that `mask` names (fieldBit of each; a
+   * move's mask, see moves.ts) as the slot's; only inside a move of the slot
+   * (the word BUSY, naming the caller), or by an exclusive queue. Only the
+   * fields that changed are stored: neighbouring slots share each column's
+   * cache lines, and a store of an unchanged value would still take the line
+   * from the thread working on the slot next door. The same keeps the pages
+   * of columns most queues never set (MOVES without a journal, ATTEMPT_LIMIT)
+   * untouched, so they cost no memory; and a claim, which sets four fields,
+   * reads no other column at all.
+   */
+  write(slot: number, record: Float64Array, mask = ALL_FIELDS): void {
     // Unrolled, one typed-array class per line: a loop over the columns would make every access megamorphic.
-    if (this.jobNums[slot] !== record[JOB_NUM]) this.jobNums[slot] = record[JOB_NUM]!;
-    if (this.priorities[slot] !== record[PRIORITY]) this.priorities[slot] = record[PRIORITY]!;
-    if (this.runAts[slot] !== record[RUN_AT]) this.runAts[slot] = record[RUN_AT]!;
-    if (this.attempts[slot] !== record[ATTEMPTS]) this.attempts[slot] = record[ATTEMPTS]!;
-    if (this.tokens[slot] !== record[TOKEN]) this.tokens[slot] = record[TOKEN]!;
-    if (this.leaseUntils[slot] !== record[LEASE_UNTIL]) this.leaseUntils[slot] = record[LEASE_UNTIL]!;
-    if (this.dataRefs[slot] !== record[DATA_REF]) this.dataRefs[slot] = record[DATA_REF]!;
-    if (this.types[slot] !== record[TYPE]) this.types[slot] = record[TYPE]!;
-    if (this.payloadBytes[slot] !== record[PAYLOAD_BYTES]) this.payloadBytes[slot] = record[PAYLOAD_BYTES]!;
+    if ((mask & JOB_NUM_BIT) !== 0 && this.jobNums[slot] !== record[JOB_NUM]) this.jobNums[slot] = record[JOB_NUM]!;
+    if ((mask & PRIORITY_BIT) !== 0 && this.priorities[slot] !== record[PRIORITY]) this.priorities[slot] = record[PRIORITY]!;
+    if ((mask & RUN_AT_BIT) !== 0 && this.runAts[slot] !== record[RUN_AT]) this.runAts[slot] = record[RUN_AT]!;
+    if ((mask & ATTEMPTS_BIT) !== 0 && this.attempts[slot] !== record[ATTEMPTS]) this.attempts[slot] = record[ATTEMPTS]!;
+    if ((mask & TOKEN_BIT) !== 0 && this.tokens[slot] !== record[TOKEN]) this.tokens[slot] = record[TOKEN]!;
+    if ((mask & LEASE_UNTIL_BIT) !== 0 && this.leaseUntils[slot] !== record[LEASE_UNTIL]) this.leaseUntils[slot] = record[LEASE_UNTIL]!;
+    if ((mask & DATA_REF_BIT) !== 0 && this.dataRefs[slot] !== record[DATA_REF]) this.dataRefs[slot] = record[DATA_REF]!;
+    if ((mask & TYPE_BIT) !== 0 && this.types[slot] !== record[TYPE]) this.types[slot] = record[TYPE]!;
+    if ((mask & PAYLOAD_BYTES_BIT) !== 0 && this.payloadBytes[slot] !== record[PAYLOAD_BYTES]) this.payloadBytes[slot] = record[PAYLOAD_BYTES]!;
     // ERROR_BYTES is not written: the error's chain holds it.
-    if (this.errorRefs[slot] !== record[ERROR_REF]) this.errorRefs[slot] = record[ERROR_REF]!;
-    if (this.workers[slot] !== record[WORKER]) this.workers[slot] = record[WORKER]!;
-    if (this.moves[slot] !== record[MOVES]) this.moves[slot] = record[MOVES]!;
-    if (this.attemptLimits[slot] !== record[ATTEMPT_LIMIT]) this.attemptLimits[slot] = record[ATTEMPT_LIMIT]!;
+    if ((mask & ERROR_REF_BIT) !== 0 && this.errorRefs[slot] !== record[ERROR_REF]) this.errorRefs[slot] = record[ERROR_REF]!;
+    if ((mask & WORKER_BIT) !== 0 && this.workers[slot] !== record[WORKER]) this.workers[slot] = record[WORKER]!;
+    if ((mask & MOVES_BIT) !== 0 && this.moves[slot] !== record[MOVES]) this.moves[slot] = record[MOVES]!;
+    if ((mask & ATTEMPT_LIMIT_BIT) !== 0 && this.attemptLimits[slot] !== record[ATTEMPT_LIMIT]) this.attemptLimits[slot] = record[ATTEMPT_LIMIT]!;
     // And a result, which only a complete that carries one sets (RESULT_BYTES, like ERROR_BYTES, lives in the chain).
-    if (this.resultRefs[slot] !== record[RESULT_REF]) this.resultRefs[slot] = record[RESULT_REF]!;
+    if ((mask & RESULT_REF_BIT) !== 0 && this.resultRefs[slot] !== record[RESULT_REF]) this.resultRefs[slot] = record[RESULT_REF]!;
     // Likewise a job's own lease length, and an idempotent key and what goes with it (KEY_BYTES: the key's
     // chain holds it): a slot that never held a keyed job reads one column for them, and writes none.
-    if (record[KEY_REF] !== 0 || this.keyRefs[slot] !== 0) {
-      this.keyRefs[slot] = record[KEY_REF]!;
-      this.keyTtls[slot] = record[KEY_TTL]!;
-      this.finishedAts[slot] = record[FINISHED_AT]!;
+    if ((mask & KEY_FIELDS) !== 0 && (record[KEY_REF] !== 0 || this.keyRefs[slot] !== 0)) {
+      if ((mask & KEY_REF_BIT) !== 0) this.keyRefs[slot] = record[KEY_REF]!;
+      if ((mask & KEY_TTL_BIT) !== 0) this.keyTtls[slot] = record[KEY_TTL]!;
+      if ((mask & FINISHED_AT_BIT) !== 0) this.finishedAts[slot] = record[FINISHED_AT]!;
     }
-    if (this.leaseLengths[slot] !== record[LEASE_LENGTH]) this.leaseLengths[slot] = record[LEASE_LENGTH]!;
+    if ((mask & LEASE_LENGTH_BIT) !== 0 && this.leaseLengths[slot] !== record[LEASE_LENGTH]) this.leaseLengths[slot] = record[LEASE_LENGTH]!;
     // And headers, which only a submit that carries them sets.
-    if (this.headersRefs[slot] !== record[HEADERS_REF]) this.headersRefs[slot] = record[HEADERS_REF]!;
+    if ((mask & HEADERS_REF_BIT) !== 0 && this.headersRefs[slot] !== record[HEADERS_REF]) this.headersRefs[slot] = record[HEADERS_REF]!;
   }
 }

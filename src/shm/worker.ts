@@ -1,7 +1,7 @@
 import { Refusal } from '../errors.js';
 import {
-  ATTEMPTS, ATTENTION, DUE_LOWERED, LAST_NOW, DUE_VERSION, FINISH_BASE, FINISH_RING, FINISH_SEQ, JOB_NUM,
-  LEASE_LENGTH, LEASE_RING, LEASE_UNTIL, MOVES, NEXT_DUE, READY, RESULT_BYTES, RESULT_REF, RUNNING, SUCCEEDED, TOKEN, WORKER, isBusy, statusOf,
+  ATTEMPTS, ATTENTION, DUE_LOWERED, LAST_NOW, DUE_VERSION, FINISH_BASE, FINISH_RING, FINISH_SEQ, FINISHED_AT, JOB_NUM,
+  LEASE_LENGTH, LEASE_RING, LEASE_UNTIL, MOVES, NEXT_DUE, READY, RESULT_BYTES, RESULT_REF, RUNNING, SUCCEEDED, TOKEN, WORKER, fieldBit, isBusy, statusOf,
   type SlotStatus,
 } from './layout.js';
 import { laterReading, type TimeSource } from '../clock.js';
@@ -43,6 +43,14 @@ export const NOT_COUNTED = -1;
 
 /** Tokens a row reserves at a time (one locked call per block). */
 export const TOKEN_BLOCK = 1024;
+
+/** The fields a claim sets (see Mover#apply), a complete's finish order (which shares LEASE_UNTIL's column), an extend's lease end. */
+const CLAIM_FIELDS = fieldBit(ATTEMPTS) | fieldBit(TOKEN) | fieldBit(LEASE_UNTIL) | fieldBit(WORKER);
+const FINISH_SEQ_BIT = fieldBit(FINISH_SEQ);
+const LEASE_UNTIL_BIT = fieldBit(LEASE_UNTIL);
+const RESULT_REF_BIT = fieldBit(RESULT_REF);
+const FINISHED_AT_BIT = fieldBit(FINISHED_AT);
+const MOVES_BIT = fieldBit(MOVES);
 
 /**
  * The worker path: claim, complete and extend, as one row makes them. The
@@ -127,7 +135,9 @@ export class WorkerPath implements Claimer {
     if (this.#notes?.skipFrozen(slot, word) === true) return LOST;
     // A job whose type's window is used up is passed over too, held until the window opens.
     if (this.#locked && !this.#holder.admits(slot, word, this.#now)) return LOST;
-    const draft = this.#mover.start(slot);
+    const draft = this.#mover.draft;
+    // What the claim reads, and its Lease shows: the CAS below proves the slot still held `word` as it was read.
+    this.#m.slots.readLease(slot, draft);
     // Fencing tokens grow from lease to lease of a job: a block reserved before the job's last lease may be too low.
     if (draft[TOKEN]! >= this.#token) {
       if (!this.#locked) return ABORT;
@@ -142,9 +152,8 @@ export class WorkerPath implements Claimer {
     draft[TOKEN] = this.#token;
     draft[LEASE_UNTIL] = leaseUntil;
     draft[WORKER] = this.#worker;
-    this.#noteMove(draft, draft[JOB_NUM]!);
     // The claim: only one thread moves the slot from the READY word its ring entry was made for.
-    const to = this.#mover.apply(slot, word, RUNNING, READY);
+    const to = this.#mover.apply(slot, word, RUNNING, READY, CLAIM_FIELDS | this.#noteLazyMove(slot, draft[JOB_NUM]!));
     if (to < 0) return LOST;
     if (this.#locked) this.#holder.leased(slot);
     this.#token++;
@@ -158,24 +167,28 @@ export class WorkerPath implements Claimer {
    * chain of its result (under the lock only: the holder allocates), 0 for none.
    */
   complete(slot: number, jobNum: number, token: number, now: number, resultRef = 0): number {
-    const { rows, header, finishes } = this.#m;
+    const { rows, header, finishes, slots } = this.#m;
     for (;;) {
       const word = this.#leasedWord(slot, jobNum, token, now);
       if (word < 0) return word;
-      const draft = this.#mover.start(slot);
+      const draft = this.#mover.draft;
+      // Its strings, which finished jobs' chunks count, and its key (a keyed job notes when it finished).
+      slots.readStrings(slot, draft);
       // The eviction order: one shared counter, so that finishes of every thread compare.
       const finishSeq = header[FINISH_BASE]! + finishes.count();
       draft[FINISH_SEQ] = finishSeq;
+      let fields = FINISH_SEQ_BIT;
       if (resultRef > 0) {
         draft[RESULT_REF] = resultRef;
         draft[RESULT_BYTES] = this.#m.arena.countedBytes(resultRef);
+        fields |= RESULT_REF_BIT;
       }
-      noteFinish(draft, now);
+      if (noteFinish(draft, now)) fields |= FINISHED_AT_BIT;
       if (this.#notes !== undefined) {
-        draft[MOVES]!++;
+        fields |= this.#countMove(slot);
         this.#notes.noteOwnMove(slot, word, SUCCEEDED);
       }
-      const to = this.#mover.apply(slot, word, SUCCEEDED, RUNNING);
+      const to = this.#mover.apply(slot, word, SUCCEEDED, RUNNING, fields);
       if (to < 0) continue; // moved meanwhile (an expiry): look again
       rows.finishedChunks(this.#row, chunksOf(draft));
       // Keyed by when it finished (for retention's age): the eviction order is the record's FINISH_SEQ.
@@ -191,12 +204,11 @@ export class WorkerPath implements Claimer {
     for (;;) {
       const word = this.#leasedWord(slot, jobNum, token, now);
       if (word < 0) return word;
-      const draft = this.#mover.start(slot);
-      const leaseUntil = this.#leaseEnd(leaseMillis, now, draft[LEASE_UNTIL]!, locked);
+      const draft = this.#mover.draft;
+      const leaseUntil = this.#leaseEnd(leaseMillis, now, this.#m.slots.leaseUntils[slot]!, locked);
       if (Number.isNaN(leaseUntil)) return SLOW;
       draft[LEASE_UNTIL] = leaseUntil;
-      this.#noteMove(draft, jobNum);
-      const to = this.#mover.apply(slot, word, RUNNING, NOT_COUNTED);
+      const to = this.#mover.apply(slot, word, RUNNING, NOT_COUNTED, LEASE_UNTIL_BIT | this.#noteLazyMove(slot, jobNum));
       if (to < 0) continue;
       this.#registerLease(slot, to);
       this.#room--;
@@ -204,11 +216,18 @@ export class WorkerPath implements Claimer {
     }
   }
 
-  /** With a journal: counts a lazy move (a lease, an extend) in the draft and notes it. */
-  #noteMove(draft: Float64Array, jobNum: number): void {
-    if (this.#notes === undefined) return;
-    draft[MOVES]!++;
-    this.#notes.noteMove(jobNum, true);
+  /** With a journal: counts a move in the draft (MOVES, from the slot's); the mask bit of MOVES, or 0 without a journal. */
+  #countMove(slot: number): number {
+    if (this.#notes === undefined) return 0;
+    this.#mover.draft[MOVES] = this.#m.slots.moves[slot]! + 1;
+    return MOVES_BIT;
+  }
+
+  /** With a journal: counts a lazy move (a lease, an extend) and notes it; the mask bit of MOVES, or 0. */
+  #noteLazyMove(slot: number, jobNum: number): number {
+    const counted = this.#countMove(slot);
+    this.#notes?.noteMove(jobNum, true);
+    return counted;
   }
 
   /**
@@ -226,6 +245,8 @@ export class WorkerPath implements Claimer {
    * takes), and a claim of a later time must not pass them.
    */
   #leaseEnd(leaseMillis: number, now: number, before: number, locked: boolean): number {
+    // An exclusive queue's calls follow one another in its one thread: `now` is the reading.
+    if (this.#m.exclusive) return now + leaseMillis;
     const fresh = laterReading(this.#time, now);
     // The holder's time (LAST_NOW, written as it starts) first: the lock word's line is read only when the clock moved past it.
     if (!locked && fresh > this.#m.header[LAST_NOW]! && this.#m.lock.taken()) return NaN;
@@ -254,12 +275,12 @@ export class WorkerPath implements Claimer {
    * entry, or this read sees the holder's new NEXT_DUE.
    */
   #registerLease(slot: number, word: number): void {
-    const { rows, lockWords, header } = this.#m;
+    const { rows, lockWords, header, access } = this.#m;
     // From the draft the move wrote, not an argument: a float64 argument is boxed, one allocation per lease.
     const leaseUntil = this.#mover.draft[LEASE_UNTIL]!;
     rows.append(this.#row, LEASE_RING, leaseUntil, slot, word);
     // Orders the NEXT_DUE read after the tail's store.
-    Atomics.load(lockWords, DUE_VERSION);
+    access.load(lockWords, DUE_VERSION);
     // Rare (a lease shorter than the others, or, when none is due, than NOTHING_DUE_MILLIS: see filing.ts): one RMW.
     if (leaseUntil < header[NEXT_DUE]!) Atomics.or(lockWords, ATTENTION, DUE_LOWERED);
   }
