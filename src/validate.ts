@@ -220,8 +220,14 @@ export function checkJob(
   };
 }
 
+/** Job types checked before, with their UTF-8 bytes: a type is checked once (every submit names one), up to this many types. */
+const CHECKED_TYPES = new Map<string, number>();
+const MAX_CHECKED_TYPES = 4096;
+
 /** A job type: a non-blank, well-formed string of at most MAX_TYPE_BYTES. Its UTF-8 bytes. */
 function checkType(type: unknown): number {
+  const checked = typeof type === 'string' ? CHECKED_TYPES.get(type) : undefined;
+  if (checked !== undefined) return checked;
   if (typeof type !== 'string' || type.trim() === '') {
     throw new InvalidArgumentError(`Expected \`type\` to be a non-blank string, got ${describe(type)}`);
   }
@@ -229,6 +235,7 @@ function checkType(type: unknown): number {
   if (typeBytes > MAX_TYPE_BYTES || !type.isWellFormed()) {
     throw new InvalidArgumentError(`Expected \`type\` to be a well-formed string of at most ${MAX_TYPE_BYTES} UTF-8 bytes`);
   }
+  if (CHECKED_TYPES.size < MAX_CHECKED_TYPES) CHECKED_TYPES.set(type, typeBytes);
   return typeBytes;
 }
 

@@ -95,6 +95,16 @@ describeEachBackend('poll', (backend) => {
     expect((await queue.view('J1')).status).toBe('PENDING');
   });
 
+  it.each(['', ' ', 42, null, undefined])('rejects the worker id %j after polls with a good one, claiming nothing', async (worker) => {
+    const { queue } = await setup(backend);
+    await queue.submit('t', 'a');
+    await queue.submit('t', 'b');
+    await mustPoll(queue, 'J1', 1000, 'w1');
+    await expectInvalid(() => queue.poll(bad(worker), 1000));
+    await expectInvalid(() => queue.completeAndPoll('J1', 1, bad(worker), 1000));
+    expect(await queue.view('J2')).toMatchObject({ status: 'PENDING', attempts: 0 });
+  });
+
   // Past 2^53 - 1 (1e308): a leaseUntil made from it could overflow to Infinity, which a journal would refuse to open.
   it.each([0, -1, -0.5, NaN, Infinity, -Infinity, 2 ** 53, 1e308])('rejects leaseMillis %s with InvalidArgumentError, claiming nothing', async (ms) => {
     const { queue } = await setup(backend);

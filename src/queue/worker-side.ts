@@ -6,6 +6,9 @@ import type { Lease } from '../types.js';
 import { checkLeaseMillis, checkWorkerId, parseJobId, resultText } from '../validate.js';
 import type { QueueContext } from './context.js';
 
+/** What WorkerSide holds as the last worker id it checked before any poll: no id a caller passes. */
+const NONE_CHECKED = Symbol('no worker id checked yet');
+
 /**
  * The worker calls of one JobQueue instance: poll, complete, extend,
  * completeAndPoll (fail and release re-enqueue, so they run under the lock).
@@ -24,6 +27,10 @@ export class WorkerSide {
   signalSeen = 0;
   /** After a poll that found nothing: when the first job it passed over for its type's rate limit may run (Infinity: none). */
   windowOpensAt = Infinity;
+  /** The worker id the last poll checked: a worker loop polls with one id, checked once. At first none (no argument is this symbol). */
+  #workerId: unknown = NONE_CHECKED;
+  /** Its number in the worker table, once this thread knows it (-1: not yet; see NameTable#known). */
+  #workerNumber = -1;
 
   constructor(ctx: QueueContext) {
     this.#ctx = ctx;
@@ -35,7 +42,7 @@ export class WorkerSide {
     if (this.#paused()) return undefined;
     const now = ctx.now();
     const worker = ctx.worker;
-    const workerNumber = ctx.memory.workerNames.known(workerId);
+    const workerNumber = this.#numberOf(workerId);
     if (workerNumber >= 0 && this.#fastPath(now, POLL_ATTENTION)) {
       const slot = worker.poll(workerNumber, leaseMillis, now, false);
       this.#leave();
@@ -114,7 +121,7 @@ export class WorkerSide {
     const text = result === undefined ? null : resultText(result, ctx.options.maxResultBytes);
     const now = ctx.now();
     const worker = ctx.worker;
-    const workerNumber = ctx.memory.workerNames.known(workerId);
+    const workerNumber = this.#numberOf(workerId);
     // With a result: under the lock (see complete).
     if (text === null && workerNumber >= 0 && this.#fastPath(now, POLL_ATTENTION)) {
       const slot = ctx.memory.jobMap.get(jobNum);
@@ -244,10 +251,20 @@ export class WorkerSide {
     return this.#ctx.memory.lockWords[PAUSED] !== 0;
   }
 
+  /** The number of `workerId`, the id the last poll checked, in the worker table: -1 until this thread knows it (adding it needs the lock). */
+  #numberOf(workerId: string): number {
+    if (this.#workerNumber < 0) this.#workerNumber = this.#ctx.memory.workerNames.known(workerId);
+    return this.#workerNumber;
+  }
+
   #checkPoll(workerId: string, leaseMillis: number): void {
     const ctx = this.#ctx;
     ctx.assertOpen();
-    checkWorkerId(workerId);
+    if (workerId !== this.#workerId) {
+      checkWorkerId(workerId);
+      this.#workerId = workerId;
+      this.#workerNumber = -1;
+    }
     checkLeaseMillis(leaseMillis);
     // Read before polling: work that arrives after this point wakes `waitForWork`.
     this.signalSeen = ctx.memory.signal.current();

@@ -72,7 +72,8 @@ export class Arena {
       const chunk = this.#take();
       this.#next[(chunk * CHUNK_BYTES) >> 2] = 0;
       const at = chunk * CHUNK_BYTES + CHUNK_NEXT_BYTES;
-      this.#write(second, at + this.#write(first, at));
+      const written = this.#write(first, at);
+      if (second !== '') this.#write(second, at + written);
       return chunk;
     }
     const source = this.#scratchOf(byteCount);

@@ -1,6 +1,6 @@
 import {
-  ATTENTION, CANCELLED, DELAYED, DUE_LOWERED, DUE_VERSION, ENTRY_K1, ENTRY_K2, ENTRY_SLOT, ENTRY_WORD, FINISH_RING, FINISH_SEQ, JOB_NUM, LAST_NOW,
-  LEASE_RING, LEASE_UNTIL, NEXT_DUE, READY, RECORD_FIELDS, ROWS, RUNNING, RUN_AT, SUCCEEDED, type SlotStatus,
+  ATTENTION, CANCELLED, DELAYED, DUE_LOWERED, DUE_VERSION, ENTRY_K1, ENTRY_K2, ENTRY_SLOT, ENTRY_WORD, FINISHED_ORDERED, FINISH_RING, FINISH_SEQ, JOB_NUM,
+  LAST_NOW, LEASE_RING, LEASE_UNTIL, NEXT_DUE, READY, RECORD_FIELDS, ROWS, RUNNING, RUN_AT, SLOT_HIGH_WATER, SUCCEEDED, isBusy, statusOf, type SlotStatus,
 } from './layout.js';
 import type { SharedHeap } from './heap.js';
 import { assertHeld } from './lock-held.js';
@@ -52,13 +52,13 @@ export class Filing {
 
   /** Files a job where its new status needs it: a ready ring, the delayed heap, the finished heap. */
   file(slot: number, word: number, status: SlotStatus): void {
-    const { slots, delayed, finished, rows, listing } = this.#m;
+    const { slots, delayed, rows, listing } = this.#m;
     listing.sync(slot);
     if (status === READY) this.fileReady(slot, word);
     else if (status === DELAYED) this.push(delayed, slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM), 0, slot, word);
     else if (status === SUCCEEDED || status === CANCELLED) {
       // Finished at the time the locked call runs at.
-      this.push(finished, slots.get(slot, FINISH_SEQ), this.#m.header[LAST_NOW]!, 0, slot, word);
+      this.fileFinished(slot, word, this.#m.header[LAST_NOW]!);
       rows.finishedChunks(this.#holder.mover.row, chunksOf(slots.readInto(slot, this.#record)));
     } else if (status === RUNNING) {
       this.push(this.#m.leases, slots.get(slot, LEASE_UNTIL), 0, 0, slot, word);
@@ -91,14 +91,52 @@ export class Filing {
     });
   }
 
-  /** Moves the finished jobs every row noted into the eviction heap (also to make room in a full ring). */
+  /** Moves the finished jobs every row noted into the eviction heap, if it is kept (also to make room in a full ring). */
   drainFinished(): void {
-    const { rows, slots, finished, listing } = this.#m;
+    const { rows, slots, listing } = this.#m;
+    const ordered = this.#finishedOrdered();
+    // Neither an eviction order nor a listing to keep: the entries are only let go.
+    if (!ordered && !listing.built) return rows.skip(FINISH_RING);
     rows.drain(FINISH_RING, (finishedAt, slot, word) => {
       // Still as finished: the record holds its FINISH_SEQ.
-      if (slots.word(slot) === word) this.push(finished, slots.leaseUntils[slot]!, finishedAt, 0, slot, word);
+      if (ordered && slots.word(slot) === word) this.fileFinished(slot, word, finishedAt);
       listing.sync(slot);
     });
+  }
+
+  /** Files a finished job (SUCCEEDED or CANCELLED, since `finishedAt`) in the eviction order, if one is kept. */
+  fileFinished(slot: number, word: number, finishedAt: number): void {
+    if (this.#finishedOrdered()) this.push(this.#m.finished, this.#m.slots.get(slot, FINISH_SEQ), finishedAt, 0, slot, word);
+  }
+
+  /**
+   * Whether the finished heap holds every finished job, oldest first: with a
+   * retention limit from the start, else from the first eviction on (see
+   * `orderFinished`). A queue that never needs room keeps no eviction order.
+   */
+  #finishedOrdered(): boolean {
+    return this.#retention.limits || this.#m.header[FINISHED_ORDERED] === 1;
+  }
+
+  /**
+   * Before an eviction: starts keeping the eviction order, if it was not kept
+   * yet, from the slots themselves (a finished job's record holds its
+   * FINISH_SEQ). O(slots used), once in the life of a queue: when it first
+   * needs room. The rows' rings are let go first; a lock-free complete that
+   * notes its job after that may file it twice, and the second entry is stale
+   * once the first is evicted. Without an age limit, when a job finished
+   * (K2) is never read.
+   */
+  orderFinished(): void {
+    if (this.#finishedOrdered()) return;
+    const { header, slots } = this.#m;
+    this.drainFinished();
+    header[FINISHED_ORDERED] = 1;
+    for (let slot = 0, high = header[SLOT_HIGH_WATER]!; slot < high; slot++) {
+      const word = slots.word(slot);
+      const status = statusOf(word);
+      if (!isBusy(word) && (status === SUCCEEDED || status === CANCELLED)) this.fileFinished(slot, word, header[LAST_NOW]!);
+    }
   }
 
   /**

@@ -6,7 +6,7 @@ import { LAZY, type JournalNotes } from './journal-notes.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, COMMIT_MOVED, DATA_REF, DEAD, DELAYED, ERROR_BYTES, ERROR_NONE, ERROR_REF, FINISH_BASE, FINISHED_AT, FREE, HEADERS_BYTES,
   HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, READY, RESULT_BYTES, RESULT_REF, RUNNING,
-  RECORD_FIELDS, RUN_AT, SUCCEEDED, TOKEN, TYPE, WORKER, ALL_FIELDS, attemptLimit, fieldBit, mayRetry, type SlotStatus,
+  RUN_AT, SUCCEEDED, TOKEN, TYPE, WORKER, ALL_FIELDS, attemptLimit, fieldBit, mayRetry, type SlotStatus,
 } from './layout.js';
 import { LockLost, assertHeld } from './lock-held.js';
 import type { QueueMemory } from './memory.js';
@@ -36,6 +36,8 @@ export class JobMoves {
   /** Where a new job's slot and strings come from, and an old error's chain goes back to. */
   readonly #room: Room;
   readonly #holder: MoverHolder;
+  /** The fields the new job's draft sets so far (see `newDraft`): what a never-used slot takes of it. */
+  #newFields = 0;
 
   constructor(
     memory: QueueMemory, policy: RetryPolicy, time: TimeSource, journaled: boolean, filing: Filing, notes: JournalNotes, room: Room, holder: MoverHolder,
@@ -56,76 +58,84 @@ export class JobMoves {
     const errorRef = job.lastError === null ? ERROR_NONE : this.#room.storeError(job.lastError);
     const slot = this.#room.takeSlot();
     const typeBytes = Buffer.byteLength(job.type);
-    const draft = this.newDraft(job.num, job.type, typeNames.numberOf(job.type), typeBytes, job.payload, Buffer.byteLength(job.payload), job.priority, job.runAt);
-    draft[ATTEMPTS] = job.attempts;
-    draft[TOKEN] = job.token;
+    this.newDraft(slot, job.num, job.type, typeNames.numberOf(job.type), typeBytes, job.payload, Buffer.byteLength(job.payload), job.priority, job.runAt);
+    this.setField(ATTEMPTS, job.attempts);
+    this.setField(TOKEN, job.token);
     // One field, by status: the lease's end while RUNNING, the finish order once finished.
-    draft[LEASE_UNTIL] = job.status === JobStatus.SUCCEEDED || job.status === JobStatus.CANCELLED ? job.finishSeq : job.leaseUntil;
-    draft[ERROR_REF] = errorRef;
-    draft[ERROR_BYTES] = errorRef > 0 ? Buffer.byteLength(job.lastError!) : 0;
-    draft[WORKER] = job.workerId === null ? 0 : workerNames.numberOf(job.workerId);
-    draft[MOVES] = this.#journaled ? job.moves : 0;
-    draft[ATTEMPT_LIMIT] = job.maxAttempts;
+    this.setField(LEASE_UNTIL, job.status === JobStatus.SUCCEEDED || job.status === JobStatus.CANCELLED ? job.finishSeq : job.leaseUntil);
+    this.setField(ERROR_REF, errorRef);
+    this.setField(ERROR_BYTES, errorRef > 0 ? Buffer.byteLength(job.lastError!) : 0);
+    this.setField(WORKER, job.workerId === null ? 0 : workerNames.numberOf(job.workerId));
+    this.setField(MOVES, this.#journaled ? job.moves : 0);
+    this.setField(ATTEMPT_LIMIT, job.maxAttempts);
     if (job.result !== null) {
       const bytes = Buffer.byteLength(job.result);
-      draft[RESULT_REF] = this.#m.arena.storeCounted(bytes, job.result);
-      draft[RESULT_BYTES] = bytes;
+      this.setField(RESULT_REF, this.#m.arena.storeCounted(bytes, job.result));
+      this.setField(RESULT_BYTES, bytes);
     }
-    draft[LEASE_LENGTH] = job.timeout;
-    if (job.key !== null) this.storeKey(draft, job.key, Buffer.byteLength(job.key), job.keyTtl);
-    draft[FINISHED_AT] = job.finishedAt;
-    if (job.headers !== null) this.storeHeaders(draft, job.headers);
+    this.setField(LEASE_LENGTH, job.timeout);
+    if (job.key !== null) this.storeKey(job.key, Buffer.byteLength(job.key), job.keyTtl);
+    this.setField(FINISHED_AT, job.finishedAt);
+    if (job.headers !== null) this.storeHeaders(job.headers);
     const status = STATUS_OF_NAME[job.status];
     this.place(slot, job.num, status === READY && job.runAt > now ? DELAYED : status);
   }
 
   /**
-   * The draft of a new job: its strings stored (the type in the data chain
-   * only if the type table has no room for it, `typeNumber` 0), no attempt,
-   * lease, error or worker yet.
+   * The draft of a new job for the free `slot`: its strings stored (the type
+   * in the data chain only if the type table has no room for it,
+   * `typeNumber` 0), no attempt, lease, error or worker yet. Further fields
+   * are set with `setField`, and `place` places it.
    */
   newDraft(
-    num: number, type: string, typeNumber: number, typeBytes: number, payload: string, payloadBytes: number, priority: number, runAt: number,
-  ): Float64Array {
+    slot: number, num: number, type: string, typeNumber: number, typeBytes: number, payload: string, payloadBytes: number, priority: number, runAt: number,
+  ): void {
     const arena = this.#m.arena;
     assertHeld(this.#m.lock);
     const ref = typeNumber > 0 ? arena.store(payloadBytes, payload) : arena.store(typeBytes + payloadBytes, type, payload);
     const draft = this.#holder.mover.draft;
-    // Every other field starts at zero: no attempt, token, lease, error (ERROR_NONE), worker, moves, own
-    // limit, result, key, lease length or headers.
-    draft.fill(0);
+    // Every other field is zero: no attempt, token, lease, error (ERROR_NONE), worker, moves, own limit, result,
+    // key, lease length or headers. A slot used before takes the whole record, so its draft starts at zero; a
+    // never-used one is all zero already, and takes only the fields set (see `place`).
+    if (this.#m.slots.jobNums[slot] !== 0) draft.fill(0);
     draft[JOB_NUM] = num;
     draft[PRIORITY] = priority;
     draft[RUN_AT] = runAt;
     draft[DATA_REF] = ref;
     draft[TYPE] = typeNumber > 0 ? typeNumber : -typeBytes;
     draft[PAYLOAD_BYTES] = payloadBytes;
-    return draft;
+    this.#newFields = NEW_JOB_FIELDS;
   }
 
-  /** Stores the idempotent key in the draft: its chain (the room was made) and its TTL. */
-  storeKey(draft: Float64Array, key: string, keyBytes: number, keyTtl: number): void {
+  /** Sets one more field of the new job's draft (see `newDraft`). */
+  setField(field: number, value: number): void {
+    this.#holder.mover.draft[field] = value;
+    if (value !== 0) this.#newFields |= fieldBit(field);
+  }
+
+  /** Stores the new job's idempotent key: its chain (the room was made) and its TTL. */
+  storeKey(key: string, keyBytes: number, keyTtl: number): void {
     assertHeld(this.#m.lock);
-    draft[KEY_REF] = this.#m.arena.storeCounted(keyBytes, key);
-    draft[KEY_BYTES] = keyBytes;
-    draft[KEY_TTL] = keyTtl;
+    this.setField(KEY_REF, this.#m.arena.storeCounted(keyBytes, key));
+    this.setField(KEY_BYTES, keyBytes);
+    this.setField(KEY_TTL, keyTtl);
   }
 
-  /** Stores a new job's headers (JSON text) in the arena, its room made, and points the draft at them. */
-  storeHeaders(draft: Float64Array, headers: string): void {
+  /** Stores the new job's headers (JSON text) in the arena, its room made, and points the draft at them. */
+  storeHeaders(headers: string): void {
     const bytes = Buffer.byteLength(headers);
     assertHeld(this.#m.lock);
-    draft[HEADERS_REF] = this.#m.arena.storeCounted(bytes, headers);
-    draft[HEADERS_BYTES] = bytes;
+    this.setField(HEADERS_REF, this.#m.arena.storeCounted(bytes, headers));
+    this.setField(HEADERS_BYTES, bytes);
   }
 
   /** Places the draft, a new job numbered `num`, in the free `slot` in `status`, filed in the index its status needs; its word. */
   place(slot: number, num: number, status: SlotStatus): number {
     const { slots, jobMap } = this.#m;
     const mover = this.#holder.mover;
-    // A slot never used (JOB_NUM 0: job numbers start at 1) is all zero: it takes only the draft's other fields,
-    // and the columns a job leaves at zero are not even read. One used before takes the whole record.
-    const fields = slots.jobNums[slot] === 0 ? nonZeroFields(mover.draft) : ALL_FIELDS;
+    // A slot never used (JOB_NUM 0: job numbers start at 1) is all zero: it takes only the fields the new job
+    // sets, and the columns a job leaves at zero are not even read. One used before takes the whole record.
+    const fields = slots.jobNums[slot] === 0 ? this.#newFields : ALL_FIELDS;
     const next = mover.apply(slot, slots.word(slot), status, FREE, fields);
     if (next < 0) throw new LockLost();
     jobMap.set(num, slot);
@@ -235,12 +245,8 @@ export class JobMoves {
   }
 }
 
-/** The mask (see Mover#apply) of the fields of `record` that are not zero. */
-function nonZeroFields(record: Float64Array): number {
-  let fields = 0;
-  for (let field = 0; field < RECORD_FIELDS; field++) if (record[field] !== 0) fields |= fieldBit(field);
-  return fields;
-}
+/** The fields `newDraft` sets: the least a new job's record holds. */
+const NEW_JOB_FIELDS = fieldBit(JOB_NUM) | fieldBit(PRIORITY) | fieldBit(RUN_AT) | fieldBit(DATA_REF) | fieldBit(TYPE) | fieldBit(PAYLOAD_BYTES);
 
 const STATUS_OF_NAME: Record<JobStatus, SlotStatus> = {
   PENDING: READY, RUNNING, SUCCEEDED, DEAD, CANCELLED,

@@ -14,7 +14,7 @@
  *   overflow    f64   [ heap entry: K1 K2 K3 SLOT WORD | ... ]  ready jobs a ring cannot take in order  hint
  *   delayed     f64   (same entry shape)                                            hint
  *   leases      f64   (same entry shape)                                            hint
- *   finished    f64   (same entry shape), keyed by FINISH_SEQ (eviction order), K2 when it finished  hint
+ *   finished    f64   (same entry shape), keyed by FINISH_SEQ (eviction order), K2 when it finished; kept from the first eviction on  hint
  *   held        f64   (same entry shape), keyed by when its type's window opens     hint
  *   rateLimits  f64   [ type entry 0: MAX WINDOW WINDOW_START USED | entry 1 ... ]   maintenance holder's
  *   jobMap      Int32 [ slot + 1 | ... ]  open addressing, keyed by the slot's JOB_NUM; only jobs away from their home slot  hint
@@ -417,7 +417,8 @@ export const WATCH_LAST = 18; //     when the stuck-row watch last looked (see h
 export const TYPE_NAME_COUNT = 19; // entries of `typeNames` in use; only counts up
 export const RATE_LIMIT_COUNT = 20; // job types with a rate limit (see rateLimits)
 export const HEAP_SIZE_HELD = 21;
-export const HEADER_FIELDS = 22;
+export const FINISHED_ORDERED = 22; // 1 once the finished heap holds every finished job (the eviction order); 0: none yet (see Filing#orderFinished)
+export const HEADER_FIELDS = 23;
 
 // ── ready levels ─────────────────────────────────────────────────────────
 /** Distinct priorities with a ring of their own; jobs of any other priority go to the overflow heap. */

@@ -184,13 +184,14 @@ export class Maintenance implements MoveNotes, LockHolder {
     header[JOB_SEQ] = num;
     const ticket = this.#notes.note(num, COMMIT_SUBMITTED);
     const slot = this.#room.takeSlot();
-    const draft = this.#moves.newDraft(num, job.type, typeNumber, job.typeBytes, job.payload, job.payloadBytes, job.priority, runAt);
-    draft[ATTEMPT_LIMIT] = job.maxAttempts;
-    draft[LEASE_LENGTH] = job.timeoutMillis;
-    if (job.key !== null) this.#moves.storeKey(draft, job.key, job.keyBytes, job.keyTtlMillis);
-    if (job.headersText !== null) this.#moves.storeHeaders(draft, job.headersText);
-    if (this.#log !== undefined) draft[MOVES] = 1;
-    const word = this.#moves.place(slot, num, runAt > now ? DELAYED : READY);
+    const moves = this.#moves;
+    moves.newDraft(slot, num, job.type, typeNumber, job.typeBytes, job.payload, job.payloadBytes, job.priority, runAt);
+    moves.setField(ATTEMPT_LIMIT, job.maxAttempts);
+    moves.setField(LEASE_LENGTH, job.timeoutMillis);
+    if (job.key !== null) moves.storeKey(job.key, job.keyBytes, job.keyTtlMillis);
+    if (job.headersText !== null) moves.storeHeaders(job.headersText);
+    if (this.#log !== undefined) moves.setField(MOVES, 1);
+    const word = moves.place(slot, num, runAt > now ? DELAYED : READY);
     // After the job is placed: a holder killed in between leaves the key to the rebuild, which finds it in the slot.
     if (job.key !== null) this.#m.keyMap.set(job.key, keyHash(job.key), slot);
     this.#notes.noteOwnSubmit(slot, word, ticket);

@@ -1,5 +1,5 @@
 import {
-  ATTENTION, CANCELLED, DATA_REF, DELAYED, FINISH_BASE, FINISH_SEQ, FINISH_TICKET, FREE, FREE_SLOT_COUNT, GATE, HEADERS_REF, ERROR_REF, JOB_NUM, KEY_REF, LAST_NOW,
+  ATTENTION, CANCELLED, DATA_REF, DELAYED, FINISH_BASE, FINISH_TICKET, FREE, FREE_SLOT_COUNT, GATE, HEADERS_REF, ERROR_REF, JOB_NUM, KEY_REF, LAST_NOW,
   LEASE_UNTIL, PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_REF, RUNNING, RUN_AT, SLOT_HIGH_WATER, STATUS_COUNT, SUCCEEDED, TYPE, isBusy,
   statusOf,
 } from './layout.js';
@@ -111,7 +111,7 @@ export class Rebuilder {
           this.#filing.push(m.leases, slots.get(slot, LEASE_UNTIL), 0, 0, slot, word);
         } else if (status === SUCCEEDED || status === CANCELLED) {
           // When it finished is not kept in the slot: retention's age counts from this rebuild.
-          this.#filing.push(m.finished, slots.get(slot, FINISH_SEQ), now, 0, slot, word);
+          this.#filing.fileFinished(slot, word, now);
           finishedChunks += chunksOf(slots.readInto(slot, this.#record));
         }
         counts[status]!++;

@@ -150,6 +150,7 @@ export class Room {
    */
   #evictOldest(finishedBy = Infinity): boolean {
     const { finished } = this.#m;
+    this.#filing.orderFinished();
     this.#filing.drainFinished();
     const frozen: number[] = [];
     try {

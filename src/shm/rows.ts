@@ -222,6 +222,15 @@ export class RowTable {
     }
   }
 
+  /** Lets go of every entry not yet drained, of every row (the lock holder only): `drain` with nothing to do for them. */
+  skip(ring: RingKind): void {
+    for (let row = 0, n = this.highWater; row < n; row++) {
+      const w = row * ROW_WORDS;
+      // Frees the ring's room for its owner.
+      this.#access.store(this.words, w + drainedOf(ring), this.tail(row, ring));
+    }
+  }
+
   /** Records every row's tail of `ring` in `into` (for `movedSince`). */
   tails(ring: RingKind, into: Int32Array): void {
     for (let row = 0, n = this.highWater; row < n; row++) into[row] = this.tail(row, ring);
@@ -235,11 +244,7 @@ export class RowTable {
 
   /** Forgets every ring entry (a rebuild re-derives them from the slots, with every call held at the gate). */
   clearRings(): void {
-    for (let row = 0, n = this.highWater; row < n; row++) {
-      for (const ring of [LEASE_RING, FINISH_RING] as const) {
-        const w = row * ROW_WORDS;
-        Atomics.store(this.words, w + drainedOf(ring), this.tail(row, ring));
-      }
-    }
+    this.skip(LEASE_RING);
+    this.skip(FINISH_RING);
   }
 }
