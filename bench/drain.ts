@@ -8,10 +8,13 @@
  * dispatches nothing. Two loops: the plain `poll` → `complete`, two calls per
  * job as a user writes it (the headline), and `completeAndPoll`, complete and
  * lease the next job in one call, as a WorkerPool thread does. Also the main
- * thread draining alone with the plain loop, no worker thread at all; and 2
- * threads each draining a queue of its own (half the jobs, no memory shared):
- * the rate this machine gives two threads making the same calls, the ceiling
- * of the shared case.
+ * thread draining alone with the plain loop, no worker thread at all: the
+ * same queue the threads drain, shared (the baseline of issue 9's target:
+ * do two threads racing on one queue beat one?), and an exclusive queue,
+ * never shared, which moves without the shared protocol (see Exclusive
+ * queues in src/shm/layout.ts); and 2 threads each draining a queue of its
+ * own (half the jobs, no memory shared): the rate this machine gives two
+ * threads making the same calls, the ceiling of the shared case.
  *
  * Peers: piscina and tinypool with as many threads, running a no-op task per
  * job, which the main thread hands out one by one (`pool.run`).
@@ -37,11 +40,11 @@ const RUNS = 5;
 
 type Case =
   | { readonly kind: 'leasehold'; readonly threads: number; readonly loop: DrainLoop; readonly sharing: Sharing }
-  | { readonly kind: 'main'; readonly threads: 0; readonly loop: 'plain' }
+  | { readonly kind: 'main'; readonly threads: 0; readonly loop: 'plain'; readonly shared: boolean }
   | { readonly kind: 'peer'; readonly threads: number; readonly pool: PeerPool };
 
 function caseName(c: Case): string {
-  if (c.kind === 'main') return 'leasehold, main thread alone, poll → complete';
+  if (c.kind === 'main') return `leasehold, main thread alone, ${c.shared ? 'the queue shared' : 'an exclusive queue (never shared)'}, poll → complete`;
   if (c.kind === 'peer') return `${c.pool.name}, ${c.threads} thread${c.threads === 1 ? '' : 's'}, pool.run (peer)`;
   return `leasehold, ${c.threads} thread${c.threads === 1 ? '' : 's'}${sharingLabel(c.sharing)}, ${c.loop === 'plain' ? 'poll → complete' : 'completeAndPoll'}`;
 }
@@ -54,7 +57,7 @@ export const drain: Suite = {
   config: {
     'drain: leasehold jobs per run': JOBS,
     'drain: peer tasks per run': PEER_TASKS,
-    'drain: threads': `${THREAD_COUNTS.join(', ')} worker_threads for every contender, plus leasehold's main thread alone, and ${HEADLINE_THREADS} threads with a queue each (the ceiling)`,
+    'drain: threads': `${THREAD_COUNTS.join(', ')} worker_threads for every contender, plus leasehold's main thread alone (on the queue shared, and on an exclusive one), and ${HEADLINE_THREADS} threads with a queue each (the ceiling)`,
     'drain: leasehold loops': 'poll → complete (headline); completeAndPoll',
     'drain: leasehold queue': `fresh per run, capacity ${drainOptions(JOBS).capacity}, arenaBytes ${drainOptions(JOBS).arenaBytes}, type "noop", payload ""`,
     'drain: peers': `piscina and tinypool, ${PEER_SETTINGS}`,
@@ -69,7 +72,8 @@ export const drain: Suite = {
         THREAD_COUNTS.map((threads): Case => ({ kind: 'leasehold', threads, loop, sharing: 'one queue' })),
       ),
       { kind: 'leasehold', threads: HEADLINE_THREADS, loop: 'plain', sharing: 'a queue each' },
-      { kind: 'main', threads: 0, loop: 'plain' },
+      { kind: 'main', threads: 0, loop: 'plain', shared: true },
+      { kind: 'main', threads: 0, loop: 'plain', shared: false },
       ...pools.map((pool): Case => ({ kind: 'peer', threads: pool.threads, pool })),
     ];
     let times: Map<Case, number[]>;
@@ -77,7 +81,7 @@ export const drain: Suite = {
       times = await interleavedRuns(cases, RUNS, async (c) => {
         if (c.kind === 'peer') return drainPeer(c.pool, PEER_TASKS);
         const settings: DrainSettings = { jobs: JOBS, loop: c.loop, spinIterations: 0 };
-        if (c.kind === 'main') return drainOnMainThread(settings, notes);
+        if (c.kind === 'main') return drainOnMainThread(settings, notes, c.shared);
         return drainWithThreads(workers.slice(0, c.threads), settings, notes, c.sharing);
       });
     } finally {
@@ -90,7 +94,8 @@ export const drain: Suite = {
       find((c) => c.kind === 'leasehold' && c.loop === 'plain' && c.threads === threads && c.sharing === sharing);
     const piscina = (threads: number) => find((c) => c.kind === 'peer' && c.pool.name === 'piscina' && c.threads === threads);
     const tinypool = (threads: number) => find((c) => c.kind === 'peer' && c.pool.name === 'tinypool' && c.threads === threads);
-    const mainAlone = find((c) => c.kind === 'main');
+    const mainAlone = find((c) => c.kind === 'main' && c.shared);
+    const mainExclusive = find((c) => c.kind === 'main' && !c.shared);
     const headline = plain(HEADLINE_THREADS);
 
     const rows: Row[] = cases.map((c) => {
@@ -105,7 +110,8 @@ export const drain: Suite = {
         'jobs/s': formatRate(rate(c)),
         'vs piscina, same threads': formatRatio(rate(c) / rate(piscina(threads))),
         'vs tinypool, same threads': formatRatio(rate(c) / rate(tinypool(threads))),
-        'vs main thread alone': formatRatio(rate(c) / rate(mainAlone)),
+        'vs main thread alone (queue shared)': formatRatio(rate(c) / rate(mainAlone)),
+        'vs main thread alone (exclusive queue)': formatRatio(rate(c) / rate(mainExclusive)),
       };
     });
     const n = HEADLINE_THREADS;
@@ -119,10 +125,12 @@ export const drain: Suite = {
         [`leasehold ${n} threads poll → complete / tinypool ${n} threads`]: rate(headline) / rate(tinypool(n)),
         [`leasehold ${n} threads / 1 thread, poll → complete`]: rate(headline) / rate(plain(1)),
         [`leasehold ${n} threads, a queue each / main thread alone (the machine's ceiling)`]: rate(plain(n, 'a queue each')) / rate(mainAlone),
+        [`leasehold ${n} threads poll → complete / main thread alone on an exclusive queue (never shared)`]: rate(headline) / rate(mainExclusive),
+        [`leasehold main thread alone, exclusive queue / the queue shared`]: rate(mainExclusive) / rate(mainAlone),
       },
       targets: [
         atLeast(`${n}-thread drain, poll → complete / piscina ${n} threads`, rate(headline) / rate(piscina(n)), 20),
-        atLeast(`${n}-thread drain, poll → complete / main thread draining alone`, rate(headline) / rate(mainAlone), 1.3),
+        atLeast(`${n}-thread drain, poll → complete / main thread draining the same queue alone`, rate(headline) / rate(mainAlone), 1.3),
       ],
       notes: [...new Set(notes)],
     };

@@ -69,14 +69,20 @@ export async function drainWithThreads(workers: readonly Worker[], settings: Dra
   }
 }
 
-/** Milliseconds the main thread takes to drain the queue alone, no worker thread involved. */
-export function drainOnMainThread(settings: DrainSettings, notes: string[]): number {
+/**
+ * Milliseconds the main thread takes to drain the queue alone, no worker
+ * thread involved: the queue shared (as the threads' drains get it, its
+ * handle taken before the clock starts), or exclusive (never shared: see
+ * Exclusive queues in src/shm/layout.ts).
+ */
+export function drainOnMainThread(settings: DrainSettings, notes: string[], shared: boolean): number {
   const queue = prefilled(settings.build ?? DIST, settings.jobs);
+  if (shared) queue.share();
   try {
     const start = performance.now();
     const counts = drainQueue(queue, 'main', settings.loop, settings.spinIterations);
     const millis = performance.now() - start;
-    check(`main thread, ${settings.loop}`, queue, [counts], settings.jobs, notes);
+    check(`main thread, ${shared ? 'shared' : 'exclusive'} queue, ${settings.loop}`, queue, [counts], settings.jobs, notes);
     return millis;
   } finally {
     queue.close();

@@ -13,6 +13,7 @@ import { RetryPolicy } from '../policy.js';
 import { systemClock } from '../clock.js';
 import { JobStatus, type QueueStats } from '../types.js';
 import { oneLine, table } from './table.js';
+import { jobIdOf } from '../job-id.js';
 
 export interface ReadOptions {
   json?: boolean;
@@ -79,7 +80,7 @@ export function printStats(file: string, options: ReadOptions): void {
 export function deadLetters(file: string): DeadLetter[] {
   return readJournal(file, (journal) => journal.rows())
     .filter((row) => row.status === JobStatus.DEAD)
-    .map((row) => ({ id: `J${row.num}`, type: row.type, priority: row.priority, attempts: row.attempts, lastError: row.lastError, payload: row.payload }));
+    .map((row) => ({ id: jobIdOf(row.num), type: row.type, priority: row.priority, attempts: row.attempts, lastError: row.lastError, payload: row.payload }));
 }
 
 export function printDeadLetters(file: string, options: ReadOptions): void {

@@ -12,6 +12,7 @@ import type { LoggedJob } from '../shm/movelog.js';
 import { JobStatus, type JobPage, type JobQuery, type JobView, type QueueStats } from '../types.js';
 import { parseJobId, parsedHeaders, parsedResult } from '../validate.js';
 import { journalStats, readJournal } from './journal-commands.js';
+import { jobIdOf } from '../job-id.js';
 
 const DEFAULT_LIMIT = 100;
 
@@ -74,7 +75,7 @@ export class JournalSnapshot implements DashboardQueue {
 
   #view(row: LoggedJob): JobView {
     return {
-      id: `J${row.num}`,
+      id: jobIdOf(row.num),
       type: row.type,
       priority: row.priority,
       status: row.status,

@@ -13,6 +13,7 @@
 import { EventEmitter } from 'node:events';
 import type { MessagePort } from 'node:worker_threads';
 import { InvalidArgumentError, describe } from '../errors.js';
+import { jobIdOf } from '../job-id.js';
 
 /** What one attempt of a job did. */
 export interface JobEvent {
@@ -181,7 +182,7 @@ export class EventHub {
         const kind = records[at + KIND] as EventKind;
         if (!this.#heard(kind)) continue;
         const event: JobEvent = {
-          jobId: `J${records[at + JOB_NUM]}`, type: types[records[at + TYPE]!]!, attempt: records[at + ATTEMPT]!, durationMs: records[at + DURATION]!,
+          jobId: jobIdOf(records[at + JOB_NUM]!), type: types[records[at + TYPE]!]!, attempt: records[at + ATTEMPT]!, durationMs: records[at + DURATION]!,
           ...(error === undefined ? {} : { error }),
         };
         this.job(kind, event);

@@ -11,6 +11,7 @@ import {
 } from './layout.js';
 import { fillPoolOptions, type FilledPoolOptions, type WorkerPoolOptions } from './options.js';
 import type { ThreadTask } from './thread.js';
+import { jobIdOf } from '../job-id.js';
 
 /** `stats()` of a pool: at once for a JobQueue, a Promise for a queue whose counts are remote (Redis). */
 export type PoolStatsOf<Q extends PoolQueue> = Q extends JobQueue ? PoolStats : Promise<PoolStats>;
@@ -327,7 +328,7 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
       inflight[at + INFLIGHT_JOB_NUM] = 0;
       const deadline = inflight[at + INFLIGHT_DEADLINE]!;
       jobs.push({
-        jobId: `J${jobNum}`,
+        jobId: jobIdOf(jobNum),
         token: inflight[at + INFLIGHT_TOKEN]!,
         attempt: inflight[at + INFLIGHT_ATTEMPT]!,
         startedAt: inflight[at + INFLIGHT_STARTED_AT]!,

@@ -1,5 +1,6 @@
 import { laterReading } from '../clock.js';
 import { refusalError } from '../errors.js';
+import { jobIdOf } from '../job-id.js';
 import { AWAITS_COMMIT, type Maintenance } from '../shm/maintenance.js';
 import { checkJobs, checkSubmit, parseJobId, type CheckedJob, type NewJob, type SubmitOptions } from '../validate.js';
 import type { QueueContext } from './context.js';
@@ -64,7 +65,7 @@ export class ProducerSide {
         const holder = core.keyHolder(job.key, now);
         if (holder === AWAITS_COMMIT) return AWAITS_COMMIT;
         if (holder >= 0) {
-          ids[i] = idOf(holder);
+          ids[i] = jobIdOf(holder);
           continue;
         }
       }
@@ -95,7 +96,7 @@ export class ProducerSide {
     if (job.key !== null) {
       const holder = core.keyHolder(job.key, now);
       if (holder === AWAITS_COMMIT) return AWAITS_COMMIT;
-      if (holder >= 0) return idOf(holder);
+      if (holder >= 0) return jobIdOf(holder);
     }
     return this.#place(core, job, now);
   }
@@ -107,7 +108,7 @@ export class ProducerSide {
     const runAt = job.runAtMillis ?? at + job.delayMillis;
     const jobNum = core.submit(job, runAt, at);
     if (jobNum < 0) throw refusalError(jobNum, '', this.#ctx.options.capacity);
-    return idOf(jobNum);
+    return jobIdOf(jobNum);
   }
 
   cancel(jobId: string): void {
@@ -119,9 +120,4 @@ export class ProducerSide {
     ctx.withJob(jobId, parseJobId(jobId), (core, slot, now) => core.retryDead(slot, now));
     ctx.memory.signal.bump();
   }
-}
-
-/** The id of job number `jobNum`. */
-function idOf(jobNum: number): string {
-  return `J${jobNum}`;
 }

@@ -10,6 +10,7 @@ import type { Maintenance } from '../shm/maintenance.js';
 /** The statuses a job ends in. */
 const FINISHED: ReadonlySet<JobStatus> = new Set([JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED]);
 import type { QueueContext } from './context.js';
+import { jobIdOf } from '../job-id.js';
 
 /**
  * The reads of one JobQueue instance. A view needs no lock when no
@@ -124,7 +125,7 @@ function recordAt(core: Maintenance, slot: number, now: number): JobRecord {
 export function toView(job: JobRecord): JobView {
   const status = NAME_OF_STATUS[job.status];
   return {
-    id: `J${job.jobNum}`,
+    id: jobIdOf(job.jobNum),
     type: job.type,
     priority: job.priority,
     status,

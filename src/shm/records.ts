@@ -8,6 +8,7 @@ import {
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import type { LoggedJob, LoggedMove } from './movelog.js';
+import { jobIdOf } from '../job-id.js';
 
 const CANNED_ERRORS = new Map<number, string>([
   [ERROR_LEASE_EXPIRED, 'lease expired'],
@@ -68,7 +69,7 @@ export class Records {
   /** The lease a claim just made, from the record it wrote (its draft): the slot itself may move on at once. */
   lease(record: Float64Array): Lease {
     return {
-      jobId: `J${record[JOB_NUM]}`,
+      jobId: jobIdOf(record[JOB_NUM]!),
       token: record[TOKEN]!,
       type: this.#typeOf(record),
       payload: this.#payloadOf(record),
