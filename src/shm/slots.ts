@@ -124,17 +124,13 @@ export class SlotTable {
 
   /** Copies the slot's record into `record` (RECORD_FIELDS float64s, by field number); returns it. */
   readInto(slot: number, record: Float64Array): Float64Array {
-    record[JOB_NUM] = this.jobNums[slot]!;
+    this.readLease(slot, record);
     record[PRIORITY] = this.priorities[slot]!;
     record[RUN_AT] = this.runAts[slot]!;
-    record[ATTEMPTS] = this.attempts[slot]!;
-    record[TOKEN] = this.tokens[slot]!;
     record[LEASE_UNTIL] = this.leaseUntils[slot]!;
     record[WORKER] = this.workers[slot]!;
     record[MOVES] = this.moves[slot]!;
-    record[ATTEMPT_LIMIT] = this.attemptLimits[slot]!;
-    record[LEASE_LENGTH] = this.leaseLengths[slot]!;
-    this.readStrings(slot, record);
+    this.#readChains(slot, record);
     // The key's columns mean something only with a key: a job without one reads one column for them.
     const keyed = record[KEY_REF]! > 0;
     record[KEY_TTL] = keyed ? this.keyTtls[slot]! : 0;
@@ -159,6 +155,11 @@ export class SlotTable {
   /** Copies the references to every string of the job, with their byte lengths, into `record`: what `chunksOf` counts. */
   readStrings(slot: number, record: Float64Array): void {
     this.#readData(slot, record);
+    this.#readChains(slot, record);
+  }
+
+  /** The job's lastError, result and key chains, with their byte lengths. */
+  #readChains(slot: number, record: Float64Array): void {
     record[ERROR_REF] = this.errorRefs[slot]!;
     record[ERROR_BYTES] = this.#countedBytes(record[ERROR_REF]!);
     record[RESULT_REF] = this.resultRefs[slot]!;
