@@ -1,5 +1,5 @@
 import { refusalError } from '../errors.js';
-import { ATTENTION, LAST_NOW, NEXT_DUE, PAUSED, POLL_ATTENTION, WORKER_ATTENTION } from '../shm/layout.js';
+import { LAST_NOW, NEXT_DUE, PAUSED, POLL_ATTENTION, WORKER_ATTENTION } from '../shm/layout.js';
 import type { Maintenance } from '../shm/maintenance.js';
 import { SLOW } from '../shm/worker.js';
 import type { Lease } from '../types.js';
@@ -45,7 +45,7 @@ export class WorkerSide {
     const workerNumber = this.#numberOf(workerId);
     if (workerNumber >= 0 && this.#fastPath(now, POLL_ATTENTION)) {
       const slot = worker.poll(workerNumber, leaseMillis, now, false);
-      this.#leave();
+      ctx.memory.rows.leave(worker.row);
       if (slot >= 0) return ctx.core.records.lease(worker.draft);
     }
     return this.#pollUnderLock(workerId, leaseMillis);
@@ -127,7 +127,7 @@ export class WorkerSide {
       const slot = ctx.memory.jobMap.get(jobNum);
       const refused = slot < 0 ? SLOW : worker.complete(slot, jobNum, token, now);
       const next = refused === 0 && worker.ready() ? worker.poll(workerNumber, leaseMillis, now, false) : -1;
-      this.#leave();
+      ctx.memory.rows.leave(worker.row);
       if (next >= 0) return ctx.core.records.lease(worker.draft);
       if (refused !== 0 && refused !== SLOW) throw refusalError(refused, jobId, ctx.options.capacity);
       // Completed, and nothing ready lock-free: the locked poll looks further.
@@ -154,7 +154,7 @@ export class WorkerSide {
     if (this.#fastPath(now, WORKER_ATTENTION)) {
       const slot = ctx.memory.jobMap.get(jobNum);
       const result = slot < 0 ? SLOW : ctx.worker.extend(slot, jobNum, token, leaseMillis, now, false);
-      this.#leave();
+      ctx.memory.rows.leave(ctx.worker.row);
       if (result >= 0) return result;
       if (result !== SLOW) throw refusalError(result, jobId, ctx.options.capacity);
     }
@@ -187,7 +187,7 @@ export class WorkerSide {
     if (!this.#fastPath(now, WORKER_ATTENTION)) return SLOW;
     const slot = ctx.memory.jobMap.get(jobNum);
     const result = slot < 0 ? SLOW : ctx.worker.complete(slot, jobNum, token, now);
-    this.#leave();
+    ctx.memory.rows.leave(ctx.worker.row);
     return result;
   }
 
@@ -217,28 +217,19 @@ export class WorkerSide {
 
   /**
    * Whether this call may run lock-free, and if so enters its row's CALL
-   * window (the caller leaves it, `#leave`): in memory, a row of its own with
-   * a token and ring room left, nothing due. An exclusive queue has no
-   * rebuilder in another thread to wait for it: no window, only the
-   * ATTENTION bits.
+   * window (the caller leaves it): in memory, a row of its own with a token
+   * and ring room left, nothing due.
    */
   #fastPath(now: number, attention: number): boolean {
     const ctx = this.#ctx;
-    const memory = ctx.memory;
-    const header = memory.header;
+    const header = ctx.memory.header;
     return (
       ctx.lockFree &&
       now < header[NEXT_DUE]! &&
       now >= header[LAST_NOW]! &&
       ctx.worker.ready() &&
-      (memory.exclusive ? (memory.lockWords[ATTENTION]! & attention) === 0 : memory.rows.enter(ctx.worker.row, attention))
+      ctx.memory.rows.enter(ctx.worker.row, attention)
     );
-  }
-
-  /** Leaves the CALL window `#fastPath` entered. */
-  #leave(): void {
-    const memory = this.#ctx.memory;
-    if (!memory.exclusive) memory.rows.leave(this.#ctx.worker.row);
   }
 
   /**

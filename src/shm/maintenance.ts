@@ -113,10 +113,9 @@ export class Maintenance implements MoveNotes, LockHolder {
    * failed attempt at its leaseUntil; delayed jobs whose runAt has come become ready.
    */
   prepare(repair: boolean, readClock: () => number): number {
-    const { header } = this.#m;
+    const { header, access, lockWords } = this.#m;
     const now = readClock();
     if (now < header[LAST_NOW]!) repair = true;
-    const { access, lockWords } = this.#m;
     // Rebased long before the shared ticket could wrap.
     if (access.load(lockWords, FINISH_TICKET) >>> 0 > 2 ** 30) repair = true;
     if (repair) this.rebuild(now);

@@ -126,6 +126,8 @@ export class RowTable {
    * sees the gate.
    */
   enter(row: number, attention: number): boolean {
+    // An exclusive queue has no rebuilder in another thread to wait for its call: no window, only the bits.
+    if (this.#access.exclusive) return (this.#lockWords[ATTENTION]! & attention) === 0;
     const at = row * ROW_WORDS + ROW_CALL;
     // Odd: inside a call. Sequentially consistent, ordered before the ATTENTION read below.
     Atomics.store(this.words, at, this.words[at]! + 1);
@@ -137,6 +139,7 @@ export class RowTable {
   }
 
   leave(row: number): void {
+    if (this.#access.exclusive) return;
     const at = row * ROW_WORDS + ROW_CALL;
     // Even: out of the call; a rebuilder waiting on this row may go on.
     Atomics.store(this.words, at, this.words[at]! + 1);
