@@ -29,6 +29,9 @@ export interface JobQueueOptions {
    * How long a thread may hold the queue's internal lock before the others
    * presume it killed and repair the queue from the slot words. Critical
    * sections take microseconds; this only bounds the stall a killed thread causes.
+   * Each time a live thread is found to have been presumed killed (it was only
+   * waiting for a core), the wait doubles for the queue's life, up to 64× or
+   * 4 s, whichever is less.
    * @default 500
    */
   lockTimeoutMillis?: number;

@@ -25,10 +25,12 @@ const SLOW_MICROS = 3_000;
  * the middle of it, which it does now and then (seen: 5 ms once in 1000
  * scripts at load 11 on 2 cores, 31 of 2000 over 3 ms at another time, and in
  * a fresh-clone CI run one of 2000 at 52 ms, with a PING as slow beside it,
- * while the average stayed at 720 µs). A bigger batch than BATCH is caught by
- * the script count and the average; this catches one script that does it all.
+ * while the average stayed at 720 µs; in another, one at 311 ms while four
+ * threads of threads.test.ts spun on a lock livelock, since fixed, on both
+ * cores). A bigger batch than BATCH is caught by the script count and the
+ * average; this catches one script that does it all.
  */
-const LONGEST_MICROS = 250_000;
+const LONGEST_MICROS = 600_000;
 /**
  * The worst PING reply tolerated while the 100k leases expire. One script
  * doing it all takes seconds; bounded scripts leave Redis free between them,

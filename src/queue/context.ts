@@ -89,10 +89,15 @@ export class QueueContext {
     this.lockFree = this.journal === undefined;
   }
 
-  /** Under the lock: a revoked row (presumed dead while only slow), or one reclaimed, is exchanged for a new one; tokens refilled. */
+  /**
+   * Under the lock: a revoked row (presumed dead while only slow), or one
+   * reclaimed, is exchanged for a new one, and the watchers that misjudged
+   * this live thread grow more patient; tokens refilled.
+   */
   prepareWorker(): WorkerPath {
     const { rows } = this.memory;
     if (this.ownsRow && !rows.ownedHere(this.worker.row)) {
+      this.memory.patience.misjudged();
       this.lockFree = false;
       this.ownsRow = false;
       this.core.mover = new Mover(this.memory, MAINTENANCE_ROW);
@@ -239,8 +244,8 @@ export class QueueContext {
     if (taken !== undefined) this.#lead(taken, undo);
     const since = performance.now();
     while (!commits.isDurable(ticket)) {
-      // A leader that leads for longer than the lock timeout may have died mid-commit: `acquire` takes its lock over.
-      const leading = performance.now() - since < this.options.lockTimeoutMillis ? commits.leader.tryAcquire() : (commits.leader.acquire(), true);
+      // A leader that leads for longer than the queue's patience may have died mid-commit: `acquire` takes its lock over.
+      const leading = performance.now() - since < this.memory.patience.millis() ? commits.leader.tryAcquire() : (commits.leader.acquire(), true);
       if (!leading) {
         commits.awaitCommit(COMMIT_NAP_MILLIS);
         continue;

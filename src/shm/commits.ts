@@ -2,6 +2,7 @@ import {
   COMMIT_DURABLE, COMMIT_HEAD, COMMIT_KINDS, COMMIT_LOCK, COMMIT_SLEEPERS, type COMMIT_EVICTED, type COMMIT_MOVED, type COMMIT_SUBMITTED,
 } from './layout.js';
 import { COMMIT_LEADER_LOCK, QueueLock } from './lock.js';
+import type { Patience } from './patience.js';
 
 /** The `awaited` mark (see Frozen jobs in layout.ts) of a move noted under `ticket`: 0 means no mark. */
 export function markOf(ticket: number): number {
@@ -43,11 +44,11 @@ export class CommitRing {
   /** The leader's lock: held while a thread writes the journal for everyone. */
   readonly leader: QueueLock;
 
-  constructor(words: Int32Array, ring: Float64Array, lockTimeoutMillis: number) {
+  constructor(words: Int32Array, ring: Float64Array, patience: Patience) {
     this.#words = words;
     this.#ring = ring;
     this.#mask = ring.length - 1;
-    this.leader = new QueueLock(words, lockTimeoutMillis, COMMIT_LEADER_LOCK);
+    this.leader = new QueueLock(words, patience, COMMIT_LEADER_LOCK);
   }
 
   /** Entries the ring can take before a commit must make room. */

@@ -2,6 +2,7 @@ import {
   INTENT_MASK, INTENT_RECORD, INTENT_SLOT, INTENT_TO, MAINTENANCE_ROW, RECORD_FIELDS, ROW_DATA, ROW_INTENT_SEQ, ROW_OWNED, ROW_REVOKED,
   ROW_STATE, ROW_WORDS, SEQ_MASK, busyRow, busySeq, isBusy,
 } from './layout.js';
+import type { Patience } from './patience.js';
 import type { RowTable } from './rows.js';
 import type { SlotTable } from './slots.js';
 
@@ -20,27 +21,29 @@ function wallMillis(): number {
  *
  * A thread inside a lock-free call has its row's CALL odd. `quiesce` waits
  * until every owned row that is inside a call has left that call; one that
- * stays in the same call for `lockTimeoutMillis` of uninterrupted watching is
- * presumed dead (a gap in the watcher's own watching restarts the watch, so a
- * stopped process does not blame its threads). A rebuild then, with the gate
+ * stays in the same call for the queue's patience (`lockTimeoutMillis`, see
+ * patience.ts) of uninterrupted watching is presumed dead (a gap in the
+ * watcher's own watching restarts the watch, so a stopped process does not
+ * blame its threads). A rebuild then, with the gate
  * shut so that no lock-free call runs, revokes the dead rows and finishes every
  * BUSY word from the intent it names (`finish`): the intent holds every
  * field the move sets, so the move completes exactly as its owner would have made it.
  *
  * Residual risk, as for a lock holder: a live owner stalled past the timeout
- * inside a call is taken for dead; its own move is finished with the values
+ * inside a call is taken for dead (and raises the patience once it learns of
+ * it, see QueueContext#prepareWorker); its own move is finished with the values
  * it was writing (harmless), but a move it *starts* after its row was revoked
  * races the others as a normal lock-free move whose row is no longer watched.
  */
 export class Helping {
   readonly #rows: RowTable;
   readonly #slots: SlotTable;
-  readonly #timeoutMillis: number;
+  readonly #patience: Patience;
 
-  constructor(rows: RowTable, slots: SlotTable, timeoutMillis: number) {
+  constructor(rows: RowTable, slots: SlotTable, patience: Patience) {
     this.#rows = rows;
     this.#slots = slots;
-    this.#timeoutMillis = timeoutMillis;
+    this.#patience = patience;
   }
 
   /**
@@ -59,9 +62,10 @@ export class Helping {
       }
     }
     if (waiting.length === 0) return waiting;
-    const timeout = this.#timeoutMillis;
-    const gapMillis = Math.max(timeout / 2, 50);
-    const napMillis = Math.max(0.05, Math.min(1, timeout / 50));
+    const patience = this.#patience;
+    const firstTimeout = patience.millis();
+    const gapMillis = Math.max(firstTimeout / 2, 50);
+    const napMillis = Math.max(0.05, Math.min(1, firstTimeout / 50));
     let watchStart = wallMillis();
     let lastLook = watchStart;
     for (let spins = 0; waiting.length > 0; spins++) {
@@ -74,7 +78,7 @@ export class Helping {
       const now = wallMillis();
       if (now - lastLook > gapMillis) watchStart = now;
       lastLook = now;
-      if (now - watchStart >= timeout) return waiting;
+      if (now - watchStart >= patience.millis()) return waiting;
       // Nobody notifies this word: a short sleep that leaves the cores to the threads we wait for.
       Atomics.wait(NAP, 0, 0, napMillis);
     }

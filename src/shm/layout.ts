@@ -47,7 +47,8 @@
  * intent area, its counters and its two rings, all written only by it. Row 0
  * belongs to whoever holds the maintenance lock. A row's CALL word is odd
  * while the owner is inside a lock-free call: a thread killed there leaves it
- * odd, and a row odd with the same value for `lockTimeoutMillis` of watching
+ * odd, and a row odd with the same value for the queue's patience
+ * (`lockTimeoutMillis`, raised by misjudgements, see patience.ts) of watching
  * is presumed dead (see helping.ts). A row names its owner's threadId
  * (ROW_THREAD): once told that thread exited (`threadExited`), the lock
  * holder frees its row for the next attach (RowTable#reclaim).
@@ -93,7 +94,7 @@
  * A thread that finds a word BUSY: a poller skips the slot (it is being
  * moved); any other reader spins a few times (the owner is nanoseconds from
  * done), then takes the maintenance lock and waits for the owner's row to
- * leave its call; if the row stays in the same call for `lockTimeoutMillis`
+ * leave its call; if the row stays in the same call for the queue's patience
  * the owner is presumed dead and a rebuild, with every worker call held at
  * the gate, *finishes* the move from the intent (roll forward: the intent
  * holds every field the move sets) — see helping.ts, the one place that does it.
@@ -156,6 +157,12 @@ export const LOCK_WAITERS = 1;
  * The next holder rebuilds the hints.
  */
 export const HINTS_DIRTY = 2;
+/**
+ * Doublings of `lockTimeoutMillis` so far: how long a watcher waits before it
+ * presumes a silent thread dead (see patience.ts). Raised by a thread that was
+ * presumed dead while alive; never lowered.
+ */
+export const PATIENCE = 3;
 /** Counts up whenever work may have become ready; idle workers `Atomics.waitAsync` on it. */
 export const WORK_SIGNAL = LINE;
 /** Workers asleep on WORK_SIGNAL; a submitter notifies only while > 0. */

@@ -1,5 +1,6 @@
 import { ATOMIC_ACCESS, type WordAccess } from './access.js';
 import { COMMIT_LOCK, COMMIT_WAITERS, HINTS_DIRTY, LOCK, LOCK_WAITERS } from './layout.js';
+import type { Patience } from './patience.js';
 
 /** Where a lock's words are: the lock word, its sleepers' count, and the word a stalled holder marks on release (if any). */
 export interface LockWords {
@@ -18,8 +19,9 @@ export const COMMIT_LEADER_LOCK: LockWords = { lock: COMMIT_LOCK, waiters: COMMI
  *
  * A thread can be killed (`worker.terminate()`) while it holds the lock. Then
  * nobody would ever release it, so a waiter that sees the *same* stamp for
- * `timeoutMillis` of its own uninterrupted watching presumes the holder dead
- * and takes the lock over with a CAS from that stamp. The caller must then
+ * the queue's patience (`lockTimeoutMillis`, see patience.ts) of its own
+ * uninterrupted watching presumes the holder dead and takes the lock over
+ * with a CAS from that stamp. The caller must then
  * repair what the dead holder may have left half-done (`acquire` returns
  * true). Stamps are unique per acquisition, so a lock that changes hands often
  * never looks stuck. A gap in the waiter's own watching (it was descheduled, or
@@ -29,8 +31,10 @@ export const COMMIT_LEADER_LOCK: LockWords = { lock: COMMIT_LOCK, waiters: COMMI
  * A live holder taken for dead (stalled past the timeout) cannot commit a
  * slot move afterwards (commits check `held()`), and on `release` it finds the
  * lock gone and marks the hints dirty, so the next holder rebuilds them over
- * whatever the stalled thread wrote. Critical sections are microseconds long;
- * the default timeout is far beyond any garbage-collection pause.
+ * whatever the stalled thread wrote, and raises the patience, so that a
+ * machine whose threads wait that long for a core stops taking them for dead.
+ * Critical sections are microseconds long; the default timeout is far beyond
+ * any garbage-collection pause.
  *
  * An exclusive queue's lock (see Exclusive queues in layout.ts) is its one
  * instance's for good: taking it touches no word, and it is always held.
@@ -42,7 +46,7 @@ let backoffSink = 0;
 
 export class QueueLock {
   readonly #words: Int32Array;
-  readonly #timeoutMillis: number;
+  readonly #patience: Patience;
   readonly #tag: number;
   readonly #lock: number;
   readonly #waiters: number;
@@ -52,10 +56,10 @@ export class QueueLock {
   #count = 0;
   #stamp = 0;
 
-  constructor(words: Int32Array, timeoutMillis: number, at: LockWords = QUEUE_LOCK, access: Readonly<WordAccess> = ATOMIC_ACCESS) {
+  constructor(words: Int32Array, patience: Patience, at: LockWords = QUEUE_LOCK, access: Readonly<WordAccess> = ATOMIC_ACCESS) {
     this.#words = words;
     this.#access = access;
-    this.#timeoutMillis = timeoutMillis;
+    this.#patience = patience;
     this.#lock = at.lock;
     this.#waiters = at.waiters;
     this.#dirty = at.dirty;
@@ -118,9 +122,10 @@ export class QueueLock {
     if (this.#access.exclusive) return;
     const words = this.#words;
     // A failed CAS means a waiter took the lock over while we stalled: it is theirs now, leave it,
-    // but what we wrote since may have undone their repairs.
-    if (Atomics.compareExchange(words, this.#lock, this.#stamp, 0) !== this.#stamp && this.#dirty !== undefined) {
-      Atomics.store(words, this.#dirty, 1);
+    // but what we wrote since may have undone their repairs. And we were alive: the watchers misjudged.
+    if (Atomics.compareExchange(words, this.#lock, this.#stamp, 0) !== this.#stamp) {
+      if (this.#dirty !== undefined) Atomics.store(words, this.#dirty, 1);
+      this.#patience.misjudged();
     }
     if (Atomics.load(words, this.#waiters) > 0) Atomics.notify(words, this.#lock, 1);
   }
@@ -133,10 +138,11 @@ export class QueueLock {
   #contended(stamp: number): boolean {
     const words = this.#words;
     const lock = this.#lock;
-    const timeout = this.#timeoutMillis;
-    const napMillis = Math.max(1, Math.min(5, timeout / 10));
+    const patience = this.#patience;
+    const firstTimeout = patience.millis();
+    const napMillis = Math.max(1, Math.min(5, firstTimeout / 10));
     // A longer gap between two looks means this waiter could not run either (descheduled, process stopped).
-    const gapMillis = Math.max(timeout / 2, 50);
+    const gapMillis = Math.max(firstTimeout / 2, 50);
     let watched = 0;
     let watchStart = 0;
     let lastLook = 0;
@@ -159,7 +165,7 @@ export class QueueLock {
       if (seen !== watched || now - lastLook > gapMillis) {
         watched = seen;
         watchStart = now;
-      } else if (now - watchStart >= timeout) {
+      } else if (now - watchStart >= patience.millis()) {
         // The holder has not moved for the whole timeout: presume it dead, take over.
         if (Atomics.compareExchange(words, lock, seen, stamp) === seen) return true;
       }

@@ -11,6 +11,7 @@ import {
   allocateBuffers, type QueueBuffers,
 } from './layout.js';
 import { QUEUE_LOCK, QueueLock } from './lock.js';
+import { Patience } from './patience.js';
 import { WordAccess } from './access.js';
 import { RateLimitTable } from './rate-limits.js';
 import { ReadyIndex } from './ready.js';
@@ -29,6 +30,8 @@ export class QueueMemory {
   readonly header: Float64Array;
   readonly lockWords: Int32Array;
   readonly lock: QueueLock;
+  /** How long a thread that shows no progress is watched before it is presumed dead (lockTimeoutMillis, raised by misjudgements). */
+  readonly patience: Patience;
   readonly signal: WorkSignal;
   readonly finishes: Finishes;
   readonly slots: SlotTable;
@@ -60,13 +63,14 @@ export class QueueMemory {
     const header = (this.header = new Float64Array(buffers.header));
     const lockWords = (this.lockWords = new Int32Array(buffers.lockWords));
     const access = this.access;
-    this.lock = new QueueLock(lockWords, lockTimeoutMillis, QUEUE_LOCK, access);
+    const patience = (this.patience = new Patience(lockWords, lockTimeoutMillis));
+    this.lock = new QueueLock(lockWords, patience, QUEUE_LOCK, access);
     this.signal = new WorkSignal(lockWords, access);
     this.finishes = new Finishes(lockWords, access);
     const arena = (this.arena = new Arena(buffers.arena, header));
     const slots = (this.slots = new SlotTable(new Int32Array(buffers.slotWords), buffers.records, arena, access));
     this.rows = new RowTable(new Int32Array(buffers.rowWords), new Float64Array(buffers.rowData), new Float64Array(buffers.rowRings), header, lockWords, access);
-    this.helping = new Helping(this.rows, slots, lockTimeoutMillis);
+    this.helping = new Helping(this.rows, slots, patience);
     const overflow = new SharedHeap(new Float64Array(buffers.overflow), header, HEAP_SIZE_OVERFLOW);
     this.ready = new ReadyIndex(new Int32Array(buffers.levelWords), new Float64Array(buffers.levelKeys), new Int32Array(buffers.levelRings), lockWords, overflow, slots, access);
     this.delayed = new SharedHeap(new Float64Array(buffers.delayed), header, HEAP_SIZE_DELAYED);
@@ -79,7 +83,7 @@ export class QueueMemory {
     this.freeSlots = new Int32Array(buffers.freeSlots);
     this.workerNames = new NameTable(buffers.workerNames, header, WORKER_NAME_COUNT);
     this.typeNames = new NameTable(buffers.typeNames, header, TYPE_NAME_COUNT);
-    this.commits = new CommitRing(lockWords, new Float64Array(buffers.commitRing), lockTimeoutMillis);
+    this.commits = new CommitRing(lockWords, new Float64Array(buffers.commitRing), patience);
     this.awaited = new Int32Array(buffers.awaited);
     this.listing = new ListingIndex(new Float64Array(buffers.listing), slots);
   }
