@@ -2,18 +2,13 @@ import {
   INTENT_MASK, INTENT_RECORD, INTENT_SLOT, INTENT_TO, MAINTENANCE_ROW, RECORD_FIELDS, ROW_DATA, ROW_INTENT_SEQ, ROW_OWNED, ROW_REVOKED,
   ROW_STATE, ROW_WORDS, SEQ_MASK, busyRow, busySeq, isBusy,
 } from './layout.js';
-import type { Patience } from './patience.js';
+import { Watch, type Patience } from './patience.js';
 import type { RowTable } from './rows.js';
 import type { SlotTable } from './slots.js';
 
 /** Looks at a row still inside its call before napping. */
 const SPINS = 64;
 const NAP = new Int32Array(new SharedArrayBuffer(4));
-
-/** Milliseconds on one timeline for every thread (performance.now() alone starts anew in each). */
-function wallMillis(): number {
-  return performance.timeOrigin + performance.now();
-}
 
 /**
  * The helping protocol, in one place: how the maintenance lock holder finds
@@ -62,12 +57,8 @@ export class Helping {
       }
     }
     if (waiting.length === 0) return waiting;
-    const patience = this.#patience;
-    const firstTimeout = patience.millis();
-    const gapMillis = Math.max(firstTimeout / 2, 50);
-    const napMillis = Math.max(0.05, Math.min(1, firstTimeout / 50));
-    let watchStart = wallMillis();
-    let lastLook = watchStart;
+    const napMillis = Math.max(0.05, Math.min(1, this.#patience.millis() / 50));
+    const watch = new Watch(this.#patience, performance.now());
     for (let spins = 0; waiting.length > 0; spins++) {
       for (let i = waiting.length - 1; i >= 0; i--) {
         if (rows.call(waiting[i]!) === calls[i]) continue;
@@ -75,10 +66,8 @@ export class Helping {
         calls.splice(i, 1);
       }
       if (waiting.length === 0 || spins < SPINS) continue;
-      const now = wallMillis();
-      if (now - lastLook > gapMillis) watchStart = now;
-      lastLook = now;
-      if (now - watchStart >= patience.millis()) return waiting;
+      // The rows still waited for have stayed in their calls since the watch began: none progressed.
+      if (watch.look(performance.now(), false)) return waiting;
       // Nobody notifies this word: a short sleep that leaves the cores to the threads we wait for.
       Atomics.wait(NAP, 0, 0, napMillis);
     }

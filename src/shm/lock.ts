@@ -1,6 +1,6 @@
 import { ATOMIC_ACCESS, type WordAccess } from './access.js';
 import { COMMIT_LOCK, COMMIT_WAITERS, HINTS_DIRTY, LOCK, LOCK_WAITERS } from './layout.js';
-import type { Patience } from './patience.js';
+import { Watch, type Patience } from './patience.js';
 
 /** Where a lock's words are: the lock word, its sleepers' count, and the word a stalled holder marks on release (if any). */
 export interface LockWords {
@@ -138,14 +138,10 @@ export class QueueLock {
   #contended(stamp: number): boolean {
     const words = this.#words;
     const lock = this.#lock;
-    const patience = this.#patience;
-    const firstTimeout = patience.millis();
-    const napMillis = Math.max(1, Math.min(5, firstTimeout / 10));
-    // A longer gap between two looks means this waiter could not run either (descheduled, process stopped).
-    const gapMillis = Math.max(firstTimeout / 2, 50);
+    const napMillis = Math.max(1, Math.min(5, this.#patience.millis() / 10));
+    const watch = new Watch(this.#patience, performance.now());
+    /** The stamp watched: a new one is a holder that moved on (stamps are never 0, so the first look starts the watch). */
     let watched = 0;
-    let watchStart = 0;
-    let lastLook = 0;
     for (let spins = 0; ; spins++) {
       const seen = Atomics.load(words, lock);
       if (seen === 0) {
@@ -161,15 +157,10 @@ export class QueueLock {
       Atomics.add(words, this.#waiters, 1);
       Atomics.wait(words, lock, seen, napMillis);
       Atomics.sub(words, this.#waiters, 1);
-      const now = performance.now();
-      if (seen !== watched || now - lastLook > gapMillis) {
-        watched = seen;
-        watchStart = now;
-      } else if (now - watchStart >= patience.millis()) {
-        // The holder has not moved for the whole timeout: presume it dead, take over.
-        if (Atomics.compareExchange(words, lock, seen, stamp) === seen) return true;
-      }
-      lastLook = now;
+      const silent = watch.look(performance.now(), seen !== watched);
+      watched = seen;
+      // The holder has not moved for the whole patience: presume it dead, take over.
+      if (silent && Atomics.compareExchange(words, lock, seen, stamp) === seen) return true;
     }
   }
 }

@@ -49,3 +49,32 @@ export class Patience {
     if (doublings < MAX_DOUBLINGS) Atomics.compareExchange(this.#words, PATIENCE, doublings, doublings + 1);
   }
 }
+
+/**
+ * One watcher's watch of threads that show no progress: they are presumed
+ * dead once silent for the whole patience, by the watcher's own looking. A
+ * sign of progress restarts the watch, and so does a gap between two looks
+ * longer than half the patience (50 ms at least): then the watcher could not
+ * run either (descheduled, its process stopped), and blames nobody for it.
+ */
+export class Watch {
+  readonly #patience: Patience;
+  readonly #gapMillis: number;
+  #start: number;
+  #lastLook: number;
+
+  /** A watch that starts at `now` (performance.now()). */
+  constructor(patience: Patience, now: number) {
+    this.#patience = patience;
+    this.#gapMillis = Math.max(patience.millis() / 2, 50);
+    this.#start = now;
+    this.#lastLook = now;
+  }
+
+  /** Looks again at `now`: true once the watched threads have been silent for the whole patience (`progressed`: they were not). */
+  look(now: number, progressed: boolean): boolean {
+    if (progressed || now - this.#lastLook > this.#gapMillis) this.#start = now;
+    this.#lastLook = now;
+    return now - this.#start >= this.#patience.millis();
+  }
+}
