@@ -420,12 +420,11 @@ export const ARENA_FREE_COUNT = 14;
 export const WORKER_NAME_COUNT = 15; // entries of `workerNames` in use; only counts up
 export const TOKEN_RESERVED = 16; // with a journal: tokens up to here are reserved there
 export const ROW_HIGH_WATER = 17; // rows ever owned; rings and counters of all of them count
-export const WATCH_LAST = 18; //     when the stuck-row watch last looked (see helping.ts)
-export const TYPE_NAME_COUNT = 19; // entries of `typeNames` in use; only counts up
-export const RATE_LIMIT_COUNT = 20; // job types with a rate limit (see rateLimits)
-export const HEAP_SIZE_HELD = 21;
-export const FINISHED_ORDERED = 22; // 1 once the finished heap holds every finished job (the eviction order); 0: none yet (see Filing#orderFinished)
-export const HEADER_FIELDS = 23;
+export const TYPE_NAME_COUNT = 18; // entries of `typeNames` in use; only counts up
+export const RATE_LIMIT_COUNT = 19; // job types with a rate limit (see rateLimits)
+export const HEAP_SIZE_HELD = 20;
+export const FINISHED_ORDERED = 21; // 1 once the finished heap holds every finished job (the eviction order); 0: none yet (see Filing#orderFinished)
+export const HEADER_FIELDS = 22;
 
 // ── ready levels ─────────────────────────────────────────────────────────
 /** Distinct priorities with a ring of their own; jobs of any other priority go to the overflow heap. */
@@ -456,8 +455,7 @@ export const ROW_LEASE_TAIL = 3; // lease ring entries appended (owner's)
 export const ROW_LEASE_DRAINED = 4; // … taken into the lease heap (holder's)
 export const ROW_FINISH_TAIL = 5;
 export const ROW_FINISH_DRAINED = 6;
-export const ROW_WATCH_CALL = 7; // the CALL value the watch last saw (holder's)
-export const ROW_THREAD = 8; //     the owner's Node.js threadId, written as it takes the row: a row of a thread that exited is free again (RowTable#reclaim)
+export const ROW_THREAD = 7; //     the owner's Node.js threadId, written as it takes the row: a row of a thread that exited is free again (RowTable#reclaim)
 export const ROW_WORDS = LINE;
 export const ROW_OWNED = 1;
 export const ROW_REVOKED = 2;
@@ -469,11 +467,10 @@ export const INTENT_MASK = 3; //    the fields the move sets (fieldBit of each):
 export const INTENT_RECORD = 4; //  RECORD_FIELDS wide: the new record's fields (those outside the mask mean nothing)
 export const ROW_COUNTS = INTENT_RECORD + RECORD_FIELDS; // STATUS_COUNT wide: jobs moved into (+) and out of (−) each status by this row
 export const ROW_FINISHED_CHUNKS = ROW_COUNTS + STATUS_COUNT; // arena chunks of jobs this row finished, minus those evicted
-export const ROW_WATCH_SINCE = ROW_FINISHED_CHUNKS + 1; // since when the watch has seen ROW_WATCH_CALL (holder's)
 /** float64s per cache line (64 bytes). */
 const F64_LINE = 8;
 /** A row's data, padded to whole lines: derived from its last field, so that a record with more fields never runs into the next row. */
-export const ROW_DATA = Math.ceil((ROW_WATCH_SINCE + 1) / F64_LINE) * F64_LINE;
+export const ROW_DATA = Math.ceil((ROW_FINISHED_CHUNKS + 1) / F64_LINE) * F64_LINE;
 /** rowRings: per row a lease ring then a finished ring, entries (KEY, SLOT, WORD). */
 export const ROW_RING_ENTRIES = 1024;
 export const RING_KEY = 0;

@@ -22,8 +22,7 @@ function drainedOf(ring: RingKind): number {
  * another thread writes too (beyond the slot words it races on).
  *
  * Concurrency contract: a row's CALL, counters and ring tails are the
- * owner's; its ring `drained` positions and watch fields are the lock
- * holder's. Ring positions count up forever (taken modulo the ring size);
+ * owner's; its ring `drained` positions are the lock holder's. Ring positions count up forever (taken modulo the ring size);
  * an entry counts once the tail covers it, so a thread killed mid-append
  * leaves an entry nobody reads.
  */
@@ -66,7 +65,7 @@ export class RowTable {
     return -1;
   }
 
-  /** The rows thread `exited` owns and left inside a lock-free call (odd CALL): for the holder to revoke, as the watch would after `lockTimeoutMillis`. */
+  /** The rows thread `exited` owns and left inside a lock-free call (odd CALL): for the holder to revoke, as the watch would after the queue's patience. */
   inCallOf(exited: number): number[] {
     const rows: number[] = [];
     for (let row = MAINTENANCE_ROW + 1, n = this.highWater; row < n; row++) {
