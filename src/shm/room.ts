@@ -179,14 +179,16 @@ export class Room {
         frozen.push(finishSeq, finishedAt, slot, word);
         continue;
       }
-      const record = slots.readInto(slot, this.#record);
+      // Only the strings and the number: an evicted job is the oldest, its record long out of the cache, and each column is a line apart.
+      const record = this.#record;
+      slots.readStrings(slot, record);
       const chunks = chunksOf(record);
       const dataRef = record[DATA_REF]!;
       const dataBytes = leadingTypeBytes(record[TYPE]!) + record[PAYLOAD_BYTES]!;
       const errorRef = record[ERROR_REF]!;
       const resultRef = record[RESULT_REF]!;
       const headersRef = record[HEADERS_REF]!;
-      const jobNum = record[JOB_NUM]!;
+      const jobNum = slots.get(slot, JOB_NUM);
       // Read before the chain is freed: the key is free again once its job is gone.
       const key = record[KEY_REF]! > 0 ? keyMap.keyOf(slot) : null;
       assertHeld(this.#m.lock);
