@@ -26,9 +26,11 @@ const STRIDE = 5;
 const CTL = { STOP: 0, ACKS: 1, CLAIMS: 2, BUDGET: 3, MAX_ID: 4, STALLS: 5 } as const;
 const OUTCOME = { NONE: 0, COMPLETED: 1, FAILED: 2, REFUSED: 3 } as const;
 /**
- * How long the survivors may take to return from their calls once told to stop. Under load a live thread may be
- * taken for dead, and then the queue's patience grows, up to 4 s (see patience.ts): a call may then wait that long
- * for a stalled lock holder, and its rebuild as long again for a stalled row. A wedged queue never stops.
+ * How long the survivors may take to see the stop and return from their calls. The last replacement was started
+ * a moment before, and on a loaded machine a new thread takes seconds to load its modules and attach. And under
+ * load a live thread may be taken for dead, after which the queue's patience grows, up to 4 s (see patience.ts): a
+ * call may then wait that long for a stalled lock holder, and its rebuild as long again for a stalled row. A wedged
+ * queue never stops.
  */
 const STOP_MILLIS = 20_000;
 /** With rows reclaimed: threads killed after they attached (holding a row) that the run must reach to prove anything. */
@@ -95,6 +97,8 @@ async function chaos(
   const layout = { C, CTL, STRIDE };
   const problems: string[] = [];
   let incarnations = 0;
+  /** The longest a new thread took to attach: seconds on a loaded machine. */
+  let slowestAttach = 0;
 
   const spawn = (): Chaotic => {
     const incarnation = incarnations++;
@@ -111,10 +115,14 @@ async function chaos(
     });
     const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
     const chaotic = { worker, incarnation, attached: false } as Chaotic;
+    const spawnedAt = Date.now();
     chaotic.stopped = new Promise<void>((resolve) => {
       worker.on('message', (m: { unexpected?: string; stopped?: boolean; attached?: boolean }) => {
         if (m.unexpected !== undefined) problems.push(m.unexpected);
-        if (m.attached === true) chaotic.attached = true;
+        if (m.attached === true) {
+          chaotic.attached = true;
+          slowestAttach = Math.max(slowestAttach, Date.now() - spawnedAt);
+        }
         if (m.stopped === true) resolve();
       });
     });
@@ -169,7 +177,11 @@ async function chaos(
       await withTimeout(Promise.all(stops), STOP_MILLIS, 'surviving workers stopping (is the queue wedged?)');
     } catch (error) {
       const patience = Atomics.load(new Int32Array(handle.buffers.lockWords), PATIENCE);
-      throw new Error(`${(error as Error).message}: ${stopped} of ${live.length} stopped; the queue's patience had doubled ${patience} times`);
+      const booting = live.filter((c) => !c.attached).length;
+      throw new Error(
+        `${(error as Error).message}: ${stopped} of ${live.length} stopped (${booting} had not attached yet; the slowest attach took ` +
+          `${slowestAttach} ms); the queue's patience had doubled ${patience} times`,
+      );
     }
     stopMillis = Date.now() - stopAsked;
     await Promise.all(live.map((c) => c.exited));
@@ -277,7 +289,8 @@ async function chaos(
     `[chaos] ${terminations} terminations, ${incarnations - 1} worker threads, ${acked.size} acknowledged submits, ` +
       `${logged} logged leases, drained ${drainReport.drained}; ${count('SUCCEEDED')} SUCCEEDED, ${dead} DEAD; ` +
       `${Atomics.load(ctl, CTL.STALLS)} loop iterations of >= 40 ms (lock waits after a kill, or descheduling); ` +
-      `${Date.now() - started} ms, the survivors stopped in ${stopMillis} ms (patience doubled ${Atomics.load(new Int32Array(handle.buffers.lockWords), PATIENCE)} times)` +
+      `${Date.now() - started} ms, the survivors stopped in ${stopMillis} ms (patience doubled ${Atomics.load(new Int32Array(handle.buffers.lockWords), PATIENCE)} times; ` +
+      `the slowest attach took ${slowestAttach} ms)` +
       `${reclaim ? `; ${freedRows} rows of killed threads freed (${attachedKilled} had said they attached)` : ''}`,
   );
   expect(violations.slice(0, 30)).toEqual([]);
