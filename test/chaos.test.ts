@@ -13,8 +13,7 @@
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
-import { PATIENCE } from '../dist/shm/layout.js';
-import { pause, prng, startWorker, testSeed, withTimeout } from './helpers.js';
+import { patienceDoublings, pause, prng, startWorker, testSeed, withTimeout } from './helpers.js';
 import { tempJournal } from './journal-harness.js';
 
 const START = 1_767_225_600_000;
@@ -176,11 +175,10 @@ async function chaos(
     try {
       await withTimeout(Promise.all(stops), STOP_MILLIS, 'surviving workers stopping (is the queue wedged?)');
     } catch (error) {
-      const patience = Atomics.load(new Int32Array(handle.buffers.lockWords), PATIENCE);
       const booting = live.filter((c) => !c.attached).length;
       throw new Error(
         `${(error as Error).message}: ${stopped} of ${live.length} stopped (${booting} had not attached yet; the slowest attach took ` +
-          `${slowestAttach} ms); the queue's patience had doubled ${patience} times`,
+          `${slowestAttach} ms); the queue's patience had doubled ${patienceDoublings(handle)} times`,
       );
     }
     stopMillis = Date.now() - stopAsked;
@@ -289,7 +287,7 @@ async function chaos(
     `[chaos] ${terminations} terminations, ${incarnations - 1} worker threads, ${acked.size} acknowledged submits, ` +
       `${logged} logged leases, drained ${drainReport.drained}; ${count('SUCCEEDED')} SUCCEEDED, ${dead} DEAD; ` +
       `${Atomics.load(ctl, CTL.STALLS)} loop iterations of >= 40 ms (lock waits after a kill, or descheduling); ` +
-      `${Date.now() - started} ms, the survivors stopped in ${stopMillis} ms (patience doubled ${Atomics.load(new Int32Array(handle.buffers.lockWords), PATIENCE)} times; ` +
+      `${Date.now() - started} ms, the survivors stopped in ${stopMillis} ms (patience doubled ${patienceDoublings(handle)} times; ` +
       `the slowest attach took ${slowestAttach} ms)` +
       `${reclaim ? `; ${freedRows} rows of killed threads freed (${attachedKilled} had said they attached)` : ''}`,
   );

@@ -27,7 +27,9 @@ import {
   type JobView,
   type Lease,
   type QueueStats,
+  type SharedQueueHandle,
 } from '../dist/index.js';
+import { PATIENCE } from '../dist/shm/layout.js';
 import { openQueue, type Backend, type ContractQueue } from './backends.js';
 
 /** The time every test queue starts at: far from 0, so "0" is never a lucky right answer. */
@@ -239,6 +241,11 @@ export function testSeed(name: string): number {
   const seed = fromEnv !== undefined && fromEnv !== '' ? Number(fromEnv) >>> 0 : (Math.random() * 2 ** 32) >>> 0;
   console.log(`[${name}] seed ${seed} (replay: LEASEHOLD_SEED=${seed})`);
   return seed;
+}
+
+/** How often the queue `handle` names has doubled its patience: live threads it took for dead (see src/shm/patience.ts). */
+export function patienceDoublings(handle: SharedQueueHandle): number {
+  return Atomics.load(new Int32Array(handle.buffers.lockWords), PATIENCE);
 }
 
 /** The project's seeded PRNG (mulberry32): the same seed gives the same sequence in every thread. */

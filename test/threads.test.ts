@@ -6,8 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { JobNotFoundError, JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
-import { PATIENCE } from '../dist/shm/layout.js';
-import { SharedClock, expectNotFoundSync, jobNumber, pause, prng, startWorker, terminateAll, testSeed, withTimeout } from './helpers.js';
+import { SharedClock, expectNotFoundSync, jobNumber, patienceDoublings, pause, prng, startWorker, terminateAll, testSeed, withTimeout } from './helpers.js';
 
 const START = 1_767_225_600_000;
 
@@ -141,7 +140,7 @@ async function stress(o: StressOptions): Promise<number> {
   if (o.stall !== undefined) {
     expect(stalls, 'stalls inside queue calls').toBeGreaterThan(0);
     // Some stall outlasted the watch of a waiter or a rebuild: a live thread was taken for dead, and learned of it.
-    expect(Atomics.load(new Int32Array(handle.buffers.lockWords), PATIENCE), 'doublings of the patience').toBeGreaterThan(0);
+    expect(patienceDoublings(handle), 'doublings of the patience').toBeGreaterThan(0);
   }
 
   // ── every logged claim ──

@@ -22,9 +22,10 @@ function drainedOf(ring: RingKind): number {
  * another thread writes too (beyond the slot words it races on).
  *
  * Concurrency contract: a row's CALL, counters and ring tails are the
- * owner's; its ring `drained` positions are the lock holder's. Ring positions count up forever (taken modulo the ring size);
- * an entry counts once the tail covers it, so a thread killed mid-append
- * leaves an entry nobody reads.
+ * owner's; its ring `drained` positions are the lock holder's. Ring
+ * positions count up forever (taken modulo the ring size); an entry counts
+ * once the tail covers it, so a thread killed mid-append leaves an entry
+ * nobody reads.
  */
 export class RowTable {
   readonly words: Int32Array;
