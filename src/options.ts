@@ -1,4 +1,4 @@
-import { InvalidArgumentError, describe } from './errors.js';
+import { InvalidArgumentError, JobQueueError, describe } from './errors.js';
 import { CHUNK_BYTES } from './shm/layout.js';
 
 export interface JobQueueOptions {
@@ -111,15 +111,37 @@ export const JOB_QUEUE_OPTIONS: ReadonlySet<string> = new Set([
 /**
  * Refuses `options` (named `name` in the message) unless it is an object, not
  * an array, with no keys but `allowed`: a misspelt option must not be
- * silently ignored. The one check of every options object's shape.
+ * silently ignored. Returns a plain copy of its own enumerable properties,
+ * read once (as `{ ...options }` reads them), for the caller to check and
+ * use: an object whose properties cannot be read (a getter or a proxy that
+ * throws) is refused here rather than letting the user's error out of the
+ * call, and a getter cannot give the check one value and the call another.
+ * The one check of every options object's shape.
  */
-export function checkOptionKeys(name: string, options: unknown, allowed: ReadonlySet<string>): asserts options is object {
+export function readOptions<T extends object>(name: string, options: unknown, allowed: ReadonlySet<string>): Partial<T> {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new InvalidArgumentError(`Expected \`${name}\` to be an object, got ${describe(options)}`);
   }
-  const unknown = Object.keys(options).find((key) => !allowed.has(key));
+  const copy = readCallers(name, () => ({ ...options }) as Partial<T>);
+  const unknown = Object.keys(copy).find((key) => !allowed.has(key));
   if (unknown !== undefined) {
     throw new InvalidArgumentError(`Expected \`${name}\` to have no keys but ${[...allowed].join(', ')}, got \`${unknown}\``);
+  }
+  return copy;
+}
+
+/**
+ * `read()`, which reads an object the caller gave (its properties, its
+ * elements): one that throws as it is read (a getter, a proxy) is refused
+ * with InvalidArgumentError naming `name`, rather than letting the caller's
+ * own error out of the call. An error of ours that `read` throws goes out as it is.
+ */
+export function readCallers<T>(name: string, read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof JobQueueError) throw error;
+    throw new InvalidArgumentError(`Expected \`${name}\` to be an object whose properties can be read, got one that threw when read`);
   }
 }
 
@@ -133,8 +155,7 @@ export function given<T>(value: T | undefined, fallback: T): T {
  * `allowed`: the keys the caller takes (JobQueue.open adds its own).
  */
 export function fillOptions(options: JobQueueOptions | undefined, allowed: ReadonlySet<string> = JOB_QUEUE_OPTIONS): FilledOptions {
-  if (options === undefined) options = {};
-  checkOptionKeys('options', options, allowed);
+  options = readOptions<JobQueueOptions>('options', given(options, {}), allowed);
   const capacity = integerOption('capacity', given(options.capacity, kDefaultOptions.capacity), 1, MAX_CAPACITY);
   const maxPayloadBytes = integerOption('maxPayloadBytes', given(options.maxPayloadBytes, kDefaultOptions.maxPayloadBytes), 1, 2 ** 28);
   const maxErrorBytes = integerOption('maxErrorBytes', given(options.maxErrorBytes, kDefaultOptions.maxErrorBytes), 16, 2 ** 24);
@@ -169,8 +190,7 @@ const RETAIN_FIELDS: ReadonlySet<string> = new Set(['maxFinished', 'maxAgeMillis
 /** The `retain` option, checked; a limit left out stays out. */
 export function checkRetain(retain: unknown): RetainOptions {
   if (retain === undefined) return {};
-  checkOptionKeys('retain', retain, RETAIN_FIELDS);
-  const { maxFinished, maxAgeMillis } = retain as RetainOptions;
+  const { maxFinished, maxAgeMillis } = readOptions<RetainOptions>('retain', retain, RETAIN_FIELDS);
   const checked: RetainOptions = {};
   if (maxFinished !== undefined) checked.maxFinished = integerOption('retain.maxFinished', maxFinished, 0, MAX_CAPACITY);
   if (maxAgeMillis !== undefined) {

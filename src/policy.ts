@@ -1,5 +1,5 @@
 import { InvalidArgumentError, describe } from './errors.js';
-import { MAX_SPAN_MILLIS, checkOptionKeys, given } from './options.js';
+import { MAX_SPAN_MILLIS, given, readOptions } from './options.js';
 
 /** How a retry delay is spread: not at all, over `[0, d]`, or over `[d/2, d]`. */
 export type Jitter = 'none' | 'full' | 'equal';
@@ -36,8 +36,7 @@ export class RetryPolicy {
         `Expected \`maxBackoffMillis\` (${maxBackoffMillis}) to be >= \`baseBackoffMillis\` (${baseBackoffMillis})`,
       );
     }
-    checkOptionKeys('options', options, POLICY_OPTIONS);
-    const jitter = given(options.jitter, 'none');
+    const jitter = given(readOptions<RetryPolicyOptions>('options', options, POLICY_OPTIONS).jitter, 'none');
     if (!JITTERS.includes(jitter)) {
       throw new InvalidArgumentError(`Expected \`jitter\` to be one of 'none', 'full', 'equal', got ${describe(jitter)}`);
     }

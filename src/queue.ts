@@ -1,7 +1,7 @@
 import { threadId as ownThreadId } from 'node:worker_threads';
 import { clockFromShare, shareClock, type TimeSource } from './clock.js';
 import { InvalidArgumentError, QueueFullError, describe } from './errors.js';
-import { JOB_QUEUE_OPTIONS, fillOptions, given, type JobQueueOptions } from './options.js';
+import { JOB_QUEUE_OPTIONS, fillOptions, given, readOptions, type JobQueueOptions } from './options.js';
 import { policyFromShare, sharePolicy, type RetryPolicy } from './policy.js';
 import { Journal } from './journal/journal.js';
 import type { LoggedJob } from './shm/movelog.js';
@@ -141,8 +141,9 @@ export class JobQueue {
     if (typeof path !== 'string' || path.trim() === '') {
       throw new InvalidArgumentError(`Expected \`path\` to be a file path, got ${describe(path)}`);
     }
-    const filled = fillOptions(options, JOURNAL_OPTIONS);
-    const synchronous = given(options.synchronous, 'NORMAL');
+    const asked = readOptions<JournalOptions>('options', options, JOURNAL_OPTIONS);
+    const filled = fillOptions(asked, JOURNAL_OPTIONS);
+    const synchronous = given(asked.synchronous, 'NORMAL');
     if (synchronous !== 'NORMAL' && synchronous !== 'FULL') {
       throw new InvalidArgumentError(`Expected \`synchronous\` to be 'NORMAL' or 'FULL', got ${describe(synchronous)}`);
     }

@@ -6,7 +6,7 @@
 import type { TimeSource } from './clock.js';
 import { JobStatus, type JobQuery, type RateLimit } from './types.js';
 import { InvalidArgumentError, JobNotFoundError, describe } from './errors.js';
-import { MAX_SPAN_MILLIS, MAX_TYPE_BYTES, checkOptionKeys, given } from './options.js';
+import { MAX_SPAN_MILLIS, MAX_TYPE_BYTES, given, readCallers, readOptions } from './options.js';
 import { RetryPolicy } from './policy.js';
 import { MAX_ATTEMPTS, MAX_KEY_BYTES, MAX_LEASE_LENGTH } from './shm/layout.js';
 import { CronExpressionParser } from 'cron-parser';
@@ -118,11 +118,11 @@ export function checkSubmit(type: unknown, payload: unknown, priorityOrOptions: 
   if (priorityOrOptions === null || typeof priorityOrOptions !== 'object') {
     return checkJob(type, payload, priorityOrOptions, runAtMillis, maxPayloadBytes);
   }
-  checkOptionKeys('options', priorityOrOptions, SUBMIT_OPTIONS);
+  const options = readOptions<SubmitOptions>('options', priorityOrOptions, SUBMIT_OPTIONS);
   if (runAtMillis !== undefined) {
     throw new InvalidArgumentError(`Expected nothing after submit's \`options\` (give runAt in them), got ${describe(runAtMillis)}`);
   }
-  return checkOptions('options', priorityOrOptions, type, payload, undefined, maxPayloadBytes);
+  return checkOptions('options', options, type, payload, undefined, maxPayloadBytes);
 }
 
 /**
@@ -166,12 +166,12 @@ function checkKey(job: CheckedJob, key: unknown, keyTtlMillis: unknown): void {
 
 /** Submit's `headers`, checked and copied: a plain object of string values, at most MAX_HEADERS_BYTES of JSON. */
 function checkHeaders(headers: unknown): Record<string, string> {
-  const prototype = headers === null || typeof headers !== 'object' ? undefined : Object.getPrototypeOf(headers);
+  const prototype = headers === null || typeof headers !== 'object' ? undefined : readCallers('headers', () => Object.getPrototypeOf(headers) as unknown);
   if (prototype !== Object.prototype && prototype !== null) {
     throw new InvalidArgumentError(`Expected \`headers\` to be a plain object of strings, got ${describe(headers)}`);
   }
   const copy: Record<string, string> = {};
-  for (const [key, value] of Object.entries(headers as object)) {
+  for (const [key, value] of readCallers('headers', () => Object.entries(headers as object))) {
     if (typeof value !== 'string' || !value.isWellFormed() || !key.isWellFormed()) {
       throw new InvalidArgumentError(`Expected \`headers.${key}\` to be a well-formed string, got ${describe(value)}`);
     }
@@ -242,16 +242,16 @@ function checkType(type: unknown): number {
 /** Checks every job of a batch before any is stored. */
 export function checkJobs(jobs: unknown, maxPayloadBytes: number): CheckedJob[] {
   if (!Array.isArray(jobs)) throw new InvalidArgumentError(`Expected \`jobs\` to be an array, got ${describe(jobs)}`);
-  // Every index, not `map`: a hole of a sparse array is a slot without a job, which `map` would skip.
-  const checked = new Array<CheckedJob>(jobs.length);
-  for (let i = 0; i < jobs.length; i++) {
-    if (!(i in jobs)) throw new InvalidArgumentError(`Expected \`jobs[${i}]\` to be an object, got a hole (a sparse array)`);
-    const job: unknown = jobs[i];
-    checkOptionKeys(`jobs[${i}]`, job, NEW_JOB_FIELDS);
-    const { type, payload, runAtMillis } = job as NewJob;
-    checked[i] = checkOptions(`jobs[${i}]`, job, type, payload, runAtMillis, maxPayloadBytes);
-  }
-  return checked;
+  return readCallers('jobs', () => {
+    // Every index, not `map`: a hole of a sparse array is a slot without a job, which `map` would skip.
+    const out = new Array<CheckedJob>(jobs.length);
+    for (let i = 0; i < jobs.length; i++) {
+      if (!(i in jobs)) throw new InvalidArgumentError(`Expected \`jobs[${i}]\` to be an object, got a hole (a sparse array)`);
+      const fields = readOptions<NewJob>(`jobs[${i}]`, jobs[i], NEW_JOB_FIELDS);
+      out[i] = checkOptions(`jobs[${i}]`, fields, fields.type, fields.payload, fields.runAtMillis, maxPayloadBytes);
+    }
+    return out;
+  });
 }
 
 export function checkWorkerId(workerId: unknown): asserts workerId is string {
@@ -314,8 +314,7 @@ export function checkFailure(error: unknown, options: FailOptions | undefined, m
   if (error !== undefined && error !== null && typeof error !== 'string') {
     throw new InvalidArgumentError(`Expected \`error\` to be a string, null or undefined, got ${describe(error)}`);
   }
-  if (options !== undefined) checkOptionKeys('options', options, FAIL_OPTIONS);
-  const permanent = given(options?.permanent, false);
+  const permanent = options === undefined ? false : given(readOptions<FailOptions>('options', options, FAIL_OPTIONS).permanent, false);
   if (typeof permanent !== 'boolean') {
     throw new InvalidArgumentError(`Expected \`permanent\` to be a boolean, got ${describe(permanent)}`);
   }
@@ -362,8 +361,7 @@ const FINISHED_OPTIONS: ReadonlySet<string> = new Set(['timeoutMillis', 'signal'
 /** `finished`'s options, checked: the timeout (Infinity when none) and the signal. */
 export function checkFinishedOptions(options: unknown): { timeoutMillis: number; signal: AbortSignal | undefined } {
   if (options === undefined) return { timeoutMillis: Infinity, signal: undefined };
-  checkOptionKeys('options', options, FINISHED_OPTIONS);
-  const { timeoutMillis = Infinity, signal } = options as FinishedOptions;
+  const { timeoutMillis = Infinity, signal } = readOptions<FinishedOptions>('options', options, FINISHED_OPTIONS);
   checkTimeout(timeoutMillis);
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new InvalidArgumentError(`Expected \`signal\` to be an AbortSignal, got ${describe(signal)}`);
@@ -433,8 +431,7 @@ export function checkRateLimit(type: unknown, limit: unknown): RateLimit | null 
   if (typeof limit !== 'object' || Array.isArray(limit)) {
     throw new InvalidArgumentError(`Expected \`limit\` to be { max, windowMillis } or null, got ${describe(limit)}`);
   }
-  checkOptionKeys('limit', limit, RATE_LIMIT_KEYS);
-  const { max, windowMillis } = limit as Partial<RateLimit>;
+  const { max, windowMillis } = readOptions<RateLimit>('limit', limit, RATE_LIMIT_KEYS);
   for (const [name, value] of [['max', max], ['windowMillis', windowMillis]] as const) {
     if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_RATE_LIMIT) {
       throw new InvalidArgumentError(`Expected \`${name}\` to be an integer from 1 to ${MAX_RATE_LIMIT}, got ${describe(value)}`);
@@ -469,8 +466,7 @@ const CURSOR_PREFIX = 'after:';
 
 export function checkJobQuery(query: unknown): CheckedQuery {
   if (query === undefined) return { status: undefined, type: undefined, limit: DEFAULT_PAGE, after: 0 };
-  checkOptionKeys('query', query, QUERY_FIELDS);
-  const { status, type, limit = DEFAULT_PAGE, after } = query as JobQuery;
+  const { status, type, limit = DEFAULT_PAGE, after } = readOptions<JobQuery>('query', query, QUERY_FIELDS);
   if (status !== undefined && !STATUSES.has(status)) {
     throw new InvalidArgumentError(`Expected \`status\` to be one of ${[...STATUSES].join(', ')}, got ${describe(status)}`);
   }
@@ -525,8 +521,7 @@ export function checkScheduleName(name: unknown): asserts name is string {
  */
 export function checkSchedule(name: unknown, options: unknown, now: number, maxPayloadBytes: number): StoredSchedule {
   checkScheduleName(name);
-  checkOptionKeys('options', options, SCHEDULE_OPTIONS);
-  const asked = options as ScheduleOptions;
+  const asked = readOptions<ScheduleOptions>('options', options, SCHEDULE_OPTIONS);
   const { cron, everyMillis, timeZone, maxAttempts, missed = 'one', maxMissed = DEFAULT_MAX_MISSED, graceMillis = DEFAULT_GRACE_MILLIS } = asked;
   if ((cron === undefined) === (everyMillis === undefined)) {
     throw new InvalidArgumentError(`Expected \`options\` to give exactly one of cron and everyMillis, got ${cron === undefined ? 'neither' : 'both'}`);
@@ -588,9 +583,7 @@ const SCHEDULER_OPTIONS: ReadonlySet<string> = new Set(['intervalMillis', 'onErr
 
 /** startScheduler's options, checked and filled in. */
 export function checkSchedulerOptions(options: unknown): Required<SchedulerOptions> {
-  if (options === undefined) options = {};
-  checkOptionKeys('options', options, SCHEDULER_OPTIONS);
-  const { intervalMillis = DEFAULT_SCHEDULER_INTERVAL_MILLIS, onError = warnOfSchedulerError } = options as SchedulerOptions;
+  const { intervalMillis = DEFAULT_SCHEDULER_INTERVAL_MILLIS, onError = warnOfSchedulerError } = readOptions<SchedulerOptions>('options', given(options, {}), SCHEDULER_OPTIONS);
   if (!Number.isInteger(intervalMillis) || intervalMillis < 1) {
     throw new InvalidArgumentError(`Expected \`intervalMillis\` to be an integer >= 1, got ${describe(intervalMillis)}`);
   }

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { JobNotFoundError, JobQueue, ManualClock, QueueFullError, RetryPolicy } from '../dist/index.js';
+import { JobNotFoundError, JobQueue, ManualClock, PartitionedRedisQueue, QueueFullError, RedisJobQueue, RetryPolicy, WorkerPool } from '../dist/index.js';
 import { describeEachBackend, memory, openQueue, type ContractQueue } from './backends.js';
 import {
   T0,
@@ -15,6 +15,7 @@ import {
   mustPoll,
   setup,
   snapshot,
+  unreadable,
   utf8Bytes,
 } from './helpers.js';
 import { tempDir } from './journal-harness.js';
@@ -425,6 +426,10 @@ describeEachBackend('options validation', (backend) => {
     expect((await expectInvalid(() => openQueue(backend, clock, policy, bad(options)))).message).toMatch(message);
   });
 
+  it('rejects a retain option that throws when read with InvalidArgumentError, not the error it threw', async () => {
+    expect((await expectInvalid(() => openQueue(backend, clock, policy, { retain: unreadable() }))).message).toMatch(/`retain` .*properties can be read/);
+  });
+
   it('accepts an empty options object and capacity 1', async () => {
     expect(await (await openQueue(backend, clock, policy, {})).stats()).toMatchObject({ pending: 0 });
     expect(await (await openQueue(backend, clock, policy, { capacity: 1 })).stats()).toMatchObject({ pending: 0 });
@@ -464,5 +469,23 @@ describe('options validation (memory backend only)', () => {
     expect(expectInvalidSync(() => JobQueue.open(path, clock, policy, bad({ capacty: 8 }))).message).toMatch(/no keys but capacity, .*tracing, synchronous, got `capacty`/);
     expect(expectInvalidSync(() => JobQueue.open(path, clock, policy, { synchronous: bad(null) })).message).toContain('synchronous');
     expect(existsSync(path)).toBe(false);
+  });
+
+  it('refuses options that throw when read with InvalidArgumentError, in every constructor (JobQueue.open making no file)', async () => {
+    const path = join(tempDir(), 'queue.db');
+    for (const options of [unreadable(), unreadable('capacity')]) {
+      expect(expectInvalidSync(() => new JobQueue(clock, policy, options)).message).toMatch(/properties can be read/);
+    }
+    for (const options of [unreadable(), unreadable('synchronous')]) {
+      expect(expectInvalidSync(() => JobQueue.open(path, clock, policy, options)).message).toMatch(/properties can be read/);
+    }
+    expect(existsSync(path)).toBe(false);
+    expect(expectInvalidSync(() => new RetryPolicy(3, 100, 1000, unreadable('jitter'))).message).toMatch(/properties can be read/);
+    // Refused before any connection is tried: no server is needed.
+    expect((await expectInvalid(() => RedisJobQueue.connect(unreadable('redis')))).message).toMatch(/properties can be read/);
+    expect((await expectInvalid(() => PartitionedRedisQueue.connect(unreadable()))).message).toMatch(/properties can be read/);
+    const queue = new JobQueue(clock, policy, { capacity: 4 });
+    expect(expectInvalidSync(() => new WorkerPool(queue, unreadable('threads'))).message).toMatch(/properties can be read/);
+    queue.close();
   });
 });

@@ -11,7 +11,7 @@ import {
   StaleLeaseError,
 } from '../dist/index.js';
 import { describeEachBackend, type ContractQueue } from './backends.js';
-import { T0, bad, expectError, expectIllegalStateSync, expectNoChange, expectNotFound, mustPoll, setup, snapshot, thrownBy } from './helpers.js';
+import { T0, bad, throwsWhenRead, unreadable, expectError, expectIllegalStateSync, expectNoChange, expectNotFound, mustPoll, setup, snapshot, thrownBy } from './helpers.js';
 
 /**
  * Small queues for the many parametrized cases below: a default queue commits
@@ -231,6 +231,12 @@ describeEachBackend('a failed call changes nothing', (backend) => {
     ['submit with a NaN runAt', (e) => e.queue.submit('t', 'x', 0, NaN), InvalidArgumentError, 'ERR_INVALID_ARGUMENT'],
     ['submit with an ill-formed payload', (e) => e.queue.submit('t', 'a\ud800'), InvalidArgumentError, 'ERR_INVALID_ARGUMENT'],
     ['submit with a non-string type', (e) => e.queue.submit(bad(7), 'x'), InvalidArgumentError, 'ERR_INVALID_ARGUMENT'],
+    ['submit with options a proxy throws on as they are read', (e) => e.queue.submit('t', 'x', unreadable()), InvalidArgumentError, 'ERR_INVALID_ARGUMENT'],
+    ['submit with options whose getter throws', (e) => e.queue.submit('t', 'x', unreadable('priority')), InvalidArgumentError, 'ERR_INVALID_ARGUMENT'],
+    ['submitMany with a job whose getter throws', (e) => e.queue.submitMany([{ type: 't' }, unreadable('type')]), InvalidArgumentError, 'ERR_INVALID_ARGUMENT'],
+    ['submit with headers a proxy throws on', (e) => e.queue.submit('t', 'x', { headers: unreadable() }), InvalidArgumentError, 'ERR_INVALID_ARGUMENT'],
+    ['submitMany with a jobs array a proxy throws on', (e) => e.queue.submitMany(new Proxy([{ type: 't' }], { has: throwsWhenRead })), InvalidArgumentError, 'ERR_INVALID_ARGUMENT'],
+    ['jobs with a query a proxy throws on', (e) => e.queue.jobs(unreadable()), InvalidArgumentError, 'ERR_INVALID_ARGUMENT'],
     ['poll with a blank worker', (e) => e.queue.poll('', 1000), InvalidArgumentError, 'ERR_INVALID_ARGUMENT'],
     ['poll with leaseMillis 0', (e) => e.queue.poll('w', 0), InvalidArgumentError, 'ERR_INVALID_ARGUMENT'],
     ['poll with leaseMillis NaN', (e) => e.queue.poll('w', NaN), InvalidArgumentError, 'ERR_INVALID_ARGUMENT'],
@@ -244,6 +250,7 @@ describeEachBackend('a failed call changes nothing', (backend) => {
     ['complete with a fractional token', (e) => e.queue.complete('J3', 1.5), StaleLeaseError, 'ERR_STALE_LEASE'],
     ['fail RUNNING with a wrong token', (e) => e.queue.fail('J3', e.running + 1, 'x'), StaleLeaseError, 'ERR_STALE_LEASE'],
     ['fail with a non-string error', (e) => e.queue.fail('J3', e.running, bad(42)), InvalidArgumentError, 'ERR_INVALID_ARGUMENT'],
+    ['fail with options whose getter throws', (e) => e.queue.fail('J3', e.running, 'x', unreadable('permanent')), InvalidArgumentError, 'ERR_INVALID_ARGUMENT'],
     ['fail SUCCEEDED', (e) => e.queue.fail('J4', e.succeeded, 'x'), StaleLeaseError, 'ERR_STALE_LEASE'],
     ['fail DEAD', (e) => e.queue.fail('J5', e.dead), StaleLeaseError, 'ERR_STALE_LEASE'],
     ['fail an unknown id', (e) => e.queue.fail('J0', e.running), JobNotFoundError, 'ERR_JOB_NOT_FOUND'],

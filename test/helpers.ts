@@ -40,6 +40,23 @@ export function bad(value: unknown): never {
   return value as never;
 }
 
+/** A proxy trap, or a getter, that throws the caller's own error (not a JobQueueError). */
+export function throwsWhenRead(): never {
+  throw new Error('read me not');
+}
+
+/**
+ * An options object that throws the caller's own error as it is read: a
+ * proxy each of whose traps throws, or (`key`) a plain object whose getter
+ * for `key` throws. Passed where an object is expected, to test that the
+ * edge refuses it with InvalidArgumentError rather than letting the error out.
+ */
+export function unreadable(key?: string): never {
+  if (key !== undefined) return Object.defineProperty({}, key, { enumerable: true, get: throwsWhenRead }) as never;
+  const traps = { ownKeys: throwsWhenRead, get: throwsWhenRead, getOwnPropertyDescriptor: throwsWhenRead, has: throwsWhenRead, getPrototypeOf: throwsWhenRead };
+  return new Proxy({}, traps) as never;
+}
+
 export interface Setup {
   clock: ManualClock;
   policy: RetryPolicy;

@@ -8,7 +8,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ResourceLimits } from 'node:worker_threads';
 import { InvalidArgumentError, describe } from '../errors.js';
-import { checkOptionKeys, given } from '../options.js';
+import { given, readOptions } from '../options.js';
 import { checkLeaseMillis } from '../validate.js';
 import type { PoolLogger } from './events.js';
 
@@ -106,8 +106,8 @@ const POOL_OPTIONS: ReadonlySet<string> = new Set([
   'handlers', 'threads', 'leaseMillis', 'concurrency', 'workerId', 'timeoutMillis', 'timeoutGraceMillis', 'resourceLimits', 'unknownTypes', 'shutdownOn', 'logger',
 ]);
 
-export function fillPoolOptions(options: WorkerPoolOptions): FilledPoolOptions {
-  checkOptionKeys('options', options, POOL_OPTIONS);
+export function fillPoolOptions(asked: WorkerPoolOptions): FilledPoolOptions {
+  const options = readOptions<WorkerPoolOptions>('options', asked, POOL_OPTIONS);
   // The queue's own check: a pool must not take a lease length that every one of its polls would refuse.
   const leaseMillis = given(options.leaseMillis, kDefaults.leaseMillis);
   checkLeaseMillis(leaseMillis);

@@ -6,7 +6,7 @@
 import type { SharedClock } from '../clock.js';
 import { keyHash } from '../key-hash.js';
 import { IllegalStateError, InvalidArgumentError, describe } from '../errors.js';
-import { checkOptionKeys, filledTracing } from '../options.js';
+import { readOptions, filledTracing } from '../options.js';
 import type { SharedPolicy } from '../policy.js';
 import type { JobPage, JobQuery, JobView, Lease, QueueStats, RateLimit, TypeRateLimit } from '../types.js';
 import type { ScheduleOptions, ScheduleView } from '../schedule/spec.js';
@@ -73,13 +73,14 @@ export class PartitionedRedisQueue {
   }
 
   static async connect(options: PartitionedQueueOptions): Promise<PartitionedRedisQueue> {
-    checkOptionKeys('options', options, PARTITIONED_OPTIONS);
-    const { partitions, name, ...rest } = options;
+    const { partitions, name, ...rest } = readOptions<PartitionedQueueOptions>('options', options, PARTITIONED_OPTIONS);
     checkBatchSize('partitions', partitions, 1, MAX_PARTITIONS);
     if (typeof name !== 'string') throw new InvalidArgumentError(`Expected \`name\` to be a non-blank string, got ${describe(name)}`);
     // Traced under the queue's own name, not a partition's.
     const tracing = filledTracing(rest.tracing, name);
-    return PartitionedRedisQueue.#open((index) => RedisJobQueue.connect({ ...rest, name: `${name}#${index}`, tracing }, { index, of: partitions }), partitions);
+    // Each partition's connect checks the rest of the options, as the queue's own.
+    const partitionOptions = (index: number) => ({ ...rest, name: `${name}#${index}`, tracing }) as RedisQueueOptions;
+    return PartitionedRedisQueue.#open((index) => RedisJobQueue.connect(partitionOptions(index), { index, of: partitions }), partitions);
   }
 
   /** Connects, in this thread or process, to the queue a `share()` handle names. */

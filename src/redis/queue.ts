@@ -1,6 +1,6 @@
 import { clockFromShare, shareClock, systemClock, type SharedClock, type TimeSource } from '../clock.js';
 import { IllegalStateError, InvalidArgumentError, describe, refusalError, type JobQueueError } from '../errors.js';
-import { checkOptionKeys, fillOptions, filledTracing, type JobQueueOptions, type RetainOptions, type TracingOptions } from '../options.js';
+import { readOptions, fillOptions, filledTracing, type JobQueueOptions, type RetainOptions, type TracingOptions } from '../options.js';
 import { policyFromShare, sharePolicy, type RetryPolicy, type SharedPolicy } from '../policy.js';
 import type { JobPage, JobQuery, JobView, Lease, QueueStats, RateLimit, TypeRateLimit } from '../types.js';
 import {
@@ -201,8 +201,8 @@ export class RedisJobQueue {
    * Connects to Redis and opens the queue `name` there (created by its first
    * submit). (`partition` is PartitionedRedisQueue's: leave it out.)
    */
-  static async connect(options: RedisQueueOptions, partition: Partition = WHOLE): Promise<RedisJobQueue> {
-    checkOptionKeys('options', options, REDIS_QUEUE_OPTIONS);
+  static async connect(asked: RedisQueueOptions, partition: Partition = WHOLE): Promise<RedisJobQueue> {
+    const options = readOptions<RedisQueueOptions>('options', asked, REDIS_QUEUE_OPTIONS);
     const { redis: target, name, policy, time = systemClock, commandTimeoutMillis = DEFAULT_COMMAND_TIMEOUT_MILLIS } = options;
     if (typeof target !== 'string' && (target === null || typeof target !== 'object')) {
       throw new InvalidArgumentError(`Expected \`redis\` to be a URL, ioredis options or { cluster: nodes }, got ${describe(target)}`);
