@@ -5,7 +5,7 @@
  * on SIGINT or SIGTERM.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -121,6 +121,17 @@ describe('leasehold dashboard --journal', () => {
     const run = spawnSync(process.execPath, [CLI, 'dashboard', '--journal', path, '--allow-writes'], { encoding: 'utf8', timeout: 30_000 });
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(/^leasehold: .*(owned|busy)/im);
+  });
+
+  it('refuses, read-only too, a file that is no journal or is missing (exit 1) before it serves anything', () => {
+    const garbage = join(scratch, 'garbage.db');
+    writeFileSync(garbage, 'not a database '.repeat(100));
+    for (const [path, message] of [[garbage, /not a leasehold journal/], [join(scratch, 'missing.db'), /No journal at/]] as const) {
+      const run = spawnSync(process.execPath, [CLI, 'dashboard', '--journal', path], { encoding: 'utf8', timeout: 30_000 });
+      expect(run.status, path).toBe(1);
+      expect(run.stderr).toMatch(message);
+      expect(run.stdout).not.toMatch(/http:/);
+    }
   });
 
   it('exits 2 on bad usage: no queue, both queues, --redis without --name', () => {

@@ -50,7 +50,12 @@ async function openQueue(options: DashboardCommandOptions): Promise<OpenQueue> {
   const policy = new RetryPolicy(options.maxAttempts, options.backoffMs, options.maxBackoffMs);
   if (options.journal !== undefined) {
     const name = basename(options.journal);
-    if (!options.allowWrites) return { queue: new JournalSnapshot(options.journal, options.maxAttempts), name, close: () => {} };
+    if (!options.allowWrites) {
+      const snapshot = new JournalSnapshot(options.journal, options.maxAttempts);
+      // Read once before serving: a missing file or one that is no journal is refused here, not on every page.
+      snapshot.stats();
+      return { queue: snapshot, name, close: () => {} };
+    }
     const queue = JobQueue.open(options.journal, systemClock, policy);
     return { queue, name, close: () => queue.close() };
   }
