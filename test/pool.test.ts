@@ -15,7 +15,7 @@ import { describe, expect, it } from 'vitest';
 import {
   IllegalStateError, InvalidArgumentError, JobQueue, ManualClock, RetryPolicy, WorkerPool, systemClock,
 } from '../dist/index.js';
-import { bad, expectInvalidSync, pause } from './helpers.js';
+import { bad, expectInvalidSync, pause, throwsWhenRead, unreadable } from './helpers.js';
 import { HANDLERS, scratch, track, until } from './pool-harness.js';
 
 const DEFAULT_EXPORT = new URL('./fixtures/pool-default.mjs', import.meta.url);
@@ -62,6 +62,10 @@ describe('WorkerPool options', { timeout: 20_000 }, () => {
     ['threads', 1.5],
     ['threads', Number.NaN],
     ['threads', '2'],
+    // Past the bounds, which an up-front allocation of shared memory per thread and per job at once needs.
+    ['threads', 1025],
+    ['threads', 2 ** 31],
+    ['threads', 1e300],
     ['leaseMillis', 0],
     ['leaseMillis', -5],
     ['leaseMillis', Number.NaN],
@@ -72,6 +76,13 @@ describe('WorkerPool options', { timeout: 20_000 }, () => {
     ['concurrency', 0],
     ['concurrency', 1.5],
     ['concurrency', Number.NaN],
+    ['concurrency', 4097],
+    ['concurrency', 2 ** 31],
+    // Objects that throw as they are read: refused, the caller's error not let out.
+    ['timeoutMillis', unreadable()],
+    ['resourceLimits', unreadable()],
+    ['shutdownOn', new Proxy(['SIGTERM'], { get: throwsWhenRead })],
+    ['logger', unreadable('info')],
     ['workerId', ''],
     ['workerId', '   '],
     ['workerId', 7],
@@ -98,7 +109,15 @@ describe('WorkerPool options', { timeout: 20_000 }, () => {
     ['unknownTypes', null],
     ['shutdownOn', null],
   ];
-  it.each(badOptions.map(([option, value]) => [option, typeof value === 'string' ? JSON.stringify(value) : String(value), value] as const))(
+  const label = (value: unknown): string => {
+    if (typeof value === 'string') return JSON.stringify(value);
+    try {
+      return String(value);
+    } catch {
+      return 'an object that throws when read';
+    }
+  };
+  it.each(badOptions.map(([option, value]) => [option, label(value), value] as const))(
     'refuses %s = %s with InvalidArgumentError that names the option',
     (option, _label, value) => {
       const options = { handlers: HANDLERS, threads: 1, [option]: value };

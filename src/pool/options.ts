@@ -8,7 +8,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ResourceLimits } from 'node:worker_threads';
 import { InvalidArgumentError, describe } from '../errors.js';
-import { given, readOptions } from '../options.js';
+import { given, readCallers, readOptions } from '../options.js';
 import { checkLeaseMillis } from '../validate.js';
 import type { PoolLogger } from './events.js';
 
@@ -19,7 +19,7 @@ export interface WorkerPoolOptions {
   /** The handler module: a path or URL whose exports map job type → handler (named exports, or a default export object). */
   handlers: string | URL;
   /**
-   * Pool threads.
+   * Pool threads, 1 to MAX_POOL_THREADS (1024).
    * @default os.availableParallelism()
    */
   threads?: number;
@@ -31,7 +31,7 @@ export interface WorkerPoolOptions {
    */
   leaseMillis?: number;
   /**
-   * Jobs at once per thread, for async handlers.
+   * Jobs at once per thread, for async handlers, 1 to MAX_CONCURRENCY (4096).
    * @default 1
    */
   concurrency?: number;
@@ -94,6 +94,11 @@ export interface FilledPoolOptions {
   logger: PoolLogger | undefined;
 }
 
+/** The most threads a pool takes (each a thread of its own, with its own heap): past the cores of any machine. */
+export const MAX_POOL_THREADS = 1024;
+/** The most jobs at once per thread: each costs a slot of the pool's shared in-flight table, allocated up front. */
+export const MAX_CONCURRENCY = 4096;
+
 const kDefaults = {
   leaseMillis: 30_000, concurrency: 1, workerId: 'pool', timeoutGraceMillis: 1_000, unknownTypes: 'dead-letter', shutdownOn: [],
 } as const;
@@ -121,9 +126,9 @@ export function fillPoolOptions(asked: WorkerPoolOptions): FilledPoolOptions {
   }
   return {
     handlers: moduleUrl(options.handlers),
-    threads: positiveInteger('threads', given(options.threads, availableParallelism())),
+    threads: boundedInteger('threads', given(options.threads, Math.min(availableParallelism(), MAX_POOL_THREADS)), MAX_POOL_THREADS),
     leaseMillis,
-    concurrency: positiveInteger('concurrency', given(options.concurrency, kDefaults.concurrency)),
+    concurrency: boundedInteger('concurrency', given(options.concurrency, kDefaults.concurrency), MAX_CONCURRENCY),
     workerId,
     timeouts: timeouts(options.timeoutMillis),
     timeoutGraceMillis: positiveMillis('timeoutGraceMillis', given(options.timeoutGraceMillis, kDefaults.timeoutGraceMillis)),
@@ -141,10 +146,11 @@ function timeouts(value: unknown): FilledPoolOptions['timeouts'] {
     throw new InvalidArgumentError(`Expected \`timeoutMillis\` to be a number of milliseconds or an object of them by job type, got ${describe(value)}`);
   }
   const byType: Record<string, number> = {};
-  for (const [type, millis] of Object.entries(value)) {
+  const asked = readCallers('timeoutMillis', () => ({ ...value }) as TimeoutsByType);
+  for (const [type, millis] of Object.entries(asked)) {
     if (type !== 'default') byType[type] = positiveMillis(`timeoutMillis.${type}`, millis);
   }
-  const fallback = (value as TimeoutsByType).default;
+  const fallback = asked.default;
   return { default: fallback === undefined ? NO_TIMEOUT : positiveMillis('timeoutMillis.default', fallback), byType };
 }
 
@@ -153,29 +159,32 @@ function resourceLimits(value: unknown): ResourceLimits | undefined {
   if (value === null || typeof value !== 'object') {
     throw new InvalidArgumentError(`Expected \`resourceLimits\` to be worker_threads resource limits, got ${describe(value)}`);
   }
-  for (const [name, limit] of Object.entries(value)) positiveMillis(`resourceLimits.${name}`, limit);
-  return { ...(value as ResourceLimits) };
+  const limits = readCallers('resourceLimits', () => ({ ...value }) as ResourceLimits);
+  for (const [name, limit] of Object.entries(limits)) positiveMillis(`resourceLimits.${name}`, limit);
+  return limits;
 }
 
 function signals(value: unknown): readonly NodeJS.Signals[] {
-  if (!Array.isArray(value) || !value.every((signal) => typeof signal === 'string' && /^SIG[A-Z0-9]+$/.test(signal))) {
+  const names = readCallers('shutdownOn', () => (Array.isArray(value) ? [...(value as unknown[])] : undefined));
+  if (names === undefined || !names.every((signal) => typeof signal === 'string' && /^SIG[A-Z0-9]+$/.test(signal))) {
     throw new InvalidArgumentError(`Expected \`shutdownOn\` to be an array of signal names such as 'SIGTERM', got ${describe(value)}`);
   }
-  return [...new Set(value as NodeJS.Signals[])];
+  return [...new Set(names as NodeJS.Signals[])];
 }
 
 function logger(value: unknown): PoolLogger | undefined {
   if (value === undefined) return undefined;
   const methods = ['info', 'warn', 'error'] as const;
-  if (value === null || typeof value !== 'object' || methods.some((m) => typeof (value as Record<string, unknown>)[m] !== 'function')) {
+  const methodless = (logger: object) => readCallers('logger', () => methods.some((m) => typeof (logger as Record<string, unknown>)[m] !== 'function'));
+  if (value === null || typeof value !== 'object' || methodless(value)) {
     throw new InvalidArgumentError(`Expected \`logger\` to have info, warn and error methods (pino's shape), got ${describe(value)}`);
   }
   return value as PoolLogger;
 }
 
-function positiveInteger(name: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || !(value >= 1)) {
-    throw new InvalidArgumentError(`Expected \`${name}\` to be an integer >= 1, got ${describe(value)}`);
+function boundedInteger(name: string, value: unknown, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || !(value >= 1 && value <= max)) {
+    throw new InvalidArgumentError(`Expected \`${name}\` to be an integer from 1 to ${max}, got ${describe(value)}`);
   }
   return value;
 }
