@@ -211,6 +211,10 @@ describeRedis('RedisJobQueue', () => {
     ['a null capacity', { capacity: null as never }],
     ['a misspelt option', { capacty: 8 } as never],
     ['an option of the shared-memory queue only', { arenaBytes: 1 << 20 } as never],
+    ['a URL whose port is past 65535', { redis: 'redis://127.0.0.1:99999' }],
+    ['a cluster node that is null', { redis: { cluster: [null as never] } }],
+    ['a cluster node without a port', { redis: { cluster: [{ host: '127.0.0.1' } as never] } }],
+    ['a cluster node whose port is a string', { redis: { cluster: [{ host: '127.0.0.1', port: '7000' as never }] } }],
   ])('refuses to connect with %s', async (_what, options) => {
     const connecting = RedisJobQueue.connect({ redis: redis.server.url, name: fresh('bad'), policy: new RetryPolicy(1, 0, 0), ...options });
     await expect(connecting).rejects.toBeInstanceOf(InvalidArgumentError);

@@ -5,7 +5,7 @@
  */
 // Types only: ioredis is loaded by the first connect, so that importing leasehold costs nothing for it.
 import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
-import { BackendAuthError, BackendTlsError, BackendUnavailableError, InvalidArgumentError } from '../errors.js';
+import { BackendAuthError, BackendTlsError, BackendUnavailableError, InvalidArgumentError, describe } from '../errors.js';
 import { redisClients } from '../optional.js';
 
 /** A Redis Cluster: some of its nodes (the client discovers the rest) and ioredis Cluster options. */
@@ -28,6 +28,24 @@ export type RedisClient = Redis | Cluster;
 
 export function isClusterTarget(target: RedisTarget): target is RedisClusterTarget {
   return typeof target === 'object' && target !== null && 'cluster' in target;
+}
+
+/** Refuses a `redis` option that is no target: not a URL or an object, or a cluster without nodes of a host and a port. */
+export function checkTarget(target: unknown): asserts target is RedisTarget {
+  if (typeof target !== 'string' && (target === null || typeof target !== 'object')) {
+    throw new InvalidArgumentError(`Expected \`redis\` to be a URL, ioredis options or { cluster: nodes }, got ${describe(target)}`);
+  }
+  if (!isClusterTarget(target)) return;
+  const nodes: unknown = target.cluster;
+  const isNode = (node: unknown) =>
+    node !== null && typeof node === 'object' && typeof (node as { host: unknown }).host === 'string' && isPort((node as { port: unknown }).port);
+  if (!Array.isArray(nodes) || nodes.length === 0 || !nodes.every(isNode)) {
+    throw new InvalidArgumentError(`Expected \`redis.cluster\` to be a non-empty array of { host, port }, got ${describe(nodes)}`);
+  }
+}
+
+function isPort(port: unknown): boolean {
+  return Number.isInteger(port) && (port as number) >= 1 && (port as number) <= 65_535;
 }
 
 /**
@@ -70,7 +88,12 @@ export async function createClient(target: RedisTarget, commandTimeoutMillis: nu
   }
   const { url, ...given }: RedisServerTarget = typeof target === 'string' ? { url: target } : target;
   const options: RedisOptions = { retryStrategy, ...given, ...AT_MOST_ONCE, commandTimeout: commandTimeoutMillis };
-  return quiet(url === undefined ? new Redis(options) : new Redis(url, options));
+  try {
+    return quiet(url === undefined ? new Redis(options) : new Redis(url, options));
+  } catch (error) {
+    // ioredis parses the URL as it is made: one it cannot parse (a port past 65535) throws here.
+    throw new InvalidArgumentError(`Expected \`redis\` to be a URL ioredis can parse, got ${describe(url)}: ${(error as Error).message}`);
+  }
 }
 
 /** Another client to the same server or cluster with the same options, not yet connected. */

@@ -9,7 +9,7 @@ import {
   MAX_BATCH, type CheckedJob, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions,
 } from '../validate.js';
 import {
-  addressOf, backendError, connectClient, createClient, isClusterTarget, notConnectedError, release, userOf, type RedisClient, type RedisClusterTarget, type RedisServerTarget, type RedisTarget,
+  addressOf, backendError, checkTarget, connectClient, createClient, notConnectedError, release, userOf, type RedisClient, type RedisClusterTarget, type RedisServerTarget, type RedisTarget,
 } from './connection.js';
 import { jobKey, queueKeys, scheduleKeys, type QueueKeys } from './keys.js';
 import { RedisSchedules } from './schedules.js';
@@ -204,12 +204,7 @@ export class RedisJobQueue {
   static async connect(asked: RedisQueueOptions, partition: Partition = WHOLE): Promise<RedisJobQueue> {
     const options = readOptions<RedisQueueOptions>('options', asked, REDIS_QUEUE_OPTIONS);
     const { redis: target, name, policy, time = systemClock, commandTimeoutMillis = DEFAULT_COMMAND_TIMEOUT_MILLIS } = options;
-    if (typeof target !== 'string' && (target === null || typeof target !== 'object')) {
-      throw new InvalidArgumentError(`Expected \`redis\` to be a URL, ioredis options or { cluster: nodes }, got ${describe(target)}`);
-    }
-    if (isClusterTarget(target) && (!Array.isArray(target.cluster) || target.cluster.length === 0)) {
-      throw new InvalidArgumentError(`Expected \`redis.cluster\` to be a non-empty array of { host, port }, got ${describe(target.cluster)}`);
-    }
+    checkTarget(target);
     checkQueueName(name);
     checkPolicy(policy);
     checkTimeSource(time);
