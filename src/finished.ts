@@ -6,6 +6,7 @@
  */
 import { AbortedError, JobFailedError, TimeoutError } from './errors.js';
 import { JobStatus, type JobView } from './types.js';
+import { startTimer } from './long-timer.js';
 import { checkFinishedOptions } from './validate.js';
 
 type Awaitable<T> = T | Promise<T>;
@@ -20,9 +21,6 @@ export interface FinishWatch {
   close(): void;
 }
 
-/** The longest a timer runs: setTimeout fires at once for longer delays. */
-const MAX_TIMER_MILLIS = 2 ** 31 - 1;
-
 /**
  * Settles when job `jobId` finishes: resolves with its result (undefined
  * for none) once SUCCEEDED, rejects JobFailedError once DEAD or CANCELLED,
@@ -36,10 +34,9 @@ export async function untilFinished(jobId: string, options: unknown, look: () =>
   const stop = new AbortController();
   const aborted = () => stop.abort(new AbortedError(`Stopped waiting for job ${jobId} to finish: the signal aborted`, { cause: signal?.reason }));
   signal?.addEventListener('abort', aborted, { once: true });
-  const timer = timeoutMillis === Infinity ? undefined : setTimeout(
-    () => stop.abort(new TimeoutError(`Job ${jobId} did not finish within ${timeoutMillis} ms`)),
-    Math.min(timeoutMillis, MAX_TIMER_MILLIS),
-  );
+  const timer = timeoutMillis === Infinity
+    ? undefined
+    : startTimer(() => stop.abort(new TimeoutError(`Job ${jobId} did not finish within ${timeoutMillis} ms`)), timeoutMillis);
   try {
     for (;;) {
       await watch.arm();
@@ -51,7 +48,7 @@ export async function untilFinished(jobId: string, options: unknown, look: () =>
       await watch.changed(stop.signal);
     }
   } finally {
-    clearTimeout(timer);
+    timer?.clear();
     signal?.removeEventListener('abort', aborted);
     watch.close();
   }

@@ -301,6 +301,19 @@ describeRedis('RedisJobQueue', () => {
     await worker.poll('w', 1000);
     expect(await worker.waitForWork(20)).toBe(false);
   });
+
+  it.each([Infinity, 2 ** 31, 2 ** 53])('waits in waitForWork(%s) until woken: a wait past the longest timer does not end at once', async (timeoutMillis) => {
+    const name = fresh('unbounded');
+    const worker = await open({ name });
+    const producer = await open({ name });
+    expect(await worker.poll('w', 1000)).toBeUndefined();
+    let settled: boolean | undefined;
+    const waiting = worker.waitForWork(timeoutMillis).then((woken) => (settled = woken));
+    await pause(300);
+    expect(settled).toBeUndefined();
+    await producer.submit('t', 'x');
+    expect(await withTimeout(waiting, 5000, 'waitForWork')).toBe(true);
+  });
 });
 
 describeRedis('RedisJobQueue when Redis fails', () => {

@@ -30,10 +30,10 @@ describe('waitForWork in an otherwise idle thread', () => {
     }
   });
 
-  it('keeps the thread alive until a submit of another thread wakes it, then returns true', async () => {
+  it.each([60_000, Infinity, 2 ** 31, 2 ** 53])('keeps the thread alive (waiting %s ms) until a submit of another thread wakes it, then returns true', async (timeoutMillis) => {
     const queue = new JobQueue(systemClock, new RetryPolicy(3, 0, 0));
     try {
-      const ended = idleWaiter(queue, 60_000);
+      const ended = idleWaiter(queue, timeoutMillis);
       // The waiter counts itself idle (IDLE_WAITERS) before it sleeps: submit once it does, so that the
       // submit's bump is what wakes it.
       const lockWords = new Int32Array(queue.share().buffers.lockWords);
@@ -42,6 +42,8 @@ describe('waitForWork in an otherwise idle thread', () => {
         if (Date.now() > deadline) throw new Error('the thread never went to sleep in waitForWork');
         await new Promise((resolve) => setTimeout(resolve, 1));
       }
+      // Asleep a while first: a wait past the longest timer must not have ended at once (it kept nothing alive).
+      await new Promise((resolve) => setTimeout(resolve, 300));
       queue.submit('t', 'p');
       const { code, reports } = await withTimeout(ended, 10_000, 'the idle thread');
       expect({ code, reports }).toEqual({ code: 0, reports: [{ woken: true }] });

@@ -56,6 +56,3 @@ export function threadWord(thread: number, field: number): number {
 export function inflightAt(thread: number, concurrency: number, place: number): number {
   return (thread * concurrency + place) * INFLIGHT_FIELDS;
 }
-
-/** The longest delay a Node.js timer can wait; longer ones fire at once. */
-export const MAX_TIMER_MILLIS = 2 ** 31 - 1;

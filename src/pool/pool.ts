@@ -7,8 +7,9 @@ import type { PoolQueue } from './backend.js';
 import { EventHub, EventKind, type EventBatch, type PoolEventName, type PoolEvents } from './events.js';
 import {
   EVENTS, INFLIGHT_ATTEMPT, INFLIGHT_DEADLINE, INFLIGHT_JOB_NUM, INFLIGHT_STARTED_AT, INFLIGHT_TIMEOUT, INFLIGHT_TOKEN,
-  MAX_TIMER_MILLIS, REFUSED, STOP, TICK, allocateControl, inflightAt, threadWord, type PoolControlBuffers,
+  REFUSED, STOP, TICK, allocateControl, inflightAt, threadWord, type PoolControlBuffers,
 } from './layout.js';
+import { MAX_TIMER_MILLIS } from '../long-timer.js';
 import { fillPoolOptions, type FilledPoolOptions, type WorkerPoolOptions } from './options.js';
 import type { ThreadTask } from './thread.js';
 import { jobIdOf } from '../job-id.js';

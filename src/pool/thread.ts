@@ -10,8 +10,9 @@ import { EventKind, EventRecorder } from './events.js';
 import { loadHandlers, type Handler, type HandlerContext } from './handlers.js';
 import {
   EVENTS, INFLIGHT_ATTEMPT, INFLIGHT_DEADLINE, INFLIGHT_JOB_NUM, INFLIGHT_STARTED_AT, INFLIGHT_TIMEOUT, INFLIGHT_TOKEN,
-  MAX_TIMER_MILLIS, REFUSED, STOP, TICK, inflightAt, threadWord, type PoolControlBuffers,
+  REFUSED, STOP, TICK, inflightAt, threadWord, type PoolControlBuffers,
 } from './layout.js';
+import { MAX_TIMER_MILLIS, startTimer, type LongTimer } from '../long-timer.js';
 import { NO_TIMEOUT, type FilledPoolOptions } from './options.js';
 
 /** What the main thread sends a pool thread: check the handler module, or run the worker loop. */
@@ -340,15 +341,15 @@ class WorkerLoop {
     const timedOut = () => new Error(`timed out after ${timeout} ms`);
     return new Promise((resolve, reject) => {
       let late = false;
-      let grace: NodeJS.Timeout | undefined;
-      const abort = setTimeout(() => {
+      let grace: LongTimer | undefined;
+      const abort = startTimer(() => {
         late = true;
         controller.abort(timedOut());
-        grace = setTimeout(() => reject(timedOut()), Math.min(MAX_TIMER_MILLIS, this.#task.timeoutGraceMillis));
-      }, Math.min(MAX_TIMER_MILLIS, timeout));
+        grace = startTimer(() => reject(timedOut()), this.#task.timeoutGraceMillis);
+      }, timeout);
       const settle = (error?: unknown, value?: unknown) => {
-        clearTimeout(abort);
-        clearTimeout(grace);
+        abort.clear();
+        grace?.clear();
         if (late) reject(timedOut());
         else if (error !== undefined) reject(error);
         else resolve(value);

@@ -4,6 +4,7 @@
  * adds work publishes the new value of the queue's new-work counter.
  */
 import type { Subscriber } from './subscriber.js';
+import { startTimer } from '../long-timer.js';
 
 interface Waiter {
   /** The new-work counter its poll saw. */
@@ -39,12 +40,12 @@ export class WakeUps {
       const waiter: Waiter = {
         seen,
         wake: (woken) => {
-          clearTimeout(timer);
+          timer.clear();
           this.#waiters.delete(waiter);
           resolve(woken);
         },
       };
-      const timer = setTimeout(() => waiter.wake(false), timeoutMillis);
+      const timer = startTimer(() => waiter.wake(false), timeoutMillis);
       this.#waiters.add(waiter);
     });
   }

@@ -1,4 +1,5 @@
 import { IllegalStateError } from '../errors.js';
+import { startTimer, type LongTimer } from '../long-timer.js';
 
 /** `startScheduler(options)`: how often it fires due ticks, and where its failures go. */
 export interface SchedulerOptions {
@@ -23,7 +24,7 @@ export const DEFAULT_SCHEDULER_INTERVAL_MILLIS = 1000;
  */
 export function startScheduler(run: () => unknown, { intervalMillis, onError }: Required<SchedulerOptions>): Scheduler {
   let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: LongTimer | undefined;
   let wake: (() => void) | undefined;
   const loop = async (): Promise<void> => {
     while (!stopped) {
@@ -36,7 +37,7 @@ export function startScheduler(run: () => unknown, { intervalMillis, onError }: 
       if (stopped) break;
       await new Promise<void>((resolve) => {
         wake = resolve;
-        timer = setTimeout(resolve, intervalMillis);
+        timer = startTimer(resolve, intervalMillis);
       });
     }
   };
@@ -44,7 +45,7 @@ export function startScheduler(run: () => unknown, { intervalMillis, onError }: 
   return {
     async stop() {
       stopped = true;
-      clearTimeout(timer);
+      timer?.clear();
       wake?.();
       await running;
     },

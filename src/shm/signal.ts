@@ -1,4 +1,5 @@
 import type { WordAccess } from './access.js';
+import { startTimer } from '../long-timer.js';
 import { IDLE_WAITERS, WORK_SIGNAL } from './layout.js';
 
 /**
@@ -37,13 +38,13 @@ export class WorkSignal {
     // Node keeps no event loop alive for a pending Atomics.waitAsync, even one with a timeout: a thread
     // whose only work is this wait would end with its top-level await unsettled (exit code 13). A timer
     // for as long keeps it alive, as a sleep would.
-    const keepAlive = setTimeout(() => {}, timeoutMillis);
+    const keepAlive = startTimer(() => {}, timeoutMillis);
     try {
       const result = Atomics.waitAsync(this.#words, WORK_SIGNAL, seen, timeoutMillis);
       const outcome = result.async ? await result.value : result.value;
       return outcome !== 'timed-out';
     } finally {
-      clearTimeout(keepAlive);
+      keepAlive.clear();
       Atomics.sub(this.#words, IDLE_WAITERS, 1);
     }
   }
