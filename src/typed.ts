@@ -15,7 +15,8 @@
  * jobs.submit('email', { to: 'ada@example.com' });
  * ```
  */
-import { PermanentError } from './errors.js';
+import { InvalidArgumentError, PermanentError, describe } from './errors.js';
+import { readCallers } from './options.js';
 import type { Handler, HandlerContext } from './pool/handlers.js';
 import type { JobQueue } from './queue.js';
 import type { RedisJobQueue } from './redis/queue.js';
@@ -45,9 +46,14 @@ export type PayloadsOf<Module> = Module extends JsonHandlers<infer Payloads> ? P
 export function jsonHandlers<Handlers extends { [Type in keyof Handlers]: DecodedHandler }>(
   handlers: Handlers,
 ): JsonHandlers<{ [Type in keyof Handlers]: Parameters<Handlers[Type]>[0] }> {
+  if (handlers === null || typeof handlers !== 'object') {
+    throw new InvalidArgumentError(`Expected \`handlers\` to be an object of handler functions by job type, got ${describe(handlers)}`);
+  }
   const wrapped: Record<string, Handler> = {};
-  for (const [type, handler] of Object.entries(handlers) as [string, (payload: unknown, ctx: HandlerContext) => unknown][]) {
-    wrapped[type] = (payload, ctx) => handler(decode(payload, ctx), ctx);
+  for (const [type, handler] of readCallers('handlers', () => Object.entries(handlers)) as [string, unknown][]) {
+    if (typeof handler !== 'function') throw new InvalidArgumentError(`Expected \`handlers.${type}\` to be a function, got ${describe(handler)}`);
+    const decoded = handler as (payload: unknown, ctx: HandlerContext) => unknown;
+    wrapped[type] = (payload, ctx) => decoded(decode(payload, ctx), ctx);
   }
   return wrapped as JsonHandlers<{ [Type in keyof Handlers]: Parameters<Handlers[Type]>[0] }>;
 }
