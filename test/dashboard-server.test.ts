@@ -9,9 +9,9 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import {
   InvalidArgumentError, JobQueue, JobStatus, ManualClock, RetryPolicy,
 } from '../dist/index.js';
-import { createDashboardAdapter, serveDashboard, type DashboardServer } from '../dist/dashboard/index.js';
+import { createDashboardAdapter, createDashboardApp, serveDashboard, type DashboardServer } from '../dist/dashboard/index.js';
 import { fillEveryStatus, type EveryStatus } from './dashboard-fixture.js';
-import { T0, expectError } from './helpers.js';
+import { T0, bad, expectError } from './helpers.js';
 
 interface Served {
   server: DashboardServer;
@@ -116,6 +116,19 @@ describe('dashboard server', () => {
     await expectError(() => serveDashboard([adapter], { token: 'short' }), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
     await expectError(() => serveDashboard([]), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
     await expectError(() => serveDashboard([adapter, adapter]), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
+  });
+
+  it('checks each of its options objects as the queue\'s are: a misspelt key, null, or a title that is no string is refused', async () => {
+    const queue = new JobQueue(new ManualClock(T0), new RetryPolicy(3, 0, 0));
+    const misspelt = await expectError(() => createDashboardAdapter(queue, bad({ readonly: false })), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
+    expect(misspelt.message).toMatch(/no keys but name, readOnly, description, time, got `readonly`/);
+    await expectError(() => createDashboardAdapter(queue, bad(null)), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
+    const adapter = await createDashboardAdapter(queue);
+    expect((await expectError(() => serveDashboard([adapter], bad({ allowWrite: true })), InvalidArgumentError, 'ERR_INVALID_ARGUMENT')).message)
+      .toContain('got `allowWrite`');
+    await expectError(() => serveDashboard([adapter], bad({ title: 7 })), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
+    await expectError(() => createDashboardApp([adapter], bad({ basepath: '/jobs' })), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
+    await expectError(() => createDashboardApp([adapter], bad(null)), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
   });
 });
 

@@ -10,6 +10,7 @@ import type { Hono } from 'hono';
 import { systemClock } from '../clock.js';
 import { InvalidArgumentError, describe } from '../errors.js';
 import { DASHBOARD_FEATURE, DASHBOARD_PACKAGES, boardUiFolder, importOptional } from '../optional.js';
+import { readOptions } from '../options.js';
 import { checkTimeSource } from '../validate.js';
 import type { DashboardAdapterOptions, LeaseholdBoardAdapter } from './adapter.js';
 import type { DashboardQueue } from './queue.js';
@@ -21,6 +22,9 @@ export type { DashboardAppOptions, DashboardServer } from './server.js';
 
 const QUEUE_METHODS = ['stats', 'jobs', 'view', 'submit', 'retryDead', 'cancel', 'pause', 'resume', 'isPaused'] as const;
 const DEFAULT_NAME = 'default';
+const ADAPTER_OPTIONS: ReadonlySet<string> = new Set(['name', 'readOnly', 'description', 'time']);
+const APP_OPTIONS: ReadonlySet<string> = new Set(['basePath', 'title']);
+const SERVE_OPTIONS: ReadonlySet<string> = new Set(['port', 'token', 'allowWrites', 'title']);
 /** Shortest token `serveDashboard` accepts: 128 bits as base64url. */
 const MIN_TOKEN_LENGTH = 22;
 
@@ -34,8 +38,7 @@ const loadServer = () => importOptional(DASHBOARD_PACKAGES, DASHBOARD_FEATURE, (
  */
 export async function createDashboardAdapter(queue: DashboardQueue, options: DashboardAdapterOptions = {}): Promise<LeaseholdBoardAdapter> {
   checkQueue(queue);
-  if (options === null || typeof options !== 'object') throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
-  const { name = DEFAULT_NAME, readOnly = true, description = '', time = systemClock } = options;
+  const { name = DEFAULT_NAME, readOnly = true, description = '', time = systemClock } = readOptions<DashboardAdapterOptions>('options', options, ADAPTER_OPTIONS);
   if (typeof name !== 'string' || name.trim() === '') throw new InvalidArgumentError(`Expected \`name\` to be a non-blank string, got ${describe(name)}`);
   if (typeof readOnly !== 'boolean') throw new InvalidArgumentError(`Expected \`readOnly\` to be a boolean, got ${describe(readOnly)}`);
   if (typeof description !== 'string') throw new InvalidArgumentError(`Expected \`description\` to be a string, got ${describe(description)}`);
@@ -52,9 +55,9 @@ export async function createDashboardAdapter(queue: DashboardQueue, options: Das
 export async function createDashboardApp(adapters: readonly LeaseholdBoardAdapter[], options: DashboardAppOptions = {}): Promise<Hono> {
   const { dashboardApp } = await loadServer();
   await checkAdapters(adapters);
-  const { basePath = '/', title } = options ?? {};
+  const { basePath = '/', title } = readOptions<DashboardAppOptions>('options', options, APP_OPTIONS);
   if (typeof basePath !== 'string' || !basePath.startsWith('/')) throw new InvalidArgumentError(`Expected \`basePath\` to be a path starting with "/", got ${describe(basePath)}`);
-  if (title !== undefined && typeof title !== 'string') throw new InvalidArgumentError(`Expected \`title\` to be a string, got ${describe(title)}`);
+  checkTitle(title);
   return dashboardApp(adapters, boardUiFolder(), { basePath, title });
 }
 
@@ -84,13 +87,18 @@ export async function serveDashboard(adapters: readonly LeaseholdBoardAdapter[],
   const { serveOnLoopback } = await loadServer();
   await checkAdapters(adapters);
   const { newAccessToken } = await import('./access.js');
-  const { port = 0, token = newAccessToken(), allowWrites = false, title } = options ?? {};
+  const { port = 0, token = newAccessToken(), allowWrites = false, title } = readOptions<ServeDashboardOptions>('options', options, SERVE_OPTIONS);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new InvalidArgumentError(`Expected \`port\` to be an integer from 0 to 65535, got ${describe(port)}`);
   if (typeof token !== 'string' || token.length < MIN_TOKEN_LENGTH || !/^[\w-]+$/.test(token)) {
     throw new InvalidArgumentError(`Expected \`token\` to be at least ${MIN_TOKEN_LENGTH} URL-safe characters (A-Z a-z 0-9 _ -), got ${typeof token === 'string' ? `${token.length} characters` : describe(token)}`);
   }
   if (typeof allowWrites !== 'boolean') throw new InvalidArgumentError(`Expected \`allowWrites\` to be a boolean, got ${describe(allowWrites)}`);
+  checkTitle(title);
   return serveOnLoopback(adapters, boardUiFolder(), { port, token, allowWrites, title });
+}
+
+function checkTitle(title: unknown): void {
+  if (title !== undefined && typeof title !== 'string') throw new InvalidArgumentError(`Expected \`title\` to be a string, got ${describe(title)}`);
 }
 
 function checkQueue(queue: unknown): asserts queue is DashboardQueue {
