@@ -9,7 +9,7 @@ import {
   InvalidArgumentError, JobNotFoundError, ManualClock, RedisJobQueue, RetryPolicy, StaleLeaseError, systemClock, type Lease, type RedisTarget,
   type TimeSource,
 } from '../dist/index.js';
-import { T0 } from './helpers.js';
+import { T0, throwsWhenRead, unreadable } from './helpers.js';
 import { startRedisCluster, type RedisCluster } from './redis-cluster-harness.js';
 import { describeRedis, startRedis, type RedisServer } from './redis-harness.js';
 
@@ -116,6 +116,10 @@ describeRedis('RedisJobQueue: batched claims', () => {
         [() => queue.pollMany(' ', 1000, 1), InvalidArgumentError],
         [() => queue.completeManyAndPoll('J1' as never, 'w', 1000, 1), InvalidArgumentError],
         [() => queue.completeManyAndPoll([valid, null as never], 'w', 1000, 1), InvalidArgumentError],
+        // A hole of a sparse array is no completion; an array or a completion that throws as it is read is refused, its error not let out.
+        [() => queue.completeManyAndPoll([valid, , valid] as never, 'w', 1000, 1), InvalidArgumentError],
+        [() => queue.completeManyAndPoll(new Proxy([valid], { get: throwsWhenRead }), 'w', 1000, 1), InvalidArgumentError],
+        [() => queue.completeManyAndPoll([valid, unreadable('token')], 'w', 1000, 1), InvalidArgumentError],
         [() => queue.completeManyAndPoll([valid], 'w', 1000, -1), InvalidArgumentError],
         [() => queue.completeManyAndPoll([valid], 'w', 0, 1), InvalidArgumentError],
         [() => queue.completeManyAndPoll([valid, { jobId: 'job-2', token: 1 }], 'w', 1000, 1), JobNotFoundError],

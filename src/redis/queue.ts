@@ -1,6 +1,6 @@
 import { clockFromShare, shareClock, systemClock, type SharedClock, type TimeSource } from '../clock.js';
 import { IllegalStateError, InvalidArgumentError, describe, refusalError, type JobQueueError } from '../errors.js';
-import { readOptions, fillOptions, filledTracing, type JobQueueOptions, type RetainOptions, type TracingOptions } from '../options.js';
+import { fillOptions, filledTracing, readCallers, readOptions, type JobQueueOptions, type RetainOptions, type TracingOptions } from '../options.js';
 import { policyFromShare, sharePolicy, type RetryPolicy, type SharedPolicy } from '../policy.js';
 import type { JobPage, JobQuery, JobView, Lease, QueueStats, RateLimit, TypeRateLimit } from '../types.js';
 import {
@@ -366,10 +366,12 @@ export class RedisJobQueue {
    * ready jobs as `pollMany` does (`max` 0: complete only). A malformed job
    * id rejects the whole call, which then changed nothing.
    */
-  async completeManyAndPoll(done: readonly Completion[], workerId: string, leaseMillis: number, max: number): Promise<BatchOutcome> {
+  async completeManyAndPoll(asked: readonly Completion[], workerId: string, leaseMillis: number, max: number): Promise<BatchOutcome> {
     this.#assertOpen();
-    if (!Array.isArray(done) || done.length > MAX_BATCH) {
-      throw new InvalidArgumentError(`Expected \`done\` to be an array of at most ${MAX_BATCH} { jobId, token }, got ${describe(done)}`);
+    // Read once, each completion copied: a hole of a sparse array is then an undefined one, refused below.
+    const done = readCallers('done', () => (Array.isArray(asked) && asked.length <= MAX_BATCH ? Array.from(asked, copyOf) : undefined));
+    if (done === undefined) {
+      throw new InvalidArgumentError(`Expected \`done\` to be an array of at most ${MAX_BATCH} { jobId, token }, got ${describe(asked)}`);
     }
     checkWorkerId(workerId);
     checkLeaseMillis(leaseMillis);
@@ -725,6 +727,11 @@ export class RedisJobQueue {
 const AGAIN = 'again';
 
 /** The job number of `jobId` as the scripts take it. */
+/** One of completeManyAndPoll's `done`, copied (its own properties, read once); anything but an object as it is, for the check to refuse. */
+function copyOf(completion: unknown): Completion {
+  return (completion !== null && typeof completion === 'object' ? { ...completion } : completion) as Completion;
+}
+
 function jobNumber(jobId: string): string {
   return String(parseJobId(jobId));
 }
