@@ -169,6 +169,8 @@ export class JobQueue {
     const link = this.#ctx.journal!;
     const journal = link.journal;
     const jobs = journal.rows();
+    // Read before the claim too: damaged sequences refuse the journal having written nothing. Opening changes neither.
+    const sequences = journal.sequences();
     const { kept, dropped } = this.#fitFinished(jobs);
     this.#ctx.locked((core) => {
       const chunks = kept.reduce(
@@ -198,7 +200,6 @@ export class JobQueue {
       Object.assign(job, { status: retry ? JobStatus.PENDING : JobStatus.DEAD, runAt, lastError: LEASE_LOST, leaseUntil: 0, moves: job.moves + 1, finishedAt });
     }
     journal.write({ inserts: [], updates: lost, evictions: dropped.map((job) => job.num) });
-    const sequences = journal.sequences();
     this.#ctx.locked((core, at) => core.restore(kept, sequences, at));
     if (journal.paused()) this.#pausing.set(true);
     for (const { type, max, windowMillis } of journal.rateLimits()) this.#rateLimiting.set(type, { max, windowMillis });

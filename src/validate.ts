@@ -556,6 +556,25 @@ export function checkSchedule(name: unknown, options: unknown, now: number, maxP
   return { name, spec, nextTick };
 }
 
+/**
+ * A schedule's definition as a store kept it (its JSON text), checked as
+ * `schedule` checks a new one; undefined if it is not one (a damaged store).
+ */
+export function storedSpec(text: unknown): ScheduleSpec | undefined {
+  try {
+    const spec = JSON.parse(text as string) as Partial<Record<keyof ScheduleSpec, unknown>>;
+    // Its options again, the fields a spec leaves null left out, ticking from its own start (as it did when made).
+    const options = Object.fromEntries(
+      (['cron', 'everyMillis', 'timeZone', 'startAt', 'type', 'payload', 'priority', 'maxAttempts', 'missed', 'maxMissed', 'graceMillis'] as const)
+        .filter((field) => spec[field] !== null && spec[field] !== undefined)
+        .map((field) => [field, spec[field]]),
+    );
+    return checkSchedule('stored', options, spec.startAt as number, Infinity).spec;
+  } catch {
+    return undefined;
+  }
+}
+
 function checkTimeZone(timeZone: unknown, cron: unknown): void {
   if (cron === undefined) throw new InvalidArgumentError('Expected `timeZone` only with `cron` (an interval has no time zone)');
   let known = typeof timeZone === 'string' && timeZone !== '';

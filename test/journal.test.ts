@@ -679,6 +679,19 @@ describe('a corrupt or foreign file', () => {
       void queue.close();
       sqliteFile(path, "UPDATE jobs SET status = 'BOGUS' WHERE num = 2");
     }],
+    // Counts past 2^53 stop counting: the next token would equal the last, and fence nothing.
+    ...([
+      ['whose token is past 2^53', 'UPDATE jobs SET token = 1e300 WHERE num = 1'],
+      ['whose finish order is negative', 'UPDATE jobs SET finish_seq = -1 WHERE num = 1'],
+      ['whose token sequence is not a number', "UPDATE meta SET value = 'x' WHERE key = 'token_seq'"],
+      ['whose job sequence is negative', "UPDATE meta SET value = -1 WHERE key = 'job_seq'"],
+      ['whose job sequence is past 2^53', "UPDATE meta SET value = 1e300 WHERE key = 'job_seq'"],
+    ] as const).map(([what, sql]) => [`a journal ${what}`, (path: string) => {
+      const queue = JobQueue.open(path, new ManualClock(T0), policy());
+      queue.complete('J1', mustPollSync(queue, queue.submit('t', 'one')).token);
+      void queue.close();
+      sqliteFile(path, sql);
+    }] as const),
   ])('is refused with JournalCorruptError and left byte-for-byte unchanged: %s', (_, make) => {
     const dir = tempDir();
     const path = join(dir, 'queue.db');
@@ -691,6 +704,26 @@ describe('a corrupt or foreign file', () => {
     // The refusal released everything: the same error again, not JournalBusyError.
     expectErrorSync(() => openJournal(path, new ManualClock(T0)), JournalCorruptError, 'ERR_JOURNAL_CORRUPT');
     expect(Buffer.compare(readFileSync(path), before), 'the file changed').toBe(0);
+  });
+});
+
+describe('a journal with a damaged schedule row', () => {
+  it.each([
+    ['a definition that is not JSON', "INSERT INTO schedules VALUES ('broken', 'not json', 0)"],
+    ['a definition schedule() would refuse', "INSERT INTO schedules VALUES ('broken', '{\"type\":5}', 0)"],
+    ['a next tick that is not a number', "UPDATE schedules SET next_tick = 'soon'"],
+  ])('refuses %s with JournalCorruptError naming it, and the queue goes on', (_, sql) => {
+    const path = tempJournal();
+    const clock = new ManualClock(T0);
+    const queue = openJournal(path, clock);
+    queue.schedule('every-second', { type: 'tick', everyMillis: 1000 });
+    void queue.close();
+    sqliteFile(path, sql);
+    const reopened = openJournal(path, clock);
+    expect(expectErrorSync(() => reopened.schedules(), JournalCorruptError, 'ERR_JOURNAL_CORRUPT').message).toMatch(/damaged schedule row "(broken|every-second)"/);
+    // A due one is read by a run too (a next tick of text is never due: SQLite orders text after numbers).
+    if (!sql.includes('soon')) expectErrorSync(() => reopened.runSchedules(), JournalCorruptError, 'ERR_JOURNAL_CORRUPT');
+    expect(reopened.submit('t', 'still works')).toMatch(/^J\d+$/);
   });
 });
 

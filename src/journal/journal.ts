@@ -245,9 +245,16 @@ export class Journal implements MoveLog {
     const maxNum = (this.#db.prepare('SELECT MAX(num) AS n FROM jobs').get() as { n: number | null }).n ?? 0;
     const maxToken = (this.#db.prepare('SELECT MAX(token) AS t FROM jobs').get() as { t: number | null }).t ?? 0;
     return {
-      jobSeq: Math.max(meta.get('job_seq') ?? 0, maxNum),
-      tokenSeq: Math.max(meta.get('token_seq') ?? 0, maxToken),
+      jobSeq: Math.max(this.#counter(meta, 'job_seq'), maxNum),
+      tokenSeq: Math.max(this.#counter(meta, 'token_seq'), maxToken),
     };
+  }
+
+  /** A sequence the meta table keeps (0 if it has none): a count, else the journal is corrupt (ids and tokens would repeat). */
+  #counter(meta: ReadonlyMap<string, number>, key: string): number {
+    const value = meta.get(key) ?? 0;
+    if (!Number.isSafeInteger(value) || value < 0) throw new JournalCorruptError(`The journal ${this.#db.name} has a damaged ${key}: ${value}`);
+    return value;
   }
 
   /** Every job, in submission order. A row that cannot be a job's makes the journal corrupt. */
@@ -309,8 +316,12 @@ function rowProblem(row: LoggedJob): string | null {
   if (row.key !== null && (typeof row.key !== 'string' || row.key === '' || Buffer.byteLength(row.key) > MAX_KEY_BYTES)) return `key ${JSON.stringify(row.key)}`;
   if (!Number.isInteger(row.timeout) || row.timeout < 0 || row.timeout > MAX_LEASE_LENGTH) return `timeout ${row.timeout}`;
   if (!(row.keyTtl >= 0)) return `keyTtl ${row.keyTtl}`;
-  for (const field of ['runAt', 'token', 'leaseUntil', 'finishSeq', 'moves', 'keyTtl', 'finishedAt'] as const) {
+  for (const field of ['runAt', 'leaseUntil', 'keyTtl', 'finishedAt'] as const) {
     if (typeof row[field] !== 'number' || !Number.isFinite(row[field])) return `${field} ${row[field]}`;
+  }
+  // Counts: past 2^53 a count stops counting (the next token would equal the last, and fence nothing).
+  for (const field of ['token', 'finishSeq', 'moves'] as const) {
+    if (!Number.isSafeInteger(row[field]) || row[field] < 0) return `${field} ${row[field]}`;
   }
   if (row.lastError !== null && typeof row.lastError !== 'string') return 'a lastError that is not text';
   if (row.result !== null && (row.status !== JobStatus.SUCCEEDED || !isJson(row.result))) return 'a result that is not the JSON of a SUCCEEDED job';

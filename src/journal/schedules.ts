@@ -1,6 +1,8 @@
 import type Database from 'better-sqlite3';
 import type { ScheduleStore } from '../schedule/store.js';
-import type { ScheduleSpec, StoredSchedule } from '../schedule/spec.js';
+import type { StoredSchedule } from '../schedule/spec.js';
+import { JournalCorruptError } from '../errors.js';
+import { storedSpec } from '../validate.js';
 import { guarded } from './failures.js';
 
 interface ScheduleRow {
@@ -43,18 +45,24 @@ export class JournalSchedules implements ScheduleStore {
   }
 
   all(): StoredSchedule[] {
-    return guarded(this.#path, 'read', () => (this.#all.all() as ScheduleRow[]).map(fromRow));
+    return guarded(this.#path, 'read', () => this.#all.all() as ScheduleRow[]).map((row) => this.#fromRow(row));
   }
 
   due(now: number): StoredSchedule[] {
-    return guarded(this.#path, 'read', () => (this.#due.all(now) as ScheduleRow[]).map(fromRow));
+    return guarded(this.#path, 'read', () => this.#due.all(now) as ScheduleRow[]).map((row) => this.#fromRow(row));
   }
 
   advance(name: string, from: number, to: number | null): boolean {
     return guarded(this.#path, 'write to', () => this.#advance.run(to, name, from).changes === 1);
   }
-}
 
-function fromRow(row: ScheduleRow): StoredSchedule {
-  return { name: row.name, spec: JSON.parse(row.spec) as ScheduleSpec, nextTick: row.next_tick };
+  /** A row as a schedule; a row no `schedule` call could have written makes the journal corrupt. */
+  #fromRow(row: ScheduleRow): StoredSchedule {
+    const spec = storedSpec(row.spec);
+    const tick = row.next_tick;
+    if (spec === undefined || typeof row.name !== 'string' || !(tick === null || Number.isFinite(tick))) {
+      throw new JournalCorruptError(`The journal ${this.#path} has a damaged schedule row ${JSON.stringify(row.name)}: not a schedule that schedule() makes`);
+    }
+    return { name: row.name, spec, nextTick: tick };
+  }
 }
