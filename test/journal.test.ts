@@ -653,7 +653,7 @@ describe('a corrupt or foreign file', () => {
     expect(readdirSync(dir)).toEqual(['queue.db']);
   });
 
-  it.each([
+  it.each<[string, (path: string) => void]>([
     ['random bytes', (path: string) => writeFileSync(path, randomBytes(16_384, 42))],
     ['a text file', (path: string) => writeFileSync(path, 'id,name\n1,not a journal\n2,still not one\n'.repeat(50))],
     ['a SQLite database with unrelated tables', (path: string) => sqliteFile(path,
@@ -686,12 +686,12 @@ describe('a corrupt or foreign file', () => {
       ['whose token sequence is not a number', "UPDATE meta SET value = 'x' WHERE key = 'token_seq'"],
       ['whose job sequence is negative', "UPDATE meta SET value = -1 WHERE key = 'job_seq'"],
       ['whose job sequence is past 2^53', "UPDATE meta SET value = 1e300 WHERE key = 'job_seq'"],
-    ] as const).map(([what, sql]) => [`a journal ${what}`, (path: string) => {
+    ] as const).map(([what, sql]): [string, (path: string) => void] => [`a journal ${what}`, (path: string) => {
       const queue = JobQueue.open(path, new ManualClock(T0), policy());
       queue.complete('J1', mustPollSync(queue, queue.submit('t', 'one')).token);
       void queue.close();
       sqliteFile(path, sql);
-    }] as const),
+    }]),
   ])('is refused with JournalCorruptError and left byte-for-byte unchanged: %s', (_, make) => {
     const dir = tempDir();
     const path = join(dir, 'queue.db');

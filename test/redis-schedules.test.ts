@@ -1,5 +1,6 @@
 import { afterEach, expect, it } from 'vitest';
-import { ManualClock, PartitionedRedisQueue, RedisJobQueue, RetryPolicy } from '../dist/index.js';
+import { Redis } from 'ioredis';
+import { IllegalStateError, ManualClock, PartitionedRedisQueue, RedisJobQueue, RetryPolicy } from '../dist/index.js';
 import { JsonLinesChild, T0 } from './helpers.js';
 import { describeRedis, fileRedis } from './redis-harness.js';
 
@@ -83,4 +84,29 @@ describeRedis('repeatable jobs across Redis processes', () => {
     expect(keys.sort()).toEqual([1, 2, 3, 4, 5, 6].map((k) => `schedule:s:${T0 + k * 1_000}`));
     expect((await clients[0]!.stats()).pending).toBe(6);
   });
+});
+
+describeRedis('a schedule that another hand wrote into Redis', () => {
+  it.each([['a definition that is not JSON', 'not json'], ['a definition schedule() would refuse', '{"type":5}']])(
+    'is refused with IllegalStateError naming it, listed or due, and the queue goes on: %s',
+    async (_what, definition) => {
+      const server = await fileRedis();
+      const name = `schedules-damaged-${process.pid}-${++names}`;
+      const queue = await RedisJobQueue.connect({ redis: server.url, name, policy: new RetryPolicy(3, 0, 0), time: new ManualClock(T0) });
+      const admin = new Redis(server.url);
+      try {
+        await admin.hset(`leasehold:{${name}}:schedules`, 'broken', definition);
+        await admin.zadd(`leasehold:{${name}}:scheduleTicks`, 0, 'broken');
+        for (const read of [() => queue.schedules(), () => queue.runSchedules()]) {
+          const error = await read().then(() => undefined, (thrown: unknown) => thrown);
+          expect(error).toBeInstanceOf(IllegalStateError);
+          expect((error as Error).message).toContain('"broken" in Redis is damaged');
+        }
+        expect(await queue.submit('t', 'still works')).toBe('J1');
+      } finally {
+        admin.disconnect();
+        await queue.close();
+      }
+    },
+  );
 });

@@ -1,6 +1,7 @@
 import { planTicks, tickJobs } from '../schedule/plan.js';
-import { byName, type ScheduleSpec, type StoredSchedule } from '../schedule/spec.js';
-import type { NewJob } from '../validate.js';
+import { IllegalStateError } from '../errors.js';
+import { byName, type StoredSchedule } from '../schedule/spec.js';
+import { storedSpec, type NewJob } from '../validate.js';
 import { luaScript, type Script } from './scripts.js';
 
 /**
@@ -103,12 +104,18 @@ function tickText(tick: number | null): string {
   return tick === null ? '' : String(tick);
 }
 
-/** A LIST or DUE reply as schedules. */
+/** A LIST or DUE reply as schedules; one that no `schedule` call could have stored (written by another hand) is an IllegalStateError. */
 function triples(reply: unknown[]): StoredSchedule[] {
   const out: StoredSchedule[] = [];
   for (let i = 0; i < reply.length; i += 3) {
+    const name = reply[i] as string;
     const tick = reply[i + 2] as string;
-    out.push({ name: reply[i] as string, spec: JSON.parse(reply[i + 1] as string) as ScheduleSpec, nextTick: tick === '' ? null : Number(tick) });
+    const spec = storedSpec(reply[i + 1]);
+    const nextTick = tick === '' ? null : Number(tick);
+    if (spec === undefined || !(nextTick === null || Number.isFinite(nextTick))) {
+      throw new IllegalStateError(`The schedule ${JSON.stringify(name)} in Redis is damaged: not a schedule that schedule() makes`);
+    }
+    out.push({ name, spec, nextTick });
   }
   return out;
 }
