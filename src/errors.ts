@@ -112,6 +112,22 @@ export function describe(value: unknown): string {
   return `\`${String(value)}\` (${typeof value})`;
 }
 
+/**
+ * What a thrown value says, as text: an Error's message, anything else as
+ * `String` shows it. Never throws itself: a value that cannot be shown (its
+ * toString throws, or gives no string) is named by its type, so that code
+ * reporting a handler's failure cannot fail in turn.
+ */
+export function thrownText(error: unknown): string {
+  try {
+    const text: unknown = error instanceof Error ? error.message : String(error);
+    if (typeof text === 'string') return text;
+  } catch {
+    // Shown by its type below.
+  }
+  return `a thrown ${error === null ? 'null' : typeof error} that cannot be shown as text`;
+}
+
 /** Why the queue core refused an operation. The core returns these; `refusalError` alone turns them into errors. */
 export const enum Refusal {
   NotFound = -1,

@@ -295,6 +295,23 @@ describe('handler modules', { timeout: 20_000 }, () => {
   });
 
   it.each([
+    ['a string', 'string', 'a plain string'],
+    ['undefined', 'undefined', 'undefined'],
+    ['an object whose toString throws', 'unprintable', 'a thrown object that cannot be shown as text'],
+    ['an object without a prototype', 'nullPrototype', 'a thrown object that cannot be shown as text'],
+    ['an Error whose message is no string', 'messageNotText', 'a thrown object that cannot be shown as text'],
+  ])('fails the attempt when the handler throws %s, its lastError what can be said of it, on the same thread', async (_, value, message) => {
+    const s = scratch();
+    const queue = systemQueue(1);
+    const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 1, leaseMillis: 2_000 }));
+    await pool.start();
+    const id = queue.submit('throwsOddly', s.payload({ throw: value }));
+    await pool.drain();
+    expect(queue.view(id)).toMatchObject({ status: 'DEAD', attempts: 1, lastError: message });
+    expect(pool.stats().restarts).toBe(0);
+  });
+
+  it.each([
     ['PermanentError from leasehold', 'poison', 'this payload can never work'],
     ['an error of its own named PermanentError', 'poisonByName', 'rejected by name'],
   ])('dead-letters the job at once, after one attempt, when the handler throws %s', async (_, type, message) => {

@@ -1,6 +1,6 @@
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import { IllegalStateError, InvalidArgumentError, describe } from '../errors.js';
+import { IllegalStateError, InvalidArgumentError, describe, thrownText } from '../errors.js';
 import type { JobQueue } from '../queue.js';
 import { JobStatus, type QueueStats } from '../types.js';
 import type { PoolQueue } from './backend.js';
@@ -270,7 +270,7 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
     const reason = outOfMemory ? OUT_OF_MEMORY : THREAD_DIED;
     const replaced = this.#state === 'running';
     // lastChange is Infinity once the watchdog terminated the thread: then the abort's own message says nothing.
-    const why = loop.lastChange === Infinity ? HUNG : `${reason}: ${error instanceof Error ? error.message : String(error)}`;
+    const why = loop.lastChange === Infinity ? HUNG : `${reason}: ${thrownText(error)}`;
     this.#events.threadLost({ thread, error: why }, replaced);
     await this.#handBack(thread, reason);
     if (this.#state !== 'running') return;

@@ -1,5 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
-import { IllegalStateError, InvalidArgumentError, JobNotFoundError } from '../errors.js';
+import { IllegalStateError, InvalidArgumentError, JobNotFoundError, thrownText } from '../errors.js';
 import type { Lease } from '../types.js';
 import { MAX_BATCH } from '../validate.js';
 import { errorType } from '../tracing/conventions.js';
@@ -275,7 +275,7 @@ class WorkerLoop {
         result = await (span === undefined ? run() : span.run(run));
       } catch (error) {
         failure = {
-          message: error instanceof Error ? error.message : String(error), permanent: error instanceof Error && error.name === 'PermanentError', type: errorType(error),
+          message: thrownText(error), permanent: error instanceof Error && error.name === 'PermanentError', type: errorType(error),
         };
       }
     }

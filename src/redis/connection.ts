@@ -5,7 +5,7 @@
  */
 // Types only: ioredis is loaded by the first connect, so that importing leasehold costs nothing for it.
 import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
-import { BackendAuthError, BackendTlsError, BackendUnavailableError, InvalidArgumentError, describe } from '../errors.js';
+import { BackendAuthError, BackendTlsError, BackendUnavailableError, InvalidArgumentError, describe, thrownText } from '../errors.js';
 import { redisClients } from '../optional.js';
 
 /** A Redis Cluster: some of its nodes (the client discovers the rest) and ioredis Cluster options. */
@@ -125,7 +125,7 @@ export function backendError(error: unknown, where: string): unknown {
     if (!UNAVAILABLE_REPLIES.test(message)) return error;
     return new BackendUnavailableError(`Redis at ${where} refused the call, which changed nothing: ${message}`, { cause: error });
   }
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = thrownText(error);
   return new BackendUnavailableError(
     `The connection to Redis at ${where} failed while the call was in flight (${reason}): it may or may not have taken effect`,
     { cause: error },
@@ -218,7 +218,7 @@ function isTlsFailure(error: Error): boolean {
 
 /** The error for a connection that could not be opened (refused, timed out, or the server said no). */
 function connectError(error: unknown, where: string, user: string | undefined): Error {
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = thrownText(error);
   if (error instanceof Error && isAuthRefusal(error)) {
     // The reply's first word and text say what was wrong; the command it answered held the password, so it is not kept.
     const who = user === undefined ? 'the default user' : `user ${JSON.stringify(user)}`;

@@ -1,4 +1,4 @@
-import { IllegalStateError } from '../errors.js';
+import { IllegalStateError, thrownText } from '../errors.js';
 import { startTimer, type LongTimer } from '../long-timer.js';
 
 /** `startScheduler(options)`: how often it fires due ticks, and where its failures go. */
@@ -54,5 +54,5 @@ export function startScheduler(run: () => unknown, { intervalMillis, onError }: 
 
 /** The default onError: a warning, so that a scheduler that keeps failing is seen. */
 export function warnOfSchedulerError(error: unknown): void {
-  process.emitWarning(`leasehold scheduler: a run of runSchedules failed: ${error instanceof Error ? error.message : String(error)}`);
+  process.emitWarning(`leasehold scheduler: a run of runSchedules failed: ${thrownText(error)}`);
 }

@@ -1,5 +1,5 @@
 import type { Context, Span } from '@opentelemetry/api';
-import { InvalidArgumentError, describe } from '../errors.js';
+import { InvalidArgumentError, describe, thrownText } from '../errors.js';
 import { otelApi } from '../optional.js';
 import type { Lease } from '../types.js';
 import { ATTR_ATTEMPT, ATTR_DEAD_LETTERED, ATTR_ERROR_TYPE, ATTR_MESSAGE_ID, ATTR_TOKEN, TRACER_NAME, errorType, messagingAttributes, spanName } from './conventions.js';
@@ -70,7 +70,7 @@ export async function traceProcess<T>(lease: Lease, queueName: string, fn: () =>
   try {
     return await span.run(fn);
   } catch (error) {
-    span.failed(errorType(error), error instanceof Error ? error.message : String(error), lease.attempt >= lease.maxAttempts);
+    span.failed(errorType(error), thrownText(error), lease.attempt >= lease.maxAttempts);
     throw error;
   } finally {
     span.end();

@@ -1,4 +1,5 @@
 import type { Span, Tracer } from '@opentelemetry/api';
+import { thrownText } from '../errors.js';
 import { otelApi } from '../optional.js';
 import { setHeaders, type CheckedJob } from '../validate.js';
 import { ATTR_ERROR_TYPE, ATTR_MESSAGE_ID, TRACER_NAME, errorType, messagingAttributes, spanName } from './conventions.js';
@@ -82,7 +83,7 @@ export class ProducerTracing {
     const { SpanStatusCode } = this.#api;
     for (const span of spans) {
       span.setAttribute(ATTR_ERROR_TYPE, errorType(error));
-      span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+      span.setStatus({ code: SpanStatusCode.ERROR, message: thrownText(error) });
       span.end();
     }
   }
