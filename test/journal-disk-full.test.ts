@@ -19,6 +19,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   IllegalStateError, JobQueue, JobQueueError, JournalFullError, JournalIOError, JournalReadOnlyError, JournalWriteError, LEASE_LOST, ManualClock, RetryPolicy,
+  WorkerPool,
 } from '../dist/index.js';
 import { T0, expectErrorSync, expectNotFoundSync, mustPollSync, withTimeout } from './helpers.js';
 
@@ -421,6 +422,33 @@ describe.skipIf(!canMount)('a journal on a full disk', () => {
     const next = queue.submit('job', 'after');
     close(queue);
     expect([...journalRows(path).keys()]).toEqual([id, next]);
+  });
+
+  it('has a pool relaunch threads whose every poll fails after a growing pause, not hundreds a second, and run every job once space comes back', async () => {
+    const { dir, path, clock } = onTmpfs();
+    const queue = open(path, clock);
+    const logDir = mkdtempSync(join(tmpdir(), 'leasehold-pool-log-'));
+    const ids = Array.from({ length: 40 }, () => queue.submit('greet', JSON.stringify({ dir: logDir })));
+    const freeSpace = fillDisk(dir, path);
+    const pool = new WorkerPool(queue, { handlers: new URL('./fixtures/pool-default.mjs', import.meta.url), threads: 2, leaseMillis: 10_000 });
+    const errors: string[] = [];
+    pool.on('error', (event) => errors.push(event.error));
+    try {
+      await pool.start();
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      const restartsWhileFull = pool.stats().restarts;
+      freeSpace();
+      await withTimeout(pool.drain(), 30_000, 'the pool draining once space came back');
+      // Each thread dies at its first poll; relaunched after 250, 500, 1000 ms: about 3 deaths each in 2 s (at once: hundreds).
+      expect(restartsWhileFull).toBeGreaterThan(0);
+      expect(restartsWhileFull).toBeLessThanOrEqual(10);
+      expect(errors.filter((error) => !error.startsWith('the worker thread died while it held no job: '))).toEqual([]);
+      expect(errors.some((error) => error.includes('SQLITE_FULL'))).toBe(true);
+    } finally {
+      await pool.close();
+      rmSync(logDir, { recursive: true, force: true });
+    }
+    expect(ids.map((id) => queue.view(id).status)).toEqual(ids.map(() => 'SUCCEEDED'));
   });
 
   it('keeps every acknowledged job and none of the refused ones while 3 threads submit as the disk fills, and a poller never leases a refused one', async () => {

@@ -36,10 +36,17 @@ const DRAIN_POLL_MILLIS = 5;
 const HANG_LEASES = 2;
 /** A thread past a job's timeout and grace is terminated once it has also not ticked for this many ticks (it does not yield). */
 const TIMEOUT_SILENT_TICKS = 5;
-/** A thread that died before its first tick (it could not even start) is relaunched after this pause, not at once. */
+/**
+ * A thread that died holding no job is relaunched after this pause, not at
+ * once, and each such death in a row doubles it, up to MAX_RELAUNCH_PAUSE_MILLIS.
+ */
 const RELAUNCH_PAUSE_MILLIS = 250;
+const MAX_RELAUNCH_PAUSE_MILLIS = 5_000;
+/** A thread that ran this long before it died starts its count of deaths in a row afresh. */
+const LIVED_MILLIS = 10_000;
 
 const THREAD_DIED = 'the worker thread died while running the job';
+const THREAD_DIED_IDLE = 'the worker thread died while it held no job';
 const HUNG = 'the worker thread stopped responding (its event loop did not turn) and was terminated';
 const OUT_OF_MEMORY = 'the worker thread ran out of memory (ERR_WORKER_OUT_OF_MEMORY) while running the job';
 
@@ -49,6 +56,10 @@ interface Loop {
   lastTick: number;
   launchTick: number;
   lastChange: number;
+  /** performance.now() at its launch. */
+  launchedAt: number;
+  /** Deaths in a row holding no job before this launch (see #replace). */
+  idleDeaths: number;
   done: Promise<void>;
 }
 
@@ -216,7 +227,7 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
     for (const signal of this.#options.shutdownOn) process.off(signal, this.#onSignal);
   }
 
-  #launch(thread: number): void {
+  #launch(thread: number, idleDeaths = 0): void {
     const o = this.#options;
     const controller = new AbortController();
     const { port1: events, port2: threadEnd } = new MessageChannel();
@@ -246,7 +257,8 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
         return this.#replace(thread, error);
       },
     );
-    this.#loops[thread] = { controller, lastTick: tick, launchTick: tick, lastChange: performance.now(), done };
+    const now = performance.now();
+    this.#loops[thread] = { controller, lastTick: tick, launchTick: tick, lastChange: now, launchedAt: now, idleDeaths, done };
   }
 
   /** Once the pool thread `threadId` has exited, frees the queue rows it held (see JobQueue#threadExited). */
@@ -266,30 +278,35 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
   /** A loop ended by a crash (or our abort of a hung thread): hand its jobs back and start a new one. */
   async #replace(thread: number, error: unknown): Promise<void> {
     const loop = this.#loops[thread]!;
+    const held = this.#takeInflight(thread);
     const outOfMemory = (error as { code?: unknown } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
-    const reason = outOfMemory ? OUT_OF_MEMORY : THREAD_DIED;
+    const reason = outOfMemory ? OUT_OF_MEMORY : held.length > 0 ? THREAD_DIED : THREAD_DIED_IDLE;
     const replaced = this.#state === 'running';
     // lastChange is Infinity once the watchdog terminated the thread: then the abort's own message says nothing.
     const why = loop.lastChange === Infinity ? HUNG : `${reason}: ${thrownText(error)}`;
     this.#events.threadLost({ thread, error: why }, replaced);
-    await this.#handBack(thread, reason);
+    await this.#handBack(held, reason);
     if (this.#state !== 'running') return;
     this.#restarts++;
-    // A thread that died before it ever ticked could not start at all: do not relaunch it in a tight loop.
-    if (Atomics.load(this.#words, threadWord(thread, TICK)) === loop.launchTick) {
-      await new Promise((r) => setTimeout(r, RELAUNCH_PAUSE_MILLIS));
+    // A job that kills its thread is the job's failure: the next thread starts at once. A thread that died holding
+    // no job died in its own loop: it could not start, or its queue refuses every call (a full disk, Redis down).
+    // Relaunching it at once would start hundreds of threads a second, each failing as fast: pause instead,
+    // longer with each such death in a row, until a thread gets through.
+    const idleDeaths = held.length > 0 ? 0 : (performance.now() - loop.launchedAt > LIVED_MILLIS ? 0 : loop.idleDeaths) + 1;
+    if (idleDeaths > 0) {
+      await new Promise((r) => setTimeout(r, Math.min(RELAUNCH_PAUSE_MILLIS * 2 ** (idleDeaths - 1), MAX_RELAUNCH_PAUSE_MILLIS)));
       if (this.#state !== 'running') return;
     }
-    this.#launch(thread);
+    this.#launch(thread, idleDeaths);
   }
 
   /**
-   * Fails the jobs a dead or hung thread held, so they retry now rather than
+   * Fails the jobs a dead or hung thread held (`held`, taken by #takeInflight), so they retry now rather than
    * when their leases expire (a job past its timeout fails as timed out), and
    * tells the listeners what became of each.
    */
-  async #handBack(thread: number, reason: string): Promise<void> {
-    await Promise.all(this.#takeInflight(thread).map(async (job) => {
+  async #handBack(held: readonly InflightJob[], reason: string): Promise<void> {
+    await Promise.all(held.map(async (job) => {
       const error = job.overdue ? `timed out after ${job.timeout} ms` : reason;
       try {
         await this.#queue.fail(job.jobId, job.token, error);
