@@ -561,7 +561,16 @@ export class JobQueue {
       } catch (error) {
         failure = error;
       }
-      if (link.owner) link.journal.release();
+      if (link.owner) {
+        try {
+          // No view attached to this one starts a call from here; a call that ran since the flush above is committed now.
+          ctx.releaseJournal();
+          ctx.flush();
+        } catch (error) {
+          failure ??= error;
+        }
+        link.journal.release();
+      }
       const closing = closeQuietly(link.journal);
       failure ??= closing;
     }

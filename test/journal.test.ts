@@ -550,6 +550,26 @@ describe('one owner at a time', { timeout: 30_000 }, () => {
     expect(second.view('J2').payload).toBe('q');
   });
 
+  it('refuses the calls of a view attached to a journal once its opener closed it, so that a later opener\'s jobs are never written over', () => {
+    const path = tempJournal();
+    const clock = new ManualClock(T0);
+    const first = openJournal(path, clock);
+    const handle = first.share();
+    const attached = JobQueue.attach(handle, clock);
+    expect(attached.submit('t', 'while the opener is open')).toBe('J1');
+    closeJournal(first);
+    const second = openJournal(path, clock);
+    // The attached view would write to a journal this process no longer owns, beside the second opener.
+    for (const call of [() => attached.submit('t', 'stale'), () => attached.poll('w', 1_000), () => attached.stats(), () => JobQueue.attach(handle, clock)]) {
+      expect(expectErrorSync(call, IllegalStateError, 'ERR_ILLEGAL_STATE').message).toContain('was closed by the view that opened it');
+    }
+    attached.close();
+    expect(second.submit('t', 'from the second opener')).toBe('J2');
+    closeJournal(second);
+    const third = openJournal(path, clock);
+    expect(third.jobs().jobs.map((view) => [view.id, view.payload])).toEqual([['J1', 'while the opener is open'], ['J2', 'from the second opener']]);
+  });
+
   it('refuses another process while this one holds the journal', async () => {
     const path = tempJournal();
     openJournal(path, new ManualClock(T0)).submit('t', 'p');

@@ -10,7 +10,7 @@ import { Mover } from '../shm/moves.js';
 import type { UndoneMove } from '../shm/undo-log.js';
 import { WorkerPath } from '../shm/worker.js';
 import { checkNow } from '../validate.js';
-import { FINISH_RING, LEASE_RING, MAINTENANCE_ROW } from '../shm/layout.js';
+import { FINISH_RING, JOURNAL_RELEASED, LEASE_RING, MAINTENANCE_ROW } from '../shm/layout.js';
 
 /** This thread's connection to the queue's journal; the opening thread's also holds the ownership. */
 export interface JournalLink {
@@ -26,6 +26,14 @@ const COMMIT_SOON_MILLIS = 5;
 const COMMIT_NAP_MILLIS = 1;
 /** `#underLock`'s `lead`: a durable call's hold ends by taking its commit's writes, if no thread leads. */
 const LEAD = true;
+/** `#underLock`'s `call`: the hold is a call's own (not a commit's or an undo's), which a released journal refuses. */
+const CALL = true;
+
+/** Marks the journal let go by its opener (see JOURNAL_RELEASED), as a locked op made once. */
+const markReleased = (_core: Maintenance, _now: number, lockWords: Int32Array): void => {
+  // Under the queue lock: a call of another view either ran before (and is committed by the opener's last flush) or is refused.
+  Atomics.store(lockWords, JOURNAL_RELEASED, 1);
+};
 
 type PendingWrites = ReturnType<Maintenance['pendingWrites']>;
 
@@ -167,6 +175,15 @@ export class QueueContext {
    * Returns once every change made so far, by any thread, is in the journal
    * (see JobQueue#flush). Without a journal, at once.
    */
+  /**
+   * The opener's close, before it lets the journal go: from here on no other
+   * view starts a call (see JOURNAL_RELEASED); what they did before is
+   * committed by the flush that follows.
+   */
+  releaseJournal(): void {
+    this.#underLock(markReleased, this.memory.lockWords);
+  }
+
   flush(): void {
     this.assertOpen();
     if (this.journal !== undefined) this.makeDurable(this.memory.commits.head());
@@ -209,7 +226,7 @@ export class QueueContext {
     if (this.journal === undefined) return this.#underLock(op, arg);
     let done = false;
     try {
-      const result = this.#underLock(op, arg, LEAD);
+      const result = this.#underLock(op, arg, LEAD, CALL);
       done = true;
       return result;
     } finally {
@@ -331,7 +348,7 @@ export class QueueContext {
    * Runs `op` under the lock: repairs a dead holder's damage and brings the
    * queue up to now first, and publishes when maintenance is next due after.
    */
-  #underLock<T, A = undefined>(op: (core: Maintenance, now: number, arg: A) => T, arg?: A, lead = false): T {
+  #underLock<T, A = undefined>(op: (core: Maintenance, now: number, arg: A) => T, arg?: A, lead = false, call = false): T {
     this.assertOpen();
     const { lock } = this.memory;
     const core = this.core;
@@ -339,6 +356,11 @@ export class QueueContext {
       const repair = lock.acquire();
       let now = 0;
       try {
+        if (call && !this.journal!.owner && Atomics.load(this.memory.lockWords, JOURNAL_RELEASED) !== 0) {
+          throw new IllegalStateError(
+            `The journal ${this.journal!.path} was closed by the view that opened it: this view, attached to it, can no longer be used`,
+          );
+        }
         let result: T;
         try {
           now = core.prepare(repair, this.#readClock);

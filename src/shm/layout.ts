@@ -179,6 +179,13 @@ export const COMMIT_HEAD = 2 * LINE + 2;
 export const COMMIT_DURABLE = 2 * LINE + 3;
 /** Threads asleep on COMMIT_DURABLE, waiting for a leader's commit; a leader notifies them all while > 0. */
 export const COMMIT_SLEEPERS = 2 * LINE + 4;
+/**
+ * 1 once the journal's opener closed its view and let the journal go: a view
+ * of another thread (attached before) may no longer start a call, which would
+ * write to a journal this process no longer owns, beside (or over) the writes
+ * of a later opener. Set by the opener under the queue lock; read under it.
+ */
+export const JOURNAL_RELEASED = 2 * LINE + 5;
 
 // ── worker path (read by every lock-free call) ───────────────────────────
 /**
