@@ -294,6 +294,17 @@ describe('handler modules', { timeout: 20_000 }, () => {
     expect(s.events('ok', id).map((l) => l.attempt)).toEqual([2]);
   });
 
+  /** One job of `type` run alone on a fresh one-thread pool, drained. */
+  async function runAlone(maxAttempts: number, type: string, fields?: Record<string, unknown>) {
+    const s = scratch();
+    const queue = systemQueue(maxAttempts);
+    const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 1, leaseMillis: 2_000 }));
+    await pool.start();
+    const id = queue.submit(type, s.payload(fields));
+    await pool.drain();
+    return { s, queue, pool, id };
+  }
+
   it.each([
     ['a string', 'string', 'a plain string'],
     ['undefined', 'undefined', 'undefined'],
@@ -301,12 +312,7 @@ describe('handler modules', { timeout: 20_000 }, () => {
     ['an object without a prototype', 'nullPrototype', 'a thrown object that cannot be shown as text'],
     ['an Error whose message is no string', 'messageNotText', 'a thrown object that cannot be shown as text'],
   ])('fails the attempt when the handler throws %s, its lastError what can be said of it, on the same thread', async (_, value, message) => {
-    const s = scratch();
-    const queue = systemQueue(1);
-    const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 1, leaseMillis: 2_000 }));
-    await pool.start();
-    const id = queue.submit('throwsOddly', s.payload({ throw: value }));
-    await pool.drain();
+    const { queue, pool, id } = await runAlone(1, 'throwsOddly', { throw: value });
     expect(queue.view(id)).toMatchObject({ status: 'DEAD', attempts: 1, lastError: message });
     expect(pool.stats().restarts).toBe(0);
   });
@@ -315,12 +321,7 @@ describe('handler modules', { timeout: 20_000 }, () => {
     ['PermanentError from leasehold', 'poison', 'this payload can never work'],
     ['an error of its own named PermanentError', 'poisonByName', 'rejected by name'],
   ])('dead-letters the job at once, after one attempt, when the handler throws %s', async (_, type, message) => {
-    const s = scratch();
-    const queue = systemQueue(5);
-    const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 1, leaseMillis: 2_000 }));
-    await pool.start();
-    const id = queue.submit(type, s.payload());
-    await pool.drain();
+    const { s, queue, id } = await runAlone(5, type);
     expect(queue.view(id)).toMatchObject({ status: 'DEAD', attempts: 1, lastError: message });
     expect(s.events('start', id)).toHaveLength(1);
     expect(queue.deadLetters().map((v) => v.id)).toEqual([id]);
