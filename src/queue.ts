@@ -557,7 +557,7 @@ export class JobQueue {
       ctx.stopCommitTimer();
       try {
         // Everything noted so far, by any thread (also one since killed), is committed before the journal is let go.
-        ctx.flush();
+        ctx.commitNoted();
       } catch (error) {
         failure = error;
       }
@@ -565,7 +565,7 @@ export class JobQueue {
         try {
           // No view attached to this one starts a call from here; a call that ran since the flush above is committed now.
           ctx.releaseJournal();
-          ctx.flush();
+          ctx.commitNoted();
         } catch (error) {
           failure ??= error;
         }

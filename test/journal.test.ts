@@ -560,10 +560,15 @@ describe('one owner at a time', { timeout: 30_000 }, () => {
     closeJournal(first);
     const second = openJournal(path, clock);
     // The attached view would write to a journal this process no longer owns, beside the second opener.
-    for (const call of [() => attached.submit('t', 'stale'), () => attached.poll('w', 1_000), () => attached.stats(), () => JobQueue.attach(handle, clock)]) {
+    const calls = [
+      () => attached.submit('t', 'stale'), () => attached.poll('w', 1_000), () => attached.stats(), () => attached.view('J1'), () => attached.isPaused(),
+      () => attached.schedule('tick', { type: 't', everyMillis: 1_000 }), () => attached.flush(), () => JobQueue.attach(handle, clock),
+    ];
+    for (const call of calls) {
       expect(expectErrorSync(call, IllegalStateError, 'ERR_ILLEGAL_STATE').message).toContain('was closed by the view that opened it');
     }
-    attached.close();
+    attached.close(); // closing it still works, and writes nothing
+    expect(second.schedules()).toEqual([]);
     expect(second.submit('t', 'from the second opener')).toBe('J2');
     closeJournal(second);
     const third = openJournal(path, clock);

@@ -145,8 +145,26 @@ export class QueueContext {
     return checkNow(this.time.now());
   }
 
+  /** At the start of every call: refuses a closed view, and one whose journal its opener let go. */
   assertOpen(): void {
+    this.#assertNotClosed();
+    this.#assertJournalHeld();
+  }
+
+  #assertNotClosed(): void {
     if (this.closed) throw new IllegalStateError('This queue was closed');
+  }
+
+  /**
+   * With a journal, refuses a view attached to it once its opener let it go
+   * (see JOURNAL_RELEASED). A locked call checks again under the queue lock,
+   * so that the opener's last flush commits every call that got past it;
+   * the commit that ends such a call is not refused (see #underLock).
+   */
+  #assertJournalHeld(): void {
+    const link = this.journal;
+    if (link === undefined || link.owner || Atomics.load(this.memory.lockWords, JOURNAL_RELEASED) === 0) return;
+    throw new IllegalStateError(`The journal ${link.path} was closed by the view that opened it: this view, attached to it, can no longer be used`);
   }
 
   /**
@@ -186,6 +204,11 @@ export class QueueContext {
 
   flush(): void {
     this.assertOpen();
+    this.commitNoted();
+  }
+
+  /** Commits everything noted so far, by any thread (flush without its checks: close's, also of a view whose journal was let go). */
+  commitNoted(): void {
     if (this.journal !== undefined) this.makeDurable(this.memory.commits.head());
   }
 
@@ -349,18 +372,15 @@ export class QueueContext {
    * queue up to now first, and publishes when maintenance is next due after.
    */
   #underLock<T, A = undefined>(op: (core: Maintenance, now: number, arg: A) => T, arg?: A, lead = false, call = false): T {
-    this.assertOpen();
+    // Not assertOpen: a commit or an undo finishes a call that was let in, also once the journal is let go.
+    this.#assertNotClosed();
     const { lock } = this.memory;
     const core = this.core;
     for (;;) {
       const repair = lock.acquire();
       let now = 0;
       try {
-        if (call && !this.journal!.owner && Atomics.load(this.memory.lockWords, JOURNAL_RELEASED) !== 0) {
-          throw new IllegalStateError(
-            `The journal ${this.journal!.path} was closed by the view that opened it: this view, attached to it, can no longer be used`,
-          );
-        }
+        if (call) this.#assertJournalHeld();
         let result: T;
         try {
           now = core.prepare(repair, this.#readClock);
