@@ -556,23 +556,31 @@ export function checkSchedule(name: unknown, options: unknown, now: number, maxP
   return { name, spec, nextTick };
 }
 
+/** Definitions storedSpec has checked, by their text: a cron in a time zone takes about a millisecond to check. */
+const checkedSpecs = new Map<string, ScheduleSpec>();
+/** Past this many, checkedSpecs starts afresh: definitions change only with a `schedule` call. */
+const CHECKED_SPECS = 1024;
+
 /**
  * A schedule's definition as a store kept it (its JSON text), checked as
  * `schedule` checks a new one; undefined if it is not one (a damaged store).
  */
 export function storedSpec(text: unknown): ScheduleSpec | undefined {
+  if (typeof text !== 'string') return undefined;
+  const known = checkedSpecs.get(text);
+  if (known !== undefined) return known;
+  let checked: ScheduleSpec;
   try {
-    const spec = JSON.parse(text as string) as Partial<Record<keyof ScheduleSpec, unknown>>;
-    // Its options again, the fields a spec leaves null left out, ticking from its own start (as it did when made).
-    const options = Object.fromEntries(
-      (['cron', 'everyMillis', 'timeZone', 'startAt', 'type', 'payload', 'priority', 'maxAttempts', 'missed', 'maxMissed', 'graceMillis'] as const)
-        .filter((field) => spec[field] !== null && spec[field] !== undefined)
-        .map((field) => [field, spec[field]]),
-    );
-    return checkSchedule('stored', options, spec.startAt as number, Infinity).spec;
+    const spec = JSON.parse(text) as Record<string, unknown>;
+    // Its options again (the fields a spec leaves null left out), ticking from its own start, as it did when made.
+    const options = Object.fromEntries([...SCHEDULE_OPTIONS].filter((field) => spec[field] !== null && spec[field] !== undefined).map((field) => [field, spec[field]]));
+    checked = checkSchedule('stored', options, spec.startAt as number, Infinity).spec;
   } catch {
     return undefined;
   }
+  if (checkedSpecs.size >= CHECKED_SPECS) checkedSpecs.clear();
+  checkedSpecs.set(text, checked);
+  return checked;
 }
 
 function checkTimeZone(timeZone: unknown, cron: unknown): void {
