@@ -5,7 +5,7 @@
  */
 import type { TimeSource } from './clock.js';
 import { JobStatus, type JobQuery, type RateLimit } from './types.js';
-import { InvalidArgumentError, JobNotFoundError, describe } from './errors.js';
+import { InvalidArgumentError, JobNotFoundError, describe, thrownText } from './errors.js';
 import { MAX_SPAN_MILLIS, MAX_TYPE_BYTES, given, readCallers, readOptions } from './options.js';
 import { RetryPolicy } from './policy.js';
 import { MAX_ATTEMPTS, MAX_KEY_BYTES, MAX_LEASE_LENGTH } from './shm/layout.js';
@@ -333,7 +333,7 @@ export function resultText(result: unknown, maxResultBytes: number): string | nu
   try {
     text = JSON.stringify(result);
   } catch (error) {
-    throw new InvalidArgumentError(`Expected \`result\` to be a JSON-serializable value, got ${describe(result)}: ${(error as Error).message}`);
+    throw new InvalidArgumentError(`Expected \`result\` to be a JSON-serializable value, got ${describe(result)}: ${thrownText(error)}`);
   }
   if (text === undefined) throw new InvalidArgumentError(`Expected \`result\` to be a JSON-serializable value, got ${describe(result)}`);
   const bytes = text.length * 3 <= maxResultBytes ? text.length : Buffer.byteLength(text);

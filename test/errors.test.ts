@@ -175,6 +175,11 @@ describeEachBackend('unknown job ids', (backend) => {
   });
 });
 
+/** Throws null, a thrown value with no message at all. */
+function throwNull(): never {
+  throw null;
+}
+
 describeEachBackend('a failed call changes nothing', (backend) => {
   /**
    * J1 PENDING ready, J2 PENDING delayed, J3 RUNNING, J4 SUCCEEDED, J5 DEAD,
@@ -240,6 +245,7 @@ describeEachBackend('a failed call changes nothing', (backend) => {
     ['poll with a blank worker', (e) => e.queue.poll('', 1000), InvalidArgumentError, 'ERR_INVALID_ARGUMENT'],
     ['poll with leaseMillis 0', (e) => e.queue.poll('w', 0), InvalidArgumentError, 'ERR_INVALID_ARGUMENT'],
     ['poll with leaseMillis NaN', (e) => e.queue.poll('w', NaN), InvalidArgumentError, 'ERR_INVALID_ARGUMENT'],
+    ['complete with a result whose toJSON throws a value that is no Error', (e) => e.queue.complete('J3', e.running, { toJSON: () => throwNull() }), InvalidArgumentError, 'ERR_INVALID_ARGUMENT'],
     ['complete RUNNING with a wrong token', (e) => e.queue.complete('J3', e.running + 1), StaleLeaseError, 'ERR_STALE_LEASE'],
     ['complete PENDING', (e) => e.queue.complete('J1', e.running), StaleLeaseError, 'ERR_STALE_LEASE'],
     ['complete SUCCEEDED with its old token', (e) => e.queue.complete('J4', e.succeeded), StaleLeaseError, 'ERR_STALE_LEASE'],

@@ -169,6 +169,7 @@ describe('WorkerPool#start', { timeout: 20_000 }, () => {
   it.each([
     ['is missing', new URL('./fixtures/pool-no-such-module.mjs', import.meta.url), /pool-no-such-module/],
     ['throws while it is imported', new URL('./fixtures/pool-throws.mjs', import.meta.url), /refuses to load/],
+    ['throws null while it is imported', new URL('./fixtures/pool-throws-null.mjs', import.meta.url), /pool-throws-null\.mjs did not load: /],
   ])('rejects with InvalidArgumentError and starts nothing when the handler module %s', async (_, handlers, says) => {
     const s = scratch();
     const queue = systemQueue();

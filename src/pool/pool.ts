@@ -156,7 +156,7 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
       this.#state = 'closed';
       this.#stopListening();
       await piscina.destroy();
-      throw new InvalidArgumentError(`The handler module ${handlers} did not load: ${(error as Error).message}`);
+      throw new InvalidArgumentError(`The handler module ${handlers} did not load: ${thrownText(error)}`);
     }
     this.#piscina = piscina;
     // close() was called while the module loaded: it waits for us, then finds no threads to stop.

@@ -36,12 +36,22 @@ export type ThreadTask =
     };
 type LoopTask = Extract<ThreadTask, { kind: 'loop' }>;
 
-/** The piscina task: one per pool thread, which then polls the queue itself until the pool stops. */
+/**
+ * The piscina task: one per pool thread, which then polls the queue itself
+ * until the pool stops. What it throws leaves as an Error: piscina settles a
+ * task that rejects with a falsy value (a module that throws null) as done,
+ * so that the pool would take a module that did not load for one that did,
+ * and a thread that died for one that stopped.
+ */
 export default async function run(task: ThreadTask): Promise<string[]> {
-  const handlers = await loadHandlers(task.handlers);
-  if (task.kind === 'probe') return [...handlers.keys()];
-  await new WorkerLoop(task, handlers, await openWorkerQueue(task.queue)).run();
-  return [];
+  try {
+    const handlers = await loadHandlers(task.handlers);
+    if (task.kind === 'probe') return [...handlers.keys()];
+    await new WorkerLoop(task, handlers, await openWorkerQueue(task.queue)).run();
+    return [];
+  } catch (error) {
+    throw error instanceof Error ? error : new Error(thrownText(error));
+  }
 }
 
 /** Longest idle sleep: jobs that become ready by the clock alone (a backoff, a runAt) wake no one. */
@@ -239,7 +249,7 @@ class WorkerLoop {
     const started = performance.now();
     const lost = (error: unknown): void => {
       clearInterval(beats);
-      const reason = `the lease of ${jobId} was lost: ${(error as Error).message}`;
+      const reason = `the lease of ${jobId} was lost: ${thrownText(error)}`;
       this.#events.record(EventKind.Stalled, jobId, type, attempt, performance.now() - started, reason);
       controller.abort(new Error(reason));
     };

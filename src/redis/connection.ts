@@ -92,7 +92,7 @@ export async function createClient(target: RedisTarget, commandTimeoutMillis: nu
     return quiet(url === undefined ? new Redis(options) : new Redis(url, options));
   } catch (error) {
     // ioredis parses the URL as it is made: one it cannot parse (a port past 65535) throws here.
-    throw new InvalidArgumentError(`Expected \`redis\` to be a URL ioredis can parse, got ${describe(url)}: ${(error as Error).message}`);
+    throw new InvalidArgumentError(`Expected \`redis\` to be a URL ioredis can parse, got ${describe(url)}: ${thrownText(error)}`);
   }
 }
 
