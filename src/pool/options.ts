@@ -175,8 +175,8 @@ function signals(value: unknown): readonly NodeJS.Signals[] {
 function logger(value: unknown): PoolLogger | undefined {
   if (value === undefined) return undefined;
   const methods = ['info', 'warn', 'error'] as const;
-  const methodless = (logger: object) => readCallers('logger', () => methods.some((m) => typeof (logger as Record<string, unknown>)[m] !== 'function'));
-  if (value === null || typeof value !== 'object' || methodless(value)) {
+  const methodless = () => methods.some((m) => typeof (value as Record<string, unknown>)[m] !== 'function');
+  if (value === null || typeof value !== 'object' || readCallers('logger', methodless)) {
     throw new InvalidArgumentError(`Expected \`logger\` to have info, warn and error methods (pino's shape), got ${describe(value)}`);
   }
   return value as PoolLogger;

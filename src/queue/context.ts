@@ -190,10 +190,6 @@ export class QueueContext {
   }
 
   /**
-   * Returns once every change made so far, by any thread, is in the journal
-   * (see JobQueue#flush). Without a journal, at once.
-   */
-  /**
    * The opener's close, before it lets the journal go: from here on no other
    * view starts a call (see JOURNAL_RELEASED); what they did before is
    * committed by the flush that follows.
@@ -202,6 +198,10 @@ export class QueueContext {
     this.#underLock(markReleased, this.memory.lockWords);
   }
 
+  /**
+   * Returns once every change made so far, by any thread, is in the journal
+   * (see JobQueue#flush). Without a journal, at once.
+   */
   flush(): void {
     this.assertOpen();
     this.commitNoted();

@@ -6,7 +6,7 @@
 import type { SharedClock } from '../clock.js';
 import { keyHash } from '../key-hash.js';
 import { IllegalStateError, InvalidArgumentError, describe } from '../errors.js';
-import { readOptions, filledTracing } from '../options.js';
+import { filledTracing, readOptions } from '../options.js';
 import type { SharedPolicy } from '../policy.js';
 import type { JobPage, JobQuery, JobView, Lease, QueueStats, RateLimit, TypeRateLimit } from '../types.js';
 import type { ScheduleOptions, ScheduleView } from '../schedule/spec.js';

@@ -726,12 +726,12 @@ export class RedisJobQueue {
 /** What a poll script says in place of a held job's time when it ran out of budget for passing over limited jobs (see pollBest). */
 const AGAIN = 'again';
 
-/** The job number of `jobId` as the scripts take it. */
 /** One of completeManyAndPoll's `done`, copied (its own properties, read once); anything but an object as it is, for the check to refuse. */
 function copyOf(completion: unknown): Completion {
   return (completion !== null && typeof completion === 'object' ? { ...completion } : completion) as Completion;
 }
 
+/** The job number of `jobId` as the scripts take it. */
 function jobNumber(jobId: string): string {
   return String(parseJobId(jobId));
 }
