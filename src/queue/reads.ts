@@ -31,9 +31,10 @@ export class Reads {
     ctx.assertOpen();
     const jobNum = parseJobId(jobId);
     const now = ctx.now();
-    const { header, jobMap, lockWords } = ctx.memory;
-    // Nothing due and no rebuild under way: what the slots hold now is what a locked read would see.
-    if (now < header[NEXT_DUE]! && now >= header[LAST_NOW]! && (Atomics.load(lockWords, ATTENTION) & WORKER_ATTENTION) === 0) {
+    const memory = ctx.memory;
+    const { header, jobMap, lockWords } = memory;
+    // Nothing due, no rebuild under way, no holder of an older time at work: what the slots hold now is what a locked read would see.
+    if (now < header[NEXT_DUE]! && now >= header[LAST_NOW]! && (Atomics.load(lockWords, ATTENTION) & WORKER_ATTENTION) === 0 && !memory.holderBehind(now)) {
       const slot = jobMap.get(jobNum);
       const record = slot < 0 ? undefined : ctx.core.records.read(slot);
       // A lease run out that no catch-up expired yet (its claim is still in flight): the locked read expires it.

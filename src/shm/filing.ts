@@ -165,7 +165,13 @@ export class Filing {
     }
   }
 
-  /** The earliest key of a heap's valid entries (stale ones on top are dropped); Infinity if none. */
+  /**
+   * The earliest key of a heap's valid entries (stale ones on top are
+   * dropped); Infinity if none. A lease entry is dropped as soon as its job
+   * holds another word, without a look at how its new lease ends: a
+   * lock-free extend never makes a lease end before its own clock reading
+   * (see WorkerPath#leaseEnd), and registers it as its call ends.
+   */
   validTop(heap: SharedHeap): number {
     const slots = this.#m.slots;
     while (heap.size > 0 && slots.word(heap.top(ENTRY_SLOT)) !== heap.top(ENTRY_WORD)) heap.pop();

@@ -105,6 +105,19 @@ export class QueueMemory {
     this.access.exclusive = exclusive;
   }
 
+  /**
+   * Whether a lock holder that runs at an older time than `reading` may
+   * still be at work: its moves, still to come, carry that older time, so a
+   * lock-free call of this reading must not decide past them (it takes the
+   * lock instead, and runs after them). Looked at before the call reads the
+   * slots it decides on: a holder that takes the lock after that reads the
+   * clock after this call did.
+   */
+  holderBehind(reading: number): boolean {
+    // The holder's time (LAST_NOW, written as it starts) first: the lock word's line is read only when the clock moved past it.
+    return reading > this.header[LAST_NOW]! && this.lock.taken();
+  }
+
   /** New, all-zero buffers: an empty queue. */
   static create(capacity: number, arenaBytes: number): QueueBuffers {
     const buffers = allocateBuffers(capacity, arenaBytes);

@@ -1,6 +1,6 @@
 import { Refusal } from '../errors.js';
 import {
-  ATTEMPTS, ATTENTION, DUE_LOWERED, LAST_NOW, DUE_VERSION, FINISH_BASE, FINISH_RING, FINISH_SEQ, FINISHED_AT, JOB_NUM,
+  ATTEMPTS, ATTENTION, DUE_LOWERED, DUE_VERSION, FINISH_BASE, FINISH_RING, FINISH_SEQ, FINISHED_AT, JOB_NUM,
   LEASE_LENGTH, LEASE_RING, LEASE_UNTIL, MOVES, NEXT_DUE, READY, RESULT_BYTES, RESULT_REF, RUNNING, SUCCEEDED, TOKEN, WORKER, fieldBit, isBusy, statusOf,
   type SlotStatus,
 } from './layout.js';
@@ -170,7 +170,7 @@ export class WorkerPath implements Claimer {
     const { rows, header, finishes, slots } = this.#m;
     for (;;) {
       const word = this.#leasedWord(slot, jobNum, token, now);
-      if (word < 0) return word;
+      if (word < 0) return this.#standingRefusal(word, slot, jobNum, token, now);
       const draft = this.#mover.draft;
       // Its strings, which finished jobs' chunks count, and its key (a keyed job notes when it finished).
       slots.readStrings(slot, draft);
@@ -203,7 +203,7 @@ export class WorkerPath implements Claimer {
   extend(slot: number, jobNum: number, token: number, leaseMillis: number, now: number, locked: boolean): number {
     for (;;) {
       const word = this.#leasedWord(slot, jobNum, token, now);
-      if (word < 0) return word;
+      if (word < 0) return this.#standingRefusal(word, slot, jobNum, token, now);
       const draft = this.#mover.draft;
       const leaseUntil = this.#leaseEnd(leaseMillis, now, this.#m.slots.leaseUntils[slot]!, locked);
       if (Number.isNaN(leaseUntil)) return SLOW;
@@ -234,23 +234,38 @@ export class WorkerPath implements Claimer {
    * The lease's end, from the clock read again just before the move's
    * decision: the call's `now` was read before it looked for the job, and
    * another thread may have moved the clock and looked at the slot since.
-   * An extend whose lease has run out by that reading (`before`, its old
-   * end; a claim's is Infinity) keeps the end from `now`: it took effect
-   * before the clock passed the old end (any thread that saw the lease run
-   * out waited for this call).
+   * Under the lock, an extend whose lease has run out by that reading
+   * (`before`, its old end; a claim's is Infinity) keeps the end from `now`:
+   * it took effect before the clock passed the old end, and no catch-up
+   * runs beside it.
    *
-   * NaN (take the lock instead) when, lock-free, the lock is held by an
-   * operation that runs at an older time than this reading: its moves are
-   * still to come (a job it files, perhaps a better one than this claim
-   * takes), and a claim of a later time must not pass them.
+   * NaN (take the lock instead) lock-free, for such an extend: a catch-up
+   * may have found the old lease run out already, and let its entry go
+   * without waiting for this call (see Filing#validTop), so that the new
+   * lease, ending before that catch-up's time, would be registered too late
+   * for it. NaN too when the lock is held by an operation that runs at an
+   * older time than this reading: its moves are still to come (a job it
+   * files, perhaps a better one than this claim takes), and a claim of a
+   * later time must not pass them.
    */
   #leaseEnd(leaseMillis: number, now: number, before: number, locked: boolean): number {
     // An exclusive queue's calls follow one another in its one thread: `now` is the reading.
     if (this.#m.exclusive) return now + leaseMillis;
     const fresh = laterReading(this.#time, now);
-    // The holder's time (LAST_NOW, written as it starts) first: the lock word's line is read only when the clock moved past it.
-    if (!locked && fresh > this.#m.header[LAST_NOW]! && this.#m.lock.taken()) return NaN;
+    if (!locked && (fresh >= before || this.#m.holderBehind(fresh))) return NaN;
     return (fresh < before ? fresh : now) + leaseMillis;
+  }
+
+  /**
+   * A refusal (`refusal`, from #leasedWord) that this call can stand by, or
+   * SLOW. Lock-free, a holder of an older time than `now` may yet change the
+   * job (evict it, extend its lease): then the locked path, after it,
+   * decides. Otherwise the slot is read again: a holder that takes the lock
+   * from here on runs at `now` or later, so what that read shows holds at `now`.
+   */
+  #standingRefusal(refusal: number, slot: number, jobNum: number, token: number, now: number): number {
+    if (refusal === SLOW || this.#m.holderBehind(now)) return SLOW;
+    return this.#leasedWord(slot, jobNum, token, now) === refusal ? refusal : SLOW;
   }
 
   /**

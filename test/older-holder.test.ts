@@ -1,0 +1,57 @@
+/**
+ * A lock-free call must not show the queue as it was before a move of a lock
+ * holder that runs at an older time (LAST_NOW earlier than the call's clock
+ * reading) and is still at work: that move took effect at its time, before
+ * the call began. The holder here is a submit that must evict a finished job
+ * to make room. It reads the clock (under the lock), and, before it evicts,
+ * stalls while the clock moves on and a thread makes one call on the job it
+ * is about to evict — a call whose reading is later than the submit's. The
+ * history checker found it so: a complete refused as stale (the job still
+ * there) at a time after the submit that had evicted it, which only a
+ * "not found" can follow.
+ */
+import { describe, expect, it } from 'vitest';
+import { JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
+import { startWorker, terminateAll, withTimeout } from './helpers.js';
+
+const START = 1_767_225_600_000;
+/** How long the stalled submit waits for the thread's call: a call that waits for the lock it holds never returns before it goes on. */
+const STALL_MILLIS = 200;
+
+describe('a lock-free call while a holder of an older time is at work', () => {
+  it.each(['complete', 'completeAndPoll', 'extend', 'view'])('%s of the job that holder evicts waits for it, and finds the job gone', async (action) => {
+    const clock = new ManualClock(START);
+    const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0), { capacity: 2, lockTimeoutMillis: 10_000 });
+    const handle = queue.share();
+    const control = new Int32Array(new SharedArrayBuffer(8));
+    const thread = await startWorker('older-holder-thread.mjs', { handle, controlBuffer: control.buffer, action });
+    try {
+      const { id } = (await withTimeout(thread.result, 10_000, 'the thread warming up')) as { id: string };
+      const outcome = new Promise((resolve) => thread.worker.once('message', resolve));
+      // The queue is full now: the thread's finished job is the one a new submit evicts.
+      queue.submit('t', 'pending');
+      let stall = false;
+      const stalling = JobQueue.attach(handle, {
+        now() {
+          const reading = clock.now();
+          if (stall) {
+            stall = false;
+            clock.advance(50);
+            Atomics.store(control, 0, 1);
+            Atomics.notify(control, 0);
+            Atomics.wait(control, 1, 0, STALL_MILLIS);
+          }
+          return reading;
+        },
+      });
+      stall = true;
+      stalling.submit('t', 'evicts');
+      expect(await withTimeout(outcome, 10_000, `the thread's ${action}`)).toEqual({ threw: 'ERR_JOB_NOT_FOUND' });
+      expect(() => queue.view(id)).toThrow(expect.objectContaining({ code: 'ERR_JOB_NOT_FOUND' }));
+      stalling.close();
+    } finally {
+      await terminateAll([thread]);
+      queue.close();
+    }
+  });
+});
