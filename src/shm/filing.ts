@@ -169,8 +169,10 @@ export class Filing {
    * The earliest key of a heap's valid entries (stale ones on top are
    * dropped); Infinity if none. A lease entry is dropped as soon as its job
    * holds another word, without a look at how its new lease ends: a
-   * lock-free extend never makes a lease end before its own clock reading
-   * (see WorkerPath#leaseEnd), and registers it as its call ends.
+   * lock-free extend stamps the new end from a clock reading taken within
+   * its call (see WorkerPath#leaseEnd) and registers it as the call ends, so
+   * only a lease that runs out before its own call has ended goes unseen
+   * here (docs/concurrency.md, "What is left").
    */
   validTop(heap: SharedHeap): number {
     const slots = this.#m.slots;
