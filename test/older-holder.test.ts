@@ -55,3 +55,45 @@ describe('a lock-free call while a holder of an older time is at work', () => {
     }
   });
 });
+
+describe('a lock-free poll while a holder of an older time is at work', () => {
+  // The claim's own look, just before its decision, finds no holder when the holder released after the poll read its
+  // ring: the poll must look before it reads the rings (the history checker found one that leased a worse job so).
+  it('waits for that holder and leases the better job it files, even when the holder is done before the claim', async () => {
+    const clock = new ManualClock(START);
+    const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0), { lockTimeoutMillis: 10_000 });
+    const handle = queue.share();
+    const control = new Int32Array(new SharedArrayBuffer(12));
+    const thread = await startWorker('older-holder-poller.mjs', { handle, clockBuffer: clock.buffer, controlBuffer: control.buffer });
+    try {
+      expect(await withTimeout(thread.result, 10_000, 'the thread warming up')).toBe('ready');
+      const leased = new Promise((resolve) => thread.worker.once('message', resolve));
+      queue.submit('t', 'worse', 0);
+      let stall = false;
+      const stalling = JobQueue.attach(handle, {
+        now() {
+          const reading = clock.now();
+          if (stall) {
+            stall = false;
+            clock.advance(50);
+            Atomics.store(control, 0, 1);
+            Atomics.notify(control, 0);
+            // Until the thread's poll has read the rings (it reads the clock for its claim), or a while.
+            Atomics.wait(control, 1, 0, STALL_MILLIS);
+          }
+          return reading;
+        },
+      });
+      stall = true;
+      const better = stalling.submit('t', 'better', 2);
+      // The holder is done: the claim's look at the lock finds it free.
+      Atomics.store(control, 2, 1);
+      Atomics.notify(control, 2);
+      expect(await withTimeout(leased, 10_000, "the thread's poll")).toBe(better);
+      stalling.close();
+    } finally {
+      await terminateAll([thread]);
+      queue.close();
+    }
+  });
+});

@@ -33,8 +33,9 @@ export class Reads {
     const now = ctx.now();
     const memory = ctx.memory;
     const { header, jobMap, lockWords } = memory;
-    // Nothing due, no rebuild under way, no holder of an older time at work: what the slots hold now is what a locked read would see.
-    if (now < header[NEXT_DUE]! && now >= header[LAST_NOW]! && (Atomics.load(lockWords, ATTENTION) & WORKER_ATTENTION) === 0 && !memory.holderBehind(now)) {
+    // Nothing due, no rebuild under way, no holder of an older time at work: what the slots hold now is what a locked read
+    // would see. ATTENTION first, NEXT_DUE after it (see Filing#publishDue).
+    if ((Atomics.load(lockWords, ATTENTION) & WORKER_ATTENTION) === 0 && now < header[NEXT_DUE]! && now >= header[LAST_NOW]! && !memory.holderBehind(now)) {
       const slot = jobMap.get(jobNum);
       const record = slot < 0 ? undefined : ctx.core.records.read(slot);
       // A lease run out that no catch-up expired yet (its claim is still in flight): the locked read expires it.

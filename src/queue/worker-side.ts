@@ -218,18 +218,19 @@ export class WorkerSide {
   /**
    * Whether this call may run lock-free, and if so enters its row's CALL
    * window (the caller leaves it): in memory, a row of its own with a token
-   * and ring room left, nothing due.
+   * and ring room left, nothing due. NEXT_DUE is read after ATTENTION (in
+   * `enter`): a holder marks it DUE_PUBLISHING before it clears DUE_LOWERED
+   * (see Filing#publishDue).
    */
   #fastPath(now: number, attention: number): boolean {
     const ctx = this.#ctx;
-    const header = ctx.memory.header;
-    return (
-      ctx.lockFree &&
-      now < header[NEXT_DUE]! &&
-      now >= header[LAST_NOW]! &&
-      ctx.worker.ready() &&
-      ctx.memory.rows.enter(ctx.worker.row, attention)
-    );
+    if (!ctx.lockFree || !ctx.worker.ready()) return false;
+    const { rows, header } = ctx.memory;
+    const row = ctx.worker.row;
+    if (!rows.enter(row, attention)) return false;
+    if (now < header[NEXT_DUE]! && now >= header[LAST_NOW]!) return true;
+    rows.leave(row);
+    return false;
   }
 
   /**

@@ -1,5 +1,5 @@
 import {
-  ATTENTION, CANCELLED, DELAYED, DUE_LOWERED, DUE_VERSION, ENTRY_K1, ENTRY_K2, ENTRY_SLOT, ENTRY_WORD, FINISHED_ORDERED, FINISH_RING, FINISH_SEQ, JOB_NUM,
+  ATTENTION, CANCELLED, DELAYED, DUE_LOWERED, DUE_PUBLISHING, DUE_VERSION, ENTRY_K1, ENTRY_K2, ENTRY_SLOT, ENTRY_WORD, FINISHED_ORDERED, FINISH_RING, FINISH_SEQ, JOB_NUM,
   LAST_NOW, LEASE_RING, LEASE_UNTIL, NEXT_DUE, READY, RECORD_FIELDS, ROWS, RUNNING, RUN_AT, SLOT_HIGH_WATER, SUCCEEDED, isBusy, statusOf, type SlotStatus,
 } from './layout.js';
 import type { SharedHeap } from './heap.js';
@@ -145,6 +145,12 @@ export class Filing {
    * half of the lease handshake (see WorkerPath#registerLease): publish, bump
    * DUE_VERSION, then look at the rings' tails again; a lease registered
    * meanwhile is drained and NEXT_DUE published anew.
+   *
+   * While it recomputes, NEXT_DUE is DUE_PUBLISHING. Without that mark a
+   * call could read the old NEXT_DUE, later than a lease just registered,
+   * and then find DUE_LOWERED already cleared for the drain: it ran
+   * lock-free past the lease's end, and a poll passed over the expired job
+   * for a worse one (the history checker found it).
    */
   publishDue(): void {
     const { header, rows, lockWords, leases, delayed, held } = this.#m;
@@ -154,6 +160,9 @@ export class Filing {
     if (!this.#dueDirty && (this.#m.access.load(lockWords, ATTENTION) & DUE_LOWERED) === 0) return;
     this.#dueDirty = false;
     for (;;) {
+      // Before the flag is cleared: a lock-free call that reads ATTENTION, and NEXT_DUE after it, sees either the
+      // flag or a NEXT_DUE no later than every lease the flag stood for (this mark, then the value drained below).
+      header[NEXT_DUE] = DUE_PUBLISHING;
       // Cleared before the drain: a lease lowered after this is in the rings the drain reads, or raises the flag again.
       Atomics.and(lockWords, ATTENTION, ~DUE_LOWERED);
       rows.tails(LEASE_RING, this.#tails);

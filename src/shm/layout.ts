@@ -413,6 +413,8 @@ export const JOB_SEQ = 0; //         last job number issued; never rebuilt, only
 export const TOKEN_SEQ = 1; //       last token handed to a row's block; never rebuilt, only counted up
 export const LAST_NOW = 2; //        latest time a maintenance pass ran at, to notice a clock that went back
 export const NEXT_DUE = 3; //        earliest time maintenance is due: a lease to expire or a delayed job to promote
+/** NEXT_DUE while the holder recomputes it (see Filing#publishDue): no time is before it, so every call takes the lock. */
+export const DUE_PUBLISHING = -Infinity;
 export const FINISH_BASE = 4; //     see FINISH_TICKET
 export const SLOT_HIGH_WATER = 5; // slots ever used; all above it are FREE and untouched
 export const FREE_SLOT_COUNT = 6;

@@ -1,13 +1,13 @@
 import { Refusal } from '../errors.js';
 import {
-  ATTEMPTS, ATTENTION, DUE_LOWERED, DUE_VERSION, FINISH_BASE, FINISH_RING, FINISH_SEQ, FINISHED_AT, JOB_NUM,
+  ATTEMPTS, ATTENTION, DUE_LOWERED, DUE_PUBLISHING, DUE_VERSION, FINISH_BASE, FINISH_RING, FINISH_SEQ, FINISHED_AT, JOB_NUM,
   LEASE_LENGTH, LEASE_RING, LEASE_UNTIL, MOVES, NEXT_DUE, READY, RESULT_BYTES, RESULT_REF, RUNNING, SUCCEEDED, TOKEN, WORKER, fieldBit, isBusy, statusOf,
   type SlotStatus,
 } from './layout.js';
 import { laterReading, type TimeSource } from '../clock.js';
 import type { QueueMemory } from './memory.js';
 import type { Mover } from './moves.js';
-import { ABORT, CLAIMED, LOST, type Claimer } from './ready.js';
+import { ABORT, CLAIMED, LOST, POLL_ABORTED, type Claimer } from './ready.js';
 import { chunksOf, noteFinish } from './records.js';
 
 /** A worker-path result that means: take the maintenance lock and do it there (a BUSY slot that stays busy, a map miss). */
@@ -119,7 +119,14 @@ export class WorkerPath implements Claimer {
 
   /**
    * Leases the best ready job for `leaseMillis` to the worker numbered
-   * `worker`; its slot, or -1. Rings only, or (`locked`) rings and overflow heap.
+   * `worker`; its slot, or -1 (POLL_ABORTED: take the lock). Rings only, or
+   * (`locked`) rings and overflow heap.
+   *
+   * Lock-free, a poll first looks for a lock holder of an older time than
+   * `now` at work (see QueueMemory#holderBehind): a job it files, before the
+   * poll began by the clock, may be the better one, and may be filed after
+   * the poll read its ring; the locked poll waits for it. (One that takes
+   * the lock later runs during the poll, and its job may or may not be seen.)
    */
   poll(worker: number, leaseMillis: number, now: number, locked: boolean): number {
     this.#worker = worker;
@@ -127,7 +134,8 @@ export class WorkerPath implements Claimer {
     this.#now = now;
     this.#locked = locked;
     const ready = this.#m.ready;
-    return locked ? ready.pollLocked(now, this) : ready.poll(now, this);
+    if (locked) return ready.pollLocked(now, this);
+    return this.#m.holderBehind(now) ? POLL_ABORTED : ready.poll(now, this);
   }
 
   tryClaim(slot: number, word: number): number {
@@ -296,7 +304,9 @@ export class WorkerPath implements Claimer {
     rows.append(this.#row, LEASE_RING, leaseUntil, slot, word);
     // Orders the NEXT_DUE read after the tail's store.
     access.load(lockWords, DUE_VERSION);
-    // Rare (a lease shorter than the others, or, when none is due, than NOTHING_DUE_MILLIS: see filing.ts): one RMW.
-    if (leaseUntil < header[NEXT_DUE]!) Atomics.or(lockWords, ATTENTION, DUE_LOWERED);
+    const nextDue = header[NEXT_DUE]!;
+    // Rare (a lease shorter than the others, or, when none is due, than NOTHING_DUE_MILLIS: see filing.ts; or a holder
+    // recomputing NEXT_DUE, whose drain may have passed this ring already): one RMW.
+    if (leaseUntil < nextDue || nextDue === DUE_PUBLISHING) Atomics.or(lockWords, ATTENTION, DUE_LOWERED);
   }
 }
