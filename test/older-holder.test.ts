@@ -11,12 +11,43 @@
  * "not found" can follow.
  */
 import { describe, expect, it } from 'vitest';
-import { JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
+import { JobQueue, ManualClock, RetryPolicy, type SharedQueueHandle } from '../dist/index.js';
 import { startWorker, terminateAll, withTimeout } from './helpers.js';
 
 const START = 1_767_225_600_000;
 /** How long the stalled submit waits for the thread's call: a call that waits for the lock it holds never returns before it goes on. */
 const STALL_MILLIS = 200;
+
+/**
+ * Submits `payload` (at `priority`) through a second instance of the queue in
+ * this thread, a lock holder that stalls: the submit reads the clock under the
+ * lock, then moves the shared clock 50 ms on, gives the thread its go
+ * (control[0]) and waits until the thread says it has made its move
+ * (control[1]), or STALL_MILLIS, before it places the job. Returns its id.
+ */
+function submitStalled(handle: SharedQueueHandle, clock: ManualClock, control: Int32Array, payload: string, priority = 0): string {
+  let stall = false;
+  const holder = JobQueue.attach(handle, {
+    now() {
+      const reading = clock.now();
+      if (stall) {
+        stall = false;
+        clock.advance(50);
+        Atomics.store(control, 0, 1);
+        Atomics.notify(control, 0);
+        Atomics.wait(control, 1, 0, STALL_MILLIS);
+      }
+      return reading;
+    },
+  });
+  // Armed only now: attaching reads the clock too.
+  stall = true;
+  try {
+    return holder.submit('t', payload, priority);
+  } finally {
+    holder.close();
+  }
+}
 
 describe('a lock-free call while a holder of an older time is at work', () => {
   it.each(['complete', 'completeAndPoll', 'extend', 'view'])('%s of the job that holder evicts waits for it, and finds the job gone', async (action) => {
@@ -30,25 +61,9 @@ describe('a lock-free call while a holder of an older time is at work', () => {
       const outcome = new Promise((resolve) => thread.worker.once('message', resolve));
       // The queue is full now: the thread's finished job is the one a new submit evicts.
       queue.submit('t', 'pending');
-      let stall = false;
-      const stalling = JobQueue.attach(handle, {
-        now() {
-          const reading = clock.now();
-          if (stall) {
-            stall = false;
-            clock.advance(50);
-            Atomics.store(control, 0, 1);
-            Atomics.notify(control, 0);
-            Atomics.wait(control, 1, 0, STALL_MILLIS);
-          }
-          return reading;
-        },
-      });
-      stall = true;
-      stalling.submit('t', 'evicts');
+      submitStalled(handle, clock, control, 'evicts');
       expect(await withTimeout(outcome, 10_000, `the thread's ${action}`)).toEqual({ threw: 'ERR_JOB_NOT_FOUND' });
       expect(() => queue.view(id)).toThrow(expect.objectContaining({ code: 'ERR_JOB_NOT_FOUND' }));
-      stalling.close();
     } finally {
       await terminateAll([thread]);
       queue.close();
@@ -69,28 +84,12 @@ describe('a lock-free poll while a holder of an older time is at work', () => {
       expect(await withTimeout(thread.result, 10_000, 'the thread warming up')).toBe('ready');
       const leased = new Promise((resolve) => thread.worker.once('message', resolve));
       queue.submit('t', 'worse', 0);
-      let stall = false;
-      const stalling = JobQueue.attach(handle, {
-        now() {
-          const reading = clock.now();
-          if (stall) {
-            stall = false;
-            clock.advance(50);
-            Atomics.store(control, 0, 1);
-            Atomics.notify(control, 0);
-            // Until the thread's poll has read the rings (it reads the clock for its claim), or a while.
-            Atomics.wait(control, 1, 0, STALL_MILLIS);
-          }
-          return reading;
-        },
-      });
-      stall = true;
-      const better = stalling.submit('t', 'better', 2);
+      // The thread's poll has read the rings as it reads the clock for its claim: then the holder goes on.
+      const better = submitStalled(handle, clock, control, 'better', 2);
       // The holder is done: the claim's look at the lock finds it free.
       Atomics.store(control, 2, 1);
       Atomics.notify(control, 2);
       expect(await withTimeout(leased, 10_000, "the thread's poll")).toBe(better);
-      stalling.close();
     } finally {
       await terminateAll([thread]);
       queue.close();

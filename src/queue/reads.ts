@@ -1,4 +1,4 @@
-import { LAST_NOW, NEXT_DUE, WORKER_ATTENTION, ATTENTION, FREE } from '../shm/layout.js';
+import { WORKER_ATTENTION, ATTENTION, FREE } from '../shm/layout.js';
 import type { JobRecord } from '../shm/records.js';
 import { NAME_OF_STATUS, RUNNING } from '../shm/records.js';
 import { JobStatus, type JobPage, type JobView, type QueueStats } from '../types.js';
@@ -32,10 +32,10 @@ export class Reads {
     const jobNum = parseJobId(jobId);
     const now = ctx.now();
     const memory = ctx.memory;
-    const { header, jobMap, lockWords } = memory;
-    // Nothing due, no rebuild under way, no holder of an older time at work: what the slots hold now is what a locked read
-    // would see. ATTENTION first, NEXT_DUE after it (see Filing#publishDue).
-    if ((Atomics.load(lockWords, ATTENTION) & WORKER_ATTENTION) === 0 && now < header[NEXT_DUE]! && now >= header[LAST_NOW]! && !memory.holderBehind(now)) {
+    const { jobMap, lockWords } = memory;
+    // No rebuild under way, nothing due (read after ATTENTION), no holder of an older time at work: what the slots hold
+    // now is what a locked read would see.
+    if ((Atomics.load(lockWords, ATTENTION) & WORKER_ATTENTION) === 0 && memory.nothingDueAt(now) && !memory.holderBehind(now)) {
       const slot = jobMap.get(jobNum);
       const record = slot < 0 ? undefined : ctx.core.records.read(slot);
       // A lease run out that no catch-up expired yet (its claim is still in flight): the locked read expires it.

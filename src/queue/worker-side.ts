@@ -1,5 +1,5 @@
 import { refusalError } from '../errors.js';
-import { LAST_NOW, NEXT_DUE, PAUSED, POLL_ATTENTION, WORKER_ATTENTION } from '../shm/layout.js';
+import { PAUSED, POLL_ATTENTION, WORKER_ATTENTION } from '../shm/layout.js';
 import type { Maintenance } from '../shm/maintenance.js';
 import { SLOW } from '../shm/worker.js';
 import type { Lease } from '../types.js';
@@ -218,17 +218,16 @@ export class WorkerSide {
   /**
    * Whether this call may run lock-free, and if so enters its row's CALL
    * window (the caller leaves it): in memory, a row of its own with a token
-   * and ring room left, nothing due. NEXT_DUE is read after ATTENTION (in
-   * `enter`): a holder marks it DUE_PUBLISHING before it clears DUE_LOWERED
-   * (see Filing#publishDue).
+   * and ring room left, nothing due (looked at after ATTENTION, which
+   * `enter` reads: see QueueMemory#nothingDueAt).
    */
   #fastPath(now: number, attention: number): boolean {
     const ctx = this.#ctx;
     if (!ctx.lockFree || !ctx.worker.ready()) return false;
-    const { rows, header } = ctx.memory;
+    const { rows } = ctx.memory;
     const row = ctx.worker.row;
     if (!rows.enter(row, attention)) return false;
-    if (now < header[NEXT_DUE]! && now >= header[LAST_NOW]!) return true;
+    if (ctx.memory.nothingDueAt(now)) return true;
     rows.leave(row);
     return false;
   }

@@ -106,6 +106,17 @@ export class QueueMemory {
   }
 
   /**
+   * Whether nothing is due at `now` by NEXT_DUE, and `now` is not before the
+   * last maintenance (a clock that went back): a lock-free call may go on.
+   * Read only after ATTENTION: a holder marks NEXT_DUE DUE_PUBLISHING before
+   * it clears DUE_LOWERED (see Filing#publishDue), so a call that found the
+   * flag clear reads that mark or the NEXT_DUE published after it.
+   */
+  nothingDueAt(now: number): boolean {
+    return now < this.header[NEXT_DUE]! && now >= this.header[LAST_NOW]!;
+  }
+
+  /**
    * Whether a lock holder that runs at an older time than `reading` may
    * still be at work: its moves, still to come, carry that older time, so a
    * lock-free call of this reading must not decide past them (it takes the
