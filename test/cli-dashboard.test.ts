@@ -123,10 +123,13 @@ describe('leasehold dashboard --journal', () => {
     expect(run.stderr).toMatch(/^leasehold: .*(owned|busy)/im);
   });
 
-  it('refuses, read-only too, a file that is no journal or is missing (exit 1) before it serves anything', () => {
+  it('refuses, read-only too, a file that is no journal, is empty or is missing (exit 1) before it serves anything', () => {
     const garbage = join(scratch, 'garbage.db');
     writeFileSync(garbage, 'not a database '.repeat(100));
-    for (const [path, message] of [[garbage, /not a leasehold journal/], [join(scratch, 'missing.db'), /No journal at/]] as const) {
+    const empty = join(scratch, 'empty.db');
+    writeFileSync(empty, '');
+    const cases = [[garbage, /not a leasehold journal/], [empty, /empty.db holds no journal yet/], [join(scratch, 'missing.db'), /No journal at/]] as const;
+    for (const [path, message] of cases) {
       const run = spawnSync(process.execPath, [CLI, 'dashboard', '--journal', path], { encoding: 'utf8', timeout: 30_000 });
       expect(run.status, path).toBe(1);
       expect(run.stderr).toMatch(message);

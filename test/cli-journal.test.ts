@@ -4,7 +4,7 @@
  * another process owns the journal, dead letters retried only by an owner.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -138,6 +138,15 @@ describe('leasehold stats / dlq', () => {
     const run = leasehold('stats', missing);
     expect(run.status).toBe(1);
     expect(run.stderr).toBe(`leasehold: No journal at ${missing}\n`);
+  });
+
+  it('says an empty file holds no journal yet, with exit code 1, and leaves it empty', () => {
+    const empty = join(scratch, 'empty.db');
+    writeFileSync(empty, '');
+    const run = leasehold('stats', empty);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toBe(`leasehold: ${empty} holds no journal yet (an empty database; opening it for writing creates one)\n`);
+    expect(statSync(empty).size).toBe(0);
   });
 
   it('reads a journal another process owns, but refuses to change it', async () => {

@@ -92,8 +92,11 @@ export class Journal implements MoveLog {
         whenFree(() => db.pragma('journal_mode = WAL'));
         // Under SQLite's write lock, so that processes opening a new file at once migrate it once.
         whenFree(() => db.transaction(() => migrate(db, path)).immediate());
-      } else if ((db.pragma('user_version', { simple: true }) as number) < MIGRATIONS.length) {
-        throw new JournalCorruptError(`${path} needs a schema migration: open it for writing first`);
+      } else {
+        const version = db.pragma('user_version', { simple: true }) as number;
+        // Schema 0 passed the check above only with no tables at all: an empty database, which a writer's open makes a journal.
+        if (version === 0) throw new JournalCorruptError(`${path} holds no journal yet (an empty database; opening it for writing creates one)`);
+        if (version < MIGRATIONS.length) throw new JournalCorruptError(`${path} needs a schema migration: open it for writing first`);
       }
       db.pragma(`synchronous = ${options.synchronous}`);
       return new Journal(db, path);
