@@ -87,14 +87,13 @@ export class Journal implements MoveLog {
     try {
       db.pragma('busy_timeout = 10000');
       // Only reads, in one snapshot, until the file is known to be a journal (or empty): a foreign file is never written.
-      whenFree(() => db.transaction(() => check(db, path))());
+      const version = whenFree(() => db.transaction(() => check(db, path))());
       if (!readonly) {
         whenFree(() => db.pragma('journal_mode = WAL'));
         // Under SQLite's write lock, so that processes opening a new file at once migrate it once.
         whenFree(() => db.transaction(() => migrate(db, path)).immediate());
       } else {
-        const version = db.pragma('user_version', { simple: true }) as number;
-        // Schema 0 passed the check above only with no tables at all: an empty database, which a writer's open makes a journal.
+        // Schema 0 passed the check only with no tables at all: an empty database, which a writer's open makes a journal.
         if (version === 0) throw new JournalCorruptError(`${path} holds no journal yet (an empty database; opening it for writing creates one)`);
         if (version < MIGRATIONS.length) throw new JournalCorruptError(`${path} needs a schema migration: open it for writing first`);
       }
@@ -398,8 +397,11 @@ function fileSystem<T>(path: string, step: () => T): T {
   }
 }
 
-/** A database with other tables, or a newer schema, is foreign; a damaged one is refused. Reads only. */
-function check(db: Database.Database, path: string): void {
+/**
+ * A database with other tables, or a newer schema, is foreign; a damaged one is refused. Reads only.
+ * Returns its schema version, read in the same snapshot: 0 only for an empty database.
+ */
+function check(db: Database.Database, path: string): number {
   const version = db.pragma('user_version', { simple: true }) as number;
   const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((t) => t.name);
   if (version > MIGRATIONS.length) {
@@ -412,6 +414,7 @@ function check(db: Database.Database, path: string): void {
     const result = db.pragma('quick_check', { simple: true });
     if (result !== 'ok') throw new JournalCorruptError(`The journal ${path} is damaged: ${String(result)}`);
   }
+  return version;
 }
 
 /** Applies the migrations not applied yet (inside the caller's write transaction). */
