@@ -7,7 +7,7 @@
  * repeated or broken by the switch: every job, lease, token and count.
  */
 import { describe, expect, it } from 'vitest';
-import { JobQueue, RetryPolicy } from '../dist/index.js';
+import { JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
 import { SharedClock, startWorker, terminateAll, withTimeout, type RunningWorker } from './helpers.js';
 
 const START = 1_767_225_600_000;
@@ -98,4 +98,81 @@ describe('an exclusive queue, then shared', () => {
     other.close();
     queue.close();
   });
+
+  describe('keeps short payloads as strings until share()', () => {
+    /** More jobs than the queue keeps as strings (16,384): the rest are encoded at submit. */
+    const MANY = 20_000;
+    /** Payloads up to one chunk's 64 bytes, ASCII and multi-byte, and some longer than a chunk. */
+    const payloadOf = (i: number): string => {
+      const tag = String(i);
+      if (i % 5 === 1) return `é${tag}`.padEnd(32, 'é'); // 2-byte characters: 63 or 64 bytes
+      if (i % 5 === 2) return `${tag}🙂`; // a 4-byte character
+      if (i % 5 === 3) return tag.padEnd(64, 'x'); // exactly one chunk
+      if (i % 5 === 4) return tag.padEnd(65, 'y'); // two chunks: never kept
+      return tag;
+    };
+
+    it('hands every payload to an instance attached after share(), kept or encoded', () => {
+      const clock = new ManualClock(START);
+      const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0), { capacity: MANY });
+      const ids = Array.from({ length: MANY }, (_, i) => queue.submit('t', payloadOf(i)));
+      const other = JobQueue.attach(queue.share(), clock);
+      ids.forEach((id, i) => expect(other.view(id).payload, id).toBe(payloadOf(i)));
+      for (let i = 0; i < MANY; i++) {
+        const lease = other.poll('thread', 1_000)!;
+        expect(lease.payload, lease.jobId).toBe(payloadOf(Number(lease.jobId.slice(1)) - 1));
+        other.complete(lease.jobId, lease.token);
+      }
+      other.close();
+      queue.close();
+    });
+
+    it("reads an error text stored in a chunk a kept payload was evicted from as that text, not the payload", () => {
+      const clock = new ManualClock(START);
+      const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0), { capacity: 2 });
+      const first = queue.submit('t', 'kept payload');
+      const second = queue.submit('t', '');
+      const lease = mustLease(queue, first);
+      queue.complete(first, lease.token);
+      // The queue is full: this submit evicts the finished job, whose chunk goes back to the free list.
+      queue.submit('t', '');
+      expect(() => queue.view(first)).toThrow(expect.objectContaining({ code: 'ERR_JOB_NOT_FOUND' }));
+      // The failure's error text takes that chunk, encoded.
+      queue.fail(second, mustLease(queue, second).token, 'boom');
+      expect(queue.view(second).lastError).toBe('boom');
+      expect(JobQueue.attach(queue.share(), clock).view(second).lastError).toBe('boom');
+      queue.close();
+    });
+
+    it('keeps every payload through the rebuild of a clock that went back', () => {
+      const clock = new ManualClock(START);
+      const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0), { capacity: 100 });
+      const ids = Array.from({ length: 100 }, (_, i) => queue.submit('t', payloadOf(i), { priority: i % 3 }));
+      clock.set(START + 60_000);
+      // Finished jobs, whose chunks stay taken until evicted, among pending ones.
+      for (let i = 0; i < 30; i++) {
+        const lease = queue.poll('alone', 1_000)!;
+        queue.complete(lease.jobId, lease.token);
+      }
+      // Back, but not before the jobs' runAt: they stay ready.
+      clock.set(START + 30_000);
+      const leased = new Set<string>();
+      for (let lease = queue.poll('alone', 1_000); lease !== undefined; lease = queue.poll('alone', 1_000)) {
+        expect(lease.payload, lease.jobId).toBe(payloadOf(ids.indexOf(lease.jobId)));
+        leased.add(lease.jobId);
+      }
+      expect(leased.size).toBe(70);
+      ids.forEach((id, i) => expect(queue.view(id).payload, id).toBe(payloadOf(i)));
+      queue.close();
+    });
+  });
 });
+
+/** Polls until `jobId` is leased (jobs before it are left leased). */
+function mustLease(queue: JobQueue, jobId: string) {
+  for (;;) {
+    const lease = queue.poll('alone', 60_000);
+    if (lease === undefined) throw new Error(`${jobId} was never leased`);
+    if (lease.jobId === jobId) return lease;
+  }
+}

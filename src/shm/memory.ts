@@ -102,6 +102,8 @@ export class QueueMemory {
   }
 
   set exclusive(exclusive: boolean) {
+    if (exclusive) this.arena.keepStrings();
+    else this.arena.publish();
     this.access.exclusive = exclusive;
   }
 
