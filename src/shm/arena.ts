@@ -91,12 +91,13 @@ export class Arena {
     if (count === 1) {
       // The common case, a short job, is kept (exclusive) or encoded straight into its chunk.
       const chunk = this.#take();
-      this.#next[(chunk * CHUNK_BYTES) >> 2] = 0;
+      // Kept, the chunk is not even touched (a fresh page stays unmapped): `publish` ends its chain.
       if (mayKeep && this.#kept !== undefined && this.#keptCount < MAX_KEPT_STRINGS) {
         this.#kept[chunk] = first;
         this.#keptCount++;
         return chunk;
       }
+      this.#next[(chunk * CHUNK_BYTES) >> 2] = 0;
       const at = chunk * CHUNK_BYTES + CHUNK_NEXT_BYTES;
       const written = this.#write(first, at);
       if (second !== '') this.#write(second, at + written);
@@ -224,7 +225,9 @@ export class Arena {
     this.#keptCount = 0;
     if (kept === undefined) return;
     kept.forEach((text, chunk) => {
-      if (text !== undefined) this.#write(text, chunk * CHUNK_BYTES + CHUNK_NEXT_BYTES);
+      if (text === undefined) return;
+      this.#next[(chunk * CHUNK_BYTES) >> 2] = 0;
+      this.#write(text, chunk * CHUNK_BYTES + CHUNK_NEXT_BYTES);
     });
   }
 
