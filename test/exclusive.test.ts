@@ -8,7 +8,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
-import { SharedClock, startWorker, terminateAll, withTimeout, type RunningWorker } from './helpers.js';
+import { JobQueueError, type Lease } from '../dist/index.js';
+import { SharedClock, prng, startWorker, terminateAll, testSeed, withTimeout, type RunningWorker } from './helpers.js';
 
 const START = 1_767_225_600_000;
 const JOBS = 3_000;
@@ -164,6 +165,74 @@ describe('an exclusive queue, then shared', () => {
       expect(leased.size).toBe(70);
       ids.forEach((id, i) => expect(queue.view(id).payload, id).toBe(payloadOf(i)));
       queue.close();
+    });
+
+    it('matches a queue shared from the start, call for call, job for job, through evictions, retries, a clock that goes back and share()', () => {
+      const random = prng(testSeed('kept strings, differential'));
+      const int = (n: number) => Math.floor(random() * n);
+      const CHARS = ['a', 'é', '€', '🙂', '0', ' '];
+      const text = (most: number) => Array.from({ length: int(most) }, () => CHARS[int(CHARS.length)]).join('');
+      for (let round = 0; round < 4; round++) {
+        const clock = new ManualClock(START);
+        const capacity = 8 + int(24);
+        const kept = new JobQueue(clock, new RetryPolicy(3, 100, 1_000), { capacity });
+        const encoded = new JobQueue(clock, new RetryPolicy(3, 100, 1_000), { capacity });
+        const readers = [kept, JobQueue.attach(encoded.share(), clock)];
+        const leases: Lease[][] = [[], []];
+        /** The same call on both queues: the same outcome, a value or an error's code. */
+        const onBoth = (call: (queue: JobQueue, leased: Lease[]) => unknown) => {
+          const outcomes = [kept, encoded].map((queue, i) => {
+            try {
+              return { value: call(queue, leases[i]!) };
+            } catch (error) {
+              if (!(error instanceof JobQueueError)) throw error;
+              return { code: error.code };
+            }
+          });
+          expect(outcomes[0]).toEqual(outcomes[1]);
+        };
+        const sharedAt = 1_000 + int(1_000);
+        for (let step = 0; step < 2_000; step++) {
+          const dice = random();
+          if (dice < 0.3) {
+            const [type, payload, priority, key] = [`t${int(2)}`, text(40), int(3), random() < 0.1 ? `k${int(4)}` : undefined];
+            onBoth((queue) => queue.submit(type, payload, { priority, ...(key === undefined ? {} : { key }) }));
+          } else if (dice < 0.35) {
+            const jobs = Array.from({ length: int(4) }, () => ({ type: 't', payload: text(70) }));
+            onBoth((queue) => queue.submitMany(jobs));
+          } else if (dice < 0.55) {
+            const leaseMillis = 1_000 + int(3_000);
+            onBoth((queue, leased) => {
+              const lease = queue.poll('w', leaseMillis);
+              if (lease !== undefined) leased.push(lease);
+              return lease === undefined ? undefined : { ...lease, token: 0 };
+            });
+          } else if (dice < 0.75) {
+            const [at, result] = [int(6), random() < 0.3 ? { r: text(30) } : undefined];
+            onBoth((queue, leased) => {
+              const [lease] = leased.splice(at, 1);
+              if (lease !== undefined) queue.complete(lease.jobId, lease.token, result);
+            });
+          } else if (dice < 0.85) {
+            const [at, error, permanent] = [int(6), text(90), random() < 0.2];
+            onBoth((queue, leased) => {
+              const [lease] = leased.splice(at, 1);
+              if (lease !== undefined) queue.fail(lease.jobId, lease.token, error, { permanent });
+            });
+          } else if (dice < 0.88) {
+            const jobId = `J${1 + int(step + 1)}`;
+            onBoth((queue) => queue.cancel(jobId));
+          } else if (dice < 0.97) {
+            clock.advance(int(3_000));
+          } else {
+            clock.set(clock.now() - int(2_000));
+          }
+          if (step === sharedAt) readers[0] = JobQueue.attach(kept.share(), clock);
+          const [seenKept, seenEncoded] = readers.map((reader) => reader.jobs({ limit: capacity }).jobs);
+          expect(seenKept, `step ${step}`).toEqual(seenEncoded);
+        }
+        for (const queue of [...readers, kept, encoded]) queue.close();
+      }
     });
   });
 });
