@@ -50,8 +50,10 @@ export class Arena {
    * calls), a quarter of a single-thread job's whole cycle. The chunk is
    * taken all the same, so room is counted alike. At most MAX_KEPT_STRINGS
    * at a time: a deep backlog goes to shared memory, not to the JavaScript
-   * heap, which every full collection marks. Undefined once `publish` has
-   * encoded them all, when the queue is shared.
+   * heap, which every full collection marks. Undefined while the queue is
+   * not exclusive: before `keepStrings`, and once `publish` has encoded them
+   * all, as the queue is shared. A kept chunk's link is not written either:
+   * every walk of a chain is bounded by its byte count, and `publish` ends it.
    */
   #kept: (string | undefined)[] | undefined = undefined;
   #keptCount = 0;
@@ -91,7 +93,7 @@ export class Arena {
     if (count === 1) {
       // The common case, a short job, is kept (exclusive) or encoded straight into its chunk.
       const chunk = this.#take();
-      // Kept, the chunk is not even touched (a fresh page stays unmapped): `publish` ends its chain.
+      // Kept, the chunk is not even touched (a fresh page stays unmapped).
       if (mayKeep && this.#kept !== undefined && this.#keptCount < MAX_KEPT_STRINGS) {
         this.#kept[chunk] = first;
         this.#keptCount++;
