@@ -139,7 +139,7 @@ export class JobMoves {
     const next = mover.apply(slot, slots.word(slot), status, FREE, fields);
     if (next < 0) throw new LockLost();
     jobMap.set(num, slot);
-    this.#filing.file(slot, next, status);
+    this.#fileDecided(slot, next, status);
     return next;
   }
 
@@ -155,8 +155,27 @@ export class JobMoves {
     assertHeld(this.#m.lock);
     const next = this.#holder.mover.apply(slot, word, status, from);
     if (next < 0) return false;
-    this.#filing.file(slot, next, status);
+    this.#fileDecided(slot, next, status);
     return true;
+  }
+
+  /**
+   * Files the job the call's own move just placed or moved. That move is
+   * decided (its CAS took the slot) and stands, whatever follows: a holder
+   * taken for dead since its last look at the lock (stalled past the
+   * timeout, before or after the CAS) files nothing — the rebuild of its
+   * successor, or of the next holder (a taken-over holder's release marks
+   * the hints dirty), files the job from its slot — and its call goes on to
+   * report the move it made. Thrown on, LockLost would make the call start
+   * again, and be refused by its own move (a fail refused as stale once it
+   * had failed the job) or make it twice (a submit).
+   */
+  #fileDecided(slot: number, word: number, status: SlotStatus): void {
+    try {
+      this.#filing.file(slot, word, status);
+    } catch (error) {
+      if (!(error instanceof LockLost)) throw error;
+    }
   }
 
   nextFinishSeq(): number {
@@ -187,8 +206,9 @@ export class JobMoves {
     if (status === DEAD) this.#m.finishes.count();
     if (!this.moveTo(slot, word, status, RUNNING)) return false;
     if (status === DEAD) this.#m.finishes.announce();
-    // Freed only after the move: a move that lost its race keeps its old error.
-    this.#room.freeCounted(oldError);
+    // Freed only after the move: a move that lost its race keeps its old error. Only the holder frees: one taken
+    // over leaves the chain to its successor's rebuild, which frees every chain no slot points at.
+    if (this.#m.lock.held()) this.#room.freeCounted(oldError);
     return true;
   }
 

@@ -1,0 +1,90 @@
+/**
+ * A lock holder taken for dead after its own move was decided (stalled past
+ * lockTimeoutMillis between the move's CAS and filing the job) has made that
+ * move: its call reports it, rather than starting again and being refused by
+ * its own move (a fail refused as stale) or making it twice (a submit). The
+ * job is filed by the rebuild its release asks for. threads.test.ts "stays
+ * correct when a live thread stalls" found the fail case, rarely.
+ *
+ * Here the takeover is made to happen at that very point: the holder's first
+ * filing after its move first lets another instance take the lock over (it
+ * waits out the queue's patience, as any waiter does, and then holds it).
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
+import { Filing } from '../dist/shm/filing.js';
+import { QueueMemory } from '../dist/shm/memory.js';
+
+const START = 1_767_225_600_000;
+const BACKOFF = 1_000;
+const fileAsBuilt = Filing.prototype.file;
+
+afterEach(() => {
+  Filing.prototype.file = fileAsBuilt;
+});
+
+/** A queue shared (so that its lock is a real word), and a second instance on its memory to take the lock over. */
+function sharedQueue(options: { retain?: { maxFinished: number } } = {}) {
+  const clock = new ManualClock(START);
+  const queue = new JobQueue(clock, new RetryPolicy(3, BACKOFF, BACKOFF), { lockTimeoutMillis: 20, ...options });
+  const taker = new QueueMemory(queue.share().buffers, 20);
+  return { clock, queue, taker };
+}
+
+/** During `call`, the holder's first filing is preceded by `taker` taking the lock over; true if it was. Then `taker` lets it go. */
+function takenOverAtFirstFiling(taker: QueueMemory, call: () => unknown): boolean {
+  let takenOver = false;
+  Filing.prototype.file = function (this: Filing, ...args: Parameters<Filing['file']>) {
+    if (!takenOver) takenOver = taker.lock.acquire();
+    return fileAsBuilt.apply(this, args);
+  };
+  try {
+    call();
+  } finally {
+    Filing.prototype.file = fileAsBuilt;
+    if (takenOver) taker.lock.release();
+  }
+  return takenOver;
+}
+
+describe('a holder taken for dead after its move was decided', () => {
+  it('reports its fail, and the job retries after its backoff, once', () => {
+    const { clock, queue, taker } = sharedQueue();
+    const id = queue.submit('t', 'p');
+    const lease = queue.poll('w', 60_000)!;
+    expect(takenOverAtFirstFiling(taker, () => queue.fail(id, lease.token, 'boom'))).toBe(true);
+    expect(queue.view(id)).toMatchObject({ status: 'PENDING', attempts: 1, lastError: 'boom', nextRunAt: START + BACKOFF });
+    expect(queue.poll('w', 60_000)).toBeUndefined();
+    clock.advance(BACKOFF);
+    const again = queue.poll('w', 60_000)!;
+    expect(again).toMatchObject({ jobId: id, attempt: 2 });
+    expect(again.token).toBeGreaterThan(lease.token);
+    queue.complete(id, again.token);
+    expect(queue.stats()).toMatchObject({ pending: 0, running: 0, succeeded: 1 });
+    queue.close();
+  });
+
+  it('returns the id of its submit, and the queue holds that one job', () => {
+    const { clock, queue, taker } = sharedQueue();
+    let id = '';
+    // A delayed job: filing it pushes onto the delayed heap, which looks at the lock.
+    expect(takenOverAtFirstFiling(taker, () => (id = queue.submit('t', 'p', { delayMillis: 500 })))).toBe(true);
+    expect(id).toBe('J1');
+    expect(queue.stats()).toMatchObject({ pending: 1, delayed: 1 });
+    clock.advance(500);
+    expect(queue.poll('w', 60_000)).toMatchObject({ jobId: 'J1', attempt: 1, payload: 'p' });
+    expect(queue.poll('w', 60_000)).toBeUndefined();
+    expect(queue.stats()).toMatchObject({ pending: 0, running: 1 });
+    queue.close();
+  });
+
+  it('reports its cancel, and the job stays cancelled', () => {
+    // With a retention limit the finished jobs are kept in eviction order: filing one pushes onto a heap.
+    const { queue, taker } = sharedQueue({ retain: { maxFinished: 10 } });
+    const id = queue.submit('t', 'p', { delayMillis: 500 });
+    expect(takenOverAtFirstFiling(taker, () => queue.cancel(id))).toBe(true);
+    expect(queue.view(id)).toMatchObject({ status: 'CANCELLED' });
+    expect(queue.stats()).toMatchObject({ pending: 0, cancelled: 1 });
+    queue.close();
+  });
+});
