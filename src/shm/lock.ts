@@ -28,9 +28,10 @@ export const COMMIT_LEADER_LOCK: LockWords = { lock: COMMIT_LOCK, waiters: COMMI
  * the process was stopped) restarts the watch, so a waiter never blames a
  * holder for time in which it could not run either.
  *
- * A live holder taken for dead (stalled past the timeout) cannot commit a
- * slot move afterwards (commits check `held()`), and on `release` it finds the
- * lock gone and marks the hints dirty, so the next holder rebuilds them over
+ * A live holder taken for dead (stalled past the timeout) commits no slot
+ * move once it has looked and found the lock gone (moves check `held()`
+ * first; one it decided before stands, and its call reports it: see
+ * JobMoves#fileDecided), and on `release` it finds the lock gone and marks the hints dirty, so the next holder rebuilds them over
  * whatever the stalled thread wrote, and raises the patience, so that a
  * machine whose threads wait that long for a core stops taking them for dead.
  * Critical sections are microseconds long; the default timeout is far beyond
