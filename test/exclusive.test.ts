@@ -7,9 +7,8 @@
  * repeated or broken by the switch: every job, lease, token and count.
  */
 import { describe, expect, it } from 'vitest';
-import { JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
-import { JobQueueError, type Lease } from '../dist/index.js';
-import { SharedClock, prng, startWorker, terminateAll, testSeed, withTimeout, type RunningWorker } from './helpers.js';
+import { JobQueue, JobQueueError, ManualClock, RetryPolicy, type Lease } from '../dist/index.js';
+import { SharedClock, mustPollSync, prng, startWorker, terminateAll, testSeed, withTimeout, type RunningWorker } from './helpers.js';
 
 const START = 1_767_225_600_000;
 const JOBS = 3_000;
@@ -133,13 +132,13 @@ describe('an exclusive queue, then shared', () => {
       const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0), { capacity: 2 });
       const first = queue.submit('t', 'kept payload');
       const second = queue.submit('t', '');
-      const lease = mustLease(queue, first);
+      const lease = mustPollSync(queue, first);
       queue.complete(first, lease.token);
       // The queue is full: this submit evicts the finished job, whose chunk goes back to the free list.
       queue.submit('t', '');
       expect(() => queue.view(first)).toThrow(expect.objectContaining({ code: 'ERR_JOB_NOT_FOUND' }));
       // The failure's error text takes that chunk, encoded.
-      queue.fail(second, mustLease(queue, second).token, 'boom');
+      queue.fail(second, mustPollSync(queue, second).token, 'boom');
       expect(queue.view(second).lastError).toBe('boom');
       expect(JobQueue.attach(queue.share(), clock).view(second).lastError).toBe('boom');
       queue.close();
@@ -236,12 +235,3 @@ describe('an exclusive queue, then shared', () => {
     });
   });
 });
-
-/** Polls until `jobId` is leased (jobs before it are left leased). */
-function mustLease(queue: JobQueue, jobId: string) {
-  for (;;) {
-    const lease = queue.poll('alone', 60_000);
-    if (lease === undefined) throw new Error(`${jobId} was never leased`);
-    if (lease.jobId === jobId) return lease;
-  }
-}

@@ -31,7 +31,8 @@ export const COMMIT_LEADER_LOCK: LockWords = { lock: COMMIT_LOCK, waiters: COMMI
  * A live holder taken for dead (stalled past the timeout) commits no slot
  * move once it has looked and found the lock gone (moves check `held()`
  * first; one it decided before stands, and its call reports it: see
- * JobMoves#fileDecided), and on `release` it finds the lock gone and marks the hints dirty, so the next holder rebuilds them over
+ * JobMoves#fileDecided), and on `release` it finds the lock gone and marks
+ * the hints dirty, so the next holder rebuilds them over
  * whatever the stalled thread wrote, and raises the patience, so that a
  * machine whose threads wait that long for a core stops taking them for dead.
  * Critical sections are microseconds long; the default timeout is far beyond
