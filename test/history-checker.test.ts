@@ -106,6 +106,10 @@ describe('the history checker rejects what no order explains', () => {
         expectVerdict(history, mode, false);
       });
 
+      it('rejects a poll that passed over a job whose lease ran out, once the call that made the lease had returned', () => {
+        expectVerdict(leaseRunOutInFlight([44, 46]), mode, false);
+      });
+
       it('rejects stats whose counts no state during the call had', () => {
         expectVerdict([...twoJobs(), call(0, [4, 5], stats(), counts({ pending: 3, ready: 3 }))], mode, false);
       });
@@ -149,6 +153,25 @@ function completeAndPollInTwoSteps(): Call[] {
     call(0, [10, 50], { op: 'completeAndPoll', jobId: 'J1', token: 1, workerId: 'w', leaseMillis: 100 }, lease('J2', 2, 'c')),
     call(1, [12, 14], submit('b', 5), 'J3'),
     call(1, [20, 30], { op: 'view', jobId: 'J1' }, running),
+  ];
+}
+
+/**
+ * t0's poll leases J1 (the better job) for 10 ms and returns only at 40;
+ * meanwhile t1 moves the clock 16 ms on, and then polls (from `t1Poll`):
+ * J1's lease has run out. If t0's call was still in flight, t1 may have
+ * passed J1 over for J2: the lease is registered for expiry only as the call
+ * that made it ends. Afterwards J1 shows as expired at its leaseUntil.
+ */
+function leaseRunOutInFlight(t1Poll: [number, number]): Call[] {
+  const expired = { id: 'J1', type: 'email', priority: 5, status: 'PENDING', attempts: 1, nextRunAt: T + 10, lastError: 'lease expired', payload: 'b', leaseUntil: null };
+  return [
+    call(9, [0, 1], submit('b', 5), 'J1'),
+    call(9, [2, 3], submit('a'), 'J2'),
+    call(0, [4, 40], poll(10), lease('J1', 1, 'b', 1, T + 10)),
+    call(1, [10, 12], { op: 'advance', ms: 16 }),
+    call(1, t1Poll, poll(10), lease('J2', 2, 'a', 1, T + 26)),
+    call(1, [60, 61], { op: 'view', jobId: 'J1' }, expired),
   ];
 }
 
@@ -202,6 +225,7 @@ describe('what only the relaxed mode allows', () => {
     { rule: 'unique tokens that do not increase in the order of the claims', history: claimsOutOfTokenOrder },
     { rule: 'stats whose counts come from different moments of the call', history: statsAcrossMoments },
     { rule: "a completeAndPoll whose complete came late and whose poll passed over a job submitted during the call", history: completeAndPollInTwoSteps },
+    { rule: 'a poll that passed over a job whose lease ran out while the call that made it was still in flight', history: () => leaseRunOutInFlight([14, 20]) },
   ];
   for (const { rule, history } of cases) {
     it(`rejects as linearizable, accepts as relaxed-poll: ${rule}`, () => {

@@ -20,10 +20,15 @@
  *   skipped a strictly better ready job b if b was not ready-and-unclaimed at
  *   some state of the poll's window (./windows.ts); completeAndPoll's complete
  *   and poll are two steps, in that order, each at its own instant; a
- *   stats() count may be any value the count took during the call; and
- *   tokens need only be unique, not increasing.
+ *   stats() count may be any value the count took during the call;
+ *   tokens need only be unique, not increasing; and a lease that a call made
+ *   (a claim, an extend) and that may run out before the call returns is
+ *   pinned: it expires (at its leaseUntil) only from a moment the search
+ *   chooses, a `register` step inside the call's interval, after the claim.
+ *   Until then the job counts as claimed (docs/concurrency.md, Expiry, "A
+ *   lease made lock-free").
  */
-import { formatCall, formatHistory, type Call, type HistorySetup } from './history.js';
+import { formatCall, formatHistory, leaseMade, type Call, type HistorySetup } from './history.js';
 import { QueueModel } from './model.js';
 import { replay, replayClaim, type Part, type TokenRule } from './replay.js';
 import { claim, isWindowed, judge, observe, openWindow, widen, windowKey, type Observation, type Window } from './windows.js';
@@ -49,31 +54,52 @@ export type Verdict =
 interface Event extends Step {
   inv: number;
   resp: number;
-  /** The event that must come first (completeAndPoll's complete before its poll), or -1. */
+  /** The event that must come first (completeAndPoll's complete before its poll, a lease's claim before its register), or -1. */
   after: number;
   windowed: boolean;
+  /** The job whose lease this event makes and pins until its register step (relaxed mode), or undefined. */
+  pins?: string;
 }
 
 /** Most replayed steps one check may take; histories of a few dozen calls need far fewer. */
 const DEFAULT_BUDGET = 2_000_000;
 
 export function checkHistory(calls: readonly Call[], setup: HistorySetup, mode: Mode, budget = DEFAULT_BUDGET): Verdict {
-  return new Search(events(calls, mode), setup, mode, budget).run();
+  return new Search(events(calls, setup, mode), setup, mode, budget).run();
 }
 
-function events(calls: readonly Call[], mode: Mode): Event[] {
+function events(calls: readonly Call[], setup: HistorySetup, mode: Mode): Event[] {
   const list: Event[] = [];
-  for (const call of [...calls].sort((a, b) => a.inv - b.inv)) {
+  const relaxed = mode === 'relaxed-poll';
+  const sorted = [...calls].sort((a, b) => a.inv - b.inv);
+  for (const call of sorted) {
     const base = { call, inv: call.inv, resp: call.resp, after: -1 };
-    const relaxed = mode === 'relaxed-poll';
     if (relaxed && call.call.op === 'completeAndPoll' && call.result.ok) {
       list.push({ ...base, part: 'complete', windowed: false });
       list.push({ ...base, part: 'poll', after: list.length - 1, windowed: isWindowed(call) });
     } else {
       list.push({ ...base, part: 'whole', windowed: relaxed && isWindowed(call) });
     }
+    if (relaxed && mayRunOutInFlight(call, sorted, setup.start)) {
+      const maker = list.length - 1;
+      list[maker]!.pins = leaseMade(call)!.jobId;
+      list.push({ ...base, part: 'register', after: maker, windowed: false });
+    }
   }
   return list;
+}
+
+/**
+ * Whether the lease `call` made may run out before the call returns: the
+ * clock, moved by every `advance` invoked before that, can reach its end.
+ * (Only those leases are pinned: the others would expire after the call anyway.)
+ */
+function mayRunOutInFlight(call: Call, calls: readonly Call[], start: number): boolean {
+  const made = leaseMade(call);
+  if (made === undefined) return false;
+  let latest = start;
+  for (const c of calls) if (c.call.op === 'advance' && c.result.ok && c.inv < call.resp) latest += c.call.ms;
+  return made.leaseUntil <= latest;
 }
 
 class Search {
@@ -127,6 +153,7 @@ class Search {
         stuck.push({ step: e, reason: refused });
         continue;
       }
+      if (e.pins !== undefined) next.pin(e.pins);
       const nextSeen = this.#relaxed ? observe(next) : seen;
       const nextWindows = this.#relaxed ? this.#advanceWindows(i, seen, nextSeen, done, windows) : windows;
       if (typeof nextWindows === 'string') {
@@ -245,5 +272,6 @@ export function explainFailure(what: string, calls: readonly Call[], setup: Hist
 }
 
 function stepName(step: Step): string {
-  return `${formatCall(step.call)}${step.part === 'whole' ? '' : ` [its ${step.part}]`}`;
+  const part = { whole: '', complete: ' [its complete]', poll: ' [its poll]', register: ' [its lease registered for expiry]' }[step.part];
+  return `${formatCall(step.call)}${part}`;
 }

@@ -55,6 +55,16 @@ export interface HistorySetup {
   capacity: number;
 }
 
+/** The lease a call made — a poll's or completeAndPoll's, or an extend's new end — as its job and leaseUntil; undefined if it made none. */
+export function leaseMade(c: Call): { jobId: string; leaseUntil: number } | undefined {
+  if (!c.result.ok) return undefined;
+  const { call } = c;
+  if (call.op === 'extend') return { jobId: call.jobId, leaseUntil: c.result.value as number };
+  if (call.op !== 'poll' && call.op !== 'completeAndPoll') return undefined;
+  const lease = c.result.value as LeaseResult | undefined;
+  return lease === undefined ? undefined : { jobId: lease.jobId, leaseUntil: lease.leaseUntil };
+}
+
 /** One call as a line: `[t1 12..15] poll(w1, 30) -> J2 #7 attempt 1 until 1030`. */
 export function formatCall(c: Call): string {
   const { op, ...args } = c.call;

@@ -62,6 +62,12 @@ export class QueueModel {
   issuedTokens = new Set<number>();
   /** The greatest token accepted so far: a new one must be greater (tokens are issued in increasing order). */
   maxToken = Number.NEGATIVE_INFINITY;
+  /**
+   * Jobs whose lease does not expire yet, though it may have run out: the
+   * history checker's relaxed mode pins a lease while the call that made it
+   * is still in flight (see `pin`).
+   */
+  pinned = new Set<string>();
   #finishCounter = 0;
 
   /** `onReach` hears which situation a call reached ("lease expired, dead", "eviction", ...), for coverage counts. */
@@ -81,6 +87,7 @@ export class QueueModel {
     copy.jobs = this.jobs.map((j) => ({ ...j, tokens: [...j.tokens] }));
     copy.issuedTokens = new Set(this.issuedTokens);
     copy.maxToken = this.maxToken;
+    copy.pinned = new Set(this.pinned);
     copy.#finishCounter = this.#finishCounter;
     return copy;
   }
@@ -90,7 +97,7 @@ export class QueueModel {
     const jobs = this.jobs.map((j) =>
       [j.priority, j.status, j.attempts, j.runAt, j.lastError, j.token, j.leaseUntil, j.finishedSeq, j.evicted ? 1 : 0].join(','),
     );
-    return `${this.now};${this.maxToken};${this.#finishCounter};${jobs.join('|')}`;
+    return `${this.now};${this.maxToken};${this.#finishCounter};${[...this.pinned].sort().join(',')};${jobs.join('|')}`;
   }
 
   backoffAfter(n: number): number {
@@ -102,10 +109,24 @@ export class QueueModel {
     this.now += ms;
   }
 
-  /** Every operation, reads included, first turns expired leases into failed attempts at leaseUntil. */
+  /**
+   * The lease of job `id`, just made by a call still in flight, does not
+   * expire until `unpin`: meanwhile the job shows as RUNNING to every call,
+   * and is not ready, even once the clock has passed its leaseUntil.
+   */
+  pin(id: string): void {
+    this.pinned.add(id);
+  }
+
+  /** The call that made the lease has registered it: it expires as any other, at its leaseUntil. */
+  unpin(id: string): void {
+    this.pinned.delete(id);
+  }
+
+  /** Every operation, reads included, first turns expired leases (not pinned ones) into failed attempts at leaseUntil. */
   expire(): void {
     for (const j of this.jobs) {
-      if (j.status === 'RUNNING' && j.leaseUntil! <= this.now) {
+      if (j.status === 'RUNNING' && j.leaseUntil! <= this.now && !this.pinned.has(j.id)) {
         this.onReach(j.attempts < this.policy.maxAttempts ? 'lease expired, retried' : 'lease expired, dead');
         this.#failAttempt(j, j.leaseUntil!, 'lease expired');
       }

@@ -8,21 +8,26 @@
  * the order of the claims) or `unique` (never issued before in the order).
  */
 import { isDeepStrictEqual, inspect } from 'node:util';
-import type { Call, CallArgs, LeaseResult } from './history.js';
+import { leaseMade, type Call, type CallArgs, type LeaseResult } from './history.js';
 import { sameView, type ModelLease, type Outcome, type QueueModel } from './model.js';
 
 /**
  * Which part of a call a step replays: all of it, or — in the relaxed mode,
  * where completeAndPoll's two halves may take effect at different moments —
- * its complete or its poll.
+ * its complete or its poll; or, in the relaxed mode too, the moment a
+ * lease the call made (pinned by the checker since) is registered for expiry.
  */
-export type Part = 'whole' | 'complete' | 'poll';
+export type Part = 'whole' | 'complete' | 'poll' | 'register';
 
 export type TokenRule = 'increasing' | 'unique';
 
 /** Replays `part` of `call` on `model` (which it changes); a poll's lease is the model's best job. */
 export function replay(model: QueueModel, call: Call, part: Part, tokens: TokenRule): string | undefined {
   const c = call.call;
+  if (part === 'register') {
+    model.unpin(leaseMade(call)!.jobId);
+    return undefined;
+  }
   if (part === 'complete' && c.op === 'completeAndPoll') {
     return compare(model.complete(c.jobId, c.token), { ok: true, value: undefined });
   }
