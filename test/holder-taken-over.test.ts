@@ -2,7 +2,8 @@
  * A lock holder taken for dead after its own move was decided (stalled past
  * lockTimeoutMillis between the move's CAS and filing the job) has made that
  * move: its call reports it, rather than starting again and being refused by
- * its own move (a fail refused as stale) or making it twice (a submit). The
+ * its own move (a fail refused as stale) or making it twice (a submit; the
+ * jobs of a submitMany placed before the takeover). The
  * job is filed by the rebuild its release asks for. threads.test.ts "stays
  * correct when a live thread stalls" found the fail case, rarely.
  *
@@ -75,6 +76,29 @@ describe('a holder taken for dead after its move was decided', () => {
     expect(queue.poll('w', 60_000)).toMatchObject({ jobId: 'J1', attempt: 1, payload: 'p' });
     expect(queue.poll('w', 60_000)).toBeUndefined();
     expect(queue.stats()).toMatchObject({ pending: 0, running: 1 });
+    queue.close();
+  });
+
+  it('places each job of its submitMany once, going on after the takeover from the job it had not placed', () => {
+    const { queue, taker } = sharedQueue();
+    let ids: string[] = [];
+    const jobs = ['a', 'b', 'c'].map((payload) => ({ type: 't', payload }));
+    expect(takenOverAtFirstFiling(taker, () => (ids = queue.submitMany(jobs)))).toBe(true);
+    expect(ids).toEqual(['J1', 'J2', 'J3']);
+    expect(queue.stats()).toMatchObject({ pending: 3, ready: 3 });
+    const leased = [queue.poll('w', 60_000), queue.poll('w', 60_000), queue.poll('w', 60_000)].map((l) => [l?.jobId, l?.payload]);
+    expect(leased).toEqual([['J1', 'a'], ['J2', 'b'], ['J3', 'c']]);
+    expect(queue.poll('w', 60_000)).toBeUndefined();
+    queue.close();
+  });
+
+  it('gives a key repeated in its submitMany the id of the first job with it, placed after the takeover', () => {
+    const { queue, taker } = sharedQueue();
+    let ids: string[] = [];
+    const jobs = [{ type: 't', payload: 'a' }, { type: 't', payload: 'b', key: 'k' }, { type: 't', payload: 'c', key: 'k' }];
+    expect(takenOverAtFirstFiling(taker, () => (ids = queue.submitMany(jobs)))).toBe(true);
+    expect(ids).toEqual(['J1', 'J2', 'J2']);
+    expect(queue.stats()).toMatchObject({ pending: 2 });
     queue.close();
   });
 

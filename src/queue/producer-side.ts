@@ -39,29 +39,29 @@ export class ProducerSide {
     const ctx = this.#ctx;
     ctx.assertOpen();
     const checked = checkJobs(jobs, ctx.options.maxPayloadBytes);
+    const batch = newBatch(checked);
     const tracing = ctx.tracing;
-    const ids = tracing === undefined ? this.#untilDurable(this.#submitBatch, checked) : tracing.traced(checked, () => this.#untilDurable(this.#submitBatch, checked));
+    const ids = tracing === undefined ? this.#untilDurable(this.#submitBatch, batch) : tracing.traced(checked, () => this.#untilDurable(this.#submitBatch, batch));
     ctx.memory.signal.bump();
     return ids;
   }
 
-  /** A batch under the lock: the ids of its jobs, or AWAITS_COMMIT (a holder of one of its keys is frozen). */
-  readonly #submitBatch = (core: Maintenance, now: number, checked: CheckedJob[]): string[] | typeof AWAITS_COMMIT => {
-    const ids = new Array<string>(checked.length);
-    /** Per job: the earlier job of the batch whose key it repeats, or -1. */
-    const repeats = new Array<number>(checked.length).fill(-1);
-    const firstWithKey = new Map<string, number>();
+  /**
+   * A batch under the lock: the ids of its jobs, or AWAITS_COMMIT (a holder
+   * of one of its keys is frozen). Run again after a takeover (this holder
+   * was taken for dead between two of its jobs: see QueueContext#underLock),
+   * it goes on from the first job it had not placed: the ones placed stand.
+   */
+  readonly #submitBatch = (core: Maintenance, now: number, batch: Batch): string[] | typeof AWAITS_COMMIT => {
+    const { jobs, ids, repeats } = batch;
+    // Ids a key holder gave in an earlier run are looked up again: the holder may have changed since.
+    ids.fill(undefined, batch.placed);
     let chunks = 0;
     let fresh = 0;
-    for (let i = 0; i < checked.length; i++) {
-      const job = checked[i]!;
+    for (let i = batch.placed; i < jobs.length; i++) {
+      const job = jobs[i]!;
+      if (repeats[i]! >= 0) continue;
       if (job.key !== null) {
-        const first = firstWithKey.get(job.key);
-        if (first !== undefined) {
-          repeats[i] = first;
-          continue;
-        }
-        firstWithKey.set(job.key, i);
         const holder = core.keyHolder(job.key, now);
         if (holder === AWAITS_COMMIT) return AWAITS_COMMIT;
         if (holder >= 0) {
@@ -74,11 +74,11 @@ export class ProducerSide {
     }
     const refusal = core.roomFor(fresh, chunks);
     if (refusal < 0) throw refusalError(refusal, '', this.#ctx.options.capacity);
-    for (let i = 0; i < checked.length; i++) {
-      if (repeats[i]! < 0 && ids[i] === undefined) ids[i] = this.#place(core, checked[i]!, now);
+    for (let i = batch.placed; i < jobs.length; i++) {
+      if (repeats[i]! < 0 && ids[i] === undefined) ids[i] = this.#place(core, jobs[i]!, now);
+      batch.placed = i + 1;
     }
-    for (let i = 0; i < checked.length; i++) if (repeats[i]! >= 0) ids[i] = ids[repeats[i]!]!;
-    return ids;
+    return ids.map((id, i) => (repeats[i]! >= 0 ? ids[repeats[i]!] : id)!);
   };
 
   /** Runs a submit under the lock again until it returns more than AWAITS_COMMIT, each time once the commit it waits for is through. */
@@ -120,4 +120,28 @@ export class ProducerSide {
     ctx.withJob(jobId, parseJobId(jobId), (core, slot, now) => core.retryDead(slot, now));
     ctx.memory.signal.bump();
   }
+}
+
+/** A submitMany's jobs, and how far it got: kept across the runs of its locked call (see ProducerSide#submitBatch). */
+interface Batch {
+  jobs: readonly CheckedJob[];
+  /** Per job: its id once known (placed, or its key's holder). */
+  ids: (string | undefined)[];
+  /** Per job: the earlier job of the batch whose key it repeats, or -1. */
+  repeats: readonly number[];
+  /** Jobs before this one are placed (or need no place). */
+  placed: number;
+}
+
+function newBatch(jobs: readonly CheckedJob[]): Batch {
+  const repeats = new Array<number>(jobs.length).fill(-1);
+  const firstWithKey = new Map<string, number>();
+  for (let i = 0; i < jobs.length; i++) {
+    const key = jobs[i]!.key;
+    if (key === null) continue;
+    const first = firstWithKey.get(key);
+    if (first === undefined) firstWithKey.set(key, i);
+    else repeats[i] = first;
+  }
+  return { jobs, ids: new Array<string | undefined>(jobs.length).fill(undefined), repeats, placed: 0 };
 }

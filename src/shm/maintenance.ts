@@ -176,6 +176,8 @@ export class Maintenance implements MoveNotes, LockHolder {
    */
   submit(job: CheckedJob, runAt: number, now: number): number {
     const { header } = this.#m;
+    // Before the job number and the slot are taken: a holder taken for dead (between two jobs of a batch) takes neither.
+    assertHeld(this.#m.lock);
     const typeNumber = this.#m.typeNames.numberOf(job.type);
     const refusal = this.#room.makeRoom(this.#chunksFor(typeNumber, job.typeBytes, job.payloadBytes, job.keyBytes, job.headersText), 1);
     if (refusal < 0) return refusal;
