@@ -12,6 +12,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy, type SharedQueueHandle } from '../dist/index.js';
+import { QueueMemory } from '../dist/shm/memory.js';
 import { startWorker, terminateAll, withTimeout } from './helpers.js';
 
 const START = 1_767_225_600_000;
@@ -94,5 +95,26 @@ describe('a lock-free poll while a holder of an older time is at work', () => {
       await terminateAll([thread]);
       queue.close();
     }
+  });
+});
+
+describe('a lock-free call after a holder of an older time has let go', () => {
+  // The call compared its clock with NEXT_DUE before the holder's lease was published; the holder let go before the
+  // call's look at the lock, which then found it free. The history checker found a poll that passed over the job so.
+  it('takes the lock when a lease that holder made has run out by its reading', () => {
+    const clock = new ManualClock(START);
+    const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0), { lockTimeoutMillis: 10_000 });
+    const memory = new QueueMemory(queue.share().buffers, 10_000);
+    queue.submit('t', 'p');
+    // This instance's first poll runs under the lock (its worker id is new): a holder at START, gone once it returns.
+    expect(queue.poll('w', 9)).toMatchObject({ leaseUntil: START + 9 });
+    expect(memory.lock.taken()).toBe(false);
+    expect(memory.holderBehind(START + 5), 'before the lease ran out').toBe(false);
+    expect(memory.holderBehind(START + 16), 'after the lease ran out').toBe(true);
+    // And, as before, while a holder of an older time is at work.
+    expect(memory.lock.acquire()).toBe(false);
+    expect(memory.holderBehind(START + 5), 'a holder at work').toBe(true);
+    memory.lock.release();
+    queue.close();
   });
 });

@@ -7,7 +7,8 @@ import { JobMap } from './jobmap.js';
 import { KeyMap } from './keymap.js';
 import { ListingIndex } from './listing.js';
 import {
-  HEAP_SIZE_DELAYED, HEAP_SIZE_FINISHED, HEAP_SIZE_HELD, HEAP_SIZE_LEASES, HEAP_SIZE_OVERFLOW, LAST_NOW, NEXT_DUE, TYPE_NAME_COUNT, WORKER_NAME_COUNT,
+  ATTENTION, DUE_LOWERED, HEAP_SIZE_DELAYED, HEAP_SIZE_FINISHED, HEAP_SIZE_HELD, HEAP_SIZE_LEASES, HEAP_SIZE_OVERFLOW, LAST_NOW, NEXT_DUE, TYPE_NAME_COUNT,
+  WORKER_NAME_COUNT,
   allocateBuffers, type QueueBuffers,
 } from './layout.js';
 import { QUEUE_LOCK, QueueLock } from './lock.js';
@@ -125,10 +126,22 @@ export class QueueMemory {
    * lock instead, and runs after them). Looked at before the call reads the
    * slots it decides on: a holder that takes the lock after that reads the
    * clock after this call did.
+   *
+   * Also true when such a holder has let go since the call first compared
+   * its clock with NEXT_DUE, leaving maintenance due by `reading`: a lease it
+   * made, stamped from its older reading, may have run out by this one, and
+   * must be expired before this call decides (a poll would pass over the job:
+   * the history checker found it in CI, where the claim's CAS came after the
+   * other thread's poll had passed its first look at NEXT_DUE).
    */
   holderBehind(reading: number): boolean {
+    const header = this.header;
     // The holder's time (LAST_NOW, written as it starts) first: the lock word's line is read only when the clock moved past it.
-    return reading > this.header[LAST_NOW]! && this.lock.taken();
+    if (!(reading > header[LAST_NOW]!) || this.exclusive) return false;
+    if (this.lock.taken()) return true;
+    // Free: a holder that let go published NEXT_DUE before it did (the lock word's load above saw that release). The
+    // flag's load, ordered before NEXT_DUE's as in nothingDueAt: a lease registered lock-free earlier than NEXT_DUE.
+    return (Atomics.load(this.lockWords, ATTENTION) & DUE_LOWERED) !== 0 || !(reading < header[NEXT_DUE]!);
   }
 
   /** New, all-zero buffers: an empty queue. */
