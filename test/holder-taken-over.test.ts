@@ -2,8 +2,9 @@
  * A lock holder taken for dead after its own move was decided (stalled past
  * lockTimeoutMillis between the move's CAS and filing the job) has made that
  * move: its call reports it, rather than starting again and being refused by
- * its own move (a fail refused as stale) or making it twice (a submit; the
- * jobs of a submitMany placed before the takeover). The
+ * its own move (a fail refused as stale; a completeAndPoll taken over in its
+ * poll, refused by its own complete) or making it twice (a submit; the jobs
+ * of a submitMany placed before the takeover). The
  * job is filed by the rebuild its release asks for. threads.test.ts "stays
  * correct when a live thread stalls" found the fail case, rarely.
  *
@@ -18,10 +19,10 @@ import { QueueMemory } from '../dist/shm/memory.js';
 
 const START = 1_767_225_600_000;
 const BACKOFF = 1_000;
-const fileAsBuilt = Filing.prototype.file;
+const asBuilt = { file: Filing.prototype.file, push: Filing.prototype.push };
 
 afterEach(() => {
-  Filing.prototype.file = fileAsBuilt;
+  Object.assign(Filing.prototype, asBuilt);
 });
 
 /** A queue shared (so that its lock is a real word), and a second instance on its memory to take the lock over. */
@@ -32,21 +33,28 @@ function sharedQueue(options: { retain?: { maxFinished: number } } = {}) {
   return { clock, queue, taker };
 }
 
-/** During `call`, the holder's first filing is preceded by `taker` taking the lock over; true if it was. Then `taker` lets it go. */
-function takenOverAtFirstFiling(taker: QueueMemory, call: () => unknown): boolean {
+/**
+ * During `call`, the holder's first call of Filing's `method` (`file`: a job
+ * filed after a move; `push`: an entry pushed onto a heap) is preceded by
+ * `taker` taking the lock over; true if it was. Then `taker` lets it go.
+ */
+function takenOverAtFirst(method: keyof typeof asBuilt, taker: QueueMemory, call: () => unknown): boolean {
   let takenOver = false;
-  Filing.prototype.file = function (this: Filing, ...args: Parameters<Filing['file']>) {
+  const built = asBuilt[method] as (this: Filing, ...args: unknown[]) => unknown;
+  (Filing.prototype[method] as unknown) = function (this: Filing, ...args: unknown[]) {
     if (!takenOver) takenOver = taker.lock.acquire();
-    return fileAsBuilt.apply(this, args);
+    return built.apply(this, args);
   };
   try {
     call();
   } finally {
-    Filing.prototype.file = fileAsBuilt;
+    Object.assign(Filing.prototype, asBuilt);
     if (takenOver) taker.lock.release();
   }
   return takenOver;
 }
+
+const takenOverAtFirstFiling = (taker: QueueMemory, call: () => unknown) => takenOverAtFirst('file', taker, call);
 
 describe('a holder taken for dead after its move was decided', () => {
   it('reports its fail, and the job retries after its backoff, once', () => {
@@ -99,6 +107,22 @@ describe('a holder taken for dead after its move was decided', () => {
     expect(takenOverAtFirstFiling(taker, () => (ids = queue.submitMany(jobs)))).toBe(true);
     expect(ids).toEqual(['J1', 'J2', 'J2']);
     expect(queue.stats()).toMatchObject({ pending: 2 });
+    queue.close();
+  });
+
+  it("reports its completeAndPoll's complete, and polls anew, when taken over in the poll after it", () => {
+    const { queue, taker } = sharedQueue();
+    queue.setRateLimit('t', { max: 1, windowMillis: 60_000 });
+    const first = queue.submit('t', 'a');
+    const second = queue.submit('t', 'b');
+    const lease = queue.poll('w', 60_000)!;
+    let next: unknown = 'not returned';
+    // The poll after the complete holds the second job, its type's window used up: that pushes it onto the held heap.
+    expect(takenOverAtFirst('push', taker, () => (next = queue.completeAndPoll(first, lease.token, 'w', 60_000)))).toBe(true);
+    expect(next).toBeUndefined();
+    expect(queue.view(first)).toMatchObject({ status: 'SUCCEEDED' });
+    expect(queue.view(second)).toMatchObject({ status: 'PENDING', attempts: 0 });
+    expect(queue.stats()).toMatchObject({ succeeded: 1, pending: 1, running: 0 });
     queue.close();
   });
 

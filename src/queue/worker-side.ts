@@ -1,10 +1,13 @@
 import { refusalError } from '../errors.js';
 import { PAUSED, POLL_ATTENTION, WORKER_ATTENTION } from '../shm/layout.js';
-import type { Maintenance } from '../shm/maintenance.js';
+import { LockLost, type Maintenance } from '../shm/maintenance.js';
 import { SLOW } from '../shm/worker.js';
 import type { Lease } from '../types.js';
 import { checkLeaseMillis, checkWorkerId, parseJobId, resultText } from '../validate.js';
 import type { QueueContext } from './context.js';
+
+/** What a locked poll after the call's own move returns when its holder was taken for dead before it leased anything: poll anew. */
+const POLL_AGAIN = Symbol('poll again');
 
 /** What WorkerSide holds as the last worker id it checked before any poll: no id a caller passes. */
 const NONE_CHECKED = Symbol('no worker id checked yet');
@@ -31,6 +34,8 @@ export class WorkerSide {
   #workerId: unknown = NONE_CHECKED;
   /** Its number in the worker table, once this thread knows it (-1: not yet; see NameTable#known). */
   #workerNumber = -1;
+  /** Whether the last locked poll passed over jobs frozen by commits in flight (see `#pollRefiling`). */
+  #skippedFrozen = false;
 
   constructor(ctx: QueueContext) {
     this.#ctx = ctx;
@@ -58,15 +63,35 @@ export class WorkerSide {
    */
   #pollUnderLock(workerId: string, leaseMillis: number): Lease | undefined {
     const ctx = this.#ctx;
-    let skippedFrozen = false;
-    const poll = () => ctx.locked((core, at) => {
-      const lease = this.#pollLocked(core, workerId, leaseMillis, at);
-      skippedFrozen = core.refileFrozen();
-      return lease;
-    });
+    const poll = () => ctx.locked((core, at) => this.#pollRefiling(core, workerId, leaseMillis, at, false) as Lease | undefined);
     const lease = poll();
-    if (lease !== undefined || !skippedFrozen || !ctx.helpCommit()) return lease;
+    if (lease !== undefined || !this.#skippedFrozen || !ctx.helpCommit()) return lease;
     return poll();
+  }
+
+  /**
+   * A locked poll, then the jobs it passed over as frozen filed back
+   * (`#skippedFrozen` says whether there were any). A holder taken for dead
+   * meanwhile (LockLost) that had leased a job reports that lease: started
+   * again, the call would lease a second job, and the first one's lease
+   * would be held by nobody. One that had leased nothing throws on, and the
+   * call starts again — unless a move of the call's own was made before the
+   * poll (`afterOwnMove`: completeAndPoll's complete, which a second run
+   * would find made, and refuse): then POLL_AGAIN, and the caller polls anew.
+   */
+  #pollRefiling(core: Maintenance, workerId: string, leaseMillis: number, now: number, afterOwnMove: boolean): Lease | undefined | typeof POLL_AGAIN {
+    this.#skippedFrozen = false;
+    let lease: Lease | undefined;
+    try {
+      lease = this.#pollLocked(core, workerId, leaseMillis, now);
+      this.#skippedFrozen = core.refileFrozen();
+      return lease;
+    } catch (error) {
+      if (!(error instanceof LockLost)) throw error;
+      if (lease !== undefined) return lease;
+      if (afterOwnMove) return POLL_AGAIN;
+      throw error;
+    }
   }
 
   /** A poll under the lock; one that finds nothing first waits out lock-free calls in flight and repairs after dead ones. */
@@ -133,16 +158,14 @@ export class WorkerSide {
       // Completed, and nothing ready lock-free: the locked poll looks further.
       if (refused === 0) return this.#pollUnderLock(workerId, leaseMillis);
     }
-    let skippedFrozen = false;
     const lease = ctx.withJob(jobId, jobNum, (core, slot, at) => {
       const refusal = this.#completeLocked(core, slot, jobNum, token, at, text);
       if (refusal < 0) return refusal;
-      const next = this.#pollLocked(core, workerId, leaseMillis, at);
-      skippedFrozen = core.refileFrozen();
-      return next;
-    }) as Lease | undefined;
+      return this.#pollRefiling(core, workerId, leaseMillis, at, true);
+    }) as Lease | undefined | typeof POLL_AGAIN;
+    if (lease === POLL_AGAIN) return this.#pollUnderLock(workerId, leaseMillis);
     // The complete's commit took the frozen jobs' moves along: they can be leased now.
-    return lease === undefined && skippedFrozen ? this.#pollUnderLock(workerId, leaseMillis) : lease;
+    return lease === undefined && this.#skippedFrozen ? this.#pollUnderLock(workerId, leaseMillis) : lease;
   }
 
   extend(jobId: string, token: number, leaseMillis: number): number {
