@@ -41,10 +41,12 @@ function sharedQueue(options: { retain?: { maxFinished: number } } = {}) {
 function takenOverAtFirst(method: keyof typeof asBuilt, taker: QueueMemory, call: () => unknown): boolean {
   let takenOver = false;
   const built = asBuilt[method] as (this: Filing, ...args: unknown[]) => unknown;
-  (Filing.prototype[method] as unknown) = function (this: Filing, ...args: unknown[]) {
-    if (!takenOver) takenOver = taker.lock.acquire();
-    return built.apply(this, args);
-  };
+  Object.assign(Filing.prototype, {
+    [method](this: Filing, ...args: unknown[]) {
+      if (!takenOver) takenOver = taker.lock.acquire();
+      return built.apply(this, args);
+    },
+  });
   try {
     call();
   } finally {
@@ -54,14 +56,12 @@ function takenOverAtFirst(method: keyof typeof asBuilt, taker: QueueMemory, call
   return takenOver;
 }
 
-const takenOverAtFirstFiling = (taker: QueueMemory, call: () => unknown) => takenOverAtFirst('file', taker, call);
-
 describe('a holder taken for dead after its move was decided', () => {
   it('reports its fail, and the job retries after its backoff, once', () => {
     const { clock, queue, taker } = sharedQueue();
     const id = queue.submit('t', 'p');
     const lease = queue.poll('w', 60_000)!;
-    expect(takenOverAtFirstFiling(taker, () => queue.fail(id, lease.token, 'boom'))).toBe(true);
+    expect(takenOverAtFirst('file', taker, () => queue.fail(id, lease.token, 'boom'))).toBe(true);
     expect(queue.view(id)).toMatchObject({ status: 'PENDING', attempts: 1, lastError: 'boom', nextRunAt: START + BACKOFF });
     expect(queue.poll('w', 60_000)).toBeUndefined();
     clock.advance(BACKOFF);
@@ -77,7 +77,7 @@ describe('a holder taken for dead after its move was decided', () => {
     const { clock, queue, taker } = sharedQueue();
     let id = '';
     // A delayed job: filing it pushes onto the delayed heap, which looks at the lock.
-    expect(takenOverAtFirstFiling(taker, () => (id = queue.submit('t', 'p', { delayMillis: 500 })))).toBe(true);
+    expect(takenOverAtFirst('file', taker, () => (id = queue.submit('t', 'p', { delayMillis: 500 })))).toBe(true);
     expect(id).toBe('J1');
     expect(queue.stats()).toMatchObject({ pending: 1, delayed: 1 });
     clock.advance(500);
@@ -91,7 +91,7 @@ describe('a holder taken for dead after its move was decided', () => {
     const { queue, taker } = sharedQueue();
     let ids: string[] = [];
     const jobs = ['a', 'b', 'c'].map((payload) => ({ type: 't', payload }));
-    expect(takenOverAtFirstFiling(taker, () => (ids = queue.submitMany(jobs)))).toBe(true);
+    expect(takenOverAtFirst('file', taker, () => (ids = queue.submitMany(jobs)))).toBe(true);
     expect(ids).toEqual(['J1', 'J2', 'J3']);
     expect(queue.stats()).toMatchObject({ pending: 3, ready: 3 });
     const leased = [queue.poll('w', 60_000), queue.poll('w', 60_000), queue.poll('w', 60_000)].map((l) => [l?.jobId, l?.payload]);
@@ -104,7 +104,7 @@ describe('a holder taken for dead after its move was decided', () => {
     const { queue, taker } = sharedQueue();
     let ids: string[] = [];
     const jobs = [{ type: 't', payload: 'a' }, { type: 't', payload: 'b', key: 'k' }, { type: 't', payload: 'c', key: 'k' }];
-    expect(takenOverAtFirstFiling(taker, () => (ids = queue.submitMany(jobs)))).toBe(true);
+    expect(takenOverAtFirst('file', taker, () => (ids = queue.submitMany(jobs)))).toBe(true);
     expect(ids).toEqual(['J1', 'J2', 'J2']);
     expect(queue.stats()).toMatchObject({ pending: 2 });
     queue.close();
@@ -130,7 +130,7 @@ describe('a holder taken for dead after its move was decided', () => {
     // With a retention limit the finished jobs are kept in eviction order: filing one pushes onto a heap.
     const { queue, taker } = sharedQueue({ retain: { maxFinished: 10 } });
     const id = queue.submit('t', 'p', { delayMillis: 500 });
-    expect(takenOverAtFirstFiling(taker, () => queue.cancel(id))).toBe(true);
+    expect(takenOverAtFirst('file', taker, () => queue.cancel(id))).toBe(true);
     expect(queue.view(id)).toMatchObject({ status: 'CANCELLED' });
     expect(queue.stats()).toMatchObject({ pending: 0, cancelled: 1 });
     queue.close();
