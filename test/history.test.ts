@@ -12,7 +12,7 @@
  * minimal failing history itself, which is the evidence.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkHistory, explainFailure, type Mode } from './history/checker.js';
+import { checkHistory, explainFailure, mayRunOutInFlight, type Mode } from './history/checker.js';
 import type { Call } from './history/history.js';
 import { HistoryRecorder, type RecordedHistory } from './history/recorder.js';
 import { testSeed } from './helpers.js';
@@ -47,6 +47,8 @@ interface Tally {
   overlapping: number;
   /** Histories with at least one such overlap. */
   concurrent: number;
+  /** Leases that may have run out while the call that made them was in flight: the checker pins them (rule 5). */
+  pinned: number;
   /** What the calls returned, by kind ("poll lease", "complete ERR_STALE_LEASE", ...), with how often. */
   reached: Map<string, number>;
 }
@@ -80,7 +82,7 @@ function overlapping(calls: readonly Call[]): number {
 /** Records `count` histories on `recorder` and checks each in every mode of `modes` as it comes; throws with the first that fails. */
 async function recordAndCheck(recorder: HistoryRecorder, name: string, count: number, modes: readonly Mode[]): Promise<Tally> {
   const base = testSeed(`history: ${name}`);
-  const tally: Tally = { histories: 0, calls: 0, overlapping: 0, concurrent: 0, reached: new Map() };
+  const tally: Tally = { histories: 0, calls: 0, overlapping: 0, concurrent: 0, pinned: 0, reached: new Map() };
   for (let i = 0; i < count; i++) {
     const history = await recorder.record((base + i) >>> 0);
     for (const mode of modes) {
@@ -92,9 +94,10 @@ async function recordAndCheck(recorder: HistoryRecorder, name: string, count: nu
     tally.calls += history.calls.length;
     tally.overlapping += o;
     if (o > 0) tally.concurrent++;
+    tally.pinned += history.calls.filter((c) => mayRunOutInFlight(c, history.calls, history.setup.start)).length;
     for (const kind of history.calls.flatMap(kindsOf)) tally.reached.set(kind, (tally.reached.get(kind) ?? 0) + 1);
   }
-  console.log(`[history: ${name}] ${tally.histories} histories, ${tally.calls} calls, ${tally.overlapping} of them overlapping another thread's, ${tally.concurrent} histories with overlaps`);
+  console.log(`[history: ${name}] ${tally.histories} histories, ${tally.calls} calls, ${tally.overlapping} of them overlapping another thread's, ${tally.concurrent} histories with overlaps, ${tally.pinned} leases that may have run out while their call was in flight`);
   console.log(`[history: ${name}] reached: ${[...tally.reached].sort().map(([k, n]) => `${k} ×${n}`).join(', ')}`);
   return tally;
 }

@@ -94,7 +94,7 @@ function events(calls: readonly Call[], setup: HistorySetup, mode: Mode): Event[
  * clock, moved by every `advance` invoked before that, can reach its end.
  * (Only those leases are pinned: the others would expire after the call anyway.)
  */
-function mayRunOutInFlight(call: Call, calls: readonly Call[], start: number): boolean {
+export function mayRunOutInFlight(call: Call, calls: readonly Call[], start: number): boolean {
   const made = leaseMade(call);
   if (made === undefined) return false;
   let latest = start;
