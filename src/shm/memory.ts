@@ -135,13 +135,12 @@ export class QueueMemory {
    * other thread's poll had passed its first look at NEXT_DUE).
    */
   holderBehind(reading: number): boolean {
-    const header = this.header;
     // The holder's time (LAST_NOW, written as it starts) first: the lock word's line is read only when the clock moved past it.
-    if (!(reading > header[LAST_NOW]!) || this.exclusive) return false;
+    if (!(reading > this.header[LAST_NOW]!) || this.exclusive) return false;
     if (this.lock.taken()) return true;
     // Free: a holder that let go published NEXT_DUE before it did (the lock word's load above saw that release). The
-    // flag's load, ordered before NEXT_DUE's as in nothingDueAt: a lease registered lock-free earlier than NEXT_DUE.
-    return (Atomics.load(this.lockWords, ATTENTION) & DUE_LOWERED) !== 0 || !(reading < header[NEXT_DUE]!);
+    // flag's load, ordered before NEXT_DUE's as nothingDueAt needs: a lease registered lock-free earlier than NEXT_DUE.
+    return (Atomics.load(this.lockWords, ATTENTION) & DUE_LOWERED) !== 0 || !this.nothingDueAt(reading);
   }
 
   /** New, all-zero buffers: an empty queue. */
