@@ -8,12 +8,17 @@
  * promise queue (concurrency 1), JOBS no-op tasks pushed and all awaited, and
  * p-queue (concurrency 1), JOBS no-op tasks added (at the same priorities,
  * which p-queue honours) and all awaited.
+ *
+ * Beside them a floor (bench/plain-objects.ts): the same round on plain
+ * JavaScript objects, the contract's steps without shared memory, showing
+ * how near any thread-safe design can come.
  */
 import fastq from 'fastq';
 import PQueue from 'p-queue';
 import { Bench } from 'tinybench';
 import { JobQueue, RetryPolicy, systemClock } from '../dist/index.js';
 import { BENCH_TIME, QUICK } from './conditions.js';
+import { PlainObjectQueue } from './plain-objects.js';
 import { type Rates, type Row, type Suite, atLeast, formatRate, formatRatio, opsPerSecond, tinybenchRows } from './report.js';
 
 const JOBS = 10_000;
@@ -27,6 +32,7 @@ const CASES = {
   leasehold: `leasehold: ${JOBS.toLocaleString('en-US')} × submit, then poll + complete until empty`,
   fastq: `fastq.promise, concurrency 1: ${JOBS.toLocaleString('en-US')} × push, all awaited (peer)`,
   pQueue: `p-queue, concurrency 1: ${JOBS.toLocaleString('en-US')} × add, all awaited (peer)`,
+  floor: `floor: the same round on plain objects, no shared memory (not a queue)`,
 } as const;
 
 export const singleThread: Suite = {
@@ -37,6 +43,7 @@ export const singleThread: Suite = {
     'single: job': `type "noop", ${PAYLOAD.length}-byte payload, priority i % ${PRIORITIES}`,
     'single: leasehold queue': `fresh per round (untimed), capacity ${JOBS}, other options default`,
     'single: peers': `fastq.promise(async () => {}, 1) and new PQueue({ concurrency: 1 }), fresh per round`,
+    'single: floor': 'bench/plain-objects.ts: checks, a clock reading per call, a binary heap, ids, tokens; fresh per round',
     'single: rounds': `tinybench, at least ${ROUNDS.iterations} rounds (${ROUNDS.warmupIterations} warmup) and the time budget`,
   },
   async run() {
@@ -70,13 +77,16 @@ export const singleThread: Suite = {
       },
       { beforeEach: () => void (pQueue = new PQueue({ concurrency: 1 })) },
     );
+    let plain = new PlainObjectQueue();
+    bench.add(CASES.floor, () => plainRound(plain, notes), { beforeEach: () => void (plain = new PlainObjectQueue()) });
     await bench.run();
 
-    const [rounds, fastqRounds, pQueueRounds] = bench.tasks.map(opsPerSecond) as [Rates, Rates, Rates];
+    const [rounds, fastqRounds, pQueueRounds, floorRounds] = bench.tasks.map(opsPerSecond) as [Rates, Rates, Rates, Rates];
     const jobsPerSecond = (r: Rates): Rates => ({ mean: r.mean * JOBS, median: r.median * JOBS });
     const leasehold = jobsPerSecond(rounds);
     const fastqJobs = jobsPerSecond(fastqRounds);
     const pQueueJobs = jobsPerSecond(pQueueRounds);
+    const floorJobs = jobsPerSecond(floorRounds);
     const row = (name: string, rates: Rates): Row => ({
       case: name,
       'jobs/s': formatRate(rates.mean),
@@ -90,7 +100,7 @@ export const singleThread: Suite = {
         { title: `tinybench (one iteration = one round of ${JOBS.toLocaleString('en-US')} jobs)`, rows: tinybenchRows(bench) },
         {
           title: `summary (jobs/s = ${JOBS.toLocaleString('en-US')} / mean round time; at median = / median round time)`,
-          rows: [row(CASES.leasehold, leasehold), row(CASES.fastq, fastqJobs), row(CASES.pQueue, pQueueJobs)],
+          rows: [row(CASES.leasehold, leasehold), row(CASES.fastq, fastqJobs), row(CASES.pQueue, pQueueJobs), row(CASES.floor, floorJobs)],
         },
       ],
       unit: `jobs/s (${JOBS.toLocaleString('en-US')} / mean round time)`,
@@ -98,10 +108,13 @@ export const singleThread: Suite = {
         { label: 'leasehold submit, poll + complete', value: leasehold.mean },
         { label: 'fastq.promise push + await', value: fastqJobs.mean, baseline: true },
         { label: 'p-queue add + await', value: pQueueJobs.mean, baseline: true },
+        { label: 'floor: plain objects, no shared memory', value: floorJobs.mean, baseline: true },
       ],
       ratios: {
         'leasehold / fastq (median)': leasehold.median / fastqJobs.median,
         'leasehold / p-queue (mean)': leasehold.mean / pQueueJobs.mean,
+        'leasehold / floor (mean)': leasehold.mean / floorJobs.mean,
+        'fastq / floor (mean)': fastqJobs.mean / floorJobs.mean,
       },
       targets: [atLeast('leasehold / fastq.promise, jobs/s (mean)', leasehold.mean / fastqJobs.mean, 1.0)],
       notes: [...new Set(notes)],
@@ -118,4 +131,18 @@ function leaseholdRound(queue: JobQueue, notes: string[]): void {
     completed++;
   }
   if (completed !== JOBS) notes.push(`a round completed ${completed} jobs, expected ${JOBS}`);
+}
+
+/**
+ * leaseholdRound's loop on the floor. Its own function, not leaseholdRound made generic: call sites that
+ * saw two classes would be polymorphic, and slow the leasehold row down.
+ */
+function plainRound(queue: PlainObjectQueue, notes: string[]): void {
+  for (let i = 0; i < JOBS; i++) queue.submit('noop', PAYLOAD, i % PRIORITIES);
+  let completed = 0;
+  for (let lease = queue.poll('bench', LEASE_MILLIS); lease !== undefined; lease = queue.poll('bench', LEASE_MILLIS)) {
+    queue.complete(lease.jobId, lease.token);
+    completed++;
+  }
+  if (completed !== JOBS) notes.push(`a floor round completed ${completed} jobs, expected ${JOBS}`);
 }
