@@ -73,6 +73,20 @@ afterEach(async () => {
   for (const s of scratches.splice(0)) rmSync(s.dir, { recursive: true, force: true });
 });
 
+/**
+ * Brings every loop of `pool` up: `threads` jobs that must all run at once (the `meet` handler), so on
+ * `threads` threads. Returns their ids (a test counting its own jobs leaves them out). Before a batch of
+ * jobs that a test wants run by several threads: without it, a loop slow to start on a busy machine may
+ * find the others have run them all.
+ */
+export async function bringUpLoops(queue: { submit(type: string, payload: string): string }, pool: WorkerPool, s: Scratch, threads: number): Promise<string[]> {
+  const ids = Array.from({ length: threads }, () => queue.submit('meet', s.payload({ group: 'warm-up', parties: threads })));
+  await pool.drain();
+  const met = new Set(s.events('ok').filter((line) => ids.includes(line.jobId)).map((line) => line.threadId));
+  if (met.size !== threads) throw new Error(`the warm-up jobs met on ${met.size} threads, not ${threads}`);
+  return ids;
+}
+
 /** Polls `condition` until it holds; fails with `what` (and the state `explain` gives) after `ms`. */
 export async function until(what: string, condition: () => boolean, ms = 10_000, explain: () => unknown = () => ''): Promise<void> {
   const deadline = Date.now() + ms;

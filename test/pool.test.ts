@@ -16,7 +16,7 @@ import {
   IllegalStateError, InvalidArgumentError, JobQueue, ManualClock, RetryPolicy, WorkerPool, systemClock,
 } from '../dist/index.js';
 import { bad, expectInvalidSync, pause, throwsWhenRead, unreadable } from './helpers.js';
-import { HANDLERS, scratch, track, until } from './pool-harness.js';
+import { HANDLERS, bringUpLoops, scratch, track, until } from './pool-harness.js';
 
 const DEFAULT_EXPORT = new URL('./fixtures/pool-default.mjs', import.meta.url);
 
@@ -485,10 +485,7 @@ describe('pool threads', { timeout: 20_000 }, () => {
     const queue = systemQueue(1);
     const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 2, leaseMillis: 5_000 }));
     await pool.start();
-    // Both loops are up once two jobs have met on two threads.
-    queue.submit('meet', s.payload({ group: 'warm-up', parties: 2 }));
-    queue.submit('meet', s.payload({ group: 'warm-up', parties: 2 }));
-    await pool.drain();
+    await bringUpLoops(queue, pool, s, 2);
     expect(queue.stats().succeeded).toBe(2);
 
     for (let i = 0; i < 200; i++) queue.submit('noop', s.payload({ n: i }));
@@ -504,9 +501,8 @@ describe('pool threads', { timeout: 20_000 }, () => {
     const queue = systemQueue(1);
     const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 4, leaseMillis: 5_000 }));
     await pool.start();
-    // Every loop is up once four jobs have met on four threads; then they all go idle.
-    for (let i = 0; i < 4; i++) queue.submit('meet', s.payload({ group: 'warm-up', parties: 4 }));
-    await pool.drain();
+    // Then they all go idle.
+    await bringUpLoops(queue, pool, s, 4);
     const before = process.cpuUsage();
     const startedAt = performance.now();
     await pause(600);
