@@ -72,24 +72,21 @@ export class WorkerSide {
   /**
    * A locked poll, then the jobs it passed over as frozen filed back
    * (`#skippedFrozen` says whether there were any). A holder taken for dead
-   * meanwhile (LockLost) that had leased a job reports that lease: started
-   * again, the call would lease a second job, and the first one's lease
-   * would be held by nobody. One that had leased nothing throws on, and the
-   * call starts again — unless a move of the call's own was made before the
-   * poll (`afterOwnMove`: completeAndPoll's complete, which a second run
-   * would find made, and refuse): then POLL_AGAIN, and the caller polls anew.
+   * meanwhile (LockLost) has leased nothing: a claim, once decided, stands
+   * and is reported (see JobMoves#fileDecided), and filing back only appends
+   * hints, which a taken-over holder's release has rebuilt. So the call
+   * starts again — unless a move of the call's own was made before the poll
+   * (`afterOwnMove`: completeAndPoll's complete, which a second run would
+   * find made, and refuse): then POLL_AGAIN, and the caller polls anew.
    */
   #pollRefiling(core: Maintenance, workerId: string, leaseMillis: number, now: number, afterOwnMove: boolean): Lease | undefined | typeof POLL_AGAIN {
     this.#skippedFrozen = false;
-    let lease: Lease | undefined;
     try {
-      lease = this.#pollLocked(core, workerId, leaseMillis, now);
+      const lease = this.#pollLocked(core, workerId, leaseMillis, now);
       this.#skippedFrozen = core.refileFrozen();
       return lease;
     } catch (error) {
-      if (!(error instanceof LockLost)) throw error;
-      if (lease !== undefined) return lease;
-      if (afterOwnMove) return POLL_AGAIN;
+      if (afterOwnMove && error instanceof LockLost) return POLL_AGAIN;
       throw error;
     }
   }
