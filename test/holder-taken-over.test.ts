@@ -15,6 +15,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
 import { Filing } from '../dist/shm/filing.js';
+import { ATTENTION, GATE, REBUILDS } from '../dist/shm/layout.js';
 import { QueueMemory } from '../dist/shm/memory.js';
 
 const START = 1_767_225_600_000;
@@ -123,6 +124,23 @@ describe('a holder taken for dead after its move was decided', () => {
     expect(queue.view(first)).toMatchObject({ status: 'SUCCEEDED' });
     expect(queue.view(second)).toMatchObject({ status: 'PENDING', attempts: 0 });
     expect(queue.stats()).toMatchObject({ succeeded: 1, pending: 1, running: 0 });
+    queue.close();
+  });
+
+  it('shuts the gate as it lets go, so that the next call, lock-free as it would be, first rebuilds the hints it may have written over', () => {
+    const { clock, queue, taker } = sharedQueue();
+    const [a, b] = [queue.submit('t', 'a'), queue.submit('t', 'b')];
+    const lease = queue.poll('w', 60_000)!;
+    expect(takenOverAtFirst('file', taker, () => queue.fail(a, lease.token, 'boom'))).toBe(true);
+    const gateShut = () => (Atomics.load(taker.lockWords, ATTENTION) & GATE) !== 0;
+    expect(gateShut()).toBe(true);
+    const rebuilds = taker.header[REBUILDS]!;
+    // A poll on this instance's own row, nothing due: lock-free, but for the gate.
+    expect(queue.poll('w', 60_000)).toMatchObject({ jobId: b, attempt: 1 });
+    expect(taker.header[REBUILDS]).toBe(rebuilds + 1);
+    expect(gateShut()).toBe(false);
+    clock.advance(BACKOFF);
+    expect(queue.poll('w', 60_000)).toMatchObject({ jobId: a, attempt: 2 });
     queue.close();
   });
 

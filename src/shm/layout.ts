@@ -154,7 +154,8 @@ export const LOCK_WAITERS = 1;
 /**
  * 1 when a holder found, on release, that its lock had been taken over: it was
  * only slow, not dead, and may have written hints over the taker's repairs.
- * The next holder rebuilds the hints.
+ * The next holder rebuilds the hints. The releaser shuts the GATE first, so
+ * that no lock-free call uses those hints before that rebuild opens it.
  */
 export const HINTS_DIRTY = 2;
 /**
@@ -190,8 +191,10 @@ export const JOURNAL_RELEASED = 2 * LINE + 5;
 // ── worker path (read by every lock-free call) ───────────────────────────
 /**
  * Bits that send worker calls to the maintenance lock: GATE (a rebuild holds
- * every worker call back; shut and opened only by a holder that still holds the
- * lock, see Rebuilder#rebuild), DUE_LOWERED (a lease was registered earlier than
+ * every worker call back; shut by a holder that still holds the lock, or by one
+ * that finds on release it was taken over (see HINTS_DIRTY), and opened only by
+ * a holder that still holds the lock, at the end of a rebuild: see
+ * Rebuilder#rebuild), DUE_LOWERED (a lease was registered earlier than
  * NEXT_DUE), OVERFLOW (the overflow heap holds ready jobs a poll must compare),
  * RATE_LIMITED (some job type has a rate limit: every claim is counted under
  * the lock, see rate-limits.ts).

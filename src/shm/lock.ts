@@ -1,5 +1,5 @@
 import { ATOMIC_ACCESS, type WordAccess } from './access.js';
-import { COMMIT_LOCK, COMMIT_WAITERS, HINTS_DIRTY, LOCK, LOCK_WAITERS } from './layout.js';
+import { ATTENTION, COMMIT_LOCK, COMMIT_WAITERS, GATE, HINTS_DIRTY, LOCK, LOCK_WAITERS } from './layout.js';
 import { Watch, type Patience } from './patience.js';
 
 /** Where a lock's words are: the lock word, its sleepers' count, and the word a stalled holder marks on release (if any). */
@@ -31,9 +31,10 @@ export const COMMIT_LEADER_LOCK: LockWords = { lock: COMMIT_LOCK, waiters: COMMI
  * A live holder taken for dead (stalled past the timeout) commits no slot
  * move once it has looked and found the lock gone (moves check `held()`
  * first; one it decided before stands, and its call reports it: see
- * JobMoves#fileDecided), and on `release` it finds the lock gone and marks
- * the hints dirty, so the next holder rebuilds them over
- * whatever the stalled thread wrote, and raises the patience, so that a
+ * JobMoves#fileDecided), and on `release` it finds the lock gone, shuts the
+ * gate of the lock-free calls and marks the hints dirty, so the next holder
+ * rebuilds them over whatever the stalled thread wrote before any lock-free
+ * call uses them again, and raises the patience, so that a
  * machine whose threads wait that long for a core stops taking them for dead.
  * Critical sections are microseconds long; the default timeout is far beyond
  * any garbage-collection pause.
@@ -126,7 +127,13 @@ export class QueueLock {
     // A failed CAS means a waiter took the lock over while we stalled: it is theirs now, leave it,
     // but what we wrote since may have undone their repairs. And we were alive: the watchers misjudged.
     if (Atomics.compareExchange(words, this.#lock, this.#stamp, 0) !== this.#stamp) {
-      if (this.#dirty !== undefined) Atomics.store(words, this.#dirty, 1);
+      if (this.#dirty !== undefined) {
+        // The gate first: lock-free calls go to the lock from here on, and the holder that finds the hints dirty
+        // rebuilds them and opens it. Marked dirty first, a holder could take the mark and rebuild before the
+        // gate shut, and no one would open it again.
+        Atomics.or(words, ATTENTION, GATE);
+        Atomics.store(words, this.#dirty, 1);
+      }
       this.#patience.misjudged();
     }
     if (Atomics.load(words, this.#waiters) > 0) Atomics.notify(words, this.#lock, 1);
