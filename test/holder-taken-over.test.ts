@@ -15,7 +15,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
 import { Filing } from '../dist/shm/filing.js';
-import { ATTENTION, GATE, REBUILDS } from '../dist/shm/layout.js';
+import { ATTENTION, GATE, HINTS_STALE, REBUILDS } from '../dist/shm/layout.js';
+import { Maintenance } from '../dist/shm/maintenance.js';
 import { QueueMemory } from '../dist/shm/memory.js';
 
 const START = 1_767_225_600_000;
@@ -141,6 +142,29 @@ describe('a holder taken for dead after its move was decided', () => {
     expect(gateShut()).toBe(false);
     clock.advance(BACKOFF);
     expect(queue.poll('w', 60_000)).toMatchObject({ jobId: a, attempt: 2 });
+    queue.close();
+  });
+
+  it('keeps the gate shut past a rebuild its taker made before it let go: the next holder rebuilds again, then opens it', () => {
+    const { clock, queue, taker } = sharedQueue();
+    const [a, b] = [queue.submit('t', 'a'), queue.submit('t', 'b')];
+    const lease = queue.poll('w', 60_000)!;
+    const attention = () => Atomics.load(taker.lockWords, ATTENTION) & (GATE | HINTS_STALE);
+    let rebuilds = 0;
+    // The taker holds the lock while the stalled holder lets go, and rebuilds after it (its scan may predate
+    // writes of the stalled holder's, in a real race): the mark of the late release outlives that rebuild.
+    const taken = takenOverAtFirst('file', taker, () => {
+      queue.fail(a, lease.token, 'boom');
+      expect(attention()).toBe(GATE | HINTS_STALE);
+      rebuilds = taker.header[REBUILDS]!;
+      new Maintenance(taker, new RetryPolicy(3, BACKOFF, BACKOFF), clock, {}).rebuild(clock.now());
+      expect(taker.header[REBUILDS]).toBe(rebuilds + 1);
+      expect(attention(), 'the gate stays shut, the mark set, for the next holder').toBe(GATE | HINTS_STALE);
+    });
+    expect(taken).toBe(true);
+    expect(queue.poll('w', 60_000)).toMatchObject({ jobId: b, attempt: 1 });
+    expect(taker.header[REBUILDS]).toBe(rebuilds + 2);
+    expect(attention()).toBe(0);
     queue.close();
   });
 

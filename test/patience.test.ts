@@ -12,7 +12,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
-import { HINTS_DIRTY, LOCK_WORD_COUNT, PATIENCE } from '../dist/shm/layout.js';
+import { ATTENTION, GATE, HINTS_STALE, LOCK_WORD_COUNT, PATIENCE } from '../dist/shm/layout.js';
 import { QueueLock } from '../dist/shm/lock.js';
 import { Maintenance } from '../dist/shm/maintenance.js';
 import { QueueMemory } from '../dist/shm/memory.js';
@@ -46,10 +46,11 @@ describe('patience', () => {
     // The stalled holder wakes and releases: its lock is gone, so the watcher misjudged it.
     stalled.release();
     expect(Atomics.load(words, PATIENCE)).toBe(1);
-    expect(Atomics.load(words, HINTS_DIRTY), 'what it wrote since may undo the repairs').toBe(1);
+    expect(Atomics.load(words, ATTENTION), 'what it wrote since may undo the repairs: stale, and the gate shut').toBe(GATE | HINTS_STALE);
     watcher.release();
 
-    expect(stalled.acquire(), 'the hints are dirty: this holder rebuilds').toBe(true);
+    expect(stalled.acquire(), 'the hints are stale: this holder rebuilds').toBe(true);
+    expect(Atomics.load(words, ATTENTION), 'the mark taken, the gate left to the rebuild').toBe(GATE);
     const second = timedAcquire(watcher);
     expect(second.tookOver).toBe(true);
     expect(second.millis).toBeGreaterThanOrEqual(2 * TIMEOUT);

@@ -165,7 +165,7 @@ export class JobMoves {
    * taken for dead since its last look at the lock (stalled past the
    * timeout, before or after the CAS) files nothing — the rebuild of its
    * successor, or of the next holder (a taken-over holder's release marks
-   * the hints dirty), files the job from its slot — and its call goes on to
+   * the hints stale), files the job from its slot — and its call goes on to
    * report the move it made. Thrown on, LockLost would make the call start
    * again, and be refused by its own move (a fail refused as stale once it
    * had failed the job) or make it twice (a submit).

@@ -152,13 +152,6 @@ export const LOCK = 0;
 /** Threads asleep in `Atomics.wait` on LOCK; the releaser notifies while > 0. */
 export const LOCK_WAITERS = 1;
 /**
- * 1 when a holder found, on release, that its lock had been taken over: it was
- * only slow, not dead, and may have written hints over the taker's repairs.
- * The next holder rebuilds the hints. The releaser shuts the GATE first, so
- * that no lock-free call uses those hints before that rebuild opens it.
- */
-export const HINTS_DIRTY = 2;
-/**
  * Doublings of `lockTimeoutMillis` so far: how long a watcher waits before it
  * presumes a silent thread dead (see patience.ts). Raised by a thread that was
  * presumed dead while alive; never lowered.
@@ -191,10 +184,9 @@ export const JOURNAL_RELEASED = 2 * LINE + 5;
 // ── worker path (read by every lock-free call) ───────────────────────────
 /**
  * Bits that send worker calls to the maintenance lock: GATE (a rebuild holds
- * every worker call back; shut by a holder that still holds the lock, or by one
- * that finds on release it was taken over (see HINTS_DIRTY), and opened only by
- * a holder that still holds the lock, at the end of a rebuild: see
- * Rebuilder#rebuild), DUE_LOWERED (a lease was registered earlier than
+ * every worker call back; shut by a holder that still holds the lock, or with
+ * HINTS_STALE, and opened only by a holder that still holds the lock, at the
+ * end of a rebuild, and not while HINTS_STALE is set: see Rebuilder#rebuild), DUE_LOWERED (a lease was registered earlier than
  * NEXT_DUE), OVERFLOW (the overflow heap holds ready jobs a poll must compare),
  * RATE_LIMITED (some job type has a rate limit: every claim is counted under
  * the lock, see rate-limits.ts).
@@ -204,6 +196,15 @@ export const GATE = 1;
 export const DUE_LOWERED = 2;
 export const OVERFLOW = 4;
 export const RATE_LIMITED = 8;
+/**
+ * Set, with GATE in one step, by a holder that found on release that its lock
+ * had been taken over: it was only slow, not dead, and may have written hints
+ * over the taker's repairs. The next holder to take the lock clears it and
+ * rebuilds the hints; a rebuild that ends with it set leaves the gate shut for
+ * that holder. One word with GATE, so that no rebuild can open the gate between
+ * a late release's two marks.
+ */
+export const HINTS_STALE = 16;
 /** The ATTENTION bits that send complete and extend to the lock; a poll also minds OVERFLOW and RATE_LIMITED. */
 export const WORKER_ATTENTION = GATE | DUE_LOWERED;
 export const POLL_ATTENTION = WORKER_ATTENTION | OVERFLOW | RATE_LIMITED;

@@ -1,15 +1,16 @@
 import { ATOMIC_ACCESS, type WordAccess } from './access.js';
-import { ATTENTION, COMMIT_LOCK, COMMIT_WAITERS, GATE, HINTS_DIRTY, LOCK, LOCK_WAITERS } from './layout.js';
+import { ATTENTION, COMMIT_LOCK, COMMIT_WAITERS, GATE, HINTS_STALE, LOCK, LOCK_WAITERS } from './layout.js';
 import { Watch, type Patience } from './patience.js';
 
 /** Where a lock's words are: the lock word, its sleepers' count, and the word a stalled holder marks on release (if any). */
 export interface LockWords {
   lock: number;
   waiters: number;
-  dirty?: number;
+  /** Where a holder found taken over on release sets GATE and HINTS_STALE. */
+  attention?: number;
 }
-/** The queue lock: a stalled holder marks the hints dirty. */
-export const QUEUE_LOCK: LockWords = { lock: LOCK, waiters: LOCK_WAITERS, dirty: HINTS_DIRTY };
+/** The queue lock: a stalled holder marks the hints stale and shuts the gate. */
+export const QUEUE_LOCK: LockWords = { lock: LOCK, waiters: LOCK_WAITERS, attention: ATTENTION };
 /** The commit leader's lock: a journal write is idempotent, so a stalled leader leaves nothing to repair. */
 export const COMMIT_LEADER_LOCK: LockWords = { lock: COMMIT_LOCK, waiters: COMMIT_WAITERS };
 
@@ -32,7 +33,7 @@ export const COMMIT_LEADER_LOCK: LockWords = { lock: COMMIT_LOCK, waiters: COMMI
  * move once it has looked and found the lock gone (moves check `held()`
  * first; one it decided before stands, and its call reports it: see
  * JobMoves#fileDecided), and on `release` it finds the lock gone, shuts the
- * gate of the lock-free calls and marks the hints dirty, so the next holder
+ * gate of the lock-free calls and marks the hints stale, so the next holder
  * rebuilds them over whatever the stalled thread wrote before any lock-free
  * call uses them again, and raises the patience, so that a
  * machine whose threads wait that long for a core stops taking them for dead.
@@ -53,7 +54,7 @@ export class QueueLock {
   readonly #tag: number;
   readonly #lock: number;
   readonly #waiters: number;
-  readonly #dirty: number | undefined;
+  readonly #attention: number | undefined;
   /** Whether the queue is exclusive (`exclusive`): then nobody else can want the lock. */
   readonly #access: Readonly<WordAccess>;
   #count = 0;
@@ -65,7 +66,7 @@ export class QueueLock {
     this.#patience = patience;
     this.#lock = at.lock;
     this.#waiters = at.waiters;
-    this.#dirty = at.dirty;
+    this.#attention = at.attention;
     // 15 bits of thread identity and 16 bits of acquisition count: never 0, never negative.
     this.#tag = 1 + Math.floor(Math.random() * 0x7ffe);
   }
@@ -73,7 +74,7 @@ export class QueueLock {
   /**
    * Takes the lock. Returns true if the caller must rebuild the hints: the
    * lock was taken over from a presumed-dead holder, or a stalled holder
-   * marked them dirty.
+   * marked them stale (this caller clears the mark).
    */
   acquire(): boolean {
     if (this.#access.exclusive) return false;
@@ -81,10 +82,10 @@ export class QueueLock {
     const words = this.#words;
     // The common case: free, one CAS.
     const tookOver = Atomics.compareExchange(words, this.#lock, 0, stamp) === 0 ? false : this.#contended(stamp);
-    const at = this.#dirty;
-    // A plain read first: the word is almost always 0, and an exchange would dirty the cache line.
-    const dirty = at !== undefined && Atomics.load(words, at) !== 0 && Atomics.exchange(words, at, 0) !== 0;
-    return tookOver || dirty;
+    const at = this.#attention;
+    // A plain read first: the bit is almost never set, and a write would take the cache line from every reader.
+    const stale = at !== undefined && (Atomics.load(words, at) & HINTS_STALE) !== 0 && (Atomics.and(words, at, ~HINTS_STALE) & HINTS_STALE) !== 0;
+    return tookOver || stale;
   }
 
   /** Takes the lock if it is free; never waits. */
@@ -127,13 +128,8 @@ export class QueueLock {
     // A failed CAS means a waiter took the lock over while we stalled: it is theirs now, leave it,
     // but what we wrote since may have undone their repairs. And we were alive: the watchers misjudged.
     if (Atomics.compareExchange(words, this.#lock, this.#stamp, 0) !== this.#stamp) {
-      if (this.#dirty !== undefined) {
-        // The gate first: lock-free calls go to the lock from here on, and the holder that finds the hints dirty
-        // rebuilds them and opens it. Marked dirty first, a holder could take the mark and rebuild before the
-        // gate shut, and no one would open it again.
-        Atomics.or(words, ATTENTION, GATE);
-        Atomics.store(words, this.#dirty, 1);
-      }
+      // Both in one step: lock-free calls go to the lock from here on, and the next holder rebuilds, then opens the gate.
+      if (this.#attention !== undefined) Atomics.or(words, this.#attention, GATE | HINTS_STALE);
       this.#patience.misjudged();
     }
     if (Atomics.load(words, this.#waiters) > 0) Atomics.notify(words, this.#lock, 1);

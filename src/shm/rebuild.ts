@@ -1,5 +1,5 @@
 import {
-  ATTENTION, CANCELLED, DATA_REF, DELAYED, FINISH_BASE, FINISH_TICKET, FREE, FREE_SLOT_COUNT, GATE, HEADERS_REF, ERROR_REF, JOB_NUM, KEY_REF, LAST_NOW,
+  ATTENTION, CANCELLED, DATA_REF, DELAYED, FINISH_BASE, FINISH_TICKET, FREE, FREE_SLOT_COUNT, GATE, HEADERS_REF, HINTS_STALE, ERROR_REF, JOB_NUM, KEY_REF, LAST_NOW,
   LEASE_UNTIL, PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_REF, RUNNING, RUN_AT, SLOT_HIGH_WATER, STATUS_COUNT, SUCCEEDED, TYPE, isBusy,
   statusOf,
 } from './layout.js';
@@ -140,8 +140,8 @@ export class Rebuilder {
       // successor rebuilds behind the same gate bit: opening it would let lock-free moves run under that
       // rebuild, which then skips a slot BUSY at its scan (a job missing from the map) and files a ready
       // entry with a word read after the scan (a SUCCEEDED job claimed again). The successor opens it; a
-      // gate left shut only sends worker calls to the lock, whose release marked the hints dirty for a rebuild.
-      if (m.lock.held()) Atomics.and(lockWords, ATTENTION, ~GATE);
+      // gate left shut only sends worker calls to the lock, whose release marked the hints stale for a rebuild.
+      if (m.lock.held()) openGate(lockWords);
     }
   }
 
@@ -151,3 +151,19 @@ export class Rebuilder {
 
 /** The record fields that point at a counted chain (its length first) when > 0: lastError, result, idempotent key, headers. */
 const COUNTED_REFS = [ERROR_REF, RESULT_REF, KEY_REF, HEADERS_REF] as const;
+
+/**
+ * Opens the gate at the end of a rebuild, unless HINTS_STALE is set: a holder
+ * taken over let go meanwhile, and what it wrote may postdate this rebuild.
+ * Then the gate stays shut for the next holder, who clears the mark and
+ * rebuilds. One CAS on the word both are in, so no late release falls between
+ * the look and the opening.
+ */
+function openGate(lockWords: Int32Array): void {
+  for (;;) {
+    const attention = Atomics.load(lockWords, ATTENTION);
+    if ((attention & HINTS_STALE) !== 0) return;
+    // Retried if another bit moved meanwhile (DUE_LOWERED, OVERFLOW, RATE_LIMITED).
+    if (Atomics.compareExchange(lockWords, ATTENTION, attention, attention & ~GATE) === attention) return;
+  }
+}
