@@ -17,6 +17,7 @@ import { JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
 import { Filing } from '../dist/shm/filing.js';
 import { ATTENTION, GATE, HINTS_STALE, REBUILDS } from '../dist/shm/layout.js';
 import { Maintenance } from '../dist/shm/maintenance.js';
+import { ReadyIndex } from '../dist/shm/ready.js';
 import { QueueMemory } from '../dist/shm/memory.js';
 
 const START = 1_767_225_600_000;
@@ -165,6 +166,31 @@ describe('a holder taken for dead after its move was decided', () => {
     expect(queue.poll('w', 60_000)).toMatchObject({ jobId: b, attempt: 1 });
     expect(taker.header[REBUILDS]).toBe(rebuilds + 2);
     expect(attention()).toBe(0);
+    queue.close();
+  });
+
+  it('files no ready job once its lock is gone, and the next holder rebuilds and finds it', () => {
+    const clock = new ManualClock(START);
+    // No backoff: the failed job is READY at once, and filing it appends to a ready ring.
+    const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0), { lockTimeoutMillis: 20 });
+    const taker = new QueueMemory(queue.share().buffers, 20);
+    const id = queue.submit('t', 'p');
+    const lease = queue.poll('w', 60_000)!;
+    const appended: number[] = [];
+    const file = ReadyIndex.prototype.file;
+    ReadyIndex.prototype.file = function (this: ReadyIndex, slot: number, word: number) {
+      appended.push(slot);
+      file.call(this, slot, word);
+    };
+    try {
+      expect(takenOverAtFirst('file', taker, () => queue.fail(id, lease.token, 'boom'))).toBe(true);
+    } finally {
+      ReadyIndex.prototype.file = file;
+    }
+    expect(appended, 'ring appends by the holder taken over').toEqual([]);
+    const rebuilds = taker.header[REBUILDS]!;
+    expect(queue.poll('w', 60_000)).toMatchObject({ jobId: id, attempt: 2 });
+    expect(taker.header[REBUILDS]).toBe(rebuilds + 1);
     queue.close();
   });
 

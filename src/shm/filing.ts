@@ -65,9 +65,14 @@ export class Filing {
     }
   }
 
-  /** Files a READY job in the ready ring of its priority, for the word it holds. */
+  /**
+   * Files a READY job in the ready ring of its priority, for the word it
+   * holds. Not by a holder taken over: a ring append takes no look at the
+   * lock, and would race the taker's; its release marks the hints stale, and
+   * the next holder's rebuild files the job from its slot.
+   */
   fileReady(slot: number, word: number): void {
-    this.#m.ready.file(slot, word);
+    if (this.#m.lock.held()) this.#m.ready.file(slot, word);
   }
 
   /** Files the entry (k1, k2, k3) of the job in `slot`, for its `word`, in `heap`. */
