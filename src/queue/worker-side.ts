@@ -73,8 +73,8 @@ export class WorkerSide {
    * A locked poll, then the jobs it passed over as frozen filed back
    * (`#skippedFrozen` says whether there were any). A holder taken for dead
    * meanwhile (LockLost) has leased nothing: a claim, once decided, stands
-   * and is reported (see JobMoves#fileDecided), and filing back only appends
-   * hints, which a taken-over holder's release has rebuilt. So the call
+   * and is reported (see JobMoves#fileDecided), and filing back files
+   * nothing once the lock is gone (see Filing#fileReady). So the call
    * starts again — unless a move of the call's own was made before the poll
    * (`afterOwnMove`: completeAndPoll's complete, which a second run would
    * find made, and refuse): then POLL_AGAIN, and the caller polls anew.

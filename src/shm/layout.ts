@@ -186,8 +186,8 @@ export const JOURNAL_RELEASED = 2 * LINE + 5;
  * Bits that send worker calls to the maintenance lock: GATE (a rebuild holds
  * every worker call back; shut by a holder that still holds the lock, or with
  * HINTS_STALE, and opened only by a holder that still holds the lock, at the
- * end of a rebuild, and not while HINTS_STALE is set: see Rebuilder#rebuild), DUE_LOWERED (a lease was registered earlier than
- * NEXT_DUE), OVERFLOW (the overflow heap holds ready jobs a poll must compare),
+ * end of a rebuild, and not while HINTS_STALE is set: see Rebuilder#rebuild),
+ * DUE_LOWERED (a lease was registered earlier than NEXT_DUE), OVERFLOW (the overflow heap holds ready jobs a poll must compare),
  * RATE_LIMITED (some job type has a rate limit: every claim is counted under
  * the lock, see rate-limits.ts).
  */
