@@ -29,9 +29,9 @@ afterEach(() => {
 });
 
 /** A queue shared (so that its lock is a real word), and a second instance on its memory to take the lock over. */
-function sharedQueue(options: { retain?: { maxFinished: number } } = {}) {
+function sharedQueue(options: { retain?: { maxFinished: number } } = {}, backoff = BACKOFF) {
   const clock = new ManualClock(START);
-  const queue = new JobQueue(clock, new RetryPolicy(3, BACKOFF, BACKOFF), { lockTimeoutMillis: 20, ...options });
+  const queue = new JobQueue(clock, new RetryPolicy(3, backoff, backoff), { lockTimeoutMillis: 20, ...options });
   const taker = new QueueMemory(queue.share().buffers, 20);
   return { clock, queue, taker };
 }
@@ -170,10 +170,8 @@ describe('a holder taken for dead after its move was decided', () => {
   });
 
   it('files no ready job once its lock is gone, and the next holder rebuilds and finds it', () => {
-    const clock = new ManualClock(START);
     // No backoff: the failed job is READY at once, and filing it appends to a ready ring.
-    const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0), { lockTimeoutMillis: 20 });
-    const taker = new QueueMemory(queue.share().buffers, 20);
+    const { queue, taker } = sharedQueue({}, 0);
     const id = queue.submit('t', 'p');
     const lease = queue.poll('w', 60_000)!;
     const appended: number[] = [];

@@ -3,7 +3,7 @@ import type { Filing } from './filing.js';
 import type { HeldJobs } from './held-jobs.js';
 import type { JobMoves } from './job-moves.js';
 import {
-  ATTENTION, DELAYED, DUE_LOWERED, ENTRY_K1, ENTRY_SLOT, ENTRY_WORD, ERROR_LEASE_EXPIRED, LAST_NOW, LEASE_UNTIL, NEXT_DUE, READY, RUNNING, isBusy, statusOf,
+  DELAYED, ENTRY_K1, ENTRY_SLOT, ENTRY_WORD, ERROR_LEASE_EXPIRED, LAST_NOW, LEASE_UNTIL, READY, RUNNING, isBusy, statusOf,
 } from './layout.js';
 import { assertHeld } from './lock-held.js';
 import type { QueueMemory } from './memory.js';
@@ -122,7 +122,7 @@ export class CatchUp {
   settle(now: number): boolean {
     // A journaled queue makes every move under the lock: no lock-free call to wait for.
     if (this.#journaled) return false;
-    const { helping, header, lockWords } = this.#m;
+    const { helping, header } = this.#m;
     const dead = helping.quiesce();
     if (dead.length > 0) {
       helping.revoke(dead);
@@ -130,7 +130,7 @@ export class CatchUp {
     }
     const later = laterReading(this.#time, now);
     header[LAST_NOW] = later;
-    const due = dead.length > 0 || later >= header[NEXT_DUE]! || (Atomics.load(lockWords, ATTENTION) & DUE_LOWERED) !== 0;
+    const due = dead.length > 0 || this.#m.dueBy(later);
     if (due) this.catchUp(later);
     return due;
   }

@@ -187,9 +187,10 @@ export const JOURNAL_RELEASED = 2 * LINE + 5;
  * every worker call back; shut by a holder that still holds the lock, or with
  * HINTS_STALE, and opened only by a holder that still holds the lock, at the
  * end of a rebuild, and not while HINTS_STALE is set: see Rebuilder#rebuild),
- * DUE_LOWERED (a lease was registered earlier than NEXT_DUE), OVERFLOW (the overflow heap holds ready jobs a poll must compare),
- * RATE_LIMITED (some job type has a rate limit: every claim is counted under
- * the lock, see rate-limits.ts).
+ * DUE_LOWERED (a lease was registered earlier than NEXT_DUE), OVERFLOW (the
+ * overflow heap holds ready jobs a poll must compare), RATE_LIMITED (some job
+ * type has a rate limit: every claim is counted under the lock, see
+ * rate-limits.ts).
  */
 export const ATTENTION = 3 * LINE;
 export const GATE = 1;

@@ -4,8 +4,8 @@ import type { RetryPolicy } from '../policy.js';
 import type { QueueStats } from '../types.js';
 import { Arena } from './arena.js';
 import {
-  ATTEMPTS, ATTEMPT_LIMIT, ATTENTION, CANCELLED, COMMIT_SUBMITTED, DEAD, DELAYED, DUE_LOWERED, ERROR_FAILED, FINISH_BASE, FINISH_SEQ, FINISH_TICKET, FREE,
-  JOB_SEQ, LAST_NOW, LEASE_LENGTH, LEASE_UNTIL, MAINTENANCE_ROW, MOVES, NEXT_DUE, READY, RUNNING, RUN_AT, TOKEN_RESERVED, TOKEN_SEQ, isBusy,
+  ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, COMMIT_SUBMITTED, DEAD, DELAYED, ERROR_FAILED, FINISH_BASE, FINISH_SEQ, FINISH_TICKET, FREE,
+  JOB_SEQ, LAST_NOW, LEASE_LENGTH, LEASE_UNTIL, MAINTENANCE_ROW, MOVES, READY, RUNNING, RUN_AT, TOKEN_RESERVED, TOKEN_SEQ, isBusy,
   statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
@@ -124,7 +124,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     header[LAST_NOW] = now;
     // Before NEXT_DUE, with no earlier lease flagged, no lease or delayed job is due (the lease handshake):
     // the rings and heaps stay as they are, and so does NEXT_DUE.
-    if (now >= header[NEXT_DUE]! || (access.load(lockWords, ATTENTION) & DUE_LOWERED) !== 0) this.#catchUp.catchUp(now);
+    if (this.#m.dueBy(now)) this.#catchUp.catchUp(now);
     if (this.#retention.limits) this.#room.retain(now);
     // The catch-up's expiries are not the call's own (any call would have made them): only what follows is undone.
     if (this.#log !== undefined) this.#notes.recordOwnMoves();

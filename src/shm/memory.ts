@@ -120,6 +120,17 @@ export class QueueMemory {
   }
 
   /**
+   * Whether maintenance is due by `now`: NEXT_DUE reached, or a lease
+   * registered lock-free earlier than NEXT_DUE (DUE_LOWERED). The flag is
+   * read first: a holder marks NEXT_DUE DUE_PUBLISHING before it clears the
+   * flag (see Filing#publishDue), so a reader that found it clear reads that
+   * mark or the NEXT_DUE published after it.
+   */
+  dueBy(now: number): boolean {
+    return (this.access.load(this.lockWords, ATTENTION) & DUE_LOWERED) !== 0 || now >= this.header[NEXT_DUE]!;
+  }
+
+  /**
    * Whether a lock holder that runs at an older time than `reading` may
    * still be at work: its moves, still to come, carry that older time, so a
    * lock-free call of this reading must not decide past them (it takes the
@@ -138,9 +149,8 @@ export class QueueMemory {
     // The holder's time (LAST_NOW, written as it starts) first: the lock word's line is read only when the clock moved past it.
     if (!(reading > this.header[LAST_NOW]!) || this.exclusive) return false;
     if (this.lock.taken()) return true;
-    // Free: a holder that let go published NEXT_DUE before it did (the lock word's load above saw that release). The
-    // flag's load, ordered before NEXT_DUE's as nothingDueAt needs: a lease registered lock-free earlier than NEXT_DUE.
-    return (Atomics.load(this.lockWords, ATTENTION) & DUE_LOWERED) !== 0 || !this.nothingDueAt(reading);
+    // Free: a holder that let go published NEXT_DUE before it did (the lock word's load above saw that release).
+    return this.dueBy(reading);
   }
 
   /** New, all-zero buffers: an empty queue. */
