@@ -16,38 +16,51 @@ import { QueueMemory } from '../dist/shm/memory.js';
 import { startWorker, terminateAll, withTimeout } from './helpers.js';
 
 const START = 1_767_225_600_000;
-/** How long the stalled submit waits for the thread's call: a call that waits for the lock it holds never returns before it goes on. */
+/** How long the stalled holder waits for the thread's call: a call that waits for the lock it holds never returns before it goes on. */
 const STALL_MILLIS = 200;
 
+/** Where a stalled holder stalls: at which of its call's clock readings, and how far it moves the shared clock on there. */
+interface Stall {
+  reading: number;
+  advanceMillis: number;
+}
+
 /**
- * Submits `payload` (at `priority`) through a second instance of the queue in
- * this thread, a lock holder that stalls: the submit reads the clock under the
- * lock, then moves the shared clock 50 ms on, gives the thread its go
- * (control[0]) and waits until the thread says it has made its move
- * (control[1]), or STALL_MILLIS, before it places the job. Returns its id.
+ * Makes `call` through a second instance of the queue in this thread, a lock
+ * holder that stalls: at its `stall.reading`-th clock reading it moves the
+ * shared clock on, gives the thread its go (control[0]) and waits until the
+ * thread says it has made its move (control[1]), or STALL_MILLIS, before it
+ * goes on. Returns what `call` returned, and whether the thread's move came
+ * while it stalled.
  */
-function submitStalled(handle: SharedQueueHandle, clock: ManualClock, control: Int32Array, payload: string, priority = 0): string {
-  let stall = false;
+function stalledHolder<T>(handle: SharedQueueHandle, clock: ManualClock, control: Int32Array, stall: Stall, call: (holder: JobQueue) => T) {
+  let readings = -1;
+  let threadMoved = false;
   const holder = JobQueue.attach(handle, {
     now() {
       const reading = clock.now();
-      if (stall) {
-        stall = false;
-        clock.advance(50);
+      if (readings >= 0 && ++readings === stall.reading) {
+        clock.advance(stall.advanceMillis);
         Atomics.store(control, 0, 1);
         Atomics.notify(control, 0);
-        Atomics.wait(control, 1, 0, STALL_MILLIS);
+        threadMoved = Atomics.wait(control, 1, 0, STALL_MILLIS) !== 'timed-out';
       }
       return reading;
     },
   });
   // Armed only now: attaching reads the clock too.
-  stall = true;
+  readings = 0;
   try {
-    return holder.submit('t', payload, priority);
+    const returned = call(holder);
+    return { returned, threadMoved };
   } finally {
     holder.close();
   }
+}
+
+/** A submit that stalls once it has read the clock under the lock, 50 ms before the thread's call; its job's id. */
+function submitStalled(handle: SharedQueueHandle, clock: ManualClock, control: Int32Array, payload: string, priority = 0): string {
+  return stalledHolder(handle, clock, control, { reading: 1, advanceMillis: 50 }, (holder) => holder.submit('t', payload, priority)).returned;
 }
 
 describe('a lock-free call while a holder of an older time is at work', () => {
@@ -91,6 +104,34 @@ describe('a lock-free poll while a holder of an older time is at work', () => {
       Atomics.store(control, 2, 1);
       Atomics.notify(control, 2);
       expect(await withTimeout(leased, 10_000, "the thread's poll")).toBe(better);
+    } finally {
+      await terminateAll([thread]);
+      queue.close();
+    }
+  });
+});
+
+describe('a lock-free poll while a holder claims a job from the overflow heap', () => {
+  // The holder took the job off the heap and cleared OVERFLOW before its claim: a poll of the same time that came in
+  // between went lock-free and leased a worse job while the better one was in no index and unclaimed (the history
+  // checker found it so in CI).
+  it('waits for the claim, and leases the next job only after it', async () => {
+    const clock = new ManualClock(START);
+    const queue = new JobQueue(clock, new RetryPolicy(3, 0, 0), { lockTimeoutMillis: 10_000 });
+    const handle = queue.share();
+    const control = new Int32Array(new SharedArrayBuffer(8));
+    const thread = await startWorker('older-holder-thread.mjs', { handle, controlBuffer: control.buffer, action: 'poll' });
+    try {
+      await withTimeout(thread.result, 10_000, 'the thread warming up');
+      const outcome = new Promise((resolve) => thread.worker.once('message', resolve));
+      const worse = queue.submit('t', 'worse');
+      // Due earlier than the ring's last entry: out of the ring's order, so it goes to the overflow heap.
+      const better = queue.submit('t', 'better', 0, START - 10);
+      // The holder's poll reads the clock first on its way in, then under the lock, then for its claim's lease end: there it stalls.
+      const { returned, threadMoved } = stalledHolder(handle, clock, control, { reading: 3, advanceMillis: 0 }, (holder) => holder.poll('holder', 60_000));
+      expect(returned?.jobId).toBe(better);
+      expect(threadMoved, "the thread's poll returned while the better job was off the heap and unclaimed").toBe(false);
+      expect(await withTimeout(outcome, 10_000, "the thread's poll")).toEqual({ returned: worse });
     } finally {
       await terminateAll([thread]);
       queue.close();

@@ -215,8 +215,11 @@ export class ReadyIndex {
         const slot = overflow.top(ENTRY_SLOT);
         const word = overflow.top(ENTRY_WORD);
         overflow.pop();
+        const claimed = claimer.tryClaim(slot, word) === CLAIMED;
+        // Only now, the claim made: until then the job is in no ring and no heap, and a lock-free poll that the
+        // bit let through would pass it over while it is still ready and unclaimed.
         this.#syncOverflowBit();
-        if (claimer.tryClaim(slot, word) === CLAIMED) return slot;
+        if (claimed) return slot;
         continue;
       }
       if (head < 0) return -1;
