@@ -8,9 +8,10 @@
  * the histogram is fed as the events arrive.
  */
 import type * as PromClient from 'prom-client';
-import type { Counter, Gauge, Histogram, Metric, Registry } from 'prom-client';
+import type { Counter, Gauge, Metric, Registry } from 'prom-client';
 import { InvalidArgumentError } from '../errors.js';
 import type { QueueStats } from '../types.js';
+import { DurationHistogram } from './duration-histogram.js';
 
 /** The `status` label of `leasehold_jobs`: the counts of `stats()` (pending is ready + delayed, so it has no series of its own). */
 export const STATUSES = ['ready', 'delayed', 'running', 'succeeded', 'dead', 'cancelled'] as const satisfies (keyof QueueStats)[];
@@ -54,7 +55,7 @@ export class MetricSet {
   readonly events: { [E in CountedEvent]: Counter<'queue' | 'type'> };
   readonly restarts: Counter<'queue'>;
   readonly refused: Counter<'queue'>;
-  readonly duration: Histogram<'queue' | 'type' | 'outcome'>;
+  readonly duration: DurationHistogram;
 
   /** The registry's set: the one already there, or a new one registered in it. */
   static of(registry: Registry, prom: typeof PromClient): MetricSet {
@@ -117,10 +118,9 @@ export class MetricSet {
       dead: eventCounter(EVENT_COUNTERS.dead),
       stalled: eventCounter(EVENT_COUNTERS.stalled),
     };
-    this.duration = new prom.Histogram({
-      name: 'leasehold_job_duration_seconds', help: 'How long attempts ran (wall clock), by how they ended',
-      labelNames: ['queue', 'type', 'outcome'], buckets: DURATION_BUCKETS, registers,
-    });
+    this.duration = new DurationHistogram(
+      'leasehold_job_duration_seconds', 'How long attempts ran (wall clock), by how they ended', DURATION_BUCKETS, registry,
+    );
   }
 
   /** Collects `queue` from now on. Its name must be new to this registry. */
@@ -156,8 +156,8 @@ export class MetricSet {
   }
 
   /** Each metric by its name. */
-  #metrics(): [string, Metric][] {
-    return [this.jobs, ...Object.values(this.events), this.restarts, this.refused, this.duration].map((metric) => [nameOf(metric), metric]);
+  #metrics(): [string, Metric | DurationHistogram][] {
+    return [...[this.jobs, ...Object.values(this.events), this.restarts, this.refused].map((metric): [string, Metric] => [nameOf(metric), metric]), [this.duration.name, this.duration]];
   }
 
   #isRegistered(): boolean {

@@ -10,6 +10,7 @@ import { InvalidArgumentError, describe } from '../errors.js';
 import { promClient } from '../optional.js';
 import type { JobEvent, PoolEventName, PoolEvents } from '../pool/events.js';
 import type { QueueStats } from '../types.js';
+import type { HistogramSeries } from './duration-histogram.js';
 import { EVENT_COUNTERS, MetricSet, type CollectedQueue, type CountedEvent, type Outcome } from './metric-set.js';
 
 /** A `type` label value per queue at most; later types are counted under OTHER_TYPE, so a stream of new types cannot grow the series without bound. */
@@ -124,12 +125,15 @@ export class QueueMetrics {
    * Counts an event in plain numbers, added to the counters when they are
    * collected (a scrape): prom-client's `inc` hashes its labels on every
    * call (about 200 ns here), which a pool's main thread paid per job. The
-   * duration is observed at once: a histogram takes one value per call.
+   * duration goes into its series at once, through the handle kept for it
+   * (see DurationHistogram), made on the first duration of its outcome.
    */
   #count(counted: CountedEvent, event: JobEvent, outcome?: Outcome): void {
     const labels = this.#labelsOf(event.type);
     labels.pending[counted]++;
-    if (outcome !== undefined) this.#set.duration.observe(labels[outcome], event.durationMs / 1000);
+    if (outcome === undefined) return;
+    labels.durations[outcome] ??= this.#set.duration.series({ ...labels.counters, outcome });
+    labels.durations[outcome].observe(event.durationMs / 1000);
   }
 
   /** Adds the pending counts to their counters: one `inc` per series that moved. */
@@ -144,15 +148,14 @@ export class QueueMetrics {
     }
   }
 
-  /** The label objects of a job type's series, made once per type: an event costs a Map lookup, not new objects. */
+  /** The label objects and duration series of a job type, made once per type: an event costs a Map lookup, not new objects. */
   #labelsOf(type: string): TypeLabels {
     const known = this.#types.get(type);
     if (known !== undefined) return known;
     const label = this.#types.size < MAX_TYPE_LABELS ? type : OTHER_TYPE;
     const labels = this.#types.get(label) ?? {
       counters: { queue: this.name, type: label },
-      completed: { queue: this.name, type: label, outcome: 'completed' },
-      failed: { queue: this.name, type: label, outcome: 'failed' },
+      durations: {},
       pending: { completed: 0, failed: 0, retrying: 0, dead: 0, stalled: 0 },
     };
     // Past the cap every new type shares OTHER_TYPE's labels: the Map holds at most MAX_TYPE_LABELS + 1 entries.
@@ -163,8 +166,8 @@ export class QueueMetrics {
 
 interface TypeLabels {
   counters: { queue: string; type: string };
-  completed: { queue: string; type: string; outcome: Outcome };
-  failed: { queue: string; type: string; outcome: Outcome };
+  /** The duration series of each outcome, once it has had one. */
+  durations: Partial<Record<Outcome, HistogramSeries>>;
   /** Events counted since the last flush, by counter. */
   pending: Record<CountedEvent, number>;
 }
