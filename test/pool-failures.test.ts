@@ -41,6 +41,14 @@ describePoolBackends('WorkerPool timeouts', (backend) => {
     expect(await pool.stats()).toMatchObject({ restarts: 0 });
   });
 
+  it('shows a handler that first reads its signal after the timeout the signal aborted, with the reason', async () => {
+    const { s, queue } = await startPool(backend, new RetryPolicy(1, 0, 0), { threads: 1, leaseMillis: 10_000, timeoutMillis: 200, timeoutGraceMillis: 5_000 });
+    const id = await queue.submit('slow', s.payload({ ms: 600 }));
+    await settled(queue, [id]);
+    expect(await queue.view(id)).toMatchObject({ status: 'DEAD', lastError: 'timed out after 200 ms' });
+    expect(s.events('ok', id)).toEqual([expect.objectContaining({ signalAborted: true, reason: 'timed out after 200 ms' })]);
+  });
+
   it('terminates and replaces a thread whose handler never yields past its timeout and grace, failing it as timed out', async () => {
     // A lease far longer than the timeout: only the timeout can end this attempt soon.
     const { s, queue, pool } = await startPool(backend, new RetryPolicy(2, 0, 0), { threads: 1, leaseMillis: 60_000, timeoutMillis: 300, timeoutGraceMillis: 200 });

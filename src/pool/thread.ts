@@ -8,6 +8,7 @@ import { openWorkerQueue, tracedName, type QueueHandle, type WorkerQueue } from 
 import { BatchedCompletions } from './completions.js';
 import { EventKind, EventRecorder } from './events.js';
 import { loadHandlers, type Handler, type HandlerContext } from './handlers.js';
+import { LazyAbort } from './lazy-abort.js';
 import {
   EVENTS, INFLIGHT_ATTEMPT, INFLIGHT_DEADLINE, INFLIGHT_JOB_NUM, INFLIGHT_STARTED_AT, INFLIGHT_TIMEOUT, INFLIGHT_TOKEN,
   REFUSED, STOP, TICK, inflightAt, threadWord, type PoolControlBuffers,
@@ -77,7 +78,7 @@ class WorkerLoop {
   readonly #words: Int32Array;
   readonly #inflight: Float64Array;
   readonly #events: EventRecorder;
-  readonly #running = new Map<Promise<unknown>, AbortController>();
+  readonly #running = new Map<Promise<unknown>, LazyAbort>();
   /** The free places of the inflight block. */
   readonly #places: number[];
   /** Leases taken before a place was free for them (a batch's, while its own jobs finish): each starts in the next place freed. */
@@ -127,7 +128,7 @@ class WorkerLoop {
     const ticker = setInterval(() => {
       Atomics.add(words, tick, 1);
       this.#events.flush();
-      if (this.#stopping()) for (const controller of this.#running.values()) controller.abort(CLOSING);
+      if (this.#stopping()) for (const abort of this.#running.values()) abort.abort(CLOSING);
     }, this.#task.tickMillis);
     try {
       let yielded = performance.now();
@@ -204,7 +205,7 @@ class WorkerLoop {
       this.#waitingForPlace.push(lease);
       return;
     }
-    const controller = new AbortController();
+    const abort = new LazyAbort();
     const at = inflightAt(this.#task.thread, this.#task.concurrency, place);
     // A job's own lease length (submit's timeoutMillis) is its deadline too: it wins over the pool's timeouts.
     const timeout = lease.timeoutMillis ?? this.#task.timeouts.byType[lease.type] ?? this.#task.timeouts.default;
@@ -216,14 +217,14 @@ class WorkerLoop {
     inflight[at + INFLIGHT_TIMEOUT] = timeout;
     inflight[at + INFLIGHT_DEADLINE] = timeout === NO_TIMEOUT ? 0 : startedAt + timeout + this.#task.timeoutGraceMillis;
     inflight[at + INFLIGHT_JOB_NUM] = Number(lease.jobId.slice(1));
-    const done = this.#runJob(lease, controller, timeout).finally(() => {
+    const done = this.#runJob(lease, abort, timeout).finally(() => {
       inflight[at + INFLIGHT_JOB_NUM] = 0;
       this.#places.push(place);
       this.#running.delete(done);
       const waiting = this.#waitingForPlace.shift();
       if (waiting !== undefined) this.#start(waiting);
     });
-    this.#running.set(done, controller);
+    this.#running.set(done, abort);
     // The job's complete may have leased the next one: run it at once, before the loop polls again.
     done.then((next) => next !== undefined && this.#start(next), () => undefined);
   }
@@ -233,17 +234,17 @@ class WorkerLoop {
    * process span when the queue is traced); resolves to the next job's lease
    * if the complete took one.
    */
-  async #runJob(lease: Lease, controller: AbortController, timeout: number): Promise<Lease | undefined> {
-    if (this.#tracing === null) return this.#attempt(lease, controller, timeout, undefined);
+  async #runJob(lease: Lease, abort: LazyAbort, timeout: number): Promise<Lease | undefined> {
+    if (this.#tracing === null) return this.#attempt(lease, abort, timeout, undefined);
     const span = new ProcessSpan(lease, this.#tracing);
     try {
-      return await this.#attempt(lease, controller, timeout, span);
+      return await this.#attempt(lease, abort, timeout, span);
     } finally {
       span.end();
     }
   }
 
-  async #attempt(lease: Lease, controller: AbortController, timeout: number, span: ProcessSpan | undefined): Promise<Lease | undefined> {
+  async #attempt(lease: Lease, abort: LazyAbort, timeout: number, span: ProcessSpan | undefined): Promise<Lease | undefined> {
     const queue = this.#queue;
     const { jobId, token, type, attempt } = lease;
     const started = performance.now();
@@ -251,7 +252,7 @@ class WorkerLoop {
       clearInterval(beats);
       const reason = `the lease of ${jobId} was lost: ${thrownText(error)}`;
       this.#events.record(EventKind.Stalled, jobId, type, attempt, performance.now() - started, reason);
-      controller.abort(new Error(reason));
+      abort.abort(new Error(reason));
     };
     // A backend that answers at once (shared memory) reports a lost lease to the caller too; a remote one aborts the signal later.
     // A job with a lease length of its own keeps it: each heartbeat extends by that length.
@@ -273,14 +274,19 @@ class WorkerLoop {
         // The signal is aborted; the handler hears of it there.
       }
     }, Math.min(MAX_TIMER_MILLIS, Math.max(1, extendBy / 3)));
-    const ctx: HandlerContext = { jobId, type, attempt, signal: controller.signal, heartbeat };
+    const ctx: HandlerContext = {
+      jobId, type, attempt, heartbeat,
+      get signal() {
+        return abort.signal;
+      },
+    };
     let failure: Failure | undefined;
     let result: unknown;
     const handler = this.#handlers.get(type);
     if (handler === undefined) {
       failure = this.#unknownType(type);
     } else {
-      const run = () => (timeout === NO_TIMEOUT ? handler(lease.payload, ctx) : this.#withTimeout(handler(lease.payload, ctx), timeout, controller));
+      const run = () => (timeout === NO_TIMEOUT ? handler(lease.payload, ctx) : this.#withTimeout(handler(lease.payload, ctx), timeout, abort));
       try {
         result = await (span === undefined ? run() : span.run(run));
       } catch (error) {
@@ -300,7 +306,7 @@ class WorkerLoop {
         failure = { message: `${RESULT_REFUSED}: ${error.message}`, permanent: false, type: errorType(error) };
       }
     }
-    if (controller.signal.reason === CLOSING) {
+    if (abort.reason === CLOSING) {
       // Stopped because the pool closes: a shutdown is not a failure.
       await this.#settle(lease, durationMs, () => queue.release(jobId, token), () => undefined);
       return undefined;
@@ -347,18 +353,18 @@ class WorkerLoop {
    * aborts, and the attempt fails with "timed out" — once the handler ends, or
    * after the grace if it does not (it is left to run out, its result ignored).
    */
-  #withTimeout(pending: unknown, timeout: number, controller: AbortController): Promise<unknown> {
+  #withTimeout(pending: unknown, timeout: number, abort: LazyAbort): Promise<unknown> {
     const timedOut = () => new Error(`timed out after ${timeout} ms`);
     return new Promise((resolve, reject) => {
       let late = false;
       let grace: LongTimer | undefined;
-      const abort = startTimer(() => {
+      const deadline = startTimer(() => {
         late = true;
-        controller.abort(timedOut());
+        abort.abort(timedOut());
         grace = startTimer(() => reject(timedOut()), this.#task.timeoutGraceMillis);
       }, timeout);
       const settle = (error?: unknown, value?: unknown) => {
-        abort.clear();
+        deadline.clear();
         grace?.clear();
         if (late) reject(timedOut());
         else if (error !== undefined) reject(error);
