@@ -4,7 +4,7 @@
  * all along. AbortController is counted by a subclass put in its global's place.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LazyAbort } from '../dist/pool/lazy-abort.js';
+import { JobContext, LazyAbort } from '../dist/pool/lazy-abort.js';
 
 let made = 0;
 const RealAbortController = globalThis.AbortController;
@@ -67,5 +67,16 @@ describe('a job signal made on first read', () => {
     const abort = new LazyAbort();
     expect(abort.reason).toBeUndefined();
     expect(abort.signal.aborted).toBe(false);
+  });
+
+  it("gives a handler's context the job's signal, made on its first read and the same after", () => {
+    const abort = new LazyAbort();
+    const ctx = new JobContext('J1', 'mail', 1, () => {}, abort);
+    expect(made).toBe(0);
+    const reason = new Error('closing');
+    abort.abort(reason);
+    expect(ctx.signal.reason).toBe(reason);
+    expect(ctx.signal).toBe(ctx.signal);
+    expect(made).toBe(1);
   });
 });

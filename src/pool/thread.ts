@@ -7,8 +7,8 @@ import { ProcessSpan } from '../tracing/consumer.js';
 import { openWorkerQueue, tracedName, type QueueHandle, type WorkerQueue } from './backend.js';
 import { BatchedCompletions } from './completions.js';
 import { EventKind, EventRecorder } from './events.js';
-import { loadHandlers, type Handler, type HandlerContext } from './handlers.js';
-import { LazyAbort } from './lazy-abort.js';
+import { loadHandlers, type Handler } from './handlers.js';
+import { JobContext, LazyAbort } from './lazy-abort.js';
 import {
   EVENTS, INFLIGHT_ATTEMPT, INFLIGHT_DEADLINE, INFLIGHT_JOB_NUM, INFLIGHT_STARTED_AT, INFLIGHT_TIMEOUT, INFLIGHT_TOKEN,
   REFUSED, STOP, TICK, inflightAt, threadWord, type PoolControlBuffers,
@@ -274,12 +274,7 @@ class WorkerLoop {
         // The signal is aborted; the handler hears of it there.
       }
     }, Math.min(MAX_TIMER_MILLIS, Math.max(1, extendBy / 3)));
-    const ctx: HandlerContext = {
-      jobId, type, attempt, heartbeat,
-      get signal() {
-        return abort.signal;
-      },
-    };
+    const ctx = new JobContext(jobId, type, attempt, heartbeat, abort);
     let failure: Failure | undefined;
     let result: unknown;
     const handler = this.#handlers.get(type);
