@@ -8,7 +8,7 @@ import { openWorkerQueue, tracedName, type QueueHandle, type WorkerQueue } from 
 import { BatchedCompletions } from './completions.js';
 import { EventKind, EventRecorder } from './events.js';
 import { loadHandlers, type Handler } from './handlers.js';
-import { JobContext, LazyAbort } from './lazy-abort.js';
+import { JobContext, LazyAbort } from './job-context.js';
 import {
   EVENTS, INFLIGHT_ATTEMPT, INFLIGHT_DEADLINE, INFLIGHT_JOB_NUM, INFLIGHT_STARTED_AT, INFLIGHT_TIMEOUT, INFLIGHT_TOKEN,
   REFUSED, STOP, TICK, inflightAt, threadWord, type PoolControlBuffers,

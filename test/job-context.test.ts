@@ -1,10 +1,10 @@
 /**
  * A pool job's signal is made only when its handler reads it (see
- * src/pool/lazy-abort.ts); read late, it must look as if it had been there
+ * src/pool/job-context.ts); read late, it must look as if it had been there
  * all along. AbortController is counted by a subclass put in its global's place.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { JobContext, LazyAbort } from '../dist/pool/lazy-abort.js';
+import { JobContext, LazyAbort } from '../dist/pool/job-context.js';
 
 let made = 0;
 const RealAbortController = globalThis.AbortController;
