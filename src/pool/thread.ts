@@ -8,6 +8,7 @@ import { openWorkerQueue, tracedName, type QueueHandle, type WorkerQueue } from 
 import { BatchedCompletions } from './completions.js';
 import { EventKind, EventRecorder } from './events.js';
 import { loadHandlers, type Handler } from './handlers.js';
+import { Heartbeats } from './heartbeats.js';
 import { JobContext, LazyAbort } from './job-context.js';
 import {
   EVENTS, INFLIGHT_ATTEMPT, INFLIGHT_DEADLINE, INFLIGHT_JOB_NUM, INFLIGHT_STARTED_AT, INFLIGHT_TIMEOUT, INFLIGHT_TOKEN,
@@ -79,6 +80,8 @@ class WorkerLoop {
   readonly #inflight: Float64Array;
   readonly #events: EventRecorder;
   readonly #running = new Map<Promise<unknown>, LazyAbort>();
+  /** The running jobs' heartbeats, on one timer. */
+  readonly #heartbeats = new Heartbeats();
   /** The free places of the inflight block. */
   readonly #places: number[];
   /** Leases taken before a place was free for them (a batch's, while its own jobs finish): each starts in the next place freed. */
@@ -249,7 +252,7 @@ class WorkerLoop {
     const { jobId, token, type, attempt } = lease;
     const started = performance.now();
     const lost = (error: unknown): void => {
-      clearInterval(beats);
+      this.#heartbeats.stop(beats);
       const reason = `the lease of ${jobId} was lost: ${thrownText(error)}`;
       this.#events.record(EventKind.Stalled, jobId, type, attempt, performance.now() - started, reason);
       abort.abort(new Error(reason));
@@ -267,13 +270,13 @@ class WorkerLoop {
       }
     };
     // Heartbeats keep the lease while this thread's event loop turns; a hung handler stops them.
-    const beats = setInterval(() => {
+    const beats = this.#heartbeats.start(Math.min(MAX_TIMER_MILLIS, Math.max(1, extendBy / 3)), () => {
       try {
         heartbeat();
       } catch {
         // The signal is aborted; the handler hears of it there.
       }
-    }, Math.min(MAX_TIMER_MILLIS, Math.max(1, extendBy / 3)));
+    });
     const ctx = new JobContext(jobId, type, attempt, heartbeat, abort);
     let failure: Failure | undefined;
     let result: unknown;
@@ -290,7 +293,7 @@ class WorkerLoop {
         };
       }
     }
-    clearInterval(beats);
+    this.#heartbeats.stop(beats);
     const durationMs = performance.now() - started;
     if (failure === undefined) {
       try {
