@@ -7,17 +7,16 @@
  * the clock, to check that it counted every job.
  *
  * The drain is bench/pool-drain.ts's (alternating runs, one warmup each); the
- * table shows the median of RUNS.
+ * table shows the median of DRAIN_RUNS.
  */
 import { Registry } from 'prom-client';
 import { collectMetrics } from '../dist/index.js';
 import { QUICK } from './conditions.js';
-import { alternatingDrains, type Attach } from './pool-drain.js';
+import { DRAIN_RUNS, alternatingDrains, type Attach } from './pool-drain.js';
 import { atLeast, formatRate, formatRatio, median, type Row, type Suite } from './report.js';
 
 const JOBS = QUICK ? 20_000 : 200_000;
 const THREADS = 2;
-const RUNS = QUICK ? 1 : 5;
 const TARGET = 0.9;
 const COMPLETED = /^leasehold_jobs_completed_total\{queue="bench",type="noop"\} (\d+)$/m;
 
@@ -42,12 +41,12 @@ export const metrics: Suite = {
   config: {
     'metrics: jobs per run': JOBS,
     'metrics: threads': THREADS,
-    'metrics: runs': `1 warmup + ${RUNS} timed per case, alternating, median reported`,
+    'metrics: runs': `1 warmup + ${DRAIN_RUNS} timed per case, alternating, median reported`,
     'metrics: collected': 'collectMetrics({ queue, pool }, new Registry()) before start; one scrape after the drain, untimed',
   },
   async run() {
     const notes: string[] = [];
-    const times = await alternatingDrains({ bare: undefined, collected }, RUNS, JOBS, THREADS, notes);
+    const times = await alternatingDrains({ bare: undefined, collected }, DRAIN_RUNS, JOBS, THREADS, notes);
     const rate = (runs: number[]) => (JOBS / median(runs)) * 1000;
     const ratio = rate(times.collected) / rate(times.bare);
     const rows: Row[] = (['bare', 'collected'] as const).map((which) => ({

@@ -8,7 +8,14 @@
  */
 import { performance } from 'node:perf_hooks';
 import { JobQueue, RetryPolicy, WorkerPool, systemClock } from '../dist/index.js';
-import { MiB } from './conditions.js';
+import { MiB, QUICK } from './conditions.js';
+
+/**
+ * Timed runs per case. Nine, not five: the cases differ by a few percent at
+ * most, and on this machine a five-run median of either swung by ±5% from
+ * one run of the suite to the next.
+ */
+export const DRAIN_RUNS = QUICK ? 1 : 9;
 
 /** The handler module, inline: one no-op job type. */
 const HANDLERS = 'data:text/javascript,export function noop() {}';

@@ -5,15 +5,14 @@
  * thread, in batches); the target is at least 0.9x the speed without one.
  *
  * The drain is bench/pool-drain.ts's (alternating runs, one warmup each); the
- * table shows the median of RUNS.
+ * table shows the median of DRAIN_RUNS.
  */
 import { QUICK } from './conditions.js';
-import { alternatingDrains, type Attach } from './pool-drain.js';
+import { DRAIN_RUNS, alternatingDrains, type Attach } from './pool-drain.js';
 import { type Row, type Suite, formatRate, formatRatio, median } from './report.js';
 
 const JOBS = QUICK ? 20_000 : 200_000;
 const THREADS = 2;
-const RUNS = QUICK ? 1 : 5;
 
 /** A listener on `completed` that counts what it hears. */
 const listener: Attach = (_queue, pool) => {
@@ -32,12 +31,12 @@ export const poolEvents: Suite = {
   config: {
     'pool-events: jobs per run': JOBS,
     'pool-events: threads': THREADS,
-    'pool-events: runs': `1 warmup + ${RUNS} timed per case, alternating, median reported`,
+    'pool-events: runs': `1 warmup + ${DRAIN_RUNS} timed per case, alternating, median reported`,
     'pool-events: listener': "pool.on('completed', () => {}): every job's event reaches the main thread",
   },
   async run() {
     const notes: string[] = [];
-    const times = await alternatingDrains({ none: undefined, completed: listener }, RUNS, JOBS, THREADS, notes);
+    const times = await alternatingDrains({ none: undefined, completed: listener }, DRAIN_RUNS, JOBS, THREADS, notes);
     const rate = (runs: number[]) => (JOBS / median(runs)) * 1000;
     const ratio = rate(times.completed) / rate(times.none);
     if (ratio < 0.9) notes.push(`with a listener the drain ran at ${formatRatio(ratio)} of its speed without one: below the 0.9x target`);
