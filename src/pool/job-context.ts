@@ -45,17 +45,17 @@ export class JobContext implements HandlerContext {
   readonly type: string;
   readonly attempt: number;
   readonly heartbeat: () => void;
-  readonly #abort: LazyAbort;
+  readonly #aborter: LazyAbort;
 
-  constructor(jobId: string, type: string, attempt: number, heartbeat: () => void, abort: LazyAbort) {
+  constructor(jobId: string, type: string, attempt: number, heartbeat: () => void, aborter: LazyAbort) {
     this.jobId = jobId;
     this.type = type;
     this.attempt = attempt;
     this.heartbeat = heartbeat;
-    this.#abort = abort;
+    this.#aborter = aborter;
   }
 
   get signal(): AbortSignal {
-    return this.#abort.signal;
+    return this.#aborter.signal;
   }
 }

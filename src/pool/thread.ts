@@ -131,7 +131,7 @@ class WorkerLoop {
     const ticker = setInterval(() => {
       Atomics.add(words, tick, 1);
       this.#events.flush();
-      if (this.#stopping()) for (const abort of this.#running.values()) abort.abort(CLOSING);
+      if (this.#stopping()) for (const aborter of this.#running.values()) aborter.abort(CLOSING);
     }, this.#task.tickMillis);
     try {
       let yielded = performance.now();
@@ -208,7 +208,7 @@ class WorkerLoop {
       this.#waitingForPlace.push(lease);
       return;
     }
-    const abort = new LazyAbort();
+    const aborter = new LazyAbort();
     const at = inflightAt(this.#task.thread, this.#task.concurrency, place);
     // A job's own lease length (submit's timeoutMillis) is its deadline too: it wins over the pool's timeouts.
     const timeout = lease.timeoutMillis ?? this.#task.timeouts.byType[lease.type] ?? this.#task.timeouts.default;
@@ -220,14 +220,14 @@ class WorkerLoop {
     inflight[at + INFLIGHT_TIMEOUT] = timeout;
     inflight[at + INFLIGHT_DEADLINE] = timeout === NO_TIMEOUT ? 0 : startedAt + timeout + this.#task.timeoutGraceMillis;
     inflight[at + INFLIGHT_JOB_NUM] = Number(lease.jobId.slice(1));
-    const done = this.#runJob(lease, abort, timeout).finally(() => {
+    const done = this.#runJob(lease, aborter, timeout).finally(() => {
       inflight[at + INFLIGHT_JOB_NUM] = 0;
       this.#places.push(place);
       this.#running.delete(done);
       const waiting = this.#waitingForPlace.shift();
       if (waiting !== undefined) this.#start(waiting);
     });
-    this.#running.set(done, abort);
+    this.#running.set(done, aborter);
     // The job's complete may have leased the next one: run it at once, before the loop polls again.
     done.then((next) => next !== undefined && this.#start(next), () => undefined);
   }
@@ -237,17 +237,17 @@ class WorkerLoop {
    * process span when the queue is traced); resolves to the next job's lease
    * if the complete took one.
    */
-  async #runJob(lease: Lease, abort: LazyAbort, timeout: number): Promise<Lease | undefined> {
-    if (this.#tracing === null) return this.#attempt(lease, abort, timeout, undefined);
+  async #runJob(lease: Lease, aborter: LazyAbort, timeout: number): Promise<Lease | undefined> {
+    if (this.#tracing === null) return this.#attempt(lease, aborter, timeout, undefined);
     const span = new ProcessSpan(lease, this.#tracing);
     try {
-      return await this.#attempt(lease, abort, timeout, span);
+      return await this.#attempt(lease, aborter, timeout, span);
     } finally {
       span.end();
     }
   }
 
-  async #attempt(lease: Lease, abort: LazyAbort, timeout: number, span: ProcessSpan | undefined): Promise<Lease | undefined> {
+  async #attempt(lease: Lease, aborter: LazyAbort, timeout: number, span: ProcessSpan | undefined): Promise<Lease | undefined> {
     const queue = this.#queue;
     const { jobId, token, type, attempt } = lease;
     const started = performance.now();
@@ -255,7 +255,7 @@ class WorkerLoop {
       this.#heartbeats.stop(beats);
       const reason = `the lease of ${jobId} was lost: ${thrownText(error)}`;
       this.#events.record(EventKind.Stalled, jobId, type, attempt, performance.now() - started, reason);
-      abort.abort(new Error(reason));
+      aborter.abort(new Error(reason));
     };
     // A backend that answers at once (shared memory) reports a lost lease to the caller too; a remote one aborts the signal later.
     // A job with a lease length of its own keeps it: each heartbeat extends by that length.
@@ -277,14 +277,14 @@ class WorkerLoop {
         // The signal is aborted; the handler hears of it there.
       }
     });
-    const ctx = new JobContext(jobId, type, attempt, heartbeat, abort);
+    const ctx = new JobContext(jobId, type, attempt, heartbeat, aborter);
     let failure: Failure | undefined;
     let result: unknown;
     const handler = this.#handlers.get(type);
     if (handler === undefined) {
       failure = this.#unknownType(type);
     } else {
-      const run = () => (timeout === NO_TIMEOUT ? handler(lease.payload, ctx) : this.#withTimeout(handler(lease.payload, ctx), timeout, abort));
+      const run = () => (timeout === NO_TIMEOUT ? handler(lease.payload, ctx) : this.#withTimeout(handler(lease.payload, ctx), timeout, aborter));
       try {
         result = await (span === undefined ? run() : span.run(run));
       } catch (error) {
@@ -304,7 +304,7 @@ class WorkerLoop {
         failure = { message: `${RESULT_REFUSED}: ${error.message}`, permanent: false, type: errorType(error) };
       }
     }
-    if (abort.reason === CLOSING) {
+    if (aborter.reason === CLOSING) {
       // Stopped because the pool closes: a shutdown is not a failure.
       await this.#settle(lease, durationMs, () => queue.release(jobId, token), () => undefined);
       return undefined;
@@ -351,14 +351,14 @@ class WorkerLoop {
    * aborts, and the attempt fails with "timed out" — once the handler ends, or
    * after the grace if it does not (it is left to run out, its result ignored).
    */
-  #withTimeout(pending: unknown, timeout: number, abort: LazyAbort): Promise<unknown> {
+  #withTimeout(pending: unknown, timeout: number, aborter: LazyAbort): Promise<unknown> {
     const timedOut = () => new Error(`timed out after ${timeout} ms`);
     return new Promise((resolve, reject) => {
       let late = false;
       let grace: LongTimer | undefined;
       const deadline = startTimer(() => {
         late = true;
-        abort.abort(timedOut());
+        aborter.abort(timedOut());
         grace = startTimer(() => reject(timedOut()), this.#task.timeoutGraceMillis);
       }, timeout);
       const settle = (error?: unknown, value?: unknown) => {
