@@ -163,6 +163,31 @@ describe('WorkerPool options', { timeout: 20_000 }, () => {
   });
 });
 
+// ── drain ───────────────────────────────────────────────────────────────────
+
+describe('WorkerPool#drain', { timeout: 20_000 }, () => {
+  it("asks the queue for its counts about every 100 ms while the pool's threads hold leases, not at every 5 ms look", async () => {
+    const s = scratch();
+    const queue = systemQueue();
+    const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 2, leaseMillis: 10_000 }));
+    await pool.start();
+    const ids = [1, 2, 3, 4].map((n) => queue.submit('slow', s.payload({ n, ms: 400 })));
+    let asked = 0;
+    const stats = queue.stats.bind(queue);
+    queue.stats = () => {
+      asked++;
+      return stats();
+    };
+    const since = performance.now();
+    await pool.drain();
+    const took = performance.now() - since;
+    expect(ids.map((id) => queue.view(id).status)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
+    // About 800 ms of leases held: a look at the queue every 5 ms would ask some 160 times.
+    expect(took).toBeGreaterThan(700);
+    expect(asked).toBeLessThanOrEqual(took / 100 + 10);
+  });
+});
+
 // ── start ───────────────────────────────────────────────────────────────────
 
 describe('WorkerPool#start', { timeout: 20_000 }, () => {
