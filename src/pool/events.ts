@@ -14,6 +14,7 @@ import { EventEmitter } from 'node:events';
 import type { MessagePort } from 'node:worker_threads';
 import { InvalidArgumentError, describe } from '../errors.js';
 import { jobIdOf } from '../job-id.js';
+import { parseJobId } from '../validate.js';
 
 /** What one attempt of a job did. */
 export interface JobEvent {
@@ -111,7 +112,7 @@ export class EventRecorder {
     const at = batch.count++ * RECORD_FIELDS;
     const records = batch.records;
     records[at + KIND] = kind;
-    records[at + JOB_NUM] = Number(jobId.slice(1));
+    records[at + JOB_NUM] = parseJobId(jobId);
     records[at + TYPE] = typeIndex;
     records[at + ATTEMPT] = attempt;
     records[at + DURATION] = durationMs;

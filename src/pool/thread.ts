@@ -1,7 +1,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import { IllegalStateError, InvalidArgumentError, JobNotFoundError, thrownText } from '../errors.js';
 import type { Lease } from '../types.js';
-import { MAX_BATCH } from '../validate.js';
+import { MAX_BATCH, parseJobId } from '../validate.js';
 import { errorType } from '../tracing/conventions.js';
 import { ProcessSpan } from '../tracing/consumer.js';
 import { openWorkerQueue, tracedName, type QueueHandle, type WorkerQueue } from './backend.js';
@@ -219,7 +219,7 @@ class WorkerLoop {
     inflight[at + INFLIGHT_STARTED_AT] = startedAt;
     inflight[at + INFLIGHT_TIMEOUT] = timeout;
     inflight[at + INFLIGHT_DEADLINE] = timeout === NO_TIMEOUT ? 0 : startedAt + timeout + this.#task.timeoutGraceMillis;
-    inflight[at + INFLIGHT_JOB_NUM] = Number(lease.jobId.slice(1));
+    inflight[at + INFLIGHT_JOB_NUM] = parseJobId(lease.jobId);
     const done = this.#runJob(lease, aborter, timeout).finally(() => {
       inflight[at + INFLIGHT_JOB_NUM] = 0;
       this.#places.push(place);
