@@ -157,7 +157,7 @@ export class MetricSet {
 
   /** Each metric by its name. */
   #metrics(): [string, Metric | DurationHistogram][] {
-    return [...[this.jobs, ...Object.values(this.events), this.restarts, this.refused].map((metric): [string, Metric] => [nameOf(metric), metric]), [this.duration.name, this.duration]];
+    return [this.jobs, ...Object.values(this.events), this.restarts, this.refused, this.duration].map((metric) => [nameOf(metric), metric]);
   }
 
   #isRegistered(): boolean {
@@ -170,7 +170,7 @@ const METRIC_NAMES = [
   'leasehold_thread_restarts_total', 'leasehold_zombie_refused_total', 'leasehold_job_duration_seconds',
 ];
 
-/** prom-client keeps a metric's name as a plain property its typings do not declare. */
-function nameOf(metric: Metric): string {
+/** prom-client keeps a metric's name as a plain property its typings do not declare (ours declares it). */
+function nameOf(metric: Metric | DurationHistogram): string {
   return (metric as unknown as { name: string }).name;
 }
