@@ -174,11 +174,13 @@ export function fillOptions(options: JobQueueOptions | undefined, allowed: Reado
   };
 }
 
+const TRACING_FIELDS: ReadonlySet<string> = new Set(['name']);
+
 /** The `tracing` option filled in: false (absent), or the queue's name in its spans (`true`, or no name: `defaultName`). */
 export function filledTracing(tracing: unknown, defaultName = DEFAULT_TRACING_NAME): false | Required<TracingOptions> {
   if (tracing === undefined || tracing === false) return false;
   if (tracing === true) return { name: defaultName };
-  const name = tracing !== null && typeof tracing === 'object' ? ((tracing as TracingOptions).name ?? defaultName) : undefined;
+  const name = tracing !== null && typeof tracing === 'object' ? (readOptions<TracingOptions>('tracing', tracing, TRACING_FIELDS).name ?? defaultName) : undefined;
   if (typeof name !== 'string' || name.trim() === '') {
     throw new InvalidArgumentError(`Expected \`tracing\` to be a boolean or { name?: a non-blank string }, got ${describe(tracing)}`);
   }

@@ -1,7 +1,7 @@
 import { threadId as ownThreadId } from 'node:worker_threads';
 import { clockFromShare, shareClock, type TimeSource } from './clock.js';
 import { InvalidArgumentError, QueueFullError, describe } from './errors.js';
-import { JOB_QUEUE_OPTIONS, fillOptions, given, readOptions, type JobQueueOptions } from './options.js';
+import { JOB_QUEUE_OPTIONS, fillOptions, given, readCallers, readOptions, type JobQueueOptions } from './options.js';
 import { policyFromShare, sharePolicy, type RetryPolicy } from './policy.js';
 import { Journal } from './journal/journal.js';
 import type { LoggedJob } from './shm/movelog.js';
@@ -258,27 +258,12 @@ export class JobQueue {
 
   /** Opens, in this thread, the queue a `share()` handle points at. Without `time`, the handle's clock. */
   static attach(handle: SharedQueueHandle, time?: TimeSource): JobQueue {
-    const notAHandle = () => new InvalidArgumentError(`Expected a handle from JobQueue#share(), got ${describe(handle)}`);
-    if (handle === null || typeof handle !== 'object' || handle.kind !== 'leasehold/shared-queue' ||
-        handle.policy === null || typeof handle.policy !== 'object') {
-      throw notAHandle();
-    }
-    const options = fillOptions(handle.options);
-    // Every buffer must be the one the options size: a mismatched handle would corrupt memory later.
-    const sizes = bufferBytes(options.capacity, options.arenaBytes);
-    if (BUFFER_NAMES.some((name) => !(handle.buffers?.[name] instanceof SharedArrayBuffer) || handle.buffers[name].byteLength !== sizes[name])) {
-      throw notAHandle();
-    }
-    const clock = time ?? clockFromShare(handle.clock);
-    const policy = policyFromShare(handle.policy);
-    const link = handle.journal;
-    if (link === null || link === undefined) return new JobQueue(clock, policy, options, handle.buffers);
-    if (typeof link !== 'object' || typeof link.path !== 'string' || (link.synchronous !== 'NORMAL' && link.synchronous !== 'FULL')) {
-      throw notAHandle();
-    }
+    // Read once, whole: a handle whose properties throw as they are read is refused like any other non-handle.
+    const { options, buffers, clock, policy, link } = readCallers('handle', () => readHandle(handle, time));
+    if (link === undefined) return new JobQueue(clock, policy, options, buffers);
     // This thread writes its own moves through its own connection; the ownership stays with the opener.
     const journal = Journal.open(link.path, { synchronous: link.synchronous });
-    return new JobQueue(clock, policy, options, handle.buffers, { path: link.path, synchronous: link.synchronous, journal, owner: false });
+    return new JobQueue(clock, policy, options, buffers, { path: link.path, synchronous: link.synchronous, journal, owner: false });
   }
 
   /**
@@ -589,4 +574,24 @@ function closeQuietly(journal: Journal): unknown {
   } catch (error) {
     return error;
   }
+}
+
+/** What `attach` opens: a share() handle's parts, each checked (a mismatched handle would corrupt memory later). */
+function readHandle(handle: SharedQueueHandle, time: TimeSource | undefined) {
+  const notAHandle = () => new InvalidArgumentError(`Expected a handle from JobQueue#share(), got ${describe(handle)}`);
+  if (handle === null || typeof handle !== 'object' || handle.kind !== 'leasehold/shared-queue' || handle.policy === null || typeof handle.policy !== 'object') {
+    throw notAHandle();
+  }
+  const options = fillOptions(handle.options);
+  // Every buffer must be the one the options size.
+  const sizes = bufferBytes(options.capacity, options.arenaBytes);
+  const buffers = handle.buffers;
+  if (BUFFER_NAMES.some((name) => !(buffers?.[name] instanceof SharedArrayBuffer) || buffers[name].byteLength !== sizes[name])) throw notAHandle();
+  const clock = time ?? clockFromShare(handle.clock);
+  const policy = policyFromShare(handle.policy);
+  const journal = handle.journal;
+  if (journal === null || journal === undefined) return { options, buffers, clock, policy, link: undefined };
+  const { path, synchronous } = journal;
+  if (typeof path !== 'string' || (synchronous !== 'NORMAL' && synchronous !== 'FULL')) throw notAHandle();
+  return { options, buffers, clock, policy, link: { path, synchronous } };
 }

@@ -376,13 +376,13 @@ export function checkTimeout(timeoutMillis: unknown): asserts timeoutMillis is n
 }
 
 export function checkTimeSource(time: unknown): asserts time is TimeSource {
-  if (time === null || typeof time !== 'object' || typeof (time as Partial<TimeSource>).now !== 'function') {
+  if (time === null || typeof time !== 'object' || typeof readCallers('time', () => (time as Partial<TimeSource>).now) !== 'function') {
     throw new InvalidArgumentError(`Expected \`time\` to be a TimeSource with a now() method, got ${describe(time)}`);
   }
 }
 
 export function checkPolicy(policy: unknown): asserts policy is RetryPolicy {
-  if (!(policy instanceof RetryPolicy)) {
+  if (!readCallers('policy', () => policy instanceof RetryPolicy)) {
     throw new InvalidArgumentError(`Expected \`policy\` to be a RetryPolicy, got ${describe(policy)}`);
   }
 }

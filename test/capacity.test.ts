@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { JobNotFoundError, JobQueue, ManualClock, PartitionedRedisQueue, QueueFullError, RedisJobQueue, RetryPolicy, WorkerPool } from '../dist/index.js';
+import { Registry } from 'prom-client';
+import { JobNotFoundError, JobQueue, ManualClock, PartitionedRedisQueue, QueueFullError, RedisJobQueue, RetryPolicy, WorkerPool, collectMetrics } from '../dist/index.js';
 import { describeEachBackend, memory, openQueue, type ContractQueue } from './backends.js';
 import {
   T0,
@@ -486,6 +487,29 @@ describe('options validation (memory backend only)', () => {
     expect((await expectInvalid(() => PartitionedRedisQueue.connect(unreadable()))).message).toMatch(/properties can be read/);
     const queue = new JobQueue(clock, policy, { capacity: 4 });
     expect(expectInvalidSync(() => new WorkerPool(queue, unreadable('threads'))).message).toMatch(/properties can be read/);
+    queue.close();
+  });
+
+  it('refuses, with InvalidArgumentError naming it, every other object of the caller that throws when read: a tracing option, a clock, a policy, a handle, a metrics target', () => {
+    for (const tracing of [unreadable(), unreadable('name')]) {
+      expect(expectInvalidSync(() => new JobQueue(clock, policy, { tracing })).message).toMatch(/`tracing` .*properties can be read/);
+    }
+    expect(expectInvalidSync(() => new JobQueue(unreadable(), policy)).message).toMatch(/`time` .*properties can be read/);
+    expect(expectInvalidSync(() => new JobQueue(unreadable('now'), policy)).message).toMatch(/`time` .*properties can be read/);
+    expect(expectInvalidSync(() => new JobQueue(clock, unreadable())).message).toMatch(/`policy` .*properties can be read/);
+    const queue = new JobQueue(clock, policy, { capacity: 4 });
+    const handle = queue.share();
+    for (const bad of [unreadable(), unreadable('kind'), { ...handle, options: unreadable() }, { ...handle, policy: unreadable() }, { ...handle, buffers: unreadable() }]) {
+      expect(expectInvalidSync(() => JobQueue.attach(bad)).message).toMatch(/properties can be read/);
+    }
+    const registry = new Registry();
+    for (const target of [unreadable(), unreadable('queue'), { queue: unreadable() }, { queue, pool: unreadable() }]) {
+      expect(expectInvalidSync(() => collectMetrics(target, registry)).message).toMatch(/properties can be read/);
+    }
+    expect(expectInvalidSync(() => collectMetrics({ queue }, unreadable())).message).toMatch(/`registry` .*properties can be read/);
+    // Refused before anything was attached: the queue is collected as if the calls above had not been made.
+    const metrics = collectMetrics({ queue }, registry);
+    metrics.close();
     queue.close();
   });
 });

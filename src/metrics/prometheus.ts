@@ -7,6 +7,7 @@
  */
 import type { Registry } from 'prom-client';
 import { InvalidArgumentError, describe } from '../errors.js';
+import { readCallers } from '../options.js';
 import { promClient } from '../optional.js';
 import type { JobEvent, PoolEventName, PoolEvents } from '../pool/events.js';
 import type { QueueStats } from '../types.js';
@@ -57,11 +58,11 @@ export interface MetricsTarget {
  * is registered or listened to.
  */
 export function collectMetrics(target: MetricsTarget, registry: Registry): QueueMetrics {
-  checkTarget(target);
+  const { queue, pool, name: given } = readTarget(target);
   checkRegistry(registry);
-  const name = target.name ?? defaultName(target.queue);
+  const name = given ?? defaultName(queue);
   if (typeof name !== 'string' || name.trim() === '') throw new InvalidArgumentError(`Expected \`name\` to be a non-blank string, got ${describe(name)}`);
-  return new QueueMetrics(target.queue, target.pool, name, MetricSet.of(registry, promClient()));
+  return new QueueMetrics(queue, pool, name, MetricSet.of(registry, promClient()));
 }
 
 /** One queue's attachment to a registry. */
@@ -195,21 +196,27 @@ function defaultName(queue: MetricsQueue): unknown {
   return own === undefined ? DEFAULT_NAME : own;
 }
 
-function checkTarget(target: unknown): asserts target is MetricsTarget {
+/** `target`'s queue, pool and name, each read once (a getter cannot give the check one and the metrics another), the queue and pool checked. */
+function readTarget(target: unknown): MetricsTarget {
   if (target === null || typeof target !== 'object') throw new InvalidArgumentError(`Expected \`target\` to be an object { queue, pool?, name? }, got ${describe(target)}`);
-  const { queue, pool } = target as Record<string, unknown>;
-  if (!hasMethods(queue, ['stats'])) throw new InvalidArgumentError(`Expected \`queue\` to be a JobQueue or a RedisJobQueue, got ${describe(queue)}`);
-  if (pool !== undefined && !hasMethods(pool, ['on', 'off', 'stats'])) {
+  const { queue, pool, name } = readCallers('target', () => {
+    const { queue, pool, name } = target as Record<string, unknown>;
+    return { queue, pool, name };
+  });
+  if (!hasMethods('queue', queue, ['stats'])) throw new InvalidArgumentError(`Expected \`queue\` to be a JobQueue or a RedisJobQueue, got ${describe(queue)}`);
+  if (pool !== undefined && !hasMethods('pool', pool, ['on', 'off', 'stats'])) {
     throw new InvalidArgumentError(`Expected \`pool\` to be a WorkerPool or undefined, got ${describe(pool)}`);
   }
+  return { queue, pool, name } as MetricsTarget;
 }
 
 function checkRegistry(registry: unknown): asserts registry is Registry {
-  if (!hasMethods(registry, ['registerMetric', 'getSingleMetric', 'removeSingleMetric', 'metrics'])) {
+  if (!hasMethods('registry', registry, ['registerMetric', 'getSingleMetric', 'removeSingleMetric', 'metrics'])) {
     throw new InvalidArgumentError(`Expected \`registry\` to be a prom-client Registry, got ${describe(registry)}`);
   }
 }
 
-function hasMethods(value: unknown, names: string[]): boolean {
-  return value !== null && typeof value === 'object' && names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function');
+/** Whether `value` (the caller's `name`) is an object with every method of `names`. */
+function hasMethods(name: string, value: unknown, names: string[]): boolean {
+  return value !== null && typeof value === 'object' && readCallers(name, () => names.every((method) => typeof (value as Record<string, unknown>)[method] === 'function'));
 }
