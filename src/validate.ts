@@ -403,8 +403,15 @@ export function checkQueueName(name: unknown): asserts name is string {
   }
 }
 
-/** A clock reading, checked: a TimeSource that returns garbage must not corrupt the queue. */
-export function checkNow(now: unknown): number {
+/** A reading of `time`, checked: a TimeSource that returns garbage, or throws, is refused before the call changes anything. */
+export function readNow(time: TimeSource): number {
+  let now: unknown;
+  try {
+    now = time.now();
+  } catch (error) {
+    // The call has changed nothing yet: it reads the clock before anything else.
+    throw new InvalidArgumentError(`Expected the TimeSource to return a finite number, but it threw: ${thrownText(error)}`);
+  }
   if (typeof now !== 'number' || !Number.isFinite(now)) {
     throw new InvalidArgumentError(`Expected the TimeSource to return a finite number, got ${describe(now)}`);
   }

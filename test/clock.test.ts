@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { JobQueue, ManualClock, RetryPolicy, systemClock } from '../dist/index.js';
+import { JobQueue, ManualClock, RetryPolicy, systemClock, type Lease } from '../dist/index.js';
 import { describeEachBackend, openQueue } from './backends.js';
 import { T0, bad, expectInvalidSync, expectStale, mustPoll, mustPollSync } from './helpers.js';
+import { tempDir } from './journal-harness.js';
+import { join } from 'node:path';
 
 describe('ManualClock', () => {
   it('starts at 0 by default', () => {
@@ -150,5 +152,50 @@ describe('a queue on any TimeSource (memory backend only)', () => {
     expect(queue.poll('w', 10)).toBeUndefined();
     t = 600;
     expect(mustPollSync(queue, id, 10).leaseUntil).toBe(610);
+  });
+
+  it.each(['memory', 'journal'])('refuses every call whose clock throws with InvalidArgumentError naming its error, changing nothing (%s, and after a reopen)', (kind) => {
+    let broken = false;
+    const time = {
+      now: () => {
+        if (broken) throw new Error('the clock broke');
+        return T0;
+      },
+    };
+    const policy = new RetryPolicy(3, 100, 1000);
+    const open = (path: string) => (kind === 'memory' ? new JobQueue(time, policy) : JobQueue.open(path, time, policy));
+    const state = (queue: JobQueue) => JSON.stringify([queue.stats(), queue.jobs(), queue.deadLetters()]);
+    // The same queue twice: one gets every call below with its clock broken, the other none.
+    const [tried, untouched] = [join(tempDir(), 'tried.db'), join(tempDir(), 'untouched.db')].map((path) => {
+      const queue = open(path);
+      const id = queue.submit('t', 'p');
+      queue.submit('u', 'q');
+      return { path, queue, lease: mustPollSync(queue, id, 1000) };
+    }) as [{ path: string; queue: JobQueue; lease: Lease }, { path: string; queue: JobQueue; lease: Lease }];
+    const { queue, lease } = tried;
+    const calls: (() => unknown)[] = [
+      () => queue.submit('t', 'x'), () => queue.submitMany([{ type: 't' }]), () => queue.poll('w', 10), () => queue.complete(lease.jobId, lease.token),
+      () => queue.completeAndPoll(lease.jobId, lease.token, 'w', 10), () => queue.fail(lease.jobId, lease.token, 'e'),
+      () => queue.release(lease.jobId, lease.token), () => queue.extend(lease.jobId, lease.token, 10), () => queue.cancel('J2'), () => queue.stats(),
+      () => queue.view(lease.jobId),
+    ];
+    for (const call of calls) {
+      broken = true;
+      expect(expectInvalidSync(call).message).toMatch(/TimeSource .*threw: the clock broke/);
+      broken = false;
+      expect(state(queue)).toBe(state(untouched.queue));
+    }
+    if (kind === 'journal') {
+      const [reopened, reference] = [tried, untouched].map(({ path, queue }) => {
+        queue.close();
+        return open(path);
+      }) as [JobQueue, JobQueue];
+      expect(state(reopened)).toBe(state(reference));
+      reopened.close();
+      reference.close();
+    } else {
+      queue.close();
+      untouched.queue.close();
+    }
   });
 });

@@ -491,6 +491,20 @@ describeEachBackend('extend (heartbeat)', (backend) => {
     expect(await queue.view(id)).toMatchObject({ status: 'PENDING', lastError: 'lease expired', nextRunAt: T0 + 10 + 100 });
   });
 
+  it('extends to an end below zero on a clock that reads below zero: the end is returned, not taken for a refusal', async () => {
+    const { queue, clock } = await setup(backend, { start: -5000 });
+    const id = await queue.submit('t', '');
+    const lease = await mustPoll(queue, id, 1000);
+    expect(lease.leaseUntil).toBe(-4000);
+    for (const end of [-4990, -4999, -4101]) {
+      expect(await queue.extend(id, lease.token, end + 5000)).toBe(end);
+      expect(await queue.view(id)).toMatchObject({ status: 'RUNNING', leaseUntil: end, attempts: 1 });
+    }
+    clock.advance(800); // -4200: before the last end
+    await queue.complete(id, lease.token);
+    expect(await queue.view(id)).toMatchObject({ status: 'SUCCEEDED', attempts: 1 });
+  });
+
   it('does not add an attempt', async () => {
     const { queue } = await setup(backend);
     const id = await queue.submit('t', '');

@@ -9,7 +9,7 @@ import type { QueueMemory } from '../shm/memory.js';
 import { Mover } from '../shm/moves.js';
 import type { UndoneMove } from '../shm/undo-log.js';
 import { WorkerPath } from '../shm/worker.js';
-import { checkNow } from '../validate.js';
+import { readNow } from '../validate.js';
 import { FINISH_RING, JOURNAL_RELEASED, LEASE_RING, MAINTENANCE_ROW } from '../shm/layout.js';
 
 /** This thread's connection to the queue's journal; the opening thread's also holds the ownership. */
@@ -142,7 +142,7 @@ export class QueueContext {
   }
 
   now(): number {
-    return checkNow(this.time.now());
+    return readNow(this.time);
   }
 
   /** At the start of every call: refuses a closed view, and one whose journal its opener let go. */

@@ -175,16 +175,17 @@ export class WorkerSide {
       const slot = ctx.memory.jobMap.get(jobNum);
       const result = slot < 0 ? SLOW : ctx.worker.extend(slot, jobNum, token, leaseMillis, now, false);
       ctx.memory.rows.leave(ctx.worker.row);
-      if (result >= 0) return result;
+      if (result === 0) return ctx.worker.extendedUntil;
       if (result !== SLOW) throw refusalError(result, jobId, ctx.options.capacity);
     }
-    return ctx.withJob(jobId, jobNum, (core, slot, at) => {
+    ctx.withJob(jobId, jobNum, (core, slot, at) => {
       for (;;) {
         const result = ctx.prepareWorker().extend(slot, jobNum, token, leaseMillis, at, true);
         if (result !== SLOW) return result;
         core.settledWord(slot, at);
       }
     });
+    return ctx.worker.extendedUntil;
   }
 
   /**

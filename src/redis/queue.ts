@@ -4,7 +4,7 @@ import { fillOptions, filledTracing, readCallers, readOptions, type JobQueueOpti
 import { policyFromShare, sharePolicy, type RetryPolicy, type SharedPolicy } from '../policy.js';
 import type { JobPage, JobQuery, JobView, Lease, QueueStats, RateLimit, TypeRateLimit } from '../types.js';
 import {
-  checkBatchSize, checkFailure, checkJobQuery, checkRateLimit, checkJobs, cursorAfter, checkSubmit, checkLeaseMillis, checkNow, checkPolicy, checkQueueName, checkTimeSource,
+  checkBatchSize, checkFailure, checkJobQuery, checkRateLimit, checkJobs, cursorAfter, checkSubmit, checkLeaseMillis, readNow, checkPolicy, checkQueueName, checkTimeSource,
   checkTimeout, checkWorkerId, parseJobId, resultText, checkSchedule, checkScheduleName, checkSchedulerOptions,
   MAX_BATCH, type CheckedJob, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions,
 } from '../validate.js';
@@ -537,7 +537,7 @@ export class RedisJobQueue {
   /** Adds or replaces a repeatable job, for every client of the queue (see JobQueue#schedule). */
   async schedule(name: string, options: ScheduleOptions): Promise<ScheduleView> {
     const schedules = this.#scheduleStore();
-    const schedule = checkSchedule(name, options, checkNow(this.#time.now()), this.#maxPayloadBytes);
+    const schedule = checkSchedule(name, options, readNow(this.#time), this.#maxPayloadBytes);
     await schedules.put(schedule);
     return viewOf(schedule);
   }
@@ -564,7 +564,7 @@ export class RedisJobQueue {
 
   /** @internal runSchedules, with the ticks' jobs submitted by `submitMany` (a PartitionedRedisQueue's, for its partition 0). */
   async fireSchedules(submitMany: (jobs: readonly NewJob[]) => Promise<string[]>): Promise<string[]> {
-    return this.#scheduleStore().run(checkNow(this.#time.now()), submitMany);
+    return this.#scheduleStore().run(readNow(this.#time), submitMany);
   }
 
   /** Runs `runSchedules` now and then every `intervalMillis` until `stop()` or close (see JobQueue#startScheduler). */
@@ -628,7 +628,7 @@ export class RedisJobQueue {
     this.#assertOpen();
     checkTimeout(timeoutMillis);
     const seen = this.#signalSeen;
-    const opensIn = Math.max(0, this.#windowOpensAt - checkNow(this.#time.now()));
+    const opensIn = Math.max(0, this.#windowOpensAt - readNow(this.#time));
     await this.#wakeUps.listen();
     // Read only once subscribed: work announced after this read arrives as a message.
     const current = Number(await this.#send(() => this.#redis.get(this.#keys.named.signal)));
@@ -681,7 +681,7 @@ export class RedisJobQueue {
       jobPrefix: this.#keys.jobPrefix,
       alivePrefix: this.#keys.alivePrefix,
       holder: HOLDER,
-      now: String(checkNow(this.#time.now())),
+      now: String(readNow(this.#time)),
       seed: String(Math.floor(Math.random() * 2 ** 31)),
       maxAttempts: String(policy.maxAttempts),
       baseBackoffMillis: String(policy.baseBackoffMillis),

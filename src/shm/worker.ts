@@ -77,6 +77,8 @@ export class WorkerPath implements Claimer {
   #worker = 0;
   /** Entries both rings can surely take (each claim, extend and complete takes at most one per ring). */
   #room = 0;
+  /** Where the last extend that succeeded left its lease's end. */
+  extendedUntil = 0;
 
   readonly #holder: LockHolder;
   readonly #time: TimeSource;
@@ -207,7 +209,11 @@ export class WorkerPath implements Claimer {
     }
   }
 
-  /** The lease now lasts `leaseMillis` from now: the new leaseUntil, a Refusal, or SLOW. */
+  /**
+   * The lease now lasts `leaseMillis` from now: 0 (the new end is then
+   * `extendedUntil`), a Refusal, or SLOW. Not the end itself: a clock may read
+   * below zero, and an end there would pass for a Refusal.
+   */
   extend(slot: number, jobNum: number, token: number, leaseMillis: number, now: number, locked: boolean): number {
     for (;;) {
       const word = this.#leasedWord(slot, jobNum, token, now);
@@ -220,7 +226,8 @@ export class WorkerPath implements Claimer {
       if (to < 0) continue;
       this.#registerLease(slot, to);
       this.#room--;
-      return leaseUntil;
+      this.extendedUntil = leaseUntil;
+      return 0;
     }
   }
 
