@@ -101,6 +101,11 @@ export interface TypeRateLimit extends RateLimit {
   readonly type: string;
 }
 
+/** `rateLimits()`'s order on every backend: by type, as strings compare (code units), not in the order a backend happens to keep them. */
+export function byType(a: TypeRateLimit, b: TypeRateLimit): number {
+  return a.type < b.type ? -1 : a.type > b.type ? 1 : 0;
+}
+
 /** What `jobs()` lists: every field may be left out. */
 export interface JobQuery {
   /** Only jobs in this status. @default every status */

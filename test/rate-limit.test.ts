@@ -40,6 +40,24 @@ describeEachBackend('rate limits', (backend) => {
     expect((await queue.view(second)).status).toBe('CANCELLED');
   });
 
+  it('counts a held job as delayed, not ready, once the clock goes back before its runAt; it is held again when due', async () => {
+    const { queue, clock } = await setup(backend);
+    await queue.setRateLimit('email', { max: 1, windowMillis: WINDOW });
+    const first = await queue.submit('email', 'a');
+    const second = await queue.submit('email', 'b');
+    await mustPoll(queue, first, 60_000);
+    expect(await queue.poll('w1', 60_000)).toBeUndefined(); // `second` is held now
+    clock.advance(-500);
+    expect(await queue.stats()).toMatchObject({ pending: 1, ready: 0, delayed: 1 });
+    expect(await queue.poll('w1', 60_000)).toBeUndefined();
+    clock.advance(500);
+    expect(await queue.stats()).toMatchObject({ pending: 1, ready: 1, delayed: 0 });
+    expect(await queue.poll('w1', 60_000)).toBeUndefined(); // the window is still used up
+    clock.advance(WINDOW);
+    expect((await mustPoll(queue, second, 60_000)).jobId).toBe(second);
+    expect(await queue.stats()).toMatchObject({ pending: 0, ready: 0, running: 2 });
+  });
+
   it('does not block other types: a poll passes over the limited jobs to the next best job', async () => {
     const { queue, clock } = await setup(backend);
     await queue.setRateLimit('email', { max: 1, windowMillis: WINDOW });
@@ -78,8 +96,12 @@ describeEachBackend('rate limits', (backend) => {
     await queue.setRateLimit('email', { max: 1, windowMillis: WINDOW });
     await queue.setRateLimit('sms', { max: 5, windowMillis: 60_000 });
     await queue.setRateLimit('email', { max: 2, windowMillis: WINDOW });
-    const sorted = (await queue.rateLimits()).sort((a, b) => a.type.localeCompare(b.type));
-    expect(sorted).toEqual([{ type: 'email', max: 2, windowMillis: WINDOW }, { type: 'sms', max: 5, windowMillis: 60_000 }]);
+    await queue.setRateLimit('alerts', { max: 9, windowMillis: WINDOW });
+    // By type, on every backend, whatever order they were set or first seen in.
+    expect(await queue.rateLimits()).toEqual([
+      { type: 'alerts', max: 9, windowMillis: WINDOW }, { type: 'email', max: 2, windowMillis: WINDOW }, { type: 'sms', max: 5, windowMillis: 60_000 },
+    ]);
+    await queue.setRateLimit('alerts', null);
     const ids = [await queue.submit('email'), await queue.submit('email'), await queue.submit('email')];
     await mustPoll(queue, ids[0]);
     await mustPoll(queue, ids[1]);

@@ -32,14 +32,16 @@ type Step = { name: string; run: (q: JobQueue | RedisJobQueue) => unknown } | { 
 /** Everything observable, read at one `now` (so the reads may go out together). */
 async function observe(q: JobQueue | RedisJobQueue, lastId: number): Promise<unknown> {
   const ids = Array.from({ length: lastId + 1 }, (_, i) => `J${i + 1}`);
-  const [stats, queueDepth, dlqDepth, deadLetters, ...views] = await Promise.all([
+  const [stats, queueDepth, dlqDepth, deadLetters, rateLimits, paused, ...views] = await Promise.all([
     outcome(() => q.stats()),
     outcome(() => q.queueDepth()),
     outcome(() => q.dlqDepth()),
     outcome(() => q.deadLetters()),
+    outcome(() => q.rateLimits()),
+    outcome(() => q.isPaused()),
     ...ids.map((id) => outcome(() => q.view(id))),
   ]);
-  return { stats, queueDepth, dlqDepth, deadLetters, views: Object.fromEntries(ids.map((id, i) => [id, views[i]])) };
+  return { stats, queueDepth, dlqDepth, deadLetters, rateLimits, paused, views: Object.fromEntries(ids.map((id, i) => [id, views[i]])) };
 }
 
 describeRedis('RedisJobQueue against JobQueue', () => {
@@ -56,7 +58,8 @@ describeRedis('RedisJobQueue against JobQueue', () => {
     const random = prng(seed);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
     for (let run = 0; run < 8; run++) {
-      const clock = new ManualClock(T0);
+      // Below zero too: a lease's end, a runAt, a backoff's due time may all be negative.
+      const clock = new ManualClock(pick([T0, -5000]));
       const policy = new RetryPolicy(pick([1, 2, 3, 4]), pick([0, 100]), 1000);
       const capacity = pick([3, 5, 8, 64]);
       const reference = new JobQueue(clock, policy, { capacity });
@@ -72,14 +75,19 @@ describeRedis('RedisJobQueue against JobQueue', () => {
         runAtMillis: pick([undefined, undefined, clock.now(), clock.now() - 0.5, clock.now() + 150, -1e15, clock.now() + 0.25]),
       });
       /** Kinds of step, each as often as it appears here. */
-      const KINDS = ['submit', 'submit', 'submit', 'submit', 'submitMany', 'poll', 'poll', 'poll', 'poll', 'poll', 'complete',
-        'complete', 'complete', 'fail', 'fail', 'fail', 'extend', 'cancel', 'retryDead', 'view', 'clock', 'clock', 'clock', 'clock'] as const;
+      const KINDS = ['submit', 'submit', 'submit', 'submit', 'submitOptions', 'submitMany', 'poll', 'poll', 'poll', 'poll', 'poll', 'complete',
+        'complete', 'complete', 'completeAndPoll', 'fail', 'fail', 'fail', 'extend', 'release', 'cancel', 'retryDead', 'view', 'rateLimit',
+        'pause', 'resume', 'clock', 'clock', 'clock', 'clock'] as const;
       const draw = (): Step => {
         const kind = pick(KINDS);
         switch (kind) {
           case 'submit': {
             const j = job();
             return { name: `submit ${JSON.stringify(j)}`, run: (q) => q.submit(j.type, j.payload, j.priority, j.runAtMillis) };
+          }
+          case 'submitOptions': {
+            const options = { priority: pick([0, 2]), delayMillis: pick([0, 100]), maxAttempts: pick([undefined, 1, 5]), key: pick([undefined, 'k1', 'k2']) };
+            return { name: `submit t p ${JSON.stringify(options)}`, run: (q) => q.submit('t', 'p', options) };
           }
           case 'submitMany': {
             const jobs = Array.from({ length: pick([0, 1, 2, 3]) }, job);
@@ -97,6 +105,21 @@ describeRedis('RedisJobQueue against JobQueue', () => {
             const [id, token, error, permanent] = [someId(), someToken(), pick([null, undefined, '', 'boom']), random() < 0.2];
             return { name: `fail ${id} ${token} ${error} ${permanent}`, run: (q) => q.fail(id, token, error, { permanent }) };
           }
+          case 'completeAndPoll': {
+            const [id, token, worker] = [someId(), someToken(), pick(['w1', 'w2'])];
+            return { name: `completeAndPoll ${id} ${token} ${worker}`, run: (q) => q.completeAndPoll(id, token, worker, 100) };
+          }
+          case 'release': {
+            const [id, token] = [someId(), someToken()];
+            return { name: `release ${id} ${token}`, run: (q) => q.release(id, token) };
+          }
+          case 'rateLimit': {
+            const [type, limit] = [pick(['t', 'email']), pick([null, { max: 1, windowMillis: 100 }, { max: 2, windowMillis: 1000 }])];
+            return { name: `setRateLimit ${type} ${JSON.stringify(limit)}`, run: (q) => q.setRateLimit(type, limit) };
+          }
+          case 'pause':
+          case 'resume':
+            return { name: kind, run: (q) => q[kind]() };
           case 'extend': {
             const [id, token, ms] = [someId(), someToken(), pick([10, 1000, 0])];
             return { name: `extend ${id} ${token} ${ms}`, run: (q) => q.extend(id, token, ms) };

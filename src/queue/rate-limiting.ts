@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../errors.js';
 import { NAME_BYTES, TYPE_NAMES } from '../shm/layout.js';
-import type { RateLimit, TypeRateLimit } from '../types.js';
+import { byType, type RateLimit, type TypeRateLimit } from '../types.js';
 import { checkRateLimit } from '../validate.js';
 import type { QueueContext } from './context.js';
 
@@ -40,11 +40,12 @@ export class RateLimiting {
     ctx.memory.signal.bump();
   }
 
-  /** Every type's limit, in the order the types were first seen by the queue. */
+  /** Every type's limit, by type (see byType). */
   list(): TypeRateLimit[] {
     const ctx = this.#ctx;
-    return ctx.locked(() =>
+    const limits = ctx.locked(() =>
       ctx.memory.rateLimits.list().map(({ typeNumber, max, windowMillis }) => ({ type: ctx.memory.typeNames.nameOf(typeNumber)!, max, windowMillis })),
     );
+    return limits.sort(byType);
   }
 }

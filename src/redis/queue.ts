@@ -2,7 +2,7 @@ import { clockFromShare, shareClock, systemClock, type SharedClock, type TimeSou
 import { IllegalStateError, InvalidArgumentError, describe, refusalError, type JobQueueError } from '../errors.js';
 import { fillOptions, filledTracing, readCallers, readOptions, type JobQueueOptions, type RetainOptions, type TracingOptions } from '../options.js';
 import { policyFromShare, sharePolicy, type RetryPolicy, type SharedPolicy } from '../policy.js';
-import type { JobPage, JobQuery, JobView, Lease, QueueStats, RateLimit, TypeRateLimit } from '../types.js';
+import { byType, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit } from '../types.js';
 import {
   checkBatchSize, checkFailure, checkJobQuery, checkRateLimit, checkJobs, cursorAfter, checkSubmit, checkLeaseMillis, readNow, checkPolicy, checkQueueName, checkTimeSource,
   checkTimeout, checkWorkerId, parseJobId, resultText, checkSchedule, checkScheduleName, checkSchedulerOptions,
@@ -610,7 +610,7 @@ export class RedisJobQueue {
       const [max, windowMillis] = pairs[i + 1]!.split(',').map(Number);
       limits.push({ type: pairs[i]!, max: max!, windowMillis: windowMillis! });
     }
-    return limits;
+    return limits.sort(byType);
   }
 
   /**

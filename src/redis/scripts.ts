@@ -405,9 +405,17 @@ end
 -- gets past this prelude, so K.pending does not change under it.
 local budget = ${CATCH_UP_BATCH}
 
+-- A job not due any more leaves K.held too, where a rate limit may have put it: STATS counts held jobs
+-- as ready, and once the clock passes its runAt again the sweep files it in K.ready, where the limit
+-- holds it anew if need be (left in both, it would be counted twice).
 local function reindexOne(n, add)
   local member = readyMember(jobKey(n), n)
-  if add then redis.call('ZADD', K.ready, 0, member) else redis.call('ZREM', K.ready, member) end
+  if add then
+    redis.call('ZADD', K.ready, 0, member)
+  else
+    redis.call('ZREM', K.ready, member)
+    redis.call('ZREM', K.held, member)
+  end
 end
 
 -- The sweep from the clock to now: { min, max, offset, add, to }, or nil when the index is exact for now.
