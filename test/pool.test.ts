@@ -337,6 +337,8 @@ describe('handler modules', { timeout: 20_000 }, () => {
     ['an object whose toString throws', 'unprintable', 'a thrown object that cannot be shown as text'],
     ['an object without a prototype', 'nullPrototype', 'a thrown object that cannot be shown as text'],
     ['an Error whose message is no string', 'messageNotText', 'a thrown object that cannot be shown as text'],
+    ['a proxy that throws as it is inspected', 'proxy', 'a thrown object that cannot be shown as text'],
+    ['an Error whose name throws as it is read', 'nameThrows', 'named badly'],
   ])('fails the attempt when the handler throws %s, its lastError what can be said of it, on the same thread', async (_, value, message) => {
     const { queue, pool, id } = await runAlone(1, 'throwsOddly', { throw: value });
     expect(queue.view(id)).toMatchObject({ status: 'DEAD', attempts: 1, lastError: message });

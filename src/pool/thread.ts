@@ -288,9 +288,9 @@ class WorkerLoop {
       try {
         result = await (span === undefined ? run() : span.run(run));
       } catch (error) {
-        failure = {
-          message: thrownText(error), permanent: error instanceof Error && error.name === 'PermanentError', type: errorType(error),
-        };
+        // Whatever was thrown (a proxy, an object whose getters throw) is read without throwing here.
+        const type = errorType(error);
+        failure = { message: thrownText(error), permanent: type === 'PermanentError', type };
       }
     }
     this.#heartbeats.stop(beats);

@@ -43,7 +43,17 @@ export function messagingAttributes(operation: Operation, destination: string): 
   };
 }
 
-/** `error.type` of a thrown value: an Error's name (low cardinality, as the conventions ask), else `_OTHER`. */
+/**
+ * `error.type` of a thrown value: an Error's name (low cardinality, as the
+ * conventions ask), else `_OTHER`. Never throws: a thrown proxy or getter
+ * that throws as it is inspected is `_OTHER` too, so that the code reporting
+ * a handler's failure cannot fail in turn.
+ */
 export function errorType(error: unknown): string {
-  return error instanceof Error ? error.name : '_OTHER';
+  try {
+    if (error instanceof Error && typeof error.name === 'string') return error.name;
+  } catch {
+    // Inspected as any other value that is not an Error.
+  }
+  return '_OTHER';
 }
