@@ -37,6 +37,19 @@ describeEachBackend('repeatable jobs', (backend) => {
     expect((await queue.stats()).pending).toBe(2);
   });
 
+  it('fires the schedules due at once earliest tick first, then by name, on every backend', async () => {
+    const { queue, clock } = await setup(backend);
+    // Due at T0 + 250 (b), T0 + 300 (a and c), T0 + 400 (d): names and ticks in different orders.
+    await queue.schedule('d', { type: 'd', everyMillis: 400 });
+    await queue.schedule('c', { type: 'c', everyMillis: 300 });
+    await queue.schedule('b', { type: 'b', everyMillis: 250 });
+    await queue.schedule('a', { type: 'a', everyMillis: 300 });
+    clock.advance(400);
+    const ids = await queue.runSchedules();
+    expect(ids).toEqual(['J1', 'J2', 'J3', 'J4']);
+    expect(await keysOf(queue, ids)).toEqual([`schedule:b:${T0 + 250}`, `schedule:a:${T0 + 300}`, `schedule:c:${T0 + 300}`, `schedule:d:${T0 + 400}`]);
+  });
+
   it('starts an interval at startAt, and fires nothing before', async () => {
     const { queue, clock } = await setup(backend);
     expect((await queue.schedule('later', { everyMillis: 500, startAt: T0 + 10_000, type: 't' })).nextTick).toBe(T0 + 10_000);

@@ -1,5 +1,5 @@
 import { planTicks, tickJobs } from '../schedule/plan.js';
-import { viewOf, type ScheduleOptions, type ScheduleView } from '../schedule/spec.js';
+import { byDueTick, viewOf, type ScheduleOptions, type ScheduleView } from '../schedule/spec.js';
 import type { ScheduleStore } from '../schedule/store.js';
 import { checkSchedule, checkScheduleName, type NewJob } from '../validate.js';
 import type { QueueContext } from './context.js';
@@ -52,7 +52,7 @@ export class Scheduling {
     const store = this.#schedules;
     const now = this.#ctx.now();
     const fired: string[] = [];
-    for (const schedule of store.due(now)) {
+    for (const schedule of store.due(now).sort(byDueTick)) {
       const plan = planTicks(schedule, now);
       if (plan === undefined) continue;
       const ids = plan.ticks.length === 0 ? [] : this.#submitMany(tickJobs(schedule, plan.ticks));

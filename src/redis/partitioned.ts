@@ -318,7 +318,6 @@ export class PartitionedRedisQueue {
     }));
   }
 
-  /**
   /** Adds or replaces a repeatable job (see JobQueue#schedule). Schedules live in partition 0. */
   async schedule(name: string, options: ScheduleOptions): Promise<ScheduleView> {
     return this.#scheduler().schedule(name, options);

@@ -1,6 +1,6 @@
 import { planTicks, tickJobs } from '../schedule/plan.js';
 import { IllegalStateError } from '../errors.js';
-import { byName, type StoredSchedule } from '../schedule/spec.js';
+import { byDueTick, byName, type StoredSchedule } from '../schedule/spec.js';
 import { storedSpec, type NewJob } from '../validate.js';
 import { luaScript, type Script } from './scripts.js';
 
@@ -89,7 +89,8 @@ export class RedisSchedules {
    */
   async run(now: number, submitMany: (jobs: readonly NewJob[]) => Promise<string[]>): Promise<string[]> {
     const fired: string[] = [];
-    for (const schedule of triples(await this.#evaluate(DUE, this.#keys, [String(now)]))) {
+    // Sorted as every backend fires them (the sorted set breaks ties by bytes, not by name as JavaScript compares).
+    for (const schedule of triples(await this.#evaluate(DUE, this.#keys, [String(now)])).sort(byDueTick)) {
       const plan = planTicks(schedule, now);
       if (plan === undefined) continue;
       const ids = plan.ticks.length === 0 ? [] : await submitMany(tickJobs(schedule, plan.ticks));

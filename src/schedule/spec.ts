@@ -66,3 +66,8 @@ export function viewOf(schedule: StoredSchedule): ScheduleView {
 export function byName(a: { name: string }, b: { name: string }): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
+
+/** Due schedules in the order `runSchedules` fires them, on every backend: the earliest next tick first, then by name. */
+export function byDueTick(a: StoredSchedule, b: StoredSchedule): number {
+  return a.nextTick! - b.nextTick! || byName(a, b);
+}

@@ -13,7 +13,7 @@ export interface ScheduleStore {
   remove(name: string): boolean;
   /** Every schedule, by name. */
   all(): StoredSchedule[];
-  /** The schedules whose next tick is at or before `now`. */
+  /** The schedules whose next tick is at or before `now` (in no set order: the caller sorts them, see byDueTick). */
   due(now: number): StoredSchedule[];
   /** Sets the schedule's next tick to `to` if it is still `from`; false (nothing changed) if another scheduler moved it, or it is gone. */
   advance(name: string, from: number, to: number | null): boolean;
