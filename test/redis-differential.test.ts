@@ -32,16 +32,17 @@ type Step = { name: string; run: (q: JobQueue | RedisJobQueue) => unknown } | { 
 /** Everything observable, read at one `now` (so the reads may go out together). */
 async function observe(q: JobQueue | RedisJobQueue, lastId: number): Promise<unknown> {
   const ids = Array.from({ length: lastId + 1 }, (_, i) => `J${i + 1}`);
-  const [stats, queueDepth, dlqDepth, deadLetters, rateLimits, paused, ...views] = await Promise.all([
+  const [stats, queueDepth, dlqDepth, deadLetters, rateLimits, paused, schedules, ...views] = await Promise.all([
     outcome(() => q.stats()),
     outcome(() => q.queueDepth()),
     outcome(() => q.dlqDepth()),
     outcome(() => q.deadLetters()),
     outcome(() => q.rateLimits()),
     outcome(() => q.isPaused()),
+    outcome(() => q.schedules()),
     ...ids.map((id) => outcome(() => q.view(id))),
   ]);
-  return { stats, queueDepth, dlqDepth, deadLetters, rateLimits, paused, views: Object.fromEntries(ids.map((id, i) => [id, views[i]])) };
+  return { stats, queueDepth, dlqDepth, deadLetters, rateLimits, paused, schedules, views: Object.fromEntries(ids.map((id, i) => [id, views[i]])) };
 }
 
 describeRedis('RedisJobQueue against JobQueue', () => {
@@ -77,7 +78,7 @@ describeRedis('RedisJobQueue against JobQueue', () => {
       /** Kinds of step, each as often as it appears here. */
       const KINDS = ['submit', 'submit', 'submit', 'submit', 'submitOptions', 'submitMany', 'poll', 'poll', 'poll', 'poll', 'poll', 'complete',
         'complete', 'complete', 'completeAndPoll', 'fail', 'fail', 'fail', 'extend', 'release', 'cancel', 'retryDead', 'view', 'rateLimit',
-        'pause', 'resume', 'clock', 'clock', 'clock', 'clock'] as const;
+        'pause', 'resume', 'schedule', 'runSchedules', 'runSchedules', 'unschedule', 'clock', 'clock', 'clock', 'clock'] as const;
       const draw = (): Step => {
         const kind = pick(KINDS);
         switch (kind) {
@@ -119,7 +120,17 @@ describeRedis('RedisJobQueue against JobQueue', () => {
           }
           case 'pause':
           case 'resume':
+          case 'runSchedules':
             return { name: kind, run: (q) => q[kind]() };
+          case 'schedule': {
+            // Due at different ticks, and at once: the order in which a run fires them shows.
+            const [name, options] = [pick(['a', 'b', 'c']), pick([{ type: 't', everyMillis: 100 }, { type: 'email', everyMillis: 250, missed: 'all' as const }])];
+            return { name: `schedule ${name} ${JSON.stringify(options)}`, run: (q) => q.schedule(name, options) };
+          }
+          case 'unschedule': {
+            const name = pick(['a', 'b', 'c']);
+            return { name: `unschedule ${name}`, run: (q) => q.unschedule(name) };
+          }
           case 'extend': {
             const [id, token, ms] = [someId(), someToken(), pick([10, 1000, 0])];
             return { name: `extend ${id} ${token} ${ms}`, run: (q) => q.extend(id, token, ms) };
