@@ -1,14 +1,17 @@
 /**
- * RedisJobQueue measured against JobQueue, the reference semantics: random
- * operation sequences run against both on one ManualClock, and after every
- * step the result of the call (or its error's class, code and message) and
- * everything observable — stats, depths, dead letters, the view of every job —
- * must be the same. Tokens too: both issue 1, 2, 3, ... per poll.
+ * RedisJobQueue and a journaled JobQueue measured against JobQueue in shared
+ * memory, the reference semantics: random operation sequences run against all
+ * three on one ManualClock, and after every step the result of the call (or
+ * its error's class, code and message) and everything observable — stats,
+ * depths, dead letters, limits, schedules, the view of every job — must be the
+ * same. Tokens too: each issues 1, 2, 3, ... per poll.
  * Reproduce a failure with LEASEHOLD_SEED=<seed printed by the run>.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RedisJobQueue, RetryPolicy } from '../dist/index.js';
+import { join } from 'node:path';
 import { T0, prng, testSeed } from './helpers.js';
+import { tempDir } from './journal-harness.js';
 import { describeRedis, startRedis, type RedisServer } from './redis-harness.js';
 
 type Outcome = { value: unknown } | { error: { name: string; code: unknown; message: string } };
@@ -45,7 +48,7 @@ async function observe(q: JobQueue | RedisJobQueue, lastId: number): Promise<unk
   return { stats, queueDepth, dlqDepth, deadLetters, rateLimits, paused, schedules, views: Object.fromEntries(ids.map((id, i) => [id, views[i]])) };
 }
 
-describeRedis('RedisJobQueue against JobQueue', () => {
+describeRedis('RedisJobQueue and the journal against JobQueue', () => {
   let server: RedisServer;
   beforeAll(async () => {
     server = await startRedis();
@@ -65,6 +68,9 @@ describeRedis('RedisJobQueue against JobQueue', () => {
       const capacity = pick([3, 5, 8, 64]);
       const reference = new JobQueue(clock, policy, { capacity });
       const redis = await RedisJobQueue.connect({ redis: server.url, name: `differential-${seed}-${run}`, policy, time: clock, capacity });
+      // The journal too: the same contract through SQLite, its schedules in a table of their own.
+      const journal = JobQueue.open(join(tempDir(), 'queue.db'), clock, policy, { capacity });
+      const others = { redis, journal };
       const tokens: number[] = [0];
       let lastId = 0;
       const someId = () => `J${1 + Math.floor(random() * (lastId + 1))}`;
@@ -160,16 +166,21 @@ describeRedis('RedisJobQueue against JobQueue', () => {
             continue;
           }
           const expected = await outcome(() => step.run(reference));
-          const actual = await outcome(() => step.run(redis));
-          expect(actual, `seed ${seed} run ${run}: ${history.join('; ')}`).toEqual(expected);
+          for (const [name, queue] of Object.entries(others)) {
+            expect(await outcome(() => step.run(queue)), `${name}, seed ${seed} run ${run}: ${history.join('; ')}`).toEqual(expected);
+          }
           const value = (expected as { value?: unknown }).value;
           if (value !== null && typeof value === 'object' && 'token' in value) tokens.push((value as { token: number }).token);
           const ids = [value].flat().filter((v): v is string => typeof v === 'string' && /^J\d+$/.test(v));
           for (const id of ids) lastId = Math.max(lastId, Number(id.slice(1)));
-          expect(await observe(redis, lastId), `seed ${seed} run ${run}: ${history.join('; ')}`).toEqual(await observe(reference, lastId));
+          const observed = await observe(reference, lastId);
+          for (const [name, queue] of Object.entries(others)) {
+            expect(await observe(queue, lastId), `${name}, seed ${seed} run ${run}: ${history.join('; ')}`).toEqual(observed);
+          }
         }
       } finally {
         await redis.close();
+        journal.close();
         reference.close();
       }
     }
