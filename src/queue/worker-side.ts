@@ -178,14 +178,17 @@ export class WorkerSide {
       if (result === 0) return ctx.worker.extendedUntil;
       if (result !== SLOW) throw refusalError(result, jobId, ctx.options.capacity);
     }
+    // The end is read from the instance that made the move (a locked call may make this thread a new one).
+    let worker = ctx.worker;
     ctx.withJob(jobId, jobNum, (core, slot, at) => {
       for (;;) {
-        const result = ctx.prepareWorker().extend(slot, jobNum, token, leaseMillis, at, true);
+        worker = ctx.prepareWorker();
+        const result = worker.extend(slot, jobNum, token, leaseMillis, at, true);
         if (result !== SLOW) return result;
         core.settledWord(slot, at);
       }
     });
-    return ctx.worker.extendedUntil;
+    return worker.extendedUntil;
   }
 
   /**
