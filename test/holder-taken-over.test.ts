@@ -169,6 +169,33 @@ describe('a holder taken for dead after its move was decided', () => {
     queue.close();
   });
 
+  it('leaves the rebuild it was asked for to the next holder when its clock throws before it could make it', () => {
+    let broken = false;
+    const time = {
+      now: () => {
+        if (broken) throw new Error('the clock broke');
+        return START;
+      },
+    };
+    const queue = new JobQueue(time, new RetryPolicy(3, BACKOFF, BACKOFF), { lockTimeoutMillis: 20 });
+    const taker = new QueueMemory(queue.share().buffers, 20);
+    const id = queue.submit('t', 'a');
+    const attention = () => Atomics.load(taker.lockWords, ATTENTION) & (GATE | HINTS_STALE);
+    // As a stalled holder leaves it on release: the next holder must rebuild, and only then opens the gate.
+    Atomics.or(taker.lockWords, ATTENTION, GATE | HINTS_STALE);
+    const rebuilds = taker.header[REBUILDS]!;
+    broken = true;
+    expect(() => queue.submit('t', 'b')).toThrow(/TimeSource .*threw: the clock broke/);
+    expect(attention(), 'still owed').toBe(GATE | HINTS_STALE);
+    expect(taker.header[REBUILDS]).toBe(rebuilds);
+    broken = false;
+    expect(queue.poll('w', 60_000)).toMatchObject({ jobId: id, attempt: 1 });
+    expect(taker.header[REBUILDS]).toBe(rebuilds + 1);
+    expect(attention()).toBe(0);
+    expect(queue.stats()).toMatchObject({ pending: 0, running: 1 });
+    queue.close();
+  });
+
   it('files no ready job once its lock is gone, and the next holder rebuilds and finds it', () => {
     // No backoff: the failed job is READY at once, and filing it appends to a ready ring.
     const { queue, taker } = sharedQueue({}, 0);

@@ -128,11 +128,20 @@ export class QueueLock {
     // A failed CAS means a waiter took the lock over while we stalled: it is theirs now, leave it,
     // but what we wrote since may have undone their repairs. And we were alive: the watchers misjudged.
     if (Atomics.compareExchange(words, this.#lock, this.#stamp, 0) !== this.#stamp) {
-      // Both in one step: lock-free calls go to the lock from here on, and the next holder rebuilds, then opens the gate.
-      if (this.#attention !== undefined) Atomics.or(words, this.#attention, GATE | HINTS_STALE);
+      this.passOnRepair();
       this.#patience.misjudged();
     }
     if (Atomics.load(words, this.#waiters) > 0) Atomics.notify(words, this.#lock, 1);
+  }
+
+  /**
+   * Leaves a rebuild to the next holder: a stalled holder's writes may have
+   * undone a successor's repairs, or a holder that `acquire` asked to rebuild
+   * could not (its call ended first).
+   */
+  passOnRepair(): void {
+    // Both in one step: lock-free calls go to the lock from here on, and the next holder rebuilds, then opens the gate.
+    if (this.#attention !== undefined) Atomics.or(this.#words, this.#attention, GATE | HINTS_STALE);
   }
 
   #nextStamp(): number {

@@ -114,7 +114,14 @@ export class Maintenance implements MoveNotes, LockHolder {
    */
   prepare(repair: boolean, readClock: () => number): number {
     const { header, access, lockWords } = this.#m;
-    const now = readClock();
+    let now: number;
+    try {
+      now = readClock();
+    } catch (error) {
+      // A clock that throws or reads no time ends the call before it changed anything: the rebuild it was asked for is the next holder's.
+      if (repair) this.#m.lock.passOnRepair();
+      throw error;
+    }
     if (now < header[LAST_NOW]!) repair = true;
     // Rebased long before the shared ticket could wrap.
     if (access.load(lockWords, FINISH_TICKET) >>> 0 > 2 ** 30) repair = true;
