@@ -120,9 +120,9 @@ export class JobQueue {
    * at once with `flush()`; one that never did comes back PENDING as it was.)
    *
    * From then on a call returns only once its change is committed (`submit`,
-   * `submitMany`, `complete`, `fail`, `cancel`, `retryDead`, and any call that
-   * expired a lease); a lease, an extended lease and an eviction ride along
-   * with the next commit, within milliseconds. Commits are grouped: one thread
+   * `submitMany`, `complete`, `fail`, `release`, `cancel`, `retryDead`); a
+   * lease, an extended lease, an expiry and an eviction ride along with the
+   * next commit, within milliseconds. Commits are grouped: one thread
    * at a time writes every thread's changes in one transaction, outside the
    * queue lock, so a burst from many threads costs one commit, not one each.
    * A job can be seen (`view`, `stats`) a moment before its submit has

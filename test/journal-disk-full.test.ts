@@ -19,7 +19,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   IllegalStateError, JobQueue, JobQueueError, JournalFullError, JournalIOError, JournalReadOnlyError, JournalWriteError, LEASE_LOST, ManualClock, RetryPolicy,
-  WorkerPool,
+  WorkerPool, type Lease,
 } from '../dist/index.js';
 import { T0, expectErrorSync, expectNotFoundSync, mustPollSync, withTimeout } from './helpers.js';
 
@@ -200,6 +200,21 @@ function reserveTokens(queue: JobQueue): string {
   return warm;
 }
 
+/**
+ * On a fresh tmpfs, a queue of capacity 8 (a commit ring of 32 entries, all
+ * free once the last submit here committed): job `id` RUNNING under `lease`
+ * for a minute, job 'y' PENDING. Then the disk is filled.
+ */
+function leasedOnSmallRing(): { path: string; clock: ManualClock; queue: JobQueue; id: string; lease: Lease; freeSpace: () => void } {
+  const { dir, path, clock } = onTmpfs();
+  const queue = open(path, clock, { capacity: 8 });
+  reserveTokens(queue);
+  const id = queue.submit('job', 'x');
+  const lease = mustPollSync(queue, id, 60_000);
+  queue.submit('job', 'y');
+  return { path, clock, queue, id, lease, freeSpace: fillDisk(dir, path) };
+}
+
 /** Submits until the journal refuses one: returns the ids that were acknowledged and the refusal. */
 function submitUntilRefused(queue: JobQueue, limit = 5_000): { acknowledged: string[]; refusal: unknown } {
   const acknowledged: string[] = [];
@@ -347,6 +362,80 @@ describe.skipIf(!canMount)('a journal on a full disk', () => {
     expect(reopened.stats).toMatchObject({ pending: 2, running: 0, succeeded: 0 });
   });
 
+  it('puts back the finished job a refused submit evicted to make room: its view, its key and the counts, also after a reopen', () => {
+    const { dir, path, clock } = onTmpfs();
+    let queue = open(path, clock, { capacity: 3 });
+    // Finished first, so evicted first: a keyed job whose key stays taken for a minute after it finished.
+    const keyed = queue.submit('done', 'payload', { key: 'kept', keyTtlMillis: 60_000 });
+    queue.complete(keyed, mustPollSync(queue, keyed).token, { pages: 3 });
+    const other = queue.submit('done', 'b');
+    queue.complete(other, mustPollSync(queue, other).token);
+    const pending = queue.submit('pending', 'p');
+    const ids = [keyed, other, pending, 'J4'];
+    const held = snapshot(queue, ids);
+    expect(held.stats).toMatchObject({ pending: 1, succeeded: 2 });
+
+    const freeSpace = fillDisk(dir, path);
+    // The queue is full: the submit evicts the oldest finished job for its slot, and then its commit fails.
+    expectJournalError(() => queue.submit('refused', 'z'), JournalFullError, 'ERR_JOURNAL_FULL');
+    expect(snapshot(queue, ids)).toEqual(held);
+    // The key is still its holder's: no new job, so nothing to commit on the full disk.
+    expect(queue.submit('again', 'x', { key: 'kept' })).toBe(keyed);
+
+    freeSpace();
+    close(queue);
+    queue = open(path, clock, { capacity: 3 });
+    expect(snapshot(queue, ids)).toEqual(held);
+    // Once the disk works, a submit evicts it as it would have.
+    queue.submit('after', 'q');
+    expect(() => queue.view(keyed)).toThrow(/was evicted/);
+  });
+
+  it('leases nothing in a completeAndPoll whose complete is refused: the next job stays PENDING, its attempt and its rate limit unspent', () => {
+    const { dir, path, clock } = onTmpfs();
+    const queue = open(path, clock);
+    reserveTokens(queue);
+    const first = queue.submit('job', 'a', 5);
+    const second = queue.submit('next', 'b', 1);
+    const lease = mustPollSync(queue, first);
+    // One lease of 'next' a minute: the refused call's lease of it must not use that one up.
+    queue.setRateLimit('next', { max: 1, windowMillis: 60_000 });
+    queue.submit('other', 'c', 0); // commits the lease along
+    const ids = [first, second];
+    const held = snapshot(queue, ids);
+
+    const freeSpace = fillDisk(dir, path);
+    expectJournalError(() => queue.completeAndPoll(first, lease.token, 'w1', 1_000), JournalFullError, 'ERR_JOURNAL_FULL');
+    expect(snapshot(queue, ids)).toEqual(held);
+    expect(held.views[second]).toMatchObject({ status: 'PENDING', attempts: 0 });
+
+    freeSpace();
+    expect(queue.completeAndPoll(first, lease.token, 'w1', 1_000)).toMatchObject({ jobId: second, attempt: 1 });
+    expect(queue.view(first).status).toBe('SUCCEEDED');
+  });
+
+  it('answers reads and polls on a full disk after an expiry they bring up to now, and commits the expiry with the next write that goes through', () => {
+    const { dir, path, clock } = onTmpfs();
+    const queue = open(path, clock);
+    reserveTokens(queue);
+    const expiring = queue.submit('job', 'x', 5);
+    const next = queue.submit('job', 'y', 1);
+    mustPollSync(queue, expiring, 1_000);
+    queue.submit('other', 'z', 0); // commits the lease along
+
+    const freeSpace = fillDisk(dir, path);
+    clock.advance(1_000);
+    // The expiry is a failed attempt that no call waits to commit: a crash before it brings the job back RUNNING, and the reopen fails that attempt all the same.
+    expect(queue.stats()).toMatchObject({ running: 0, pending: 3 });
+    expect(queue.view(expiring)).toMatchObject({ status: 'PENDING', attempts: 1, lastError: 'lease expired' });
+    expect(queue.poll('w1', 1_000)).toMatchObject({ jobId: next, attempt: 1 });
+    expect(journalRows(path).get(expiring)).toMatchObject({ status: 'RUNNING', attempts: 1 });
+
+    freeSpace();
+    queue.submit('job', 'after');
+    expect(journalRows(path).get(expiring)).toMatchObject({ status: 'PENDING', attempts: 1 });
+  });
+
   it('carries a lease made on a full disk to the journal with the next commit that goes through', () => {
     const { dir, path, clock } = onTmpfs();
     const queue = open(path, clock);
@@ -365,15 +454,11 @@ describe.skipIf(!canMount)('a journal on a full disk', () => {
   });
 
   it('stays unchanged through many refused calls, also once the commit ring fills and commits under the lock', () => {
-    const { dir, path, clock } = onTmpfs();
-    // Capacity 8: a commit ring of 32 entries, which the notes of refused calls and lazy heartbeats fill soon.
-    let queue = open(path, clock, { capacity: 8 });
-    reserveTokens(queue);
-    const id = queue.submit('job', 'x');
-    const lease = mustPollSync(queue, id, 60_000);
-    queue.submit('job', 'y');
+    // The notes of refused calls and lazy heartbeats fill the small commit ring soon.
+    const leased = leasedOnSmallRing();
+    const { path, clock, id, lease, freeSpace } = leased;
+    let queue = leased.queue;
     const ids = [id, 'J3', 'J4'];
-    const freeSpace = fillDisk(dir, path);
     let leaseUntil = lease.leaseUntil;
     let refusedHeartbeats = 0;
     for (let round = 0; round < 100; round++) {
@@ -402,6 +487,20 @@ describe.skipIf(!canMount)('a journal on a full disk', () => {
     expect(queue.view('J3')).toEqual(held.views.J3);
     expect(queue.view(next)).toMatchObject({ status: 'PENDING', payload: 'after' });
     expect(queue.stats()).toMatchObject({ pending: 2, running: 0, succeeded: 2 });
+  });
+
+  it('undoes a refused submit whose note took the last entry of the commit ring: the undo itself needs no entry there', () => {
+    const { path, queue, id, lease, freeSpace } = leasedOnSmallRing();
+    // A lazy heartbeat takes one entry; then each refused submit takes one, until one takes the last.
+    queue.extend(id, lease.token, 60_000);
+    for (let round = 0; round < 40; round++) {
+      expectJournalError(() => queue.submit('job', `refused ${round}`), JournalFullError, 'ERR_JOURNAL_FULL');
+      expect(queue.stats()).toMatchObject({ pending: 1, running: 1 });
+    }
+    freeSpace();
+    const next = queue.submit('job', 'after');
+    expect(queue.jobs({ status: 'PENDING' }).jobs.map((job) => job.payload)).toEqual(['y', 'after']);
+    expect(journalRows(path).get(next)).toMatchObject({ status: 'PENDING', payload: 'after' });
   });
 
   it('throws JournalFullError from a close whose last commit fails, yet releases the journal: a reopen in this process works', () => {

@@ -7,7 +7,7 @@ import type { RetryPolicy } from '../policy.js';
 import { AWAITS_COMMIT, LockLost, Maintenance } from '../shm/maintenance.js';
 import type { QueueMemory } from '../shm/memory.js';
 import { Mover } from '../shm/moves.js';
-import type { UndoneMove } from '../shm/undo-log.js';
+import { NOTHING_TO_UNDO, type Undo } from '../shm/undo-log.js';
 import { WorkerPath } from '../shm/worker.js';
 import { readNow } from '../validate.js';
 import { FINISH_RING, JOURNAL_RELEASED, LEASE_RING, MAINTENANCE_ROW } from '../shm/layout.js';
@@ -28,6 +28,12 @@ const COMMIT_NAP_MILLIS = 1;
 const LEAD = true;
 /** `#underLock`'s `call`: the hold is a call's own (not a commit's or an undo's), which a released journal refuses. */
 const CALL = true;
+/**
+ * `#underLock`'s `undo`: the hold undoes a call whose commit failed. The
+ * `retain` option's evictions wait for the next hold: made first, they would
+ * count the call's finished jobs as if it had not failed, and stay.
+ */
+const UNDO = true;
 
 /** Marks the journal let go by its opener (see JOURNAL_RELEASED), as a locked op made once. */
 const markReleased = (_core: Maintenance, _now: number, lockWords: Int32Array): void => {
@@ -270,13 +276,13 @@ export class QueueContext {
    * ticket committed when their turn comes.
    *
    * A write that fails throws a JournalWriteError, and the leader first
-   * undoes `undo` (the moves of its own call, see UndoLog). A thread waiting
+   * undoes `undo` (its own call's moves and evictions, see UndoLog). A thread waiting
    * for that failed commit leads next, writes again, and, if that fails too,
    * undoes its own: so every call whose changes were in a failed transaction
    * throws, and is undone, by its own thread. The undo runs under the
    * leader's lock, so that no other leader can write the moves it takes back.
    */
-  makeDurable(ticket: number, undo: readonly UndoneMove[] = []): void {
+  makeDurable(ticket: number, undo: Undo = NOTHING_TO_UNDO): void {
     const commits = this.memory.commits;
     const taken = this.#taken;
     this.#taken = undefined;
@@ -309,7 +315,7 @@ export class QueueContext {
    * As the leader (its lock held, and released here): writes `pending` in one
    * transaction and publishes it; a write that fails first undoes `undo`.
    */
-  #lead({ writes, upTo }: PendingWrites, undo: readonly UndoneMove[]): void {
+  #lead({ writes, upTo }: PendingWrites, undo: Undo): void {
     const commits = this.memory.commits;
     try {
       try {
@@ -342,10 +348,10 @@ export class QueueContext {
     }
   }
 
-  /** Undoes a call's own moves (see Maintenance#rollBack); the next commit takes the undo to the journal. */
-  #rollBack(moves: readonly UndoneMove[]): void {
-    if (moves.length === 0) return;
-    this.#underLock((core, now) => core.rollBack(moves, now));
+  /** Undoes a call's own moves and evictions (see Maintenance#rollBack); the next commit takes the undo to the journal. */
+  #rollBack(undo: Undo): void {
+    if (undo === NOTHING_TO_UNDO) return;
+    this.#underLock((core, now) => core.rollBack(undo, now), undefined, !LEAD, !CALL, UNDO);
     const ticket = this.core.noted();
     if (ticket !== undefined) this.#commitSoon(ticket);
   }
@@ -371,7 +377,7 @@ export class QueueContext {
    * Runs `op` under the lock: repairs a dead holder's damage and brings the
    * queue up to now first, and publishes when maintenance is next due after.
    */
-  #underLock<T, A = undefined>(op: (core: Maintenance, now: number, arg: A) => T, arg?: A, lead = false, call = false): T {
+  #underLock<T, A = undefined>(op: (core: Maintenance, now: number, arg: A) => T, arg?: A, lead = false, call = false, undo = false): T {
     // Not assertOpen: a commit or an undo finishes a call that was let in, also once the journal is let go.
     this.#assertNotClosed();
     const { lock } = this.memory;
@@ -383,7 +389,7 @@ export class QueueContext {
         if (call) this.#assertJournalHeld();
         let result: T;
         try {
-          now = core.prepare(repair, this.#readClock);
+          now = core.prepare(repair, this.#readClock, !undo);
           result = op(core, now, arg as A);
         } catch (error) {
           // A commit under the lock failed (a full commit ring, a token reservation): undo the call's moves so far.

@@ -2,9 +2,9 @@ import { laterReading, type TimeSource } from '../clock.js';
 import type { RetryPolicy } from '../policy.js';
 import { JobStatus } from '../types.js';
 import type { Filing } from './filing.js';
-import { LAZY, type JournalNotes } from './journal-notes.js';
+import type { JournalNotes } from './journal-notes.js';
 import {
-  ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, COMMIT_MOVED, DATA_REF, DEAD, DELAYED, ERROR_BYTES, ERROR_NONE, ERROR_REF, FINISH_BASE, FINISHED_AT, FREE, HEADERS_BYTES,
+  ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, COMMIT_MOVED, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, ERROR_BYTES, ERROR_NONE, ERROR_REF, FINISH_BASE, FINISHED_AT, FREE, HEADERS_BYTES,
   HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, READY, RESULT_BYTES, RESULT_REF, RUNNING,
   RUN_AT, SUCCEEDED, TOKEN, TYPE, WORKER, ALL_FIELDS, attemptLimit, fieldBit, mayRetry, type SlotStatus,
 } from './layout.js';
@@ -14,7 +14,7 @@ import type { LoggedJob } from './movelog.js';
 import type { MoverHolder } from './moves.js';
 import { noteFinish } from './records.js';
 import type { Room } from './room.js';
-import type { UndoneMove } from './undo-log.js';
+import type { UndoneEviction, UndoneMove } from './undo-log.js';
 import { NOT_COUNTED } from './worker.js';
 
 /**
@@ -233,10 +233,10 @@ export class JobMoves {
    * Undoes a call's own moves whose commit failed, newest first: a submitted
    * job's slot is freed, a moved job gets its old record (and lastError)
    * back. Each undo is a move of its own, with a higher move count, and is
-   * noted (lazily): the next commit writes the job as it now is, or deletes
-   * its row, over anything a presumed-dead leader may still write. The
-   * caller then rebuilds every hint from the slots (counters, rings, heaps,
-   * the arena's chains).
+   * noted (lazily, see JournalNotes#noteUndone): the next commit writes the
+   * job as it now is, or deletes its row, over anything a presumed-dead
+   * leader may still write. The caller then rebuilds every hint from the
+   * slots (counters, rings, heaps, the arena's chains).
    *
    * A move whose slot no longer holds its word is left alone (only a
    * presumed-dead holder's repairs can have moved a frozen job).
@@ -245,7 +245,7 @@ export class JobMoves {
     const { slots, awaited } = this.#m;
     for (const move of moves) {
       if (slots.word(move.slot) !== move.to) continue;
-      this.#notes.note(slots.get(move.slot, JOB_NUM), COMMIT_MOVED, LAZY);
+      this.#notes.noteUndone(slots.get(move.slot, JOB_NUM), move.ticket, COMMIT_MOVED);
       assertHeld(this.#m.lock);
       if (move.record === null) {
         if (this.#holder.mover.flip(move.slot, move.to, FREE, NOT_COUNTED) < 0) throw new LockLost();
@@ -259,9 +259,28 @@ export class JobMoves {
         }
         draft[MOVES] = moves + 1;
         if (this.#holder.mover.apply(move.slot, move.to, move.status, NOT_COUNTED) < 0) throw new LockLost();
+        if (move.leasedAt !== undefined) this.#m.rateLimits.uncounted(slots.types[move.slot]!, move.leasedAt);
       }
       awaited[move.slot] = 0;
     }
+  }
+
+  /**
+   * Puts back the finished jobs an undone call evicted, oldest evicted
+   * first, each only if it fits with no eviction (see UndoLog). Noted new
+   * where its eviction is durable (a commit under the lock took it to the
+   * journal): the next commit inserts it whole. Whether any went back; the
+   * caller then rebuilds the hints.
+   */
+  restoreEvicted(evictions: readonly UndoneEviction[], now: number): boolean {
+    let restored = false;
+    for (const { job, chunks, ticket } of evictions) {
+      if (!this.#room.fitsNow(chunks)) continue;
+      this.#notes.noteUndone(job.num, ticket, COMMIT_SUBMITTED);
+      this.restoreJob(job, now);
+      restored = true;
+    }
+    return restored;
   }
 }
 

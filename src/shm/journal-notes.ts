@@ -1,11 +1,10 @@
-import { Refusal } from '../errors.js';
 import { markOf, ticketOfMark, type CommitKind } from './commits.js';
 import type { Filing } from './filing.js';
-import { COMMIT_EVICTED, COMMIT_MOVED, COMMIT_SUBMITTED, ERROR_REF, FREE, JOB_NUM, nextWord, statusOf, type SlotStatus } from './layout.js';
+import { COMMIT_EVICTED, COMMIT_MOVED, COMMIT_SUBMITTED, ERROR_REF, FREE, JOB_NUM, LAST_NOW, RUNNING, nextWord, statusOf, type SlotStatus } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import type { JournalWrites, MoveLog } from './movelog.js';
 import type { Records } from './records.js';
-import { UndoLog, recordCopy, type UndoneMove } from './undo-log.js';
+import { UndoLog, recordCopy, type Undo } from './undo-log.js';
 import type { MoveNotes } from './worker.js';
 
 /**
@@ -74,8 +73,19 @@ export class JournalNotes implements MoveNotes {
     this.#undo.record();
   }
 
-  noteMove(jobNum: number, lazy: boolean): void {
-    this.note(jobNum, COMMIT_MOVED, lazy);
+  /**
+   * Notes a lazy move (a lease, an extend) of the job in `slot`, about to go
+   * from `word` to `status`. One made after a durable move of the call's own
+   * (the lease of a locked completeAndPoll, after its complete) is logged
+   * with the record it replaces, and undone with that move if their commit
+   * fails: the call throws, and no lease it made may stay behind.
+   */
+  noteLazyMove(slot: number, word: number, status: SlotStatus): void {
+    const slots = this.#m.slots;
+    const ticket = this.note(slots.get(slot, JOB_NUM), COMMIT_MOVED, LAZY);
+    if (!this.#undo.holdsMoves) return;
+    const leasedAt = statusOf(word) === RUNNING ? undefined : this.#m.header[LAST_NOW]!;
+    this.#undo.add({ slot, status: statusOf(word), to: nextWord(word, status), record: recordCopy(slots, slot), lastError: null, ticket, leasedAt });
   }
 
   /**
@@ -84,16 +94,22 @@ export class JournalNotes implements MoveNotes {
    * is frozen until its commit and logged with the record it replaces (see
    * UndoLog). Called just before the move: under the lock nothing else moves
    * the slot, so it goes to the word `nextWord(word, status)`.
+   *
+   * A move of the catch-up (an expiry) is noted LAZY: no call waits for its
+   * commit, as a crash before it brings the job back RUNNING, which the
+   * reopen turns into a failed attempt all the same. A call that waited for
+   * it could fail on its commit after making moves of its own it cannot
+   * undo (a poll's lease).
    */
   noteOwnMove(slot: number, word: number, status: SlotStatus): void {
     const { slots, awaited } = this.#m;
-    const ticket = this.note(slots.get(slot, JOB_NUM), COMMIT_MOVED);
+    const ticket = this.note(slots.get(slot, JOB_NUM), COMMIT_MOVED, !this.#undo.recording);
     if (!this.#undo.recording) return;
     awaited[slot] = markOf(ticket);
     const record = recordCopy(slots, slot);
     // Only an arena chain needs its text saved (the move may free it); a canned error is its ref.
     const lastError = record[ERROR_REF]! > 0 ? this.#records.errorText(record) : null;
-    this.#undo.add({ slot, status: statusOf(word), to: nextWord(word, status), record, lastError });
+    this.#undo.add({ slot, status: statusOf(word), to: nextWord(word, status), record, lastError, ticket });
   }
 
   /**
@@ -104,7 +120,28 @@ export class JournalNotes implements MoveNotes {
   noteOwnSubmit(slot: number, word: number, ticket: number): void {
     if (!this.#undo.recording) return;
     this.#m.awaited[slot] = markOf(ticket);
-    this.#undo.add({ slot, status: FREE, to: word, record: null, lastError: null });
+    this.#undo.add({ slot, status: FREE, to: word, record: null, lastError: null, ticket });
+  }
+
+  /**
+   * As the finished job in `slot` is evicted (holding `chunks` arena chunks,
+   * noted as `ticket`), with a journal: an eviction that makes room for the
+   * call's own move is logged with the job whole, to be put back if the
+   * commit fails.
+   */
+  noteOwnEviction(slot: number, chunks: number, ticket: number): void {
+    if (this.#undo.recording) this.#undo.addEviction({ job: this.#records.loggedJob(slot), chunks, ticket });
+  }
+
+  /**
+   * Notes a job an undo moved back (`kind`: COMMIT_MOVED, or COMMIT_SUBMITTED
+   * for one put back after its eviction), unless the note of the move undone,
+   * `ticket`, is still pending: the next commit then writes the job as the
+   * undo left it anyway. So an undo after a failed commit needs no room in
+   * the commit ring, which a disk that keeps failing leaves full of notes.
+   */
+  noteUndone(jobNum: number, ticket: number, kind: CommitKind): void {
+    if (this.#log !== undefined && !this.#m.commits.isPending(ticket)) this.note(jobNum, kind, LAZY);
   }
 
   /** Whether the job in `slot` is frozen by a commit in flight (see Frozen jobs in layout.ts). */
@@ -142,8 +179,8 @@ export class JournalNotes implements MoveNotes {
     return true;
   }
 
-  /** Takes the current call's own durable moves out (see UndoLog), for Maintenance#rollBack if their commit fails. */
-  takeUndo(): UndoneMove[] {
+  /** Takes the current call's own durable moves and evictions out (see UndoLog), for Maintenance#rollBack if their commit fails. */
+  takeUndo(): Undo {
     return this.#undo.take();
   }
 
@@ -154,10 +191,11 @@ export class JournalNotes implements MoveNotes {
 
   /**
    * Whether the current call changed what a crash would bring back, so must
-   * not return before the commit: everything but a lease, an extended lease
-   * and an eviction. Those three are LAZY: lost in a crash they change nothing
-   * that matters, as a job RUNNING at a crash runs again anyway and an evicted
-   * job was finished.
+   * not return before the commit: everything but a lease, an extended lease,
+   * an expiry and an eviction. Those are LAZY: lost in a crash they change
+   * nothing that matters, as a job RUNNING at a crash runs again anyway (its
+   * attempt failed, as an expiry would have failed it) and an evicted job was
+   * finished.
    */
   mustCommit(): boolean {
     return this.#mustCommit;
@@ -191,8 +229,9 @@ export class JournalNotes implements MoveNotes {
   /**
    * The journal writes every noted change needs, each job once, as it is
    * now (under the lock, so every job is read between moves); and the ticket
-   * they cover. A new job is inserted whole, a moved one updated, an evicted
-   * one deleted.
+   * they cover. A job gone from memory (evicted, or a submit undone) has its
+   * row deleted, if it was ever written; one noted new (submitted, or put
+   * back by an undo after its eviction) is inserted whole; any other, updated.
    */
   pendingWrites(): { writes: JournalWrites; upTo: number } {
     const flagsOf = new Map<number, number>();
@@ -201,13 +240,9 @@ export class JournalNotes implements MoveNotes {
     });
     const writes: JournalWrites = { inserts: [], updates: [], evictions: [] };
     for (const [jobNum, flags] of flagsOf) {
-      const slot = (flags & GONE) !== 0 ? Refusal.Evicted : this.#jobs.find(jobNum);
-      // Gone from memory: evicted, or a submit that was undone. Its row goes, if it was ever written.
-      if (slot < 0) {
-        writes.evictions.push(jobNum);
-        continue;
-      }
-      if ((flags & NEW) === 0) writes.updates.push(this.#records.loggedMove(slot));
+      const slot = this.#jobs.find(jobNum);
+      if (slot < 0) writes.evictions.push(jobNum);
+      else if ((flags & NEW) === 0) writes.updates.push(this.#records.loggedMove(slot));
       else writes.inserts.push(this.#records.loggedJob(slot));
     }
     return { writes, upTo };
@@ -221,7 +256,6 @@ export class JournalNotes implements MoveNotes {
   }
 }
 
-/** What the journal must do for a job, by the kinds of its notes: insert it whole (NEW), delete it (GONE), else update it. */
+/** Whether the journal must insert a job whole (NEW) rather than update it, by the kinds of its notes; whether it deletes it, memory tells. */
 const NEW = 1;
-const GONE = 2;
-const FLAG_OF_KIND: Record<CommitKind, number> = { [COMMIT_SUBMITTED]: NEW, [COMMIT_MOVED]: 0, [COMMIT_EVICTED]: GONE };
+const FLAG_OF_KIND: Record<CommitKind, number> = { [COMMIT_SUBMITTED]: NEW, [COMMIT_MOVED]: 0, [COMMIT_EVICTED]: 0 };

@@ -14,7 +14,7 @@ import type { LoggedJob, MoveLog, Sequences, JournalWrites } from './movelog.js'
 import { keyHash } from '../key-hash.js';
 import { Records, countedChainBytes, countedChunks, dataBytes, noteFinish } from './records.js';
 import type { CheckedJob } from '../validate.js';
-import type { UndoneMove } from './undo-log.js';
+import type { Undo } from './undo-log.js';
 import type { LockHolder, MoveNotes } from './worker.js';
 import { Retention } from './retention.js';
 import type { RetainOptions } from '../options.js';
@@ -110,9 +110,10 @@ export class Maintenance implements MoveNotes, LockHolder {
    * back: then pending jobs are re-sorted by a rebuild. With `repair` (the lock was
    * taken over), the hints are rebuilt first. Then the queue is brought up to
    * now: leases with leaseUntil <= now expire, in leaseUntil order, each as a
-   * failed attempt at its leaseUntil; delayed jobs whose runAt has come become ready.
+   * failed attempt at its leaseUntil; delayed jobs whose runAt has come become ready;
+   * and, with `retain`, finished jobs beyond the `retain` option's limits are evicted.
    */
-  prepare(repair: boolean, readClock: () => number): number {
+  prepare(repair: boolean, readClock: () => number, retain: boolean): number {
     const { header, access, lockWords } = this.#m;
     let now: number;
     try {
@@ -132,7 +133,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     // Before NEXT_DUE, with no earlier lease flagged, no lease or delayed job is due (the lease handshake):
     // the rings and heaps stay as they are, and so does NEXT_DUE.
     if (this.#m.dueBy(now)) this.#catchUp.catchUp(now);
-    if (this.#retention.limits) this.#room.retain(now);
+    if (retain && this.#retention.limits) this.#room.retain(now);
     // The catch-up's expiries are not the call's own (any call would have made them): only what follows is undone.
     if (this.#log !== undefined) this.#notes.recordOwnMoves();
     return now;
@@ -426,8 +427,8 @@ export class Maintenance implements MoveNotes, LockHolder {
 
   // ── journal (see journal-notes.ts) ─────────────────────────────────────
 
-  noteMove(jobNum: number, lazy: boolean): void {
-    this.#notes.noteMove(jobNum, lazy);
+  noteLazyMove(slot: number, word: number, status: SlotStatus): void {
+    this.#notes.noteLazyMove(slot, word, status);
   }
 
   noteOwnMove(slot: number, word: number, status: SlotStatus): void {
@@ -449,20 +450,24 @@ export class Maintenance implements MoveNotes, LockHolder {
     return this.#notes.awaitedTicket();
   }
 
-  /** Takes the current call's own durable moves out (see UndoLog), for `rollBack` if their commit fails. */
-  takeUndo(): UndoneMove[] {
+  /** Takes the current call's own durable moves and evictions out (see UndoLog), for `rollBack` if their commit fails. */
+  takeUndo(): Undo {
     return this.#notes.takeUndo();
   }
 
   /**
    * Undoes a call's own moves whose commit failed (see JobMoves#undo), then
-   * rebuilds every hint from the slots: O(capacity), on a failure only. Also
-   * run after a failure under the lock with no moves to undo, for its
+   * rebuilds every hint from the slots: O(capacity), on a failure only. The
+   * jobs the call evicted then go back where they fit (see
+   * JobMoves#restoreEvicted), and the hints are rebuilt around them. Also
+   * run after a failure under the lock with nothing to undo, for its
    * rebuild (the failure may have cut a call short between its hints).
    */
-  rollBack(moves: readonly UndoneMove[], now: number): void {
-    this.#moves.undo(moves);
+  rollBack(undo: Undo, now: number): void {
+    this.#moves.undo(undo.moves);
     this.rebuild(now);
+    // After the rebuild: it has freed the slots and chains of the undone submits, the room the evictions made.
+    if (this.#moves.restoreEvicted(undo.evictions, now)) this.rebuild(now);
   }
 
   /** The last commit ticket the current call took, if it changed anything the journal must learn. */

@@ -89,6 +89,17 @@ export class RateLimitTable {
     if (this.#table[at + LIMIT_MAX]! > 0) this.#table[at + LIMIT_USED]!++;
   }
 
+  /** Takes back a lease `counted` counted at `at`, whose move was undone: if its window is still the type's current one. */
+  uncounted(typeNumber: number, at: number): void {
+    if (typeNumber <= 0) return;
+    const base = (typeNumber - 1) * RATE_LIMIT_FIELDS;
+    const table = this.#table;
+    const window = table[base + LIMIT_WINDOW]!;
+    if (table[base + LIMIT_MAX]! > 0 && table[base + LIMIT_USED]! > 0 && table[base + LIMIT_WINDOW_START] === Math.floor(at / window) * window) {
+      table[base + LIMIT_USED]!--;
+    }
+  }
+
   /** Every limit, in the order the types were first seen. */
   list(): TypeLimit[] {
     const limits: TypeLimit[] = [];

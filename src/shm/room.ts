@@ -109,6 +109,11 @@ export class Room {
     return header[FREE_SLOT_COUNT]! + slots.capacity - header[SLOT_HIGH_WATER]!;
   }
 
+  /** Whether a job of `chunks` arena chunks fits now, with no eviction. */
+  fitsNow(chunks: number): boolean {
+    return this.#freeSlots() >= 1 && chunks <= this.#m.arena.freeChunks;
+  }
+
   /** A slot for a new job (its room made): the last one freed, else the first never used. */
   takeSlot(): number {
     const { header, freeSlots } = this.#m;
@@ -192,7 +197,7 @@ export class Room {
       // Read before the chain is freed: the key is free again once its job is gone.
       const key = record[KEY_REF]! > 0 ? keyMap.keyOf(slot) : null;
       assertHeld(this.#m.lock);
-      this.#notes.note(jobNum, COMMIT_EVICTED, LAZY);
+      this.#notes.noteOwnEviction(slot, chunks, this.#notes.note(jobNum, COMMIT_EVICTED, LAZY));
       if (this.#holder.mover.flip(slot, word, FREE, statusOf(word)) < 0) throw new LockLost();
       // Out of the listing before the slot takes another job (and job number).
       this.#m.listing.sync(slot);

@@ -1,6 +1,6 @@
 import { Refusal } from '../errors.js';
 import {
-  ATTEMPTS, ATTENTION, DUE_LOWERED, DUE_PUBLISHING, DUE_VERSION, FINISH_BASE, FINISH_RING, FINISH_SEQ, FINISHED_AT, JOB_NUM,
+  ATTEMPTS, ATTENTION, DUE_LOWERED, DUE_PUBLISHING, DUE_VERSION, FINISH_BASE, FINISH_RING, FINISH_SEQ, FINISHED_AT,
   LEASE_LENGTH, LEASE_RING, LEASE_UNTIL, MOVES, NEXT_DUE, READY, RESULT_BYTES, RESULT_REF, RUNNING, SUCCEEDED, TOKEN, WORKER, fieldBit, isBusy, statusOf,
   type SlotStatus,
 } from './layout.js';
@@ -20,7 +20,7 @@ export const SLOW = -100;
  * Frozen jobs in layout.ts).
  */
 export interface MoveNotes {
-  noteMove(jobNum: number, lazy: boolean): void;
+  noteLazyMove(slot: number, word: number, status: SlotStatus): void;
   noteOwnMove(slot: number, word: number, status: SlotStatus): void;
   skipFrozen(slot: number, word: number): boolean;
 }
@@ -163,7 +163,7 @@ export class WorkerPath implements Claimer {
     draft[LEASE_UNTIL] = leaseUntil;
     draft[WORKER] = this.#worker;
     // The claim: only one thread moves the slot from the READY word its ring entry was made for.
-    const to = this.#mover.apply(slot, word, RUNNING, READY, CLAIM_FIELDS | this.#noteLazyMove(slot, draft[JOB_NUM]!));
+    const to = this.#mover.apply(slot, word, RUNNING, READY, CLAIM_FIELDS | this.#noteLazyMove(slot, word, RUNNING));
     if (to < 0) return LOST;
     if (this.#locked) this.#holder.leased(slot);
     this.#token++;
@@ -222,7 +222,7 @@ export class WorkerPath implements Claimer {
       const leaseUntil = this.#leaseEnd(leaseMillis, now, this.#m.slots.leaseUntils[slot]!, locked);
       if (Number.isNaN(leaseUntil)) return SLOW;
       draft[LEASE_UNTIL] = leaseUntil;
-      const to = this.#mover.apply(slot, word, RUNNING, NOT_COUNTED, LEASE_UNTIL_BIT | this.#noteLazyMove(slot, jobNum));
+      const to = this.#mover.apply(slot, word, RUNNING, NOT_COUNTED, LEASE_UNTIL_BIT | this.#noteLazyMove(slot, word, RUNNING));
       if (to < 0) continue;
       this.#registerLease(slot, to);
       this.#room--;
@@ -238,10 +238,10 @@ export class WorkerPath implements Claimer {
     return MOVES_BIT;
   }
 
-  /** With a journal: counts a lazy move (a lease, an extend) and notes it; the mask bit of MOVES, or 0. */
-  #noteLazyMove(slot: number, jobNum: number): number {
+  /** With a journal: counts a lazy move (a lease, an extend) from `word` to `status` and notes it; the mask bit of MOVES, or 0. */
+  #noteLazyMove(slot: number, word: number, status: SlotStatus): number {
     const counted = this.#countMove(slot);
-    this.#notes?.noteMove(jobNum, true);
+    this.#notes?.noteLazyMove(slot, word, status);
     return counted;
   }
 
