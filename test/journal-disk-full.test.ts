@@ -21,7 +21,7 @@ import {
   IllegalStateError, JobQueue, JobQueueError, JournalFullError, JournalIOError, JournalReadOnlyError, JournalWriteError, LEASE_LOST, ManualClock, RetryPolicy,
   WorkerPool, type Lease,
 } from '../dist/index.js';
-import { T0, expectErrorSync, expectNotFoundSync, mustPollSync, withTimeout } from './helpers.js';
+import { T0, expectErrorSync, expectNotFoundSync, mustPollSync, prng, withTimeout } from './helpers.js';
 
 type JobView = ReturnType<JobQueue['view']>;
 type ErrorClass<E extends Error> = abstract new (...args: never[]) => E;
@@ -607,6 +607,146 @@ describe.skipIf(!canMount)('a journal on a full disk', () => {
     expect(reopened.stats()).toMatchObject({ pending: acknowledged.length, succeeded: 1 });
   }, 180_000);
 });
+
+/**
+ * Random calls on a journaled queue whose disk fills and frees at random,
+ * beside an in-memory twin that runs only the calls the journal accepted: a
+ * refused call (a JournalWriteError) must leave the queue as it was; an
+ * accepted one must answer as the twin does (up to ids and fencing tokens,
+ * which a refused call may have used up) and leave the same state; and a
+ * reopen must bring back what the twin holds.
+ */
+describe.skipIf(!canMount)('a journal on a disk that fills and frees at random, beside an in-memory twin', () => {
+  const RUNS = 12;
+  const STEPS = 150;
+  const CALLS = [
+    'submit', 'submit', 'submitMany', 'keyed', 'delayed', 'poll', 'poll', 'complete', 'result', 'fail', 'extend', 'release', 'completeAndPoll', 'cancel',
+    'retryDead', 'clock', 'rate', 'pause', 'resume',
+  ] as const;
+
+  it(`answers as the twin does and, refused, changes nothing: ${RUNS} seeded runs of ${STEPS} calls, each ending in a reopen`, () => {
+    const seed = 20261204;
+    const random = prng(seed);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    let refusals = 0;
+    for (let run = 0; run < RUNS; run++) {
+      const { dir, path } = onTmpfs();
+      const clocks = [new ManualClock(T0), new ManualClock(T0)] as const;
+      const options = { capacity: pick([8, 40]) };
+      let journaled = open(path, clocks[0], options);
+      const twin = new JobQueue(clocks[1], policy(), options);
+      queues.add(twin);
+      /** Each of the twin's ids, with the journaled queue's id of the same job. */
+      const idOf = new Map<string, string>();
+      /** Each lease both queues made of one job: the journaled queue's, the twin's. */
+      const leases: Array<[Lease, Lease]> = [];
+      const state = (queue: JobQueue) => {
+        const views = [...idOf].map(([twinId, journaledId]) => {
+          try {
+            const { id: _, ...view } = queue.view(queue === twin ? twinId : journaledId);
+            return view;
+          } catch (error) {
+            return (error as JobQueueError).code;
+          }
+        });
+        return { stats: queue.stats(), views, rateLimits: queue.rateLimits() };
+      };
+      let freeSpace: (() => void) | undefined;
+      for (let step = 0; step < STEPS; step++) {
+        if (random() < 0.08) {
+          if (freeSpace === undefined) freeSpace = fillDisk(dir, path);
+          else [freeSpace(), (freeSpace = undefined)];
+        }
+        const call = pick(CALLS);
+        const pair = leases.length > 0 ? pick(leases) : undefined;
+        const target = idOf.size > 0 ? pick([...idOf.keys()]) : 'J1';
+        const [type, priority, payload, key, leaseMillis, by] = [pick(['t', 'u']), pick([0, 1, 5]), random() < 0.3 ? KIB : 'p', pick(['a', 'b']), pick([50, 1_000]), pick([10, 100, 400])];
+        const where = `seed ${seed}, run ${run}, step ${step}: ${call}`;
+        if (call === 'clock') {
+          for (const clock of clocks) clock.advance(by);
+          continue;
+        }
+        const make = (queue: JobQueue, lease: Lease | undefined, id: string): unknown => {
+          switch (call) {
+            case 'submit': return queue.submit(type, payload, priority);
+            case 'submitMany': return queue.submitMany([{ type, payload }, { type: 'u', payload: 'x', key }, { type: 'u', payload: 'y', key }]);
+            case 'keyed': return queue.submit('k', payload, { key, keyTtlMillis: 500 });
+            case 'delayed': return queue.submit('d', payload, { delayMillis: 300 });
+            case 'poll': return queue.poll('w', leaseMillis);
+            case 'complete': return lease && queue.complete(lease.jobId, lease.token);
+            case 'result': return lease && queue.complete(lease.jobId, lease.token, { step });
+            case 'fail': return lease && queue.fail(lease.jobId, lease.token, 'no', { permanent: step % 5 === 0 });
+            case 'extend': return lease && queue.extend(lease.jobId, lease.token, 400);
+            case 'release': return lease && queue.release(lease.jobId, lease.token);
+            case 'completeAndPoll': return lease && queue.completeAndPoll(lease.jobId, lease.token, 'w', 500);
+            case 'cancel': return queue.cancel(id);
+            case 'retryDead': return queue.retryDead(id);
+            case 'rate': return queue.setRateLimit('t', { max: 2, windowMillis: 300 });
+            case 'pause': return queue.pause();
+            case 'resume': return queue.resume();
+          }
+        };
+        const outcome = (queue: JobQueue, lease: Lease | undefined, id: string): { answer?: unknown; error?: unknown } => {
+          try {
+            return { answer: make(queue, lease, id) };
+          } catch (error) {
+            return { error };
+          }
+        };
+        const before = state(journaled);
+        const mine = outcome(journaled, pair?.[0], idOf.get(target) ?? target);
+        expect(mine.error === undefined || mine.error instanceof JobQueueError, `${where} threw ${String(mine.error)}`).toBe(true);
+        if (mine.error instanceof JournalWriteError) {
+          refusals++;
+          expect(state(journaled), `${where}, refused with ${mine.error.code}`).toEqual(before);
+          continue;
+        }
+        const theirs = outcome(twin, pair?.[1], target);
+        expect((mine.error as JobQueueError | undefined)?.code, where).toBe((theirs.error as JobQueueError | undefined)?.code);
+        expect(withoutIds(mine.answer), where).toEqual(withoutIds(theirs.answer));
+        const made = [mine.answer].flat();
+        [theirs.answer].flat().forEach((one, i) => {
+          if (typeof one === 'string') idOf.set(one, made[i] as string);
+          else if (isLease(one)) {
+            idOf.set(one.jobId, (made[i] as Lease).jobId);
+            leases.push([made[i] as Lease, one]);
+          }
+        });
+        expect(state(journaled), where).toEqual(state(twin));
+      }
+      // The disk back, and a reopen: the journal holds what the twin holds, a RUNNING job back as a failed attempt.
+      freeSpace?.();
+      const held = state(twin);
+      close(journaled);
+      journaled = open(path, clocks[0], options);
+      const reopened = state(journaled);
+      expect(reopened.rateLimits).toEqual(held.rateLimits);
+      held.views.forEach((view, i) => {
+        const where = `seed ${seed}, run ${run}, after the reopen: ${[...idOf.keys()][i]}`;
+        if (typeof view === 'object' && view.status === 'RUNNING') expect(reopened.views[i], where).toMatchObject({ attempts: view.attempts, lastError: LEASE_LOST });
+        else expect(reopened.views[i], where).toEqual(view);
+      });
+      close(journaled);
+      queues.delete(twin);
+      twin.close();
+    }
+    // The disk was full often enough for the runs to mean something.
+    expect(refusals).toBeGreaterThan(RUNS * 5);
+  });
+});
+
+function isLease(value: unknown): value is Lease {
+  return typeof value === 'object' && value !== null && 'jobId' in value;
+}
+
+/** A call's answer without what a refused call before it may have used up: ids (ids of jobs, and of leases) and fencing tokens. */
+function withoutIds(answer: unknown): unknown {
+  if (Array.isArray(answer)) return answer.map(withoutIds);
+  if (typeof answer === 'string') return 'an id';
+  if (!isLease(answer)) return answer;
+  const { jobId: _, token: __, ...rest } = answer;
+  return rest;
+}
 
 describe.skipIf(!canMount)('a journal whose file system fails', () => {
   it('refuses with JournalIOError when the file system turns read-only under the queue, changing nothing; a new mount reopens it', () => {
