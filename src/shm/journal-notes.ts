@@ -135,13 +135,17 @@ export class JournalNotes implements MoveNotes {
 
   /**
    * Notes a job an undo moved back (`kind`: COMMIT_MOVED, or COMMIT_SUBMITTED
-   * for one put back after its eviction), unless the note of the move undone,
-   * `ticket`, is still pending: the next commit then writes the job as the
-   * undo left it anyway. So an undo after a failed commit needs no room in
-   * the commit ring, which a disk that keeps failing leaves full of notes.
+   * for one put back after its eviction): the next commit writes it as the
+   * undo left it, over whatever a leader presumed dead may still write of the
+   * move. But for a commit ring full of notes that cannot commit (a disk that
+   * keeps failing): there a note would need a commit under the lock, which
+   * would fail and stop the undo halfway; while the note of the move undone,
+   * `ticket`, is still pending, that note serves instead.
    */
   noteUndone(jobNum: number, ticket: number, kind: CommitKind): void {
-    if (this.#log !== undefined && !this.#m.commits.isPending(ticket)) this.note(jobNum, kind, LAZY);
+    const commits = this.#m.commits;
+    if (this.#log === undefined || (commits.room() < 1 && commits.isPending(ticket))) return;
+    this.note(jobNum, kind, LAZY);
   }
 
   /** Whether the job in `slot` is frozen by a commit in flight (see Frozen jobs in layout.ts). */
