@@ -503,6 +503,23 @@ describe.skipIf(!canMount)('a journal on a full disk', () => {
     expect(journalRows(path).get(next)).toMatchObject({ status: 'PENDING', payload: 'after' });
   });
 
+  it('refuses to open a journal on a full disk with JournalFullError, changing nothing; with space back it opens, the lost lease counted', () => {
+    const { dir, path, clock } = onTmpfs();
+    let queue = open(path, clock);
+    const [leased, waiting] = [queue.submit('job', 'a', 5), queue.submit('job', 'b')];
+    mustPollSync(queue, leased);
+    queue.flush();
+    close(queue);
+    const freeSpace = fillDisk(dir, path);
+    expectJournalError(() => open(path, clock), JournalFullError, 'ERR_JOURNAL_FULL');
+    freeSpace();
+    // The refused open wrote nothing: the lease is still RUNNING in the file.
+    expect(journalRows(path).get(leased)).toMatchObject({ status: 'RUNNING', attempts: 1 });
+    queue = open(path, clock);
+    expect(queue.view(leased)).toMatchObject({ status: 'PENDING', attempts: 1, lastError: LEASE_LOST });
+    expect(queue.view(waiting)).toMatchObject({ status: 'PENDING', attempts: 0 });
+  });
+
   it('throws JournalFullError from a close whose last commit fails, yet releases the journal: a reopen in this process works', () => {
     const { dir, path, clock } = onTmpfs();
     let queue = open(path, clock);
