@@ -267,10 +267,10 @@ export class JobMoves {
 
   /**
    * Puts back the finished jobs an undone call evicted, oldest evicted
-   * first, each only if it fits with no eviction (see UndoLog). Noted new
-   * where its eviction is durable (a commit under the lock took it to the
-   * journal): the next commit inserts it whole. Whether any went back; the
-   * caller then rebuilds the hints.
+   * first, each only if it fits with no eviction (see UndoLog), and noted
+   * new (see JournalNotes#noteUndone): the next commit inserts it whole,
+   * whether or not a commit took its eviction to the journal. Whether any
+   * went back; the caller then rebuilds the hints.
    */
   restoreEvicted(evictions: readonly UndoneEviction[], now: number): boolean {
     let restored = false;

@@ -81,11 +81,10 @@ export class JournalNotes implements MoveNotes {
    * fails: the call throws, and no lease it made may stay behind.
    */
   noteLazyMove(slot: number, word: number, status: SlotStatus): void {
-    const slots = this.#m.slots;
-    const ticket = this.note(slots.get(slot, JOB_NUM), COMMIT_MOVED, LAZY);
+    const ticket = this.note(this.#m.slots.get(slot, JOB_NUM), COMMIT_MOVED, LAZY);
     if (!this.#undo.holdsMoves) return;
-    const leasedAt = statusOf(word) === RUNNING ? undefined : this.#m.header[LAST_NOW]!;
-    this.#undo.add({ slot, status: statusOf(word), to: nextWord(word, status), record: recordCopy(slots, slot), lastError: null, ticket, leasedAt });
+    // A lease (from READY) counted against its type's rate limit at the call's time; an extend, against none.
+    this.#logMove(slot, word, status, recordCopy(this.#m.slots, slot), null, ticket, statusOf(word) === RUNNING ? undefined : this.#m.header[LAST_NOW]!);
   }
 
   /**
@@ -109,7 +108,12 @@ export class JournalNotes implements MoveNotes {
     const record = recordCopy(slots, slot);
     // Only an arena chain needs its text saved (the move may free it); a canned error is its ref.
     const lastError = record[ERROR_REF]! > 0 ? this.#records.errorText(record) : null;
-    this.#undo.add({ slot, status: statusOf(word), to: nextWord(word, status), record, lastError, ticket });
+    this.#logMove(slot, word, status, record, lastError, ticket);
+  }
+
+  /** Logs a move of `slot` from `word` to `status`, about to be made under the lock, with what puts it back (see UndoneMove). */
+  #logMove(slot: number, word: number, status: SlotStatus, record: Float64Array, lastError: string | null, ticket: number, leasedAt?: number): void {
+    this.#undo.add({ slot, status: statusOf(word), to: nextWord(word, status), record, lastError, ticket, leasedAt });
   }
 
   /**

@@ -74,7 +74,7 @@ export class RateLimitTable {
     const max = table[at + LIMIT_MAX]!;
     if (max === 0) return ADMITTED;
     const window = table[at + LIMIT_WINDOW]!;
-    const start = Math.floor(now / window) * window;
+    const start = windowStart(now, window);
     if (start > table[at + LIMIT_WINDOW_START]! || table[at + LIMIT_USED] === 0) {
       table[at + LIMIT_WINDOW_START] = start;
       table[at + LIMIT_USED] = 0;
@@ -95,7 +95,7 @@ export class RateLimitTable {
     const base = (typeNumber - 1) * RATE_LIMIT_FIELDS;
     const table = this.#table;
     const window = table[base + LIMIT_WINDOW]!;
-    if (table[base + LIMIT_MAX]! > 0 && table[base + LIMIT_USED]! > 0 && table[base + LIMIT_WINDOW_START] === Math.floor(at / window) * window) {
+    if (table[base + LIMIT_MAX]! > 0 && table[base + LIMIT_USED]! > 0 && table[base + LIMIT_WINDOW_START] === windowStart(at, window)) {
       table[base + LIMIT_USED]!--;
     }
   }
@@ -110,4 +110,9 @@ export class RateLimitTable {
     }
     return limits;
   }
+}
+
+/** The start of the fixed window of `windowMillis` that holds `time`: windows are aligned to the clock. */
+function windowStart(time: number, windowMillis: number): number {
+  return Math.floor(time / windowMillis) * windowMillis;
 }

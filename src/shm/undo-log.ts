@@ -52,9 +52,10 @@ export const NOTHING_TO_UNDO: Undo = { moves: [], evictions: [] };
  * (any other call would have made them too), nor are the evictions of the
  * `retain` option there; lazy moves (lease, extend) stay, for the next
  * commit to carry, but for one made after a durable move of the call's own
- * (a locked completeAndPoll's lease), which is undone with it. An evicted job goes back once the moves are undone, if
- * it still fits without evicting another (another thread's call may have
- * taken the room since): else its eviction stands, as a later call's would.
+ * (a locked completeAndPoll's lease), which is undone with it. An evicted
+ * job goes back once the moves are undone, if it still fits without
+ * evicting another (another thread's call may have taken the room since):
+ * else its eviction stands, as a later call's would.
  */
 export class UndoLog {
   #moves: UndoneMove[] = [];
