@@ -1,3 +1,4 @@
+import * as step from './shm/steps.js';
 import { InvalidArgumentError, describe } from './errors.js';
 
 /** Where leasehold reads the time, in milliseconds. */
@@ -39,7 +40,7 @@ export class ManualClock implements TimeSource {
     assertFinite('startMillis', startMillis);
     this.buffer = buffer ?? new SharedArrayBuffer(BigInt64Array.BYTES_PER_ELEMENT);
     this.#word = new BigInt64Array(this.buffer);
-    if (buffer === undefined) Atomics.store(this.#word, 0, toBits(startMillis));
+    if (buffer === undefined) step.store64(this.#word, 0, toBits(startMillis));
   }
 
   /** @internal A view of the same clock in another thread. */
@@ -48,20 +49,20 @@ export class ManualClock implements TimeSource {
   }
 
   now(): number {
-    return fromBits(Atomics.load(this.#word, 0));
+    return fromBits(step.load64(this.#word, 0));
   }
 
   set(ms: number): void {
     assertFinite('ms', ms);
-    Atomics.store(this.#word, 0, toBits(ms));
+    step.store64(this.#word, 0, toBits(ms));
   }
 
   advance(ms: number): void {
     assertFinite('ms', ms);
     // A CAS loop, so that two threads advancing at once both count.
     for (;;) {
-      const seen = Atomics.load(this.#word, 0);
-      if (Atomics.compareExchange(this.#word, 0, seen, toBits(fromBits(seen) + ms)) === seen) return;
+      const seen = step.load64(this.#word, 0);
+      if (step.compareExchange64(this.#word, 0, seen, toBits(fromBits(seen) + ms)) === seen) return;
     }
   }
 }

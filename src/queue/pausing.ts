@@ -1,3 +1,4 @@
+import * as step from '../shm/steps.js';
 import { PAUSED } from '../shm/layout.js';
 import type { QueueContext } from './context.js';
 
@@ -23,7 +24,7 @@ export class Pausing {
     ctx.locked(() => {
       ctx.journal?.journal.setPaused(paused);
       // Seen by every poll from here on (a poll reads it before it looks for work).
-      Atomics.store(ctx.memory.lockWords, PAUSED, paused ? 1 : 0);
+      step.store(ctx.memory.lockWords, PAUSED, paused ? 1 : 0);
     });
     // Workers asleep in waitForWork poll again.
     if (!paused) ctx.memory.signal.bump();
@@ -32,6 +33,6 @@ export class Pausing {
   isPaused(): boolean {
     this.#ctx.assertOpen();
     // A read of the state as it is now, by any thread.
-    return Atomics.load(this.#ctx.memory.lockWords, PAUSED) === 1;
+    return step.load(this.#ctx.memory.lockWords, PAUSED) === 1;
   }
 }

@@ -1,3 +1,4 @@
+import * as step from '../shm/steps.js';
 import { WORKER_ATTENTION, ATTENTION, FREE } from '../shm/layout.js';
 import type { JobRecord } from '../shm/records.js';
 import { NAME_OF_STATUS, RUNNING } from '../shm/records.js';
@@ -35,7 +36,7 @@ export class Reads {
     const { jobMap, lockWords } = memory;
     // No rebuild under way, nothing due (read after ATTENTION), no holder of an older time at work: what the slots hold
     // now is what a locked read would see.
-    if ((Atomics.load(lockWords, ATTENTION) & WORKER_ATTENTION) === 0 && memory.nothingDueAt(now) && !memory.holderBehind(now)) {
+    if ((step.load(lockWords, ATTENTION) & WORKER_ATTENTION) === 0 && memory.nothingDueAt(now) && !memory.holderBehind(now)) {
       const slot = jobMap.get(jobNum);
       const record = slot < 0 ? undefined : ctx.core.records.read(slot);
       // A lease run out that no catch-up expired yet (its claim is still in flight): the locked read expires it.

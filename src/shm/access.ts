@@ -9,22 +9,24 @@
  * calls, for good. Code that must stay atomic whatever the mode (a wait or a
  * notify, the lease words' CASes of the shared protocol) calls Atomics itself.
  */
+import * as step from './steps.js';
+
 export class WordAccess {
   /** True while the queue is exclusive: every access below is a plain one. */
   exclusive = false;
 
   load(words: Int32Array, at: number): number {
-    return this.exclusive ? words[at]! : Atomics.load(words, at);
+    return this.exclusive ? words[at]! : step.load(words, at);
   }
 
   store(words: Int32Array, at: number, value: number): void {
     if (this.exclusive) words[at] = value;
-    else Atomics.store(words, at, value);
+    else step.store(words, at, value);
   }
 
   /** Adds `delta`; returns the old value, as Atomics.add does. */
   add(words: Int32Array, at: number, delta: number): number {
-    if (!this.exclusive) return Atomics.add(words, at, delta);
+    if (!this.exclusive) return step.add(words, at, delta);
     const old = words[at]!;
     words[at] = old + delta;
     return old;
@@ -32,7 +34,7 @@ export class WordAccess {
 
   /** Stores `replacement` if the word holds `expected`; returns the old value, as Atomics.compareExchange does. */
   compareExchange(words: Int32Array, at: number, expected: number, replacement: number): number {
-    if (!this.exclusive) return Atomics.compareExchange(words, at, expected, replacement);
+    if (!this.exclusive) return step.compareExchange(words, at, expected, replacement);
     const old = words[at]!;
     if (old === expected) words[at] = replacement;
     return old;

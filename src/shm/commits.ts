@@ -1,3 +1,4 @@
+import * as step from './steps.js';
 import {
   COMMIT_DURABLE, COMMIT_HEAD, COMMIT_KINDS, COMMIT_LOCK, COMMIT_SLEEPERS, type COMMIT_EVICTED, type COMMIT_MOVED, type COMMIT_SUBMITTED,
 } from './layout.js';
@@ -53,25 +54,25 @@ export class CommitRing {
 
   /** Entries the ring can take before a commit must make room. */
   room(): number {
-    return this.#ring.length - ((Atomics.load(this.#words, COMMIT_HEAD) - Atomics.load(this.#words, COMMIT_DURABLE)) | 0);
+    return this.#ring.length - ((step.load(this.#words, COMMIT_HEAD) - step.load(this.#words, COMMIT_DURABLE)) | 0);
   }
 
   /** Notes a journal write (under the queue lock); returns its ticket. The caller has made room. */
   note(jobNum: number, kind: CommitKind): number {
-    const ticket = (Atomics.load(this.#words, COMMIT_HEAD) + 1) | 0;
+    const ticket = (step.load(this.#words, COMMIT_HEAD) + 1) | 0;
     this.#ring[ticket & this.#mask] = jobNum * COMMIT_KINDS + kind;
     // Publish the entry before the head covers it (a thread killed in between leaves an entry nobody reads).
-    Atomics.store(this.#words, COMMIT_HEAD, ticket);
+    step.store(this.#words, COMMIT_HEAD, ticket);
     return ticket;
   }
 
   /** The newest ticket issued. */
   head(): number {
-    return Atomics.load(this.#words, COMMIT_HEAD);
+    return step.load(this.#words, COMMIT_HEAD);
   }
 
   isDurable(ticket: number): boolean {
-    return ((Atomics.load(this.#words, COMMIT_DURABLE) - ticket) | 0) >= 0;
+    return ((step.load(this.#words, COMMIT_DURABLE) - ticket) | 0) >= 0;
   }
 
   /**
@@ -80,8 +81,8 @@ export class CommitRing {
    * (tickets wrap) does not freeze its job again.
    */
   isPending(ticket: number): boolean {
-    const durable = Atomics.load(this.#words, COMMIT_DURABLE);
-    return ((ticket - durable) | 0) > 0 && ((Atomics.load(this.#words, COMMIT_HEAD) - ticket) | 0) >= 0;
+    const durable = step.load(this.#words, COMMIT_DURABLE);
+    return ((ticket - durable) | 0) > 0 && ((step.load(this.#words, COMMIT_HEAD) - ticket) | 0) >= 0;
   }
 
   /** Whether a slot's `awaited` mark (see `markOf`) names a commit still to come: its job is frozen until then. */
@@ -91,8 +92,8 @@ export class CommitRing {
 
   /** Calls `visit` for every entry not yet durable, oldest first (under the queue lock); returns the last ticket seen. */
   forEachPending(visit: (jobNum: number, kind: CommitKind) => void): number {
-    const head = Atomics.load(this.#words, COMMIT_HEAD);
-    for (let ticket = Atomics.load(this.#words, COMMIT_DURABLE); ticket !== head; ) {
+    const head = step.load(this.#words, COMMIT_HEAD);
+    for (let ticket = step.load(this.#words, COMMIT_DURABLE); ticket !== head; ) {
       ticket = (ticket + 1) | 0;
       const entry = this.#ring[ticket & this.#mask]!;
       visit(Math.floor(entry / COMMIT_KINDS), (entry % COMMIT_KINDS) as CommitKind);
@@ -104,21 +105,21 @@ export class CommitRing {
   publish(upTo: number): void {
     const words = this.#words;
     for (;;) {
-      const durable = Atomics.load(words, COMMIT_DURABLE);
+      const durable = step.load(words, COMMIT_DURABLE);
       if (((upTo - durable) | 0) <= 0) return;
-      if (Atomics.compareExchange(words, COMMIT_DURABLE, durable, upTo) === durable) break;
+      if (step.compareExchange(words, COMMIT_DURABLE, durable, upTo) === durable) break;
     }
-    if (Atomics.load(words, COMMIT_SLEEPERS) > 0) Atomics.notify(words, COMMIT_DURABLE);
+    if (step.load(words, COMMIT_SLEEPERS) > 0) step.notify(words, COMMIT_DURABLE);
   }
 
   /** Sleeps until a leader publishes a commit, or for at most `napMillis`; at once if no one leads. */
   awaitCommit(napMillis: number): void {
     const words = this.#words;
-    const durable = Atomics.load(words, COMMIT_DURABLE);
-    Atomics.add(words, COMMIT_SLEEPERS, 1);
+    const durable = step.load(words, COMMIT_DURABLE);
+    step.add(words, COMMIT_SLEEPERS, 1);
     // Looked at after counting ourselves in: a leader that publishes from here on notifies us, and a
     // publish in between changed COMMIT_DURABLE, so the wait returns at once.
-    if (Atomics.load(words, COMMIT_LOCK) !== 0) Atomics.wait(words, COMMIT_DURABLE, durable, napMillis);
-    Atomics.sub(words, COMMIT_SLEEPERS, 1);
+    if (step.load(words, COMMIT_LOCK) !== 0) step.wait(words, COMMIT_DURABLE, durable, napMillis);
+    step.sub(words, COMMIT_SLEEPERS, 1);
   }
 }

@@ -1,3 +1,4 @@
+import * as step from './steps.js';
 import {
   ATTENTION, CANCELLED, DELAYED, DUE_LOWERED, DUE_PUBLISHING, DUE_VERSION, ENTRY_K1, ENTRY_K2, ENTRY_SLOT, ENTRY_WORD, FINISHED_ORDERED, FINISH_RING, FINISH_SEQ, JOB_NUM,
   LAST_NOW, LEASE_RING, LEASE_UNTIL, NEXT_DUE, READY, RECORD_FIELDS, ROWS, RUNNING, RUN_AT, SLOT_HIGH_WATER, SUCCEEDED, isBusy, statusOf, type SlotStatus,
@@ -169,12 +170,12 @@ export class Filing {
       // flag or a NEXT_DUE no later than every lease the flag stood for (this mark, then the value drained below).
       header[NEXT_DUE] = DUE_PUBLISHING;
       // Cleared before the drain: a lease lowered after this is in the rings the drain reads, or raises the flag again.
-      Atomics.and(lockWords, ATTENTION, ~DUE_LOWERED);
+      step.and(lockWords, ATTENTION, ~DUE_LOWERED);
       rows.tails(LEASE_RING, this.#tails);
       this.drainLeases();
       header[NEXT_DUE] = Math.min(this.validTop(leases), this.validTop(delayed), this.validTop(held), this.retentionDue(), header[LAST_NOW]! + NOTHING_DUE_MILLIS);
       // Publishes NEXT_DUE (seq-cst), before the tails are read again.
-      Atomics.add(lockWords, DUE_VERSION, 1);
+      step.add(lockWords, DUE_VERSION, 1);
       if (!rows.movedSince(LEASE_RING, this.#tails)) return;
     }
   }

@@ -1,3 +1,4 @@
+import * as step from './steps.js';
 import { FinishWaits, type FinishWatch } from '../finished.js';
 import type { WordAccess } from './access.js';
 import { parseJobId } from '../validate.js';
@@ -39,24 +40,24 @@ export class Finishes {
     // Ordered after the move's CAS (all seq-cst): a sleeper registered before the move is seen here.
     if (this.#access.load(this.#words, FINISH_WAITERS) === 0) return;
     // After the move: a sleeper that read the old count and missed the move returns from its sleep.
-    Atomics.add(this.#words, FINISH_NOTICES, 1);
-    Atomics.notify(this.#words, FINISH_NOTICES);
+    step.add(this.#words, FINISH_NOTICES, 1);
+    step.notify(this.#words, FINISH_NOTICES);
   }
 
   /** Registers one more sleeper (undone by `leave`); from now on every finishing move notifies. */
   enter(): void {
     // Before the notices are read: see the handshake above.
-    Atomics.add(this.#words, FINISH_WAITERS, 1);
+    step.add(this.#words, FINISH_WAITERS, 1);
   }
 
   leave(): void {
     // This sleeper is gone: movers stop notifying once none is left.
-    Atomics.sub(this.#words, FINISH_WAITERS, 1);
+    step.sub(this.#words, FINISH_WAITERS, 1);
   }
 
   /** The notices so far, read after `enter` and before the sleeper looks at its jobs. */
   notices(): number {
-    return Atomics.load(this.#words, FINISH_NOTICES);
+    return step.load(this.#words, FINISH_NOTICES);
   }
 
   /** Resolves once a notice came after `seen` was read. */

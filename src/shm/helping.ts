@@ -1,3 +1,4 @@
+import * as step from './steps.js';
 import {
   INTENT_MASK, INTENT_RECORD, INTENT_SLOT, INTENT_TO, MAINTENANCE_ROW, RECORD_FIELDS, ROW_DATA, ROW_INTENT_SEQ, ROW_OWNED, ROW_REVOKED,
   ROW_STATE, ROW_WORDS, SEQ_MASK, busyRow, busySeq, isBusy,
@@ -8,7 +9,6 @@ import type { SlotTable } from './slots.js';
 
 /** Looks at a row still inside its call before napping. */
 const SPINS = 64;
-const NAP = new Int32Array(new SharedArrayBuffer(4));
 
 /**
  * The helping protocol, in one place: how the maintenance lock holder finds
@@ -58,7 +58,7 @@ export class Helping {
     }
     if (waiting.length === 0) return waiting;
     const napMillis = Math.max(0.05, Math.min(1, this.#patience.millis() / 50));
-    const watch = new Watch(this.#patience, performance.now());
+    const watch = new Watch(this.#patience, step.monotonicMillis());
     for (let spins = 0; waiting.length > 0; spins++) {
       for (let i = waiting.length - 1; i >= 0; i--) {
         if (rows.call(waiting[i]!) === calls[i]) continue;
@@ -67,9 +67,9 @@ export class Helping {
       }
       if (waiting.length === 0 || spins < SPINS) continue;
       // The rows still waited for have stayed in their calls since the watch began: none progressed.
-      if (watch.look(performance.now(), false)) return waiting;
+      if (watch.look(step.monotonicMillis(), false)) return waiting;
       // Nobody notifies this word: a short sleep that leaves the cores to the threads we wait for.
-      Atomics.wait(NAP, 0, 0, napMillis);
+      step.nap(napMillis);
     }
     return [];
   }
@@ -77,7 +77,7 @@ export class Helping {
   /** Marks rows presumed dead: not used again (until their thread is known to have exited), so a late owner cannot reuse its intents. */
   revoke(dead: readonly number[]): void {
     // Only from OWNED: a row given back meanwhile was alive after all.
-    for (const row of dead) Atomics.compareExchange(this.#rows.words, row * ROW_WORDS + ROW_STATE, ROW_OWNED, ROW_REVOKED);
+    for (const row of dead) step.compareExchange(this.#rows.words, row * ROW_WORDS + ROW_STATE, ROW_OWNED, ROW_REVOKED);
   }
 
   /**
@@ -92,13 +92,13 @@ export class Helping {
     const rows = this.#rows;
     const row = busyRow(word);
     const intent = row * ROW_DATA;
-    const named = (Atomics.load(rows.words, row * ROW_WORDS + ROW_INTENT_SEQ) & SEQ_MASK) === busySeq(word) && rows.data[intent + INTENT_SLOT] === slot;
+    const named = (step.load(rows.words, row * ROW_WORDS + ROW_INTENT_SEQ) & SEQ_MASK) === busySeq(word) && rows.data[intent + INTENT_SLOT] === slot;
     if (!named) return word; // cannot happen: an intent is rewritten only after its move is done
     // The fields the move sets, as its owner would have copied them.
     slots.write(slot, rows.data.subarray(intent + INTENT_RECORD, intent + INTENT_RECORD + RECORD_FIELDS), rows.data[intent + INTENT_MASK]!);
     const to = rows.data[intent + INTENT_TO]!;
     // Publishes the finished move, unless its owner woke and finished it meanwhile (same record either way).
-    Atomics.compareExchange(slots.words, slot, word, to);
+    step.compareExchange(slots.words, slot, word, to);
     return slots.word(slot);
   }
 }

@@ -1,3 +1,4 @@
+import * as step from './steps.js';
 import { ATOMIC_ACCESS, type WordAccess } from './access.js';
 import { ATTENTION, COMMIT_LOCK, COMMIT_WAITERS, GATE, HINTS_STALE, LOCK, LOCK_WAITERS } from './layout.js';
 import { Watch, type Patience } from './patience.js';
@@ -68,7 +69,7 @@ export class QueueLock {
     this.#waiters = at.waiters;
     this.#attention = at.attention;
     // 15 bits of thread identity and 16 bits of acquisition count: never 0, never negative.
-    this.#tag = 1 + Math.floor(Math.random() * 0x7ffe);
+    this.#tag = 1 + Math.floor(step.random() * 0x7ffe);
   }
 
   /**
@@ -81,10 +82,10 @@ export class QueueLock {
     const stamp = (this.#stamp = this.#nextStamp());
     const words = this.#words;
     // The common case: free, one CAS.
-    const tookOver = Atomics.compareExchange(words, this.#lock, 0, stamp) === 0 ? false : this.#contended(stamp);
+    const tookOver = step.compareExchange(words, this.#lock, 0, stamp) === 0 ? false : this.#contended(stamp);
     const at = this.#attention;
     // A plain read first: the bit is almost never set, and a write would take the cache line from every reader.
-    const stale = at !== undefined && (Atomics.load(words, at) & HINTS_STALE) !== 0 && (Atomics.and(words, at, ~HINTS_STALE) & HINTS_STALE) !== 0;
+    const stale = at !== undefined && (step.load(words, at) & HINTS_STALE) !== 0 && (step.and(words, at, ~HINTS_STALE) & HINTS_STALE) !== 0;
     return tookOver || stale;
   }
 
@@ -92,7 +93,7 @@ export class QueueLock {
   tryAcquire(): boolean {
     if (this.#access.exclusive) return true;
     const stamp = this.#nextStamp();
-    if (Atomics.compareExchange(this.#words, this.#lock, 0, stamp) !== 0) return false;
+    if (step.compareExchange(this.#words, this.#lock, 0, stamp) !== 0) return false;
     this.#stamp = stamp;
     return true;
   }
@@ -101,13 +102,13 @@ export class QueueLock {
   taken(): boolean {
     if (this.#access.exclusive) return false;
     // A read of the lock word: its line is written only as the lock changes hands.
-    return Atomics.load(this.#words, this.#lock) !== 0;
+    return step.load(this.#words, this.#lock) !== 0;
   }
 
   /** True while this thread still holds the lock it acquired last (nobody took it over). */
   held(): boolean {
     if (this.#access.exclusive) return true;
-    return Atomics.load(this.#words, this.#lock) === this.#stamp;
+    return step.load(this.#words, this.#lock) === this.#stamp;
   }
 
   /**
@@ -117,7 +118,7 @@ export class QueueLock {
   touch(): boolean {
     if (this.#access.exclusive) return true;
     const stamp = this.#nextStamp();
-    if (Atomics.compareExchange(this.#words, this.#lock, this.#stamp, stamp) !== this.#stamp) return false;
+    if (step.compareExchange(this.#words, this.#lock, this.#stamp, stamp) !== this.#stamp) return false;
     this.#stamp = stamp;
     return true;
   }
@@ -127,11 +128,11 @@ export class QueueLock {
     const words = this.#words;
     // A failed CAS means a waiter took the lock over while we stalled: it is theirs now, leave it,
     // but what we wrote since may have undone their repairs. And we were alive: the watchers misjudged.
-    if (Atomics.compareExchange(words, this.#lock, this.#stamp, 0) !== this.#stamp) {
+    if (step.compareExchange(words, this.#lock, this.#stamp, 0) !== this.#stamp) {
       this.passOnRepair();
       this.#patience.misjudged();
     }
-    if (Atomics.load(words, this.#waiters) > 0) Atomics.notify(words, this.#lock, 1);
+    if (step.load(words, this.#waiters) > 0) step.notify(words, this.#lock, 1);
   }
 
   /**
@@ -141,7 +142,7 @@ export class QueueLock {
    */
   passOnRepair(): void {
     // Both in one step: lock-free calls go to the lock from here on, and the next holder rebuilds, then opens the gate.
-    if (this.#attention !== undefined) Atomics.or(this.#words, this.#attention, GATE | HINTS_STALE);
+    if (this.#attention !== undefined) step.or(this.#words, this.#attention, GATE | HINTS_STALE);
   }
 
   #nextStamp(): number {
@@ -153,13 +154,13 @@ export class QueueLock {
     const words = this.#words;
     const lock = this.#lock;
     const napMillis = Math.max(1, Math.min(5, this.#patience.millis() / 10));
-    const watch = new Watch(this.#patience, performance.now());
+    const watch = new Watch(this.#patience, step.monotonicMillis());
     /** The stamp watched: a new one is a holder that moved on (stamps are never 0, so the first look starts the watch). */
     let watched = 0;
     for (let spins = 0; ; spins++) {
-      const seen = Atomics.load(words, lock);
+      const seen = step.load(words, lock);
       if (seen === 0) {
-        if (Atomics.compareExchange(words, lock, 0, stamp) === 0) return false;
+        if (step.compareExchange(words, lock, 0, stamp) === 0) return false;
         continue;
       }
       // Critical sections are short: a brief spin usually wins without a sleep. Between looks, back
@@ -168,13 +169,13 @@ export class QueueLock {
         for (let i = 0, n = 32 << Math.min(spins, 6); i < n; i++) backoffSink = (backoffSink * 31 + i) | 0;
         continue;
       }
-      Atomics.add(words, this.#waiters, 1);
-      Atomics.wait(words, lock, seen, napMillis);
-      Atomics.sub(words, this.#waiters, 1);
-      const silent = watch.look(performance.now(), seen !== watched);
+      step.add(words, this.#waiters, 1);
+      step.wait(words, lock, seen, napMillis);
+      step.sub(words, this.#waiters, 1);
+      const silent = watch.look(step.monotonicMillis(), seen !== watched);
       watched = seen;
       // The holder has not moved for the whole patience: presume it dead, take over.
-      if (silent && Atomics.compareExchange(words, lock, seen, stamp) === seen) return true;
+      if (silent && step.compareExchange(words, lock, seen, stamp) === seen) return true;
     }
   }
 }

@@ -1,3 +1,4 @@
+import * as step from './steps.js';
 import { CANCELLED, DEAD, DELAYED, JOB_NUM, PAUSED, READY, ROW_COUNTS, RUNNING, SLOT_HIGH_WATER, STATUS_COUNT, SUCCEEDED } from './layout.js';
 import type { Filing } from './filing.js';
 import { showProgress } from './lock-held.js';
@@ -67,7 +68,7 @@ export class LockedReads {
       pending: count(READY) + count(DELAYED), ready: count(READY), delayed: count(DELAYED), running: count(RUNNING),
       succeeded: count(SUCCEEDED), dead: count(DEAD), cancelled: count(CANCELLED),
       // As set by the latest pause or resume of any thread.
-      paused: Atomics.load(this.#m.lockWords, PAUSED) === 1,
+      paused: step.load(this.#m.lockWords, PAUSED) === 1,
     };
   }
 

@@ -1,3 +1,4 @@
+import * as step from './steps.js';
 import { Arena } from './arena.js';
 import { CommitRing } from './commits.js';
 import { SharedHeap } from './heap.js';
@@ -116,6 +117,8 @@ export class QueueMemory {
    * flag clear reads that mark or the NEXT_DUE published after it.
    */
   nothingDueAt(now: number): boolean {
+    // Racy: the lock holder writes both (see "Memory model" in docs/concurrency.md).
+    step.racyRead();
     return now < this.header[NEXT_DUE]! && now >= this.header[LAST_NOW]!;
   }
 
@@ -127,7 +130,10 @@ export class QueueMemory {
    * mark or the NEXT_DUE published after it.
    */
   dueBy(now: number): boolean {
-    return (this.access.load(this.lockWords, ATTENTION) & DUE_LOWERED) !== 0 || now >= this.header[NEXT_DUE]!;
+    if ((this.access.load(this.lockWords, ATTENTION) & DUE_LOWERED) !== 0) return true;
+    // Racy: the lock holder publishes it.
+    step.racyRead();
+    return now >= this.header[NEXT_DUE]!;
   }
 
   /**
@@ -146,6 +152,8 @@ export class QueueMemory {
    * other thread's poll had passed its first look at NEXT_DUE).
    */
   holderBehind(reading: number): boolean {
+    // Racy: the holder writes its time as it starts.
+    step.racyRead();
     // The holder's time (LAST_NOW, written as it starts) first: the lock word's line is read only when the clock moved past it.
     if (!(reading > this.header[LAST_NOW]!) || this.exclusive) return false;
     if (this.lock.taken()) return true;

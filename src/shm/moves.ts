@@ -1,3 +1,4 @@
+import * as step from './steps.js';
 import {
   ALL_FIELDS, INTENT_FROM, INTENT_MASK, INTENT_RECORD, INTENT_SLOT, INTENT_TO, RECORD_FIELDS, ROW_DATA, ROW_INTENT_SEQ, ROW_WORDS,
   busyWord, nextWord, type SlotStatus,
@@ -68,16 +69,16 @@ export class Mover {
     const rowWords = this.#rows.words;
     const seq = rowWords[this.#seqAt]! + 1;
     // Names the intent the BUSY word will point at; published by the CAS below.
-    Atomics.store(rowWords, this.#seqAt, seq);
+    step.store(rowWords, this.#seqAt, seq);
     const busy = busyWord(this.row, seq);
     // The decision: the slot is ours to move only if it still holds `from`.
-    if (Atomics.compareExchange(words, slot, from, busy) !== from) return -1;
+    if (step.compareExchange(words, slot, from, busy) !== from) return -1;
     this.#slots.write(slot, this.draft, mask);
     // Still ours (not finished by a helper that took us for dead, whose rebuild counted it): count it here.
-    if (Atomics.load(words, slot) === busy) this.#count(counted, status);
+    if (step.load(words, slot) === busy) this.#count(counted, status);
     // Publishes the record with the new word. Refused only if a helper finished this very move (we were
     // presumed dead): it wrote the same record, so the move stands either way.
-    Atomics.compareExchange(words, slot, busy, to);
+    step.compareExchange(words, slot, busy, to);
     return to;
   }
 
@@ -95,7 +96,7 @@ export class Mover {
   flip(slot: number, from: number, status: SlotStatus, counted: number): number {
     const to = nextWord(from, status);
     // The whole move: no field changes, so there is nothing to publish but the word.
-    if (Atomics.compareExchange(this.#slots.words, slot, from, to) !== from) return -1;
+    if (step.compareExchange(this.#slots.words, slot, from, to) !== from) return -1;
     this.#count(counted, status);
     return to;
   }

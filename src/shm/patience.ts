@@ -1,3 +1,4 @@
+import * as step from './steps.js';
 import { PATIENCE } from './layout.js';
 
 /** At most 2^6 = 64 × lockTimeoutMillis... */
@@ -39,14 +40,14 @@ export class Patience {
   /** The wait, in milliseconds, before a thread that shows no progress is presumed dead. */
   millis(): number {
     // Read each time: another thread may have raised it while this one watched.
-    return Math.min(this.#baseMillis * 2 ** Atomics.load(this.#words, PATIENCE), this.#ceilingMillis);
+    return Math.min(this.#baseMillis * 2 ** step.load(this.#words, PATIENCE), this.#ceilingMillis);
   }
 
   /** A thread presumed dead was alive after all: every watcher waits twice as long from now on. */
   misjudged(): void {
-    const doublings = Atomics.load(this.#words, PATIENCE);
+    const doublings = step.load(this.#words, PATIENCE);
     // From the value read: two threads that learn of one burst of takeovers at once double it once.
-    if (doublings < MAX_DOUBLINGS) Atomics.compareExchange(this.#words, PATIENCE, doublings, doublings + 1);
+    if (doublings < MAX_DOUBLINGS) step.compareExchange(this.#words, PATIENCE, doublings, doublings + 1);
   }
 }
 
@@ -63,7 +64,7 @@ export class Watch {
   #start: number;
   #lastLook: number;
 
-  /** A watch that starts at `now` (performance.now()). */
+  /** A watch that starts at `now` (steps.monotonicMillis()). */
   constructor(patience: Patience, now: number) {
     this.#patience = patience;
     this.#gapMillis = Math.max(patience.millis() / 2, 50);

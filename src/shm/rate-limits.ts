@@ -1,3 +1,4 @@
+import * as step from './steps.js';
 import {
   ATTENTION, LIMIT_MAX, LIMIT_USED, LIMIT_WINDOW, LIMIT_WINDOW_START, RATE_LIMITED, RATE_LIMIT_COUNT, RATE_LIMIT_FIELDS, TYPE_NAME_COUNT,
 } from './layout.js';
@@ -57,8 +58,8 @@ export class RateLimitTable {
     const count = this.#header[RATE_LIMIT_COUNT]! + (max > 0 ? 1 : 0) - (had ? 1 : 0);
     this.#header[RATE_LIMIT_COUNT] = count;
     // Every poll from now on takes the lock while a limit exists; the caller then waits out lock-free polls in flight.
-    if (count > 0) Atomics.or(this.#lockWords, ATTENTION, RATE_LIMITED);
-    else Atomics.and(this.#lockWords, ATTENTION, ~RATE_LIMITED);
+    if (count > 0) step.or(this.#lockWords, ATTENTION, RATE_LIMITED);
+    else step.and(this.#lockWords, ATTENTION, ~RATE_LIMITED);
   }
 
   /**

@@ -1,3 +1,4 @@
+import * as step from './steps.js';
 import {
   ATTENTION, CANCELLED, DATA_REF, DELAYED, FINISH_BASE, FINISH_TICKET, FREE, FREE_SLOT_COUNT, GATE, HEADERS_REF, HINTS_STALE, ERROR_REF, JOB_NUM, KEY_REF, LAST_NOW,
   LEASE_UNTIL, PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_REF, RUNNING, RUN_AT, SLOT_HIGH_WATER, STATUS_COUNT, SUCCEEDED, TYPE, isBusy,
@@ -42,7 +43,7 @@ export class Rebuilder {
     const { header, slots, lockWords, helping, rows } = m;
     assertHeld(this.#m.lock);
     // Shut the gate: new worker calls take the lock (and wait for us); then wait out those in flight.
-    Atomics.or(lockWords, ATTENTION, GATE);
+    step.or(lockWords, ATTENTION, GATE);
     try {
       helping.revoke(helping.quiesce());
       const high = header[SLOT_HIGH_WATER]!;
@@ -61,7 +62,7 @@ export class Rebuilder {
       m.keyMap.clear();
       rows.clearRings();
       header[FREE_SLOT_COUNT] = 0;
-      header[FINISH_BASE]! += Atomics.exchange(lockWords, FINISH_TICKET, 0) >>> 0;
+      header[FINISH_BASE]! += step.exchange(lockWords, FINISH_TICKET, 0) >>> 0;
       // The ticket changed, and a finish a dead thread left half-made is finished above: waiters look again.
       m.finishes.announce();
       const counts = new Array<number>(STATUS_COUNT).fill(0);
@@ -161,9 +162,9 @@ const COUNTED_REFS = [ERROR_REF, RESULT_REF, KEY_REF, HEADERS_REF] as const;
  */
 function openGate(lockWords: Int32Array): void {
   for (;;) {
-    const attention = Atomics.load(lockWords, ATTENTION);
+    const attention = step.load(lockWords, ATTENTION);
     if ((attention & HINTS_STALE) !== 0) return;
     // Retried if another bit moved meanwhile (DUE_LOWERED, OVERFLOW, RATE_LIMITED).
-    if (Atomics.compareExchange(lockWords, ATTENTION, attention, attention & ~GATE) === attention) return;
+    if (step.compareExchange(lockWords, ATTENTION, attention, attention & ~GATE) === attention) return;
   }
 }

@@ -1,3 +1,4 @@
+import * as step from './steps.js';
 import { JobStatus, type Lease } from '../types.js';
 import { parsedHeaders } from '../validate.js';
 import { Arena } from './arena.js';
@@ -92,9 +93,13 @@ export class Records {
     for (let tries = 0; tries < 16; tries++) {
       const word = slots.settledWord(slot);
       if (isBusy(word)) return undefined;
+      // Racy: a mover may be writing the record (checked by the word after it).
+      step.racyRead();
       slots.readInto(slot, copy);
       // The same word after the copy: no move wrote the record meanwhile (so its lengths and refs are whole).
       if (slots.word(slot) !== word) continue;
+      // Racy: an eviction may be freeing the chunks read here (checked by the word after them).
+      step.racyRead();
       const type = this.#typeOf(copy);
       const payload = this.#payloadOf(copy);
       const lastError = this.errorText(copy);

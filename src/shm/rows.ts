@@ -1,3 +1,4 @@
+import * as step from './steps.js';
 import { threadId } from 'node:worker_threads';
 import type { WordAccess } from './access.js';
 import {
@@ -54,12 +55,12 @@ export class RowTable {
     for (let row = MAINTENANCE_ROW + 1; row < ROWS; row++) {
       // Freed rows are reused; revoked ones (presumed dead) only once `reclaim` frees them.
       const w = row * ROW_WORDS;
-      if (Atomics.load(this.words, w + ROW_STATE) !== 0) continue;
+      if (step.load(this.words, w + ROW_STATE) !== 0) continue;
       // Its owner's thread first, then owned: a thread killed in between leaves a free row, not one nobody can reclaim.
-      Atomics.store(this.words, w + ROW_THREAD, threadId);
+      step.store(this.words, w + ROW_THREAD, threadId);
       // A CAS all the same: a holder taken over while stalled here may race its successor's acquire. The loser's
       // thread id, if written last, only sends the winner's calls to the lock, where it takes another row.
-      if (Atomics.compareExchange(this.words, w + ROW_STATE, 0, ROW_OWNED) !== 0) continue;
+      if (step.compareExchange(this.words, w + ROW_STATE, 0, ROW_OWNED) !== 0) continue;
       this.#header[ROW_HIGH_WATER] = Math.max(this.highWater, row + 1);
       return row;
     }
@@ -71,8 +72,8 @@ export class RowTable {
     const rows: number[] = [];
     for (let row = MAINTENANCE_ROW + 1, n = this.highWater; row < n; row++) {
       const w = row * ROW_WORDS;
-      const mine = Atomics.load(this.words, w + ROW_THREAD) === exited && Atomics.load(this.words, w + ROW_STATE) === ROW_OWNED;
-      if (mine && (Atomics.load(this.words, w + ROW_CALL) & 1) === 1) rows.push(row);
+      const mine = step.load(this.words, w + ROW_THREAD) === exited && step.load(this.words, w + ROW_STATE) === ROW_OWNED;
+      if (mine && (step.load(this.words, w + ROW_CALL) & 1) === 1) rows.push(row);
     }
     return rows;
   }
@@ -90,32 +91,32 @@ export class RowTable {
     let freed = 0;
     for (let row = MAINTENANCE_ROW + 1, n = this.highWater; row < n; row++) {
       const w = row * ROW_WORDS;
-      if (Atomics.load(this.words, w + ROW_THREAD) !== exited) continue;
-      const state = Atomics.load(this.words, w + ROW_STATE);
-      const call = Atomics.load(this.words, w + ROW_CALL);
+      if (step.load(this.words, w + ROW_THREAD) !== exited) continue;
+      const state = step.load(this.words, w + ROW_STATE);
+      const call = step.load(this.words, w + ROW_CALL);
       if (!(state === ROW_REVOKED || (state === ROW_OWNED && (call & 1) === 0))) continue;
       // A revoked row may have died inside its call: even again, so that its next owner's calls read as odd (inside) and even (out).
-      if ((call & 1) === 1) Atomics.store(this.words, w + ROW_CALL, call + 1);
+      if ((call & 1) === 1) step.store(this.words, w + ROW_CALL, call + 1);
       // From the state just read: an acquire (by a live thread, under this same lock) cannot have come between.
-      if (Atomics.compareExchange(this.words, w + ROW_STATE, state, 0) === state) freed++;
+      if (step.compareExchange(this.words, w + ROW_STATE, state, 0) === state) freed++;
     }
     return freed;
   }
 
   /** Gives an owned row back (at close); a revoked one stays revoked, and one reclaimed is not this thread's to give. */
   release(row: number): void {
-    if (Atomics.load(this.words, row * ROW_WORDS + ROW_THREAD) !== threadId) return;
-    Atomics.compareExchange(this.words, row * ROW_WORDS + ROW_STATE, ROW_OWNED, 0);
+    if (step.load(this.words, row * ROW_WORDS + ROW_THREAD) !== threadId) return;
+    step.compareExchange(this.words, row * ROW_WORDS + ROW_STATE, ROW_OWNED, 0);
   }
 
   owned(row: number): boolean {
-    return Atomics.load(this.words, row * ROW_WORDS + ROW_STATE) === ROW_OWNED;
+    return step.load(this.words, row * ROW_WORDS + ROW_STATE) === ROW_OWNED;
   }
 
   /** Whether this thread owns `row` still: not revoked, nor freed (and perhaps taken by another thread) by a `reclaim` that took this thread for exited. */
   ownedHere(row: number): boolean {
     const w = row * ROW_WORDS;
-    return Atomics.load(this.words, w + ROW_STATE) === ROW_OWNED && Atomics.load(this.words, w + ROW_THREAD) === threadId;
+    return step.load(this.words, w + ROW_STATE) === ROW_OWNED && step.load(this.words, w + ROW_THREAD) === threadId;
   }
 
   /**
@@ -130,11 +131,11 @@ export class RowTable {
     if (this.#access.exclusive) return (this.#lockWords[ATTENTION]! & attention) === 0;
     const at = row * ROW_WORDS + ROW_CALL;
     // Odd: inside a call. Sequentially consistent, ordered before the ATTENTION read below.
-    Atomics.store(this.words, at, this.words[at]! + 1);
+    step.store(this.words, at, this.words[at]! + 1);
     // A row revoked (presumed dead while it was only slow), or reclaimed, must not start another move: the owner takes a new one.
-    if ((Atomics.load(this.#lockWords, ATTENTION) & attention) === 0 && this.ownedHere(row)) return true;
+    if ((step.load(this.#lockWords, ATTENTION) & attention) === 0 && this.ownedHere(row)) return true;
     // Even again: we leave at once, for the locked path.
-    Atomics.store(this.words, at, this.words[at]! + 1);
+    step.store(this.words, at, this.words[at]! + 1);
     return false;
   }
 
@@ -142,16 +143,16 @@ export class RowTable {
     if (this.#access.exclusive) return;
     const at = row * ROW_WORDS + ROW_CALL;
     // Even: out of the call; a rebuilder waiting on this row may go on.
-    Atomics.store(this.words, at, this.words[at]! + 1);
+    step.store(this.words, at, this.words[at]! + 1);
   }
 
   call(row: number): number {
     // Read by the watch and the gate: whether the owner is inside a call, and which one.
-    return Atomics.load(this.words, row * ROW_WORDS + ROW_CALL);
+    return step.load(this.words, row * ROW_WORDS + ROW_CALL);
   }
 
   gateShut(): boolean {
-    return (Atomics.load(this.#lockWords, ATTENTION) & GATE) !== 0;
+    return (step.load(this.#lockWords, ATTENTION) & GATE) !== 0;
   }
 
   count(row: number, status: number, delta: number): void {
@@ -205,7 +206,7 @@ export class RowTable {
 
   tail(row: number, ring: RingKind): number {
     // The holder's look at how far the owner has appended.
-    return Atomics.load(this.words, row * ROW_WORDS + tailOf(ring));
+    return step.load(this.words, row * ROW_WORDS + tailOf(ring));
   }
 
   /** Hands every entry not yet drained, of every row, to `visit` (the lock holder only). */
@@ -221,7 +222,7 @@ export class RowTable {
         visit(this.rings[at + RING_KEY]!, this.rings[at + RING_ENTRY_SLOT]!, this.rings[at + RING_ENTRY_WORD]!);
       }
       // Frees the ring's room for its owner.
-      Atomics.store(this.words, w + drainedOf(ring), drained);
+      step.store(this.words, w + drainedOf(ring), drained);
     }
   }
 

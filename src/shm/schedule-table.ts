@@ -1,3 +1,4 @@
+import * as step from './steps.js';
 import { QueueFullError } from '../errors.js';
 import type { StoredSchedule } from '../schedule/spec.js';
 
@@ -24,9 +25,9 @@ export class ScheduleTable {
 
   read(): StoredSchedule[] {
     // Under the lock: which copy is in use, as its last writer switched to it...
-    const copy = Atomics.load(this.#words, CURRENT);
+    const copy = step.load(this.#words, CURRENT);
     // ...and that copy's length, stored before the switch.
-    const length = Atomics.load(this.#words, LENGTH + copy);
+    const length = step.load(this.#words, LENGTH + copy);
     if (length === 0) return [];
     // A copy out of shared memory first: a decoder does not read shared views.
     const bytes = this.#bytes.slice(copy * COPY_BYTES, copy * COPY_BYTES + length);
@@ -40,11 +41,11 @@ export class ScheduleTable {
       throw new QueueFullError(`The queue's schedules would take ${text.length} bytes of JSON, over the ${COPY_BYTES} its shared memory holds`);
     }
     // The copy not in use: no reader looks at it until the switch below.
-    const spare = 1 - Atomics.load(this.#words, CURRENT);
+    const spare = 1 - step.load(this.#words, CURRENT);
     this.#bytes.set(text, spare * COPY_BYTES);
     // The spare copy's length, stored before the switch...
-    Atomics.store(this.#words, LENGTH + spare, text.length);
+    step.store(this.#words, LENGTH + spare, text.length);
     // ...then the switch, one store: a thread killed before it leaves the old table whole.
-    Atomics.store(this.#words, CURRENT, spare);
+    step.store(this.#words, CURRENT, spare);
   }
 }

@@ -1,3 +1,4 @@
+import * as step from './steps.js';
 import type { WordAccess } from './access.js';
 import { startTimer } from '../long-timer.js';
 import { IDLE_WAITERS, WORK_SIGNAL } from './layout.js';
@@ -29,12 +30,12 @@ export class WorkSignal {
     const access = this.#access;
     access.add(this.#words, WORK_SIGNAL, 1);
     // After the bump: a sleeper that read the old count before it registered is woken (or never sleeps).
-    if (access.load(this.#words, IDLE_WAITERS) > 0) Atomics.notify(this.#words, WORK_SIGNAL);
+    if (access.load(this.#words, IDLE_WAITERS) > 0) step.notify(this.#words, WORK_SIGNAL);
   }
 
   /** Sleeps until `bump` moves the counter from `seen`, or `timeoutMillis` pass. True if woken by a bump. */
   async wait(seen: number, timeoutMillis: number): Promise<boolean> {
-    Atomics.add(this.#words, IDLE_WAITERS, 1);
+    step.add(this.#words, IDLE_WAITERS, 1);
     // Node keeps no event loop alive for a pending Atomics.waitAsync, even one with a timeout: a thread
     // whose only work is this wait would end with its top-level await unsettled (exit code 13). A timer
     // for as long keeps it alive, as a sleep would.
@@ -45,7 +46,7 @@ export class WorkSignal {
       return outcome !== 'timed-out';
     } finally {
       keepAlive.clear();
-      Atomics.sub(this.#words, IDLE_WAITERS, 1);
+      step.sub(this.#words, IDLE_WAITERS, 1);
     }
   }
 }
