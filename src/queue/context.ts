@@ -1,3 +1,4 @@
+import * as step from '../shm/steps.js';
 import { ProducerTracing } from '../tracing/producer.js';
 import type { TimeSource } from '../clock.js';
 import { IllegalStateError, JournalWriteError, refusalError } from '../errors.js';
@@ -38,7 +39,7 @@ const UNDO = true;
 /** Marks the journal let go by its opener (see JOURNAL_RELEASED), as a locked op made once. */
 const markReleased = (_core: Maintenance, _now: number, lockWords: Int32Array): void => {
   // Under the queue lock: a call of another view either ran before (and is committed by the opener's last flush) or is refused.
-  Atomics.store(lockWords, JOURNAL_RELEASED, 1);
+  step.store(lockWords, JOURNAL_RELEASED, 1);
 };
 
 type PendingWrites = ReturnType<Maintenance['pendingWrites']>;
@@ -169,7 +170,7 @@ export class QueueContext {
    */
   #assertJournalHeld(): void {
     const link = this.journal;
-    if (link === undefined || link.owner || Atomics.load(this.memory.lockWords, JOURNAL_RELEASED) === 0) return;
+    if (link === undefined || link.owner || step.load(this.memory.lockWords, JOURNAL_RELEASED) === 0) return;
     throw new IllegalStateError(`The journal ${link.path} was closed by the view that opened it: this view, attached to it, can no longer be used`);
   }
 
@@ -219,29 +220,6 @@ export class QueueContext {
   }
 
   /**
-   * For a poll that found only jobs frozen by commits in flight (see Frozen
-   * jobs in layout.ts): if no thread is leading a commit, commits everything
-   * noted so far, so that a frozen job whose caller died waiting never stays
-   * frozen. While a leader is at work the poll does not wait for it: the
-   * frozen jobs' callers are waiting too, and one of them leads next if this
-   * commit misses their moves. True if the poll should look again; false if
-   * a leader was at work, or the commit failed (then those jobs are being
-   * undone): the poll has nothing to lease.
-   */
-  helpCommit(): boolean {
-    const leader = this.memory.commits.leader;
-    if (!leader.tryAcquire()) return false;
-    leader.release();
-    try {
-      this.makeDurable(this.memory.commits.head());
-      return true;
-    } catch (error) {
-      if (error instanceof JournalWriteError) return false;
-      throw error;
-    }
-  }
-
-  /**
    * Runs `op` under the maintenance lock (see `#underLock`). With a journal,
    * the call then returns only once what it changed is committed — except a
    * change no crash needs (see JournalNotes#mustCommit: a lease, an extended
@@ -288,10 +266,10 @@ export class QueueContext {
     this.#taken = undefined;
     // The call's own lock hold took the writes and the leader's lock already (see #leadEarly).
     if (taken !== undefined) this.#lead(taken, undo);
-    const since = performance.now();
+    const since = step.monotonicMillis();
     while (!commits.isDurable(ticket)) {
       // A leader that leads for longer than the queue's patience may have died mid-commit: `acquire` takes its lock over.
-      const leading = performance.now() - since < this.memory.patience.millis() ? commits.leader.tryAcquire() : (commits.leader.acquire(), true);
+      const leading = step.monotonicMillis() - since < this.memory.patience.millis() ? commits.leader.tryAcquire() : (commits.leader.acquire(), true);
       if (!leading) {
         commits.awaitCommit(COMMIT_NAP_MILLIS);
         continue;

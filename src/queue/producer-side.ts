@@ -73,9 +73,15 @@ export class ProducerSide {
       fresh++;
     }
     const refusal = core.roomFor(fresh, chunks);
+    if (refusal === AWAITS_COMMIT) return AWAITS_COMMIT;
     if (refusal < 0) throw refusalError(refusal, '', this.#ctx.options.capacity);
     for (let i = batch.placed; i < jobs.length; i++) {
-      if (repeats[i]! < 0 && ids[i] === undefined) ids[i] = this.#place(core, jobs[i]!, now);
+      if (repeats[i]! < 0 && ids[i] === undefined) {
+        // The room is made for the whole batch: no job of it waits for a commit to be placed.
+        const id = this.#place(core, jobs[i]!, now);
+        if (id === AWAITS_COMMIT) return AWAITS_COMMIT;
+        ids[i] = id;
+      }
       batch.placed = i + 1;
     }
     return ids.map((id, i) => (repeats[i]! >= 0 ? ids[repeats[i]!] : id)!);
@@ -101,12 +107,13 @@ export class ProducerSide {
     return this.#place(core, job, now);
   }
 
-  #place(core: Maintenance, job: CheckedJob, now: number): string {
+  #place(core: Maintenance, job: CheckedJob, now: number): string | typeof AWAITS_COMMIT {
     // A runAt from the clock is read as the job is placed: a lock-free claim that read a later time and passed
     // over where it goes must not come before it (see Mover#apply). An exclusive queue has no other claimer.
     const at = job.runAtMillis === undefined && !this.#ctx.memory.exclusive ? laterReading(this.#ctx.time, now) : now;
     const runAt = job.runAtMillis ?? at + job.delayMillis;
     const jobNum = core.submit(job, runAt, at);
+    if (jobNum === AWAITS_COMMIT) return AWAITS_COMMIT;
     if (jobNum < 0) throw refusalError(jobNum, '', this.#ctx.options.capacity);
     return jobIdOf(jobNum);
   }

@@ -1,6 +1,7 @@
-import { refusalError } from '../errors.js';
+import { JournalWriteError, refusalError } from '../errors.js';
 import { PAUSED, POLL_ATTENTION, WORKER_ATTENTION } from '../shm/layout.js';
-import { LockLost, type Maintenance } from '../shm/maintenance.js';
+import { AWAITS_COMMIT, LockLost, type Maintenance } from '../shm/maintenance.js';
+import { POLL_FROZEN } from '../shm/ready.js';
 import { SLOW } from '../shm/worker.js';
 import type { Lease } from '../types.js';
 import { checkLeaseMillis, checkWorkerId, parseJobId, resultText } from '../validate.js';
@@ -34,8 +35,6 @@ export class WorkerSide {
   #workerId: unknown = NONE_CHECKED;
   /** Its number in the worker table, once this thread knows it (-1: not yet; see NameTable#known). */
   #workerNumber = -1;
-  /** Whether the last locked poll passed over jobs frozen by commits in flight (see `#pollRefiling`). */
-  #skippedFrozen = false;
 
   constructor(ctx: QueueContext) {
     this.#ctx = ctx;
@@ -57,34 +56,40 @@ export class WorkerSide {
   }
 
   /**
-   * A poll under the lock. With a journal, one that found only jobs frozen by
-   * commits in flight helps those commits through and looks again (see
-   * QueueContext#helpCommit).
+   * A poll under the lock. With a journal, one that meets a job frozen by a
+   * commit in flight as the best ready job waits for that commit (leading it,
+   * if no thread does: its caller may have died waiting) and looks again (see
+   * Frozen jobs in layout.ts). If that commit fails, the job is being undone
+   * by its own caller: the poll has nothing to lease (a failing disk must not
+   * make polls throw, nor loop on a job whose caller died).
    */
   #pollUnderLock(workerId: string, leaseMillis: number): Lease | undefined {
     const ctx = this.#ctx;
-    const poll = () => ctx.locked((core, at) => this.#pollRefiling(core, workerId, leaseMillis, at, false) as Lease | undefined);
-    const lease = poll();
-    if (lease !== undefined || !this.#skippedFrozen || !ctx.helpCommit()) return lease;
-    return poll();
+    for (;;) {
+      const lease = ctx.locked((core, at) => this.#pollOnce(core, workerId, leaseMillis, at, false));
+      if (lease !== AWAITS_COMMIT) return lease as Lease | undefined;
+      try {
+        ctx.makeDurable(ctx.core.awaitedTicket());
+      } catch (error) {
+        if (error instanceof JournalWriteError) return undefined;
+        throw error;
+      }
+    }
   }
 
   /**
-   * A locked poll, then the jobs it passed over as frozen filed back
-   * (`#skippedFrozen` says whether there were any). A holder taken for dead
-   * meanwhile (LockLost) has leased nothing: a claim, once decided, stands
-   * and is reported (see JobMoves#fileDecided), and filing back files
-   * nothing once the lock is gone (see Filing#fileReady). So the call
-   * starts again — unless a move of the call's own was made before the poll
-   * (`afterOwnMove`: completeAndPoll's complete, which a second run would
-   * find made, and refuse): then POLL_AGAIN, and the caller polls anew.
+   * A locked poll: its lease, undefined, or AWAITS_COMMIT (the best ready job
+   * is frozen). A holder taken for dead meanwhile (LockLost) has leased
+   * nothing: a claim, once decided, stands and is reported (see
+   * JobMoves#fileDecided). So the call starts again — unless a move of the
+   * call's own was made before the poll (`afterOwnMove`: completeAndPoll's
+   * complete, which a second run would find made, and refuse): then, as for
+   * a frozen job, POLL_AGAIN, and the caller polls anew.
    */
-  #pollRefiling(core: Maintenance, workerId: string, leaseMillis: number, now: number, afterOwnMove: boolean): Lease | undefined | typeof POLL_AGAIN {
-    this.#skippedFrozen = false;
+  #pollOnce(core: Maintenance, workerId: string, leaseMillis: number, now: number, afterOwnMove: boolean): Lease | undefined | typeof POLL_AGAIN | typeof AWAITS_COMMIT {
     try {
       const lease = this.#pollLocked(core, workerId, leaseMillis, now);
-      this.#skippedFrozen = core.refileFrozen();
-      return lease;
+      return afterOwnMove && lease === AWAITS_COMMIT ? POLL_AGAIN : lease;
     } catch (error) {
       if (afterOwnMove && error instanceof LockLost) return POLL_AGAIN;
       throw error;
@@ -92,13 +97,14 @@ export class WorkerSide {
   }
 
   /** A poll under the lock; one that finds nothing first waits out lock-free calls in flight and repairs after dead ones. */
-  #pollLocked(core: Maintenance, workerId: string, leaseMillis: number, now: number): Lease | undefined {
+  #pollLocked(core: Maintenance, workerId: string, leaseMillis: number, now: number): Lease | undefined | typeof AWAITS_COMMIT {
     const ctx = this.#ctx;
     const workerNumber = ctx.memory.workerNames.numberOf(workerId);
     for (let tries = 0; ; tries++) {
       const worker = ctx.prepareWorker();
       const slot = worker.poll(workerNumber, leaseMillis, now, true);
       if (slot >= 0) return core.records.lease(worker.draft);
+      if (slot === POLL_FROZEN) return AWAITS_COMMIT;
       this.windowOpensAt = core.heldUntil();
       if (tries > 0 || !core.settle(now)) return undefined;
     }
@@ -158,11 +164,9 @@ export class WorkerSide {
     const lease = ctx.withJob(jobId, jobNum, (core, slot, at) => {
       const refusal = this.#completeLocked(core, slot, jobNum, token, at, text);
       if (refusal < 0) return refusal;
-      return this.#pollRefiling(core, workerId, leaseMillis, at, true);
+      return this.#pollOnce(core, workerId, leaseMillis, at, true);
     }) as Lease | undefined | typeof POLL_AGAIN;
-    if (lease === POLL_AGAIN) return this.#pollUnderLock(workerId, leaseMillis);
-    // The complete's commit took the frozen jobs' moves along: they can be leased now.
-    return lease === undefined && this.#skippedFrozen ? this.#pollUnderLock(workerId, leaseMillis) : lease;
+    return lease === POLL_AGAIN ? this.#pollUnderLock(workerId, leaseMillis) : lease;
   }
 
   extend(jobId: string, token: number, leaseMillis: number): number {

@@ -1,5 +1,4 @@
 import { markOf, ticketOfMark, type CommitKind } from './commits.js';
-import type { Filing } from './filing.js';
 import { COMMIT_EVICTED, COMMIT_MOVED, COMMIT_SUBMITTED, ERROR_REF, FREE, JOB_NUM, LAST_NOW, RUNNING, nextWord, statusOf, type SlotStatus } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import type { JournalWrites, MoveLog } from './movelog.js';
@@ -29,14 +28,13 @@ export interface JobFinder {
  * each call notes for the next group commit (see CommitRing), and whether it
  * must wait for that commit; its own durable moves, frozen until their
  * commit (see Frozen jobs in layout.ts) and logged to be undone if it fails
- * (see UndoLog); and the frozen jobs a poll passes over.
+ * (see UndoLog); and the commit a call must wait for before it can build on
+ * a frozen job.
  */
 export class JournalNotes implements MoveNotes {
   readonly #m: QueueMemory;
   /** For the journal's rows of a job, and the lastError an undo puts back. */
   readonly #records: Records;
-  /** Files a frozen job back once the poll that passed it over is done. */
-  readonly #filing: Filing;
   readonly #jobs: JobFinder;
   readonly #log: MoveLog | undefined;
   /** The last commit ticket this thread's current call took (with a journal), or undefined. */
@@ -47,25 +45,19 @@ export class JournalNotes implements MoveNotes {
   readonly #undo = new UndoLog();
   /** The ticket the last AWAITS_COMMIT waits for. */
   #awaitedTicket = 0;
-  /** Jobs the current poll passed over as frozen, as (slot, word) pairs: filed back after it. */
-  readonly #skipped: number[] = [];
 
-  constructor(memory: QueueMemory, records: Records, filing: Filing, jobs: JobFinder, log?: MoveLog) {
+  constructor(memory: QueueMemory, records: Records, jobs: JobFinder, log?: MoveLog) {
     this.#m = memory;
     this.#records = records;
-    this.#filing = filing;
     this.#jobs = jobs;
     this.#log = log;
   }
 
-  /** Starts a locked call: no ticket taken, nothing to commit; with a journal, no move to undo and no job passed over yet. */
+  /** Starts a locked call: no ticket taken, nothing to commit; with a journal, no move to undo yet. */
   startCall(): void {
     this.#ticket = undefined;
     this.#mustCommit = false;
-    if (this.#log !== undefined) {
-      this.#undo.reset();
-      this.#skipped.length = 0;
-    }
+    if (this.#log !== undefined) this.#undo.reset();
   }
 
   /** From now on (after the call's catch-up), the call's durable moves are its own: logged, to be undone if their commit fails. */
@@ -168,22 +160,10 @@ export class JournalNotes implements MoveNotes {
     return this.#awaitedTicket;
   }
 
-  /** For a poll: whether the ready job at (slot, word) is frozen; if so it is passed over, to be filed back by `refileFrozen`. */
-  skipFrozen(slot: number, word: number): boolean {
+  /** For a poll: whether the job in `slot` is frozen; if so `awaitedTicket()` is the commit the poll waits for before it looks again. */
+  awaitsCommit(slot: number): boolean {
     if (!this.frozen(slot)) return false;
-    this.#skipped.push(slot, word);
-    return true;
-  }
-
-  /** After a poll, files the jobs it passed over as frozen back in their place; whether there were any. */
-  refileFrozen(): boolean {
-    const skipped = this.#skipped;
-    if (skipped.length === 0) return false;
-    for (let at = 0; at < skipped.length; at += 2) {
-      // Still as passed over (nothing moves a frozen job but its own undo, under this lock).
-      if (this.#m.slots.word(skipped[at]!) === skipped[at + 1]) this.#filing.fileReady(skipped[at]!, skipped[at + 1]!);
-    }
-    skipped.length = 0;
+    this.awaitCommitOf(slot);
     return true;
   }
 

@@ -1,3 +1,4 @@
+import * as step from './steps.js';
 import { Refusal } from '../errors.js';
 import type { TimeSource } from '../clock.js';
 import type { RetryPolicy } from '../policy.js';
@@ -81,7 +82,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     this.records = new Records(memory, policy.maxAttempts);
     // `this` is each part's MoverHolder (the mover changes as the instance takes a row), Room's Settler and JournalNotes' JobFinder.
     this.#filing = new Filing(memory, this.#retention, this);
-    this.#notes = new JournalNotes(memory, this.records, this.#filing, this, log);
+    this.#notes = new JournalNotes(memory, this.records, this, log);
     this.#held = new HeldJobs(memory, this.#filing);
     this.#room = new Room(memory, this.#retention, this.#filing, this.#notes, this, this);
     this.#moves = new JobMoves(memory, policy, time, log !== undefined, this.#filing, this.#notes, this.#room, this);
@@ -188,7 +189,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     assertHeld(this.#m.lock);
     const typeNumber = this.#m.typeNames.numberOf(job.type);
     const refusal = this.#room.makeRoom(this.#chunksFor(typeNumber, job.typeBytes, job.payloadBytes, job.keyBytes, job.headersText), 1);
-    if (refusal < 0) return refusal;
+    if (refusal < 0) return this.#refusalOrAwait(refusal);
     const num = header[JOB_SEQ]! + 1;
     header[JOB_SEQ] = num;
     const ticket = this.#notes.note(num, COMMIT_SUBMITTED);
@@ -248,7 +249,13 @@ export class Maintenance implements MoveNotes, LockHolder {
    */
   roomFor(jobs: number, chunks: number): number {
     this.#notes.roomForBatch(jobs);
-    return this.#room.makeRoom(chunks, jobs);
+    return this.#refusalOrAwait(this.#room.makeRoom(chunks, jobs));
+  }
+
+  /** A refusal for room stands, unless a finished job frozen by its commit in flight makes the room once durable: AWAITS_COMMIT (see Room#frozenSlot). */
+  #refusalOrAwait(refusal: number): number {
+    const frozen = this.#room.frozenSlot;
+    return refusal < 0 && frozen >= 0 ? this.#notes.awaitCommitOf(frozen) : refusal;
   }
 
   /**
@@ -263,7 +270,7 @@ export class Maintenance implements MoveNotes, LockHolder {
       this.#moves.restoreJob(job, now);
       finishSeq = Math.max(finishSeq, job.finishSeq);
     }
-    header[FINISH_BASE] = finishSeq - (Atomics.load(lockWords, FINISH_TICKET) >>> 0);
+    header[FINISH_BASE] = finishSeq - (step.load(lockWords, FINISH_TICKET) >>> 0);
     header[JOB_SEQ] = sequences.jobSeq;
     header[TOKEN_SEQ] = sequences.tokenSeq;
     header[TOKEN_RESERVED] = sequences.tokenSeq;
@@ -435,14 +442,9 @@ export class Maintenance implements MoveNotes, LockHolder {
     this.#notes.noteOwnMove(slot, word, status);
   }
 
-  /** For a poll: whether the ready job at (slot, word) is frozen, and passed over (see JournalNotes#skipFrozen). */
-  skipFrozen(slot: number, word: number): boolean {
-    return this.#notes.skipFrozen(slot, word);
-  }
-
-  /** After a poll, files the jobs it passed over as frozen back in their place; whether there were any. */
-  refileFrozen(): boolean {
-    return this.#notes.refileFrozen();
+  /** For a poll: whether the job in `slot` is frozen by a commit in flight, to be waited for (see JournalNotes#awaitsCommit). */
+  awaitsCommit(slot: number): boolean {
+    return this.#notes.awaitsCommit(slot);
   }
 
   /** The commit the last AWAITS_COMMIT waits for. */

@@ -1,3 +1,4 @@
+import * as step from './steps.js';
 import type { WordAccess } from './access.js';
 import type { SharedHeap } from './heap.js';
 import {
@@ -6,17 +7,25 @@ import {
 } from './layout.js';
 import type { SlotTable } from './slots.js';
 
-/** Whoever claims for a poll: makes the claim's move (CLAIMED), finds the slot moved by another thread first (LOST), or cannot claim without the lock (ABORT). */
+/**
+ * Whoever claims for a poll: makes the claim's move (CLAIMED), finds the slot
+ * moved by another thread first (LOST), cannot claim without the lock
+ * (ABORT), or (under the lock, with a journal) finds the job frozen by a
+ * commit in flight (FROZEN: the poll stops there and waits for that commit).
+ */
 export interface Claimer {
   tryClaim(slot: number, word: number): number;
 }
 export const CLAIMED = 1;
 export const LOST = 0;
 export const ABORT = -1;
+export const FROZEN = -3;
 /** Ring entries a poller passes before it moves the shared head (a hint) past them. */
 const HEAD_STEP = 16;
 /** What `poll` returns when a claim needs the lock (a token block): the caller polls again under it. */
 export const POLL_ABORTED = -2;
+/** What `pollLocked` returns when the best ready job is frozen by a commit in flight (see Frozen jobs in layout.ts): the caller waits for it. */
+export const POLL_FROZEN = -3;
 
 /**
  * The ready jobs, best first: one ring per priority level in use, in
@@ -149,9 +158,11 @@ export class ReadyIndex {
     const base = level * LEVEL_WORDS;
     for (;;) {
       // The head and tail as they are now: the entries between them were published by the tail's store.
-      const head = Atomics.load(words, base + LEVEL_HEAD);
-      if (head === Atomics.load(words, base + LEVEL_TAIL)) return -1;
+      const head = step.load(words, base + LEVEL_HEAD);
+      if (head === step.load(words, base + LEVEL_TAIL)) return -1;
       const at = (level * this.#ringSize + (head & this.#mask)) * RING_FIELDS;
+      // Racy: the entry is the holder's (published by the tail's store), the runAt a mover's (checked by the word).
+      step.racyRead();
       const slot = this.#rings[at + RING_SLOT]!;
       const word = this.#rings[at + RING_WORD]!;
       if (this.#slots.word(slot) === word) {
@@ -166,7 +177,7 @@ export class ReadyIndex {
 
   #advance(level: number, head: number): void {
     // Moves the head past an entry that is claimed or stale; if another thread moved it already, that is as good.
-    Atomics.compareExchange(this.#levelWords, level * LEVEL_WORDS + LEVEL_HEAD, head, (head + 1) | 0);
+    step.compareExchange(this.#levelWords, level * LEVEL_WORDS + LEVEL_HEAD, head, (head + 1) | 0);
   }
 
   #refreshOrder(): void {
@@ -176,10 +187,10 @@ export class ReadyIndex {
     if (seq === this.#orderSeq) return;
     for (;;) {
       if ((seq & 1) === 0) {
-        const count = Atomics.load(lockWords, LEVEL_COUNT);
-        for (let k = 0; k < count; k++) this.#order[k] = Atomics.load(lockWords, LEVEL_ORDER + k);
+        const count = step.load(lockWords, LEVEL_COUNT);
+        for (let k = 0; k < count; k++) this.#order[k] = step.load(lockWords, LEVEL_ORDER + k);
         // Unchanged across the reads: the order read is one the holder published.
-        if (Atomics.load(lockWords, LEVEL_SEQ) === seq) {
+        if (step.load(lockWords, LEVEL_SEQ) === seq) {
           this.#orderCount = count;
           this.#orderSeq = seq;
           // A rebuild starts the rings over: positions seen before mean nothing now.
@@ -187,7 +198,7 @@ export class ReadyIndex {
           return;
         }
       }
-      seq = Atomics.load(lockWords, LEVEL_SEQ);
+      seq = step.load(lockWords, LEVEL_SEQ);
     }
   }
 
@@ -214,8 +225,15 @@ export class ReadyIndex {
       if (fromOverflow) {
         const slot = overflow.top(ENTRY_SLOT);
         const word = overflow.top(ENTRY_WORD);
+        const keys = [overflow.top(ENTRY_K1), overflow.top(ENTRY_K2), overflow.top(ENTRY_K3)] as const;
         overflow.pop();
-        const claimed = claimer.tryClaim(slot, word) === CLAIMED;
+        const claim = claimer.tryClaim(slot, word);
+        if (claim === FROZEN) {
+          // Back in its place: the poll waits for its commit and looks again.
+          overflow.push(...keys, slot, word);
+          return POLL_FROZEN;
+        }
+        const claimed = claim === CLAIMED;
         // Only now, the claim made: until then the job is in no ring and no heap, and a lock-free poll that the
         // bit let through would pass it over while it is still ready and unclaimed.
         this.#syncOverflowBit();
@@ -224,7 +242,10 @@ export class ReadyIndex {
       }
       if (head < 0) return -1;
       const slot = this.#peekSlot;
-      const claimed = claimer.tryClaim(slot, this.#peekWord) === CLAIMED;
+      const claim = claimer.tryClaim(slot, this.#peekWord);
+      // Left at the head of its ring: the poll waits for its commit and looks again.
+      if (claim === FROZEN) return POLL_FROZEN;
+      const claimed = claim === CLAIMED;
       this.#advance(level, head);
       if (claimed) return slot;
     }
@@ -303,32 +324,54 @@ export class ReadyIndex {
     const level = count;
     keys[level * LEVEL_KEYS + LEVEL_PRIORITY] = priority;
     const order: number[] = [];
-    for (let k = 0; k < count; k++) order.push(Atomics.load(lockWords, LEVEL_ORDER + k));
+    for (let k = 0; k < count; k++) order.push(step.load(lockWords, LEVEL_ORDER + k));
     order.push(level);
     order.sort((a, b) => keys[b * LEVEL_KEYS + LEVEL_PRIORITY]! - keys[a * LEVEL_KEYS + LEVEL_PRIORITY]!);
-    // Odd while the order is rewritten: pollers read it again.
-    Atomics.add(lockWords, LEVEL_SEQ, 1);
-    order.forEach((l, k) => Atomics.store(lockWords, LEVEL_ORDER + k, l));
-    Atomics.store(lockWords, LEVEL_COUNT, count + 1);
-    // Even again: the new order is published.
-    Atomics.add(lockWords, LEVEL_SEQ, 1);
+    const seq = this.#beginLevelWrite();
+    order.forEach((l, k) => step.store(lockWords, LEVEL_ORDER + k, l));
+    step.store(lockWords, LEVEL_COUNT, count + 1);
+    this.#endLevelWrite(seq);
     return level;
+  }
+
+  /**
+   * Makes LEVEL_SEQ odd for a rewrite of the level table (pollers read it
+   * again until it is even), and returns that odd value: the next odd value
+   * above whatever it holds, by CAS, so that it only ever grows and a
+   * poller's cached even value never comes back. From whatever it holds: a
+   * holder killed mid-rewrite leaves it odd, and its successor's rewrite (the
+   * rebuild's `clear`) must still end even — an increment from odd left it
+   * odd for good, every poll spinning on it (the scheduler's kill at every
+   * step found one, and a stalled holder's late increment did the same).
+   */
+  #beginLevelWrite(): number {
+    const lockWords = this.#lockWords;
+    for (;;) {
+      const seen = step.load(lockWords, LEVEL_SEQ);
+      const odd = (seen + 1) | 1;
+      if (step.compareExchange(lockWords, LEVEL_SEQ, seen, odd) === seen) return odd;
+    }
+  }
+
+  /** Publishes the rewrite begun at `seq` (even again) — unless a successor that took the lock over began its own since: then its end publishes. */
+  #endLevelWrite(seq: number): void {
+    step.compareExchange(this.#lockWords, LEVEL_SEQ, seq, seq + 1);
   }
 
   #syncOverflowBit(): void {
     // Polls compare with the overflow heap (under the lock) only while it holds entries.
-    if (this.#overflow.size > 0) Atomics.or(this.#lockWords, ATTENTION, OVERFLOW);
-    else Atomics.and(this.#lockWords, ATTENTION, ~OVERFLOW);
+    if (this.#overflow.size > 0) step.or(this.#lockWords, ATTENTION, OVERFLOW);
+    else step.and(this.#lockWords, ATTENTION, ~OVERFLOW);
   }
 
   /** Forgets every entry and level (a rebuild, with every lock-free call held at the gate). */
   clear(): void {
     const lockWords = this.#lockWords;
-    Atomics.add(lockWords, LEVEL_SEQ, 1);
-    Atomics.store(lockWords, LEVEL_COUNT, 0);
+    const seq = this.#beginLevelWrite();
+    step.store(lockWords, LEVEL_COUNT, 0);
     this.#levelWords.fill(0);
     this.#keys.fill(0);
-    Atomics.add(lockWords, LEVEL_SEQ, 1);
+    this.#endLevelWrite(seq);
     this.#overflow.clear();
     this.#syncOverflowBit();
   }

@@ -53,6 +53,7 @@ export class Room {
    * jobs oldest first — but only if that will succeed: a refusal evicts nothing.
    */
   makeRoom(chunks: number, jobs: number): number {
+    this.frozenSlot = -1;
     const refusal = this.#roomNow(chunks, jobs);
     if (refusal === 0 || this.#settlingForRoom) return refusal;
     // Before a refusal: a lock-free complete in flight may have finished a job whose finish-ring entry
@@ -68,6 +69,16 @@ export class Room {
     }
     return this.#roomNow(chunks, jobs);
   }
+
+  /**
+   * After a refusal of makeRoom: the slot of a finished job an eviction passed
+   * over because its commit is in flight (see Frozen jobs in layout.ts), or
+   * -1. Once that commit is durable the job can be evicted, so a submit waits
+   * for it rather than refuse: the call that finished the job took effect
+   * before this one (keeps the journaled queue linearizable; the scheduler
+   * found a QueueFullError beside a complete in flight).
+   */
+  frozenSlot = -1;
 
   /** makeRoom without waiting for lock-free calls in flight. */
   #roomNow(chunks: number, jobs: number): number {
@@ -182,6 +193,7 @@ export class Room {
       if (slots.word(slot) !== word) continue;
       if (this.#notes.frozen(slot)) {
         frozen.push(finishSeq, finishedAt, slot, word);
+        if (this.frozenSlot < 0) this.frozenSlot = slot;
         continue;
       }
       // Only the strings and the number: an evicted job is the oldest, its record long out of the cache, and each column is a line apart.

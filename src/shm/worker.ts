@@ -1,3 +1,4 @@
+import * as step from './steps.js';
 import { Refusal } from '../errors.js';
 import {
   ATTEMPTS, ATTENTION, DUE_LOWERED, DUE_PUBLISHING, DUE_VERSION, FINISH_BASE, FINISH_RING, FINISH_SEQ, FINISHED_AT,
@@ -7,7 +8,7 @@ import {
 import { laterReading, type TimeSource } from '../clock.js';
 import type { QueueMemory } from './memory.js';
 import type { Mover } from './moves.js';
-import { ABORT, CLAIMED, LOST, POLL_ABORTED, type Claimer } from './ready.js';
+import { ABORT, CLAIMED, FROZEN, LOST, POLL_ABORTED, type Claimer } from './ready.js';
 import { chunksOf, noteFinish } from './records.js';
 
 /** A worker-path result that means: take the maintenance lock and do it there (a BUSY slot that stays busy, a map miss). */
@@ -16,13 +17,14 @@ export const SLOW = -100;
 /**
  * The journal's hooks (journaled queues make every move under the lock): a
  * move is noted just before it is made; a durable one of the call's own
- * (a complete) with what undoes it; a poll passes over frozen jobs (see
- * Frozen jobs in layout.ts).
+ * (a complete) with what undoes it; a poll stops at a frozen job and waits
+ * for its commit (see Frozen jobs in layout.ts).
  */
 export interface MoveNotes {
   noteLazyMove(slot: number, word: number, status: SlotStatus): void;
   noteOwnMove(slot: number, word: number, status: SlotStatus): void;
-  skipFrozen(slot: number, word: number): boolean;
+  /** Whether the job in `slot` is frozen by a commit in flight; if so, that commit is the one to wait for (see JournalNotes#awaitedTicket). */
+  awaitsCommit(slot: number): boolean;
 }
 
 /**
@@ -141,8 +143,9 @@ export class WorkerPath implements Claimer {
   }
 
   tryClaim(slot: number, word: number): number {
-    // With a journal only: a job whose move is still committing is passed over, and filed back after the poll.
-    if (this.#notes?.skipFrozen(slot, word) === true) return LOST;
+    // With a journal only: a job whose move is still committing is not passed over, but waited for (the poll
+    // stops): a call that saw the move may have returned, and a job that call saw ready must be leased before a worse one.
+    if (this.#notes?.awaitsCommit(slot) === true) return FROZEN;
     // A job whose type's window is used up is passed over too, held until the window opens.
     if (this.#locked && !this.#holder.admits(slot, word, this.#now)) return LOST;
     const draft = this.#mover.draft;
@@ -314,6 +317,6 @@ export class WorkerPath implements Claimer {
     const nextDue = header[NEXT_DUE]!;
     // Rare (a lease shorter than the others, or, when none is due, than NOTHING_DUE_MILLIS: see filing.ts; or a holder
     // recomputing NEXT_DUE, whose drain may have passed this ring already): one RMW.
-    if (leaseUntil < nextDue || nextDue === DUE_PUBLISHING) Atomics.or(lockWords, ATTENTION, DUE_LOWERED);
+    if (leaseUntil < nextDue || nextDue === DUE_PUBLISHING) step.or(lockWords, ATTENTION, DUE_LOWERED);
   }
 }
