@@ -6,6 +6,10 @@ export declare const CODES: readonly string[];
 export declare const TYPES: readonly string[];
 export declare const FAIL_ERRORS: readonly string[];
 export declare const UNRECOGNISED: string;
+/** Where a row keeps the call's op and its invocation and response stamps (NaN until written). */
+export declare const F_OP: number;
+export declare const F_INV: number;
+export declare const F_RESP: number;
 /** float64s per logged call. */
 export declare const ROW: number;
 export declare function jobNumber(id: string): number;

@@ -20,9 +20,9 @@ const STAT_FIELDS = ['pending', 'ready', 'delayed', 'running', 'succeeded', 'dea
 export const UNRECOGNISED = '<unrecognised>';
 
 const F_THREAD = 0;
-const F_OP = 1;
-const F_INV = 2;
-const F_RESP = 3;
+export const F_OP = 1;
+export const F_INV = 2;
+export const F_RESP = 3;
 const F_ARG = 4;
 const ARGS = 4;
 const F_OUTCOME = F_ARG + ARGS;

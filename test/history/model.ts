@@ -89,6 +89,7 @@ export class QueueModel {
     copy.maxToken = this.maxToken;
     copy.pinned = new Set(this.pinned);
     copy.#finishCounter = this.#finishCounter;
+    copy.skippedNumbers = this.skippedNumbers;
     return copy;
   }
 
@@ -97,7 +98,7 @@ export class QueueModel {
     const jobs = this.jobs.map((j) =>
       [j.priority, j.status, j.attempts, j.runAt, j.lastError, j.token, j.leaseUntil, j.finishedSeq, j.evicted ? 1 : 0].join(','),
     );
-    return `${this.now};${this.maxToken};${this.#finishCounter};${[...this.pinned].sort().join(',')};${jobs.join('|')}`;
+    return `${this.now};${this.maxToken};${this.#finishCounter};${this.skippedNumbers};${[...this.pinned].sort().join(',')};${jobs.join('|')}`;
   }
 
   backoffAfter(n: number): number {
@@ -164,6 +165,18 @@ export class QueueModel {
     return j.status === 'RUNNING' && j.token === token && this.now < j.leaseUntil!;
   }
 
+  /**
+   * Job numbers no job got: a lock holder presumed dead that took the next
+   * number before its takeover leaves it unused (docs/concurrency.md,
+   * "What overlapping calls may see"). The relaxed mode lets a submit skip.
+   */
+  skippedNumbers = 0;
+
+  /** The next submit takes number `num` (at least the next), skipping those before it. */
+  skipTo(num: number): void {
+    this.skippedNumbers += Math.max(0, num - (this.jobs.length + 1 + this.skippedNumbers));
+  }
+
   submit(type: unknown, payload: string | null | undefined, priority: number | undefined, runAt: number | undefined): Outcome {
     this.expire();
     if (typeof type !== 'string' || type.trim() === '') return err('ERR_INVALID_ARGUMENT');
@@ -182,7 +195,7 @@ export class QueueModel {
       finished[0]!.evicted = true;
       this.onReach(finished.length > 1 ? 'eviction, oldest of several' : 'eviction');
     }
-    const num = this.jobs.length + 1;
+    const num = this.jobs.length + 1 + this.skippedNumbers;
     this.jobs.push({
       num,
       id: `J${num}`,

@@ -35,9 +35,9 @@ interface ThreadReport {
   misbehaved: number;
 }
 
-const START = 1_000_000;
+export const START = 1_000_000;
 /** Submits the test makes before the threads start, so their first polls race for jobs. */
-const MAX_PREFILL = 4;
+export const MAX_PREFILL = 4;
 
 export class HistoryRecorder {
   readonly #options: RecorderOptions;
@@ -122,7 +122,7 @@ export class HistoryRecorder {
 }
 
 /** A policy that retries at once or soon, a short or long capacity (small ones reach eviction and QueueFullError). */
-function randomSetup(random: () => number): HistorySetup {
+export function randomSetup(random: () => number): HistorySetup {
   const base = random() < 0.5 ? 0 : Math.floor(random() * 10);
   return {
     start: START,

@@ -1,0 +1,42 @@
+/**
+ * Histories of the real queue (`dist/`) under the deterministic scheduler:
+ * real worker threads make the seeded random calls of the stress histories
+ * (../history/plan.mjs: submit, poll, complete, fail, extend,
+ * completeAndPoll, cancel, retryDead, view, stats, and clock moves, so
+ * leases expire inside calls), one step of the core at a time, in the order
+ * PCT or a random walk picks. The checker must find an order of each that the model allows
+ * (relaxed-poll, as docs/concurrency.md states). A failure prints the
+ * options, which replay the history step for step.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { checkHistory, explainFailure } from '../history/checker.js';
+import { testSeed } from '../helpers.js';
+import { CALLS, MAX_THREADS, historyPlan, replayed } from './plans.js';
+import { ScheduledRecorder, replayCommand, type ScheduledBackend } from './recorder.js';
+
+/** Per backend: 1,000 each, 2,000 in all; LEASEHOLD_SCHEDULED_HISTORIES=n runs n each (a longer search). */
+const HISTORIES = Number(process.env['LEASEHOLD_SCHEDULED_HISTORIES'] || 1_000);
+
+describe.each<{ backend: ScheduledBackend }>([{ backend: 'memory' }, { backend: 'journal' }])('scheduled histories on $backend', ({ backend }) => {
+  const recorder = new ScheduledRecorder(MAX_THREADS, CALLS);
+  afterAll(() => recorder.close());
+
+  it(`finds a relaxed-poll order for each of ${HISTORIES} scheduled histories`, async () => {
+    const base = testSeed(`scheduled histories: ${backend}`);
+    const only = replayed();
+    const plans = only !== undefined ? [only] : Array.from({ length: HISTORIES }, (_, i) => historyPlan(base, i, backend));
+    let steps = 0;
+    let overlapping = 0;
+    for (const options of plans) {
+      const history = await recorder.record(options);
+      steps += history.run.steps;
+      overlapping += history.calls.filter((a) => history.calls.some((b) => b.thread !== a.thread && a.inv < b.resp && b.inv < a.resp)).length;
+      const verdict = checkHistory(history.calls, history.setup, 'relaxed-poll');
+      if (!verdict.ok) {
+        expect.fail(`${explainFailure(`scheduled history ${JSON.stringify(options)}`, history.calls, history.setup, 'relaxed-poll')}\nreplay: ${replayCommand(options)}`);
+      }
+    }
+    console.log(`[scheduled: ${backend}] ${plans.length} histories, ${steps} steps, ${overlapping} calls overlapping another thread's`);
+    expect(overlapping, 'calls that overlapped a call of another thread').toBeGreaterThan(plans.length);
+  }, 900_000);
+});

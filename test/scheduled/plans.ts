@@ -1,0 +1,38 @@
+/**
+ * The scheduled histories CI runs: options for each, from a base seed. Every
+ * history is short (PCT's strength is depth, not length): 2 to 4 threads of
+ * CALLS calls each, PCT of depth 1 to 3 or a random walk.
+ */
+import { prng } from '../../dist/cli/random.js';
+import { LOCK_TIMEOUT_MILLIS, type ScheduledBackend, type ScheduledHistoryOptions } from './recorder.js';
+
+export const CALLS = 5;
+export const MAX_THREADS = 4;
+
+export function historyPlan(base: number, i: number, backend: ScheduledBackend): ScheduledHistoryOptions {
+  const seed = (base + i) >>> 0;
+  const random = prng(seed ^ 0x5bd1e995);
+  const threads = 2 + Math.floor(random() * (MAX_THREADS - 1));
+  return random() < 0.8
+    ? { seed, backend, threads, calls: CALLS, strategy: 'pct', depth: 1 + Math.floor(random() * 3) }
+    : { seed, backend, threads, calls: CALLS, strategy: 'random' };
+}
+
+/**
+ * The same, with one thread stalled past the queue's patience at a random
+ * step: presumed dead, its lock or call taken over, it wakes later to find
+ * it so and goes on.
+ */
+export function stallPlan(base: number, i: number, backend: ScheduledBackend): ScheduledHistoryOptions {
+  const options = historyPlan(base, i, backend);
+  const random = prng(options.seed ^ 0x27d4eb2f);
+  // Past the patience, doubled at most twice by earlier misjudgements within the history.
+  options.stall = { thread: Math.floor(random() * options.threads), step: 1 + Math.floor(random() * CALLS * 30), millis: LOCK_TIMEOUT_MILLIS * 5 };
+  return options;
+}
+
+/** LEASEHOLD_SCHEDULE='{...}' replays one history (the options a failure prints). */
+export function replayed(): ScheduledHistoryOptions | undefined {
+  const text = process.env['LEASEHOLD_SCHEDULE'];
+  return text === undefined || text === '' ? undefined : (JSON.parse(text) as ScheduledHistoryOptions);
+}

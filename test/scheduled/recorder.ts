@@ -1,0 +1,211 @@
+/**
+ * Records histories of the built queue (`dist/`) under the deterministic
+ * scheduler (dist/scheduling/): the same seeded calls as the stress recorder
+ * (../history/recorder.ts), made by real worker threads
+ * (../fixtures/scheduled-thread.mjs), but one step of the core at a time in
+ * the order the scheduler picks. Everything — the queue's setup, each
+ * thread's calls, the interleaving, a kill or a stall — follows from the
+ * seed and the options, so a failing history replays exactly.
+ */
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { JobQueue, ManualClock, RetryPolicy } from '../../dist/index.js';
+import { prng } from '../../dist/cli/random.js';
+import { Scheduler, type HistoryPlan, type ScheduledRun } from '../../dist/scheduling/scheduler.js';
+import { pct, randomWalk } from '../../dist/scheduling/strategies.js';
+import type { Call, HistorySetup } from '../history/history.js';
+import { F_INV, F_OP, F_RESP, OPS, ROW, decode, record, type UnexpectedThrow } from '../history/log.mjs';
+import { submitArgs } from '../history/plan.mjs';
+import { MAX_PREFILL, randomSetup } from '../history/recorder.js';
+
+export type StrategyName = 'pct' | 'random';
+/** The backends that run in one process: shared memory, and shared memory with its SQLite journal. */
+export type ScheduledBackend = 'memory' | 'journal';
+
+export interface ScheduledHistoryOptions {
+  seed: number;
+  backend: ScheduledBackend;
+  threads: number;
+  /** Calls each thread makes. */
+  calls: number;
+  strategy: StrategyName;
+  /** PCT's depth d (d−1 priority change points). */
+  depth?: number;
+  /** End thread `thread` at its `step`-th step. */
+  kill?: { thread: number; step: number };
+  /** Stall thread `thread` at its `step`-th step for `millis` of virtual time. */
+  stall?: { thread: number; step: number; millis: number };
+}
+
+export interface ScheduledHistory {
+  options: ScheduledHistoryOptions;
+  setup: HistorySetup;
+  /** Every call that returned (a killed thread's call in flight did not, and is not here). */
+  calls: Call[];
+  /** The call the killed thread was in when it was ended (its op), if the kill landed inside a call. */
+  killedIn: string | undefined;
+  /** What the scheduler did: steps, trace, kills. */
+  run: ScheduledRun;
+  /** The queue after the history, for the checks a test makes of it (closed by the next history). */
+  queue: JobQueue;
+  clock: ManualClock;
+  /** For each thread, its step count as each of its calls began (row i: call i): which call a step belongs to. */
+  stepsAtCall: Int32Array[];
+}
+
+/** The patience of the scheduled queues: short, so that a stall of a few times it is a handful of naps. */
+export const LOCK_TIMEOUT_MILLIS = 20;
+/** PCT's change points are drawn among this many steps per call of a thread (about a call's steps). */
+const STEPS_PER_CALL = 40;
+
+interface ThreadReport {
+  count: number;
+  unexpected: UnexpectedThrow[];
+}
+
+export class ScheduledRecorder {
+  readonly #scheduler = new Scheduler();
+  readonly #maxThreads: number;
+  readonly #maxCalls: number;
+  readonly #workers: (Worker | undefined)[] = [];
+  readonly #exits: Promise<unknown>[] = [];
+  readonly #logs: Float64Array[] = [];
+  readonly #logBuffers: SharedArrayBuffer[] = [];
+  readonly #stepBuffers: SharedArrayBuffer[] = [];
+  /** Where the journaled histories keep their journals. */
+  readonly #directory = mkdtempSync(join(tmpdir(), 'leasehold-scheduled-'));
+  #journals = 0;
+  readonly #stamps: Int32Array;
+  readonly #stampBuffer = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT);
+  readonly #prefillLog = new Float64Array(MAX_PREFILL * ROW);
+  #queue: JobQueue | undefined;
+
+  constructor(maxThreads: number, maxCalls: number) {
+    this.#maxThreads = maxThreads;
+    this.#maxCalls = maxCalls;
+    this.#stamps = new Int32Array(this.#stampBuffer);
+    for (let thread = 0; thread < maxThreads; thread++) {
+      const buffer = new SharedArrayBuffer(maxCalls * ROW * Float64Array.BYTES_PER_ELEMENT);
+      this.#logBuffers.push(buffer);
+      this.#logs.push(new Float64Array(buffer));
+      this.#stepBuffers.push(new SharedArrayBuffer(maxCalls * Int32Array.BYTES_PER_ELEMENT));
+      this.#workers.push(undefined);
+      this.#exits.push(Promise.resolve());
+    }
+  }
+
+  /** Records one history; the same options record the same history. */
+  async record(options: ScheduledHistoryOptions): Promise<ScheduledHistory> {
+    const { seed, threads, calls } = options;
+    if (threads > this.#maxThreads || calls > this.#maxCalls) throw new RangeError(`At most ${this.#maxThreads} threads of ${this.#maxCalls} calls`);
+    await this.#queue?.close();
+    const random = prng(seed);
+    const setup = randomSetup(random);
+    const clock = new ManualClock(setup.start);
+    const policy = new RetryPolicy(setup.policy.maxAttempts, setup.policy.base, setup.policy.max);
+    const queueOptions = { capacity: setup.capacity, maxPayloadBytes: 64, arenaBytes: 1 << 16, lockTimeoutMillis: LOCK_TIMEOUT_MILLIS };
+    const queue =
+      options.backend === 'journal'
+        ? JobQueue.open(join(this.#directory, `${++this.#journals}.db`), clock, policy, queueOptions)
+        : new JobQueue(clock, policy, queueOptions);
+    this.#queue = queue;
+    Atomics.store(this.#stamps, 0, 0);
+    // A row is whole once its response stamp is written: a killed thread's rows are read up to its first that is not.
+    for (const log of this.#logs) log.fill(Number.NaN);
+    const unexpected: UnexpectedThrow[] = [];
+    const prefill = Math.floor(random() * (MAX_PREFILL + 1));
+    const mainThread = this.#maxThreads;
+    for (let row = 0; row < prefill; row++) {
+      record(this.#prefillLog, row, this.#stamps, mainThread, queue, clock, 0, submitArgs(random, clock.now()), unexpected);
+    }
+    const handle = queue.share();
+    // One at a time, in order: which row each thread gets is the same in every replay.
+    for (let thread = 0; thread < threads; thread++) await this.#ask(this.#worker(thread), { phase: 'attach', handle, clockBuffer: clock.buffer });
+    const reports: Promise<ThreadReport | undefined>[] = [];
+    for (let thread = 0; thread < threads; thread++) {
+      const worker = this.#worker(thread);
+      const threadSeed = (seed ^ Math.imul(thread + 1, 0x9e3779b1)) >>> 0;
+      reports.push(this.#ask(worker, { phase: 'run', scheduleSeed: seed, seed: threadSeed, calls }));
+    }
+    const plan: HistoryPlan = { strategy: strategyOf(options) };
+    if (options.kill !== undefined) plan.kill = options.kill;
+    if (options.stall !== undefined) plan.stall = options.stall;
+    // Blocks this thread until the history is over: the threads run one step at a time meanwhile.
+    let run: ScheduledRun;
+    try {
+      run = this.#scheduler.run(threads, plan, (thread) => void this.#workers[thread]!.terminate());
+    } catch (error) {
+      // The threads are mid-history: they cannot be reused.
+      await this.close();
+      throw new Error(`${(error as Error).message}\nreplay: ${replayCommand(options)}`, { cause: error });
+    }
+    for (const thread of run.killed) {
+      this.#workers[thread] = undefined;
+      // Its index is free for a new thread only once it has exited: until then it waits on the same control words.
+      await this.#exits[thread];
+    }
+    const done = await Promise.all(reports);
+    for (let thread = 0; thread < threads; thread++) if (done[thread] !== undefined) await this.#ask(this.#workers[thread]!, { phase: 'close' });
+    const callsMade = decode(this.#prefillLog, prefill, unexpected);
+    let killedIn: string | undefined;
+    done.forEach((report, thread) => {
+      const log = this.#logs[thread]!;
+      if (report !== undefined) {
+        callsMade.push(...decode(log, report.count, report.unexpected));
+        return;
+      }
+      let whole = 0;
+      while (whole < calls && !Number.isNaN(log[whole * ROW + F_RESP]!)) whole++;
+      callsMade.push(...decode(log, whole));
+      if (whole < calls && !Number.isNaN(log[whole * ROW + F_INV]!)) killedIn = OPS[log[whole * ROW + F_OP]!];
+    });
+    const stepsAtCall = this.#stepBuffers.slice(0, threads).map((buffer) => new Int32Array(buffer));
+    return { options, setup, calls: callsMade, killedIn, run, queue, clock, stepsAtCall };
+  }
+
+  async close(): Promise<void> {
+    await this.#queue?.close();
+    await Promise.all(this.#workers.map((worker) => worker?.terminate()));
+    this.#workers.fill(undefined);
+    rmSync(this.#directory, { recursive: true, force: true });
+  }
+
+  #worker(thread: number): Worker {
+    const existing = this.#workers[thread];
+    if (existing !== undefined) return existing;
+    const workerData = { thread, controlBuffer: this.#scheduler.buffer, logBuffer: this.#logBuffers[thread], stepBuffer: this.#stepBuffers[thread], stampBuffer: this.#stampBuffer };
+    const worker = new Worker(new URL('../fixtures/scheduled-thread.mjs', import.meta.url), { workerData });
+    this.#workers[thread] = worker;
+    this.#exits[thread] = once(worker, 'exit');
+    return worker;
+  }
+
+  /** Posts `message` to `worker`; its reply, or undefined if it was killed. */
+  #ask(worker: Worker, message: unknown): Promise<ThreadReport | undefined> {
+    return new Promise((resolve, reject) => {
+      const onMessage = (report: ThreadReport) => settle(() => resolve(report));
+      const onExit = () => settle(() => resolve(undefined));
+      const onError = (error: Error) => settle(() => reject(error));
+      const settle = (then: () => void) => {
+        worker.off('message', onMessage).off('exit', onExit).off('error', onError);
+        then();
+      };
+      worker.once('message', onMessage).once('exit', onExit).once('error', onError);
+      worker.postMessage(message);
+    });
+  }
+}
+
+function strategyOf(options: ScheduledHistoryOptions): HistoryPlan['strategy'] {
+  const seed = (options.seed * 0x85ebca6b) >>> 0;
+  if (options.strategy === 'random') return randomWalk(seed);
+  return pct(seed, { depth: options.depth ?? 2, steps: options.threads * options.calls * STEPS_PER_CALL });
+}
+
+/** The command that replays a history: printed with every failure. */
+export function replayCommand(options: ScheduledHistoryOptions): string {
+  return `LEASEHOLD_SCHEDULE='${JSON.stringify(options)}' npx vitest run test/scheduled/histories.test.ts`;
+}
