@@ -236,13 +236,17 @@ export class BackendUnavailableError extends JobQueueError {
 /**
  * A feature needs an optional peer dependency that is not installed
  * (better-sqlite3 for `JobQueue.open`, ioredis for `RedisJobQueue`).
- * `packageName` is the package to install.
+ * `packageName` is the package to install, `range` the versions that fit
+ * (package.json's peerDependencies, as the README names them).
  */
 export class MissingDependencyError extends JobQueueError {
   readonly packageName: string;
-  constructor(packageName: string, feature: string, options?: ErrorOptions) {
-    super('ERR_MISSING_DEPENDENCY', `${feature} needs the package ${packageName}: install it with \`npm install ${packageName}\``);
+  readonly range: string | undefined;
+  constructor(packageName: string, feature: string, options?: ErrorOptions & { range?: string }) {
+    const spec = options?.range === undefined ? packageName : `${packageName}@${options.range}`;
+    super('ERR_MISSING_DEPENDENCY', `${feature} needs the package ${packageName}: install it with \`npm install ${spec}\``);
     this.packageName = packageName;
+    this.range = options?.range;
     if (options?.cause !== undefined) this.cause = options.cause;
   }
 }
