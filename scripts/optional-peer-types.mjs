@@ -30,7 +30,6 @@ function* declarations(dir) {
   }
 }
 
-let marked = 0;
 for (const file of declarations(join(root, 'dist'))) {
   const lines = readFileSync(file, 'utf8').split('\n');
   const inserted = []; // the output line numbers of the marks
@@ -44,7 +43,6 @@ for (const file of declarations(join(root, 'dist'))) {
   }
   if (inserted.length === 0) continue;
   writeFileSync(file, out.join('\n'));
-  marked += inserted.length;
   const mapFile = `${file}.map`;
   if (!existsSync(mapFile)) continue;
   const map = JSON.parse(readFileSync(mapFile, 'utf8'));
@@ -54,4 +52,3 @@ for (const file of declarations(join(root, 'dist'))) {
   map.mappings = groups.join(';');
   writeFileSync(mapFile, JSON.stringify(map));
 }
-console.log(`optional-peer-types: ${marked} references to optional peers marked`);
