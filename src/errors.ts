@@ -20,6 +20,7 @@ export type ErrorCode =
   | 'ERR_BACKEND_AUTH'
   | 'ERR_BACKEND_TLS'
   | 'ERR_MISSING_DEPENDENCY'
+  | 'ERR_QUEUE_NOT_FOUND'
   | 'ERR_JOB_FAILED'
   | 'ERR_TIMEOUT'
   | 'ERR_ABORTED'
@@ -248,6 +249,19 @@ export class MissingDependencyError extends JobQueueError {
     this.packageName = packageName;
     this.range = options?.range;
     if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
+
+/**
+ * A queue named by the caller does not exist where it was looked for
+ * (`leasehold dashboard --redis URL --name Q` where no job was ever submitted
+ * to Q). Nothing was served or changed. `queueName` is the name given.
+ */
+export class QueueNotFoundError extends JobQueueError {
+  readonly queueName: string;
+  constructor(queueName: string, where: string) {
+    super('ERR_QUEUE_NOT_FOUND', `No queue named ${JSON.stringify(queueName)} in ${where}: no job was ever submitted to it (check the name)`);
+    this.queueName = queueName;
   }
 }
 

@@ -17,7 +17,7 @@ export { traceProcess } from './tracing/consumer.js';
 export {
   JobQueueError, InvalidArgumentError, JobNotFoundError, IllegalStateError, StaleLeaseError, QueueFullError,
   JournalBusyError, JournalCorruptError, JournalWriteError, JournalFullError, JournalReadOnlyError, JournalIOError,
-  BackendUnavailableError, BackendAuthError, BackendTlsError, MissingDependencyError, JobFailedError, TimeoutError, AbortedError,
+  BackendUnavailableError, BackendAuthError, BackendTlsError, MissingDependencyError, QueueNotFoundError, JobFailedError, TimeoutError, AbortedError,
   UnsupportedOperationError,
   type ErrorCode,
 } from './errors.js';
