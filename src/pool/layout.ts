@@ -2,7 +2,7 @@
  * The pool's control block, shared by the main thread and every pool thread.
  * Declared once here; nothing else computes an offset into it.
  *
- *   words     Int32   [ STOP EVENTS | thread 0: TICK REFUSED | thread 1: ... ]
+ *   words     Int32   [ STOP EVENTS | thread 0: TICK REFUSED RECORDED | thread 1: ... ]
  *   inflight  f64     [ thread 0: (JOB_NUM TOKEN ATTEMPT STARTED_AT DEADLINE TIMEOUT) × concurrency | thread 1: ... ]
  *
  * STOP: 0 while the pool runs; 1 once `close()` began (threads poll no more
@@ -13,6 +13,9 @@
  *   main thread presumes a thread hung when its TICK stands still too long.
  * REFUSED: complete / fail calls of this thread refused because the lease was
  *   lost (zombie calls), counted for `stats()`.
+ * RECORDED: the event records this thread has recorded (posted or still in
+ *   its batch), counted up before the job that made them leaves the inflight
+ *   block; `drain()` waits until the main thread has received as many.
  * JOB_NUM, TOKEN, ATTEMPT: the leases a thread holds now (JOB_NUM 0: none),
  *   so that the main thread can hand back the jobs of a thread it had to
  *   terminate, or of a pool it closes. STARTED_AT: when the attempt began
@@ -27,7 +30,8 @@ export const EVENTS = 1;
 export const THREADS_START = 2;
 export const TICK = 0;
 export const REFUSED = 1;
-export const THREAD_WORDS = 2;
+export const RECORDED = 2;
+export const THREAD_WORDS = 3;
 
 export const INFLIGHT_JOB_NUM = 0;
 export const INFLIGHT_TOKEN = 1;

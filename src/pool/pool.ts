@@ -7,7 +7,7 @@ import type { PoolQueue } from './backend.js';
 import { EventHub, EventKind, type EventBatch, type PoolEventName, type PoolEvents } from './events.js';
 import {
   EVENTS, INFLIGHT_ATTEMPT, INFLIGHT_DEADLINE, INFLIGHT_JOB_NUM, INFLIGHT_STARTED_AT, INFLIGHT_TIMEOUT, INFLIGHT_TOKEN,
-  REFUSED, STOP, TICK, allocateControl, inflightAt, threadWord, type PoolControlBuffers,
+  RECORDED, REFUSED, STOP, TICK, allocateControl, inflightAt, threadWord, type PoolControlBuffers,
 } from './layout.js';
 import { MAX_TIMER_MILLIS } from '../long-timer.js';
 import { fillPoolOptions, type FilledPoolOptions, type WorkerPoolOptions } from './options.js';
@@ -93,6 +93,8 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
   readonly #words: Int32Array;
   readonly #inflight: Float64Array;
   readonly #loops: (Loop | undefined)[];
+  /** Per thread: the event records received from it, or given up as lost with a thread that died (see RECORDED). */
+  readonly #received: number[];
   readonly #events: EventHub;
   readonly #onSignal = (): void => void this.close();
   #piscina: Piscina | undefined;
@@ -118,6 +120,7 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
     this.#words = new Int32Array(this.#control.words);
     this.#inflight = new Float64Array(this.#control.inflight);
     this.#loops = new Array<Loop | undefined>(this.#options.threads).fill(undefined);
+    this.#received = new Array<number>(this.#options.threads).fill(0);
     // Publish to the threads whether anyone listens: they record events only then.
     this.#events = new EventHub(this.#options.logger, (wanted) => Atomics.store(this.#words, EVENTS, wanted ? 1 : 0));
   }
@@ -178,17 +181,36 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
     this.#watchdog.unref();
   }
 
-  /** Resolves once no job is PENDING or RUNNING. */
+  /**
+   * Resolves once no job is PENDING or RUNNING, and every event this pool's
+   * threads recorded for the jobs it waited for has reached the listeners
+   * (a thread posts its events once per tick, after the queue has the job
+   * finished: without that wait a count of `completed` events read right
+   * after could be short).
+   */
   async drain(): Promise<void> {
     for (let asked = -Infinity; ; ) {
       if (!this.#holdsLeases() || performance.now() - asked >= DRAIN_LOOK_MILLIS) {
         asked = performance.now();
         const s = await this.#queue.stats();
-        if (s.pending + s.running === 0) return;
+        if (s.pending + s.running === 0) break;
       }
       if (this.#state !== 'running') throw new IllegalStateError('The pool is not running: nothing would drain the queue');
       await new Promise((r) => setTimeout(r, DRAIN_POLL_MILLIS));
     }
+    // A thread records a job's event before the job leaves its inflight block: once no thread holds a job, every event
+    // of the drained jobs is counted in RECORDED, and arrives with the thread's next batch (its next tick at most).
+    while (this.#state === 'running' && (this.#holdsLeases() || !this.#heardAll())) {
+      await new Promise((r) => setTimeout(r, DRAIN_POLL_MILLIS));
+    }
+  }
+
+  /** Whether every event record the threads counted has been received (or was lost with a thread that died). */
+  #heardAll(): boolean {
+    for (let thread = 0; thread < this.#options.threads; thread++) {
+      if (this.#received[thread]! < Atomics.load(this.#words, threadWord(thread, RECORDED))) return false;
+    }
+    return true;
   }
 
   /** Whether a thread of this pool holds a lease now (a hint: the owning threads write the control block as they go). */
@@ -257,7 +279,11 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
     const controller = new AbortController();
     const { port1: events, port2: threadEnd } = new MessageChannel();
     const receive = this.#events.receiver();
-    events.on('message', (batch: EventBatch | null) => (batch === null ? events.close() : receive(batch)));
+    events.on('message', (batch: EventBatch | null) => {
+      if (batch === null) return events.close();
+      receive(batch);
+      this.#received[thread]! += batch.count;
+    });
     events.unref();
     const task: ThreadTask = {
       kind: 'loop',
@@ -304,6 +330,8 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
   async #replace(thread: number, error: unknown): Promise<void> {
     const loop = this.#loops[thread]!;
     const held = this.#takeInflight(thread);
+    // The records the thread had not posted died with it: drain() waits for them no more.
+    this.#received[thread] = Atomics.load(this.#words, threadWord(thread, RECORDED));
     const outOfMemory = (error as { code?: unknown } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
     const reason = outOfMemory ? OUT_OF_MEMORY : held.length > 0 ? THREAD_DIED : THREAD_DIED_IDLE;
     const replaced = this.#state === 'running';

@@ -12,7 +12,7 @@ import { Heartbeats } from './heartbeats.js';
 import { JobContext, LazyAbort } from './job-context.js';
 import {
   EVENTS, INFLIGHT_ATTEMPT, INFLIGHT_DEADLINE, INFLIGHT_JOB_NUM, INFLIGHT_STARTED_AT, INFLIGHT_TIMEOUT, INFLIGHT_TOKEN,
-  REFUSED, STOP, TICK, inflightAt, threadWord, type PoolControlBuffers,
+  RECORDED, REFUSED, STOP, TICK, inflightAt, threadWord, type PoolControlBuffers,
 } from './layout.js';
 import { MAX_TIMER_MILLIS, startTimer, type LongTimer } from '../long-timer.js';
 import { NO_TIMEOUT, type FilledPoolOptions } from './options.js';
@@ -102,7 +102,9 @@ class WorkerLoop {
     this.#words = new Int32Array(task.control.words);
     this.#inflight = new Float64Array(task.control.inflight);
     // Read on every event: listeners come and go on the main thread.
-    this.#events = new EventRecorder(task.events, () => Atomics.load(this.#words, EVENTS) !== 0);
+    // Counted as recorded, before the job leaves the inflight block: drain() waits for the main thread to have them all.
+    const recorded = threadWord(task.thread, RECORDED);
+    this.#events = new EventRecorder(task.events, () => Atomics.load(this.#words, EVENTS) !== 0, () => Atomics.add(this.#words, recorded, 1));
     this.#places = Array.from({ length: task.concurrency }, (_, i) => i);
     const { completeManyAndPoll } = queue;
     this.#batches = task.concurrency > 1 && completeManyAndPoll !== undefined && queue.pollMany !== undefined
