@@ -21,7 +21,7 @@ export {
   UnsupportedOperationError,
   type ErrorCode,
 } from './errors.js';
-export { WorkerPool, type PoolStats, type PoolStatsOf } from './pool/pool.js';
+export { WorkerPool, type PoolStats, type PoolStatsOf, type RunOptions } from './pool/pool.js';
 export type { TimeoutsByType, UnknownTypePolicy, WorkerPoolOptions } from './pool/options.js';
 export type { JobEvent, PoolErrorEvent, PoolEventName, PoolEvents, PoolLogger } from './pool/events.js';
 export type { PoolQueue, QueueHandle, WorkerQueue } from './pool/backend.js';

@@ -13,6 +13,13 @@ import { MAX_TIMER_MILLIS } from '../long-timer.js';
 import { fillPoolOptions, type FilledPoolOptions, type WorkerPoolOptions } from './options.js';
 import type { ThreadTask } from './thread.js';
 import { jobIdOf } from '../job-id.js';
+import type { SubmitOptions } from '../validate.js';
+
+/** `run`'s options: submit's, and a signal that stops the wait (the job itself is left as it is). */
+export interface RunOptions extends SubmitOptions {
+  /** Rejects `run` with AbortedError once it aborts; the job goes on (cancel a PENDING one with the queue's `cancel`). */
+  signal?: AbortSignal;
+}
 
 /** `stats()` of a pool: at once for a JobQueue, a Promise for a queue whose counts are remote (Redis). */
 export type PoolStatsOf<Q extends PoolQueue> = Q extends JobQueue ? PoolStats : Promise<PoolStats>;
@@ -211,6 +218,26 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
       if (this.#received[thread]! < Atomics.load(this.#words, threadWord(thread, RECORDED))) return false;
     }
     return true;
+  }
+
+  /**
+   * Submits a job and resolves with its handler's return value once it has
+   * SUCCEEDED (undefined for none) — piscina's `run`, through the queue:
+   * the job is retried by the queue's policy and survives as the queue does.
+   * Rejects with JobFailedError (`ERR_JOB_FAILED`; `lastError` is the last
+   * attempt's error) once it is DEAD or CANCELLED, with AbortedError when
+   * `options.signal` aborts, with what `submit` throws for a refused submit
+   * (nothing submitted), and with IllegalStateError when the pool is not
+   * started or already closing (nothing submitted: no thread would run it).
+   */
+  async run(type: string, payload?: string | null, options: RunOptions = {}): Promise<unknown> {
+    if (this.#state !== 'running' && this.#state !== 'starting') {
+      throw new IllegalStateError(`The pool is ${this.#state === 'new' ? 'not started' : 'closing or closed'}: no thread would run the job (start() it first)`);
+    }
+    if (options === null || typeof options !== 'object') throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
+    const { signal, ...submitOptions } = options;
+    const jobId = await this.#queue.submit(type, payload, submitOptions);
+    return this.#queue.finished(jobId, signal === undefined ? {} : { signal });
   }
 
   /** Whether a thread of this pool holds a lease now (a hint: the owning threads write the control block as they go). */
