@@ -2,7 +2,7 @@
  * The pool's control block, shared by the main thread and every pool thread.
  * Declared once here; nothing else computes an offset into it.
  *
- *   words     Int32   [ STOP EVENTS | thread 0: TICK REFUSED RECORDED | thread 1: ... ]
+ *   words     Int32   [ STOP EVENTS | thread 0: TICK REFUSED RECORDED RECYCLE | thread 1: ... ]
  *   inflight  f64     [ thread 0: (JOB_NUM TOKEN ATTEMPT STARTED_AT DEADLINE TIMEOUT) × concurrency | thread 1: ... ]
  *
  * STOP: 0 while the pool runs; 1 once `close()` began (threads poll no more
@@ -16,6 +16,12 @@
  * RECORDED: the event records this thread has recorded (posted or still in
  *   its batch), counted up before the job that made them leaves the inflight
  *   block; `drain()` waits until the main thread has received as many.
+ * RECYCLE: 0 while the thread works; 1 once it is recycling (it reached
+ *   `maxJobsPerThread` or `maxHeapBytes`, has settled every job it held and
+ *   posted its last events), written by the thread; 2 once the main thread has
+ *   received those events (the end of its batches), written by the main thread,
+ *   which the thread waits for before it exits. Back to 0 by the main thread as
+ *   it launches the thread's successor.
  * JOB_NUM, TOKEN, ATTEMPT: the leases a thread holds now (JOB_NUM 0: none),
  *   so that the main thread can hand back the jobs of a thread it had to
  *   terminate, or of a pool it closes. STARTED_AT: when the attempt began
@@ -31,7 +37,12 @@ export const THREADS_START = 2;
 export const TICK = 0;
 export const REFUSED = 1;
 export const RECORDED = 2;
-export const THREAD_WORDS = 3;
+export const RECYCLE = 3;
+export const THREAD_WORDS = 4;
+/** RECYCLE's values. */
+export const WORKING = 0;
+export const RECYCLING = 1;
+export const RECYCLE_HEARD = 2;
 
 export const INFLIGHT_JOB_NUM = 0;
 export const INFLIGHT_TOKEN = 1;

@@ -73,6 +73,19 @@ export interface WorkerPoolOptions {
    * @default []
    */
   shutdownOn?: readonly NodeJS.Signals[];
+  /**
+   * Recycle a thread after it has run this many jobs: it leases no more, lets its jobs finish, and
+   * exits; a fresh thread (a new heap) takes its place. Its jobs are never lost or retried for it.
+   * For handlers that leak (tinypool's `isolateWorkers` is 1).
+   * @default Infinity (never)
+   */
+  maxJobsPerThread?: number;
+  /**
+   * Recycle a thread, as `maxJobsPerThread` does, once its heap in use (V8's `used_heap_size`)
+   * is past this many bytes after a job (tinypool's `maxMemoryLimitBeforeRecycle`).
+   * @default Infinity (never)
+   */
+  maxHeapBytes?: number;
   /** A logger with pino's method shape: failures and stalls are logged as warnings, dead letters and pool errors as errors, thread restarts as warnings. */
   logger?: PoolLogger;
 }
@@ -92,6 +105,8 @@ export interface FilledPoolOptions {
   unknownTypes: UnknownTypePolicy;
   shutdownOn: readonly NodeJS.Signals[];
   logger: PoolLogger | undefined;
+  maxJobsPerThread: number;
+  maxHeapBytes: number;
 }
 
 /** The most threads a pool takes (each a thread of its own, with its own heap): past the cores of any machine. */
@@ -109,6 +124,7 @@ export const NO_TIMEOUT = 0;
 /** The keys of WorkerPoolOptions: a pool refuses any other. */
 const POOL_OPTIONS: ReadonlySet<string> = new Set([
   'handlers', 'threads', 'leaseMillis', 'concurrency', 'workerId', 'timeoutMillis', 'timeoutGraceMillis', 'resourceLimits', 'unknownTypes', 'shutdownOn', 'logger',
+  'maxJobsPerThread', 'maxHeapBytes',
 ]);
 
 export function fillPoolOptions(asked: WorkerPoolOptions): FilledPoolOptions {
@@ -136,7 +152,17 @@ export function fillPoolOptions(asked: WorkerPoolOptions): FilledPoolOptions {
     unknownTypes,
     shutdownOn: signals(given<readonly NodeJS.Signals[]>(options.shutdownOn, kDefaults.shutdownOn)),
     logger: logger(options.logger),
+    maxJobsPerThread: atLeastOne('maxJobsPerThread', given(options.maxJobsPerThread, Infinity)),
+    maxHeapBytes: atLeastOne('maxHeapBytes', given(options.maxHeapBytes, Infinity)),
   };
+}
+
+/** An integer ≥ 1, or Infinity (never). */
+function atLeastOne(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !(value === Infinity || (Number.isInteger(value) && value >= 1))) {
+    throw new InvalidArgumentError(`Expected \`${name}\` to be an integer ≥ 1 or Infinity, got ${describe(value)}`);
+  }
+  return value;
 }
 
 function timeouts(value: unknown): FilledPoolOptions['timeouts'] {

@@ -7,7 +7,7 @@ import type { PoolQueue } from './backend.js';
 import { EventHub, EventKind, type EventBatch, type PoolEventName, type PoolEvents } from './events.js';
 import {
   EVENTS, INFLIGHT_ATTEMPT, INFLIGHT_DEADLINE, INFLIGHT_JOB_NUM, INFLIGHT_STARTED_AT, INFLIGHT_TIMEOUT, INFLIGHT_TOKEN,
-  RECORDED, REFUSED, STOP, TICK, allocateControl, inflightAt, threadWord, type PoolControlBuffers,
+  RECORDED, RECYCLE, RECYCLE_HEARD, RECYCLING, REFUSED, STOP, TICK, WORKING, allocateControl, inflightAt, threadWord, type PoolControlBuffers,
 } from './layout.js';
 import { MAX_TIMER_MILLIS } from '../long-timer.js';
 import { fillPoolOptions, type FilledPoolOptions, type WorkerPoolOptions } from './options.js';
@@ -307,7 +307,13 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
     const { port1: events, port2: threadEnd } = new MessageChannel();
     const receive = this.#events.receiver();
     events.on('message', (batch: EventBatch | null) => {
-      if (batch === null) return events.close();
+      if (batch === null) {
+        events.close();
+        // A recycling thread waits for this before it exits: every batch it posted was received. Pairs with exitForRecycling.
+        const recycle = threadWord(thread, RECYCLE);
+        if (Atomics.compareExchange(this.#words, recycle, RECYCLING, RECYCLE_HEARD) === RECYCLING) Atomics.notify(this.#words, recycle);
+        return;
+      }
       receive(batch);
       this.#received[thread]! += batch.count;
     });
@@ -326,7 +332,10 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
       timeouts: o.timeouts,
       timeoutGraceMillis: o.timeoutGraceMillis,
       unknownTypes: o.unknownTypes,
+      maxJobsPerThread: o.maxJobsPerThread,
+      maxHeapBytes: o.maxHeapBytes,
     };
+    Atomics.store(this.#words, threadWord(thread, RECYCLE), WORKING);
     const tick = Atomics.load(this.#words, threadWord(thread, TICK));
     const done = this.#piscina!.run(task, { signal: controller.signal, transferList: [threadEnd] }).then(
       () => undefined,
@@ -356,6 +365,11 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
   /** A loop ended by a crash (or our abort of a hung thread): hand its jobs back and start a new one. */
   async #replace(thread: number, error: unknown): Promise<void> {
     const loop = this.#loops[thread]!;
+    if (Atomics.load(this.#words, threadWord(thread, RECYCLE)) === RECYCLE_HEARD && loop.lastChange !== Infinity) {
+      // Recycled (maxJobsPerThread, maxHeapBytes): it settled its jobs and its events came; a successor starts at once.
+      if (this.#state === 'running') this.#launch(thread);
+      return;
+    }
     const held = this.#takeInflight(thread);
     // The records the thread had not posted died with it: drain() waits for them no more.
     this.#received[thread] = Atomics.load(this.#words, threadWord(thread, RECORDED));
