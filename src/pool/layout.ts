@@ -2,7 +2,7 @@
  * The pool's control block, shared by the main thread and every pool thread.
  * Declared once here; nothing else computes an offset into it.
  *
- *   words     Int32   [ STOP EVENTS | thread 0: TICK REFUSED RECORDED RECYCLE | thread 1: ... ]
+ *   words     Int32   [ STOP EVENTS | thread 0: TICK REFUSED RECORDED RECYCLE RETIRE STARTED | thread 1: ... ]
  *   inflight  f64     [ thread 0: (JOB_NUM TOKEN ATTEMPT STARTED_AT DEADLINE TIMEOUT) × concurrency | thread 1: ... ]
  *
  * STOP: 0 while the pool runs; 1 once `close()` began (threads poll no more
@@ -22,6 +22,11 @@
  *   received those events (the end of its batches), written by the main thread,
  *   which the thread waits for before it exits. Back to 0 by the main thread as
  *   it launches the thread's successor.
+ * RETIRE: 1 once the main thread retired this thread (idle past
+ *   `idleTimeoutMillis`, above `minThreads`): it leases no more, lets its jobs
+ *   settle and ends its loop. Written by the main thread; 0 at each launch.
+ * STARTED: jobs this thread has started, counted up by the thread; the main
+ *   thread reads it to tell an idle thread from a busy one between its looks.
  * JOB_NUM, TOKEN, ATTEMPT: the leases a thread holds now (JOB_NUM 0: none),
  *   so that the main thread can hand back the jobs of a thread it had to
  *   terminate, or of a pool it closes. STARTED_AT: when the attempt began
@@ -38,7 +43,9 @@ export const TICK = 0;
 export const REFUSED = 1;
 export const RECORDED = 2;
 export const RECYCLE = 3;
-export const THREAD_WORDS = 4;
+export const RETIRE = 4;
+export const STARTED = 5;
+export const THREAD_WORDS = 6;
 /** RECYCLE's values. */
 export const WORKING = 0;
 export const RECYCLING = 1;

@@ -7,7 +7,7 @@ import type { PoolQueue } from './backend.js';
 import { EventHub, EventKind, type EventBatch, type PoolEventName, type PoolEvents } from './events.js';
 import {
   EVENTS, INFLIGHT_ATTEMPT, INFLIGHT_DEADLINE, INFLIGHT_JOB_NUM, INFLIGHT_STARTED_AT, INFLIGHT_TIMEOUT, INFLIGHT_TOKEN,
-  RECORDED, RECYCLE, RECYCLE_HEARD, RECYCLING, REFUSED, STOP, TICK, WORKING, allocateControl, inflightAt, threadWord, type PoolControlBuffers,
+  RECORDED, RECYCLE, RECYCLE_HEARD, RECYCLING, REFUSED, RETIRE, STARTED, STOP, TICK, WORKING, allocateControl, inflightAt, threadWord, type PoolControlBuffers,
 } from './layout.js';
 import { MAX_TIMER_MILLIS } from '../long-timer.js';
 import { fillPoolOptions, type FilledPoolOptions, type WorkerPoolOptions } from './options.js';
@@ -79,6 +79,11 @@ interface Loop {
   /** Deaths in a row holding no job before this launch (see #replace). */
   idleDeaths: number;
   done: Promise<void>;
+  /** The thread's STARTED when last looked at, and when it last started a job or held one (performance.now()). */
+  lastStarted: number;
+  lastBusy: number;
+  /** Retired (idle above minThreads): its loop ends, and no successor is launched. */
+  retired: boolean;
 }
 
 /**
@@ -162,11 +167,13 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
 
   async #start(): Promise<void> {
     const { threads, handlers, resourceLimits } = this.#options;
+    const { minThreads, idleTimeoutMillis } = this.#options;
     const piscina = new Piscina<ThreadTask, string[]>({
       filename: new URL('./thread-entry.cjs', import.meta.url).href,
-      minThreads: threads,
+      // A retired loop leaves its thread idle in piscina, which ends it after the same idle timeout.
+      minThreads,
       maxThreads: threads,
-      idleTimeout: Infinity,
+      idleTimeout: minThreads === threads ? Infinity : idleTimeoutMillis,
       ...(resourceLimits === undefined ? {} : { resourceLimits }),
     });
     // Every thread, from its start: one that crashes or is killed as hung cannot give its queue rows back itself.
@@ -183,7 +190,7 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
     // close() was called while the module loaded: it waits for us, then finds no threads to stop.
     if (this.#state !== 'starting') return;
     this.#state = 'running';
-    for (let thread = 0; thread < threads; thread++) this.#launch(thread);
+    for (let thread = 0; thread < minThreads; thread++) this.#launch(thread);
     this.#watchdog = setInterval(() => this.#watch(), TICK_MILLIS);
     this.#watchdog.unref();
   }
@@ -292,7 +299,7 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
   stats(): PoolStatsOf<Q> {
     let refused = 0;
     for (let thread = 0; thread < this.#options.threads; thread++) refused += Atomics.load(this.#words, threadWord(thread, REFUSED));
-    const pool = { threads: this.#options.threads, restarts: this.#restarts, refused };
+    const pool = { threads: this.#liveThreads(), restarts: this.#restarts, refused };
     const queue = this.#queue.stats();
     return (queue instanceof Promise ? queue.then((counts) => ({ ...counts, ...pool })) : { ...queue, ...pool }) as PoolStatsOf<Q>;
   }
@@ -336,16 +343,77 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
       maxHeapBytes: o.maxHeapBytes,
     };
     Atomics.store(this.#words, threadWord(thread, RECYCLE), WORKING);
+    Atomics.store(this.#words, threadWord(thread, RETIRE), 0);
     const tick = Atomics.load(this.#words, threadWord(thread, TICK));
     const done = this.#piscina!.run(task, { signal: controller.signal, transferList: [threadEnd] }).then(
-      () => undefined,
+      // A loop ends of itself when the pool closes, or when it was retired: its place is free for a later launch.
+      () => {
+        if (this.#loops[thread]?.retired === true) this.#loops[thread] = undefined;
+      },
       (error: unknown) => {
         events.close();
         return this.#replace(thread, error);
       },
     );
     const now = performance.now();
-    this.#loops[thread] = { controller, lastTick: tick, launchTick: tick, lastChange: now, launchedAt: now, idleDeaths, done };
+    const started = Atomics.load(this.#words, threadWord(thread, STARTED));
+    this.#loops[thread] = {
+      controller, lastTick: tick, launchTick: tick, lastChange: now, launchedAt: now, idleDeaths, done, lastStarted: started, lastBusy: now, retired: false,
+    };
+  }
+
+  /** The threads working now (launched and not retired); before the pool starts, the minThreads it will start. */
+  #liveThreads(): number {
+    if (this.#state === 'new' || this.#state === 'starting') return this.#options.minThreads;
+    return this.#loops.filter((loop) => loop !== undefined && !loop.retired).length;
+  }
+
+  /**
+   * Between minThreads and maxThreads: retires a thread above minThreads that
+   * has started no job for idleTimeoutMillis, and, while every live thread is
+   * full (it holds `concurrency` jobs) and the queue has a job ready, launches
+   * one more (one per look, so a burst adds threads one tick apart).
+   */
+  #scale(now: number): void {
+    const { threads, minThreads, idleTimeoutMillis, concurrency } = this.#options;
+    if (minThreads === threads || this.#state !== 'running') return;
+    let live = 0;
+    let full = 0;
+    for (let thread = 0; thread < threads; thread++) {
+      const loop = this.#loops[thread];
+      if (loop === undefined || loop.retired) continue;
+      live++;
+      let held = 0;
+      for (let place = 0; place < concurrency; place++) if (this.#inflight[inflightAt(thread, concurrency, place) + INFLIGHT_JOB_NUM] !== 0) held++;
+      if (held === concurrency) full++;
+      const started = Atomics.load(this.#words, threadWord(thread, STARTED));
+      if (held > 0 || started !== loop.lastStarted) {
+        loop.lastStarted = started;
+        loop.lastBusy = now;
+      } else if (live > minThreads && now - loop.lastBusy > idleTimeoutMillis) {
+        // It leases no more and its loop ends (Pairs with WorkerLoop#leaving); piscina ends the idle thread later.
+        loop.retired = true;
+        Atomics.store(this.#words, threadWord(thread, RETIRE), 1);
+        live--;
+      }
+    }
+    if (live < threads && full === live && !this.#askingForWork) void this.#growIfReady();
+  }
+
+  #askingForWork = false;
+
+  /** Launches one more thread if the queue has a job ready now. */
+  async #growIfReady(): Promise<void> {
+    this.#askingForWork = true;
+    try {
+      const { ready } = await this.#queue.stats();
+      const free = this.#loops.findIndex((loop) => loop === undefined);
+      if (ready > 0 && free !== -1 && this.#state === 'running') this.#launch(free);
+    } catch {
+      // The queue could not answer (Redis down): the threads there are carry on; a later look tries again.
+    } finally {
+      this.#askingForWork = false;
+    }
   }
 
   /** Once the pool thread `threadId` has exited, frees the queue rows it held (see JobQueue#threadExited). */
@@ -366,8 +434,10 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
   async #replace(thread: number, error: unknown): Promise<void> {
     const loop = this.#loops[thread]!;
     if (Atomics.load(this.#words, threadWord(thread, RECYCLE)) === RECYCLE_HEARD && loop.lastChange !== Infinity) {
-      // Recycled (maxJobsPerThread, maxHeapBytes): it settled its jobs and its events came; a successor starts at once.
-      if (this.#state === 'running') this.#launch(thread);
+      // Recycled (maxJobsPerThread, maxHeapBytes): it settled its jobs and its events came; a successor starts at once
+      // (none for a thread that was also retired: its place is free).
+      if (loop.retired) this.#loops[thread] = undefined;
+      else if (this.#state === 'running') this.#launch(thread);
       return;
     }
     const held = this.#takeInflight(thread);
@@ -380,6 +450,11 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
     const why = loop.lastChange === Infinity ? HUNG : `${reason}: ${thrownText(error)}`;
     this.#events.threadLost({ thread, error: why }, replaced);
     await this.#handBack(held, reason);
+    if (loop.retired) {
+      // It was leaving anyway: its place is free, no successor.
+      this.#loops[thread] = undefined;
+      return;
+    }
     if (this.#state !== 'running') return;
     this.#restarts++;
     // A job that kills its thread is the job's failure: the next thread starts at once. A thread that died holding
@@ -457,6 +532,7 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
    */
   #watch(): void {
     const now = performance.now();
+    this.#scale(now);
     const silence = Math.max(HANG_LEASES * this.#options.leaseMillis, 10 * TICK_MILLIS);
     for (let thread = 0; thread < this.#options.threads; thread++) {
       const loop = this.#loops[thread];

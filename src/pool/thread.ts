@@ -12,7 +12,7 @@ import { Heartbeats } from './heartbeats.js';
 import { JobContext, LazyAbort } from './job-context.js';
 import {
   EVENTS, INFLIGHT_ATTEMPT, INFLIGHT_DEADLINE, INFLIGHT_JOB_NUM, INFLIGHT_STARTED_AT, INFLIGHT_TIMEOUT, INFLIGHT_TOKEN,
-  RECORDED, RECYCLE, RECYCLE_HEARD, RECYCLING, REFUSED, STOP, TICK, inflightAt, threadWord, type PoolControlBuffers,
+  RECORDED, RECYCLE, RECYCLE_HEARD, RECYCLING, REFUSED, RETIRE, STARTED, STOP, TICK, inflightAt, threadWord, type PoolControlBuffers,
 } from './layout.js';
 import { getHeapStatistics } from 'node:v8';
 import { MAX_TIMER_MILLIS, startTimer, type LongTimer } from '../long-timer.js';
@@ -136,16 +136,21 @@ class WorkerLoop {
           workerId: task.workerId,
           leaseMillis: task.leaseMillis,
           free: () => this.#free(),
-          stopping: () => this.#stopping() || this.recycling,
+          stopping: () => this.#stopping() || this.#leaving(),
           reserve: (count) => (this.#reserved += count),
           start: (lease) => this.#start(lease),
         })
       : undefined;
   }
 
-  /** How many more jobs this thread may lease now (none once it is recycling). */
+  /** Whether this thread leases no more: it is recycling, or the main thread retired it (RETIRE). Its jobs still settle. */
+  #leaving(): boolean {
+    return this.recycling || Atomics.load(this.#words, threadWord(this.#task.thread, RETIRE)) !== 0;
+  }
+
+  /** How many more jobs this thread may lease now (none once it is leaving). */
   #free(): number {
-    if (this.recycling) return 0;
+    if (this.#leaving()) return 0;
     return Math.min(this.#places.length - this.#waitingForPlace.length - this.#reserved, this.#task.maxJobsPerThread - this.#started);
   }
 
@@ -162,7 +167,7 @@ class WorkerLoop {
     }, this.#task.tickMillis);
     try {
       let yielded = performance.now();
-      while (!this.#stopping() && !this.recycling) {
+      while (!this.#stopping() && !this.#leaving()) {
         // Back-to-back jobs chain through microtasks, which starve timers (ticks, heartbeats):
         // give the event loop a full turn now and then.
         if (performance.now() - yielded > this.#task.tickMillis) {
@@ -170,7 +175,7 @@ class WorkerLoop {
           yielded = performance.now();
         }
         if (this.#free() > 0) await this.#pollBatch();
-        if (this.#stopping() || this.recycling) break;
+        if (this.#stopping() || this.#leaving()) break;
         const running: Promise<unknown>[] = [...this.#running.keys()];
         if (this.#free() > 0) running.push(this.#idle());
         await Promise.race(running);
@@ -239,6 +244,7 @@ class WorkerLoop {
     }
     // The last job this thread may start: its complete leases no successor, and the loop polls no more.
     if (++this.#started >= this.#task.maxJobsPerThread) this.recycling = true;
+    Atomics.add(this.#words, threadWord(this.#task.thread, STARTED), 1);
     const aborter = new LazyAbort();
     const at = inflightAt(this.#task.thread, this.#task.concurrency, place);
     // A job's own lease length (submit's timeoutMillis) is its deadline too: it wins over the pool's timeouts.
@@ -364,7 +370,7 @@ class WorkerLoop {
       await this.#settle(lease, durationMs, () => batches.complete(lease, result), completed);
       return undefined;
     }
-    if (!this.#stopping() && !this.recycling) return await this.#settle(lease, durationMs, () => queue.completeAndPoll(jobId, token, workerId, leaseMillis, result), completed);
+    if (!this.#stopping() && !this.#leaving()) return await this.#settle(lease, durationMs, () => queue.completeAndPoll(jobId, token, workerId, leaseMillis, result), completed);
     await this.#settle(lease, durationMs, () => queue.complete(jobId, token, result), completed);
     return undefined;
   }
