@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'ERR_BACKEND_TLS'
   | 'ERR_MISSING_DEPENDENCY'
   | 'ERR_QUEUE_NOT_FOUND'
+  | 'ERR_HANDLER_MODULE'
   | 'ERR_JOB_FAILED'
   | 'ERR_TIMEOUT'
   | 'ERR_ABORTED'
@@ -249,6 +250,32 @@ export class MissingDependencyError extends JobQueueError {
     this.packageName = packageName;
     this.range = options?.range;
     if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
+
+/** Where in a source file: its path, and the line and column (from 1). */
+export interface SourcePlace {
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+}
+
+/**
+ * A WorkerPool's handler module did not load: it is missing, it has a syntax
+ * error, or it threw while it was imported. `cause` is what its import threw
+ * (a SyntaxError, ERR_MODULE_NOT_FOUND, the module's own error); `place`,
+ * when known, is where: the syntax error's, or the module's line that threw.
+ * `start()` rejects with it and starts nothing.
+ */
+export class HandlerModuleError extends JobQueueError {
+  readonly moduleUrl: string;
+  readonly place: SourcePlace | null;
+  constructor(moduleUrl: string, place: SourcePlace | null, options: { cause: unknown }) {
+    const at = place === null ? '' : ` (at ${place.file}:${place.line}:${place.column})`;
+    super('ERR_HANDLER_MODULE', `The handler module ${moduleUrl} did not load: ${thrownText(options.cause)}${at}`);
+    this.moduleUrl = moduleUrl;
+    this.place = place;
+    this.cause = options.cause;
   }
 }
 

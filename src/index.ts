@@ -18,7 +18,7 @@ export { traceProcess } from './tracing/consumer.js';
 export {
   JobQueueError, InvalidArgumentError, JobNotFoundError, IllegalStateError, StaleLeaseError, QueueFullError,
   JournalBusyError, JournalCorruptError, JournalWriteError, JournalFullError, JournalReadOnlyError, JournalIOError,
-  BackendUnavailableError, BackendAuthError, BackendTlsError, MissingDependencyError, QueueNotFoundError, JobFailedError, TimeoutError, AbortedError,
+  BackendUnavailableError, BackendAuthError, BackendTlsError, MissingDependencyError, QueueNotFoundError, HandlerModuleError, JobFailedError, TimeoutError, AbortedError,
   UnsupportedOperationError,
   type ErrorCode,
 } from './errors.js';

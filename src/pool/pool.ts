@@ -13,6 +13,7 @@ import { MAX_TIMER_MILLIS } from '../long-timer.js';
 import { fillPoolOptions, type FilledPoolOptions, type WorkerPoolOptions } from './options.js';
 import type { ThreadTask } from './thread.js';
 import { jobIdOf } from '../job-id.js';
+import { handlerModuleError } from './module-error.js';
 import type { SubmitOptions } from '../validate.js';
 
 /** `run`'s options: submit's, and a signal that stops the wait (the job itself is left as it is). */
@@ -184,7 +185,7 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
       this.#state = 'closed';
       this.#stopListening();
       await piscina.destroy();
-      throw new InvalidArgumentError(`The handler module ${handlers} did not load: ${thrownText(error)}`);
+      throw await handlerModuleError(handlers, error);
     }
     this.#piscina = piscina;
     // close() was called while the module loaded: it waits for us, then finds no threads to stop.
