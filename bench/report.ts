@@ -47,6 +47,11 @@ export function atLeast(measure: string, value: number, goal: number): Target {
   return { measure, value, bound: 'at least', goal, unit: 'x' };
 }
 
+/** A ratio that must not exceed `goal` (a latency against a peer's). */
+export function atMost(measure: string, value: number, goal: number): Target {
+  return { measure, value, bound: 'at most', goal, unit: 'x' };
+}
+
 export function atMostBytes(measure: string, value: number, goal: number): Target {
   return { measure, value, bound: 'at most', goal, unit: 'B' };
 }

@@ -20,6 +20,8 @@ export type ErrorCode =
   | 'ERR_BACKEND_AUTH'
   | 'ERR_BACKEND_TLS'
   | 'ERR_MISSING_DEPENDENCY'
+  | 'ERR_QUEUE_NOT_FOUND'
+  | 'ERR_HANDLER_MODULE'
   | 'ERR_JOB_FAILED'
   | 'ERR_TIMEOUT'
   | 'ERR_ABORTED'
@@ -236,14 +238,57 @@ export class BackendUnavailableError extends JobQueueError {
 /**
  * A feature needs an optional peer dependency that is not installed
  * (better-sqlite3 for `JobQueue.open`, ioredis for `RedisJobQueue`).
- * `packageName` is the package to install.
+ * `packageName` is the package to install, `range` the versions that fit
+ * (package.json's peerDependencies, as the README names them).
  */
 export class MissingDependencyError extends JobQueueError {
   readonly packageName: string;
-  constructor(packageName: string, feature: string, options?: ErrorOptions) {
-    super('ERR_MISSING_DEPENDENCY', `${feature} needs the package ${packageName}: install it with \`npm install ${packageName}\``);
+  readonly range: string | undefined;
+  constructor(packageName: string, feature: string, options?: ErrorOptions & { range?: string }) {
+    const spec = options?.range === undefined ? packageName : `${packageName}@${options.range}`;
+    super('ERR_MISSING_DEPENDENCY', `${feature} needs the package ${packageName}: install it with \`npm install ${spec}\``);
     this.packageName = packageName;
+    this.range = options?.range;
     if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
+
+/** Where in a source file: its path, and the line and column (from 1). */
+export interface SourcePlace {
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+}
+
+/**
+ * A WorkerPool's handler module did not load: it is missing, it has a syntax
+ * error, or it threw while it was imported. `cause` is what its import threw
+ * (a SyntaxError, ERR_MODULE_NOT_FOUND, the module's own error); `place`,
+ * when known, is where: the syntax error's, or the module's line that threw.
+ * `start()` rejects with it and starts nothing.
+ */
+export class HandlerModuleError extends JobQueueError {
+  readonly moduleUrl: string;
+  readonly place: SourcePlace | null;
+  constructor(moduleUrl: string, place: SourcePlace | null, options: { cause: unknown }) {
+    const at = place === null ? '' : ` (at ${place.file}:${place.line}:${place.column})`;
+    super('ERR_HANDLER_MODULE', `The handler module ${moduleUrl} did not load: ${thrownText(options.cause)}${at}`);
+    this.moduleUrl = moduleUrl;
+    this.place = place;
+    this.cause = options.cause;
+  }
+}
+
+/**
+ * A queue named by the caller does not exist where it was looked for
+ * (`leasehold dashboard --redis URL --name Q` where no job was ever submitted
+ * to Q). Nothing was served or changed. `queueName` is the name given.
+ */
+export class QueueNotFoundError extends JobQueueError {
+  readonly queueName: string;
+  constructor(queueName: string, where: string) {
+    super('ERR_QUEUE_NOT_FOUND', `No queue named ${JSON.stringify(queueName)} in ${where}: no job was ever submitted to it (check the name)`);
+    this.queueName = queueName;
   }
 }
 

@@ -1,3 +1,4 @@
+export type { FailError } from './validate.js';
 export { JobQueue, LEASE_LOST, type FailOptions, type FinishedOptions, type JournalOptions, type NewJob, type SharedQueueHandle, type SubmitOptions } from './queue.js';
 export type { Synchronous } from './journal/journal.js';
 export {
@@ -17,11 +18,11 @@ export { traceProcess } from './tracing/consumer.js';
 export {
   JobQueueError, InvalidArgumentError, JobNotFoundError, IllegalStateError, StaleLeaseError, QueueFullError,
   JournalBusyError, JournalCorruptError, JournalWriteError, JournalFullError, JournalReadOnlyError, JournalIOError,
-  BackendUnavailableError, BackendAuthError, BackendTlsError, MissingDependencyError, JobFailedError, TimeoutError, AbortedError,
+  BackendUnavailableError, BackendAuthError, BackendTlsError, MissingDependencyError, QueueNotFoundError, HandlerModuleError, JobFailedError, TimeoutError, AbortedError,
   UnsupportedOperationError,
   type ErrorCode,
 } from './errors.js';
-export { WorkerPool, type PoolStats, type PoolStatsOf } from './pool/pool.js';
+export { WorkerPool, type PoolStats, type PoolStatsOf, type RunOptions } from './pool/pool.js';
 export type { TimeoutsByType, UnknownTypePolicy, WorkerPoolOptions } from './pool/options.js';
 export type { JobEvent, PoolErrorEvent, PoolEventName, PoolEvents, PoolLogger } from './pool/events.js';
 export type { PoolQueue, QueueHandle, WorkerQueue } from './pool/backend.js';

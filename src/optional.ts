@@ -4,7 +4,7 @@
  * ioredis, one that exports no metrics does without prom-client, one with no
  * dashboard without bull-board and hono, and one that traces nothing without
  * @opentelemetry/api. A missing one is reported as MissingDependencyError,
- * naming the package to install.
+ * naming the package to install and the versions that fit.
  */
 import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
@@ -14,6 +14,21 @@ import type * as OtelApi from '@opentelemetry/api';
 import { MissingDependencyError } from './errors.js';
 
 const require = createRequire(import.meta.url);
+
+/**
+ * The versions of each optional peer that fit: package.json's
+ * peerDependencies, the one table of them (npm checks an installed peer
+ * against it, the README's install commands name the same ranges, and a
+ * test holds the two together). Read from the package's own package.json,
+ * which every install has beside dist/ and src/.
+ */
+const PEER_RANGES: Readonly<Record<string, string>> = (require('../package.json') as { peerDependencies?: Record<string, string> }).peerDependencies ?? {};
+
+/** The error for `packageName` not installed: it names the range of it that fits. */
+function missing(packageName: string, feature: string, cause: unknown): MissingDependencyError {
+  const range = PEER_RANGES[packageName];
+  return new MissingDependencyError(packageName, feature, range === undefined ? { cause } : { cause, range });
+}
 
 /** Node's "cannot find it" codes (require, import), for this package itself rather than something inside it. */
 function isMissing(error: unknown, packageName: string): boolean {
@@ -26,7 +41,7 @@ function requireOptional<T>(specifier: string, feature: string, load: (specifier
   try {
     return load(specifier) as T;
   } catch (error) {
-    if (isMissing(error, specifier)) throw new MissingDependencyError(packageOf(specifier), feature, { cause: error });
+    if (isMissing(error, specifier)) throw missing(packageOf(specifier), feature, error);
     throw error;
   }
 }
@@ -46,8 +61,8 @@ export async function importOptional<T>(packageNames: readonly string[], feature
   try {
     return await load();
   } catch (error) {
-    const missing = packageNames.find((name) => isMissing(error, name));
-    if (missing !== undefined) throw new MissingDependencyError(missing, feature, { cause: error });
+    const absent = packageNames.find((name) => isMissing(error, name));
+    if (absent !== undefined) throw missing(absent, feature, error);
     throw error;
   }
 }

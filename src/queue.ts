@@ -10,7 +10,7 @@ import { QueueMemory } from './shm/memory.js';
 import { countedChunks } from './shm/records.js';
 import { JobStatus, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit } from './types.js';
 import {
-  checkExitedThread, checkFailure, checkPolicy, checkSchedulerOptions, checkTimeSource, checkTimeout, parseJobId, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions,
+  checkExitedThread, checkFailure, checkPolicy, checkSchedulerOptions, checkTimeSource, checkTimeout, parseJobId, type FailError, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions,
 } from './validate.js';
 import { untilFinished } from './finished.js';
 import { SharedFinishWaits } from './shm/finishes.js';
@@ -333,7 +333,7 @@ export class JobQueue {
    * dead-lettered when no attempts are left — or at once with `{ permanent: true }`
    * (a poison job that no retry will fix).
    */
-  fail(jobId: string, token: number, error?: string | null, options?: FailOptions): void {
+  fail(jobId: string, token: number, error?: FailError, options?: FailOptions): void {
     const { text, permanent } = checkFailure(error, options, this.#ctx.options.maxErrorBytes);
     this.#worker.fail(jobId, parseJobId(jobId), token, text, permanent);
     // A retry with no backoff is ready at once.

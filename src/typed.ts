@@ -20,6 +20,7 @@ import { readCallers } from './options.js';
 import type { Handler, HandlerContext } from './pool/handlers.js';
 import type { JobQueue } from './queue.js';
 import type { RedisJobQueue } from './redis/queue.js';
+import type { NewJob, SubmitOptions } from './validate.js';
 
 /** A handler of decoded payloads (`never` here admits a handler of any payload type). */
 type DecodedHandler = (payload: never, ctx: HandlerContext) => unknown;
@@ -70,9 +71,9 @@ function decode(payload: string, ctx: HandlerContext): unknown {
 type SubmitQueue = Pick<JobQueue, 'submit' | 'submitMany'> | Pick<RedisJobQueue, 'submit' | 'submitMany'>;
 type Submitted<Queue, Result> = Queue extends Pick<JobQueue, 'submit'> ? Result : Promise<Result>;
 
-/** One job of `submitMany`, typed by its job type. */
+/** One job of `submitMany`, typed by its job type, with `submit`'s options (as `NewJob` has them). */
 export type JsonJob<Payloads> = {
-  [Type in keyof Payloads & string]: { type: Type; payload: Payloads[Type]; priority?: number; runAtMillis?: number };
+  [Type in keyof Payloads & string]: Omit<NewJob, 'type' | 'payload'> & { type: Type; payload: Payloads[Type] };
 }[keyof Payloads & string];
 
 /**
@@ -86,11 +87,18 @@ export class JsonJobs<Module extends JsonHandlers<unknown>, Queue extends Submit
     this.#queue = queue;
   }
 
-  /** `queue.submit(type, JSON.stringify(payload), priority, runAtMillis)`. */
+  /**
+   * `queue.submit(type, JSON.stringify(payload), options)` with submit's
+   * options (`{ priority, delayMillis, maxAttempts, key, ... }`), or the
+   * positional form's `priority, runAtMillis`. One signature rather than two
+   * overloads, so that a payload of the wrong type is reported as such; the
+   * queue refuses a mix of both forms (options and a runAtMillis).
+   */
   submit<Type extends keyof PayloadsOf<Module> & string>(
-    type: Type, payload: PayloadsOf<Module>[Type], priority?: number, runAtMillis?: number,
+    type: Type, payload: PayloadsOf<Module>[Type], priorityOrOptions?: number | SubmitOptions, runAtMillis?: number,
   ): Submitted<Queue, string> {
-    return this.#queue.submit(type, JSON.stringify(payload), priority, runAtMillis) as Submitted<Queue, string>;
+    const submit = this.#queue.submit as (type: string, payload: string, priorityOrOptions?: number | SubmitOptions, runAtMillis?: number) => unknown;
+    return submit.call(this.#queue, type, JSON.stringify(payload), priorityOrOptions, runAtMillis) as Submitted<Queue, string>;
   }
 
   /** `queue.submitMany` with each payload JSON-encoded: all are checked first; all or none. */

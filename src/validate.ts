@@ -309,16 +309,38 @@ function jobNumberOf(id: string): number {
   return n;
 }
 
-/** The arguments of `fail`, checked: the error text cut to `maxErrorBytes` (null: none given). */
+/** What `fail` takes as the attempt's error: its text, an Error (whose message is kept), or none. */
+export type FailError = string | Error | null;
+
+/** Whether `value` is an Error, of this realm or another (a `vm` context's): what `fail` takes the message of. */
+function isError(value: unknown): value is Error {
+  return value instanceof Error || Object.prototype.toString.call(value) === '[object Error]';
+}
+
+/** An Error's text for lastError: its message, or its name when the message is empty (or cannot be read). */
+function errorText(error: Error): string {
+  const read = (field: 'message' | 'name'): string => {
+    try {
+      const value: unknown = error[field];
+      return typeof value === 'string' ? value : '';
+    } catch {
+      return '';
+    }
+  };
+  return read('message') || read('name') || thrownText(error);
+}
+
+/** The arguments of `fail`, checked: the error text (an Error's message) cut to `maxErrorBytes` (null: none given). */
 export function checkFailure(error: unknown, options: FailOptions | undefined, maxErrorBytes: number): { text: string | null; permanent: boolean } {
-  if (error !== undefined && error !== null && typeof error !== 'string') {
-    throw new InvalidArgumentError(`Expected \`error\` to be a string, null or undefined, got ${describe(error)}`);
+  const reason = isError(error) ? errorText(error) : error;
+  if (reason !== undefined && reason !== null && typeof reason !== 'string') {
+    throw new InvalidArgumentError(`Expected \`error\` to be a string, an Error, null or undefined, got ${describe(error)}`);
   }
   const permanent = options === undefined ? false : given(readOptions<FailOptions>('options', options, FAIL_OPTIONS).permanent, false);
   if (typeof permanent !== 'boolean') {
     throw new InvalidArgumentError(`Expected \`permanent\` to be a boolean, got ${describe(permanent)}`);
   }
-  return { text: error === undefined || error === null ? null : truncate(error, maxErrorBytes), permanent };
+  return { text: reason === undefined || reason === null ? null : truncate(reason, maxErrorBytes), permanent };
 }
 
 /**

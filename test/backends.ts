@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { describe, onTestFinished } from 'vitest';
 import {
   JobQueue,
+  type FailError,
   type FailOptions,
   type FinishedOptions,
   type JobPage,
@@ -54,7 +55,7 @@ export interface ContractQueue {
   completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number, result?: unknown): Awaitable<Lease | undefined>;
   /** Long-lived by design: it may be awaited while other calls run. */
   finished(jobId: string, options?: FinishedOptions): Promise<unknown>;
-  fail(jobId: string, token: number, error?: string | null, options?: FailOptions): Awaitable<void>;
+  fail(jobId: string, token: number, error?: FailError, options?: FailOptions): Awaitable<void>;
   release(jobId: string, token: number): Awaitable<void>;
   extend(jobId: string, token: number, leaseMillis: number): Awaitable<number>;
   view(jobId: string): Awaitable<JobView>;

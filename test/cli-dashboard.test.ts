@@ -11,6 +11,7 @@ import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { JobQueue, JobStatus, RetryPolicy, systemClock, type QueueStats } from '../dist/index.js';
+import { Redis } from 'ioredis';
 import { describeRedis, fileRedis } from './redis-harness.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
@@ -103,7 +104,7 @@ describe('leasehold dashboard --journal', () => {
   it('with --allow-writes owns the journal: a retry through the API puts the dead job back to PENDING; SIGINT stops it and lets the journal go', async () => {
     const { path, queue } = ownedJournal();
     queue.close();
-    const running = await startDashboard('--journal', path, '--allow-writes');
+    const running = await startDashboard('--journal', path, '--allow-writes', '--max-attempts', '5');
     const retry = await fetch(`${running.root}api/queues/${basename(path)}/J2/retry`, { method: 'PUT', headers: bearer(running.token) });
     expect(retry.status).toBe(204);
     running.child.kill('SIGINT');
@@ -118,7 +119,7 @@ describe('leasehold dashboard --journal', () => {
 
   it('with --allow-writes refuses a journal another process owns (exit 1), as dlq retry does', () => {
     const { path } = ownedJournal();
-    const run = spawnSync(process.execPath, [CLI, 'dashboard', '--journal', path, '--allow-writes'], { encoding: 'utf8', timeout: 30_000 });
+    const run = spawnSync(process.execPath, [CLI, 'dashboard', '--journal', path, '--allow-writes', '--max-attempts', '5'], { encoding: 'utf8', timeout: 30_000 });
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(/^leasehold: .*(owned|busy)/im);
   });
@@ -137,11 +138,40 @@ describe('leasehold dashboard --journal', () => {
     }
   });
 
-  it('exits 2 on bad usage: no queue, both queues, --redis without --name', () => {
-    for (const args of [[], ['--journal', 'x.db', '--redis', 'redis://127.0.0.1'], ['--redis', 'redis://127.0.0.1'], ['--port', '70000', '--journal', 'x.db']]) {
+  it('exits 2 on bad usage: no queue, both queues, --redis without --name, a policy needed and not given', () => {
+    const cases = [
+      [], ['--journal', 'x.db', '--redis', 'redis://127.0.0.1'], ['--redis', 'redis://127.0.0.1', '--max-attempts', '3'], ['--port', '70000', '--journal', 'x.db'],
+      ['--redis', 'redis://127.0.0.1', '--name', 'q'], ['--journal', 'x.db', '--allow-writes'],
+    ];
+    for (const args of cases) {
       const run = spawnSync(process.execPath, [CLI, 'dashboard', ...args], { encoding: 'utf8', timeout: 30_000 });
       expect(run.status, args.join(' ')).toBe(2);
     }
+    const run = spawnSync(process.execPath, [CLI, 'dashboard', '--redis', 'redis://127.0.0.1', '--name', 'q'], { encoding: 'utf8', timeout: 30_000 });
+    expect(run.stderr).toMatch(/--redis needs --max-attempts/);
+  });
+
+  it("shows as a job's attempts its own or the app's policy given with --max-attempts, and none when neither is known", async () => {
+    const path = join(scratch, `policy-${++files}.db`);
+    const queue = JobQueue.open(path, systemClock, new RetryPolicy(3, 1_000, 60_000));
+    onTestFinished(() => queue.close());
+    queue.submit('resize', 'a.png');
+    queue.submit('parse', '{oops', { maxAttempts: 7 });
+    const attemptsShown = async (running: Running, id: string): Promise<unknown> => {
+      const response = await fetch(`${running.root}api/queues/${basename(path)}/${id}`, { headers: bearer(running.token) });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { job: { opts: { attempts?: number } } }).job.opts.attempts;
+    };
+    const unknown = await startDashboard('--journal', path);
+    expect(await attemptsShown(unknown, 'J1')).toBeUndefined();
+    expect(await attemptsShown(unknown, 'J2')).toBe(7);
+    unknown.child.kill('SIGTERM');
+    await unknown.exited;
+    const given = await startDashboard('--journal', path, '--max-attempts', '3');
+    expect(await attemptsShown(given, 'J1')).toBe(3);
+    expect(await attemptsShown(given, 'J2')).toBe(7);
+    given.child.kill('SIGTERM');
+    await given.exited;
   });
 });
 
@@ -153,9 +183,32 @@ describeRedis('leasehold dashboard --redis', () => {
     onTestFinished(() => queue.close());
     await queue.submit('resize', 'a.png');
     await queue.submit('email', 'later', { delayMillis: 3_600_000 });
-    const running = await startDashboard('--redis', redis.url, '--name', 'cli-dashboard');
+    const running = await startDashboard('--redis', redis.url, '--name', 'cli-dashboard', '--max-attempts', '5');
     expectCountsOf(await boardCounts(running), await queue.stats());
     running.child.kill('SIGTERM');
     expect((await running.exited).code).toBe(0);
+  });
+
+  it('refuses a --name under which Redis holds no queue (exit 1, QueueNotFoundError), serving nothing and writing no key', async () => {
+    const redis = await fileRedis();
+    const { RedisJobQueue } = await import('../dist/index.js');
+    const queue = await RedisJobQueue.connect({ redis: redis.url, name: 'cli-known', policy: POLICY });
+    onTestFinished(() => queue.close());
+    await queue.submit('resize', 'a.png');
+    const run = spawnSync(process.execPath, [CLI, 'dashboard', '--redis', redis.url, '--name', 'cli-knwon', '--max-attempts', '5'], {
+      encoding: 'utf8', timeout: 30_000, env: { ...process.env, LEASEHOLD_DEBUG: '1' },
+    });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/^leasehold: QueueNotFoundError: No queue named "cli-knwon" in Redis at redis:\/\/.+: no job was ever submitted to it/);
+    expect(run.stdout).not.toMatch(/http:/);
+    const client = new Redis(redis.url);
+    onTestFinished(() => client.disconnect());
+    expect(await client.keys('leasehold:{cli-knwon}*')).toEqual([]);
+    // The plain queue exists; as a partitioned one (partition 0 is cli-known#0) it does not.
+    const partitioned = spawnSync(process.execPath, [CLI, 'dashboard', '--redis', redis.url, '--name', 'cli-known', '--max-attempts', '5', '--partitions', '2'], {
+      encoding: 'utf8', timeout: 30_000,
+    });
+    expect(partitioned.status).toBe(1);
+    expect(partitioned.stderr).toMatch(/No queue named "cli-known"/);
   });
 });

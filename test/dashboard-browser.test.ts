@@ -172,6 +172,28 @@ describe.skipIf(missing && !REQUIRED)('dashboard in headless Chromium', () => {
     expect((await tabCounts(page)).failed).toBe(0);
   });
 
+  it('asks no host but its own for anything: page, styles, fonts, scripts, API, on every tab and a job\'s page', async () => {
+    const b = await board(false);
+    const context = await browser.newContext();
+    onTestFinished(() => context.close());
+    const elsewhere: string[] = [];
+    const own = new URL(b.root).host;
+    // Every request is seen here before it leaves; one to another host is noted and aborted (no network needed).
+    await context.route('**/*', (route) => {
+      const url = new URL(route.request().url());
+      if (url.host === own || url.protocol === 'data:') return route.continue();
+      elsewhere.push(url.href);
+      return route.abort();
+    });
+    const page = await context.newPage();
+    expect((await page.goto(b.server.url))?.status()).toBe(200);
+    await page.waitForLoadState('networkidle');
+    for (const tab of TABS) await openTab(page, b, tab, idsOnTab(b, tab));
+    await page.goto(`${b.root}queue/${Q}/${b.ids.dead}`);
+    await page.waitForLoadState('networkidle');
+    expect(elsewhere).toEqual([]);
+  });
+
   it('shows no retry button on a read-only board', async () => {
     const b = await board(false);
     const page = await signedIn(b);

@@ -238,7 +238,7 @@ describe('collectMetrics without prom-client installed', () => {
     expect(run.stderr).toBe('');
     expect(JSON.parse(run.stdout)).toEqual({
       status: 'SUCCEEDED', name: 'MissingDependencyError', code: 'ERR_MISSING_DEPENDENCY', packageName: 'prom-client',
-      message: 'Prometheus metrics (collectMetrics) needs the package prom-client: install it with `npm install prom-client`',
+      message: 'Prometheus metrics (collectMetrics) needs the package prom-client: install it with `npm install prom-client@15`',
     });
   });
 });

@@ -118,11 +118,11 @@ describe('an app that installed the tarball', () => {
     expect(JSON.parse(run.stdout)).toEqual({
       sqlite: {
         name: 'MissingDependencyError', code: 'ERR_MISSING_DEPENDENCY', packageName: 'better-sqlite3',
-        message: 'The SQLite journal (JobQueue.open, leasehold stats and dlq) needs the package better-sqlite3: install it with `npm install better-sqlite3`',
+        message: 'The SQLite journal (JobQueue.open, leasehold stats and dlq) needs the package better-sqlite3: install it with `npm install better-sqlite3@12`',
       },
       redis: {
         name: 'MissingDependencyError', code: 'ERR_MISSING_DEPENDENCY', packageName: 'ioredis',
-        message: 'RedisJobQueue needs the package ioredis: install it with `npm install ioredis`',
+        message: 'RedisJobQueue needs the package ioredis: install it with `npm install ioredis@6`',
       },
     });
     expect(existsSync(join(app, 'jobs.db'))).toBe(false);
@@ -132,7 +132,7 @@ describe('an app that installed the tarball', () => {
     writeFileSync(join(app, 'empty.db'), '');
     const run = spawnSync(join(app, 'node_modules', '.bin', 'leasehold'), ['stats', 'empty.db'], { cwd: app, encoding: 'utf8' });
     expect(run.stderr).toBe(
-      'leasehold: The SQLite journal (JobQueue.open, leasehold stats and dlq) needs the package better-sqlite3: install it with `npm install better-sqlite3`\n',
+      'leasehold: The SQLite journal (JobQueue.open, leasehold stats and dlq) needs the package better-sqlite3: install it with `npm install better-sqlite3@12`\n',
     );
     expect(run.status).toBe(1);
     rmSync(join(app, 'empty.db'));

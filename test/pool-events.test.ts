@@ -54,6 +54,24 @@ describePoolBackends('WorkerPool events', (backend) => {
     expect([events.stalled, events.refused, events.error]).toEqual([[], [], []]);
   });
 
+  it('has told every event of the jobs it drained once drain() resolves: the count read right after is whole, round after round', async () => {
+    const s = scratch();
+    const queue = await backend.open(new RetryPolicy(2, 0, 0));
+    const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 2, leaseMillis: 10_000 }));
+    const events = heard(pool);
+    await pool.start();
+    // A thread posts its events once per tick (20 ms); a job ends well within one: each round's last events are in the
+    // batch not yet posted when the queue is already drained.
+    for (let round = 1; round <= 15; round++) {
+      for (let n = 0; n < 4; n++) await queue.submit('noop', s.payload({ round, n }));
+      await queue.submit('alwaysFails', s.payload({ round }));
+      await pool.drain();
+      expect({ round, completed: events.completed.length, dead: events.dead.length, failed: events.failed.length })
+        .toEqual({ round, completed: 4 * round, dead: round, failed: 2 * round });
+    }
+    await pool.close();
+  });
+
   it("tells dead after a job's own maxAttempts (submit's option), fewer or more than the policy's", async () => {
     const s = scratch();
     const queue = await backend.open(new RetryPolicy(3, 0, 0));

@@ -13,7 +13,7 @@ import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
-  IllegalStateError, InvalidArgumentError, JobQueue, ManualClock, RetryPolicy, WorkerPool, systemClock,
+  HandlerModuleError, IllegalStateError, InvalidArgumentError, JobQueue, ManualClock, RetryPolicy, WorkerPool, systemClock,
 } from '../dist/index.js';
 import { bad, expectInvalidSync, pause, throwsWhenRead, unreadable } from './helpers.js';
 import { HANDLERS, bringUpLoops, scratch, track, until } from './pool-harness.js';
@@ -193,19 +193,31 @@ describe('WorkerPool#drain', { timeout: 20_000 }, () => {
 describe('WorkerPool#start', { timeout: 20_000 }, () => {
   it.each([
     ['is missing', new URL('./fixtures/pool-no-such-module.mjs', import.meta.url), /pool-no-such-module/],
-    ['throws while it is imported', new URL('./fixtures/pool-throws.mjs', import.meta.url), /refuses to load/],
+    ['throws while it is imported', new URL('./fixtures/pool-throws.mjs', import.meta.url), /refuses to load \(at .*pool-throws\.mjs:4:7\)$/],
     ['throws null while it is imported', new URL('./fixtures/pool-throws-null.mjs', import.meta.url), /pool-throws-null\.mjs did not load: /],
-  ])('rejects with InvalidArgumentError and starts nothing when the handler module %s', async (_, handlers, says) => {
+    ['has a syntax error', new URL('./fixtures/pool-syntax-error.mjs', import.meta.url), /did not load: Unexpected token '\{' \(at .*pool-syntax-error\.mjs:4:32\)$/],
+  ])('rejects with HandlerModuleError, its import\'s error as cause, and starts nothing when the handler module %s', async (_, handlers, says) => {
     const s = scratch();
     const queue = systemQueue();
     const id = queue.submit('noop', s.payload());
     const pool = track(new WorkerPool(queue, { handlers, threads: 2, leaseMillis: 500 }));
-    const error = await rejectsWith(pool.start(), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
+    const error = await rejectsWith(pool.start(), HandlerModuleError, 'ERR_HANDLER_MODULE');
     expect(error.message).toMatch(says);
+    expect(error.moduleUrl).toBe(handlers.href);
+    expect(error.cause).toBeDefined();
     // Nothing polls: the job stays untouched, and the pool says it cannot drain.
     await holds('the job waiting before start() is never leased', () => queue.view(id).attempts === 0, 300);
     await rejectsWith(pool.drain(), IllegalStateError, 'ERR_ILLEGAL_STATE');
     expect(pool.stats()).toMatchObject({ pending: 1, running: 0, restarts: 0 });
+  });
+
+  it('says where a syntax error is: the file, line and column, with the SyntaxError as cause', async () => {
+    const handlers = new URL('./fixtures/pool-syntax-error.mjs', import.meta.url);
+    const pool = track(new WorkerPool(systemQueue(), { handlers, threads: 1 }));
+    const error = await rejectsWith(pool.start(), HandlerModuleError, 'ERR_HANDLER_MODULE');
+    expect(error.place).toEqual({ file: fileURLToPath(handlers), line: 4, column: 32 });
+    expect((error.cause as Error).name).toBe('SyntaxError');
+    expect((error.cause as Error).message).toBe("Unexpected token '{'");
   });
 
   it('refuses, with InvalidArgumentError, a queue whose clock cannot cross threads (instead of restarting threads forever)', async () => {

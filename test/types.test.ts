@@ -21,15 +21,17 @@ function typecheck(project: string): { status: number | null; errors: string[] }
 }
 
 describe('typed jobs (JsonJobs over a jsonHandlers module)', () => {
-  it('compiles submits whose payloads have their handlers\' types, on JobQueue and RedisJobQueue', () => {
+  it('compiles submits whose payloads have their handlers\' types, positional or with submit\'s options, on JobQueue and RedisJobQueue', () => {
     expect(typecheck('pass')).toEqual({ status: 0, errors: [] });
   });
 
-  it('refuses a payload of the wrong type and a job type no handler takes, and nothing else', () => {
+  it('refuses a payload of the wrong type (positional or options form), an unknown submit option and a job type no handler takes, and nothing else', () => {
     const { status, errors } = typecheck('fail');
     expect(status).toBe(2);
     expect(errors).toEqual([
       "test/fixtures/types/fail/app.ts(6,24): error TS2322: Type 'number' is not assignable to type 'string'.",
+      "test/fixtures/types/fail/bad-option.ts(6,51): error TS2353: Object literal may only specify known properties, and 'prio' does not exist in type 'SubmitOptions'.",
+      "test/fixtures/types/fail/bad-option.ts(7,24): error TS2322: Type 'number' is not assignable to type 'string'.",
       'test/fixtures/types/fail/unknown-type.ts(6,13): error TS2345: Argument of type \'"sms"\' is not assignable to parameter of type \'"resize" | "email"\'.',
     ]);
   });

@@ -16,6 +16,9 @@ import { RetryPolicy } from '../policy.js';
 import { JobQueue } from '../queue.js';
 import { PartitionedRedisQueue } from '../redis/partitioned.js';
 import { RedisJobQueue } from '../redis/queue.js';
+import { backendError, createClient } from '../redis/connection.js';
+import { queueKeys } from '../redis/keys.js';
+import { QueueNotFoundError } from '../errors.js';
 import { JournalSnapshot } from './journal-snapshot.js';
 
 export interface DashboardCommandOptions {
@@ -25,7 +28,8 @@ export interface DashboardCommandOptions {
   partitions?: number;
   port: number;
   allowWrites: boolean;
-  maxAttempts: number;
+  /** The app's policy. Without it a read-only journal shows only the attempts jobs were given at submit. */
+  maxAttempts?: number;
   backoffMs: number;
   maxBackoffMs: number;
 }
@@ -42,28 +46,57 @@ export function dashboardUsageProblem(options: DashboardCommandOptions): string 
   if ((options.journal === undefined) === (options.redis === undefined)) return 'give --journal FILE or --redis URL (one of them)';
   if (options.redis !== undefined && options.name === undefined) return '--redis needs --name (the queue\'s name)';
   if (options.journal !== undefined && (options.name !== undefined || options.partitions !== undefined)) return '--name and --partitions go with --redis';
+  // A made-up policy would be shown as the jobs' attempts, and applied to leases that expire: the app's must be given.
+  if (options.maxAttempts === undefined && options.redis !== undefined) return '--redis needs --max-attempts (your app\'s RetryPolicy: expired leases are retried or dead-lettered by it)';
+  if (options.maxAttempts === undefined && options.allowWrites) return '--allow-writes needs --max-attempts (your app\'s RetryPolicy: opening the journal requeues or dead-letters its RUNNING jobs by it)';
   if (options.maxBackoffMs < options.backoffMs) return '--max-backoff-ms must be at least --backoff-ms';
   return null;
 }
 
 async function openQueue(options: DashboardCommandOptions): Promise<OpenQueue> {
-  const policy = new RetryPolicy(options.maxAttempts, options.backoffMs, options.maxBackoffMs);
   if (options.journal !== undefined) {
     const name = basename(options.journal);
     if (!options.allowWrites) {
-      const snapshot = new JournalSnapshot(options.journal, options.maxAttempts);
+      // 0: the policy is not known (the journal does not record it), so the board shows no attempts for jobs without their own.
+      const snapshot = new JournalSnapshot(options.journal, options.maxAttempts ?? 0);
       // Read once before serving: a missing file or one that is no journal is refused here, not on every page.
       snapshot.stats();
       return { queue: snapshot, name, close: () => {} };
     }
-    const queue = JobQueue.open(options.journal, systemClock, policy);
+    const queue = JobQueue.open(options.journal, systemClock, policyOf(options));
     return { queue, name, close: () => queue.close() };
   }
-  const target = { redis: options.redis!, name: options.name!, policy };
+  await refuseUnknownRedisQueue(options.redis!, options.name!, options.partitions);
+  const target = { redis: options.redis!, name: options.name!, policy: policyOf(options) };
   const queue = options.partitions === undefined
     ? await RedisJobQueue.connect(target)
     : await PartitionedRedisQueue.connect({ ...target, partitions: options.partitions });
   return { queue, name: options.name!, close: () => queue.close() };
+}
+
+/** How long the check that a Redis queue exists waits for an answer. */
+const COMMAND_TIMEOUT_MILLIS = 10_000;
+
+/** The app's policy, as the options give it (dashboardUsageProblem made sure they do where one is needed). */
+function policyOf(options: DashboardCommandOptions): RetryPolicy {
+  return new RetryPolicy(options.maxAttempts!, options.backoffMs, options.maxBackoffMs);
+}
+
+/**
+ * Refuses a `--name` under which Redis holds no queue (no job was ever
+ * submitted to it: its job counter is absent), rather than serve an empty
+ * board for a misspelt name. A partitioned queue is known by its partition 0.
+ */
+async function refuseUnknownRedisQueue(url: string, name: string, partitions: number | undefined): Promise<void> {
+  const stored = partitions === undefined ? name : `${name}#0`;
+  const client = await createClient(url, COMMAND_TIMEOUT_MILLIS);
+  try {
+    await client.connect().catch((error: unknown) => { throw backendError(error, `Redis at ${url}`); });
+    const found = await client.exists(queueKeys(stored).named.jobSeq);
+    if (found === 0) throw new QueueNotFoundError(name, `Redis at ${url}`);
+  } finally {
+    client.disconnect();
+  }
 }
 
 /** Serves the dashboard until SIGINT or SIGTERM, then closes it and the queue. */

@@ -8,6 +8,10 @@
  * `out/thumbs/*.png`. Exit code 0 only if succeeded + dead = submitted, every
  * succeeded job left a valid thumbnail of the right size, and the success log
  * names no job twice; otherwise 1, with the reasons.
+ *
+ * jimp is a dev dependency (and an optional peer): a clone has it, an app
+ * that installed leasehold does not, so the demo loads it before anything
+ * else and says what to install when it is missing.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +19,7 @@ import { join, resolve } from 'node:path';
 import { JobQueue, RetryPolicy, WorkerPool, systemClock, type JobView } from '../index.js';
 import { account, type JobOutcome } from './accounting.js';
 import { faultCounts, planFaults, type FaultRates, type PlannedFault } from './faults.js';
-import { corrupt, inspectPng, renderSource } from './images.js';
+import { importOptional } from '../optional.js';
 import { Progress } from './progress.js';
 import { formatDeadLetters, formatSummary, formatVerdict } from './report.js';
 import { fitWithin } from './resize.js';
@@ -71,15 +75,19 @@ interface Planned {
 
 /** Runs the demo, writing to stdout; resolves to the exit code. Without `out`, its temp folder is removed at the end. */
 export async function runDemo(options: DemoOptions): Promise<number> {
+  const images = await importOptional(['jimp'], 'The demo (leasehold demo)', () => import('./images.js'));
   const out = prepareOut(options.out);
   try {
-    return await runIn(out, options);
+    return await runIn(out, options, images);
   } finally {
     if (options.out === undefined) rmSync(out, { recursive: true, force: true });
   }
 }
 
-async function runIn(out: string, options: DemoOptions): Promise<number> {
+/** The demo's image code (src/cli/images.ts), loaded with jimp. */
+type Images = typeof import('./images.js');
+
+async function runIn(out: string, options: DemoOptions, images: Images): Promise<number> {
   const dirs: Dirs = { sources: join(out, 'sources'), thumbs: join(out, 'thumbs'), log: join(out, 'successes.log') };
   mkdirSync(dirs.sources, { recursive: true });
   mkdirSync(dirs.thumbs, { recursive: true });
@@ -94,7 +102,7 @@ async function runIn(out: string, options: DemoOptions): Promise<number> {
     capacity: Math.max(1024, options.jobs),
   });
   const generatedIn = performance.now();
-  const jobs = await makeJobs(options, dirs, queue);
+  const jobs = await makeJobs(options, dirs, queue, images);
   console.log(`  generated and submitted ${jobs.length} sources in ${((performance.now() - generatedIn) / 1000).toFixed(2)} s`);
 
   const run = await runPool(queue, options, jobs.length);
@@ -103,7 +111,7 @@ async function runIn(out: string, options: DemoOptions): Promise<number> {
   const outcomes: JobOutcome[] = await Promise.all(jobs.map(async (job, i) => {
     const view = views[i]!;
     const status = typeof view === 'string' ? view : view.status;
-    const problem = status === 'SUCCEEDED' ? await inspectPng(job.payload.target, thumb.width, thumb.height) : null;
+    const problem = status === 'SUCCEEDED' ? await images.inspectPng(job.payload.target, thumb.width, thumb.height) : null;
     return { id: job.id, status, thumbnailProblem: problem };
   }));
   // Each line: `J7 attempt 2 thread 3 at 1764000000000`; the id is what counts.
@@ -176,7 +184,7 @@ async function runPool(queue: JobQueue, options: DemoOptions, total: number): Pr
 }
 
 /** Draws every source PNG (poison jobs get a corrupt one) and submits its job, with a progress bar. */
-async function makeJobs(options: DemoOptions, dirs: Dirs, queue: JobQueue): Promise<Planned[]> {
+async function makeJobs(options: DemoOptions, dirs: Dirs, queue: JobQueue, { corrupt, renderSource }: Images): Promise<Planned[]> {
   const plan = planFaults(options.jobs, options, options.seed);
   const jobs: Planned[] = [];
   const progress = new Progress('Sources   ', options.jobs, () => ({ done: jobs.length, fields: { submitted: jobs.length } }));

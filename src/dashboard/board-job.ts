@@ -86,7 +86,8 @@ export class BoardJob implements QueueJob {
       priority: view.priority,
       opts: {
         priority: view.priority,
-        attempts: view.maxAttempts,
+        // 0: not known (a journal read without the app's policy); the board then shows none rather than a guess.
+        ...(view.maxAttempts === 0 ? {} : { attempts: view.maxAttempts }),
         runAt: view.nextRunAt,
         ...(view.leaseUntil === null ? {} : { leaseUntil: view.leaseUntil }),
         ...(view.key === null ? {} : { key: view.key }),

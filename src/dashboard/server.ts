@@ -8,7 +8,7 @@ import { createBullBoard } from '@bull-board/api';
 import { HonoAdapter } from '@bull-board/hono';
 import { serve } from '@hono/node-server';
 import { serveStatic } from '@hono/node-server/serve-static';
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { refuseWrites, requireToken } from './access.js';
 import type { LeaseholdBoardAdapter } from './adapter.js';
 
@@ -22,7 +22,13 @@ export interface DashboardAppOptions {
   title?: string;
 }
 
-/** bull-board over `adapters`, as a Hono app. */
+/**
+ * bull-board over `adapters`, as a Hono app. Its page asks no other host for
+ * anything: bull-board's template links IBM Plex from Google Fonts, which
+ * would tell a third party who opens the board, when, and from where; the
+ * link is taken out and the page falls back to the system's sans-serif and
+ * monospace fonts (its CSS names them after IBM Plex).
+ */
 export function dashboardApp(adapters: readonly LeaseholdBoardAdapter[], uiBasePath: string, options: DashboardAppOptions = {}): Hono {
   const server = new HonoAdapter(serveStatic).setBasePath(options.basePath ?? '/');
   createBullBoard({
@@ -31,7 +37,22 @@ export function dashboardApp(adapters: readonly LeaseholdBoardAdapter[], uiBaseP
     // Neither a JobQueue nor a RedisJobQueue hands bull-board a Redis connection to report on, nor a list of workers.
     options: { uiBasePath, uiConfig: { boardTitle: options.title ?? 'leasehold', hideRedisDetails: true, showWorkers: false, hideDocsLink: true } },
   });
-  return server.registerPlugin();
+  return new Hono().use(withoutRemoteLinks()).route('/', server.registerPlugin());
+}
+
+/** A `<link>` (stylesheet, font, preconnect) to an absolute http(s) URL: another host's. */
+const REMOTE_LINK = /<link\b[^>]*\bhref="(?:https?:)?\/\/[^"]*"[^>]*>\s*/gi;
+
+/** Middleware: an HTML page goes out without links to other hosts (see dashboardApp). */
+function withoutRemoteLinks(): MiddlewareHandler {
+  return async (c, next) => {
+    await next();
+    if (!(c.res.headers.get('content-type') ?? '').startsWith('text/html')) return;
+    const html = await c.res.text();
+    const headers = new Headers(c.res.headers);
+    headers.delete('content-length');
+    c.res = new Response(html.replace(REMOTE_LINK, ''), { status: c.res.status, headers });
+  };
 }
 
 export interface ServeOptions {

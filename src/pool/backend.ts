@@ -8,7 +8,7 @@ import { JobQueue, type SharedQueueHandle } from '../queue.js';
 import type { PartitionedQueueHandle } from '../redis/partitioned.js';
 import type { BatchOutcome, Completion, RedisQueueHandle } from '../redis/queue.js';
 import type { JobView, Lease, QueueStats } from '../types.js';
-import type { FailOptions } from '../validate.js';
+import type { FailError, FailOptions, FinishedOptions, SubmitOptions } from '../validate.js';
 
 type Awaitable<T> = T | Promise<T>;
 
@@ -19,12 +19,15 @@ export type QueueHandle = SharedQueueHandle | RedisQueueHandle | PartitionedQueu
  * What the pool's main thread uses: a handle for the threads, counts for
  * drain/stats, `fail` to hand back a dead thread's jobs (and `view` to tell
  * what became of them), `release` to hand back the jobs a closing pool
- * could not wait for, `threadExited` to free a dead thread's rows.
+ * could not wait for, `threadExited` to free a dead thread's rows; `submit`
+ * and `finished` for `run`.
  */
 export interface PoolQueue {
   share(): QueueHandle;
+  submit(type: string, payload?: string | null, options?: SubmitOptions): Awaitable<string>;
+  finished(jobId: string, options?: FinishedOptions): Promise<unknown>;
   stats(): Awaitable<QueueStats>;
-  fail(jobId: string, token: number, error?: string | null, options?: FailOptions): Awaitable<void>;
+  fail(jobId: string, token: number, error?: FailError, options?: FailOptions): Awaitable<void>;
   release(jobId: string, token: number): Awaitable<void>;
   view(jobId: string): Awaitable<JobView>;
   /** Frees what a thread that exited held in the queue (shared memory: its rows); absent where a thread holds nothing (Redis). */
@@ -38,7 +41,7 @@ export interface WorkerQueue {
   complete(jobId: string, token: number, result?: unknown): Awaitable<void>;
   /** complete, then poll: one lock (shared memory) or one round trip (Redis) per job. */
   completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number, result?: unknown): Awaitable<Lease | undefined>;
-  fail(jobId: string, token: number, error?: string | null, options?: FailOptions): Awaitable<void>;
+  fail(jobId: string, token: number, error?: FailError, options?: FailOptions): Awaitable<void>;
   release(jobId: string, token: number): Awaitable<void>;
   /**
    * Makes a poll's lease durable before its handler runs, so that an attempt the

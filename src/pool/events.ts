@@ -92,12 +92,15 @@ export interface EventBatch {
 export class EventRecorder {
   readonly #port: MessagePort;
   readonly #wanted: () => boolean;
+  readonly #counted: () => void;
   readonly #types = new Map<string, number>();
   #batch: EventBatch = emptyBatch();
 
-  constructor(port: MessagePort, wanted: () => boolean) {
+  /** `counted` is called once per record, as it is recorded (the RECORDED word: see layout.ts). */
+  constructor(port: MessagePort, wanted: () => boolean, counted: () => void) {
     this.#port = port;
     this.#wanted = wanted;
+    this.#counted = counted;
   }
 
   record(kind: EventKind, jobId: string, type: string, attempt: number, durationMs: number, error?: string): void {
@@ -118,6 +121,7 @@ export class EventRecorder {
     records[at + DURATION] = durationMs;
     records[at + ERROR] = error === undefined ? 0 : 1;
     if (error !== undefined) batch.errors.push(error);
+    this.#counted();
     if (batch.count === BATCH_RECORDS) this.flush();
   }
 

@@ -2,7 +2,7 @@
  * The pool's control block, shared by the main thread and every pool thread.
  * Declared once here; nothing else computes an offset into it.
  *
- *   words     Int32   [ STOP EVENTS | thread 0: TICK REFUSED | thread 1: ... ]
+ *   words     Int32   [ STOP EVENTS | thread 0: TICK REFUSED RECORDED RECYCLE RETIRE STARTED | thread 1: ... ]
  *   inflight  f64     [ thread 0: (JOB_NUM TOKEN ATTEMPT STARTED_AT DEADLINE TIMEOUT) × concurrency | thread 1: ... ]
  *
  * STOP: 0 while the pool runs; 1 once `close()` began (threads poll no more
@@ -13,6 +13,20 @@
  *   main thread presumes a thread hung when its TICK stands still too long.
  * REFUSED: complete / fail calls of this thread refused because the lease was
  *   lost (zombie calls), counted for `stats()`.
+ * RECORDED: the event records this thread has recorded (posted or still in
+ *   its batch), counted up before the job that made them leaves the inflight
+ *   block; `drain()` waits until the main thread has received as many.
+ * RECYCLE: 0 while the thread works; 1 once it is recycling (it reached
+ *   `maxJobsPerThread` or `maxHeapBytes`, has settled every job it held and
+ *   posted its last events), written by the thread; 2 once the main thread has
+ *   received those events (the end of its batches), written by the main thread,
+ *   which the thread waits for before it exits. Back to 0 by the main thread as
+ *   it launches the thread's successor.
+ * RETIRE: 1 once the main thread retired this thread (idle past
+ *   `idleTimeoutMillis`, above `minThreads`): it leases no more, lets its jobs
+ *   settle and ends its loop. Written by the main thread; 0 at each launch.
+ * STARTED: jobs this thread has started, counted up by the thread; the main
+ *   thread reads it to tell an idle thread from a busy one between its looks.
  * JOB_NUM, TOKEN, ATTEMPT: the leases a thread holds now (JOB_NUM 0: none),
  *   so that the main thread can hand back the jobs of a thread it had to
  *   terminate, or of a pool it closes. STARTED_AT: when the attempt began
@@ -27,7 +41,15 @@ export const EVENTS = 1;
 export const THREADS_START = 2;
 export const TICK = 0;
 export const REFUSED = 1;
-export const THREAD_WORDS = 2;
+export const RECORDED = 2;
+export const RECYCLE = 3;
+export const RETIRE = 4;
+export const STARTED = 5;
+export const THREAD_WORDS = 6;
+/** RECYCLE's values. */
+export const WORKING = 0;
+export const RECYCLING = 1;
+export const RECYCLE_HEARD = 2;
 
 export const INFLIGHT_JOB_NUM = 0;
 export const INFLIGHT_TOKEN = 1;

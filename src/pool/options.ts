@@ -19,10 +19,27 @@ export interface WorkerPoolOptions {
   /** The handler module: a path or URL whose exports map job type → handler (named exports, or a default export object). */
   handlers: string | URL;
   /**
-   * Pool threads, 1 to MAX_POOL_THREADS (1024).
+   * Pool threads, 1 to MAX_POOL_THREADS (1024): a fixed count, the same as `minThreads` and
+   * `maxThreads` both set to it. Not with either of them.
    * @default os.availableParallelism()
    */
   threads?: number;
+  /**
+   * The threads kept however idle the pool is, 1 to `maxThreads`.
+   * @default maxThreads (a fixed count)
+   */
+  minThreads?: number;
+  /**
+   * The most threads: while every thread is busy (each holds `concurrency` jobs) and a job is
+   * ready, the pool starts another, up to this many. 1 to MAX_POOL_THREADS (1024).
+   * @default os.availableParallelism()
+   */
+  maxThreads?: number;
+  /**
+   * A thread beyond `minThreads` that has started no job for this long (wall clock) leaves the pool.
+   * @default 30000
+   */
+  idleTimeoutMillis?: number;
   /**
    * Lease per poll, in the queue clock's milliseconds. Heartbeats extend it every third of it
    * while the thread is healthy; a thread silent for this long (wall clock) is presumed hung.
@@ -73,6 +90,19 @@ export interface WorkerPoolOptions {
    * @default []
    */
   shutdownOn?: readonly NodeJS.Signals[];
+  /**
+   * Recycle a thread after it has run this many jobs: it leases no more, lets its jobs finish, and
+   * exits; a fresh thread (a new heap) takes its place. Its jobs are never lost or retried for it.
+   * For handlers that leak (tinypool's `isolateWorkers` is 1).
+   * @default Infinity (never)
+   */
+  maxJobsPerThread?: number;
+  /**
+   * Recycle a thread, as `maxJobsPerThread` does, once its heap in use (V8's `used_heap_size`)
+   * is past this many bytes after a job (tinypool's `maxMemoryLimitBeforeRecycle`).
+   * @default Infinity (never)
+   */
+  maxHeapBytes?: number;
   /** A logger with pino's method shape: failures and stalls are logged as warnings, dead letters and pool errors as errors, thread restarts as warnings. */
   logger?: PoolLogger;
 }
@@ -82,7 +112,10 @@ export type TimeoutsByType = Readonly<Record<string, number>> & { readonly defau
 
 export interface FilledPoolOptions {
   handlers: string;
+  /** The most threads (maxThreads): the control block has a place for each. */
   threads: number;
+  minThreads: number;
+  idleTimeoutMillis: number;
   leaseMillis: number;
   concurrency: number;
   workerId: string;
@@ -92,6 +125,8 @@ export interface FilledPoolOptions {
   unknownTypes: UnknownTypePolicy;
   shutdownOn: readonly NodeJS.Signals[];
   logger: PoolLogger | undefined;
+  maxJobsPerThread: number;
+  maxHeapBytes: number;
 }
 
 /** The most threads a pool takes (each a thread of its own, with its own heap): past the cores of any machine. */
@@ -100,7 +135,7 @@ export const MAX_POOL_THREADS = 1024;
 export const MAX_CONCURRENCY = 4096;
 
 const kDefaults = {
-  leaseMillis: 30_000, concurrency: 1, workerId: 'pool', timeoutGraceMillis: 1_000, unknownTypes: 'dead-letter', shutdownOn: [],
+  leaseMillis: 30_000, concurrency: 1, workerId: 'pool', idleTimeoutMillis: 30_000, timeoutGraceMillis: 1_000, unknownTypes: 'dead-letter', shutdownOn: [],
 } as const;
 
 /** A timeout of 0 in the filled options: none. */
@@ -108,7 +143,8 @@ export const NO_TIMEOUT = 0;
 
 /** The keys of WorkerPoolOptions: a pool refuses any other. */
 const POOL_OPTIONS: ReadonlySet<string> = new Set([
-  'handlers', 'threads', 'leaseMillis', 'concurrency', 'workerId', 'timeoutMillis', 'timeoutGraceMillis', 'resourceLimits', 'unknownTypes', 'shutdownOn', 'logger',
+  'handlers', 'threads', 'minThreads', 'maxThreads', 'idleTimeoutMillis', 'leaseMillis', 'concurrency', 'workerId', 'timeoutMillis', 'timeoutGraceMillis',
+  'resourceLimits', 'maxJobsPerThread', 'maxHeapBytes', 'unknownTypes', 'shutdownOn', 'logger',
 ]);
 
 export function fillPoolOptions(asked: WorkerPoolOptions): FilledPoolOptions {
@@ -124,9 +160,12 @@ export function fillPoolOptions(asked: WorkerPoolOptions): FilledPoolOptions {
   if (unknownTypes !== 'dead-letter' && unknownTypes !== 'retry') {
     throw new InvalidArgumentError(`Expected \`unknownTypes\` to be 'dead-letter' or 'retry', got ${describe(unknownTypes)}`);
   }
+  const { minThreads, maxThreads } = threadCounts(options);
   return {
     handlers: moduleUrl(options.handlers),
-    threads: boundedInteger('threads', given(options.threads, Math.min(availableParallelism(), MAX_POOL_THREADS)), MAX_POOL_THREADS),
+    threads: maxThreads,
+    minThreads,
+    idleTimeoutMillis: positiveMillis('idleTimeoutMillis', given(options.idleTimeoutMillis, kDefaults.idleTimeoutMillis)),
     leaseMillis,
     concurrency: boundedInteger('concurrency', given(options.concurrency, kDefaults.concurrency), MAX_CONCURRENCY),
     workerId,
@@ -136,7 +175,34 @@ export function fillPoolOptions(asked: WorkerPoolOptions): FilledPoolOptions {
     unknownTypes,
     shutdownOn: signals(given<readonly NodeJS.Signals[]>(options.shutdownOn, kDefaults.shutdownOn)),
     logger: logger(options.logger),
+    maxJobsPerThread: atLeastOne('maxJobsPerThread', given(options.maxJobsPerThread, Infinity)),
+    maxHeapBytes: atLeastOne('maxHeapBytes', given(options.maxHeapBytes, Infinity)),
   };
+}
+
+/** `threads`, or `minThreads` and `maxThreads` (minThreads defaulting to maxThreads: a fixed count). */
+function threadCounts(options: Partial<WorkerPoolOptions>): { minThreads: number; maxThreads: number } {
+  if (options.threads !== undefined) {
+    if (options.minThreads !== undefined || options.maxThreads !== undefined) {
+      throw new InvalidArgumentError('Expected `threads` (a fixed count) or `minThreads`/`maxThreads`, not both');
+    }
+    const threads = boundedInteger('threads', options.threads, MAX_POOL_THREADS);
+    return { minThreads: threads, maxThreads: threads };
+  }
+  const maxThreads = boundedInteger('maxThreads', given(options.maxThreads, Math.min(availableParallelism(), MAX_POOL_THREADS)), MAX_POOL_THREADS);
+  const minThreads = boundedInteger('minThreads', given(options.minThreads, maxThreads), MAX_POOL_THREADS);
+  if (minThreads > maxThreads) {
+    throw new InvalidArgumentError(`Expected \`minThreads\` to be at most \`maxThreads\` (${maxThreads}), got ${describe(minThreads)}`);
+  }
+  return { minThreads, maxThreads };
+}
+
+/** An integer ≥ 1, or Infinity (never). */
+function atLeastOne(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !(value === Infinity || (Number.isInteger(value) && value >= 1))) {
+    throw new InvalidArgumentError(`Expected \`${name}\` to be an integer ≥ 1 or Infinity, got ${describe(value)}`);
+  }
+  return value;
 }
 
 function timeouts(value: unknown): FilledPoolOptions['timeouts'] {

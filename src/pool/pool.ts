@@ -7,12 +7,20 @@ import type { PoolQueue } from './backend.js';
 import { EventHub, EventKind, type EventBatch, type PoolEventName, type PoolEvents } from './events.js';
 import {
   EVENTS, INFLIGHT_ATTEMPT, INFLIGHT_DEADLINE, INFLIGHT_JOB_NUM, INFLIGHT_STARTED_AT, INFLIGHT_TIMEOUT, INFLIGHT_TOKEN,
-  REFUSED, STOP, TICK, allocateControl, inflightAt, threadWord, type PoolControlBuffers,
+  RECORDED, RECYCLE, RECYCLE_HEARD, RECYCLING, REFUSED, RETIRE, STARTED, STOP, TICK, WORKING, allocateControl, inflightAt, threadWord, type PoolControlBuffers,
 } from './layout.js';
 import { MAX_TIMER_MILLIS } from '../long-timer.js';
 import { fillPoolOptions, type FilledPoolOptions, type WorkerPoolOptions } from './options.js';
 import type { ThreadTask } from './thread.js';
 import { jobIdOf } from '../job-id.js';
+import { handlerModuleError } from './module-error.js';
+import type { SubmitOptions } from '../validate.js';
+
+/** `run`'s options: submit's, and a signal that stops the wait (the job itself is left as it is). */
+export interface RunOptions extends SubmitOptions {
+  /** Rejects `run` with AbortedError once it aborts; the job goes on (cancel a PENDING one with the queue's `cancel`). */
+  signal?: AbortSignal;
+}
 
 /** `stats()` of a pool: at once for a JobQueue, a Promise for a queue whose counts are remote (Redis). */
 export type PoolStatsOf<Q extends PoolQueue> = Q extends JobQueue ? PoolStats : Promise<PoolStats>;
@@ -72,6 +80,11 @@ interface Loop {
   /** Deaths in a row holding no job before this launch (see #replace). */
   idleDeaths: number;
   done: Promise<void>;
+  /** The thread's STARTED when last looked at, and when it last started a job or held one (performance.now()). */
+  lastStarted: number;
+  lastBusy: number;
+  /** Retired (idle above minThreads): its loop ends, and no successor is launched. */
+  retired: boolean;
 }
 
 /**
@@ -93,6 +106,8 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
   readonly #words: Int32Array;
   readonly #inflight: Float64Array;
   readonly #loops: (Loop | undefined)[];
+  /** Per thread: the event records received from it, or given up as lost with a thread that died (see RECORDED). */
+  readonly #received: number[];
   readonly #events: EventHub;
   readonly #onSignal = (): void => void this.close();
   #piscina: Piscina | undefined;
@@ -118,6 +133,7 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
     this.#words = new Int32Array(this.#control.words);
     this.#inflight = new Float64Array(this.#control.inflight);
     this.#loops = new Array<Loop | undefined>(this.#options.threads).fill(undefined);
+    this.#received = new Array<number>(this.#options.threads).fill(0);
     // Publish to the threads whether anyone listens: they record events only then.
     this.#events = new EventHub(this.#options.logger, (wanted) => Atomics.store(this.#words, EVENTS, wanted ? 1 : 0));
   }
@@ -152,11 +168,13 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
 
   async #start(): Promise<void> {
     const { threads, handlers, resourceLimits } = this.#options;
+    const { minThreads, idleTimeoutMillis } = this.#options;
     const piscina = new Piscina<ThreadTask, string[]>({
       filename: new URL('./thread-entry.cjs', import.meta.url).href,
-      minThreads: threads,
+      // A retired loop leaves its thread idle in piscina, which ends it after the same idle timeout.
+      minThreads,
       maxThreads: threads,
-      idleTimeout: Infinity,
+      idleTimeout: minThreads === threads ? Infinity : idleTimeoutMillis,
       ...(resourceLimits === undefined ? {} : { resourceLimits }),
     });
     // Every thread, from its start: one that crashes or is killed as hung cannot give its queue rows back itself.
@@ -167,28 +185,67 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
       this.#state = 'closed';
       this.#stopListening();
       await piscina.destroy();
-      throw new InvalidArgumentError(`The handler module ${handlers} did not load: ${thrownText(error)}`);
+      throw await handlerModuleError(handlers, error);
     }
     this.#piscina = piscina;
     // close() was called while the module loaded: it waits for us, then finds no threads to stop.
     if (this.#state !== 'starting') return;
     this.#state = 'running';
-    for (let thread = 0; thread < threads; thread++) this.#launch(thread);
+    for (let thread = 0; thread < minThreads; thread++) this.#launch(thread);
     this.#watchdog = setInterval(() => this.#watch(), TICK_MILLIS);
     this.#watchdog.unref();
   }
 
-  /** Resolves once no job is PENDING or RUNNING. */
+  /**
+   * Resolves once no job is PENDING or RUNNING, and every event this pool's
+   * threads recorded for the jobs it waited for has reached the listeners
+   * (a thread posts its events once per tick, after the queue has the job
+   * finished: without that wait a count of `completed` events read right
+   * after could be short).
+   */
   async drain(): Promise<void> {
     for (let asked = -Infinity; ; ) {
       if (!this.#holdsLeases() || performance.now() - asked >= DRAIN_LOOK_MILLIS) {
         asked = performance.now();
         const s = await this.#queue.stats();
-        if (s.pending + s.running === 0) return;
+        if (s.pending + s.running === 0) break;
       }
       if (this.#state !== 'running') throw new IllegalStateError('The pool is not running: nothing would drain the queue');
       await new Promise((r) => setTimeout(r, DRAIN_POLL_MILLIS));
     }
+    // A thread records a job's event before the job leaves its inflight block: once no thread holds a job, every event
+    // of the drained jobs is counted in RECORDED, and arrives with the thread's next batch (its next tick at most).
+    while (this.#state === 'running' && (this.#holdsLeases() || !this.#heardAll())) {
+      await new Promise((r) => setTimeout(r, DRAIN_POLL_MILLIS));
+    }
+  }
+
+  /** Whether every event record the threads counted has been received (or was lost with a thread that died). */
+  #heardAll(): boolean {
+    for (let thread = 0; thread < this.#options.threads; thread++) {
+      if (this.#received[thread]! < Atomics.load(this.#words, threadWord(thread, RECORDED))) return false;
+    }
+    return true;
+  }
+
+  /**
+   * Submits a job and resolves with its handler's return value once it has
+   * SUCCEEDED (undefined for none) — piscina's `run`, through the queue:
+   * the job is retried by the queue's policy and survives as the queue does.
+   * Rejects with JobFailedError (`ERR_JOB_FAILED`; `lastError` is the last
+   * attempt's error) once it is DEAD or CANCELLED, with AbortedError when
+   * `options.signal` aborts, with what `submit` throws for a refused submit
+   * (nothing submitted), and with IllegalStateError when the pool is not
+   * started or already closing (nothing submitted: no thread would run it).
+   */
+  async run(type: string, payload?: string | null, options: RunOptions = {}): Promise<unknown> {
+    if (this.#state !== 'running' && this.#state !== 'starting') {
+      throw new IllegalStateError(`The pool is ${this.#state === 'new' ? 'not started' : 'closing or closed'}: no thread would run the job (start() it first)`);
+    }
+    if (options === null || typeof options !== 'object') throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describe(options)}`);
+    const { signal, ...submitOptions } = options;
+    const jobId = await this.#queue.submit(type, payload, submitOptions);
+    return this.#queue.finished(jobId, signal === undefined ? {} : { signal });
   }
 
   /** Whether a thread of this pool holds a lease now (a hint: the owning threads write the control block as they go). */
@@ -243,7 +300,7 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
   stats(): PoolStatsOf<Q> {
     let refused = 0;
     for (let thread = 0; thread < this.#options.threads; thread++) refused += Atomics.load(this.#words, threadWord(thread, REFUSED));
-    const pool = { threads: this.#options.threads, restarts: this.#restarts, refused };
+    const pool = { threads: this.#liveThreads(), restarts: this.#restarts, refused };
     const queue = this.#queue.stats();
     return (queue instanceof Promise ? queue.then((counts) => ({ ...counts, ...pool })) : { ...queue, ...pool }) as PoolStatsOf<Q>;
   }
@@ -257,7 +314,17 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
     const controller = new AbortController();
     const { port1: events, port2: threadEnd } = new MessageChannel();
     const receive = this.#events.receiver();
-    events.on('message', (batch: EventBatch | null) => (batch === null ? events.close() : receive(batch)));
+    events.on('message', (batch: EventBatch | null) => {
+      if (batch === null) {
+        events.close();
+        // A recycling thread waits for this before it exits: every batch it posted was received. Pairs with exitForRecycling.
+        const recycle = threadWord(thread, RECYCLE);
+        if (Atomics.compareExchange(this.#words, recycle, RECYCLING, RECYCLE_HEARD) === RECYCLING) Atomics.notify(this.#words, recycle);
+        return;
+      }
+      receive(batch);
+      this.#received[thread]! += batch.count;
+    });
     events.unref();
     const task: ThreadTask = {
       kind: 'loop',
@@ -273,17 +340,81 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
       timeouts: o.timeouts,
       timeoutGraceMillis: o.timeoutGraceMillis,
       unknownTypes: o.unknownTypes,
+      maxJobsPerThread: o.maxJobsPerThread,
+      maxHeapBytes: o.maxHeapBytes,
     };
+    Atomics.store(this.#words, threadWord(thread, RECYCLE), WORKING);
+    Atomics.store(this.#words, threadWord(thread, RETIRE), 0);
     const tick = Atomics.load(this.#words, threadWord(thread, TICK));
     const done = this.#piscina!.run(task, { signal: controller.signal, transferList: [threadEnd] }).then(
-      () => undefined,
+      // A loop ends of itself when the pool closes, or when it was retired: its place is free for a later launch.
+      () => {
+        if (this.#loops[thread]?.retired === true) this.#loops[thread] = undefined;
+      },
       (error: unknown) => {
         events.close();
         return this.#replace(thread, error);
       },
     );
     const now = performance.now();
-    this.#loops[thread] = { controller, lastTick: tick, launchTick: tick, lastChange: now, launchedAt: now, idleDeaths, done };
+    const started = Atomics.load(this.#words, threadWord(thread, STARTED));
+    this.#loops[thread] = {
+      controller, lastTick: tick, launchTick: tick, lastChange: now, launchedAt: now, idleDeaths, done, lastStarted: started, lastBusy: now, retired: false,
+    };
+  }
+
+  /** The threads working now (launched and not retired); before the pool starts, the minThreads it will start. */
+  #liveThreads(): number {
+    if (this.#state === 'new' || this.#state === 'starting') return this.#options.minThreads;
+    return this.#loops.filter((loop) => loop !== undefined && !loop.retired).length;
+  }
+
+  /**
+   * Between minThreads and maxThreads: retires a thread above minThreads that
+   * has started no job for idleTimeoutMillis, and, while every live thread is
+   * full (it holds `concurrency` jobs) and the queue has a job ready, launches
+   * one more (one per look, so a burst adds threads one tick apart).
+   */
+  #scale(now: number): void {
+    const { threads, minThreads, idleTimeoutMillis, concurrency } = this.#options;
+    if (minThreads === threads || this.#state !== 'running') return;
+    let live = 0;
+    let full = 0;
+    for (let thread = 0; thread < threads; thread++) {
+      const loop = this.#loops[thread];
+      if (loop === undefined || loop.retired) continue;
+      live++;
+      let held = 0;
+      for (let place = 0; place < concurrency; place++) if (this.#inflight[inflightAt(thread, concurrency, place) + INFLIGHT_JOB_NUM] !== 0) held++;
+      if (held === concurrency) full++;
+      const started = Atomics.load(this.#words, threadWord(thread, STARTED));
+      if (held > 0 || started !== loop.lastStarted) {
+        loop.lastStarted = started;
+        loop.lastBusy = now;
+      } else if (live > minThreads && now - loop.lastBusy > idleTimeoutMillis) {
+        // It leases no more and its loop ends (Pairs with WorkerLoop#leaving); piscina ends the idle thread later.
+        loop.retired = true;
+        Atomics.store(this.#words, threadWord(thread, RETIRE), 1);
+        live--;
+      }
+    }
+    if (live < threads && full === live && !this.#askingForWork) void this.#growIfReady();
+  }
+
+  #askingForWork = false;
+
+  /** Launches one more thread if the queue has a job ready now. */
+  async #growIfReady(): Promise<void> {
+    this.#askingForWork = true;
+    try {
+      const { ready } = await this.#queue.stats();
+      const free = this.#loops.findIndex((loop) => loop === undefined);
+      if (ready > 0 && free !== -1 && this.#state === 'running') this.#launch(free);
+    } catch {
+      // The queue could not answer (Redis down): the threads there are carry on; a later look tries again.
+    } finally {
+      this.#askingForWork = false;
+    }
   }
 
   /** Once the pool thread `threadId` has exited, frees the queue rows it held (see JobQueue#threadExited). */
@@ -303,7 +434,16 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
   /** A loop ended by a crash (or our abort of a hung thread): hand its jobs back and start a new one. */
   async #replace(thread: number, error: unknown): Promise<void> {
     const loop = this.#loops[thread]!;
+    if (Atomics.load(this.#words, threadWord(thread, RECYCLE)) === RECYCLE_HEARD && loop.lastChange !== Infinity) {
+      // Recycled (maxJobsPerThread, maxHeapBytes): it settled its jobs and its events came; a successor starts at once
+      // (none for a thread that was also retired: its place is free).
+      if (loop.retired) this.#loops[thread] = undefined;
+      else if (this.#state === 'running') this.#launch(thread);
+      return;
+    }
     const held = this.#takeInflight(thread);
+    // The records the thread had not posted died with it: drain() waits for them no more.
+    this.#received[thread] = Atomics.load(this.#words, threadWord(thread, RECORDED));
     const outOfMemory = (error as { code?: unknown } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
     const reason = outOfMemory ? OUT_OF_MEMORY : held.length > 0 ? THREAD_DIED : THREAD_DIED_IDLE;
     const replaced = this.#state === 'running';
@@ -311,6 +451,11 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
     const why = loop.lastChange === Infinity ? HUNG : `${reason}: ${thrownText(error)}`;
     this.#events.threadLost({ thread, error: why }, replaced);
     await this.#handBack(held, reason);
+    if (loop.retired) {
+      // It was leaving anyway: its place is free, no successor.
+      this.#loops[thread] = undefined;
+      return;
+    }
     if (this.#state !== 'running') return;
     this.#restarts++;
     // A job that kills its thread is the job's failure: the next thread starts at once. A thread that died holding
@@ -388,6 +533,7 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
    */
   #watch(): void {
     const now = performance.now();
+    this.#scale(now);
     const silence = Math.max(HANG_LEASES * this.#options.leaseMillis, 10 * TICK_MILLIS);
     for (let thread = 0; thread < this.#options.threads; thread++) {
       const loop = this.#loops[thread];

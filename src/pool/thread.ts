@@ -12,8 +12,9 @@ import { Heartbeats } from './heartbeats.js';
 import { JobContext, LazyAbort } from './job-context.js';
 import {
   EVENTS, INFLIGHT_ATTEMPT, INFLIGHT_DEADLINE, INFLIGHT_JOB_NUM, INFLIGHT_STARTED_AT, INFLIGHT_TIMEOUT, INFLIGHT_TOKEN,
-  REFUSED, STOP, TICK, inflightAt, threadWord, type PoolControlBuffers,
+  RECORDED, RECYCLE, RECYCLE_HEARD, RECYCLING, REFUSED, RETIRE, STARTED, STOP, TICK, inflightAt, threadWord, type PoolControlBuffers,
 } from './layout.js';
+import { getHeapStatistics } from 'node:v8';
 import { MAX_TIMER_MILLIS, startTimer, type LongTimer } from '../long-timer.js';
 import { NO_TIMEOUT, type FilledPoolOptions } from './options.js';
 
@@ -35,6 +36,8 @@ export type ThreadTask =
       timeouts: FilledPoolOptions['timeouts'];
       timeoutGraceMillis: number;
       unknownTypes: FilledPoolOptions['unknownTypes'];
+      maxJobsPerThread: number;
+      maxHeapBytes: number;
     };
 type LoopTask = Extract<ThreadTask, { kind: 'loop' }>;
 
@@ -49,11 +52,28 @@ export default async function run(task: ThreadTask): Promise<string[]> {
   try {
     const handlers = await loadHandlers(task.handlers);
     if (task.kind === 'probe') return [...handlers.keys()];
-    await new WorkerLoop(task, handlers, await openWorkerQueue(task.queue)).run();
+    const loop = new WorkerLoop(task, handlers, await openWorkerQueue(task.queue));
+    await loop.run();
+    if (loop.recycling) await exitForRecycling(task);
     return [];
   } catch (error) {
     throw error instanceof Error ? error : new Error(thrownText(error));
   }
+}
+
+/**
+ * Ends this thread (not just its task) so that its successor gets a new heap:
+ * once the main thread has received its last events (RECYCLE_HEARD; the loop
+ * stored RECYCLING, then posted them, before it returned), it exits. piscina then settles the task as
+ * failed by the exit, and the main thread, seeing RECYCLING, launches a
+ * successor rather than counting a crash.
+ */
+async function exitForRecycling(task: LoopTask): Promise<never> {
+  const words = new Int32Array(task.control.words);
+  const word = threadWord(task.thread, RECYCLE);
+  // RECYCLING was stored before the loop posted its last batch. Pairs with the main thread's store of RECYCLE_HEARD and notify, on the end of this thread's batches.
+  while (Atomics.load(words, word) !== RECYCLE_HEARD) await Atomics.waitAsync(words, word, RECYCLING).value;
+  process.exit(0);
 }
 
 /** Longest idle sleep: jobs that become ready by the clock alone (a backoff, a runAt) wake no one. */
@@ -88,6 +108,10 @@ class WorkerLoop {
   readonly #waitingForPlace: Lease[] = [];
   /** Places held for leases on their way (a pollMany or a batch in flight). */
   #reserved = 0;
+  /** Jobs this thread has started, for `maxJobsPerThread`. */
+  #started = 0;
+  /** Set once this thread reached `maxJobsPerThread` or `maxHeapBytes`: it leases no more, and exits once its jobs are settled. */
+  recycling = false;
   /** Where this thread's completes go when its queue batches them (Redis, concurrency > 1). */
   readonly #batches: BatchedCompletions | undefined;
   #sleep: Promise<unknown> | undefined;
@@ -102,7 +126,9 @@ class WorkerLoop {
     this.#words = new Int32Array(task.control.words);
     this.#inflight = new Float64Array(task.control.inflight);
     // Read on every event: listeners come and go on the main thread.
-    this.#events = new EventRecorder(task.events, () => Atomics.load(this.#words, EVENTS) !== 0);
+    // Counted as recorded, before the job leaves the inflight block: drain() waits for the main thread to have them all.
+    const recorded = threadWord(task.thread, RECORDED);
+    this.#events = new EventRecorder(task.events, () => Atomics.load(this.#words, EVENTS) !== 0, () => Atomics.add(this.#words, recorded, 1));
     this.#places = Array.from({ length: task.concurrency }, (_, i) => i);
     const { completeManyAndPoll } = queue;
     this.#batches = task.concurrency > 1 && completeManyAndPoll !== undefined && queue.pollMany !== undefined
@@ -110,16 +136,22 @@ class WorkerLoop {
           workerId: task.workerId,
           leaseMillis: task.leaseMillis,
           free: () => this.#free(),
-          stopping: () => this.#stopping(),
+          stopping: () => this.#stopping() || this.#leaving(),
           reserve: (count) => (this.#reserved += count),
           start: (lease) => this.#start(lease),
         })
       : undefined;
   }
 
-  /** How many more jobs this thread may lease now. */
+  /** Whether this thread leases no more: it is recycling, or the main thread retired it (RETIRE). Its jobs still settle. */
+  #leaving(): boolean {
+    return this.recycling || Atomics.load(this.#words, threadWord(this.#task.thread, RETIRE)) !== 0;
+  }
+
+  /** How many more jobs this thread may lease now (none once it is leaving). */
   #free(): number {
-    return this.#places.length - this.#waitingForPlace.length - this.#reserved;
+    if (this.#leaving()) return 0;
+    return Math.min(this.#places.length - this.#waitingForPlace.length - this.#reserved, this.#task.maxJobsPerThread - this.#started);
   }
 
   async run(): Promise<void> {
@@ -135,7 +167,7 @@ class WorkerLoop {
     }, this.#task.tickMillis);
     try {
       let yielded = performance.now();
-      while (!this.#stopping()) {
+      while (!this.#stopping() && !this.#leaving()) {
         // Back-to-back jobs chain through microtasks, which starve timers (ticks, heartbeats):
         // give the event loop a full turn now and then.
         if (performance.now() - yielded > this.#task.tickMillis) {
@@ -143,7 +175,7 @@ class WorkerLoop {
           yielded = performance.now();
         }
         if (this.#free() > 0) await this.#pollBatch();
-        if (this.#stopping()) break;
+        if (this.#stopping() || this.#leaving()) break;
         const running: Promise<unknown>[] = [...this.#running.keys()];
         if (this.#free() > 0) running.push(this.#idle());
         await Promise.race(running);
@@ -155,6 +187,8 @@ class WorkerLoop {
     } finally {
       clearInterval(ticker);
       this.#events.flush();
+      // Said before the end of the batches, which the main thread answers with RECYCLE_HEARD (see exitForRecycling).
+      if (this.recycling) Atomics.store(words, threadWord(this.#task.thread, RECYCLE), RECYCLING);
       // The end of this thread's batches: the main thread closes its side.
       this.#task.events.postMessage(null);
       await this.#queue.close();
@@ -208,6 +242,9 @@ class WorkerLoop {
       this.#waitingForPlace.push(lease);
       return;
     }
+    // The last job this thread may start: its complete leases no successor, and the loop polls no more.
+    if (++this.#started >= this.#task.maxJobsPerThread) this.recycling = true;
+    Atomics.add(this.#words, threadWord(this.#task.thread, STARTED), 1);
     const aborter = new LazyAbort();
     const at = inflightAt(this.#task.thread, this.#task.concurrency, place);
     // A job's own lease length (submit's timeoutMillis) is its deadline too: it wins over the pool's timeouts.
@@ -295,6 +332,8 @@ class WorkerLoop {
     }
     this.#heartbeats.stop(beats);
     const durationMs = performance.now() - started;
+    // Past the heap limit: this job is settled as usual (its complete leases no successor), then the thread recycles.
+    if (this.#task.maxHeapBytes !== Infinity && getHeapStatistics().used_heap_size > this.#task.maxHeapBytes) this.recycling = true;
     if (failure === undefined) {
       try {
         return await this.#complete(lease, durationMs, result);
@@ -331,7 +370,7 @@ class WorkerLoop {
       await this.#settle(lease, durationMs, () => batches.complete(lease, result), completed);
       return undefined;
     }
-    if (!this.#stopping()) return await this.#settle(lease, durationMs, () => queue.completeAndPoll(jobId, token, workerId, leaseMillis, result), completed);
+    if (!this.#stopping() && !this.#leaving()) return await this.#settle(lease, durationMs, () => queue.completeAndPoll(jobId, token, workerId, leaseMillis, result), completed);
     await this.#settle(lease, durationMs, () => queue.complete(jobId, token, result), completed);
     return undefined;
   }

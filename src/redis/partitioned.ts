@@ -12,7 +12,7 @@ import type { JobPage, JobQuery, JobView, Lease, QueueStats, RateLimit, TypeRate
 import type { ScheduleOptions, ScheduleView } from '../schedule/spec.js';
 import { startScheduler, type Scheduler, type SchedulerOptions } from '../schedule/timer.js';
 import {
-  MAX_BATCH, checkBatchSize, checkJobQuery, checkRateLimit, checkJobs, checkSchedulerOptions, checkSubmit, cursorAfter, parseCursor, parseJobId, type FailOptions,
+  MAX_BATCH, checkBatchSize, checkJobQuery, checkRateLimit, checkJobs, checkSchedulerOptions, checkSubmit, cursorAfter, parseCursor, parseJobId, type FailError, type FailOptions,
   type FinishedOptions, type NewJob,
   type SubmitOptions,
 } from '../validate.js';
@@ -198,7 +198,7 @@ export class PartitionedRedisQueue {
     return { refused, leases };
   }
 
-  async fail(jobId: string, token: number, error?: string | null, options?: FailOptions): Promise<void> {
+  async fail(jobId: string, token: number, error?: FailError, options?: FailOptions): Promise<void> {
     return this.#partOf(jobId).fail(jobId, token, error, options);
   }
 

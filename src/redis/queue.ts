@@ -6,7 +6,7 @@ import { byType, type JobPage, type JobQuery, type JobView, type Lease, type Que
 import {
   checkBatchSize, checkFailure, checkJobQuery, checkRateLimit, checkJobs, cursorAfter, checkSubmit, checkLeaseMillis, readNow, checkPolicy, checkQueueName, checkTimeSource,
   checkTimeout, checkWorkerId, parseJobId, resultText, checkSchedule, checkScheduleName, checkSchedulerOptions,
-  MAX_BATCH, type CheckedJob, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions,
+  MAX_BATCH, type CheckedJob, type FailError, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions,
 } from '../validate.js';
 import {
   addressOf, backendError, checkTarget, connectClient, createClient, notConnectedError, release, userOf, type RedisClient, type RedisClusterTarget, type RedisServerTarget, type RedisTarget,
@@ -421,7 +421,7 @@ export class RedisJobQueue {
    * Records a failed attempt: the job retries after its backoff, or is
    * dead-lettered when no attempts are left — or at once with `{ permanent: true }`.
    */
-  async fail(jobId: string, token: number, error?: string | null, options?: FailOptions): Promise<void> {
+  async fail(jobId: string, token: number, error?: FailError, options?: FailOptions): Promise<void> {
     this.#assertOpen();
     const { text, permanent } = checkFailure(error, options, this.#maxErrorBytes);
     await this.#runOnJob(SCRIPTS.fail, jobId, [tokenText(token), text ?? 'failed', permanent ? '1' : '0']);
