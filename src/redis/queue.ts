@@ -22,7 +22,8 @@ import { FinishNotices } from './finishes.js';
 import { Subscriber } from './subscriber.js';
 import { untilFinished } from '../finished.js';
 import { ProducerTracing } from '../tracing/producer.js';
-import { CATCHING_UP, COMMON_ARGS, DEAD_LETTERS_PAGE, SCRIPTS, type Script } from './scripts.js';
+import { CommandRunner } from './commands.js';
+import { CATCHING_UP, COMMON_ARGS, DEAD_LETTERS_PAGE, type Command, type Script } from './scripts.js';
 
 export type { RedisClusterTarget, RedisServerTarget, RedisTarget };
 
@@ -139,6 +140,8 @@ export interface RedisQueueHandle {
  */
 export class RedisJobQueue {
   readonly #redis: RedisClient;
+  /** Runs the queue's commands (FCALL of the library, or EVALSHA) on #redis. */
+  readonly #commands: CommandRunner;
   readonly #handle: RedisQueueHandle;
   readonly #where: string;
   readonly #keys: QueueKeys;
@@ -171,6 +174,7 @@ export class RedisJobQueue {
   private constructor(redis: RedisClient, options: Required<RedisQueueOptions> & RedisQueueHandle['options'], partition: Partition) {
     this.#partition = partition;
     this.#redis = redis;
+    this.#commands = new CommandRunner(redis);
     const { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, retain, tracing } = options;
     this.#handle = {
       kind: 'leasehold/redis-queue',
@@ -288,7 +292,7 @@ export class RedisJobQueue {
       job.type, job.payload, String(job.priority), job.runAtMillis === undefined ? '' : String(job.runAtMillis), String(job.delayMillis), String(job.maxAttempts),
       job.key ?? '', String(job.keyTtlMillis), String(job.timeoutMillis), job.headersText ?? '',
     ]);
-    const reply = await this.#run(SCRIPTS.submit, [String(this.#capacity), ...fields], '');
+    const reply = await this.#run('submit', [String(this.#capacity), ...fields], '');
     return reply.slice(1).map((n) => `J${n}`);
   }
 
@@ -297,7 +301,7 @@ export class RedisJobQueue {
     this.#assertOpen();
     checkWorkerId(workerId);
     checkLeaseMillis(leaseMillis);
-    return this.#leasesFrom(await this.#run(SCRIPTS.poll, [workerId, String(leaseMillis), '1'], ''), 1)[0];
+    return this.#leasesFrom(await this.#run('poll', [workerId, String(leaseMillis), '1'], ''), 1)[0];
   }
 
   /**
@@ -310,7 +314,7 @@ export class RedisJobQueue {
     checkWorkerId(workerId);
     checkLeaseMillis(leaseMillis);
     checkBatchSize('max', max, 1, MAX_BATCH);
-    return this.#leasesFrom(await this.#run(SCRIPTS.poll, [workerId, String(leaseMillis), String(max)], ''), 1);
+    return this.#leasesFrom(await this.#run('poll', [workerId, String(leaseMillis), String(max)], ''), 1);
   }
 
   /**
@@ -322,7 +326,7 @@ export class RedisJobQueue {
   async complete(jobId: string, token: number, result?: unknown): Promise<void> {
     this.#assertOpen();
     const text = resultText(result, this.#maxResultBytes) ?? '';
-    await this.#runOnJob(SCRIPTS.complete, jobId, [tokenText(token), text]);
+    await this.#runOnJob('complete', jobId, [tokenText(token), text]);
   }
 
   /**
@@ -334,7 +338,7 @@ export class RedisJobQueue {
     checkWorkerId(workerId);
     checkLeaseMillis(leaseMillis);
     const text = resultText(result, this.#maxResultBytes) ?? '';
-    const reply = await this.#runOnJob(SCRIPTS.completeAndPoll, jobId, [tokenText(token), text, workerId, String(leaseMillis)]);
+    const reply = await this.#runOnJob('completeAndPoll', jobId, [tokenText(token), text, workerId, String(leaseMillis)]);
     const lease = this.#leasesFrom(reply, 1)[0];
     // The complete is done: a poll of its own looks past the limited jobs this script had no budget left for.
     return lease === undefined && this.#windowOpensAt === -Infinity ? this.poll(workerId, leaseMillis) : lease;
@@ -393,7 +397,7 @@ export class RedisJobQueue {
       }
     });
     const own = [workerId, String(leaseMillis), String(max), ...sent.flatMap(({ completion, n, text }) => [n, tokenText(completion.token), text])];
-    const reply = await this.#run(SCRIPTS.completeManyAndPoll, own, '', sent.map(({ n }) => jobKey(this.#keys, n)));
+    const reply = await this.#run('completeManyAndPoll', own, '', sent.map(({ n }) => jobKey(this.#keys, n)));
     const count = Number(reply[1]);
     sent.forEach(({ completion: { jobId } }, i) => {
       const outcome = Number(reply[2 + i]);
@@ -424,7 +428,7 @@ export class RedisJobQueue {
   async fail(jobId: string, token: number, error?: string | null, options?: FailOptions): Promise<void> {
     this.#assertOpen();
     const { text, permanent } = checkFailure(error, options, this.#maxErrorBytes);
-    await this.#runOnJob(SCRIPTS.fail, jobId, [tokenText(token), text ?? 'failed', permanent ? '1' : '0']);
+    await this.#runOnJob('fail', jobId, [tokenText(token), text ?? 'failed', permanent ? '1' : '0']);
   }
 
   /**
@@ -434,20 +438,20 @@ export class RedisJobQueue {
    */
   async release(jobId: string, token: number): Promise<void> {
     this.#assertOpen();
-    await this.#runOnJob(SCRIPTS.release, jobId, [tokenText(token)]);
+    await this.#runOnJob('release', jobId, [tokenText(token)]);
   }
 
   /** Heartbeat: the lease now lasts until now + leaseMillis. Resolves to the new leaseUntil. */
   async extend(jobId: string, token: number, leaseMillis: number): Promise<number> {
     this.#assertOpen();
     checkLeaseMillis(leaseMillis);
-    const [, leaseUntil] = await this.#runOnJob(SCRIPTS.extend, jobId, [tokenText(token), String(leaseMillis)]);
+    const [, leaseUntil] = await this.#runOnJob('extend', jobId, [tokenText(token), String(leaseMillis)]);
     return Number(leaseUntil);
   }
 
   async view(jobId: string): Promise<JobView> {
     this.#assertOpen();
-    const [, fields] = await this.#runOnJob(SCRIPTS.view, jobId, []);
+    const [, fields] = await this.#runOnJob('view', jobId, []);
     return toView(jobId, fields as string[], this.#policy.maxAttempts);
   }
 
@@ -461,7 +465,7 @@ export class RedisJobQueue {
     this.#assertOpen();
     const views: JobView[] = [];
     for (let after = '0'; ;) {
-      const reply = await this.#run(SCRIPTS.deadLetters, [after], '');
+      const reply = await this.#run('deadLetters', [after], '');
       for (let i = 1; i < reply.length; i += 2) views.push(toView(`J${reply[i]}`, reply[i + 1] as string[], this.#policy.maxAttempts));
       if (reply.length - 1 < 2 * DEAD_LETTERS_PAGE) return views;
       after = String(reply[reply.length - 2]);
@@ -477,7 +481,7 @@ export class RedisJobQueue {
     this.#assertOpen();
     const { status, type, limit, after } = checkJobQuery(query);
     const own = [status ?? '', String(after), String(limit), type === undefined ? '0' : '1', type ?? ''];
-    const reply = await this.#run(SCRIPTS.jobs, own, '');
+    const reply = await this.#run('jobs', own, '');
     const jobs: JobView[] = [];
     for (let i = 2; i < reply.length; i += 2) jobs.push(toView(`J${reply[i]}`, reply[i + 1] as string[], this.#policy.maxAttempts));
     return { jobs, next: reply[1] === '' ? null : cursorAfter(Number(reply[1])) };
@@ -486,13 +490,13 @@ export class RedisJobQueue {
   /** Puts a DEAD job back to PENDING, ready now, with attempts reset to 0 (lastError kept). */
   async retryDead(jobId: string): Promise<void> {
     this.#assertOpen();
-    await this.#runOnJob(SCRIPTS.retryDead, jobId, []);
+    await this.#runOnJob('retryDead', jobId, []);
   }
 
   /** Cancels a PENDING job. */
   async cancel(jobId: string): Promise<void> {
     this.#assertOpen();
-    await this.#runOnJob(SCRIPTS.cancel, jobId, []);
+    await this.#runOnJob('cancel', jobId, []);
   }
 
   /** PENDING jobs, ready or delayed. */
@@ -508,7 +512,7 @@ export class RedisJobQueue {
   /** Exact counts, each an O(1) read of an index or counter. */
   async stats(): Promise<QueueStats> {
     this.#assertOpen();
-    const [, pending, ready, running, succeeded, dead, cancelled, paused] = (await this.#run(SCRIPTS.stats, [], '')).map(Number) as number[];
+    const [, pending, ready, running, succeeded, dead, cancelled, paused] = (await this.#run('stats', [], '')).map(Number) as number[];
     return {
       pending: pending!, ready: ready!, delayed: pending! - ready!, running: running!, succeeded: succeeded!, dead: dead!, cancelled: cancelled!,
       paused: paused === 1,
@@ -525,13 +529,13 @@ export class RedisJobQueue {
    */
   async pause(): Promise<void> {
     this.#assertOpen();
-    await this.#run(SCRIPTS.pause, [], '');
+    await this.#run('pause', [], '');
   }
 
   /** Ends a pause: polls lease jobs again, and clients waiting in `waitForWork` wake. */
   async resume(): Promise<void> {
     this.#assertOpen();
-    await this.#run(SCRIPTS.resume, [], '');
+    await this.#run('resume', [], '');
   }
 
   /** Adds or replaces a repeatable job, for every client of the queue (see JobQueue#schedule). */
@@ -597,13 +601,13 @@ export class RedisJobQueue {
   async setRateLimit(type: string, limit: RateLimit | null): Promise<void> {
     this.#assertOpen();
     const checked = checkRateLimit(type, limit);
-    await this.#run(SCRIPTS.setRateLimit, [type, String(checked?.max ?? 0), String(checked?.windowMillis ?? 0)], '');
+    await this.#run('setRateLimit', [type, String(checked?.max ?? 0), String(checked?.windowMillis ?? 0)], '');
   }
 
   /** Every job type's rate limit. */
   async rateLimits(): Promise<TypeRateLimit[]> {
     this.#assertOpen();
-    const [, fields] = await this.#run(SCRIPTS.rateLimits, [], '');
+    const [, fields] = await this.#run('rateLimits', [], '');
     const pairs = fields as string[];
     const limits: TypeRateLimit[] = [];
     for (let i = 0; i < pairs.length; i += 2) {
@@ -651,22 +655,22 @@ export class RedisJobQueue {
 
   // ── plumbing ───────────────────────────────────────────────────────────
 
-  /** Runs `script` about one job: its number is the first own argument, its hash a declared key. */
-  #runOnJob(script: Script, jobId: string, own: readonly string[]): Promise<unknown[]> {
+  /** Runs `command` about one job: its number is the first own argument, its hash a declared key. */
+  #runOnJob(command: Command, jobId: string, own: readonly string[]): Promise<unknown[]> {
     const n = jobNumber(jobId);
-    return this.#run(script, [n, ...own], jobId, [jobKey(this.#keys, n)]);
+    return this.#run(command, [n, ...own], jobId, [jobKey(this.#keys, n)]);
   }
 
   /**
-   * Runs `script` with the queue's keys and `declared` (the hashes of the jobs
+   * Runs `command` with the queue's keys and `declared` (the hashes of the jobs
    * it names), the common arguments (now, a jitter seed, the policy) and
-   * `own`, again until it has caught up and run its body (see CATCHING_UP);
+   * `own`, again until it has caught up and done its work (see CATCHING_UP);
    * a refusal becomes its error, about `jobId`.
    */
-  async #run(script: Script, own: readonly string[], jobId: string, declared: readonly string[] = []): Promise<unknown[]> {
+  async #run(command: Command, own: readonly string[], jobId: string, declared: readonly string[] = []): Promise<unknown[]> {
     const keys = [...this.#keys.keys, ...declared];
     for (;;) {
-      const reply = await this.#evaluate(script, keys, [...this.#commonArgs(), ...own]);
+      const reply = await this.#send(() => this.#commands.run(command, keys, [...this.#commonArgs(), ...own]));
       const code = reply[0] as number;
       if (code === CATCHING_UP) continue;
       if (code < 0) throw refusalError(code, jobId, this.#capacity);
@@ -695,7 +699,7 @@ export class RedisJobQueue {
     return COMMON_ARGS.map((name) => common[name]);
   }
 
-  /** One run of `script`, by its hash, or by its text if Redis does not have it. */
+  /** One run of a script of its own (schedules.ts), by its hash, or by its text if Redis does not have it. */
   #evaluate(script: Script, keys: readonly string[], args: readonly string[]): Promise<unknown[]> {
     return this.#send(async () => {
       try {
