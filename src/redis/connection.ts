@@ -134,6 +134,8 @@ const UNAVAILABLE_REPLIES = /^(LOADING|BUSY|MISCONF|OOM|READONLY|MASTERDOWN|NORE
  * (a script that failed) and is passed on as it is.
  */
 export function backendError(error: unknown, where: string): unknown {
+  // Ours already (replicas that did not confirm a write): it says what happened.
+  if (error instanceof BackendUnavailableError) return error;
   // ioredis's ReplyError: the server answered with an error (matched by name, like every error that crosses a boundary).
   if (error instanceof Error && error.name === 'ReplyError') {
     const { message } = error;
@@ -283,7 +285,8 @@ export function userOf(client: RedisClient): string | undefined {
 /** A readable address of the client's server (or the cluster's first nodes), for messages: never a password. */
 export function addressOf(client: RedisClient, target: RedisTarget): string {
   if (isClusterTarget(target)) return `cluster ${target.cluster.map((node) => `${node.host}:${node.port}`).join(',')}`;
-  const { host, port, path } = (client as Redis).options;
+  const { host, port, path, sentinels, name } = (client as Redis).options;
+  if (sentinels) return `master ${JSON.stringify(name)} of sentinels ${sentinels.map((node) => `${node.host}:${node.port}`).join(',')}`;
   return path ? path : `${host ?? '127.0.0.1'}:${port ?? 6379}`;
 }
 

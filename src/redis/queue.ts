@@ -55,6 +55,22 @@ export interface RedisQueueOptions extends Pick<JobQueueOptions, 'capacity' | 'm
    */
   commandTimeoutMillis?: number;
   /**
+   * How many replicas must have every write before its call resolves: each
+   * call that changes the queue is followed by Redis's `WAIT replicas
+   * replicaTimeoutMillis` in the same round trip, so that a job whose submit
+   * resolved, a lease a poll returned and a complete that resolved survive a
+   * failover to a replica (Sentinel or Cluster). With 0, replication is
+   * asynchronous and a failover may lose the last acknowledged writes (docs/redis.md).
+   * @default 0
+   */
+  replicas?: number;
+  /**
+   * How long a write waits for `replicas` replicas; if fewer have it by then, the call rejects
+   * with BackendUnavailableError (it ran on the master: a failover may lose it).
+   * @default 1000
+   */
+  replicaTimeoutMillis?: number;
+  /**
    * Trace this queue's jobs with OpenTelemetry, as JobQueue's `tracing` does (create spans
    * at submit, process spans in a WorkerPool; docs/tracing.md), named by default after the queue's `name`.
    * @default false
@@ -64,10 +80,12 @@ export interface RedisQueueOptions extends Pick<JobQueueOptions, 'capacity' | 'm
 
 /** The keys of RedisQueueOptions: `connect` refuses any other. */
 export const REDIS_QUEUE_OPTIONS: ReadonlySet<string> = new Set([
-  'redis', 'name', 'policy', 'time', 'commandTimeoutMillis', 'tracing', 'capacity', 'maxPayloadBytes', 'maxErrorBytes', 'maxResultBytes', 'retain',
+  'redis', 'name', 'policy', 'time', 'commandTimeoutMillis', 'tracing', 'capacity', 'maxPayloadBytes', 'maxErrorBytes', 'maxResultBytes',
+  'replicas', 'replicaTimeoutMillis', 'retain',
 ]);
 
 const DEFAULT_COMMAND_TIMEOUT_MILLIS = 10_000;
+const DEFAULT_REPLICA_TIMEOUT_MILLIS = 1_000;
 
 /**
  * Which partition of a partitioned queue (PartitionedRedisQueue) a
@@ -105,7 +123,7 @@ export interface RedisQueueHandle {
   readonly redis: RedisTarget;
   readonly name: string;
   readonly policy: SharedPolicy;
-  readonly options: Required<Pick<RedisQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'maxResultBytes' | 'commandTimeoutMillis' | 'retain'>> & {
+  readonly options: Required<Pick<RedisQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'maxResultBytes' | 'commandTimeoutMillis' | 'replicas' | 'replicaTimeoutMillis' | 'retain'>> & {
     /** false, or the queue's name in its spans. */
     readonly tracing: false | Required<TracingOptions>;
   };
@@ -174,14 +192,14 @@ export class RedisJobQueue {
   private constructor(redis: RedisClient, options: Required<RedisQueueOptions> & RedisQueueHandle['options'], partition: Partition) {
     this.#partition = partition;
     this.#redis = redis;
-    this.#commands = new CommandRunner(redis);
-    const { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, retain, tracing } = options;
+    const { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, replicas, replicaTimeoutMillis, retain, tracing } = options;
+    this.#commands = new CommandRunner(redis, { replicas, timeoutMillis: replicaTimeoutMillis });
     this.#handle = {
       kind: 'leasehold/redis-queue',
       redis: options.redis,
       name: options.name,
       policy: sharePolicy(options.policy),
-      options: { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, retain, tracing },
+      options: { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, replicas, replicaTimeoutMillis, retain, tracing },
       clock: shareClock(options.time),
       partition,
     };
@@ -207,13 +225,22 @@ export class RedisJobQueue {
    */
   static async connect(asked: RedisQueueOptions, partition: Partition = WHOLE): Promise<RedisJobQueue> {
     const options = readOptions<RedisQueueOptions>('options', asked, REDIS_QUEUE_OPTIONS);
-    const { redis: target, name, policy, time = systemClock, commandTimeoutMillis = DEFAULT_COMMAND_TIMEOUT_MILLIS } = options;
+    const {
+      redis: target, name, policy, time = systemClock, commandTimeoutMillis = DEFAULT_COMMAND_TIMEOUT_MILLIS, replicas = 0,
+      replicaTimeoutMillis = DEFAULT_REPLICA_TIMEOUT_MILLIS,
+    } = options;
     checkTarget(target);
     checkQueueName(name);
     checkPolicy(policy);
     checkTimeSource(time);
     if (!Number.isInteger(commandTimeoutMillis) || !(commandTimeoutMillis >= 1)) {
       throw new InvalidArgumentError(`Expected \`commandTimeoutMillis\` to be an integer >= 1, got ${describe(commandTimeoutMillis)}`);
+    }
+    if (!Number.isInteger(replicas) || !(replicas >= 0)) {
+      throw new InvalidArgumentError(`Expected \`replicas\` to be an integer >= 0, got ${describe(replicas)}`);
+    }
+    if (!Number.isInteger(replicaTimeoutMillis) || !(replicaTimeoutMillis >= 1)) {
+      throw new InvalidArgumentError(`Expected \`replicaTimeoutMillis\` to be an integer >= 1, got ${describe(replicaTimeoutMillis)}`);
     }
     const tracing = filledTracing(options.tracing, name);
     const { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, retain } = fillOptions({
@@ -223,7 +250,10 @@ export class RedisJobQueue {
     const redis = await createClient(target, commandTimeoutMillis);
     await connectClient(redis, addressOf(redis, target), userOf(redis));
     return new RedisJobQueue(
-      redis, { redis: target, name, policy, time, capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, retain, tracing }, partition,
+      redis, {
+        redis: target, name, policy, time, capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, replicas, replicaTimeoutMillis,
+        retain, tracing,
+      }, partition,
     );
   }
 
