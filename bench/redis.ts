@@ -56,7 +56,7 @@ export interface Sample {
   readonly nodeCpuMillis: number;
   /** CPU time of redis-server during the run, if /proc tells it. */
   readonly redisCpuMillis: number | undefined;
-  /** EVAL / EVALSHA calls Redis served during the run. */
+  /** Script calls (EVAL, EVALSHA, FCALL) Redis served during the run. */
   readonly scripts: number;
   /** Microseconds Redis spent in those scripts, as its INFO commandstats counts them. */
   readonly scriptMicros: number;
@@ -239,7 +239,7 @@ export const redis: Suite = {
     return {
       tables: [
         { title: `jobs/s = ${LOAD.jobs.toLocaleString('en-US')} jobs / timed run; median of ${RUNS} runs`, rows },
-        { title: 'where the time goes (medians per job; scripts: EVAL/EVALSHA served by Redis, their time as INFO commandstats counts it)', rows: costRows },
+        { title: 'where the time goes (medians per job; scripts: EVAL/EVALSHA/FCALL served by Redis, their time as INFO commandstats counts it)', rows: costRows },
       ],
       unit: 'jobs/s',
       bars,
@@ -402,7 +402,7 @@ class Meter implements Stopwatch {
     const redisCpuMillis = redisNow === undefined || this.#start.redis === undefined ? undefined : redisNow - this.#start.redis;
     let scripts = 0;
     let scriptMicros = 0;
-    for (const match of (await this.#admin.info('commandstats')).matchAll(/^cmdstat_(?:eval|evalsha):calls=(\d+),usec=(\d+)/gm)) {
+    for (const match of (await this.#admin.info('commandstats')).matchAll(/^cmdstat_(?:eval|evalsha|fcall):calls=(\d+),usec=(\d+)/gm)) {
       scripts += Number(match[1]);
       scriptMicros += Number(match[2]);
     }

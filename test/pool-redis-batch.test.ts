@@ -23,10 +23,10 @@ const SHAPES: ReadonlyArray<{ name: string; partitions: number; connect(options:
 let admin: Redis | undefined;
 let names = 0;
 
-/** EVAL and EVALSHA calls Redis served since the last CONFIG RESETSTAT. */
+/** Script calls (EVAL, EVALSHA, FCALL) Redis served since the last CONFIG RESETSTAT. */
 async function scriptCalls(): Promise<number> {
   let calls = 0;
-  for (const match of (await admin!.info('commandstats')).matchAll(/^cmdstat_(?:eval|evalsha):calls=(\d+)/gm)) calls += Number(match[1]);
+  for (const match of (await admin!.info('commandstats')).matchAll(/^cmdstat_(?:eval|evalsha|fcall):calls=(\d+)/gm)) calls += Number(match[1]);
   return calls;
 }
 

@@ -169,6 +169,9 @@ describeRedis('RedisJobQueue: who may connect', () => {
     expect(error.code).toBe('ERR_BACKEND_TLS');
     expect(error.message).toMatch(/TLS handshake with Redis at 127\.0\.0\.1:\d+ failed/);
     expect(error.message).toMatch(reason);
+    // The TLS layer's own error (the alert, or the failed verification) is the cause, and its code is in the message.
+    expect(error.cause).toMatchObject({ code: expect.stringMatching(reason) });
+    expect(error.message).toContain((error.cause as NodeJS.ErrnoException).code);
   });
 
   it('rejects a cluster client whose TLS handshake fails with BackendTlsError too', async () => {

@@ -58,7 +58,7 @@ describeRedis('RedisJobQueue on a Redis Cluster of 3 masters', () => {
     const seen: string[][] = [];
     const feed = await monitor.monitor();
     feed.on('monitor', (_time: string, args: string[]) => {
-      if (args[0]?.toLowerCase() === 'evalsha') seen.push(args);
+      if (args[0]?.toLowerCase() === 'fcall') seen.push(args);
     });
     try {
       const lease = (await queue.poll('w', 1000))!;

@@ -158,5 +158,5 @@ describeRedis('RedisJobQueue: listing sets built on the first jobs()', () => {
 
 async function scriptCalls(admin: Redis): Promise<number> {
   const info = await admin.info('commandstats');
-  return [...info.matchAll(/cmdstat_eval(?:sha)?:calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
+  return [...info.matchAll(/cmdstat_(?:eval|evalsha|fcall):calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
 }

@@ -191,8 +191,11 @@ export function checkClaims(events: readonly Event[], views: ReadonlyMap<string,
       if (mine.some((c) => c.attempt === e.attempt)) problems.push(`${of} started a second time`);
       // Holding the lease: the job is RUNNING on this very attempt (a poll bumps attempts) and the lease has not run out.
       const holding = e.status === 'RUNNING' && e.attempts === e.attempt && e.at < e.leaseUntil;
-      // Logged late: this very attempt's lease expired since, and no later attempt has begun.
-      const expiredSince = e.attempts === e.attempt && expiredLease(e.lastError) && (e.status === 'PENDING' || e.at >= e.leaseUntil);
+      // Logged late: this very attempt's lease expired since (put back, or run out with nobody yet to notice), and no later
+      // attempt has begun.
+      const expiredSince = e.attempts === e.attempt && (
+        (expiredLease(e.lastError) && (e.status === 'PENDING' || e.at >= e.leaseUntil)) || (e.status === 'RUNNING' && e.at >= e.leaseUntil)
+      );
       // Logged later still: a later attempt has begun (its own start shows the lease it took over expired). The
       // snapshot is that attempt's, token included: this attempt's own token is unknown.
       const overtaken = e.attempts > e.attempt;

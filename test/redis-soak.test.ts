@@ -1,17 +1,24 @@
 /**
  * A soak with faults: WorkerPools in 8 child processes × 2 threads on one
  * Redis queue (appendonly yes, appendfsync always) while a producer submits
- * jobs and a driver, every couple of seconds, SIGKILLs a worker process and
- * starts another, or SIGKILLs redis-server and starts it again on the same
- * AOF. Then every job must have succeeded (none lost, whether its submit was
- * acknowledged or not), every claim in the handlers' log must obey
+ * jobs and a driver injects faults: it SIGKILLs a worker process and starts
+ * another, or (every third fault) SIGKILLs redis-server and starts it again
+ * on the same AOF. Then every job must have succeeded (none lost, whether its
+ * submit was acknowledged or not), every claim in the handlers' log must obey
  * checkClaims (no job run twice at once unless a lease expired, attempts
  * exactly as counted; the only leases no handler saw, and the only completes
  * lost, are calls that died with a killed server: at most one of each per
- * thread per restart), and the faults must really have happened.
+ * thread per restart), and every fault must have happened.
  *
- * `npm test` runs it for LEASEHOLD_SOAK_SECONDS (default 12) of faults;
- * `npm run soak` for 40 and prints the table docs/redis-scale.md shows.
+ * Faults are driven by counts, never by the clock: each fires once the
+ * producer has had JOBS_BETWEEN_FAULTS more jobs acknowledged since the
+ * previous fault took effect, and a fault has taken effect once the handlers
+ * have started jobs through it (a replacement process has started one; after
+ * a restart, STARTS_AFTER_RESTART were started on the restarted server). A
+ * slow machine makes the run longer, never one without its faults.
+ *
+ * `npm test` runs LEASEHOLD_SOAK_FAULTS (default 6) faults; `npm run soak`
+ * runs 18 and prints the table docs/redis-scale.md shows.
  */
 import { Redis } from 'ioredis';
 import { afterAll, expect, it } from 'vitest';
@@ -20,15 +27,21 @@ import { pause } from './helpers.js';
 import { describeRedis, startRedis, type RedisServer } from './redis-harness.js';
 import { checkClaims, eventually, launch, readLog, viewsOf, type Child } from './redis-process-harness.js';
 
-const SECONDS = Number(process.env['LEASEHOLD_SOAK_SECONDS'] ?? '12');
+const FAULTS = Number(process.env['LEASEHOLD_SOAK_FAULTS'] ?? '6');
 const PROCESSES = 8;
 const THREADS_PER_PROCESS = 2;
 /** Short, so that a killed process's jobs come back soon; heartbeats keep a live one's. */
 const LEASE = 2_000;
-/** Time between two faults. */
-const FAULT_EVERY_MILLIS = 2_000;
 /** One fault in this many restarts Redis; the others kill a worker process. */
 const REDIS_EVERY = 3;
+/** Jobs acknowledged between one fault's effect and the next fault (and after the last). */
+const JOBS_BETWEEN_FAULTS = 200;
+/** Handler starts on a restarted server that show the fleet is back at work. */
+const STARTS_AFTER_RESTART = 20;
+/** Jobs submitted but not yet settled beyond which the producer waits: the run is about faults, not a backlog. */
+const BACKLOG = 200;
+/** How long the driver waits for a count before it gives up: a hang, not a pace. */
+const WAIT_MILLIS = 180_000;
 
 describeRedis('Soak: WorkerPools in 8 processes on one Redis queue, with processes and Redis killed under them', () => {
   let server: RedisServer | undefined;
@@ -41,49 +54,81 @@ describeRedis('Soak: WorkerPools in 8 processes on one Redis queue, with process
     await server?.stop();
   });
 
-  it(`loses no job and no lease, and runs no job twice at once outside an expired lease, over ${SECONDS} s of faults`, { timeout: SECONDS * 1000 + 300_000 }, async () => {
+  it(`loses no job and no lease, and runs no job twice at once outside an expired lease, through ${FAULTS} faults`, { timeout: FAULTS * WAIT_MILLIS + 300_000 }, async () => {
     server = await startRedis({ appendfsync: 'always' });
     const url = server.url;
     const name = `soak-${process.pid}`;
     const log = `test:{${name}}:log`;
     // Many attempts: a job may be hit by more than one fault; none may end DEAD.
     const queue = await RedisJobQueue.connect({ redis: url, name, policy: new RetryPolicy(20, 0, 0), time: systemClock });
+    const admin = new Redis(url);
     const handle = queue.share();
     let labels = 0;
     const fleet: Child[] = [];
-    const start = async () => fleet.push(await launch(children, `p${++labels}`, handle, LEASE));
+    const start = async () => {
+      const child = await launch(children, `p${++labels}`, handle, LEASE);
+      fleet.push(child);
+      return child;
+    };
     await Promise.all(Array.from({ length: PROCESSES }, start));
 
-    const ends = Date.now() + SECONDS * 1000;
     const acknowledged: string[] = [];
     let unacknowledged = 0;
+    let producing = true;
+    /** Whether the queue holds fewer than BACKLOG unsettled jobs; false while Redis is down. */
+    const roomForMore = () => queue.stats().then((stats) => stats.pending + stats.running < BACKLOG, () => false);
     const produce = async () => {
-      for (let n = 0; Date.now() < ends; n++) {
+      for (let n = 0; producing; n++) {
         const jobs = Array.from({ length: 20 }, (_, i): NewJob => ({ type: 'work', payload: JSON.stringify({ redis: url, queue: name, log, ms: 1 + ((n + i) % 10) }) }));
         try {
           acknowledged.push(...(await queue.submitMany(jobs)));
         } catch (error) {
           if (!(error instanceof BackendUnavailableError)) throw error;
           unacknowledged++;
+          await pause(25); // Redis is down: the next try waits for it rather than spinning.
         }
-        // Paced, so that the workers keep up and the run is about faults, not a backlog.
-        await pause(25);
+        while (producing && !(await roomForMore())) await pause(10);
+      }
+    };
+    /** The `start` events logged from index `from` on; [] while Redis is down. */
+    const startsSince = async (from: number): Promise<Array<{ pid: number }>> => {
+      const lines = await admin.lrange(log, from, -1).catch(() => []);
+      return lines.map((line) => JSON.parse(JSON.parse(line)[0]) as { ev: string; pid: number }).filter((e) => e.ev === 'start');
+    };
+    /** The log's length, once Redis answers. */
+    const logLength = async (): Promise<number> => {
+      for (;;) {
+        const length = await admin.llen(log).catch(() => undefined);
+        if (length !== undefined) return length;
+        await pause(20);
       }
     };
     const faults = { processKills: 0, redisRestarts: 0 };
     const inject = async () => {
-      for (let n = 1; Date.now() + FAULT_EVERY_MILLIS < ends; n++) {
-        await pause(FAULT_EVERY_MILLIS);
-        if (n % REDIS_EVERY === 0) {
-          await server!.restart();
-          faults.redisRestarts++;
-        } else {
-          const victim = fleet.splice(n % fleet.length, 1)[0]!;
-          victim.process.kill('SIGKILL');
-          await victim.exit;
-          faults.processKills++;
-          await start();
+      try {
+        let acknowledgedAtEffect = 0;
+        for (let n = 1; n <= FAULTS; n++) {
+          await eventually(`${JOBS_BETWEEN_FAULTS} jobs acknowledged before fault ${n}`, async () => acknowledged.length >= acknowledgedAtEffect + JOBS_BETWEEN_FAULTS, WAIT_MILLIS);
+          if (n % REDIS_EVERY === 0) {
+            await server!.restart();
+            faults.redisRestarts++;
+            // The restarted server's log: the handlers' starts from here on went through it.
+            const from = await logLength();
+            await eventually(`${STARTS_AFTER_RESTART} jobs started after restart ${faults.redisRestarts}`, async () => (await startsSince(from)).length >= STARTS_AFTER_RESTART, WAIT_MILLIS);
+          } else {
+            const victim = fleet.splice(n % fleet.length, 1)[0]!;
+            victim.process.kill('SIGKILL');
+            await victim.exit;
+            faults.processKills++;
+            const from = await logLength();
+            const replacement = await start();
+            await eventually(`the replacement of ${victim.label} started a job`, async () => (await startsSince(from)).some((e) => e.pid === replacement.pid), WAIT_MILLIS);
+          }
+          acknowledgedAtEffect = acknowledged.length;
         }
+        await eventually(`${JOBS_BETWEEN_FAULTS} jobs acknowledged after the last fault`, async () => acknowledged.length >= acknowledgedAtEffect + JOBS_BETWEEN_FAULTS, WAIT_MILLIS);
+      } finally {
+        producing = false;
       }
     };
     await Promise.all([produce(), inject()]);
@@ -91,7 +136,6 @@ describeRedis('Soak: WorkerPools in 8 processes on one Redis queue, with process
     await eventually('the test\'s client reconnected', () => queue.stats().then(() => true, () => false));
 
     // Every job the queue ever numbered, acknowledged or not, must end SUCCEEDED.
-    const admin = new Redis(url);
     try {
       const issued = Number(await admin.get(`leasehold:{${name}}:jobSeq`));
       const ids = Array.from({ length: issued }, (_, i) => `J${i + 1}`);
@@ -109,15 +153,15 @@ describeRedis('Soak: WorkerPools in 8 processes on one Redis queue, with process
       const { overlaps, problems, unseen, lostCompletes } = checkClaims(events, views, { redisRestarted: true });
       expect(problems).toEqual([]);
       expect(await queue.stats()).toMatchObject({ succeeded: issued, pending: 0, running: 0, dead: 0 });
-      expect(faults.processKills).toBeGreaterThan(0);
-      expect(faults.redisRestarts).toBeGreaterThan(0);
+      const restarts = Math.floor(FAULTS / REDIS_EVERY);
+      expect(faults).toEqual({ processKills: FAULTS - restarts, redisRestarts: restarts });
       // Each restart costs each thread (concurrency 1: one job, one call in flight) at most one lease
       // whose reply died and one complete that did (or that its pool dropped, replacing the thread).
       expect(unseen + lostCompletes).toBeLessThanOrEqual(2 * faults.redisRestarts * PROCESSES * THREADS_PER_PROCESS);
 
       const attempts = [...views.values()].reduce((sum, view) => sum + view.attempts, 0);
       const row = {
-        'seconds of faults': SECONDS,
+        [`faults (each after ${JOBS_BETWEEN_FAULTS} more jobs acknowledged)`]: FAULTS,
         'processes × threads': `${PROCESSES} × ${THREADS_PER_PROCESS}`,
         'worker processes SIGKILLed': faults.processKills,
         'redis-server SIGKILLed + restarted': faults.redisRestarts,

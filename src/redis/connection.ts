@@ -35,12 +35,27 @@ export function checkTarget(target: unknown): asserts target is RedisTarget {
   if (typeof target !== 'string' && (target === null || typeof target !== 'object')) {
     throw new InvalidArgumentError(`Expected \`redis\` to be a URL, ioredis options or { cluster: nodes }, got ${describe(target)}`);
   }
-  if (!isClusterTarget(target)) return;
+  if (!isClusterTarget(target)) {
+    checkScheme(typeof target === 'string' ? target : (target as RedisServerTarget).url);
+    return;
+  }
   const nodes: unknown = target.cluster;
   const isNode = (node: unknown) =>
     node !== null && typeof node === 'object' && typeof (node as { host: unknown }).host === 'string' && isPort((node as { port: unknown }).port);
   if (!Array.isArray(nodes) || nodes.length === 0 || !nodes.every(isNode)) {
     throw new InvalidArgumentError(`Expected \`redis.cluster\` to be a non-empty array of { host, port }, got ${describe(nodes)}`);
+  }
+}
+
+/** Redis's own URL schemes: `redis://`, and `rediss://` for TLS. */
+const REDIS_SCHEMES = new Set(['redis:', 'rediss:']);
+
+/** Refuses a URL of another scheme (`http://...`), which ioredis would take for a host and report unreachable. */
+function checkScheme(url: unknown): void {
+  if (typeof url !== 'string') return;
+  const scheme = /^([a-z][a-z0-9+.-]*:)\/\//i.exec(url)?.[1]?.toLowerCase();
+  if (scheme !== undefined && !REDIS_SCHEMES.has(scheme)) {
+    throw new InvalidArgumentError(`Expected \`redis\` to be a redis:// or rediss:// URL, got one of scheme ${JSON.stringify(scheme)}`);
   }
 }
 
@@ -119,6 +134,8 @@ const UNAVAILABLE_REPLIES = /^(LOADING|BUSY|MISCONF|OOM|READONLY|MASTERDOWN|NORE
  * (a script that failed) and is passed on as it is.
  */
 export function backendError(error: unknown, where: string): unknown {
+  // Ours already (replicas that did not confirm a write): it says what happened.
+  if (error instanceof BackendUnavailableError) return error;
   // ioredis's ReplyError: the server answered with an error (matched by name, like every error that crosses a boundary).
   if (error instanceof Error && error.name === 'ReplyError') {
     const { message } = error;
@@ -141,8 +158,11 @@ export function backendError(error: unknown, where: string): unknown {
  */
 export async function connectClient(client: RedisClient, where: string, user: string | undefined): Promise<void> {
   let refused: Error | undefined;
+  // The first system error (ECONNREFUSED, ENOTFOUND...): the reason behind ioredis's own "Connection is closed".
+  let systemError: Error | undefined;
   const note = (error: unknown) => {
     if (refused === undefined && error instanceof Error && (isAuthRefusal(error) || isTlsFailure(error))) refused = error;
+    if (systemError === undefined && isSystemError(error)) systemError = error;
   };
   client.on('error', note);
   client.on('node error', note);
@@ -158,7 +178,8 @@ export async function connectClient(client: RedisClient, where: string, user: st
   } catch (error) {
     client.disconnect();
     refused ??= await tlsRefusal(client);
-    throw connectError(refused ?? error, where, user);
+    systemError ??= await clusterNodeRefusal(client);
+    throw connectError(refused ?? systemError ?? error, where, user);
   } finally {
     clearTimeout(timer);
     client.off('error', note);
@@ -203,6 +224,15 @@ async function tlsRefusal(client: RedisClient): Promise<Error | undefined> {
   return error !== undefined && isTlsFailure(error) ? error : undefined;
 }
 
+/** For a cluster client that could not connect, why its first node cannot be reached, if it cannot (see socket-probe.ts). */
+async function clusterNodeRefusal(client: RedisClient): Promise<Error | undefined> {
+  const first = client.isCluster ? firstNodes.get(client) : undefined;
+  if (first === undefined) return undefined;
+  const { probeSocket } = await import('./socket-probe.js');
+  const error = await probeSocket(first.host, first.port);
+  return isSystemError(error) ? error : undefined;
+}
+
 /** Server replies refusing the credentials (or their absence), before any command runs. */
 const AUTH_REPLIES = /^(WRONGPASS|NOAUTH|NOPERM|ERR invalid password|ERR AUTH)/;
 
@@ -216,6 +246,13 @@ function isTlsFailure(error: Error): boolean {
   return typeof code === 'string' && /^ERR_(SSL|TLS)_|CERT|SELF_SIGNED|UNABLE_TO_/.test(code);
 }
 
+/** An error of the operating system's (a socket's or the resolver's): its `code` is an errno name like ECONNREFUSED or ENOTFOUND. */
+function isSystemError(error: unknown): error is NodeJS.ErrnoException {
+  if (!(error instanceof Error)) return false;
+  const { code, syscall } = error as NodeJS.ErrnoException;
+  return typeof code === 'string' && /^E[A-Z0-9_]+$/.test(code) && typeof syscall === 'string';
+}
+
 /** The error for a connection that could not be opened (refused, timed out, or the server said no). */
 function connectError(error: unknown, where: string, user: string | undefined): Error {
   const reason = thrownText(error);
@@ -227,6 +264,9 @@ function connectError(error: unknown, where: string, user: string | undefined): 
   if (error instanceof Error && isTlsFailure(error)) {
     const code = (error as NodeJS.ErrnoException).code;
     return new BackendTlsError(`The TLS handshake with Redis at ${where} failed (${code}): ${reason}`, { cause: error });
+  }
+  if (isSystemError(error) && !reason.includes(error.code!)) {
+    return new BackendUnavailableError(`Could not connect to Redis at ${where} (${error.code}): ${reason}`, { cause: error });
   }
   return new BackendUnavailableError(`Could not connect to Redis at ${where}: ${reason}`, { cause: error });
 }
@@ -245,7 +285,8 @@ export function userOf(client: RedisClient): string | undefined {
 /** A readable address of the client's server (or the cluster's first nodes), for messages: never a password. */
 export function addressOf(client: RedisClient, target: RedisTarget): string {
   if (isClusterTarget(target)) return `cluster ${target.cluster.map((node) => `${node.host}:${node.port}`).join(',')}`;
-  const { host, port, path } = (client as Redis).options;
+  const { host, port, path, sentinels, name } = (client as Redis).options;
+  if (sentinels) return `master ${JSON.stringify(name)} of sentinels ${sentinels.map((node) => `${node.host}:${node.port}`).join(',')}`;
   return path ? path : `${host ?? '127.0.0.1'}:${port ?? 6379}`;
 }
 

@@ -22,7 +22,8 @@ import { FinishNotices } from './finishes.js';
 import { Subscriber } from './subscriber.js';
 import { untilFinished } from '../finished.js';
 import { ProducerTracing } from '../tracing/producer.js';
-import { CATCHING_UP, COMMON_ARGS, DEAD_LETTERS_PAGE, SCRIPTS, type Script } from './scripts.js';
+import { CommandRunner } from './commands.js';
+import { CATCHING_UP, COMMON_ARGS, DEAD_LETTERS_PAGE, type Command, type Script } from './scripts.js';
 
 export type { RedisClusterTarget, RedisServerTarget, RedisTarget };
 
@@ -54,6 +55,22 @@ export interface RedisQueueOptions extends Pick<JobQueueOptions, 'capacity' | 'm
    */
   commandTimeoutMillis?: number;
   /**
+   * How many replicas must have every write before its call resolves: each
+   * call that changes the queue is followed by Redis's `WAIT replicas
+   * replicaTimeoutMillis` in the same round trip, so that a job whose submit
+   * resolved, a lease a poll returned and a complete that resolved survive a
+   * failover to a replica (Sentinel or Cluster). With 0, replication is
+   * asynchronous and a failover may lose the last acknowledged writes (docs/redis.md).
+   * @default 0
+   */
+  replicas?: number;
+  /**
+   * How long a write waits for `replicas` replicas; if fewer have it by then, the call rejects
+   * with BackendUnavailableError (it ran on the master: a failover may lose it).
+   * @default 1000
+   */
+  replicaTimeoutMillis?: number;
+  /**
    * Trace this queue's jobs with OpenTelemetry, as JobQueue's `tracing` does (create spans
    * at submit, process spans in a WorkerPool; docs/tracing.md), named by default after the queue's `name`.
    * @default false
@@ -63,10 +80,12 @@ export interface RedisQueueOptions extends Pick<JobQueueOptions, 'capacity' | 'm
 
 /** The keys of RedisQueueOptions: `connect` refuses any other. */
 export const REDIS_QUEUE_OPTIONS: ReadonlySet<string> = new Set([
-  'redis', 'name', 'policy', 'time', 'commandTimeoutMillis', 'tracing', 'capacity', 'maxPayloadBytes', 'maxErrorBytes', 'maxResultBytes', 'retain',
+  'redis', 'name', 'policy', 'time', 'commandTimeoutMillis', 'tracing', 'capacity', 'maxPayloadBytes', 'maxErrorBytes', 'maxResultBytes',
+  'replicas', 'replicaTimeoutMillis', 'retain',
 ]);
 
 const DEFAULT_COMMAND_TIMEOUT_MILLIS = 10_000;
+const DEFAULT_REPLICA_TIMEOUT_MILLIS = 1_000;
 
 /**
  * Which partition of a partitioned queue (PartitionedRedisQueue) a
@@ -104,7 +123,7 @@ export interface RedisQueueHandle {
   readonly redis: RedisTarget;
   readonly name: string;
   readonly policy: SharedPolicy;
-  readonly options: Required<Pick<RedisQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'maxResultBytes' | 'commandTimeoutMillis' | 'retain'>> & {
+  readonly options: Required<Pick<RedisQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'maxResultBytes' | 'commandTimeoutMillis' | 'replicas' | 'replicaTimeoutMillis' | 'retain'>> & {
     /** false, or the queue's name in its spans. */
     readonly tracing: false | Required<TracingOptions>;
   };
@@ -139,6 +158,8 @@ export interface RedisQueueHandle {
  */
 export class RedisJobQueue {
   readonly #redis: RedisClient;
+  /** Runs the queue's commands (FCALL of the library, or EVALSHA) on #redis. */
+  readonly #commands: CommandRunner;
   readonly #handle: RedisQueueHandle;
   readonly #where: string;
   readonly #keys: QueueKeys;
@@ -171,13 +192,14 @@ export class RedisJobQueue {
   private constructor(redis: RedisClient, options: Required<RedisQueueOptions> & RedisQueueHandle['options'], partition: Partition) {
     this.#partition = partition;
     this.#redis = redis;
-    const { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, retain, tracing } = options;
+    const { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, replicas, replicaTimeoutMillis, retain, tracing } = options;
+    this.#commands = new CommandRunner(redis, { replicas, timeoutMillis: replicaTimeoutMillis });
     this.#handle = {
       kind: 'leasehold/redis-queue',
       redis: options.redis,
       name: options.name,
       policy: sharePolicy(options.policy),
-      options: { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, retain, tracing },
+      options: { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, replicas, replicaTimeoutMillis, retain, tracing },
       clock: shareClock(options.time),
       partition,
     };
@@ -203,13 +225,22 @@ export class RedisJobQueue {
    */
   static async connect(asked: RedisQueueOptions, partition: Partition = WHOLE): Promise<RedisJobQueue> {
     const options = readOptions<RedisQueueOptions>('options', asked, REDIS_QUEUE_OPTIONS);
-    const { redis: target, name, policy, time = systemClock, commandTimeoutMillis = DEFAULT_COMMAND_TIMEOUT_MILLIS } = options;
+    const {
+      redis: target, name, policy, time = systemClock, commandTimeoutMillis = DEFAULT_COMMAND_TIMEOUT_MILLIS, replicas = 0,
+      replicaTimeoutMillis = DEFAULT_REPLICA_TIMEOUT_MILLIS,
+    } = options;
     checkTarget(target);
     checkQueueName(name);
     checkPolicy(policy);
     checkTimeSource(time);
     if (!Number.isInteger(commandTimeoutMillis) || !(commandTimeoutMillis >= 1)) {
       throw new InvalidArgumentError(`Expected \`commandTimeoutMillis\` to be an integer >= 1, got ${describe(commandTimeoutMillis)}`);
+    }
+    if (!Number.isInteger(replicas) || !(replicas >= 0)) {
+      throw new InvalidArgumentError(`Expected \`replicas\` to be an integer >= 0, got ${describe(replicas)}`);
+    }
+    if (!Number.isInteger(replicaTimeoutMillis) || !(replicaTimeoutMillis >= 1)) {
+      throw new InvalidArgumentError(`Expected \`replicaTimeoutMillis\` to be an integer >= 1, got ${describe(replicaTimeoutMillis)}`);
     }
     const tracing = filledTracing(options.tracing, name);
     const { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, retain } = fillOptions({
@@ -219,7 +250,10 @@ export class RedisJobQueue {
     const redis = await createClient(target, commandTimeoutMillis);
     await connectClient(redis, addressOf(redis, target), userOf(redis));
     return new RedisJobQueue(
-      redis, { redis: target, name, policy, time, capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, retain, tracing }, partition,
+      redis, {
+        redis: target, name, policy, time, capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, replicas, replicaTimeoutMillis,
+        retain, tracing,
+      }, partition,
     );
   }
 
@@ -288,7 +322,7 @@ export class RedisJobQueue {
       job.type, job.payload, String(job.priority), job.runAtMillis === undefined ? '' : String(job.runAtMillis), String(job.delayMillis), String(job.maxAttempts),
       job.key ?? '', String(job.keyTtlMillis), String(job.timeoutMillis), job.headersText ?? '',
     ]);
-    const reply = await this.#run(SCRIPTS.submit, [String(this.#capacity), ...fields], '');
+    const reply = await this.#run('submit', [String(this.#capacity), ...fields], '');
     return reply.slice(1).map((n) => `J${n}`);
   }
 
@@ -297,7 +331,7 @@ export class RedisJobQueue {
     this.#assertOpen();
     checkWorkerId(workerId);
     checkLeaseMillis(leaseMillis);
-    return this.#leasesFrom(await this.#run(SCRIPTS.poll, [workerId, String(leaseMillis), '1'], ''), 1)[0];
+    return this.#leasesFrom(await this.#run('poll', [workerId, String(leaseMillis), '1'], ''), 1)[0];
   }
 
   /**
@@ -310,7 +344,7 @@ export class RedisJobQueue {
     checkWorkerId(workerId);
     checkLeaseMillis(leaseMillis);
     checkBatchSize('max', max, 1, MAX_BATCH);
-    return this.#leasesFrom(await this.#run(SCRIPTS.poll, [workerId, String(leaseMillis), String(max)], ''), 1);
+    return this.#leasesFrom(await this.#run('poll', [workerId, String(leaseMillis), String(max)], ''), 1);
   }
 
   /**
@@ -322,7 +356,7 @@ export class RedisJobQueue {
   async complete(jobId: string, token: number, result?: unknown): Promise<void> {
     this.#assertOpen();
     const text = resultText(result, this.#maxResultBytes) ?? '';
-    await this.#runOnJob(SCRIPTS.complete, jobId, [tokenText(token), text]);
+    await this.#runOnJob('complete', jobId, [tokenText(token), text]);
   }
 
   /**
@@ -334,7 +368,7 @@ export class RedisJobQueue {
     checkWorkerId(workerId);
     checkLeaseMillis(leaseMillis);
     const text = resultText(result, this.#maxResultBytes) ?? '';
-    const reply = await this.#runOnJob(SCRIPTS.completeAndPoll, jobId, [tokenText(token), text, workerId, String(leaseMillis)]);
+    const reply = await this.#runOnJob('completeAndPoll', jobId, [tokenText(token), text, workerId, String(leaseMillis)]);
     const lease = this.#leasesFrom(reply, 1)[0];
     // The complete is done: a poll of its own looks past the limited jobs this script had no budget left for.
     return lease === undefined && this.#windowOpensAt === -Infinity ? this.poll(workerId, leaseMillis) : lease;
@@ -393,7 +427,7 @@ export class RedisJobQueue {
       }
     });
     const own = [workerId, String(leaseMillis), String(max), ...sent.flatMap(({ completion, n, text }) => [n, tokenText(completion.token), text])];
-    const reply = await this.#run(SCRIPTS.completeManyAndPoll, own, '', sent.map(({ n }) => jobKey(this.#keys, n)));
+    const reply = await this.#run('completeManyAndPoll', own, '', sent.map(({ n }) => jobKey(this.#keys, n)));
     const count = Number(reply[1]);
     sent.forEach(({ completion: { jobId } }, i) => {
       const outcome = Number(reply[2 + i]);
@@ -424,7 +458,7 @@ export class RedisJobQueue {
   async fail(jobId: string, token: number, error?: FailError, options?: FailOptions): Promise<void> {
     this.#assertOpen();
     const { text, permanent } = checkFailure(error, options, this.#maxErrorBytes);
-    await this.#runOnJob(SCRIPTS.fail, jobId, [tokenText(token), text ?? 'failed', permanent ? '1' : '0']);
+    await this.#runOnJob('fail', jobId, [tokenText(token), text ?? 'failed', permanent ? '1' : '0']);
   }
 
   /**
@@ -434,20 +468,20 @@ export class RedisJobQueue {
    */
   async release(jobId: string, token: number): Promise<void> {
     this.#assertOpen();
-    await this.#runOnJob(SCRIPTS.release, jobId, [tokenText(token)]);
+    await this.#runOnJob('release', jobId, [tokenText(token)]);
   }
 
   /** Heartbeat: the lease now lasts until now + leaseMillis. Resolves to the new leaseUntil. */
   async extend(jobId: string, token: number, leaseMillis: number): Promise<number> {
     this.#assertOpen();
     checkLeaseMillis(leaseMillis);
-    const [, leaseUntil] = await this.#runOnJob(SCRIPTS.extend, jobId, [tokenText(token), String(leaseMillis)]);
+    const [, leaseUntil] = await this.#runOnJob('extend', jobId, [tokenText(token), String(leaseMillis)]);
     return Number(leaseUntil);
   }
 
   async view(jobId: string): Promise<JobView> {
     this.#assertOpen();
-    const [, fields] = await this.#runOnJob(SCRIPTS.view, jobId, []);
+    const [, fields] = await this.#runOnJob('view', jobId, []);
     return toView(jobId, fields as string[], this.#policy.maxAttempts);
   }
 
@@ -461,7 +495,7 @@ export class RedisJobQueue {
     this.#assertOpen();
     const views: JobView[] = [];
     for (let after = '0'; ;) {
-      const reply = await this.#run(SCRIPTS.deadLetters, [after], '');
+      const reply = await this.#run('deadLetters', [after], '');
       for (let i = 1; i < reply.length; i += 2) views.push(toView(`J${reply[i]}`, reply[i + 1] as string[], this.#policy.maxAttempts));
       if (reply.length - 1 < 2 * DEAD_LETTERS_PAGE) return views;
       after = String(reply[reply.length - 2]);
@@ -477,7 +511,7 @@ export class RedisJobQueue {
     this.#assertOpen();
     const { status, type, limit, after } = checkJobQuery(query);
     const own = [status ?? '', String(after), String(limit), type === undefined ? '0' : '1', type ?? ''];
-    const reply = await this.#run(SCRIPTS.jobs, own, '');
+    const reply = await this.#run('jobs', own, '');
     const jobs: JobView[] = [];
     for (let i = 2; i < reply.length; i += 2) jobs.push(toView(`J${reply[i]}`, reply[i + 1] as string[], this.#policy.maxAttempts));
     return { jobs, next: reply[1] === '' ? null : cursorAfter(Number(reply[1])) };
@@ -486,13 +520,13 @@ export class RedisJobQueue {
   /** Puts a DEAD job back to PENDING, ready now, with attempts reset to 0 (lastError kept). */
   async retryDead(jobId: string): Promise<void> {
     this.#assertOpen();
-    await this.#runOnJob(SCRIPTS.retryDead, jobId, []);
+    await this.#runOnJob('retryDead', jobId, []);
   }
 
   /** Cancels a PENDING job. */
   async cancel(jobId: string): Promise<void> {
     this.#assertOpen();
-    await this.#runOnJob(SCRIPTS.cancel, jobId, []);
+    await this.#runOnJob('cancel', jobId, []);
   }
 
   /** PENDING jobs, ready or delayed. */
@@ -508,7 +542,7 @@ export class RedisJobQueue {
   /** Exact counts, each an O(1) read of an index or counter. */
   async stats(): Promise<QueueStats> {
     this.#assertOpen();
-    const [, pending, ready, running, succeeded, dead, cancelled, paused] = (await this.#run(SCRIPTS.stats, [], '')).map(Number) as number[];
+    const [, pending, ready, running, succeeded, dead, cancelled, paused] = (await this.#run('stats', [], '')).map(Number) as number[];
     return {
       pending: pending!, ready: ready!, delayed: pending! - ready!, running: running!, succeeded: succeeded!, dead: dead!, cancelled: cancelled!,
       paused: paused === 1,
@@ -525,13 +559,13 @@ export class RedisJobQueue {
    */
   async pause(): Promise<void> {
     this.#assertOpen();
-    await this.#run(SCRIPTS.pause, [], '');
+    await this.#run('pause', [], '');
   }
 
   /** Ends a pause: polls lease jobs again, and clients waiting in `waitForWork` wake. */
   async resume(): Promise<void> {
     this.#assertOpen();
-    await this.#run(SCRIPTS.resume, [], '');
+    await this.#run('resume', [], '');
   }
 
   /** Adds or replaces a repeatable job, for every client of the queue (see JobQueue#schedule). */
@@ -597,13 +631,13 @@ export class RedisJobQueue {
   async setRateLimit(type: string, limit: RateLimit | null): Promise<void> {
     this.#assertOpen();
     const checked = checkRateLimit(type, limit);
-    await this.#run(SCRIPTS.setRateLimit, [type, String(checked?.max ?? 0), String(checked?.windowMillis ?? 0)], '');
+    await this.#run('setRateLimit', [type, String(checked?.max ?? 0), String(checked?.windowMillis ?? 0)], '');
   }
 
   /** Every job type's rate limit. */
   async rateLimits(): Promise<TypeRateLimit[]> {
     this.#assertOpen();
-    const [, fields] = await this.#run(SCRIPTS.rateLimits, [], '');
+    const [, fields] = await this.#run('rateLimits', [], '');
     const pairs = fields as string[];
     const limits: TypeRateLimit[] = [];
     for (let i = 0; i < pairs.length; i += 2) {
@@ -651,22 +685,22 @@ export class RedisJobQueue {
 
   // ── plumbing ───────────────────────────────────────────────────────────
 
-  /** Runs `script` about one job: its number is the first own argument, its hash a declared key. */
-  #runOnJob(script: Script, jobId: string, own: readonly string[]): Promise<unknown[]> {
+  /** Runs `command` about one job: its number is the first own argument, its hash a declared key. */
+  #runOnJob(command: Command, jobId: string, own: readonly string[]): Promise<unknown[]> {
     const n = jobNumber(jobId);
-    return this.#run(script, [n, ...own], jobId, [jobKey(this.#keys, n)]);
+    return this.#run(command, [n, ...own], jobId, [jobKey(this.#keys, n)]);
   }
 
   /**
-   * Runs `script` with the queue's keys and `declared` (the hashes of the jobs
+   * Runs `command` with the queue's keys and `declared` (the hashes of the jobs
    * it names), the common arguments (now, a jitter seed, the policy) and
-   * `own`, again until it has caught up and run its body (see CATCHING_UP);
+   * `own`, again until it has caught up and done its work (see CATCHING_UP);
    * a refusal becomes its error, about `jobId`.
    */
-  async #run(script: Script, own: readonly string[], jobId: string, declared: readonly string[] = []): Promise<unknown[]> {
+  async #run(command: Command, own: readonly string[], jobId: string, declared: readonly string[] = []): Promise<unknown[]> {
     const keys = [...this.#keys.keys, ...declared];
     for (;;) {
-      const reply = await this.#evaluate(script, keys, [...this.#commonArgs(), ...own]);
+      const reply = await this.#send(() => this.#commands.run(command, keys, [...this.#commonArgs(), ...own]));
       const code = reply[0] as number;
       if (code === CATCHING_UP) continue;
       if (code < 0) throw refusalError(code, jobId, this.#capacity);
@@ -695,7 +729,7 @@ export class RedisJobQueue {
     return COMMON_ARGS.map((name) => common[name]);
   }
 
-  /** One run of `script`, by its hash, or by its text if Redis does not have it. */
+  /** One run of a script of its own (schedules.ts), by its hash, or by its text if Redis does not have it. */
   #evaluate(script: Script, keys: readonly string[], args: readonly string[]): Promise<unknown[]> {
     return this.#send(async () => {
       try {

@@ -1,0 +1,112 @@
+/**
+ * How a queue's client runs the commands of scripts.ts: by FCALL of the
+ * Functions library, loaded into each server the first time a call finds it
+ * missing; or, on a server without Functions (before Redis 7), by EVALSHA of
+ * each command's own script.
+ *
+ * A server loses the library only with its data (a server started empty, a
+ * replica promoted before the load reached it), and a Cluster has one per
+ * master: FCALL then says "Function not found", which means the call did not
+ * run, so the library is loaded (into every master of a Cluster) and the
+ * call sent again. Loading is idempotent (FUNCTION LOAD REPLACE of the same
+ * code), so clients that race to load do no harm.
+ */
+import type { Cluster, Redis } from 'ioredis';
+import { BackendUnavailableError } from '../errors.js';
+import type { RedisClient } from './connection.js';
+import { library, type Command } from './scripts.js';
+
+/** What the server says to an FCALL of a function it does not have. */
+const FUNCTION_NOT_FOUND = /^ERR Function not found/;
+/** What a server without Functions says to FCALL or FUNCTION. */
+const UNKNOWN_COMMAND = /^ERR unknown command/i;
+
+/** How many replicas must have each write (0: none waited for), and how long a write waits for them. */
+export interface Durability {
+  readonly replicas: number;
+  readonly timeoutMillis: number;
+}
+
+/** The commands that change nothing a later call could miss: their catch-up, if lost in a failover, is done again. */
+const READS: ReadonlySet<Command> = new Set<Command>(['view', 'stats', 'deadLetters', 'jobs', 'rateLimits']);
+
+export class CommandRunner {
+  /** Whether the server has Functions; false once it said it does not (then every call is EVALSHA). */
+  #functions = true;
+  /** A load in flight, shared by the calls that found the library missing at once. */
+  #loading: Promise<void> | undefined;
+
+  constructor(private readonly redis: RedisClient, private readonly durability: Durability = { replicas: 0, timeoutMillis: 1 }) {}
+
+  /** Runs `command` with `keys` and `args`; its reply. */
+  async run(command: Command, keys: readonly string[], args: readonly string[]): Promise<unknown[]> {
+    if (this.#functions) {
+      const name = library().functionOf(command);
+      try {
+        return await this.#send(command, ['FCALL', name], keys, args);
+      } catch (error) {
+        if (!isReply(error, FUNCTION_NOT_FOUND) && !isReply(error, UNKNOWN_COMMAND)) throw error;
+        // The call did not run: the server lacks the library, or Functions altogether.
+      }
+      if (await this.#load()) return this.#send(command, ['FCALL', name], keys, args);
+    }
+    return this.#evaluate(command, keys, args);
+  }
+
+  /** Loads the library; false (and from then on EVALSHA) if the server has no Functions. */
+  async #load(): Promise<boolean> {
+    this.#loading ??= this.#loadEverywhere().finally(() => (this.#loading = undefined));
+    try {
+      await this.#loading;
+      return true;
+    } catch (error) {
+      if (!isReply(error, UNKNOWN_COMMAND)) throw error;
+      this.#functions = false;
+      return false;
+    }
+  }
+
+  /** FUNCTION LOAD REPLACE into the server, or into every master of a Cluster (a Function lives on the node that loaded it). */
+  async #loadEverywhere(): Promise<void> {
+    const { code } = library();
+    const targets: Redis[] = this.redis.isCluster ? (this.redis as Cluster).nodes('master') : [this.redis as Redis];
+    await Promise.all(targets.map((node) => node.call('FUNCTION', 'LOAD', 'REPLACE', code)));
+  }
+
+  /** One run of `command`'s own script, by its hash, or by its text if the server does not have it. */
+  async #evaluate(command: Command, keys: readonly string[], args: readonly string[]): Promise<unknown[]> {
+    const script = library().scriptOf(command);
+    try {
+      return await this.#send(command, ['EVALSHA', script.sha], keys, args);
+    } catch (error) {
+      // The server lost its script cache (a restart): NOSCRIPT means the script did not run.
+      if (!isReply(error, /^NOSCRIPT/)) throw error;
+      return this.#send(command, ['EVAL', script.lua], keys, args);
+    }
+  }
+
+  /**
+   * Sends `verb what keys args`, and for a write, when replicas are asked
+   * for, WAIT in the same round trip: the reply once enough replicas have
+   * the write, or BackendUnavailableError if they do not by the timeout.
+   */
+  async #send(command: Command, [verb, what]: [string, string], keys: readonly string[], args: readonly string[]): Promise<unknown[]> {
+    const { replicas, timeoutMillis } = this.durability;
+    if (replicas === 0 || READS.has(command)) return (await this.redis.call(verb, what, keys.length, ...keys, ...args)) as unknown[];
+    const results = await this.redis.pipeline().call(verb, what, keys.length, ...keys, ...args).call('WAIT', replicas, timeoutMillis).exec();
+    const [[error, reply], [waitError, acknowledged]] = results as [[Error | null, unknown], [Error | null, unknown]];
+    if (error !== null) throw error;
+    if (waitError !== null) throw waitError;
+    if ((acknowledged as number) < replicas) {
+      throw new BackendUnavailableError(
+        `The call ran on the Redis master, but only ${acknowledged} of ${replicas} replicas had it within ${timeoutMillis} ms: a failover now may lose it`,
+      );
+    }
+    return reply as unknown[];
+  }
+}
+
+/** Whether `error` is the server's reply (ioredis's ReplyError, matched by name) and says `what`. */
+function isReply(error: unknown, what: RegExp): boolean {
+  return error instanceof Error && error.name === 'ReplyError' && what.test(error.message);
+}

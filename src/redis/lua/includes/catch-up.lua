@@ -1,0 +1,124 @@
+--[[
+  Bringing the queue up to now, which every command does first, bounded: at
+  most CATCH_UP_BATCH items a call (jobs entering or leaving the ready
+  index, expired leases, aged-out finished jobs). When more are due the
+  command stops there and replies { CATCHING_UP }; the client calls it again
+  until it runs, so no call holds Redis for long whatever the backlog.
+]]
+
+-- Bring the queue up to now, at most CATCH_UP_BATCH items per script. First
+-- the ready index follows the clock: it holds exactly the PENDING jobs with
+-- runAt <= the clock, so when a call's now is later, jobs due since join it,
+-- and when earlier, jobs not due any more leave it. Such a sweep over a range
+-- of K.pending that does not fit in one script is saved in K.sweep and
+-- continued by the next script, whatever its now: until it ends, no script
+-- gets past this prelude, so K.pending does not change under it.
+
+-- A job not due any more leaves K.held too, where a rate limit may have put it: STATS counts held jobs
+-- as ready, and once the clock passes its runAt again the sweep files it in K.ready, where the limit
+-- holds it anew if need be (left in both, it would be counted twice).
+local function reindexOne(n, add)
+  local member = readyMember(jobKey(n), n)
+  if add then
+    redis.call('ZADD', K.ready, 0, member)
+  else
+    redis.call('ZREM', K.ready, member)
+    redis.call('ZREM', K.held, member)
+  end
+end
+
+-- The sweep from the clock to now: { min, max, offset, add, to }, or nil when the index is exact for now.
+local function plan()
+  local last = redis.call('GET', K.clock)
+  if last == false then return { '-inf', nowText, 0, true, nowText } end
+  if now > tonumber(last) then return { '(' .. last, nowText, 0, true, nowText } end
+  if now < tonumber(last) then return { '(' .. nowText, last, 0, false, nowText } end
+  return nil
+end
+
+local function save(sweep)
+  redis.call('HSET', K.sweep, 'min', sweep[1], 'max', sweep[2], 'offset', sweep[3], 'add', sweep[4] and '1' or '0', 'to', sweep[5])
+end
+
+-- True once the ready index is exact for now; false if the budget ran out first (the sweep is saved).
+local function indexCaughtUp()
+  local saved = redis.call('HMGET', K.sweep, 'min', 'max', 'offset', 'add', 'to')
+  local sweep
+  -- Whether K.sweep exists (only a sweep saved by an earlier script does: this one saves only as it returns).
+  local stored = saved[1] ~= false
+  if stored then sweep = { saved[1], saved[2], tonumber(saved[3]), saved[4] == '1', saved[5] } else sweep = plan() end
+  while sweep do
+    if budget == 0 then save(sweep) return false end
+    local items = redis.call('ZRANGEBYSCORE', K.pending, sweep[1], sweep[2], 'WITHSCORES', 'LIMIT', sweep[3], budget + 1)
+    local count = math.min(#items / 2, budget)
+    for i = 1, 2 * count, 2 do reindexOne(items[i], sweep[4]) end
+    budget = budget - count
+    if #items / 2 <= count then
+      redis.call('SET', K.clock, sweep[5])
+      if stored then redis.call('DEL', K.sweep) stored = false end
+      sweep = plan()
+    else
+      -- Resume after the last item done: from its score on, skipping the items
+      -- of that score already done (an offset only ever walks one score's ties).
+      local score = items[2 * count]
+      if items[2] == score and sweep[1] == score then
+        sweep[3] = sweep[3] + count
+      else
+        local ties = 0
+        for i = 2 * count, 2, -2 do
+          if items[i] ~= score then break end
+          ties = ties + 1
+        end
+        sweep[1] = score
+        sweep[3] = ties
+      end
+      save(sweep)
+      return false
+    end
+  end
+  return true
+end
+
+-- Why a lease of the job at key expired: its holder process is gone too (its
+-- liveness key lapsed), or not (or the lease names no holder).
+local function expiryReason(key)
+  local leasedBy = redis.call('HGET', key, 'holder')
+  if leasedBy and redis.call('EXISTS', alivePrefix .. leasedBy) == 0 then return PROCESS_GONE end
+  return 'lease expired'
+end
+
+-- Then every lease with leaseUntil <= now is a failed attempt at its leaseUntil.
+-- True once none is left; false if the budget ran out first.
+local function leasesCaughtUp()
+  local expired = redis.call('ZRANGEBYSCORE', K.leases, '-inf', nowText, 'WITHSCORES', 'LIMIT', 0, budget + 1)
+  local count = math.min(#expired / 2, budget)
+  local dead = {}
+  for i = 1, 2 * count, 2 do
+    local key = jobKey(expired[i])
+    if failAttempt(expired[i], key, tonumber(expired[i + 1]), expiryReason(key), false) then dead[#dead + 1] = expired[i] end
+  end
+  -- One message for the batch.
+  if #dead > 0 then announceFinished(dead) end
+  budget = budget - count
+  return #expired / 2 <= count
+end
+
+-- Then the retain option's age: finished jobs that finished maxAge before now or earlier are evicted, oldest
+-- first (one finished before the option was set, with no finishedAt, too). True once none is left.
+local function agedOut()
+  if maxAge == nil then return true end
+  while budget > 0 do
+    local head = redis.call('LINDEX', K.finished, 0)
+    if not head then return true end
+    local finishedAt = redis.call('HGET', jobKey(head), 'finishedAt')
+    if finishedAt and tonumber(finishedAt) + maxAge > now then return true end
+    evictOldest()
+    budget = budget - 1
+  end
+  return false
+end
+
+-- True once the queue is up to now; false if the call must stop and be called again (CATCHING_UP).
+local function caughtUp()
+  return indexCaughtUp() and leasesCaughtUp() and agedOut()
+end

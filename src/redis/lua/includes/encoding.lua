@@ -1,0 +1,47 @@
+--[[
+  Numbers as text and job members of the ready index. Lua in Redis is 5.1
+  with doubles only: numbers cross the boundary as text (`num`, %.17g, is
+  exact; `tostring` keeps 14 digits and a reply cuts a number to an integer).
+]]
+
+local function int(n) return string.format('%d', n) end
+local function num(x) return string.format('%.17g', x) end
+local function jobKey(n) return jobPrefix .. n end
+-- The number of the seq-th job submitted to this partition.
+local function jobNumberOf(seq) return int((seq - 1) * partitions + partition + 1) end
+
+-- 16 hex digits that sort as text in the order of the numbers: the IEEE bits,
+-- with the sign bit flipped for positives and every bit flipped for negatives.
+-- Kept for the call (sortables).
+local function sortable(x)
+  if x == 0 then x = 0 end -- -0 and 0 are one number
+  local known = sortables[x]
+  if known then return known end
+  local b = { string.byte(struct.pack('>d', x), 1, 8) }
+  if b[1] >= 128 then
+    for i = 1, 8 do b[i] = 255 - b[i] end
+  else
+    b[1] = b[1] + 128
+  end
+  known = string.format(string.rep('%02x', 8), unpack(b))
+  sortables[x] = known
+  return known
+end
+
+-- The member of job n in K.ready: highest priority, then earliest runAt, then
+-- submission order; the last 16 characters are n itself.
+local function memberOf(priority, runAt, n)
+  return sortable(-priority) .. sortable(runAt) .. string.format('%016d', tonumber(n))
+end
+
+local function readyMember(key, n)
+  local f = redis.call('HMGET', key, 'priority', 'runAt')
+  return memberOf(tonumber(f[1]), tonumber(f[2]), n)
+end
+
+-- One command per up to 500 of args (Lua's unpack is bounded): ZADD key score member ..., RPUSH key n ...
+local function callMany(command, key, args, width)
+  for from = 1, #args, 500 * width do
+    redis.call(command, key, unpack(args, from, math.min(#args, from + 500 * width - 1)))
+  end
+end

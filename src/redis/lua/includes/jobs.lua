@@ -1,0 +1,135 @@
+--[[
+  One job's moves between states, and how a call finds the job it names.
+  Refusals (negative first reply elements, errors.ts's Refusal): NotFound,
+  Evicted, StaleLease.
+]]
+
+-- The listing sets (numsOf) other than K.dead, which deadLetters needs anyway, are kept only once
+-- jobs() was first called on the queue (listed; see listing.lua).
+-- Files numbers (n, n, ...: score and member each) in a listing set / takes numbers out of one, if the sets are kept.
+local function list(set, scored) if listed then callMany('ZADD', set, scored, 2) end end
+local function unlist(set, numbers) if listed then redis.call('ZREM', set, unpack(numbers)) end end
+
+local function enqueue(n, key, runAt)
+  redis.call('ZADD', K.pending, runAt, n)
+  list(K.pendingNums, { n, n })
+  if runAt <= now then redis.call('ZADD', K.ready, 0, readyMember(key, n)) end
+end
+
+-- The Lua twin of RetryPolicy.backoffAfter, with the client's seed for jitter.
+local function backoffAfter(attempt)
+  local delay = maxBackoff
+  if baseBackoff == 0 then delay = 0
+  elseif attempt - 1 < 64 then delay = math.min(maxBackoff, baseBackoff * 2 ^ (attempt - 1)) end
+  if jitter == 'full' then return math.floor(math.random() * (delay + 1)) end
+  if jitter == 'equal' then
+    local half = math.ceil(delay / 2)
+    return half + math.floor(math.random() * (delay - half + 1))
+  end
+  return delay
+end
+
+-- Jobs moved into SUCCEEDED, DEAD or CANCELLED: their numbers, comma-separated, on the channel
+-- clients waiting in finished() listen on (a PUBLISH no one listens to costs next to nothing).
+local function announceFinished(numbers)
+  redis.call('PUBLISH', K.finishes, table.concat(numbers, ','))
+end
+
+-- A failed attempt of RUNNING job n at failedAt: retried after its backoff,
+-- or DEAD when no attempts are left (or at once when permanent).
+-- The attempts job n gets: its own maxAttempts (0 or, a job older than the field, none), else the policy's.
+local function attemptLimit(own)
+  local limit = tonumber(own or '0')
+  if limit > 0 then return limit end
+  return maxAttempts
+end
+
+-- True if it dead-lettered the job (the caller announces it).
+local function failAttempt(n, key, failedAt, err, permanent)
+  redis.call('ZREM', K.leases, n)
+  unlist(K.runningNums, { n })
+  local f = redis.call('HMGET', key, 'attempts', 'maxAttempts', 'key')
+  local attempts = tonumber(f[1])
+  if not permanent and attempts < attemptLimit(f[2]) then
+    local runAt = failedAt + backoffAfter(attempts)
+    redis.call('HSET', key, 'status', 'PENDING', 'runAt', num(runAt), 'lastError', err)
+    enqueue(n, key, runAt)
+  else
+    redis.call('HSET', key, 'status', 'DEAD', 'lastError', err)
+    -- A keyed job notes when it finished: its key stays taken keyTtl from then.
+    if f[3] then redis.call('HSET', key, 'finishedAt', num(failedAt)) end
+    redis.call('ZADD', K.dead, n, n)
+    return true
+  end
+  return false
+end
+
+-- Evicts the job that finished first (the head of K.finished); its idempotent key is free, unless a newer job took it.
+local function evictOldest()
+  local n = redis.call('LPOP', K.finished)
+  local key = jobKey(n)
+  local f = redis.call('HMGET', key, 'status', 'key')
+  redis.call('HINCRBY', K.counts, string.lower(f[1]), -1)
+  unlist(numsOf[f[1]], { n })
+  if f[2] and redis.call('HGET', K.keys, f[2]) == n then redis.call('HDEL', K.keys, f[2]) end
+  redis.call('DEL', key)
+end
+
+-- The retain option's count: finished jobs beyond maxFinished are evicted, oldest finished first.
+local function trimFinished()
+  if maxFinished == nil then return end
+  for _ = 1, redis.call('LLEN', K.finished) - maxFinished do evictOldest() end
+end
+
+-- SUCCEEDED or CANCELLED (at now): held until evicted, oldest finished first. The finish time is
+-- noted where something runs from it: a keyed job's key TTL, the retain option's maxAgeMillis.
+local function finish(n, key, status)
+  redis.call('HSET', key, 'status', status)
+  if maxAge or redis.call('HEXISTS', key, 'key') == 1 then redis.call('HSET', key, 'finishedAt', nowText) end
+  list(numsOf[status], { n, n })
+  redis.call('RPUSH', K.finished, n)
+  redis.call('HINCRBY', K.counts, string.lower(status), 1)
+  announceFinished({ n })
+  trimFinished()
+end
+
+-- The n of the job that holds the idempotent key k now, or nil if k is free: a job holds its
+-- key while PENDING or RUNNING, and once finished until finishedAt + keyTtl; an evicted job, never.
+local function keyHolder(k)
+  local n = redis.call('HGET', K.keys, k)
+  if not n then return nil end
+  local f = redis.call('HMGET', jobKey(n), 'status', 'keyTtl', 'finishedAt')
+  if not f[1] then return nil end
+  if f[1] == 'PENDING' or f[1] == 'RUNNING' then return n end
+  local ttl = tonumber(f[2] or '0')
+  if ttl > 0 and now < tonumber(f[3] or '0') + ttl then return n end
+  return nil
+end
+
+-- New work: wakes clients in waitForWork (a poll that found nothing reads the counter).
+local function announce()
+  redis.call('PUBLISH', K.signal, redis.call('INCR', K.signal))
+end
+
+-- Why job n has no hash: the Refusal for an id never issued, or for a job evicted.
+local function absence(n)
+  local number = tonumber(n)
+  local issued = tonumber(redis.call('GET', K.jobSeq) or '0')
+  if (number - 1) % partitions ~= partition or number > tonumber(jobNumberOf(issued)) then return Refusal.NotFound end
+  return Refusal.Evicted
+end
+
+-- The hash of job n (declared as key), or nil and the Refusal.
+local function find(n, key)
+  if redis.call('EXISTS', key) == 1 then return key end
+  return nil, absence(n)
+end
+
+-- The hash of job n if token is its current lease (after expiry, RUNNING means valid), then
+-- nil and whether the job has an idempotent key. Every job's hash has a status: none means no hash.
+local function leased(n, token, key)
+  local f = redis.call('HMGET', key, 'status', 'token', 'key')
+  if not f[1] then return nil, absence(n) end
+  if f[1] ~= 'RUNNING' or f[2] ~= token then return nil, Refusal.StaleLease end
+  return key, nil, f[3] ~= false
+end

@@ -1,0 +1,161 @@
+--[[
+  Leases: rate limits, taking the best ready jobs, polls and completes.
+]]
+
+-- Rate limits (see keys.ts): fixed windows aligned to the clock, the one of
+-- now starting at floor(now / window) * window. A lease a type's limit admits
+-- is counted at once; nil if it admits one now, else when its next window opens.
+local function windowOpensAt(key)
+  local jobType = redis.call('HGET', key, 'type')
+  local limit = redis.call('HGET', K.limits, jobType)
+  if not limit then return nil end
+  local max, window = string.match(limit, '^(%d+),(%d+)$')
+  max, window = tonumber(max), tonumber(window)
+  local start = math.floor(now / window) * window
+  local current = redis.call('HGET', K.windows, jobType)
+  local from, used = start, 0
+  if current then
+    local s, u = string.match(current, '^(.+),(%d+)$')
+    -- A clock gone back keeps counting the later window.
+    if tonumber(s) >= start and tonumber(u) > 0 then from, used = tonumber(s), tonumber(u) end
+  end
+  if used >= max then return from + window end
+  redis.call('HSET', K.windows, jobType, num(from) .. ',' .. int(used + 1))
+  return nil
+end
+
+-- Jobs one script moves into or out of K.held, at most: each costs a few µs of
+-- Redis time, and a backlog of a limited type is passed over once per window.
+
+-- Files the held jobs whose window opened by upTo back into the ready index,
+-- best first: each only if it is still PENDING, due, and has the member it
+-- was held with (a job cancelled, or leased and retried since, has moved on).
+-- True once none is left; false if the budget ran out first.
+local function releaseHeld(upTo)
+  local due = redis.call('ZRANGEBYSCORE', K.held, '-inf', upTo, 'LIMIT', 0, holdBudget + 1)
+  local count = math.min(#due, holdBudget)
+  for i = 1, count do
+    local member = due[i]
+    local n = int(tonumber(string.sub(member, 33)))
+    local key = jobKey(n)
+    local f = redis.call('HMGET', key, 'status', 'runAt')
+    if f[1] == 'PENDING' and tonumber(f[2]) <= now and readyMember(key, n) == member then redis.call('ZADD', K.ready, 0, member) end
+    redis.call('ZREM', K.held, member)
+  end
+  holdBudget = holdBudget - count
+  return #due <= count
+end
+
+-- The numbers of up to max best ready jobs, taken out of the ready index.
+-- With rate limits, one at a time: a job whose type's window is used up is
+-- held (see K.held) and the next is taken; each one taken is counted. Also
+-- whether the budget ran out before anything could be taken: look again.
+local function takeBest(max)
+  local numbers = {}
+  if redis.call('EXISTS', K.limits) == 0 then
+    local best = redis.call('ZPOPMIN', K.ready, max)
+    for i = 1, #best, 2 do numbers[#numbers + 1] = int(tonumber(string.sub(best[i], 33))) end
+    return numbers, false
+  end
+  -- Jobs still held whose window opened may come first: none is taken before they are back.
+  if not releaseHeld(nowText) then return numbers, true end
+  while #numbers < max do
+    if holdBudget == 0 then return numbers, #numbers == 0 end
+    local best = redis.call('ZPOPMIN', K.ready)
+    if #best == 0 then break end
+    local n = int(tonumber(string.sub(best[1], 33)))
+    local opensAt = windowOpensAt(jobKey(n))
+    if opensAt then
+      redis.call('ZADD', K.held, opensAt, best[1])
+      holdBudget = holdBudget - 1
+    else
+      numbers[#numbers + 1] = n
+    end
+  end
+  return numbers, false
+end
+
+-- Leases up to max ready jobs to workerId (none while the queue is paused), best first, each for its
+-- own timeout if it has one, else for leaseMillis: each one's n, token, type, payload, attempt,
+-- maxAttempts, leaseUntil, timeout ('' for none) and headers ('' for none) appended to out after the wake
+-- counter (read first: work announced later is newer than this poll) and when
+-- the first held job's window opens ('' if none is held; 'again' when the
+-- budget of held jobs ran out before any was taken: poll again). A poll that
+-- may run again (restartable: it changed nothing else) returns CATCHING_UP
+-- instead of 'again'. The indexes change once for the whole batch; the tokens
+-- are consecutive.
+local function pollBest(workerId, leaseMillis, max, out, restartable)
+  out[#out + 1] = redis.call('GET', K.signal) or '0'
+  local numbers, again = {}, false
+  if max > 0 and redis.call('EXISTS', K.paused) == 0 then numbers, again = takeBest(max) end
+  if again and restartable then return { CATCHING_UP } end
+  if again then
+    out[#out + 1] = 'again'
+  else
+    local firstHeld = redis.call('ZRANGE', K.held, 0, 0, 'WITHSCORES')
+    out[#out + 1] = firstHeld[2] or ''
+  end
+  local count = #numbers
+  if count == 0 then return out end
+  local lastToken = redis.call('INCRBY', K.tokenSeq, count)
+  -- The holder is alive now: its key must not have lapsed before its first refresh.
+  redis.call('SET', alivePrefix .. holder, '1', 'PX', LIVENESS_TTL_MILLIS)
+  local pollUntil = now + tonumber(leaseMillis)
+  local pollUntilText = num(pollUntil)
+  local leases, running = {}, {}
+  for i = 1, count do
+    local n = numbers[i]
+    local key = jobKey(n)
+    local token = int(lastToken - count + i)
+    local f = redis.call('HMGET', key, 'attempts', 'type', 'payload', 'maxAttempts', 'timeout', 'headers')
+    local attempt = tonumber(f[1]) + 1
+    -- The job's own lease length wins over the poll's.
+    local leaseUntil, untilText = pollUntil, pollUntilText
+    if f[5] then
+      leaseUntil = now + tonumber(f[5])
+      untilText = num(leaseUntil)
+    end
+    redis.call('HSET', key, 'status', 'RUNNING', 'attempts', attempt, 'token', token, 'leaseUntil', untilText, 'workerId', workerId, 'holder', holder)
+    leases[2 * i - 1] = leaseUntil
+    leases[2 * i] = n
+    running[2 * i - 1] = n
+    running[2 * i] = n
+    for _, field in ipairs({ n, token, f[2], f[3], attempt, attemptLimit(f[4]), untilText, f[5] or '', f[6] or '' }) do out[#out + 1] = field end
+  end
+  redis.call('ZREM', K.pending, unpack(numbers))
+  unlist(K.pendingNums, numbers)
+  redis.call('ZADD', K.leases, unpack(leases))
+  list(K.runningNums, running)
+  return out
+end
+
+-- Completes the leases the call's ARGV[first .. last] names (n, token, result each:
+-- the result's JSON text, '' for none; their hashes declared in that order):
+-- each checked on its own, its outcome (0 or the Refusal) appended to out;
+-- the indexes change once for all of them.
+local function completeAll(KEYS, ARGV, first, last, out)
+  local done, succeeded = {}, {}
+  for i = first, last, 3 do
+    local n = ARGV[i]
+    local key, refusal, keyed = leased(n, ARGV[i + 1], KEYS[FIXED + (i - first) / 3 + 1])
+    if key then
+      if ARGV[i + 2] == '' then redis.call('HSET', key, 'status', 'SUCCEEDED')
+      else redis.call('HSET', key, 'status', 'SUCCEEDED', 'result', ARGV[i + 2]) end
+      -- The finish time, where something runs from it: a keyed job's key TTL, the retain option's maxAgeMillis.
+      if keyed or maxAge then redis.call('HSET', key, 'finishedAt', nowText) end
+      done[#done + 1] = n
+      succeeded[#succeeded + 1] = n
+      succeeded[#succeeded + 1] = n
+    end
+    out[#out + 1] = refusal or 0
+  end
+  if #done == 0 then return out end
+  redis.call('ZREM', K.leases, unpack(done))
+  unlist(K.runningNums, done)
+  list(K.succeededNums, succeeded)
+  redis.call('RPUSH', K.finished, unpack(done))
+  redis.call('HINCRBY', K.counts, 'succeeded', #done)
+  announceFinished(done)
+  trimFinished()
+  return out
+end

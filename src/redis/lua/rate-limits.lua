@@ -1,0 +1,12 @@
+--[[
+  rateLimits: every rate limit.
+
+  KEYS: the queue's fixed keys (includes/call.lua)
+  ARGV: the common arguments (includes/call.lua) only
+  Replies:
+    { 0, { type, "max,windowMillis", ... } }
+    { CATCHING_UP }: the call brought the queue part of the way up to now (includes/catch-up.lua)
+      and stopped before its own work: call it again
+]]
+
+return { 0, redis.call('HGETALL', K.limits) }

@@ -1,0 +1,13 @@
+--[[
+  resume: ends a pause; clients waiting for work wake and poll again.
+
+  KEYS: the queue's fixed keys (includes/call.lua)
+  ARGV: the common arguments (includes/call.lua) only
+  Replies:
+    { 0 }
+    { CATCHING_UP }: the call brought the queue part of the way up to now (includes/catch-up.lua)
+      and stopped before its own work: call it again
+]]
+
+if redis.call('DEL', K.paused) == 1 then announce() end
+return { 0 }

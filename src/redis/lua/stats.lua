@@ -1,0 +1,14 @@
+--[[
+  stats: the queue's counts, each O(1): catching up left K.ready exact for now (held jobs are ready too).
+
+  KEYS: the queue's fixed keys (includes/call.lua)
+  ARGV: the common arguments (includes/call.lua) only
+  Replies:
+    { 0, pending, ready, running, succeeded, dead, cancelled, paused (1 or 0) }
+    { CATCHING_UP }: the call brought the queue part of the way up to now (includes/catch-up.lua)
+      and stopped before its own work: call it again
+]]
+
+return { 0, redis.call('ZCARD', K.pending), redis.call('ZCARD', K.ready) + redis.call('ZCARD', K.held),
+  redis.call('ZCARD', K.leases), tonumber(redis.call('HGET', K.counts, 'succeeded') or '0'),
+  redis.call('ZCARD', K.dead), tonumber(redis.call('HGET', K.counts, 'cancelled') or '0'), redis.call('EXISTS', K.paused) }

@@ -1,0 +1,83 @@
+--[[
+  submit: stores new jobs (submit, submitMany), all or none. A job whose idempotent key
+  is taken (see keyHolder) is not stored: its id is the holder's; a key given twice in one call is
+  the first one's. Finished jobs are evicted, oldest first, only as far as room is needed and only
+  if that makes enough; an evicted job's key is free.
+
+  KEYS: the queue's fixed keys (includes/call.lua)
+  ARGV: the common arguments (includes/call.lua), then
+    [OWN + 1] capacity: the most jobs the queue holds
+    then 10 per job: type, payload, priority, runAt ('' for delay after now), delay, maxAttempts
+      (0: the policy's), key ('': none), keyTtl, timeout (0: the poll's), headers ('': none)
+  Replies:
+    { 0, n, n, ... }: each job's number (a key holder's for a job not stored); clients waiting for work are woken
+    { CATCHING_UP }: the call brought the queue part of the way up to now (includes/catch-up.lua)
+      and stopped before its own work: call it again
+  Refusals (nothing changed):
+    { Refusal.NoSlot }: not enough room, even evicting every finished job
+]]
+
+local capacity = tonumber(ARGV[OWN + 1])
+local first = OWN + 2
+local WIDTH = 10
+local total = (#ARGV - first + 1) / WIDTH
+-- Per job: the id it gets without being stored (a key's holder's), or the index of the earlier job whose key it repeats.
+local holders, repeats, firstWithKey = {}, {}, {}
+local count = 0
+for j = 1, total do
+  local k = ARGV[first + (j - 1) * WIDTH + 6]
+  if k ~= '' and firstWithKey[k] then
+    repeats[j] = firstWithKey[k]
+  else
+    if k ~= '' then
+      firstWithKey[k] = j
+      holders[j] = keyHolder(k)
+    end
+    if not holders[j] then count = count + 1 end
+  end
+end
+local finished = redis.call('LLEN', K.finished)
+local held = redis.call('ZCARD', K.pending) + redis.call('ZCARD', K.leases) + redis.call('ZCARD', K.dead) + finished
+local excess = held + count - capacity
+if excess > finished then return { Refusal.NoSlot } end
+for _ = 1, excess do evictOldest() end
+local ids = { 0 }
+local seq = redis.call('INCRBY', K.jobSeq, count) - count
+local pending, ready, numbers = {}, {}, {}
+for j = 1, total do
+  local i = first + (j - 1) * WIDTH
+  if repeats[j] then
+    ids[j + 1] = ids[repeats[j] + 1]
+  elseif holders[j] then
+    ids[j + 1] = holders[j]
+  else
+    seq = seq + 1
+    local n = jobNumberOf(seq)
+    local runAt = ARGV[i + 3]
+    if runAt == '' then runAt = ARGV[i + 4] == '0' and nowText or num(now + tonumber(ARGV[i + 4])) end
+    local key = jobKey(n)
+    redis.call('HSET', key, 'type', ARGV[i], 'payload', ARGV[i + 1], 'priority', ARGV[i + 2],
+      'status', 'PENDING', 'attempts', 0, 'runAt', runAt, 'maxAttempts', ARGV[i + 5])
+    if ARGV[i + 6] ~= '' then
+      redis.call('HSET', key, 'key', ARGV[i + 6], 'keyTtl', ARGV[i + 7])
+      redis.call('HSET', K.keys, ARGV[i + 6], n)
+    end
+    if ARGV[i + 8] ~= '0' then redis.call('HSET', key, 'timeout', ARGV[i + 8]) end
+    if ARGV[i + 9] ~= '' then redis.call('HSET', key, 'headers', ARGV[i + 9]) end
+    local due = tonumber(runAt)
+    pending[#pending + 1] = due
+    pending[#pending + 1] = n
+    numbers[#numbers + 1] = n
+    numbers[#numbers + 1] = n
+    if due <= now then
+      ready[#ready + 1] = 0
+      ready[#ready + 1] = memberOf(tonumber(ARGV[i + 2]), due, n)
+    end
+    ids[j + 1] = n
+  end
+end
+callMany('ZADD', K.pending, pending, 2)
+list(K.pendingNums, numbers)
+callMany('ZADD', K.ready, ready, 2)
+if count > 0 then announce() end
+return ids
