@@ -116,8 +116,8 @@ export class Scheduler {
       if (trace.length >= maxSteps) throw new ScheduleError(`Livelock: ${maxSteps} steps and the history has not ended (${this.#describe(threads)})`);
       const thread = strategy.pick(enabled, trace.length);
       const at = thread * THREAD_WORDS;
-      if (Atomics.load(words, at + BATON) === AT_STEP) {
-        // A new step (a BLOCKED thread resumes the step it blocked in).
+      if (Atomics.load(words, at + BATON) === AT_STEP && words[at + KIND] !== START) {
+        // A new step of the core (a BLOCKED thread resumes the step it blocked in; the start is no step).
         if (kill !== undefined && kill.thread === thread && kill.step === stepsOf[thread]! + 1) {
           killed.push(thread);
           terminate(thread);
@@ -127,8 +127,8 @@ export class Scheduler {
           stalledUntil[thread] = now + stall.millis;
           continue;
         }
-        if (words[at + KIND] !== START) stepsOf[thread]!++;
-      } else {
+        stepsOf[thread]!++;
+      } else if (Atomics.load(words, at + BATON) === BLOCKED) {
         words[at + WAIT_RESULT] = woken[thread] ? WOKEN : TIMED_OUT;
         woken[thread] = false;
       }

@@ -52,8 +52,8 @@ export interface ScheduledHistory {
   /** The queue after the history, for the checks a test makes of it (closed by the next history). */
   queue: JobQueue;
   clock: ManualClock;
-  /** For each thread, its step count as each of its calls began (row i: call i): which call a step belongs to. */
-  stepsAtCall: Int32Array[];
+  /** For each thread, its step count as each of its calls began (2i) and ended (2i + 1): which call a step belongs to. */
+  callSteps: Int32Array[];
 }
 
 /** The patience of the scheduled queues: short, so that a stall of a few times it is a handful of naps. */
@@ -72,6 +72,8 @@ export class ScheduledRecorder {
   readonly #maxCalls: number;
   readonly #workers: (Worker | undefined)[] = [];
   readonly #exits: Promise<unknown>[] = [];
+  /** A thread started ahead for the index a planned kill ends, so that the next history need not wait for one to start. */
+  #spare: { thread: number; worker: Worker; exit: Promise<unknown> } | undefined;
   readonly #logs: Float64Array[] = [];
   readonly #logBuffers: SharedArrayBuffer[] = [];
   readonly #stepBuffers: SharedArrayBuffer[] = [];
@@ -91,7 +93,7 @@ export class ScheduledRecorder {
       const buffer = new SharedArrayBuffer(maxCalls * ROW * Float64Array.BYTES_PER_ELEMENT);
       this.#logBuffers.push(buffer);
       this.#logs.push(new Float64Array(buffer));
-      this.#stepBuffers.push(new SharedArrayBuffer(maxCalls * Int32Array.BYTES_PER_ELEMENT));
+      this.#stepBuffers.push(new SharedArrayBuffer(2 * maxCalls * Int32Array.BYTES_PER_ELEMENT));
       this.#workers.push(undefined);
       this.#exits.push(Promise.resolve());
     }
@@ -121,6 +123,10 @@ export class ScheduledRecorder {
     for (let row = 0; row < prefill; row++) {
       record(this.#prefillLog, row, this.#stamps, mainThread, queue, clock, 0, submitArgs(random, clock.now()), unexpected);
     }
+    if (options.kill !== undefined && this.#spare?.thread !== options.kill.thread) {
+      await this.#spare?.worker.terminate();
+      this.#spare = this.#spawn(options.kill.thread);
+    }
     const handle = queue.share();
     // One at a time, in order: which row each thread gets is the same in every replay.
     for (let thread = 0; thread < threads; thread++) await this.#ask(this.#worker(thread), { phase: 'attach', handle, clockBuffer: clock.buffer });
@@ -143,9 +149,12 @@ export class ScheduledRecorder {
       throw new Error(`${(error as Error).message}\nreplay: ${replayCommand(options)}`, { cause: error });
     }
     for (const thread of run.killed) {
-      this.#workers[thread] = undefined;
       // Its index is free for a new thread only once it has exited: until then it waits on the same control words.
       await this.#exits[thread];
+      const spare = this.#spare?.thread === thread ? this.#spare : this.#spawn(thread);
+      this.#spare = undefined;
+      this.#workers[thread] = spare.worker;
+      this.#exits[thread] = spare.exit;
     }
     const done = await Promise.all(reports);
     for (let thread = 0; thread < threads; thread++) if (done[thread] !== undefined) await this.#ask(this.#workers[thread]!, { phase: 'close' });
@@ -162,13 +171,14 @@ export class ScheduledRecorder {
       callsMade.push(...decode(log, whole));
       if (whole < calls && !Number.isNaN(log[whole * ROW + F_INV]!)) killedIn = OPS[log[whole * ROW + F_OP]!];
     });
-    const stepsAtCall = this.#stepBuffers.slice(0, threads).map((buffer) => new Int32Array(buffer));
-    return { options, setup, calls: callsMade, killedIn, run, queue, clock, stepsAtCall };
+    const callSteps = this.#stepBuffers.slice(0, threads).map((buffer) => Int32Array.from(new Int32Array(buffer)));
+    return { options, setup, calls: callsMade, killedIn, run, queue, clock, callSteps };
   }
 
   async close(): Promise<void> {
     await this.#queue?.close();
-    await Promise.all(this.#workers.map((worker) => worker?.terminate()));
+    await Promise.all([...this.#workers, this.#spare?.worker].map((worker) => worker?.terminate()));
+    this.#spare = undefined;
     this.#workers.fill(undefined);
     rmSync(this.#directory, { recursive: true, force: true });
   }
@@ -176,11 +186,16 @@ export class ScheduledRecorder {
   #worker(thread: number): Worker {
     const existing = this.#workers[thread];
     if (existing !== undefined) return existing;
+    const { worker, exit } = this.#spawn(thread);
+    this.#workers[thread] = worker;
+    this.#exits[thread] = exit;
+    return worker;
+  }
+
+  #spawn(thread: number): { thread: number; worker: Worker; exit: Promise<unknown> } {
     const workerData = { thread, controlBuffer: this.#scheduler.buffer, logBuffer: this.#logBuffers[thread], stepBuffer: this.#stepBuffers[thread], stampBuffer: this.#stampBuffer };
     const worker = new Worker(new URL('../fixtures/scheduled-thread.mjs', import.meta.url), { workerData });
-    this.#workers[thread] = worker;
-    this.#exits[thread] = once(worker, 'exit');
-    return worker;
+    return { thread, worker, exit: once(worker, 'exit') };
   }
 
   /** Posts `message` to `worker`; its reply, or undefined if it was killed. */
