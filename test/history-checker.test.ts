@@ -1,13 +1,13 @@
 /**
- * The history checker itself (test/history/checker.ts), on hand-written
+ * The history checker itself (`leasehold/testing`, src/testing/checker.ts), on hand-written
  * histories: the ones it must reject (a job leased twice, a poll that skipped
  * a better job ready for its whole call, a stale token accepted, an id or a
  * token repeated, real-time order violated) and the legal overlaps it must
  * accept, in each mode. Stamps are written out: `[inv, resp]` per call.
  */
 import { describe, expect, it } from 'vitest';
-import { checkHistory, explainFailure, minimalFailingHistory, type Mode } from './history/checker.js';
-import type { Call, CallArgs, HistorySetup, LeaseResult } from './history/history.js';
+import { checkHistory, explainFailure, minimalFailingHistory, type Mode } from '../dist/testing/index.js';
+import type { Call, CallArgs, HistorySetup, LeaseResult } from '../dist/testing/index.js';
 
 const T = 1_000;
 const SETUP: HistorySetup = { start: T, policy: { maxAttempts: 3, base: 0, max: 0 }, capacity: 64 };
