@@ -7,6 +7,7 @@
  *   leasehold stats FILE [--json]     counts by status of a journal (also while another process owns it)
  *   leasehold dlq list FILE [--json]  its dead letters
  *   leasehold dlq retry FILE ID…      puts dead jobs back to PENDING (--all: every one); needs the journal to itself
+ *   leasehold stress [options]        threads racing on one queue, every history checked (exit 0 if all pass)
  *   leasehold dashboard --journal FILE | --redis URL --name Q
  *                                     bull-board over the queue on 127.0.0.1, behind an access token; read-only unless --allow-writes
  *   leasehold --version
@@ -23,6 +24,7 @@ import { kDemoDefaults, runDemo, type DemoOptions } from './demo.js';
 import { MAX_PARTITIONS } from '../redis/partitioned.js';
 import { dashboardUsageProblem, runDashboard, type DashboardCommandOptions } from './dashboard.js';
 import { printDeadLetters, printStats, retryDeadLetters } from './journal-commands.js';
+import { kStressDefaults, runStress } from './stress/command.js';
 
 const EXIT_FAILED = 1;
 const EXIT_USAGE = 2;
@@ -144,6 +146,37 @@ function program(): Command {
       }
       const retried = retryDeadLetters(file, options.all === true ? 'all' : ids);
       console.log(`Retried ${retried.length} dead job(s)${retried.length > 0 ? `: ${retried.join(', ')}` : ''}`);
+    });
+  const stress = cli
+    .command('stress')
+    .description(
+      'N threads x M calls on a queue of a chosen backend, history after history, with a moving ManualClock (leases expire mid-call) ' +
+        'and optional thread kills; checks that no job is leased twice, every submitted job is accounted for, and each history passes the checker. Exit 0 if all pass.',
+    )
+    .addOption(new Option('--backend <name>', 'the queue: shared memory, a journaled one, or Redis').choices(['memory', 'journal', 'redis']).default(kStressDefaults.backend))
+    .addOption(new Option('--redis-url <url>', 'with --backend redis: the server (redis://127.0.0.1:6379)'))
+    .addOption(new Option('--threads <n>', 'threads racing on the queue').argParser(integer('--threads', 1, 64)).default(kStressDefaults.threads))
+    .addOption(new Option('--calls <m>', 'most calls each thread makes per history').argParser(integer('--calls', 1, 10_000)).default(kStressDefaults.calls))
+    .addOption(new Option('--histories <n>', 'histories to record and check').argParser(integer('--histories', 1, 10_000_000)).default(kStressDefaults.histories))
+    .addOption(new Option('--kill-every <k>', 'terminate a thread each time the threads made k more calls (0: never)').argParser(integer('--kill-every', 0)).default(kStressDefaults.killEvery))
+    .addOption(new Option('--seed <n>', 'seed of the histories\' plans (default: a random one, printed)').argParser(integer('--seed', 0, 2 ** 32 - 1)))
+    .addOption(new Option('--mode <mode>', 'the checker\'s model (default: what the backend promises)').choices(['linearizable', 'relaxed-poll']))
+    .addOption(new Option('--wrapper <module>', 'call the queue through this module\'s wrapQueue(queue, { seed, thread }) (docs/testing.md)'))
+    .action(async (opts: Record<string, unknown>) => {
+      if ((opts.backend === 'redis') !== (opts.redisUrl !== undefined)) {
+        stress.error('leasehold stress: --redis-url goes with --backend redis, and --backend redis needs it', { exitCode: EXIT_USAGE });
+      }
+      process.exitCode = await runStress({
+        backend: opts.backend as 'memory' | 'journal' | 'redis',
+        redisUrl: opts.redisUrl as string | undefined,
+        threads: opts.threads as number,
+        calls: opts.calls as number,
+        histories: opts.histories as number,
+        killEvery: opts.killEvery as number,
+        seed: (opts.seed as number | undefined) ?? Math.floor(Math.random() * 2 ** 32),
+        mode: opts.mode as 'linearizable' | 'relaxed-poll' | undefined,
+        wrapper: opts.wrapper as string | undefined,
+      });
     });
   const dashboard = cli
     .command('dashboard')

@@ -180,8 +180,9 @@ class Search {
         if (e.pins !== undefined) next.pin(e.pins);
         const nextSeen = this.#relaxed ? observe(next) : seen;
         const nextWindows = this.#relaxed ? this.#advanceWindows(i, seen, nextSeen, done, windows) : windows;
-        if (typeof nextWindows === 'string') {
-          stuck.push({ step: e, reason: nextWindows });
+        if (!Array.isArray(nextWindows)) {
+          // A window closed on a call it does not allow: that call is the one that fits nowhere here.
+          stuck.push(nextWindows);
           continue;
         }
         done[i] = true;
@@ -216,9 +217,9 @@ class Search {
    * The windows once event `placed` is appended to the order (`before` and
    * `after` are the states around it): calls outside the order restart or
    * widen theirs, calls in it widen theirs or, if `placed` began after they
-   * ended, close and judge them. A string is why a closing window refuses.
+   * ended, close and judge them; or the call whose closing window refuses, and why.
    */
-  #advanceWindows(placed: number, before: Observation, after: Observation, done: boolean[], windows: (Window | null)[]): (Window | null)[] | string {
+  #advanceWindows(placed: number, before: Observation, after: Observation, done: boolean[], windows: (Window | null)[]): (Window | null)[] | { step: Step; reason: string } {
     const p = this.#events[placed]!;
     const next = [...windows];
     for (let i = 0; i < next.length; i++) {
@@ -233,7 +234,7 @@ class Search {
         next[i] = widen(w, after);
       } else {
         const refused = judge(w, e.call);
-        if (refused !== undefined) return `${formatCall(e.call)}: ${refused}`;
+        if (refused !== undefined) return { step: e, reason: `${refused} (its window closed when ${formatCall(p.call)} began after it)` };
         next[i] = null;
       }
     }
