@@ -4,6 +4,7 @@
  *
  *   leasehold demo [options]          thumbnail farm with injected faults (exit 0 if every job is accounted for)
  *   leasehold bench [suites...]       the benchmarks (from a clone of the repository)
+ *   leasehold bench poll [options]    poll throughput on this machine, 1..N threads, piscina as the reference
  *   leasehold stats FILE [--json]     counts by status of a journal (also while another process owns it)
  *   leasehold dlq list FILE [--json]  its dead letters
  *   leasehold dlq retry FILE ID…      puts dead jobs back to PENDING (--all: every one); needs the journal to itself
@@ -25,6 +26,7 @@ import { MAX_PARTITIONS } from '../redis/partitioned.js';
 import { dashboardUsageProblem, runDashboard, type DashboardCommandOptions } from './dashboard.js';
 import { printDeadLetters, printStats, retryDeadLetters } from './journal-commands.js';
 import { kStressDefaults, runStress } from './stress/command.js';
+import { kBenchPollDefaults, runBenchPoll } from './bench-poll/command.js';
 
 const EXIT_FAILED = 1;
 const EXIT_USAGE = 2;
@@ -99,7 +101,7 @@ function program(): Command {
       process.exitCode = await runDemo(options);
     });
 
-  cli
+  const bench = cli
     .command('bench')
     .description('Run the benchmarks (`npm run bench`): needs a clone of the repository, with its dev dependencies')
     .argument('[suites...]', 'only these suites (by id or a word of the title)')
@@ -111,6 +113,20 @@ function program(): Command {
       const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
       const child = spawn(npm, ['run', 'bench', '--', ...suites], { cwd: PACKAGE_ROOT, stdio: 'inherit' });
       process.exitCode = await new Promise<number>((r) => child.on('close', (code) => r(code ?? EXIT_FAILED)));
+    });
+  bench
+    .command('poll')
+    .description(
+      'Jobs per second through a queue on this machine, 1 to N threads, handlers that do nothing: poll -> complete and completeAndPoll ' +
+        '(and with --redis-url the Redis loops, batched too), beside piscina running no-op tasks on as many threads; prints its conditions',
+    )
+    .addOption(new Option('--threads <n>', 'the most threads (every count from 1 is measured)').argParser(integer('--threads', 1, 256)).default(kBenchPollDefaults.threads))
+    .addOption(new Option('--jobs <n>', 'jobs per measurement').argParser(integer('--jobs', 1, 10_000_000)).default(kBenchPollDefaults.jobs))
+    .addOption(new Option('--batch <n>', 'leases per call of the batched Redis form').argParser(integer('--batch', 1, 1_000)).default(kBenchPollDefaults.batch))
+    .addOption(new Option('--redis-url <url>', 'also measure a Redis queue on this server'))
+    .addOption(new Option('--svg <file>', 'write the chart to this SVG file'))
+    .action(async (opts: { threads: number; jobs: number; batch: number; redisUrl?: string; svg?: string }) => {
+      process.exitCode = await runBenchPoll({ threads: opts.threads, jobs: opts.jobs, batch: opts.batch, redisUrl: opts.redisUrl, svg: opts.svg });
     });
 
   cli
