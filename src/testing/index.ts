@@ -5,7 +5,8 @@
  * `relaxed-poll`).
  */
 export { HistoryLog, type HistoryLogHandle, type HistoryLogOptions } from './log.js';
-export { CallRecorder, RECORDED_METHODS, redisStamps, type IncrClient, type RecordedMethod, type RecordedQueue, type StampSource } from './recorder.js';
+export { CallRecorder, RECORDED_METHODS, type RecordedMethod, type RecordedQueue } from './recorder.js';
+export { connectRedisStamps, redisStamps, type IncrClient, type StampSource } from './stamps.js';
 export { checkHistory, mayRunOutInFlight, responseOf, type Mode, type Step, type Verdict } from './checker.js';
 export { explainFailure, findViolation, minimalFailingHistory, type Violation } from './report.js';
 export { mergeHistories } from './merge.js';

@@ -24,7 +24,8 @@
 import { InvalidArgumentError, QueueFullError } from '../errors.js';
 import type { Call, CallArgs, Result } from './history.js';
 import { NO_RESPONSE } from './history.js';
-import { CallRecorder, type StampSource } from './recorder.js';
+import { CallRecorder } from './recorder.js';
+import type { StampSource } from './stamps.js';
 
 /** Block header words (Int32 indexes). */
 const USED = 0;
