@@ -1,6 +1,6 @@
 /**
  * `leasehold stress` (the built CLI): exit 0 on the real queue of each
- * backend, with and without thread kills; exit 1, naming the first
+ * backend, with and without thread kills, and on Redis with processes; exit 1, naming the first
  * violation, on a queue deliberately broken by a wrapper
  * (test/fixtures/history-broken-queue.mjs); the same plans for the same seed;
  * exit 2 on bad usage.
@@ -30,7 +30,7 @@ function expectPass(run: { status: number | null; stdout: string; stderr: string
   expect(run.stdout).toMatch(/property: no job leased twice at once: ok in \d+ of \d+ histories/);
   expect(run.stdout).toMatch(/property: every submitted job accounted for: ok/);
   expect(run.stdout).toMatch(/property: history checker: (relaxed-poll|linearizable): ok/);
-  expect(run.stdout).toMatch(/calls that really overlapped a call of another thread: \d+/);
+  expect(run.stdout).toMatch(/calls that really overlapped a call of another (thread|process): \d+/);
   expect(run.stdout).toMatch(/replay .*: leasehold stress .*--seed \d+/);
 }
 
@@ -77,6 +77,7 @@ describe('leasehold stress', () => {
     [['--threads', '0'], /--threads to be an integer from 1/],
     [['--kill-every', '-1'], /--kill-every to be an integer from 0/],
     [['--mode', 'serializable'], /Allowed choices are linearizable, relaxed-poll/],
+    [['--processes'], /--processes needs --backend redis/],
   ])('exits 2 on bad usage: %j', async (args, message) => {
     const run = await stress(...args);
     expect(run.status).toBe(2);
@@ -97,5 +98,13 @@ describeRedis('leasehold stress --backend redis', () => {
     const run = await stress('--backend', 'redis', '--redis-url', redis.url, '--threads', '3', '--histories', '10', '--seed', '8');
     expectPass(run);
     expect(run.stdout).toContain('mode linearizable');
+  });
+
+  it('exits 0 with processes racing, some killed with SIGKILL, their histories merged by INCR stamps', async () => {
+    const run = await stress('--backend', 'redis', '--redis-url', redis.url, '--processes', '--threads', '3', '--histories', '4', '--kill-every', '9', '--seed', '9');
+    expectPass(run);
+    expect(run.stdout).toContain('3 processes x up to 10 calls');
+    expect(Number(/processes killed: (\d+)/.exec(run.stdout)?.[1])).toBeGreaterThan(0);
+    expect(run.stdout).toMatch(/calls that really overlapped a call of another process: [1-9]/);
   });
 });

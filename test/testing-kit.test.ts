@@ -7,6 +7,9 @@
  * a call leaves that call pending. Also the process path (Redis INCR stamps,
  * merged histories) and every refused input.
  */
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,11 +17,11 @@ import {
   InvalidArgumentError, JobQueue, ManualClock, QueueFullError, RedisJobQueue, RetryPolicy, UnsupportedOperationError,
 } from '../dist/index.js';
 import {
-  HistoryLog, checkHistory, doubleLeases, findViolation, mergeHistories, overlappingCalls, redisStamps,
+  HistoryFile, HistoryLog, checkHistory, doubleLeases, findViolation, mergeHistories, overlappingCalls, redisStamps,
   type Call, type HistorySetup, type LeaseResult,
 } from '../dist/testing/index.js';
 import { describeRedis, startRedis, type RedisServer } from './redis-harness.js';
-import { expectError, expectInvalid } from './helpers.js';
+import { expectError, expectInvalid, thrownBy } from './helpers.js';
 
 const START = 1_000_000;
 const SETUP: HistorySetup = { start: START, policy: { maxAttempts: 3, base: 0, max: 0 }, capacity: 64 };
@@ -176,6 +179,35 @@ describe('stamps from Redis, for recorders in several processes', () => {
         stampClients.forEach((c) => c.disconnect());
       }
     });
+  });
+});
+
+describe('a history file, for a recorder in a process of its own', () => {
+  it('reads back every finished record, a call without its response as pending, and skips a cut-off last line', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'leasehold-history-file-'));
+    try {
+      const path = join(dir, 'calls.jsonl');
+      let stamp = 0;
+      const file = HistoryFile.open(path, 4, { sync: true, next: () => stamp++ });
+      const { queue } = newQueue();
+      const recorded = file.recorder.wrap(queue);
+      recorded.submit('email', 'a');
+      const lease = recorded.poll('w', 1_000)!;
+      // The process dies inside this complete: its invocation is written, its response never.
+      await thrownBy(() => file.recorder.call({ op: 'complete', jobId: lease.jobId, token: lease.token }, () => {
+        throw new Error('killed');
+      }));
+      file.close();
+      appendFileSync(path, '{"k":"r","s":2,"t":9'); // cut off mid-write
+      const calls = HistoryFile.read(path, 4);
+      expect(calls.map((c) => [c.thread, c.call.op, c.pending === true])).toEqual([[4, 'submit', false], [4, 'poll', false], [4, 'complete', false]]);
+      expect(calls[2]!.result).toMatchObject({ ok: false, code: 'UNEXPECTED' });
+      writeFileSync(path, `${readFileSync(path, 'utf8').split('\n').slice(0, 5).join('\n')}\n`);
+      expect(HistoryFile.read(path, 4).map((c) => c.pending === true)).toEqual([false, false, true]);
+      queue.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

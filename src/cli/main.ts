@@ -178,9 +178,13 @@ function program(): Command {
     .addOption(new Option('--seed <n>', 'seed of the histories\' plans (default: a random one, printed)').argParser(integer('--seed', 0, 2 ** 32 - 1)))
     .addOption(new Option('--mode <mode>', 'the checker\'s model (default: what the backend promises)').choices(['linearizable', 'relaxed-poll']))
     .addOption(new Option('--wrapper <module>', 'call the queue through this module\'s wrapQueue(queue, { seed, thread }) (docs/testing.md)'))
+    .addOption(new Option('--processes', 'with --backend redis: --threads processes race, not threads (no clock moves, stamps from Redis INCR)').default(false))
     .action(async (opts: Record<string, unknown>) => {
       if ((opts.backend === 'redis') !== (opts.redisUrl !== undefined)) {
         stress.error('leasehold stress: --redis-url goes with --backend redis, and --backend redis needs it', { exitCode: EXIT_USAGE });
+      }
+      if (opts.processes === true && (opts.backend !== 'redis' || opts.wrapper !== undefined)) {
+        stress.error('leasehold stress: --processes needs --backend redis (processes share no memory), and takes no --wrapper', { exitCode: EXIT_USAGE });
       }
       process.exitCode = await runStress({
         backend: opts.backend as 'memory' | 'journal' | 'redis',
@@ -192,6 +196,7 @@ function program(): Command {
         seed: (opts.seed as number | undefined) ?? Math.floor(Math.random() * 2 ** 32),
         mode: opts.mode as 'linearizable' | 'relaxed-poll' | undefined,
         wrapper: opts.wrapper as string | undefined,
+        processes: opts.processes === true,
       });
     });
   const dashboard = cli

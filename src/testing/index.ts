@@ -5,6 +5,7 @@
  * `relaxed-poll`).
  */
 export { HistoryLog, type HistoryLogHandle, type HistoryLogOptions } from './log.js';
+export { HistoryFile } from './file-log.js';
 export { CallRecorder, RECORDED_METHODS, type RecordedMethod, type RecordedQueue } from './recorder.js';
 export { connectRedisStamps, redisStamps, type IncrClient, type StampSource } from './stamps.js';
 export { checkHistory, mayRunOutInFlight, responseOf, type Mode, type Step, type Verdict } from './checker.js';

@@ -11,6 +11,7 @@ import { checkHistory, type Mode } from '../../testing/checker.js';
 import { doubleLeases, overlappingCalls } from '../../testing/properties.js';
 import { findViolation } from '../../testing/report.js';
 import { Progress } from '../progress.js';
+import { ProcessStressRecorder } from './process-recorder.js';
 import { StressRecorder, type Backend, type RecordedHistory } from './recorder.js';
 
 export interface StressOptions {
@@ -26,6 +27,8 @@ export interface StressOptions {
   mode: Mode | undefined;
   /** A module whose `wrapQueue` the threads call the queue through. */
   wrapper: string | undefined;
+  /** Redis only: each racer is a process of its own (`threads` of them), not a thread. */
+  processes: boolean;
 }
 
 export const kStressDefaults = { backend: 'memory', threads: 4, calls: 10, histories: 200, killEvery: 0 } as const;
@@ -54,13 +57,15 @@ export async function runStress(options: StressOptions): Promise<number> {
   const mode = options.mode ?? PROMISED_MODE[options.backend];
   const { threads, calls, histories, killEvery, seed } = options;
   console.log(
-    `leasehold stress: ${options.backend} queue, ${threads} threads x up to ${calls} calls, ${histories} histories, ` +
-      `mode ${mode}, ${killEvery > 0 ? `a thread killed every ${killEvery} calls` : 'no kills'}, seed ${seed}`,
+    `leasehold stress: ${options.backend} queue, ${threads} ${racers(options, 2)} x up to ${calls} calls, ${histories} histories, ` +
+      `mode ${mode}, ${killEvery > 0 ? `a ${racers(options)} killed every ${killEvery} calls` : 'no kills'}, seed ${seed}`,
   );
-  const recorder = new StressRecorder({
-    threads, maxCalls: calls, backend: options.backend, redisUrl: options.redisUrl, killEvery,
-    wrapper: options.wrapper === undefined ? undefined : pathToFileURL(resolve(options.wrapper)).href,
-  });
+  const recorder = options.processes
+    ? new ProcessStressRecorder({ processes: threads, maxCalls: calls, redisUrl: options.redisUrl!, killEvery })
+    : new StressRecorder({
+        threads, maxCalls: calls, backend: options.backend, redisUrl: options.redisUrl, killEvery,
+        wrapper: options.wrapper === undefined ? undefined : pathToFileURL(resolve(options.wrapper)).href,
+      });
   const tally: Tally = { histories: 0, calls: 0, overlapping: 0, concurrent: 0, killed: 0, pending: 0, submitted: 0, checked: 0, failures: new Map() };
   const progress = new Progress('stress', histories, () => ({ done: tally.histories, fields: { calls: tally.calls, failed: failedHistories(tally) } }), process.stderr).every(500);
   try {
@@ -97,6 +102,12 @@ function judge(history: RecordedHistory, mode: Mode, tally: Tally): void {
   else fail(`history checker: ${mode}`, () => findViolation(history.calls, history.setup, mode)?.text ?? '(the search ran out of budget)');
 }
 
+/** What races: threads, or (Redis) processes; `count` 2 for the plural. */
+function racers(options: StressOptions, count = 1): string {
+  const one = options.processes ? 'process' : 'thread';
+  return count === 1 ? one : `${one}${options.processes ? 'es' : 's'}`;
+}
+
 function failedHistories(tally: Tally): number {
   return tally.histories - tally.checked;
 }
@@ -107,10 +118,10 @@ function report(tally: Tally, options: StressOptions, mode: Mode): number {
   const percent = (n: number, of: number) => (of === 0 ? '0%' : `${((100 * n) / of).toFixed(1)}%`);
   console.log(`calls made: ${tally.calls} in ${tally.histories} histories; ${tally.submitted} jobs submitted`);
   console.log(
-    `calls that really overlapped a call of another thread: ${tally.overlapping} (${percent(tally.overlapping, tally.calls)}); ` +
+    `calls that really overlapped a call of another ${racers(options)}: ${tally.overlapping} (${percent(tally.overlapping, tally.calls)}); ` +
       `histories with overlaps: ${tally.concurrent} (${percent(tally.concurrent, tally.histories)})`,
   );
-  if (options.killEvery > 0) console.log(`threads killed: ${tally.killed}; calls they left without a response (pending): ${tally.pending}`);
+  if (options.killEvery > 0) console.log(`${racers(options, 2)} killed: ${tally.killed}; calls they left without a response (pending): ${tally.pending}`);
   for (const property of [...PROPERTIES, `history checker: ${mode}`]) {
     const failure = tally.failures.get(property);
     const line = failure === undefined ? `ok in ${tally.histories} of ${tally.histories} histories` : `FAILED in ${failure.count} of ${tally.histories} histories`;
@@ -126,6 +137,7 @@ function report(tally: Tally, options: StressOptions, mode: Mode): number {
 function replayCommand(o: StressOptions): string {
   const args = ['leasehold stress', `--backend ${o.backend}`];
   if (o.redisUrl !== undefined) args.push(`--redis-url ${o.redisUrl}`);
+  if (o.processes) args.push('--processes');
   args.push(`--threads ${o.threads}`, `--calls ${o.calls}`, `--histories ${o.histories}`, `--seed ${o.seed}`);
   if (o.killEvery > 0) args.push(`--kill-every ${o.killEvery}`);
   if (o.mode !== undefined) args.push(`--mode ${o.mode}`);

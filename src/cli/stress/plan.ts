@@ -27,7 +27,7 @@ export const JOB_TYPES = ['email', 'resize', 'report'] as const;
 /** What `fail` is called with, besides no error at all. */
 const FAIL_ERRORS = ['boom', 'timeout'] as const;
 
-type CallName = 'submit' | 'poll' | 'complete' | 'fail' | 'extend' | 'completeAndPoll' | 'cancel' | 'retryDead' | 'view' | 'stats' | 'advance';
+export type CallName = 'submit' | 'poll' | 'complete' | 'fail' | 'extend' | 'completeAndPoll' | 'cancel' | 'retryDead' | 'view' | 'stats' | 'advance';
 
 /** Relative weights of the calls; those on a lease count only while the thread holds one. */
 const WEIGHTS: readonly [CallName, number][] = [
@@ -74,7 +74,9 @@ export interface PlanContext {
   seed: number;
   calls: number;
   /** Runs before the i-th call (a start line, a progress count). */
-  beforeCall(i: number): void;
+  beforeCall(i: number): void | Promise<void>;
+  /** Calls this plan never makes (a process's plan: no clock moves, no views). */
+  omit?: readonly CallName[];
 }
 
 interface Held {
@@ -83,7 +85,7 @@ interface Held {
 }
 
 /** Makes the plan's calls in turn; a call that throws is recorded and the plan goes on. */
-export async function runPlan({ queue, recorder, clock, workerId, seed, calls, beforeCall }: PlanContext): Promise<void> {
+export async function runPlan({ queue, recorder, clock, workerId, seed, calls, beforeCall, omit = [] }: PlanContext): Promise<void> {
   const random = prng(seed);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
   const held: Held[] = [];
@@ -119,8 +121,9 @@ export async function runPlan({ queue, recorder, clock, workerId, seed, calls, b
   };
 
   for (let i = 0; i < calls; i++) {
-    beforeCall(i);
-    const choices = WEIGHTS.filter(([name]) => held.length > 0 || !ON_A_LEASE.includes(name) || random() < 0.15);
+    const before = beforeCall(i);
+    if (before !== undefined) await before;
+    const choices = WEIGHTS.filter(([name]) => !omit.includes(name) && (held.length > 0 || !ON_A_LEASE.includes(name) || random() < 0.15));
     let r = random() * choices.reduce((sum, [, w]) => sum + w, 0);
     const name = choices.find(([, w]) => (r -= w) < 0)?.[0] ?? 'poll';
     switch (name) {

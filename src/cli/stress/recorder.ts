@@ -226,7 +226,7 @@ function submitCall(a: ReturnType<typeof submitArgs>): [string, string, number?,
  * left; then every job a submit returned must be SUCCEEDED, DEAD or
  * CANCELLED — or evicted, if the history's capacity made room by evicting.
  */
-async function account(queue: JobQueue | RedisJobQueue, calls: readonly Call[], clock: ManualClock): Promise<Pick<RecordedHistory, 'submitted' | 'pendingSubmits' | 'unaccounted'>> {
+export async function account(queue: JobQueue | RedisJobQueue, calls: readonly Call[], clock: ManualClock): Promise<Pick<RecordedHistory, 'submitted' | 'pendingSubmits' | 'unaccounted'>> {
   const submitted = calls.filter((c) => c.call.op === 'submit' && c.result.ok).map((c) => (c.result as { value: string }).value);
   const pendingSubmits = calls.filter((c) => c.call.op === 'submit' && c.pending === true).length;
   const unaccounted: string[] = [];
@@ -250,7 +250,7 @@ async function account(queue: JobQueue | RedisJobQueue, calls: readonly Call[], 
 }
 
 /** A policy that retries at once or soon; a short or long capacity (short ones reach eviction and QueueFullError). */
-function randomSetup(random: () => number): HistorySetup {
+export function randomSetup(random: () => number): HistorySetup {
   const base = random() < 0.5 ? 0 : Math.floor(random() * 10);
   return {
     start: START,
