@@ -7,7 +7,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
-import { checkHistory, type Mode } from '../../testing/checker.js';
+import { checkHistory, mayRunOutInFlight, type Mode } from '../../testing/checker.js';
 import { doubleLeases, overlappingCalls } from '../../testing/properties.js';
 import { findViolation } from '../../testing/report.js';
 import { Progress } from '../progress.js';
@@ -47,6 +47,9 @@ interface Tally {
   concurrent: number;
   killed: number;
   pending: number;
+  /** Clock moves during the histories, and leases the clock may have run out while the call that made them ran. */
+  moves: number;
+  expiredInFlight: number;
   submitted: number;
   checked: number;
   /** Per property, the first failure (with its history's seed), and how many histories failed it. */
@@ -66,7 +69,7 @@ export async function runStress(options: StressOptions): Promise<number> {
         threads, maxCalls: calls, backend: options.backend, redisUrl: options.redisUrl, killEvery,
         wrapper: options.wrapper === undefined ? undefined : pathToFileURL(resolve(options.wrapper)).href,
       });
-  const tally: Tally = { histories: 0, calls: 0, overlapping: 0, concurrent: 0, killed: 0, pending: 0, submitted: 0, checked: 0, failures: new Map() };
+  const tally: Tally = { histories: 0, calls: 0, overlapping: 0, concurrent: 0, killed: 0, pending: 0, moves: 0, expiredInFlight: 0, submitted: 0, checked: 0, failures: new Map() };
   const progress = new Progress('stress', histories, () => ({ done: tally.histories, fields: { calls: tally.calls, failed: failedHistories(tally) } }), process.stderr).every(500);
   try {
     for (let i = 0; i < histories; i++) {
@@ -94,6 +97,8 @@ function judge(history: RecordedHistory, mode: Mode, tally: Tally): void {
   tally.killed += history.killed;
   tally.pending += history.calls.filter((c) => c.pending === true).length;
   tally.submitted += history.submitted.length;
+  tally.moves += history.calls.filter((c) => c.call.op === 'advance').length;
+  tally.expiredInFlight += history.calls.filter((c) => mayRunOutInFlight(c, history.calls, history.setup.start)).length;
   const doubles = doubleLeases(history.calls);
   if (doubles.length > 0) fail('no job leased twice at once', () => doubles.join('\n'));
   if (history.unaccounted.length > 0) fail('every submitted job accounted for', () => history.unaccounted.join('\n'));
@@ -121,6 +126,7 @@ function report(tally: Tally, options: StressOptions, mode: Mode): number {
     `calls that really overlapped a call of another ${racers(options)}: ${tally.overlapping} (${percent(tally.overlapping, tally.calls)}); ` +
       `histories with overlaps: ${tally.concurrent} (${percent(tally.concurrent, tally.histories)})`,
   );
+  if (!options.processes) console.log(`clock moves: ${tally.moves}; leases the clock may have run out while the call that made them ran: ${tally.expiredInFlight}`);
   if (options.killEvery > 0) console.log(`${racers(options, 2)} killed: ${tally.killed}; calls they left without a response (pending): ${tally.pending}`);
   for (const property of [...PROPERTIES, `history checker: ${mode}`]) {
     const failure = tally.failures.get(property);
