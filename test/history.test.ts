@@ -14,7 +14,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StressRecorder, type RecordedHistory } from '../dist/cli/stress/recorder.js';
-import { checkHistory, explainFailure, mayRunOutInFlight, overlappingCalls, type Call, type Mode } from '../dist/testing/index.js';
+import { checkHistory, doubleLeases, explainFailure, mayRunOutInFlight, overlappingCalls, type Call, type Mode } from '../dist/testing/index.js';
 import { testSeed } from './helpers.js';
 
 /**
@@ -85,6 +85,9 @@ async function recordAndCheck(recorder: StressRecorder, name: string, count: num
       const verdict = checkHistory(history.calls, history.setup, mode);
       if (!verdict.ok) expect.fail(explainFailure(`[history: ${name}] seed ${history.seed} (LEASEHOLD_SEED=${base}, history ${i})`, history.calls, history.setup, mode));
     }
+    // The plain properties too: no job leased twice at once, and after a drain every submitted job finished (or was evicted).
+    expect(doubleLeases(history.calls), `[history: ${name}] seed ${history.seed}`).toEqual([]);
+    expect(history.unaccounted, `[history: ${name}] seed ${history.seed}`).toEqual([]);
     const o = overlappingCalls(history.calls);
     tally.histories++;
     tally.calls += history.calls.length;
