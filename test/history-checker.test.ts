@@ -1,13 +1,14 @@
 /**
- * The history checker itself (test/history/checker.ts), on hand-written
+ * The history checker itself (`leasehold/testing`, src/testing/checker.ts), on hand-written
  * histories: the ones it must reject (a job leased twice, a poll that skipped
  * a better job ready for its whole call, a stale token accepted, an id or a
  * token repeated, real-time order violated) and the legal overlaps it must
- * accept, in each mode. Stamps are written out: `[inv, resp]` per call.
+ * accept, in each mode; pending calls (a thread killed inside its call),
+ * which may take effect or not; and the doubleLeases property. Stamps are written out: `[inv, resp]` per call.
  */
 import { describe, expect, it } from 'vitest';
-import { checkHistory, explainFailure, minimalFailingHistory, type Mode } from './history/checker.js';
-import type { Call, CallArgs, HistorySetup, LeaseResult } from './history/history.js';
+import { checkHistory, doubleLeases, explainFailure, minimalFailingHistory, type Mode } from '../dist/testing/index.js';
+import type { Call, CallArgs, HistorySetup, LeaseResult } from '../dist/testing/index.js';
 
 const T = 1_000;
 const SETUP: HistorySetup = { start: T, policy: { maxAttempts: 3, base: 0, max: 0 }, capacity: 64 };
@@ -264,5 +265,104 @@ describe('what the checker reports', () => {
     const message = explainFailure('seed 7', [...twoJobs(), call(0, [4, 5], poll(), lease('J1', 1, 'a'))], SETUP, 'linearizable');
     expect(message).toContain('seed 7: not linearizable');
     expect(message).toContain("poll('w', 100) -> J1 #1 attempt 1 until 1100: the model leases { jobId: 'J2'");
+  });
+});
+
+/** A call that never returned: its thread was killed inside it. */
+function pending(thread: number, inv: number, args: CallArgs): Call {
+  return { thread, inv, resp: Number.POSITIVE_INFINITY, call: args, result: { ok: false, code: 'NO_RESPONSE' }, pending: true };
+}
+
+describe('pending calls (a thread killed inside its call)', () => {
+  for (const mode of MODES) {
+    describe(mode, () => {
+      it('lets a pending poll take its effect: a later lease of the job is its second attempt', () => {
+        const history = [
+          call(9, [0, 1], submit('a'), 'J1'),
+          pending(0, 2, poll(10)),
+          call(1, [3, 4], { op: 'advance', ms: 10 }),
+          call(1, [5, 6], poll(10), lease('J1', 7, 'a', 2, T + 20)),
+        ];
+        expectVerdict(history, mode, true);
+        expectVerdict(history.filter((c) => c.pending !== true), mode, false);
+      });
+
+      it('lets a pending call take no effect at all', () => {
+        expectVerdict([call(9, [0, 1], submit('a'), 'J1'), pending(0, 2, poll()), call(1, [3, 4], poll(), lease('J1', 1, 'a'))], mode, true);
+      });
+
+      it('never lets the lease of a pending poll be completed: nobody holds its token', () => {
+        const history = [
+          call(9, [0, 1], submit('a'), 'J1'),
+          pending(0, 2, poll()),
+          call(1, [3, 4], complete('J1', 1)),
+        ];
+        expectVerdict(history, mode, false);
+      });
+
+      it('places a pending call only after it began', () => {
+        // J1's second attempt before the pending poll was even invoked: nothing took the first.
+        const history = [
+          call(9, [0, 1], submit('a'), 'J1'),
+          call(1, [2, 3], { op: 'advance', ms: 10 }),
+          call(1, [4, 5], poll(10), lease('J1', 7, 'a', 2, T + 20)),
+          pending(0, 6, poll(10)),
+        ];
+        expectVerdict(history, mode, false);
+      });
+    });
+  }
+
+  it('lets a pending poll claim a job that is not the best in the relaxed mode only', () => {
+    // J2 (priority 5) is best; the pending poll took J1 (attempt 1), so J1's next lease is attempt 2.
+    const history = [
+      ...twoJobs(),
+      pending(0, 4, poll(10)),
+      call(1, [5, 6], { op: 'advance', ms: 10 }),
+      call(1, [7, 8], poll(10), lease('J2', 8, 'b', 1, T + 20)),
+      call(1, [9, 10], poll(10), lease('J1', 9, 'a', 2, T + 20)),
+    ];
+    expectVerdict(history, 'linearizable', false);
+    expectVerdict(history, 'relaxed-poll', true);
+  });
+
+  it('keeps pending calls when it cuts a failing history down', () => {
+    const history = [
+      call(9, [0, 1], submit('a'), 'J1'),
+      pending(0, 2, poll()),
+      call(1, [3, 4], complete('J1', 1)),
+    ];
+    expect(minimalFailingHistory(history, SETUP, 'linearizable')).toContain(history[1]);
+  });
+});
+
+describe('doubleLeases', () => {
+  it('finds a job leased twice with one attempt, and a token handed out twice', () => {
+    const leasedTwice = (token: number) => [call(9, [0, 1], submit('a'), 'J1'), call(0, [2, 3], poll(), lease('J1', 1, 'a')), call(1, [4, 5], poll(), lease('J1', token, 'a'))];
+    expect(doubleLeases(leasedTwice(2))).toEqual([expect.stringContaining('J1 attempt 1 leased twice')]);
+    expect(doubleLeases(leasedTwice(1))).toEqual([expect.stringContaining('token 1 handed out twice')]);
+  });
+
+  it('finds a token accepted after its job was leased again', () => {
+    const history = [
+      call(9, [0, 1], submit('a'), 'J1'),
+      call(0, [2, 3], poll(10), lease('J1', 1, 'a', 1, T + 10)),
+      call(1, [4, 5], { op: 'advance', ms: 10 }),
+      call(1, [6, 7], poll(10), lease('J1', 2, 'a', 2, T + 20)),
+      call(0, [8, 9], complete('J1', 1)),
+    ];
+    expect(doubleLeases(history)).toEqual([expect.stringContaining('accepted the token of')]);
+  });
+
+  it('accepts a job leased again at attempt 1 after a retryDead between', () => {
+    const history = [
+      call(9, [0, 1], submit('a'), 'J1'),
+      call(0, [2, 3], poll(10), lease('J1', 1, 'a', 1, T + 10)),
+      call(0, [4, 5], fail('J1', 1)),
+      call(1, [6, 7], { op: 'retryDead', jobId: 'J1' }),
+      call(1, [8, 9], poll(10), lease('J1', 2, 'a', 1, T + 20)),
+    ];
+    expect(doubleLeases(history)).toEqual([]);
+    expect(doubleLeases(history.filter((c) => c.call.op !== 'retryDead'))).toEqual([expect.stringContaining('J1 attempt 1 leased twice')]);
   });
 });

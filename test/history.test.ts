@@ -3,8 +3,9 @@
  * and 4 worker threads attached to one JobQueue on one shared ManualClock make
  * seeded random calls at once (submit, poll, complete, fail, extend,
  * completeAndPoll, cancel, retryDead, view, stats, and clock moves, so leases
- * expire and delays run out inside histories); the checker
- * (test/history/checker.ts) must find an order of each history that the model
+ * expire and delays run out inside histories), recorded by the recorder of
+ * `leasehold stress` (src/cli/stress/); the checker of `leasehold/testing`
+ * must find an order of each history that the model
  * allows, in the mode docs/concurrency.md states for this queue.
  *
  * Thread timing is not reproducible, so a failure prints the seed (which
@@ -12,9 +13,8 @@
  * minimal failing history itself, which is the evidence.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkHistory, explainFailure, mayRunOutInFlight, type Mode } from './history/checker.js';
-import type { Call } from './history/history.js';
-import { HistoryRecorder, type RecordedHistory } from './history/recorder.js';
+import { StressRecorder, type RecordedHistory } from '../dist/cli/stress/recorder.js';
+import { checkHistory, doubleLeases, explainFailure, mayRunOutInFlight, overlappingCalls, type Call, type Mode } from '../dist/testing/index.js';
 import { testSeed } from './helpers.js';
 
 /**
@@ -75,12 +75,8 @@ const MUST_REACH = [
   'view ok', 'view of an expired lease', 'view ERR_JOB_NOT_FOUND', 'stats ok', 'advance ok',
 ];
 
-function overlapping(calls: readonly Call[]): number {
-  return calls.filter((a) => calls.some((b) => b.thread !== a.thread && a.inv < b.resp && b.inv < a.resp)).length;
-}
-
 /** Records `count` histories on `recorder` and checks each in every mode of `modes` as it comes; throws with the first that fails. */
-async function recordAndCheck(recorder: HistoryRecorder, name: string, count: number, modes: readonly Mode[]): Promise<Tally> {
+async function recordAndCheck(recorder: StressRecorder, name: string, count: number, modes: readonly Mode[]): Promise<Tally> {
   const base = testSeed(`history: ${name}`);
   const tally: Tally = { histories: 0, calls: 0, overlapping: 0, concurrent: 0, pinned: 0, reached: new Map() };
   for (let i = 0; i < count; i++) {
@@ -89,7 +85,10 @@ async function recordAndCheck(recorder: HistoryRecorder, name: string, count: nu
       const verdict = checkHistory(history.calls, history.setup, mode);
       if (!verdict.ok) expect.fail(explainFailure(`[history: ${name}] seed ${history.seed} (LEASEHOLD_SEED=${base}, history ${i})`, history.calls, history.setup, mode));
     }
-    const o = overlapping(history.calls);
+    // The plain properties too: no job leased twice at once, and after a drain every submitted job finished (or was evicted).
+    expect(doubleLeases(history.calls), `[history: ${name}] seed ${history.seed}`).toEqual([]);
+    expect(history.unaccounted, `[history: ${name}] seed ${history.seed}`).toEqual([]);
+    const o = overlappingCalls(history.calls);
     tally.histories++;
     tally.calls += history.calls.length;
     tally.overlapping += o;
@@ -107,9 +106,9 @@ describe.each([
   { threads: 3, histories: 800 * SCALE },
   { threads: 4, histories: 400 * SCALE },
 ])('histories of $threads threads on one queue', ({ threads, histories }) => {
-  let recorder: HistoryRecorder;
+  let recorder: StressRecorder;
   beforeAll(() => {
-    recorder = HistoryRecorder.start({ threads, maxCalls: MAX_CALLS });
+    recorder = new StressRecorder({ threads, maxCalls: MAX_CALLS, backend: 'memory' });
   });
   afterAll(() => recorder.close());
 
@@ -123,9 +122,9 @@ describe.each([
 });
 
 describe('a queue that hands out the second-best job', () => {
-  let recorder: HistoryRecorder;
+  let recorder: StressRecorder;
   beforeAll(() => {
-    recorder = HistoryRecorder.start({ threads: 3, maxCalls: MAX_CALLS, broken: true });
+    recorder = new StressRecorder({ threads: 3, maxCalls: MAX_CALLS, backend: 'memory', wrapper: new URL('./fixtures/history-broken-queue.mjs', import.meta.url).href });
   });
   afterAll(() => recorder.close());
 

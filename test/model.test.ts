@@ -1,6 +1,6 @@
 /**
  * Model-based tests: random operation sequences run against the real queue and
- * against `QueueModel` (test/history/model.ts), a deliberately naive
+ * against `QueueModel` (`leasehold/testing`, src/testing/model.ts), a deliberately naive
  * executable copy of the queue's contract (plain arrays, linear scans, no indexes).
  * After every step the test compares what the call returned (or the error
  * code it threw), then `stats()`, `queueDepth()`, `dlqDepth()`,
@@ -16,7 +16,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { JobNotFoundError, JobQueue, JobQueueError, ManualClock, RetryPolicy } from '../dist/index.js';
 import { testSeed } from './helpers.js';
-import { QueueModel, comparableView, modelView, type Outcome, type PolicySpec, type Status } from './history/model.js';
+import { QueueModel, comparableView, modelView, type Outcome, type PolicySpec, type Status } from '../dist/testing/index.js';
 
 // ── operations ──────────────────────────────────────────────────────────
 

@@ -4,9 +4,11 @@
  *
  *   leasehold demo [options]          thumbnail farm with injected faults (exit 0 if every job is accounted for)
  *   leasehold bench [suites...]       the benchmarks (from a clone of the repository)
+ *   leasehold bench poll [options]    poll throughput on this machine, 1..N threads, piscina as the reference
  *   leasehold stats FILE [--json]     counts by status of a journal (also while another process owns it)
  *   leasehold dlq list FILE [--json]  its dead letters
  *   leasehold dlq retry FILE ID…      puts dead jobs back to PENDING (--all: every one); needs the journal to itself
+ *   leasehold stress [options]        threads racing on one queue, every history checked (exit 0 if all pass)
  *   leasehold dashboard --journal FILE | --redis URL --name Q
  *                                     bull-board over the queue on 127.0.0.1, behind an access token; read-only unless --allow-writes
  *   leasehold --version
@@ -23,6 +25,8 @@ import { kDemoDefaults, runDemo, type DemoOptions } from './demo.js';
 import { MAX_PARTITIONS } from '../redis/partitioned.js';
 import { dashboardUsageProblem, runDashboard, type DashboardCommandOptions } from './dashboard.js';
 import { printDeadLetters, printStats, retryDeadLetters } from './journal-commands.js';
+import { kStressDefaults, runStress } from './stress/command.js';
+import { kBenchPollDefaults, runBenchPoll } from './bench-poll/command.js';
 
 const EXIT_FAILED = 1;
 const EXIT_USAGE = 2;
@@ -97,7 +101,7 @@ function program(): Command {
       process.exitCode = await runDemo(options);
     });
 
-  cli
+  const bench = cli
     .command('bench')
     .description('Run the benchmarks (`npm run bench`): needs a clone of the repository, with its dev dependencies')
     .argument('[suites...]', 'only these suites (by id or a word of the title)')
@@ -109,6 +113,20 @@ function program(): Command {
       const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
       const child = spawn(npm, ['run', 'bench', '--', ...suites], { cwd: PACKAGE_ROOT, stdio: 'inherit' });
       process.exitCode = await new Promise<number>((r) => child.on('close', (code) => r(code ?? EXIT_FAILED)));
+    });
+  bench
+    .command('poll')
+    .description(
+      'Jobs per second through a queue on this machine, 1 to N threads, handlers that do nothing: poll -> complete and completeAndPoll ' +
+        '(and with --redis-url the Redis loops, batched too), beside piscina running no-op tasks on as many threads; prints its conditions',
+    )
+    .addOption(new Option('--threads <n>', 'the most threads (every count from 1 is measured)').argParser(integer('--threads', 1, 256)).default(kBenchPollDefaults.threads))
+    .addOption(new Option('--jobs <n>', 'jobs per measurement').argParser(integer('--jobs', 1, 10_000_000)).default(kBenchPollDefaults.jobs))
+    .addOption(new Option('--batch <n>', 'leases per call of the batched Redis form').argParser(integer('--batch', 1, 1_000)).default(kBenchPollDefaults.batch))
+    .addOption(new Option('--redis-url <url>', 'also measure a Redis queue on this server'))
+    .addOption(new Option('--svg <file>', 'write the chart to this SVG file'))
+    .action(async (opts: { threads: number; jobs: number; batch: number; redisUrl?: string; svg?: string }) => {
+      process.exitCode = await runBenchPoll({ threads: opts.threads, jobs: opts.jobs, batch: opts.batch, redisUrl: opts.redisUrl, svg: opts.svg });
     });
 
   cli
@@ -144,6 +162,42 @@ function program(): Command {
       }
       const retried = retryDeadLetters(file, options.all === true ? 'all' : ids);
       console.log(`Retried ${retried.length} dead job(s)${retried.length > 0 ? `: ${retried.join(', ')}` : ''}`);
+    });
+  const stress = cli
+    .command('stress')
+    .description(
+      'N threads x M calls on a queue of a chosen backend, history after history, with a moving ManualClock (leases expire mid-call) ' +
+        'and optional thread kills; checks that no job is leased twice, every submitted job is accounted for, and each history passes the checker. Exit 0 if all pass.',
+    )
+    .addOption(new Option('--backend <name>', 'the queue: shared memory, a journaled one, or Redis').choices(['memory', 'journal', 'redis']).default(kStressDefaults.backend))
+    .addOption(new Option('--redis-url <url>', 'with --backend redis: the server (redis://127.0.0.1:6379)'))
+    .addOption(new Option('--threads <n>', 'threads racing on the queue').argParser(integer('--threads', 1, 64)).default(kStressDefaults.threads))
+    .addOption(new Option('--calls <m>', 'most calls each thread makes per history').argParser(integer('--calls', 1, 10_000)).default(kStressDefaults.calls))
+    .addOption(new Option('--histories <n>', 'histories to record and check').argParser(integer('--histories', 1, 10_000_000)).default(kStressDefaults.histories))
+    .addOption(new Option('--kill-every <k>', 'terminate a thread each time the threads made k more calls (0: never)').argParser(integer('--kill-every', 0)).default(kStressDefaults.killEvery))
+    .addOption(new Option('--seed <n>', 'seed of the histories\' plans (default: a random one, printed)').argParser(integer('--seed', 0, 2 ** 32 - 1)))
+    .addOption(new Option('--mode <mode>', 'the checker\'s model (default: what the backend promises)').choices(['linearizable', 'relaxed-poll']))
+    .addOption(new Option('--wrapper <module>', 'call the queue through this module\'s wrapQueue(queue, { seed, thread }) (docs/testing.md)'))
+    .addOption(new Option('--processes', 'with --backend redis: --threads processes race, not threads (no clock moves, stamps from Redis INCR)').default(false))
+    .action(async (opts: Record<string, unknown>) => {
+      if ((opts.backend === 'redis') !== (opts.redisUrl !== undefined)) {
+        stress.error('leasehold stress: --redis-url goes with --backend redis, and --backend redis needs it', { exitCode: EXIT_USAGE });
+      }
+      if (opts.processes === true && (opts.backend !== 'redis' || opts.wrapper !== undefined)) {
+        stress.error('leasehold stress: --processes needs --backend redis (processes share no memory), and takes no --wrapper', { exitCode: EXIT_USAGE });
+      }
+      process.exitCode = await runStress({
+        backend: opts.backend as 'memory' | 'journal' | 'redis',
+        redisUrl: opts.redisUrl as string | undefined,
+        threads: opts.threads as number,
+        calls: opts.calls as number,
+        histories: opts.histories as number,
+        killEvery: opts.killEvery as number,
+        seed: (opts.seed as number | undefined) ?? Math.floor(Math.random() * 2 ** 32),
+        mode: opts.mode as 'linearizable' | 'relaxed-poll' | undefined,
+        wrapper: opts.wrapper as string | undefined,
+        processes: opts.processes === true,
+      });
     });
   const dashboard = cli
     .command('dashboard')

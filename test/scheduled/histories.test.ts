@@ -1,7 +1,7 @@
 /**
  * Histories of the real queue (`dist/`) under the deterministic scheduler:
- * real worker threads make the seeded random calls of the stress histories
- * (../history/plan.mjs: submit, poll, complete, fail, extend,
+ * real worker threads make the seeded random calls of `leasehold stress`
+ * (src/cli/stress/plan.ts: submit, poll, complete, fail, extend,
  * completeAndPoll, cancel, retryDead, view, stats, and clock moves, so
  * leases expire inside calls), one step of the core at a time, in the order
  * PCT or a random walk picks. The checker must find an order of each that the model allows
@@ -9,7 +9,7 @@
  * options, which replay the history step for step.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkHistory, explainFailure } from '../history/checker.js';
+import { checkHistory, explainFailure, overlappingCalls } from '../../dist/testing/index.js';
 import { testSeed } from '../helpers.js';
 import { CALLS, MAX_THREADS, historyPlan, replayed } from './plans.js';
 import { ScheduledRecorder, replayCommand, type ScheduledBackend } from './recorder.js';
@@ -30,7 +30,7 @@ describe.each<{ backend: ScheduledBackend }>([{ backend: 'memory' }, { backend: 
     for (const options of plans) {
       const history = await recorder.record(options);
       steps += history.run.steps;
-      overlapping += history.calls.filter((a) => history.calls.some((b) => b.thread !== a.thread && a.inv < b.resp && b.inv < a.resp)).length;
+      overlapping += overlappingCalls(history.calls);
       const verdict = checkHistory(history.calls, history.setup, 'relaxed-poll');
       if (!verdict.ok) {
         expect.fail(`${explainFailure(`scheduled history ${JSON.stringify(options)}`, history.calls, history.setup, 'relaxed-poll')}\nreplay: ${replayCommand(options)}`);

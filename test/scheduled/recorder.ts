@@ -1,7 +1,8 @@
 /**
  * Records histories of the built queue (`dist/`) under the deterministic
- * scheduler (dist/scheduling/): the same seeded calls as the stress recorder
- * (../history/recorder.ts), made by real worker threads
+ * scheduler (dist/scheduling/): the seeded calls of `leasehold stress`
+ * (src/cli/stress/plan.ts), recorded by the public testing kit's history
+ * log (src/testing/log.ts), made by real worker threads
  * (../fixtures/scheduled-thread.mjs), but one step of the core at a time in
  * the order the scheduler picks. Everything — the queue's setup, each
  * thread's calls, the interleaving, a kill or a stall — follows from the
@@ -14,12 +15,11 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { JobQueue, ManualClock, RetryPolicy } from '../../dist/index.js';
 import { prng } from '../../dist/cli/random.js';
+import { submit, submitArgs } from '../../dist/cli/stress/plan.js';
+import { MAX_PREFILL, randomSetup } from '../../dist/cli/stress/recorder.js';
 import { Scheduler, type HistoryPlan, type ScheduledRun } from '../../dist/scheduling/scheduler.js';
 import { pct, randomWalk } from '../../dist/scheduling/strategies.js';
-import type { Call, HistorySetup } from '../history/history.js';
-import { F_INV, F_OP, F_RESP, OPS, ROW, decode, record, type UnexpectedThrow } from '../history/log.mjs';
-import { submitArgs } from '../history/plan.mjs';
-import { MAX_PREFILL, randomSetup } from '../history/recorder.js';
+import { HistoryLog, type Call, type HistorySetup } from '../../dist/testing/index.js';
 
 export type StrategyName = 'pct' | 'random';
 /** The backends that run in one process: shared memory, and shared memory with its SQLite journal. */
@@ -43,7 +43,7 @@ export interface ScheduledHistoryOptions {
 export interface ScheduledHistory {
   options: ScheduledHistoryOptions;
   setup: HistorySetup;
-  /** Every call that returned (a killed thread's call in flight did not, and is not here). */
+  /** Every call, in invocation order; a killed thread's call in flight is pending. */
   calls: Call[];
   /** The call the killed thread was in when it was ended (its op), if the kill landed inside a call. */
   killedIn: string | undefined;
@@ -61,9 +61,9 @@ export const LOCK_TIMEOUT_MILLIS = 20;
 /** PCT's change points are drawn among this many steps per call of a thread (about a call's steps). */
 const STEPS_PER_CALL = 40;
 
-interface ThreadReport {
-  count: number;
-  unexpected: UnexpectedThrow[];
+/** A thread's reply to a message (see ../fixtures/scheduled-thread.mjs). */
+interface ThreadReply {
+  phase: string;
 }
 
 export class ScheduledRecorder {
@@ -74,25 +74,19 @@ export class ScheduledRecorder {
   readonly #exits: Promise<unknown>[] = [];
   /** A thread started ahead for the index a planned kill ends, so that the next history need not wait for one to start. */
   #spare: { thread: number; worker: Worker; exit: Promise<unknown> } | undefined;
-  readonly #logs: Float64Array[] = [];
-  readonly #logBuffers: SharedArrayBuffer[] = [];
+  readonly #log: HistoryLog;
   readonly #stepBuffers: SharedArrayBuffer[] = [];
   /** Where the journaled histories keep their journals. */
   readonly #directory = mkdtempSync(join(tmpdir(), 'leasehold-scheduled-'));
   #journals = 0;
-  readonly #stamps: Int32Array;
-  readonly #stampBuffer = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT);
-  readonly #prefillLog = new Float64Array(MAX_PREFILL * ROW);
   #queue: JobQueue | undefined;
 
   constructor(maxThreads: number, maxCalls: number) {
     this.#maxThreads = maxThreads;
     this.#maxCalls = maxCalls;
-    this.#stamps = new Int32Array(this.#stampBuffer);
+    // A block per thread, and the last for this thread's prefill.
+    this.#log = HistoryLog.create({ blocks: maxThreads + 1, bytesPerBlock: 64 * 1024 });
     for (let thread = 0; thread < maxThreads; thread++) {
-      const buffer = new SharedArrayBuffer(maxCalls * ROW * Float64Array.BYTES_PER_ELEMENT);
-      this.#logBuffers.push(buffer);
-      this.#logs.push(new Float64Array(buffer));
       this.#stepBuffers.push(new SharedArrayBuffer(2 * maxCalls * Int32Array.BYTES_PER_ELEMENT));
       this.#workers.push(undefined);
       this.#exits.push(Promise.resolve());
@@ -114,14 +108,15 @@ export class ScheduledRecorder {
         ? JobQueue.open(join(this.#directory, `${++this.#journals}.db`), clock, policy, queueOptions)
         : new JobQueue(clock, policy, queueOptions);
     this.#queue = queue;
-    Atomics.store(this.#stamps, 0, 0);
-    // A row is whole once its response stamp is written: a killed thread's rows are read up to its first that is not.
-    for (const log of this.#logs) log.fill(Number.NaN);
-    const unexpected: UnexpectedThrow[] = [];
+    this.#log.clear();
     const prefill = Math.floor(random() * (MAX_PREFILL + 1));
-    const mainThread = this.#maxThreads;
-    for (let row = 0; row < prefill; row++) {
-      record(this.#prefillLog, row, this.#stamps, mainThread, queue, clock, 0, submitArgs(random, clock.now()), unexpected);
+    const recorded = this.#log.recorder(this.#maxThreads).wrap(queue);
+    for (let i = 0; i < prefill; i++) {
+      try {
+        submit(recorded, submitArgs(random, clock.now()));
+      } catch {
+        // Recorded: a full queue refuses, which is part of the history.
+      }
     }
     if (options.kill !== undefined && this.#spare?.thread !== options.kill.thread) {
       await this.#spare?.worker.terminate();
@@ -130,7 +125,7 @@ export class ScheduledRecorder {
     const handle = queue.share();
     // One at a time, in order: which row each thread gets is the same in every replay.
     for (let thread = 0; thread < threads; thread++) await this.#ask(this.#worker(thread), { phase: 'attach', handle, clockBuffer: clock.buffer });
-    const reports: Promise<ThreadReport | undefined>[] = [];
+    const reports: Promise<ThreadReply | undefined>[] = [];
     for (let thread = 0; thread < threads; thread++) {
       const worker = this.#worker(thread);
       const threadSeed = (seed ^ Math.imul(thread + 1, 0x9e3779b1)) >>> 0;
@@ -158,19 +153,8 @@ export class ScheduledRecorder {
     }
     const done = await Promise.all(reports);
     for (let thread = 0; thread < threads; thread++) if (done[thread] !== undefined) await this.#ask(this.#workers[thread]!, { phase: 'close' });
-    const callsMade = decode(this.#prefillLog, prefill, unexpected);
-    let killedIn: string | undefined;
-    done.forEach((report, thread) => {
-      const log = this.#logs[thread]!;
-      if (report !== undefined) {
-        callsMade.push(...decode(log, report.count, report.unexpected));
-        return;
-      }
-      let whole = 0;
-      while (whole < calls && !Number.isNaN(log[whole * ROW + F_RESP]!)) whole++;
-      callsMade.push(...decode(log, whole));
-      if (whole < calls && !Number.isNaN(log[whole * ROW + F_INV]!)) killedIn = OPS[log[whole * ROW + F_OP]!];
-    });
+    const callsMade = this.#log.calls();
+    const killedIn = callsMade.find((c) => c.pending === true)?.call.op;
     const callSteps = this.#stepBuffers.slice(0, threads).map((buffer) => Int32Array.from(new Int32Array(buffer)));
     return { options, setup, calls: callsMade, killedIn, run, queue, clock, callSteps };
   }
@@ -193,15 +177,15 @@ export class ScheduledRecorder {
   }
 
   #spawn(thread: number): { thread: number; worker: Worker; exit: Promise<unknown> } {
-    const workerData = { thread, controlBuffer: this.#scheduler.buffer, logBuffer: this.#logBuffers[thread], stepBuffer: this.#stepBuffers[thread], stampBuffer: this.#stampBuffer };
+    const workerData = { thread, controlBuffer: this.#scheduler.buffer, log: this.#log.share(), stepBuffer: this.#stepBuffers[thread] };
     const worker = new Worker(new URL('../fixtures/scheduled-thread.mjs', import.meta.url), { workerData });
     return { thread, worker, exit: once(worker, 'exit') };
   }
 
   /** Posts `message` to `worker`; its reply, or undefined if it was killed. */
-  #ask(worker: Worker, message: unknown): Promise<ThreadReport | undefined> {
+  #ask(worker: Worker, message: unknown): Promise<ThreadReply | undefined> {
     return new Promise((resolve, reject) => {
-      const onMessage = (report: ThreadReport) => settle(() => resolve(report));
+      const onMessage = (reply: ThreadReply) => settle(() => resolve(reply));
       const onExit = () => settle(() => resolve(undefined));
       const onError = (error: Error) => settle(() => reject(error));
       const settle = (then: () => void) => {

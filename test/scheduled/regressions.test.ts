@@ -4,7 +4,7 @@
  * that fix. docs/concurrency.md ("What it found") tells each race.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkHistory, explainFailure } from '../history/checker.js';
+import { checkHistory, explainFailure } from '../../dist/testing/index.js';
 import { ScheduledRecorder, replayCommand, type ScheduledHistoryOptions } from './recorder.js';
 import { expectRecovered } from './recovery.js';
 
@@ -36,6 +36,6 @@ describe('scheduled histories that found a race', () => {
   });
 
   it.each(KILLED)('%s: now recovers', async (_name, options) => {
-    expectRecovered(await recorder.record(options), replayCommand(options));
+    await expectRecovered(await recorder.record(options), replayCommand(options));
   });
 });

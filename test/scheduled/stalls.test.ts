@@ -23,7 +23,7 @@ describe.each<{ backend: ScheduledBackend }>([{ backend: 'memory' }, { backend: 
     const base = testSeed(`scheduled stalls: ${backend}`);
     for (let i = 0; i < HISTORIES; i++) {
       const options = stallPlan(base, i, backend);
-      expectRecovered(await recorder.record(options), replayCommand(options));
+      await expectRecovered(await recorder.record(options), replayCommand(options));
     }
   }, 900_000);
 });

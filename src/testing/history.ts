@@ -1,15 +1,14 @@
 /**
  * A concurrent history: every call a thread made, with its arguments, what it
- * returned (or the code it threw), and two stamps of one shared atomic counter
+ * returned (or the code it threw), and two stamps of one shared counter
  * taken just before the call and just after it returned. Call A happened
  * before call B in real time iff A's response stamp is below B's invocation
  * stamp; calls whose intervals overlap ran (possibly) at once.
  *
- * The recorder (./recorder.ts) decodes what threads logged into this form;
- * hand-written histories in test/history.test.ts use it directly.
+ * The log (./log.ts) decodes what threads recorded into this form; a test may
+ * also write histories by hand in it.
  */
 import { inspect } from 'node:util';
-import type { Code } from './model.js';
 
 export interface LeaseResult {
   jobId: string;
@@ -35,17 +34,31 @@ export type CallArgs =
 
 export type Op = CallArgs['op'];
 
-/** What a call returned (`value`: the id, lease, view, stats or new leaseUntil), or the code it threw ('UNEXPECTED' if not a JobQueueError). */
-export type Result = { ok: true; value: unknown } | { ok: false; code: Code | 'UNEXPECTED'; message?: string };
+/**
+ * What a call returned (`value`: the id, lease, view, stats or new leaseUntil),
+ * or the code it threw: a JobQueueError's `code`, 'UNEXPECTED' for any other
+ * throw, or NO_RESPONSE for a pending call.
+ */
+export type Result = { ok: true; value: unknown } | { ok: false; code: string; message?: string };
+
+/** The code of a pending call's result: it never returned. */
+export const NO_RESPONSE = 'NO_RESPONSE';
 
 export interface Call {
+  /** Who made the call: a thread's (or a process's) number; calls of one thread may overlap too (async calls). */
   thread: number;
   call: CallArgs;
   /** Shared-counter stamp taken immediately before the call. */
   inv: number;
-  /** Shared-counter stamp taken immediately after it returned or threw. */
+  /** Shared-counter stamp taken immediately after it returned or threw (Infinity for a pending call). */
   resp: number;
   result: Result;
+  /**
+   * The call never returned: its thread was killed inside it (or its reply
+   * was lost). It may have taken effect at any instant after `inv`, or never,
+   * and its result is unknown; the checker tries both.
+   */
+  pending?: boolean;
 }
 
 /** How the queue of a history was made: the model starts from the same. */
@@ -57,7 +70,7 @@ export interface HistorySetup {
 
 /** The lease a call made — a poll's or completeAndPoll's, or an extend's new end — as its job and leaseUntil; undefined if it made none. */
 export function leaseMade(c: Call): { jobId: string; leaseUntil: number } | undefined {
-  if (!c.result.ok) return undefined;
+  if (!c.result.ok || c.pending === true) return undefined;
   const { call } = c;
   if (call.op === 'extend') return { jobId: call.jobId, leaseUntil: c.result.value as number };
   if (call.op !== 'poll' && call.op !== 'completeAndPoll') return undefined;
@@ -69,6 +82,7 @@ export function leaseMade(c: Call): { jobId: string; leaseUntil: number } | unde
 export function formatCall(c: Call): string {
   const { op, ...args } = c.call;
   const shown = Object.values(args).map((v) => inspect(v)).join(', ');
+  if (c.pending === true) return `[t${c.thread} ${c.inv}..] ${op}(${shown}) -> no response (pending)`;
   return `[t${c.thread} ${c.inv}..${c.resp}] ${op}(${shown}) -> ${formatResult(c.result)}`;
 }
 

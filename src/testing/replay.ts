@@ -9,7 +9,6 @@
  * the order of the claims) or `unique` (never issued before in the order).
  */
 import { isDeepStrictEqual, inspect } from 'node:util';
-import { jobNumber } from './log.mjs';
 import { leaseMade, type Call, type CallArgs, type LeaseResult } from './history.js';
 import { sameView, type ModelLease, type Outcome, type QueueModel } from './model.js';
 
@@ -51,7 +50,7 @@ export function replay(model: QueueModel, call: Call, part: Part, tokens: TokenR
       return compare({ ok: true, value: undefined }, call.result);
     case 'submit':
       // Relaxed: a submit may skip numbers a holder presumed dead took (never go back, never repeat one).
-      if (tokens === 'unique' && call.result.ok) model.skipTo(jobNumber(call.result.value as string));
+      if (tokens === 'unique' && call.result.ok) model.skipTo(Number(String(call.result.value).slice(1)));
       return compare(plainCall(model, c), call.result);
     default:
       return compare(plainCall(model, c), call.result);
@@ -70,6 +69,34 @@ export function replayClaim(model: QueueModel, call: Call, tokens: TokenRule): s
   const claimed = model.pollJob(lease.jobId, c.leaseMillis);
   if (claimed === undefined) return `${lease.jobId} is not a ready job here`;
   return checkLease(model, claimed, lease, tokens);
+}
+
+/**
+ * A pending call placed at this point: whatever the model does there, and
+ * its result is not compared (nobody saw it). The lease a poll makes keeps a
+ * null token, which no complete or fail can match. In the relaxed mode a
+ * poll may have claimed any ready job, so there is one model per ready job.
+ */
+export function replayPending(model: QueueModel, call: Call, relaxed: boolean): QueueModel[] {
+  const c = call.call;
+  if (c.op !== 'poll' && c.op !== 'completeAndPoll') {
+    const next = model.clone();
+    if (c.op === 'advance') next.advance(c.ms);
+    else if (c.op !== 'view' && c.op !== 'stats') plainCall(next, c);
+    return [next];
+  }
+  const next = model.clone();
+  const outcome = c.op === 'poll' ? next.poll(c.workerId, c.leaseMillis) : next.completeAndPoll(c.jobId, c.token, c.workerId, c.leaseMillis);
+  if (!relaxed || !outcome.ok || outcome.value === undefined) return [next];
+  // The relaxed mode: the claim may have taken any ready job, not only the best.
+  const before = model.clone();
+  if (c.op === 'completeAndPoll') before.complete(c.jobId, c.token);
+  before.expire();
+  return before.ready().map((job) => {
+    const claimed = before.clone();
+    claimed.pollJob(job.id, c.leaseMillis);
+    return claimed;
+  });
 }
 
 function plainCall(model: QueueModel, c: Exclude<CallArgs, { op: 'poll' | 'completeAndPoll' | 'view' | 'stats' | 'advance' }>): Outcome {

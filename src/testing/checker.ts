@@ -27,10 +27,15 @@
  *   chooses, a `register` step inside the call's interval, after the claim.
  *   Until then the job counts as claimed (docs/concurrency.md, Expiry, "A
  *   lease made lock-free").
+ *
+ * A pending call (one that never returned: its thread was killed inside it)
+ * may be placed anywhere after its invocation, or nowhere; placed, it does
+ * what the model does there (a poll in the relaxed mode: claims any ready
+ * job), whatever that returns, and the lease it makes has a token nobody holds.
  */
-import { formatCall, formatHistory, leaseMade, type Call, type HistorySetup } from './history.js';
+import { formatCall, leaseMade, type Call, type HistorySetup } from './history.js';
 import { QueueModel } from './model.js';
-import { replay, replayClaim, type Part, type TokenRule } from './replay.js';
+import { replay, replayClaim, replayPending, type Part, type TokenRule } from './replay.js';
 import { claim, isWindowed, judge, observe, openWindow, widen, windowKey, type Observation, type Window } from './windows.js';
 
 export type Mode = 'linearizable' | 'relaxed-poll';
@@ -57,6 +62,8 @@ interface Event extends Step {
   /** The event that must come first (completeAndPoll's complete before its poll, a lease's claim before its register), or -1. */
   after: number;
   windowed: boolean;
+  /** A pending call: the order may leave it out. */
+  optional: boolean;
   /** The job whose lease this event makes and pins until its register step (relaxed mode), or undefined. */
   pins?: string;
 }
@@ -64,8 +71,17 @@ interface Event extends Step {
 /** Most replayed steps one check may take; histories of a few dozen calls need far fewer. */
 const DEFAULT_BUDGET = 2_000_000;
 
+/**
+ * Whether `calls` has an order the model allows in `mode`; `budget` bounds
+ * the replayed steps (past it the verdict is not ok, with `exhausted`).
+ */
 export function checkHistory(calls: readonly Call[], setup: HistorySetup, mode: Mode, budget = DEFAULT_BUDGET): Verdict {
   return new Search(events(calls, setup, mode), setup, mode, budget).run();
+}
+
+/** A call's response stamp, Infinity for a pending call (whatever its record holds: JSON has no Infinity). */
+export function responseOf(call: Call): number {
+  return call.pending === true ? Number.POSITIVE_INFINITY : call.resp;
 }
 
 function events(calls: readonly Call[], setup: HistorySetup, mode: Mode): Event[] {
@@ -73,7 +89,11 @@ function events(calls: readonly Call[], setup: HistorySetup, mode: Mode): Event[
   const relaxed = mode === 'relaxed-poll';
   const sorted = [...calls].sort((a, b) => a.inv - b.inv);
   for (const call of sorted) {
-    const base = { call, inv: call.inv, resp: call.resp, after: -1 };
+    const base = { call, inv: call.inv, resp: responseOf(call), after: -1, optional: false };
+    if (call.pending === true) {
+      list.push({ ...base, part: 'whole', windowed: false, optional: true });
+      continue;
+    }
     if (relaxed && call.call.op === 'completeAndPoll' && call.result.ok) {
       list.push({ ...base, part: 'complete', windowed: false });
       list.push({ ...base, part: 'poll', after: list.length - 1, windowed: isWindowed(call) });
@@ -98,7 +118,8 @@ export function mayRunOutInFlight(call: Call, calls: readonly Call[], start: num
   const made = leaseMade(call);
   if (made === undefined) return false;
   let latest = start;
-  for (const c of calls) if (c.call.op === 'advance' && c.result.ok && c.inv < call.resp) latest += c.call.ms;
+  // A pending advance may have moved the clock too.
+  for (const c of calls) if (c.call.op === 'advance' && (c.result.ok || c.pending === true) && c.inv < call.resp) latest += c.call.ms;
   return made.leaseUntil <= latest;
 }
 
@@ -135,7 +156,11 @@ class Search {
   /** Tries every call that may come next; true once the order holds every call (`#path` is then that order). */
   #extend(model: QueueModel, seen: Observation, done: boolean[], windows: (Window | null)[]): boolean {
     const events = this.#events;
-    if (done.every(Boolean)) return this.#closeAll(windows) === undefined;
+    if (done.every((d, i) => d || events[i]!.optional)) {
+      if (this.#closeAll(windows) === undefined) return true;
+      if (done.every(Boolean)) return false;
+      // Some pending call is still out of the order: placing it may yet close the windows.
+    }
     const key = `${done.map((d) => (d ? 1 : 0)).join('')};${model.key()};${windows.map((w) => (w === null ? '' : windowKey(w))).join(';')}`;
     if (this.#visited.has(key)) return false;
     this.#visited.add(key);
@@ -146,32 +171,41 @@ class Search {
     for (let i = 0; i < events.length; i++) {
       const e = events[i]!;
       if (done[i] || e.inv > firstResponse || (e.after >= 0 && !done[e.after])) continue;
-      if (--this.#budget < 0) return false;
-      const next = model.clone();
-      const refused = this.#relaxed && e.windowed ? this.#windowedStep(next, e) : replay(next, e.call, e.part, this.#tokens);
-      if (refused !== undefined) {
-        stuck.push({ step: e, reason: refused });
-        continue;
+      for (const next of this.#successors(model, e)) {
+        if (--this.#budget < 0) return false;
+        if (typeof next === 'string') {
+          stuck.push({ step: e, reason: next });
+          continue;
+        }
+        if (e.pins !== undefined) next.pin(e.pins);
+        const nextSeen = this.#relaxed ? observe(next) : seen;
+        const nextWindows = this.#relaxed ? this.#advanceWindows(i, seen, nextSeen, done, windows) : windows;
+        if (!Array.isArray(nextWindows)) {
+          // A window closed on a call it does not allow: that call is the one that fits nowhere here.
+          stuck.push(nextWindows);
+          continue;
+        }
+        done[i] = true;
+        this.#path.push(e);
+        if (this.#extend(next, nextSeen, done, nextWindows)) return true;
+        this.#path.pop();
+        done[i] = false;
+        if (this.#budget < 0) return false;
       }
-      if (e.pins !== undefined) next.pin(e.pins);
-      const nextSeen = this.#relaxed ? observe(next) : seen;
-      const nextWindows = this.#relaxed ? this.#advanceWindows(i, seen, nextSeen, done, windows) : windows;
-      if (typeof nextWindows === 'string') {
-        stuck.push({ step: e, reason: nextWindows });
-        continue;
-      }
-      done[i] = true;
-      this.#path.push(e);
-      if (this.#extend(next, nextSeen, done, nextWindows)) return true;
-      this.#path.pop();
-      done[i] = false;
-      if (this.#budget < 0) return false;
     }
     if (this.#path.length >= this.#longest.length && stuck.length > 0) {
       this.#longest = [...this.#path];
       this.#stuck = stuck;
     }
     return false;
+  }
+
+  /** The models `e` may leave when placed on `model` (more than one for a pending poll), or why it cannot be placed there. */
+  #successors(model: QueueModel, e: Event): (QueueModel | string)[] {
+    if (e.optional) return replayPending(model, e.call, this.#relaxed);
+    const next = model.clone();
+    const refused = this.#relaxed && e.windowed ? this.#windowedStep(next, e) : replay(next, e.call, e.part, this.#tokens);
+    return [refused ?? next];
   }
 
   /** A windowed call in the relaxed mode: a poll's claim of its job (its window judges the rest), or a stats() (judged by its window alone). */
@@ -183,9 +217,9 @@ class Search {
    * The windows once event `placed` is appended to the order (`before` and
    * `after` are the states around it): calls outside the order restart or
    * widen theirs, calls in it widen theirs or, if `placed` began after they
-   * ended, close and judge them. A string is why a closing window refuses.
+   * ended, close and judge them; or the call whose closing window refuses, and why.
    */
-  #advanceWindows(placed: number, before: Observation, after: Observation, done: boolean[], windows: (Window | null)[]): (Window | null)[] | string {
+  #advanceWindows(placed: number, before: Observation, after: Observation, done: boolean[], windows: (Window | null)[]): (Window | null)[] | { step: Step; reason: string } {
     const p = this.#events[placed]!;
     const next = [...windows];
     for (let i = 0; i < next.length; i++) {
@@ -200,7 +234,7 @@ class Search {
         next[i] = widen(w, after);
       } else {
         const refused = judge(w, e.call);
-        if (refused !== undefined) return `${formatCall(e.call)}: ${refused}`;
+        if (refused !== undefined) return { step: e, reason: `${refused} (its window closed when ${formatCall(p.call)} began after it)` };
         next[i] = null;
       }
     }
@@ -221,57 +255,4 @@ class Search {
     }
     return undefined;
   }
-}
-
-/**
- * A smaller history that still fails, to look at instead of the whole: its
- * shortest failing prefix cut where no call was in flight (so that the prefix
- * is a history of its own), then without each call that changed nothing (a
- * view, a stats(), a call that threw, a poll that found nothing) whose removal
- * keeps it failing. Dropping such a call only removes constraints, so what
- * remains fails for a reason the whole history has.
- */
-export function minimalFailingHistory(calls: readonly Call[], setup: HistorySetup, mode: Mode): Call[] {
-  const fails = (candidate: Call[]) => !checkHistory(candidate, setup, mode).ok;
-  const sorted = [...calls].sort((a, b) => a.inv - b.inv);
-  let minimal = sorted;
-  let latestResponse = Number.NEGATIVE_INFINITY;
-  for (let n = 1; n < sorted.length; n++) {
-    latestResponse = Math.max(latestResponse, sorted[n - 1]!.resp);
-    if (latestResponse < sorted[n]!.inv && fails(sorted.slice(0, n))) {
-      minimal = sorted.slice(0, n);
-      break;
-    }
-  }
-  for (const call of [...minimal]) {
-    if (!changesNothing(call)) continue;
-    const without = minimal.filter((c) => c !== call);
-    if (fails(without)) minimal = without;
-  }
-  return minimal;
-}
-
-function changesNothing(c: Call): boolean {
-  const op = c.call.op;
-  return !c.result.ok || op === 'view' || op === 'stats' || (op === 'poll' && c.result.value === undefined);
-}
-
-/** An assertion message: the seed, the minimal failing history, and where the search got stuck on it. */
-export function explainFailure(what: string, calls: readonly Call[], setup: HistorySetup, mode: Mode): string {
-  const minimal = minimalFailingHistory(calls, setup, mode);
-  const verdict = checkHistory(minimal, setup, mode);
-  const lines = [`${what}: not ${mode} (setup ${JSON.stringify(setup)})`, `minimal failing history (${minimal.length} of ${calls.length} calls):`, formatHistory(minimal)];
-  if (!verdict.ok) {
-    if (verdict.exhausted) lines.push('(the search ran out of budget)');
-    lines.push(`longest order the search built (${verdict.longest.length} steps):`);
-    lines.push(...verdict.longest.map((s) => `  ${stepName(s)}`));
-    lines.push('where it got stuck:');
-    lines.push(...verdict.stuck.map((s) => `  ${stepName(s.step)}: ${s.reason}`));
-  }
-  return lines.join('\n');
-}
-
-function stepName(step: Step): string {
-  const part = { whole: '', complete: ' [its complete]', poll: ' [its poll]', register: ' [its lease registered for expiry]' }[step.part];
-  return `${formatCall(step.call)}${part}`;
 }

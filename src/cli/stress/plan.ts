@@ -1,0 +1,186 @@
+/**
+ * The seeded random calls one thread of a stress history makes, chosen from
+ * what this thread has seen so far (its own leases, old tokens, the highest
+ * job number it met), so that most calls name real jobs and current tokens
+ * and some name stale ones. The same seed makes the same plan: which call
+ * comes next depends only on the seed and on what earlier calls returned.
+ * Every call goes through the thread's CallRecorder.
+ */
+import type { CallRecorder } from '../../testing/recorder.js';
+import { prng } from '../random.js';
+
+/** The queue methods a plan calls, sync (JobQueue) or async (RedisJobQueue). */
+export interface PlanQueue {
+  submit(type: string, payload?: string | null, priority?: number, runAtMillis?: number): unknown;
+  poll(workerId: string, leaseMillis: number): unknown;
+  complete(jobId: string, token: number): unknown;
+  fail(jobId: string, token: number, error?: string | null): unknown;
+  extend(jobId: string, token: number, leaseMillis: number): unknown;
+  completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number): unknown;
+  cancel(jobId: string): unknown;
+  retryDead(jobId: string): unknown;
+  view(jobId: string): unknown;
+  stats(): unknown;
+}
+
+export const JOB_TYPES = ['email', 'resize', 'report'] as const;
+/** What `fail` is called with, besides no error at all. */
+const FAIL_ERRORS = ['boom', 'timeout'] as const;
+
+export type CallName = 'submit' | 'poll' | 'complete' | 'fail' | 'extend' | 'completeAndPoll' | 'cancel' | 'retryDead' | 'view' | 'stats' | 'advance';
+
+/** Relative weights of the calls; those on a lease count only while the thread holds one. */
+const WEIGHTS: readonly [CallName, number][] = [
+  ['submit', 3],
+  ['poll', 3],
+  ['complete', 2.5],
+  ['fail', 1],
+  ['extend', 1],
+  ['completeAndPoll', 1.5],
+  ['cancel', 1],
+  ['retryDead', 1],
+  ['view', 1],
+  ['stats', 0.7],
+  ['advance', 1.5],
+];
+const ON_A_LEASE: readonly CallName[] = ['complete', 'fail', 'extend', 'completeAndPoll'];
+
+export interface SubmitArgs {
+  type: string;
+  payload: string;
+  priority: number | undefined;
+  runAt: number | undefined;
+}
+
+/** A submit's arguments: a type, a small numeric payload, sometimes a priority, sometimes a runAt near now. */
+export function submitArgs(random: () => number, now: number): SubmitArgs {
+  const priority = random() < 0.4 ? undefined : Math.floor(random() * 3);
+  const runAt = random() < 0.6 ? undefined : now + Math.floor(random() * 41) - 10;
+  return { type: JOB_TYPES[Math.floor(random() * JOB_TYPES.length)]!, payload: String(Math.floor(random() * 1000)), priority, runAt };
+}
+
+/** Submits through the recorded queue, with the defaults left out as a caller would. */
+export function submit(queue: PlanQueue, a: SubmitArgs): unknown {
+  if (a.priority === undefined && a.runAt === undefined) return queue.submit(a.type, a.payload);
+  return queue.submit(a.type, a.payload, a.priority ?? 0, a.runAt);
+}
+
+export interface PlanContext {
+  /** The recorded queue (`recorder.wrap(queue)`). */
+  queue: PlanQueue;
+  recorder: CallRecorder;
+  clock: { now(): number; advance(ms: number): void };
+  workerId: string;
+  seed: number;
+  calls: number;
+  /** Runs before the i-th call (a start line, a progress count). */
+  beforeCall(i: number): void | Promise<void>;
+  /** Calls this plan never makes (a process's plan: no clock moves, no views). */
+  omit?: readonly CallName[];
+}
+
+interface Held {
+  job: number;
+  token: number;
+}
+
+/** Makes the plan's calls in turn; a call that throws is recorded and the plan goes on. */
+export async function runPlan({ queue, recorder, clock, workerId, seed, calls, beforeCall, omit = [] }: PlanContext): Promise<void> {
+  const random = prng(seed);
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
+  const held: Held[] = [];
+  const old: Held[] = [];
+  /** Jobs this thread failed: the ones that may be dead now. */
+  const failed: number[] = [];
+  let seen = 0;
+  const leaseMillis = () => 5 + Math.floor(random() * 36);
+  const anyJob = () => 1 + Math.floor(random() * (seen + 2));
+  const learn = (id: unknown) => {
+    const m = typeof id === 'string' ? /^J([1-9][0-9]*)$/.exec(id) : null;
+    if (m !== null) seen = Math.max(seen, Number(m[1]));
+  };
+  const keep = (lease: unknown) => {
+    if (lease === undefined || lease === null) return;
+    const { jobId, token } = lease as { jobId: string; token: number };
+    learn(jobId);
+    held.push({ job: Number(jobId.slice(1)), token });
+  };
+  /** A lease to act on: mostly one held, sometimes an old one (a stale token), else a made-up one. */
+  const target = (): Held => {
+    if (held.length > 0 && random() < 0.85) return held.splice(Math.floor(random() * held.length), 1)[0]!;
+    if (old.length > 0 && random() < 0.8) return pick(old);
+    return { job: anyJob(), token: Math.floor(random() * 50) };
+  };
+  /** The call's value, or undefined if it threw (the recorder logged the throw). */
+  const go = async (call: () => unknown): Promise<unknown> => {
+    try {
+      return await call();
+    } catch {
+      return undefined;
+    }
+  };
+
+  for (let i = 0; i < calls; i++) {
+    const before = beforeCall(i);
+    if (before !== undefined) await before;
+    const choices = WEIGHTS.filter(([name]) => !omit.includes(name) && (held.length > 0 || !ON_A_LEASE.includes(name) || random() < 0.15));
+    let r = random() * choices.reduce((sum, [, w]) => sum + w, 0);
+    const name = choices.find(([, w]) => (r -= w) < 0)?.[0] ?? 'poll';
+    switch (name) {
+      case 'submit': {
+        const args = submitArgs(random, clock.now());
+        learn(await go(() => submit(queue, args)));
+        break;
+      }
+      case 'poll': {
+        const ms = leaseMillis();
+        keep(await go(() => queue.poll(workerId, ms)));
+        break;
+      }
+      case 'complete':
+      case 'fail':
+      case 'extend':
+      case 'completeAndPoll': {
+        const lease = target();
+        const id = `J${lease.job}`;
+        const third = name === 'fail' ? Math.floor(random() * (FAIL_ERRORS.length + 1)) - 1 : leaseMillis();
+        const value = await go(() => {
+          if (name === 'complete') return queue.complete(id, lease.token);
+          if (name === 'fail') return third === -1 ? queue.fail(id, lease.token) : queue.fail(id, lease.token, FAIL_ERRORS[third]);
+          if (name === 'extend') return queue.extend(id, lease.token, third);
+          return queue.completeAndPoll(id, lease.token, workerId, third);
+        });
+        if (name === 'completeAndPoll') keep(value);
+        if (name === 'fail') failed.push(lease.job);
+        // An extended lease is still held; any other call ends this lease for the thread, whatever it returned.
+        if (name === 'extend' && value !== undefined) held.push(lease);
+        else old.push(lease);
+        break;
+      }
+      case 'cancel': {
+        const id = `J${anyJob()}`;
+        await go(() => queue.cancel(id));
+        break;
+      }
+      case 'retryDead': {
+        const id = `J${failed.length > 0 && random() < 0.7 ? pick(failed) : anyJob()}`;
+        await go(() => queue.retryDead(id));
+        break;
+      }
+      case 'view': {
+        const id = `J${anyJob()}`;
+        const view = (await go(() => queue.view(id))) as { id?: string } | undefined;
+        learn(view?.id);
+        break;
+      }
+      case 'stats':
+        await go(() => queue.stats());
+        break;
+      case 'advance': {
+        const ms = 1 + Math.floor(random() * 25);
+        recorder.advance(clock, ms);
+        break;
+      }
+    }
+  }
+}
