@@ -12,7 +12,11 @@
  *
  *   GO ─thread reaches a step─▶ AT_STEP ─scheduler grants─▶ GO
  *   GO ─thread waits (StepControl#wait)─▶ BLOCKED ─notify step or deadline─▶ GO
- *   GO ─thread ends its calls─▶ DONE ─next history─▶ GO (a step of its own)
+ *   GO ─thread ends its calls─▶ DONE ─history over─▶ ENDED ─next history─▶ AT_STEP (its start)
+ *
+ * A thread DONE waits for ENDED before it returns to its event loop: a timer
+ * of the core (the journal's commit-soon) must not fire in it while the
+ * other threads are still scheduled, outside the scheduler's order.
  */
 
 /** The most threads one scheduler runs. */
@@ -38,6 +42,8 @@ export const AT_STEP = 1;
 export const BLOCKED = 2;
 /** The thread has made all its calls of this history. */
 export const DONE = 3;
+/** The history is over: a thread DONE may go on. */
+export const ENDED = 4;
 
 // ── values of KIND besides the StepKinds ──
 /** The thread's first step of a history, before its first call. */

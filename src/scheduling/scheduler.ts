@@ -16,7 +16,7 @@
  * `run` blocks the calling thread (Atomics.wait) until the history is over.
  */
 import {
-  AT_STEP, BATON, BLOCKED, DEADLINE, DONE, GO, KIND, MAX_THREADS, NOTIFIED, START, THREAD_WORDS, TIMED_OUT, VIRTUAL_NOW, WAIT_RESULT, WOKEN,
+  AT_STEP, BATON, BLOCKED, DEADLINE, DONE, ENDED, GO, KIND, MAX_THREADS, NOTIFIED, START, THREAD_WORDS, TIMED_OUT, VIRTUAL_NOW, WAIT_RESULT, WOKEN,
   controlBuffer, f64Words, int32Words,
 } from './control-words.js';
 import type { Strategy } from './strategies.js';
@@ -96,7 +96,7 @@ export class Scheduler {
       let next = Infinity;
       for (let t = 0; t < threads; t++) {
         const baton = Atomics.load(words, t * THREAD_WORDS + BATON);
-        if (baton === DONE || killed.includes(t)) continue;
+        if (baton === DONE || baton === ENDED || killed.includes(t)) continue;
         live++;
         if (stalledUntil[t]! > now) {
           next = Math.min(next, stalledUntil[t]!);
@@ -139,6 +139,12 @@ export class Scheduler {
         for (let t = 0; t < threads; t++) if (t !== thread && Atomics.load(words, t * THREAD_WORDS + BATON) === BLOCKED) woken[t] = true;
       }
     }
+    // The history is over: the threads that made all their calls may go on (pairs with ThreadControl#done).
+    for (let t = 0; t < threads; t++) {
+      if (Atomics.load(words, t * THREAD_WORDS + BATON) !== DONE || killed.includes(t)) continue;
+      Atomics.store(words, t * THREAD_WORDS + BATON, ENDED);
+      Atomics.notify(words, t * THREAD_WORDS + BATON);
+    }
     return { steps: trace.length, stepsOf, trace: Uint8Array.from(trace), killed, virtualMillis: times[VIRTUAL_NOW]! };
   }
 
@@ -170,7 +176,7 @@ export class Scheduler {
   }
 
   #describe(threads: number): string {
-    const names = ['GO', 'AT_STEP', 'BLOCKED', 'DONE'];
+    const names = ['GO', 'AT_STEP', 'BLOCKED', 'DONE', 'ENDED'];
     return Array.from({ length: threads }, (_, t) => `thread ${t} ${names[this.#words[t * THREAD_WORDS + BATON]!]}`).join(', ');
   }
 }

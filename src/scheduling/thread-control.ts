@@ -7,7 +7,7 @@
 import { prng } from '../cli/random.js';
 import { StepKind, controlSteps, type StepControl, type WaitResult } from '../shm/steps.js';
 import {
-  AT_STEP, BATON, BLOCKED, DEADLINE, DONE, GO, KIND, NOTIFIED, START, THREAD_WORDS, VIRTUAL_NOW, WAIT_RESULT, WOKEN, f64Words, int32Words,
+  AT_STEP, BATON, BLOCKED, DEADLINE, DONE, ENDED, GO, KIND, NOTIFIED, START, THREAD_WORDS, VIRTUAL_NOW, WAIT_RESULT, WOKEN, f64Words, int32Words,
 } from './control-words.js';
 
 /** LEASEHOLD_STEP_TRACE=n: a thread prints where it is every n steps (to find what a livelocked history loops on). */
@@ -41,13 +41,20 @@ export class ThreadControl implements StepControl {
     this.#handOver(AT_STEP, START);
   }
 
-  /** Ends this thread's part of a history: the baton goes back for good, and its steps are its own again. */
+  /**
+   * Ends this thread's part of a history: the baton goes back for good, and
+   * its steps are its own again once the whole history is over (until then
+   * it waits here, so that no timer of the core runs in it outside the
+   * scheduler's order; pairs with the release at the end of Scheduler#run).
+   */
   done(): void {
     controlSteps(undefined);
-    this.#words[this.#at + KIND] = DONE;
-    // Hands the baton back without waiting for it: the scheduler's next grant is the next history's.
-    Atomics.store(this.#words, this.#at + BATON, DONE);
-    Atomics.notify(this.#words, this.#at + BATON);
+    const words = this.#words;
+    const baton = this.#at + BATON;
+    words[this.#at + KIND] = DONE;
+    Atomics.store(words, baton, DONE);
+    Atomics.notify(words, baton);
+    while (Atomics.load(words, baton) !== ENDED) Atomics.wait(words, baton, DONE);
   }
 
   step(kind: StepKind): void {

@@ -6,12 +6,11 @@
  * but decide what it does next: the monotonic time its patience runs on, and
  * the random tag of its lock stamps.
  *
- * With no control installed (always, outside the scheduler's tests) each
- * function is the Atomics call it names plus one test of a module variable;
- * the engine inlines both.
+ * Outside the scheduler's tests each function is the Atomics function it
+ * names (see SCHEDULED below).
  *
  * A deterministic scheduler (src/scheduling/) installs a `StepControl` in
- * each thread it runs (`controlSteps`). It is called before every step and
+ * each thread it runs (`controlSteps`), started with LEASEHOLD_SCHEDULED=1. It is called before every step and
  * returns only when the scheduler hands this thread the turn, so that only
  * one thread runs between two steps and the interleaving is the scheduler's
  * choice, replayable from its seed. The scheduler may also never hand the turn
@@ -59,87 +58,78 @@ export interface StepControl {
   random(): number;
 }
 
+/**
+ * Whether this thread's steps can be put under a scheduler: fixed when the
+ * module loads, from the thread's environment (a scheduled test starts its
+ * threads with LEASEHOLD_SCHEDULED=1). Otherwise each function below is
+ * Atomics' own, so the engine compiles a step exactly as the Atomics call:
+ * a wrapper with a test would take from the inlining budget of the core's
+ * hot functions (measured: 1-thread drains ~15% slower).
+ */
+const SCHEDULED = process.env['LEASEHOLD_SCHEDULED'] === '1';
+
 let control: StepControl | undefined;
 
-/** Puts this thread's steps under `stepControl` (a scheduler's), or back on their own with `undefined`. */
+/** Puts this thread's steps under `stepControl` (a scheduler's), or back on their own with `undefined`. Only in a thread started with LEASEHOLD_SCHEDULED=1. */
 export function controlSteps(stepControl: StepControl | undefined): void {
+  if (!SCHEDULED) throw new Error('Steps can be controlled only in a thread started with LEASEHOLD_SCHEDULED=1 in its environment');
   control = stepControl;
 }
 
-export function load(words: Int32Array, at: number): number {
-  if (control !== undefined) control.step(StepKind.Load);
-  return Atomics.load(words, at);
+/** A step of kind `kind`, then `atomic` itself. */
+function scheduled<A extends unknown[], R>(kind: StepKind, atomic: (...args: A) => R): (...args: A) => R {
+  return (...args) => {
+    if (control !== undefined) control.step(kind);
+    return atomic(...args);
+  };
 }
 
-export function store(words: Int32Array, at: number, value: number): number {
-  if (control !== undefined) control.step(StepKind.Store);
-  return Atomics.store(words, at, value);
-}
-
-export function add(words: Int32Array, at: number, delta: number): number {
-  if (control !== undefined) control.step(StepKind.Add);
-  return Atomics.add(words, at, delta);
-}
-
-export function sub(words: Int32Array, at: number, delta: number): number {
-  if (control !== undefined) control.step(StepKind.Sub);
-  return Atomics.sub(words, at, delta);
-}
-
-export function and(words: Int32Array, at: number, mask: number): number {
-  if (control !== undefined) control.step(StepKind.And);
-  return Atomics.and(words, at, mask);
-}
-
-export function or(words: Int32Array, at: number, mask: number): number {
-  if (control !== undefined) control.step(StepKind.Or);
-  return Atomics.or(words, at, mask);
-}
-
-export function exchange(words: Int32Array, at: number, value: number): number {
-  if (control !== undefined) control.step(StepKind.Exchange);
-  return Atomics.exchange(words, at, value);
-}
-
-export function compareExchange(words: Int32Array, at: number, expected: number, replacement: number): number {
-  if (control !== undefined) control.step(StepKind.CompareExchange);
-  return Atomics.compareExchange(words, at, expected, replacement);
-}
+// Atomics' functions use no `this`: each is used unbound.
+type Load = (words: Int32Array, at: number) => number;
+export const load: Load = SCHEDULED ? scheduled(StepKind.Load, Atomics.load as Load) : (Atomics.load as Load);
+type Store = (words: Int32Array, at: number, value: number) => number;
+export const store: Store = SCHEDULED ? scheduled(StepKind.Store, Atomics.store as Store) : (Atomics.store as Store);
+type Add = (words: Int32Array, at: number, delta: number) => number;
+export const add: Add = SCHEDULED ? scheduled(StepKind.Add, Atomics.add as Add) : (Atomics.add as Add);
+type Sub = (words: Int32Array, at: number, delta: number) => number;
+export const sub: Sub = SCHEDULED ? scheduled(StepKind.Sub, Atomics.sub as Sub) : (Atomics.sub as Sub);
+type And = (words: Int32Array, at: number, mask: number) => number;
+export const and: And = SCHEDULED ? scheduled(StepKind.And, Atomics.and as And) : (Atomics.and as And);
+type Or = (words: Int32Array, at: number, mask: number) => number;
+export const or: Or = SCHEDULED ? scheduled(StepKind.Or, Atomics.or as Or) : (Atomics.or as Or);
+type Exchange = (words: Int32Array, at: number, value: number) => number;
+export const exchange: Exchange = SCHEDULED ? scheduled(StepKind.Exchange, Atomics.exchange as Exchange) : (Atomics.exchange as Exchange);
+type CompareExchange = (words: Int32Array, at: number, expected: number, replacement: number) => number;
+export const compareExchange: CompareExchange = SCHEDULED ? scheduled(StepKind.CompareExchange, Atomics.compareExchange as CompareExchange) : (Atomics.compareExchange as CompareExchange);
 
 /** The clock's word (ManualClock): a 64-bit one. */
-export function load64(word: BigInt64Array, at: number): bigint {
-  if (control !== undefined) control.step(StepKind.Load);
-  return Atomics.load(word, at);
-}
-
-export function store64(word: BigInt64Array, at: number, value: bigint): bigint {
-  if (control !== undefined) control.step(StepKind.Store);
-  return Atomics.store(word, at, value);
-}
-
-export function compareExchange64(word: BigInt64Array, at: number, expected: bigint, replacement: bigint): bigint {
-  if (control !== undefined) control.step(StepKind.CompareExchange);
-  return Atomics.compareExchange(word, at, expected, replacement);
-}
+type Load64 = (word: BigInt64Array, at: number) => bigint;
+export const load64: Load64 = SCHEDULED ? scheduled(StepKind.Load, Atomics.load as Load64) : (Atomics.load as Load64);
+type Store64 = (word: BigInt64Array, at: number, value: bigint) => bigint;
+export const store64: Store64 = SCHEDULED ? scheduled(StepKind.Store, Atomics.store as Store64) : (Atomics.store as Store64);
+type CompareExchange64 = (word: BigInt64Array, at: number, expected: bigint, replacement: bigint) => bigint;
+export const compareExchange64: CompareExchange64 = SCHEDULED ? scheduled(StepKind.CompareExchange, Atomics.compareExchange as CompareExchange64) : (Atomics.compareExchange as CompareExchange64);
 
 /** Atomics.wait, or under a scheduler its wait (see StepControl#wait). */
-export function wait(words: Int32Array, at: number, value: number, timeoutMillis: number): WaitResult {
-  if (control !== undefined) return control.wait(words, at, value, timeoutMillis);
-  return Atomics.wait(words, at, value, timeoutMillis);
-}
+export const wait: (words: Int32Array, at: number, value: number, timeoutMillis: number) => WaitResult = SCHEDULED
+  ? (words, at, value, timeoutMillis) => (control !== undefined ? control.wait(words, at, value, timeoutMillis) : Atomics.wait(words, at, value, timeoutMillis))
+  : (Atomics.wait as (words: Int32Array, at: number, value: number, timeoutMillis: number) => WaitResult);
+
+export const notify: (words: Int32Array, at: number, count?: number) => number = SCHEDULED
+  ? (words, at, count) => {
+      if (control === undefined) return Atomics.notify(words, at, count);
+      control.step(StepKind.Notify);
+      const woken = Atomics.notify(words, at, count);
+      control.notified();
+      return woken;
+    }
+  : (Atomics.notify as (words: Int32Array, at: number, count?: number) => number);
+
+const NAP = new Int32Array(new SharedArrayBuffer(4));
 
 /** Sleeps `millis` without looking at anything: a wait on a word nobody changes or wakes. */
 export function nap(millis: number): void {
   wait(NAP, 0, 0, millis);
-}
-const NAP = new Int32Array(new SharedArrayBuffer(4));
-
-export function notify(words: Int32Array, at: number, count?: number): number {
-  if (control === undefined) return Atomics.notify(words, at, count);
-  control.step(StepKind.Notify);
-  const woken = Atomics.notify(words, at, count);
-  control.notified();
-  return woken;
 }
 
 /**
@@ -147,9 +137,11 @@ export function notify(words: Int32Array, at: number, count?: number): number {
  * that moment (a record read between two reads of its lease word, a hint the
  * lock holder publishes): a step of its own under a scheduler, nothing else.
  */
-export function racyRead(): void {
-  if (control !== undefined) control.step(StepKind.RacyRead);
-}
+export const racyRead: () => void = SCHEDULED
+  ? () => {
+      if (control !== undefined) control.step(StepKind.RacyRead);
+    }
+  : () => {};
 
 /** performance.now(), or the scheduler's virtual time: what patience is measured in. */
 export function monotonicMillis(): number {
