@@ -313,6 +313,20 @@ describe('pending calls (a thread killed inside its call)', () => {
     });
   }
 
+  for (const mode of MODES) {
+    it(`${mode}: lets a pending submit take its id without making its job`, () => {
+      const history = [
+        call(9, [0, 1], submit('a'), 'J1'),
+        pending(1, 2, submit('b')),
+        call(0, [3, 4], submit('c'), 'J3'),
+        call(0, [5, 6], stats(), counts({ pending: 2, ready: 2 })),
+        refused(0, [7, 8], { op: 'view', jobId: 'J2' }, 'ERR_JOB_NOT_FOUND'),
+      ];
+      expectVerdict(history, mode, true);
+      expectVerdict(history.filter((c) => c.pending !== true), mode, false);
+    });
+  }
+
   it('lets a pending poll claim a job that is not the best in the relaxed mode only', () => {
     // J2 (priority 5) is best; the pending poll took J1 (attempt 1), so J1's next lease is attempt 2.
     const history = [

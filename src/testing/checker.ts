@@ -31,7 +31,8 @@
  * A pending call (one that never returned: its thread was killed inside it)
  * may be placed anywhere after its invocation, or nowhere; placed, it does
  * what the model does there (a poll in the relaxed mode: claims any ready
- * job), whatever that returns, and the lease it makes has a token nobody holds.
+ * job; a submit: makes its job, or only takes its id), whatever that returns,
+ * and the lease it makes has a token nobody holds.
  */
 import { formatCall, leaseMade, type Call, type HistorySetup } from './history.js';
 import { QueueModel } from './model.js';

@@ -215,6 +215,19 @@ export class QueueModel {
     return ok(`J${num}`);
   }
 
+  /**
+   * The next id is taken and no job ever has it: what a submit whose thread
+   * was killed inside it may leave (the checker's pending submits). The id's
+   * slot in `jobs` holds an evicted placeholder, so that no call finds it.
+   */
+  skipId(): void {
+    const num = this.jobs.length + 1;
+    this.jobs.push({
+      num, id: `J${num}`, type: '', payload: '', priority: 0, status: 'CANCELLED', attempts: 0, runAt: this.now,
+      lastError: null, token: null, leaseUntil: null, finishedSeq: 0, evicted: true, tokens: [],
+    });
+  }
+
   /** PENDING jobs whose runAt has come: the ones a poll may lease now. Call after `expire()`. */
   ready(): ModelJob[] {
     return this.held().filter((j) => j.status === 'PENDING' && j.runAt <= this.now);

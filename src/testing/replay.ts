@@ -75,7 +75,8 @@ export function replayClaim(model: QueueModel, call: Call, tokens: TokenRule): s
  * A pending call placed at this point: whatever the model does there, and
  * its result is not compared (nobody saw it). The lease a poll makes keeps a
  * null token, which no complete or fail can match. In the relaxed mode a
- * poll may have claimed any ready job, so there is one model per ready job.
+ * poll may have claimed any ready job, so there is one model per ready job;
+ * a submit may also have taken its id without making its job.
  */
 export function replayPending(model: QueueModel, call: Call, relaxed: boolean): QueueModel[] {
   const c = call.call;
@@ -83,7 +84,12 @@ export function replayPending(model: QueueModel, call: Call, relaxed: boolean): 
     const next = model.clone();
     if (c.op === 'advance') next.advance(c.ms);
     else if (c.op !== 'view' && c.op !== 'stats') plainCall(next, c);
-    return [next];
+    if (c.op !== 'submit') return [next];
+    // A submit killed after it took its id but before its job was made leaves the id used and no job.
+    const skipped = model.clone();
+    skipped.expire();
+    skipped.skipId();
+    return [next, skipped];
   }
   const next = model.clone();
   const outcome = c.op === 'poll' ? next.poll(c.workerId, c.leaseMillis) : next.completeAndPoll(c.jobId, c.token, c.workerId, c.leaseMillis);
