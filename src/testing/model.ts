@@ -165,17 +165,8 @@ export class QueueModel {
     return j.status === 'RUNNING' && j.token === token && this.now < j.leaseUntil!;
   }
 
-  /**
-   * Job numbers no job got: a lock holder presumed dead that took the next
-   * number before its takeover leaves it unused (docs/concurrency.md,
-   * "What overlapping calls may see"). The relaxed mode lets a submit skip.
-   */
+  /** Job numbers no job got (see `skipId`). */
   skippedNumbers = 0;
-
-  /** The next submit takes number `num` (at least the next), skipping those before it. */
-  skipTo(num: number): void {
-    this.skippedNumbers += Math.max(0, num - (this.jobs.length + 1 + this.skippedNumbers));
-  }
 
   submit(type: unknown, payload: string | null | undefined, priority: number | undefined, runAt: number | undefined): Outcome {
     this.expire();
@@ -215,17 +206,9 @@ export class QueueModel {
     return ok(`J${num}`);
   }
 
-  /**
-   * The next id is taken and no job ever has it: what a submit whose thread
-   * was killed inside it may leave (the checker's pending submits). The id's
-   * slot in `jobs` holds an evicted placeholder, so that no call finds it.
-   */
+  /** The next id is taken and no job ever has it: what a submit whose thread was killed inside it may leave (the checker's pending submits). */
   skipId(): void {
-    const num = this.jobs.length + 1;
-    this.jobs.push({
-      num, id: `J${num}`, type: '', payload: '', priority: 0, status: 'CANCELLED', attempts: 0, runAt: this.now,
-      lastError: null, token: null, leaseUntil: null, finishedSeq: 0, evicted: true, tokens: [],
-    });
+    this.skippedNumbers++;
   }
 
   /** PENDING jobs whose runAt has come: the ones a poll may lease now. Call after `expire()`. */

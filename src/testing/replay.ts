@@ -2,8 +2,7 @@
  * One step of a candidate order: a recorded call (or one part of it) replayed
  * on the model, and what the queue recorded compared with what the model
  * returns at that point. Returns why they differ, or undefined if they agree.
- * Ids must be the model's (the next number; in the relaxed mode a later
- * one: numbers may be skipped, never repeated). The queue chooses tokens, so a
+ * Ids must be the model's (the next number). The queue chooses tokens, so a
  * lease's token is checked by a rule instead: `increasing` (greater than every
  * token issued before it in the order, which proves them unique and issued in
  * the order of the claims) or `unique` (never issued before in the order).
@@ -48,10 +47,6 @@ export function replay(model: QueueModel, call: Call, part: Part, tokens: TokenR
     case 'advance':
       model.advance(c.ms);
       return compare({ ok: true, value: undefined }, call.result);
-    case 'submit':
-      // Relaxed: a submit may skip numbers a holder presumed dead took (never go back, never repeat one).
-      if (tokens === 'unique' && call.result.ok) model.skipTo(Number(String(call.result.value).slice(1)));
-      return compare(plainCall(model, c), call.result);
     default:
       return compare(plainCall(model, c), call.result);
   }
