@@ -46,9 +46,6 @@ export function dashboardUsageProblem(options: DashboardCommandOptions): string 
   if ((options.journal === undefined) === (options.redis === undefined)) return 'give --journal FILE or --redis URL (one of them)';
   if (options.redis !== undefined && options.name === undefined) return '--redis needs --name (the queue\'s name)';
   if (options.journal !== undefined && (options.name !== undefined || options.partitions !== undefined)) return '--name and --partitions go with --redis';
-  // A made-up policy would be shown as the jobs' attempts, and applied to leases that expire: the app's must be given.
-  if (options.maxAttempts === undefined && options.redis !== undefined) return '--redis needs --max-attempts (your app\'s RetryPolicy: expired leases are retried or dead-lettered by it)';
-  if (options.maxAttempts === undefined && options.allowWrites) return '--allow-writes needs --max-attempts (your app\'s RetryPolicy: opening the journal requeues or dead-letters its RUNNING jobs by it)';
   if (options.maxBackoffMs < options.backoffMs) return '--max-backoff-ms must be at least --backoff-ms';
   return null;
 }
@@ -77,10 +74,18 @@ async function openQueue(options: DashboardCommandOptions): Promise<OpenQueue> {
 /** How long the check that a Redis queue exists waits for an answer. */
 const COMMAND_TIMEOUT_MILLIS = 10_000;
 
-/** The app's policy, as the options give it (dashboardUsageProblem made sure they do where one is needed). */
+/** The attempts of the policy when `--max-attempts` is not given, for a queue the board opens (`--redis`, `--allow-writes`). */
+const DEFAULT_MAX_ATTEMPTS = 5;
+
+/**
+ * The policy a queue the board opens is run with (lease expiry needs one): the
+ * app's as the options give it, else DEFAULT_MAX_ATTEMPTS, as the command has
+ * always taken. Give your app's: the journal and Redis do not record it.
+ */
 function policyOf(options: DashboardCommandOptions): RetryPolicy {
-  return new RetryPolicy(options.maxAttempts!, options.backoffMs, options.maxBackoffMs);
+  return new RetryPolicy(options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, options.backoffMs, options.maxBackoffMs);
 }
+
 
 /**
  * Refuses a `--name` under which Redis holds no queue (no job was ever

@@ -211,7 +211,7 @@ function program(): Command {
     .addOption(new Option('--partitions <n>', 'with --redis: a PartitionedRedisQueue of n partitions').argParser(integer('--partitions', 1, MAX_PARTITIONS)))
     .addOption(new Option('--port <n>', 'port on 127.0.0.1 (0: a free one)').argParser(integer('--port', 0, 65_535)).default(0))
     .addOption(new Option('--allow-writes', 'let the board retry, cancel, add, pause and resume').default(false))
-    .addOption(new Option('--max-attempts <n>', "your app's RetryPolicy: needed with --redis or --allow-writes (they apply it to leases that expire); shown as each job's attempts").argParser(integer('--max-attempts', 1, 2 ** 32 - 1)))
+    .addOption(new Option('--max-attempts <n>', "your app's RetryPolicy (default 5 with --redis or --allow-writes, which apply it to leases that expire); shown as each job's attempts").argParser(integer('--max-attempts', 1, 2 ** 32 - 1)))
     .addOption(new Option('--backoff-ms <ms>', "the queue's RetryPolicy: base backoff").argParser(integer('--backoff-ms', 0)).default(1_000))
     .addOption(new Option('--max-backoff-ms <ms>', "the queue's RetryPolicy: backoff cap").argParser(integer('--max-backoff-ms', 0)).default(60_000))
     .action(async (options: DashboardCommandOptions) => {
