@@ -4,15 +4,23 @@
  * "None of startup nodes is available"; the probe opens a plain socket to the
  * node and returns the system error (ECONNREFUSED, ENOTFOUND...) that is why.
  */
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 
-/** How long the probe waits for the socket to open or fail. */
+/** How long a probe waits for its socket to fail or settle. */
 const PROBE_MILLIS = 2_000;
 
 /** The system error a connect to host:port fails with, or undefined if it opens (or neither happens in time). */
 export function probeSocket(host: string, port: number): Promise<Error | undefined> {
+  return errorOf(connect({ host, port }), 'connect');
+}
+
+/**
+ * The error `socket` fails with, or undefined once it emits `settled` (or
+ * neither happens within the probe's time); the socket is destroyed either
+ * way. The probes of this module and of tls-probe.ts.
+ */
+export function errorOf(socket: Socket, settled: 'connect' | 'close'): Promise<Error | undefined> {
   return new Promise((resolve) => {
-    const socket = connect({ host, port });
     const done = (error: Error | undefined) => {
       clearTimeout(timer);
       socket.destroy();
@@ -20,6 +28,6 @@ export function probeSocket(host: string, port: number): Promise<Error | undefin
     };
     const timer = setTimeout(() => done(undefined), PROBE_MILLIS);
     socket.once('error', (error) => done(error));
-    socket.once('connect', () => done(undefined));
+    socket.once(settled, () => done(undefined));
   });
 }

@@ -6,22 +6,10 @@
  * hands again, writes nothing, and reads what the server says.
  */
 import { connect, type ConnectionOptions } from 'node:tls';
-
-/** How long the probe waits, after its handshake, for the server to refuse it. */
-const PROBE_MILLIS = 2_000;
+import { errorOf } from './socket-probe.js';
 
 /** The TLS error the server's refusal is, or undefined if it accepts a handshake (or says nothing in time). */
 export function probeTls(options: ConnectionOptions): Promise<Error | undefined> {
-  return new Promise((resolve) => {
-    const socket = connect(options);
-    const done = (error: Error | undefined) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(error);
-    };
-    const timer = setTimeout(() => done(undefined), PROBE_MILLIS);
-    socket.once('error', (error) => done(error));
-    // A server that accepted the handshake and the certificate just waits for a command.
-    socket.once('close', () => done(undefined));
-  });
+  // A close with no error is no refusal; a server that accepted the handshake and the certificate just waits for a command.
+  return errorOf(connect(options), 'close');
 }
