@@ -6,7 +6,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkHistory, explainFailure } from '../../dist/testing/index.js';
 import { ScheduledRecorder, replayCommand, type ScheduledHistoryOptions } from './recorder.js';
-import { expectRecovered } from './recovery.js';
 
 const CHECKED: [string, ScheduledHistoryOptions][] = [
   [
@@ -23,8 +22,6 @@ const CHECKED: [string, ScheduledHistoryOptions][] = [
   ],
 ];
 
-const KILLED: [string, ScheduledHistoryOptions][] = [];
-
 describe('scheduled histories that found a race', () => {
   const recorder = new ScheduledRecorder(4, 5);
   afterAll(() => recorder.close());
@@ -33,9 +30,5 @@ describe('scheduled histories that found a race', () => {
     const history = await recorder.record(options);
     const verdict = checkHistory(history.calls, history.setup, 'relaxed-poll');
     if (!verdict.ok) expect.fail(`${explainFailure(JSON.stringify(options), history.calls, history.setup, 'relaxed-poll')}\nreplay: ${replayCommand(options)}`);
-  });
-
-  it.each(KILLED)('%s: now recovers', async (_name, options) => {
-    await expectRecovered(await recorder.record(options), replayCommand(options));
   });
 });
