@@ -327,6 +327,22 @@ describe('pending calls (a thread killed inside its call)', () => {
     });
   }
 
+  for (const mode of MODES) {
+    it(`${mode}: lets a submit presumed dead inside its call skip one id before its own, and no other call`, () => {
+      // The stalled submit's number was J2; taken over, it went on and made its job as J3.
+      const history = (marked: boolean) => [
+        call(9, [0, 1], submit('a'), 'J1'),
+        { ...call(1, [2, 7], submit('b'), 'J3'), ...(marked ? { presumedDead: true } : {}) },
+        call(0, [3, 4], submit('c'), 'J4'),
+        refused(0, [5, 6], { op: 'view', jobId: 'J2' }, 'ERR_JOB_NOT_FOUND'),
+      ];
+      expectVerdict(history(true), mode, true);
+      expectVerdict(history(false), mode, false);
+      // Skipped after its own job was made, the id would be J2's: no order gives it J3.
+      expectVerdict([call(9, [0, 1], submit('a'), 'J1'), { ...call(1, [2, 3], submit('b'), 'J3'), presumedDead: true }, call(0, [4, 5], submit('c'), 'J2')], mode, false);
+    });
+  }
+
   it('lets a pending poll claim a job that is not the best in the relaxed mode only', () => {
     // J2 (priority 5) is best; the pending poll took J1 (attempt 1), so J1's next lease is attempt 2.
     const history = [
@@ -375,6 +391,19 @@ describe('doubleLeases', () => {
       call(0, [4, 5], fail('J1', 1)),
       call(1, [6, 7], { op: 'retryDead', jobId: 'J1' }),
       call(1, [8, 9], poll(10), lease('J1', 2, 'a', 1, T + 20)),
+    ];
+    expect(doubleLeases(history)).toEqual([]);
+    expect(doubleLeases(history.filter((c) => c.call.op !== 'retryDead'))).toEqual([expect.stringContaining('J1 attempt 1 leased twice')]);
+  });
+
+  it('accepts it also when the later lease comes from a call invoked first', () => {
+    // A stalled poll [2..11] that leases J1 once the other thread's lease has failed and retryDead has run.
+    const history = [
+      call(9, [0, 1], submit('a'), 'J1'),
+      call(0, [2, 11], poll(10), lease('J1', 2, 'a', 1, T + 20)),
+      call(1, [3, 4], poll(10), lease('J1', 1, 'a', 1, T + 10)),
+      call(1, [5, 6], fail('J1', 1)),
+      call(1, [7, 8], { op: 'retryDead', jobId: 'J1' }),
     ];
     expect(doubleLeases(history)).toEqual([]);
     expect(doubleLeases(history.filter((c) => c.call.op !== 'retryDead'))).toEqual([expect.stringContaining('J1 attempt 1 leased twice')]);

@@ -32,11 +32,13 @@
  * may be placed anywhere after its invocation, or nowhere; placed, it does
  * what the model does there (a poll in the relaxed mode: claims any ready
  * job; a submit: makes its job, or only takes its id), whatever that returns,
- * and the lease it makes has a token nobody holds.
+ * and the lease it makes has a token nobody holds. A submit whose thread was
+ * presumed dead inside it (`presumedDead`) may, as a submit killed there,
+ * take an id no job gets, and then makes its job with a later one.
  */
 import { formatCall, leaseMade, type Call, type HistorySetup } from './history.js';
 import { QueueModel } from './model.js';
-import { replay, replayClaim, replayPending, type Part, type TokenRule } from './replay.js';
+import { replay, replayClaim, replayPending, replaySkippedId, type Part, type TokenRule } from './replay.js';
 import { claim, isWindowed, judge, observe, openWindow, widen, windowKey, type Observation, type Window } from './windows.js';
 
 export type Mode = 'linearizable' | 'relaxed-poll';
@@ -65,6 +67,8 @@ interface Event extends Step {
   windowed: boolean;
   /** A pending call: the order may leave it out. */
   optional: boolean;
+  /** The event it may only come before (a number skipped before its submit's own), or -1. */
+  before: number;
   /** The job whose lease this event makes and pins until its register step (relaxed mode), or undefined. */
   pins?: string;
 }
@@ -90,10 +94,15 @@ function events(calls: readonly Call[], setup: HistorySetup, mode: Mode): Event[
   const relaxed = mode === 'relaxed-poll';
   const sorted = [...calls].sort((a, b) => a.inv - b.inv);
   for (const call of sorted) {
-    const base = { call, inv: call.inv, resp: responseOf(call), after: -1, optional: false };
+    const base = { call, inv: call.inv, resp: responseOf(call), after: -1, before: -1, optional: false };
     if (call.pending === true) {
       list.push({ ...base, part: 'whole', windowed: false, optional: true });
       continue;
+    }
+    // A submit whose thread was taken for dead inside it may have taken a number first, and then its job's.
+    if (call.presumedDead === true && call.call.op === 'submit') {
+      // Left out of the order once its submit is in: it holds back no other call.
+      list.push({ ...base, resp: Number.POSITIVE_INFINITY, before: list.length + 1, part: 'skipId', windowed: false, optional: true });
     }
     if (relaxed && call.call.op === 'completeAndPoll' && call.result.ok) {
       list.push({ ...base, part: 'complete', windowed: false });
@@ -171,7 +180,7 @@ class Search {
     const stuck: { step: Step; reason: string }[] = [];
     for (let i = 0; i < events.length; i++) {
       const e = events[i]!;
-      if (done[i] || e.inv > firstResponse || (e.after >= 0 && !done[e.after])) continue;
+      if (done[i] || e.inv > firstResponse || (e.after >= 0 && !done[e.after]) || (e.before >= 0 && done[e.before])) continue;
       for (const next of this.#successors(model, e)) {
         if (--this.#budget < 0) return false;
         if (typeof next === 'string') {
@@ -203,6 +212,7 @@ class Search {
 
   /** The models `e` may leave when placed on `model` (more than one for a pending poll), or why it cannot be placed there. */
   #successors(model: QueueModel, e: Event): (QueueModel | string)[] {
+    if (e.part === 'skipId') return [replaySkippedId(model)];
     if (e.optional) return replayPending(model, e.call, this.#relaxed);
     const next = model.clone();
     const refused = this.#relaxed && e.windowed ? this.#windowedStep(next, e) : replay(next, e.call, e.part, this.#tokens);

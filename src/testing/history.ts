@@ -59,6 +59,12 @@ export interface Call {
    * and its result is unknown; the checker tries both.
    */
   pending?: boolean;
+  /**
+   * The call's thread was stalled inside it past the queue's patience, taken
+   * for dead, and went on (docs/concurrency.md, Threads that die): a submit
+   * may then have taken a job number that no job gets before its own.
+   */
+  presumedDead?: boolean;
 }
 
 /** How the queue of a history was made: the model starts from the same. */

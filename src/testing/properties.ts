@@ -39,10 +39,7 @@ export function doubleLeases(calls: readonly Call[]): string[] {
   leases.forEach((a, i) => {
     for (const b of leases.slice(i + 1)) {
       if (b.lease.jobId !== a.lease.jobId || b.lease.token === a.lease.token) continue;
-      const retriedBetween = sorted.some(
-        (r) => r.call.op === 'retryDead' && r.call.jobId === a.lease.jobId && (r.result.ok || r.pending === true) && responseOf(r) > a.call.inv && r.inv < responseOf(b.call),
-      );
-      if (b.lease.attempt === a.lease.attempt && !retriedBetween) {
+      if (b.lease.attempt === a.lease.attempt && !retriedBetween(sorted, a.call, b.call) && !retriedBetween(sorted, b.call, a.call)) {
         found.push(`${a.lease.jobId} attempt ${a.lease.attempt} leased twice: ${formatCall(a.call)} and ${formatCall(b.call)}`);
       }
       // Which of the two came first in real time is known only when their calls did not overlap.
@@ -56,6 +53,12 @@ export function doubleLeases(calls: readonly Call[]): string[] {
     }
   });
   return found;
+}
+
+/** A retryDead of the job that may fall after `first`'s lease and before `later`'s: the attempt count starts again there. */
+function retriedBetween(calls: readonly Call[], first: Call, later: Call): boolean {
+  const jobId = (leaseOf(first) as LeaseResult).jobId;
+  return calls.some((r) => r.call.op === 'retryDead' && r.call.jobId === jobId && (r.result.ok || r.pending === true) && responseOf(r) > first.inv && r.inv < responseOf(later));
 }
 
 function usesToken(call: Call, jobId: string, token: number): boolean {

@@ -17,7 +17,7 @@ import { sameView, type ModelLease, type Outcome, type QueueModel } from './mode
  * its complete or its poll; or, in the relaxed mode too, the moment a
  * lease the call made (pinned by the checker since) is registered for expiry.
  */
-export type Part = 'whole' | 'complete' | 'poll' | 'register';
+export type Part = 'whole' | 'complete' | 'poll' | 'register' | 'skipId';
 
 export type TokenRule = 'increasing' | 'unique';
 
@@ -79,12 +79,8 @@ export function replayPending(model: QueueModel, call: Call, relaxed: boolean): 
     const next = model.clone();
     if (c.op === 'advance') next.advance(c.ms);
     else if (c.op !== 'view' && c.op !== 'stats') plainCall(next, c);
-    if (c.op !== 'submit') return [next];
     // A submit killed after it took its id but before its job was made leaves the id used and no job.
-    const skipped = model.clone();
-    skipped.expire();
-    skipped.skipId();
-    return [next, skipped];
+    return c.op === 'submit' ? [next, replaySkippedId(model)] : [next];
   }
   const next = model.clone();
   const outcome = c.op === 'poll' ? next.poll(c.workerId, c.leaseMillis) : next.completeAndPoll(c.jobId, c.token, c.workerId, c.leaseMillis);
@@ -98,6 +94,14 @@ export function replayPending(model: QueueModel, call: Call, relaxed: boolean): 
     claimed.pollJob(job.id, c.leaseMillis);
     return claimed;
   });
+}
+
+/** A job number taken and never used (by a submit killed, or taken for dead, between taking it and making its job). */
+export function replaySkippedId(model: QueueModel): QueueModel {
+  const skipped = model.clone();
+  skipped.expire();
+  skipped.skipId();
+  return skipped;
 }
 
 function plainCall(model: QueueModel, c: Exclude<CallArgs, { op: 'poll' | 'completeAndPoll' | 'view' | 'stats' | 'advance' }>): Outcome {

@@ -94,6 +94,6 @@ function explanation(what: string, calls: readonly Call[], setup: HistorySetup, 
 }
 
 function stepName(step: Step): string {
-  const part = { whole: '', complete: ' [its complete]', poll: ' [its poll]', register: ' [its lease registered for expiry]' }[step.part];
+  const part = { whole: '', complete: ' [its complete]', poll: ' [its poll]', register: ' [its lease registered for expiry]', skipId: ' [a job number it took and left unused]' }[step.part];
   return `${formatCall(step.call)}${part}`;
 }
