@@ -375,7 +375,7 @@ export class QueueContext {
           throw error;
         } finally {
           // Also after a refusal: the pass may have expired leases or promoted jobs.
-          core.publishDue();
+          publishDueIfHeld(core);
         }
         if (lead) this.#leadEarly(core);
         return result;
@@ -386,6 +386,22 @@ export class QueueContext {
         lock.release();
       }
     }
+  }
+}
+
+/**
+ * Publishes when maintenance is next due, unless the lock was taken over
+ * meanwhile: then the call's moves stand and are reported (a claim, once
+ * decided, is the caller's lease; started again, the call would lease the
+ * job a second time or find it gone), and the publishing is the taker's,
+ * whose rebuild files and publishes, or the next holder's (this holder's
+ * release marks the hints stale).
+ */
+function publishDueIfHeld(core: Maintenance): void {
+  try {
+    core.publishDue();
+  } catch (error) {
+    if (!(error instanceof LockLost)) throw error;
   }
 }
 

@@ -93,7 +93,8 @@ export class CommitRing {
   /** Calls `visit` for every entry not yet durable, oldest first (under the queue lock); returns the last ticket seen. */
   forEachPending(visit: (jobNum: number, kind: CommitKind) => void): number {
     const head = step.load(this.#words, COMMIT_HEAD);
-    for (let ticket = step.load(this.#words, COMMIT_DURABLE); ticket !== head; ) {
+    // By difference, as tickets wrap: a holder taken for dead since it read the head may find tickets durable past it.
+    for (let ticket = step.load(this.#words, COMMIT_DURABLE); ((head - ticket) | 0) > 0; ) {
       ticket = (ticket + 1) | 0;
       const entry = this.#ring[ticket & this.#mask]!;
       visit(Math.floor(entry / COMMIT_KINDS), (entry % COMMIT_KINDS) as CommitKind);

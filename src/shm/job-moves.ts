@@ -38,6 +38,8 @@ export class JobMoves {
   readonly #holder: MoverHolder;
   /** The fields the new job's draft sets so far (see `newDraft`): what a never-used slot takes of it. */
   #newFields = 0;
+  /** The new job's slot's free word, read as its draft began (see `newDraft`): the word `place` moves from. */
+  #freeWord = 0;
 
   constructor(
     memory: QueueMemory, policy: RetryPolicy, time: TimeSource, journaled: boolean, filing: Filing, notes: JournalNotes, room: Room, holder: MoverHolder,
@@ -91,6 +93,9 @@ export class JobMoves {
     slot: number, num: number, type: string, typeNumber: number, typeBytes: number, payload: string, payloadBytes: number, priority: number, runAt: number,
   ): void {
     const arena = this.#m.arena;
+    // Read before the look at the lock, and the word `place` moves from: a rebuild after a takeover gives every
+    // free slot a new word, so a holder taken for dead from here on cannot place its job over the taker's (see Rebuilder#rebuild).
+    this.#freeWord = this.#m.slots.word(slot);
     assertHeld(this.#m.lock);
     const ref = typeNumber > 0 ? arena.store(payloadBytes, payload) : arena.store(typeBytes + payloadBytes, type, payload);
     const draft = this.#holder.mover.draft;
@@ -136,7 +141,7 @@ export class JobMoves {
     // A slot never used (JOB_NUM 0: job numbers start at 1) is all zero: it takes only the fields the new job
     // sets, and the columns a job leaves at zero are not even read. One used before takes the whole record.
     const fields = slots.jobNums[slot] === 0 ? this.#newFields : ALL_FIELDS;
-    const next = mover.apply(slot, slots.word(slot), status, FREE, fields);
+    const next = mover.apply(slot, this.#freeWord, status, FREE, fields);
     if (next < 0) throw new LockLost();
     jobMap.set(num, slot);
     this.#fileDecided(slot, next, status);

@@ -159,7 +159,7 @@ export class ReadyIndex {
     for (;;) {
       // The head and tail as they are now: the entries between them were published by the tail's store.
       const head = step.load(words, base + LEVEL_HEAD);
-      if (head === step.load(words, base + LEVEL_TAIL)) return -1;
+      if (((step.load(words, base + LEVEL_TAIL) - head) | 0) <= 0) return -1;
       const at = (level * this.#ringSize + (head & this.#mask)) * RING_FIELDS;
       // Racy: the entry is the holder's (published by the tail's store), the runAt a mover's (checked by the word).
       step.racyRead();
@@ -193,8 +193,9 @@ export class ReadyIndex {
         if (step.load(lockWords, LEVEL_SEQ) === seq) {
           this.#orderCount = count;
           this.#orderSeq = seq;
-          // A rebuild starts the rings over: positions seen before mean nothing now.
-          this.#cursor.fill(0);
+          // A rebuild empties the rings: positions seen before mean nothing now; each level starts at its head.
+          // (A level made later changes LEVEL_SEQ, and is set here then.)
+          for (let k = 0; k < count; k++) this.#cursor[this.#order[k]!] = this.#access.load(this.#levelWords, this.#order[k]! * LEVEL_WORDS + LEVEL_HEAD);
           return;
         }
       }
@@ -369,7 +370,10 @@ export class ReadyIndex {
     const lockWords = this.#lockWords;
     const seq = this.#beginLevelWrite();
     step.store(lockWords, LEVEL_COUNT, 0);
-    this.#levelWords.fill(0);
+    // Every ring emptied, its positions counting on from where they were: a poller taken for dead, whose
+    // positions are of before, then moves no head past entries filed after (see #advanceTo: forward only).
+    const words = this.#levelWords;
+    for (let base = 0; base < words.length; base += LEVEL_WORDS) step.store(words, base + LEVEL_HEAD, step.load(words, base + LEVEL_TAIL));
     this.#keys.fill(0);
     this.#endLevelWrite(seq);
     this.#overflow.clear();

@@ -79,6 +79,10 @@ export class Rebuilder {
         // A BUSY word reads as FREE by its status bits: it is a job, not a free slot.
         const busy = isBusy(word);
         if (status === FREE && !busy) {
+          // A new version of the free word: a holder taken for dead between taking this slot and placing its
+          // job there (its strings stored in chunks this rebuild reclaims) now fails its place's CAS.
+          // Placed meanwhile by that very holder (its CAS came first): its release marks the hints stale, for a rebuild that maps it.
+          if (this.#holder.mover.flip(slot, word, FREE, NOT_COUNTED) < 0) continue;
           m.freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
           continue;
         }
@@ -97,12 +101,15 @@ export class Rebuilder {
         // chains kept above; its new status is its mover's to count and register.
         if (busy) continue;
         if (status === READY || status === DELAYED) {
-          // Ready or delayed by `now`: a clock that went back turns ready jobs delayed again.
+          // Ready or delayed by `now`: a clock that went back turns ready jobs delayed again. A new word either
+          // way: a holder taken for dead, still reading the rings as they were, then fails its claim's CAS
+          // rather than lease a job its successor would have passed over for a better one.
           const due = slots.get(slot, RUN_AT) <= now;
-          if (due !== (status === READY)) {
-            word = this.#holder.mover.flip(slot, word, due ? READY : DELAYED, NOT_COUNTED);
-            status = due ? READY : DELAYED;
-          }
+          const renewed = this.#holder.mover.flip(slot, word, due ? READY : DELAYED, NOT_COUNTED);
+          // Moved meanwhile by a call the gate did not hold back (as a BUSY word above): its mover's to count and register.
+          if (renewed < 0) continue;
+          word = renewed;
+          status = due ? READY : DELAYED;
           if (due) {
             ready.push(slot);
             readyWords.set(slot, word);

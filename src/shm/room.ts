@@ -125,11 +125,19 @@ export class Room {
     return this.#freeSlots() >= 1 && chunks <= this.#m.arena.freeChunks;
   }
 
-  /** A slot for a new job (its room made): the last one freed, else the first never used. */
+  /**
+   * A slot for a new job (its room made): the last one freed, else the first
+   * never used. The room was made under the lock: none left means the lock
+   * was taken over since (LockLost), and the slot pool is the taker's.
+   */
   takeSlot(): number {
     const { header, freeSlots } = this.#m;
-    if (header[FREE_SLOT_COUNT]! === 0) return header[SLOT_HIGH_WATER]!++;
-    return freeSlots[--header[FREE_SLOT_COUNT]!]!;
+    assertHeld(this.#m.lock);
+    if (header[FREE_SLOT_COUNT]! > 0) return freeSlots[--header[FREE_SLOT_COUNT]!]!;
+    const slot = header[SLOT_HIGH_WATER]!;
+    if (slot >= this.#m.slots.capacity) throw new LockLost();
+    header[SLOT_HIGH_WATER] = slot + 1;
+    return slot;
   }
 
   /** Arena chunks holding `error`, or a canned error: ERROR_EMPTY, or ERROR_DROPPED if there is no room. */

@@ -10,6 +10,7 @@ import type { QueueMemory } from './memory.js';
 import type { Mover } from './moves.js';
 import { ABORT, CLAIMED, FROZEN, LOST, POLL_ABORTED, type Claimer } from './ready.js';
 import { chunksOf, noteFinish } from './records.js';
+import { assertHeld } from './lock-held.js';
 
 /** A worker-path result that means: take the maintenance lock and do it there (a BUSY slot that stays busy, a map miss). */
 export const SLOW = -100;
@@ -138,7 +139,13 @@ export class WorkerPath implements Claimer {
     this.#now = now;
     this.#locked = locked;
     const ready = this.#m.ready;
-    if (locked) return ready.pollLocked(now, this);
+    if (locked) {
+      const slot = ready.pollLocked(now, this);
+      // No lease: an answer read from the rings, as good as the lock it was read under (a holder taken for dead
+      // may have read them as its successor rebuilt them). A lease needs no look: its claim looked (tryClaim).
+      if (slot < 0) assertHeld(this.#m.lock);
+      return slot;
+    }
     return this.#m.holderBehind(now) ? POLL_ABORTED : ready.poll(now, this);
   }
 
@@ -165,6 +172,9 @@ export class WorkerPath implements Claimer {
     draft[TOKEN] = this.#token;
     draft[LEASE_UNTIL] = leaseUntil;
     draft[WORKER] = this.#worker;
+    // A holder taken for dead leases nothing: it may have read rings its successor has rebuilt since. A takeover
+    // after this look gives the job a new word in the successor's rebuild, and the CAS below fails.
+    if (this.#locked) assertHeld(this.#m.lock);
     // The claim: only one thread moves the slot from the READY word its ring entry was made for.
     const to = this.#mover.apply(slot, word, RUNNING, READY, CLAIM_FIELDS | this.#noteLazyMove(slot, word, RUNNING));
     if (to < 0) return LOST;

@@ -156,6 +156,7 @@ export class ScheduledRecorder {
     const callsMade = this.#log.calls();
     const killedIn = callsMade.find((c) => c.pending === true)?.call.op;
     const callSteps = this.#stepBuffers.slice(0, threads).map((buffer) => Int32Array.from(new Int32Array(buffer)));
+    if (options.stall !== undefined) markPresumedDead(callsMade, callSteps, options.stall);
     return { options, setup, calls: callsMade, killedIn, run, queue, clock, callSteps };
   }
 
@@ -208,4 +209,14 @@ function strategyOf(options: ScheduledHistoryOptions): HistoryPlan['strategy'] {
 /** The command that replays a history: printed with every failure. */
 export function replayCommand(options: ScheduledHistoryOptions): string {
   return `LEASEHOLD_SCHEDULE='${JSON.stringify(options)}' npx vitest run test/scheduled/histories.test.ts`;
+}
+
+/** Marks the call the stalled thread was in at its stalled step (if it reached it): it was taken for dead there. */
+function markPresumedDead(calls: Call[], callSteps: Int32Array[], stall: { thread: number; step: number }): void {
+  const steps = callSteps[stall.thread]!;
+  const own = calls.filter((c) => c.thread === stall.thread).sort((a, b) => a.inv - b.inv);
+  own.forEach((call, i) => {
+    // The stalled step is the thread's `step`-th: inside call i if that call began before it and ended at or after it.
+    if (steps[2 * i]! < stall.step && stall.step <= steps[2 * i + 1]!) call.presumedDead = true;
+  });
 }

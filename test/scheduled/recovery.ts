@@ -1,8 +1,7 @@
 /**
  * What a queue must be after a history in which a thread was killed or
  * stalled past the patience: no lease handed out twice at once
- * (`doubleLeases`; with `leases: 'fenced'`, only that no two of them
- * completed the job: see stalls.test.ts), no job completed twice, and once the clock has passed
+ * (`doubleLeases`), no job completed twice, and once the clock has passed
  * every lease and backoff, every job ever acknowledged leased and finished,
  * or already finished (or evicted, as only finished jobs are): nothing left
  * PENDING or RUNNING (`account`, as `leasehold stress` checks its histories).
@@ -12,9 +11,9 @@ import { account } from '../../dist/cli/stress/recorder.js';
 import { doubleLeases, type Call } from '../../dist/testing/index.js';
 import type { ScheduledHistory } from './recorder.js';
 
-export async function expectRecovered(history: ScheduledHistory, replay: string, { leases = 'exclusive' }: { leases?: 'exclusive' | 'fenced' } = {}): Promise<void> {
+export async function expectRecovered(history: ScheduledHistory, replay: string): Promise<void> {
   const { queue, clock, calls } = history;
-  if (leases === 'exclusive') expect(doubleLeases(calls), `leased twice at once: ${replay}`).toEqual([]);
+  expect(doubleLeases(calls), `leased twice at once: ${replay}`).toEqual([]);
   const completed = calls.filter(isCompleteThatWorked).map((c) => (c.call as { jobId: string }).jobId);
   expect(completed.filter((id, i) => completed.indexOf(id) !== i), `jobs completed twice: ${replay}`).toEqual([]);
   const { unaccounted } = await account(queue, calls, clock);
