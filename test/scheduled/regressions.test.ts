@@ -41,6 +41,10 @@ const CHECKED: [string, ScheduledHistoryOptions][] = [
     'a commit leader taken for dead counted pending tickets from past the head, 2^32 of them',
     { seed: 1054184616, backend: 'journal', threads: 4, calls: 5, strategy: 'pct', depth: 3, stall: { thread: 2, step: 43, millis: 100 } },
   ],
+  [
+    'a poller taken for dead moved a ring head past its tail after the rebuild restarted the positions (livelock)',
+    { seed: 668744347, backend: 'memory', threads: 2, calls: 5, strategy: 'random', stall: { thread: 1, step: 64, millis: 100 } },
+  ],
 ];
 
 describe('scheduled histories that found a race', () => {
