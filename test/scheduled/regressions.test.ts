@@ -8,7 +8,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkHistory, explainFailure } from '../../dist/testing/index.js';
-import { ScheduledRecorder, replayCommand, type ScheduledHistoryOptions } from './recorder.js';
+import { LOCK_TIMEOUT_MILLIS, ScheduledRecorder, replayCommand, type ScheduledHistory, type ScheduledHistoryOptions } from './recorder.js';
 import { expectRecovered } from './recovery.js';
 
 const CHECKED: [string, ScheduledHistoryOptions][] = [
@@ -39,6 +39,22 @@ const KILLED: [string, ScheduledHistoryOptions, string][] = [
   ],
 ];
 
+/**
+ * Histories with a lock holder stalled past the patience at a chosen step (the step the stall lands in must be one of
+ * the named call's), checked as relaxed-poll: the stalled call is the one stated to be at risk, and must still come out
+ * as a legal history.
+ */
+const STALLED: [string, ScheduledHistoryOptions, string][] = [
+  [
+    // Thread 0's delayed submit has placed its job (the CAS) and files it in the delayed heap: stalled at that
+    // filing's look at the lock (step 38), it is taken over by thread 1. Where LockLost then started the submit again,
+    // it placed the job a second time under a new id, which no submit returned.
+    'a lock holder taken for dead after its submit placed the job, which then placed it again',
+    { seed: 3, backend: 'memory', threads: 2, calls: 5, strategy: 'pct', depth: 2, stall: { thread: 0, step: 38, millis: 5 * LOCK_TIMEOUT_MILLIS } },
+    'submit',
+  ],
+];
+
 describe('scheduled histories that found a race', () => {
   const recorder = new ScheduledRecorder(4, 5);
   afterAll(() => recorder.close());
@@ -54,4 +70,19 @@ describe('scheduled histories that found a race', () => {
     expect(history.killedIn, `the kill should land in ${killedIn}: ${replayCommand(options)}`).toBe(killedIn);
     await expectRecovered(history, replayCommand(options));
   });
+
+  it.each(STALLED)('%s: now relaxed-poll', async (_name, options, stalledIn) => {
+    const history = await recorder.record(options);
+    expect(callAtStep(history, options.stall!.thread, options.stall!.step), `the stall should land in ${stalledIn}: ${replayCommand(options)}`).toBe(stalledIn);
+    const verdict = checkHistory(history.calls, history.setup, 'relaxed-poll');
+    if (!verdict.ok) expect.fail(`${explainFailure(JSON.stringify(options), history.calls, history.setup, 'relaxed-poll')}\nreplay: ${replayCommand(options)}`);
+    await expectRecovered(history, replayCommand(options), { leases: 'fenced' });
+  });
 });
+
+/** The op of `thread`'s call during which it reached its `step`-th step, if any. */
+function callAtStep(history: ScheduledHistory, thread: number, step: number): string | undefined {
+  const spans = history.callSteps[thread]!;
+  const ops = history.calls.filter((c) => c.thread === thread).map((c) => c.call.op);
+  return ops.find((_op, row) => spans[2 * row]! < step && step <= spans[2 * row + 1]!);
+}
