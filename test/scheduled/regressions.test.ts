@@ -1,11 +1,14 @@
 /**
  * Scheduled histories that failed before the fix of the race they found:
  * each replays exactly (the scheduler's options), so each stays a test of
- * that fix. docs/concurrency.md ("What it found") tells each race.
+ * that fix. docs/concurrency.md ("What it found", and the table of races
+ * stress found) tells each race. A kill is planned at a step number: a change
+ * of the core that adds or removes steps before it moves the kill elsewhere,
+ * so each kill seed also checks the call it lands in.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkHistory, explainFailure } from '../../dist/testing/index.js';
-import { ScheduledRecorder, replayCommand, type ScheduledHistoryOptions } from './recorder.js';
+import { LOCK_TIMEOUT_MILLIS, ScheduledRecorder, replayCommand, type ScheduledHistoryOptions } from './recorder.js';
 import { expectRecovered } from './recovery.js';
 
 const CHECKED: [string, ScheduledHistoryOptions][] = [
@@ -47,6 +50,35 @@ const CHECKED: [string, ScheduledHistoryOptions][] = [
   ],
 ];
 
+/** Histories with a thread killed at a chosen step: the call the kill must land in, and the queue must recover. */
+const KILLED: [string, ScheduledHistoryOptions, string][] = [
+  [
+    // Step 22 of thread 0 is the CAS that makes LEVEL_SEQ odd as its submit opens priority 0's level; it is
+    // killed before step 23, the first store of the new order. Where a rewrite added 1 at each end, the word
+    // stayed odd (the takeover's rebuild added 1 twice), every later poll spun on it, and the scheduler reported
+    // a livelock (ScheduleError, after 200,000 steps).
+    'a lock holder killed inside its rewrite of the ready level table',
+    { seed: 4, backend: 'memory', threads: 2, calls: 5, strategy: 'pct', depth: 2, kill: { thread: 0, step: 23 } },
+    'submit',
+  ],
+];
+
+/**
+ * Histories with a lock holder stalled past the patience at a chosen step (the step the stall lands in must be one of
+ * the named call's), checked as relaxed-poll: the stalled call is the one stated to be at risk, and must still come out
+ * as a legal history.
+ */
+const STALLED: [string, ScheduledHistoryOptions, string][] = [
+  [
+    // Thread 0's delayed submit has placed its job (the CAS) and files it in the delayed heap: stalled at that
+    // filing's look at the lock (step 38), it is taken over by thread 1. Where LockLost then started the submit again,
+    // it placed the job a second time under a new id, which no submit returned.
+    'a lock holder taken for dead after its submit placed the job, which then placed it again',
+    { seed: 3, backend: 'memory', threads: 2, calls: 5, strategy: 'pct', depth: 2, stall: { thread: 0, step: 38, millis: 5 * LOCK_TIMEOUT_MILLIS } },
+    'submit',
+  ],
+];
+
 describe('scheduled histories that found a race', () => {
   const recorder = new ScheduledRecorder(4, 5);
   afterAll(() => recorder.close());
@@ -57,4 +89,19 @@ describe('scheduled histories that found a race', () => {
     if (!verdict.ok) expect.fail(`${explainFailure(JSON.stringify(options), history.calls, history.setup, 'relaxed-poll')}\nreplay: ${replayCommand(options)}`);
     await expectRecovered(history, replayCommand(options));
   });
+
+  it.each(KILLED)('%s: now recovers', async (_name, options, killedIn) => {
+    const history = await recorder.record(options);
+    expect(history.killedIn, `the kill should land in ${killedIn}: ${replayCommand(options)}`).toBe(killedIn);
+    await expectRecovered(history, replayCommand(options));
+  });
+
+  it.each(STALLED)('%s: now relaxed-poll', async (_name, options, stalledIn) => {
+    const history = await recorder.record(options);
+    expect(history.calls.find((c) => c.presumedDead === true)?.call.op, `the stall should land in ${stalledIn}: ${replayCommand(options)}`).toBe(stalledIn);
+    const verdict = checkHistory(history.calls, history.setup, 'relaxed-poll');
+    if (!verdict.ok) expect.fail(`${explainFailure(JSON.stringify(options), history.calls, history.setup, 'relaxed-poll')}\nreplay: ${replayCommand(options)}`);
+    await expectRecovered(history, replayCommand(options));
+  });
 });
+
