@@ -38,6 +38,8 @@ export class Room {
   #settlingForRoom = false;
   /** A copy of a slot's record, read under the lock. */
   readonly #record = new Float64Array(RECORD_FIELDS);
+  /** Frozen jobs an eviction passed over (see #evictFirstOf), put back as it ends. */
+  readonly #passedOver: number[] = [];
 
   constructor(memory: QueueMemory, retention: Retention, filing: Filing, notes: JournalNotes, holder: MoverHolder, settler: Settler) {
     this.#m = memory;
@@ -168,12 +170,15 @@ export class Room {
     const { finished } = this.#m;
     this.#filing.orderFinished();
     this.#filing.drainFinished();
-    const frozen: number[] = [];
+    // This call's entries of the list start at `mark`: an eviction allocates no list of its own.
+    const frozen = this.#passedOver;
+    const mark = frozen.length;
     try {
       return this.#evictFirstOf(frozen, finishedBy);
     } finally {
       // Passed over while their commit is in flight: back at the front of the order, the newest first (each then goes before all).
-      for (let at = frozen.length - 4; at >= 0; at -= 4) this.#filing.push(finished, frozen[at]!, frozen[at + 1]!, 0, frozen[at + 2]!, frozen[at + 3]!);
+      for (let at = frozen.length - 4; at >= mark; at -= 4) this.#filing.push(finished, frozen[at]!, frozen[at + 1]!, 0, frozen[at + 2]!, frozen[at + 3]!);
+      frozen.length = mark;
     }
   }
 
