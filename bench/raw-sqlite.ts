@@ -1,7 +1,8 @@
 /**
- * The journal suites' baseline: better-sqlite3 alone, writing job-shaped rows
- * into a table made from the very `CREATE TABLE jobs` that leasehold's journal
- * holds, under the same pragmas (WAL, synchronous NORMAL).
+ * The journal suites' baselines: better-sqlite3 alone, writing job-shaped rows
+ * under the journal's pragmas (WAL, synchronous NORMAL), into a table made
+ * from the very `CREATE TABLE jobs` that leasehold's journal holds, or into
+ * the minimal table a user would write for a queue of their own.
  */
 import Database from 'better-sqlite3';
 
@@ -44,6 +45,26 @@ export function rawInsert(db: Database.Database): () => void {
     row['run_at'] = Date.now();
     statement.run(row);
   };
+}
+
+/**
+ * The jobs table a user would write for a queue of their own: the columns a
+ * job needs to be polled and retried, no index beyond the key.
+ */
+export const MINIMAL_JOBS_TABLE = `CREATE TABLE jobs (
+  id INTEGER PRIMARY KEY,
+  type TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  priority INTEGER NOT NULL,
+  run_at INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  attempts INTEGER NOT NULL
+)`;
+
+/** One INSERT of a freshly submitted job into MINIMAL_JOBS_TABLE per call, each its own (autocommit) transaction. */
+export function minimalInsert(db: Database.Database): () => void {
+  const statement = db.prepare("INSERT INTO jobs (type, payload, priority, run_at, status, attempts) VALUES (?, ?, 0, ?, 'PENDING', 0)");
+  return () => void statement.run('noop', 'x', Date.now());
 }
 
 /** Rows in the table, to report what a case wrote. */

@@ -89,6 +89,7 @@ export const work: Suite = {
       unit: 'jobs/s',
       bars: CASES.map((c) => ({ label: label(c), value: drainRate(JOBS, times.get(c)!), baseline: c.threads === 1 || c.sharing === 'a queue each' })),
       ratios: {
+        '2 worker threads sharing one queue / 1 thread (median runs)': two / one,
         '2 threads, a queue each / 1 thread (the ceiling)': ceiling / one,
         '2 threads sharing one queue / a queue each': two / ceiling,
       },

@@ -3,6 +3,7 @@ import {
   ATTENTION, CANCELLED, DELAYED, DUE_LOWERED, DUE_PUBLISHING, DUE_VERSION, ENTRY_K1, ENTRY_K2, ENTRY_SLOT, ENTRY_WORD, FINISHED_ORDERED, FINISH_RING, FINISH_SEQ, JOB_NUM,
   LAST_NOW, LEASE_RING, LEASE_UNTIL, NEXT_DUE, READY, RECORD_FIELDS, ROWS, RUNNING, RUN_AT, SLOT_HIGH_WATER, SUCCEEDED, isBusy, statusOf, type SlotStatus,
 } from './layout.js';
+import type { EntryOrder } from './finish-order.js';
 import type { SharedHeap } from './heap.js';
 import { assertHeld } from './lock-held.js';
 import type { QueueMemory } from './memory.js';
@@ -22,7 +23,7 @@ const NOTHING_DUE_MILLIS = 1_000;
 
 /**
  * Where a job's status files it, under the maintenance lock: the ready
- * rings, the delayed, lease, finished and held heaps (each entry carries the
+ * rings, the delayed, lease and held heaps, the finished order (each entry carries the
  * word it was filed for: one the slot no longer holds is stale, and dropped
  * as it surfaces). Also drains the rows' lease and finish rings into their
  * heaps, and publishes NEXT_DUE, the earliest entry due, for the lock-free
@@ -51,7 +52,7 @@ export class Filing {
     this.#dueDirty = true;
   }
 
-  /** Files a job where its new status needs it: a ready ring, the delayed heap, the finished heap. */
+  /** Files a job where its new status needs it: a ready ring, the delayed heap, the finished order. */
   file(slot: number, word: number, status: SlotStatus): void {
     const { slots, delayed, rows, listing } = this.#m;
     listing.sync(slot);
@@ -76,8 +77,8 @@ export class Filing {
     if (this.#m.lock.held()) this.#m.ready.file(slot, word);
   }
 
-  /** Files the entry (k1, k2, k3) of the job in `slot`, for its `word`, in `heap`. */
-  push(heap: SharedHeap, k1: number, k2: number, k3: number, slot: number, word: number): void {
+  /** Files the entry (k1, k2, k3) of the job in `slot`, for its `word`, in `heap` (or the finished order). */
+  push(heap: EntryOrder, k1: number, k2: number, k3: number, slot: number, word: number): void {
     const slots = this.#m.slots;
     assertHeld(this.#m.lock);
     // A new lease, delayed or held job (or, with an age limit, finished job) may come before the NEXT_DUE published.
@@ -97,7 +98,7 @@ export class Filing {
     });
   }
 
-  /** Moves the finished jobs every row noted into the eviction heap, if it is kept (also to make room in a full ring). */
+  /** Moves the finished jobs every row noted into the eviction order, if it is kept (also to make room in a full ring). */
   drainFinished(): void {
     const { rows, slots, listing } = this.#m;
     const ordered = this.#finishedOrdered();
@@ -116,7 +117,28 @@ export class Filing {
   }
 
   /**
-   * Whether the finished heap holds every finished job, oldest first: with a
+   * fileFinished for a scan of the slots (a rebuild, orderFinished), which finds finished
+   * jobs in no order: each is appended, and `sortFinished` puts them in order
+   * once the scan is done, where filing each in its place would cost O(n²).
+   * The order holds no other entry (it was cleared, or never kept).
+   */
+  fileFinishedUnordered(slot: number, word: number, finishedAt: number): void {
+    if (!this.#finishedOrdered()) return;
+    if (this.#retention.ages) this.#dueDirty = true;
+    this.#m.finished.append(this.#m.slots.get(slot, FINISH_SEQ), finishedAt, 0, slot, word);
+  }
+
+  /** After a scan's fileFinishedUnordered: the eviction order, oldest finished first. */
+  sortFinished(): void {
+    if (!this.#finishedOrdered()) return;
+    const sorted = this.#m.finished.sortedEntries();
+    // The sort touches no lock: a holder stalled in it and taken over must not write over its successor's order.
+    assertHeld(this.#m.lock);
+    this.#m.finished.refill(sorted);
+  }
+
+  /**
+   * Whether the finished order holds every finished job, oldest first: with a
    * retention limit from the start, else from the first eviction on (see
    * `orderFinished`). A queue that never needs room keeps no eviction order.
    */
@@ -138,11 +160,13 @@ export class Filing {
     const { header, slots } = this.#m;
     this.drainFinished();
     header[FINISHED_ORDERED] = 1;
+    this.#m.finished.clear();
     for (let slot = 0, high = header[SLOT_HIGH_WATER]!; slot < high; slot++) {
       const word = slots.word(slot);
       const status = statusOf(word);
-      if (!isBusy(word) && (status === SUCCEEDED || status === CANCELLED)) this.fileFinished(slot, word, header[LAST_NOW]!);
+      if (!isBusy(word) && (status === SUCCEEDED || status === CANCELLED)) this.fileFinishedUnordered(slot, word, header[LAST_NOW]!);
     }
+    this.sortFinished();
   }
 
   /**

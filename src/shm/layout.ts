@@ -14,7 +14,7 @@
  *   overflow    f64   [ heap entry: K1 K2 K3 SLOT WORD | ... ]  ready jobs a ring cannot take in order  hint
  *   delayed     f64   (same entry shape)                                            hint
  *   leases      f64   (same entry shape)                                            hint
- *   finished    f64   (same entry shape), keyed by FINISH_SEQ (eviction order), K2 when it finished; kept from the first eviction on  hint
+ *   finished    f64   (same entry shape), a sorted ring keyed by FINISH_SEQ (eviction order), K2 when it finished; kept from the first eviction on  hint
  *   held        f64   (same entry shape), keyed by when its type's window opens     hint
  *   rateLimits  f64   [ type entry 0: MAX WINDOW WINDOW_START USED | entry 1 ... ]   maintenance holder's
  *   jobMap      Int32 [ slot + 1 | ... ]  open addressing, keyed by the slot's JOB_NUM; only jobs away from their home slot  hint
@@ -428,7 +428,7 @@ export const REBUILDS = 8; //        how often the hints were rebuilt from the s
 export const HEAP_SIZE_OVERFLOW = 9;
 export const HEAP_SIZE_DELAYED = 10;
 export const HEAP_SIZE_LEASES = 11;
-export const HEAP_SIZE_FINISHED = 12;
+export const HEAP_SIZE_FINISHED = 12; // entries of the finished order (see finish-order.ts)
 export const ARENA_FREE_HEAD = 13; // first chunk of the free list; 0: empty
 export const ARENA_FREE_COUNT = 14;
 export const WORKER_NAME_COUNT = 15; // entries of `workerNames` in use; only counts up
@@ -437,8 +437,9 @@ export const ROW_HIGH_WATER = 17; // rows ever owned; rings and counters of all 
 export const TYPE_NAME_COUNT = 18; // entries of `typeNames` in use; only counts up
 export const RATE_LIMIT_COUNT = 19; // job types with a rate limit (see rateLimits)
 export const HEAP_SIZE_HELD = 20;
-export const FINISHED_ORDERED = 21; // 1 once the finished heap holds every finished job (the eviction order); 0: none yet (see Filing#orderFinished)
-export const HEADER_FIELDS = 22;
+export const FINISHED_ORDERED = 21; // 1 once the finished order holds every finished job (the eviction order); 0: none yet (see Filing#orderFinished)
+export const FINISHED_HEAD = 22; //  where the finished order's first entry is in its ring (see finish-order.ts)
+export const HEADER_FIELDS = 23;
 
 // ── ready levels ─────────────────────────────────────────────────────────
 /** Distinct priorities with a ring of their own; jobs of any other priority go to the overflow heap. */

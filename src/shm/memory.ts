@@ -2,13 +2,14 @@ import * as step from './steps.js';
 import { Arena } from './arena.js';
 import { CommitRing } from './commits.js';
 import { SharedHeap } from './heap.js';
+import { FinishOrder } from './finish-order.js';
 import { Finishes } from './finishes.js';
 import { Helping } from './helping.js';
 import { JobMap } from './jobmap.js';
 import { KeyMap } from './keymap.js';
 import { ListingIndex } from './listing.js';
 import {
-  ATTENTION, DUE_LOWERED, HEAP_SIZE_DELAYED, HEAP_SIZE_FINISHED, HEAP_SIZE_HELD, HEAP_SIZE_LEASES, HEAP_SIZE_OVERFLOW, LAST_NOW, NEXT_DUE, TYPE_NAME_COUNT,
+  ATTENTION, DUE_LOWERED, FINISHED_HEAD, HEAP_SIZE_DELAYED, HEAP_SIZE_FINISHED, HEAP_SIZE_HELD, HEAP_SIZE_LEASES, HEAP_SIZE_OVERFLOW, LAST_NOW, NEXT_DUE, TYPE_NAME_COUNT,
   WORKER_NAME_COUNT,
   allocateBuffers, type QueueBuffers,
 } from './layout.js';
@@ -42,7 +43,8 @@ export class QueueMemory {
   readonly ready: ReadyIndex;
   readonly delayed: SharedHeap;
   readonly leases: SharedHeap;
-  readonly finished: SharedHeap;
+  /** Finished jobs, oldest finished first: the eviction order. */
+  readonly finished: FinishOrder;
   /** Ready jobs passed over by a poll until their type's window opens (see rate-limits.ts). */
   readonly held: SharedHeap;
   readonly rateLimits: RateLimitTable;
@@ -77,7 +79,7 @@ export class QueueMemory {
     this.ready = new ReadyIndex(new Int32Array(buffers.levelWords), new Float64Array(buffers.levelKeys), new Int32Array(buffers.levelRings), lockWords, overflow, slots, access);
     this.delayed = new SharedHeap(new Float64Array(buffers.delayed), header, HEAP_SIZE_DELAYED);
     this.leases = new SharedHeap(new Float64Array(buffers.leases), header, HEAP_SIZE_LEASES);
-    this.finished = new SharedHeap(new Float64Array(buffers.finished), header, HEAP_SIZE_FINISHED);
+    this.finished = new FinishOrder(new Float64Array(buffers.finished), header, HEAP_SIZE_FINISHED, FINISHED_HEAD);
     this.held = new SharedHeap(new Float64Array(buffers.held), header, HEAP_SIZE_HELD);
     this.rateLimits = new RateLimitTable(new Float64Array(buffers.rateLimits), header, lockWords);
     this.jobMap = new JobMap(new Int32Array(buffers.jobMap), slots.jobNums, slots.capacity);

@@ -119,11 +119,12 @@ export class Rebuilder {
           this.#filing.push(m.leases, slots.get(slot, LEASE_UNTIL), 0, 0, slot, word);
         } else if (status === SUCCEEDED || status === CANCELLED) {
           // When it finished is not kept in the slot: retention's age counts from this rebuild.
-          this.#filing.fileFinished(slot, word, now);
+          this.#filing.fileFinishedUnordered(slot, word, now);
           finishedChunks += chunksOf(slots.readInto(slot, this.#record));
         }
         counts[status]!++;
       }
+      this.#filing.sortFinished();
       const key = (slot: number, field: number) => slots.get(slot, field);
       ready.sort((a, b) => key(b, PRIORITY) - key(a, PRIORITY) || key(a, RUN_AT) - key(b, RUN_AT) || key(a, JOB_NUM) - key(b, JOB_NUM));
       // The sort takes milliseconds of 20 000 jobs and touches no lock: a holder stalled there is taken over, and

@@ -38,6 +38,8 @@ export class Room {
   #settlingForRoom = false;
   /** A copy of a slot's record, read under the lock. */
   readonly #record = new Float64Array(RECORD_FIELDS);
+  /** Frozen jobs an eviction passed over (see #evictFirstOf), put back as it ends. */
+  readonly #passedOver: number[] = [];
 
   constructor(memory: QueueMemory, retention: Retention, filing: Filing, notes: JournalNotes, holder: MoverHolder, settler: Settler) {
     this.#m = memory;
@@ -57,7 +59,7 @@ export class Room {
     const refusal = this.#roomNow(chunks, jobs);
     if (refusal === 0 || this.#settlingForRoom) return refusal;
     // Before a refusal: a lock-free complete in flight may have finished a job whose finish-ring entry
-    // (made after its move) is not in the finished heap yet. Its call is waited out and the room looked
+    // (made after its move) is not in the finished order yet. Its call is waited out and the room looked
     // at again, so that a refusal means no room at that instant. Once per refusal: the catch-up of the
     // settle may store errors, which look for room themselves.
     this.#settlingForRoom = true;
@@ -87,7 +89,7 @@ export class Room {
     if (this.#freeSlots() >= jobs && chunks <= arena.freeChunks) return 0;
     const finishedJobs = rows.sum(ROW_COUNTS + SUCCEEDED) + rows.sum(ROW_COUNTS + CANCELLED);
     if (jobs > this.#freeSlots() + finishedJobs) return Refusal.NoSlot;
-    if (chunks > arena.freeChunks + rows.sum(ROW_FINISHED_CHUNKS)) return Refusal.NoBytes;
+    if (chunks > arena.freeChunks && chunks > arena.freeChunks + rows.sum(ROW_FINISHED_CHUNKS)) return Refusal.NoBytes;
     while (this.#freeSlots() < jobs || chunks > arena.freeChunks) {
       // Only if the counters lied (they are hints): refuse rather than loop.
       if (!this.#evictOldest()) return Refusal.NoBytes;
@@ -103,7 +105,7 @@ export class Room {
    */
   retain(now: number): void {
     const retention = this.#retention;
-    // The jobs completed lock-free since the last drain: into the heap, with when they finished.
+    // The jobs completed lock-free since the last drain: into the finished order, with when they finished.
     this.#filing.drainFinished();
     while (this.#finishedJobs() > retention.maxFinished && this.#evictOldest());
     while (this.#filing.retentionDue() <= now && this.#evictOldest(now - retention.maxAgeMillis));
@@ -176,17 +178,20 @@ export class Room {
     const { finished } = this.#m;
     this.#filing.orderFinished();
     this.#filing.drainFinished();
-    const frozen: number[] = [];
+    // This call's entries of the list start at `mark`: an eviction allocates no list of its own.
+    const frozen = this.#passedOver;
+    const mark = frozen.length;
     try {
       return this.#evictFirstOf(frozen, finishedBy);
     } finally {
-      // Passed over while their commit is in flight: back in the heap, in their place.
-      for (let at = 0; at < frozen.length; at += 4) this.#filing.push(finished, frozen[at]!, frozen[at + 1]!, 0, frozen[at + 2]!, frozen[at + 3]!);
+      // Passed over while their commit is in flight: back at the front of the order, the newest first (each then goes before all).
+      for (let at = frozen.length - 4; at >= mark; at -= 4) this.#filing.push(finished, frozen[at]!, frozen[at + 1]!, 0, frozen[at + 2]!, frozen[at + 3]!);
+      frozen.length = mark;
     }
   }
 
   /**
-   * Evicts the first finished job of the heap that is not frozen (those go to
+   * Evicts the first finished job of the order that is not frozen (those go to
    * `frozen`: finishSeq, finishedAt, slot, word), unless it finished after `finishedBy`.
    */
   #evictFirstOf(frozen: number[], finishedBy: number): boolean {
