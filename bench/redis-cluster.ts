@@ -1,8 +1,11 @@
 /**
- * A private Redis Cluster of `masters` masters and no replicas, for the tests
- * and the benchmarks: each master is a private redis-server (redis-server.ts)
- * started with cluster mode on, joined by `redis-cli --cluster create` (which
- * wants 3 masters at least); up once every node reports `cluster_state:ok`. `stop()` stops every node and
+ * A private Redis Cluster of `masters` masters, for the tests and the
+ * benchmarks: each node is a private redis-server (redis-server.ts) started
+ * with cluster mode on, joined by `redis-cli --cluster create` (which wants 3
+ * masters at least); up once every node reports `cluster_state:ok` and every
+ * replica is in sync. With `replicasPerMaster`, each master gets that many
+ * replicas (`--cluster-replicas`), and a master that dies is replaced by one
+ * of them (the Cluster's own failover). `stop()` stops every node and
  * removes every directory, and so does a failed start. With `password`, every
  * node requires it of clients and of each other (`requirepass`, `masterauth`).
  */
@@ -16,11 +19,12 @@ const READY_TIMEOUT_MILLIS = 30_000;
 export interface RedisCluster {
   /** The nodes, as RedisJobQueue's `{ cluster }` target takes them. */
   readonly nodes: readonly { readonly host: string; readonly port: number }[];
+  /** Every node, masters and replicas, in the order they were started (which is master or replica changes with failovers). */
   readonly servers: readonly RedisServer[];
   /** Runs redis-cli against the node on `port` and returns its output, e.g. `cli(port, 'CLUSTER', 'NODES')`. */
   cli(port: number, ...args: string[]): Promise<string>;
-  /** The port of the master serving `key`'s slot, from CLUSTER KEYSLOT and CLUSTER NODES. */
-  masterOf(key: string): Promise<number>;
+  /** The port of the master serving `key`'s slot, from CLUSTER KEYSLOT and CLUSTER NODES (as the node on `askPort` sees them). */
+  masterOf(key: string, askPort?: number): Promise<number>;
   /** Stops every node and removes their directories. */
   stop(): Promise<void>;
 }
@@ -35,6 +39,8 @@ export function redisClusterMissing(): string | null {
 export interface RedisClusterOptions extends RedisServerOptions {
   /** The password every node requires (of clients, and of the other nodes). */
   readonly password?: string;
+  /** Replicas of each master (0: none, no failover). */
+  readonly replicasPerMaster?: number;
 }
 
 export async function startRedisCluster(masters = 3, options: RedisClusterOptions = {}): Promise<RedisCluster> {
@@ -42,7 +48,7 @@ export async function startRedisCluster(masters = 3, options: RedisClusterOption
   const missing = redisClusterMissing();
   if (missing !== null) throw new Error(`Cannot start a Redis Cluster: ${missing}`);
   const cliBinary = findBinary('redis-cli')!;
-  const { password, ...serverOptions } = options;
+  const { password, replicasPerMaster = 0, ...serverOptions } = options;
   const auth = password === undefined ? [] : ['-a', password, '--no-auth-warning'];
   const cli = async (port: number, ...args: string[]) => (await run(cliBinary, ['-h', '127.0.0.1', '-p', String(port), ...auth, ...args])).stdout;
   // The announced address: a node that never met another would otherwise tell clients an empty one.
@@ -51,7 +57,7 @@ export async function startRedisCluster(masters = 3, options: RedisClusterOption
     ...(password === undefined ? [] : ['--requirepass', password, '--masterauth', password]),
   ];
   const started = await Promise.allSettled(
-    Array.from({ length: masters }, () => startRedis({ ...serverOptions, args: [...nodeArgs, ...(serverOptions.args ?? [])] })),
+    Array.from({ length: masters * (1 + replicasPerMaster) }, () => startRedis({ ...serverOptions, args: [...nodeArgs, ...(serverOptions.args ?? [])] })),
   );
   const servers = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
   const stop = async () => {
@@ -60,14 +66,14 @@ export async function startRedisCluster(masters = 3, options: RedisClusterOption
   try {
     const failed = started.find((result) => result.status === 'rejected');
     if (failed !== undefined) throw (failed as PromiseRejectedResult).reason;
-    await run(cliBinary, [...auth, '--cluster', 'create', ...servers.map((server) => `127.0.0.1:${server.port}`), '--cluster-replicas', '0', '--cluster-yes']);
+    await run(cliBinary, [...auth, '--cluster', 'create', ...servers.map((server) => `127.0.0.1:${server.port}`), '--cluster-replicas', String(replicasPerMaster), '--cluster-yes']);
     await untilEveryNodeIsOk(servers, cli);
+    await untilReplicasAreInSync(servers, cli);
   } catch (error) {
     await stop();
     throw error;
   }
-  const masterOf = async (key: string) => {
-    const port = servers[0]!.port;
+  const masterOf = async (key: string, port = servers[0]!.port) => {
     const slot = Number(await cli(port, 'CLUSTER', 'KEYSLOT', key));
     const owner = mastersOf(await cli(port, 'CLUSTER', 'NODES')).find(({ ranges }) => ranges.some(([from, to]) => slot >= from && slot <= to));
     if (owner === undefined) throw new Error(`No master serves slot ${slot} (of ${key})`);
@@ -76,9 +82,9 @@ export async function startRedisCluster(masters = 3, options: RedisClusterOption
   return { nodes: servers.map((server) => ({ host: '127.0.0.1', port: server.port })), servers, cli, masterOf, stop };
 }
 
-/** The masters in CLUSTER NODES output, with the slot ranges each serves. */
-function mastersOf(nodes: string): Array<{ port: number; ranges: Array<readonly [number, number]> }> {
-  return nodes.trim().split('\n').map((line) => line.split(' ')).filter((fields) => fields[2]!.includes('master')).map((fields) => ({
+/** The masters in CLUSTER NODES output, with the slot ranges each serves (a master marked failed serves none). */
+export function mastersOf(nodes: string): Array<{ port: number; ranges: Array<readonly [number, number]> }> {
+  return nodes.trim().split('\n').map((line) => line.split(' ')).filter((fields) => fields[2]!.includes('master') && !fields[2]!.includes('fail')).map((fields) => ({
     port: Number(/:(\d+)@/.exec(fields[1]!)![1]),
     ranges: fields.slice(8).map((range) => {
       const [from, to = from] = range.split('-').map(Number);
@@ -94,6 +100,17 @@ async function untilEveryNodeIsOk(servers: readonly RedisServer[], cli: RedisClu
     const infos = await Promise.all(servers.map((server) => cli(server.port, 'CLUSTER', 'INFO')));
     if (infos.every((info) => info.includes('cluster_state:ok'))) return;
     if (Date.now() > deadline) throw new Error(`The Redis Cluster was not ok within ${READY_TIMEOUT_MILLIS} ms: ${infos.join(' | ')}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Waits until every replica's link to its master is up (the Cluster's failover needs a replica with the master's data). */
+async function untilReplicasAreInSync(servers: readonly RedisServer[], cli: RedisCluster['cli']): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MILLIS;
+  for (;;) {
+    const infos = await Promise.all(servers.map((server) => cli(server.port, 'INFO', 'replication')));
+    if (infos.every((info) => info.includes('role:master') || info.includes('master_link_status:up'))) return;
+    if (Date.now() > deadline) throw new Error(`The Redis Cluster's replicas were not in sync within ${READY_TIMEOUT_MILLIS} ms: ${infos.join(' | ')}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

@@ -21,6 +21,11 @@ const FUNCTION_NOT_FOUND = /^ERR Function not found/;
 /** What a server without Functions says to FCALL or FUNCTION. */
 const UNKNOWN_COMMAND = /^ERR unknown command/i;
 
+/** What a Cluster node says to a command for a slot it does not serve (it did not run it): the slot moved, after a failover or a resharding. */
+const MOVED = /^MOVED /;
+/** How many times a write is sent again after MOVED, each after the client read the slots again (ioredis's own default for its redirections). */
+const MAX_REDIRECTIONS = 16;
+
 /** How many replicas must have each write (0: none waited for), and how long a write waits for them. */
 export interface Durability {
   readonly replicas: number;
@@ -93,8 +98,14 @@ export class CommandRunner {
   async #send(command: Command, [verb, what]: [string, string], keys: readonly string[], args: readonly string[]): Promise<unknown[]> {
     const { replicas, timeoutMillis } = this.durability;
     if (replicas === 0 || READS.has(command)) return (await this.redis.call(verb, what, keys.length, ...keys, ...args)) as unknown[];
-    const results = await this.redis.pipeline().call(verb, what, keys.length, ...keys, ...args).call('WAIT', replicas, timeoutMillis).exec();
-    const [[error, reply], [waitError, acknowledged]] = results as [[Error | null, unknown], [Error | null, unknown]];
+    let results: [[Error | null, unknown], [Error | null, unknown]];
+    for (let redirections = 0; ; redirections++) {
+      results = (await this.redis.pipeline().call(verb, what, keys.length, ...keys, ...args).call('WAIT', replicas, timeoutMillis).exec()) as typeof results;
+      // A Cluster client follows MOVED in a pipeline only when every reply is one; WAIT's is not. MOVED: the call did not run, the slot has a new master.
+      if (!this.redis.isCluster || !isReply(results[0][0], MOVED) || redirections === MAX_REDIRECTIONS) break;
+      await refreshedSlots(this.redis as Cluster);
+    }
+    const [[error, reply], [waitError, acknowledged]] = results;
     if (error !== null) throw error;
     if (waitError !== null) throw waitError;
     if ((acknowledged as number) < replicas) {
@@ -104,6 +115,11 @@ export class CommandRunner {
     }
     return reply as unknown[];
   }
+}
+
+/** Once the Cluster client read the slots again (it may still be told an old map by a node that has not heard of the failover). */
+function refreshedSlots(cluster: Cluster): Promise<void> {
+  return new Promise((resolve) => cluster.refreshSlotsCache(() => resolve()));
 }
 
 /** Whether `error` is the server's reply (ioredis's ReplyError, matched by name) and says `what`. */

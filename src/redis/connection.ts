@@ -125,8 +125,8 @@ function quiet<T extends RedisClient>(client: T): T {
   return client;
 }
 
-/** Server replies that refuse a command before it runs: the server is there but cannot serve now. */
-const UNAVAILABLE_REPLIES = /^(LOADING|BUSY|MISCONF|OOM|READONLY|MASTERDOWN|NOREPLICAS|TRYAGAIN|CLUSTERDOWN)\b/;
+/** Server replies that refuse a command before it runs: the server is there but cannot serve now (MOVED, ASK: a Cluster node no longer serves the slot, and the client could not follow it). */
+const UNAVAILABLE_REPLIES = /^(LOADING|BUSY|MISCONF|OOM|READONLY|MASTERDOWN|NOREPLICAS|TRYAGAIN|CLUSTERDOWN|MOVED|ASK)\b/;
 
 /**
  * The error a caller gets for a failure of `client` while running a command

@@ -45,9 +45,11 @@
  * them all, and queues of different names never share a key (and spread
  * over the masters by their names' slots).
  *
- * Every script receives the fixed keys as KEYS, plus the hash of each job it
- * is told about (complete, fail, extend, view, retryDead, cancel). Job hashes
- * it discovers are named inside the script from `jobPrefix`: the job a poll
+ * Every script receives one fixed key as KEYS[1] (`jobSeq`, which names the
+ * queue's slot), plus the hash of each job it is told about (complete, fail,
+ * extend, view, retryDead, cancel). The other fixed keys are named inside the
+ * script from the first one's prefix, and so are the job hashes it
+ * discovers (from `jobPrefix`): the job a poll
  * pops, expired leases, jobs whose runAt came, jobs a submit creates or
  * evicts, dead letters, and the liveness keys of lease holders. Open-source Redis Cluster runs such scripts, as
  * those keys hash to the declared keys' slot; a proxy that insists on every
@@ -58,18 +60,21 @@
  * paused, no key taken, no rate limits, not listed yet; finishes is a channel,
  * and a job hash without a result has none): a queue written by v0.1 needs no
  * migration (the first `jobs()` files its jobs too). `finishes` is among the
- * KEYS only so that the scripts know its name; a channel is no key, and
- * Redis Cluster delivers it to every node.
+ * names only so that the scripts know it; a channel is no key, and Redis
+ * Cluster delivers it to every node.
  */
 
-/** The fixed keys, in the order the scripts receive them as KEYS[1], KEYS[2], ... */
+/** The fixed keys, by the names the scripts give them (K.jobSeq, K.tokenSeq, ...): each is the queue's prefix and its name. */
 export const KEY_NAMES = ['jobSeq', 'tokenSeq', 'clock', 'pending', 'ready', 'leases', 'dead', 'finished', 'counts', 'signal', 'sweep', 'paused',
   'finishes', 'keys', 'pendingNums', 'runningNums', 'succeededNums', 'cancelledNums', 'listing', 'limits', 'windows', 'held'] as const;
 export type KeyName = (typeof KEY_NAMES)[number];
 
 export interface QueueKeys {
-  /** The fixed keys in KEY_NAMES order: every script's first KEYS. */
-  readonly keys: readonly string[];
+  /**
+   * The one fixed key every script receives, as KEYS[1] (`jobSeq`): it names
+   * the queue's slot, and the script builds the other fixed keys from it.
+   */
+  readonly declared: readonly [string];
   /** The same keys by name. */
   readonly named: Readonly<Record<KeyName, string>>;
   /** Job n's hash is `jobPrefix + n`. */
@@ -81,7 +86,7 @@ export interface QueueKeys {
 export function queueKeys(name: string): QueueKeys {
   const base = `leasehold:{${name}}:`;
   const named = Object.fromEntries(KEY_NAMES.map((key) => [key, base + key])) as Record<KeyName, string>;
-  return { keys: KEY_NAMES.map((key) => named[key]), named, jobPrefix: `${base}job:`, alivePrefix: `${base}alive:` };
+  return { declared: [named.jobSeq], named, jobPrefix: `${base}job:`, alivePrefix: `${base}alive:` };
 }
 
 /** The hash of job number `n` (a job id's digits). */

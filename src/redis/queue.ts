@@ -698,7 +698,7 @@ export class RedisJobQueue {
    * a refusal becomes its error, about `jobId`.
    */
   async #run(command: Command, own: readonly string[], jobId: string, declared: readonly string[] = []): Promise<unknown[]> {
-    const keys = [...this.#keys.keys, ...declared];
+    const keys = [...this.#keys.declared, ...declared];
     for (;;) {
       const reply = await this.#send(() => this.#commands.run(command, keys, [...this.#commonArgs(), ...own]));
       const code = reply[0] as number;
@@ -712,8 +712,6 @@ export class RedisJobQueue {
   #commonArgs(): string[] {
     const policy = this.#policy;
     const common: Record<(typeof COMMON_ARGS)[number], string> = {
-      jobPrefix: this.#keys.jobPrefix,
-      alivePrefix: this.#keys.alivePrefix,
       holder: HOLDER,
       now: String(readNow(this.#time)),
       seed: String(Math.floor(Math.random() * 2 ** 31)),

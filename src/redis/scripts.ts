@@ -42,7 +42,7 @@ export const CATCH_UP_BATCH = 50;
 export const CATCHING_UP = 1;
 
 /** The arguments every script takes first, in this order (RedisJobQueue fills them in for every call); its own follow. */
-export const COMMON_ARGS = ['jobPrefix', 'alivePrefix', 'holder', 'now', 'seed', 'maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter', 'partitions', 'partition', 'maxFinished', 'maxAgeMillis'] as const;
+export const COMMON_ARGS = ['holder', 'now', 'seed', 'maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter', 'partitions', 'partition', 'maxFinished', 'maxAgeMillis'] as const;
 
 /** The most dead jobs one deadLetters call returns: a page, so that no call grows with the dead-letter list. */
 export const DEAD_LETTERS_PAGE = 50;
@@ -88,7 +88,9 @@ function constants(): string {
   const table = (entries: [string, string | number][]) => `{ ${entries.map(([name, value]) => `${name} = ${value}`).join(', ')} }`;
   return [
     `local KEY_NAMES = { ${KEY_NAMES.map((name) => `'${name}'`).join(', ')} }`,
-    'local FIXED = #KEY_NAMES',
+    // KEYS[1] is the one fixed key declared (keys.ts): the call names the others from its prefix.
+    `local DECLARED_SUFFIX = '${KEY_NAMES[0]}'`,
+    'local FIXED = 1',
     `local ARG = ${table(COMMON_ARGS.map((name, i) => [name, i + 1]))}`,
     `local OWN = ${COMMON_ARGS.length}`,
     `local Refusal = ${table(Object.entries(REFUSALS))}`,

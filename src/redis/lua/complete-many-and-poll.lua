@@ -2,7 +2,7 @@
   completeManyAndPoll: completes of a batch, then a poll, in one round trip. Each complete is
   checked on its own: a refused one changes nothing and does not stop the others.
 
-  KEYS: the queue's fixed keys (includes/call.lua), then the hash of each job to complete, in ARGV's order
+  KEYS: the queue's declared key, KEYS[FIXED] (includes/call.lua), then the hash of each job to complete, in ARGV's order
   ARGV: the common arguments (includes/call.lua), then
     [OWN + 1] workerId
     [OWN + 2] leaseMillis

@@ -1,7 +1,7 @@
 --[[
   deadLetters: a page of the dead-letter list.
 
-  KEYS: the queue's fixed keys (includes/call.lua)
+  KEYS: the queue's declared key, KEYS[FIXED] (includes/call.lua)
   ARGV: the common arguments (includes/call.lua), then
     [OWN + 1] after: a job number
   Replies:

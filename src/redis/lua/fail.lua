@@ -1,7 +1,7 @@
 --[[
   fail: a failed attempt: retried after its backoff, or DEAD when no attempts are left.
 
-  KEYS: the queue's fixed keys (includes/call.lua), then KEYS[FIXED + 1], the hash of the job ARGV names
+  KEYS: the queue's declared key, KEYS[FIXED] (includes/call.lua), then KEYS[FIXED + 1], the hash of the job ARGV names
   ARGV: the common arguments (includes/call.lua), then
     [OWN + 1] n: the job's number
     [OWN + 2] token: its lease's fencing token

@@ -4,7 +4,7 @@
   only numbers up to the end of the shortest full window are known to be all there are, so the
   page stops there. Typed, at most SCAN_BUDGET jobs are looked at.
 
-  KEYS: the queue's fixed keys (includes/call.lua)
+  KEYS: the queue's declared key, KEYS[FIXED] (includes/call.lua)
   ARGV: the common arguments (includes/call.lua), then
     [OWN + 1] status ('' for every status)
     [OWN + 2] after: a job number

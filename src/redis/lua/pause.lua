@@ -1,7 +1,7 @@
 --[[
   pause: pauses the queue for every client: polls lease nothing until resume.
 
-  KEYS: the queue's fixed keys (includes/call.lua)
+  KEYS: the queue's declared key, KEYS[FIXED] (includes/call.lua)
   ARGV: the common arguments (includes/call.lua) only
   Replies:
     { 0 }

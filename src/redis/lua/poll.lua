@@ -1,7 +1,7 @@
 --[[
   poll: leases up to max ready jobs, best first (none while the queue is paused).
 
-  KEYS: the queue's fixed keys (includes/call.lua)
+  KEYS: the queue's declared key, KEYS[FIXED] (includes/call.lua)
   ARGV: the common arguments (includes/call.lua), then
     [OWN + 1] workerId
     [OWN + 2] leaseMillis: for jobs without a timeout of their own

@@ -1,7 +1,7 @@
 --[[
   resume: ends a pause; clients waiting for work wake and poll again.
 
-  KEYS: the queue's fixed keys (includes/call.lua)
+  KEYS: the queue's declared key, KEYS[FIXED] (includes/call.lua)
   ARGV: the common arguments (includes/call.lua) only
   Replies:
     { 0 }

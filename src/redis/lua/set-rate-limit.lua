@@ -3,7 +3,7 @@
   index (the next poll holds again those still limited), CATCH_UP_BATCH per call, and waiting
   clients wake. A new limit counts from now; a changed one keeps the current window's count.
 
-  KEYS: the queue's fixed keys (includes/call.lua)
+  KEYS: the queue's declared key, KEYS[FIXED] (includes/call.lua)
   ARGV: the common arguments (includes/call.lua), then
     [OWN + 1] type
     [OWN + 2] max ('0': remove the type's limit)

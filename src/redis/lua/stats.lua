@@ -1,7 +1,7 @@
 --[[
   stats: the queue's counts, each O(1): catching up left K.ready exact for now (held jobs are ready too).
 
-  KEYS: the queue's fixed keys (includes/call.lua)
+  KEYS: the queue's declared key, KEYS[FIXED] (includes/call.lua)
   ARGV: the common arguments (includes/call.lua) only
   Replies:
     { 0, pending, ready, running, succeeded, dead, cancelled, paused (1 or 0) }

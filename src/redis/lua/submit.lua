@@ -4,7 +4,7 @@
   the first one's. Finished jobs are evicted, oldest first, only as far as room is needed and only
   if that makes enough; an evicted job's key is free.
 
-  KEYS: the queue's fixed keys (includes/call.lua)
+  KEYS: the queue's declared key, KEYS[FIXED] (includes/call.lua)
   ARGV: the common arguments (includes/call.lua), then
     [OWN + 1] capacity: the most jobs the queue holds
     then 10 per job: type, payload, priority, runAt ('' for delay after now), delay, maxAttempts

@@ -2,8 +2,9 @@
   The call: what every command reads from its KEYS and ARGV, and the state
   the helpers of one call share.
 
-  KEYS: the queue's fixed keys, KEYS[1 .. FIXED] in KEY_NAMES order (keys.ts),
-    named K.pending, K.ready, ...; then the hashes of the jobs the call names,
+  KEYS: KEYS[1] (FIXED = 1) the queue's jobSeq key, which names its slot; the
+    other fixed keys of KEY_NAMES (keys.ts) are named from its prefix, as
+    K.pending, K.ready, ...; then the hashes of the jobs the call names,
     KEYS[FIXED + 1], KEYS[FIXED + 2], ...
   ARGV: the common arguments, ARGV[1 .. OWN] in COMMON_ARGS order (scripts.ts);
     then the command's own, ARGV[OWN + 1], ARGV[OWN + 2], ...
@@ -38,10 +39,13 @@ local sortables
 local budget, holdBudget
 
 local function begin(KEYS, ARGV)
-  for i, name in ipairs(KEY_NAMES) do K[name] = KEYS[i] end
+  -- One key declared instead of all 22: a call's request is about 900 bytes shorter, so 16 of them
+  -- fit in the 16 KB Redis reads per client per event-loop pass, and share one AOF fsync.
+  local base = string.sub(KEYS[1], 1, -1 - #DECLARED_SUFFIX)
+  for _, name in ipairs(KEY_NAMES) do K[name] = base .. name end
   numsOf = { PENDING = K.pendingNums, RUNNING = K.runningNums, SUCCEEDED = K.succeededNums, DEAD = K.dead, CANCELLED = K.cancelledNums }
-  jobPrefix = ARGV[ARG.jobPrefix]
-  alivePrefix, holder = ARGV[ARG.alivePrefix], ARGV[ARG.holder]
+  jobPrefix, alivePrefix = base .. 'job:', base .. 'alive:'
+  holder = ARGV[ARG.holder]
   nowText = ARGV[ARG.now]
   now = tonumber(nowText)
   -- Redis seeds math.random alike on every call; jitter needs the client's seed.
