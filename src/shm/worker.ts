@@ -2,7 +2,7 @@ import * as step from './steps.js';
 import { Refusal } from '../errors.js';
 import {
   ATTEMPTS, ATTENTION, DUE_LOWERED, DUE_PUBLISHING, DUE_VERSION, FINISH_BASE, FINISH_RING, FINISH_SEQ, FINISHED_AT,
-  LEASE_LENGTH, LEASE_RING, LEASE_UNTIL, MOVES, NEXT_DUE, READY, RESULT_BYTES, RESULT_REF, RUNNING, SUCCEEDED, TOKEN, WORKER, fieldBit, isBusy, statusOf,
+  LEASE_LENGTH, LEASE_RING, LEASE_UNTIL, MOVES, READY, RESULT_BYTES, RESULT_REF, RUNNING, SUCCEEDED, TOKEN, WORKER, fieldBit, isBusy, statusOf,
   type SlotStatus,
 } from './layout.js';
 import { laterReading, type TimeSource } from '../clock.js';
@@ -308,13 +308,13 @@ export class WorkerPath implements Claimer {
    * entry, or this read sees the holder's new NEXT_DUE.
    */
   #registerLease(slot: number, word: number): void {
-    const { rows, lockWords, header, access } = this.#m;
+    const { rows, lockWords, access } = this.#m;
     // From the draft the move wrote, not an argument: a float64 argument is boxed, one allocation per lease.
     const leaseUntil = this.#mover.draft[LEASE_UNTIL]!;
     rows.append(this.#row, LEASE_RING, leaseUntil, slot, word);
-    // Orders the NEXT_DUE read after the tail's store.
+    // Orders the NEXT_DUE read after the tail's store (keeps I14, with Filing#publishDue).
     access.load(lockWords, DUE_VERSION);
-    const nextDue = header[NEXT_DUE]!;
+    const nextDue = this.#m.nextDue();
     // Rare (a lease shorter than the others, or, when none is due, than NOTHING_DUE_MILLIS: see filing.ts; or a holder
     // recomputing NEXT_DUE, whose drain may have passed this ring already): one RMW.
     if (leaseUntil < nextDue || nextDue === DUE_PUBLISHING) step.or(lockWords, ATTENTION, DUE_LOWERED);
