@@ -160,7 +160,7 @@ export class JournalNotes implements MoveNotes {
     return this.#awaitedTicket;
   }
 
-  /** For a poll: whether the job in `slot` is frozen; if so `awaitedTicket()` is the commit the poll waits for before it looks again. */
+  /** For a poll: whether the job in `slot` is frozen; if so `awaitedTicket()` is the commit the poll waits for before it looks again. Keeps I21. */
   awaitsCommit(slot: number): boolean {
     if (!this.frozen(slot)) return false;
     this.awaitCommitOf(slot);
