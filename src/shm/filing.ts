@@ -1,6 +1,6 @@
 import * as step from './steps.js';
 import {
-  ATTENTION, CANCELLED, DELAYED, DUE_LOWERED, DUE_PUBLISHING, DUE_VERSION, ENTRY_K1, ENTRY_K2, ENTRY_SLOT, ENTRY_WORD, FINISHED_ORDERED, FINISH_RING, FINISH_SEQ, JOB_NUM,
+  ATTENTION, CANCELLED, DELAYED, DUE_LOWERED, DUE_PUBLISHING, ENTRY_K1, ENTRY_K2, ENTRY_SLOT, ENTRY_WORD, FINISHED_ORDERED, FINISH_RING, FINISH_SEQ, JOB_NUM,
   LAST_NOW, LEASE_RING, LEASE_UNTIL, READY, RECORD_FIELDS, ROWS, RUNNING, RUN_AT, SLOT_HIGH_WATER, SUCCEEDED, isBusy, statusOf, type SlotStatus,
 } from './layout.js';
 import type { SharedHeap } from './heap.js';
@@ -148,8 +148,8 @@ export class Filing {
   /**
    * Ends a locked operation: publishes NEXT_DUE, the earliest lease or
    * delayed job, for the lock-free calls to compare `now` with. The holder's
-   * half of the lease handshake (keeps I14; the other half is WorkerPath#registerLease): publish, bump
-   * DUE_VERSION, then look at the rings' tails again; a lease registered
+   * half of the lease handshake (keeps I14; the other half is WorkerPath#registerLease): publish
+   * (a seq-cst store), then look at the rings' tails again; a lease registered
    * meanwhile is drained and NEXT_DUE published anew.
    *
    * While it recomputes, NEXT_DUE is DUE_PUBLISHING. Without that mark a
@@ -174,8 +174,7 @@ export class Filing {
       rows.tails(LEASE_RING, this.#tails);
       this.drainLeases();
       this.#m.setNextDue(Math.min(this.validTop(leases), this.validTop(delayed), this.validTop(held), this.retentionDue(), header[LAST_NOW]! + NOTHING_DUE_MILLIS));
-      // Publishes NEXT_DUE (seq-cst), before the tails are read again.
-      step.add(lockWords, DUE_VERSION, 1);
+      // Published (seq-cst) before the tails are read again.
       if (!rows.movedSince(LEASE_RING, this.#tails)) return;
     }
   }

@@ -9,7 +9,7 @@ import { KeyMap } from './keymap.js';
 import { ListingIndex } from './listing.js';
 import { fromBits, toBits } from './float-bits.js';
 import {
-  ATTENTION, DUE_LOWERED, HEAP_SIZE_DELAYED, HEAP_SIZE_FINISHED, HEAP_SIZE_HELD, HEAP_SIZE_LEASES, HEAP_SIZE_OVERFLOW, LAST_NOW, NEXT_DUE, TYPE_NAME_COUNT,
+  ATTENTION, DUE_LOWERED, DUE_VERSION, HEAP_SIZE_DELAYED, HEAP_SIZE_FINISHED, HEAP_SIZE_HELD, HEAP_SIZE_LEASES, HEAP_SIZE_OVERFLOW, LAST_NOW, NEXT_DUE, TYPE_NAME_COUNT,
   WORKER_NAME_COUNT,
   allocateBuffers, type QueueBuffers,
 } from './layout.js';
@@ -39,6 +39,10 @@ export class QueueMemory {
    * `header`.
    */
   readonly #headerBits: BigInt64Array;
+  /** This thread's copies of NEXT_DUE and LAST_NOW, good while DUE_VERSION holds #timesVersion (see #refreshTimes); NaN: none yet. */
+  #timesVersion = NaN;
+  #nextDue = Infinity;
+  #lastNow = -Infinity;
   readonly lockWords: Int32Array;
   readonly lock: QueueLock;
   /** How long a thread that shows no progress is watched before it is presumed dead (lockTimeoutMillis, raised by misjudgements). */
@@ -127,7 +131,9 @@ export class QueueMemory {
    * flag clear reads that mark or the NEXT_DUE published after it.
    */
   nothingDueAt(now: number): boolean {
-    return now < this.nextDue() && now >= this.lastNow();
+    if (this.access.exclusive) return now < this.header[NEXT_DUE]! && now >= this.header[LAST_NOW]!;
+    if (this.#versionSeen() !== this.#timesVersion) this.#loadTimes();
+    return now < this.#nextDue && now >= this.#lastNow;
   }
 
   /**
@@ -166,29 +172,80 @@ export class QueueMemory {
   }
 
   /**
-   * NEXT_DUE, read by any thread at any time: whole, by an Atomics load of
-   * its bits (keeps I15), or plainly while the queue is exclusive. The lock
-   * holder writes it (setNextDue) as lock-free calls read it.
+   * NEXT_DUE, read by any thread at any time: whole (keeps I15), or plainly
+   * while the queue is exclusive. The lock holder writes it (setNextDue) as
+   * lock-free calls read it.
    */
   nextDue(): number {
-    return this.access.exclusive ? this.header[NEXT_DUE]! : fromBits(step.load64(this.#headerBits, NEXT_DUE));
+    if (this.access.exclusive) return this.header[NEXT_DUE]!;
+    if (this.#versionSeen() !== this.#timesVersion) this.#loadTimes();
+    return this.#nextDue;
+  }
+
+  /**
+   * NEXT_DUE by a seq-cst read, for the lease handshake's reader, which must
+   * read it after its own seq-cst store of a ring tail (keeps I14, with
+   * Filing#publishDue): DUE_VERSION by an Atomics load.
+   */
+  nextDueInOrder(): number {
+    if (this.access.exclusive) return this.header[NEXT_DUE]!;
+    if (step.load(this.lockWords, DUE_VERSION) !== this.#timesVersion) this.#loadTimes();
+    return this.#nextDue;
   }
 
   /** LAST_NOW, the lock holder's time, read by any thread at any time, as nextDue. */
   lastNow(): number {
-    return this.access.exclusive ? this.header[LAST_NOW]! : fromBits(step.load64(this.#headerBits, LAST_NOW));
+    if (this.access.exclusive) return this.header[LAST_NOW]!;
+    if (this.#versionSeen() !== this.#timesVersion) this.#loadTimes();
+    return this.#lastNow;
   }
 
-  /** The lock holder publishes NEXT_DUE: whole, by an Atomics store of its bits (keeps I15). */
+  /**
+   * DUE_VERSION by a plain read, where the call has made a seq-cst access
+   * before (its ATTENTION load): an Int32, so never torn, and ordered as the
+   * plain reads of NEXT_DUE and LAST_NOW it replaces were. Racy: the lock
+   * holder counts it.
+   */
+  #versionSeen(): number {
+    step.racyRead();
+    return this.lockWords[DUE_VERSION]!;
+  }
+
+  /**
+   * Loads this thread's copies of NEXT_DUE and LAST_NOW again, once
+   * DUE_VERSION (which the holder counts after each write of either) has
+   * moved: whole, by Atomics loads of their bits (a BigInt each: tens of
+   * nanoseconds, which a lock-free call would otherwise pay several times),
+   * after a seq-cst load of the version they are then kept for, so that a copy
+   * is never older than its version (I15; src/shm/README.md, The memory model).
+   * Out of line: the callers stay small enough to inline.
+   */
+  #loadTimes(): void {
+    const version = step.load(this.lockWords, DUE_VERSION);
+    this.#nextDue = fromBits(step.load64(this.#headerBits, NEXT_DUE));
+    this.#lastNow = fromBits(step.load64(this.#headerBits, LAST_NOW));
+    this.#timesVersion = version;
+  }
+
+  /** The lock holder publishes NEXT_DUE: whole, by an Atomics store of its bits, then counted in DUE_VERSION (keeps I15). */
   setNextDue(ms: number): void {
-    if (this.access.exclusive) this.header[NEXT_DUE] = ms;
-    else step.store64(this.#headerBits, NEXT_DUE, toBits(ms));
+    if (this.access.exclusive) {
+      this.header[NEXT_DUE] = ms;
+      return;
+    }
+    step.store64(this.#headerBits, NEXT_DUE, toBits(ms));
+    // After the store, before the holder's next look at what a handshake needs (ATTENTION, the rings' tails).
+    step.add(this.lockWords, DUE_VERSION, 1);
   }
 
   /** The lock holder writes its time, as setNextDue. */
   setLastNow(ms: number): void {
-    if (this.access.exclusive) this.header[LAST_NOW] = ms;
-    else step.store64(this.#headerBits, LAST_NOW, toBits(ms));
+    if (this.access.exclusive) {
+      this.header[LAST_NOW] = ms;
+      return;
+    }
+    step.store64(this.#headerBits, LAST_NOW, toBits(ms));
+    step.add(this.lockWords, DUE_VERSION, 1);
   }
 
   /** New, all-zero buffers: an empty queue. */
