@@ -58,8 +58,8 @@ export class WorkerSide {
   /**
    * A poll under the lock. With a journal, one that meets a job frozen by a
    * commit in flight as the best ready job waits for that commit (leading it,
-   * if no thread does: its caller may have died waiting) and looks again (see
-   * Frozen jobs in layout.ts). If that commit fails, the job is being undone
+   * if no thread does: its caller may have died waiting) and looks again
+   * (keeps I21). If that commit fails, the job is being undone
    * by its own caller: the poll has nothing to lease (a failing disk must not
    * make polls throw, nor loop on a job whose caller died).
    */

@@ -213,7 +213,7 @@ export class Maintenance implements MoveNotes, LockHolder {
    * the key is free: a job holds its key while PENDING or RUNNING, and once
    * finished (SUCCEEDED, DEAD, CANCELLED) until FINISHED_AT + KEY_TTL; an
    * evicted job holds nothing. AWAITS_COMMIT for a holder frozen by its
-   * commit in flight (see Frozen jobs in layout.ts): its submit may yet be
+   * commit in flight (keeps I21): its submit may yet be
    * undone, so its id must not be handed out before it is durable.
    */
   keyHolder(key: string, now: number): number {

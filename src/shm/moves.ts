@@ -20,7 +20,7 @@ import type { SlotTable } from './slots.js';
  * holds every field the move sets: the helping protocol (helping.ts) finishes
  * the move from it. Nothing but the row's owner writes the intent.
  *
- * An exclusive queue (see layout.ts) has no other thread to race or to
+ * An exclusive queue (I23) has no other thread to race or to
  * help: its moves write the record and then the word, with no intent.
  */
 export class Mover {
