@@ -1,4 +1,5 @@
 import * as step from './shm/steps.js';
+import { fromBits, toBits } from './shm/float-bits.js';
 import { InvalidArgumentError, describe } from './errors.js';
 
 /** Where leasehold reads the time, in milliseconds. */
@@ -71,19 +72,6 @@ function assertFinite(name: string, value: number): void {
   if (typeof value !== 'number' || !Number.isFinite(value)) {
     throw new InvalidArgumentError(`Expected \`${name}\` to be a finite number, got ${describe(value)}`);
   }
-}
-
-const scratch = new Float64Array(1);
-const scratchBits = new BigInt64Array(scratch.buffer);
-
-function toBits(ms: number): bigint {
-  scratch[0] = ms;
-  return scratchBits[0]!;
-}
-
-function fromBits(bits: bigint): number {
-  scratchBits[0] = bits;
-  return scratch[0]!;
 }
 
 /** A clock as a handle carries it to another thread: a ManualClock's word, 'system', or null for one that cannot cross. */

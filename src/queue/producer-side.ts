@@ -49,7 +49,7 @@ export class ProducerSide {
   /**
    * A batch under the lock: the ids of its jobs, or AWAITS_COMMIT (a holder
    * of one of its keys is frozen). Run again after a takeover (this holder
-   * was taken for dead between two of its jobs: see QueueContext#underLock),
+   * was taken for dead between two of its jobs: relies on I13),
    * it goes on from the first job it had not placed: the ones placed stand.
    */
   readonly #submitBatch = (core: Maintenance, now: number, batch: Batch): string[] | typeof AWAITS_COMMIT => {
@@ -109,7 +109,7 @@ export class ProducerSide {
 
   #place(core: Maintenance, job: CheckedJob, now: number): string | typeof AWAITS_COMMIT {
     // A runAt from the clock is read as the job is placed: a lock-free claim that read a later time and passed
-    // over where it goes must not come before it (see Mover#apply). An exclusive queue has no other claimer.
+    // over where it goes must not come before it (relies on I2). An exclusive queue has no other claimer.
     const at = job.runAtMillis === undefined && !this.#ctx.memory.exclusive ? laterReading(this.#ctx.time, now) : now;
     const runAt = job.runAtMillis ?? at + job.delayMillis;
     const jobNum = core.submit(job, runAt, at);

@@ -58,8 +58,8 @@ export class WorkerSide {
   /**
    * A poll under the lock. With a journal, one that meets a job frozen by a
    * commit in flight as the best ready job waits for that commit (leading it,
-   * if no thread does: its caller may have died waiting) and looks again (see
-   * Frozen jobs in layout.ts). If that commit fails, the job is being undone
+   * if no thread does: its caller may have died waiting) and looks again
+   * (keeps I21). If that commit fails, the job is being undone
    * by its own caller: the poll has nothing to lease (a failing disk must not
    * make polls throw, nor loop on a job whose caller died).
    */
@@ -80,8 +80,8 @@ export class WorkerSide {
   /**
    * A locked poll: its lease, undefined, or AWAITS_COMMIT (the best ready job
    * is frozen). A holder taken for dead meanwhile (LockLost) has leased
-   * nothing: a claim, once decided, stands and is reported (see
-   * JobMoves#fileDecided). So the call starts again — unless a move of the
+   * nothing: a claim, once decided, stands and is reported (relies on
+   * I13). So the call starts again — unless a move of the
    * call's own was made before the poll (`afterOwnMove`: completeAndPoll's
    * complete, which a second run would find made, and refuse): then, as for
    * a frozen job, POLL_AGAIN, and the caller polls anew.
@@ -247,7 +247,7 @@ export class WorkerSide {
    * Whether this call may run lock-free, and if so enters its row's CALL
    * window (the caller leaves it): in memory, a row of its own with a token
    * and ring room left, nothing due (looked at after ATTENTION, which
-   * `enter` reads: see QueueMemory#nothingDueAt).
+   * `enter` reads: relies on I11 and I14, see QueueMemory#nothingDueAt).
    */
   #fastPath(now: number, attention: number): boolean {
     const ctx = this.#ctx;

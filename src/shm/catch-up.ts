@@ -3,7 +3,7 @@ import type { Filing } from './filing.js';
 import type { HeldJobs } from './held-jobs.js';
 import type { JobMoves } from './job-moves.js';
 import {
-  DELAYED, ENTRY_K1, ENTRY_SLOT, ENTRY_WORD, ERROR_LEASE_EXPIRED, LAST_NOW, LEASE_UNTIL, READY, RUNNING, isBusy, statusOf,
+  DELAYED, ENTRY_K1, ENTRY_SLOT, ENTRY_WORD, ERROR_LEASE_EXPIRED, LEASE_UNTIL, READY, RUNNING, isBusy, statusOf,
 } from './layout.js';
 import { assertHeld } from './lock-held.js';
 import type { QueueMemory } from './memory.js';
@@ -54,7 +54,8 @@ export class CatchUp {
    * by `now` as well, or is mid-move, was extended or claimed again by a
    * lock-free call still in flight, which registers the new lease only as it
    * ends: that call is waited for (see `settle`), and the new lease expired
-   * then, so that this call sees it expired as every call after its end must.
+   * then, so that this call sees it expired as every call after its end must
+   * (keeps I18).
    */
   catchUp(now: number): void {
     const { slots, leases, delayed } = this.#m;
@@ -115,21 +116,21 @@ export class CatchUp {
    *
    * Why the new reading: lock-free calls that ended since this operation read
    * the clock (and those waited for) stamped their leases from readings of
-   * their own (see WorkerPath#leaseEnd), perhaps later than this
+   * their own (I17), perhaps later than this
    * operation's; what it sees must be one instant's state, with every lease
    * that has run out by then expired.
    */
   settle(now: number): boolean {
     // A journaled queue makes every move under the lock: no lock-free call to wait for.
     if (this.#journaled) return false;
-    const { helping, header } = this.#m;
+    const { helping } = this.#m;
     const dead = helping.quiesce();
     if (dead.length > 0) {
       helping.revoke(dead);
       this.#rebuilder.rebuild(now);
     }
     const later = laterReading(this.#time, now);
-    header[LAST_NOW] = later;
+    this.#m.setLastNow(later);
     const due = dead.length > 0 || this.#m.dueBy(later);
     if (due) this.catchUp(later);
     return due;

@@ -5,7 +5,7 @@ import {
 import { COMMIT_LEADER_LOCK, QueueLock } from './lock.js';
 import type { Patience } from './patience.js';
 
-/** The `awaited` mark (see Frozen jobs in layout.ts) of a move noted under `ticket`: 0 means no mark. */
+/** The `awaited` mark (I21; Frozen jobs in layout.ts) of a move noted under `ticket`: 0 means no mark. */
 export function markOf(ticket: number): number {
   return (ticket >>> 0) + 1;
 }
@@ -102,7 +102,7 @@ export class CommitRing {
     return head;
   }
 
-  /** Every ticket up to `upTo` is committed: wakes the threads waiting for it. */
+  /** Every ticket up to `upTo` is committed: wakes the threads waiting for it. Keeps I22. */
   publish(upTo: number): void {
     const words = this.#words;
     for (;;) {

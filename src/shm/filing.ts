@@ -1,7 +1,7 @@
 import * as step from './steps.js';
 import {
-  ATTENTION, CANCELLED, DELAYED, DUE_LOWERED, DUE_PUBLISHING, DUE_VERSION, ENTRY_K1, ENTRY_K2, ENTRY_SLOT, ENTRY_WORD, FINISHED_ORDERED, FINISH_RING, FINISH_SEQ, JOB_NUM,
-  LAST_NOW, LEASE_RING, LEASE_UNTIL, NEXT_DUE, READY, RECORD_FIELDS, ROWS, RUNNING, RUN_AT, SLOT_HIGH_WATER, SUCCEEDED, isBusy, statusOf, type SlotStatus,
+  ATTENTION, CANCELLED, DELAYED, DUE_LOWERED, DUE_PUBLISHING, ENTRY_K1, ENTRY_K2, ENTRY_SLOT, ENTRY_WORD, FINISHED_ORDERED, FINISH_RING, FINISH_SEQ, JOB_NUM,
+  LAST_NOW, LEASE_RING, LEASE_UNTIL, READY, RECORD_FIELDS, ROWS, RUNNING, RUN_AT, SLOT_HIGH_WATER, SUCCEEDED, isBusy, statusOf, type SlotStatus,
 } from './layout.js';
 import type { EntryOrder } from './finish-order.js';
 import type { SharedHeap } from './heap.js';
@@ -172,8 +172,8 @@ export class Filing {
   /**
    * Ends a locked operation: publishes NEXT_DUE, the earliest lease or
    * delayed job, for the lock-free calls to compare `now` with. The holder's
-   * half of the lease handshake (see WorkerPath#registerLease): publish, bump
-   * DUE_VERSION, then look at the rings' tails again; a lease registered
+   * half of the lease handshake (keeps I14; the other half is WorkerPath#registerLease): publish
+   * (a seq-cst store), then look at the rings' tails again; a lease registered
    * meanwhile is drained and NEXT_DUE published anew.
    *
    * While it recomputes, NEXT_DUE is DUE_PUBLISHING. Without that mark a
@@ -192,14 +192,13 @@ export class Filing {
     for (;;) {
       // Before the flag is cleared: a lock-free call that reads ATTENTION, and NEXT_DUE after it, sees either the
       // flag or a NEXT_DUE no later than every lease the flag stood for (this mark, then the value drained below).
-      header[NEXT_DUE] = DUE_PUBLISHING;
+      this.#m.setNextDue(DUE_PUBLISHING);
       // Cleared before the drain: a lease lowered after this is in the rings the drain reads, or raises the flag again.
       step.and(lockWords, ATTENTION, ~DUE_LOWERED);
       rows.tails(LEASE_RING, this.#tails);
       this.drainLeases();
-      header[NEXT_DUE] = Math.min(this.validTop(leases), this.validTop(delayed), this.validTop(held), this.retentionDue(), header[LAST_NOW]! + NOTHING_DUE_MILLIS);
-      // Publishes NEXT_DUE (seq-cst), before the tails are read again.
-      step.add(lockWords, DUE_VERSION, 1);
+      this.#m.setNextDue(Math.min(this.validTop(leases), this.validTop(delayed), this.validTop(held), this.retentionDue(), header[LAST_NOW]! + NOTHING_DUE_MILLIS));
+      // Published (seq-cst) before the tails are read again.
       if (!rows.movedSince(LEASE_RING, this.#tails)) return;
     }
   }
@@ -209,9 +208,9 @@ export class Filing {
    * dropped); Infinity if none. A lease entry is dropped as soon as its job
    * holds another word, without a look at how its new lease ends: a
    * lock-free extend stamps the new end from a clock reading taken within
-   * its call (see WorkerPath#leaseEnd) and registers it as the call ends, so
+   * its call (I17) and registers it as the call ends, so
    * only a lease that runs out before its own call has ended goes unseen
-   * here (docs/concurrency.md, "What is left").
+   * here (src/shm/README.md, Failures: "Left open on purpose").
    */
   validTop(heap: SharedHeap): number {
     const slots = this.#m.slots;

@@ -76,7 +76,7 @@ export class Helping {
 
   /** Marks rows presumed dead: not used again (until their thread is known to have exited), so a late owner cannot reuse its intents. */
   revoke(dead: readonly number[]): void {
-    // Only from OWNED: a row given back meanwhile was alive after all.
+    // Only from OWNED: a row given back meanwhile was alive after all (keeps I19).
     for (const row of dead) step.compareExchange(this.#rows.words, row * ROW_WORDS + ROW_STATE, ROW_OWNED, ROW_REVOKED);
   }
 
@@ -97,7 +97,7 @@ export class Helping {
     // The fields the move sets, as its owner would have copied them.
     slots.write(slot, rows.data.subarray(intent + INTENT_RECORD, intent + INTENT_RECORD + RECORD_FIELDS), rows.data[intent + INTENT_MASK]!);
     const to = rows.data[intent + INTENT_TO]!;
-    // Publishes the finished move, unless its owner woke and finished it meanwhile (same record either way).
+    // Publishes the finished move, unless its owner woke and finished it meanwhile (same record either way: relies on I5).
     step.compareExchange(slots.words, slot, word, to);
     return slots.word(slot);
   }

@@ -18,8 +18,8 @@ import type { UndoneEviction, UndoneMove } from './undo-log.js';
 import { NOT_COUNTED } from './worker.js';
 
 /**
- * The moves the maintenance lock holder makes of a job (how a move is made:
- * see moves.ts): a new job placed from its draft, a job moved with the
+ * The moves the maintenance lock holder makes of a job (each keeps I2 and I4
+ * through Mover#apply): a new job placed from its draft, a job moved with the
  * draft as its new record (noted for the journal, then filed where its
  * status needs it), a failed attempt, a journaled job put back, and the
  * moves of a commit that failed undone.
@@ -173,7 +173,7 @@ export class JobMoves {
    * the hints stale), files the job from its slot — and its call goes on to
    * report the move it made. Thrown on, LockLost would make the call start
    * again, and be refused by its own move (a fail refused as stale once it
-   * had failed the job) or make it twice (a submit).
+   * had failed the job) or make it twice (a submit). Keeps I13.
    */
   #fileDecided(slot: number, word: number, status: SlotStatus): void {
     try {

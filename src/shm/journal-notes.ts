@@ -8,7 +8,7 @@ import type { MoveNotes } from './worker.js';
 
 /**
  * What cancel and retryDead return for a job frozen by another call's commit
- * in flight (see Frozen jobs in layout.ts): the caller waits for
+ * in flight (keeps I21): the caller waits for
  * `awaitedTicket()` to be durable, then tries again. Not a Refusal: it never
  * reaches a user.
  */
@@ -27,7 +27,7 @@ export interface JobFinder {
  * journal; without one, nothing is noted and no job is frozen): the changes
  * each call notes for the next group commit (see CommitRing), and whether it
  * must wait for that commit; its own durable moves, frozen until their
- * commit (see Frozen jobs in layout.ts) and logged to be undone if it fails
+ * commit (I21) and logged to be undone if it fails
  * (see UndoLog); and the commit a call must wait for before it can build on
  * a frozen job.
  */
@@ -144,7 +144,7 @@ export class JournalNotes implements MoveNotes {
     this.note(jobNum, kind, LAZY);
   }
 
-  /** Whether the job in `slot` is frozen by a commit in flight (see Frozen jobs in layout.ts). */
+  /** Whether the job in `slot` is frozen by a commit in flight (I21). */
   frozen(slot: number): boolean {
     return this.#log !== undefined && this.#m.commits.awaits(this.#m.awaited[slot]!);
   }
@@ -160,7 +160,7 @@ export class JournalNotes implements MoveNotes {
     return this.#awaitedTicket;
   }
 
-  /** For a poll: whether the job in `slot` is frozen; if so `awaitedTicket()` is the commit the poll waits for before it looks again. */
+  /** For a poll: whether the job in `slot` is frozen; if so `awaitedTicket()` is the commit the poll waits for before it looks again. Keeps I21. */
   awaitsCommit(slot: number): boolean {
     if (!this.frozen(slot)) return false;
     this.awaitCommitOf(slot);

@@ -209,7 +209,7 @@ export const HINTS_STALE = 16;
 /** The ATTENTION bits that send complete and extend to the lock; a poll also minds OVERFLOW and RATE_LIMITED. */
 export const WORKER_ATTENTION = GATE | DUE_LOWERED;
 export const POLL_ATTENTION = WORKER_ATTENTION | OVERFLOW | RATE_LIMITED;
-/** Counts up each time the lock holder publishes NEXT_DUE: the seq-cst half of the lease handshake (see leases in maintenance). */
+/** Counts up after each write of NEXT_DUE or LAST_NOW by the lock holder: readers keep copies of both while it holds still (I15, QueueMemory#nextDue). */
 export const DUE_VERSION = 3 * LINE + 1;
 /** Counts up while the level table is rewritten (odd: mid-write), a seqlock; new levels are rare. */
 export const LEVEL_SEQ = 3 * LINE + 2;
@@ -416,8 +416,8 @@ export const ERROR_EMPTY = -4;
 // ── header fields (float64), the maintenance holder's ────────────────────
 export const JOB_SEQ = 0; //         last job number issued; never rebuilt, only counted up
 export const TOKEN_SEQ = 1; //       last token handed to a row's block; never rebuilt, only counted up
-export const LAST_NOW = 2; //        latest time a maintenance pass ran at, to notice a clock that went back
-export const NEXT_DUE = 3; //        earliest time maintenance is due: a lease to expire or a delayed job to promote
+export const LAST_NOW = 2; //        latest time a maintenance pass ran at, to notice a clock that went back; float64 bits read and written whole (I15)
+export const NEXT_DUE = 3; //        earliest time maintenance is due: a lease to expire or a delayed job to promote; as LAST_NOW (I15)
 /** NEXT_DUE while the holder recomputes it (see Filing#publishDue): no time is before it, so every call takes the lock. */
 export const DUE_PUBLISHING = -Infinity;
 export const FINISH_BASE = 4; //     see FINISH_TICKET

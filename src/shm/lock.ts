@@ -32,9 +32,9 @@ export const COMMIT_LEADER_LOCK: LockWords = { lock: COMMIT_LOCK, waiters: COMMI
  *
  * A live holder taken for dead (stalled past the timeout) commits no slot
  * move once it has looked and found the lock gone (moves check `held()`
- * first; one it decided before stands, and its call reports it: see
- * JobMoves#fileDecided), and on `release` it finds the lock gone, shuts the
- * gate of the lock-free calls and marks the hints stale, so the next holder
+ * first; one it decided before stands, and its call reports it: keeps
+ * I13), and on `release` it finds the lock gone, shuts the
+ * gate of the lock-free calls and marks the hints stale (keeps I12), so the next holder
  * rebuilds them over whatever the stalled thread wrote before any lock-free
  * call uses them again, and raises the patience, so that a
  * machine whose threads wait that long for a core stops taking them for dead.
@@ -141,7 +141,7 @@ export class QueueLock {
    * could not (its call ended first).
    */
   passOnRepair(): void {
-    // Both in one step: lock-free calls go to the lock from here on, and the next holder rebuilds, then opens the gate.
+    // Both in one step (keeps I12): lock-free calls go to the lock from here on, and the next holder rebuilds, then opens the gate.
     if (this.#attention !== undefined) step.or(this.#words, this.#attention, GATE | HINTS_STALE);
   }
 

@@ -42,7 +42,7 @@ export { AWAITS_COMMIT, LockLost };
  * Methods return a slot, a value, or a negative `Refusal`; they never throw
  * for a refused operation, and a refused operation has changed nothing.
  * Data flows one way: the slot's lease word decides (a CAS commits each
- * move, see moves.ts), then the hints follow (rings, heaps, map, counters).
+ * move: I1, I2), then the hints follow (rings, heaps, map, counters).
  *
  * This class keeps the operations and the start of each locked call, and is
  * what the queue calls; the work is split by concern among its parts, each
@@ -130,7 +130,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     if (repair) this.rebuild(now);
     assertHeld(this.#m.lock);
     this.#notes.startCall();
-    header[LAST_NOW] = now;
+    this.#m.setLastNow(now);
     // Before NEXT_DUE, with no earlier lease flagged, no lease or delayed job is due (the lease handshake):
     // the rings and heaps stay as they are, and so does NEXT_DUE.
     if (this.#m.dueBy(now)) this.#catchUp.catchUp(now);
@@ -142,7 +142,7 @@ export class Maintenance implements MoveNotes, LockHolder {
 
   // ── up to now, and when next due (see catch-up.ts, filing.ts) ──────────
 
-  /** Ends a locked operation: publishes NEXT_DUE (see Filing#publishDue). */
+  /** Ends a locked operation: publishes NEXT_DUE (keeps I14, see Filing#publishDue). */
   publishDue(): void {
     this.#filing.publishDue();
   }
@@ -185,7 +185,7 @@ export class Maintenance implements MoveNotes, LockHolder {
    */
   submit(job: CheckedJob, runAt: number, now: number): number {
     const { header } = this.#m;
-    // Before the job number and the slot are taken: a holder taken for dead (between two jobs of a batch) takes neither.
+    // Before the job number and the slot are taken: a holder taken for dead (between two jobs of a batch) takes neither (keeps I9).
     assertHeld(this.#m.lock);
     const typeNumber = this.#m.typeNames.numberOf(job.type);
     const refusal = this.#room.makeRoom(this.#chunksFor(typeNumber, job.typeBytes, job.payloadBytes, job.keyBytes, job.headersText), 1);
@@ -213,7 +213,7 @@ export class Maintenance implements MoveNotes, LockHolder {
    * the key is free: a job holds its key while PENDING or RUNNING, and once
    * finished (SUCCEEDED, DEAD, CANCELLED) until FINISHED_AT + KEY_TTL; an
    * evicted job holds nothing. AWAITS_COMMIT for a holder frozen by its
-   * commit in flight (see Frozen jobs in layout.ts): its submit may yet be
+   * commit in flight (keeps I21): its submit may yet be
    * undone, so its id must not be handed out before it is durable.
    */
   keyHolder(key: string, now: number): number {
@@ -277,7 +277,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     this.rebuild(now);
   }
 
-  /** Reserves `count` tokens for a row's block; returns the first. With a journal, reserved there first, so none repeats after a crash. */
+  /** Reserves `count` tokens for a row's block; returns the first. With a journal, reserved there first, so none repeats after a crash (keeps I8). */
   reserveTokens(count: number): number {
     const { header } = this.#m;
     const first = header[TOKEN_SEQ]! + 1;

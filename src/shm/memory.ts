@@ -8,8 +8,9 @@ import { Helping } from './helping.js';
 import { JobMap } from './jobmap.js';
 import { KeyMap } from './keymap.js';
 import { ListingIndex } from './listing.js';
+import { fromBits, toBits } from './float-bits.js';
 import {
-  ATTENTION, DUE_LOWERED, FINISHED_HEAD, HEAP_SIZE_DELAYED, HEAP_SIZE_FINISHED, HEAP_SIZE_HELD, HEAP_SIZE_LEASES, HEAP_SIZE_OVERFLOW, LAST_NOW, NEXT_DUE, TYPE_NAME_COUNT,
+  ATTENTION, DUE_LOWERED, DUE_VERSION, FINISHED_HEAD, HEAP_SIZE_DELAYED, HEAP_SIZE_FINISHED, HEAP_SIZE_HELD, HEAP_SIZE_LEASES, HEAP_SIZE_OVERFLOW, LAST_NOW, NEXT_DUE, TYPE_NAME_COUNT,
   WORKER_NAME_COUNT,
   allocateBuffers, type QueueBuffers,
 } from './layout.js';
@@ -31,6 +32,18 @@ import { NameTable } from './names.js';
 export class QueueMemory {
   readonly buffers: QueueBuffers;
   readonly header: Float64Array;
+  /**
+   * The same header as 64-bit integers, for NEXT_DUE and LAST_NOW: a lock
+   * holder writes them while lock-free calls read them, so each holds the
+   * bits of its float64 and is stored and loaded whole by Atomics (keeps I15;
+   * see nextDue). The holder, the only writer, may read them plainly through
+   * `header`.
+   */
+  readonly #headerBits: BigInt64Array;
+  /** This thread's copies of NEXT_DUE and LAST_NOW, good while DUE_VERSION holds #timesVersion (see #refreshTimes); NaN: none yet. */
+  #timesVersion = NaN;
+  #nextDue = Infinity;
+  #lastNow = -Infinity;
   readonly lockWords: Int32Array;
   readonly lock: QueueLock;
   /** How long a thread that shows no progress is watched before it is presumed dead (lockTimeoutMillis, raised by misjudgements). */
@@ -65,6 +78,7 @@ export class QueueMemory {
   constructor(buffers: QueueBuffers, lockTimeoutMillis: number) {
     this.buffers = buffers;
     const header = (this.header = new Float64Array(buffers.header));
+    this.#headerBits = new BigInt64Array(buffers.header);
     const lockWords = (this.lockWords = new Int32Array(buffers.lockWords));
     const access = this.access;
     const patience = (this.patience = new Patience(lockWords, lockTimeoutMillis));
@@ -115,27 +129,25 @@ export class QueueMemory {
    * Whether nothing is due at `now` by NEXT_DUE, and `now` is not before the
    * last maintenance (a clock that went back): a lock-free call may go on.
    * Read only after ATTENTION: a holder marks NEXT_DUE DUE_PUBLISHING before
-   * it clears DUE_LOWERED (see Filing#publishDue), so a call that found the
+   * it clears DUE_LOWERED (relies on I14; Filing#publishDue), so a call that found the
    * flag clear reads that mark or the NEXT_DUE published after it.
    */
   nothingDueAt(now: number): boolean {
-    // Racy: the lock holder writes both (see "Memory model" in docs/concurrency.md).
-    step.racyRead();
-    return now < this.header[NEXT_DUE]! && now >= this.header[LAST_NOW]!;
+    if (this.access.exclusive) return now < this.header[NEXT_DUE]! && now >= this.header[LAST_NOW]!;
+    if (this.#versionSeen() !== this.#timesVersion) this.#loadTimes();
+    return now < this.#nextDue && now >= this.#lastNow;
   }
 
   /**
    * Whether maintenance is due by `now`: NEXT_DUE reached, or a lease
    * registered lock-free earlier than NEXT_DUE (DUE_LOWERED). The flag is
    * read first: a holder marks NEXT_DUE DUE_PUBLISHING before it clears the
-   * flag (see Filing#publishDue), so a reader that found it clear reads that
+   * flag (relies on I14; Filing#publishDue), so a reader that found it clear reads that
    * mark or the NEXT_DUE published after it.
    */
   dueBy(now: number): boolean {
     if ((this.access.load(this.lockWords, ATTENTION) & DUE_LOWERED) !== 0) return true;
-    // Racy: the lock holder publishes it.
-    step.racyRead();
-    return now >= this.header[NEXT_DUE]!;
+    return now >= this.nextDue();
   }
 
   /**
@@ -151,16 +163,91 @@ export class QueueMemory {
    * made, stamped from its older reading, may have run out by this one, and
    * must be expired before this call decides (a poll would pass over the job:
    * the history checker found it in CI, where the claim's CAS came after the
-   * other thread's poll had passed its first look at NEXT_DUE).
+   * other thread's poll had passed its first look at NEXT_DUE). Keeps I16.
    */
   holderBehind(reading: number): boolean {
-    // Racy: the holder writes its time as it starts.
-    step.racyRead();
     // The holder's time (LAST_NOW, written as it starts) first: the lock word's line is read only when the clock moved past it.
-    if (!(reading > this.header[LAST_NOW]!) || this.exclusive) return false;
+    if (this.exclusive || !(reading > this.lastNow())) return false;
     if (this.lock.taken()) return true;
     // Free: a holder that let go published NEXT_DUE before it did (the lock word's load above saw that release).
     return this.dueBy(reading);
+  }
+
+  /**
+   * NEXT_DUE, read by any thread at any time: whole (keeps I15), or plainly
+   * while the queue is exclusive. The lock holder writes it (setNextDue) as
+   * lock-free calls read it.
+   */
+  nextDue(): number {
+    if (this.access.exclusive) return this.header[NEXT_DUE]!;
+    if (this.#versionSeen() !== this.#timesVersion) this.#loadTimes();
+    return this.#nextDue;
+  }
+
+  /**
+   * NEXT_DUE by a seq-cst read, for the lease handshake's reader, which must
+   * read it after its own seq-cst store of a ring tail (keeps I14, with
+   * Filing#publishDue): DUE_VERSION by an Atomics load.
+   */
+  nextDueInOrder(): number {
+    if (this.access.exclusive) return this.header[NEXT_DUE]!;
+    if (step.load(this.lockWords, DUE_VERSION) !== this.#timesVersion) this.#loadTimes();
+    return this.#nextDue;
+  }
+
+  /** LAST_NOW, the lock holder's time, read by any thread at any time, as nextDue. */
+  lastNow(): number {
+    if (this.access.exclusive) return this.header[LAST_NOW]!;
+    if (this.#versionSeen() !== this.#timesVersion) this.#loadTimes();
+    return this.#lastNow;
+  }
+
+  /**
+   * DUE_VERSION by a plain read, where the call has made a seq-cst access
+   * before (its ATTENTION load): an Int32, so never torn, and ordered as the
+   * plain reads of NEXT_DUE and LAST_NOW it replaces were. Racy: the lock
+   * holder counts it.
+   */
+  #versionSeen(): number {
+    step.racyRead();
+    return this.lockWords[DUE_VERSION]!;
+  }
+
+  /**
+   * Loads this thread's copies of NEXT_DUE and LAST_NOW again, once
+   * DUE_VERSION (which the holder counts after each write of either) has
+   * moved: whole, by Atomics loads of their bits (a BigInt each: tens of
+   * nanoseconds, which a lock-free call would otherwise pay several times),
+   * after a seq-cst load of the version they are then kept for, so that a copy
+   * is never older than its version (I15; src/shm/README.md, The memory model).
+   * Out of line: the callers stay small enough to inline.
+   */
+  #loadTimes(): void {
+    const version = step.load(this.lockWords, DUE_VERSION);
+    this.#nextDue = fromBits(step.load64(this.#headerBits, NEXT_DUE));
+    this.#lastNow = fromBits(step.load64(this.#headerBits, LAST_NOW));
+    this.#timesVersion = version;
+  }
+
+  /** The lock holder publishes NEXT_DUE: whole, by an Atomics store of its bits, then counted in DUE_VERSION (keeps I15). */
+  setNextDue(ms: number): void {
+    if (this.access.exclusive) {
+      this.header[NEXT_DUE] = ms;
+      return;
+    }
+    step.store64(this.#headerBits, NEXT_DUE, toBits(ms));
+    // After the store, before the holder's next look at what a handshake needs (ATTENTION, the rings' tails).
+    step.add(this.lockWords, DUE_VERSION, 1);
+  }
+
+  /** The lock holder writes its time, as setNextDue. */
+  setLastNow(ms: number): void {
+    if (this.access.exclusive) {
+      this.header[LAST_NOW] = ms;
+      return;
+    }
+    step.store64(this.#headerBits, LAST_NOW, toBits(ms));
+    step.add(this.lockWords, DUE_VERSION, 1);
   }
 
   /** New, all-zero buffers: an empty queue. */

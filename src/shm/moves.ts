@@ -20,7 +20,7 @@ import type { SlotTable } from './slots.js';
  * holds every field the move sets: the helping protocol (helping.ts) finishes
  * the move from it. Nothing but the row's owner writes the intent.
  *
- * An exclusive queue (see layout.ts) has no other thread to race or to
+ * An exclusive queue (I23) has no other thread to race or to
  * help: its moves write the record and then the word, with no intent.
  */
 export class Mover {
@@ -71,7 +71,7 @@ export class Mover {
     // Names the intent the BUSY word will point at; published by the CAS below.
     step.store(rowWords, this.#seqAt, seq);
     const busy = busyWord(this.row, seq);
-    // The decision: the slot is ours to move only if it still holds `from`.
+    // The decision (keeps I2; the linearization point): the slot is ours to move only if it still holds `from`.
     if (step.compareExchange(words, slot, from, busy) !== from) return -1;
     this.#slots.write(slot, this.draft, mask);
     // Still ours (not finished by a helper that took us for dead, whose rebuild counted it): count it here.

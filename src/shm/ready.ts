@@ -24,7 +24,7 @@ export const FROZEN = -3;
 const HEAD_STEP = 16;
 /** What `poll` returns when a claim needs the lock (a token block): the caller polls again under it. */
 export const POLL_ABORTED = -2;
-/** What `pollLocked` returns when the best ready job is frozen by a commit in flight (see Frozen jobs in layout.ts): the caller waits for it. */
+/** What `pollLocked` returns when the best ready job is frozen by a commit in flight (keeps I21): the caller waits for it. */
 export const POLL_FROZEN = -3;
 
 /**
@@ -161,7 +161,7 @@ export class ReadyIndex {
       const head = step.load(words, base + LEVEL_HEAD);
       if (((step.load(words, base + LEVEL_TAIL) - head) | 0) <= 0) return -1;
       const at = (level * this.#ringSize + (head & this.#mask)) * RING_FIELDS;
-      // Racy: the entry is the holder's (published by the tail's store), the runAt a mover's (checked by the word).
+      // Racy: the entry is the holder's (published by the tail's store, I10), the runAt a mover's (checked by the word, I3).
       step.racyRead();
       const slot = this.#rings[at + RING_SLOT]!;
       const word = this.#rings[at + RING_WORD]!;
@@ -344,6 +344,7 @@ export class ReadyIndex {
    * rebuild's `clear`) must still end even — an increment from odd left it
    * odd for good, every poll spinning on it (the scheduler's kill at every
    * step found one, and a stalled holder's late increment did the same).
+   * Keeps I24.
    */
   #beginLevelWrite(): number {
     const lockWords = this.#lockWords;

@@ -1,6 +1,6 @@
 import * as step from './steps.js';
 import {
-  ATTENTION, CANCELLED, DATA_REF, DELAYED, FINISH_BASE, FINISH_TICKET, FREE, FREE_SLOT_COUNT, GATE, HEADERS_REF, HINTS_STALE, ERROR_REF, JOB_NUM, KEY_REF, LAST_NOW,
+  ATTENTION, CANCELLED, DATA_REF, DELAYED, FINISH_BASE, FINISH_TICKET, FREE, FREE_SLOT_COUNT, GATE, HEADERS_REF, HINTS_STALE, ERROR_REF, JOB_NUM, KEY_REF,
   LEASE_UNTIL, PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_REF, RUNNING, RUN_AT, SLOT_HIGH_WATER, STATUS_COUNT, SUCCEEDED, TYPE, isBusy,
   statusOf,
 } from './layout.js';
@@ -42,7 +42,7 @@ export class Rebuilder {
     const m = this.#m;
     const { header, slots, lockWords, helping, rows } = m;
     assertHeld(this.#m.lock);
-    // Shut the gate: new worker calls take the lock (and wait for us); then wait out those in flight.
+    // Shut the gate: new worker calls take the lock (and wait for us); then wait out those in flight (keeps I11, with RowTable#enter).
     step.or(lockWords, ATTENTION, GATE);
     try {
       helping.revoke(helping.quiesce());
@@ -142,7 +142,7 @@ export class Rebuilder {
       if (m.listing.built) m.listing.build(high, this.#showProgress);
       header[REBUILDS]!++;
       this.#filing.dueChanged();
-      header[LAST_NOW] = now;
+      m.setLastNow(now);
     } finally {
       // Open the gate again — only while the lock is still ours. A rebuilder taken over (its quiesce waited
       // for a stalled call as long as the lock's waiters wait for it) leaves here by LockLost while its
@@ -166,7 +166,7 @@ const COUNTED_REFS = [ERROR_REF, RESULT_REF, KEY_REF, HEADERS_REF] as const;
  * taken over let go meanwhile, and what it wrote may postdate this rebuild.
  * Then the gate stays shut for the next holder, who clears the mark and
  * rebuilds. One CAS on the word both are in, so no late release falls between
- * the look and the opening.
+ * the look and the opening. Keeps I12.
  */
 function openGate(lockWords: Int32Array): void {
   for (;;) {

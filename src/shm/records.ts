@@ -93,7 +93,7 @@ export class Records {
     for (let tries = 0; tries < 16; tries++) {
       const word = slots.settledWord(slot);
       if (isBusy(word)) return undefined;
-      // Racy: a mover may be writing the record (checked by the word after it).
+      // Racy: a mover may be writing the record (checked by the word after it: relies on I3, I4).
       step.racyRead();
       slots.readInto(slot, copy);
       // The same word after the copy: no move wrote the record meanwhile (so its lengths and refs are whole).

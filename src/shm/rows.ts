@@ -121,7 +121,7 @@ export class RowTable {
 
   /**
    * Enters a lock-free call: false if worker calls must take the lock now (a
-   * rebuild's gate is shut). The Dekker half of the gate: the odd CALL is
+   * rebuild's gate is shut). The Dekker half of the gate (keeps I11; the other half is Rebuilder#rebuild): the odd CALL is
    * published before ATTENTION is read, and a rebuilder shuts the gate
    * before it reads CALL, so either it waits for this call or this call
    * sees the gate.
@@ -200,7 +200,7 @@ export class RowTable {
     this.rings[at + RING_KEY] = key;
     this.rings[at + RING_ENTRY_SLOT] = slot;
     this.rings[at + RING_ENTRY_WORD] = word;
-    // Publishes the entry: the holder reads entries only below the tail.
+    // Publishes the entry (keeps I10): the holder reads entries only below the tail.
     this.#access.store(this.words, w + tailOf(ring), tail + 1);
   }
 

@@ -35,7 +35,7 @@ const HEADERS_REF_BIT = fieldBit(HEADERS_REF);
  * The slot table: one lease word per slot (THE TRUTH) and one record per
  * slot, kept as columns (one typed array per field, see RECORD_COLUMNS in
  * layout.ts). A record is written only by the thread whose intent the slot's
- * BUSY word names (see moves.ts), so a reader that sees the same non-busy
+ * BUSY word names (I4, I5), so a reader that sees the same non-busy
  * word before and after reading fields has read one state.
  */
 export class SlotTable {
@@ -184,7 +184,7 @@ export class SlotTable {
 
   /**
    * Writes the fields of `record` that `mask` names (fieldBit of each; a
-   * move's mask, see moves.ts) as the slot's; only inside a move of the slot
+   * move's mask, see moves.ts) as the slot's (keeps I4); only inside a move of the slot
    * (the word BUSY, naming the caller), or by an exclusive queue. Only the
    * fields that changed are stored: neighbouring slots share each column's
    * cache lines, and a store of an unchanged value would still take the line

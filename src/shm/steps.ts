@@ -22,8 +22,8 @@
  *
  * Plain accesses between two steps run as one block with the step before
  * them. The core's document says which plain accesses race and why those
- * left out of the seam cannot matter (docs/concurrency.md, "Testing the
- * protocol").
+ * left out of the seam cannot matter (src/shm/README.md, "The memory
+ * model").
  */
 
 /** What a step is, as the scheduler's trace shows it. */

@@ -44,7 +44,7 @@ export const NOTHING_TO_UNDO: Undo = { moves: [], evictions: [] };
  * result's, an error's), whole, to be put back. Private to the thread,
  * cleared when a call starts.
  *
- * The undo is sound because those moves are frozen (Frozen jobs, see layout.ts)
+ * The undo is sound because those moves are frozen (relies on I21)
  * until they commit: no other thread leases, evicts, cancels or retries the
  * job in the meantime, so the slot still holds the word the move made, and
  * putting the old record back loses no one else's work. Expiries that the

@@ -1,8 +1,8 @@
 import * as step from './steps.js';
 import { Refusal } from '../errors.js';
 import {
-  ATTEMPTS, ATTENTION, DUE_LOWERED, DUE_PUBLISHING, DUE_VERSION, FINISH_BASE, FINISH_RING, FINISH_SEQ, FINISHED_AT,
-  LEASE_LENGTH, LEASE_RING, LEASE_UNTIL, MOVES, NEXT_DUE, READY, RESULT_BYTES, RESULT_REF, RUNNING, SUCCEEDED, TOKEN, WORKER, fieldBit, isBusy, statusOf,
+  ATTEMPTS, ATTENTION, DUE_LOWERED, DUE_PUBLISHING, FINISH_BASE, FINISH_RING, FINISH_SEQ, FINISHED_AT,
+  LEASE_LENGTH, LEASE_RING, LEASE_UNTIL, MOVES, READY, RESULT_BYTES, RESULT_REF, RUNNING, SUCCEEDED, TOKEN, WORKER, fieldBit, isBusy, statusOf,
   type SlotStatus,
 } from './layout.js';
 import { laterReading, type TimeSource } from '../clock.js';
@@ -312,19 +312,18 @@ export class WorkerPath implements Claimer {
   /**
    * Registers a lease for expiry: in this row's lease ring, which the lock
    * holder drains. The handshake with the holder (see Filing#publishDue):
-   * the ring's tail is published first, then DUE_VERSION read; a lease
-   * earlier than the NEXT_DUE read after that sets DUE_LOWERED, so the next
+   * the ring's tail is published first, then NEXT_DUE read (both seq-cst); a lease
+   * earlier than that NEXT_DUE sets DUE_LOWERED, so the next
    * call does maintenance. Either the holder's re-read of the tails sees this
    * entry, or this read sees the holder's new NEXT_DUE.
    */
   #registerLease(slot: number, word: number): void {
-    const { rows, lockWords, header, access } = this.#m;
+    const { rows, lockWords } = this.#m;
     // From the draft the move wrote, not an argument: a float64 argument is boxed, one allocation per lease.
     const leaseUntil = this.#mover.draft[LEASE_UNTIL]!;
     rows.append(this.#row, LEASE_RING, leaseUntil, slot, word);
-    // Orders the NEXT_DUE read after the tail's store.
-    access.load(lockWords, DUE_VERSION);
-    const nextDue = header[NEXT_DUE]!;
+    // A seq-cst load after the tail's seq-cst store (keeps I14, with Filing#publishDue).
+    const nextDue = this.#m.nextDueInOrder();
     // Rare (a lease shorter than the others, or, when none is due, than NOTHING_DUE_MILLIS: see filing.ts; or a holder
     // recomputing NEXT_DUE, whose drain may have passed this ring already): one RMW.
     if (leaseUntil < nextDue || nextDue === DUE_PUBLISHING) step.or(lockWords, ATTENTION, DUE_LOWERED);
