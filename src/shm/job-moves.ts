@@ -94,7 +94,7 @@ export class JobMoves {
   ): void {
     const arena = this.#m.arena;
     // Read before the look at the lock, and the word `place` moves from: a rebuild after a takeover gives every
-    // free slot a new word, so a holder taken for dead from here on cannot place its job over the taker's (see Rebuilder#rebuild).
+    // free slot a new word, so a holder taken for dead from here on cannot place its job over the taker's (relies on I3).
     this.#freeWord = this.#m.slots.word(slot);
     assertHeld(this.#m.lock);
     const ref = typeNumber > 0 ? arena.store(payloadBytes, payload) : arena.store(typeBytes + payloadBytes, type, payload);

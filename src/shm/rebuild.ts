@@ -79,8 +79,8 @@ export class Rebuilder {
         // A BUSY word reads as FREE by its status bits: it is a job, not a free slot.
         const busy = isBusy(word);
         if (status === FREE && !busy) {
-          // A new version of the free word: a holder taken for dead between taking this slot and placing its
-          // job there (its strings stored in chunks this rebuild reclaims) now fails its place's CAS.
+          // A new version of the free word (keeps I3): a holder taken for dead between taking this slot and
+          // placing its job there (its strings stored in chunks this rebuild reclaims) now fails its place's CAS.
           // Placed meanwhile by that very holder (its CAS came first): its release marks the hints stale, for a rebuild that maps it.
           if (this.#holder.mover.flip(slot, word, FREE, NOT_COUNTED) < 0) continue;
           m.freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
@@ -103,7 +103,7 @@ export class Rebuilder {
         if (status === READY || status === DELAYED) {
           // Ready or delayed by `now`: a clock that went back turns ready jobs delayed again. A new word either
           // way: a holder taken for dead, still reading the rings as they were, then fails its claim's CAS
-          // rather than lease a job its successor would have passed over for a better one.
+          // rather than lease a job its successor would have passed over for a better one (keeps I3).
           const due = slots.get(slot, RUN_AT) <= now;
           const renewed = this.#holder.mover.flip(slot, word, due ? READY : DELAYED, NOT_COUNTED);
           // Moved meanwhile by a call the gate did not hold back (as a BUSY word above): its mover's to count and register.
