@@ -30,6 +30,29 @@
  *   listing     f64   [ BUILT ROOT… | node of slot 0: LEFT RIGHT CLASS KEY | ... ]  per-status trees for jobs()  hint
  *   schedules   bytes [ CURRENT LENGTH LENGTH | JSON | JSON ]  two copies   schedules (in-memory queues)
  *
+ * ── Growth ──
+ *
+ * The buffers marked "grows" below start small and grow, as what they hold
+ * grows, up to the length `bufferBytes` gives them (their maxByteLength: the
+ * address space a growable SharedArrayBuffer reserves, committed only as it
+ * grows). A thread grows a buffer *before* it publishes an index into the new
+ * bytes; a thread that meets an index past its own (fixed-length) view
+ * re-makes the view (see growth.ts).
+ *
+ *   overflow, delayed, leases, held   grow as entries are pushed (SharedHeap#push), from INITIAL_HEAP_ENTRIES
+ *   arena       grows as chunks past ARENA_BUMP are taken (Arena#take), from INITIAL_ARENA_BYTES
+ *   levelRings  grows a level's ring at a time, as levels are made (ReadyIndex#addLevel), from none
+ *   rowRings    grows a row's rings at a time, as rows are first owned (RowTable#acquire), from row 0's
+ *   commitRing, awaited   none for an in-memory queue, whole for a journaled one
+ *
+ * Sized for `capacity` from the start: the tables a lock-free call indexes by
+ * slot number (slotWords, records, freeSlots, listing, jobMap, keyMap: a slot
+ * or a job id reaches them from rings, leases and callers' ids, with no
+ * index published beside it to check a view against), finished (the
+ * eviction order, a ring taken modulo its size: see FinishOrder), and the small fixed
+ * ones (lockWords, header, levelWords, levelKeys, rowWords, rowData,
+ * workerNames, typeNames, rateLimits, schedules).
+ *
  * ── Roles ──
  *
  * Worker calls (`poll`, `complete`, `extend`, `completeAndPoll`) of an
@@ -654,10 +677,44 @@ export function bufferBytes(capacity: number, arenaBytes: number) {
 export type BufferName = keyof ReturnType<typeof bufferBytes>;
 export type QueueBuffers = Record<BufferName, SharedArrayBuffer>;
 
-export function allocateBuffers(capacity: number, arenaBytes: number): QueueBuffers {
+/** Heap entries a heap buffer starts with room for (it doubles from there as entries are pushed). */
+export const INITIAL_HEAP_ENTRIES = 1024;
+/** Arena bytes committed at first (it doubles from there as chunks are taken). */
+export const INITIAL_ARENA_BYTES = 256 * 1024;
+
+/**
+ * Byte lengths the buffers start with (see Growth above): a growing buffer
+ * starts small and grows up to its `bufferBytes` length; every other starts
+ * at that length. `journaled`: the commit ring and the commit marks are used
+ * only with a journal, and are all or nothing.
+ */
+export function initialBytes(capacity: number, arenaBytes: number, journaled: boolean): Record<BufferName, number> {
   const sizes = bufferBytes(capacity, arenaBytes);
+  const heap = Math.min(sizes.overflow, INITIAL_HEAP_ENTRIES * ENTRY_FIELDS * Float64Array.BYTES_PER_ELEMENT);
+  return {
+    ...sizes,
+    overflow: heap,
+    delayed: heap,
+    leases: heap,
+    held: heap,
+    // Grown a level at a time, as levels are made (see ReadyIndex#addLevel).
+    levelRings: 0,
+    // Row 0's rings, the lock holder's; the others' as rows are first owned (see RowTable#acquire).
+    rowRings: ROW_RINGS * Float64Array.BYTES_PER_ELEMENT,
+    arena: Math.min(arenaBytes, INITIAL_ARENA_BYTES),
+    commitRing: journaled ? sizes.commitRing : 0,
+    awaited: journaled ? sizes.awaited : 0,
+  };
+}
+
+/** New, all-zero buffers, each at its initial length (`initialBytes`), growable up to its full one where they differ. */
+export function allocateBuffers(capacity: number, arenaBytes: number, journaled: boolean): QueueBuffers {
+  const sizes = bufferBytes(capacity, arenaBytes);
+  const initial = initialBytes(capacity, arenaBytes, journaled);
   const out = {} as QueueBuffers;
-  for (const name of Object.keys(sizes) as BufferName[]) out[name] = new SharedArrayBuffer(sizes[name]);
+  for (const name of Object.keys(sizes) as BufferName[]) {
+    out[name] = initial[name] < sizes[name] ? new SharedArrayBuffer(initial[name], { maxByteLength: sizes[name] }) : new SharedArrayBuffer(sizes[name]);
+  }
   return out;
 }
 
