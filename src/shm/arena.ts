@@ -194,13 +194,15 @@ export class Arena {
     // The common case, a string within one chunk, decodes in place.
     if (skip + byteCount <= CHUNK_DATA_BYTES) return this.#bytes.utf8Slice(start, start + byteCount);
     const out = this.#scratchOf(byteCount);
-    const bytes = this.#u8;
+    let bytes = this.#u8;
     let copied = 0;
     for (let at = start, end = start - skip + CHUNK_DATA_BYTES; ; ) {
       while (at < end && copied < byteCount) out[copied++] = bytes[at++]!;
       if (copied === byteCount) break;
       chunk = this.#nextOf(chunk);
       if (!this.#reach(chunk)) return '';
+      // The views may have been re-made to reach it.
+      bytes = this.#u8;
       at = chunk * CHUNK_BYTES + CHUNK_NEXT_BYTES;
       end = at + CHUNK_DATA_BYTES;
     }

@@ -72,7 +72,7 @@ export class QueueMemory {
     this.signal = new WorkSignal(lockWords, access);
     this.finishes = new Finishes(lockWords, access);
     const arena = (this.arena = new Arena(buffers.arena, header));
-    const slots = (this.slots = new SlotTable(new Int32Array(buffers.slotWords), buffers.records, arena, access));
+    const slots = (this.slots = new SlotTable(buffers.slotWords, buffers, arena, access));
     this.rows = new RowTable(new Int32Array(buffers.rowWords), new Float64Array(buffers.rowData), buffers.rowRings, header, lockWords, access);
     this.helping = new Helping(this.rows, slots, patience);
     const overflow = new SharedHeap(buffers.overflow, header, HEAP_SIZE_OVERFLOW);
@@ -82,14 +82,14 @@ export class QueueMemory {
     this.finished = new FinishOrder(new Float64Array(buffers.finished), header, HEAP_SIZE_FINISHED, FINISHED_HEAD);
     this.held = new SharedHeap(buffers.held, header, HEAP_SIZE_HELD);
     this.rateLimits = new RateLimitTable(new Float64Array(buffers.rateLimits), header, lockWords);
-    this.jobMap = new JobMap(new Int32Array(buffers.jobMap), slots.jobNums, slots.capacity);
+    this.jobMap = new JobMap(new Int32Array(buffers.jobMap), slots);
     this.keyMap = new KeyMap(new Int32Array(buffers.keyMap), slots, arena);
     this.freeSlots = new Int32Array(buffers.freeSlots);
     this.workerNames = new NameTable(buffers.workerNames, header, WORKER_NAME_COUNT);
     this.typeNames = new NameTable(buffers.typeNames, header, TYPE_NAME_COUNT);
     this.commits = new CommitRing(lockWords, new Float64Array(buffers.commitRing), patience);
     this.awaited = new Int32Array(buffers.awaited);
-    this.listing = new ListingIndex(new Float64Array(buffers.listing), slots);
+    this.listing = new ListingIndex(buffers.listing, header, slots);
   }
 
   /**
