@@ -41,6 +41,7 @@
  *
  *   slotWords and the record columns (one buffer each)   grow with SLOT_HIGH_WATER (SlotTable#grow), from INITIAL_SLOTS
  *   listing     grows with the slots it files, once built (ListingIndex#reach)
+ *   keyMap      grows, rehashed, as keys come to slots past two thirds of its entries (KeyMap#roomFor)
  *   overflow, delayed, leases, held   grow as entries are pushed (SharedHeap#push), from INITIAL_HEAP_ENTRIES
  *   arena       grows as chunks past ARENA_BUMP are taken (Arena#take), from INITIAL_ARENA_BYTES
  *   levelRings  grows a level's ring at a time, as levels are made (ReadyIndex#addLevel), from none
@@ -51,10 +52,10 @@
  * (SlotTable#word, #jobNum, and at each lock hold #keepUp); a slot past the
  * buffer itself was never used: FREE, its record all zero.
  *
- * Sized for `capacity` from the start: jobMap and keyMap (open addressing
- * keyed by a hash modulo their size: growing one means rehashing it while
- * lock-free lookups read it), finished (the eviction order, a ring taken
- * modulo its size: see FinishOrder), freeSlots (a quarter of slotWords), and the small
+ * Sized for `capacity` from the start: jobMap (open addressing keyed by a
+ * hash modulo its size: growing it means rehashing it while lock-free
+ * lookups read it), finished (the eviction order, a ring taken modulo its
+ * size: see FinishOrder), freeSlots (a quarter of slotWords), and the small
  * fixed ones (lockWords, header, levelWords, levelKeys, rowWords, rowData,
  * workerNames, typeNames, rateLimits, schedules).
  *
@@ -705,6 +706,8 @@ export function initialBytes(capacity: number, arenaBytes: number, journaled: bo
     slotWords: slots * Int32Array.BYTES_PER_ELEMENT,
     ...columnBytes(slots),
     listing: LISTING_HEADER * Float64Array.BYTES_PER_ELEMENT,
+    // Rehashed into a larger table as the slots grow (see KeyMap#roomFor).
+    keyMap: Math.min(sizes.keyMap, mapEntries(slots) * KEY_ENTRY_FIELDS * Int32Array.BYTES_PER_ELEMENT),
     overflow: heap,
     delayed: heap,
     leases: heap,

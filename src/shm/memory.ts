@@ -83,7 +83,7 @@ export class QueueMemory {
     this.held = new SharedHeap(buffers.held, header, HEAP_SIZE_HELD);
     this.rateLimits = new RateLimitTable(new Float64Array(buffers.rateLimits), header, lockWords);
     this.jobMap = new JobMap(new Int32Array(buffers.jobMap), slots);
-    this.keyMap = new KeyMap(new Int32Array(buffers.keyMap), slots, arena);
+    this.keyMap = new KeyMap(buffers.keyMap, slots, arena);
     this.freeSlots = new Int32Array(buffers.freeSlots);
     this.workerNames = new NameTable(buffers.workerNames, header, WORKER_NAME_COUNT);
     this.typeNames = new NameTable(buffers.typeNames, header, TYPE_NAME_COUNT);

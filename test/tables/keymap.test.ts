@@ -66,3 +66,25 @@ describe('key map', () => {
     expect(second.keyMap.find('far away', hashOf('far away'))).toBe(slot);
   });
 });
+
+describe('key map growth', () => {
+  it('starts sized for the first slots and grows, rehashed, as keys come to slots past them, keeping every key', () => {
+    const capacity = 16 * INITIAL_SLOTS;
+    const { buffers, first, second } = twoViews(capacity);
+    const start = buffers.keyMap.byteLength;
+    expect(start).toBeLessThan(buffers.keyMap.maxByteLength);
+    const slots = Array.from({ length: 600 }, (_, i) => i * 20);
+    slots.forEach((slot, i) => {
+      keyedJob(first, slot, i + 1, `key ${i}`);
+      first.keyMap.set(`key ${i}`, hashOf(`key ${i}`), slot);
+    });
+    expect(buffers.keyMap.byteLength).toBeGreaterThan(start);
+    expect(slots.every((slot, i) => first.keyMap.find(`key ${i}`, hashOf(`key ${i}`)) === slot)).toBe(true);
+    // Another holder's view, made before the growth, finds them all in the rehashed table.
+    second.slots.keepUp(slots.at(-1)! + 1);
+    expect(slots.every((slot, i) => second.keyMap.find(`key ${i}`, hashOf(`key ${i}`)) === slot)).toBe(true);
+    second.keyMap.delete('key 7', hashOf('key 7'), slots[7]!);
+    expect(first.keyMap.find('key 7', hashOf('key 7'))).toBe(-1);
+    expect(first.keyMap.find('key 8', hashOf('key 8'))).toBe(slots[8]);
+  });
+});
