@@ -43,6 +43,7 @@
  *   listing     grows with the slots it files, once built (ListingIndex#reach)
  *   keyMap      grows, rehashed, as keys come to slots past two thirds of its entries (KeyMap#roomFor)
  *   overflow, delayed, leases, held   grow as entries are pushed (SharedHeap#push), from INITIAL_HEAP_ENTRIES
+ *   finished    grows as entries are filed, its wrapped entries moved past the old end (FinishOrder#grow), from INITIAL_HEAP_ENTRIES
  *   arena       grows as chunks past ARENA_BUMP are taken (Arena#take), from INITIAL_ARENA_BYTES
  *   levelRings  grows a level's ring at a time, as levels are made (ReadyIndex#addLevel), from none
  *   rowRings    grows a row's rings at a time, as rows are first owned (RowTable#acquire), from row 0's
@@ -54,8 +55,7 @@
  *
  * Sized for `capacity` from the start: jobMap (open addressing keyed by a
  * hash modulo its size: growing it means rehashing it while lock-free
- * lookups read it), finished (the eviction order, a ring taken modulo its
- * size: see FinishOrder), freeSlots (a quarter of slotWords), and the small
+ * lookups read it), freeSlots (a quarter of slotWords), and the small
  * fixed ones (lockWords, header, levelWords, levelKeys, rowWords, rowData,
  * workerNames, typeNames, rateLimits, schedules).
  *
@@ -711,6 +711,7 @@ export function initialBytes(capacity: number, arenaBytes: number, journaled: bo
     overflow: heap,
     delayed: heap,
     leases: heap,
+    finished: heap,
     held: heap,
     // Grown a level at a time, as levels are made (see ReadyIndex#addLevel).
     levelRings: 0,

@@ -79,7 +79,7 @@ export class QueueMemory {
     this.ready = new ReadyIndex(new Int32Array(buffers.levelWords), new Float64Array(buffers.levelKeys), buffers.levelRings, lockWords, overflow, slots, access);
     this.delayed = new SharedHeap(buffers.delayed, header, HEAP_SIZE_DELAYED);
     this.leases = new SharedHeap(buffers.leases, header, HEAP_SIZE_LEASES);
-    this.finished = new FinishOrder(new Float64Array(buffers.finished), header, HEAP_SIZE_FINISHED, FINISHED_HEAD);
+    this.finished = new FinishOrder(buffers.finished, header, HEAP_SIZE_FINISHED, FINISHED_HEAD);
     this.held = new SharedHeap(buffers.held, header, HEAP_SIZE_HELD);
     this.rateLimits = new RateLimitTable(new Float64Array(buffers.rateLimits), header, lockWords);
     this.jobMap = new JobMap(new Int32Array(buffers.jobMap), slots);
