@@ -5,7 +5,7 @@ import { JOB_QUEUE_OPTIONS, fillOptions, given, readCallers, readOptions, type J
 import { policyFromShare, sharePolicy, type RetryPolicy } from './policy.js';
 import { Journal } from './journal/journal.js';
 import type { LoggedJob } from './shm/movelog.js';
-import { BUFFER_NAMES, attemptLimit, bufferBytes, mayRetry, type QueueBuffers } from './shm/layout.js';
+import { BUFFER_NAMES, attemptLimit, bufferBytes, initialBytes, mayRetry, type BufferName, type QueueBuffers } from './shm/layout.js';
 import { QueueMemory } from './shm/memory.js';
 import { countedChunks } from './shm/records.js';
 import { JobStatus, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit } from './types.js';
@@ -98,7 +98,7 @@ export class JobQueue {
     checkTimeSource(time);
     checkPolicy(policy);
     const filled = fillOptions(options);
-    const memory = new QueueMemory(buffers ?? QueueMemory.create(filled.capacity, filled.arenaBytes), filled.lockTimeoutMillis);
+    const memory = new QueueMemory(buffers ?? QueueMemory.create(filled.capacity, filled.arenaBytes, journal !== undefined), filled.lockTimeoutMillis);
     // Memory made here, for this instance alone, until `share()` hands it out.
     memory.exclusive = buffers === undefined && journal === undefined;
     this.#ctx = new QueueContext(time, policy, filled, memory, journal);
@@ -583,10 +583,13 @@ function readHandle(handle: SharedQueueHandle, time: TimeSource | undefined) {
     throw notAHandle();
   }
   const options = fillOptions(handle.options);
-  // Every buffer must be the one the options size.
+  // Every buffer must be the one the options size: at most that long (a growing one may be shorter, see initialBytes), at least as it started.
   const sizes = bufferBytes(options.capacity, options.arenaBytes);
+  const initial = initialBytes(options.capacity, options.arenaBytes, handle.journal !== null && handle.journal !== undefined);
   const buffers = handle.buffers;
-  if (BUFFER_NAMES.some((name) => !(buffers?.[name] instanceof SharedArrayBuffer) || buffers[name].byteLength !== sizes[name])) throw notAHandle();
+  const fits = (buffer: unknown, name: BufferName) =>
+    buffer instanceof SharedArrayBuffer && buffer.maxByteLength === sizes[name] && buffer.byteLength >= initial[name];
+  if (BUFFER_NAMES.some((name) => !fits(buffers?.[name], name))) throw notAHandle();
   const clock = time ?? clockFromShare(handle.clock);
   const policy = policyFromShare(handle.policy);
   const journal = handle.journal;

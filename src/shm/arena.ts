@@ -1,5 +1,6 @@
+import { elementsIn, growDoubling } from './growth.js';
 import {
-  ARENA_BUMP, ARENA_FREE_COUNT, ARENA_FREE_HEAD, CHUNK_BYTES, CHUNK_DATA_BYTES, CHUNK_NEXT_BYTES, ERROR_LENGTH_BYTES, FIRST_CHUNK,
+  INITIAL_ARENA_BYTES, ARENA_BUMP, ARENA_FREE_COUNT, ARENA_FREE_HEAD, CHUNK_BYTES, CHUNK_DATA_BYTES, CHUNK_NEXT_BYTES, ERROR_LENGTH_BYTES, FIRST_CHUNK,
 } from './layout.js';
 
 /** Room for a counted chain's length, written over it once stored (see storeCounted); one byte per character. */
@@ -36,10 +37,15 @@ const BYTE_LOOP_CHARS = 16;
  * reference, which also reclaims chunks a killed thread took and never attached.
  */
 export class Arena {
-  readonly #bytes: Utf8Buffer;
-  readonly #u8: Uint8Array;
-  readonly #next: Int32Array;
+  readonly #buffer: SharedArrayBuffer;
+  // This thread's views: fixed-length, re-made when a chunk past them is met (see growth.ts and #reach).
+  #bytes: Utf8Buffer;
+  #u8: Uint8Array;
+  #next: Int32Array;
+  /** Chunks this thread's views cover. */
+  #viewChunks = 0;
   readonly #header: Float64Array;
+  /** Chunks the arena may grow to. */
   readonly #chunks: number;
   #scratch = Buffer.alloc(4096);
   /**
@@ -58,12 +64,32 @@ export class Arena {
   #kept: (string | undefined)[] | undefined = undefined;
   #keptCount = 0;
 
+  /** Over `buffer`: growable, it grows as chunks past ARENA_BUMP are taken, up to its maxByteLength. */
   constructor(buffer: SharedArrayBuffer, header: Float64Array) {
-    this.#bytes = Buffer.from(buffer) as Utf8Buffer;
-    this.#u8 = new Uint8Array(buffer);
-    this.#next = new Int32Array(buffer);
+    this.#buffer = buffer;
     this.#header = header;
-    this.#chunks = Math.floor(buffer.byteLength / CHUNK_BYTES);
+    this.#chunks = Math.floor(buffer.maxByteLength / CHUNK_BYTES);
+    [this.#bytes, this.#u8, this.#next] = this.#views();
+  }
+
+  /** Views over the whole chunks the buffer holds now. */
+  #views(): [Utf8Buffer, Uint8Array, Int32Array] {
+    const chunks = (this.#viewChunks = elementsIn(this.#buffer, CHUNK_BYTES));
+    const bytes = chunks * CHUNK_BYTES;
+    return [Buffer.from(this.#buffer, 0, bytes) as Utf8Buffer, new Uint8Array(this.#buffer, 0, bytes), new Int32Array(this.#buffer, 0, bytes >> 2)];
+  }
+
+  /**
+   * Makes this thread's views cover chunk `chunk`: re-made over the buffer as
+   * it is now, which another thread's `#take` grew before it published the
+   * chunk. False if the buffer does not reach it either: a lock-free reader
+   * read a ref that raced an eviction's reuse (its re-check of the slot's
+   * word discards what it read).
+   */
+  #reach(chunk: number): boolean {
+    if (chunk < this.#viewChunks) return true;
+    [this.#bytes, this.#u8, this.#next] = this.#views();
+    return chunk < this.#viewChunks;
   }
 
   /** Chunks a string of `byteCount` bytes takes (none for the empty string). */
@@ -107,11 +133,12 @@ export class Arena {
     }
     const source = this.#scratchOf(byteCount);
     source.write(second, source.write(first, 0, 'utf8'), 'utf8');
-    const bytes = this.#u8;
     let head = 0;
     let previous = 0;
     for (let i = 0; i < count; i++) {
       const chunk = this.#take();
+      // After the take, which may have grown the arena and re-made the views.
+      const bytes = this.#u8;
       if (previous === 0) head = chunk;
       else this.#next[(previous * CHUNK_BYTES) >> 2] = chunk;
       this.#next[(chunk * CHUNK_BYTES) >> 2] = 0;
@@ -139,6 +166,7 @@ export class Arena {
 
   /** The text length a chain from `storeCounted` starts with. */
   countedBytes(first: number): number {
+    if (!this.#reach(first)) return 0;
     return this.#next[(first * CHUNK_BYTES + CHUNK_NEXT_BYTES) >> 2]!;
   }
 
@@ -146,7 +174,7 @@ export class Arena {
   readCounted(first: number): string {
     const byteCount = this.countedBytes(first);
     // More than the arena holds: a lock-free reader raced an eviction that reused the chain; its re-check of the slot's word discards this.
-    if (!(byteCount >= 0 && byteCount <= this.#u8.length)) return '';
+    if (!(byteCount >= 0 && byteCount <= this.#chunks * CHUNK_BYTES)) return '';
     return this.read(first, ERROR_LENGTH_BYTES, byteCount);
   }
 
@@ -160,16 +188,21 @@ export class Arena {
     }
     let chunk = first;
     for (; skip >= CHUNK_DATA_BYTES; skip -= CHUNK_DATA_BYTES) chunk = this.#nextOf(chunk);
+    // A ref past the buffer: a racing reader's, which its re-check discards.
+    if (!this.#reach(chunk)) return '';
     const start = chunk * CHUNK_BYTES + CHUNK_NEXT_BYTES + skip;
     // The common case, a string within one chunk, decodes in place.
     if (skip + byteCount <= CHUNK_DATA_BYTES) return this.#bytes.utf8Slice(start, start + byteCount);
     const out = this.#scratchOf(byteCount);
-    const bytes = this.#u8;
+    let bytes = this.#u8;
     let copied = 0;
     for (let at = start, end = start - skip + CHUNK_DATA_BYTES; ; ) {
       while (at < end && copied < byteCount) out[copied++] = bytes[at++]!;
       if (copied === byteCount) break;
       chunk = this.#nextOf(chunk);
+      if (!this.#reach(chunk)) return '';
+      // The views may have been re-made to reach it.
+      bytes = this.#u8;
       at = chunk * CHUNK_BYTES + CHUNK_NEXT_BYTES;
       end = at + CHUNK_DATA_BYTES;
     }
@@ -242,8 +275,16 @@ export class Arena {
       return head;
     }
     const chunk = this.#bump();
+    // The bytes first, then the bump that hands the chunk out (readers find it only through a ref written after).
+    if (chunk >= this.#viewChunks) this.#grow(chunk + 1);
     header[ARENA_BUMP] = chunk + 1;
     return chunk;
+  }
+
+  /** Grows the buffer to hold `chunks` chunks (doubling, at least INITIAL_ARENA_BYTES) and re-makes this thread's views. */
+  #grow(chunks: number): void {
+    growDoubling(this.#buffer, chunks * CHUNK_BYTES, INITIAL_ARENA_BYTES);
+    [this.#bytes, this.#u8, this.#next] = this.#views();
   }
 
   #bump(): number {
@@ -251,6 +292,7 @@ export class Arena {
   }
 
   #nextOf(chunk: number): number {
+    if (!this.#reach(chunk)) return 0;
     return this.#next[(chunk * CHUNK_BYTES) >> 2]!;
   }
 

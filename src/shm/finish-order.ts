@@ -1,4 +1,8 @@
-import { ENTRY_FIELDS, ENTRY_K1, ENTRY_K2, ENTRY_K3, ENTRY_SLOT, ENTRY_WORD } from './layout.js';
+import * as step from './steps.js';
+import { elementsIn, growDoubling } from './growth.js';
+import { ENTRY_FIELDS, ENTRY_K1, ENTRY_K2, ENTRY_K3, ENTRY_SLOT, ENTRY_WORD, INITIAL_HEAP_ENTRIES } from './layout.js';
+
+const ENTRY_BYTES = ENTRY_FIELDS * Float64Array.BYTES_PER_ELEMENT;
 
 /** Where entries are filed under the lock, in an order of their keys: a heap, or the finished jobs' ring. */
 export interface EntryOrder {
@@ -28,35 +32,74 @@ export interface EntryOrder {
  * queue-lock holder touches the order.
  */
 export class FinishOrder implements EntryOrder {
-  readonly #e: Float64Array;
+  readonly #buffer: SharedArrayBuffer;
+  /** This thread's view of the ring: the whole buffer as it is (see #sync). */
+  #e: Float64Array;
   readonly #header: Float64Array;
   readonly #sizeField: number;
   readonly #headField: number;
-  readonly #maxEntries: number;
+  /** Entries of the ring now: its modulus, the buffer's length (it grows, see #grow). */
+  #maxEntries = 0;
+  /** Entries the ring may grow to. */
+  readonly #capacity: number;
 
-  constructor(entries: Float64Array, header: Float64Array, sizeField: number, headField: number) {
-    this.#e = entries;
+  /**
+   * Over `buffer`: growable, the ring is as long as the buffer is, and grows
+   * (doubling, from INITIAL_HEAP_ENTRIES) as entries come, up to the
+   * buffer's maxByteLength.
+   */
+  constructor(buffer: SharedArrayBuffer, header: Float64Array, sizeField: number, headField: number) {
+    this.#buffer = buffer;
     this.#header = header;
     this.#sizeField = sizeField;
     this.#headField = headField;
-    this.#maxEntries = Math.floor(entries.length / ENTRY_FIELDS);
+    this.#capacity = Math.floor(buffer.maxByteLength / ENTRY_BYTES);
+    this.#e = this.#view();
+  }
+
+  #view(): Float64Array {
+    this.#maxEntries = elementsIn(this.#buffer, ENTRY_BYTES);
+    return new Float64Array(this.#buffer, 0, this.#maxEntries * ENTRY_FIELDS);
+  }
+
+  /** Re-makes this thread's view if another holder grew the ring since: every look at the entries starts here (the ring's modulus is its length). */
+  #sync(): void {
+    if (step.byteLength(this.#buffer) !== this.#e.byteLength) this.#e = this.#view();
+  }
+
+  /**
+   * Grows the ring to hold one more entry than `size`, under the lock: the
+   * buffer first, then the entries that wrapped past the old end are moved
+   * to just after it, so that the ring reads the same from its head with the
+   * new modulus.
+   */
+  #grow(size: number): void {
+    const old = this.#maxEntries;
+    const head = this.#head();
+    growDoubling(this.#buffer, (size + 1) * ENTRY_BYTES, INITIAL_HEAP_ENTRIES * ENTRY_BYTES);
+    const e = (this.#e = this.#view());
+    const wrapped = head + size - old;
+    if (wrapped > 0) e.copyWithin(old * ENTRY_FIELDS, 0, wrapped * ENTRY_FIELDS);
   }
 
   get size(): number {
+    this.#sync();
     return this.#header[this.#sizeField]!;
   }
 
   get full(): boolean {
-    return this.size >= this.#maxEntries;
+    return this.size >= this.#capacity;
   }
 
   /** Field `field` (ENTRY_*) of the first entry; only when size > 0. */
   top(field: number): number {
+    this.#sync();
     return this.#e[this.#head() * ENTRY_FIELDS + field]!;
   }
 
   /** Drops the first entry; only when size > 0. */
   pop(): void {
+    this.#sync();
     this.#header[this.#headField] = this.#at(1);
     this.#header[this.#sizeField] = this.size - 1;
   }
@@ -69,6 +112,7 @@ export class FinishOrder implements EntryOrder {
   /** Files an entry in its place; the caller compacted a full order first. */
   push(k1: number, k2: number, k3: number, slot: number, word: number): void {
     const size = this.size;
+    if (size >= this.#maxEntries) this.#grow(size);
     // The common case: no entry is later.
     if (size === 0 || this.#compare(size - 1, k1, k2, k3) <= 0) return this.append(k1, k2, k3, slot, word);
     if (this.#compare(0, k1, k2, k3) >= 0) {
@@ -104,6 +148,7 @@ export class FinishOrder implements EntryOrder {
   /** Files an entry at the end, in whatever order: a bulk of them is put in order (`sortedEntries`) before the next look at the front. */
   append(k1: number, k2: number, k3: number, slot: number, word: number): void {
     const size = this.size;
+    if (size >= this.#maxEntries) this.#grow(size);
     this.#place(this.#at(size), k1, k2, k3, slot, word);
     this.#header[this.#sizeField] = size + 1;
   }
@@ -130,6 +175,7 @@ export class FinishOrder implements EntryOrder {
 
   /** Makes the order hold `entries` (from `sortedEntries`), and only them. */
   refill(entries: Float64Array): void {
+    this.#sync();
     this.#e.set(entries, 0);
     this.#header[this.#headField] = 0;
     this.#header[this.#sizeField] = entries.length / ENTRY_FIELDS;
@@ -137,6 +183,7 @@ export class FinishOrder implements EntryOrder {
 
   /** Drops every entry for which `keep` is false; the others keep their order. */
   compact(keep: (slot: number, word: number) => boolean): void {
+    this.#sync();
     const e = this.#e;
     let kept = 0;
     for (let i = 0, size = this.size; i < size; i++) {

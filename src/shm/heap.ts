@@ -1,4 +1,5 @@
-import { ENTRY_FIELDS, ENTRY_K1, ENTRY_K2, ENTRY_K3, ENTRY_SLOT, ENTRY_WORD } from './layout.js';
+import { elementsIn, growDoubling } from './growth.js';
+import { ENTRY_FIELDS, ENTRY_K1, ENTRY_K2, ENTRY_K3, ENTRY_SLOT, ENTRY_WORD, INITIAL_HEAP_ENTRIES } from './layout.js';
 
 const ARITY = 4;
 
@@ -13,20 +14,40 @@ const ARITY = 4;
  * `compact` when the heap fills up. Only the queue-lock holder touches a heap.
  */
 export class SharedHeap {
-  readonly #e: Float64Array;
+  readonly #buffer: SharedArrayBuffer;
+  /** This thread's view of the entries: fixed-length, re-made when the heap's size passes it (see growth.ts). */
+  #e: Float64Array;
   readonly #header: Float64Array;
   readonly #sizeField: number;
   readonly #maxEntries: number;
 
-  constructor(entries: Float64Array, header: Float64Array, sizeField: number) {
-    this.#e = entries;
+  /** Over `buffer` (growable: it grows as entries are pushed, up to its maxByteLength), sized by header field `sizeField`. */
+  constructor(buffer: SharedArrayBuffer, header: Float64Array, sizeField: number) {
+    this.#buffer = buffer;
+    this.#e = SharedHeap.#view(buffer);
     this.#header = header;
     this.#sizeField = sizeField;
-    this.#maxEntries = Math.floor(entries.length / ENTRY_FIELDS);
+    this.#maxEntries = Math.floor(buffer.maxByteLength / (ENTRY_FIELDS * Float64Array.BYTES_PER_ELEMENT));
   }
 
+  static #view(buffer: SharedArrayBuffer): Float64Array {
+    return new Float64Array(buffer, 0, elementsIn(buffer, ENTRY_FIELDS * Float64Array.BYTES_PER_ELEMENT) * ENTRY_FIELDS);
+  }
+
+  /** Entries this thread's view holds: the heap's size must not pass it before a call reads the entries. */
+  get #viewEntries(): number {
+    return this.#e.length / ENTRY_FIELDS;
+  }
+
+  /**
+   * The size, with this thread's view made to cover it: another lock holder
+   * may have grown the heap since this thread last looked (it grew the buffer
+   * before it wrote the size, so the bytes are there).
+   */
   get size(): number {
-    return this.#header[this.#sizeField]!;
+    const size = this.#header[this.#sizeField]!;
+    if (size > this.#viewEntries) this.#e = SharedHeap.#view(this.#buffer);
+    return size;
   }
 
   get full(): boolean {
@@ -35,11 +56,14 @@ export class SharedHeap {
 
   /** Field `field` (ENTRY_*) of the top entry; only when size > 0. */
   top(field: number): number {
+    // Entry 0 is in every view: a heap's buffer starts with room for its first entries.
     return this.#e[field]!;
   }
 
   push(k1: number, k2: number, k3: number, slot: number, word: number): void {
     const size = this.size;
+    // Room for one more before the size that counts it is written.
+    if (size >= this.#viewEntries) this.#grow(size + 1);
     let i = size;
     // Sift up: move parents down until the new entry's place is found.
     while (i > 0) {
@@ -50,6 +74,13 @@ export class SharedHeap {
     }
     this.#place(i, k1, k2, k3, slot, word);
     this.#header[this.#sizeField] = size + 1;
+  }
+
+  /** Grows the buffer to hold `entries` (at least INITIAL_HEAP_ENTRIES, doubling) and re-makes this thread's view. */
+  #grow(entries: number): void {
+    const bytesPerEntry = ENTRY_FIELDS * Float64Array.BYTES_PER_ELEMENT;
+    growDoubling(this.#buffer, entries * bytesPerEntry, INITIAL_HEAP_ENTRIES * bytesPerEntry);
+    this.#e = SharedHeap.#view(this.#buffer);
   }
 
   pop(): void {
@@ -64,9 +95,10 @@ export class SharedHeap {
 
   /** Drops every entry for which `keep` is false, then restores heap order in O(n). */
   compact(keep: (slot: number, word: number) => boolean): void {
+    const size = this.size;
     const e = this.#e;
     let kept = 0;
-    for (let i = 0; i < this.size; i++) {
+    for (let i = 0; i < size; i++) {
       const at = i * ENTRY_FIELDS;
       if (keep(e[at + ENTRY_SLOT]!, e[at + ENTRY_WORD]!)) this.#copy(i, kept++);
     }

@@ -1,4 +1,4 @@
-import type { RecordColumn } from './layout.js';
+import type { SlotTable } from './slots.js';
 
 /**
  * Job number → slot. Job `n` is looked for first in its home slot,
@@ -27,17 +27,17 @@ import type { RecordColumn } from './layout.js';
  */
 export class JobMap {
   readonly #m: Int32Array;
-  /** The slot table's JOB_NUM column. */
-  readonly #jobNums: RecordColumn;
+  /** Whose JOB_NUM column keys the entries. */
+  readonly #slots: SlotTable;
   readonly #mask: number;
   readonly #shift: number;
   /** Slots in the slot table: the home slots' modulus. */
   readonly #capacity: number;
 
-  constructor(entries: Int32Array, jobNums: RecordColumn, capacity: number) {
+  constructor(entries: Int32Array, slots: SlotTable) {
     this.#m = entries;
-    this.#jobNums = jobNums;
-    this.#capacity = capacity;
+    this.#slots = slots;
+    this.#capacity = slots.capacity;
     this.#mask = entries.length - 1;
     // Take the hash's top bits: they are the best mixed.
     this.#shift = 32 - Math.log2(entries.length);
@@ -102,7 +102,8 @@ export class JobMap {
   }
 
   #numOf(slot: number): number {
-    return this.#jobNums[slot]!;
+    // Through the table: a home slot may lie past the slots grown so far (never used: 0), or past this thread's view.
+    return this.#slots.jobNum(slot);
   }
 
   #home(n: number): number {

@@ -1,11 +1,14 @@
 import type { Arena } from './arena.js';
-import { KEY_ENTRY_FIELDS, KEY_ENTRY_HASH, KEY_ENTRY_SLOT } from './layout.js';
+import * as step from './steps.js';
+import { elementsIn, growTo } from './growth.js';
+import { KEY_ENTRY_FIELDS, KEY_ENTRY_HASH, KEY_ENTRY_SLOT, mapEntries } from './layout.js';
 import type { SlotTable } from './slots.js';
 
 /**
  * Idempotent key → the slot of the job that holds it: open addressing with
  * linear probing over entries [slot + 1 | keyHash] (0: empty), sized as the job
- * map, so at most two thirds full (a slot holds at most one key). The key's
+ * map for the slots handed out so far, so at most two thirds full (a slot
+ * holds at most one key). The key's
  * text is not in the entry but in the slot's KEY_REF chain, so a lookup
  * compares the hash first and decodes a key only on a hash match. Removal
  * shifts the following run back (no tombstones); the kept hash gives each
@@ -18,20 +21,62 @@ import type { SlotTable } from './slots.js';
  * takeover derives it again from the slots (see `Rebuilder#rebuild`).
  */
 export class KeyMap {
-  readonly #m: Int32Array;
+  readonly #buffer: SharedArrayBuffer;
+  /** This thread's view: the whole table as the buffer holds it (see #table). */
+  #m: Int32Array;
   readonly #slots: SlotTable;
   readonly #arena: Arena;
   /** Entries - 1 (a power of two). */
-  readonly #mask: number;
-  readonly #shift: number;
+  #mask = 0;
+  #shift = 0;
 
-  constructor(entries: Int32Array, slots: SlotTable, arena: Arena) {
-    this.#m = entries;
+  /**
+   * Over `buffer`: growable, the table is as large as the buffer is. It grows
+   * (doubling, rehashed) as the slots that may hold a key grow past two thirds
+   * of its entries (see #roomFor), up to `mapEntries(capacity)`.
+   */
+  constructor(buffer: SharedArrayBuffer, slots: SlotTable, arena: Arena) {
+    this.#buffer = buffer;
     this.#slots = slots;
     this.#arena = arena;
-    const count = entries.length / KEY_ENTRY_FIELDS;
+    this.#m = this.#view();
+  }
+
+  /** A view of the whole table the buffer holds now, with its mask and shift. */
+  #view(): Int32Array {
+    const count = elementsIn(this.#buffer, KEY_ENTRY_FIELDS * Int32Array.BYTES_PER_ELEMENT);
     this.#mask = count - 1;
     this.#shift = 32 - Math.log2(count);
+    return new Int32Array(this.#buffer, 0, count * KEY_ENTRY_FIELDS);
+  }
+
+  /** This thread's view of the table as it is now: re-made if another holder grew it since (every method starts here, under the lock). */
+  #table(): Int32Array {
+    if (step.byteLength(this.#buffer) !== this.#m.byteLength) this.#m = this.#view();
+    return this.#m;
+  }
+
+  /**
+   * Makes the table large enough for `slot` to hold a key: at most two
+   * thirds full with a key in every slot up to it, as `mapEntries` sizes it.
+   * Grows the buffer, then files every entry afresh in the larger table.
+   */
+  #roomFor(slot: number): void {
+    const wanted = mapEntries(slot + 1) * KEY_ENTRY_FIELDS;
+    const old = this.#table();
+    if (wanted <= old.length) return;
+    const entries = old.slice();
+    growTo(this.#buffer, Math.min(this.#buffer.maxByteLength, Math.max(wanted, 2 * old.length) * Int32Array.BYTES_PER_ELEMENT));
+    const m = (this.#m = this.#view());
+    m.fill(0);
+    for (let at = 0; at < entries.length; at += KEY_ENTRY_FIELDS) {
+      const entry = entries[at + KEY_ENTRY_SLOT]!;
+      if (entry === 0) continue;
+      let i = this.#home(entries[at + KEY_ENTRY_HASH]!);
+      while (m[i * KEY_ENTRY_FIELDS + KEY_ENTRY_SLOT] !== 0) i = (i + 1) & this.#mask;
+      m[i * KEY_ENTRY_FIELDS + KEY_ENTRY_SLOT] = entry;
+      m[i * KEY_ENTRY_FIELDS + KEY_ENTRY_HASH] = entries[at + KEY_ENTRY_HASH]!;
+    }
   }
 
   /** The key the job in `slot` holds (the slot must hold a keyed job). */
@@ -47,6 +92,7 @@ export class KeyMap {
 
   /** Makes `slot` the holder of `key`: its entry now, replacing an older holder's. */
   set(key: string, hash: number, slot: number): void {
+    this.#roomFor(slot);
     const m = this.#m;
     const found = this.#entryOf(key, hash);
     let at = found;
@@ -68,7 +114,7 @@ export class KeyMap {
 
   /** Removes the entry of `slot` for `key`, if `slot` still holds it (a newer job with the key may). */
   delete(key: string, hash: number, slot: number): void {
-    const m = this.#m;
+    const m = this.#table();
     const mask = this.#mask;
     const found = this.#entryOf(key, hash);
     if (found < 0 || m[found + KEY_ENTRY_SLOT] !== slot + 1) return;
@@ -88,12 +134,12 @@ export class KeyMap {
   }
 
   clear(): void {
-    this.#m.fill(0);
+    this.#table().fill(0);
   }
 
   /** The index in the table of `key`'s entry, or -1. */
   #entryOf(key: string, hash: number): number {
-    const m = this.#m;
+    const m = this.#table();
     for (let i = this.#home(hash); ; i = (i + 1) & this.#mask) {
       const at = i * KEY_ENTRY_FIELDS;
       const entry = m[at + KEY_ENTRY_SLOT]!;

@@ -7,7 +7,7 @@
  *   lockWords   Int32 [ LOCK … COMMIT_* | ATTENTION | DUE_VERSION | FINISH_TICKET FINISH_WAITERS | LEVEL_SEQ … ]  hot words, one line each
  *   header      f64   [ sequences | slot pool | arena | heap sizes | NEXT_DUE | LAST_NOW | … ]  maintenance holder's
  *   slotWords   Int32 [ lease word of slot 0 | slot 1 | ... ]                       THE TRUTH
- *   records     columns [ JOB_NUM of slot 0 1 2 ... | PRIORITY of ... | ... ]   written only while the word is BUSY
+ *   jobNums … workers  one buffer per record column [ JOB_NUM of slot 0 1 2 ... ]   written only while the word is BUSY
  *   levelWords  Int32 [ level 0: HEAD … | TAIL … | level 1 … ]  ring positions       hint
  *   levelKeys   f64   [ level 0: PRIORITY TAIL_RUN_AT TAIL_JOB_NUM | ... ]          maintenance holder's
  *   levelRings  Int32 [ level 0: SLOT WORD | SLOT WORD ... | level 1 ... ]         ready jobs, best first   hint
@@ -29,6 +29,35 @@
  *   commitRing  f64   [ jobNum * 4 + COMMIT_* | ... ]  a ring       journal writes to make
  *   listing     f64   [ BUILT ROOT… | node of slot 0: LEFT RIGHT CLASS KEY | ... ]  per-status trees for jobs()  hint
  *   schedules   bytes [ CURRENT LENGTH LENGTH | JSON | JSON ]  two copies   schedules (in-memory queues)
+ *
+ * ── Growth ──
+ *
+ * The buffers marked "grows" below start small and grow, as what they hold
+ * grows, up to the length `bufferBytes` gives them (their maxByteLength: the
+ * address space a growable SharedArrayBuffer reserves, committed only as it
+ * grows). A thread grows a buffer *before* it publishes an index into the new
+ * bytes; a thread that meets an index past its own (fixed-length) view
+ * re-makes the view (see growth.ts).
+ *
+ *   slotWords and the record columns (one buffer each)   grow with SLOT_HIGH_WATER (SlotTable#grow), from INITIAL_SLOTS
+ *   listing     grows with the slots it files, once built (ListingIndex#reach)
+ *   keyMap      grows, rehashed, as keys come to slots past two thirds of its entries (KeyMap#roomFor)
+ *   overflow, delayed, leases, held   grow as entries are pushed (SharedHeap#push), from INITIAL_HEAP_ENTRIES
+ *   finished    grows as entries are filed, its wrapped entries moved past the old end (FinishOrder#grow), from INITIAL_HEAP_ENTRIES
+ *   arena       grows as chunks past ARENA_BUMP are taken (Arena#take), from INITIAL_ARENA_BYTES
+ *   levelRings  grows a level's ring at a time, as levels are made (ReadyIndex#addLevel), from none
+ *   rowRings    grows a row's rings at a time, as rows are first owned (RowTable#acquire), from row 0's
+ *   commitRing, awaited   none for an in-memory queue, whole for a journaled one
+ *
+ * A slot past a thread's view is re-made into it as the thread meets it
+ * (SlotTable#word, #jobNum, and at each lock hold #keepUp); a slot past the
+ * buffer itself was never used: FREE, its record all zero.
+ *
+ * Sized for `capacity` from the start: jobMap (open addressing keyed by a
+ * hash modulo its size: growing it means rehashing it while lock-free
+ * lookups read it), freeSlots (a quarter of slotWords), and the small
+ * fixed ones (lockWords, header, levelWords, levelKeys, rowWords, rowData,
+ * workerNames, typeNames, rateLimits, schedules).
  *
  * ── Roles ──
  *
@@ -351,12 +380,16 @@ export const RECORD_FIELDS = 23;
  *   TYPE         i16  an entry of `typeNames` + 1 (<= TYPE_NAMES), or -(type bytes) (>= -MAX_TYPE_BYTES, 1024)
  *   WORKER       u16  an entry of `workerNames` + 1 (<= WORKER_NAMES)
  */
-export const RECORD_COLUMNS: readonly (readonly [field: number, array: ColumnArray])[] = [
-  [JOB_NUM, Float64Array], [PRIORITY, Float64Array], [RUN_AT, Float64Array], [TOKEN, Float64Array], [LEASE_UNTIL, Float64Array],
-  [MOVES, Float64Array], [KEY_TTL, Float64Array], [FINISHED_AT, Float64Array],
-  [DATA_REF, Int32Array], [PAYLOAD_BYTES, Int32Array], [ERROR_REF, Int32Array], [RESULT_REF, Int32Array], [KEY_REF, Int32Array], [HEADERS_REF, Int32Array],
-  [ATTEMPTS, Uint32Array], [ATTEMPT_LIMIT, Uint32Array], [LEASE_LENGTH, Uint32Array], [TYPE, Int16Array], [WORKER, Uint16Array],
-];
+export const RECORD_COLUMNS = [
+  [JOB_NUM, Float64Array, 'jobNums'], [PRIORITY, Float64Array, 'priorities'], [RUN_AT, Float64Array, 'runAts'], [TOKEN, Float64Array, 'tokens'],
+  [LEASE_UNTIL, Float64Array, 'leaseUntils'], [MOVES, Float64Array, 'moves'], [KEY_TTL, Float64Array, 'keyTtls'], [FINISHED_AT, Float64Array, 'finishedAts'],
+  [DATA_REF, Int32Array, 'dataRefs'], [PAYLOAD_BYTES, Int32Array, 'payloadBytes'], [ERROR_REF, Int32Array, 'errorRefs'], [RESULT_REF, Int32Array, 'resultRefs'],
+  [KEY_REF, Int32Array, 'keyRefs'], [HEADERS_REF, Int32Array, 'headersRefs'],
+  [ATTEMPTS, Uint32Array, 'attempts'], [ATTEMPT_LIMIT, Uint32Array, 'attemptLimits'], [LEASE_LENGTH, Uint32Array, 'leaseLengths'], [TYPE, Int16Array, 'types'],
+  [WORKER, Uint16Array, 'workers'],
+] as const satisfies readonly (readonly [field: number, array: ColumnArray, name: string])[];
+/** A column's buffer: one per column, so that each grows at its end with the slots (see Growth). */
+export type RecordColumnName = (typeof RECORD_COLUMNS)[number][2];
 
 /** One field's column: a typed array with an element per slot. */
 export type RecordColumn = Float64Array | Int32Array | Uint32Array | Int16Array | Uint16Array;
@@ -394,17 +427,6 @@ export function attemptLimit(ownLimit: number, policyMaxAttempts: number): numbe
 
 /** Bytes of one slot's record, over all columns. */
 export const RECORD_BYTES = RECORD_COLUMNS.reduce((sum, [, array]) => sum + array.BYTES_PER_ELEMENT, 0);
-
-/** Byte offset in `records` of each field's column (by field number), for `capacity` slots. */
-export function recordColumnOffsets(capacity: number): number[] {
-  const offsets = new Array<number>(RECORD_FIELDS);
-  let at = 0;
-  for (const [field, array] of RECORD_COLUMNS) {
-    offsets[field] = at;
-    at += capacity * array.BYTES_PER_ELEMENT;
-  }
-  return offsets;
-}
 
 /** ERROR_REF values of zero and below name a canned message that needs no arena chunk. */
 export const ERROR_NONE = 0;
@@ -614,6 +636,11 @@ export function commitRingEntries(capacity: number): number {
   return 2 ** Math.ceil(Math.log2(2 * capacity + 2));
 }
 
+/** Byte lengths of the record columns' buffers, for `slots` slots. */
+export function columnBytes(slots: number): Record<RecordColumnName, number> {
+  return Object.fromEntries(RECORD_COLUMNS.map(([, array, name]) => [name, slots * array.BYTES_PER_ELEMENT])) as Record<RecordColumnName, number>;
+}
+
 /** Byte lengths of every buffer of a queue with `capacity` slots. */
 export function bufferBytes(capacity: number, arenaBytes: number) {
   const f64 = Float64Array.BYTES_PER_ELEMENT;
@@ -623,7 +650,7 @@ export function bufferBytes(capacity: number, arenaBytes: number) {
     lockWords: LOCK_WORD_COUNT * i32,
     header: HEADER_FIELDS * f64,
     slotWords: capacity * i32,
-    records: capacity * RECORD_BYTES,
+    ...columnBytes(capacity),
     levelWords: LEVELS * LEVEL_WORDS * i32,
     levelKeys: LEVELS * LEVEL_KEYS * f64,
     levelRings: LEVELS * ringEntries(capacity) * RING_FIELDS * i32,
@@ -654,10 +681,56 @@ export function bufferBytes(capacity: number, arenaBytes: number) {
 export type BufferName = keyof ReturnType<typeof bufferBytes>;
 export type QueueBuffers = Record<BufferName, SharedArrayBuffer>;
 
-export function allocateBuffers(capacity: number, arenaBytes: number): QueueBuffers {
+/** Slots the slot table starts with room for (it doubles from there as slots are first used). */
+export const INITIAL_SLOTS = 1024;
+/** Listing nodes a built listing has room for at least (it doubles from there with the slots it files). */
+export const INITIAL_LISTING_NODES = 1024;
+/** Heap entries a heap buffer starts with room for (it doubles from there as entries are pushed). */
+export const INITIAL_HEAP_ENTRIES = 1024;
+/** Arena bytes committed at first (it doubles from there as chunks are taken). */
+export const INITIAL_ARENA_BYTES = 256 * 1024;
+
+/**
+ * Byte lengths the buffers start with (see Growth above): a growing buffer
+ * starts small and grows up to its `bufferBytes` length; every other starts
+ * at that length. `journaled`: the commit ring and the commit marks are used
+ * only with a journal, and are all or nothing.
+ */
+export function initialBytes(capacity: number, arenaBytes: number, journaled: boolean): Record<BufferName, number> {
   const sizes = bufferBytes(capacity, arenaBytes);
+  const heap = Math.min(sizes.overflow, INITIAL_HEAP_ENTRIES * ENTRY_FIELDS * Float64Array.BYTES_PER_ELEMENT);
+  const slots = Math.min(capacity, INITIAL_SLOTS);
+  return {
+    ...sizes,
+    // Grown with the slots ever used (see SlotTable#grow).
+    slotWords: slots * Int32Array.BYTES_PER_ELEMENT,
+    ...columnBytes(slots),
+    listing: LISTING_HEADER * Float64Array.BYTES_PER_ELEMENT,
+    // Rehashed into a larger table as the slots grow (see KeyMap#roomFor).
+    keyMap: Math.min(sizes.keyMap, mapEntries(slots) * KEY_ENTRY_FIELDS * Int32Array.BYTES_PER_ELEMENT),
+    overflow: heap,
+    delayed: heap,
+    leases: heap,
+    finished: heap,
+    held: heap,
+    // Grown a level at a time, as levels are made (see ReadyIndex#addLevel).
+    levelRings: 0,
+    // Row 0's rings, the lock holder's; the others' as rows are first owned (see RowTable#acquire).
+    rowRings: ROW_RINGS * Float64Array.BYTES_PER_ELEMENT,
+    arena: Math.min(arenaBytes, INITIAL_ARENA_BYTES),
+    commitRing: journaled ? sizes.commitRing : 0,
+    awaited: journaled ? sizes.awaited : 0,
+  };
+}
+
+/** New, all-zero buffers, each at its initial length (`initialBytes`), growable up to its full one where they differ. */
+export function allocateBuffers(capacity: number, arenaBytes: number, journaled: boolean): QueueBuffers {
+  const sizes = bufferBytes(capacity, arenaBytes);
+  const initial = initialBytes(capacity, arenaBytes, journaled);
   const out = {} as QueueBuffers;
-  for (const name of Object.keys(sizes) as BufferName[]) out[name] = new SharedArrayBuffer(sizes[name]);
+  for (const name of Object.keys(sizes) as BufferName[]) {
+    out[name] = initial[name] < sizes[name] ? new SharedArrayBuffer(initial[name], { maxByteLength: sizes[name] }) : new SharedArrayBuffer(sizes[name]);
+  }
   return out;
 }
 

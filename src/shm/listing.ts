@@ -1,6 +1,7 @@
 import { JobStatus } from '../types.js';
+import { elementsIn, growDoubling } from './growth.js';
 import {
-  LISTING_BUILT, LISTING_CLASSES, LISTING_HEADER, LISTING_ROOTS, NODE_CLASS, NODE_FIELDS, NODE_KEY, NODE_LEFT, NODE_RIGHT, isBusy, statusOf, type SlotStatus,
+  INITIAL_LISTING_NODES, SLOT_HIGH_WATER, LISTING_BUILT, LISTING_CLASSES, LISTING_HEADER, LISTING_ROOTS, NODE_CLASS, NODE_FIELDS, NODE_KEY, NODE_LEFT, NODE_RIGHT, isBusy, statusOf, type SlotStatus,
 } from './layout.js';
 import type { SlotTable } from './slots.js';
 
@@ -30,15 +31,38 @@ export function classOf(status: SlotStatus): number {
  * Concurrency contract: every method runs under the maintenance lock.
  */
 export class ListingIndex {
-  readonly #words: Float64Array;
+  readonly #buffer: SharedArrayBuffer;
+  /** This thread's view: fixed-length, re-made to cover the nodes met (see #reach). */
+  #words: Float64Array;
+  readonly #header: Float64Array;
   readonly #slots: SlotTable;
   /** The halves of the last `#split`. */
   #less = 0;
   #more = 0;
 
-  constructor(words: Float64Array, slots: SlotTable) {
-    this.#words = words;
+  /** `buffer`: growable, it grows with the slots it files once built (see #reach). */
+  constructor(buffer: SharedArrayBuffer, header: Float64Array, slots: SlotTable) {
+    this.#buffer = buffer;
+    this.#header = header;
     this.#slots = slots;
+    this.#words = ListingIndex.#view(buffer);
+  }
+
+  static #view(buffer: SharedArrayBuffer): Float64Array {
+    return new Float64Array(buffer, 0, elementsIn(buffer, Float64Array.BYTES_PER_ELEMENT));
+  }
+
+  /**
+   * This thread's view, made to cover the nodes of the first `nodes` slots:
+   * re-made over the buffer as another holder grew it, or grown (doubling,
+   * from INITIAL_LISTING_NODES). Under the lock, as every method is.
+   */
+  #reach(nodes: number): Float64Array {
+    const length = LISTING_HEADER + nodes * NODE_FIELDS;
+    if (length <= this.#words.length) return this.#words;
+    const f64 = Float64Array.BYTES_PER_ELEMENT;
+    growDoubling(this.#buffer, length * f64, (LISTING_HEADER + INITIAL_LISTING_NODES * NODE_FIELDS) * f64);
+    return (this.#words = ListingIndex.#view(this.#buffer));
   }
 
   get built(): boolean {
@@ -51,7 +75,7 @@ export class ListingIndex {
    * under the lock shows it is alive).
    */
   build(slotCount: number, progress: (slot: number) => void): void {
-    const words = this.#words;
+    const words = this.#reach(slotCount);
     words.fill(0, 0, LISTING_HEADER + slotCount * NODE_FIELDS);
     words[LISTING_BUILT] = 1;
     for (let slot = 0; slot < slotCount; slot++) {
@@ -70,7 +94,8 @@ export class ListingIndex {
     if (!this.built) return;
     const word = this.#slots.word(slot);
     if (isBusy(word)) return;
-    const words = this.#words;
+    // Every slot ever used may be a node now or later: the tree links any of them.
+    const words = this.#reach(Math.max(slot + 1, this.#header[SLOT_HIGH_WATER]!));
     const node = slot + 1;
     const at = slot * NODE_FIELDS + LISTING_HEADER;
     const wanted = classOf(statusOf(word));
@@ -88,6 +113,8 @@ export class ListingIndex {
 
   /** The nodes of class `cls` with keys above `after`, in key order. */
   walk(cls: number, after: number): TreeWalk {
+    // A walk reads nodes of any slot ever used: this thread's view must cover them all.
+    this.#reach(this.#header[SLOT_HIGH_WATER]!);
     return new TreeWalk(this, cls, this.#words[LISTING_ROOTS + cls]!, after);
   }
 

@@ -7,7 +7,7 @@ import { Arena } from './arena.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, COMMIT_SUBMITTED, DEAD, DELAYED, ERROR_FAILED, FINISH_BASE, FINISH_SEQ, FINISH_TICKET, FREE,
   JOB_SEQ, LAST_NOW, LEASE_LENGTH, LEASE_UNTIL, MAINTENANCE_ROW, MOVES, READY, RUNNING, RUN_AT, TOKEN_RESERVED, TOKEN_SEQ, isBusy,
-  statusOf, type SlotStatus,
+  SLOT_HIGH_WATER, statusOf, type SlotStatus,
 } from './layout.js';
 import type { QueueMemory } from './memory.js';
 import { Mover } from './moves.js';
@@ -116,6 +116,8 @@ export class Maintenance implements MoveNotes, LockHolder {
    */
   prepare(repair: boolean, readClock: () => number, retain: boolean): number {
     const { header, access, lockWords } = this.#m;
+    // This thread's slot views over every slot handed out so far: another holder may have grown the table since.
+    this.#m.slots.keepUp(header[SLOT_HIGH_WATER]!);
     let now: number;
     try {
       now = readClock();

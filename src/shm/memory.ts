@@ -86,24 +86,24 @@ export class QueueMemory {
     this.signal = new WorkSignal(lockWords, access);
     this.finishes = new Finishes(lockWords, access);
     const arena = (this.arena = new Arena(buffers.arena, header));
-    const slots = (this.slots = new SlotTable(new Int32Array(buffers.slotWords), buffers.records, arena, access));
-    this.rows = new RowTable(new Int32Array(buffers.rowWords), new Float64Array(buffers.rowData), new Float64Array(buffers.rowRings), header, lockWords, access);
+    const slots = (this.slots = new SlotTable(buffers.slotWords, buffers, arena, access));
+    this.rows = new RowTable(new Int32Array(buffers.rowWords), new Float64Array(buffers.rowData), buffers.rowRings, header, lockWords, access);
     this.helping = new Helping(this.rows, slots, patience);
-    const overflow = new SharedHeap(new Float64Array(buffers.overflow), header, HEAP_SIZE_OVERFLOW);
-    this.ready = new ReadyIndex(new Int32Array(buffers.levelWords), new Float64Array(buffers.levelKeys), new Int32Array(buffers.levelRings), lockWords, overflow, slots, access);
-    this.delayed = new SharedHeap(new Float64Array(buffers.delayed), header, HEAP_SIZE_DELAYED);
-    this.leases = new SharedHeap(new Float64Array(buffers.leases), header, HEAP_SIZE_LEASES);
-    this.finished = new FinishOrder(new Float64Array(buffers.finished), header, HEAP_SIZE_FINISHED, FINISHED_HEAD);
-    this.held = new SharedHeap(new Float64Array(buffers.held), header, HEAP_SIZE_HELD);
+    const overflow = new SharedHeap(buffers.overflow, header, HEAP_SIZE_OVERFLOW);
+    this.ready = new ReadyIndex(new Int32Array(buffers.levelWords), new Float64Array(buffers.levelKeys), buffers.levelRings, lockWords, overflow, slots, access);
+    this.delayed = new SharedHeap(buffers.delayed, header, HEAP_SIZE_DELAYED);
+    this.leases = new SharedHeap(buffers.leases, header, HEAP_SIZE_LEASES);
+    this.finished = new FinishOrder(buffers.finished, header, HEAP_SIZE_FINISHED, FINISHED_HEAD);
+    this.held = new SharedHeap(buffers.held, header, HEAP_SIZE_HELD);
     this.rateLimits = new RateLimitTable(new Float64Array(buffers.rateLimits), header, lockWords);
-    this.jobMap = new JobMap(new Int32Array(buffers.jobMap), slots.jobNums, slots.capacity);
-    this.keyMap = new KeyMap(new Int32Array(buffers.keyMap), slots, arena);
+    this.jobMap = new JobMap(new Int32Array(buffers.jobMap), slots);
+    this.keyMap = new KeyMap(buffers.keyMap, slots, arena);
     this.freeSlots = new Int32Array(buffers.freeSlots);
     this.workerNames = new NameTable(buffers.workerNames, header, WORKER_NAME_COUNT);
     this.typeNames = new NameTable(buffers.typeNames, header, TYPE_NAME_COUNT);
     this.commits = new CommitRing(lockWords, new Float64Array(buffers.commitRing), patience);
     this.awaited = new Int32Array(buffers.awaited);
-    this.listing = new ListingIndex(new Float64Array(buffers.listing), slots);
+    this.listing = new ListingIndex(buffers.listing, header, slots);
   }
 
   /**
@@ -250,9 +250,9 @@ export class QueueMemory {
     step.add(this.lockWords, DUE_VERSION, 1);
   }
 
-  /** New, all-zero buffers: an empty queue. */
-  static create(capacity: number, arenaBytes: number): QueueBuffers {
-    const buffers = allocateBuffers(capacity, arenaBytes);
+  /** New, all-zero buffers: an empty queue; `journaled`, with room for a journal's commits (see initialBytes in layout.ts). */
+  static create(capacity: number, arenaBytes: number, journaled: boolean): QueueBuffers {
+    const buffers = allocateBuffers(capacity, arenaBytes, journaled);
     const header = new Float64Array(buffers.header);
     // All zero is an empty queue, except that no time has been seen yet and nothing is due.
     header[LAST_NOW] = -Infinity;

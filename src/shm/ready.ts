@@ -1,5 +1,6 @@
 import * as step from './steps.js';
 import type { WordAccess } from './access.js';
+import { elementsIn, growTo } from './growth.js';
 import type { SharedHeap } from './heap.js';
 import {
   ATTENTION, ENTRY_K1, ENTRY_K2, ENTRY_K3, ENTRY_SLOT, ENTRY_WORD, LEVELS, LEVEL_COUNT, LEVEL_HEAD, LEVEL_KEYS, LEVEL_ORDER,
@@ -45,7 +46,9 @@ export const POLL_FROZEN = -3;
 export class ReadyIndex {
   readonly #levelWords: Int32Array;
   readonly #keys: Float64Array;
-  readonly #rings: Int32Array;
+  readonly #ringBuffer: SharedArrayBuffer;
+  /** This thread's view of the levels' rings: fixed-length, re-made to cover the levels in use (see growth.ts and #reachLevels). */
+  #rings: Int32Array;
   readonly #lockWords: Int32Array;
   readonly #overflow: SharedHeap;
   readonly #slots: SlotTable;
@@ -60,16 +63,29 @@ export class ReadyIndex {
   #peekWord = 0;
   readonly #access: WordAccess;
 
-  constructor(levelWords: Int32Array, keys: Float64Array, rings: Int32Array, lockWords: Int32Array, overflow: SharedHeap, slots: SlotTable, access: WordAccess) {
+  /** `rings`: growable, by a level's ring at a time as levels are made (see #addLevel). */
+  constructor(levelWords: Int32Array, keys: Float64Array, rings: SharedArrayBuffer, lockWords: Int32Array, overflow: SharedHeap, slots: SlotTable, access: WordAccess) {
     this.#access = access;
     this.#levelWords = levelWords;
     this.#keys = keys;
-    this.#rings = rings;
+    this.#ringBuffer = rings;
     this.#lockWords = lockWords;
     this.#overflow = overflow;
     this.#slots = slots;
-    this.#ringSize = rings.length / LEVELS / RING_FIELDS;
+    this.#ringSize = rings.maxByteLength / Int32Array.BYTES_PER_ELEMENT / LEVELS / RING_FIELDS;
     this.#mask = this.#ringSize - 1;
+    this.#rings = this.#ringView();
+  }
+
+  /** A view of the whole levels' rings the buffer holds now. */
+  #ringView(): Int32Array {
+    const levelInts = this.#ringSize * RING_FIELDS;
+    return new Int32Array(this.#ringBuffer, 0, elementsIn(this.#ringBuffer, levelInts * Int32Array.BYTES_PER_ELEMENT) * levelInts);
+  }
+
+  /** Makes this thread's view cover the rings of levels below `count`: they were grown before the count that names them was published. */
+  #reachLevels(count: number): void {
+    if (count * this.#ringSize * RING_FIELDS > this.#rings.length) this.#rings = this.#ringView();
   }
 
   // ── consumers, lock-free ───────────────────────────────────────────────
@@ -191,6 +207,7 @@ export class ReadyIndex {
         for (let k = 0; k < count; k++) this.#order[k] = step.load(lockWords, LEVEL_ORDER + k);
         // Unchanged across the reads: the order read is one the holder published.
         if (step.load(lockWords, LEVEL_SEQ) === seq) {
+          this.#reachLevels(count);
           this.#orderCount = count;
           this.#orderSeq = seq;
           // A rebuild empties the rings: positions seen before mean nothing now; each level starts at its head.
@@ -314,6 +331,7 @@ export class ReadyIndex {
     const lockWords = this.#lockWords;
     const keys = this.#keys;
     const count = this.#access.load(lockWords, LEVEL_COUNT);
+    this.#reachLevels(count);
     for (let level = 0; level < count; level++) if (keys[level * LEVEL_KEYS + LEVEL_PRIORITY] === priority) return level;
     return count >= LEVELS ? -1 : this.#addLevel(priority, count);
   }
@@ -323,6 +341,9 @@ export class ReadyIndex {
     const lockWords = this.#lockWords;
     const keys = this.#keys;
     const level = count;
+    // The level's ring exists before the count that names it is published (pollers re-make their views by the count).
+    growTo(this.#ringBuffer, (level + 1) * this.#ringSize * RING_FIELDS * Int32Array.BYTES_PER_ELEMENT);
+    this.#reachLevels(level + 1);
     keys[level * LEVEL_KEYS + LEVEL_PRIORITY] = priority;
     const order: number[] = [];
     for (let k = 0; k < count; k++) order.push(step.load(lockWords, LEVEL_ORDER + k));

@@ -133,11 +133,13 @@ export class Room {
    * was taken over since (LockLost), and the slot pool is the taker's.
    */
   takeSlot(): number {
-    const { header, freeSlots } = this.#m;
+    const { header, freeSlots, slots } = this.#m;
     assertHeld(this.#m.lock);
     if (header[FREE_SLOT_COUNT]! > 0) return freeSlots[--header[FREE_SLOT_COUNT]!]!;
     const slot = header[SLOT_HIGH_WATER]!;
-    if (slot >= this.#m.slots.capacity) throw new LockLost();
+    if (slot >= slots.capacity) throw new LockLost();
+    // The slot's memory first, then the high water that hands it out (see Growth in layout.ts).
+    slots.grow(slot + 1);
     header[SLOT_HIGH_WATER] = slot + 1;
     return slot;
   }

@@ -1,6 +1,7 @@
 import * as step from './steps.js';
 import { threadId } from 'node:worker_threads';
 import type { WordAccess } from './access.js';
+import { elementsIn, growTo } from './growth.js';
 import {
   ATTENTION, GATE, MAINTENANCE_ROW, ROWS, ROW_CALL, ROW_COUNTS, ROW_DATA, ROW_FINISHED_CHUNKS, ROW_FINISH_DRAINED, ROW_FINISH_TAIL,
   ROW_HIGH_WATER, ROW_LEASE_DRAINED, ROW_LEASE_TAIL, ROW_OWNED, ROW_REVOKED, ROW_RINGS, ROW_RING_ENTRIES, ROW_STATE, ROW_THREAD, ROW_WORDS,
@@ -31,18 +32,32 @@ function drainedOf(ring: RingKind): number {
 export class RowTable {
   readonly words: Int32Array;
   readonly data: Float64Array;
-  readonly rings: Float64Array;
+  readonly #ringBuffer: SharedArrayBuffer;
+  /** This thread's view of the rows' rings: fixed-length, re-made to cover the rows it meets (see growth.ts and #reachRows). */
+  #rings: Float64Array;
   readonly #header: Float64Array;
   readonly #lockWords: Int32Array;
   readonly #access: WordAccess;
 
-  constructor(words: Int32Array, data: Float64Array, rings: Float64Array, header: Float64Array, lockWords: Int32Array, access: WordAccess) {
+  /** `rings`: growable, by a row's rings at a time as rows are first owned (see acquire). */
+  constructor(words: Int32Array, data: Float64Array, rings: SharedArrayBuffer, header: Float64Array, lockWords: Int32Array, access: WordAccess) {
     this.words = words;
     this.data = data;
-    this.rings = rings;
+    this.#ringBuffer = rings;
+    this.#rings = RowTable.#ringView(rings);
     this.#header = header;
     this.#lockWords = lockWords;
     this.#access = access;
+  }
+
+  static #ringView(buffer: SharedArrayBuffer): Float64Array {
+    return new Float64Array(buffer, 0, elementsIn(buffer, ROW_RINGS * Float64Array.BYTES_PER_ELEMENT) * ROW_RINGS);
+  }
+
+  /** The rings of rows below `rows`, in this thread's view: re-made if short (their rings were grown before the rows were owned). */
+  #ringsOf(rows: number): Float64Array {
+    if (rows * ROW_RINGS > this.#rings.length) this.#rings = RowTable.#ringView(this.#ringBuffer);
+    return this.#rings;
   }
 
   /** Rows ever owned: the ones whose counters and rings count. */
@@ -56,6 +71,9 @@ export class RowTable {
       // Freed rows are reused; revoked ones (presumed dead) only once `reclaim` frees them.
       const w = row * ROW_WORDS;
       if (step.load(this.words, w + ROW_STATE) !== 0) continue;
+      // The row's rings exist before it is owned: its owner appends to them, the holder drains them, from then on.
+      growTo(this.#ringBuffer, (row + 1) * ROW_RINGS * Float64Array.BYTES_PER_ELEMENT);
+      this.#ringsOf(row + 1);
       // Its owner's thread first, then owned: a thread killed in between leaves a free row, not one nobody can reclaim.
       step.store(this.words, w + ROW_THREAD, threadId);
       // A CAS all the same: a holder taken over while stalled here may race its successor's acquire. The loser's
@@ -197,9 +215,11 @@ export class RowTable {
     const w = row * ROW_WORDS;
     const tail = this.words[w + tailOf(ring)]!;
     const at = row * ROW_RINGS + ring + (tail % ROW_RING_ENTRIES) * RING_ENTRY_FIELDS;
-    this.rings[at + RING_KEY] = key;
-    this.rings[at + RING_ENTRY_SLOT] = slot;
-    this.rings[at + RING_ENTRY_WORD] = word;
+    // The owner's own row: this thread grew the rings for it (acquire), or row 0's, there from the start.
+    const rings = this.#rings;
+    rings[at + RING_KEY] = key;
+    rings[at + RING_ENTRY_SLOT] = slot;
+    rings[at + RING_ENTRY_WORD] = word;
     // Publishes the entry (keeps I10): the holder reads entries only below the tail.
     this.#access.store(this.words, w + tailOf(ring), tail + 1);
   }
@@ -211,7 +231,9 @@ export class RowTable {
 
   /** Hands every entry not yet drained, of every row, to `visit` (the lock holder only). */
   drain(ring: RingKind, visit: (key: number, slot: number, word: number) => void): void {
-    for (let row = 0, n = this.highWater; row < n; row++) {
+    const n = this.highWater;
+    const rings = this.#ringsOf(n);
+    for (let row = 0; row < n; row++) {
       const w = row * ROW_WORDS;
       const tail = this.tail(row, ring as RingKind);
       let drained = this.words[w + drainedOf(ring)]!;
@@ -219,7 +241,7 @@ export class RowTable {
       if (drained === tail) continue;
       for (; drained < tail; drained++) {
         const at = row * ROW_RINGS + ring + (drained % ROW_RING_ENTRIES) * RING_ENTRY_FIELDS;
-        visit(this.rings[at + RING_KEY]!, this.rings[at + RING_ENTRY_SLOT]!, this.rings[at + RING_ENTRY_WORD]!);
+        visit(rings[at + RING_KEY]!, rings[at + RING_ENTRY_SLOT]!, rings[at + RING_ENTRY_WORD]!);
       }
       // Frees the ring's room for its owner.
       step.store(this.words, w + drainedOf(ring), drained);

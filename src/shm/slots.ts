@@ -1,9 +1,10 @@
 import type { WordAccess } from './access.js';
 import type { Arena } from './arena.js';
+import { elementsIn, growTo } from './growth.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, BUSY, DATA_REF, ERROR_BYTES, ERROR_REF, FINISHED_AT, HEADERS_BYTES, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH,
-  LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RESULT_BYTES, RESULT_REF, RUN_AT, STATUS_MASK, TOKEN, TYPE, WORKER, ALL_FIELDS, fieldBit, recordColumnOffsets,
-  type RecordColumn, type SlotStatus,
+  LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RESULT_BYTES, RESULT_REF, RUN_AT, STATUS_MASK, TOKEN, TYPE, WORKER, ALL_FIELDS, fieldBit, FREE, INITIAL_SLOTS,
+  type ColumnArray, type RecordColumn, type RecordColumnName, type SlotStatus,
 } from './layout.js';
 
 /** Spins a reader waits on a BUSY word before it gives up and takes the slow path. */
@@ -39,42 +40,64 @@ const HEADERS_REF_BIT = fieldBit(HEADERS_REF);
  * word before and after reading fields has read one state.
  */
 export class SlotTable {
-  readonly words: Int32Array;
+  /**
+   * This thread's views: fixed-length, over the slots the buffers held when
+   * they were made, and re-made (`#remake`) when a slot past them is met
+   * (see Growth in layout.ts). Read them through the table each time, never
+   * keep one: a kept view may be an old one.
+   */
+  words: Int32Array;
+  /** Slots the buffers may grow to. */
   readonly capacity: number;
+  readonly #wordBuffer: SharedArrayBuffer;
+  readonly #columnBuffers: Record<RecordColumnName, SharedArrayBuffer>;
+  /** Slots this thread's views cover. */
+  #viewSlots = 0;
   /** Every field's column, by field number. */
-  readonly #columns: RecordColumn[];
-  readonly jobNums: RecordColumn;
-  readonly priorities: RecordColumn;
-  readonly runAts: RecordColumn;
-  readonly tokens: RecordColumn;
-  readonly leaseUntils: RecordColumn;
-  readonly moves: RecordColumn;
-  readonly dataRefs: RecordColumn;
-  readonly payloadBytes: RecordColumn;
-  readonly errorRefs: RecordColumn;
-  readonly attempts: RecordColumn;
-  readonly attemptLimits: RecordColumn;
-  readonly resultRefs: RecordColumn;
-  readonly headersRefs: RecordColumn;
-  readonly types: RecordColumn;
-  readonly workers: RecordColumn;
-  readonly keyRefs: RecordColumn;
-  readonly keyTtls: RecordColumn;
-  readonly finishedAts: RecordColumn;
-  readonly leaseLengths: RecordColumn;
+  #columns: RecordColumn[] = [];
+  jobNums!: RecordColumn;
+  priorities!: RecordColumn;
+  runAts!: RecordColumn;
+  tokens!: RecordColumn;
+  leaseUntils!: RecordColumn;
+  moves!: RecordColumn;
+  dataRefs!: RecordColumn;
+  payloadBytes!: RecordColumn;
+  errorRefs!: RecordColumn;
+  attempts!: RecordColumn;
+  attemptLimits!: RecordColumn;
+  resultRefs!: RecordColumn;
+  headersRefs!: RecordColumn;
+  types!: RecordColumn;
+  workers!: RecordColumn;
+  keyRefs!: RecordColumn;
+  keyTtls!: RecordColumn;
+  finishedAts!: RecordColumn;
+  leaseLengths!: RecordColumn;
 
   /** Where an error's byte length is kept: at the head of its chain. */
   readonly #arena: Arena;
   readonly #access: WordAccess;
 
-  constructor(words: Int32Array, records: SharedArrayBuffer, arena: Arena, access: WordAccess) {
-    this.words = words;
+  /** Over the lease words' buffer and one buffer per record column (growable, see `grow`). */
+  constructor(words: SharedArrayBuffer, columns: Record<RecordColumnName, SharedArrayBuffer>, arena: Arena, access: WordAccess) {
+    this.#wordBuffer = words;
+    this.#columnBuffers = columns;
     this.#arena = arena;
     this.#access = access;
-    const capacity = (this.capacity = words.length);
-    const offsets = recordColumnOffsets(capacity);
+    this.capacity = words.maxByteLength / Int32Array.BYTES_PER_ELEMENT;
+    this.words = this.#remake();
+  }
+
+  /**
+   * Makes this thread's views over the slots the buffers hold now; returns the
+   * words' view. The words' buffer is grown last (see `grow`), so every
+   * column holds at least as many slots as it.
+   */
+  #remake(): Int32Array {
+    const slots = (this.#viewSlots = elementsIn(this.#wordBuffer, Int32Array.BYTES_PER_ELEMENT));
     const columns: RecordColumn[] = (this.#columns = []);
-    for (const [field, array] of RECORD_COLUMNS) columns[field] = new array(records, offsets[field]!, capacity);
+    for (const [field, array, name] of RECORD_COLUMNS) columns[field] = new (array as ColumnArray)(this.#columnBuffers[name], 0, slots);
     this.jobNums = columns[JOB_NUM]!;
     this.priorities = columns[PRIORITY]!;
     this.runAts = columns[RUN_AT]!;
@@ -94,9 +117,48 @@ export class SlotTable {
     this.keyTtls = columns[KEY_TTL]!;
     this.finishedAts = columns[FINISHED_AT]!;
     this.leaseLengths = columns[LEASE_LENGTH]!;
+    return (this.words = new Int32Array(this.#wordBuffer, 0, slots));
+  }
+
+  /**
+   * Whether this thread's views cover `slot`, re-made if they did not: false
+   * if the buffers do not reach it either, a slot never used (FREE, its
+   * record all zero). A slot is grown into before it is first used (`grow`),
+   * so a slot number read anywhere is covered once the views are re-made.
+   */
+  reach(slot: number): boolean {
+    if (slot < this.#viewSlots) return true;
+    this.#remake();
+    return slot < this.#viewSlots;
+  }
+
+  /** Re-makes this thread's views if `slots` (the slots ever used, SLOT_HIGH_WATER) have passed them: at the start of each lock hold. */
+  keepUp(slots: number): void {
+    if (slots > this.#viewSlots) this.#remake();
+  }
+
+  /**
+   * Grows the buffers to hold at least `slots` slots (doubling, from
+   * INITIAL_SLOTS, at most `capacity`), the columns first and the words
+   * last; by the lock holder, before it hands out a slot past them
+   * (SLOT_HIGH_WATER).
+   */
+  grow(slots: number): void {
+    if (slots <= this.#viewSlots) return;
+    const target = Math.min(this.capacity, Math.max(slots, 2 * this.#viewSlots, INITIAL_SLOTS));
+    for (const [, array, name] of RECORD_COLUMNS) growTo(this.#columnBuffers[name], target * array.BYTES_PER_ELEMENT);
+    growTo(this.#wordBuffer, target * Int32Array.BYTES_PER_ELEMENT);
+    this.#remake();
+  }
+
+  /** The slot's JOB_NUM; 0 for a slot never used. */
+  jobNum(slot: number): number {
+    return this.reach(slot) ? this.jobNums[slot]! : 0;
   }
 
   word(slot: number): number {
+    // A slot past this thread's views: re-made over the grown buffers, or never used (FREE).
+    if (slot >= this.#viewSlots && !this.reach(slot)) return FREE;
     // The truth, read as it is now: every decision about a slot starts here.
     return this.#access.load(this.words, slot);
   }
@@ -110,6 +172,7 @@ export class SlotTable {
    * spins (the owner stalled, or died: the caller takes the slow path).
    */
   settledWord(slot: number): number {
+    if (slot >= this.#viewSlots && !this.reach(slot)) return FREE;
     for (let spin = 0; ; spin++) {
       // A mover holds BUSY for nanoseconds: look again rather than give up at once.
       const word = this.#access.load(this.words, slot);

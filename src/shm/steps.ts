@@ -39,6 +39,7 @@ export const enum StepKind {
   Wait,
   Notify,
   RacyRead,
+  Grow,
 }
 
 /** The results of a wait, as Atomics.wait gives them. */
@@ -142,6 +143,25 @@ export const racyRead: () => void = SCHEDULED
       if (control !== undefined) control.step(StepKind.RacyRead);
     }
   : () => {};
+
+/**
+ * Grows a growable buffer to `bytes` (see growth.ts): a step, since every
+ * thread that holds the buffer sees the new length at once.
+ */
+export const grow: (buffer: SharedArrayBuffer, bytes: number) => void = SCHEDULED
+  ? (buffer, bytes) => {
+      if (control !== undefined) control.step(StepKind.Grow);
+      buffer.grow(bytes);
+    }
+  : (buffer, bytes) => buffer.grow(bytes);
+
+/** A buffer's byteLength, which another thread's `grow` may be raising: a racing read, a step under a scheduler. */
+export const byteLength: (buffer: SharedArrayBuffer) => number = SCHEDULED
+  ? (buffer) => {
+      if (control !== undefined) control.step(StepKind.RacyRead);
+      return buffer.byteLength;
+    }
+  : (buffer) => buffer.byteLength;
 
 /** performance.now(), or the scheduler's virtual time: what patience is measured in. */
 export function monotonicMillis(): number {

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { LEVELS, RING_FIELDS, RUNNING, ringEntries, nextWord } from '../../dist/shm/layout.js';
+import { CLAIMED, LOST, type Claimer } from '../../dist/shm/ready.js';
+import type { QueueMemory } from '../../dist/shm/memory.js';
+import { placeJob, twoViews } from './tables.js';
+
+/**
+ * The ready index (src/shm/ready.ts), through its own API: a ring per
+ * priority level in (runAt, submission) order, filed by the lock holder and
+ * consumed lock-free by any thread's poll; the rings' buffer grows by a
+ * level's ring as levels are made.
+ */
+/** Claims as a poll does: a CAS of the slot's word from the one its entry was made for. */
+function claimerOf(memory: QueueMemory): Claimer {
+  return {
+    tryClaim(slot, word) {
+      return Atomics.compareExchange(memory.slots.words, slot, word, nextWord(word, RUNNING)) === word ? CLAIMED : LOST;
+    },
+  };
+}
+
+function pollAll(memory: QueueMemory, now: number): number[] {
+  const claimer = claimerOf(memory);
+  const out: number[] = [];
+  for (let slot = memory.ready.poll(now, claimer); slot >= 0; slot = memory.ready.poll(now, claimer)) out.push(slot);
+  return out;
+}
+
+describe('ready index', () => {
+  it('hands out the highest priority first, each level in runAt order', () => {
+    const { first } = twoViews(256);
+    const jobs = [
+      { priority: 0, runAt: 5 }, { priority: 9, runAt: 7 }, { priority: 0, runAt: 6 }, { priority: 3, runAt: 1 }, { priority: 9, runAt: 8 },
+    ];
+    jobs.forEach((fields, slot) => first.ready.file(slot, placeJob(first, slot, slot + 1, fields)));
+    expect(pollAll(first, 100)).toEqual([1, 4, 3, 0, 2]);
+  });
+
+  it('passes over jobs not due yet, and an entry whose slot has moved on', () => {
+    const { first } = twoViews(256);
+    first.ready.file(0, placeJob(first, 0, 1, { runAt: 10 }));
+    first.ready.file(1, placeJob(first, 1, 2, { runAt: 50 }));
+    first.ready.file(2, placeJob(first, 2, 3, { runAt: 60 }));
+    // Slot 1 claimed by someone else first: its entry is stale.
+    Atomics.store(first.slots.words, 1, nextWord(first.slots.word(1), RUNNING));
+    expect(pollAll(first, 55)).toEqual([0]);
+    expect(pollAll(first, 60)).toEqual([2]);
+  });
+
+  it("grows the rings' buffer a level at a time, as levels are made", () => {
+    const capacity = 1024;
+    const { buffers, first } = twoViews(capacity);
+    const levelBytes = ringEntries(capacity) * RING_FIELDS * Int32Array.BYTES_PER_ELEMENT;
+    expect(buffers.levelRings.byteLength).toBe(0);
+    first.ready.file(0, placeJob(first, 0, 1, { priority: 5 }));
+    expect(buffers.levelRings.byteLength).toBe(levelBytes);
+    first.ready.file(1, placeJob(first, 1, 2, { priority: 5 }));
+    expect(buffers.levelRings.byteLength).toBe(levelBytes);
+    for (let p = 0; p < LEVELS + 3; p++) first.ready.file(2 + p, placeJob(first, 2 + p, 3 + p, { priority: 100 + p }));
+    expect(buffers.levelRings.byteLength).toBe(LEVELS * levelBytes);
+  });
+
+  it('lets another view poll the levels and slots made past its own view', () => {
+    const { first, second } = twoViews(8192);
+    // `second`, a poller of another thread, made its views before any level or slot past the first 1024 existed.
+    const count = 3000;
+    for (let slot = 0; slot < count; slot++) first.ready.file(slot, placeJob(first, slot, slot + 1, { priority: slot % 4, runAt: slot }));
+    const polled = pollAll(second, count);
+    expect(polled).toHaveLength(count);
+    const expected = Array.from({ length: count }, (_, slot) => slot).sort((a, b) => (b % 4) - (a % 4) || a - b);
+    expect(polled).toEqual(expected);
+  });
+});

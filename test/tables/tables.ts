@@ -1,0 +1,25 @@
+import { QueueMemory } from '../../dist/shm/memory.js';
+import { READY, nextWord } from '../../dist/shm/layout.js';
+
+/**
+ * Two views of one queue's memory, as two threads hold them: `first` and
+ * `second` are made over the same new buffers before anything grows.
+ * Imports the built core from dist/shm, the documented internal seam for the
+ * core's own tests.
+ */
+export function twoViews(capacity: number, arenaBytes = 1 << 20) {
+  const buffers = QueueMemory.create(capacity, arenaBytes, false);
+  return { buffers, first: new QueueMemory(buffers, 60_000), second: new QueueMemory(buffers, 60_000) };
+}
+
+/** Hands out the next slot as the lock holder does (SLOT_HIGH_WATER up, the slot table grown first), with a READY word and job number `jobNum`. */
+export function placeJob(memory: QueueMemory, slot: number, jobNum: number, fields: { priority?: number; runAt?: number } = {}): number {
+  memory.slots.grow(slot + 1);
+  const { slots } = memory;
+  slots.jobNums[slot] = jobNum;
+  slots.priorities[slot] = fields.priority ?? 0;
+  slots.runAts[slot] = fields.runAt ?? 0;
+  const word = nextWord(slots.word(slot), READY);
+  Atomics.store(slots.words, slot, word);
+  return word;
+}
