@@ -3,6 +3,7 @@ import {
   COMMIT_DURABLE, COMMIT_HEAD, COMMIT_KINDS, COMMIT_LOCK, COMMIT_SLEEPERS, type COMMIT_EVICTED, type COMMIT_MOVED, type COMMIT_SUBMITTED,
 } from './layout.js';
 import { COMMIT_LEADER_LOCK, QueueLock } from './lock.js';
+import { LockLost, assertHeld } from './lock-held.js';
 import type { Patience } from './patience.js';
 
 /** The `awaited` mark (I21; Frozen jobs in layout.ts) of a move noted under `ticket`: 0 means no mark. */
@@ -42,11 +43,14 @@ export class CommitRing {
   readonly #words: Int32Array;
   readonly #ring: Float64Array;
   readonly #mask: number;
+  /** The queue lock, whose holder alone notes writes. */
+  readonly #queueLock: QueueLock;
   /** The leader's lock: held while a thread writes the journal for everyone. */
   readonly leader: QueueLock;
 
-  constructor(words: Int32Array, ring: Float64Array, patience: Patience) {
+  constructor(words: Int32Array, ring: Float64Array, patience: Patience, queueLock: QueueLock) {
     this.#words = words;
+    this.#queueLock = queueLock;
     this.#ring = ring;
     this.#mask = ring.length - 1;
     this.leader = new QueueLock(words, patience, COMMIT_LEADER_LOCK);
@@ -59,10 +63,15 @@ export class CommitRing {
 
   /** Notes a journal write (under the queue lock); returns its ticket. The caller has made room. */
   note(jobNum: number, kind: CommitKind): number {
-    const ticket = (step.load(this.#words, COMMIT_HEAD) + 1) | 0;
+    const head = step.load(this.#words, COMMIT_HEAD);
+    // After the head is read (keeps I13): a holder taken for dead before this look would write over an entry of
+    // its successor's, and set the head back, leaving tickets already handed out past it, never committed.
+    assertHeld(this.#queueLock);
+    const ticket = (head + 1) | 0;
     this.#ring[ticket & this.#mask] = jobNum * COMMIT_KINDS + kind;
-    // Publish the entry before the head covers it (a thread killed in between leaves an entry nobody reads).
-    step.store(this.#words, COMMIT_HEAD, ticket);
+    // Publishes the entry before the head covers it (a thread killed in between leaves an entry nobody reads); by
+    // CAS, so that a holder taken over in the instant since its look never moves the head back.
+    if (step.compareExchange(this.#words, COMMIT_HEAD, head, ticket) !== head) throw new LockLost();
     return ticket;
   }
 

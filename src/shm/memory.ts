@@ -101,7 +101,7 @@ export class QueueMemory {
     this.freeSlots = new Int32Array(buffers.freeSlots);
     this.workerNames = new NameTable(buffers.workerNames, header, WORKER_NAME_COUNT);
     this.typeNames = new NameTable(buffers.typeNames, header, TYPE_NAME_COUNT);
-    this.commits = new CommitRing(lockWords, new Float64Array(buffers.commitRing), patience);
+    this.commits = new CommitRing(lockWords, new Float64Array(buffers.commitRing), patience, this.lock);
     this.awaited = new Int32Array(buffers.awaited);
     this.listing = new ListingIndex(buffers.listing, header, slots);
   }

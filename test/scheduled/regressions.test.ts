@@ -48,6 +48,10 @@ const CHECKED: [string, ScheduledHistoryOptions][] = [
     'a poller taken for dead moved a ring head past its tail after the rebuild restarted the positions (livelock)',
     { seed: 668744347, backend: 'memory', threads: 2, calls: 5, strategy: 'random', stall: { thread: 1, step: 64, millis: 100 } },
   ],
+  [
+    'a holder taken for dead noted a journal write over its successor\'s and set the commit head back (a commit waited forever)',
+    { seed: 1782672282, backend: 'journal', threads: 3, calls: 5, strategy: 'pct', depth: 3, stall: { thread: 2, step: 135, millis: 100 } },
+  ],
 ];
 
 /** Histories with a thread killed at a chosen step: the call the kill must land in, and the queue must recover. */
