@@ -1,6 +1,7 @@
 import * as step from './steps.js';
 import { elementsIn, growDoubling } from './growth.js';
 import { ENTRY_FIELDS, ENTRY_K1, ENTRY_K2, ENTRY_K3, ENTRY_SLOT, ENTRY_WORD, INITIAL_HEAP_ENTRIES } from './layout.js';
+import { compareEntry, copyEntry, writeEntry } from './entries.js';
 
 const ENTRY_BYTES = ENTRY_FIELDS * Float64Array.BYTES_PER_ELEMENT;
 
@@ -114,12 +115,12 @@ export class FinishOrder implements EntryOrder {
     const size = this.size;
     if (size >= this.#maxEntries) this.#grow(size);
     // The common case: no entry is later.
-    if (size === 0 || this.#compare(size - 1, k1, k2, k3) <= 0) return this.append(k1, k2, k3, slot, word);
-    if (this.#compare(0, k1, k2, k3) >= 0) {
+    if (size === 0 || compareEntry(this.#e, this.#at(size - 1), k1, k2, k3) <= 0) return this.append(k1, k2, k3, slot, word);
+    if (compareEntry(this.#e, this.#at(0), k1, k2, k3) >= 0) {
       // Before every entry: a job put back at the front.
       const head = this.#at(-1);
       this.#header[this.#headField] = head;
-      this.#place(head, k1, k2, k3, slot, word);
+      writeEntry(this.#e, head, k1, k2, k3, slot, word);
       this.#header[this.#sizeField] = size + 1;
       return;
     }
@@ -128,19 +129,19 @@ export class FinishOrder implements EntryOrder {
     let high = size - 1;
     while (high - low > 1) {
       const mid = (low + high) >>> 1;
-      if (this.#compare(mid, k1, k2, k3) <= 0) low = mid;
+      if (compareEntry(this.#e, this.#at(mid), k1, k2, k3) <= 0) low = mid;
       else high = mid;
     }
     if (high <= size - high) {
       // Fewer entries before it: they move one place towards the front.
       const head = this.#at(-1);
       const hole = this.#at(high - 1);
-      for (let i = 0; i < high; i++) this.#copy(this.#at(i), this.#at(i - 1));
+      for (let i = 0; i < high; i++) copyEntry(this.#e, this.#at(i), this.#at(i - 1));
       this.#header[this.#headField] = head;
-      this.#place(hole, k1, k2, k3, slot, word);
+      writeEntry(this.#e, hole, k1, k2, k3, slot, word);
     } else {
-      for (let i = size - 1; i >= high; i--) this.#copy(this.#at(i), this.#at(i + 1));
-      this.#place(this.#at(high), k1, k2, k3, slot, word);
+      for (let i = size - 1; i >= high; i--) copyEntry(this.#e, this.#at(i), this.#at(i + 1));
+      writeEntry(this.#e, this.#at(high), k1, k2, k3, slot, word);
     }
     this.#header[this.#sizeField] = size + 1;
   }
@@ -149,7 +150,7 @@ export class FinishOrder implements EntryOrder {
   append(k1: number, k2: number, k3: number, slot: number, word: number): void {
     const size = this.size;
     if (size >= this.#maxEntries) this.#grow(size);
-    this.#place(this.#at(size), k1, k2, k3, slot, word);
+    writeEntry(this.#e, this.#at(size), k1, k2, k3, slot, word);
     this.#header[this.#sizeField] = size + 1;
   }
 
@@ -188,7 +189,7 @@ export class FinishOrder implements EntryOrder {
     let kept = 0;
     for (let i = 0, size = this.size; i < size; i++) {
       const at = this.#at(i) * ENTRY_FIELDS;
-      if (keep(e[at + ENTRY_SLOT]!, e[at + ENTRY_WORD]!)) this.#copy(this.#at(i), this.#at(kept++));
+      if (keep(e[at + ENTRY_SLOT]!, e[at + ENTRY_WORD]!)) copyEntry(this.#e, this.#at(i), this.#at(kept++));
     }
     this.#header[this.#sizeField] = kept;
   }
@@ -203,40 +204,10 @@ export class FinishOrder implements EntryOrder {
     return at < 0 ? at + this.#maxEntries : at >= this.#maxEntries ? at - this.#maxEntries : at;
   }
 
-  /** Sign of (entry i of the order) - (k1, k2, k3). */
-  #compare(i: number, k1: number, k2: number, k3: number): number {
-    const e = this.#e;
-    const at = this.#at(i) * ENTRY_FIELDS;
-    const a1 = e[at + ENTRY_K1]!;
-    if (a1 !== k1) return a1 < k1 ? -1 : 1;
-    const a2 = e[at + ENTRY_K2]!;
-    if (a2 !== k2) return a2 < k2 ? -1 : 1;
-    const a3 = e[at + ENTRY_K3]!;
-    return a3 === k3 ? 0 : a3 < k3 ? -1 : 1;
-  }
-
-  #place(position: number, k1: number, k2: number, k3: number, slot: number, word: number): void {
-    const e = this.#e;
-    const at = position * ENTRY_FIELDS;
-    e[at + ENTRY_K1] = k1;
-    e[at + ENTRY_K2] = k2;
-    e[at + ENTRY_K3] = k3;
-    e[at + ENTRY_SLOT] = slot;
-    e[at + ENTRY_WORD] = word;
-  }
-
   /** Copies entry `i` of the order to `into` at `at`. */
   #copyOut(i: number, into: Float64Array, at: number): void {
     const from = this.#at(i) * ENTRY_FIELDS;
     for (let field = 0; field < ENTRY_FIELDS; field++) into[at + field] = this.#e[from + field]!;
-  }
-
-  #copy(from: number, to: number): void {
-    if (from === to) return;
-    const e = this.#e;
-    const f = from * ENTRY_FIELDS;
-    const t = to * ENTRY_FIELDS;
-    for (let k = 0; k < ENTRY_FIELDS; k++) e[t + k] = e[f + k]!;
   }
 }
 

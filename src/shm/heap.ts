@@ -1,5 +1,6 @@
 import { elementsIn, growDoubling } from './growth.js';
 import { ENTRY_FIELDS, ENTRY_K1, ENTRY_K2, ENTRY_K3, ENTRY_SLOT, ENTRY_WORD, INITIAL_HEAP_ENTRIES } from './layout.js';
+import { compareEntry, copyEntry, writeEntry } from './entries.js';
 
 const ARITY = 4;
 
@@ -68,11 +69,11 @@ export class SharedHeap {
     // Sift up: move parents down until the new entry's place is found.
     while (i > 0) {
       const parent = Math.floor((i - 1) / ARITY);
-      if (this.#compare(parent, k1, k2, k3) <= 0) break;
-      this.#copy(parent, i);
+      if (compareEntry(this.#e, parent, k1, k2, k3) <= 0) break;
+      copyEntry(this.#e, parent, i);
       i = parent;
     }
-    this.#place(i, k1, k2, k3, slot, word);
+    writeEntry(this.#e, i, k1, k2, k3, slot, word);
     this.#header[this.#sizeField] = size + 1;
   }
 
@@ -100,7 +101,7 @@ export class SharedHeap {
     let kept = 0;
     for (let i = 0; i < size; i++) {
       const at = i * ENTRY_FIELDS;
-      if (keep(e[at + ENTRY_SLOT]!, e[at + ENTRY_WORD]!)) this.#copy(i, kept++);
+      if (keep(e[at + ENTRY_SLOT]!, e[at + ENTRY_WORD]!)) copyEntry(this.#e, i, kept++);
     }
     this.#header[this.#sizeField] = kept;
     for (let i = Math.floor((kept - 2) / ARITY); i >= 0; i--) this.#siftDown(i, i, kept);
@@ -119,46 +120,16 @@ export class SharedHeap {
       let best = first;
       const last = Math.min(first + ARITY, size);
       for (let c = first + 1; c < last; c++) if (this.#lessAt(c, best)) best = c;
-      if (this.#compare(best, k1, k2, k3) >= 0) break;
-      this.#copy(best, i);
+      if (compareEntry(this.#e, best, k1, k2, k3) >= 0) break;
+      copyEntry(this.#e, best, i);
       i = best;
     }
-    this.#place(i, k1, k2, k3, slot, word);
-  }
-
-  /** Sign of (entry i) - (k1, k2, k3) in heap order. */
-  #compare(i: number, k1: number, k2: number, k3: number): number {
-    const e = this.#e;
-    const at = i * ENTRY_FIELDS;
-    const a1 = e[at + ENTRY_K1]!;
-    if (a1 !== k1) return a1 < k1 ? -1 : 1;
-    const a2 = e[at + ENTRY_K2]!;
-    if (a2 !== k2) return a2 < k2 ? -1 : 1;
-    const a3 = e[at + ENTRY_K3]!;
-    return a3 === k3 ? 0 : a3 < k3 ? -1 : 1;
+    writeEntry(this.#e, i, k1, k2, k3, slot, word);
   }
 
   #lessAt(i: number, j: number): boolean {
     const e = this.#e;
     const at = j * ENTRY_FIELDS;
-    return this.#compare(i, e[at + ENTRY_K1]!, e[at + ENTRY_K2]!, e[at + ENTRY_K3]!) < 0;
-  }
-
-  #place(i: number, k1: number, k2: number, k3: number, slot: number, word: number): void {
-    const e = this.#e;
-    const at = i * ENTRY_FIELDS;
-    e[at + ENTRY_K1] = k1;
-    e[at + ENTRY_K2] = k2;
-    e[at + ENTRY_K3] = k3;
-    e[at + ENTRY_SLOT] = slot;
-    e[at + ENTRY_WORD] = word;
-  }
-
-  #copy(from: number, to: number): void {
-    if (from === to) return;
-    const e = this.#e;
-    const f = from * ENTRY_FIELDS;
-    const t = to * ENTRY_FIELDS;
-    for (let k = 0; k < ENTRY_FIELDS; k++) e[t + k] = e[f + k]!;
+    return compareEntry(this.#e, i, e[at + ENTRY_K1]!, e[at + ENTRY_K2]!, e[at + ENTRY_K3]!) < 0;
   }
 }

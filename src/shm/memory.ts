@@ -231,22 +231,21 @@ export class QueueMemory {
 
   /** The lock holder publishes NEXT_DUE: whole, by an Atomics store of its bits, then counted in DUE_VERSION (keeps I15). */
   setNextDue(ms: number): void {
-    if (this.access.exclusive) {
-      this.header[NEXT_DUE] = ms;
-      return;
-    }
-    step.store64(this.#headerBits, NEXT_DUE, toBits(ms));
-    // After the store, before the holder's next look at what a handshake needs (ATTENTION, the rings' tails).
-    step.add(this.lockWords, DUE_VERSION, 1);
+    this.#setTime(NEXT_DUE, ms);
   }
 
   /** The lock holder writes its time, as setNextDue. */
   setLastNow(ms: number): void {
+    this.#setTime(LAST_NOW, ms);
+  }
+
+  #setTime(field: typeof NEXT_DUE | typeof LAST_NOW, ms: number): void {
     if (this.access.exclusive) {
-      this.header[LAST_NOW] = ms;
+      this.header[field] = ms;
       return;
     }
-    step.store64(this.#headerBits, LAST_NOW, toBits(ms));
+    step.store64(this.#headerBits, field, toBits(ms));
+    // After the store, before the holder's next look at what a handshake needs (ATTENTION, the rings' tails).
     step.add(this.lockWords, DUE_VERSION, 1);
   }
 
