@@ -127,7 +127,7 @@ export class CatchUp {
     const dead = helping.quiesce();
     if (dead.length > 0) {
       helping.revoke(dead);
-      this.#rebuilder.rebuild(now);
+      this.#rebuilder.rebuild(now, { fenceStale: true });
     }
     const later = laterReading(this.#time, now);
     this.#m.setLastNow(later);
@@ -156,7 +156,7 @@ export class CatchUp {
     word = slots.word(slot);
     if (!isBusy(word)) return word;
     // Busy still: a mover no watch covers (a revoked row's). The rebuild finishes it.
-    this.#rebuilder.rebuild(now);
+    this.#rebuilder.rebuild(now, { fenceStale: true });
     return slots.word(slot);
   }
 }

@@ -126,10 +126,12 @@ export class Maintenance implements MoveNotes, LockHolder {
       if (repair) this.#m.lock.passOnRepair();
       throw error;
     }
+    // Asked for by the lock: a takeover (or a holder that passed its repair on), whose predecessor may be alive.
+    const fenceStale = repair;
     if (now < header[LAST_NOW]!) repair = true;
     // Rebased long before the shared ticket could wrap.
     if (access.load(lockWords, FINISH_TICKET) >>> 0 > 2 ** 30) repair = true;
-    if (repair) this.rebuild(now);
+    if (repair) this.rebuild(now, { fenceStale });
     assertHeld(this.#m.lock);
     this.#notes.startCall();
     this.#m.setLastNow(now);
@@ -418,8 +420,8 @@ export class Maintenance implements MoveNotes, LockHolder {
    * a takeover of the lock, a thread that died inside a call, or a clock that
    * went back.
    */
-  rebuild(now: number): void {
-    this.#rebuilder.rebuild(now);
+  rebuild(now: number, options?: { fenceStale?: boolean }): void {
+    this.#rebuilder.rebuild(now, options);
   }
 
   // ── room (see room.ts) ─────────────────────────────────────────────────

@@ -36,9 +36,13 @@ export class Rebuilder {
    * recounts, re-sorts pending jobs by `now`, re-indexes leases, job numbers,
    * free slots and finished jobs, and reclaims unreferenced arena chunks.
    * O(capacity); run after a takeover of the lock, a thread that died inside
-   * a call, or a clock that went back.
+   * a call, or a clock that went back. With `fenceStale` (after a takeover, or
+   * rows revoked: a thread taken for dead may be alive and go on), every free,
+   * ready and delayed slot gets a new word (keeps I3), so that what such a
+   * thread decides from words it read before fails its CAS. Not otherwise:
+   * an undo moves its frozen jobs from the words it recorded.
    */
-  rebuild(now: number): void {
+  rebuild(now: number, { fenceStale = false }: { fenceStale?: boolean } = {}): void {
     const m = this.#m;
     const { header, slots, lockWords, helping, rows } = m;
     assertHeld(this.#m.lock);
@@ -82,7 +86,7 @@ export class Rebuilder {
           // A new version of the free word (keeps I3): a holder taken for dead between taking this slot and
           // placing its job there (its strings stored in chunks this rebuild reclaims) now fails its place's CAS.
           // Placed meanwhile by that very holder (its CAS came first): its release marks the hints stale, for a rebuild that maps it.
-          if (this.#holder.mover.flip(slot, word, FREE, NOT_COUNTED) < 0) continue;
+          if (fenceStale && this.#holder.mover.flip(slot, word, FREE, NOT_COUNTED) < 0) continue;
           m.freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
           continue;
         }
@@ -105,7 +109,7 @@ export class Rebuilder {
           // way: a holder taken for dead, still reading the rings as they were, then fails its claim's CAS
           // rather than lease a job its successor would have passed over for a better one (keeps I3).
           const due = slots.get(slot, RUN_AT) <= now;
-          const renewed = this.#holder.mover.flip(slot, word, due ? READY : DELAYED, NOT_COUNTED);
+          const renewed = fenceStale || due !== (status === READY) ? this.#holder.mover.flip(slot, word, due ? READY : DELAYED, NOT_COUNTED) : word;
           // Moved meanwhile by a call the gate did not hold back (as a BUSY word above): its mover's to count and register.
           if (renewed < 0) continue;
           word = renewed;
