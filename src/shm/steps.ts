@@ -85,31 +85,36 @@ function scheduled<A extends unknown[], R>(kind: StepKind, atomic: (...args: A) 
   };
 }
 
+/** `atomic` as the core calls it: itself, or in a thread started with LEASEHOLD_SCHEDULED=1, a step first. */
+function seam<A extends unknown[], R>(kind: StepKind, atomic: (...args: A) => R): (...args: A) => R {
+  return SCHEDULED ? scheduled(kind, atomic) : atomic;
+}
+
 // Atomics' functions use no `this`: each is used unbound.
 type Load = (words: Int32Array, at: number) => number;
-export const load: Load = SCHEDULED ? scheduled(StepKind.Load, Atomics.load as Load) : (Atomics.load as Load);
+export const load: Load = seam(StepKind.Load, Atomics.load as Load);
 type Store = (words: Int32Array, at: number, value: number) => number;
-export const store: Store = SCHEDULED ? scheduled(StepKind.Store, Atomics.store as Store) : (Atomics.store as Store);
+export const store: Store = seam(StepKind.Store, Atomics.store as Store);
 type Add = (words: Int32Array, at: number, delta: number) => number;
-export const add: Add = SCHEDULED ? scheduled(StepKind.Add, Atomics.add as Add) : (Atomics.add as Add);
+export const add: Add = seam(StepKind.Add, Atomics.add as Add);
 type Sub = (words: Int32Array, at: number, delta: number) => number;
-export const sub: Sub = SCHEDULED ? scheduled(StepKind.Sub, Atomics.sub as Sub) : (Atomics.sub as Sub);
+export const sub: Sub = seam(StepKind.Sub, Atomics.sub as Sub);
 type And = (words: Int32Array, at: number, mask: number) => number;
-export const and: And = SCHEDULED ? scheduled(StepKind.And, Atomics.and as And) : (Atomics.and as And);
+export const and: And = seam(StepKind.And, Atomics.and as And);
 type Or = (words: Int32Array, at: number, mask: number) => number;
-export const or: Or = SCHEDULED ? scheduled(StepKind.Or, Atomics.or as Or) : (Atomics.or as Or);
+export const or: Or = seam(StepKind.Or, Atomics.or as Or);
 type Exchange = (words: Int32Array, at: number, value: number) => number;
-export const exchange: Exchange = SCHEDULED ? scheduled(StepKind.Exchange, Atomics.exchange as Exchange) : (Atomics.exchange as Exchange);
+export const exchange: Exchange = seam(StepKind.Exchange, Atomics.exchange as Exchange);
 type CompareExchange = (words: Int32Array, at: number, expected: number, replacement: number) => number;
-export const compareExchange: CompareExchange = SCHEDULED ? scheduled(StepKind.CompareExchange, Atomics.compareExchange as CompareExchange) : (Atomics.compareExchange as CompareExchange);
+export const compareExchange: CompareExchange = seam(StepKind.CompareExchange, Atomics.compareExchange as CompareExchange);
 
 /** The clock's word (ManualClock): a 64-bit one. */
 type Load64 = (word: BigInt64Array, at: number) => bigint;
-export const load64: Load64 = SCHEDULED ? scheduled(StepKind.Load, Atomics.load as Load64) : (Atomics.load as Load64);
+export const load64: Load64 = seam(StepKind.Load, Atomics.load as Load64);
 type Store64 = (word: BigInt64Array, at: number, value: bigint) => bigint;
-export const store64: Store64 = SCHEDULED ? scheduled(StepKind.Store, Atomics.store as Store64) : (Atomics.store as Store64);
+export const store64: Store64 = seam(StepKind.Store, Atomics.store as Store64);
 type CompareExchange64 = (word: BigInt64Array, at: number, expected: bigint, replacement: bigint) => bigint;
-export const compareExchange64: CompareExchange64 = SCHEDULED ? scheduled(StepKind.CompareExchange, Atomics.compareExchange as CompareExchange64) : (Atomics.compareExchange as CompareExchange64);
+export const compareExchange64: CompareExchange64 = seam(StepKind.CompareExchange, Atomics.compareExchange as CompareExchange64);
 
 /** Atomics.wait, or under a scheduler its wait (see StepControl#wait). */
 export const wait: (words: Int32Array, at: number, value: number, timeoutMillis: number) => WaitResult = SCHEDULED
