@@ -23,7 +23,9 @@ export const ABORT = -1;
 export const FROZEN = -3;
 /** Ring entries a poller passes before it moves the shared head (a hint) past them. */
 const HEAD_STEP = 16;
-/** What `poll` returns when a claim needs the lock (a token block): the caller polls again under it. */
+/** Reads of LEVEL_SEQ a lock-free poll makes while the level table is being rewritten, before it takes the lock instead. */
+const REWRITE_SPINS = 64;
+/** What `poll` returns when it needs the lock (a claim needs a token block, or the level table stays mid-rewrite): the caller polls again under it. */
 export const POLL_ABORTED = -2;
 /** What `pollLocked` returns when the best ready job is frozen by a commit in flight (keeps I21): the caller waits for it. */
 export const POLL_FROZEN = -3;
@@ -92,7 +94,7 @@ export class ReadyIndex {
 
   /** Claims the best ready job of the rings (not the overflow heap) through `claimer`; its slot, or -1. */
   poll(now: number, claimer: Claimer): number {
-    this.#refreshOrder();
+    if (!this.#refreshOrder(REWRITE_SPINS)) return POLL_ABORTED;
     for (let k = 0; k < this.#orderCount; k++) {
       const slot = this.#pollLevel(this.#order[k]!, now, claimer);
       if (slot !== -1) return slot;
@@ -196,12 +198,19 @@ export class ReadyIndex {
     step.compareExchange(this.#levelWords, level * LEVEL_WORDS + LEVEL_HEAD, head, (head + 1) | 0);
   }
 
-  #refreshOrder(): void {
+  /**
+   * Brings this thread's copy of the level table up to date; false if the
+   * table was being rewritten through `spins` reads of LEVEL_SEQ. A rewrite
+   * takes a few stores, but its holder may be stalled or dead in the middle:
+   * a lock-free poll then takes the lock, whose patience finds a dead holder
+   * out (its successor's rebuild ends the rewrite), rather than spin on it.
+   */
+  #refreshOrder(spins: number): boolean {
     const lockWords = this.#lockWords;
     // A seqlock read: the cached order stands while LEVEL_SEQ has not moved.
     let seq = this.#access.load(lockWords, LEVEL_SEQ);
-    if (seq === this.#orderSeq) return;
-    for (;;) {
+    if (seq === this.#orderSeq) return true;
+    for (let read = 1; ; read++) {
       if ((seq & 1) === 0) {
         const count = step.load(lockWords, LEVEL_COUNT);
         for (let k = 0; k < count; k++) this.#order[k] = step.load(lockWords, LEVEL_ORDER + k);
@@ -213,8 +222,10 @@ export class ReadyIndex {
           // A rebuild empties the rings: positions seen before mean nothing now; each level starts at its head.
           // (A level made later changes LEVEL_SEQ, and is set here then.)
           for (let k = 0; k < count; k++) this.#cursor[this.#order[k]!] = this.#access.load(this.#levelWords, this.#order[k]! * LEVEL_WORDS + LEVEL_HEAD);
-          return;
+          return true;
         }
+      } else if (read >= spins) {
+        return false;
       }
       seq = step.load(lockWords, LEVEL_SEQ);
     }
@@ -232,7 +243,8 @@ export class ReadyIndex {
     for (;;) {
       while (overflow.size > 0 && slots.word(overflow.top(ENTRY_SLOT)) !== overflow.top(ENTRY_WORD)) overflow.pop();
       this.#syncOverflowBit();
-      this.#refreshOrder();
+      // Under the lock a rewrite in progress is a holder's taken for dead, still running: it ends.
+      this.#refreshOrder(Infinity);
       let level = -1;
       let head = -1;
       for (let k = 0; k < this.#orderCount && head < 0; k++) {

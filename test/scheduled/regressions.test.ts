@@ -81,6 +81,15 @@ const STALLED: [string, ScheduledHistoryOptions, string][] = [
     { seed: 3, backend: 'memory', threads: 2, calls: 5, strategy: 'pct', depth: 2, stall: { thread: 0, step: 38, millis: 5 * LOCK_TIMEOUT_MILLIS } },
     'submit',
   ],
+  [
+    // Thread 0's submit opens a new priority level: stalled between its CAS that makes LEVEL_SEQ odd and its first
+    // store of the new order (step 116), while thread 2 polls lock-free. The poll read the odd word again and again,
+    // never reaching a wait, so the virtual clock never moved to the stall's end (ScheduleError, a livelock after
+    // 200,000 steps; a holder killed there would leave it spinning for real). It now takes the lock after 64 reads.
+    'a lock holder stalled inside its rewrite of the ready level table, a lock-free poll waiting on it',
+    { seed: 1411669305, backend: 'memory', threads: 3, calls: 5, strategy: 'pct', depth: 2, stall: { thread: 0, step: 116, millis: 100 } },
+    'submit',
+  ],
 ];
 
 describe('scheduled histories that found a race', () => {
