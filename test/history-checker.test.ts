@@ -46,6 +46,11 @@ function expectVerdict(history: Call[], mode: Mode, ok: boolean): void {
 describe('the history checker rejects what no order explains', () => {
   for (const mode of MODES) {
     describe(mode, () => {
+      it('rejects a lease that runs from a reading of the clock older than the call', () => {
+        const history = [call(9, [0, 1], submit('a'), 'J1'), call(1, [2, 3], { op: 'advance', ms: 20 }), call(0, [4, 9], poll(), lease('J1', 1, 'a', 1, T + 100))];
+        expectVerdict(history, mode, false);
+      });
+
       it('rejects a job leased to two overlapping polls', () => {
         const history = [
           call(9, [0, 1], submit('a'), 'J1'),
@@ -176,6 +181,20 @@ function leaseRunOutInFlight(t1Poll: [number, number]): Call[] {
   ];
 }
 
+/**
+ * t0's poll reads the clock at T and claims J1 later: meanwhile t1 moves the clock by 20 and sees J1 still
+ * pending. The lease ends at T + 100 + `before`: from a reading `before` ms past T.
+ */
+function leaseFromEarlierReading(before: number): Call[] {
+  const pending = { id: 'J1', type: 'email', priority: 0, status: 'PENDING', attempts: 0, nextRunAt: T, lastError: null, payload: 'a', leaseUntil: null };
+  return [
+    call(9, [0, 1], submit('a'), 'J1'),
+    call(0, [2, 9], poll(), lease('J1', 1, 'a', 1, T + 100 + before)),
+    call(1, [3, 4], { op: 'advance', ms: 20 }),
+    call(1, [5, 6], { op: 'view', jobId: 'J1' }, pending),
+  ];
+}
+
 /** A stats() overlapping a poll: `pending` from before the poll, `running` from after it. */
 function statsAcrossMoments(): Call[] {
   return [...twoJobs(), call(0, [4, 7], stats(), counts({ pending: 2, ready: 2, running: 1 })), call(1, [5, 6], poll(), lease('J2', 1, 'b'))];
@@ -227,6 +246,7 @@ describe('what only the relaxed mode allows', () => {
     { rule: 'stats whose counts come from different moments of the call', history: statsAcrossMoments },
     { rule: "a completeAndPoll whose complete came late and whose poll passed over a job submitted during the call", history: completeAndPollInTwoSteps },
     { rule: 'a poll that passed over a job whose lease ran out while the call that made it was still in flight', history: () => leaseRunOutInFlight([14, 20]) },
+    { rule: 'a lease that runs from the clock as the poll read it, before a clock move and a view of its job still pending', history: () => leaseFromEarlierReading(0) },
   ];
   for (const { rule, history } of cases) {
     it(`rejects as linearizable, accepts as relaxed-poll: ${rule}`, () => {

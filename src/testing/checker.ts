@@ -21,7 +21,8 @@
  *   some state of the poll's window (./windows.ts); completeAndPoll's complete
  *   and poll are two steps, in that order, each at its own instant; a
  *   stats() count may be any value the count took during the call;
- *   tokens need only be unique, not increasing; and a lease that a call made
+ *   tokens need only be unique, not increasing; a lease may run from any
+ *   reading of the clock since the call began, up to its claim; and a lease that a call made
  *   (a claim, an extend) and that may run out before the call returns is
  *   pinned: it expires (at its leaseUntil) only from a moment the search
  *   chooses, a `register` step inside the call's interval, after the claim.
@@ -38,7 +39,7 @@
  */
 import { formatCall, leaseMade, type Call, type HistorySetup } from './history.js';
 import { QueueModel } from './model.js';
-import { replay, replayClaim, replayPending, replaySkippedId, type Part, type TokenRule } from './replay.js';
+import { replay, replayClaim, replayPending, replaySkippedId, type LeaseRule, type Part, type TokenRule } from './replay.js';
 import { claim, isWindowed, judge, observe, openWindow, widen, windowKey, type Observation, type Window } from './windows.js';
 
 export type Mode = 'linearizable' | 'relaxed-poll';
@@ -71,6 +72,8 @@ interface Event extends Step {
   before: number;
   /** The job whose lease this event makes and pins until its register step (relaxed mode), or undefined. */
   pins?: string;
+  /** The clock when the call began, at the least: the advances that returned before it, from the start. */
+  clockFloor: number;
 }
 
 /** Most replayed steps one check may take; histories of a few dozen calls need far fewer. */
@@ -94,7 +97,7 @@ function events(calls: readonly Call[], setup: HistorySetup, mode: Mode): Event[
   const relaxed = mode === 'relaxed-poll';
   const sorted = [...calls].sort((a, b) => a.inv - b.inv);
   for (const call of sorted) {
-    const base = { call, inv: call.inv, resp: responseOf(call), after: -1, before: -1, optional: false };
+    const base = { call, inv: call.inv, resp: responseOf(call), after: -1, before: -1, optional: false, clockFloor: clockFloor(call, sorted, setup.start) };
     if (call.pending === true) {
       list.push({ ...base, part: 'whole', windowed: false, optional: true });
       continue;
@@ -131,6 +134,13 @@ export function mayRunOutInFlight(call: Call, calls: readonly Call[], start: num
   // A pending advance may have moved the clock too.
   for (const c of calls) if (c.call.op === 'advance' && (c.result.ok || c.pending === true) && c.inv < call.resp) latest += c.call.ms;
   return made.leaseUntil <= latest;
+}
+
+/** The clock when `call` began, at the least: `start` moved by every advance that returned before it. */
+function clockFloor(call: Call, calls: readonly Call[], start: number): number {
+  let floor = start;
+  for (const c of calls) if (c.call.op === 'advance' && c.result.ok && c.pending !== true && c.resp < call.inv) floor += c.call.ms;
+  return floor;
 }
 
 class Search {
@@ -215,13 +225,18 @@ class Search {
     if (e.part === 'skipId') return [replaySkippedId(model)];
     if (e.optional) return replayPending(model, e.call, this.#relaxed);
     const next = model.clone();
-    const refused = this.#relaxed && e.windowed ? this.#windowedStep(next, e) : replay(next, e.call, e.part, this.#tokens);
+    const refused = this.#relaxed && e.windowed ? this.#windowedStep(next, e) : replay(next, e.call, e.part, this.#leaseRule(e));
     return [refused ?? next];
   }
 
   /** A windowed call in the relaxed mode: a poll's claim of its job (its window judges the rest), or a stats() (judged by its window alone). */
   #windowedStep(model: QueueModel, e: Event): string | undefined {
-    return e.call.call.op === 'stats' ? undefined : replayClaim(model, e.call, this.#tokens);
+    return e.call.call.op === 'stats' ? undefined : replayClaim(model, e.call, this.#leaseRule(e));
+  }
+
+  /** What a lease `e` made must satisfy: in the relaxed mode it may run from any reading of the clock since the call began. */
+  #leaseRule(e: Event): LeaseRule {
+    return this.#relaxed ? { tokens: this.#tokens, earliestReading: e.clockFloor } : { tokens: this.#tokens };
   }
 
   /**

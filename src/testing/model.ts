@@ -250,6 +250,11 @@ export class QueueModel {
     return { jobId: j.id, type: j.type, payload: j.payload, attempt: j.attempts, leaseUntil: j.leaseUntil };
   }
 
+  /** The lease just made on `jobId` ran from an earlier reading of the clock: it ends at `leaseUntil` instead. */
+  endLeaseAt(jobId: string, leaseUntil: number): void {
+    this.find(jobId)!.leaseUntil = leaseUntil;
+  }
+
   acceptToken(jobId: string, token: number): void {
     const j = this.find(jobId)!;
     j.token = token;

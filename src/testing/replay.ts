@@ -21,8 +21,22 @@ export type Part = 'whole' | 'complete' | 'poll' | 'register' | 'skipId';
 
 export type TokenRule = 'increasing' | 'unique';
 
+/**
+ * What a recorded lease must satisfy besides the model's job and attempt:
+ * its token's rule, and the clock its end runs from. Without
+ * `earliestReading` the lease runs from the model's clock where the call
+ * takes effect; with it (the relaxed mode) from any reading of the clock
+ * between `earliestReading` (the clock when the call began, at the least)
+ * and that point: a claim reads the clock before its CAS, and the clock may
+ * move in between.
+ */
+export interface LeaseRule {
+  tokens: TokenRule;
+  earliestReading?: number;
+}
+
 /** Replays `part` of `call` on `model` (which it changes); a poll's lease is the model's best job. */
-export function replay(model: QueueModel, call: Call, part: Part, tokens: TokenRule): string | undefined {
+export function replay(model: QueueModel, call: Call, part: Part, rule: LeaseRule): string | undefined {
   const c = call.call;
   if (part === 'register') {
     model.unpin(leaseMade(call)!.jobId);
@@ -31,12 +45,12 @@ export function replay(model: QueueModel, call: Call, part: Part, tokens: TokenR
   if (part === 'complete' && c.op === 'completeAndPoll') {
     return compare(model.complete(c.jobId, c.token), { ok: true, value: undefined });
   }
-  if (part === 'poll' && c.op === 'completeAndPoll') return acceptLease(model, model.poll(c.workerId, c.leaseMillis), call, tokens);
+  if (part === 'poll' && c.op === 'completeAndPoll') return acceptLease(model, model.poll(c.workerId, c.leaseMillis), call, rule);
   switch (c.op) {
     case 'poll':
-      return acceptLease(model, model.poll(c.workerId, c.leaseMillis), call, tokens);
+      return acceptLease(model, model.poll(c.workerId, c.leaseMillis), call, rule);
     case 'completeAndPoll':
-      return acceptLease(model, model.completeAndPoll(c.jobId, c.token, c.workerId, c.leaseMillis), call, tokens);
+      return acceptLease(model, model.completeAndPoll(c.jobId, c.token, c.workerId, c.leaseMillis), call, rule);
     case 'view': {
       const want = model.view(c.jobId);
       if (want.ok && call.result.ok) return sameView(call.result.value, want.value as Record<string, unknown>) ? undefined : `the model returns ${show(want.value)}`;
@@ -57,13 +71,13 @@ export function replay(model: QueueModel, call: Call, part: Part, tokens: TokenR
  * leased the job it recorded, which must be ready at this point, though not
  * necessarily the best (the caller checks the better ones against the call's window).
  */
-export function replayClaim(model: QueueModel, call: Call, tokens: TokenRule): string | undefined {
+export function replayClaim(model: QueueModel, call: Call, rule: LeaseRule): string | undefined {
   const c = call.call;
   const lease = call.result.ok ? (call.result.value as LeaseResult | undefined) : undefined;
   if (lease === undefined || (c.op !== 'poll' && c.op !== 'completeAndPoll')) throw new Error('replayClaim needs a poll that returned a lease');
   const claimed = model.pollJob(lease.jobId, c.leaseMillis);
   if (claimed === undefined) return `${lease.jobId} is not a ready job here`;
-  return checkLease(model, claimed, lease, tokens);
+  return checkLease(model, claimed, lease, rule);
 }
 
 /**
@@ -122,20 +136,32 @@ function plainCall(model: QueueModel, c: Exclude<CallArgs, { op: 'poll' | 'compl
 }
 
 /** A poll's recorded result against the model's: the same job, attempt and leaseUntil, and a fresh token. */
-function acceptLease(model: QueueModel, want: Outcome, call: Call, tokens: TokenRule): string | undefined {
+function acceptLease(model: QueueModel, want: Outcome, call: Call, rule: LeaseRule): string | undefined {
   const got = call.result;
   if (!want.ok || !got.ok || want.value === undefined || got.value === undefined) return compare(want, got);
-  return checkLease(model, want.value as ModelLease, got.value as LeaseResult, tokens);
+  return checkLease(model, want.value as ModelLease, got.value as LeaseResult, rule);
 }
 
-function checkLease(model: QueueModel, want: ModelLease, got: LeaseResult, tokens: TokenRule): string | undefined {
-  const { token, ...rest } = got;
-  if (!isDeepStrictEqual(rest, want)) return `the model leases ${show(want)}`;
+function checkLease(model: QueueModel, want: ModelLease, got: LeaseResult, rule: LeaseRule): string | undefined {
+  const { token, leaseUntil, ...rest } = got;
+  const { leaseUntil: fromNow, ...wanted } = want;
+  if (!isDeepStrictEqual(rest, wanted) || !runsFromAReading(leaseUntil, fromNow, model.now, rule.earliestReading)) {
+    const from = rule.earliestReading === undefined ? '' : ` (or until a reading from ${rule.earliestReading} on, plus ${fromNow - model.now} ms)`;
+    return `the model leases ${show(want)}${from}`;
+  }
   if (!Number.isFinite(token)) return `token ${token} is not a finite number`;
   if (model.issuedTokens.has(token)) return `token ${token} was issued before in this order`;
-  if (tokens === 'increasing' && token <= model.maxToken) return `token ${token} is not above ${model.maxToken}, issued before it in this order`;
+  if (rule.tokens === 'increasing' && token <= model.maxToken) return `token ${token} is not above ${model.maxToken}, issued before it in this order`;
+  if (leaseUntil !== fromNow) model.endLeaseAt(want.jobId, leaseUntil);
   model.acceptToken(want.jobId, token);
   return undefined;
+}
+
+/** Whether a lease that ends at `leaseUntil` ran from the clock now (`fromNow` is the end that gives), or from a reading of it since `earliest`. */
+function runsFromAReading(leaseUntil: number, fromNow: number, now: number, earliest: number | undefined): boolean {
+  if (leaseUntil === fromNow) return true;
+  const reading = leaseUntil - (fromNow - now);
+  return earliest !== undefined && reading >= earliest && reading < now;
 }
 
 function compare(want: Outcome, got: Call['result']): string | undefined {

@@ -52,6 +52,10 @@ const CHECKED: [string, ScheduledHistoryOptions][] = [
     'a holder taken for dead noted a journal write over its successor\'s and set the commit head back (a commit waited forever)',
     { seed: 1782672282, backend: 'journal', threads: 3, calls: 5, strategy: 'pct', depth: 3, stall: { thread: 2, step: 135, millis: 100 } },
   ],
+  [
+    'a poll whose lease ran from its clock reading, before another thread moved the clock and saw the job still pending',
+    { seed: 1493342610, backend: 'memory', threads: 4, calls: 5, strategy: 'pct', depth: 3 },
+  ],
 ];
 
 /** Histories with a thread killed at a chosen step: the call the kill must land in, and the queue must recover. */
