@@ -34,10 +34,25 @@ export interface PlannedStall {
   millis: number;
 }
 
+/**
+ * A planned hold: at its `step`-th step the thread is not run again until
+ * thread `until.thread` has taken `until.step` steps (or has ended, or no
+ * other thread can run). Where a stall lets time pass with every other thread
+ * waiting, a hold puts the held thread's next step in the middle of another
+ * thread's call, at a point chosen from the step trace.
+ */
+export interface PlannedHold {
+  thread: number;
+  step: number;
+  until: { thread: number; step: number };
+}
+
 export interface HistoryPlan {
   strategy: Strategy;
   kill?: PlannedKill;
-  stall?: PlannedStall;
+  /** One stall, or several (of different threads, or of one thread at different steps). */
+  stall?: PlannedStall | readonly PlannedStall[];
+  hold?: PlannedHold;
   /** A history that takes more steps than this is reported as a livelock (default 200,000: a short history takes a few thousand). */
   maxSteps?: number;
 }
@@ -51,6 +66,8 @@ export interface ScheduledRun {
   trace: Uint8Array;
   /** Threads ended by the plan. */
   killed: number[];
+  /** The threads the plan stalled, once per stall that took effect, in the order they did. */
+  stalled: number[];
   /** Virtual time at the end, in milliseconds. */
   virtualMillis: number;
 }
@@ -80,13 +97,19 @@ export class Scheduler {
     const times = this.#times;
     times[VIRTUAL_NOW] = 0;
     for (let t = 0; t < threads; t++) this.#awaitStart(t);
-    const { strategy, kill, stall } = plan;
+    const { strategy, kill, hold } = plan;
+    const stalls = plan.stall === undefined ? [] : Array.isArray(plan.stall) ? (plan.stall as readonly PlannedStall[]) : [plan.stall as PlannedStall];
     const maxSteps = plan.maxSteps ?? 200_000;
     strategy.begin(threads);
     const stepsOf = new Array<number>(threads).fill(0);
     const woken = new Array<boolean>(threads).fill(false);
     const stalledUntil = new Array<number>(threads).fill(-Infinity);
+    const stallsTaken = new Set<PlannedStall>();
+    /** The thread the hold keeps waiting at its step, until its partner gets there: -1 if none (or no longer). */
+    let held = -1;
+    let holdTaken = false;
     const killed: number[] = [];
+    const stalled: number[] = [];
     const trace: number[] = [];
     const enabled: number[] = [];
     for (;;) {
@@ -94,6 +117,7 @@ export class Scheduler {
       enabled.length = 0;
       let live = 0;
       let next = Infinity;
+      if (held >= 0 && this.#holdIsOver(hold!, stepsOf, killed)) held = -1;
       for (let t = 0; t < threads; t++) {
         const baton = Atomics.load(words, t * THREAD_WORDS + BATON);
         if (baton === DONE || baton === ENDED || killed.includes(t)) continue;
@@ -102,11 +126,17 @@ export class Scheduler {
           next = Math.min(next, stalledUntil[t]!);
           continue;
         }
+        if (t === held) continue;
         const deadline = times[DEADLINE + t]!;
         if (baton === AT_STEP || (baton === BLOCKED && (woken[t] || deadline <= now))) enabled.push(t);
         else if (baton === BLOCKED) next = Math.min(next, deadline);
       }
       if (live === 0) break;
+      if (enabled.length === 0 && held >= 0 && next === Infinity) {
+        // Its partner cannot get there (it waits with no deadline for the held thread, say): the hold ends.
+        held = -1;
+        continue;
+      }
       if (enabled.length === 0) {
         // Nobody can run: time passes, to the first deadline or the end of a stall.
         if (next === Infinity) throw new ScheduleError(`Deadlock after ${trace.length} steps: every live thread waits with no deadline (${this.#describe(threads)})`);
@@ -123,8 +153,16 @@ export class Scheduler {
           terminate(thread);
           continue;
         }
-        if (stall !== undefined && stall.thread === thread && stall.step === stepsOf[thread]! + 1 && stalledUntil[thread] === -Infinity) {
+        const stall = stalls.find((planned) => planned.thread === thread && planned.step === stepsOf[thread]! + 1 && !stallsTaken.has(planned));
+        if (stall !== undefined) {
+          stallsTaken.add(stall);
+          stalled.push(thread);
           stalledUntil[thread] = now + stall.millis;
+          continue;
+        }
+        if (hold !== undefined && hold.thread === thread && hold.step === stepsOf[thread]! + 1 && !holdTaken && !this.#holdIsOver(hold, stepsOf, killed)) {
+          holdTaken = true;
+          held = thread;
           continue;
         }
         stepsOf[thread]!++;
@@ -145,7 +183,7 @@ export class Scheduler {
       Atomics.store(words, t * THREAD_WORDS + BATON, ENDED);
       Atomics.notify(words, t * THREAD_WORDS + BATON);
     }
-    return { steps: trace.length, stepsOf, trace: Uint8Array.from(trace), killed, virtualMillis: times[VIRTUAL_NOW]! };
+    return { steps: trace.length, stepsOf, trace: Uint8Array.from(trace), killed, stalled, virtualMillis: times[VIRTUAL_NOW]! };
   }
 
   /** Hands `thread` the baton (pairs with ThreadControl#handOver) and waits until it hands it back. */
@@ -160,6 +198,13 @@ export class Scheduler {
         throw new ScheduleError(`Thread ${thread} ran ${HANDOVER_TIMEOUT_MILLIS} ms without reaching a step of the core: a step outside the seam blocks it`);
       }
     }
+  }
+
+  /** Whether `hold`'s partner has taken its steps, or ended. */
+  #holdIsOver(hold: PlannedHold, stepsOf: readonly number[], killed: readonly number[]): boolean {
+    const { thread, step } = hold.until;
+    const baton = Atomics.load(this.#words, thread * THREAD_WORDS + BATON);
+    return stepsOf[thread]! >= step || baton === DONE || baton === ENDED || killed.includes(thread);
   }
 
   /** Waits until `thread` waits at its start step. */

@@ -11,7 +11,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkHistory, explainFailure, overlappingCalls } from '../../dist/testing/index.js';
 import { testSeed } from '../helpers.js';
-import { CALLS, MAX_THREADS, historyPlan, replayed } from './plans.js';
+import { CALLS, MAX_THREADS, historyPlan, plansFor } from './plans.js';
 import { ScheduledRecorder, replayCommand, type ScheduledBackend } from './recorder.js';
 
 /** Per backend: 1,000 each, 2,000 in all; LEASEHOLD_SCHEDULED_HISTORIES=n runs n each (a longer search). */
@@ -21,10 +21,10 @@ describe.each<{ backend: ScheduledBackend }>([{ backend: 'memory' }, { backend: 
   const recorder = new ScheduledRecorder(MAX_THREADS, CALLS);
   afterAll(() => recorder.close());
 
-  it(`finds a relaxed-poll order for each of ${HISTORIES} scheduled histories`, async () => {
-    const base = testSeed(`scheduled histories: ${backend}`);
-    const only = replayed();
-    const plans = only !== undefined ? [only] : Array.from({ length: HISTORIES }, (_, i) => historyPlan(base, i, backend));
+  const base = testSeed(`scheduled histories: ${backend}`);
+  const plans = plansFor(backend, HISTORIES, (i) => historyPlan(base, i, backend));
+
+  it.skipIf(plans.length === 0)(`finds a relaxed-poll order for each of ${plans.length} scheduled histories`, async () => {
     let steps = 0;
     let overlapping = 0;
     for (const options of plans) {
@@ -37,6 +37,6 @@ describe.each<{ backend: ScheduledBackend }>([{ backend: 'memory' }, { backend: 
       }
     }
     console.log(`[scheduled: ${backend}] ${plans.length} histories, ${steps} steps, ${overlapping} calls overlapping another thread's`);
-    expect(overlapping, 'calls that overlapped a call of another thread').toBeGreaterThan(plans.length);
+    if (plans.length > 1) expect(overlapping, 'calls that overlapped a call of another thread').toBeGreaterThan(plans.length);
   }, 900_000);
 });

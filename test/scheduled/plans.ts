@@ -36,3 +36,10 @@ export function replayed(): ScheduledHistoryOptions | undefined {
   const text = process.env['LEASEHOLD_SCHEDULE'];
   return text === undefined || text === '' ? undefined : (JSON.parse(text) as ScheduledHistoryOptions);
 }
+
+/** The histories a suite runs on `backend`: `count` from its plan, or only the one replayed (if it is of that backend). */
+export function plansFor(backend: ScheduledBackend, count: number, plan: (i: number) => ScheduledHistoryOptions): ScheduledHistoryOptions[] {
+  const only = replayed();
+  if (only !== undefined) return only.backend === backend ? [only] : [];
+  return Array.from({ length: count }, (_, i) => plan(i));
+}

@@ -17,7 +17,7 @@ import { JobQueue, ManualClock, RetryPolicy } from '../../dist/index.js';
 import { prng } from '../../dist/cli/random.js';
 import { submit, submitArgs } from '../../dist/cli/stress/plan.js';
 import { MAX_PREFILL, randomSetup } from '../../dist/cli/stress/recorder.js';
-import { Scheduler, type HistoryPlan, type ScheduledRun } from '../../dist/scheduling/scheduler.js';
+import { Scheduler, type HistoryPlan, type PlannedHold, type PlannedStall, type ScheduledRun } from '../../dist/scheduling/scheduler.js';
 import { pct, randomWalk } from '../../dist/scheduling/strategies.js';
 import { HistoryLog, type Call, type HistorySetup } from '../../dist/testing/index.js';
 
@@ -36,8 +36,10 @@ export interface ScheduledHistoryOptions {
   depth?: number;
   /** End thread `thread` at its `step`-th step. */
   kill?: { thread: number; step: number };
-  /** Stall thread `thread` at its `step`-th step for `millis` of virtual time. */
-  stall?: { thread: number; step: number; millis: number };
+  /** Stall thread `thread` at its `step`-th step for `millis` of virtual time (one stall, or several). */
+  stall?: PlannedStall | PlannedStall[];
+  /** Hold thread `thread` at its `step`-th step until thread `until.thread` has taken `until.step` steps. */
+  hold?: PlannedHold;
 }
 
 export interface ScheduledHistory {
@@ -134,6 +136,7 @@ export class ScheduledRecorder {
     const plan: HistoryPlan = { strategy: strategyOf(options) };
     if (options.kill !== undefined) plan.kill = options.kill;
     if (options.stall !== undefined) plan.stall = options.stall;
+    if (options.hold !== undefined) plan.hold = options.hold;
     // Blocks this thread until the history is over: the threads run one step at a time meanwhile.
     let run: ScheduledRun;
     try {
@@ -156,7 +159,7 @@ export class ScheduledRecorder {
     const callsMade = this.#log.calls();
     const killedIn = callsMade.find((c) => c.pending === true)?.call.op;
     const callSteps = this.#stepBuffers.slice(0, threads).map((buffer) => Int32Array.from(new Int32Array(buffer)));
-    if (options.stall !== undefined) markPresumedDead(callsMade, callSteps, options.stall);
+    for (const stall of [options.stall ?? []].flat()) markPresumedDead(callsMade, callSteps, stall);
     return { options, setup, calls: callsMade, killedIn, run, queue, clock, callSteps };
   }
 
@@ -208,7 +211,9 @@ function strategyOf(options: ScheduledHistoryOptions): HistoryPlan['strategy'] {
 
 /** The command that replays a history: printed with every failure. */
 export function replayCommand(options: ScheduledHistoryOptions): string {
-  return `LEASEHOLD_SCHEDULE='${JSON.stringify(options)}' npx vitest run test/scheduled/histories.test.ts`;
+  // A kill, a stall or a hold replays where recovery is checked as well.
+  const suite = options.kill === undefined && options.stall === undefined && options.hold === undefined ? 'histories' : 'stalls';
+  return `LEASEHOLD_SCHEDULE='${JSON.stringify(options)}' npx vitest run test/scheduled/${suite}.test.ts`;
 }
 
 /** Marks the call the stalled thread was in at its stalled step (if it reached it): it was taken for dead there. */
