@@ -37,7 +37,7 @@ export interface PlannedStall {
 /**
  * A planned hold: at its `step`-th step the thread is not run again until
  * thread `until.thread` has taken `until.step` steps (or has ended, or no
- * other thread can run). Where a stall lets time pass with every other thread
+ * other thread can run without time passing). Where a stall lets time pass with every other thread
  * waiting, a hold puts the held thread's next step in the middle of another
  * thread's call, at a point chosen from the step trace.
  */
@@ -132,8 +132,9 @@ export class Scheduler {
         else if (baton === BLOCKED) next = Math.min(next, deadline);
       }
       if (live === 0) break;
-      if (enabled.length === 0 && held >= 0 && next === Infinity) {
-        // Its partner cannot get there (it waits with no deadline for the held thread, say): the hold ends.
+      if (enabled.length === 0 && held >= 0) {
+        // Its partner cannot get there now (it waits, for the held thread perhaps): the hold ends before any time
+        // passes, so that a hold never makes its thread look dead (a stall does that).
         held = -1;
         continue;
       }

@@ -31,6 +31,21 @@ export function stallPlan(base: number, i: number, backend: ScheduledBackend): S
   return options;
 }
 
+/**
+ * The same, with one thread held at a random step until another thread has
+ * taken a random number of steps: the held thread's next step lands inside
+ * the other's call (a claim between its clock reading and its CAS, a move
+ * between its CAS and its registration), where PCT rarely switches.
+ */
+export function holdPlan(base: number, i: number, backend: ScheduledBackend): ScheduledHistoryOptions {
+  const options = historyPlan(base, i, backend);
+  const random = prng(options.seed ^ 0x165667b1);
+  const thread = Math.floor(random() * options.threads);
+  const partner = (thread + 1 + Math.floor(random() * (options.threads - 1))) % options.threads;
+  options.hold = { thread, step: 1 + Math.floor(random() * CALLS * 30), until: { thread: partner, step: 1 + Math.floor(random() * CALLS * 40) } };
+  return options;
+}
+
 /** LEASEHOLD_SCHEDULE='{...}' replays one history (the options a failure prints). */
 export function replayed(): ScheduledHistoryOptions | undefined {
   const text = process.env['LEASEHOLD_SCHEDULE'];

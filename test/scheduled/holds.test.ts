@@ -1,0 +1,31 @@
+/**
+ * A thread held at a random step of a scheduled history until another thread
+ * has taken a random number of steps: its next step lands in the middle of
+ * the other thread's call. The history must pass the checker
+ * (relaxed-poll), lease no job twice at once, and lose nothing
+ * (./recovery.ts).
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { checkHistory, explainFailure } from '../../dist/testing/index.js';
+import { testSeed } from '../helpers.js';
+import { CALLS, MAX_THREADS, holdPlan, plansFor } from './plans.js';
+import { ScheduledRecorder, replayCommand, type ScheduledBackend } from './recorder.js';
+import { expectRecovered } from './recovery.js';
+
+const HISTORIES = Number(process.env['LEASEHOLD_SCHEDULED_HISTORIES'] || 1_000) / 5;
+
+describe.each<{ backend: ScheduledBackend }>([{ backend: 'memory' }, { backend: 'journal' }])("a thread held inside another thread's call, on $backend", ({ backend }) => {
+  const recorder = new ScheduledRecorder(MAX_THREADS, CALLS);
+  afterAll(() => recorder.close());
+  const base = testSeed(`scheduled holds: ${backend}`);
+  const plans = plansFor(backend, HISTORIES, (i) => holdPlan(base, i, backend));
+
+  it.skipIf(plans.length === 0)(`keeps the contract in ${plans.length} scheduled histories`, async () => {
+    for (const options of plans) {
+      const history = await recorder.record(options);
+      const verdict = checkHistory(history.calls, history.setup, 'relaxed-poll');
+      if (!verdict.ok) expect.fail(`${explainFailure(JSON.stringify(options), history.calls, history.setup, 'relaxed-poll')}\nreplay: ${replayCommand(options)}`);
+      await expectRecovered(history, replayCommand(options));
+    }
+  }, 900_000);
+});
