@@ -4,6 +4,7 @@
  * CALLS calls each, PCT of depth 1 to 3 or a random walk.
  */
 import { prng } from '../../dist/cli/random.js';
+import type { PlannedStall } from '../../dist/scheduling/scheduler.js';
 import { LOCK_TIMEOUT_MILLIS, type ScheduledBackend, type ScheduledHistoryOptions } from './recorder.js';
 
 export const CALLS = 5;
@@ -20,14 +21,18 @@ export function historyPlan(base: number, i: number, backend: ScheduledBackend):
 
 /**
  * The same, with one thread stalled past the queue's patience at a random
- * step: presumed dead, its lock or call taken over, it wakes later to find
- * it so and goes on.
+ * step (in one history of four, two): presumed dead, its lock or call taken
+ * over, it wakes later to find it so and goes on.
  */
 export function stallPlan(base: number, i: number, backend: ScheduledBackend): ScheduledHistoryOptions {
   const options = historyPlan(base, i, backend);
   const random = prng(options.seed ^ 0x27d4eb2f);
   // Past the patience, doubled at most twice by earlier misjudgements within the history.
-  options.stall = { thread: Math.floor(random() * options.threads), step: 1 + Math.floor(random() * CALLS * 30), millis: LOCK_TIMEOUT_MILLIS * 5 };
+  const stall = (): PlannedStall => ({ thread: Math.floor(random() * options.threads), step: 1 + Math.floor(random() * CALLS * 30), millis: LOCK_TIMEOUT_MILLIS * 5 });
+  const first = stall();
+  // One history in four stalls a second thread (or the same one again): two threads taken for dead, each
+  // coming back to its rows and locks revoked, while the other may be in the middle of its own return.
+  options.stall = random() < 0.25 ? [first, stall()] : first;
   return options;
 }
 
