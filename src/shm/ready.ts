@@ -6,6 +6,8 @@ import {
   ATTENTION, ENTRY_K1, ENTRY_K2, ENTRY_K3, ENTRY_SLOT, ENTRY_WORD, LEVELS, LEVEL_COUNT, LEVEL_HEAD, LEVEL_KEYS, LEVEL_ORDER,
   LEVEL_PRIORITY, LEVEL_SEQ, LEVEL_TAIL, LEVEL_TAIL_JOB_NUM, LEVEL_TAIL_RUN_AT, LEVEL_WORDS, OVERFLOW, RING_FIELDS, RING_SLOT, RING_WORD,
 } from './layout.js';
+import type { QueueLock } from './lock.js';
+import { assertHeld } from './lock-held.js';
 import type { SlotTable } from './slots.js';
 
 /**
@@ -23,7 +25,7 @@ export const ABORT = -1;
 export const FROZEN = -3;
 /** Ring entries a poller passes before it moves the shared head (a hint) past them. */
 const HEAD_STEP = 16;
-/** Reads of LEVEL_SEQ a lock-free poll makes while the level table is being rewritten, before it takes the lock instead. */
+/** Reads of LEVEL_SEQ a poll makes while the level table is being rewritten, before it looks at the lock (see #refreshOrder). */
 const REWRITE_SPINS = 64;
 /** What `poll` returns when it needs the lock (a claim needs a token block, or the level table stays mid-rewrite): the caller polls again under it. */
 export const POLL_ABORTED = -2;
@@ -202,8 +204,9 @@ export class ReadyIndex {
    * Brings this thread's copy of the level table up to date; false if the
    * table was being rewritten through `spins` reads of LEVEL_SEQ. A rewrite
    * takes a few stores, but its holder may be stalled or dead in the middle:
-   * a lock-free poll then takes the lock, whose patience finds a dead holder
-   * out (its successor's rebuild ends the rewrite), rather than spin on it.
+   * a lock-free poll then takes the lock, and a locked one looks whether it
+   * still holds it, rather than spin on the rewrite: the lock's patience
+   * finds a dead holder out (its successor's rebuild ends the rewrite).
    */
   #refreshOrder(spins: number): boolean {
     const lockWords = this.#lockWords;
@@ -235,16 +238,18 @@ export class ReadyIndex {
 
   /**
    * Claims the best ready job of rings and overflow heap together (under the
-   * lock, when the overflow heap is not empty); its slot, or -1.
+   * `lock`, when the overflow heap is not empty); its slot, or -1.
    */
-  pollLocked(now: number, claimer: Claimer): number {
+  pollLocked(now: number, claimer: Claimer, lock: QueueLock): number {
     const overflow = this.#overflow;
     const slots = this.#slots;
     for (;;) {
       while (overflow.size > 0 && slots.word(overflow.top(ENTRY_SLOT)) !== overflow.top(ENTRY_WORD)) overflow.pop();
       this.#syncOverflowBit();
-      // Under the lock a rewrite in progress is a holder's taken for dead, still running: it ends.
-      this.#refreshOrder(Infinity);
+      // Under the lock a rewrite in progress is a holder's taken for dead, still running: it ends. Unless this
+      // thread is the one taken for dead, and its successor is inside a rewrite of its own: LockLost then sends
+      // the call back to the lock, whose patience waits for the successor (it does not spin on its rewrite).
+      while (!this.#refreshOrder(REWRITE_SPINS)) assertHeld(lock);
       let level = -1;
       let head = -1;
       for (let k = 0; k < this.#orderCount && head < 0; k++) {

@@ -140,7 +140,7 @@ export class WorkerPath implements Claimer {
     this.#locked = locked;
     const ready = this.#m.ready;
     if (locked) {
-      const slot = ready.pollLocked(now, this);
+      const slot = ready.pollLocked(now, this, this.#m.lock);
       // No lease: an answer read from the rings, as good as the lock it was read under (a holder taken for dead
       // may have read them as its successor rebuilt them). A lease needs no look: its claim looked (tryClaim).
       if (slot < 0) assertHeld(this.#m.lock);

@@ -94,6 +94,17 @@ const STALLED: [string, ScheduledHistoryOptions, string][] = [
     { seed: 1411669305, backend: 'memory', threads: 3, calls: 5, strategy: 'pct', depth: 2, stall: { thread: 0, step: 116, millis: 100 } },
     'submit',
   ],
+  [
+    // Thread 0's locked poll is stalled at its step 10 and taken over by thread 1, whose rebuild is stalled in turn
+    // inside its clear of the level table (step 114). Thread 0 woke, took itself for the holder and spun on the odd
+    // LEVEL_SEQ in its locked poll; no time passed (a livelock). A locked poll now looks at the lock every 64 reads.
+    'a holder taken for dead spinning in its locked poll on its successor\'s rewrite of the level table, the successor stalled',
+    {
+      seed: 3930415662, backend: 'memory', threads: 2, calls: 5, strategy: 'random',
+      stall: [{ thread: 0, step: 10, millis: 100 }, { thread: 1, step: 114, millis: 100 }],
+    },
+    'poll',
+  ],
 ];
 
 describe('scheduled histories that found a race', () => {
