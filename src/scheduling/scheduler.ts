@@ -187,6 +187,19 @@ export class Scheduler {
     return { steps: trace.length, stepsOf, trace: Uint8Array.from(trace), killed, stalled, virtualMillis: times[VIRTUAL_NOW]! };
   }
 
+  /**
+   * Clears the words of a thread the plan ended, once it has exited: a thread
+   * killed while it waited at a step left its baton AT_STEP, the value the
+   * next thread at that index stores as it starts, so #awaitStart could sleep
+   * through that thread's start (its wait would see no change) and report a
+   * thread that never started. Pairs with ThreadControl#start.
+   */
+  forget(thread: number): void {
+    const words = this.#words;
+    words[thread * THREAD_WORDS + KIND] = DONE;
+    Atomics.store(words, thread * THREAD_WORDS + BATON, DONE);
+  }
+
   /** Hands `thread` the baton (pairs with ThreadControl#handOver) and waits until it hands it back. */
   #grant(thread: number): void {
     const words = this.#words;

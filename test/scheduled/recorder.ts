@@ -149,6 +149,7 @@ export class ScheduledRecorder {
     for (const thread of run.killed) {
       // Its index is free for a new thread only once it has exited: until then it waits on the same control words.
       await this.#exits[thread];
+      this.#scheduler.forget(thread);
       const spare = this.#spare?.thread === thread ? this.#spare : this.#spawn(thread);
       this.#spare = undefined;
       this.#workers[thread] = spare.worker;
