@@ -98,11 +98,15 @@ export class FinishOrder implements EntryOrder {
     return this.#e[this.#head() * ENTRY_FIELDS + field]!;
   }
 
-  /** Drops the first entry; only when size > 0. */
+  /**
+   * Drops the first entry; only when size > 0, after `top` (which brought
+   * this thread's view up to date). No step of the seam: a holder that looked
+   * at the lock just before writes here with no other thread's move between.
+   */
   pop(): void {
-    this.#sync();
-    this.#header[this.#headField] = this.#at(1);
-    this.#header[this.#sizeField] = this.size - 1;
+    const header = this.#header;
+    header[this.#headField] = this.#at(1);
+    header[this.#sizeField] = header[this.#sizeField]! - 1;
   }
 
   clear(): void {

@@ -186,8 +186,11 @@ export class Room {
     try {
       return this.#evictFirstOf(frozen, finishedBy);
     } finally {
-      // Passed over while their commit is in flight: back at the front of the order, the newest first (each then goes before all).
-      for (let at = frozen.length - 4; at >= mark; at -= 4) this.#filing.push(finished, frozen[at]!, frozen[at + 1]!, 0, frozen[at + 2]!, frozen[at + 3]!);
+      // Passed over while their commit is in flight: back at the front of the order, the newest first (each then goes
+      // before all); by a holder that still holds the lock (one taken for dead leaves the order to its successor's rebuild).
+      if (frozen.length > mark && this.#m.lock.held()) {
+        for (let at = frozen.length - 4; at >= mark; at -= 4) this.#filing.push(finished, frozen[at]!, frozen[at + 1]!, 0, frozen[at + 2]!, frozen[at + 3]!);
+      }
       frozen.length = mark;
     }
   }
@@ -204,6 +207,9 @@ export class Room {
       const finishSeq = finished.top(ENTRY_K1);
       const finishedAt = finished.top(ENTRY_K2);
       if (slots.word(slot) === word && !this.#notes.frozen(slot) && finishedAt > finishedBy) return false;
+      // Looked at just before the order changes: a holder taken for dead (stalled in this loop) must not drop an
+      // entry of the order its successor rebuilt, whose job then could never be evicted (a submit refused as full).
+      assertHeld(this.#m.lock);
       finished.pop();
       if (slots.word(slot) !== word) continue;
       if (this.#notes.frozen(slot)) {

@@ -105,6 +105,14 @@ const STALLED: [string, ScheduledHistoryOptions, string][] = [
     },
     'poll',
   ],
+  [
+    // Thread 0's submit evicts at capacity 4: stalled inside the pop of the finish order (step 111), it is taken for
+    // dead and the taker rebuilds the order. Awake, it went on popping: the entry it dropped was the taker's, whose
+    // cancelled job then could never be evicted, and its own submit, started again, was refused as full.
+    'a holder taken for dead dropped an entry of the finish order its successor had rebuilt (a submit refused as full)',
+    { seed: 132176050, backend: 'memory', threads: 3, calls: 5, strategy: 'pct', depth: 3, stall: { thread: 0, step: 111, millis: 100 } },
+    'submit',
+  ],
 ];
 
 describe('scheduled histories that found a race', () => {
