@@ -147,8 +147,16 @@ export class CatchUp {
     if (this.#runningPastEnd(slot, this.settledWord(slot, now), now)) this.settle(now);
   }
 
-  /** Waits until `slot` is not BUSY (its mover left its call, or died and was finished for); its word. */
+  /**
+   * Waits until `slot` is not BUSY (its mover left its call, or died and was
+   * finished for); its word. The locked calls that found a move to wait for
+   * come here and try again: first they look at the lock, for a holder taken
+   * for dead finds every look slow (a holder of an older time seems at work,
+   * or maintenance due, that only the lock's present holder can settle) and
+   * would loop without end (a livelock the stall histories found).
+   */
   settledWord(slot: number, now: number): number {
+    assertHeld(this.#m.lock);
     const slots = this.#m.slots;
     let word = slots.settledWord(slot);
     if (!isBusy(word)) return word;

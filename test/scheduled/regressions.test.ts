@@ -113,6 +113,14 @@ const STALLED: [string, ScheduledHistoryOptions, string][] = [
     { seed: 132176050, backend: 'memory', threads: 3, calls: 5, strategy: 'pct', depth: 3, stall: { thread: 0, step: 111, millis: 100 } },
     'submit',
   ],
+  [
+    // Thread 1's locked extend is stalled at its step 15 and taken for dead. Awake, it met a refusal it could not
+    // stand by (a holder of an older time seemed at work, maintenance due: only the lock's holder can settle that)
+    // and looped in its locked retry, never looking at the lock (a livelock). A locked retry now looks first.
+    'a locked extend taken for dead retried without end, never looking at the lock it had lost',
+    { seed: 403584824, backend: 'memory', threads: 3, calls: 5, strategy: 'pct', depth: 3, stall: { thread: 1, step: 15, millis: 100 } },
+    'extend',
+  ],
 ];
 
 describe('scheduled histories that found a race', () => {
