@@ -176,6 +176,16 @@ class WorkerLoop {
         }
         if (this.#free() > 0) await this.#pollBatch();
         if (this.#stopping() || this.#leaving()) break;
+        if (this.#idleHere()) {
+          // Nothing of this thread's is in flight: block for work until the next turn of the event loop is due
+          // (ticks, events, a handler module's own timers wait at most that long), then give it that turn.
+          const turnIn = this.#task.tickMillis - (performance.now() - yielded);
+          if (!this.#queue.blockForWork!(Math.max(1, Math.min(IDLE_MILLIS, turnIn)))) {
+            await new Promise((resolve) => setImmediate(resolve));
+            yielded = performance.now();
+          }
+          continue;
+        }
         const running: Promise<unknown>[] = [...this.#running.keys()];
         if (this.#free() > 0) running.push(this.#idle());
         await Promise.race(running);
@@ -221,6 +231,14 @@ class WorkerLoop {
     // An attempt starts only once the journal knows of it: if this process dies in it, it counts.
     this.#queue.flush?.();
     for (const lease of leases) this.#start(lease);
+  }
+
+  /**
+   * Whether this thread may block for work (see WorkerQueue#blockForWork): its queue can, and it waits for
+   * nothing else — no job running or waiting for a place, no batch of completes (Redis) in flight.
+   */
+  #idleHere(): boolean {
+    return this.#queue.blockForWork !== undefined && this.#running.size === 0 && this.#waitingForPlace.length === 0 && this.#batches === undefined && this.#free() > 0;
   }
 
   /** One sleep for work at a time, however often the loop wakes for a finished job meanwhile. */
