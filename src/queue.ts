@@ -418,6 +418,24 @@ export class JobQueue {
     return signal.wait(this.#worker.signalSeen, opensIn).then(() => true);
   }
 
+  /**
+   * As `waitForWork`, but blocks the calling thread (Atomics.wait) rather than
+   * its event loop's turn: no timer, message or callback of this thread runs
+   * until it returns. For a worker thread that has nothing in flight, in
+   * short slices between turns of its event loop: it starts a job a
+   * submit wakes it for sooner than `waitForWork` would. Returns true if
+   * woken by new work (or once a rate-limit window opens).
+   */
+  blockForWork(timeoutMillis: number): boolean {
+    this.#ctx.assertOpen();
+    checkTimeout(timeoutMillis);
+    const opensIn = Math.max(0, this.#worker.windowOpensAt - this.#ctx.now());
+    const signal = this.#ctx.memory.signal;
+    if (opensIn >= timeoutMillis) return signal.block(this.#worker.signalSeen, timeoutMillis);
+    signal.block(this.#worker.signalSeen, opensIn);
+    return true;
+  }
+
   /** Cancels a PENDING job. */
   cancel(jobId: string): void {
     this.#producer.cancel(jobId);

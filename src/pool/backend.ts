@@ -58,6 +58,11 @@ export interface WorkerQueue {
   pollMany?(workerId: string, leaseMillis: number, max: number): Promise<Lease[]>;
   completeManyAndPoll?(done: readonly Completion[], workerId: string, leaseMillis: number, max: number): Promise<BatchOutcome>;
   waitForWork(timeoutMillis: number): Promise<boolean>;
+  /**
+   * As waitForWork, blocking the thread (Atomics.wait): for an idle thread, whose wake then costs no turn of its
+   * event loop. Absent where waiting needs the event loop (Redis: a reply on a socket).
+   */
+  blockForWork?(timeoutMillis: number): boolean;
   close(): Awaitable<void>;
 }
 

@@ -176,6 +176,10 @@ class WorkerLoop {
         }
         if (this.#free() > 0) await this.#pollBatch();
         if (this.#stopping() || this.#leaving()) break;
+        if (this.#idleHere()) {
+          yielded = await this.#blockForWork(yielded);
+          continue;
+        }
         const running: Promise<unknown>[] = [...this.#running.keys()];
         if (this.#free() > 0) running.push(this.#idle());
         await Promise.race(running);
@@ -221,6 +225,31 @@ class WorkerLoop {
     // An attempt starts only once the journal knows of it: if this process dies in it, it counts.
     this.#queue.flush?.();
     for (const lease of leases) this.#start(lease);
+  }
+
+  /**
+   * Whether this thread may block for work (see WorkerQueue#blockForWork): its queue can, and it waits for
+   * nothing else — no job running or waiting for a place, no batch of completes (Redis) in flight.
+   */
+  #idleHere(): boolean {
+    return this.#queue.blockForWork !== undefined && this.#running.size === 0 && this.#waitingForPlace.length === 0 && this.#batches === undefined && this.#free() > 0;
+  }
+
+  /**
+   * Blocks this idle thread until work may have come (it then polls at once, with no turn of its event loop
+   * first), or for IDLE_MILLIS, as the sleep of `#idle` would. The block is cut into slices that end when the
+   * next turn of the event loop is due (`yielded`: when the last one ended): ticks, event batches and a
+   * handler module's own timers wait at most a tick. Resolves to when the last turn ended.
+   */
+  async #blockForWork(yielded: number): Promise<number> {
+    const polledAt = performance.now();
+    for (;;) {
+      const turnIn = this.#task.tickMillis - (performance.now() - yielded);
+      if (this.#queue.blockForWork!(Math.max(1, turnIn))) return yielded;
+      await new Promise((resolve) => setImmediate(resolve));
+      yielded = performance.now();
+      if (this.#stopping() || this.#leaving() || yielded - polledAt >= IDLE_MILLIS) return yielded;
+    }
   }
 
   /** One sleep for work at a time, however often the loop wakes for a finished job meanwhile. */
