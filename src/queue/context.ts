@@ -1,17 +1,17 @@
-import * as step from '../shm/steps.js';
+import * as step from '../shm/memory/steps.js';
 import { ProducerTracing } from '../tracing/producer.js';
 import type { TimeSource } from '../clock.js';
 import { IllegalStateError, JournalWriteError, refusalError } from '../errors.js';
 import type { Journal, Synchronous } from '../journal/journal.js';
 import type { FilledOptions } from '../options.js';
 import type { RetryPolicy } from '../policy.js';
-import { AWAITS_COMMIT, LockLost, Maintenance } from '../shm/maintenance.js';
-import type { QueueMemory } from '../shm/memory.js';
-import { Mover } from '../shm/moves.js';
-import { NOTHING_TO_UNDO, type Undo } from '../shm/undo-log.js';
-import { WorkerPath } from '../shm/worker.js';
+import { AWAITS_COMMIT, LockLost, Maintenance } from '../shm/maintenance/maintenance.js';
+import type { QueueMemory } from '../shm/queue-memory.js';
+import { Mover } from '../shm/protocol/mover.js';
+import { NOTHING_TO_UNDO, type Undo } from '../shm/journal/undo-log.js';
+import { WorkerPath } from '../shm/moves/worker-path.js';
 import { readNow } from '../validate.js';
-import { FINISH_RING, JOURNAL_RELEASED, LEASE_RING, MAINTENANCE_ROW } from '../shm/layout.js';
+import { FINISH_RING, JOURNAL_RELEASED, LEASE_RING, MAINTENANCE_ROW } from '../shm/memory/layout.js';
 
 /** This thread's connection to the queue's journal; the opening thread's also holds the ownership. */
 export interface JournalLink {

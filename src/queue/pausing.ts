@@ -1,5 +1,5 @@
-import * as step from '../shm/steps.js';
-import { PAUSED } from '../shm/layout.js';
+import * as step from '../shm/memory/steps.js';
+import { PAUSED } from '../shm/memory/layout.js';
 import type { QueueContext } from './context.js';
 
 /**
