@@ -1,17 +1,11 @@
-import * as step from '../shm/memory/steps.js';
 import { ProducerTracing } from '../tracing/producer.js';
 import type { TimeSource } from '../clock.js';
 import { IllegalStateError, JournalWriteError, refusalError } from '../errors.js';
 import type { Journal, Synchronous } from '../journal/journal.js';
 import type { FilledOptions } from '../options.js';
 import type { RetryPolicy } from '../policy.js';
-import { AWAITS_COMMIT, LockLost, Maintenance } from '../shm/maintenance/maintenance.js';
-import type { QueueMemory } from '../shm/queue-memory.js';
-import { Mover } from '../shm/protocol/mover.js';
-import { NOTHING_TO_UNDO, type Undo } from '../shm/journal/undo-log.js';
-import { WorkerPath } from '../shm/moves/worker-path.js';
+import { step, AWAITS_COMMIT, FINISH_RING, JOURNAL_RELEASED, LEASE_RING, LockLost, Maintenance, MAINTENANCE_ROW, Mover, NOTHING_TO_UNDO, type QueueMemory, type Undo, WorkerPath } from '../shm/core.js';
 import { readNow } from '../validate.js';
-import { FINISH_RING, JOURNAL_RELEASED, LEASE_RING, MAINTENANCE_ROW } from '../shm/memory/layout.js';
 
 /** This thread's connection to the queue's journal; the opening thread's also holds the ownership. */
 export interface JournalLink {

@@ -1,5 +1,4 @@
-import * as step from '../shm/memory/steps.js';
-import { PAUSED } from '../shm/memory/layout.js';
+import { step, PAUSED } from '../shm/core.js';
 import type { QueueContext } from './context.js';
 
 /**

@@ -1,8 +1,5 @@
 import { JournalWriteError, refusalError } from '../errors.js';
-import { PAUSED, POLL_ATTENTION, WORKER_ATTENTION } from '../shm/memory/layout.js';
-import { AWAITS_COMMIT, LockLost, type Maintenance } from '../shm/maintenance/maintenance.js';
-import { POLL_FROZEN } from '../shm/tables/ready.js';
-import { SLOW } from '../shm/moves/worker-path.js';
+import { AWAITS_COMMIT, LockLost, type Maintenance, PAUSED, POLL_ATTENTION, POLL_FROZEN, SLOW, WORKER_ATTENTION } from '../shm/core.js';
 import type { Lease } from '../types.js';
 import { checkLeaseMillis, checkWorkerId, parseJobId, resultText } from '../validate.js';
 import type { QueueContext } from './context.js';

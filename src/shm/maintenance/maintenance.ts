@@ -19,9 +19,9 @@ import type { Undo } from '../journal/undo-log.js';
 import type { LockHolder, MoveNotes } from '../moves/worker-path.js';
 import { Retention } from './retention.js';
 import type { RetainOptions } from '../../options.js';
-import { LockLost, assertHeld } from '../protocol/lock-held.js';
+import { assertHeld } from '../protocol/lock-held.js';
 import { Filing } from './filing.js';
-import { AWAITS_COMMIT, JournalNotes } from '../journal/journal-notes.js';
+import { JournalNotes } from '../journal/journal-notes.js';
 import { HeldJobs } from './held-jobs.js';
 import { Room } from './room.js';
 import { JobMoves } from '../moves/job-moves.js';
@@ -29,7 +29,6 @@ import { Rebuilder } from './rebuild.js';
 import { CatchUp } from './catch-up.js';
 import { LockedReads } from './locked-reads.js';
 
-export { AWAITS_COMMIT, LockLost };
 
 /**
  * The maintenance side of the queue: every operation that runs under the
