@@ -2,9 +2,9 @@ import { laterReading, type TimeSource } from '../../clock.js';
 import type { Filing } from './filing.js';
 import type { HeldJobs } from './held-jobs.js';
 import type { JobMoves } from '../moves/job-moves.js';
-import {
-  DELAYED, ENTRY_K1, ENTRY_SLOT, ENTRY_WORD, ERROR_LEASE_EXPIRED, LEASE_UNTIL, READY, RUNNING, isBusy, statusOf,
-} from '../memory/layout.js';
+import { expireLease } from '../moves/fail.js';
+import { promoteJob } from '../moves/promote.js';
+import { ENTRY_K1, ENTRY_SLOT, ENTRY_WORD, LEASE_UNTIL, RUNNING, isBusy, statusOf } from '../memory/layout.js';
 import { assertHeld } from '../protocol/lock-held.js';
 import type { QueueMemory } from '../queue-memory.js';
 import type { MoverHolder } from '../protocol/mover.js';
@@ -70,7 +70,7 @@ export class CatchUp {
       const current = slots.word(slot);
       if (current === word && until > now) break;
       leases.pop();
-      if (current === word) this.#moves.failAttempt(slot, word, until, ERROR_LEASE_EXPIRED, 0, now, false);
+      if (current === word) expireLease(this.#moves, slot, word, until, now);
       else if (this.#mayHaveLapsed(slot, current, now)) lapsed.push(slot);
     }
     while (delayed.size > 0) {
@@ -81,7 +81,7 @@ export class CatchUp {
       delayed.pop();
       if (slots.word(slot) !== word) continue;
       assertHeld(this.#m.lock);
-      this.#filing.fileReady(slot, this.#holder.mover.flip(slot, word, READY, DELAYED));
+      this.#filing.fileReady(slot, promoteJob(this.#holder.mover, slot, word));
     }
     this.#held.release(now);
     // Those the loop above expired meanwhile (their new lease was registered too) need no wait. Once: the

@@ -5,15 +5,14 @@ import type { RetryPolicy } from '../../policy.js';
 import type { QueueStats } from '../../types.js';
 import { Arena } from '../tables/arena.js';
 import {
-  ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, COMMIT_SUBMITTED, DEAD, DELAYED, ERROR_FAILED, FINISH_BASE, FINISH_SEQ, FINISH_TICKET, FREE,
-  JOB_SEQ, LAST_NOW, LEASE_LENGTH, LEASE_UNTIL, MAINTENANCE_ROW, MOVES, READY, RUNNING, RUN_AT, TOKEN_RESERVED, TOKEN_SEQ, isBusy,
-  SLOT_HIGH_WATER, statusOf, type SlotStatus,
+  ATTEMPT_LIMIT, COMMIT_SUBMITTED, DEAD, DELAYED, ERROR_FAILED, FINISH_BASE, FINISH_TICKET, FREE, JOB_SEQ, LAST_NOW, LEASE_LENGTH, MAINTENANCE_ROW,
+  MOVES, READY, RUNNING, TOKEN_RESERVED, TOKEN_SEQ, isBusy, SLOT_HIGH_WATER, statusOf, type SlotStatus,
 } from '../memory/layout.js';
 import type { QueueMemory } from '../queue-memory.js';
 import { Mover } from '../protocol/mover.js';
 import type { LoggedJob, MoveLog, Sequences, JournalWrites } from '../journal/movelog.js';
 import { keyHash } from '../../key-hash.js';
-import { Records, countedChainBytes, countedChunks, dataBytes, noteFinish } from '../records.js';
+import { Records, countedChainBytes, countedChunks, dataBytes } from '../records.js';
 import type { CheckedJob } from '../../validate.js';
 import type { Undo } from '../journal/undo-log.js';
 import type { LockHolder, MoveNotes } from '../moves/worker-path.js';
@@ -25,6 +24,12 @@ import { JournalNotes } from '../journal/journal-notes.js';
 import { HeldJobs } from './held-jobs.js';
 import { Room } from './room.js';
 import { JobMoves } from '../moves/job-moves.js';
+import { Placement } from '../moves/place.js';
+import { failNow } from '../moves/fail.js';
+import { releaseLease } from '../moves/release.js';
+import { cancelJob } from '../moves/cancel.js';
+import { retryDeadJob } from '../moves/retry-dead.js';
+import { restoreEvicted, undoMoves } from '../moves/undo.js';
 import { Rebuilder } from './rebuild.js';
 import { CatchUp } from './catch-up.js';
 import { LockedReads } from './locked-reads.js';
@@ -64,8 +69,10 @@ export class Maintenance implements MoveNotes, LockHolder {
   readonly #held: HeldJobs;
   /** Free slots and arena chunks, and the evictions that make them. */
   readonly #room: Room;
-  /** How a job is placed, moved, failed, restored, or moved back. */
+  /** What every locked move of a job shares (see moves/job-moves.ts). */
   readonly #moves: JobMoves;
+  /** How a new or journaled job is placed in a free slot. */
+  readonly #placement: Placement;
   /** Every hint derived again from the slots. */
   readonly #rebuilder: Rebuilder;
   /** How the queue is brought up to now: expiries, promotions, held jobs let go, lock-free calls waited out. */
@@ -85,6 +92,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     this.#held = new HeldJobs(memory, this.#filing);
     this.#room = new Room(memory, this.#retention, this.#filing, this.#notes, this, this);
     this.#moves = new JobMoves(memory, policy, time, log !== undefined, this.#filing, this.#notes, this.#room, this);
+    this.#placement = new Placement(this.#moves);
     this.#rebuilder = new Rebuilder(memory, this.#filing, this);
     this.#catchUp = new CatchUp(memory, time, log !== undefined, this.#filing, this.#held, this.#moves, this.#rebuilder, this);
     this.#reads = new LockedReads(memory, this.#filing);
@@ -197,7 +205,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     header[JOB_SEQ] = num;
     const ticket = this.#notes.note(num, COMMIT_SUBMITTED);
     const slot = this.#room.takeSlot();
-    const moves = this.#moves;
+    const moves = this.#placement;
     moves.newDraft(slot, num, job.type, typeNumber, job.typeBytes, job.payload, job.payloadBytes, job.priority, runAt);
     moves.setField(ATTEMPT_LIMIT, job.maxAttempts);
     moves.setField(LEASE_LENGTH, job.timeoutMillis);
@@ -270,7 +278,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     const { header, lockWords } = this.#m;
     let finishSeq = 0;
     for (const job of jobs) {
-      this.#moves.restoreJob(job, now);
+      this.#placement.restoreJob(job, now);
       finishSeq = Math.max(finishSeq, job.finishSeq);
     }
     header[FINISH_BASE] = finishSeq - (step.load(lockWords, FINISH_TICKET) >>> 0);
@@ -321,7 +329,7 @@ export class Maintenance implements MoveNotes, LockHolder {
       const refused = this.#checkLease(word, slot, token);
       if (refused < 0) return refused;
       const ref = error === null ? ERROR_FAILED : this.#room.storeError(error);
-      if (this.#moves.failAttempt(slot, word, now, ref, ref > 0 ? Buffer.byteLength(error!) : 0, now, permanent, true)) return 0;
+      if (failNow(this.#moves, slot, word, ref, ref > 0 ? Buffer.byteLength(error!) : 0, now, permanent)) return 0;
       this.#room.freeCounted(ref);
     }
   }
@@ -336,10 +344,7 @@ export class Maintenance implements MoveNotes, LockHolder {
       const word = this.#catchUp.settledWord(slot, now);
       const refused = this.#checkLease(word, slot, token);
       if (refused < 0) return refused;
-      const draft = this.#mover.start(slot);
-      draft[ATTEMPTS]!--;
-      draft[RUN_AT] = this.#moves.freshRunAt(now, 0, draft[LEASE_UNTIL]!);
-      if (this.#moves.moveTo(slot, word, READY, RUNNING)) return 0;
+      if (releaseLease(this.#moves, slot, word, now)) return 0;
     }
   }
 
@@ -349,12 +354,7 @@ export class Maintenance implements MoveNotes, LockHolder {
       const status = statusOf(word);
       if (status !== READY && status !== DELAYED) return Refusal.NotPending;
       if (this.#notes.frozen(slot)) return this.#notes.awaitCommitOf(slot);
-      const draft = this.#mover.start(slot);
-      draft[FINISH_SEQ] = this.#moves.nextFinishSeq();
-      noteFinish(draft, now);
-      if (!this.#moves.moveTo(slot, word, CANCELLED, status)) continue;
-      this.#m.finishes.announce();
-      return 0;
+      if (cancelJob(this.#moves, slot, word, status, now)) return 0;
     }
   }
 
@@ -363,10 +363,7 @@ export class Maintenance implements MoveNotes, LockHolder {
       const word = this.#catchUp.settledWord(slot, now);
       if (statusOf(word) !== DEAD) return Refusal.NotDead;
       if (this.#notes.frozen(slot)) return this.#notes.awaitCommitOf(slot);
-      const draft = this.#mover.start(slot);
-      draft[ATTEMPTS] = 0;
-      draft[RUN_AT] = this.#moves.freshRunAt(now, 0, Infinity);
-      if (this.#moves.moveTo(slot, word, READY, DEAD)) return 0;
+      if (retryDeadJob(this.#moves, slot, word, now)) return 0;
     }
   }
 
@@ -461,18 +458,18 @@ export class Maintenance implements MoveNotes, LockHolder {
   }
 
   /**
-   * Undoes a call's own moves whose commit failed (see JobMoves#undo), then
+   * Undoes a call's own moves whose commit failed (see undoMoves in moves/undo.ts), then
    * rebuilds every hint from the slots: O(capacity), on a failure only. The
    * jobs the call evicted then go back where they fit (see
-   * JobMoves#restoreEvicted), and the hints are rebuilt around them. Also
+   * restoreEvicted), and the hints are rebuilt around them. Also
    * run after a failure under the lock with nothing to undo, for its
    * rebuild (the failure may have cut a call short between its hints).
    */
   rollBack(undo: Undo, now: number): void {
-    this.#moves.undo(undo.moves);
+    undoMoves(this.#moves, undo.moves);
     this.rebuild(now);
     // After the rebuild: it has freed the slots and chains of the undone submits, the room the evictions made.
-    if (this.#moves.restoreEvicted(undo.evictions, now)) this.rebuild(now);
+    if (restoreEvicted(this.#moves, this.#placement, undo.evictions, now)) this.rebuild(now);
   }
 
   /** The last commit ticket the current call took, if it changed anything the journal must learn. */

@@ -1,16 +1,16 @@
 import { Refusal } from '../../errors.js';
 import { Arena } from '../tables/arena.js';
 import type { Filing } from './filing.js';
-import { LAZY, type JournalNotes } from '../journal/journal-notes.js';
+import type { JournalNotes } from '../journal/journal-notes.js';
 import {
-  CANCELLED, COMMIT_EVICTED, DATA_REF, ENTRY_K1, ENTRY_K2, ENTRY_SLOT, ENTRY_WORD, ERROR_DROPPED, ERROR_EMPTY, ERROR_REF, FREE, FREE_SLOT_COUNT, HEADERS_REF,
-  JOB_NUM, KEY_BYTES, KEY_REF, LAST_NOW, PAYLOAD_BYTES, RECORD_FIELDS, RESULT_REF, ROW_COUNTS, ROW_FINISHED_CHUNKS, SLOT_HIGH_WATER, SUCCEEDED, TYPE, statusOf,
+  CANCELLED, ENTRY_K1, ENTRY_K2, ENTRY_SLOT, ENTRY_WORD, ERROR_DROPPED, ERROR_EMPTY, FREE_SLOT_COUNT, LAST_NOW, RECORD_FIELDS, ROW_COUNTS,
+  ROW_FINISHED_CHUNKS, SLOT_HIGH_WATER, SUCCEEDED,
 } from '../memory/layout.js';
 import { LockLost, assertHeld } from '../protocol/lock-held.js';
 import type { QueueMemory } from '../queue-memory.js';
 import type { MoverHolder } from '../protocol/mover.js';
-import { keyHash } from '../../key-hash.js';
-import { chunksOf, countedChainBytes, leadingTypeBytes } from '../records.js';
+import { evictJob } from '../moves/evict.js';
+import { countedChainBytes } from '../records.js';
 import type { Retention } from './retention.js';
 
 /** How room is looked at again before a refusal, at one instant: the holder's `settle` (see CatchUp#settle). */
@@ -197,7 +197,7 @@ export class Room {
    * `frozen`: finishSeq, finishedAt, slot, word), unless it finished after `finishedBy`.
    */
   #evictFirstOf(frozen: number[], finishedBy: number): boolean {
-    const { finished, slots, arena, jobMap, keyMap, freeSlots, header, rows } = this.#m;
+    const { finished, slots } = this.#m;
     while (finished.size > 0) {
       const slot = finished.top(ENTRY_SLOT);
       const word = finished.top(ENTRY_WORD);
@@ -211,34 +211,7 @@ export class Room {
         if (this.frozenSlot < 0) this.frozenSlot = slot;
         continue;
       }
-      // Only the strings and the number: an evicted job is the oldest, its record long out of the cache, and each column is a line apart.
-      const record = this.#record;
-      slots.readStrings(slot, record);
-      const chunks = chunksOf(record);
-      const dataRef = record[DATA_REF]!;
-      const dataBytes = leadingTypeBytes(record[TYPE]!) + record[PAYLOAD_BYTES]!;
-      const errorRef = record[ERROR_REF]!;
-      const resultRef = record[RESULT_REF]!;
-      const headersRef = record[HEADERS_REF]!;
-      const jobNum = slots.get(slot, JOB_NUM);
-      // Read before the chain is freed: the key is free again once its job is gone.
-      const key = record[KEY_REF]! > 0 ? keyMap.keyOf(slot) : null;
-      assertHeld(this.#m.lock);
-      this.#notes.noteOwnEviction(slot, chunks, this.#notes.note(jobNum, COMMIT_EVICTED, LAZY));
-      if (this.#holder.mover.flip(slot, word, FREE, statusOf(word)) < 0) throw new LockLost();
-      // Out of the listing before the slot takes another job (and job number).
-      this.#m.listing.sync(slot);
-      rows.finishedChunks(this.#holder.mover.row, -chunks);
-      arena.free(dataRef, dataBytes);
-      this.freeCounted(errorRef);
-      this.freeCounted(resultRef);
-      if (key !== null) {
-        keyMap.delete(key, keyHash(key), slot);
-        arena.free(record[KEY_REF]!, countedChainBytes(record[KEY_BYTES]!));
-      }
-      this.freeCounted(headersRef);
-      jobMap.delete(jobNum, slot);
-      freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
+      evictJob(this.#m, this.#notes, this.#holder.mover, this, this.#record, slot, word);
       return true;
     }
     return false;
