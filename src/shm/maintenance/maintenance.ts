@@ -295,8 +295,8 @@ export class Maintenance implements MoveNotes, LockHolder {
     const last = first + count - 1;
     if (this.#log !== undefined && last > header[TOKEN_RESERVED]!) {
       // In the journal first: a journal that refuses the reservation leaves the sequences as they were.
-      this.#log.reserve({ jobSeq: header[JOB_SEQ]!, tokenSeq: last + TOKEN_BLOCK });
-      header[TOKEN_RESERVED] = last + TOKEN_BLOCK;
+      this.#log.reserve({ jobSeq: header[JOB_SEQ]!, tokenSeq: last + JOURNAL_TOKEN_BLOCK });
+      header[TOKEN_RESERVED] = last + JOURNAL_TOKEN_BLOCK;
     }
     header[TOKEN_SEQ] = last;
     return first;
@@ -489,4 +489,4 @@ export class Maintenance implements MoveNotes, LockHolder {
 }
 
 /** Tokens reserved in the journal at a time. */
-const TOKEN_BLOCK = 4096;
+const JOURNAL_TOKEN_BLOCK = 4096;

@@ -10,7 +10,7 @@ import { assertHeld, showProgress } from '../protocol/lock-held.js';
 import type { QueueMemory } from '../queue-memory.js';
 import type { MoverHolder } from '../protocol/mover.js';
 import { chunksOf, countedChainBytes, leadingTypeBytes } from '../records.js';
-import { NOT_COUNTED } from '../moves/worker-path.js';
+import { NOT_COUNTED } from '../protocol/mover.js';
 
 /**
  * The repair of the hints (rings, heaps, maps, counters, free slots, arena

@@ -3,7 +3,7 @@ import { LockLost, assertHeld } from '../protocol/lock-held.js';
 import type { UndoneEviction, UndoneMove } from '../journal/undo-log.js';
 import type { JobMoves } from './job-moves.js';
 import type { Placement } from './place.js';
-import { NOT_COUNTED } from './worker-path.js';
+import { NOT_COUNTED } from '../protocol/mover.js';
 
 /*
  * The move *undo* (journal; lock holder, the moving call's own thread): a

@@ -1,16 +1,18 @@
 import * as step from '../memory/steps.js';
 import { Refusal } from '../../errors.js';
 import {
-  ATTEMPTS, ATTENTION, DUE_LOWERED, DUE_PUBLISHING, FINISH_BASE, FINISH_RING, FINISH_SEQ, FINISHED_AT,
-  LEASE_LENGTH, LEASE_RING, LEASE_UNTIL, MOVES, READY, RESULT_BYTES, RESULT_REF, RUNNING, SUCCEEDED, TOKEN, WORKER, fieldBit, isBusy, statusOf,
+  ATTENTION, DUE_LOWERED, DUE_PUBLISHING, FINISH_RING, LEASE_LENGTH, LEASE_RING, LEASE_UNTIL, MOVES, RUNNING, TOKEN, fieldBit, isBusy, statusOf,
   type SlotStatus,
 } from '../memory/layout.js';
 import { laterReading, type TimeSource } from '../../clock.js';
 import type { QueueMemory } from '../queue-memory.js';
 import type { Mover } from '../protocol/mover.js';
 import { ABORT, CLAIMED, FROZEN, LOST, POLL_ABORTED, type Claimer } from '../tables/ready.js';
-import { chunksOf, noteFinish } from '../records.js';
+import { chunksOf } from '../records.js';
 import { assertHeld } from '../protocol/lock-held.js';
+import { claimJob } from './claim.js';
+import { completeJob } from './complete.js';
+import { extendLease } from './extend.js';
 
 /** A worker-path result that means: take the maintenance lock and do it there (a BUSY slot that stays busy, a map miss). */
 export const SLOW = -100;
@@ -41,23 +43,16 @@ export interface LockHolder {
   leased(slot: number): void;
 }
 
-/** A move that leaves a job in its status (extend) changes no count. */
-export const NOT_COUNTED = -1;
-
 /** Tokens a row reserves at a time (one locked call per block). */
-export const TOKEN_BLOCK = 1024;
+const ROW_TOKEN_BLOCK = 1024;
 
-/** The fields a claim sets (see Mover#apply), a complete's finish order (which shares LEASE_UNTIL's column), an extend's lease end. */
-const CLAIM_FIELDS = fieldBit(ATTEMPTS) | fieldBit(TOKEN) | fieldBit(LEASE_UNTIL) | fieldBit(WORKER);
-const FINISH_SEQ_BIT = fieldBit(FINISH_SEQ);
-const LEASE_UNTIL_BIT = fieldBit(LEASE_UNTIL);
-const RESULT_REF_BIT = fieldBit(RESULT_REF);
-const FINISHED_AT_BIT = fieldBit(FINISHED_AT);
 const MOVES_BIT = fieldBit(MOVES);
 
 /**
- * The worker path: claim, complete and extend, as one row makes them. The
- * same code runs lock-free (an in-memory queue's common case) and under the
+ * The worker path: claim, complete and extend (claim.ts, complete.ts,
+ * extend.ts), as one row makes them: what the row checks before each (its
+ * lease, its tokens, the lease's end) and the hints it leaves after (its
+ * rings). The same code runs lock-free (an in-memory queue's common case) and under the
  * maintenance lock (when maintenance is due, and always with a journal): the
  * moves are CASes on lease words either way, so they race correctly with
  * other threads' lock-free moves.
@@ -118,8 +113,8 @@ export class WorkerPath implements Claimer {
   /** Under the lock: a new block of tokens if this one is used up. */
   refill(): void {
     if (this.#token < this.#tokenEnd) return;
-    this.#token = this.#holder.reserveTokens(TOKEN_BLOCK);
-    this.#tokenEnd = this.#token + TOKEN_BLOCK;
+    this.#token = this.#holder.reserveTokens(ROW_TOKEN_BLOCK);
+    this.#tokenEnd = this.#token + ROW_TOKEN_BLOCK;
   }
 
   /**
@@ -168,15 +163,10 @@ export class WorkerPath implements Claimer {
     const ownLength = draft[LEASE_LENGTH]!;
     const leaseUntil = this.#leaseEnd(ownLength > 0 ? ownLength : this.#leaseMillis, this.#now, Infinity, this.#locked);
     if (Number.isNaN(leaseUntil)) return ABORT;
-    draft[ATTEMPTS]!++;
-    draft[TOKEN] = this.#token;
-    draft[LEASE_UNTIL] = leaseUntil;
-    draft[WORKER] = this.#worker;
     // A holder taken for dead leases nothing: it may have read rings its successor has rebuilt since. A takeover
-    // after this look gives the job a new word in the successor's rebuild, and the CAS below fails.
+    // after this look gives the job a new word in the successor's rebuild, and the claim's CAS fails.
     if (this.#locked) assertHeld(this.#m.lock);
-    // The claim: only one thread moves the slot from the READY word its ring entry was made for.
-    const to = this.#mover.apply(slot, word, RUNNING, READY, CLAIM_FIELDS | this.#noteLazyMove(slot, word, RUNNING));
+    const to = claimJob(this.#mover, slot, word, this.#token, leaseUntil, this.#worker, this.#noteLazyMove(slot, word, RUNNING));
     if (to < 0) return LOST;
     if (this.#locked) this.#holder.leased(slot);
     this.#token++;
@@ -190,30 +180,13 @@ export class WorkerPath implements Claimer {
    * chain of its result (under the lock only: the holder allocates), 0 for none.
    */
   complete(slot: number, jobNum: number, token: number, now: number, resultRef = 0): number {
-    const { rows, header, finishes, slots } = this.#m;
+    const { rows, finishes } = this.#m;
     for (;;) {
       const word = this.#leasedWord(slot, jobNum, token, now);
       if (word < 0) return this.#standingRefusal(word, slot, jobNum, token, now);
-      const draft = this.#mover.draft;
-      // Its strings, which finished jobs' chunks count, and its key (a keyed job notes when it finished).
-      slots.readStrings(slot, draft);
-      // The eviction order: one shared counter, so that finishes of every thread compare.
-      const finishSeq = header[FINISH_BASE]! + finishes.count();
-      draft[FINISH_SEQ] = finishSeq;
-      let fields = FINISH_SEQ_BIT;
-      if (resultRef > 0) {
-        draft[RESULT_REF] = resultRef;
-        draft[RESULT_BYTES] = this.#m.arena.countedBytes(resultRef);
-        fields |= RESULT_REF_BIT;
-      }
-      if (noteFinish(draft, now)) fields |= FINISHED_AT_BIT;
-      if (this.#notes !== undefined) {
-        fields |= this.#countMove(slot);
-        this.#notes.noteOwnMove(slot, word, SUCCEEDED);
-      }
-      const to = this.#mover.apply(slot, word, SUCCEEDED, RUNNING, fields);
+      const to = completeJob(this.#m, this.#mover, slot, word, now, resultRef, this.#notes);
       if (to < 0) continue; // moved meanwhile (an expiry): look again
-      rows.finishedChunks(this.#row, chunksOf(draft));
+      rows.finishedChunks(this.#row, chunksOf(this.#mover.draft));
       // Keyed by when it finished (for retention's age): the eviction order is the record's FINISH_SEQ.
       rows.append(this.#row, FINISH_RING, now, slot, to);
       this.#room--;
@@ -231,11 +204,9 @@ export class WorkerPath implements Claimer {
     for (;;) {
       const word = this.#leasedWord(slot, jobNum, token, now);
       if (word < 0) return this.#standingRefusal(word, slot, jobNum, token, now);
-      const draft = this.#mover.draft;
       const leaseUntil = this.#leaseEnd(leaseMillis, now, this.#m.slots.leaseUntils[slot]!, locked);
       if (Number.isNaN(leaseUntil)) return SLOW;
-      draft[LEASE_UNTIL] = leaseUntil;
-      const to = this.#mover.apply(slot, word, RUNNING, NOT_COUNTED, LEASE_UNTIL_BIT | this.#noteLazyMove(slot, word, RUNNING));
+      const to = extendLease(this.#mover, slot, word, leaseUntil, this.#noteLazyMove(slot, word, RUNNING));
       if (to < 0) continue;
       this.#registerLease(slot, to);
       this.#room--;

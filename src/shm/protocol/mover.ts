@@ -7,6 +7,9 @@ import type { QueueMemory } from '../queue-memory.js';
 import type { RowTable } from '../tables/rows.js';
 import type { SlotTable } from '../tables/slots.js';
 
+/** The `counted` of a move that leaves a job in its status (an extend, an undo, a rebuild's renewal): no count changes. */
+export const NOT_COUNTED = -1;
+
 /**
  * One row's way of moving a slot (see the lease-word legend in layout.ts):
  *
@@ -53,7 +56,7 @@ export class Mover {
    * Makes the move from the word `from` to the next word of `status`, with
    * the draft's fields that `mask` names (fieldBit of each; all by default)
    * as the new record's, and counts it in this row (out of `counted`, the
-   * status it leaves, into `status`; no count for -1). Returns the new word,
+   * status it leaves, into `status`; no count for NOT_COUNTED). Returns the new word,
    * or -1 if the slot no longer holds `from` (another thread moved it first:
    * nothing was written).
    */
@@ -101,7 +104,7 @@ export class Mover {
     return to;
   }
 
-  /** Counts a move in this row: out of `counted` (-1: none, the job stays in its status) into `status`. */
+  /** Counts a move in this row: out of `counted` (NOT_COUNTED: none, the job stays in its status) into `status`. */
   #count(counted: number, status: SlotStatus): void {
     if (counted < 0) return;
     this.#rows.count(this.row, counted, -1);
