@@ -220,7 +220,7 @@ export class Maintenance implements MoveNotes, LockHolder {
   }
 
   /**
-   * The number of the job that holds the idempotent `key` at `now`, or -1 if
+   * The number of the job that holds the idempotent `key` at `now`, or KEY_FREE if
    * the key is free: a job holds its key while PENDING or RUNNING, and once
    * finished (SUCCEEDED, DEAD, CANCELLED) until FINISHED_AT + KEY_TTL; an
    * evicted job holds nothing. AWAITS_COMMIT for a holder frozen by its
@@ -230,13 +230,13 @@ export class Maintenance implements MoveNotes, LockHolder {
   keyHolder(key: string, now: number): number {
     const { keyMap, slots } = this.#m;
     const slot = keyMap.find(key, keyHash(key));
-    if (slot < 0) return -1;
+    if (slot < 0) return KEY_FREE;
     const status = statusOf(this.#catchUp.settledWord(slot, now));
-    if (status === FREE) return -1;
+    if (status === FREE) return KEY_FREE;
     if (this.#notes.frozen(slot)) return this.#notes.awaitCommitOf(slot);
     const live = status === READY || status === DELAYED || status === RUNNING ||
       (slots.keyTtls[slot]! > 0 && now < slots.finishedAts[slot]! + slots.keyTtls[slot]!);
-    return live ? slots.jobNums[slot]! : -1;
+    return live ? slots.jobNums[slot]! : KEY_FREE;
   }
 
   /**
@@ -487,6 +487,9 @@ export class Maintenance implements MoveNotes, LockHolder {
     return this.#notes.pendingWrites();
   }
 }
+
+/** What `keyHolder` answers for a key no job holds (job numbers start at 1). */
+export const KEY_FREE = -1;
 
 /** Tokens reserved in the journal at a time. */
 const JOURNAL_TOKEN_BLOCK = 4096;

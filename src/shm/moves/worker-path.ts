@@ -118,30 +118,36 @@ export class WorkerPath implements Claimer {
   }
 
   /**
-   * Leases the best ready job for `leaseMillis` to the worker numbered
-   * `worker`; its slot, or -1 (POLL_ABORTED: take the lock). Rings only, or
-   * (`locked`) rings and overflow heap.
+   * Leases the best ready job, lock-free, for `leaseMillis` to the worker
+   * numbered `worker`; its slot, or POLL_ABORTED (take the lock). Rings only.
    *
-   * Lock-free, a poll first looks for a lock holder of an older time than
-   * `now` at work (see QueueMemory#holderBehind): a job it files, before the
-   * poll began by the clock, may be the better one, and may be filed after
-   * the poll read its ring; the locked poll waits for it. (One that takes
-   * the lock later runs during the poll, and its job may or may not be seen.)
+   * It first looks for a lock holder of an older time than `now` at work
+   * (see QueueMemory#holderBehind): a job it files, before the poll began by
+   * the clock, may be the better one, and may be filed after the poll read
+   * its ring; the locked poll waits for it. (One that takes the lock later
+   * runs during the poll, and its job may or may not be seen.)
    */
-  poll(worker: number, leaseMillis: number, now: number, locked: boolean): number {
+  pollLockFree(worker: number, leaseMillis: number, now: number): number {
+    this.#startPoll(worker, leaseMillis, now, false);
+    return this.#m.holderBehind(now) ? POLL_ABORTED : this.#m.ready.poll(now, this);
+  }
+
+  /** `pollLockFree` under the maintenance lock: rings and overflow heap; the slot, or a negative answer (see ReadyIndex#pollLocked). */
+  pollLocked(worker: number, leaseMillis: number, now: number): number {
+    this.#startPoll(worker, leaseMillis, now, true);
+    const slot = this.#m.ready.pollLocked(now, this);
+    // No lease: an answer read from the rings, as good as the lock it was read under (a holder taken for dead
+    // may have read them as its successor rebuilt them). A lease needs no look: its claim looked (tryClaim).
+    if (slot < 0) assertHeld(this.#m.lock);
+    return slot;
+  }
+
+  /** What the claims of a poll need (they get the slot and word only). */
+  #startPoll(worker: number, leaseMillis: number, now: number, locked: boolean): void {
     this.#worker = worker;
     this.#leaseMillis = leaseMillis;
     this.#now = now;
     this.#locked = locked;
-    const ready = this.#m.ready;
-    if (locked) {
-      const slot = ready.pollLocked(now, this);
-      // No lease: an answer read from the rings, as good as the lock it was read under (a holder taken for dead
-      // may have read them as its successor rebuilt them). A lease needs no look: its claim looked (tryClaim).
-      if (slot < 0) assertHeld(this.#m.lock);
-      return slot;
-    }
-    return this.#m.holderBehind(now) ? POLL_ABORTED : ready.poll(now, this);
   }
 
   tryClaim(slot: number, word: number): number {
@@ -196,11 +202,20 @@ export class WorkerPath implements Claimer {
   }
 
   /**
-   * The lease now lasts `leaseMillis` from now: 0 (the new end is then
-   * `extendedUntil`), a Refusal, or SLOW. Not the end itself: a clock may read
-   * below zero, and an end there would pass for a Refusal.
+   * The lease now lasts `leaseMillis` from now, lock-free: 0 (the new end is
+   * then `extendedUntil`), a Refusal, or SLOW. Not the end itself: a clock may
+   * read below zero, and an end there would pass for a Refusal.
    */
-  extend(slot: number, jobNum: number, token: number, leaseMillis: number, now: number, locked: boolean): number {
+  extendLockFree(slot: number, jobNum: number, token: number, leaseMillis: number, now: number): number {
+    return this.#extend(slot, jobNum, token, leaseMillis, now, false);
+  }
+
+  /** `extendLockFree` under the maintenance lock: a lease run out by the move's clock reading keeps the end from `now` (see #leaseEnd). */
+  extendLocked(slot: number, jobNum: number, token: number, leaseMillis: number, now: number): number {
+    return this.#extend(slot, jobNum, token, leaseMillis, now, true);
+  }
+
+  #extend(slot: number, jobNum: number, token: number, leaseMillis: number, now: number, locked: boolean): number {
     for (;;) {
       const word = this.#leasedWord(slot, jobNum, token, now);
       if (word < 0) return this.#standingRefusal(word, slot, jobNum, token, now);

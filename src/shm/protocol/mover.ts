@@ -10,6 +10,9 @@ import type { SlotTable } from '../tables/slots.js';
 /** The `counted` of a move that leaves a job in its status (an extend, an undo, a rebuild's renewal): no count changes. */
 export const NOT_COUNTED = -1;
 
+/** What `apply` and `flip` return when the slot no longer held the word the mover read: another thread moved it first. */
+export const MOVE_LOST = -1;
+
 /**
  * One row's way of moving a slot (see the lease-word legend in layout.ts):
  *
@@ -57,7 +60,7 @@ export class Mover {
    * the draft's fields that `mask` names (fieldBit of each; all by default)
    * as the new record's, and counts it in this row (out of `counted`, the
    * status it leaves, into `status`; no count for NOT_COUNTED). Returns the new word,
-   * or -1 if the slot no longer holds `from` (another thread moved it first:
+   * or MOVE_LOST if the slot no longer holds `from` (another thread moved it first:
    * nothing was written).
    */
   apply(slot: number, from: number, status: SlotStatus, counted: number, mask = ALL_FIELDS): number {
@@ -75,7 +78,7 @@ export class Mover {
     step.store(rowWords, this.#seqAt, seq);
     const busy = busyWord(this.row, seq);
     // The decision (keeps I2; the linearization point): the slot is ours to move only if it still holds `from`.
-    if (step.compareExchange(words, slot, from, busy) !== from) return -1;
+    if (step.compareExchange(words, slot, from, busy) !== from) return MOVE_LOST;
     this.#slots.write(slot, this.draft, mask);
     // Still ours (not finished by a helper that took us for dead, whose rebuild counted it): count it here.
     if (step.load(words, slot) === busy) this.#count(counted, status);
@@ -88,18 +91,18 @@ export class Mover {
   /** `apply` in an exclusive queue: nobody else reads the slot, so the record and then the word are simply written. */
   #applyAlone(slot: number, from: number, to: number, status: SlotStatus, counted: number, mask: number): number {
     const words = this.#slots.words;
-    if (words[slot] !== from) return -1;
+    if (words[slot] !== from) return MOVE_LOST;
     this.#slots.write(slot, this.draft, mask);
     this.#count(counted, status);
     words[slot] = to;
     return to;
   }
 
-  /** A move that changes no field (promote, evict), counted as `apply` does: one CAS. Returns the new word, or -1 if the slot moved first. */
+  /** A move that changes no field (promote, evict), counted as `apply` does: one CAS. Returns the new word, or MOVE_LOST if the slot moved first. */
   flip(slot: number, from: number, status: SlotStatus, counted: number): number {
     const to = nextWord(from, status);
     // The whole move: no field changes, so there is nothing to publish but the word.
-    if (step.compareExchange(this.#slots.words, slot, from, to) !== from) return -1;
+    if (step.compareExchange(this.#slots.words, slot, from, to) !== from) return MOVE_LOST;
     this.#count(counted, status);
     return to;
   }
