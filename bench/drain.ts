@@ -12,7 +12,7 @@
  * same queue the threads drain, shared (the baseline of issue 9's target:
  * do two threads racing on one queue beat one?), and an exclusive queue,
  * never shared, which moves without the shared protocol (see Exclusive
- * queues in src/shm/layout.ts); and 2 threads each draining a queue of its
+ * queues in src/shm/memory/layout.ts); and 2 threads each draining a queue of its
  * own (half the jobs, no memory shared): the rate this machine gives two
  * threads making the same calls, the ceiling of the shared case.
  *

@@ -73,7 +73,7 @@ export async function drainWithThreads(workers: readonly Worker[], settings: Dra
  * Milliseconds the main thread takes to drain the queue alone, no worker
  * thread involved: the queue shared (as the threads' drains get it, its
  * handle taken before the clock starts), or exclusive (never shared: see
- * Exclusive queues in src/shm/layout.ts).
+ * Exclusive queues in src/shm/memory/layout.ts).
  */
 export function drainOnMainThread(settings: DrainSettings, notes: string[], shared: boolean): number {
   const queue = prefilled(settings.build ?? DIST, settings.jobs);

@@ -1,5 +1,5 @@
-import * as step from './shm/steps.js';
-import { fromBits, toBits } from './shm/float-bits.js';
+import * as step from './shm/memory/steps.js';
+import { fromBits, toBits } from './shm/memory/float-bits.js';
 import { InvalidArgumentError, describe } from './errors.js';
 
 /** Where leasehold reads the time, in milliseconds. */

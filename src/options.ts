@@ -1,5 +1,5 @@
 import { InvalidArgumentError, JobQueueError, describe } from './errors.js';
-import { CHUNK_BYTES } from './shm/layout.js';
+import { CHUNK_BYTES } from './shm/memory/layout.js';
 
 export interface JobQueueOptions {
   /**

@@ -4,16 +4,12 @@ import { InvalidArgumentError, QueueFullError, describe } from './errors.js';
 import { JOB_QUEUE_OPTIONS, fillOptions, given, readCallers, readOptions, type JobQueueOptions } from './options.js';
 import { policyFromShare, sharePolicy, type RetryPolicy } from './policy.js';
 import { Journal } from './journal/journal.js';
-import type { LoggedJob } from './shm/movelog.js';
-import { BUFFER_NAMES, attemptLimit, bufferBytes, initialBytes, mayRetry, type BufferName, type QueueBuffers } from './shm/layout.js';
-import { QueueMemory } from './shm/memory.js';
-import { countedChunks } from './shm/records.js';
+import { attemptLimit, BUFFER_NAMES, bufferBytes, type BufferName, countedChunks, initialBytes, type LoggedJob, mayRetry, type QueueBuffers, QueueMemory, SharedFinishWaits } from './shm/core.js';
 import { JobStatus, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit } from './types.js';
 import {
   checkExitedThread, checkFailure, checkPolicy, checkSchedulerOptions, checkTimeSource, checkTimeout, parseJobId, type FailError, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions,
 } from './validate.js';
 import { untilFinished } from './finished.js';
-import { SharedFinishWaits } from './shm/finishes.js';
 import { QueueContext, type JournalLink } from './queue/context.js';
 import { ProducerSide } from './queue/producer-side.js';
 import { Reads } from './queue/reads.js';

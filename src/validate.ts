@@ -8,7 +8,7 @@ import { JobStatus, type JobQuery, type RateLimit } from './types.js';
 import { InvalidArgumentError, JobNotFoundError, describe, thrownText } from './errors.js';
 import { MAX_SPAN_MILLIS, MAX_TYPE_BYTES, given, readCallers, readOptions } from './options.js';
 import { RetryPolicy } from './policy.js';
-import { MAX_ATTEMPTS, MAX_KEY_BYTES, MAX_LEASE_LENGTH } from './shm/layout.js';
+import { MAX_ATTEMPTS, MAX_KEY_BYTES, MAX_LEASE_LENGTH } from './shm/memory/layout.js';
 import { CronExpressionParser } from 'cron-parser';
 import { cadenceOf, firstAtOrAfter } from './schedule/cadence.js';
 import type { ScheduleOptions, ScheduleSpec, StoredSchedule } from './schedule/spec.js';

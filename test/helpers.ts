@@ -29,7 +29,7 @@ import {
   type QueueStats,
   type SharedQueueHandle,
 } from '../dist/index.js';
-import { PATIENCE } from '../dist/shm/layout.js';
+import { PATIENCE } from '../dist/shm/memory/layout.js';
 import { openQueue, type Backend, type ContractQueue } from './backends.js';
 
 /** The time every test queue starts at: far from 0, so "0" is never a lucky right answer. */
@@ -260,7 +260,7 @@ export function testSeed(name: string): number {
   return seed;
 }
 
-/** How often the queue `handle` names has doubled its patience: live threads it took for dead (see src/shm/patience.ts). */
+/** How often the queue `handle` names has doubled its patience: live threads it took for dead (see src/shm/protocol/patience.ts). */
 export function patienceDoublings(handle: SharedQueueHandle): number {
   return Atomics.load(new Int32Array(handle.buffers.lockWords), PATIENCE);
 }

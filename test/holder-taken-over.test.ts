@@ -14,11 +14,11 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
-import { Filing } from '../dist/shm/filing.js';
-import { ATTENTION, GATE, HINTS_STALE, REBUILDS } from '../dist/shm/layout.js';
-import { Maintenance } from '../dist/shm/maintenance.js';
-import { ReadyIndex } from '../dist/shm/ready.js';
-import { QueueMemory } from '../dist/shm/memory.js';
+import { Filing } from '../dist/shm/maintenance/filing.js';
+import { ATTENTION, GATE, HINTS_STALE, REBUILDS } from '../dist/shm/memory/layout.js';
+import { Maintenance } from '../dist/shm/maintenance/maintenance.js';
+import { ReadyIndex } from '../dist/shm/tables/ready.js';
+import { QueueMemory } from '../dist/shm/queue-memory.js';
 
 const START = 1_767_225_600_000;
 const BACKOFF = 1_000;

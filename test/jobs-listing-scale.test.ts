@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
-import { SlotTable } from '../dist/shm/slots.js';
+import { SlotTable } from '../dist/shm/tables/slots.js';
 import { T0 } from './helpers.js';
 
 const SUCCEEDED = 100_000;

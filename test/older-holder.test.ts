@@ -12,7 +12,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy, type SharedQueueHandle } from '../dist/index.js';
-import { QueueMemory } from '../dist/shm/memory.js';
+import { QueueMemory } from '../dist/shm/queue-memory.js';
 import { startWorker, terminateAll, withTimeout } from './helpers.js';
 
 const START = 1_767_225_600_000;

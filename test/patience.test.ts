@@ -1,5 +1,5 @@
 /**
- * Patience (src/shm/patience.ts): how long a watcher waits for a thread that
+ * Patience (src/shm/protocol/patience.ts): how long a watcher waits for a thread that
  * shows no progress before it presumes it dead is `lockTimeoutMillis`,
  * doubled each time a thread so presumed turns out to be alive, up to 64×.
  * Without it, on a machine with more busy threads than cores, takeovers of
@@ -12,11 +12,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
-import { ATTENTION, GATE, HINTS_STALE, LOCK_WORD_COUNT, PATIENCE } from '../dist/shm/layout.js';
-import { QueueLock } from '../dist/shm/lock.js';
-import { Maintenance } from '../dist/shm/maintenance.js';
-import { QueueMemory } from '../dist/shm/memory.js';
-import { Patience } from '../dist/shm/patience.js';
+import { ATTENTION, GATE, HINTS_STALE, LOCK_WORD_COUNT, PATIENCE } from '../dist/shm/memory/layout.js';
+import { QueueLock } from '../dist/shm/protocol/lock.js';
+import { Maintenance } from '../dist/shm/maintenance/maintenance.js';
+import { QueueMemory } from '../dist/shm/queue-memory.js';
+import { Patience } from '../dist/shm/protocol/patience.js';
 import { startWorker, terminateAll, withTimeout } from './helpers.js';
 
 const TIMEOUT = 40;

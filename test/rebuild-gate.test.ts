@@ -23,8 +23,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy } from '../dist/index.js';
-import { QueueMemory } from '../dist/shm/memory.js';
-import { Maintenance } from '../dist/shm/maintenance.js';
+import { QueueMemory } from '../dist/shm/queue-memory.js';
+import { Maintenance } from '../dist/shm/maintenance/maintenance.js';
 import { startWorker, terminateAll, withTimeout } from './helpers.js';
 
 const START = 1_767_225_600_000;

@@ -7,8 +7,8 @@
 import { threadId } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy, WorkerPool, systemClock } from '../dist/index.js';
-import { ROW_CALL, ROW_OWNED, ROW_REVOKED, ROW_STATE, ROW_WORDS } from '../dist/shm/layout.js';
-import { QueueMemory } from '../dist/shm/memory.js';
+import { ROW_CALL, ROW_OWNED, ROW_REVOKED, ROW_STATE, ROW_WORDS } from '../dist/shm/memory/layout.js';
+import { QueueMemory } from '../dist/shm/queue-memory.js';
 import { startWorker, withTimeout } from './helpers.js';
 import { closeJournal, openJournal, tempJournal } from './journal-harness.js';
 import { HANDLERS, scratch, track, until } from './pool-harness.js';

@@ -8,7 +8,7 @@
  */
 import { IllegalStateError, InvalidArgumentError, JobNotFoundError, describe } from '../errors.js';
 import type { DashboardQueue } from '../dashboard/queue.js';
-import type { LoggedJob } from '../shm/movelog.js';
+import type { LoggedJob } from '../shm/core.js';
 import { JobStatus, type JobPage, type JobQuery, type JobView, type QueueStats } from '../types.js';
 import { parseJobId, parsedHeaders, parsedResult } from '../validate.js';
 import { journalStats, readJournal } from './journal-commands.js';

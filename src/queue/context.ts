@@ -1,17 +1,11 @@
-import * as step from '../shm/steps.js';
 import { ProducerTracing } from '../tracing/producer.js';
 import type { TimeSource } from '../clock.js';
 import { IllegalStateError, JournalWriteError, refusalError } from '../errors.js';
 import type { Journal, Synchronous } from '../journal/journal.js';
 import type { FilledOptions } from '../options.js';
 import type { RetryPolicy } from '../policy.js';
-import { AWAITS_COMMIT, LockLost, Maintenance } from '../shm/maintenance.js';
-import type { QueueMemory } from '../shm/memory.js';
-import { Mover } from '../shm/moves.js';
-import { NOTHING_TO_UNDO, type Undo } from '../shm/undo-log.js';
-import { WorkerPath } from '../shm/worker.js';
+import { step, AWAITS_COMMIT, FINISH_RING, JOURNAL_RELEASED, LEASE_RING, LockLost, Maintenance, MAINTENANCE_ROW, Mover, NOTHING_TO_UNDO, type QueueMemory, type Undo, WorkerPath } from '../shm/core.js';
 import { readNow } from '../validate.js';
-import { FINISH_RING, JOURNAL_RELEASED, LEASE_RING, MAINTENANCE_ROW } from '../shm/layout.js';
 
 /** This thread's connection to the queue's journal; the opening thread's also holds the ownership. */
 export interface JournalLink {
@@ -25,16 +19,26 @@ export interface JournalLink {
 const COMMIT_SOON_MILLIS = 5;
 /** Longest a thread sleeps for another thread's commit before it looks again (a leader wakes it sooner). */
 const COMMIT_NAP_MILLIS = 1;
-/** `#underLock`'s `lead`: a durable call's hold ends by taking its commit's writes, if no thread leads. */
-const LEAD = true;
-/** `#underLock`'s `call`: the hold is a call's own (not a commit's or an undo's), which a released journal refuses. */
-const CALL = true;
-/**
- * `#underLock`'s `undo`: the hold undoes a call whose commit failed. The
- * `retain` option's evictions wait for the next hold: made first, they would
- * count the call's finished jobs as if it had not failed, and stay.
- */
-const UNDO = true;
+/** What a hold of the lock is for (see `#underLock`), which decides what happens around its op. */
+interface Hold {
+  /** A durable call's hold ends by taking its commit's writes, if no thread leads. */
+  readonly lead: boolean;
+  /** The hold is a call's own (not a commit's or an undo's), which a released journal refuses. */
+  readonly call: boolean;
+  /**
+   * The hold undoes a call whose commit failed. The `retain` option's
+   * evictions wait for the next hold: made first, they would count the
+   * call's finished jobs as if it had not failed, and stay.
+   */
+  readonly undo: boolean;
+}
+
+/** A hold for a commit's snapshot, a journal let go, or any call of a queue without a journal. */
+const PLAIN_HOLD: Hold = { lead: false, call: false, undo: false };
+/** A call of a journaled queue, which returns once its changes are committed. */
+const DURABLE_CALL_HOLD: Hold = { lead: true, call: true, undo: false };
+/** The undo of a call whose commit failed. */
+const UNDO_HOLD: Hold = { lead: false, call: false, undo: true };
 
 /** Marks the journal let go by its opener (see JOURNAL_RELEASED), as a locked op made once. */
 const markReleased = (_core: Maintenance, _now: number, lockWords: Int32Array): void => {
@@ -233,7 +237,7 @@ export class QueueContext {
     if (this.journal === undefined) return this.#underLock(op, arg);
     let done = false;
     try {
-      const result = this.#underLock(op, arg, LEAD, CALL);
+      const result = this.#underLock(op, arg, DURABLE_CALL_HOLD);
       done = true;
       return result;
     } finally {
@@ -329,7 +333,7 @@ export class QueueContext {
   /** Undoes a call's own moves and evictions (see Maintenance#rollBack); the next commit takes the undo to the journal. */
   #rollBack(undo: Undo): void {
     if (undo === NOTHING_TO_UNDO) return;
-    this.#underLock((core, now) => core.rollBack(undo, now), undefined, !LEAD, !CALL, UNDO);
+    this.#underLock((core, now) => core.rollBack(undo, now), undefined, UNDO_HOLD);
     const ticket = this.core.noted();
     if (ticket !== undefined) this.#commitSoon(ticket);
   }
@@ -355,7 +359,7 @@ export class QueueContext {
    * Runs `op` under the lock: repairs a dead holder's damage and brings the
    * queue up to now first, and publishes when maintenance is next due after.
    */
-  #underLock<T, A = undefined>(op: (core: Maintenance, now: number, arg: A) => T, arg?: A, lead = false, call = false, undo = false): T {
+  #underLock<T, A = undefined>(op: (core: Maintenance, now: number, arg: A) => T, arg?: A, hold = PLAIN_HOLD): T {
     // Not assertOpen: a commit or an undo finishes a call that was let in, also once the journal is let go.
     this.#assertNotClosed();
     const { lock } = this.memory;
@@ -364,10 +368,10 @@ export class QueueContext {
       const repair = lock.acquire();
       let now = 0;
       try {
-        if (call) this.#assertJournalHeld();
+        if (hold.call) this.#assertJournalHeld();
         let result: T;
         try {
-          now = core.prepare(repair, this.#readClock, !undo);
+          now = core.prepare(repair, this.#readClock, !hold.undo);
           result = op(core, now, arg as A);
         } catch (error) {
           // A commit under the lock failed (a full commit ring, a token reservation): undo the call's moves so far.
@@ -377,7 +381,7 @@ export class QueueContext {
           // Also after a refusal: the pass may have expired leases or promoted jobs.
           publishDueIfHeld(core);
         }
-        if (lead) this.#leadEarly(core);
+        if (hold.lead) this.#leadEarly(core);
         return result;
       } catch (error) {
         // Our lock was taken over mid-call (we were presumed dead): the move did not happen; start again.

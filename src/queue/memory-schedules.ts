@@ -1,6 +1,6 @@
 import type { ScheduleStore } from '../schedule/store.js';
 import { byName, type StoredSchedule } from '../schedule/spec.js';
-import { ScheduleTable } from '../shm/schedule-table.js';
+import { ScheduleTable } from '../shm/core.js';
 import type { QueueContext } from './context.js';
 
 /**

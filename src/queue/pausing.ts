@@ -1,5 +1,4 @@
-import * as step from '../shm/steps.js';
-import { PAUSED } from '../shm/layout.js';
+import { step, PAUSED } from '../shm/core.js';
 import type { QueueContext } from './context.js';
 
 /**

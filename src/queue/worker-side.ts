@@ -1,8 +1,5 @@
 import { JournalWriteError, refusalError } from '../errors.js';
-import { PAUSED, POLL_ATTENTION, WORKER_ATTENTION } from '../shm/layout.js';
-import { AWAITS_COMMIT, LockLost, type Maintenance } from '../shm/maintenance.js';
-import { POLL_FROZEN } from '../shm/ready.js';
-import { SLOW } from '../shm/worker.js';
+import { AWAITS_COMMIT, LockLost, type Maintenance, PAUSED, POLL_ATTENTION, POLL_FROZEN, SLOW, WORKER_ATTENTION } from '../shm/core.js';
 import type { Lease } from '../types.js';
 import { checkLeaseMillis, checkWorkerId, parseJobId, resultText } from '../validate.js';
 import type { QueueContext } from './context.js';
@@ -48,7 +45,7 @@ export class WorkerSide {
     const worker = ctx.worker;
     const workerNumber = this.#numberOf(workerId);
     if (workerNumber >= 0 && this.#fastPath(now, POLL_ATTENTION)) {
-      const slot = worker.poll(workerNumber, leaseMillis, now, false);
+      const slot = worker.pollLockFree(workerNumber, leaseMillis, now);
       ctx.memory.rows.leave(worker.row);
       if (slot >= 0) return ctx.core.records.lease(worker.draft);
     }
@@ -102,7 +99,7 @@ export class WorkerSide {
     const workerNumber = ctx.memory.workerNames.numberOf(workerId);
     for (let tries = 0; ; tries++) {
       const worker = ctx.prepareWorker();
-      const slot = worker.poll(workerNumber, leaseMillis, now, true);
+      const slot = worker.pollLocked(workerNumber, leaseMillis, now);
       if (slot >= 0) return core.records.lease(worker.draft);
       if (slot === POLL_FROZEN) return AWAITS_COMMIT;
       this.windowOpensAt = core.heldUntil();
@@ -154,7 +151,7 @@ export class WorkerSide {
     if (text === null && workerNumber >= 0 && this.#fastPath(now, POLL_ATTENTION)) {
       const slot = ctx.memory.jobMap.get(jobNum);
       const refused = slot < 0 ? SLOW : worker.complete(slot, jobNum, token, now);
-      const next = refused === 0 && worker.ready() ? worker.poll(workerNumber, leaseMillis, now, false) : -1;
+      const next = refused === 0 && worker.ready() ? worker.pollLockFree(workerNumber, leaseMillis, now) : -1;
       ctx.memory.rows.leave(worker.row);
       if (next >= 0) return ctx.core.records.lease(worker.draft);
       if (refused !== 0 && refused !== SLOW) throw refusalError(refused, jobId, ctx.options.capacity);
@@ -177,7 +174,7 @@ export class WorkerSide {
     const now = ctx.now();
     if (this.#fastPath(now, WORKER_ATTENTION)) {
       const slot = ctx.memory.jobMap.get(jobNum);
-      const result = slot < 0 ? SLOW : ctx.worker.extend(slot, jobNum, token, leaseMillis, now, false);
+      const result = slot < 0 ? SLOW : ctx.worker.extendLockFree(slot, jobNum, token, leaseMillis, now);
       ctx.memory.rows.leave(ctx.worker.row);
       if (result === 0) return ctx.worker.extendedUntil;
       if (result !== SLOW) throw refusalError(result, jobId, ctx.options.capacity);
@@ -187,7 +184,7 @@ export class WorkerSide {
     ctx.withJob(jobId, jobNum, (core, slot, at) => {
       for (;;) {
         worker = ctx.prepareWorker();
-        const result = worker.extend(slot, jobNum, token, leaseMillis, at, true);
+        const result = worker.extendLocked(slot, jobNum, token, leaseMillis, at);
         if (result !== SLOW) return result;
         core.settledWord(slot, at);
       }

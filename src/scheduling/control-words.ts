@@ -25,7 +25,7 @@ export const MAX_THREADS = 16;
 // ── int32 words of thread t, at t * THREAD_WORDS ──
 /** The handshake word (values below). */
 export const BATON = 0;
-/** The StepKind of the step the thread waits at (src/shm/steps.ts), or a thread event below. */
+/** The StepKind of the step the thread waits at (src/shm/memory/steps.ts), or a thread event below. */
 export const KIND = 1;
 /** What the wait the thread was BLOCKED in returns: WOKEN or TIMED_OUT. */
 export const WAIT_RESULT = 2;

@@ -1,14 +1,14 @@
 /**
  * The deterministic scheduler: runs real threads (worker_threads running the
  * real core) so that only one of them runs between two steps of the core
- * (src/shm/steps.ts), and picks which one by a seeded strategy
+ * (src/shm/memory/steps.ts), and picks which one by a seeded strategy
  * (strategies.ts). The same seed, threads and calls replay the same
  * interleaving, step for step, on any machine.
  *
  * It can also end a thread at a chosen step (as `worker.terminate()` ends it:
  * the thread is terminated while it waits for that step's turn, so the step
  * is never taken), and stall one there for a time of its virtual clock: the
- * time that patience (src/shm/patience.ts) is measured in, which moves only
+ * time that patience (src/shm/protocol/patience.ts) is measured in, which moves only
  * when no thread can run, to the earliest deadline of a thread blocked in a
  * wait or stalled. So a stalled lock holder is presumed dead by its waiters
  * exactly when the plan says, and wakes later to find its lock taken over.

@@ -1,11 +1,11 @@
 /**
  * A scheduled thread's side of the handshake (control-words.ts): installed as
- * the StepControl of src/shm/steps.ts, it hands the baton back to the
+ * the StepControl of src/shm/memory/steps.ts, it hands the baton back to the
  * scheduler at every step of the core and sleeps until the scheduler hands it
  * over again. Pairs with Scheduler#grant in scheduler.ts.
  */
 import { prng } from '../cli/random.js';
-import { StepKind, controlSteps, type StepControl, type WaitResult } from '../shm/steps.js';
+import { StepKind, controlSteps, type StepControl, type WaitResult } from '../shm/memory/steps.js';
 import {
   AT_STEP, BATON, BLOCKED, DEADLINE, DONE, ENDED, GO, KIND, NOTIFIED, START, THREAD_WORDS, VIRTUAL_NOW, WAIT_RESULT, WOKEN, f64Words, int32Words,
 } from './control-words.js';

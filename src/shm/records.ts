@@ -1,14 +1,14 @@
-import * as step from './steps.js';
+import * as step from './memory/steps.js';
 import { JobStatus, type Lease } from '../types.js';
 import { parsedHeaders } from '../validate.js';
-import { Arena } from './arena.js';
+import { Arena } from './tables/arena.js';
 import {
-  ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, DATA_REF, DEAD, DELAYED, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, ERROR_LEASE_EXPIRED, ERROR_LENGTH_BYTES, ERROR_REF,
-  FINISHED_AT, FINISH_SEQ, FREE, HEADERS_BYTES, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY,
-  READY, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, RUNNING, RUN_AT, SUCCEEDED, TOKEN, TYPE, WORKER, attemptLimit, isBusy, statusOf, type SlotStatus,
-} from './layout.js';
-import type { QueueMemory } from './memory.js';
-import type { LoggedJob, LoggedMove } from './movelog.js';
+  ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, DATA_REF, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, ERROR_LEASE_EXPIRED, ERROR_LENGTH_BYTES, ERROR_REF,
+  FINISHED_AT, FINISH_SEQ, HEADERS_BYTES, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY,
+  RECORD_FIELDS, RESULT_BYTES, RESULT_REF, RUNNING, RUN_AT, SUCCEEDED, TOKEN, TYPE, WORKER, attemptLimit, isBusy, statusOf, type SlotStatus,
+} from './memory/layout.js';
+import type { QueueMemory } from './queue-memory.js';
+import type { LoggedJob, LoggedMove } from './journal/movelog.js';
 import { jobIdOf } from '../job-id.js';
 
 const CANNED_ERRORS = new Map<number, string>([
@@ -22,7 +22,6 @@ const CANNED_ERRORS = new Map<number, string>([
 export const NAME_OF_STATUS: Record<SlotStatus, JobStatus> = [
   'FREE', JobStatus.PENDING, JobStatus.PENDING, JobStatus.RUNNING, JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED,
 ] as unknown as Record<SlotStatus, JobStatus>;
-export { FREE, READY, DELAYED, RUNNING, SUCCEEDED, DEAD, CANCELLED };
 
 /** A job's fields as the core reads them, strings decoded. */
 export interface JobRecord {

@@ -183,7 +183,7 @@ export class ScheduledRecorder {
 
   #spawn(thread: number): { thread: number; worker: Worker; exit: Promise<unknown> } {
     const workerData = { thread, controlBuffer: this.#scheduler.buffer, log: this.#log.share(), stepBuffer: this.#stepBuffers[thread] };
-    // Its steps can be scheduled only so (see src/shm/steps.ts); elsewhere a step is Atomics' own function.
+    // Its steps can be scheduled only so (see src/shm/memory/steps.ts); elsewhere a step is Atomics' own function.
     const worker = new Worker(new URL('../fixtures/scheduled-thread.mjs', import.meta.url), { workerData, env: { ...process.env, LEASEHOLD_SCHEDULED: '1' } });
     return { thread, worker, exit: once(worker, 'exit') };
   }

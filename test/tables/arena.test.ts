@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { Arena } from '../../dist/shm/arena.js';
-import { CHUNK_BYTES, CHUNK_DATA_BYTES, HEADER_FIELDS, INITIAL_ARENA_BYTES } from '../../dist/shm/layout.js';
+import { Arena } from '../../dist/shm/tables/arena.js';
+import { CHUNK_BYTES, CHUNK_DATA_BYTES, HEADER_FIELDS, INITIAL_ARENA_BYTES } from '../../dist/shm/memory/layout.js';
 
 /**
- * The payload arena (src/shm/arena.ts), through its own API: chains of
+ * The payload arena (src/shm/tables/arena.ts), through its own API: chains of
  * fixed-size chunks in a growable buffer, grown as chunks past the bump are
  * taken, read by other views of the same buffer (as another thread's) after
  * the growth. Imports the built table from dist/shm, the core's documented

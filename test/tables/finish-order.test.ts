@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { FinishOrder } from '../../dist/shm/finish-order.js';
-import { ENTRY_FIELDS, ENTRY_K1, ENTRY_SLOT, FINISHED_HEAD, HEADER_FIELDS, HEAP_SIZE_FINISHED, INITIAL_HEAP_ENTRIES } from '../../dist/shm/layout.js';
+import { FinishOrder } from '../../dist/shm/tables/finish-order.js';
+import { ENTRY_FIELDS, ENTRY_K1, ENTRY_SLOT, FINISHED_HEAD, HEADER_FIELDS, HEAP_SIZE_FINISHED, INITIAL_HEAP_ENTRIES } from '../../dist/shm/memory/layout.js';
 
 /**
- * The eviction order (src/shm/finish-order.ts), through its own API: a
+ * The eviction order (src/shm/tables/finish-order.ts), through its own API: a
  * sorted ring of finished jobs in a growable buffer, grown as entries come,
  * its wrapped entries moved past the old end so that it reads the same from
  * its head; another view of the buffer (as another lock holder's) follows.

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { SharedHeap } from '../../dist/shm/heap.js';
-import { ENTRY_FIELDS, ENTRY_K1, ENTRY_K2, ENTRY_SLOT, ENTRY_WORD, HEADER_FIELDS, HEAP_SIZE_DELAYED, INITIAL_HEAP_ENTRIES } from '../../dist/shm/layout.js';
+import { SharedHeap } from '../../dist/shm/tables/heap.js';
+import { ENTRY_FIELDS, ENTRY_K1, ENTRY_K2, ENTRY_SLOT, ENTRY_WORD, HEADER_FIELDS, HEAP_SIZE_DELAYED, INITIAL_HEAP_ENTRIES } from '../../dist/shm/memory/layout.js';
 
 /**
- * The shared heap (src/shm/heap.ts), through its own API: a 4-ary min-heap
+ * The shared heap (src/shm/tables/heap.ts), through its own API: a 4-ary min-heap
  * in a growable buffer, grown by push as it fills, read by other views of the
  * same buffer (as another thread's) after the growth. Imports the built
  * table from dist/shm, the core's documented internal seam for its own tests.

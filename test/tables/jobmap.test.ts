@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { INITIAL_SLOTS } from '../../dist/shm/layout.js';
+import { INITIAL_SLOTS } from '../../dist/shm/memory/layout.js';
 import { placeJob, twoViews } from './tables.js';
 
 /**
- * The job map (src/shm/jobmap.ts), through its own API: job number → slot,
+ * The job map (src/shm/tables/jobmap.ts), through its own API: job number → slot,
  * a job in its home slot ((n - 1) % capacity) with no entry, the others in an
  * open-addressing table keyed by the slot's own JOB_NUM.
  */

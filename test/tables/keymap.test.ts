@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { INITIAL_SLOTS } from '../../dist/shm/layout.js';
-import type { QueueMemory } from '../../dist/shm/memory.js';
+import { INITIAL_SLOTS } from '../../dist/shm/memory/layout.js';
+import type { QueueMemory } from '../../dist/shm/queue-memory.js';
 import { placeJob, twoViews } from './tables.js';
 
 /**
- * The key map (src/shm/keymap.ts), through its own API: idempotent key →
+ * The key map (src/shm/tables/keymap.ts), through its own API: idempotent key →
  * slot of the job holding it, open addressing keyed by the key's hash, the
  * key itself read from the slot's arena chain (KEY_REF).
  */

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { LEVELS, RING_FIELDS, RUNNING, ringEntries, nextWord } from '../../dist/shm/layout.js';
-import { CLAIMED, LOST, type Claimer } from '../../dist/shm/ready.js';
-import type { QueueMemory } from '../../dist/shm/memory.js';
+import { LEVELS, RING_FIELDS, RUNNING, ringEntries, nextWord } from '../../dist/shm/memory/layout.js';
+import { CLAIMED, LOST, type Claimer } from '../../dist/shm/tables/ready.js';
+import type { QueueMemory } from '../../dist/shm/queue-memory.js';
 import { placeJob, twoViews } from './tables.js';
 
 /**
- * The ready index (src/shm/ready.ts), through its own API: a ring per
+ * The ready index (src/shm/tables/ready.ts), through its own API: a ring per
  * priority level in (runAt, submission) order, filed by the lock holder and
  * consumed lock-free by any thread's poll; the rings' buffer grows by a
  * level's ring as levels are made.

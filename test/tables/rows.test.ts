@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { FINISH_RING, LEASE_RING, ROWS, ROW_RINGS, ROW_RING_ENTRIES } from '../../dist/shm/layout.js';
+import { FINISH_RING, LEASE_RING, ROWS, ROW_RINGS, ROW_RING_ENTRIES } from '../../dist/shm/memory/layout.js';
 import { twoViews } from './tables.js';
 
 /**
- * The row table (src/shm/rows.ts), through its own API: rows owned by the
+ * The row table (src/shm/tables/rows.ts), through its own API: rows owned by the
  * instances of a queue, each with a lease ring and a finished ring its owner
  * appends to and the lock holder drains; the rings' buffer grows by a row's
  * rings as rows are first owned.

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { FREE, INITIAL_SLOTS, RECORD_COLUMNS, SLOT_HIGH_WATER } from '../../dist/shm/layout.js';
+import { FREE, INITIAL_SLOTS, RECORD_COLUMNS, SLOT_HIGH_WATER } from '../../dist/shm/memory/layout.js';
 import { placeJob, twoViews } from './tables.js';
 
 /**
- * The slot table (src/shm/slots.ts), through its own API: lease words and
+ * The slot table (src/shm/tables/slots.ts), through its own API: lease words and
  * record columns in growable buffers, grown as slots are first used, and
  * re-made into by a view that meets a slot past it.
  */

@@ -1,5 +1,5 @@
-import { QueueMemory } from '../../dist/shm/memory.js';
-import { READY, nextWord } from '../../dist/shm/layout.js';
+import { QueueMemory } from '../../dist/shm/queue-memory.js';
+import { READY, nextWord } from '../../dist/shm/memory/layout.js';
 
 /**
  * Two views of one queue's memory, as two threads hold them: `first` and

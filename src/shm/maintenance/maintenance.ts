@@ -1,0 +1,495 @@
+import * as step from '../memory/steps.js';
+import { Refusal } from '../../errors.js';
+import type { TimeSource } from '../../clock.js';
+import type { RetryPolicy } from '../../policy.js';
+import type { QueueStats } from '../../types.js';
+import { Arena } from '../tables/arena.js';
+import {
+  ATTEMPT_LIMIT, COMMIT_SUBMITTED, DEAD, DELAYED, ERROR_FAILED, FINISH_BASE, FINISH_TICKET, FREE, JOB_SEQ, LAST_NOW, LEASE_LENGTH, MAINTENANCE_ROW,
+  MOVES, READY, RUNNING, TOKEN_RESERVED, TOKEN_SEQ, isBusy, SLOT_HIGH_WATER, statusOf, type SlotStatus,
+} from '../memory/layout.js';
+import type { QueueMemory } from '../queue-memory.js';
+import { Mover } from '../protocol/mover.js';
+import type { LoggedJob, MoveLog, Sequences, JournalWrites } from '../journal/movelog.js';
+import { keyHash } from '../../key-hash.js';
+import { Records, countedChainBytes, countedChunks, dataBytes } from '../records.js';
+import type { CheckedJob } from '../../validate.js';
+import type { Undo } from '../journal/undo-log.js';
+import type { LockHolder, MoveNotes } from '../moves/worker-path.js';
+import { Retention } from './retention.js';
+import type { RetainOptions } from '../../options.js';
+import { assertHeld } from '../protocol/lock-held.js';
+import { Filing } from './filing.js';
+import { JournalNotes } from '../journal/journal-notes.js';
+import { HeldJobs } from './held-jobs.js';
+import { Room } from './room.js';
+import { JobMoves } from '../moves/job-moves.js';
+import { Placement } from '../moves/place.js';
+import { failNow } from '../moves/fail.js';
+import { releaseLease } from '../moves/release.js';
+import { cancelJob } from '../moves/cancel.js';
+import { retryDeadJob } from '../moves/retry-dead.js';
+import { restoreEvicted, undoMoves } from '../moves/undo.js';
+import { Rebuilder } from './rebuild.js';
+import { CatchUp } from './catch-up.js';
+import { LockedReads } from './locked-reads.js';
+
+
+/**
+ * The maintenance side of the queue: every operation that runs under the
+ * maintenance lock (the caller takes it). Submits, fail, release, cancel,
+ * retryDead; at the start of each locked call (`prepare`) expiry of due
+ * leases and promotion of due delayed jobs; eviction; rebuilds; and at the
+ * end (`publishDue`) the time the next maintenance is due, for the lock-free
+ * worker path to compare with.
+ *
+ * Methods return a slot, a value, or a negative `Refusal`; they never throw
+ * for a refused operation, and a refused operation has changed nothing.
+ * Data flows one way: the slot's lease word decides (a CAS commits each
+ * move: I1, I2), then the hints follow (rings, heaps, map, counters).
+ *
+ * This class keeps the operations and the start of each locked call, and is
+ * what the queue calls; the work is split by concern among its parts, each
+ * in a module of its own (filing, journal-notes, held-jobs, room,
+ * job-moves, rebuild, catch-up, locked-reads).
+ */
+export class Maintenance implements MoveNotes, LockHolder {
+  readonly #m: QueueMemory;
+  readonly #log: MoveLog | undefined;
+  /** The `retain` option's limits on finished jobs. */
+  readonly #retention: Retention;
+  #mover: Mover;
+  readonly records: Records;
+  // Its parts: each is handed what it needs, below.
+  /** Where jobs are filed by status, and NEXT_DUE published from. */
+  readonly #filing: Filing;
+  /** What the journal learns of each call, and the moves it must undo if the commit fails. */
+  readonly #notes: JournalNotes;
+  /** The jobs a rate limit holds back until their type's window opens. */
+  readonly #held: HeldJobs;
+  /** Free slots and arena chunks, and the evictions that make them. */
+  readonly #room: Room;
+  /** What every locked move of a job shares (see moves/job-moves.ts). */
+  readonly #moves: JobMoves;
+  /** How a new or journaled job is placed in a free slot. */
+  readonly #placement: Placement;
+  /** Every hint derived again from the slots. */
+  readonly #rebuilder: Rebuilder;
+  /** How the queue is brought up to now: expiries, promotions, held jobs let go, lock-free calls waited out. */
+  readonly #catchUp: CatchUp;
+  /** What the read calls read under the lock: counts, the dead letters, the listing. */
+  readonly #reads: LockedReads;
+
+  constructor(memory: QueueMemory, policy: RetryPolicy, time: TimeSource, retain: RetainOptions, log?: MoveLog) {
+    this.#m = memory;
+    this.#retention = new Retention(retain);
+    this.#log = log;
+    this.#mover = new Mover(memory, MAINTENANCE_ROW);
+    this.records = new Records(memory, policy.maxAttempts);
+    // `this` is each part's MoverHolder (the mover changes as the instance takes a row), Room's Settler and JournalNotes' JobFinder.
+    this.#filing = new Filing(memory, this.#retention, this);
+    this.#notes = new JournalNotes(memory, this.records, this, log);
+    this.#held = new HeldJobs(memory, this.#filing);
+    this.#room = new Room(memory, this.#retention, this.#filing, this.#notes, this, this);
+    this.#moves = new JobMoves(memory, policy, time, log !== undefined, this.#filing, this.#notes, this.#room, this);
+    this.#placement = new Placement(this.#moves);
+    this.#rebuilder = new Rebuilder(memory, this.#filing, this);
+    this.#catchUp = new CatchUp(memory, time, log !== undefined, this.#filing, this.#held, this.#moves, this.#rebuilder, this);
+    this.#reads = new LockedReads(memory, this.#filing);
+  }
+
+  /** The mover this instance's maintenance moves use: its own row's once it has one (so a stalled holder never shares an intent with the next). */
+  get mover(): Mover {
+    return this.#mover;
+  }
+
+  set mover(mover: Mover) {
+    this.#mover = mover;
+  }
+
+  /**
+   * Starts a locked operation, right after the lock was taken: reads the
+   * clock (under the lock, so that the operation's time is no older than any
+   * lock-free claim stamped while it waited; a clock that stalls here makes
+   * this holder look dead, and it is taken over). Returns the time the
+   * operation runs at.
+   *
+   * A time older than the latest maintenance is a clock that really went
+   * back: then pending jobs are re-sorted by a rebuild. With `repair` (the lock was
+   * taken over), the hints are rebuilt first. Then the queue is brought up to
+   * now: leases with leaseUntil <= now expire, in leaseUntil order, each as a
+   * failed attempt at its leaseUntil; delayed jobs whose runAt has come become ready;
+   * and, with `retain`, finished jobs beyond the `retain` option's limits are evicted.
+   */
+  prepare(repair: boolean, readClock: () => number, retain: boolean): number {
+    const { header, access, lockWords } = this.#m;
+    // This thread's slot views over every slot handed out so far: another holder may have grown the table since.
+    this.#m.slots.keepUp(header[SLOT_HIGH_WATER]!);
+    let now: number;
+    try {
+      now = readClock();
+    } catch (error) {
+      // A clock that throws or reads no time ends the call before it changed anything: the rebuild it was asked for is the next holder's.
+      if (repair) this.#m.lock.passOnRepair();
+      throw error;
+    }
+    // Asked for by the lock: a takeover (or a holder that passed its repair on), whose predecessor may be alive.
+    const fenceStale = repair;
+    if (now < header[LAST_NOW]!) repair = true;
+    // Rebased long before the shared ticket could wrap.
+    if (access.load(lockWords, FINISH_TICKET) >>> 0 > 2 ** 30) repair = true;
+    if (repair) this.rebuild(now, { fenceStale });
+    assertHeld(this.#m.lock);
+    this.#notes.startCall();
+    this.#m.setLastNow(now);
+    // Before NEXT_DUE, with no earlier lease flagged, no lease or delayed job is due (the lease handshake):
+    // the rings and heaps stay as they are, and so does NEXT_DUE.
+    if (this.#m.dueBy(now)) this.#catchUp.catchUp(now);
+    if (retain && this.#retention.limits) this.#room.retain(now);
+    // The catch-up's expiries are not the call's own (any call would have made them): only what follows is undone.
+    if (this.#log !== undefined) this.#notes.recordOwnMoves();
+    return now;
+  }
+
+  // ── up to now, and when next due (see catch-up.ts, filing.ts) ──────────
+
+  /** Ends a locked operation: publishes NEXT_DUE (keeps I14, see Filing#publishDue). */
+  publishDue(): void {
+    this.#filing.publishDue();
+  }
+
+  /** Moves the leases every row registered into the lease heap (see Filing#drainLeases). */
+  drainLeases(): void {
+    this.#filing.drainLeases();
+  }
+
+  /** Moves the finished jobs every row noted into the eviction heap (see Filing#drainFinished). */
+  drainFinished(): void {
+    this.#filing.drainFinished();
+  }
+
+  /**
+   * Waits for lock-free calls in flight to leave, repairs after threads that
+   * died in one, and brings the queue up to a clock reading taken now (see
+   * CatchUp#settle). True if it rebuilt or caught up (the caller looks again).
+   */
+  settle(now: number): boolean {
+    return this.#catchUp.settle(now);
+  }
+
+  /** Before a locked operation on `slot`: a lease run out by `now` but not expired yet is waited for, and expired (see CatchUp#catchUpLapsed). */
+  catchUpLapsed(slot: number, now: number): void {
+    this.#catchUp.catchUpLapsed(slot, now);
+  }
+
+  /** Waits until `slot` is not BUSY (its mover left its call, or died and was finished for); its word. */
+  settledWord(slot: number, now: number): number {
+    return this.#catchUp.settledWord(slot, now);
+  }
+
+  // ── operations ─────────────────────────────────────────────────────────
+
+  /**
+   * A new PENDING job, to run from `runAt`: its number, or a Refusal (then
+   * nothing changed). The caller has made sure its key (if any) is free (see
+   * `keyHolder`). Allocates nothing on the heap for a job without a key.
+   */
+  submit(job: CheckedJob, runAt: number, now: number): number {
+    const { header } = this.#m;
+    // Before the job number and the slot are taken: a holder taken for dead (between two jobs of a batch) takes neither (keeps I9).
+    assertHeld(this.#m.lock);
+    const typeNumber = this.#m.typeNames.numberOf(job.type);
+    const refusal = this.#room.makeRoom(this.#chunksFor(typeNumber, job.typeBytes, job.payloadBytes, job.keyBytes, job.headersText), 1);
+    if (refusal < 0) return this.#refusalOrAwait(refusal);
+    const num = header[JOB_SEQ]! + 1;
+    header[JOB_SEQ] = num;
+    const ticket = this.#notes.note(num, COMMIT_SUBMITTED);
+    const slot = this.#room.takeSlot();
+    const moves = this.#placement;
+    moves.newDraft(slot, num, job.type, typeNumber, job.typeBytes, job.payload, job.payloadBytes, job.priority, runAt);
+    moves.setField(ATTEMPT_LIMIT, job.maxAttempts);
+    moves.setField(LEASE_LENGTH, job.timeoutMillis);
+    if (job.key !== null) moves.storeKey(job.key, job.keyBytes, job.keyTtlMillis);
+    if (job.headersText !== null) moves.storeHeaders(job.headersText);
+    if (this.#log !== undefined) moves.setField(MOVES, 1);
+    const word = moves.place(slot, num, runAt > now ? DELAYED : READY);
+    // After the job is placed: a holder killed in between leaves the key to the rebuild, which finds it in the slot.
+    if (job.key !== null) this.#m.keyMap.set(job.key, keyHash(job.key), slot);
+    this.#notes.noteOwnSubmit(slot, word, ticket);
+    return num;
+  }
+
+  /**
+   * The number of the job that holds the idempotent `key` at `now`, or KEY_FREE if
+   * the key is free: a job holds its key while PENDING or RUNNING, and once
+   * finished (SUCCEEDED, DEAD, CANCELLED) until FINISHED_AT + KEY_TTL; an
+   * evicted job holds nothing. AWAITS_COMMIT for a holder frozen by its
+   * commit in flight (keeps I21): its submit may yet be
+   * undone, so its id must not be handed out before it is durable.
+   */
+  keyHolder(key: string, now: number): number {
+    const { keyMap, slots } = this.#m;
+    const slot = keyMap.find(key, keyHash(key));
+    if (slot < 0) return KEY_FREE;
+    const status = statusOf(this.#catchUp.settledWord(slot, now));
+    if (status === FREE) return KEY_FREE;
+    if (this.#notes.frozen(slot)) return this.#notes.awaitCommitOf(slot);
+    const live = status === READY || status === DELAYED || status === RUNNING ||
+      (slots.keyTtls[slot]! > 0 && now < slots.finishedAts[slot]! + slots.keyTtls[slot]!);
+    return live ? slots.jobNums[slot]! : KEY_FREE;
+  }
+
+  /**
+   * Arena chunks a new job of `type` takes: those of its payload, of its key
+   * (0 bytes: none), of its headers (null: none), and of its type too if the type table has no room for
+   * it. Interns the type (a type the table holds is no change a user can see).
+   */
+  chunksForJob(type: string, typeBytes: number, payloadBytes: number, keyBytes: number, headers: string | null): number {
+    return this.#chunksFor(this.#m.typeNames.numberOf(type), typeBytes, payloadBytes, keyBytes, headers);
+  }
+
+  #chunksFor(typeNumber: number, typeBytes: number, payloadBytes: number, keyBytes: number, headers: string | null): number {
+    const keyChunks = keyBytes > 0 ? Arena.chunksFor(countedChainBytes(keyBytes)) : 0;
+    return Arena.chunksFor(dataBytes(typeNumber, typeBytes, payloadBytes)) + keyChunks + countedChunks(headers);
+  }
+
+  /**
+   * Room for `jobs` (as many slots, and chunks for their strings), evicting
+   * finished jobs only if that makes enough: 0, or the Refusal that nothing
+   * was evicted for.
+   */
+  roomFor(jobs: number, chunks: number): number {
+    this.#notes.roomForBatch(jobs);
+    return this.#refusalOrAwait(this.#room.makeRoom(chunks, jobs));
+  }
+
+  /** A refusal for room stands, unless a finished job frozen by its commit in flight makes the room once durable: AWAITS_COMMIT (see Room#frozenSlot). */
+  #refusalOrAwait(refusal: number): number {
+    const frozen = this.#room.frozenSlot;
+    return refusal < 0 && frozen >= 0 ? this.#notes.awaitCommitOf(frozen) : refusal;
+  }
+
+  /**
+   * Puts journaled jobs back into an empty queue (a RUNNING one must come
+   * already turned to PENDING or DEAD), continues the sequences, and derives
+   * every hint. The caller has made sure they fit.
+   */
+  restore(jobs: readonly LoggedJob[], sequences: Sequences, now: number): void {
+    const { header, lockWords } = this.#m;
+    let finishSeq = 0;
+    for (const job of jobs) {
+      this.#placement.restoreJob(job, now);
+      finishSeq = Math.max(finishSeq, job.finishSeq);
+    }
+    header[FINISH_BASE] = finishSeq - (step.load(lockWords, FINISH_TICKET) >>> 0);
+    header[JOB_SEQ] = sequences.jobSeq;
+    header[TOKEN_SEQ] = sequences.tokenSeq;
+    header[TOKEN_RESERVED] = sequences.tokenSeq;
+    this.rebuild(now);
+  }
+
+  /** Reserves `count` tokens for a row's block; returns the first. With a journal, reserved there first, so none repeats after a crash (keeps I8). */
+  reserveTokens(count: number): number {
+    const { header } = this.#m;
+    const first = header[TOKEN_SEQ]! + 1;
+    const last = first + count - 1;
+    if (this.#log !== undefined && last > header[TOKEN_RESERVED]!) {
+      // In the journal first: a journal that refuses the reservation leaves the sequences as they were.
+      this.#log.reserve({ jobSeq: header[JOB_SEQ]!, tokenSeq: last + JOURNAL_TOKEN_BLOCK });
+      header[TOKEN_RESERVED] = last + JOURNAL_TOKEN_BLOCK;
+    }
+    header[TOKEN_SEQ] = last;
+    return first;
+  }
+
+  /** The slot of job number `n`, or a Refusal. Under the lock the map is exact (rebuilt after any crash). */
+  find(n: number): number {
+    const { header, jobMap, slots } = this.#m;
+    if (n > header[JOB_SEQ]!) return Refusal.NotFound;
+    const slot = jobMap.get(n);
+    // A BUSY word is a job mid-move (never a free slot: only the holder places jobs).
+    const word = slot >= 0 ? slots.word(slot) : 0;
+    return slot >= 0 && slots.jobNums[slot] === n && (isBusy(word) || statusOf(word) !== FREE) ? slot : Refusal.Evicted;
+  }
+
+  /** 0 if `token` is the slot's current, valid lease (leases due are expired by `prepare`), else StaleLease. */
+  #checkLease(word: number, slot: number, token: number): number {
+    return statusOf(word) === RUNNING && this.#m.slots.tokens[slot] === token ? 0 : Refusal.StaleLease;
+  }
+
+  /** 0 if `token` is the current, valid lease of the job in `slot` (once no move of it is in flight), else StaleLease. */
+  checkLease(slot: number, token: number, now: number): number {
+    return this.#checkLease(this.#catchUp.settledWord(slot, now), slot, token);
+  }
+
+  /** A failed attempt now; `permanent` dead-letters the job whatever attempts are left. */
+  fail(slot: number, token: number, error: string | null, permanent: boolean, now: number): number {
+    for (;;) {
+      const word = this.#catchUp.settledWord(slot, now);
+      const refused = this.#checkLease(word, slot, token);
+      if (refused < 0) return refused;
+      const ref = error === null ? ERROR_FAILED : this.#room.storeError(error);
+      if (failNow(this.#moves, slot, word, ref, ref > 0 ? Buffer.byteLength(error!) : 0, now, permanent)) return 0;
+      this.#room.freeCounted(ref);
+    }
+  }
+
+  /**
+   * Hands a lease back unfinished (its worker is shutting down): PENDING,
+   * ready at `now`, the attempt not counted, lastError kept. The token is
+   * refused from then on, as after any move off RUNNING.
+   */
+  release(slot: number, token: number, now: number): number {
+    for (;;) {
+      const word = this.#catchUp.settledWord(slot, now);
+      const refused = this.#checkLease(word, slot, token);
+      if (refused < 0) return refused;
+      if (releaseLease(this.#moves, slot, word, now)) return 0;
+    }
+  }
+
+  cancel(slot: number, now: number): number {
+    for (;;) {
+      const word = this.#catchUp.settledWord(slot, now);
+      const status = statusOf(word);
+      if (status !== READY && status !== DELAYED) return Refusal.NotPending;
+      if (this.#notes.frozen(slot)) return this.#notes.awaitCommitOf(slot);
+      if (cancelJob(this.#moves, slot, word, status, now)) return 0;
+    }
+  }
+
+  retryDead(slot: number, now: number): number {
+    for (;;) {
+      const word = this.#catchUp.settledWord(slot, now);
+      if (statusOf(word) !== DEAD) return Refusal.NotDead;
+      if (this.#notes.frozen(slot)) return this.#notes.awaitCommitOf(slot);
+      if (retryDeadJob(this.#moves, slot, word, now)) return 0;
+    }
+  }
+
+  // ── rate limits (see held-jobs.ts) ─────────────────────────────────────
+
+  /** For a claim under the lock: whether the job's type's limit admits it at `now`; if not, it is held until its window opens. */
+  admits(slot: number, word: number, now: number): boolean {
+    return this.#held.admits(slot, word, now);
+  }
+
+  leased(slot: number): void {
+    this.#held.leased(slot);
+  }
+
+  /**
+   * Sets (max > 0) or removes (max 0) a type's limit. Every held job is filed
+   * back as ready (the next poll holds again those still limited), and the
+   * lock-free polls in flight are waited out: once this returns, every lease
+   * is counted.
+   */
+  setRateLimit(typeNumber: number, max: number, windowMillis: number, now: number): void {
+    this.#held.setLimit(typeNumber, max, windowMillis);
+    this.settle(now);
+  }
+
+  /** When the first held job's window opens; Infinity if none is held. */
+  heldUntil(): number {
+    return this.#held.heldUntil();
+  }
+
+  // ── reads and rebuilds (see locked-reads.ts, rebuild.ts) ───────────────
+
+  /** Makes the listing exact for every move made so far (see LockedReads#prepareListing). */
+  prepareListing(): void {
+    this.#reads.prepareListing();
+  }
+
+  /** Slots of every DEAD job, in submission order. */
+  deadSlots(): number[] {
+    return this.#reads.deadSlots();
+  }
+
+  /** The sums of every row's counters (see LockedReads#stats). */
+  stats(): QueueStats {
+    return this.#reads.stats();
+  }
+
+  /**
+   * Re-derives every hint from the slot table (see Rebuilder#rebuild): after
+   * a takeover of the lock, a thread that died inside a call, or a clock that
+   * went back.
+   */
+  rebuild(now: number, options?: { fenceStale?: boolean }): void {
+    this.#rebuilder.rebuild(now, options);
+  }
+
+  // ── room (see room.ts) ─────────────────────────────────────────────────
+
+  /** Arena chunks holding a complete's result, or Refusal.NoBytes (see Room#storeResult). */
+  storeResult(text: string, bytes: number): number {
+    return this.#room.storeResult(text, bytes);
+  }
+
+  /** Frees a counted chain: a result's from `storeResult`, an error's, a job's headers (0 and a canned error have none). */
+  freeCounted(ref: number): void {
+    this.#room.freeCounted(ref);
+  }
+
+  // ── journal (see journal-notes.ts) ─────────────────────────────────────
+
+  noteLazyMove(slot: number, word: number, status: SlotStatus): void {
+    this.#notes.noteLazyMove(slot, word, status);
+  }
+
+  noteOwnMove(slot: number, word: number, status: SlotStatus): void {
+    this.#notes.noteOwnMove(slot, word, status);
+  }
+
+  /** For a poll: whether the job in `slot` is frozen by a commit in flight, to be waited for (see JournalNotes#awaitsCommit). */
+  awaitsCommit(slot: number): boolean {
+    return this.#notes.awaitsCommit(slot);
+  }
+
+  /** The commit the last AWAITS_COMMIT waits for. */
+  awaitedTicket(): number {
+    return this.#notes.awaitedTicket();
+  }
+
+  /** Takes the current call's own durable moves and evictions out (see UndoLog), for `rollBack` if their commit fails. */
+  takeUndo(): Undo {
+    return this.#notes.takeUndo();
+  }
+
+  /**
+   * Undoes a call's own moves whose commit failed (see undoMoves in moves/undo.ts), then
+   * rebuilds every hint from the slots: O(capacity), on a failure only. The
+   * jobs the call evicted then go back where they fit (see
+   * restoreEvicted), and the hints are rebuilt around them. Also
+   * run after a failure under the lock with nothing to undo, for its
+   * rebuild (the failure may have cut a call short between its hints).
+   */
+  rollBack(undo: Undo, now: number): void {
+    undoMoves(this.#moves, undo.moves);
+    this.rebuild(now);
+    // After the rebuild: it has freed the slots and chains of the undone submits, the room the evictions made.
+    if (restoreEvicted(this.#moves, this.#placement, undo.evictions, now)) this.rebuild(now);
+  }
+
+  /** The last commit ticket the current call took, if it changed anything the journal must learn. */
+  noted(): number | undefined {
+    return this.#notes.noted();
+  }
+
+  /** Whether the current call changed what a crash would bring back, so must not return before the commit (see JournalNotes#mustCommit). */
+  mustCommit(): boolean {
+    return this.#notes.mustCommit();
+  }
+
+  /** The journal writes every noted change needs, and the ticket they cover (see JournalNotes#pendingWrites). */
+  pendingWrites(): { writes: JournalWrites; upTo: number } {
+    return this.#notes.pendingWrites();
+  }
+}
+
+/** What `keyHolder` answers for a key no job holds (job numbers start at 1). */
+export const KEY_FREE = -1;
+
+/** Tokens reserved in the journal at a time. */
+const JOURNAL_TOKEN_BLOCK = 4096;

@@ -1,0 +1,182 @@
+import * as step from '../memory/steps.js';
+import {
+  ATTENTION, CANCELLED, DATA_REF, DELAYED, FINISH_BASE, FINISH_TICKET, FREE, FREE_SLOT_COUNT, GATE, HEADERS_REF, HINTS_STALE, ERROR_REF, JOB_NUM, KEY_REF,
+  LEASE_UNTIL, PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_REF, RUNNING, RUN_AT, SLOT_HIGH_WATER, STATUS_COUNT, SUCCEEDED, TYPE, isBusy,
+  statusOf,
+} from '../memory/layout.js';
+import type { Filing } from './filing.js';
+import { keyHash } from '../../key-hash.js';
+import { assertHeld, showProgress } from '../protocol/lock-held.js';
+import type { QueueMemory } from '../queue-memory.js';
+import type { MoverHolder } from '../protocol/mover.js';
+import { chunksOf, countedChainBytes, leadingTypeBytes } from '../records.js';
+import { NOT_COUNTED } from '../protocol/mover.js';
+
+/**
+ * The repair of the hints (rings, heaps, maps, counters, free slots, arena
+ * chains): derived again from the slot table, the one truth, by the
+ * maintenance lock holder with the gate shut (see `rebuild`).
+ */
+export class Rebuilder {
+  readonly #m: QueueMemory;
+  readonly #filing: Filing;
+  readonly #holder: MoverHolder;
+  /** A copy of a slot's record, read under the lock. */
+  readonly #record = new Float64Array(RECORD_FIELDS);
+
+  constructor(memory: QueueMemory, filing: Filing, holder: MoverHolder) {
+    this.#m = memory;
+    this.#filing = filing;
+    this.#holder = holder;
+  }
+
+  /**
+   * Re-derives every hint from the slot table, with the gate shut (no
+   * lock-free call runs): finishes BUSY words from their intents, then
+   * recounts, re-sorts pending jobs by `now`, re-indexes leases, job numbers,
+   * free slots and finished jobs, and reclaims unreferenced arena chunks.
+   * O(capacity); run after a takeover of the lock, a thread that died inside
+   * a call, or a clock that went back. With `fenceStale` (after a takeover, or
+   * rows revoked: a thread taken for dead may be alive and go on), every free,
+   * ready and delayed slot gets a new word (keeps I3), so that what such a
+   * thread decides from words it read before fails its CAS. Not otherwise:
+   * an undo moves its frozen jobs from the words it recorded.
+   */
+  rebuild(now: number, { fenceStale = false }: { fenceStale?: boolean } = {}): void {
+    const m = this.#m;
+    const { header, slots, lockWords, helping, rows } = m;
+    assertHeld(this.#m.lock);
+    // Shut the gate: new worker calls take the lock (and wait for us); then wait out those in flight (keeps I11, with RowTable#enter).
+    step.or(lockWords, ATTENTION, GATE);
+    try {
+      helping.revoke(helping.quiesce());
+      const high = header[SLOT_HIGH_WATER]!;
+      for (let slot = 0; slot < high; slot++) {
+        // Checked per slot: a rebuilder stalled past the timeout must not finish moves over its successor's.
+        assertHeld(this.#m.lock);
+        helping.finish(slot);
+      }
+      m.ready.clear();
+      m.delayed.clear();
+      m.leases.clear();
+      m.finished.clear();
+      // Held jobs are READY: filed in the rings below, and held again by the next poll if still limited.
+      m.held.clear();
+      m.jobMap.clear();
+      m.keyMap.clear();
+      rows.clearRings();
+      header[FREE_SLOT_COUNT] = 0;
+      header[FINISH_BASE]! += step.exchange(lockWords, FINISH_TICKET, 0) >>> 0;
+      // The ticket changed, and a finish a dead thread left half-made is finished above: waiters look again.
+      m.finishes.announce();
+      const counts = new Array<number>(STATUS_COUNT).fill(0);
+      let finishedChunks = 0;
+      const ready: number[] = [];
+      /** The READY word each ready slot held at the scan: the one word its ring entry may carry. */
+      const readyWords = new Map<number, number>();
+      const chains: number[] = [];
+      for (let slot = 0; slot < high; slot++) {
+        showProgress(this.#m.lock, slot);
+        assertHeld(this.#m.lock);
+        let word = slots.word(slot);
+        let status = statusOf(word);
+        // A BUSY word reads as FREE by its status bits: it is a job, not a free slot.
+        const busy = isBusy(word);
+        if (status === FREE && !busy) {
+          // A new version of the free word (keeps I3): a holder taken for dead between taking this slot and
+          // placing its job there (its strings stored in chunks this rebuild reclaims) now fails its place's CAS.
+          // Placed meanwhile by that very holder (its CAS came first): its release marks the hints stale, for a rebuild that maps it.
+          if (fenceStale && this.#holder.mover.flip(slot, word, FREE, NOT_COUNTED) < 0) continue;
+          m.freeSlots[header[FREE_SLOT_COUNT]!++] = slot;
+          continue;
+        }
+        m.jobMap.set(slots.get(slot, JOB_NUM), slot);
+        chains.push(slots.get(slot, DATA_REF), leadingTypeBytes(slots.get(slot, TYPE)) + slots.get(slot, PAYLOAD_BYTES));
+        for (const field of COUNTED_REFS) {
+          const ref = slots.get(slot, field);
+          if (ref > 0) chains.push(ref, countedChainBytes(m.arena.countedBytes(ref)));
+        }
+        if (slots.get(slot, KEY_REF) > 0) {
+          const key = m.keyMap.keyOf(slot);
+          m.keyMap.setIfNewer(key, keyHash(key), slot);
+        }
+        // A move in flight that the gate did not hold back (a revoked row's call, under way as its owner was
+        // presumed dead): no lock-free move changes a job's number or strings, so the job is mapped and its
+        // chains kept above; its new status is its mover's to count and register.
+        if (busy) continue;
+        if (status === READY || status === DELAYED) {
+          // Ready or delayed by `now`: a clock that went back turns ready jobs delayed again. A new word either
+          // way: a holder taken for dead, still reading the rings as they were, then fails its claim's CAS
+          // rather than lease a job its successor would have passed over for a better one (keeps I3).
+          const due = slots.get(slot, RUN_AT) <= now;
+          const renewed = fenceStale || due !== (status === READY) ? this.#holder.mover.flip(slot, word, due ? READY : DELAYED, NOT_COUNTED) : word;
+          // Moved meanwhile by a call the gate did not hold back (as a BUSY word above): its mover's to count and register.
+          if (renewed < 0) continue;
+          word = renewed;
+          status = due ? READY : DELAYED;
+          if (due) {
+            ready.push(slot);
+            readyWords.set(slot, word);
+          }
+          else this.#filing.push(m.delayed, slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM), 0, slot, word);
+        } else if (status === RUNNING) {
+          this.#filing.push(m.leases, slots.get(slot, LEASE_UNTIL), 0, 0, slot, word);
+        } else if (status === SUCCEEDED || status === CANCELLED) {
+          // When it finished is not kept in the slot: retention's age counts from this rebuild.
+          this.#filing.fileFinishedUnordered(slot, word, now);
+          finishedChunks += chunksOf(slots.readInto(slot, this.#record));
+        }
+        counts[status]!++;
+      }
+      this.#filing.sortFinished();
+      const key = (slot: number, field: number) => slots.get(slot, field);
+      ready.sort((a, b) => key(b, PRIORITY) - key(a, PRIORITY) || key(a, RUN_AT) - key(b, RUN_AT) || key(a, JOB_NUM) - key(b, JOB_NUM));
+      // The sort takes milliseconds of 20 000 jobs and touches no lock: a holder stalled there is taken over, and
+      // lock-free moves resume once its successor's rebuild is done. So it looks at the lock again, and files each
+      // job with the word of its scan, not the slot's word now: an entry made for a word read later (a job claimed
+      // and completed meanwhile, SUCCEEDED) would let a poll claim that job again; one for the scanned word is
+      // merely stale once the job has moved on.
+      assertHeld(this.#m.lock);
+      for (const slot of ready) this.#filing.fileReady(slot, readyWords.get(slot)!);
+      // The chains and counts are the scan's: a holder taken over meanwhile must not free what its successor stored since.
+      assertHeld(this.#m.lock);
+      m.arena.rebuild(chains);
+      rows.setTotals(counts, finishedChunks);
+      // The rings were cleared, and moves finished from intents: a listing that was built is filed afresh.
+      if (m.listing.built) m.listing.build(high, this.#showProgress);
+      header[REBUILDS]!++;
+      this.#filing.dueChanged();
+      m.setLastNow(now);
+    } finally {
+      // Open the gate again — only while the lock is still ours. A rebuilder taken over (its quiesce waited
+      // for a stalled call as long as the lock's waiters wait for it) leaves here by LockLost while its
+      // successor rebuilds behind the same gate bit: opening it would let lock-free moves run under that
+      // rebuild, which then skips a slot BUSY at its scan (a job missing from the map) and files a ready
+      // entry with a word read after the scan (a SUCCEEDED job claimed again). The successor opens it; a
+      // gate left shut only sends worker calls to the lock, whose release marked the hints stale for a rebuild.
+      if (m.lock.held()) openGate(lockWords);
+    }
+  }
+
+  /** `showProgress`, as a callback made once. */
+  readonly #showProgress = (step: number): void => showProgress(this.#m.lock, step);
+}
+
+/** The record fields that point at a counted chain (its length first) when > 0: lastError, result, idempotent key, headers. */
+const COUNTED_REFS = [ERROR_REF, RESULT_REF, KEY_REF, HEADERS_REF] as const;
+
+/**
+ * Opens the gate at the end of a rebuild, unless HINTS_STALE is set: a holder
+ * taken over let go meanwhile, and what it wrote may postdate this rebuild.
+ * Then the gate stays shut for the next holder, who clears the mark and
+ * rebuilds. One CAS on the word both are in, so no late release falls between
+ * the look and the opening. Keeps I12.
+ */
+function openGate(lockWords: Int32Array): void {
+  for (;;) {
+    const attention = step.load(lockWords, ATTENTION);
+    if ((attention & HINTS_STALE) !== 0) return;
+    // Retried if another bit moved meanwhile (DUE_LOWERED, OVERFLOW, RATE_LIMITED).
+    if (step.compareExchange(lockWords, ATTENTION, attention, attention & ~GATE) === attention) return;
+  }
+}

@@ -1,0 +1,23 @@
+import type { RetainOptions } from '../../options.js';
+
+/** The `retain` option's limits on finished jobs, with Infinity for a limit left out. */
+export class Retention {
+  readonly maxFinished: number;
+  readonly maxAgeMillis: number;
+  /** Whether there is any limit (else the queue pays nothing for retention). */
+  readonly limits: boolean;
+  /** Whether finished jobs age out. */
+  readonly ages: boolean;
+
+  constructor(retain: RetainOptions) {
+    this.maxFinished = retain.maxFinished ?? Infinity;
+    this.maxAgeMillis = retain.maxAgeMillis ?? Infinity;
+    this.ages = this.maxAgeMillis < Infinity;
+    this.limits = this.ages || this.maxFinished < Infinity;
+  }
+
+  /** When a job finished at `finishedAt` is due for eviction by age; Infinity without an age limit. */
+  dueAt(finishedAt: number): number {
+    return this.ages ? finishedAt + this.maxAgeMillis : Infinity;
+  }
+}

@@ -1,0 +1,320 @@
+import { elementsIn, growDoubling } from '../memory/growth.js';
+import {
+  INITIAL_ARENA_BYTES, ARENA_BUMP, ARENA_FREE_COUNT, ARENA_FREE_HEAD, CHUNK_BYTES, CHUNK_DATA_BYTES, CHUNK_NEXT_BYTES, ERROR_LENGTH_BYTES, FIRST_CHUNK,
+} from '../memory/layout.js';
+
+/** Room for a counted chain's length, written over it once stored (see storeCounted); one byte per character. */
+const LENGTH_ROOM = '\0'.repeat(ERROR_LENGTH_BYTES);
+
+/**
+ * Buffer's own UTF-8 codec, which `toString('utf8', start, end)` and
+ * `write(text, at, 'utf8')` reach after checking their arguments and looking
+ * the encoding up: called directly, a 64-byte decode takes a third less time
+ * (93 against 132 ns on Node 20), and every submit encodes its job, every
+ * lease decodes its payload. Not in Node's typings.
+ */
+interface Utf8Buffer extends Buffer {
+  utf8Slice(start: number, end: number): string;
+  utf8Write(text: string, at: number): number;
+}
+
+/** Strings an exclusive queue keeps unencoded at most (see Arena#kept). */
+const MAX_KEPT_STRINGS = 16_384;
+
+/** Strings up to this long are encoded by a byte loop, longer ones natively (see #write). */
+const BYTE_LOOP_CHARS = 16;
+
+/**
+ * Bytes for the strings of jobs (type + payload, lastError) in one shared
+ * buffer of fixed-size chunks. A string is a chain of chunks: each starts
+ * with the index of the next (0 ends the chain), then up to CHUNK_DATA_BYTES
+ * of UTF-8. Any free chunk serves any string, so the arena never fragments:
+ * whenever the free chunks, plus those of jobs that may be evicted, number
+ * enough, a string fits. Only the queue-lock holder allocates or frees.
+ *
+ * Free chunks form one list; chunks never used lie beyond ARENA_BUMP. After a
+ * crash, `rebuild` re-derives the free list from the chains the slots still
+ * reference, which also reclaims chunks a killed thread took and never attached.
+ */
+export class Arena {
+  readonly #buffer: SharedArrayBuffer;
+  // This thread's views: fixed-length, re-made when a chunk past them is met (see growth.ts and #reach).
+  #bytes: Utf8Buffer;
+  #u8: Uint8Array;
+  #next: Int32Array;
+  /** Chunks this thread's views cover. */
+  #viewChunks = 0;
+  readonly #header: Float64Array;
+  /** Chunks the arena may grow to. */
+  readonly #chunks: number;
+  #scratch = Buffer.alloc(4096);
+  /**
+   * While the queue is exclusive (see Exclusive queues in layout.ts), the
+   * strings that fit one chunk, kept by chunk as the caller gave them
+   * instead of encoded: no other thread can read the arena yet, and an
+   * encode and a decode cost about 270 ns a job on Node 20 (two native
+   * calls), a quarter of a single-thread job's whole cycle. The chunk is
+   * taken all the same, so room is counted alike. At most MAX_KEPT_STRINGS
+   * at a time: a deep backlog goes to shared memory, not to the JavaScript
+   * heap, which every full collection marks. Undefined while the queue is
+   * not exclusive: before `keepStrings`, and once `publish` has encoded them
+   * all, as the queue is shared. A kept chunk's link is not written either:
+   * every walk of a chain is bounded by its byte count, and `publish` ends it.
+   */
+  #kept: (string | undefined)[] | undefined = undefined;
+  #keptCount = 0;
+
+  /** Over `buffer`: growable, it grows as chunks past ARENA_BUMP are taken, up to its maxByteLength. */
+  constructor(buffer: SharedArrayBuffer, header: Float64Array) {
+    this.#buffer = buffer;
+    this.#header = header;
+    this.#chunks = Math.floor(buffer.maxByteLength / CHUNK_BYTES);
+    [this.#bytes, this.#u8, this.#next] = this.#views();
+  }
+
+  /** Views over the whole chunks the buffer holds now. */
+  #views(): [Utf8Buffer, Uint8Array, Int32Array] {
+    const chunks = (this.#viewChunks = elementsIn(this.#buffer, CHUNK_BYTES));
+    const bytes = chunks * CHUNK_BYTES;
+    return [Buffer.from(this.#buffer, 0, bytes) as Utf8Buffer, new Uint8Array(this.#buffer, 0, bytes), new Int32Array(this.#buffer, 0, bytes >> 2)];
+  }
+
+  /**
+   * Makes this thread's views cover chunk `chunk`: re-made over the buffer as
+   * it is now, which another thread's `#take` grew before it published the
+   * chunk. False if the buffer does not reach it either: a lock-free reader
+   * read a ref that raced an eviction's reuse (its re-check of the slot's
+   * word discards what it read).
+   */
+  #reach(chunk: number): boolean {
+    if (chunk < this.#viewChunks) return true;
+    [this.#bytes, this.#u8, this.#next] = this.#views();
+    return chunk < this.#viewChunks;
+  }
+
+  /** Chunks a string of `byteCount` bytes takes (none for the empty string). */
+  static chunksFor(byteCount: number): number {
+    return Math.ceil(byteCount / CHUNK_DATA_BYTES);
+  }
+
+  /** Chunks free now, counting those never used. */
+  get freeChunks(): number {
+    return this.#header[ARENA_FREE_COUNT]! + this.#chunks - this.#bump();
+  }
+
+  /**
+   * Stores `first` and then `second` as one chain of `byteCount` bytes;
+   * returns its first chunk, 0 for no bytes at all, or -1 if there are not
+   * enough free chunks (then nothing was taken).
+   */
+  store(byteCount: number, first: string, second = ''): number {
+    return this.#store(byteCount, first, second, second === '');
+  }
+
+  /** `store`; with `mayKeep`, a string of one chunk may be kept rather than encoded (see #kept). */
+  #store(byteCount: number, first: string, second: string, mayKeep: boolean): number {
+    const count = Arena.chunksFor(byteCount);
+    if (count === 0) return 0;
+    if (count > this.freeChunks) return -1;
+    if (count === 1) {
+      // The common case, a short job, is kept (exclusive) or encoded straight into its chunk.
+      const chunk = this.#take();
+      // Kept, the chunk is not even touched (a fresh page stays unmapped).
+      if (mayKeep && this.#kept !== undefined && this.#keptCount < MAX_KEPT_STRINGS) {
+        this.#kept[chunk] = first;
+        this.#keptCount++;
+        return chunk;
+      }
+      this.#next[(chunk * CHUNK_BYTES) >> 2] = 0;
+      const at = chunk * CHUNK_BYTES + CHUNK_NEXT_BYTES;
+      const written = this.#write(first, at);
+      if (second !== '') this.#write(second, at + written);
+      return chunk;
+    }
+    const source = this.#scratchOf(byteCount);
+    source.write(second, source.write(first, 0, 'utf8'), 'utf8');
+    let head = 0;
+    let previous = 0;
+    for (let i = 0; i < count; i++) {
+      const chunk = this.#take();
+      // After the take, which may have grown the arena and re-made the views.
+      const bytes = this.#u8;
+      if (previous === 0) head = chunk;
+      else this.#next[(previous * CHUNK_BYTES) >> 2] = chunk;
+      this.#next[(chunk * CHUNK_BYTES) >> 2] = 0;
+      const at = chunk * CHUNK_BYTES + CHUNK_NEXT_BYTES;
+      const start = i * CHUNK_DATA_BYTES;
+      const end = Math.min(byteCount, start + CHUNK_DATA_BYTES);
+      // A byte loop: Buffer#copy costs a native call per chunk, more than 60 bytes of copying.
+      for (let k = start; k < end; k++) bytes[at + k - start] = source[k]!;
+      previous = chunk;
+    }
+    return head;
+  }
+
+  /**
+   * Stores an error text of `byteCount` bytes as a chain that starts with
+   * that length (ERROR_LENGTH_BYTES), so that a record needs no field for
+   * it; returns its first chunk, or -1 as `store` does.
+   */
+  storeCounted(byteCount: number, text: string): number {
+    // Never kept: its length is written into its first bytes.
+    const first = this.#store(ERROR_LENGTH_BYTES + byteCount, LENGTH_ROOM, text, false);
+    if (first > 0) this.#next[(first * CHUNK_BYTES + CHUNK_NEXT_BYTES) >> 2] = byteCount;
+    return first;
+  }
+
+  /** The text length a chain from `storeCounted` starts with. */
+  countedBytes(first: number): number {
+    if (!this.#reach(first)) return 0;
+    return this.#next[(first * CHUNK_BYTES + CHUNK_NEXT_BYTES) >> 2]!;
+  }
+
+  /** The text of a chain from `storeCounted`. */
+  readCounted(first: number): string {
+    const byteCount = this.countedBytes(first);
+    // More than the arena holds: a lock-free reader raced an eviction that reused the chain; its re-check of the slot's word discards this.
+    if (!(byteCount >= 0 && byteCount <= this.#chunks * CHUNK_BYTES)) return '';
+    return this.read(first, ERROR_LENGTH_BYTES, byteCount);
+  }
+
+  /** Decodes `byteCount` bytes of the chain at `first`, starting `skip` bytes in. */
+  read(first: number, skip: number, byteCount: number): string {
+    if (byteCount === 0) return '';
+    // A kept string is a whole store of one chunk: read from its start, for its length.
+    if (this.#kept !== undefined) {
+      const kept = this.#kept[first];
+      if (kept !== undefined) return kept;
+    }
+    let chunk = first;
+    for (; skip >= CHUNK_DATA_BYTES; skip -= CHUNK_DATA_BYTES) chunk = this.#nextOf(chunk);
+    // A ref past the buffer: a racing reader's, which its re-check discards.
+    if (!this.#reach(chunk)) return '';
+    const start = chunk * CHUNK_BYTES + CHUNK_NEXT_BYTES + skip;
+    // The common case, a string within one chunk, decodes in place.
+    if (skip + byteCount <= CHUNK_DATA_BYTES) return this.#bytes.utf8Slice(start, start + byteCount);
+    const out = this.#scratchOf(byteCount);
+    let bytes = this.#u8;
+    let copied = 0;
+    for (let at = start, end = start - skip + CHUNK_DATA_BYTES; ; ) {
+      while (at < end && copied < byteCount) out[copied++] = bytes[at++]!;
+      if (copied === byteCount) break;
+      chunk = this.#nextOf(chunk);
+      if (!this.#reach(chunk)) return '';
+      // The views may have been re-made to reach it.
+      bytes = this.#u8;
+      at = chunk * CHUNK_BYTES + CHUNK_NEXT_BYTES;
+      end = at + CHUNK_DATA_BYTES;
+    }
+    return out.toString('utf8', 0, byteCount);
+  }
+
+  /**
+   * Returns the chunks of the chain at `first`, which holds `byteCount` bytes,
+   * to the free list. The count bounds the walk: a chain is never trusted to end.
+   */
+  free(first: number, byteCount: number): void {
+    const header = this.#header;
+    if (this.#kept !== undefined && this.#kept[first] !== undefined) {
+      this.#kept[first] = undefined;
+      this.#keptCount--;
+    }
+    let chunk = first;
+    for (let left = Arena.chunksFor(byteCount); left > 0 && chunk > 0; left--) {
+      const next = this.#nextOf(chunk);
+      this.#next[(chunk * CHUNK_BYTES) >> 2] = header[ARENA_FREE_HEAD]!;
+      header[ARENA_FREE_HEAD] = chunk;
+      header[ARENA_FREE_COUNT]!++;
+      chunk = next;
+    }
+  }
+
+  /**
+   * Re-derives the free list: every chunk on one of the `chains` (pairs of
+   * first chunk and byte count) is used, every other chunk below the bump is free.
+   */
+  rebuild(chains: readonly number[]): void {
+    const used = new Uint8Array(this.#bump());
+    for (let i = 0; i < chains.length; i += 2) {
+      let chunk = chains[i]!;
+      for (let left = Arena.chunksFor(chains[i + 1]!); left > 0 && chunk > 0 && chunk < used.length; left--) {
+        used[chunk] = 1;
+        chunk = this.#nextOf(chunk);
+      }
+    }
+    const header = this.#header;
+    header[ARENA_FREE_HEAD] = 0;
+    header[ARENA_FREE_COUNT] = 0;
+    for (let chunk = FIRST_CHUNK; chunk < used.length; chunk++) if (used[chunk] === 0) this.free(chunk, 1);
+  }
+
+  /** From now on strings of one chunk are kept, not encoded (see #kept): the queue is exclusive. */
+  keepStrings(): void {
+    this.#kept ??= [];
+  }
+
+  /** Encodes every kept string into its chunk, and keeps none from now on: the queue is about to be shared. */
+  publish(): void {
+    const kept = this.#kept;
+    this.#kept = undefined;
+    this.#keptCount = 0;
+    if (kept === undefined) return;
+    kept.forEach((text, chunk) => {
+      if (text === undefined) return;
+      this.#next[(chunk * CHUNK_BYTES) >> 2] = 0;
+      this.#write(text, chunk * CHUNK_BYTES + CHUNK_NEXT_BYTES);
+    });
+  }
+
+  #take(): number {
+    const header = this.#header;
+    const head = header[ARENA_FREE_HEAD]!;
+    if (head !== 0) {
+      header[ARENA_FREE_HEAD] = this.#nextOf(head);
+      header[ARENA_FREE_COUNT]!--;
+      return head;
+    }
+    const chunk = this.#bump();
+    // The bytes first, then the bump that hands the chunk out (readers find it only through a ref written after).
+    if (chunk >= this.#viewChunks) this.#grow(chunk + 1);
+    header[ARENA_BUMP] = chunk + 1;
+    return chunk;
+  }
+
+  /** Grows the buffer to hold `chunks` chunks (doubling, at least INITIAL_ARENA_BYTES) and re-makes this thread's views. */
+  #grow(chunks: number): void {
+    growDoubling(this.#buffer, chunks * CHUNK_BYTES, INITIAL_ARENA_BYTES);
+    [this.#bytes, this.#u8, this.#next] = this.#views();
+  }
+
+  #bump(): number {
+    return this.#header[ARENA_BUMP]! || FIRST_CHUNK;
+  }
+
+  #nextOf(chunk: number): number {
+    if (!this.#reach(chunk)) return 0;
+    return this.#next[(chunk * CHUNK_BYTES) >> 2]!;
+  }
+
+  /** Writes `text` as UTF-8 at byte `at`; returns the bytes written. */
+  #write(text: string, at: number): number {
+    const bytes = this.#u8;
+    // Very short ASCII, byte by byte: cheaper than a native call (measured on Node 20: a byte store to
+    // shared memory costs a few nanoseconds, so from about 20 bytes on the native encoder wins).
+    if (text.length <= BYTE_LOOP_CHARS) {
+      let i = 0;
+      for (; i < text.length; i++) {
+        const code = text.charCodeAt(i);
+        if (code >= 0x80) break;
+        bytes[at + i] = code;
+      }
+      if (i === text.length) return i;
+    }
+    return this.#bytes.utf8Write(text, at);
+  }
+
+  #scratchOf(byteCount: number): Buffer {
+    if (this.#scratch.length < byteCount) this.#scratch = Buffer.alloc(2 ** Math.ceil(Math.log2(byteCount)));
+    return this.#scratch;
+  }
+}

@@ -1,0 +1,420 @@
+import * as step from '../memory/steps.js';
+import type { WordAccess } from '../memory/access.js';
+import { elementsIn, growTo } from '../memory/growth.js';
+import type { SharedHeap } from './heap.js';
+import {
+  ATTENTION, ENTRY_K1, ENTRY_K2, ENTRY_K3, ENTRY_SLOT, ENTRY_WORD, LEVELS, LEVEL_COUNT, LEVEL_HEAD, LEVEL_KEYS, LEVEL_ORDER,
+  LEVEL_PRIORITY, LEVEL_SEQ, LEVEL_TAIL, LEVEL_TAIL_JOB_NUM, LEVEL_TAIL_RUN_AT, LEVEL_WORDS, OVERFLOW, RING_FIELDS, RING_SLOT, RING_WORD,
+} from '../memory/layout.js';
+import type { SlotTable } from './slots.js';
+
+/**
+ * Whoever claims for a poll: makes the claim's move (CLAIMED), finds the slot
+ * moved by another thread first (LOST), cannot claim without the lock
+ * (ABORT), or (under the lock, with a journal) finds the job frozen by a
+ * commit in flight (FROZEN: the poll stops there and waits for that commit).
+ */
+export interface Claimer {
+  tryClaim(slot: number, word: number): number;
+}
+export const CLAIMED = 1;
+export const LOST = 0;
+export const ABORT = -1;
+export const FROZEN = -3;
+/** Ring entries a poller passes before it moves the shared head (a hint) past them. */
+const HEAD_STEP = 16;
+/** Reads of LEVEL_SEQ a poll makes while the level table is being rewritten, before it looks at the lock (see #refreshOrder). */
+const REWRITE_SPINS = 64;
+/** What `poll` returns when it needs the lock (a claim needs a token block, or the level table stays mid-rewrite): the caller polls again under it. */
+export const POLL_ABORTED = -2;
+/** What `pollLocked` returns when the level table stays mid-rewrite through REWRITE_SPINS reads: the caller looks at the lock and polls again. */
+export const POLL_REWRITING = -4;
+/** What `pollLocked` returns when the best ready job is frozen by a commit in flight (keeps I21): the caller waits for it. */
+export const POLL_FROZEN = -3;
+
+/**
+ * The ready jobs, best first: one ring per priority level in use, in
+ * (runAt, submission) order, and one overflow heap for what a ring cannot
+ * take in order (an explicit runAt earlier than the level's last entry, a
+ * retry due in the past, more distinct priorities than LEVELS).
+ *
+ * Concurrency contract: only the maintenance lock holder appends (`file`)
+ * and touches the overflow heap; any thread consumes a ring from its head,
+ * lock-free: the entry is a hint, the CAS on the slot's lease word is the
+ * claim, and the head moves on by CAS (a hint too: a thread killed before it
+ * moves the head leaves an entry the next poller finds stale). While the
+ * overflow heap holds entries, ATTENTION's OVERFLOW bit sends polls to the
+ * lock, where `pollLocked` compares both. The level table is read under a
+ * seqlock (LEVEL_SEQ) and cached per thread; new levels are rare.
+ */
+export class ReadyIndex {
+  readonly #levelWords: Int32Array;
+  readonly #keys: Float64Array;
+  readonly #ringBuffer: SharedArrayBuffer;
+  /** This thread's view of the levels' rings: fixed-length, re-made to cover the levels in use (see growth.ts and #reachLevels). */
+  #rings: Int32Array;
+  readonly #lockWords: Int32Array;
+  readonly #overflow: SharedHeap;
+  readonly #slots: SlotTable;
+  readonly #ringSize: number;
+  readonly #mask: number;
+  readonly #order = new Int32Array(LEVELS);
+  #orderCount = 0;
+  #orderSeq = -1;
+  /** Per level, where this thread knows every entry before is spent (reset with the level table). */
+  readonly #cursor = new Int32Array(LEVELS);
+  #peekSlot = 0;
+  #peekWord = 0;
+  readonly #access: WordAccess;
+
+  /** `rings`: growable, by a level's ring at a time as levels are made (see #addLevel). */
+  constructor(levelWords: Int32Array, keys: Float64Array, rings: SharedArrayBuffer, lockWords: Int32Array, overflow: SharedHeap, slots: SlotTable, access: WordAccess) {
+    this.#access = access;
+    this.#levelWords = levelWords;
+    this.#keys = keys;
+    this.#ringBuffer = rings;
+    this.#lockWords = lockWords;
+    this.#overflow = overflow;
+    this.#slots = slots;
+    this.#ringSize = rings.maxByteLength / Int32Array.BYTES_PER_ELEMENT / LEVELS / RING_FIELDS;
+    this.#mask = this.#ringSize - 1;
+    this.#rings = this.#ringView();
+  }
+
+  /** A view of the whole levels' rings the buffer holds now. */
+  #ringView(): Int32Array {
+    const levelInts = this.#ringSize * RING_FIELDS;
+    return new Int32Array(this.#ringBuffer, 0, elementsIn(this.#ringBuffer, levelInts * Int32Array.BYTES_PER_ELEMENT) * levelInts);
+  }
+
+  /** Makes this thread's view cover the rings of levels below `count`: they were grown before the count that names them was published. */
+  #reachLevels(count: number): void {
+    if (count * this.#ringSize * RING_FIELDS > this.#rings.length) this.#rings = this.#ringView();
+  }
+
+  // ── consumers, lock-free ───────────────────────────────────────────────
+
+  /** Claims the best ready job of the rings (not the overflow heap) through `claimer`; its slot, or -1. */
+  poll(now: number, claimer: Claimer): number {
+    if (!this.#refreshOrder(REWRITE_SPINS)) return POLL_ABORTED;
+    for (let k = 0; k < this.#orderCount; k++) {
+      const slot = this.#pollLevel(this.#order[k]!, now, claimer);
+      if (slot !== -1) return slot;
+    }
+    return -1;
+  }
+
+  /**
+   * Claims the first valid, due entry of one level's ring, scanning from the
+   * head: an entry found stale, or claimed by another thread first, is passed
+   * without going back to the head, so racing pollers spread over the ring
+   * instead of piling on one entry. Every entry passed is one this poll saw
+   * invalid, so the head may move past it (`#advanceTo`). The slot, -1 if the
+   * level has nothing due, or POLL_ABORTED.
+   */
+  #pollLevel(level: number, now: number, claimer: Claimer): number {
+    const words = this.#levelWords;
+    const access = this.#access;
+    const base = level * LEVEL_WORDS;
+    const slots = this.#slots;
+    const cursor = this.#cursor[level]!;
+    // The entries below the tail were published by the tail's store. A level whose every entry this thread
+    // has seen spent is passed on one read (most levels of a poll that takes a lower priority's job).
+    let tail = access.load(words, base + LEVEL_TAIL);
+    if (((tail - cursor) | 0) <= 0) return -1;
+    // Where this poll starts: the head, or past it where this thread has seen every entry spent.
+    const head = access.load(words, base + LEVEL_HEAD);
+    for (let at = ((cursor - head) | 0) > 0 ? cursor : head; ; at = (at + 1) | 0) {
+      // Past the tail read last: read it again, for entries appended since.
+      if (((tail - at) | 0) <= 0 && (((tail = access.load(words, base + LEVEL_TAIL)) - at) | 0) <= 0) return this.#passed(level, head, at);
+      const entry = (level * this.#ringSize + (at & this.#mask)) * RING_FIELDS;
+      const slot = this.#rings[entry + RING_SLOT]!;
+      const word = this.#rings[entry + RING_WORD]!;
+      if (slots.word(slot) === word) {
+        // In runAt order: if this one is not due yet (the clock is behind the last maintenance), none after it is.
+        if (slots.runAts[slot]! > now) return this.#passed(level, head, at);
+        const claim = claimer.tryClaim(slot, word);
+        // An aborted claim moved nothing: its entry stays for the locked poll.
+        if (claim === ABORT) return POLL_ABORTED;
+        if (claim === CLAIMED) {
+          this.#passed(level, head, (at + 1) | 0);
+          return slot;
+        }
+      }
+    }
+  }
+
+  /**
+   * Notes that every entry before `at` is spent (claimed or stale: a word
+   * never comes back), in this thread's cursor; the shared head follows in
+   * steps of HEAD_STEP, so that pollers do not write it on every claim. -1.
+   */
+  #passed(level: number, head: number, at: number): number {
+    this.#cursor[level] = at;
+    if (((at - head) | 0) >= HEAD_STEP) this.#advanceTo(level, at);
+    return -1;
+  }
+
+  /** Moves the head forward to `position` unless another thread moved it further already (a hint: only forward). */
+  #advanceTo(level: number, position: number): void {
+    const words = this.#levelWords;
+    const at = level * LEVEL_WORDS + LEVEL_HEAD;
+    const access = this.#access;
+    for (;;) {
+      const head = access.load(words, at);
+      if (((position - head) | 0) <= 0) return;
+      // Forward only: a thread that moved it further knows more entries are spent.
+      if (access.compareExchange(words, at, head, position) === head) return;
+    }
+  }
+
+  /**
+   * The first ring entry of `level` whose slot still holds its word and is
+   * due by `now` (in #peekSlot, #peekWord); its ring position, or -1. Stale
+   * entries on the way are skipped for everyone.
+   */
+  #peek(level: number, now: number): number {
+    const words = this.#levelWords;
+    const base = level * LEVEL_WORDS;
+    for (;;) {
+      // The head and tail as they are now: the entries between them were published by the tail's store.
+      const head = step.load(words, base + LEVEL_HEAD);
+      if (((step.load(words, base + LEVEL_TAIL) - head) | 0) <= 0) return -1;
+      const at = (level * this.#ringSize + (head & this.#mask)) * RING_FIELDS;
+      // Racy: the entry is the holder's (published by the tail's store, I10), the runAt a mover's (checked by the word, I3).
+      step.racyRead();
+      const slot = this.#rings[at + RING_SLOT]!;
+      const word = this.#rings[at + RING_WORD]!;
+      if (this.#slots.word(slot) === word) {
+        if (this.#slots.runAts[slot]! > now) return -1;
+        this.#peekSlot = slot;
+        this.#peekWord = word;
+        return head;
+      }
+      this.#advance(level, head);
+    }
+  }
+
+  #advance(level: number, head: number): void {
+    // Moves the head past an entry that is claimed or stale; if another thread moved it already, that is as good.
+    step.compareExchange(this.#levelWords, level * LEVEL_WORDS + LEVEL_HEAD, head, (head + 1) | 0);
+  }
+
+  /**
+   * Brings this thread's copy of the level table up to date; false if the
+   * table was being rewritten through `spins` reads of LEVEL_SEQ. A rewrite
+   * takes a few stores, but its holder may be stalled or dead in the middle:
+   * a lock-free poll then takes the lock, and a locked one looks whether it
+   * still holds it, rather than spin on the rewrite: the lock's patience
+   * finds a dead holder out (its successor's rebuild ends the rewrite).
+   */
+  #refreshOrder(spins: number): boolean {
+    const lockWords = this.#lockWords;
+    // A seqlock read: the cached order stands while LEVEL_SEQ has not moved.
+    let seq = this.#access.load(lockWords, LEVEL_SEQ);
+    if (seq === this.#orderSeq) return true;
+    for (let read = 1; ; read++) {
+      if ((seq & 1) === 0) {
+        const count = step.load(lockWords, LEVEL_COUNT);
+        for (let k = 0; k < count; k++) this.#order[k] = step.load(lockWords, LEVEL_ORDER + k);
+        // Unchanged across the reads: the order read is one the holder published.
+        if (step.load(lockWords, LEVEL_SEQ) === seq) {
+          this.#reachLevels(count);
+          this.#orderCount = count;
+          this.#orderSeq = seq;
+          // A rebuild empties the rings: positions seen before mean nothing now; each level starts at its head.
+          // (A level made later changes LEVEL_SEQ, and is set here then.)
+          for (let k = 0; k < count; k++) this.#cursor[this.#order[k]!] = this.#access.load(this.#levelWords, this.#order[k]! * LEVEL_WORDS + LEVEL_HEAD);
+          return true;
+        }
+      } else if (read >= spins) {
+        return false;
+      }
+      seq = step.load(lockWords, LEVEL_SEQ);
+    }
+  }
+
+  // ── the maintenance lock holder ────────────────────────────────────────
+
+  /**
+   * Claims the best ready job of rings and overflow heap together (under the
+   * lock, when the overflow heap is not empty); its slot, -1, or
+   * POLL_REWRITING (the caller looks at the lock and polls again).
+   */
+  pollLocked(now: number, claimer: Claimer): number {
+    const overflow = this.#overflow;
+    const slots = this.#slots;
+    for (;;) {
+      while (overflow.size > 0 && slots.word(overflow.top(ENTRY_SLOT)) !== overflow.top(ENTRY_WORD)) overflow.pop();
+      this.#syncOverflowBit();
+      // Under the lock a rewrite in progress is a holder's taken for dead, still running: the caller looks at the lock.
+      if (!this.#refreshOrder(REWRITE_SPINS)) return POLL_REWRITING;
+      let level = -1;
+      let head = -1;
+      for (let k = 0; k < this.#orderCount && head < 0; k++) {
+        level = this.#order[k]!;
+        head = this.#peek(level, now);
+      }
+      const fromOverflow = overflow.size > 0 && (head < 0 || this.#overflowFirst(level, this.#peekSlot));
+      if (fromOverflow) {
+        const slot = overflow.top(ENTRY_SLOT);
+        const word = overflow.top(ENTRY_WORD);
+        const keys = [overflow.top(ENTRY_K1), overflow.top(ENTRY_K2), overflow.top(ENTRY_K3)] as const;
+        overflow.pop();
+        const claim = claimer.tryClaim(slot, word);
+        if (claim === FROZEN) {
+          // Back in its place: the poll waits for its commit and looks again.
+          overflow.push(...keys, slot, word);
+          return POLL_FROZEN;
+        }
+        const claimed = claim === CLAIMED;
+        // Only now, the claim made: until then the job is in no ring and no heap, and a lock-free poll that the
+        // bit let through would pass it over while it is still ready and unclaimed.
+        this.#syncOverflowBit();
+        if (claimed) return slot;
+        continue;
+      }
+      if (head < 0) return -1;
+      const slot = this.#peekSlot;
+      const claim = claimer.tryClaim(slot, this.#peekWord);
+      // Left at the head of its ring: the poll waits for its commit and looks again.
+      if (claim === FROZEN) return POLL_FROZEN;
+      const claimed = claim === CLAIMED;
+      this.#advance(level, head);
+      if (claimed) return slot;
+    }
+  }
+
+  /** Whether the overflow heap's top comes before the ring entry of `level` at `slot`. */
+  #overflowFirst(level: number, slot: number): boolean {
+    const overflow = this.#overflow;
+    const k1 = -this.#keys[level * LEVEL_KEYS + LEVEL_PRIORITY]!;
+    if (overflow.top(ENTRY_K1) !== k1) return overflow.top(ENTRY_K1) < k1;
+    const runAt = this.#slots.runAts[slot]!;
+    if (overflow.top(ENTRY_K2) !== runAt) return overflow.top(ENTRY_K2) < runAt;
+    return overflow.top(ENTRY_K3) < this.#slots.jobNums[slot]!;
+  }
+
+  /**
+   * Files a READY job (lock holder): at its level's tail when that keeps the
+   * ring in (runAt, submission) order and there is room, else in the overflow heap.
+   */
+  file(slot: number, word: number): void {
+    const slots = this.#slots;
+    const priority = slots.priorities[slot]!;
+    const level = this.#levelOf(priority);
+    if (level >= 0 && this.#append(level, slot, word)) return;
+    const overflow = this.#overflow;
+    if (overflow.full) this.#compactOverflow();
+    overflow.push(-priority, slots.runAts[slot]!, slots.jobNums[slot]!, slot, word);
+    this.#syncOverflowBit();
+  }
+
+  /**
+   * Drops the overflow heap's stale entries: full means mostly stale (a slot
+   * has at most one valid entry). Its own method: a closure in `file` would
+   * make every call allocate the context it captures.
+   */
+  #compactOverflow(): void {
+    this.#overflow.compact((s, w) => this.#slots.word(s) === w);
+  }
+
+  #append(level: number, slot: number, word: number): boolean {
+    const words = this.#levelWords;
+    const keys = this.#keys;
+    const base = level * LEVEL_WORDS;
+    const tail = words[base + LEVEL_TAIL]!;
+    const head = this.#access.load(words, base + LEVEL_HEAD);
+    const k = level * LEVEL_KEYS;
+    const lastRunAt = keys[k + LEVEL_TAIL_RUN_AT]!;
+    const runAt = this.#slots.runAts[slot]!;
+    const jobNum = this.#slots.jobNums[slot]!;
+    // An empty ring takes any key; otherwise only one after the last entry's.
+    const inOrder = head === tail || runAt > lastRunAt || (runAt === lastRunAt && jobNum > keys[k + LEVEL_TAIL_JOB_NUM]!);
+    if (!inOrder || ((tail - head) | 0) >= this.#ringSize) return false;
+    const at = (level * this.#ringSize + (tail & this.#mask)) * RING_FIELDS;
+    this.#rings[at + RING_SLOT] = slot;
+    this.#rings[at + RING_WORD] = word;
+    keys[k + LEVEL_TAIL_RUN_AT] = runAt;
+    keys[k + LEVEL_TAIL_JOB_NUM] = jobNum;
+    // Publishes the entry to pollers.
+    this.#access.store(words, base + LEVEL_TAIL, (tail + 1) | 0);
+    return true;
+  }
+
+  /** The level of `priority`, made if it is new and there is room; -1 if there is none. */
+  #levelOf(priority: number): number {
+    const lockWords = this.#lockWords;
+    const keys = this.#keys;
+    const count = this.#access.load(lockWords, LEVEL_COUNT);
+    this.#reachLevels(count);
+    for (let level = 0; level < count; level++) if (keys[level * LEVEL_KEYS + LEVEL_PRIORITY] === priority) return level;
+    return count >= LEVELS ? -1 : this.#addLevel(priority, count);
+  }
+
+  /** Makes level `count` for `priority`, in the polling order. Its own method: the sort's closure would make every `#levelOf` allocate its context. */
+  #addLevel(priority: number, count: number): number {
+    const lockWords = this.#lockWords;
+    const keys = this.#keys;
+    const level = count;
+    // The level's ring exists before the count that names it is published (pollers re-make their views by the count).
+    growTo(this.#ringBuffer, (level + 1) * this.#ringSize * RING_FIELDS * Int32Array.BYTES_PER_ELEMENT);
+    this.#reachLevels(level + 1);
+    keys[level * LEVEL_KEYS + LEVEL_PRIORITY] = priority;
+    const order: number[] = [];
+    for (let k = 0; k < count; k++) order.push(step.load(lockWords, LEVEL_ORDER + k));
+    order.push(level);
+    order.sort((a, b) => keys[b * LEVEL_KEYS + LEVEL_PRIORITY]! - keys[a * LEVEL_KEYS + LEVEL_PRIORITY]!);
+    const seq = this.#beginLevelWrite();
+    order.forEach((l, k) => step.store(lockWords, LEVEL_ORDER + k, l));
+    step.store(lockWords, LEVEL_COUNT, count + 1);
+    this.#endLevelWrite(seq);
+    return level;
+  }
+
+  /**
+   * Makes LEVEL_SEQ odd for a rewrite of the level table (pollers read it
+   * again until it is even), and returns that odd value: the next odd value
+   * above whatever it holds, by CAS, so that it only ever grows and a
+   * poller's cached even value never comes back. From whatever it holds: a
+   * holder killed mid-rewrite leaves it odd, and its successor's rewrite (the
+   * rebuild's `clear`) must still end even — an increment from odd left it
+   * odd for good, every poll spinning on it (the scheduler's kill at every
+   * step found one, and a stalled holder's late increment did the same).
+   * Keeps I24.
+   */
+  #beginLevelWrite(): number {
+    const lockWords = this.#lockWords;
+    for (;;) {
+      const seen = step.load(lockWords, LEVEL_SEQ);
+      const odd = (seen + 1) | 1;
+      if (step.compareExchange(lockWords, LEVEL_SEQ, seen, odd) === seen) return odd;
+    }
+  }
+
+  /** Publishes the rewrite begun at `seq` (even again) — unless a successor that took the lock over began its own since: then its end publishes. */
+  #endLevelWrite(seq: number): void {
+    step.compareExchange(this.#lockWords, LEVEL_SEQ, seq, seq + 1);
+  }
+
+  #syncOverflowBit(): void {
+    // Polls compare with the overflow heap (under the lock) only while it holds entries.
+    if (this.#overflow.size > 0) step.or(this.#lockWords, ATTENTION, OVERFLOW);
+    else step.and(this.#lockWords, ATTENTION, ~OVERFLOW);
+  }
+
+  /** Forgets every entry and level (a rebuild, with every lock-free call held at the gate). */
+  clear(): void {
+    const lockWords = this.#lockWords;
+    const seq = this.#beginLevelWrite();
+    step.store(lockWords, LEVEL_COUNT, 0);
+    // Every ring emptied, its positions counting on from where they were: a poller taken for dead, whose
+    // positions are of before, then moves no head past entries filed after (see #advanceTo: forward only).
+    const words = this.#levelWords;
+    for (let base = 0; base < words.length; base += LEVEL_WORDS) step.store(words, base + LEVEL_HEAD, step.load(words, base + LEVEL_TAIL));
+    this.#keys.fill(0);
+    this.#endLevelWrite(seq);
+    this.#overflow.clear();
+    this.#syncOverflowBit();
+  }
+}
