@@ -13,7 +13,7 @@ local function unlist(set, numbers) if listed then redis.call('ZREM', set, unpac
 local function enqueue(n, key, runAt)
   redis.call('ZADD', K.pending, runAt, n)
   list(K.pendingNums, { n, n })
-  if runAt <= now then redis.call('ZADD', K.ready, 0, readyMember(key, n)) end
+  if runAt <= now then redis.call('ZADD', K.ready, 0, readyMember(key, n)) else dueBy(runAt) end
 end
 
 -- The Lua twin of RetryPolicy.backoffAfter, with the client's seed for jitter.
@@ -108,7 +108,8 @@ end
 
 -- New work: wakes clients in waitForWork (a poll that found nothing reads the counter).
 local function announce()
-  redis.call('PUBLISH', K.signal, redis.call('INCR', K.signal))
+  signal = int(redis.call('HINCRBY', K.state, 'signal', 1))
+  redis.call('PUBLISH', K.signal, signal)
 end
 
 -- Why job n has no hash: the Refusal for an id never issued, or for a job evicted.

@@ -52,7 +52,7 @@ end
 -- whether the budget ran out before anything could be taken: look again.
 local function takeBest(max)
   local numbers = {}
-  if redis.call('EXISTS', K.limits) == 0 then
+  if not limited then
     local best = redis.call('ZPOPMIN', K.ready, max)
     for i = 1, #best, 2 do numbers[#numbers + 1] = int(tonumber(string.sub(best[i], 33))) end
     return numbers, false
@@ -85,15 +85,18 @@ end
 -- instead of 'again'. The indexes change once for the whole batch; the tokens
 -- are consecutive.
 local function pollBest(workerId, leaseMillis, max, out, restartable)
-  out[#out + 1] = redis.call('GET', K.signal) or '0'
+  out[#out + 1] = signal
   local numbers, again = {}, false
-  if max > 0 and redis.call('EXISTS', K.paused) == 0 then numbers, again = takeBest(max) end
+  if max > 0 and not paused then numbers, again = takeBest(max) end
   if again and restartable then return { CATCHING_UP } end
   if again then
     out[#out + 1] = 'again'
-  else
+  elseif limited then
     local firstHeld = redis.call('ZRANGE', K.held, 0, 0, 'WITHSCORES')
     out[#out + 1] = firstHeld[2] or ''
+  else
+    -- No limit set and none held (see limited): K.held is empty.
+    out[#out + 1] = ''
   end
   local count = #numbers
   if count == 0 then return out end
@@ -103,6 +106,7 @@ local function pollBest(workerId, leaseMillis, max, out, restartable)
   local pollUntil = now + tonumber(leaseMillis)
   local pollUntilText = num(pollUntil)
   local leases, running = {}, {}
+  local firstExpiry = math.huge
   for i = 1, count do
     local n = numbers[i]
     local key = jobKey(n)
@@ -116,6 +120,7 @@ local function pollBest(workerId, leaseMillis, max, out, restartable)
       untilText = num(leaseUntil)
     end
     redis.call('HSET', key, 'status', 'RUNNING', 'attempts', attempt, 'token', token, 'leaseUntil', untilText, 'workerId', workerId, 'holder', holder)
+    firstExpiry = math.min(firstExpiry, leaseUntil)
     leases[2 * i - 1] = leaseUntil
     leases[2 * i] = n
     running[2 * i - 1] = n
@@ -125,6 +130,7 @@ local function pollBest(workerId, leaseMillis, max, out, restartable)
   redis.call('ZREM', K.pending, unpack(numbers))
   unlist(K.pendingNums, numbers)
   redis.call('ZADD', K.leases, unpack(leases))
+  dueBy(firstExpiry)
   list(K.runningNums, running)
   return out
 end
