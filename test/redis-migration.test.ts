@@ -38,11 +38,11 @@ describeRedis('a Redis queue of data model 1', () => {
   };
   const key = (name: string, suffix: string) => `leasehold:{${name}}:${suffix}`;
 
-  /** Rewrites the queue's state hash as model 1's keys: clock, paused and signal strings, the sweep hash. */
+  /** Rewrites the queue's state hash as model 1's keys: clock, paused and signal strings, the sweep hash; model 1 had no tokens hash. */
   const downgrade = async (name: string, sweep?: Record<string, string>) => {
     const state = await admin.hgetall(key(name, 'state'));
     expect(state['version']).toBe('2');
-    await admin.del(key(name, 'state'));
+    await admin.del(key(name, 'state'), key(name, 'tokens'));
     if (state['clock'] !== undefined) await admin.set(key(name, 'clock'), state['clock']);
     if (state['paused'] === '1') await admin.set(key(name, 'paused'), '1');
     if (state['signal'] !== undefined) await admin.set(key(name, 'signal'), state['signal']);
@@ -88,7 +88,8 @@ describeRedis('a Redis queue of data model 1', () => {
     await before.jobs({ limit: 1 }); // the listing sets are kept from here on
     await before.setRateLimit('limited', { max: 1, windowMillis: 60_000 });
     const [first, second] = [await before.submit('limited', '1'), await before.submit('limited', '2')];
-    expect((await before.poll('w', 60_000))?.jobId).toBe(first);
+    const firstLease = await before.poll('w', 60_000);
+    expect(firstLease?.jobId).toBe(first);
     expect(await before.poll('w', 60_000)).toBeUndefined(); // second is held until the window opens
     // 120 jobs due at T0 + 1000, then a call at T0 + 1000 files them in the ready index.
     const delayed = await before.submitMany(Array.from({ length: 120 }, (_, i) => ({ type: 't', payload: String(i), delayMillis: 1_000 })));
@@ -112,6 +113,10 @@ describeRedis('a Redis queue of data model 1', () => {
     expect(leased.map((lease) => lease.jobId)).toEqual(delayed);
     expect((await after.jobs({ status: 'RUNNING', limit: 1000 })).jobs.map((job) => job.id)).toEqual([first, ...delayed]);
     expect((await after.jobs({ status: 'PENDING' })).jobs.map((job) => job.id)).toEqual([second]);
+    // A lease taken under model 1 (its token only in its hash) is fenced as one taken now.
+    const outcome = await after.completeManyAndPoll([{ jobId: first, token: firstLease!.token + 1 }, { jobId: first, token: firstLease!.token }, leased[0]!, leased[0]!], 'w', 60_000, 0);
+    expect(outcome.refused.map(({ jobId, error }) => [jobId, error.name])).toEqual([[first, 'StaleLeaseError'], [delayed[0], 'StaleLeaseError']]);
+    expect([(await after.view(first)).status, (await after.view(delayed[0]!)).status]).toEqual(['SUCCEEDED', 'SUCCEEDED']);
     clock.advance(60_000);
     expect((await after.poll('w', 60_000))?.jobId).toBe(second);
   });

@@ -18,6 +18,9 @@
  * leasehold:{name}:ready     zset    the PENDING jobs with runAt <= clock, all at score 0,
  *                                    member = sort key + n, so ZPOPMIN is the best job
  * leasehold:{name}:leases    zset    RUNNING jobs: member n, score leaseUntil
+ * leasehold:{name}:tokens    hash    RUNNING jobs leased in data model 2: n -> its lease's token, and 'k' after
+ *                                    it for a job with an idempotent key; a batch of completes reads them in
+ *                                    one HMGET (a RUNNING job without one: its hash says)
  * leasehold:{name}:dead      zset    DEAD jobs: member n, score n (submission order)
  * leasehold:{name}:finished  list    SUCCEEDED and CANCELLED jobs, oldest finished at the head
  * leasehold:{name}:counts    hash    succeeded, cancelled: how many of each are held
@@ -75,7 +78,7 @@
 
 /** The fixed keys, by the names the scripts give them (K.jobSeq, K.tokenSeq, ...): each is the queue's prefix and its name. */
 export const KEY_NAMES = ['jobSeq', 'tokenSeq', 'clock', 'pending', 'ready', 'leases', 'dead', 'finished', 'counts', 'signal', 'sweep', 'paused',
-  'finishes', 'keys', 'pendingNums', 'runningNums', 'succeededNums', 'cancelledNums', 'listing', 'limits', 'windows', 'held', 'state'] as const;
+  'finishes', 'keys', 'pendingNums', 'runningNums', 'succeededNums', 'cancelledNums', 'listing', 'limits', 'windows', 'held', 'state', 'tokens'] as const;
 export type KeyName = (typeof KEY_NAMES)[number];
 
 export interface QueueKeys {

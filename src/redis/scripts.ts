@@ -99,6 +99,8 @@ function constants(): string {
     `local DECLARED_SUFFIX = '${KEY_NAMES[0]}'`,
     'local FIXED = 1',
     `local DATA_MODEL = '${DATA_MODEL}'`,
+    // Marks a token in K.tokens as a keyed job's (keys.ts).
+    "local KEYED = 'k'",
     `local ARG = ${table(COMMON_ARGS.map((name, i) => [name, i + 1]))}`,
     `local OWN = ${COMMON_ARGS.length}`,
     `local Refusal = ${table(Object.entries(REFUSALS))}`,

@@ -47,6 +47,7 @@ end
 -- True if it dead-lettered the job (the caller announces it).
 local function failAttempt(n, key, failedAt, err, permanent)
   redis.call('ZREM', K.leases, n)
+  redis.call('HDEL', K.tokens, n)
   unlist(K.runningNums, { n })
   local f = redis.call('HMGET', key, 'attempts', 'maxAttempts', 'key')
   local attempts = tonumber(f[1])

@@ -105,13 +105,14 @@ local function pollBest(workerId, leaseMillis, max, out, restartable)
   redis.call('SET', alivePrefix .. holder, '1', 'PX', LIVENESS_TTL_MILLIS)
   local pollUntil = now + tonumber(leaseMillis)
   local pollUntilText = num(pollUntil)
-  local leases, running = {}, {}
+  local leases, running, tokens = {}, {}, {}
   local firstExpiry = math.huge
+  local o = #out
   for i = 1, count do
     local n = numbers[i]
     local key = jobKey(n)
     local token = int(lastToken - count + i)
-    local f = redis.call('HMGET', key, 'attempts', 'type', 'payload', 'maxAttempts', 'timeout', 'headers')
+    local f = redis.call('HMGET', key, 'attempts', 'type', 'payload', 'maxAttempts', 'timeout', 'headers', 'key')
     local attempt = tonumber(f[1]) + 1
     -- The job's own lease length wins over the poll's.
     local leaseUntil, untilText = pollUntil, pollUntilText
@@ -125,8 +126,13 @@ local function pollBest(workerId, leaseMillis, max, out, restartable)
     leases[2 * i] = n
     running[2 * i - 1] = n
     running[2 * i] = n
-    for _, field in ipairs({ n, token, f[2], f[3], attempt, attemptLimit(f[4]), untilText, f[5] or '', f[6] or '' }) do out[#out + 1] = field end
+    tokens[2 * i - 1] = n
+    tokens[2 * i] = f[7] and token .. KEYED or token
+    out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = n, token, f[2], f[3], attempt
+    out[o + 6], out[o + 7], out[o + 8], out[o + 9] = attemptLimit(f[4]), untilText, f[5] or '', f[6] or ''
+    o = o + 9
   end
+  redis.call('HSET', K.tokens, unpack(tokens))
   redis.call('ZREM', K.pending, unpack(numbers))
   unlist(K.pendingNums, numbers)
   redis.call('ZADD', K.leases, unpack(leases))
@@ -141,9 +147,25 @@ end
 -- the indexes change once for all of them.
 local function completeAll(KEYS, ARGV, first, last, out)
   local done, succeeded = {}, {}
+  local numbers = {}
+  for i = first, last, 3 do numbers[#numbers + 1] = ARGV[i] end
+  -- The batch's leases in one read (K.tokens); a job it has no token for is looked up in its hash.
+  local current = {}
+  if #numbers > 0 then current = redis.call('HMGET', K.tokens, unpack(numbers)) end
+  local seen = {}
   for i = first, last, 3 do
-    local n = ARGV[i]
-    local key, refusal, keyed = leased(n, ARGV[i + 1], KEYS[FIXED + (i - first) / 3 + 1])
+    local n, token, j = ARGV[i], ARGV[i + 1], (i - first) / 3 + 1
+    local key, refusal, keyed
+    local held = current[j]
+    if seen[n] or not held then
+      -- Completed earlier in this batch (its hash says so now), or not RUNNING under a token K.tokens knows.
+      key, refusal, keyed = leased(n, token, KEYS[FIXED + j])
+    elseif held == token or held == token .. KEYED then
+      key, keyed = KEYS[FIXED + j], held ~= token
+    else
+      refusal = Refusal.StaleLease
+    end
+    seen[n] = true
     if key then
       if ARGV[i + 2] == '' then redis.call('HSET', key, 'status', 'SUCCEEDED')
       else redis.call('HSET', key, 'status', 'SUCCEEDED', 'result', ARGV[i + 2]) end
@@ -157,6 +179,7 @@ local function completeAll(KEYS, ARGV, first, last, out)
   end
   if #done == 0 then return out end
   redis.call('ZREM', K.leases, unpack(done))
+  redis.call('HDEL', K.tokens, unpack(done))
   unlist(K.runningNums, done)
   list(K.succeededNums, succeeded)
   redis.call('RPUSH', K.finished, unpack(done))
