@@ -18,9 +18,10 @@
  * leasehold:{name}:ready     zset    the PENDING jobs with runAt <= clock, all at score 0,
  *                                    member = sort key + n, so ZPOPMIN is the best job
  * leasehold:{name}:leases    zset    RUNNING jobs: member n, score leaseUntil
- * leasehold:{name}:tokens    hash    RUNNING jobs leased in data model 2: n -> its lease's token, and 'k' after
- *                                    it for a job with an idempotent key; a batch of completes reads them in
- *                                    one HMGET (a RUNNING job without one: its hash says)
+ * leasehold:{name}:tokens    hash    RUNNING jobs leased by a poll of several (their hash's `filed` is '1'):
+ *                                    n -> its lease's token, and 'k' after it for a job with an idempotent
+ *                                    key; a batch of completes reads them in one HMGET (a RUNNING job
+ *                                    without one, leased alone or by data model 1: its hash says)
  * leasehold:{name}:dead      zset    DEAD jobs: member n, score n (submission order)
  * leasehold:{name}:finished  list    SUCCEEDED and CANCELLED jobs, oldest finished at the head
  * leasehold:{name}:counts    hash    succeeded, cancelled: how many of each are held
@@ -41,7 +42,7 @@
  *                                    lastError, token, leaseUntil, workerId, holder (its lease's process);
  *                                    and only when set: maxAttempts, result (a SUCCEEDED job's JSON text),
  *                                    key, keyTtl, finishedAt (a keyed job's last finish), timeout (its own
- *                                    lease length)
+ *                                    lease length), filed ('1': its lease's token is in `tokens`)
  * leasehold:{name}:alive:<h> string  set while process h (host:pid) runs; a short TTL (see liveness.ts)
  * leasehold:{name}:schedules hash    schedule name -> its definition (JSON); only the schedule scripts
  * leasehold:{name}:scheduleTicks zset  schedule name, score its next tick not fired yet (none left: absent)

@@ -108,6 +108,9 @@ local function pollBest(workerId, leaseMillis, max, out, restartable)
   local leases, running, tokens = {}, {}, {}
   local firstExpiry = math.huge
   local o = #out
+  -- A batch's tokens go to K.tokens, for its completes to read at once; a lone lease's stay in its hash
+  -- (filed says which: one HSET and one HDEL more would cost a lone poll and complete more than they save).
+  local filed = count > 1 and '1' or '0'
   for i = 1, count do
     local n = numbers[i]
     local key = jobKey(n)
@@ -120,7 +123,7 @@ local function pollBest(workerId, leaseMillis, max, out, restartable)
       leaseUntil = now + tonumber(f[5])
       untilText = num(leaseUntil)
     end
-    redis.call('HSET', key, 'status', 'RUNNING', 'attempts', attempt, 'token', token, 'leaseUntil', untilText, 'workerId', workerId, 'holder', holder)
+    redis.call('HSET', key, 'status', 'RUNNING', 'attempts', attempt, 'token', token, 'leaseUntil', untilText, 'workerId', workerId, 'holder', holder, 'filed', filed)
     firstExpiry = math.min(firstExpiry, leaseUntil)
     leases[2 * i - 1] = leaseUntil
     leases[2 * i] = n
@@ -132,7 +135,7 @@ local function pollBest(workerId, leaseMillis, max, out, restartable)
     out[o + 6], out[o + 7], out[o + 8], out[o + 9] = attemptLimit(f[4]), untilText, f[5] or '', f[6] or ''
     o = o + 9
   end
-  redis.call('HSET', K.tokens, unpack(tokens))
+  if count > 1 then redis.call('HSET', K.tokens, unpack(tokens)) end
   redis.call('ZREM', K.pending, unpack(numbers))
   unlist(K.pendingNums, numbers)
   redis.call('ZADD', K.leases, unpack(leases))
@@ -146,22 +149,22 @@ end
 -- each checked on its own, its outcome (0 or the Refusal) appended to out;
 -- the indexes change once for all of them.
 local function completeAll(KEYS, ARGV, first, last, out)
-  local done, succeeded = {}, {}
+  local done, succeeded, unfiled = {}, {}, {}
   local numbers = {}
   for i = first, last, 3 do numbers[#numbers + 1] = ARGV[i] end
   -- The batch's leases in one read (K.tokens); a job it has no token for is looked up in its hash.
   local current = {}
-  if #numbers > 0 then current = redis.call('HMGET', K.tokens, unpack(numbers)) end
+  if #numbers > 1 then current = redis.call('HMGET', K.tokens, unpack(numbers)) end
   local seen = {}
   for i = first, last, 3 do
     local n, token, j = ARGV[i], ARGV[i + 1], (i - first) / 3 + 1
-    local key, refusal, keyed
+    local key, refusal, keyed, filed
     local held = current[j]
     if seen[n] or not held then
       -- Completed earlier in this batch (its hash says so now), or not RUNNING under a token K.tokens knows.
-      key, refusal, keyed = leased(n, token, KEYS[FIXED + j])
+      key, refusal, keyed, filed = leased(n, token, KEYS[FIXED + j])
     elseif held == token or held == token .. KEYED then
-      key, keyed = KEYS[FIXED + j], held ~= token
+      key, keyed, filed = KEYS[FIXED + j], held ~= token, true
     else
       refusal = Refusal.StaleLease
     end
@@ -172,6 +175,7 @@ local function completeAll(KEYS, ARGV, first, last, out)
       -- The finish time, where something runs from it: a keyed job's key TTL, the retain option's maxAgeMillis.
       if keyed or maxAge then redis.call('HSET', key, 'finishedAt', nowText) end
       done[#done + 1] = n
+      if filed then unfiled[#unfiled + 1] = n end
       succeeded[#succeeded + 1] = n
       succeeded[#succeeded + 1] = n
     end
@@ -179,7 +183,7 @@ local function completeAll(KEYS, ARGV, first, last, out)
   end
   if #done == 0 then return out end
   redis.call('ZREM', K.leases, unpack(done))
-  redis.call('HDEL', K.tokens, unpack(done))
+  if #unfiled > 0 then redis.call('HDEL', K.tokens, unpack(unfiled)) end
   unlist(K.runningNums, done)
   list(K.succeededNums, succeeded)
   redis.call('RPUSH', K.finished, unpack(done))
