@@ -139,6 +139,8 @@ export const enum Refusal {
   NotDead = -5,
   NoSlot = -6,
   NoBytes = -7,
+  /** Redis only: the queue's keys are of a data model newer than this leasehold knows. */
+  NewerDataModel = -8,
 }
 
 export function refusalError(refusal: Refusal, jobId: string, capacity: number): JobQueueError {
@@ -157,6 +159,8 @@ export function refusalError(refusal: Refusal, jobId: string, capacity: number):
       return new QueueFullError(`The queue is full: all ${capacity} slots hold pending, running or dead jobs`);
     case Refusal.NoBytes:
       return new QueueFullError('The queue is full: no arena bytes left for the job (raise `arenaBytes`)');
+    case Refusal.NewerDataModel:
+      return new IllegalStateError('The queue in Redis was written by a newer leasehold, in a layout this one does not know: upgrade this client');
   }
 }
 

@@ -104,6 +104,21 @@ describeRedis('RedisJobQueue: batched claims', () => {
       expect(await queue.view(slow.jobId)).toMatchObject({ status: 'SUCCEEDED', attempts: 2 });
     });
 
+    it('fences a batch lease ended one job at a time: after complete, fail or release, its token completes nothing in a batch', async () => {
+      const queue = await open();
+      await queue.submitMany(['a', 'b', 'c', 'd'].map((payload) => ({ type: 't', payload })));
+      const [a, b, c, d] = await queue.pollMany('w', 60_000, 4) as [Lease, Lease, Lease, Lease];
+      await queue.complete(a.jobId, a.token);
+      await queue.fail(b.jobId, b.token, new Error('no'), { permanent: true });
+      await queue.release(c.jobId, c.token);
+      const [again] = await queue.pollMany('w', 60_000, 1);
+      expect(again).toMatchObject({ jobId: c.jobId, attempt: 1 });
+      const outcome = await queue.completeManyAndPoll([a, b, c, d].map(({ jobId, token }) => ({ jobId, token })), 'w', 60_000, 1);
+      expect(outcome.refused.map(({ jobId, error }) => [jobId, error.code])).toEqual([a, b, c].map(({ jobId }) => [jobId, 'ERR_STALE_LEASE']));
+      expect(await Promise.all([a, b, c, d].map(async ({ jobId }) => (await queue.view(jobId)).status))).toEqual(['SUCCEEDED', 'DEAD', 'RUNNING', 'SUCCEEDED']);
+      await queue.complete(again!.jobId, again!.token);
+    });
+
     it('rejects bad arguments and a malformed job id, having completed nothing', async () => {
       const queue = await open();
       await queue.submitMany([{ type: 't' }, { type: 't' }]);

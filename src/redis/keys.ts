@@ -4,12 +4,24 @@
  * ```text
  * leasehold:{name}:jobSeq    string  last job number issued; INCR makes J1, J2, ...
  * leasehold:{name}:tokenSeq  string  last lease token issued; INCR, so tokens never repeat
- * leasehold:{name}:clock     string  the `now` the ready index is exact for (see `ready`)
- * leasehold:{name}:sweep     hash    a bounded catch-up of `ready` in progress (min, max, offset, add, to)
+ * leasehold:{name}:state     hash    what every call reads first, in one HMGET (includes/call.lua):
+ *                                    version: the data model (scripts.ts DATA_MODEL);
+ *                                    clock: the `now` the ready index is exact for (see `ready`);
+ *                                    due: no delayed job's runAt and no lease's leaseUntil is earlier
+ *                                      ('none': nothing falls due; absent: not known, catch up in full);
+ *                                    sweepMin, sweepMax, sweepOffset, sweepAdd, sweepTo: a bounded
+ *                                      catch-up of `ready` in progress (absent: none);
+ *                                    paused: '1' while the queue is paused (polls lease nothing);
+ *                                    limited: '1' while a rate limit is set or a job may be held;
+ *                                    listed: '1' once `listing` exists; signal: the wake counter
  * leasehold:{name}:pending   zset    PENDING jobs, ready or delayed: member n, score runAt
  * leasehold:{name}:ready     zset    the PENDING jobs with runAt <= clock, all at score 0,
  *                                    member = sort key + n, so ZPOPMIN is the best job
  * leasehold:{name}:leases    zset    RUNNING jobs: member n, score leaseUntil
+ * leasehold:{name}:tokens    hash    RUNNING jobs leased by a poll of several (their hash's `filed` is '1'):
+ *                                    n -> its lease's token, and 'k' after it for a job with an idempotent
+ *                                    key; a batch of completes reads them in one HMGET (a RUNNING job
+ *                                    without one, leased alone or by data model 1: its hash says)
  * leasehold:{name}:dead      zset    DEAD jobs: member n, score n (submission order)
  * leasehold:{name}:finished  list    SUCCEEDED and CANCELLED jobs, oldest finished at the head
  * leasehold:{name}:counts    hash    succeeded, cancelled: how many of each are held
@@ -19,8 +31,7 @@
  * leasehold:{name}:cancelledNums  zset  CANCELLED jobs, the same way (DEAD jobs: `dead` is already by number)
  * leasehold:{name}:listing   hash    present once jobs() was first called: the four sets above are kept
  *                                    only from then on; upTo, next: the jobs issued before, filed up to next
- * leasehold:{name}:signal    string  bumped on new work; also the pub/sub channel it is published on
- * leasehold:{name}:paused    string  '1' while the queue is paused (polls lease nothing); absent otherwise
+ * leasehold:{name}:signal    channel (never a key in data model 2) the wake counter, published as new work comes
  * leasehold:{name}:limits    hash    job type -> its rate limit, "max,windowMillis" (see RateLimit)
  * leasehold:{name}:windows   hash    job type -> its current window, "start,used": leases started in it
  * leasehold:{name}:held      zset    ready jobs a poll passed over as their type's window was used up:
@@ -31,7 +42,7 @@
  *                                    lastError, token, leaseUntil, workerId, holder (its lease's process);
  *                                    and only when set: maxAttempts, result (a SUCCEEDED job's JSON text),
  *                                    key, keyTtl, finishedAt (a keyed job's last finish), timeout (its own
- *                                    lease length)
+ *                                    lease length), filed ('1': its lease's token is in `tokens`)
  * leasehold:{name}:alive:<h> string  set while process h (host:pid) runs; a short TTL (see liveness.ts)
  * leasehold:{name}:schedules hash    schedule name -> its definition (JSON); only the schedule scripts
  * leasehold:{name}:scheduleTicks zset  schedule name, score its next tick not fired yet (none left: absent)
@@ -55,18 +66,20 @@
  * those keys hash to the declared keys' slot; a proxy that insists on every
  * key in KEYS (some managed "cluster proxies") refuses them.
  *
- * These are the names v0.1 used (sweep, paused, keys, limits, windows, held
- * and the listing sets are new, and absent means no catch-up in progress, not
- * paused, no key taken, no rate limits, not listed yet; finishes is a channel,
- * and a job hash without a result has none): a queue written by v0.1 needs no
- * migration (the first `jobs()` files its jobs too). `finishes` is among the
- * names only so that the scripts know it; a channel is no key, and Redis
- * Cluster delivers it to every node.
+ * Data model 1 had no `state`: the clock and the wake counter were strings of
+ * their own (`clock`, `signal`), and so were the pause (`paused`) and a
+ * catch-up in progress (the hash `sweep`). The first call that finds a queue
+ * without `state` converts it in place (includes/call.lua, `migrate`); those
+ * names stay in KEY_NAMES for that, and for the channel `signal`. Absent keys
+ * mean no key taken, no rate limits, not listed yet (the first `jobs()` files
+ * every job then). `finishes` and `signal` are among the names only so that
+ * the scripts know them; a channel is no key, and Redis Cluster delivers it
+ * to every node.
  */
 
 /** The fixed keys, by the names the scripts give them (K.jobSeq, K.tokenSeq, ...): each is the queue's prefix and its name. */
 export const KEY_NAMES = ['jobSeq', 'tokenSeq', 'clock', 'pending', 'ready', 'leases', 'dead', 'finished', 'counts', 'signal', 'sweep', 'paused',
-  'finishes', 'keys', 'pendingNums', 'runningNums', 'succeededNums', 'cancelledNums', 'listing', 'limits', 'windows', 'held'] as const;
+  'finishes', 'keys', 'pendingNums', 'runningNums', 'succeededNums', 'cancelledNums', 'listing', 'limits', 'windows', 'held', 'state', 'tokens'] as const;
 export type KeyName = (typeof KEY_NAMES)[number];
 
 export interface QueueKeys {

@@ -665,7 +665,7 @@ export class RedisJobQueue {
     const opensIn = Math.max(0, this.#windowOpensAt - readNow(this.#time));
     await this.#wakeUps.listen();
     // Read only once subscribed: work announced after this read arrives as a message.
-    const current = Number(await this.#send(() => this.#redis.get(this.#keys.named.signal)));
+    const current = Number(await this.#send(() => this.#redis.hget(this.#keys.named.state, 'signal')));
     if (current > seen) return true;
     if (this.#closed) return false;
     if (opensIn >= timeoutMillis) return this.#wakeUps.wait(seen, timeoutMillis);

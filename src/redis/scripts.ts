@@ -41,6 +41,12 @@ export const CATCH_UP_BATCH = 50;
 /** A script's first reply element when it stopped to let Redis serve others before it caught up: call it again. */
 export const CATCHING_UP = 1;
 
+/**
+ * The layout of a queue's keys the scripts write (keys.ts), stored in its state hash. Data model 1
+ * (no state hash) is converted in place by the first call that finds it (includes/call.lua).
+ */
+export const DATA_MODEL = 2;
+
 /** The arguments every script takes first, in this order (RedisJobQueue fills them in for every call); its own follow. */
 export const COMMON_ARGS = ['holder', 'now', 'seed', 'maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter', 'partitions', 'partition', 'maxFinished', 'maxAgeMillis'] as const;
 
@@ -81,6 +87,7 @@ const INCLUDES = ['call', 'encoding', 'jobs', 'leases', 'catch-up', 'listing'] a
 const REFUSALS: Record<string, Refusal> = {
   NotFound: Refusal.NotFound, Evicted: Refusal.Evicted, StaleLease: Refusal.StaleLease, NotPending: Refusal.NotPending,
   NotDead: Refusal.NotDead, NoSlot: Refusal.NoSlot, NoBytes: Refusal.NoBytes,
+  NewerDataModel: Refusal.NewerDataModel,
 };
 
 /** The constants the Lua shares with TypeScript, as Lua locals: the first lines of the library and of every script. */
@@ -91,6 +98,9 @@ function constants(): string {
     // KEYS[1] is the one fixed key declared (keys.ts): the call names the others from its prefix.
     `local DECLARED_SUFFIX = '${KEY_NAMES[0]}'`,
     'local FIXED = 1',
+    `local DATA_MODEL = '${DATA_MODEL}'`,
+    // Marks a token in K.tokens as a keyed job's (keys.ts).
+    "local KEYED = 'k'",
     `local ARG = ${table(COMMON_ARGS.map((name, i) => [name, i + 1]))}`,
     `local OWN = ${COMMON_ARGS.length}`,
     `local Refusal = ${table(Object.entries(REFUSALS))}`,
@@ -138,9 +148,9 @@ function readLibrary(folder: string): Library {
   const bodies = Object.fromEntries(Object.entries(COMMAND_FILES).map(([command, file]) => [command, read(file)])) as Record<Command, string>;
   const name = `leasehold_${createHash('sha1').update(helpers).update(JSON.stringify(bodies)).digest('hex').slice(0, 16)}`;
   const functionOf = (command: Command) => `${name}_${command}`;
-  // Each function: the call's state set (includes/call.lua), the queue brought up to now, then the command's own file.
+  // Each function: the call's state set (includes/call.lua; a queue of a newer data model refused), the queue brought up to now, then the command's own file.
   const registered = (Object.keys(bodies) as Command[]).map((command) =>
-    `redis.register_function('${functionOf(command)}', function(KEYS, ARGV)\nbegin(KEYS, ARGV)\nif not caughtUp() then return { CATCHING_UP } end\n${bodies[command]}\nend)\n`);
+    `redis.register_function('${functionOf(command)}', function(KEYS, ARGV)\nlocal refused = begin(KEYS, ARGV)\nif refused then return refused end\nif not caughtUp() then return { CATCHING_UP } end\n${bodies[command]}\nend)\n`);
   const code = `#!lua name=${name}\n${helpers}\n${registered.join('\n')}`;
   const scripts = new Map<Command, Script>();
   return {
@@ -150,7 +160,7 @@ function readLibrary(folder: string): Library {
     scriptOf: (command) => {
       let script = scripts.get(command);
       if (script === undefined) {
-        script = luaScript(`${helpers}\nbegin(KEYS, ARGV)\nif not caughtUp() then return { CATCHING_UP } end\n${bodies[command]}`);
+        script = luaScript(`${helpers}\nlocal refused = begin(KEYS, ARGV)\nif refused then return refused end\nif not caughtUp() then return { CATCHING_UP } end\n${bodies[command]}`);
         scripts.set(command, script);
       }
       return script;

@@ -20,4 +20,5 @@ if key == nil then return { refusal } end
 local leaseUntil = now + tonumber(ARGV[OWN + 3])
 redis.call('HSET', key, 'leaseUntil', num(leaseUntil))
 redis.call('ZADD', K.leases, leaseUntil, n)
+dueBy(leaseUntil)
 return { 0, num(leaseUntil) }

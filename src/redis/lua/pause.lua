@@ -9,5 +9,5 @@
       and stopped before its own work: call it again
 ]]
 
-redis.call('SET', K.paused, '1')
+redis.call('HSET', K.state, 'paused', '1')
 return { 0 }

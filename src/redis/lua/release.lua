@@ -17,6 +17,7 @@ local n = ARGV[OWN + 1]
 local key, refusal = leased(n, ARGV[OWN + 2], KEYS[FIXED + 1])
 if key == nil then return { refusal } end
 redis.call('ZREM', K.leases, n)
+redis.call('HDEL', K.tokens, n)
 unlist(K.runningNums, { n })
 redis.call('HINCRBY', key, 'attempts', -1)
 redis.call('HSET', key, 'status', 'PENDING', 'runAt', nowText)

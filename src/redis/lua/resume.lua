@@ -9,5 +9,5 @@
       and stopped before its own work: call it again
 ]]
 
-if redis.call('DEL', K.paused) == 1 then announce() end
+if redis.call('HDEL', K.state, 'paused') == 1 then announce() end
 return { 0 }

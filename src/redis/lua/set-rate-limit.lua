@@ -20,8 +20,15 @@ if max == '0' then
   redis.call('HDEL', K.windows, jobType)
 else
   redis.call('HSET', K.limits, jobType, max .. ',' .. ARGV[OWN + 3])
+  redis.call('HSET', K.state, 'limited', '1')
+  limited = true
 end
 -- Run again (setting the limit again changes nothing) until every held job is back.
 if not releaseHeld('+inf') then return { CATCHING_UP } end
+-- Every held job is back: with no limit left, polls skip the limits (see limited).
+if limited and redis.call('EXISTS', K.limits) == 0 then
+  redis.call('HDEL', K.state, 'limited')
+  limited = false
+end
 announce()
 return { 0 }

@@ -11,4 +11,4 @@
 
 return { 0, redis.call('ZCARD', K.pending), redis.call('ZCARD', K.ready) + redis.call('ZCARD', K.held),
   redis.call('ZCARD', K.leases), tonumber(redis.call('HGET', K.counts, 'succeeded') or '0'),
-  redis.call('ZCARD', K.dead), tonumber(redis.call('HGET', K.counts, 'cancelled') or '0'), redis.call('EXISTS', K.paused) }
+  redis.call('ZCARD', K.dead), tonumber(redis.call('HGET', K.counts, 'cancelled') or '0'), paused and 1 or 0 }

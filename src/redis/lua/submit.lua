@@ -72,6 +72,8 @@ for j = 1, total do
     if due <= now then
       ready[#ready + 1] = 0
       ready[#ready + 1] = memberOf(tonumber(ARGV[i + 2]), due, n)
+    else
+      dueBy(due)
     end
     ids[j + 1] = n
   end

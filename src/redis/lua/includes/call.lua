@@ -9,13 +9,16 @@
   ARGV: the common arguments, ARGV[1 .. OWN] in COMMON_ARGS order (scripts.ts);
     then the command's own, ARGV[OWN + 1], ARGV[OWN + 2], ...
 
+  Every command replies { Refusal.NewerDataModel } (nothing changed) on a
+  queue whose K.state names a data model newer than this one (see begin).
+
   Loaded once as a Functions library, these locals outlive a call: begin()
   sets every one of them afresh as each call starts, so nothing of one call
   is seen by the next. (Redis runs one function at a time.)
 ]]
 
--- The queue's fixed keys by name.
-local K = {}
+-- The queue's fixed keys by name, and the prefix they were named from.
+local K, namedFor = {}, nil
 -- Each status's listing set: its jobs by number, for jobs() to page through (see jobs.lua).
 local numsOf
 local jobPrefix
@@ -30,21 +33,54 @@ local partitions, partition
 -- The retain option: finished jobs kept at most (nil: no limit), and for how long after they finished.
 local maxFinished, maxAge
 -- Whether the listing sets other than K.dead are kept: only once jobs() was first called on the
--- queue (K.listing exists; see listing.lua). A queue that never lists pays nothing for them.
+-- queue (K.listing exists, and K.state says listed; see listing.lua). A queue that never lists pays nothing for them.
 local listed
 -- Sortable forms of numbers already made in this call (see encoding.lua): a batch's jobs mostly
 -- share a priority and a runAt.
 local sortables
 -- Items of catching up (catch-up.lua) and of held jobs (leases.lua) the call may still move.
 local budget, holdBudget
+-- The queue's state hash (K.state, see keys.ts) as the call found it, and as the call changes it: the
+-- clock the ready index is exact for (nil: none yet), when something next falls due (nil: not known,
+-- catch up in full), the sweep in progress (nil: none), the pause, whether rate limits may hold jobs,
+-- and the wake counter.
+local clock, due, sweepSaved, paused, limited, signal
+
+-- A queue of data model 1 (no K.state: its clock, sweep, pause and wake counter in keys of their own)
+-- converted in place, atomically, by the first call that finds it: those move into K.state, whose flags
+-- say whether rate limits may hold jobs and whether the listing sets are kept. Its next due time is
+-- left unknown, so that call catches up in full and sets it. Returns what begin's HMGET would have.
+local function migrate()
+  local sweep = redis.call('HMGET', K.sweep, 'min', 'max', 'offset', 'add', 'to')
+  local f = { DATA_MODEL, redis.call('GET', K.clock), false,
+    redis.call('EXISTS', K.paused) == 1 and '1' or false,
+    (redis.call('EXISTS', K.limits) == 1 or redis.call('EXISTS', K.held) == 1) and '1' or false,
+    redis.call('EXISTS', K.listing) == 1 and '1' or false,
+    redis.call('GET', K.signal), sweep[1], sweep[2], sweep[3], sweep[4], sweep[5] }
+  local fields = { 'version', 'clock', 'due', 'paused', 'limited', 'listed', 'signal', 'sweepMin', 'sweepMax', 'sweepOffset', 'sweepAdd', 'sweepTo' }
+  local values = {}
+  for i, field in ipairs(fields) do
+    if f[i] then
+      values[#values + 1] = field
+      values[#values + 1] = f[i]
+    end
+  end
+  redis.call('HSET', K.state, unpack(values))
+  redis.call('DEL', K.clock, K.sweep, K.paused, K.signal)
+  return f
+end
 
 local function begin(KEYS, ARGV)
   -- One key declared instead of all 22: a call's request is about 900 bytes shorter, so 16 of them
   -- fit in the 16 KB Redis reads per client per event-loop pass, and share one AOF fsync.
   local base = string.sub(KEYS[1], 1, -1 - #DECLARED_SUFFIX)
-  for _, name in ipairs(KEY_NAMES) do K[name] = base .. name end
-  numsOf = { PENDING = K.pendingNums, RUNNING = K.runningNums, SUCCEEDED = K.succeededNums, DEAD = K.dead, CANCELLED = K.cancelledNums }
-  jobPrefix, alivePrefix = base .. 'job:', base .. 'alive:'
+  -- The names follow from base alone: a call on the queue of the call before reuses them.
+  if base ~= namedFor then
+    for _, name in ipairs(KEY_NAMES) do K[name] = base .. name end
+    numsOf = { PENDING = K.pendingNums, RUNNING = K.runningNums, SUCCEEDED = K.succeededNums, DEAD = K.dead, CANCELLED = K.cancelledNums }
+    jobPrefix, alivePrefix = base .. 'job:', base .. 'alive:'
+    namedFor = base
+  end
   holder = ARGV[ARG.holder]
   nowText = ARGV[ARG.now]
   now = tonumber(nowText)
@@ -56,7 +92,16 @@ local function begin(KEYS, ARGV)
   jitter = ARGV[ARG.jitter]
   partitions, partition = tonumber(ARGV[ARG.partitions]), tonumber(ARGV[ARG.partition])
   maxFinished, maxAge = tonumber(ARGV[ARG.maxFinished]), tonumber(ARGV[ARG.maxAgeMillis])
-  listed = redis.call('EXISTS', K.listing) == 1
   sortables = {}
   budget, holdBudget = CATCH_UP_BATCH, CATCH_UP_BATCH
+  -- One read for what every call consults: the flags and the catch-up's clock and next due time.
+  local f = redis.call('HMGET', K.state, 'version', 'clock', 'due', 'paused', 'limited', 'listed', 'signal', 'sweepMin', 'sweepMax', 'sweepOffset', 'sweepAdd', 'sweepTo')
+  if f[1] == false then f = migrate() end
+  -- A newer leasehold's layout: nothing here may read or write it.
+  if f[1] ~= DATA_MODEL then return { Refusal.NewerDataModel } end
+  clock, due = tonumber(f[2]), nil
+  if f[3] == 'none' then due = math.huge elseif f[3] then due = tonumber(f[3]) end
+  paused, limited, listed, signal = f[4] == '1', f[5] == '1', f[6] == '1', f[7] or '0'
+  sweepSaved = nil
+  if f[8] then sweepSaved = { f[8], f[9], tonumber(f[10]), f[11] == '1', f[12] } end
 end

@@ -10,7 +10,7 @@
 -- the ready index follows the clock: it holds exactly the PENDING jobs with
 -- runAt <= the clock, so when a call's now is later, jobs due since join it,
 -- and when earlier, jobs not due any more leave it. Such a sweep over a range
--- of K.pending that does not fit in one script is saved in K.sweep and
+-- of K.pending that does not fit in one script is saved in K.state and
 -- continued by the next script, whatever its now: until it ends, no script
 -- gets past this prelude, so K.pending does not change under it.
 
@@ -29,24 +29,21 @@ end
 
 -- The sweep from the clock to now: { min, max, offset, add, to }, or nil when the index is exact for now.
 local function plan()
-  local last = redis.call('GET', K.clock)
-  if last == false then return { '-inf', nowText, 0, true, nowText } end
-  if now > tonumber(last) then return { '(' .. last, nowText, 0, true, nowText } end
-  if now < tonumber(last) then return { '(' .. nowText, last, 0, false, nowText } end
+  if clock == nil then return { '-inf', nowText, 0, true, nowText } end
+  if now > clock then return { '(' .. num(clock), nowText, 0, true, nowText } end
+  if now < clock then return { '(' .. nowText, num(clock), 0, false, nowText } end
   return nil
 end
 
 local function save(sweep)
-  redis.call('HSET', K.sweep, 'min', sweep[1], 'max', sweep[2], 'offset', sweep[3], 'add', sweep[4] and '1' or '0', 'to', sweep[5])
+  redis.call('HSET', K.state, 'sweepMin', sweep[1], 'sweepMax', sweep[2], 'sweepOffset', sweep[3], 'sweepAdd', sweep[4] and '1' or '0', 'sweepTo', sweep[5])
 end
 
 -- True once the ready index is exact for now; false if the budget ran out first (the sweep is saved).
 local function indexCaughtUp()
-  local saved = redis.call('HMGET', K.sweep, 'min', 'max', 'offset', 'add', 'to')
-  local sweep
-  -- Whether K.sweep exists (only a sweep saved by an earlier script does: this one saves only as it returns).
-  local stored = saved[1] ~= false
-  if stored then sweep = { saved[1], saved[2], tonumber(saved[3]), saved[4] == '1', saved[5] } else sweep = plan() end
+  -- Whether a sweep is saved in K.state (only one saved by an earlier script is: this one saves only as it returns).
+  local stored = sweepSaved ~= nil
+  local sweep = sweepSaved or plan()
   while sweep do
     if budget == 0 then save(sweep) return false end
     local items = redis.call('ZRANGEBYSCORE', K.pending, sweep[1], sweep[2], 'WITHSCORES', 'LIMIT', sweep[3], budget + 1)
@@ -54,8 +51,9 @@ local function indexCaughtUp()
     for i = 1, 2 * count, 2 do reindexOne(items[i], sweep[4]) end
     budget = budget - count
     if #items / 2 <= count then
-      redis.call('SET', K.clock, sweep[5])
-      if stored then redis.call('DEL', K.sweep) stored = false end
+      clock = tonumber(sweep[5])
+      redis.call('HSET', K.state, 'clock', sweep[5])
+      if stored then redis.call('HDEL', K.state, 'sweepMin', 'sweepMax', 'sweepOffset', 'sweepAdd', 'sweepTo') stored = false end
       sweep = plan()
     else
       -- Resume after the last item done: from its score on, skipping the items
@@ -118,7 +116,39 @@ local function agedOut()
   return false
 end
 
+-- Nothing to do but move the clock: no saved sweep, and nothing falls due between the clock and now
+-- (every PENDING job after the clock is due at due or later, every lease expires at due or later).
+local function quiet()
+  return sweepSaved == nil and clock ~= nil and due ~= nil and now >= clock and now < due
+end
+
+-- When something next falls due, once the queue is up to now: the first delayed job's runAt or the
+-- first lease's leaseUntil, whichever comes first.
+local function nextDue()
+  local delayed = redis.call('ZRANGEBYSCORE', K.pending, '(' .. nowText, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  local leased = redis.call('ZRANGE', K.leases, 0, 0, 'WITHSCORES')
+  local t = math.huge
+  if delayed[2] then t = tonumber(delayed[2]) end
+  if leased[2] then t = math.min(t, tonumber(leased[2])) end
+  return t
+end
+
 -- True once the queue is up to now; false if the call must stop and be called again (CATCHING_UP).
+-- Most calls find nothing due (quiet) and only note the clock: the sweeps and the reading of when
+-- something next falls due run when something did, or the clock went back, or the time is not known.
 local function caughtUp()
-  return indexCaughtUp() and leasesCaughtUp() and agedOut()
+  if quiet() then
+    if now ~= clock then
+      clock = now
+      redis.call('HSET', K.state, 'clock', nowText)
+    end
+    return agedOut()
+  end
+  -- Not known until the queue is up to now: a call that stops before leaves it unknown for the next.
+  if due ~= nil then redis.call('HDEL', K.state, 'due') end
+  due = nil
+  if not (indexCaughtUp() and leasesCaughtUp()) then return false end
+  due = nextDue()
+  redis.call('HSET', K.state, 'due', dueText(due))
+  return agedOut()
 end

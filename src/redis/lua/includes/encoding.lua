@@ -45,3 +45,17 @@ local function callMany(command, key, args, width)
     redis.call(command, key, unpack(args, from, math.min(#args, from + 500 * width - 1)))
   end
 end
+
+-- The state hash's text for a due time.
+local function dueText(t)
+  if t == math.huge then return 'none' end
+  return num(t)
+end
+
+-- Something falls due at t (a delayed job's runAt, a lease's leaseUntil): the next due time is no later.
+local function dueBy(t)
+  if due ~= nil and t < due then
+    due = t
+    redis.call('HSET', K.state, 'due', dueText(t))
+  end
+end

@@ -13,7 +13,7 @@ local function unlist(set, numbers) if listed then redis.call('ZREM', set, unpac
 local function enqueue(n, key, runAt)
   redis.call('ZADD', K.pending, runAt, n)
   list(K.pendingNums, { n, n })
-  if runAt <= now then redis.call('ZADD', K.ready, 0, readyMember(key, n)) end
+  if runAt <= now then redis.call('ZADD', K.ready, 0, readyMember(key, n)) else dueBy(runAt) end
 end
 
 -- The Lua twin of RetryPolicy.backoffAfter, with the client's seed for jitter.
@@ -47,6 +47,7 @@ end
 -- True if it dead-lettered the job (the caller announces it).
 local function failAttempt(n, key, failedAt, err, permanent)
   redis.call('ZREM', K.leases, n)
+  redis.call('HDEL', K.tokens, n)
   unlist(K.runningNums, { n })
   local f = redis.call('HMGET', key, 'attempts', 'maxAttempts', 'key')
   local attempts = tonumber(f[1])
@@ -108,7 +109,8 @@ end
 
 -- New work: wakes clients in waitForWork (a poll that found nothing reads the counter).
 local function announce()
-  redis.call('PUBLISH', K.signal, redis.call('INCR', K.signal))
+  signal = int(redis.call('HINCRBY', K.state, 'signal', 1))
+  redis.call('PUBLISH', K.signal, signal)
 end
 
 -- Why job n has no hash: the Refusal for an id never issued, or for a job evicted.
@@ -126,10 +128,11 @@ local function find(n, key)
 end
 
 -- The hash of job n if token is its current lease (after expiry, RUNNING means valid), then
--- nil and whether the job has an idempotent key. Every job's hash has a status: none means no hash.
+-- nil, whether the job has an idempotent key, and whether its token is in K.tokens (leases.lua,
+-- pollBest). Every job's hash has a status: none means no hash.
 local function leased(n, token, key)
-  local f = redis.call('HMGET', key, 'status', 'token', 'key')
+  local f = redis.call('HMGET', key, 'status', 'token', 'key', 'filed')
   if not f[1] then return nil, absence(n) end
   if f[1] ~= 'RUNNING' or f[2] ~= token then return nil, Refusal.StaleLease end
-  return key, nil, f[3] ~= false
+  return key, nil, f[3] ~= false, f[4] == '1'
 end

@@ -52,7 +52,7 @@ end
 -- whether the budget ran out before anything could be taken: look again.
 local function takeBest(max)
   local numbers = {}
-  if redis.call('EXISTS', K.limits) == 0 then
+  if not limited then
     local best = redis.call('ZPOPMIN', K.ready, max)
     for i = 1, #best, 2 do numbers[#numbers + 1] = int(tonumber(string.sub(best[i], 33))) end
     return numbers, false
@@ -85,15 +85,18 @@ end
 -- instead of 'again'. The indexes change once for the whole batch; the tokens
 -- are consecutive.
 local function pollBest(workerId, leaseMillis, max, out, restartable)
-  out[#out + 1] = redis.call('GET', K.signal) or '0'
+  out[#out + 1] = signal
   local numbers, again = {}, false
-  if max > 0 and redis.call('EXISTS', K.paused) == 0 then numbers, again = takeBest(max) end
+  if max > 0 and not paused then numbers, again = takeBest(max) end
   if again and restartable then return { CATCHING_UP } end
   if again then
     out[#out + 1] = 'again'
-  else
+  elseif limited then
     local firstHeld = redis.call('ZRANGE', K.held, 0, 0, 'WITHSCORES')
     out[#out + 1] = firstHeld[2] or ''
+  else
+    -- No limit set and none held (see limited): K.held is empty.
+    out[#out + 1] = ''
   end
   local count = #numbers
   if count == 0 then return out end
@@ -102,12 +105,17 @@ local function pollBest(workerId, leaseMillis, max, out, restartable)
   redis.call('SET', alivePrefix .. holder, '1', 'PX', LIVENESS_TTL_MILLIS)
   local pollUntil = now + tonumber(leaseMillis)
   local pollUntilText = num(pollUntil)
-  local leases, running = {}, {}
+  local leases, running, tokens = {}, {}, {}
+  local firstExpiry = math.huge
+  local o = #out
+  -- A batch's tokens go to K.tokens, for its completes to read at once; a lone lease's stay in its hash
+  -- (filed says which: one HSET and one HDEL more would cost a lone poll and complete more than they save).
+  local filed = count > 1 and '1' or '0'
   for i = 1, count do
     local n = numbers[i]
     local key = jobKey(n)
     local token = int(lastToken - count + i)
-    local f = redis.call('HMGET', key, 'attempts', 'type', 'payload', 'maxAttempts', 'timeout', 'headers')
+    local f = redis.call('HMGET', key, 'attempts', 'type', 'payload', 'maxAttempts', 'timeout', 'headers', 'key')
     local attempt = tonumber(f[1]) + 1
     -- The job's own lease length wins over the poll's.
     local leaseUntil, untilText = pollUntil, pollUntilText
@@ -115,16 +123,23 @@ local function pollBest(workerId, leaseMillis, max, out, restartable)
       leaseUntil = now + tonumber(f[5])
       untilText = num(leaseUntil)
     end
-    redis.call('HSET', key, 'status', 'RUNNING', 'attempts', attempt, 'token', token, 'leaseUntil', untilText, 'workerId', workerId, 'holder', holder)
+    redis.call('HSET', key, 'status', 'RUNNING', 'attempts', attempt, 'token', token, 'leaseUntil', untilText, 'workerId', workerId, 'holder', holder, 'filed', filed)
+    firstExpiry = math.min(firstExpiry, leaseUntil)
     leases[2 * i - 1] = leaseUntil
     leases[2 * i] = n
     running[2 * i - 1] = n
     running[2 * i] = n
-    for _, field in ipairs({ n, token, f[2], f[3], attempt, attemptLimit(f[4]), untilText, f[5] or '', f[6] or '' }) do out[#out + 1] = field end
+    tokens[2 * i - 1] = n
+    tokens[2 * i] = f[7] and token .. KEYED or token
+    out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = n, token, f[2], f[3], attempt
+    out[o + 6], out[o + 7], out[o + 8], out[o + 9] = attemptLimit(f[4]), untilText, f[5] or '', f[6] or ''
+    o = o + 9
   end
+  if count > 1 then redis.call('HSET', K.tokens, unpack(tokens)) end
   redis.call('ZREM', K.pending, unpack(numbers))
   unlist(K.pendingNums, numbers)
   redis.call('ZADD', K.leases, unpack(leases))
+  dueBy(firstExpiry)
   list(K.runningNums, running)
   return out
 end
@@ -134,16 +149,33 @@ end
 -- each checked on its own, its outcome (0 or the Refusal) appended to out;
 -- the indexes change once for all of them.
 local function completeAll(KEYS, ARGV, first, last, out)
-  local done, succeeded = {}, {}
+  local done, succeeded, unfiled = {}, {}, {}
+  local numbers = {}
+  for i = first, last, 3 do numbers[#numbers + 1] = ARGV[i] end
+  -- The batch's leases in one read (K.tokens); a job it has no token for is looked up in its hash.
+  local current = {}
+  if #numbers > 1 then current = redis.call('HMGET', K.tokens, unpack(numbers)) end
+  local seen = {}
   for i = first, last, 3 do
-    local n = ARGV[i]
-    local key, refusal, keyed = leased(n, ARGV[i + 1], KEYS[FIXED + (i - first) / 3 + 1])
+    local n, token, j = ARGV[i], ARGV[i + 1], (i - first) / 3 + 1
+    local key, refusal, keyed, filed
+    local held = current[j]
+    if seen[n] or not held then
+      -- Completed earlier in this batch (its hash says so now), or not RUNNING under a token K.tokens knows.
+      key, refusal, keyed, filed = leased(n, token, KEYS[FIXED + j])
+    elseif held == token or held == token .. KEYED then
+      key, keyed, filed = KEYS[FIXED + j], held ~= token, true
+    else
+      refusal = Refusal.StaleLease
+    end
+    seen[n] = true
     if key then
       if ARGV[i + 2] == '' then redis.call('HSET', key, 'status', 'SUCCEEDED')
       else redis.call('HSET', key, 'status', 'SUCCEEDED', 'result', ARGV[i + 2]) end
       -- The finish time, where something runs from it: a keyed job's key TTL, the retain option's maxAgeMillis.
       if keyed or maxAge then redis.call('HSET', key, 'finishedAt', nowText) end
       done[#done + 1] = n
+      if filed then unfiled[#unfiled + 1] = n end
       succeeded[#succeeded + 1] = n
       succeeded[#succeeded + 1] = n
     end
@@ -151,6 +183,7 @@ local function completeAll(KEYS, ARGV, first, last, out)
   end
   if #done == 0 then return out end
   redis.call('ZREM', K.leases, unpack(done))
+  if #unfiled > 0 then redis.call('HDEL', K.tokens, unpack(unfiled)) end
   unlist(K.runningNums, done)
   list(K.succeededNums, succeeded)
   redis.call('RPUSH', K.finished, unpack(done))

@@ -21,6 +21,7 @@ local function listingBuilt()
       if status ~= 'DEAD' then redis.call('UNLINK', set) end
     end
     upTo, from = tonumber(redis.call('GET', K.jobSeq) or '0'), 1
+    redis.call('HSET', K.state, 'listed', '1')
   end
   local to = math.min(upTo, from + LISTING_BATCH - 1)
   for seq = from, to do
