@@ -12,21 +12,12 @@
  * filing after its move first lets another instance take the lock over (it
  * waits out the queue's patience, as any waiter does, and then holds it).
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy } from '../../dist/index.js';
-import { Filing } from '../../dist/shm/filing.js';
-import { ATTENTION, GATE, HINTS_STALE, REBUILDS } from '../../dist/shm/layout.js';
-import { Maintenance } from '../../dist/shm/maintenance.js';
-import { ReadyIndex } from '../../dist/shm/ready.js';
-import { QueueMemory } from '../../dist/shm/memory.js';
+import { ATTENTION, GATE, HINTS_STALE, QueueMemory, REBUILDS, beforeFilings, beforeReadyFilings, maintenanceOf, type FilingStep } from '../../dist/testing/core-internals.js';
 
 const START = 1_767_225_600_000;
 const BACKOFF = 1_000;
-const asBuilt = { file: Filing.prototype.file, push: Filing.prototype.push };
-
-afterEach(() => {
-  Object.assign(Filing.prototype, asBuilt);
-});
 
 /** A queue shared (so that its lock is a real word), and a second instance on its memory to take the lock over. */
 function sharedQueue(options: { retain?: { maxFinished: number } } = {}, backoff = BACKOFF) {
@@ -37,23 +28,17 @@ function sharedQueue(options: { retain?: { maxFinished: number } } = {}, backoff
 }
 
 /**
- * During `call`, the holder's first call of Filing's `method` (`file`: a job
- * filed after a move; `push`: an entry pushed onto a heap) is preceded by
- * `taker` taking the lock over; true if it was. Then `taker` lets it go.
+ * During `call`, the holder's first filing step `step` after its move (`file`:
+ * a job filed; `push`: an entry pushed onto a heap) is preceded by `taker`
+ * taking the lock over; true if it was. Then `taker` lets it go.
  */
-function takenOverAtFirst(method: keyof typeof asBuilt, taker: QueueMemory, call: () => unknown): boolean {
+function takenOverAtFirst(step: FilingStep, taker: QueueMemory, call: () => unknown): boolean {
   let takenOver = false;
-  const built = asBuilt[method] as (this: Filing, ...args: unknown[]) => unknown;
-  Object.assign(Filing.prototype, {
-    [method](this: Filing, ...args: unknown[]) {
-      if (!takenOver) takenOver = taker.lock.acquire();
-      return built.apply(this, args);
-    },
-  });
   try {
-    call();
+    beforeFilings(step, () => {
+      if (!takenOver) takenOver = taker.lock.acquire();
+    }, call);
   } finally {
-    Object.assign(Filing.prototype, asBuilt);
     if (takenOver) taker.lock.release();
   }
   return takenOver;
@@ -158,7 +143,7 @@ describe('a holder taken for dead after its move was decided', () => {
       queue.fail(a, lease.token, 'boom');
       expect(attention()).toBe(GATE | HINTS_STALE);
       rebuilds = taker.header[REBUILDS]!;
-      new Maintenance(taker, new RetryPolicy(3, BACKOFF, BACKOFF), clock, {}).rebuild(clock.now());
+      maintenanceOf(taker, new RetryPolicy(3, BACKOFF, BACKOFF), clock).rebuild(clock.now());
       expect(taker.header[REBUILDS]).toBe(rebuilds + 1);
       expect(attention(), 'the gate stays shut, the mark set, for the next holder').toBe(GATE | HINTS_STALE);
     });
@@ -202,16 +187,8 @@ describe('a holder taken for dead after its move was decided', () => {
     const id = queue.submit('t', 'p');
     const lease = queue.poll('w', 60_000)!;
     const appended: number[] = [];
-    const file = ReadyIndex.prototype.file;
-    ReadyIndex.prototype.file = function (this: ReadyIndex, slot: number, word: number) {
-      appended.push(slot);
-      file.call(this, slot, word);
-    };
-    try {
-      expect(takenOverAtFirst('file', taker, () => queue.fail(id, lease.token, 'boom'))).toBe(true);
-    } finally {
-      ReadyIndex.prototype.file = file;
-    }
+    const takenOver = beforeReadyFilings((slot) => appended.push(slot), () => takenOverAtFirst('file', taker, () => queue.fail(id, lease.token, 'boom')));
+    expect(takenOver).toBe(true);
     expect(appended, 'ring appends by the holder taken over').toEqual([]);
     const rebuilds = taker.header[REBUILDS]!;
     expect(queue.poll('w', 60_000)).toMatchObject({ jobId: id, attempt: 2 });

@@ -1,23 +1,12 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy } from '../../dist/index.js';
-import { SlotTable } from '../../dist/shm/slots.js';
+import { slotReadsDuring } from '../../dist/testing/core-internals.js';
 import { T0 } from '../support/helpers.js';
 
 const SUCCEEDED = 100_000;
 const DEAD = 3;
 /** Slot reads a DEAD page may cost: a few per job listed and per tree level, far below one per slot. */
 const FEW_READS = 500;
-
-/** Reads of slot words while `run` runs: a scan of the slots makes one per slot at least. */
-function slotReadsDuring(run: () => unknown): number {
-  const spies = [vi.spyOn(SlotTable.prototype, 'word'), vi.spyOn(SlotTable.prototype, 'settledWord'), vi.spyOn(SlotTable.prototype, 'status')];
-  try {
-    run();
-    return spies.reduce((sum, spy) => sum + spy.mock.calls.length, 0);
-  } finally {
-    for (const spy of spies) spy.mockRestore();
-  }
-}
 
 describe('jobs() at scale', () => {
   it(`lists ${DEAD} DEAD jobs among ${SUCCEEDED} SUCCEEDED reading a few slots, where a scan reads them all`, () => {

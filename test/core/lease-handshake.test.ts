@@ -12,7 +12,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy } from '../../dist/index.js';
-import { ATTENTION, DUE_LOWERED } from '../../dist/shm/layout.js';
+import { ATTENTION, DUE_LOWERED } from '../../dist/testing/core-internals.js';
 import { startWorker, terminateAll, testSeed, withTimeout } from '../support/helpers.js';
 
 const START = 1_767_225_600_000;

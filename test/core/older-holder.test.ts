@@ -12,7 +12,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy, type SharedQueueHandle } from '../../dist/index.js';
-import { QueueMemory } from '../../dist/shm/memory.js';
+import { QueueMemory } from '../../dist/testing/core-internals.js';
 import { startWorker, terminateAll, withTimeout } from '../support/helpers.js';
 
 const START = 1_767_225_600_000;

@@ -12,11 +12,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy } from '../../dist/index.js';
-import { ATTENTION, GATE, HINTS_STALE, LOCK_WORD_COUNT, PATIENCE } from '../../dist/shm/layout.js';
-import { QueueLock } from '../../dist/shm/lock.js';
-import { Maintenance } from '../../dist/shm/maintenance.js';
-import { QueueMemory } from '../../dist/shm/memory.js';
-import { Patience } from '../../dist/shm/patience.js';
+import { ATTENTION, GATE, HINTS_STALE, LOCK_WORD_COUNT, PATIENCE, Patience, QueueLock, QueueMemory, maintenanceOf } from '../../dist/testing/core-internals.js';
 import { startWorker, terminateAll, withTimeout } from '../support/helpers.js';
 
 const TIMEOUT = 40;
@@ -121,7 +117,7 @@ describe('patience', () => {
       const words = memory.lockWords;
       memory.lock.acquire();
       const start = performance.now();
-      new Maintenance(memory, policy, clock, {}).rebuild(clock.now());
+      maintenanceOf(memory, policy, clock).rebuild(clock.now());
       const watched = performance.now() - start;
       memory.lock.release();
       expect(watched).toBeGreaterThanOrEqual(TIMEOUT);

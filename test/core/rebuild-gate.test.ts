@@ -23,8 +23,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy } from '../../dist/index.js';
-import { QueueMemory } from '../../dist/shm/memory.js';
-import { Maintenance } from '../../dist/shm/maintenance.js';
+import { QueueMemory, maintenanceOf } from '../../dist/testing/core-internals.js';
 import { startWorker, terminateAll, withTimeout } from '../support/helpers.js';
 
 const START = 1_767_225_600_000;
@@ -77,7 +76,7 @@ describe('the rebuild gate', () => {
       expect(memory.lock.acquire(), 'a takeover').toBe(true);
       // Its rebuild from the first step (the gate) to the last, with the staller let go in between: the
       // staller's call leaves, the rebuilder's wait ends, and it finds its lock gone.
-      const successor = new Maintenance(memory, policy, clock, {});
+      const successor = maintenanceOf(memory, policy, clock);
       expect(memory.rows.gateShut(), 'the gate while the rebuilder waits').toBe(true);
       set(control, CTL.GO);
       const lease = (await withTimeout(staller.result, 10_000, 'the staller')) as { jobId?: string; token?: number };

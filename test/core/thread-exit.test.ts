@@ -7,8 +7,7 @@
 import { threadId } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy, WorkerPool, systemClock } from '../../dist/index.js';
-import { ROW_CALL, ROW_OWNED, ROW_REVOKED, ROW_STATE, ROW_WORDS } from '../../dist/shm/layout.js';
-import { QueueMemory } from '../../dist/shm/memory.js';
+import { QueueMemory, ROW_CALL, ROW_OWNED, ROW_REVOKED, ROW_STATE, ROW_WORDS } from '../../dist/testing/core-internals.js';
 import { startWorker, withTimeout } from '../support/helpers.js';
 import { closeJournal, openJournal, tempJournal } from '../support/journal-harness.js';
 import { HANDLERS, scratch, track, until } from '../support/pool-harness.js';

@@ -6,7 +6,7 @@
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { JobQueue, RetryPolicy, systemClock } from '../../dist/index.js';
-import { IDLE_WAITERS } from '../../dist/shm/layout.js';
+import { IDLE_WAITERS } from '../../dist/testing/core-internals.js';
 import { withTimeout } from '../support/helpers.js';
 
 function idleWaiter(queue: JobQueue, timeoutMillis: number): Promise<{ code: number; reports: unknown[] }> {

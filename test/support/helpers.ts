@@ -29,7 +29,7 @@ import {
   type QueueStats,
   type SharedQueueHandle,
 } from '../../dist/index.js';
-import { PATIENCE } from '../../dist/shm/layout.js';
+import { PATIENCE } from '../../dist/testing/core-internals.js';
 import { openQueue, type Backend, type ContractQueue } from './backends.js';
 
 /** The time every test queue starts at: far from 0, so "0" is never a lucky right answer. */
