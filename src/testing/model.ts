@@ -3,7 +3,7 @@
  * linear scans, no indexes — so that it is obviously right. Never look at the
  * engine to write this.
  *
- * Two users: test/model.test.ts compares it with the real queue after every
+ * Two users: test/testing/model.test.ts compares it with the real queue after every
  * step of one thread's random sequence; the history checker (./checker.ts)
  * replays concurrent histories on it, which is why it can `clone()` itself and
  * name its state by `key()`, and why the clock is part of its state (`now`,

@@ -10,7 +10,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkHistory, explainFailure, overlappingCalls } from '../../dist/testing/index.js';
-import { testSeed } from '../helpers.js';
+import { testSeed } from '../support/helpers.js';
 import { CALLS, MAX_THREADS, historyPlan, plansFor } from './plans.js';
 import { ScheduledRecorder, replayCommand, type ScheduledBackend } from './recorder.js';
 

@@ -7,7 +7,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkHistory, explainFailure } from '../../dist/testing/index.js';
-import { testSeed } from '../helpers.js';
+import { testSeed } from '../support/helpers.js';
 import { CALLS, MAX_THREADS, holdPlan, plansFor } from './plans.js';
 import { ScheduledRecorder, replayCommand, type ScheduledBackend } from './recorder.js';
 import { expectRecovered } from './recovery.js';

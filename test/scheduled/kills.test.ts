@@ -11,7 +11,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Op } from '../../dist/testing/index.js';
-import { testSeed } from '../helpers.js';
+import { testSeed } from '../support/helpers.js';
 import { ScheduledRecorder, replayCommand, type ScheduledBackend, type ScheduledHistoryOptions } from './recorder.js';
 import { expectRecovered } from './recovery.js';
 
