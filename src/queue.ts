@@ -8,7 +8,7 @@ import { attemptLimit, BUFFER_NAMES, bufferBytes, type BufferName, countedChunks
 import { JobStatus, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit } from './types.js';
 import {
   checkExitedThread, checkFailure, checkPolicy, checkSchedulerOptions, checkTimeSource, checkTimeout, parseJobId, type FailError, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions,
-} from './validate.js';
+} from './validate/job-input.js';
 import { untilFinished } from './finished.js';
 import { QueueContext, type JournalLink } from './queue/context.js';
 import { ProducerSide } from './queue/producer-side.js';

@@ -15,7 +15,7 @@ import {
   MAX_BATCH, checkBatchSize, checkJobQuery, checkRateLimit, checkJobs, checkSchedulerOptions, checkSubmit, cursorAfter, parseCursor, parseJobId, type FailError, type FailOptions,
   type FinishedOptions, type NewJob,
   type SubmitOptions,
-} from '../validate.js';
+} from '../validate/job-input.js';
 import { REDIS_QUEUE_OPTIONS, RedisJobQueue, type BatchOutcome, type Completion, type RedisQueueHandle, type RedisQueueOptions } from './queue.js';
 
 /** The most partitions one queue may have. */

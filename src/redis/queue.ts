@@ -7,7 +7,7 @@ import {
   checkBatchSize, checkFailure, checkJobQuery, checkRateLimit, checkJobs, cursorAfter, checkSubmit, checkLeaseMillis, readNow, checkPolicy, checkQueueName, checkTimeSource,
   checkTimeout, checkWorkerId, parseJobId, resultText, checkSchedule, checkScheduleName, checkSchedulerOptions,
   MAX_BATCH, type CheckedJob, type FailError, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions,
-} from '../validate.js';
+} from '../validate/job-input.js';
 import {
   addressOf, backendError, checkTarget, connectClient, createClient, notConnectedError, release, userOf, type RedisClient, type RedisClusterTarget, type RedisServerTarget, type RedisTarget,
 } from './connection.js';

@@ -3,16 +3,16 @@
  * with InvalidArgumentError (or JobNotFoundError for an id that cannot be
  * one) before anything changes.
  */
-import type { TimeSource } from './clock.js';
-import { JobStatus, type JobQuery, type RateLimit } from './types.js';
-import { InvalidArgumentError, JobNotFoundError, describe, thrownText } from './errors.js';
-import { MAX_SPAN_MILLIS, MAX_TYPE_BYTES, given, readCallers, readOptions } from './options.js';
-import { RetryPolicy } from './policy.js';
-import { MAX_ATTEMPTS, MAX_KEY_BYTES, MAX_LEASE_LENGTH } from './shm/memory/layout.js';
+import type { TimeSource } from '../clock.js';
+import { JobStatus, type JobQuery, type RateLimit } from '../types.js';
+import { InvalidArgumentError, JobNotFoundError, describe, thrownText } from '../errors.js';
+import { MAX_SPAN_MILLIS, MAX_TYPE_BYTES, given, readCallers, readOptions } from '../options.js';
+import { RetryPolicy } from '../policy.js';
+import { MAX_ATTEMPTS, MAX_KEY_BYTES, MAX_LEASE_LENGTH } from '../shm/memory/layout.js';
 import { CronExpressionParser } from 'cron-parser';
-import { cadenceOf, firstAtOrAfter } from './schedule/cadence.js';
-import type { ScheduleOptions, ScheduleSpec, StoredSchedule } from './schedule/spec.js';
-import { DEFAULT_SCHEDULER_INTERVAL_MILLIS, warnOfSchedulerError, type SchedulerOptions } from './schedule/timer.js';
+import { cadenceOf, firstAtOrAfter } from '../schedule/cadence.js';
+import type { ScheduleOptions, ScheduleSpec, StoredSchedule } from '../schedule/spec.js';
+import { DEFAULT_SCHEDULER_INTERVAL_MILLIS, warnOfSchedulerError, type SchedulerOptions } from '../schedule/timer.js';
 
 /** A job for `submit` / `submitMany`, checked. */
 export interface CheckedJob {
