@@ -1,4 +1,4 @@
-export type { FailError } from './validate/job-input.js';
+export type { FailError } from './validate/outcome.js';
 export { JobQueue, LEASE_LOST, type FailOptions, type FinishedOptions, type JournalOptions, type NewJob, type SharedQueueHandle, type SubmitOptions } from './queue.js';
 export type { Synchronous } from './journal/journal.js';
 export {
