@@ -7,7 +7,7 @@
 import { AbortedError, JobFailedError, TimeoutError } from './errors.js';
 import { JobStatus, type JobView } from './types.js';
 import { startTimer } from './long-timer.js';
-import { checkFinishedOptions } from './validate.js';
+import { checkFinishedOptions } from './validate/waits.js';
 
 type Awaitable<T> = T | Promise<T>;
 

@@ -1,4 +1,4 @@
-export type { FailError } from './validate.js';
+export type { FailError } from './validate/outcome.js';
 export { JobQueue, LEASE_LOST, type FailOptions, type FinishedOptions, type JournalOptions, type NewJob, type SharedQueueHandle, type SubmitOptions } from './queue.js';
 export type { Synchronous } from './journal/journal.js';
 export {
@@ -13,7 +13,7 @@ export { RetryPolicy, type Jitter, type RetryPolicyOptions } from './policy.js';
 export { ManualClock, systemClock, type TimeSource } from './clock.js';
 export { JobStatus, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit } from './types.js';
 export type { JobQueueOptions, TracingOptions } from './options.js';
-export { MAX_HEADERS_BYTES } from './validate.js';
+export { MAX_HEADERS_BYTES } from './validate/job-input.js';
 export { traceProcess } from './tracing/consumer.js';
 export {
   JobQueueError, InvalidArgumentError, JobNotFoundError, IllegalStateError, StaleLeaseError, QueueFullError,

@@ -6,9 +6,14 @@ import { policyFromShare, sharePolicy, type RetryPolicy } from './policy.js';
 import { Journal } from './journal/journal.js';
 import { attemptLimit, BUFFER_NAMES, bufferBytes, type BufferName, countedChunks, initialBytes, type LoggedJob, mayRetry, type QueueBuffers, QueueMemory, SharedFinishWaits } from './shm/core.js';
 import { JobStatus, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit } from './types.js';
-import {
-  checkExitedThread, checkFailure, checkPolicy, checkSchedulerOptions, checkTimeSource, checkTimeout, parseJobId, type FailError, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions,
-} from './validate.js';
+import { checkTimeSource } from './validate/clock.js';
+import { checkPolicy } from './validate/construction.js';
+import { parseJobId } from './validate/job-id.js';
+import type { NewJob, SubmitOptions } from './validate/job-input.js';
+import { checkExitedThread } from './validate/lease.js';
+import { checkFailure, type FailError, type FailOptions } from './validate/outcome.js';
+import { checkSchedulerOptions } from './validate/schedule.js';
+import { checkTimeout, type FinishedOptions } from './validate/waits.js';
 import { untilFinished } from './finished.js';
 import { QueueContext, type JournalLink } from './queue/context.js';
 import { ProducerSide } from './queue/producer-side.js';

@@ -20,7 +20,7 @@ import { readCallers } from './options.js';
 import type { Handler, HandlerContext } from './pool/handlers.js';
 import type { JobQueue } from './queue.js';
 import type { RedisJobQueue } from './redis/queue.js';
-import type { NewJob, SubmitOptions } from './validate.js';
+import type { NewJob, SubmitOptions } from './validate/job-input.js';
 
 /** A handler of decoded payloads (`never` here admits a handler of any payload type). */
 type DecodedHandler = (payload: never, ctx: HandlerContext) => unknown;

@@ -10,7 +10,9 @@ import { IllegalStateError, InvalidArgumentError, JobNotFoundError, describe } f
 import type { DashboardQueue } from '../dashboard/queue.js';
 import type { LoggedJob } from '../shm/core.js';
 import { JobStatus, type JobPage, type JobQuery, type JobView, type QueueStats } from '../types.js';
-import { parseJobId, parsedHeaders, parsedResult } from '../validate.js';
+import { parseJobId } from '../validate/job-id.js';
+import { parsedHeaders } from '../validate/job-input.js';
+import { parsedResult } from '../validate/outcome.js';
 import { journalStats, readJournal } from './journal-commands.js';
 import { jobIdOf } from '../job-id.js';
 

@@ -11,7 +11,7 @@ import { systemClock } from '../clock.js';
 import { InvalidArgumentError, describe } from '../errors.js';
 import { DASHBOARD_FEATURE, DASHBOARD_PACKAGES, boardUiFolder, importOptional } from '../optional.js';
 import { readOptions } from '../options.js';
-import { checkTimeSource } from '../validate.js';
+import { checkTimeSource } from '../validate/clock.js';
 import type { DashboardAdapterOptions, LeaseholdBoardAdapter } from './adapter.js';
 import type { DashboardQueue } from './queue.js';
 import type { DashboardAppOptions, DashboardServer } from './server.js';

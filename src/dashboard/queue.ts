@@ -5,7 +5,7 @@
  * or more of bull-board's tabs, page by page, from `jobs()`.
  */
 import type { JobPage, JobQuery, JobView, QueueStats } from '../types.js';
-import type { SubmitOptions } from '../validate.js';
+import type { SubmitOptions } from '../validate/job-input.js';
 import { STATUS_OF_TAB, tabOf, type BoardStatus } from './statuses.js';
 
 type Awaitable<T> = T | Promise<T>;

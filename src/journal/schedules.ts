@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import type { ScheduleStore } from '../schedule/store.js';
 import type { StoredSchedule } from '../schedule/spec.js';
 import { JournalCorruptError } from '../errors.js';
-import { storedSpec } from '../validate.js';
+import { storedSpec } from '../validate/schedule.js';
 import { guarded } from './failures.js';
 
 interface ScheduleRow {

@@ -8,7 +8,9 @@ import { JobQueue, type SharedQueueHandle } from '../queue.js';
 import type { PartitionedQueueHandle } from '../redis/partitioned.js';
 import type { BatchOutcome, Completion, RedisQueueHandle } from '../redis/queue.js';
 import type { JobView, Lease, QueueStats } from '../types.js';
-import type { FailError, FailOptions, FinishedOptions, SubmitOptions } from '../validate.js';
+import type { SubmitOptions } from '../validate/job-input.js';
+import type { FailError, FailOptions } from '../validate/outcome.js';
+import type { FinishedOptions } from '../validate/waits.js';
 
 type Awaitable<T> = T | Promise<T>;
 

@@ -8,7 +8,7 @@
  */
 import type { Completion, BatchOutcome } from '../redis/queue.js';
 import type { Lease } from '../types.js';
-import { MAX_BATCH } from '../validate.js';
+import { MAX_BATCH } from '../validate/lease.js';
 
 /** The batched half of a WorkerQueue (see backend.ts). */
 export interface BatchingQueue {

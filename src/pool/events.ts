@@ -14,7 +14,7 @@ import { EventEmitter } from 'node:events';
 import type { MessagePort } from 'node:worker_threads';
 import { InvalidArgumentError, describe } from '../errors.js';
 import { jobIdOf } from '../job-id.js';
-import { parseJobId } from '../validate.js';
+import { parseJobId } from '../validate/job-id.js';
 
 /** What one attempt of a job did. */
 export interface JobEvent {

@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 import type { ResourceLimits } from 'node:worker_threads';
 import { InvalidArgumentError, describe } from '../errors.js';
 import { given, readCallers, readOptions } from '../options.js';
-import { checkLeaseMillis } from '../validate.js';
+import { checkLeaseMillis } from '../validate/lease.js';
 import type { PoolLogger } from './events.js';
 
 /** What a pool does with a job whose type its handler module does not export. */

@@ -14,7 +14,7 @@ import { fillPoolOptions, type FilledPoolOptions, type WorkerPoolOptions } from 
 import type { ThreadTask } from './thread.js';
 import { jobIdOf } from '../job-id.js';
 import { handlerModuleError } from './module-error.js';
-import type { SubmitOptions } from '../validate.js';
+import type { SubmitOptions } from '../validate/job-input.js';
 
 /** `run`'s options: submit's, and a signal that stops the wait (the job itself is left as it is). */
 export interface RunOptions extends SubmitOptions {

@@ -1,7 +1,8 @@
 import type { MessagePort } from 'node:worker_threads';
 import { IllegalStateError, InvalidArgumentError, JobNotFoundError, thrownText } from '../errors.js';
 import type { Lease } from '../types.js';
-import { MAX_BATCH, parseJobId } from '../validate.js';
+import { parseJobId } from '../validate/job-id.js';
+import { MAX_BATCH } from '../validate/lease.js';
 import { errorType } from '../tracing/conventions.js';
 import { ProcessSpan } from '../tracing/consumer.js';
 import { openWorkerQueue, tracedName, type QueueHandle, type WorkerQueue } from './backend.js';

@@ -5,7 +5,7 @@ import type { Journal, Synchronous } from '../journal/journal.js';
 import type { FilledOptions } from '../options.js';
 import type { RetryPolicy } from '../policy.js';
 import { step, AWAITS_COMMIT, FINISH_RING, JOURNAL_RELEASED, LEASE_RING, LockLost, Maintenance, MAINTENANCE_ROW, Mover, NOTHING_TO_UNDO, type QueueMemory, type Undo, WorkerPath } from '../shm/core.js';
-import { readNow } from '../validate.js';
+import { readNow } from '../validate/clock.js';
 
 /** This thread's connection to the queue's journal; the opening thread's also holds the ownership. */
 export interface JournalLink {

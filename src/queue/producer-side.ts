@@ -2,7 +2,8 @@ import { laterReading } from '../clock.js';
 import { refusalError } from '../errors.js';
 import { jobIdOf } from '../job-id.js';
 import { AWAITS_COMMIT, type Maintenance } from '../shm/core.js';
-import { checkJobs, checkSubmit, parseJobId, type CheckedJob, type NewJob, type SubmitOptions } from '../validate.js';
+import { parseJobId } from '../validate/job-id.js';
+import { checkJobs, checkSubmit, type CheckedJob, type NewJob, type SubmitOptions } from '../validate/job-input.js';
 import type { QueueContext } from './context.js';
 
 /**

@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../errors.js';
 import { NAME_BYTES, TYPE_NAMES } from '../shm/core.js';
 import { byType, type RateLimit, type TypeRateLimit } from '../types.js';
-import { checkRateLimit } from '../validate.js';
+import { checkRateLimit } from '../validate/rate-limit.js';
 import type { QueueContext } from './context.js';
 
 /**

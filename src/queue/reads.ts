@@ -1,7 +1,10 @@
 import { step, ATTENTION, CLASS_OF_NAME, classOf, FREE, type JobRecord, type ListingIndex, type Maintenance, NAME_OF_STATUS, RUNNING, type TreeWalk, WORKER_ATTENTION } from '../shm/core.js';
 import { JobStatus, type JobPage, type JobView, type QueueStats } from '../types.js';
 import { JournalWriteError } from '../errors.js';
-import { SCAN_BUDGET, checkJobQuery, cursorAfter, parseJobId, parsedHeaders, parsedResult, type CheckedQuery } from '../validate.js';
+import { parseJobId } from '../validate/job-id.js';
+import { parsedHeaders } from '../validate/job-input.js';
+import { parsedResult } from '../validate/outcome.js';
+import { SCAN_BUDGET, checkJobQuery, cursorAfter, type CheckedQuery } from '../validate/query.js';
 
 /** The statuses a job ends in. */
 const FINISHED: ReadonlySet<JobStatus> = new Set([JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED]);

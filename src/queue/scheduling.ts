@@ -1,7 +1,8 @@
 import { planTicks, tickJobs } from '../schedule/plan.js';
 import { byDueTick, viewOf, type ScheduleOptions, type ScheduleView } from '../schedule/spec.js';
 import type { ScheduleStore } from '../schedule/store.js';
-import { checkSchedule, checkScheduleName, type NewJob } from '../validate.js';
+import type { NewJob } from '../validate/job-input.js';
+import { checkSchedule, checkScheduleName } from '../validate/schedule.js';
 import type { QueueContext } from './context.js';
 import { MemorySchedules } from './memory-schedules.js';
 

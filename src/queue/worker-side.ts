@@ -1,7 +1,9 @@
 import { JournalWriteError, refusalError } from '../errors.js';
 import { AWAITS_COMMIT, LockLost, type Maintenance, PAUSED, POLL_ATTENTION, POLL_FROZEN, SLOW, WORKER_ATTENTION } from '../shm/core.js';
 import type { Lease } from '../types.js';
-import { checkLeaseMillis, checkWorkerId, parseJobId, resultText } from '../validate.js';
+import { parseJobId } from '../validate/job-id.js';
+import { checkLeaseMillis, checkWorkerId } from '../validate/lease.js';
+import { resultText } from '../validate/outcome.js';
 import type { QueueContext } from './context.js';
 
 /** What a locked poll after the call's own move returns when its holder was taken for dead before it leased anything: poll anew. */

@@ -11,11 +11,15 @@ import type { SharedPolicy } from '../policy.js';
 import type { JobPage, JobQuery, JobView, Lease, QueueStats, RateLimit, TypeRateLimit } from '../types.js';
 import type { ScheduleOptions, ScheduleView } from '../schedule/spec.js';
 import { startScheduler, type Scheduler, type SchedulerOptions } from '../schedule/timer.js';
-import {
-  MAX_BATCH, checkBatchSize, checkJobQuery, checkRateLimit, checkJobs, checkSchedulerOptions, checkSubmit, cursorAfter, parseCursor, parseJobId, type FailError, type FailOptions,
-  type FinishedOptions, type NewJob,
-  type SubmitOptions,
-} from '../validate.js';
+import { parseJobId } from '../validate/job-id.js';
+import { checkJobs, checkSubmit, type NewJob, type SubmitOptions } from '../validate/job-input.js';
+import { MAX_BATCH } from '../validate/lease.js';
+import { checkIntegerIn } from '../validate/numbers.js';
+import type { FailError, FailOptions } from '../validate/outcome.js';
+import { checkJobQuery, cursorAfter, parseCursor } from '../validate/query.js';
+import { checkRateLimit } from '../validate/rate-limit.js';
+import { checkSchedulerOptions } from '../validate/schedule.js';
+import type { FinishedOptions } from '../validate/waits.js';
 import { REDIS_QUEUE_OPTIONS, RedisJobQueue, type BatchOutcome, type Completion, type RedisQueueHandle, type RedisQueueOptions } from './queue.js';
 
 /** The most partitions one queue may have. */
@@ -74,7 +78,7 @@ export class PartitionedRedisQueue {
 
   static async connect(options: PartitionedQueueOptions): Promise<PartitionedRedisQueue> {
     const { partitions, name, ...rest } = readOptions<PartitionedQueueOptions>('options', options, PARTITIONED_OPTIONS);
-    checkBatchSize('partitions', partitions, 1, MAX_PARTITIONS);
+    checkIntegerIn('partitions', partitions, 1, MAX_PARTITIONS);
     if (typeof name !== 'string') throw new InvalidArgumentError(`Expected \`name\` to be a non-blank string, got ${describe(name)}`);
     // Traced under the queue's own name, not a partition's.
     const tracing = filledTracing(rest.tracing, name);
@@ -138,7 +142,7 @@ export class PartitionedRedisQueue {
   /** Up to `max` leases, taken from the partitions in turn until `max` are leased or every partition was asked once. */
   async pollMany(workerId: string, leaseMillis: number, max: number): Promise<Lease[]> {
     this.#assertOpen();
-    checkBatchSize('max', max, 1, MAX_BATCH);
+    checkIntegerIn('max', max, 1, MAX_BATCH);
     const leases: Lease[] = [];
     const start = this.#nextPoll;
     for (let i = 0; i < this.#parts.length && leases.length < max; i++) {
@@ -174,7 +178,7 @@ export class PartitionedRedisQueue {
   async completeManyAndPoll(done: readonly Completion[], workerId: string, leaseMillis: number, max: number): Promise<BatchOutcome> {
     this.#assertOpen();
     if (!Array.isArray(done)) throw new InvalidArgumentError(`Expected \`done\` to be an array of { jobId, token }, got ${describe(done)}`);
-    checkBatchSize('max', max, 0, MAX_BATCH);
+    checkIntegerIn('max', max, 0, MAX_BATCH);
     // Every id checked before any partition is called: a malformed one changes nothing.
     for (const completion of done as readonly (Completion | null)[]) {
       if (completion === null || typeof completion !== 'object') {

@@ -3,11 +3,17 @@ import { IllegalStateError, InvalidArgumentError, describe, refusalError, type J
 import { fillOptions, filledTracing, readCallers, readOptions, type JobQueueOptions, type RetainOptions, type TracingOptions } from '../options.js';
 import { policyFromShare, sharePolicy, type RetryPolicy, type SharedPolicy } from '../policy.js';
 import { byType, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit } from '../types.js';
-import {
-  checkBatchSize, checkFailure, checkJobQuery, checkRateLimit, checkJobs, cursorAfter, checkSubmit, checkLeaseMillis, readNow, checkPolicy, checkQueueName, checkTimeSource,
-  checkTimeout, checkWorkerId, parseJobId, resultText, checkSchedule, checkScheduleName, checkSchedulerOptions,
-  MAX_BATCH, type CheckedJob, type FailError, type FailOptions, type FinishedOptions, type NewJob, type SubmitOptions,
-} from '../validate.js';
+import { readNow, checkTimeSource } from '../validate/clock.js';
+import { checkPolicy, checkQueueName } from '../validate/construction.js';
+import { parseJobId } from '../validate/job-id.js';
+import { checkJobs, checkSubmit, type CheckedJob, type NewJob, type SubmitOptions } from '../validate/job-input.js';
+import { checkLeaseMillis, checkWorkerId, MAX_BATCH } from '../validate/lease.js';
+import { checkIntegerIn } from '../validate/numbers.js';
+import { checkFailure, resultText, type FailError, type FailOptions } from '../validate/outcome.js';
+import { checkJobQuery, cursorAfter } from '../validate/query.js';
+import { checkRateLimit } from '../validate/rate-limit.js';
+import { checkSchedule, checkScheduleName, checkSchedulerOptions } from '../validate/schedule.js';
+import { checkTimeout, type FinishedOptions } from '../validate/waits.js';
 import {
   addressOf, backendError, checkTarget, connectClient, createClient, notConnectedError, release, userOf, type RedisClient, type RedisClusterTarget, type RedisServerTarget, type RedisTarget,
 } from './connection.js';
@@ -343,7 +349,7 @@ export class RedisJobQueue {
     this.#assertOpen();
     checkWorkerId(workerId);
     checkLeaseMillis(leaseMillis);
-    checkBatchSize('max', max, 1, MAX_BATCH);
+    checkIntegerIn('max', max, 1, MAX_BATCH);
     return this.#leasesFrom(await this.#run('poll', [workerId, String(leaseMillis), String(max)], ''), 1);
   }
 
@@ -409,7 +415,7 @@ export class RedisJobQueue {
     }
     checkWorkerId(workerId);
     checkLeaseMillis(leaseMillis);
-    checkBatchSize('max', max, 0, MAX_BATCH);
+    checkIntegerIn('max', max, 0, MAX_BATCH);
     const numbers = done.map((completion: Completion | null) => {
       if (completion === null || typeof completion !== 'object') {
         throw new InvalidArgumentError(`Expected each of \`done\` to be { jobId, token }, got ${describe(completion)}`);

@@ -3,7 +3,8 @@
  * Lua returns (see scripts.ts for each script's reply).
  */
 import { JobStatus, type JobView, type Lease } from '../types.js';
-import { parsedHeaders, parsedResult } from '../validate.js';
+import { parsedHeaders } from '../validate/job-input.js';
+import { parsedResult } from '../validate/outcome.js';
 
 /** Fields per lease in a poll's reply: n, token, type, payload, attempt, maxAttempts, leaseUntil, timeout ('': none), headers ('': none). */
 const LEASE_FIELDS = 9;

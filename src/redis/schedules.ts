@@ -1,7 +1,8 @@
 import { planTicks, tickJobs } from '../schedule/plan.js';
 import { IllegalStateError } from '../errors.js';
 import { byDueTick, byName, type StoredSchedule } from '../schedule/spec.js';
-import { storedSpec, type NewJob } from '../validate.js';
+import type { NewJob } from '../validate/job-input.js';
+import { storedSpec } from '../validate/schedule.js';
 import { luaScript, type Script } from './scripts.js';
 
 /**

@@ -31,7 +31,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Refusal } from '../errors.js';
-import { SCAN_BUDGET } from '../validate.js';
+import { SCAN_BUDGET } from '../validate/query.js';
 import { KEY_NAMES } from './keys.js';
 import { LIVENESS_TTL_MILLIS, PROCESS_GONE } from './liveness.js';
 

@@ -1,5 +1,5 @@
 import { cadenceOf } from './cadence.js';
-import type { NewJob } from '../validate.js';
+import type { NewJob } from '../validate/job-input.js';
 import type { StoredSchedule } from './spec.js';
 
 /** What a scheduler does about one schedule at `now`: the ticks to fire (oldest first), and the schedule's next tick after. */

@@ -5,7 +5,7 @@
  * "Where the code is") are the core's own business: a name that is not
  * exported here can be moved or renamed without touching a caller.
  *
- * Below the core, src/clock.ts, src/validate.ts, src/options.ts and the
+ * Below the core, src/clock.ts, src/validate/ (job-input, schedule), src/options.ts and the
  * scheduler (src/scheduling/) read memory/ directly: the steps seam and the
  * map's limits, which the core itself imports them for.
  */

@@ -1,6 +1,6 @@
 import * as step from './memory/steps.js';
 import { JobStatus, type Lease } from '../types.js';
-import { parsedHeaders } from '../validate.js';
+import { parsedHeaders } from '../validate/job-input.js';
 import { Arena } from './tables/arena.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, DATA_REF, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, ERROR_LEASE_EXPIRED, ERROR_LENGTH_BYTES, ERROR_REF,

@@ -1,7 +1,7 @@
 import type { Span, Tracer } from '@opentelemetry/api';
 import { thrownText } from '../errors.js';
 import { otelApi } from '../optional.js';
-import { setHeaders, type CheckedJob } from '../validate.js';
+import { setHeaders, type CheckedJob } from '../validate/job-input.js';
 import { ATTR_ERROR_TYPE, ATTR_MESSAGE_ID, TRACER_NAME, errorType, messagingAttributes, spanName } from './conventions.js';
 
 type OtelApi = ReturnType<typeof otelApi>;

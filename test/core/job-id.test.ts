@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { jobIdOf } from '../../dist/job-id.js';
-import { parseJobId } from '../../dist/validate.js';
+import { parseJobId } from '../../dist/validate/job-id.js';
 import { prng, testSeed } from '../support/helpers.js';
 
 describe('job ids', () => {

@@ -13,7 +13,7 @@ import { Mover } from '../protocol/mover.js';
 import type { LoggedJob, MoveLog, Sequences, JournalWrites } from '../journal/movelog.js';
 import { keyHash } from '../../key-hash.js';
 import { Records, countedChainBytes, countedChunks, dataBytes } from '../records.js';
-import type { CheckedJob } from '../../validate.js';
+import type { CheckedJob } from '../../validate/job-input.js';
 import type { Undo } from '../journal/undo-log.js';
 import type { LockHolder, MoveNotes } from '../moves/worker-path.js';
 import { Retention } from './retention.js';

@@ -1,7 +1,7 @@
 import * as step from '../memory/steps.js';
 import { FinishWaits, type FinishWatch } from '../../finished.js';
 import type { WordAccess } from '../memory/access.js';
-import { parseJobId } from '../../validate.js';
+import { parseJobId } from '../../validate/job-id.js';
 import { DELAYED, FINISH_NOTICES, FINISH_TICKET, FINISH_WAITERS, READY, RUNNING, isBusy, statusOf } from '../memory/layout.js';
 import type { QueueMemory } from '../queue-memory.js';
 import type { TimeSource } from '../../clock.js';
