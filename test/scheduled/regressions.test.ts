@@ -121,6 +121,18 @@ const STALLED: [string, ScheduledHistoryOptions, string][] = [
     { seed: 403584824, backend: 'memory', threads: 3, calls: 5, strategy: 'pct', depth: 3, stall: { thread: 1, step: 15, millis: 100 } },
     'extend',
   ],
+  [
+    // Thread 2's lock-free poll is stalled twice inside its claim (steps 120 and 123) and taken for dead; the rebuild
+    // after it numbers the ready levels anew. Awake, it went on through the levels in the order it had read before,
+    // and leased a priority-1 job from the level it took for priority 2's, past a ready priority-2 job. A lock-free
+    // claim now looks at LEVEL_SEQ first, and takes the lock if the table changed.
+    'a lock-free poll taken for dead claimed from a level the rebuild had renumbered, past a better ready job',
+    {
+      seed: 1063967928, backend: 'memory', threads: 3, calls: 5, strategy: 'pct', depth: 2,
+      stall: [{ thread: 2, step: 120, millis: 100 }, { thread: 2, step: 123, millis: 100 }],
+    },
+    'poll',
+  ],
 ];
 
 describe('scheduled histories that found a race', () => {

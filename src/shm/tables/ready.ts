@@ -133,6 +133,10 @@ export class ReadyIndex {
       if (slots.word(slot) === word) {
         // In runAt order: if this one is not due yet (the clock is behind the last maintenance), none after it is.
         if (slots.runAts[slot]! > now) return this.#passed(level, head, at);
+        // The level table this poll took its order from still stands. A rebuild (after this thread was taken for
+        // dead mid-poll) numbers the levels anew, and a level read as the best may then hold worse jobs: the poll
+        // takes the lock instead. (One that begins after this look renews the words: the claim's CAS fails.)
+        if (access.load(this.#lockWords, LEVEL_SEQ) !== this.#orderSeq) return POLL_ABORTED;
         const claim = claimer.tryClaim(slot, word);
         // An aborted claim moved nothing: its entry stays for the locked poll.
         if (claim === ABORT) return POLL_ABORTED;
