@@ -7,9 +7,8 @@
  * so each kill seed also checks the call it lands in.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkHistory, explainFailure } from '../../dist/testing/index.js';
 import { LOCK_TIMEOUT_MILLIS, ScheduledRecorder, replayCommand, type ScheduledHistoryOptions } from './recorder.js';
-import { expectRecovered } from './recovery.js';
+import { expectContractKept, expectRecovered } from './recovery.js';
 
 const CHECKED: [string, ScheduledHistoryOptions][] = [
   [
@@ -140,10 +139,7 @@ describe('scheduled histories that found a race', () => {
   afterAll(() => recorder.close());
 
   it.each(CHECKED)('%s: now relaxed-poll, nothing leased twice or lost', async (_name, options) => {
-    const history = await recorder.record(options);
-    const verdict = checkHistory(history.calls, history.setup, 'relaxed-poll');
-    if (!verdict.ok) expect.fail(`${explainFailure(JSON.stringify(options), history.calls, history.setup, 'relaxed-poll')}\nreplay: ${replayCommand(options)}`);
-    await expectRecovered(history, replayCommand(options));
+    await expectContractKept(await recorder.record(options));
   });
 
   it.each(KILLED)('%s: now recovers', async (_name, options, killedIn) => {
@@ -155,9 +151,7 @@ describe('scheduled histories that found a race', () => {
   it.each(STALLED)('%s: now relaxed-poll', async (_name, options, stalledIn) => {
     const history = await recorder.record(options);
     expect(history.calls.find((c) => c.presumedDead === true)?.call.op, `the stall should land in ${stalledIn}: ${replayCommand(options)}`).toBe(stalledIn);
-    const verdict = checkHistory(history.calls, history.setup, 'relaxed-poll');
-    if (!verdict.ok) expect.fail(`${explainFailure(JSON.stringify(options), history.calls, history.setup, 'relaxed-poll')}\nreplay: ${replayCommand(options)}`);
-    await expectRecovered(history, replayCommand(options));
+    await expectContractKept(history);
   });
 });
 
