@@ -4,7 +4,7 @@ import { IllegalStateError, JournalWriteError, refusalError } from '../errors.js
 import type { Journal, Synchronous } from '../journal/journal.js';
 import type { FilledOptions } from '../options.js';
 import type { RetryPolicy } from '../policy.js';
-import { step, AWAITS_COMMIT, FINISH_RING, JOURNAL_RELEASED, LEASE_RING, LockLost, Maintenance, MAINTENANCE_ROW, Mover, NOTHING_TO_UNDO, type QueueMemory, type Undo, WorkerPath } from '../shm/core.js';
+import { step, AWAITS_COMMIT, FINISH_RING, type JournalNotes, JOURNAL_RELEASED, LEASE_RING, LockLost, Maintenance, MAINTENANCE_ROW, Mover, NOTHING_TO_UNDO, type QueueMemory, type Undo, WorkerPath } from '../shm/core.js';
 import { readNow } from '../validate/clock.js';
 
 /** This thread's connection to the queue's journal; the opening thread's also holds the ownership. */
@@ -46,10 +46,10 @@ const markReleased = (_core: Maintenance, _now: number, lockWords: Int32Array): 
   step.store(lockWords, JOURNAL_RELEASED, 1);
 };
 
-type PendingWrites = ReturnType<Maintenance['pendingWrites']>;
+type PendingWrites = ReturnType<JournalNotes['pendingWrites']>;
 
 /** A snapshot of every noted change, as a locked op made once. */
-const takeWrites = (core: Maintenance): PendingWrites => core.pendingWrites();
+const takeWrites = (core: Maintenance): PendingWrites => core.notes.pendingWrites();
 
 /**
  * What every side of one JobQueue instance shares: its views of the memory,
@@ -87,7 +87,7 @@ export class QueueContext {
     this.journal = journal;
     this.tracing = options.tracing === false ? undefined : new ProducerTracing(options.tracing.name);
     this.core = new Maintenance(memory, policy, time, options.retain, journal?.journal);
-    this.worker = new WorkerPath(memory, this.core.mover, this.core, time, journal === undefined ? undefined : this.core);
+    this.worker = new WorkerPath(memory, this.core.mover, this.core, time, journal === undefined ? undefined : this.core.notes);
     this.lockFree = false;
     this.locked(() => this.#takeRow());
   }
@@ -103,7 +103,7 @@ export class QueueContext {
     if (row < 0) return;
     const mover = new Mover(this.memory, row);
     this.core.mover = mover;
-    this.worker = new WorkerPath(this.memory, mover, this.core, this.time, this.journal === undefined ? undefined : this.core);
+    this.worker = new WorkerPath(this.memory, mover, this.core, this.time, this.journal === undefined ? undefined : this.core.notes);
     this.ownsRow = true;
     this.lockFree = this.journal === undefined;
   }
@@ -120,13 +120,13 @@ export class QueueContext {
       this.lockFree = false;
       this.ownsRow = false;
       this.core.mover = new Mover(this.memory, MAINTENANCE_ROW);
-      this.worker = new WorkerPath(this.memory, this.core.mover, this.core, this.time, this.journal === undefined ? undefined : this.core);
+      this.worker = new WorkerPath(this.memory, this.core.mover, this.core, this.time, this.journal === undefined ? undefined : this.core.notes);
       this.#takeRow();
     }
     const worker = this.worker;
     // A full ring is emptied into its heap now.
-    if (!rows.hasRoom(worker.row, LEASE_RING)) this.core.drainLeases();
-    if (!rows.hasRoom(worker.row, FINISH_RING)) this.core.drainFinished();
+    if (!rows.hasRoom(worker.row, LEASE_RING)) this.core.filing.drainLeases();
+    if (!rows.hasRoom(worker.row, FINISH_RING)) this.core.filing.drainFinished();
     worker.refill();
     return worker;
   }
@@ -139,7 +139,7 @@ export class QueueContext {
       const inCall = rows.inCallOf(exited);
       if (inCall.length > 0) {
         helping.revoke(inCall);
-        core.rebuild(now);
+        core.rebuilder.rebuild(now);
       }
       return rows.reclaim(exited);
     });
@@ -189,14 +189,14 @@ export class QueueContext {
       const result = this.locked((core, now): T | typeof AWAITS_COMMIT => {
         const slot = core.find(jobNum);
         if (slot < 0) throw refusalError(slot, jobId, this.options.capacity);
-        core.catchUpLapsed(slot, now);
+        core.catchUp.catchUpLapsed(slot, now);
         const result = op(core, slot, now);
         if (result === AWAITS_COMMIT) return AWAITS_COMMIT;
         if (typeof result === 'number' && result < 0) throw refusalError(result, jobId, this.options.capacity);
         return result;
       });
       if (result !== AWAITS_COMMIT) return result;
-      this.makeDurable(this.core.awaitedTicket());
+      this.makeDurable(this.core.notes.awaitedTicket());
     }
   }
 
@@ -242,10 +242,10 @@ export class QueueContext {
       return result;
     } finally {
       const core = this.core;
-      const ticket = core.noted();
+      const ticket = core.notes.noted();
       if (ticket !== undefined) {
         // A refused call changed nothing of its own; what it brought up to now (an expiry) goes with the next commit.
-        if (done && core.mustCommit()) this.makeDurable(ticket, core.takeUndo());
+        if (done && core.notes.mustCommit()) this.makeDurable(ticket, core.notes.takeUndo());
         else this.#commitSoon(ticket);
       }
     }
@@ -320,11 +320,11 @@ export class QueueContext {
    * fails is left to makeDurable's own, which reports it.
    */
   #leadEarly(core: Maintenance): void {
-    if (core.noted() === undefined || !core.mustCommit()) return;
+    if (core.notes.noted() === undefined || !core.notes.mustCommit()) return;
     const leader = this.memory.commits.leader;
     if (!leader.tryAcquire()) return;
     try {
-      this.#taken = core.pendingWrites();
+      this.#taken = core.notes.pendingWrites();
     } catch {
       leader.release();
     }
@@ -334,7 +334,7 @@ export class QueueContext {
   #rollBack(undo: Undo): void {
     if (undo === NOTHING_TO_UNDO) return;
     this.#underLock((core, now) => core.rollBack(undo, now), undefined, UNDO_HOLD);
-    const ticket = this.core.noted();
+    const ticket = this.core.notes.noted();
     if (ticket !== undefined) this.#commitSoon(ticket);
   }
 
@@ -403,7 +403,7 @@ export class QueueContext {
  */
 function publishDueIfHeld(core: Maintenance): void {
   try {
-    core.publishDue();
+    core.filing.publishDue();
   } catch (error) {
     if (!(error instanceof LockLost)) throw error;
   }
@@ -418,7 +418,7 @@ function publishDueIfHeld(core: Maintenance): void {
  */
 function undoUnderLock(core: Maintenance, now: number): void {
   try {
-    core.rollBack(core.takeUndo(), now);
+    core.rollBack(core.notes.takeUndo(), now);
   } catch (error) {
     if (!(error instanceof LockLost)) throw error;
   }

@@ -94,7 +94,7 @@ export class ProducerSide {
     for (;;) {
       const result = ctx.locked(op, arg);
       if (result !== AWAITS_COMMIT) return result as T;
-      ctx.makeDurable(ctx.core.awaitedTicket());
+      ctx.makeDurable(ctx.core.notes.awaitedTicket());
     }
   }
 

@@ -62,8 +62,8 @@ export class Reads {
 
   stats(): QueueStats {
     return this.#ctx.locked((core, now) => {
-      core.settle(now);
-      return core.stats();
+      core.catchUp.settle(now);
+      return core.reads.stats();
     });
   }
 
@@ -71,8 +71,8 @@ export class Reads {
   deadLetters(): JobView[] {
     return this.#ctx.locked((core, now) => {
       // Leases that ran out in calls still in flight are expired first: a job dead by now is listed.
-      core.settle(now);
-      return core.deadSlots().map((slot) => toView(recordAt(core, slot, now)));
+      core.catchUp.settle(now);
+      return core.reads.deadSlots().map((slot) => toView(recordAt(core, slot, now)));
     });
   }
 
@@ -85,8 +85,8 @@ export class Reads {
     const checked = checkJobQuery(query);
     return this.#ctx.locked((core, now) => {
       // Lock-free calls in flight end first (and leases run out by now expire): their moves are in the rings.
-      core.settle(now);
-      core.prepareListing();
+      core.catchUp.settle(now);
+      core.reads.prepareListing();
       return pageOf(core, this.#ctx.memory.listing, checked, now);
     });
   }
@@ -119,7 +119,7 @@ function recordAt(core: Maintenance, slot: number, now: number): JobRecord {
   for (;;) {
     const record = core.records.read(slot);
     if (record !== undefined) return record;
-    core.settledWord(slot, now);
+    core.catchUp.settledWord(slot, now);
   }
 }
 

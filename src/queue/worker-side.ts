@@ -68,7 +68,7 @@ export class WorkerSide {
       const lease = ctx.locked((core, at) => this.#pollOnce(core, workerId, leaseMillis, at, false));
       if (lease !== AWAITS_COMMIT) return lease as Lease | undefined;
       try {
-        ctx.makeDurable(ctx.core.awaitedTicket());
+        ctx.makeDurable(ctx.core.notes.awaitedTicket());
       } catch (error) {
         if (error instanceof JournalWriteError) return undefined;
         throw error;
@@ -104,8 +104,8 @@ export class WorkerSide {
       const slot = worker.pollLocked(workerNumber, leaseMillis, now);
       if (slot >= 0) return core.records.lease(worker.draft);
       if (slot === POLL_FROZEN) return AWAITS_COMMIT;
-      this.windowOpensAt = core.heldUntil();
-      if (tries > 0 || !core.settle(now)) return undefined;
+      this.windowOpensAt = core.held.heldUntil();
+      if (tries > 0 || !core.catchUp.settle(now)) return undefined;
     }
   }
 
@@ -188,7 +188,7 @@ export class WorkerSide {
         worker = ctx.prepareWorker();
         const result = worker.extendLocked(slot, jobNum, token, leaseMillis, at);
         if (result !== SLOW) return result;
-        core.settledWord(slot, at);
+        core.catchUp.settledWord(slot, at);
       }
     });
     return worker.extendedUntil;
@@ -228,16 +228,16 @@ export class WorkerSide {
     if (text !== null) {
       const refused = core.checkLease(slot, token, now);
       if (refused < 0) return refused;
-      resultRef = core.storeResult(text, Buffer.byteLength(text));
+      resultRef = core.room.storeResult(text, Buffer.byteLength(text));
       if (resultRef < 0) return resultRef;
     }
     for (;;) {
       const outcome = this.#ctx.prepareWorker().complete(slot, jobNum, token, now, resultRef);
       if (outcome === SLOW) {
-        core.settledWord(slot, now);
+        core.catchUp.settledWord(slot, now);
         continue;
       }
-      if (outcome < 0) core.freeCounted(resultRef);
+      if (outcome < 0) core.room.freeCounted(resultRef);
       return outcome;
     }
   }

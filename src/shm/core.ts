@@ -54,6 +54,6 @@ export { SLOW, WorkerPath } from './moves/worker-path.js';
 export { Maintenance } from './maintenance/maintenance.js';
 
 // The journal link.
-export { AWAITS_COMMIT } from './journal/journal-notes.js';
+export { AWAITS_COMMIT, type JournalNotes } from './journal/journal-notes.js';
 export { NOTHING_TO_UNDO, type Undo } from './journal/undo-log.js';
 export type { JournalWrites, LoggedJob, LoggedMove, MoveLog, Sequences } from './journal/movelog.js';

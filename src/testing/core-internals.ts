@@ -41,7 +41,7 @@ export interface HolderMaintenance {
 
 /** The locked maintenance of `memory`, with no retention limits and no journal: a second lock holder on a shared queue's memory. */
 export function maintenanceOf(memory: QueueMemory, policy: RetryPolicy, time: TimeSource): HolderMaintenance {
-  return new Maintenance(memory, policy, time, {});
+  return new Maintenance(memory, policy, time, {}).rebuilder;
 }
 
 /** Where a lock holder puts a job after a move: `file` files the job by its new status, `push` pushes an entry onto one of the heaps. */

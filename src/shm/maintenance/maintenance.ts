@@ -2,20 +2,19 @@ import * as step from '../memory/steps.js';
 import { Refusal } from '../../errors.js';
 import type { TimeSource } from '../../clock.js';
 import type { RetryPolicy } from '../../policy.js';
-import type { QueueStats } from '../../types.js';
 import { Arena } from '../tables/arena.js';
 import {
   ATTEMPT_LIMIT, COMMIT_SUBMITTED, DEAD, DELAYED, ERROR_FAILED, FINISH_BASE, FINISH_TICKET, FREE, JOB_SEQ, LAST_NOW, LEASE_LENGTH, MAINTENANCE_ROW,
-  MOVES, READY, RUNNING, TOKEN_RESERVED, TOKEN_SEQ, isBusy, SLOT_HIGH_WATER, statusOf, type SlotStatus,
+  MOVES, READY, RUNNING, TOKEN_RESERVED, TOKEN_SEQ, isBusy, SLOT_HIGH_WATER, statusOf,
 } from '../memory/layout.js';
 import type { QueueMemory } from '../queue-memory.js';
 import { Mover } from '../protocol/mover.js';
-import type { LoggedJob, MoveLog, Sequences, JournalWrites } from '../journal/movelog.js';
+import type { LoggedJob, MoveLog, Sequences } from '../journal/movelog.js';
 import { keyHash } from '../../key-hash.js';
 import { Records, countedChainBytes, countedChunks, dataBytes } from '../records.js';
 import type { CheckedJob } from '../../validate/job-input.js';
 import type { Undo } from '../journal/undo-log.js';
-import type { LockHolder, MoveNotes } from '../moves/worker-path.js';
+import type { LockHolder } from '../moves/worker-path.js';
 import { Retention } from './retention.js';
 import type { RetainOptions } from '../../options.js';
 import { assertHeld } from '../protocol/lock-held.js';
@@ -40,20 +39,23 @@ import { LockedReads } from './locked-reads.js';
  * maintenance lock (the caller takes it). Submits, fail, release, cancel,
  * retryDead; at the start of each locked call (`prepare`) expiry of due
  * leases and promotion of due delayed jobs; eviction; rebuilds; and at the
- * end (`publishDue`) the time the next maintenance is due, for the lock-free
- * worker path to compare with.
+ * end (`filing.publishDue`) the time the next maintenance is due, for the
+ * lock-free worker path to compare with.
  *
  * Methods return a slot, a value, or a negative `Refusal`; they never throw
  * for a refused operation, and a refused operation has changed nothing.
  * Data flows one way: the slot's lease word decides (a CAS commits each
  * move: I1, I2), then the hints follow (rings, heaps, map, counters).
  *
- * This class keeps the operations and the start of each locked call, and is
- * what the queue calls; the work is split by concern among its parts, each
- * in a module of its own (filing, journal-notes, held-jobs, room,
- * job-moves, rebuild, catch-up, locked-reads).
+ * This class keeps the operations of a job and the start of each locked
+ * call; the rest is split by concern among its parts, each in a module of
+ * its own, and the queue calls a part directly when the work is that part's
+ * alone (no forwarders): `catchUp` (waits and settling), `filing` (draining
+ * the rings, NEXT_DUE), `notes` (what the journal learns, undo), `room`
+ * (results, chains), `reads` (counts, dead letters, the listing),
+ * `rebuilder`, `held` (rate limits).
  */
-export class Maintenance implements MoveNotes, LockHolder {
+export class Maintenance implements LockHolder {
   readonly #m: QueueMemory;
   readonly #log: MoveLog | undefined;
   /** The `retain` option's limits on finished jobs. */
@@ -62,23 +64,23 @@ export class Maintenance implements MoveNotes, LockHolder {
   readonly records: Records;
   // Its parts: each is handed what it needs, below.
   /** Where jobs are filed by status, and NEXT_DUE published from. */
-  readonly #filing: Filing;
+  readonly filing: Filing;
   /** What the journal learns of each call, and the moves it must undo if the commit fails. */
-  readonly #notes: JournalNotes;
+  readonly notes: JournalNotes;
   /** The jobs a rate limit holds back until their type's window opens. */
-  readonly #held: HeldJobs;
+  readonly held: HeldJobs;
   /** Free slots and arena chunks, and the evictions that make them. */
-  readonly #room: Room;
+  readonly room: Room;
   /** What every locked move of a job shares (see moves/job-moves.ts). */
   readonly #moves: JobMoves;
   /** How a new or journaled job is placed in a free slot. */
   readonly #placement: Placement;
   /** Every hint derived again from the slots. */
-  readonly #rebuilder: Rebuilder;
+  readonly rebuilder: Rebuilder;
   /** How the queue is brought up to now: expiries, promotions, held jobs let go, lock-free calls waited out. */
-  readonly #catchUp: CatchUp;
+  readonly catchUp: CatchUp;
   /** What the read calls read under the lock: counts, the dead letters, the listing. */
-  readonly #reads: LockedReads;
+  readonly reads: LockedReads;
 
   constructor(memory: QueueMemory, policy: RetryPolicy, time: TimeSource, retain: RetainOptions, log?: MoveLog) {
     this.#m = memory;
@@ -86,16 +88,17 @@ export class Maintenance implements MoveNotes, LockHolder {
     this.#log = log;
     this.#mover = new Mover(memory, MAINTENANCE_ROW);
     this.records = new Records(memory, policy.maxAttempts);
-    // `this` is each part's MoverHolder (the mover changes as the instance takes a row), Room's Settler and JournalNotes' JobFinder.
-    this.#filing = new Filing(memory, this.#retention, this);
-    this.#notes = new JournalNotes(memory, this.records, this, log);
-    this.#held = new HeldJobs(memory, this.#filing);
-    this.#room = new Room(memory, this.#retention, this.#filing, this.#notes, this, this);
-    this.#moves = new JobMoves(memory, policy, time, log !== undefined, this.#filing, this.#notes, this.#room, this);
+    // `this` is each part's MoverHolder (the mover changes as the instance takes a row) and JournalNotes' JobFinder; Room
+    // settles through the catch-up, made after it (the catch-up's moves make room).
+    this.filing = new Filing(memory, this.#retention, this);
+    this.notes = new JournalNotes(memory, this.records, this, log);
+    this.held = new HeldJobs(memory, this.filing);
+    this.room = new Room(memory, this.#retention, this.filing, this.notes, this, { settle: (now) => this.catchUp.settle(now) });
+    this.#moves = new JobMoves(memory, policy, time, log !== undefined, this.filing, this.notes, this.room, this);
     this.#placement = new Placement(this.#moves);
-    this.#rebuilder = new Rebuilder(memory, this.#filing, this);
-    this.#catchUp = new CatchUp(memory, time, log !== undefined, this.#filing, this.#held, this.#moves, this.#rebuilder, this);
-    this.#reads = new LockedReads(memory, this.#filing);
+    this.rebuilder = new Rebuilder(memory, this.filing, this);
+    this.catchUp = new CatchUp(memory, time, log !== undefined, this.filing, this.held, this.#moves, this.rebuilder, this);
+    this.reads = new LockedReads(memory, this.filing);
   }
 
   /** The mover this instance's maintenance moves use: its own row's once it has one (so a stalled holder never shares an intent with the next). */
@@ -138,53 +141,17 @@ export class Maintenance implements MoveNotes, LockHolder {
     if (now < header[LAST_NOW]!) repair = true;
     // Rebased long before the shared ticket could wrap.
     if (access.load(lockWords, FINISH_TICKET) >>> 0 > 2 ** 30) repair = true;
-    if (repair) this.rebuild(now, { fenceStale });
+    if (repair) this.rebuilder.rebuild(now, { fenceStale });
     assertHeld(this.#m.lock);
-    this.#notes.startCall();
+    this.notes.startCall();
     this.#m.setLastNow(now);
     // Before NEXT_DUE, with no earlier lease flagged, no lease or delayed job is due (the lease handshake):
     // the rings and heaps stay as they are, and so does NEXT_DUE.
-    if (this.#m.dueBy(now)) this.#catchUp.catchUp(now);
-    if (retain && this.#retention.limits) this.#room.retain(now);
+    if (this.#m.dueBy(now)) this.catchUp.catchUp(now);
+    if (retain && this.#retention.limits) this.room.retain(now);
     // The catch-up's expiries are not the call's own (any call would have made them): only what follows is undone.
-    if (this.#log !== undefined) this.#notes.recordOwnMoves();
+    if (this.#log !== undefined) this.notes.recordOwnMoves();
     return now;
-  }
-
-  // ── up to now, and when next due (see catch-up.ts, filing.ts) ──────────
-
-  /** Ends a locked operation: publishes NEXT_DUE (keeps I14, see Filing#publishDue). */
-  publishDue(): void {
-    this.#filing.publishDue();
-  }
-
-  /** Moves the leases every row registered into the lease heap (see Filing#drainLeases). */
-  drainLeases(): void {
-    this.#filing.drainLeases();
-  }
-
-  /** Moves the finished jobs every row noted into the eviction heap (see Filing#drainFinished). */
-  drainFinished(): void {
-    this.#filing.drainFinished();
-  }
-
-  /**
-   * Waits for lock-free calls in flight to leave, repairs after threads that
-   * died in one, and brings the queue up to a clock reading taken now (see
-   * CatchUp#settle). True if it rebuilt or caught up (the caller looks again).
-   */
-  settle(now: number): boolean {
-    return this.#catchUp.settle(now);
-  }
-
-  /** Before a locked operation on `slot`: a lease run out by `now` but not expired yet is waited for, and expired (see CatchUp#catchUpLapsed). */
-  catchUpLapsed(slot: number, now: number): void {
-    this.#catchUp.catchUpLapsed(slot, now);
-  }
-
-  /** Waits until `slot` is not BUSY (its mover left its call, or died and was finished for); its word. */
-  settledWord(slot: number, now: number): number {
-    return this.#catchUp.settledWord(slot, now);
   }
 
   // ── operations ─────────────────────────────────────────────────────────
@@ -199,12 +166,12 @@ export class Maintenance implements MoveNotes, LockHolder {
     // Before the job number and the slot are taken: a holder taken for dead (between two jobs of a batch) takes neither (keeps I9).
     assertHeld(this.#m.lock);
     const typeNumber = this.#m.typeNames.numberOf(job.type);
-    const refusal = this.#room.makeRoom(this.#chunksFor(typeNumber, job.typeBytes, job.payloadBytes, job.keyBytes, job.headersText), 1);
+    const refusal = this.room.makeRoom(this.#chunksFor(typeNumber, job.typeBytes, job.payloadBytes, job.keyBytes, job.headersText), 1);
     if (refusal < 0) return this.#refusalOrAwait(refusal);
     const num = header[JOB_SEQ]! + 1;
     header[JOB_SEQ] = num;
-    const ticket = this.#notes.note(num, COMMIT_SUBMITTED);
-    const slot = this.#room.takeSlot();
+    const ticket = this.notes.note(num, COMMIT_SUBMITTED);
+    const slot = this.room.takeSlot();
     const moves = this.#placement;
     moves.newDraft(slot, num, job.type, typeNumber, job.typeBytes, job.payload, job.payloadBytes, job.priority, runAt);
     moves.setField(ATTEMPT_LIMIT, job.maxAttempts);
@@ -215,7 +182,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     const word = moves.place(slot, num, runAt > now ? DELAYED : READY);
     // After the job is placed: a holder killed in between leaves the key to the rebuild, which finds it in the slot.
     if (job.key !== null) this.#m.keyMap.set(job.key, keyHash(job.key), slot);
-    this.#notes.noteOwnSubmit(slot, word, ticket);
+    this.notes.noteOwnSubmit(slot, word, ticket);
     return num;
   }
 
@@ -231,9 +198,9 @@ export class Maintenance implements MoveNotes, LockHolder {
     const { keyMap, slots } = this.#m;
     const slot = keyMap.find(key, keyHash(key));
     if (slot < 0) return KEY_FREE;
-    const status = statusOf(this.#catchUp.settledWord(slot, now));
+    const status = statusOf(this.catchUp.settledWord(slot, now));
     if (status === FREE) return KEY_FREE;
-    if (this.#notes.frozen(slot)) return this.#notes.awaitCommitOf(slot);
+    if (this.notes.frozen(slot)) return this.notes.awaitCommitOf(slot);
     const live = status === READY || status === DELAYED || status === RUNNING ||
       (slots.keyTtls[slot]! > 0 && now < slots.finishedAts[slot]! + slots.keyTtls[slot]!);
     return live ? slots.jobNums[slot]! : KEY_FREE;
@@ -259,14 +226,14 @@ export class Maintenance implements MoveNotes, LockHolder {
    * was evicted for.
    */
   roomFor(jobs: number, chunks: number): number {
-    this.#notes.roomForBatch(jobs);
-    return this.#refusalOrAwait(this.#room.makeRoom(chunks, jobs));
+    this.notes.roomForBatch(jobs);
+    return this.#refusalOrAwait(this.room.makeRoom(chunks, jobs));
   }
 
   /** A refusal for room stands, unless a finished job frozen by its commit in flight makes the room once durable: AWAITS_COMMIT (see Room#frozenSlot). */
   #refusalOrAwait(refusal: number): number {
-    const frozen = this.#room.frozenSlot;
-    return refusal < 0 && frozen >= 0 ? this.#notes.awaitCommitOf(frozen) : refusal;
+    const frozen = this.room.frozenSlot;
+    return refusal < 0 && frozen >= 0 ? this.notes.awaitCommitOf(frozen) : refusal;
   }
 
   /**
@@ -285,7 +252,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     header[JOB_SEQ] = sequences.jobSeq;
     header[TOKEN_SEQ] = sequences.tokenSeq;
     header[TOKEN_RESERVED] = sequences.tokenSeq;
-    this.rebuild(now);
+    this.rebuilder.rebuild(now);
   }
 
   /** Reserves `count` tokens for a row's block; returns the first. With a journal, reserved there first, so none repeats after a crash (keeps I8). */
@@ -319,18 +286,18 @@ export class Maintenance implements MoveNotes, LockHolder {
 
   /** 0 if `token` is the current, valid lease of the job in `slot` (once no move of it is in flight), else StaleLease. */
   checkLease(slot: number, token: number, now: number): number {
-    return this.#checkLease(this.#catchUp.settledWord(slot, now), slot, token);
+    return this.#checkLease(this.catchUp.settledWord(slot, now), slot, token);
   }
 
   /** A failed attempt now; `permanent` dead-letters the job whatever attempts are left. */
   fail(slot: number, token: number, error: string | null, permanent: boolean, now: number): number {
     for (;;) {
-      const word = this.#catchUp.settledWord(slot, now);
+      const word = this.catchUp.settledWord(slot, now);
       const refused = this.#checkLease(word, slot, token);
       if (refused < 0) return refused;
-      const ref = error === null ? ERROR_FAILED : this.#room.storeError(error);
+      const ref = error === null ? ERROR_FAILED : this.room.storeError(error);
       if (failNow(this.#moves, slot, word, ref, ref > 0 ? Buffer.byteLength(error!) : 0, now, permanent)) return 0;
-      this.#room.freeCounted(ref);
+      this.room.freeCounted(ref);
     }
   }
 
@@ -341,7 +308,7 @@ export class Maintenance implements MoveNotes, LockHolder {
    */
   release(slot: number, token: number, now: number): number {
     for (;;) {
-      const word = this.#catchUp.settledWord(slot, now);
+      const word = this.catchUp.settledWord(slot, now);
       const refused = this.#checkLease(word, slot, token);
       if (refused < 0) return refused;
       if (releaseLease(this.#moves, slot, word, now)) return 0;
@@ -350,19 +317,19 @@ export class Maintenance implements MoveNotes, LockHolder {
 
   cancel(slot: number, now: number): number {
     for (;;) {
-      const word = this.#catchUp.settledWord(slot, now);
+      const word = this.catchUp.settledWord(slot, now);
       const status = statusOf(word);
       if (status !== READY && status !== DELAYED) return Refusal.NotPending;
-      if (this.#notes.frozen(slot)) return this.#notes.awaitCommitOf(slot);
+      if (this.notes.frozen(slot)) return this.notes.awaitCommitOf(slot);
       if (cancelJob(this.#moves, slot, word, status, now)) return 0;
     }
   }
 
   retryDead(slot: number, now: number): number {
     for (;;) {
-      const word = this.#catchUp.settledWord(slot, now);
+      const word = this.catchUp.settledWord(slot, now);
       if (statusOf(word) !== DEAD) return Refusal.NotDead;
-      if (this.#notes.frozen(slot)) return this.#notes.awaitCommitOf(slot);
+      if (this.notes.frozen(slot)) return this.notes.awaitCommitOf(slot);
       if (retryDeadJob(this.#moves, slot, word, now)) return 0;
     }
   }
@@ -371,11 +338,11 @@ export class Maintenance implements MoveNotes, LockHolder {
 
   /** For a claim under the lock: whether the job's type's limit admits it at `now`; if not, it is held until its window opens. */
   admits(slot: number, word: number, now: number): boolean {
-    return this.#held.admits(slot, word, now);
+    return this.held.admits(slot, word, now);
   }
 
   leased(slot: number): void {
-    this.#held.leased(slot);
+    this.held.leased(slot);
   }
 
   /**
@@ -385,77 +352,11 @@ export class Maintenance implements MoveNotes, LockHolder {
    * is counted.
    */
   setRateLimit(typeNumber: number, max: number, windowMillis: number, now: number): void {
-    this.#held.setLimit(typeNumber, max, windowMillis);
-    this.settle(now);
-  }
-
-  /** When the first held job's window opens; Infinity if none is held. */
-  heldUntil(): number {
-    return this.#held.heldUntil();
-  }
-
-  // ── reads and rebuilds (see locked-reads.ts, rebuild.ts) ───────────────
-
-  /** Makes the listing exact for every move made so far (see LockedReads#prepareListing). */
-  prepareListing(): void {
-    this.#reads.prepareListing();
-  }
-
-  /** Slots of every DEAD job, in submission order. */
-  deadSlots(): number[] {
-    return this.#reads.deadSlots();
-  }
-
-  /** The sums of every row's counters (see LockedReads#stats). */
-  stats(): QueueStats {
-    return this.#reads.stats();
-  }
-
-  /**
-   * Re-derives every hint from the slot table (see Rebuilder#rebuild): after
-   * a takeover of the lock, a thread that died inside a call, or a clock that
-   * went back.
-   */
-  rebuild(now: number, options?: { fenceStale?: boolean }): void {
-    this.#rebuilder.rebuild(now, options);
-  }
-
-  // ── room (see room.ts) ─────────────────────────────────────────────────
-
-  /** Arena chunks holding a complete's result, or Refusal.NoBytes (see Room#storeResult). */
-  storeResult(text: string, bytes: number): number {
-    return this.#room.storeResult(text, bytes);
-  }
-
-  /** Frees a counted chain: a result's from `storeResult`, an error's, a job's headers (0 and a canned error have none). */
-  freeCounted(ref: number): void {
-    this.#room.freeCounted(ref);
+    this.held.setLimit(typeNumber, max, windowMillis);
+    this.catchUp.settle(now);
   }
 
   // ── journal (see journal-notes.ts) ─────────────────────────────────────
-
-  noteLazyMove(slot: number, word: number, status: SlotStatus): void {
-    this.#notes.noteLazyMove(slot, word, status);
-  }
-
-  noteOwnMove(slot: number, word: number, status: SlotStatus): void {
-    this.#notes.noteOwnMove(slot, word, status);
-  }
-
-  /** For a poll: whether the job in `slot` is frozen by a commit in flight, to be waited for (see JournalNotes#awaitsCommit). */
-  awaitsCommit(slot: number): boolean {
-    return this.#notes.awaitsCommit(slot);
-  }
-
-  /** The commit the last AWAITS_COMMIT waits for. */
-  awaitedTicket(): number {
-    return this.#notes.awaitedTicket();
-  }
-
-  /** Takes the current call's own durable moves and evictions out (see UndoLog), for `rollBack` if their commit fails. */
-  takeUndo(): Undo {
-    return this.#notes.takeUndo();
-  }
 
   /**
    * Undoes a call's own moves whose commit failed (see undoMoves in moves/undo.ts), then
@@ -467,24 +368,9 @@ export class Maintenance implements MoveNotes, LockHolder {
    */
   rollBack(undo: Undo, now: number): void {
     undoMoves(this.#moves, undo.moves);
-    this.rebuild(now);
+    this.rebuilder.rebuild(now);
     // After the rebuild: it has freed the slots and chains of the undone submits, the room the evictions made.
-    if (restoreEvicted(this.#moves, this.#placement, undo.evictions, now)) this.rebuild(now);
-  }
-
-  /** The last commit ticket the current call took, if it changed anything the journal must learn. */
-  noted(): number | undefined {
-    return this.#notes.noted();
-  }
-
-  /** Whether the current call changed what a crash would bring back, so must not return before the commit (see JournalNotes#mustCommit). */
-  mustCommit(): boolean {
-    return this.#notes.mustCommit();
-  }
-
-  /** The journal writes every noted change needs, and the ticket they cover (see JournalNotes#pendingWrites). */
-  pendingWrites(): { writes: JournalWrites; upTo: number } {
-    return this.#notes.pendingWrites();
+    if (restoreEvicted(this.#moves, this.#placement, undo.evictions, now)) this.rebuilder.rebuild(now);
   }
 }
 
