@@ -3,7 +3,8 @@ import { MAX_SPAN_MILLIS, given, readOptions } from './options.js';
 
 /** How a retry delay is spread: not at all, over `[0, d]`, or over `[d/2, d]`. */
 export type Jitter = 'none' | 'full' | 'equal';
-const JITTERS: readonly Jitter[] = ['none', 'full', 'equal'];
+/** The jitters in a fixed order: a policy's jitter is shared (memory, Redis) as its index here. */
+export const JITTERS: readonly Jitter[] = ['none', 'full', 'equal'];
 const POLICY_OPTIONS: ReadonlySet<string> = new Set(['jitter']);
 
 export interface RetryPolicyOptions {

@@ -5,7 +5,7 @@ import { JOB_QUEUE_OPTIONS, fillOptions, given, readCallers, readOptions, type J
 import { policyFromShare, sharePolicy, type RetryPolicy } from './policy.js';
 import { Journal } from './journal/journal.js';
 import { attemptLimit, BUFFER_NAMES, bufferBytes, type BufferName, countedChunks, initialBytes, type LoggedJob, mayRetry, type QueueBuffers, QueueMemory, SharedFinishWaits } from './shm/core.js';
-import { JobStatus, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit } from './types.js';
+import { JobStatus, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy } from './types.js';
 import { checkTimeSource } from './validate/clock.js';
 import { checkPolicy } from './validate/construction.js';
 import { parseJobId } from './validate/job-id.js';
@@ -21,6 +21,7 @@ import { Reads } from './queue/reads.js';
 import { WorkerSide } from './queue/worker-side.js';
 import { Pausing } from './queue/pausing.js';
 import { RateLimiting } from './queue/rate-limiting.js';
+import { RetryPolicies } from './queue/retry-policies.js';
 import { Scheduling } from './queue/scheduling.js';
 import type { ScheduleOptions, ScheduleView } from './schedule/spec.js';
 import { startScheduler, type Scheduler, type SchedulerOptions } from './schedule/timer.js';
@@ -88,6 +89,7 @@ export class JobQueue {
   readonly #reads: Reads;
   readonly #pausing: Pausing;
   readonly #rateLimiting: RateLimiting;
+  readonly #retryPolicies: RetryPolicies;
   readonly #scheduling: Scheduling;
   /** This instance's `finished` waits. */
   readonly #finishWaits: SharedFinishWaits;
@@ -108,6 +110,7 @@ export class JobQueue {
     this.#reads = new Reads(this.#ctx);
     this.#pausing = new Pausing(this.#ctx);
     this.#rateLimiting = new RateLimiting(this.#ctx);
+    this.#retryPolicies = new RetryPolicies(this.#ctx);
     this.#scheduling = new Scheduling(this.#ctx, (jobs) => this.#producer.submitMany(jobs));
     this.#finishWaits = new SharedFinishWaits(memory, time);
   }
@@ -192,10 +195,11 @@ export class JobQueue {
     const now = this.#ctx.now();
     const lost = kept.filter((job) => job.status === JobStatus.RUNNING);
     const policy = this.#ctx.policy;
+    const typePolicies = new Map(journal.retryPolicies().map(({ type, policy }) => [type, policy]));
     for (const job of lost) {
       // The attempt died with its process and counts as failed, so a job that kills its process cannot loop forever.
       const retry = mayRetry(job.attempts, attemptLimit(job.maxAttempts, policy.maxAttempts));
-      const runAt = retry ? now + policy.backoffAfter(job.attempts) : job.runAt;
+      const runAt = retry ? now + (typePolicies.get(job.type) ?? policy).backoffAfter(job.attempts) : job.runAt;
       // A job dead now finished now: a key it has is held keyTtl from here.
       const finishedAt = !retry && job.key !== null ? now : job.finishedAt;
       Object.assign(job, { status: retry ? JobStatus.PENDING : JobStatus.DEAD, runAt, lastError: LEASE_LOST, leaseUntil: 0, moves: job.moves + 1, finishedAt });
@@ -204,6 +208,7 @@ export class JobQueue {
     this.#ctx.locked((core, at) => core.restore(kept, sequences, at));
     if (journal.paused()) this.#pausing.set(true);
     for (const { type, max, windowMillis } of journal.rateLimits()) this.#rateLimiting.set(type, { max, windowMillis });
+    for (const [type, typePolicy] of typePolicies) this.#retryPolicies.set(type, typePolicy);
   }
 
   /** Finished jobs beyond capacity are evicted, as they would have been: oldest finished first. */
@@ -483,6 +488,24 @@ export class JobQueue {
   /** Every job type's rate limit. */
   rateLimits(): TypeRateLimit[] {
     return this.#rateLimiting.list();
+  }
+
+  /**
+   * Gives the jobs of `type` a RetryPolicy of their own, for every thread
+   * attached to the queue (and, with a journal, across a reopen); `null`
+   * removes it. A job submitted while its type has one takes its
+   * `maxAttempts` (unless submit gave the job its own), as its own attempts;
+   * each failed attempt of a job of `type` (a fail, an expired lease) waits
+   * the type's backoff while it has one, else the queue's. The type must be
+   * at most 124 UTF-8 bytes here; `maxAttempts` at most 2^32 - 1.
+   */
+  setRetryPolicy(type: string, policy: RetryPolicy | null): void {
+    this.#retryPolicies.set(type, policy);
+  }
+
+  /** Every job type's own retry policy, by type. */
+  retryPolicies(): TypeRetryPolicy[] {
+    return this.#retryPolicies.list();
   }
 
   /**

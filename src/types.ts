@@ -1,3 +1,5 @@
+import type { RetryPolicy } from './policy.js';
+
 /**
  * Glossary
  *
@@ -101,8 +103,14 @@ export interface TypeRateLimit extends RateLimit {
   readonly type: string;
 }
 
-/** `rateLimits()`'s order on every backend: by type, as strings compare (code units), not in the order a backend happens to keep them. */
-export function byType(a: TypeRateLimit, b: TypeRateLimit): number {
+/** A job type's own RetryPolicy, as `retryPolicies()` lists them. */
+export interface TypeRetryPolicy {
+  readonly type: string;
+  readonly policy: RetryPolicy;
+}
+
+/** `rateLimits()`' and `retryPolicies()`' order on every backend: by type, as strings compare (code units), not in the order a backend happens to keep them. */
+export function byType(a: { readonly type: string }, b: { readonly type: string }): number {
   return a.type < b.type ? -1 : a.type > b.type ? 1 : 0;
 }
 

@@ -3,7 +3,8 @@ import { dirname, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { InvalidArgumentError, JournalBusyError, JournalCorruptError, JournalIOError, JournalWriteError } from '../errors.js';
 import { type JournalWrites, type LoggedJob, type LoggedMove, MAX_ATTEMPTS, MAX_KEY_BYTES, MAX_LEASE_LENGTH, type MoveLog, type Sequences } from '../shm/core.js';
-import { JobStatus, type RateLimit, type TypeRateLimit } from '../types.js';
+import { JobStatus, type RateLimit, type TypeRateLimit, type TypeRetryPolicy } from '../types.js';
+import { JITTERS, RetryPolicy } from '../policy.js';
 import { guarded, journalFailure } from './failures.js';
 import { MIGRATIONS } from './migrations.js';
 import { JournalSchedules } from './schedules.js';
@@ -15,6 +16,10 @@ export type Synchronous = 'NORMAL' | 'FULL';
 /** The meta rows of a type's rate limit: these prefixes, then the type (see `setRateLimit`). */
 const RATE_LIMIT_MAX = 'rate_limit.max:';
 const RATE_LIMIT_WINDOW = 'rate_limit.window:';
+/** The meta rows of a type's retry policy: one per field, each this prefix, the field, ':' and the type (see `setRetryPolicy`). */
+const RETRY_POLICY = 'retry_policy.';
+const RETRY_POLICY_FIELDS = ['max_attempts', 'base_backoff', 'max_backoff', 'jitter'] as const;
+const retryPolicyKey = (field: (typeof RETRY_POLICY_FIELDS)[number], type: string): string => `${RETRY_POLICY}${field}:${type}`;
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
 /**
@@ -232,6 +237,50 @@ export class Journal implements MoveLog {
       if (windowMillis !== undefined) limits.push({ type, max, windowMillis });
     }
     return limits;
+  }
+
+  /**
+   * Records a job type's own retry policy (see JobQueue#setRetryPolicy), or
+   * its removal (null), committed at once: four meta rows per type, written
+   * in one transaction (the jitter as its index in JITTERS).
+   */
+  setRetryPolicy(type: string, policy: RetryPolicy | null): void {
+    guarded(this.#path, 'write to', () => this.#db.transaction(() => {
+      if (policy === null) {
+        const remove = this.#db.prepare('DELETE FROM meta WHERE key = ?');
+        for (const field of RETRY_POLICY_FIELDS) remove.run(retryPolicyKey(field, type));
+        return;
+      }
+      this.#setMeta.run(retryPolicyKey('max_attempts', type), policy.maxAttempts);
+      this.#setMeta.run(retryPolicyKey('base_backoff', type), policy.baseBackoffMillis);
+      this.#setMeta.run(retryPolicyKey('max_backoff', type), policy.maxBackoffMillis);
+      this.#setMeta.run(retryPolicyKey('jitter', type), JITTERS.indexOf(policy.jitter));
+    })());
+  }
+
+  /** The types' retry policies last written, in no particular order; a damaged one is JournalCorruptError. */
+  retryPolicies(): TypeRetryPolicy[] {
+    const rows = guarded(this.#path, 'read', () =>
+      this.#db.prepare("SELECT key, value FROM meta WHERE key >= 'retry_policy.' AND key < 'retry_policy/'").all() as { key: string; value: number }[]);
+    const values = new Map(rows.map(({ key, value }) => [key, value]));
+    const policies: TypeRetryPolicy[] = [];
+    const first = `${RETRY_POLICY}max_attempts:`;
+    for (const [key, maxAttempts] of values) {
+      if (!key.startsWith(first)) continue;
+      const type = key.slice(first.length);
+      const base = values.get(retryPolicyKey('base_backoff', type));
+      const max = values.get(retryPolicyKey('max_backoff', type));
+      const jitter = JITTERS[values.get(retryPolicyKey('jitter', type)) ?? -1];
+      const damaged = (cause?: unknown) => new JournalCorruptError(`The journal ${this.#db.name} has a damaged retry policy of type ${JSON.stringify(type)}`, { cause });
+      // An unknown jitter would pass for the default ('none') below.
+      if (jitter === undefined) throw damaged();
+      try {
+        policies.push({ type, policy: new RetryPolicy(maxAttempts, base!, max!, { jitter }) });
+      } catch (cause) {
+        throw damaged(cause);
+      }
+    }
+    return policies;
   }
 
   sequences(): Sequences {

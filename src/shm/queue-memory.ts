@@ -18,6 +18,7 @@ import { QUEUE_LOCK, QueueLock } from './protocol/lock.js';
 import { Patience } from './protocol/patience.js';
 import { WordAccess } from './memory/access.js';
 import { RateLimitTable } from './tables/rate-limits.js';
+import { RetryPolicyTable } from './tables/retry-policies.js';
 import { ReadyIndex } from './tables/ready.js';
 import { RowTable } from './tables/rows.js';
 import { WorkSignal } from './protocol/signal.js';
@@ -61,6 +62,7 @@ export class QueueMemory {
   /** Ready jobs passed over by a poll until their type's window opens (see rate-limits.ts). */
   readonly held: SharedHeap;
   readonly rateLimits: RateLimitTable;
+  readonly retryPolicies: RetryPolicyTable;
   readonly jobMap: JobMap;
   readonly keyMap: KeyMap;
   readonly freeSlots: Int32Array;
@@ -96,6 +98,7 @@ export class QueueMemory {
     this.finished = new FinishOrder(buffers.finished, header, HEAP_SIZE_FINISHED, FINISHED_HEAD);
     this.held = new SharedHeap(buffers.held, header, HEAP_SIZE_HELD);
     this.rateLimits = new RateLimitTable(new Float64Array(buffers.rateLimits), header, lockWords);
+    this.retryPolicies = new RetryPolicyTable(new Float64Array(buffers.retryPolicies), header);
     this.jobMap = new JobMap(new Int32Array(buffers.jobMap), slots);
     this.keyMap = new KeyMap(buffers.keyMap, slots, arena);
     this.freeSlots = new Int32Array(buffers.freeSlots);

@@ -181,6 +181,43 @@ describe('reopening a closed journal: order and limits', () => {
   });
 });
 
+describe('retry policies per job type, across a reopen', () => {
+  it("keeps each type's policy, and a job RUNNING at the close waits its type's backoff", () => {
+    const path = tempJournal();
+    const clock = new ManualClock(T0);
+    let queue = openJournal(path, clock);
+    queue.setRetryPolicy('email', new RetryPolicy(5, 4_000, 4_000, { jitter: 'none' }));
+    queue.setRetryPolicy('thumb', new RetryPolicy(2, 0, 0, { jitter: 'equal' }));
+    queue.setRetryPolicy('thumb', null);
+    const email = queue.submit('email', 'a');
+    mustPollSync(queue, email, 60_000);
+    queue = reopen(queue, path, clock);
+    expect(queue.retryPolicies().map(({ type, policy }) => [type, policy.maxAttempts, policy.baseBackoffMillis, policy.maxBackoffMillis, policy.jitter]))
+      .toEqual([['email', 5, 4_000, 4_000, 'none']]);
+    expect(queue.view(email)).toMatchObject({ status: 'PENDING', attempts: 1, maxAttempts: 5, nextRunAt: clock.now() + 4_000, lastError: LEASE_LOST });
+    // And its next failure too.
+    clock.advance(4_000);
+    const lease = mustPollSync(queue, email);
+    queue.fail(email, lease.token, 'again');
+    expect(queue.view(email).nextRunAt).toBe(clock.now() + 4_000);
+  });
+
+  it.each([
+    ['a maxAttempts of 0', "UPDATE meta SET value = 0 WHERE key = 'retry_policy.max_attempts:email'"],
+    ['a backoff cap below its base', "UPDATE meta SET value = 1 WHERE key = 'retry_policy.max_backoff:email'"],
+    ['a jitter past the known ones', "UPDATE meta SET value = 7 WHERE key = 'retry_policy.jitter:email'"],
+    ['a missing row', "DELETE FROM meta WHERE key = 'retry_policy.base_backoff:email'"],
+  ])('refuses to open a journal whose policy has %s, with JournalCorruptError naming the type', (_, sql) => {
+    const path = tempJournal();
+    const clock = new ManualClock(T0);
+    const queue = openJournal(path, clock);
+    queue.setRetryPolicy('email', new RetryPolicy(3, 10, 20));
+    void queue.close();
+    sqliteFile(path, sql);
+    expect(expectErrorSync(() => openJournal(path, clock), JournalCorruptError, 'ERR_JOURNAL_CORRUPT').message).toContain('retry policy of type "email"');
+  });
+});
+
 describe('every state change is journaled', () => {
   it('poll: a job RUNNING when the journal closed has lost that attempt: retried after its backoff, lastError LEASE_LOST', () => {
     const path = tempJournal();

@@ -35,6 +35,7 @@ import {
   type ScheduleView,
   type SubmitOptions,
   type TypeRateLimit,
+  type TypeRetryPolicy,
 } from '../../dist/index.js';
 import { redisClusterBackend } from './redis-cluster-harness.js';
 import { redisBackend } from './redis-harness.js';
@@ -71,6 +72,8 @@ export interface ContractQueue {
   isPaused(): Awaitable<boolean>;
   setRateLimit(type: string, limit: RateLimit | null): Awaitable<void>;
   rateLimits(): Awaitable<TypeRateLimit[]>;
+  setRetryPolicy(type: string, policy: RetryPolicy | null): Awaitable<void>;
+  retryPolicies(): Awaitable<TypeRetryPolicy[]>;
   schedule(name: string, options: ScheduleOptions): Awaitable<ScheduleView>;
   unschedule(name: string): Awaitable<boolean>;
   schedules(): Awaitable<ScheduleView[]>;
@@ -256,6 +259,8 @@ function asRemote(queue: JobQueue, release: () => void): ContractQueue {
     isPaused: () => call('isPaused', () => queue.isPaused()),
     setRateLimit: (...args) => call('setRateLimit', () => queue.setRateLimit(...args)),
     rateLimits: () => call('rateLimits', () => queue.rateLimits()),
+    setRetryPolicy: (...args) => call('setRetryPolicy', () => queue.setRetryPolicy(...args)),
+    retryPolicies: () => call('retryPolicies', () => queue.retryPolicies()),
     schedule: (...args) => call('schedule', () => queue.schedule(...args)),
     unschedule: (...args) => call('unschedule', () => queue.unschedule(...args)),
     schedules: () => call('schedules', () => queue.schedules()),

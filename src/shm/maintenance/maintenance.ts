@@ -174,7 +174,8 @@ export class Maintenance implements LockHolder {
     const slot = this.room.takeSlot();
     const moves = this.#placement;
     moves.newDraft(slot, num, job.type, typeNumber, job.typeBytes, job.payload, job.payloadBytes, job.priority, runAt);
-    moves.setField(ATTEMPT_LIMIT, job.maxAttempts);
+    // A job without attempts of its own takes its type's policy's, if the type has one now (see RetryPolicyTable).
+    moves.setField(ATTEMPT_LIMIT, job.maxAttempts || this.#m.retryPolicies.maxAttemptsOf(typeNumber));
     moves.setField(LEASE_LENGTH, job.timeoutMillis);
     if (job.key !== null) moves.storeKey(job.key, job.keyBytes, job.keyTtlMillis);
     if (job.headersText !== null) moves.storeHeaders(job.headersText);

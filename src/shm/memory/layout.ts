@@ -17,6 +17,7 @@
  *   finished    f64   (same entry shape), a sorted ring keyed by FINISH_SEQ (eviction order), K2 when it finished; kept from the first eviction on  hint
  *   held        f64   (same entry shape), keyed by when its type's window opens     hint
  *   rateLimits  f64   [ type entry 0: MAX WINDOW WINDOW_START USED | entry 1 ... ]   maintenance holder's
+ *   retryPolicies f64 [ type entry 0: MAX_ATTEMPTS BASE MAX JITTER | entry 1 ... ]  maintenance holder's
  *   jobMap      Int32 [ slot + 1 | ... ]  open addressing, keyed by the slot's JOB_NUM; only jobs away from their home slot  hint
  *   keyMap      Int32 [ slot + 1 HASH | ... ]  open addressing, keyed by the idempotent key  maintenance holder's
  *   freeSlots   Int32 [ slot | ... ]  a stack                                       hint
@@ -57,7 +58,7 @@
  * hash modulo its size: growing it means rehashing it while lock-free
  * lookups read it), freeSlots (a quarter of slotWords), and the small
  * fixed ones (lockWords, header, levelWords, levelKeys, rowWords, rowData,
- * workerNames, typeNames, rateLimits, schedules).
+ * workerNames, typeNames, rateLimits, retryPolicies, schedules).
  *
  * ── Roles ──
  *
@@ -568,6 +569,20 @@ export const LIMIT_WINDOW_START = 2;
 export const LIMIT_USED = 3;
 export const RATE_LIMIT_FIELDS = 4;
 
+// ── retry policies (float64), one entry per `typeNames` entry ────────────
+/**
+ * A job type's own RetryPolicy, written and read only by the lock holder
+ * (submits, fails and expiries all run under the lock): POLICY_MAX_ATTEMPTS
+ * 0 means the type has none, and its jobs follow the queue's policy.
+ * POLICY_JITTER is the index of the policy's jitter in JITTERS (policy.ts).
+ * Only types with an entry in `typeNames` can have one.
+ */
+export const POLICY_MAX_ATTEMPTS = 0;
+export const POLICY_BASE_BACKOFF = 1;
+export const POLICY_MAX_BACKOFF = 2;
+export const POLICY_JITTER = 3;
+export const RETRY_POLICY_FIELDS = 4;
+
 // ── key map entries (Int32) ──────────────────────────────────────────────
 /** The slot of the job holding the key, + 1 (0: an empty entry). */
 export const KEY_ENTRY_SLOT = 0;
@@ -670,6 +685,7 @@ export function bufferBytes(capacity: number, arenaBytes: number) {
     workerNames: WORKER_NAMES * NAME_ENTRY_BYTES,
     typeNames: TYPE_NAMES * NAME_ENTRY_BYTES,
     rateLimits: TYPE_NAMES * RATE_LIMIT_FIELDS * f64,
+    retryPolicies: TYPE_NAMES * RETRY_POLICY_FIELDS * f64,
     commitRing: commitRingEntries(capacity) * f64,
     listing: (LISTING_HEADER + capacity * NODE_FIELDS) * f64,
     /** Per slot, with a journal: the commit mark of a move its caller waits for (see Frozen jobs); 0: none. */

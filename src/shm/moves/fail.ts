@@ -1,5 +1,5 @@
 import {
-  ATTEMPTS, ATTEMPT_LIMIT, DEAD, DELAYED, ERROR_BYTES, ERROR_LEASE_EXPIRED, ERROR_REF, LEASE_UNTIL, READY, RUNNING, RUN_AT, attemptLimit, mayRetry,
+  ATTEMPTS, ATTEMPT_LIMIT, DEAD, DELAYED, ERROR_BYTES, ERROR_LEASE_EXPIRED, ERROR_REF, LEASE_UNTIL, READY, RUNNING, RUN_AT, TYPE, attemptLimit, mayRetry,
 } from '../memory/layout.js';
 import { noteFinish } from '../records.js';
 import type { JobMoves } from './job-moves.js';
@@ -44,8 +44,9 @@ function failAttempt(
   const oldError = draft[ERROR_REF]!;
   draft[ERROR_REF] = errorRef;
   draft[ERROR_BYTES] = errorBytes;
+  // Its attempts were its own, or its type's policy's, from its submit (see Maintenance#submit); its backoff is its type's now.
   const retry = !permanent && mayRetry(attempts, attemptLimit(draft[ATTEMPT_LIMIT]!, policy.maxAttempts));
-  const backoff = retry ? policy.backoffAfter(attempts) : 0;
+  const backoff = retry ? memory.retryPolicies.of(draft[TYPE]!, policy).backoffAfter(attempts) : 0;
   if (retry) draft[RUN_AT] = failedAt + backoff;
   const status = retry ? (draft[RUN_AT]! <= now ? READY : DELAYED) : DEAD;
   if (status === DEAD) noteFinish(draft, failedAt);
