@@ -33,7 +33,7 @@ export interface Durability {
 }
 
 /** The commands that change nothing a later call could miss: their catch-up, if lost in a failover, is done again. */
-const READS: ReadonlySet<Command> = new Set<Command>(['view', 'stats', 'deadLetters', 'jobs', 'rateLimits']);
+const READS: ReadonlySet<Command> = new Set<Command>(['view', 'stats', 'deadLetters', 'jobs', 'rateLimits', 'retryPolicies']);
 
 export class CommandRunner {
   /** Whether the server has Functions; false once it said it does not (then every call is EVALSHA). */

@@ -13,7 +13,8 @@
  *                                      catch-up of `ready` in progress (absent: none);
  *                                    paused: '1' while the queue is paused (polls lease nothing);
  *                                    limited: '1' while a rate limit is set or a job may be held;
- *                                    listed: '1' once `listing` exists; signal: the wake counter
+ *                                    listed: '1' once `listing` exists; signal: the wake counter;
+ *                                    policies: '1' while some job type has a retry policy of its own
  * leasehold:{name}:pending   zset    PENDING jobs, ready or delayed: member n, score runAt
  * leasehold:{name}:ready     zset    the PENDING jobs with runAt <= clock, all at score 0,
  *                                    member = sort key + n, so ZPOPMIN is the best job
@@ -34,6 +35,8 @@
  * leasehold:{name}:signal    channel (never a key in data model 2) the wake counter, published as new work comes
  * leasehold:{name}:limits    hash    job type -> its rate limit, "max,windowMillis" (see RateLimit)
  * leasehold:{name}:windows   hash    job type -> its current window, "start,used": leases started in it
+ * leasehold:{name}:policies  hash    job type -> its own retry policy, "maxAttempts,baseBackoff,maxBackoff,jitter"
+ *                                    (see setRetryPolicy): a submit takes its maxAttempts, a failure its backoff
  * leasehold:{name}:held      zset    ready jobs a poll passed over as their type's window was used up:
  *                                    member = their `ready` member, score = when the window opens
  * leasehold:{name}:finishes  channel (never a key) the numbers of jobs that just finished, for finished()
@@ -79,7 +82,8 @@
 
 /** The fixed keys, by the names the scripts give them (K.jobSeq, K.tokenSeq, ...): each is the queue's prefix and its name. */
 export const KEY_NAMES = ['jobSeq', 'tokenSeq', 'clock', 'pending', 'ready', 'leases', 'dead', 'finished', 'counts', 'signal', 'sweep', 'paused',
-  'finishes', 'keys', 'pendingNums', 'runningNums', 'succeededNums', 'cancelledNums', 'listing', 'limits', 'windows', 'held', 'state', 'tokens'] as const;
+  'finishes', 'keys', 'pendingNums', 'runningNums', 'succeededNums', 'cancelledNums', 'listing', 'limits', 'windows', 'held', 'state', 'tokens',
+  'policies'] as const;
 export type KeyName = (typeof KEY_NAMES)[number];
 
 export interface QueueKeys {

@@ -7,8 +7,8 @@ import type { SharedClock } from '../clock.js';
 import { keyHash } from '../key-hash.js';
 import { IllegalStateError, InvalidArgumentError, describe } from '../errors.js';
 import { filledTracing, readOptions } from '../options.js';
-import type { SharedPolicy } from '../policy.js';
-import type { JobPage, JobQuery, JobView, Lease, QueueStats, RateLimit, TypeRateLimit } from '../types.js';
+import type { RetryPolicy, SharedPolicy } from '../policy.js';
+import type { JobPage, JobQuery, JobView, Lease, QueueStats, RateLimit, TypeRateLimit, TypeRetryPolicy } from '../types.js';
 import type { ScheduleOptions, ScheduleView } from '../schedule/spec.js';
 import { startScheduler, type Scheduler, type SchedulerOptions } from '../schedule/timer.js';
 import { parseJobId } from '../validate/job-id.js';
@@ -18,6 +18,7 @@ import { checkIntegerIn } from '../validate/numbers.js';
 import type { FailError, FailOptions } from '../validate/outcome.js';
 import { checkJobQuery, cursorAfter, parseCursor } from '../validate/query.js';
 import { checkRateLimit } from '../validate/rate-limit.js';
+import { checkRetryPolicy } from '../validate/retry-policy.js';
 import { checkSchedulerOptions } from '../validate/schedule.js';
 import type { FinishedOptions } from '../validate/waits.js';
 import { REDIS_QUEUE_OPTIONS, RedisJobQueue, type BatchOutcome, type Completion, type RedisQueueHandle, type RedisQueueOptions } from './queue.js';
@@ -320,6 +321,23 @@ export class PartitionedRedisQueue {
       max: each.reduce((sum, limits) => sum + (limits.find((limit) => limit.type === type)?.max ?? 0), 0),
       windowMillis,
     }));
+  }
+
+  /**
+   * Gives the jobs of `type` a RetryPolicy of their own in every partition
+   * (see RedisJobQueue#setRetryPolicy), one partition after the other: if
+   * this rejects, set it again.
+   */
+  async setRetryPolicy(type: string, policy: RetryPolicy | null): Promise<void> {
+    this.#assertOpen();
+    const checked = checkRetryPolicy(type, policy);
+    for (const part of this.#parts) await part.setRetryPolicy(type, checked);
+  }
+
+  /** Every job type's own retry policy, as partition 0 holds them. */
+  async retryPolicies(): Promise<TypeRetryPolicy[]> {
+    this.#assertOpen();
+    return this.#parts[0]!.retryPolicies();
   }
 
   /** Adds or replaces a repeatable job (see JobQueue#schedule). Schedules live in partition 0. */

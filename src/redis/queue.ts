@@ -1,8 +1,8 @@
 import { clockFromShare, shareClock, systemClock, type SharedClock, type TimeSource } from '../clock.js';
 import { IllegalStateError, InvalidArgumentError, describe, refusalError, type JobQueueError } from '../errors.js';
 import { fillOptions, filledTracing, readCallers, readOptions, type JobQueueOptions, type RetainOptions, type TracingOptions } from '../options.js';
-import { policyFromShare, sharePolicy, type RetryPolicy, type SharedPolicy } from '../policy.js';
-import { byType, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit } from '../types.js';
+import { RetryPolicy, policyFromShare, sharePolicy, type Jitter, type SharedPolicy } from '../policy.js';
+import { byType, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy } from '../types.js';
 import { readNow, checkTimeSource } from '../validate/clock.js';
 import { checkPolicy, checkQueueName } from '../validate/construction.js';
 import { parseJobId } from '../validate/job-id.js';
@@ -12,6 +12,7 @@ import { checkIntegerIn } from '../validate/numbers.js';
 import { checkFailure, resultText, type FailError, type FailOptions } from '../validate/outcome.js';
 import { checkJobQuery, cursorAfter } from '../validate/query.js';
 import { checkRateLimit } from '../validate/rate-limit.js';
+import { checkRetryPolicy } from '../validate/retry-policy.js';
 import { checkSchedule, checkScheduleName, checkSchedulerOptions } from '../validate/schedule.js';
 import { checkTimeout, type FinishedOptions } from '../validate/waits.js';
 import {
@@ -651,6 +652,34 @@ export class RedisJobQueue {
       limits.push({ type: pairs[i]!, max: max!, windowMillis: windowMillis! });
     }
     return limits.sort(byType);
+  }
+
+  /**
+   * Gives the jobs of `type` a RetryPolicy of their own, for every client of
+   * the queue in every process; `null` removes it. A job submitted while its
+   * type has one takes its `maxAttempts` (unless submit gave the job its
+   * own); each failed attempt of a job of `type` waits the type's backoff
+   * while it has one, else the calling client's policy's. Kept in Redis, in
+   * the queue's hash tag.
+   */
+  async setRetryPolicy(type: string, policy: RetryPolicy | null): Promise<void> {
+    this.#assertOpen();
+    const checked = checkRetryPolicy(type, policy);
+    const text = checked === null ? '' : `${checked.maxAttempts},${checked.baseBackoffMillis},${checked.maxBackoffMillis},${checked.jitter}`;
+    await this.#run('setRetryPolicy', [type, text], '');
+  }
+
+  /** Every job type's own retry policy, by type. */
+  async retryPolicies(): Promise<TypeRetryPolicy[]> {
+    this.#assertOpen();
+    const [, fields] = await this.#run('retryPolicies', [], '');
+    const pairs = fields as string[];
+    const policies: TypeRetryPolicy[] = [];
+    for (let i = 0; i < pairs.length; i += 2) {
+      const [maxAttempts, base, max, jitter] = pairs[i + 1]!.split(',');
+      policies.push({ type: pairs[i]!, policy: new RetryPolicy(Number(maxAttempts), Number(base), Number(max), { jitter: jitter as Jitter }) });
+    }
+    return policies.sort(byType);
   }
 
   /**

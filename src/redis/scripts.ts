@@ -76,6 +76,8 @@ const COMMAND_FILES = {
   resume: 'resume',
   setRateLimit: 'set-rate-limit',
   rateLimits: 'rate-limits',
+  setRetryPolicy: 'set-retry-policy',
+  retryPolicies: 'retry-policies',
 } as const;
 
 export type Command = keyof typeof COMMAND_FILES;

@@ -8,7 +8,8 @@
   ARGV: the common arguments (includes/call.lua), then
     [OWN + 1] capacity: the most jobs the queue holds
     then 10 per job: type, payload, priority, runAt ('' for delay after now), delay, maxAttempts
-      (0: the policy's), key ('': none), keyTtl, timeout (0: the poll's), headers ('': none)
+      (0: its type's policy's if it has one, else the queue's), key ('': none), keyTtl, timeout (0: the poll's),
+      headers ('': none)
   Replies:
     { 0, n, n, ... }: each job's number (a key holder's for a job not stored); clients waiting for work are woken
     { CATCHING_UP }: the call brought the queue part of the way up to now (includes/catch-up.lua)
@@ -44,6 +45,8 @@ for _ = 1, excess do evictOldest() end
 local ids = { 0 }
 local seq = redis.call('INCRBY', K.jobSeq, count) - count
 local pending, ready, numbers = {}, {}, {}
+-- The maxAttempts of each type's own policy met in this call ('0': none), for its jobs without their own.
+local typeAttempts = {}
 for j = 1, total do
   local i = first + (j - 1) * WIDTH
   if repeats[j] then
@@ -56,8 +59,16 @@ for j = 1, total do
     local runAt = ARGV[i + 3]
     if runAt == '' then runAt = ARGV[i + 4] == '0' and nowText or num(now + tonumber(ARGV[i + 4])) end
     local key = jobKey(n)
+    local attempts = ARGV[i + 5]
+    if attempts == '0' and policied then
+      if not typeAttempts[ARGV[i]] then
+        local policy = typePolicy(ARGV[i])
+        typeAttempts[ARGV[i]] = policy and tostring(policy[1]) or '0'
+      end
+      attempts = typeAttempts[ARGV[i]]
+    end
     redis.call('HSET', key, 'type', ARGV[i], 'payload', ARGV[i + 1], 'priority', ARGV[i + 2],
-      'status', 'PENDING', 'attempts', 0, 'runAt', runAt, 'maxAttempts', ARGV[i + 5])
+      'status', 'PENDING', 'attempts', 0, 'runAt', runAt, 'maxAttempts', attempts)
     if ARGV[i + 6] ~= '' then
       redis.call('HSET', key, 'key', ARGV[i + 6], 'keyTtl', ARGV[i + 7])
       redis.call('HSET', K.keys, ARGV[i + 6], n)

@@ -43,8 +43,8 @@ local budget, holdBudget
 -- The queue's state hash (K.state, see keys.ts) as the call found it, and as the call changes it: the
 -- clock the ready index is exact for (nil: none yet), when something next falls due (nil: not known,
 -- catch up in full), the sweep in progress (nil: none), the pause, whether rate limits may hold jobs,
--- and the wake counter.
-local clock, due, sweepSaved, paused, limited, signal
+-- the wake counter, and whether some job type has a retry policy of its own (K.policies).
+local clock, due, sweepSaved, paused, limited, signal, policied
 
 -- A queue of data model 1 (no K.state: its clock, sweep, pause and wake counter in keys of their own)
 -- converted in place, atomically, by the first call that finds it: those move into K.state, whose flags
@@ -56,7 +56,7 @@ local function migrate()
     redis.call('EXISTS', K.paused) == 1 and '1' or false,
     (redis.call('EXISTS', K.limits) == 1 or redis.call('EXISTS', K.held) == 1) and '1' or false,
     redis.call('EXISTS', K.listing) == 1 and '1' or false,
-    redis.call('GET', K.signal), sweep[1], sweep[2], sweep[3], sweep[4], sweep[5] }
+    redis.call('GET', K.signal), sweep[1], sweep[2], sweep[3], sweep[4], sweep[5], false }
   local fields = { 'version', 'clock', 'due', 'paused', 'limited', 'listed', 'signal', 'sweepMin', 'sweepMax', 'sweepOffset', 'sweepAdd', 'sweepTo' }
   local values = {}
   for i, field in ipairs(fields) do
@@ -95,13 +95,14 @@ local function begin(KEYS, ARGV)
   sortables = {}
   budget, holdBudget = CATCH_UP_BATCH, CATCH_UP_BATCH
   -- One read for what every call consults: the flags and the catch-up's clock and next due time.
-  local f = redis.call('HMGET', K.state, 'version', 'clock', 'due', 'paused', 'limited', 'listed', 'signal', 'sweepMin', 'sweepMax', 'sweepOffset', 'sweepAdd', 'sweepTo')
+  local f = redis.call('HMGET', K.state, 'version', 'clock', 'due', 'paused', 'limited', 'listed', 'signal', 'sweepMin', 'sweepMax', 'sweepOffset', 'sweepAdd', 'sweepTo',
+    'policies')
   if f[1] == false then f = migrate() end
   -- A newer leasehold's layout: nothing here may read or write it.
   if f[1] ~= DATA_MODEL then return { Refusal.NewerDataModel } end
   clock, due = tonumber(f[2]), nil
   if f[3] == 'none' then due = math.huge elseif f[3] then due = tonumber(f[3]) end
-  paused, limited, listed, signal = f[4] == '1', f[5] == '1', f[6] == '1', f[7] or '0'
+  paused, limited, listed, signal, policied = f[4] == '1', f[5] == '1', f[6] == '1', f[7] or '0', f[13] == '1'
   sweepSaved = nil
   if f[8] then sweepSaved = { f[8], f[9], tonumber(f[10]), f[11] == '1', f[12] } end
 end

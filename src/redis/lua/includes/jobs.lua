@@ -16,17 +16,32 @@ local function enqueue(n, key, runAt)
   if runAt <= now then redis.call('ZADD', K.ready, 0, readyMember(key, n)) else dueBy(runAt) end
 end
 
--- The Lua twin of RetryPolicy.backoffAfter, with the client's seed for jitter.
-local function backoffAfter(attempt)
-  local delay = maxBackoff
-  if baseBackoff == 0 then delay = 0
-  elseif attempt - 1 < 64 then delay = math.min(maxBackoff, baseBackoff * 2 ^ (attempt - 1)) end
-  if jitter == 'full' then return math.floor(math.random() * (delay + 1)) end
-  if jitter == 'equal' then
+-- The Lua twin of RetryPolicy.backoffAfter, with the client's seed for jitter: of the policy
+-- `policy` (typePolicy's) or, nil, of the queue's.
+local function backoffAfter(attempt, policy)
+  local base, cap, spread = baseBackoff, maxBackoff, jitter
+  if policy then base, cap, spread = policy[2], policy[3], policy[4] end
+  local delay = cap
+  if base == 0 then delay = 0
+  elseif attempt - 1 < 64 then delay = math.min(cap, base * 2 ^ (attempt - 1)) end
+  if spread == 'full' then return math.floor(math.random() * (delay + 1)) end
+  if spread == 'equal' then
     local half = math.ceil(delay / 2)
     return half + math.floor(math.random() * (delay - half + 1))
   end
   return delay
+end
+
+-- The retry policy of its own that jobs of `jobType` have, as { maxAttempts, baseBackoff, maxBackoff,
+-- jitter }; nil if it has none. A queue whose types have none (not policied) reads nothing.
+local function typePolicy(jobType)
+  if not policied then return nil end
+  local text = redis.call('HGET', K.policies, jobType)
+  if not text then return nil end
+  local a, b, c, d = string.match(text, '^(%d+),(%d+),(%d+),(%a+)$')
+  -- Only setRetryPolicy writes K.policies; text of another shape is no policy.
+  if not a then return nil end
+  return { tonumber(a), tonumber(b), tonumber(c), d }
 end
 
 -- Jobs moved into SUCCEEDED, DEAD or CANCELLED: their numbers, comma-separated, on the channel
@@ -49,10 +64,11 @@ local function failAttempt(n, key, failedAt, err, permanent)
   redis.call('ZREM', K.leases, n)
   redis.call('HDEL', K.tokens, n)
   unlist(K.runningNums, { n })
-  local f = redis.call('HMGET', key, 'attempts', 'maxAttempts', 'key')
+  local f = redis.call('HMGET', key, 'attempts', 'maxAttempts', 'key', 'type')
   local attempts = tonumber(f[1])
   if not permanent and attempts < attemptLimit(f[2]) then
-    local runAt = failedAt + backoffAfter(attempts)
+    -- Its attempts were fixed at its submit (its own, or its type's policy's then); its backoff is its type's now.
+    local runAt = failedAt + backoffAfter(attempts, typePolicy(f[4]))
     redis.call('HSET', key, 'status', 'PENDING', 'runAt', num(runAt), 'lastError', err)
     enqueue(n, key, runAt)
   else
