@@ -10,7 +10,8 @@
  * - listing in use: `jobs()` was called once before the run, so the queue
  *   keeps its listing index up to date through every move;
  * - a rate limit on another type: every poll then takes the queue's lock;
- * - a schedule defined (none due): nothing on the job path reads schedules.
+ * - a schedule defined (none due): nothing on the job path reads schedules;
+ * - a retry policy of the job's own type: each submit reads it under the lock it holds anyway.
  *
  * A last table times one `jobs()` page (100 SUCCEEDED jobs of 100k, and the
  * one DEAD job among them) on a queue that lists.
@@ -72,11 +73,17 @@ const CASES: readonly FeatureCase[] = [
     prepare: (queue) => void queue.schedule('digest', { everyMillis: 3_600_000, type: 'email' }),
     cycle: plainCycle,
   },
+  {
+    name: "a retry policy: set on the job's own type",
+    listed: false,
+    prepare: (queue) => queue.setRetryPolicy('noop', new RetryPolicy(5, 100, 1_000)),
+    cycle: plainCycle,
+  },
 ];
 
 export const features: Suite = {
   id: 'features',
-  title: `job features: what a result, a key, listing, a rate limit and a schedule cost per submit → poll → complete`,
+  title: `job features: what a result, a key, listing, a rate limit, a schedule and a type's retry policy cost per submit → poll → complete`,
   config: {
     'features: queue': `capacity ${CAPACITY.toLocaleString('en-US')}, full of finished jobs (each submit evicts one), one queue per case`,
     'features: job': 'type "noop", payload "x", priority 0, runAt now',
