@@ -4,7 +4,7 @@ import { IllegalStateError, JournalWriteError, refusalError } from '../errors.js
 import type { Journal, Synchronous } from '../journal/journal.js';
 import type { FilledOptions } from '../options.js';
 import type { RetryPolicy } from '../policy.js';
-import { step, AWAITS_COMMIT, FINISH_RING, type JournalNotes, JOURNAL_RELEASED, LEASE_RING, LockLost, Maintenance, MAINTENANCE_ROW, Mover, NOTHING_TO_UNDO, type QueueMemory, type Undo, WorkerPath } from '../shm/core.js';
+import { step, AWAITS_COMMIT, FINISH_RING, type JournalNotes, JOURNAL_RELEASED, LEASE_RING, LockLost, Maintenance, MAINTENANCE_ROW, Mover, NO_ROW, NOTHING_TO_UNDO, type QueueMemory, type Undo, WorkerPath } from '../shm/core.js';
 import { readNow } from '../validate/clock.js';
 
 /** This thread's connection to the queue's journal; the opening thread's also holds the ownership. */
@@ -100,7 +100,7 @@ export class QueueContext {
    */
   #takeRow(): void {
     const row = this.memory.rows.acquire();
-    if (row < 0) return;
+    if (row === NO_ROW) return;
     const mover = new Mover(this.memory, row);
     this.core.mover = mover;
     this.worker = new WorkerPath(this.memory, mover, this.core, this.time, this.journal === undefined ? undefined : this.core.notes);

@@ -1,4 +1,4 @@
-import { step, ATTENTION, CLASS_OF_NAME, classOf, FREE, type JobRecord, type ListingIndex, type Maintenance, NAME_OF_STATUS, RUNNING, type TreeWalk, WORKER_ATTENTION } from '../shm/core.js';
+import { step, ATTENTION, CLASS_OF_NAME, classOf, FREE, type JobRecord, type ListingIndex, type Maintenance, NAME_OF_STATUS, NOT_MAPPED, RUNNING, type TreeWalk, WORKER_ATTENTION } from '../shm/core.js';
 import { JobStatus, type JobPage, type JobView, type QueueStats } from '../types.js';
 import { JournalWriteError } from '../errors.js';
 import { parseJobId } from '../validate/job-id.js';
@@ -36,7 +36,7 @@ export class Reads {
     // now is what a locked read would see.
     if ((step.load(lockWords, ATTENTION) & WORKER_ATTENTION) === 0 && memory.nothingDueAt(now) && !memory.holderBehind(now)) {
       const slot = jobMap.get(jobNum);
-      const record = slot < 0 ? undefined : ctx.core.records.read(slot);
+      const record = slot === NOT_MAPPED ? undefined : ctx.core.records.read(slot);
       // A lease run out that no catch-up expired yet (its claim is still in flight): the locked read expires it.
       const lapsed = record !== undefined && record.status === RUNNING && !(now < record.leaseUntil);
       if (record !== undefined && record.jobNum === jobNum && record.status !== FREE && !lapsed) return toView(record);

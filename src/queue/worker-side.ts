@@ -1,5 +1,5 @@
 import { JournalWriteError, refusalError } from '../errors.js';
-import { AWAITS_COMMIT, LockLost, type Maintenance, PAUSED, POLL_ATTENTION, POLL_FROZEN, SLOW, WORKER_ATTENTION } from '../shm/core.js';
+import { AWAITS_COMMIT, LockLost, type Maintenance, NOT_MAPPED, PAUSED, POLL_ATTENTION, POLL_FROZEN, SLOW, UNREAD, WORKER_ATTENTION } from '../shm/core.js';
 import type { Lease } from '../types.js';
 import { parseJobId } from '../validate/job-id.js';
 import { checkLeaseMillis, checkWorkerId } from '../validate/lease.js';
@@ -32,8 +32,8 @@ export class WorkerSide {
   windowOpensAt = Infinity;
   /** The worker id the last poll checked: a worker loop polls with one id, checked once. At first none (no argument is this symbol). */
   #workerId: unknown = NONE_CHECKED;
-  /** Its number in the worker table, once this thread knows it (-1: not yet; see NameTable#known). */
-  #workerNumber = -1;
+  /** Its number in the worker table, once this thread knows it (UNREAD: not yet; see NameTable#known). */
+  #workerNumber = UNREAD;
 
   constructor(ctx: QueueContext) {
     this.#ctx = ctx;
@@ -46,7 +46,7 @@ export class WorkerSide {
     const now = ctx.now();
     const worker = ctx.worker;
     const workerNumber = this.#numberOf(workerId);
-    if (workerNumber >= 0 && this.#fastPath(now, POLL_ATTENTION)) {
+    if (workerNumber !== UNREAD && this.#fastPath(now, POLL_ATTENTION)) {
       const slot = worker.pollLockFree(workerNumber, leaseMillis, now);
       ctx.memory.rows.leave(worker.row);
       if (slot >= 0) return ctx.core.records.lease(worker.draft);
@@ -150,9 +150,9 @@ export class WorkerSide {
     const worker = ctx.worker;
     const workerNumber = this.#numberOf(workerId);
     // With a result: under the lock (see complete).
-    if (text === null && workerNumber >= 0 && this.#fastPath(now, POLL_ATTENTION)) {
+    if (text === null && workerNumber !== UNREAD && this.#fastPath(now, POLL_ATTENTION)) {
       const slot = ctx.memory.jobMap.get(jobNum);
-      const refused = slot < 0 ? SLOW : worker.complete(slot, jobNum, token, now);
+      const refused = slot === NOT_MAPPED ? SLOW : worker.complete(slot, jobNum, token, now);
       const next = refused === 0 && worker.ready() ? worker.pollLockFree(workerNumber, leaseMillis, now) : -1;
       ctx.memory.rows.leave(worker.row);
       if (next >= 0) return ctx.core.records.lease(worker.draft);
@@ -176,7 +176,7 @@ export class WorkerSide {
     const now = ctx.now();
     if (this.#fastPath(now, WORKER_ATTENTION)) {
       const slot = ctx.memory.jobMap.get(jobNum);
-      const result = slot < 0 ? SLOW : ctx.worker.extendLockFree(slot, jobNum, token, leaseMillis, now);
+      const result = slot === NOT_MAPPED ? SLOW : ctx.worker.extendLockFree(slot, jobNum, token, leaseMillis, now);
       ctx.memory.rows.leave(ctx.worker.row);
       if (result === 0) return ctx.worker.extendedUntil;
       if (result !== SLOW) throw refusalError(result, jobId, ctx.options.capacity);
@@ -213,7 +213,7 @@ export class WorkerSide {
     const ctx = this.#ctx;
     if (!this.#fastPath(now, WORKER_ATTENTION)) return SLOW;
     const slot = ctx.memory.jobMap.get(jobNum);
-    const result = slot < 0 ? SLOW : ctx.worker.complete(slot, jobNum, token, now);
+    const result = slot === NOT_MAPPED ? SLOW : ctx.worker.complete(slot, jobNum, token, now);
     ctx.memory.rows.leave(ctx.worker.row);
     return result;
   }
@@ -269,9 +269,9 @@ export class WorkerSide {
     return this.#ctx.memory.lockWords[PAUSED] !== 0;
   }
 
-  /** The number of `workerId`, the id the last poll checked, in the worker table: -1 until this thread knows it (adding it needs the lock). */
+  /** The number of `workerId`, the id the last poll checked, in the worker table: UNREAD until this thread knows it (adding it needs the lock). */
   #numberOf(workerId: string): number {
-    if (this.#workerNumber < 0) this.#workerNumber = this.#ctx.memory.workerNames.known(workerId);
+    if (this.#workerNumber === UNREAD) this.#workerNumber = this.#ctx.memory.workerNames.known(workerId);
     return this.#workerNumber;
   }
 
@@ -281,7 +281,7 @@ export class WorkerSide {
     if (workerId !== this.#workerId) {
       checkWorkerId(workerId);
       this.#workerId = workerId;
-      this.#workerNumber = -1;
+      this.#workerNumber = UNREAD;
     }
     checkLeaseMillis(leaseMillis);
     // Read before polling: work that arrives after this point wakes `waitForWork`.

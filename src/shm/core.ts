@@ -43,6 +43,9 @@ export {
 export { QueueMemory } from './queue-memory.js';
 export { NAME_OF_STATUS, countedChunks, type JobRecord } from './records.js';
 export { CLASS_OF_NAME, classOf, type ListingIndex, type TreeWalk } from './tables/listing.js';
+export { NOT_MAPPED } from './tables/jobmap.js';
+export { UNREAD } from './tables/names.js';
+export { NO_ROW } from './tables/rows.js';
 export { POLL_FROZEN } from './tables/ready.js';
 export { ScheduleTable } from './tables/schedule-table.js';
 export { SharedFinishWaits } from './protocol/finishes.js';

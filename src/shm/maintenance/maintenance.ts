@@ -21,7 +21,7 @@ import { assertHeld } from '../protocol/lock-held.js';
 import { Filing } from './filing.js';
 import { JournalNotes } from '../journal/journal-notes.js';
 import { HeldJobs } from './held-jobs.js';
-import { Room } from './room.js';
+import { NONE_FROZEN, Room } from './room.js';
 import { JobMoves } from '../moves/job-moves.js';
 import { Placement } from '../moves/place.js';
 import { failNow } from '../moves/fail.js';
@@ -32,6 +32,7 @@ import { restoreEvicted, undoMoves } from '../moves/undo.js';
 import { Rebuilder } from './rebuild.js';
 import { CatchUp } from './catch-up.js';
 import { LockedReads } from './locked-reads.js';
+import { NOT_MAPPED } from '../tables/jobmap.js';
 
 
 /**
@@ -198,7 +199,7 @@ export class Maintenance implements LockHolder {
   keyHolder(key: string, now: number): number {
     const { keyMap, slots } = this.#m;
     const slot = keyMap.find(key, keyHash(key));
-    if (slot < 0) return KEY_FREE;
+    if (slot === NOT_MAPPED) return KEY_FREE;
     const status = statusOf(this.catchUp.settledWord(slot, now));
     if (status === FREE) return KEY_FREE;
     if (this.notes.frozen(slot)) return this.notes.awaitCommitOf(slot);
@@ -234,7 +235,7 @@ export class Maintenance implements LockHolder {
   /** A refusal for room stands, unless a finished job frozen by its commit in flight makes the room once durable: AWAITS_COMMIT (see Room#frozenSlot). */
   #refusalOrAwait(refusal: number): number {
     const frozen = this.room.frozenSlot;
-    return refusal < 0 && frozen >= 0 ? this.notes.awaitCommitOf(frozen) : refusal;
+    return refusal < 0 && frozen !== NONE_FROZEN ? this.notes.awaitCommitOf(frozen) : refusal;
   }
 
   /**
@@ -276,8 +277,8 @@ export class Maintenance implements LockHolder {
     if (n > header[JOB_SEQ]!) return Refusal.NotFound;
     const slot = jobMap.get(n);
     // A BUSY word is a job mid-move (never a free slot: only the holder places jobs).
-    const word = slot >= 0 ? slots.word(slot) : 0;
-    return slot >= 0 && slots.jobNums[slot] === n && (isBusy(word) || statusOf(word) !== FREE) ? slot : Refusal.Evicted;
+    const word = slot !== NOT_MAPPED ? slots.word(slot) : 0;
+    return slot !== NOT_MAPPED && slots.jobNums[slot] === n && (isBusy(word) || statusOf(word) !== FREE) ? slot : Refusal.Evicted;
   }
 
   /** 0 if `token` is the slot's current, valid lease (leases due are expired by `prepare`), else StaleLease. */

@@ -13,6 +13,9 @@ import { evictJob } from '../moves/evict.js';
 import { countedChainBytes } from '../records.js';
 import type { Retention } from './retention.js';
 
+/** What Room#frozenSlot holds when no eviction passed over a frozen job. */
+export const NONE_FROZEN = -1;
+
 /** How room is looked at again before a refusal, at one instant: the holder's `settle` (see CatchUp#settle). */
 export interface Settler {
   settle(now: number): boolean;
@@ -55,7 +58,7 @@ export class Room {
    * jobs oldest first — but only if that will succeed: a refusal evicts nothing.
    */
   makeRoom(chunks: number, jobs: number): number {
-    this.frozenSlot = -1;
+    this.frozenSlot = NONE_FROZEN;
     const refusal = this.#roomNow(chunks, jobs);
     if (refusal === 0 || this.#settlingForRoom) return refusal;
     // Before a refusal: a lock-free complete in flight may have finished a job whose finish-ring entry
@@ -75,12 +78,12 @@ export class Room {
   /**
    * After a refusal of makeRoom: the slot of a finished job an eviction passed
    * over because its commit is in flight (see Frozen jobs in layout.ts), or
-   * -1. Once that commit is durable the job can be evicted, so a submit waits
+   * NONE_FROZEN. Once that commit is durable the job can be evicted, so a submit waits
    * for it rather than refuse: the call that finished the job took effect
    * before this one (keeps the journaled queue linearizable; the scheduler
    * found a QueueFullError beside a complete in flight).
    */
-  frozenSlot = -1;
+  frozenSlot = NONE_FROZEN;
 
   /** makeRoom without waiting for lock-free calls in flight. */
   #roomNow(chunks: number, jobs: number): number {
@@ -214,7 +217,7 @@ export class Room {
       if (slots.word(slot) !== word) continue;
       if (this.#notes.frozen(slot)) {
         frozen.push(finishSeq, finishedAt, slot, word);
-        if (this.frozenSlot < 0) this.frozenSlot = slot;
+        if (this.frozenSlot === NONE_FROZEN) this.frozenSlot = slot;
         continue;
       }
       evictJob(this.#m, this.#notes, this.#holder.mover, this, this.#record, slot, word);

@@ -5,6 +5,7 @@ import { parseJobId } from '../../validate/job-id.js';
 import { DELAYED, FINISH_NOTICES, FINISH_TICKET, FINISH_WAITERS, READY, RUNNING, isBusy, statusOf } from '../memory/layout.js';
 import type { QueueMemory } from '../queue-memory.js';
 import type { TimeSource } from '../../clock.js';
+import { NOT_MAPPED } from '../tables/jobmap.js';
 
 /**
  * The words `finished(jobId)` sleeps on: FINISH_NOTICES, which a move into
@@ -154,7 +155,7 @@ export function mayHaveFinished(memory: QueueMemory, jobId: string, now: number)
   }
   const { jobMap, slots } = memory;
   const slot = jobMap.get(jobNum);
-  if (slot < 0) return true;
+  if (slot === NOT_MAPPED) return true;
   const word = slots.word(slot);
   if (isBusy(word) || slots.jobNums[slot] !== jobNum) return true;
   const status = statusOf(word);

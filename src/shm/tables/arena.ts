@@ -3,6 +3,9 @@ import {
   INITIAL_ARENA_BYTES, ARENA_BUMP, ARENA_FREE_COUNT, ARENA_FREE_HEAD, CHUNK_BYTES, CHUNK_DATA_BYTES, CHUNK_NEXT_BYTES, ERROR_LENGTH_BYTES, FIRST_CHUNK,
 } from '../memory/layout.js';
 
+
+/** What `store` answers when the arena has too few free chunks for the string. */
+export const NO_ROOM = -1;
 /** Room for a counted chain's length, written over it once stored (see storeCounted); one byte per character. */
 const LENGTH_ROOM = '\0'.repeat(ERROR_LENGTH_BYTES);
 
@@ -104,8 +107,8 @@ export class Arena {
 
   /**
    * Stores `first` and then `second` as one chain of `byteCount` bytes;
-   * returns its first chunk, 0 for no bytes at all, or -1 if there are not
-   * enough free chunks (then nothing was taken).
+   * returns its first chunk, 0 for no bytes at all, or NO_ROOM if there are
+   * not enough free chunks (then nothing was taken).
    */
   store(byteCount: number, first: string, second = ''): number {
     return this.#store(byteCount, first, second, second === '');
@@ -115,7 +118,7 @@ export class Arena {
   #store(byteCount: number, first: string, second: string, mayKeep: boolean): number {
     const count = Arena.chunksFor(byteCount);
     if (count === 0) return 0;
-    if (count > this.freeChunks) return -1;
+    if (count > this.freeChunks) return NO_ROOM;
     if (count === 1) {
       // The common case, a short job, is kept (exclusive) or encoded straight into its chunk.
       const chunk = this.#take();

@@ -1,5 +1,8 @@
 import type { SlotTable } from './slots.js';
 
+
+/** What a lookup in the job map or the key map answers when no entry holds what it looks for. */
+export const NOT_MAPPED = -1;
 /**
  * Job number → slot. Job `n` is looked for first in its home slot,
  * `(n - 1) % capacity`: a fresh queue's bump allocation puts it there, and so
@@ -43,7 +46,7 @@ export class JobMap {
     this.#shift = 32 - Math.log2(entries.length);
   }
 
-  /** The slot of job `n` (whose record may be FREE by now, if the job was evicted from its home slot), or -1. */
+  /** The slot of job `n` (whose record may be FREE by now, if the job was evicted from its home slot), or NOT_MAPPED. */
   get(n: number): number {
     const home = this.#homeSlot(n);
     if (this.#numOf(home) === n) return home;
@@ -51,10 +54,10 @@ export class JobMap {
     // Bounded by the table size: a hint is never trusted to hold an empty entry.
     for (let i = this.#home(n), probes = 0; probes <= this.#mask; i = (i + 1) & this.#mask, probes++) {
       const entry = m[i]!;
-      if (entry === 0) return -1;
+      if (entry === 0) return NOT_MAPPED;
       if (this.#numOf(entry - 1) === n) return entry - 1;
     }
-    return -1;
+    return NOT_MAPPED;
   }
 
   set(n: number, slot: number): void {

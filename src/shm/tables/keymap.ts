@@ -3,6 +3,7 @@ import * as step from '../memory/steps.js';
 import { elementsIn, growTo } from '../memory/growth.js';
 import { KEY_ENTRY_FIELDS, KEY_ENTRY_HASH, KEY_ENTRY_SLOT, mapEntries } from '../memory/layout.js';
 import type { SlotTable } from './slots.js';
+import { NOT_MAPPED } from './jobmap.js';
 
 /**
  * Idempotent key → the slot of the job that holds it: open addressing with
@@ -84,10 +85,10 @@ export class KeyMap {
     return this.#arena.readCounted(this.#slots.keyRefs[slot]!);
   }
 
-  /** The slot whose entry holds `key` (its hash `hash`), or -1. */
+  /** The slot whose entry holds `key` (its hash `hash`), or NOT_MAPPED. */
   find(key: string, hash: number): number {
     const at = this.#entryOf(key, hash);
-    return at < 0 ? -1 : this.#m[at + KEY_ENTRY_SLOT]! - 1;
+    return at === NOT_MAPPED ? NOT_MAPPED : this.#m[at + KEY_ENTRY_SLOT]! - 1;
   }
 
   /** Makes `slot` the holder of `key`: its entry now, replacing an older holder's. */
@@ -137,13 +138,13 @@ export class KeyMap {
     this.#table().fill(0);
   }
 
-  /** The index in the table of `key`'s entry, or -1. */
+  /** The index in the table of `key`'s entry, or NOT_MAPPED. */
   #entryOf(key: string, hash: number): number {
     const m = this.#table();
     for (let i = this.#home(hash); ; i = (i + 1) & this.#mask) {
       const at = i * KEY_ENTRY_FIELDS;
       const entry = m[at + KEY_ENTRY_SLOT]!;
-      if (entry === 0) return -1;
+      if (entry === 0) return NOT_MAPPED;
       if (m[at + KEY_ENTRY_HASH] === hash && this.keyOf(entry - 1) === key) return at;
     }
   }

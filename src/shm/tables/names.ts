@@ -1,5 +1,8 @@
 import { NAME_BYTES, NAME_ENTRY_BYTES } from '../memory/layout.js';
 
+
+/** What `known` answers for a name whose entry this thread has not read (it may have none yet). */
+export const UNREAD = -1;
 /**
  * A table of strings stored once each in shared memory (see name tables in
  * layout.ts), so that a record names one with a small number: the worker ids
@@ -49,9 +52,9 @@ export class NameTable {
     return count + 1;
   }
 
-  /** The number of `name` if this thread has read its entry (0: it has none), else -1 (adding one needs the lock). */
+  /** The number of `name` if this thread has read its entry (0: it has none), else UNREAD (adding one needs the lock). */
   known(name: string): number {
-    return this.#numbers.get(name) ?? -1;
+    return this.#numbers.get(name) ?? UNREAD;
   }
 
   /** The name numbered `number`; null for 0 (none) or a number not in the table. */

@@ -25,6 +25,10 @@ export const FROZEN = -3;
 const HEAD_STEP = 16;
 /** Reads of LEVEL_SEQ a poll makes while the level table is being rewritten, before it looks at the lock (see #refreshOrder). */
 const REWRITE_SPINS = 64;
+/** What the polls (and a look at one level) answer when no ready job is due (or none could be claimed). */
+export const NOTHING_READY = -1;
+/** What a look for the level of a priority answers when it has none and no room to make one (the job goes to the overflow heap). */
+const NO_LEVEL = -1;
 /** What `poll` returns when it needs the lock (a claim needs a token block, or the level table stays mid-rewrite): the caller polls again under it. */
 export const POLL_ABORTED = -2;
 /** What `pollLocked` returns when the level table stays mid-rewrite through REWRITE_SPINS reads: the caller looks at the lock and polls again. */
@@ -94,14 +98,14 @@ export class ReadyIndex {
 
   // ── consumers, lock-free ───────────────────────────────────────────────
 
-  /** Claims the best ready job of the rings (not the overflow heap) through `claimer`; its slot, or -1. */
+  /** Claims the best ready job of the rings (not the overflow heap) through `claimer`; its slot, or NOTHING_READY. */
   poll(now: number, claimer: Claimer): number {
     if (!this.#refreshOrder(REWRITE_SPINS)) return POLL_ABORTED;
     for (let k = 0; k < this.#orderCount; k++) {
       const slot = this.#pollLevel(this.#order[k]!, now, claimer);
-      if (slot !== -1) return slot;
+      if (slot !== NOTHING_READY) return slot;
     }
-    return -1;
+    return NOTHING_READY;
   }
 
   /**
@@ -109,8 +113,8 @@ export class ReadyIndex {
    * head: an entry found stale, or claimed by another thread first, is passed
    * without going back to the head, so racing pollers spread over the ring
    * instead of piling on one entry. Every entry passed is one this poll saw
-   * invalid, so the head may move past it (`#advanceTo`). The slot, -1 if the
-   * level has nothing due, or POLL_ABORTED.
+   * invalid, so the head may move past it (`#advanceTo`). The slot,
+   * NOTHING_READY if the level has nothing due, or POLL_ABORTED.
    */
   #pollLevel(level: number, now: number, claimer: Claimer): number {
     const words = this.#levelWords;
@@ -121,7 +125,7 @@ export class ReadyIndex {
     // The entries below the tail were published by the tail's store. A level whose every entry this thread
     // has seen spent is passed on one read (most levels of a poll that takes a lower priority's job).
     let tail = access.load(words, base + LEVEL_TAIL);
-    if (((tail - cursor) | 0) <= 0) return -1;
+    if (((tail - cursor) | 0) <= 0) return NOTHING_READY;
     // Where this poll starts: the head, or past it where this thread has seen every entry spent.
     const head = access.load(words, base + LEVEL_HEAD);
     for (let at = ((cursor - head) | 0) > 0 ? cursor : head; ; at = (at + 1) | 0) {
@@ -151,12 +155,12 @@ export class ReadyIndex {
   /**
    * Notes that every entry before `at` is spent (claimed or stale: a word
    * never comes back), in this thread's cursor; the shared head follows in
-   * steps of HEAD_STEP, so that pollers do not write it on every claim. -1.
+   * steps of HEAD_STEP, so that pollers do not write it on every claim. NOTHING_READY.
    */
   #passed(level: number, head: number, at: number): number {
     this.#cursor[level] = at;
     if (((at - head) | 0) >= HEAD_STEP) this.#advanceTo(level, at);
-    return -1;
+    return NOTHING_READY;
   }
 
   /** Moves the head forward to `position` unless another thread moved it further already (a hint: only forward). */
@@ -174,7 +178,7 @@ export class ReadyIndex {
 
   /**
    * The first ring entry of `level` whose slot still holds its word and is
-   * due by `now` (in #peekSlot, #peekWord); its ring position, or -1. Stale
+   * due by `now` (in #peekSlot, #peekWord); its ring position, or NOTHING_READY. Stale
    * entries on the way are skipped for everyone.
    */
   #peek(level: number, now: number): number {
@@ -183,14 +187,14 @@ export class ReadyIndex {
     for (;;) {
       // The head and tail as they are now: the entries between them were published by the tail's store.
       const head = step.load(words, base + LEVEL_HEAD);
-      if (((step.load(words, base + LEVEL_TAIL) - head) | 0) <= 0) return -1;
+      if (((step.load(words, base + LEVEL_TAIL) - head) | 0) <= 0) return NOTHING_READY;
       const at = (level * this.#ringSize + (head & this.#mask)) * RING_FIELDS;
       // Racy: the entry is the holder's (published by the tail's store, I10), the runAt a mover's (checked by the word, I3).
       step.racyRead();
       const slot = this.#rings[at + RING_SLOT]!;
       const word = this.#rings[at + RING_WORD]!;
       if (this.#slots.word(slot) === word) {
-        if (this.#slots.runAts[slot]! > now) return -1;
+        if (this.#slots.runAts[slot]! > now) return NOTHING_READY;
         this.#peekSlot = slot;
         this.#peekWord = word;
         return head;
@@ -242,7 +246,7 @@ export class ReadyIndex {
 
   /**
    * Claims the best ready job of rings and overflow heap together (under the
-   * lock, when the overflow heap is not empty); its slot, -1, or
+   * lock, when the overflow heap is not empty); its slot, NOTHING_READY, or
    * POLL_REWRITING (the caller looks at the lock and polls again).
    */
   pollLocked(now: number, claimer: Claimer): number {
@@ -253,13 +257,13 @@ export class ReadyIndex {
       this.#syncOverflowBit();
       // Under the lock a rewrite in progress is a holder's taken for dead, still running: the caller looks at the lock.
       if (!this.#refreshOrder(REWRITE_SPINS)) return POLL_REWRITING;
-      let level = -1;
-      let head = -1;
-      for (let k = 0; k < this.#orderCount && head < 0; k++) {
+      let level = NO_LEVEL;
+      let head = NOTHING_READY;
+      for (let k = 0; k < this.#orderCount && head === NOTHING_READY; k++) {
         level = this.#order[k]!;
         head = this.#peek(level, now);
       }
-      const fromOverflow = overflow.size > 0 && (head < 0 || this.#overflowFirst(level, this.#peekSlot));
+      const fromOverflow = overflow.size > 0 && (head === NOTHING_READY || this.#overflowFirst(level, this.#peekSlot));
       if (fromOverflow) {
         const slot = overflow.top(ENTRY_SLOT);
         const word = overflow.top(ENTRY_WORD);
@@ -278,7 +282,7 @@ export class ReadyIndex {
         if (claimed) return slot;
         continue;
       }
-      if (head < 0) return -1;
+      if (head === NOTHING_READY) return NOTHING_READY;
       const slot = this.#peekSlot;
       const claim = claimer.tryClaim(slot, this.#peekWord);
       // Left at the head of its ring: the poll waits for its commit and looks again.
@@ -307,7 +311,7 @@ export class ReadyIndex {
     const slots = this.#slots;
     const priority = slots.priorities[slot]!;
     const level = this.#levelOf(priority);
-    if (level >= 0 && this.#append(level, slot, word)) return;
+    if (level !== NO_LEVEL && this.#append(level, slot, word)) return;
     const overflow = this.#overflow;
     if (overflow.full) this.#compactOverflow();
     overflow.push(-priority, slots.runAts[slot]!, slots.jobNums[slot]!, slot, word);
@@ -346,14 +350,14 @@ export class ReadyIndex {
     return true;
   }
 
-  /** The level of `priority`, made if it is new and there is room; -1 if there is none. */
+  /** The level of `priority`, made if it is new and there is room; NO_LEVEL if there is none. */
   #levelOf(priority: number): number {
     const lockWords = this.#lockWords;
     const keys = this.#keys;
     const count = this.#access.load(lockWords, LEVEL_COUNT);
     this.#reachLevels(count);
     for (let level = 0; level < count; level++) if (keys[level * LEVEL_KEYS + LEVEL_PRIORITY] === priority) return level;
-    return count >= LEVELS ? -1 : this.#addLevel(priority, count);
+    return count >= LEVELS ? NO_LEVEL : this.#addLevel(priority, count);
   }
 
   /** Makes level `count` for `priority`, in the polling order. Its own method: the sort's closure would make every `#levelOf` allocate its context. */

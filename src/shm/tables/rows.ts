@@ -8,6 +8,9 @@ import {
   RING_ENTRY_FIELDS, RING_ENTRY_SLOT, RING_ENTRY_WORD, RING_KEY, STATUS_COUNT, FINISH_RING, LEASE_RING,
 } from '../memory/layout.js';
 
+
+/** What `acquire` answers when every row is owned or revoked. */
+export const NO_ROW = -1;
 /** Which of a row's two rings: leases to expire, or finished jobs to evict. */
 export type RingKind = typeof LEASE_RING | typeof FINISH_RING;
 /** A ring's tail and drained words in its row (a test, not a lookup: this runs on every claim and complete). */
@@ -82,7 +85,7 @@ export class RowTable {
       this.#header[ROW_HIGH_WATER] = Math.max(this.highWater, row + 1);
       return row;
     }
-    return -1;
+    return NO_ROW;
   }
 
   /** The rows thread `exited` owns and left inside a lock-free call (odd CALL): for the holder to revoke, as the watch would after the queue's patience. */
