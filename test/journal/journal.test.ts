@@ -538,8 +538,10 @@ describe('eviction on reopen', () => {
 
 // ── ownership ────────────────────────────────────────────────────────────────
 
-/** A journal-owner.mjs child; resolves with its first stdout line. */
-function owner(mode: 'hold' | 'try' | 'race', path: string, ...more: string[]): { proc: ChildProcess; firstLine: Promise<string>; output: () => string } {
+/** A journal-owner.mjs child: its first stdout line, and `line(k)` its k-th (from 0), each bounded by a hang guard. */
+function owner(mode: 'hold' | 'try' | 'race', path: string, ...more: string[]): {
+  proc: ChildProcess; firstLine: Promise<string>; line(k: number): Promise<string>; output: () => string;
+} {
   const proc = spawn(process.execPath, [new URL('../fixtures/journal-owner.mjs', import.meta.url).pathname, mode, path, ...more], {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
@@ -551,16 +553,24 @@ function owner(mode: 'hold' | 'try' | 'race', path: string, ...more: string[]): 
   proc.stderr!.on('data', (chunk: string) => {
     err += chunk;
   });
-  const firstLine = new Promise<string>((resolve, reject) => {
-    proc.stdout!.on('data', (chunk: string) => {
-      out += chunk;
-      const nl = out.indexOf('\n');
-      if (nl >= 0) resolve(out.slice(0, nl));
-    });
-    proc.once('close', (code, signal) => reject(new Error(`journal-owner ${mode} ended (${code ?? signal}) before printing a line; stderr: ${err}`)));
+  proc.stdout!.on('data', (chunk: string) => {
+    out += chunk;
   });
-  firstLine.catch(() => undefined);
-  return { proc, firstLine: withTimeout(firstLine, 10_000, `journal-owner ${mode}`), output: () => out };
+  const line = (k: number): Promise<string> => {
+    const read = new Promise<string>((resolve, reject) => {
+      const look = () => {
+        const lines = out.split('\n');
+        if (lines.length > k + 1) resolve(lines[k]!);
+      };
+      look();
+      proc.stdout!.on('data', look);
+      proc.once('close', (code, signal) => reject(new Error(`journal-owner ${mode} ended (${code ?? signal}) before printing line ${k}; stderr: ${err}`)));
+    });
+    read.catch(() => undefined);
+    // A hang guard only: a loaded machine starts a process in seconds, not minutes.
+    return withTimeout(read, 120_000, `journal-owner ${mode}, line ${k}`);
+  };
+  return { proc, firstLine: line(0), line, output: () => out };
 }
 
 async function killAndWait(proc: ChildProcess): Promise<void> {
@@ -572,7 +582,8 @@ async function killAndWait(proc: ChildProcess): Promise<void> {
 
 interface TryResult { ok: boolean; name?: string; code?: string; message?: string; elapsedMillis: number }
 
-describe('one owner at a time', { timeout: 30_000 }, () => {
+// Hang guards only: each test waits on its processes by handshake, and a loaded machine starts a process in seconds.
+describe('one owner at a time', { timeout: 300_000 }, () => {
   it('refuses a second open in the same process at once with JournalBusyError naming the holder, and allows it after close', () => {
     const path = tempJournal();
     const clock = new ManualClock(T0);
@@ -663,9 +674,11 @@ describe('one owner at a time', { timeout: 30_000 }, () => {
         await holder.firstLine;
         await killAndWait(holder.proc);
       }
-      const goAt = String(Date.now() + 1_500);
-      const racers = Array.from({ length: 6 }, () => owner('race', path, goAt));
-      const results = await Promise.all(racers.map(async (r) => JSON.parse(await r.firstLine) as TryResult));
+      const racers = Array.from({ length: 6 }, () => owner('race', path));
+      // Every racer started and waiting, then all let go at once: none opens while another is still starting.
+      expect(await Promise.all(racers.map((r) => r.firstLine))).toEqual(Array(6).fill('ready'));
+      for (const r of racers) r.proc.stdin!.write('go\n');
+      const results = await Promise.all(racers.map(async (r) => JSON.parse(await r.line(1)) as TryResult));
       for (const r of racers) await killAndWait(r.proc);
       const winners = results.filter((r) => r.ok).length;
       expect(results.filter((r) => !r.ok && r.code !== 'ERR_JOURNAL_BUSY'), 'racers refused other than as busy').toEqual([]);
