@@ -57,7 +57,7 @@ for j = 1, total do
     if runAt == '' then runAt = ARGV[i + 4] == '0' and nowText or num(now + tonumber(ARGV[i + 4])) end
     local key = jobKey(n)
     redis.call('HSET', key, 'type', ARGV[i], 'payload', ARGV[i + 1], 'priority', ARGV[i + 2],
-      'status', 'PENDING', 'attempts', 0, 'runAt', runAt, 'maxAttempts', ARGV[i + 5])
+      'status', 'PENDING', 'attempts', 0, 'runAt', runAt, 'maxAttempts', ARGV[i + 5], 'submittedAt', nowText)
     if ARGV[i + 6] ~= '' then
       redis.call('HSET', key, 'key', ARGV[i + 6], 'keyTtl', ARGV[i + 7])
       redis.call('HSET', K.keys, ARGV[i + 6], n)

@@ -6,7 +6,7 @@ import type { QueueStats } from '../../types.js';
 import { Arena } from '../tables/arena.js';
 import {
   ATTEMPT_LIMIT, COMMIT_SUBMITTED, DEAD, DELAYED, ERROR_FAILED, FINISH_BASE, FINISH_TICKET, FREE, JOB_SEQ, LAST_NOW, LEASE_LENGTH, MAINTENANCE_ROW,
-  MOVES, READY, RUNNING, TOKEN_RESERVED, TOKEN_SEQ, isBusy, SLOT_HIGH_WATER, statusOf, type SlotStatus,
+  MOVES, READY, RUNNING, SUBMITTED_AT, TOKEN_RESERVED, TOKEN_SEQ, isBusy, SLOT_HIGH_WATER, statusOf, type SlotStatus,
 } from '../memory/layout.js';
 import type { QueueMemory } from '../queue-memory.js';
 import { Mover } from '../protocol/mover.js';
@@ -209,6 +209,7 @@ export class Maintenance implements MoveNotes, LockHolder {
     moves.newDraft(slot, num, job.type, typeNumber, job.typeBytes, job.payload, job.payloadBytes, job.priority, runAt);
     moves.setField(ATTEMPT_LIMIT, job.maxAttempts);
     moves.setField(LEASE_LENGTH, job.timeoutMillis);
+    moves.setField(SUBMITTED_AT, now);
     if (job.key !== null) moves.storeKey(job.key, job.keyBytes, job.keyTtlMillis);
     if (job.headersText !== null) moves.storeHeaders(job.headersText);
     if (this.#log !== undefined) moves.setField(MOVES, 1);
