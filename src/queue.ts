@@ -200,8 +200,8 @@ export class JobQueue {
       // The attempt died with its process and counts as failed, so a job that kills its process cannot loop forever.
       const retry = mayRetry(job.attempts, attemptLimit(job.maxAttempts, policy.maxAttempts));
       const runAt = retry ? now + (typePolicies.get(job.type) ?? policy).backoffAfter(job.attempts) : job.runAt;
-      // A job dead now finished now: a key it has is held keyTtl from here.
-      const finishedAt = !retry && job.key !== null ? now : job.finishedAt;
+      // A job dead now finished now (a key it has is held keyTtl from here); one to retry has not finished.
+      const finishedAt = retry ? null : now;
       Object.assign(job, { status: retry ? JobStatus.PENDING : JobStatus.DEAD, runAt, lastError: LEASE_LOST, leaseUntil: 0, moves: job.moves + 1, finishedAt });
     }
     journal.write({ inserts: [], updates: lost, evictions: dropped.map((job) => job.num) });

@@ -40,6 +40,12 @@ export interface Lease {
   readonly timeoutMillis: number | null;
   /** The job's headers (submit's `headers` option, and a traced queue's trace context); null when it has none. */
   readonly headers: Readonly<Record<string, string>> | null;
+  /**
+   * How long the job waited for this lease, in ms of the queue's clock: from
+   * when it was due (its runAt, or when it was submitted if that is later)
+   * to the lease's start (JobView's `startedAt`); 0 if the clock went back.
+   */
+  readonly waitMillis: number;
 }
 
 /** A snapshot of one job. */
@@ -68,6 +74,12 @@ export interface JobView {
   readonly timeoutMillis: number | null;
   /** The job's headers (submit's `headers` option, and a traced queue's trace context); null when it has none. */
   readonly headers: Readonly<Record<string, string>> | null;
+  /** When the job was accepted (epoch ms of the queue's clock); null only for a job a journal restored without it. */
+  readonly submittedAt: number | null;
+  /** When its latest lease began (the current one while RUNNING); null if never leased. release, expiry, a retry and retryDead keep it. */
+  readonly startedAt: number | null;
+  /** When it became SUCCEEDED, DEAD or CANCELLED; null while PENDING or RUNNING (retryDead clears it). */
+  readonly finishedAt: number | null;
 }
 
 export interface QueueStats {

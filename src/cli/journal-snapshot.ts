@@ -92,6 +92,9 @@ export class JournalSnapshot implements DashboardQueue {
       key: row.key,
       timeoutMillis: row.timeout === 0 ? null : row.timeout,
       headers: parsedHeaders(row.headers),
+      submittedAt: row.submittedAt,
+      startedAt: row.startedAt,
+      finishedAt: row.finishedAt,
     };
   }
 }

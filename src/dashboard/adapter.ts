@@ -131,7 +131,7 @@ export class LeaseholdBoardAdapter extends BaseAdapter {
 
   /**
    * "Clean" of the waiting or delayed tab cancels every job on it (they stay,
-   * CANCELLED; there is no submit time to apply the grace to). Finished jobs
+   * CANCELLED; the board's grace period is not applied). Finished jobs
    * are not deleted: leasehold keeps them until capacity evicts them.
    */
   clean(status: JobCleanStatus): Promise<void> {

@@ -75,10 +75,11 @@ export class BoardJob implements QueueJob {
       data: payloadData(view.payload),
       progress: 0,
       attemptsMade: view.attempts,
-      // leasehold keeps no submit, start or finish time: the board's time column shows the job's runAt.
-      timestamp: view.nextRunAt,
-      processedOn: null,
-      finishedOn: null,
+      // The board needs a number: a job restored from a journal that kept no submit time shows its runAt.
+      timestamp: view.submittedAt ?? view.nextRunAt,
+      // The latest lease's start (kept through a retry or a release, as bull-board keeps a retried job's); its finish.
+      processedOn: view.startedAt,
+      finishedOn: view.finishedAt,
       processedBy: view.workerId,
       failedReason: view.lastError ?? '',
       stacktrace: null,

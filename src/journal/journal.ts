@@ -48,17 +48,17 @@ export class Journal implements MoveLog {
     this.#path = path;
     this.#insert = db.prepare(
       `INSERT INTO jobs (num, type, payload, priority, status, attempts, run_at, last_error, token, lease_until, finish_seq, worker_id, moves, max_attempts,
-       result, idem_key, key_ttl, finished_at, timeout_millis, headers)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       result, idem_key, key_ttl, finished_at, timeout_millis, headers, submitted_at, started_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (num) DO UPDATE SET status = excluded.status, attempts = excluded.attempts, run_at = excluded.run_at,
        last_error = excluded.last_error, token = excluded.token, lease_until = excluded.lease_until,
        finish_seq = excluded.finish_seq, worker_id = excluded.worker_id, moves = excluded.moves, result = excluded.result,
-       finished_at = excluded.finished_at
+       finished_at = excluded.finished_at, started_at = excluded.started_at
        WHERE excluded.moves > jobs.moves`,
     );
     this.#update = db.prepare(
       `UPDATE jobs SET status = ?, attempts = ?, run_at = ?, last_error = ?, token = ?, lease_until = ?, finish_seq = ?, worker_id = ?, moves = ?,
-       result = ?, finished_at = ? WHERE num = ? AND moves < ?`,
+       result = ?, finished_at = ?, started_at = ? WHERE num = ? AND moves < ?`,
     );
     this.#delete = db.prepare('DELETE FROM jobs WHERE num = ?');
     this.#setMeta = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
@@ -131,13 +131,14 @@ export class Journal implements MoveLog {
     this.#insert.run(
       job.num, job.type, job.payload, job.priority, job.status, job.attempts, job.runAt, job.lastError, job.token, job.leaseUntil,
       job.finishSeq, job.workerId, job.moves, job.maxAttempts, job.result, job.key, job.keyTtl, job.finishedAt, job.timeout, job.headers,
+      job.submittedAt, job.startedAt,
     );
   }
 
   #updateJob(move: LoggedMove): void {
     this.#update.run(
       move.status, move.attempts, move.runAt, move.lastError, move.token, move.leaseUntil, move.finishSeq, move.workerId, move.moves,
-      move.result, move.finishedAt, move.num, move.moves,
+      move.result, move.finishedAt, move.startedAt, move.num, move.moves,
     );
   }
 
@@ -313,7 +314,8 @@ export class Journal implements MoveLog {
       .prepare(
         `SELECT num, type, payload, priority, status, attempts, run_at AS runAt, last_error AS lastError, token,
          lease_until AS leaseUntil, finish_seq AS finishSeq, worker_id AS workerId, moves, max_attempts AS maxAttempts, result,
-         idem_key AS key, key_ttl AS keyTtl, finished_at AS finishedAt, timeout_millis AS timeout, headers FROM jobs ORDER BY num`,
+         idem_key AS key, key_ttl AS keyTtl, finished_at AS finishedAt, timeout_millis AS timeout, headers,
+         submitted_at AS submittedAt, started_at AS startedAt FROM jobs ORDER BY num`,
       )
       .all() as LoggedJob[]);
     for (const row of rows) {
@@ -366,8 +368,11 @@ function rowProblem(row: LoggedJob): string | null {
   if (row.key !== null && (typeof row.key !== 'string' || row.key === '' || Buffer.byteLength(row.key) > MAX_KEY_BYTES)) return `key ${JSON.stringify(row.key)}`;
   if (!Number.isInteger(row.timeout) || row.timeout < 0 || row.timeout > MAX_LEASE_LENGTH) return `timeout ${row.timeout}`;
   if (!(row.keyTtl >= 0)) return `keyTtl ${row.keyTtl}`;
-  for (const field of ['runAt', 'leaseUntil', 'keyTtl', 'finishedAt'] as const) {
+  for (const field of ['runAt', 'leaseUntil', 'keyTtl'] as const) {
     if (typeof row[field] !== 'number' || !Number.isFinite(row[field])) return `${field} ${row[field]}`;
+  }
+  for (const field of ['finishedAt', 'submittedAt', 'startedAt'] as const) {
+    if (row[field] !== null && (typeof row[field] !== 'number' || !Number.isFinite(row[field]))) return `${field} ${row[field]}`;
   }
   // Counts: past 2^53 a count stops counting (the next token would equal the last, and fence nothing).
   for (const field of ['token', 'finishSeq', 'moves'] as const) {

@@ -39,4 +39,13 @@ export const MIGRATIONS: readonly string[] = [
   `CREATE TABLE schedules (name TEXT PRIMARY KEY, spec TEXT NOT NULL, next_tick REAL);`,
   // 7: a job's headers, as the JSON text of an object of strings (submit's \`headers\`); NULL, as every older job has, for none.
   `ALTER TABLE jobs ADD COLUMN headers TEXT;`,
+  // 8: a job's times (JobView's submittedAt, startedAt, finishedAt), NULL where unknown. finished_at
+  // becomes every finished job's and nullable: only a keyed job's was kept before, so an older row
+  // keeps it only if keyed and finished; jobs of older journals have no submitted_at or started_at.
+  `ALTER TABLE jobs ADD COLUMN submitted_at REAL;
+   ALTER TABLE jobs ADD COLUMN started_at REAL;
+   ALTER TABLE jobs ADD COLUMN finished REAL;
+   UPDATE jobs SET finished = finished_at WHERE idem_key IS NOT NULL AND status IN ('SUCCEEDED', 'DEAD', 'CANCELLED');
+   ALTER TABLE jobs DROP COLUMN finished_at;
+   ALTER TABLE jobs RENAME COLUMN finished TO finished_at;`,
 ];

@@ -5,7 +5,7 @@
  * Gauges and the pool's own counters are read at scrape time, in prom-client
  * `collect` callbacks. The event counters are counted by the attachments as
  * the pool's events arrive and added to at scrape time, in their `collect`;
- * the histogram is fed as the events arrive.
+ * the histograms are fed as the events arrive.
  */
 import type * as PromClient from 'prom-client';
 import type { Counter, Gauge, Metric, Registry } from 'prom-client';
@@ -32,6 +32,8 @@ export type Outcome = (typeof OUTCOMES)[number];
 
 /** Seconds: a millisecond job to a five-minute one. */
 const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300];
+/** Seconds: a job leased at once to one that waited an hour (a backlog, a paused queue). */
+const WAIT_BUCKETS = [0.001, 0.01, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600];
 
 /** What the set reads from one attached queue at scrape time. */
 export interface CollectedQueue {
@@ -56,6 +58,7 @@ export class MetricSet {
   readonly restarts: Counter<'queue'>;
   readonly refused: Counter<'queue'>;
   readonly duration: DurationHistogram;
+  readonly wait: DurationHistogram;
 
   /** The registry's set: the one already there, or a new one registered in it. */
   static of(registry: Registry, prom: typeof PromClient): MetricSet {
@@ -121,6 +124,10 @@ export class MetricSet {
     this.duration = new DurationHistogram(
       'leasehold_job_duration_seconds', 'How long attempts ran (wall clock), by how they ended', DURATION_BUCKETS, registry,
     );
+    this.wait = new DurationHistogram(
+      'leasehold_job_wait_seconds', "How long jobs waited for each attempt's lease: from their runAt (or submit, if later) to the lease's start, queue clock",
+      WAIT_BUCKETS, registry,
+    );
   }
 
   /** Collects `queue` from now on. Its name must be new to this registry. */
@@ -147,6 +154,7 @@ export class MetricSet {
     for (const type of queue.typeLabels()) {
       for (const counter of Object.values(this.events)) counter.remove({ queue: name, type });
       for (const outcome of OUTCOMES) this.duration.remove({ queue: name, type, outcome });
+      this.wait.remove({ queue: name, type });
     }
     if (this.#queues.size > 0) return;
     for (const [name, metric] of this.#metrics()) {
@@ -157,7 +165,7 @@ export class MetricSet {
 
   /** Each metric by its name. */
   #metrics(): [string, Metric | DurationHistogram][] {
-    return [this.jobs, ...Object.values(this.events), this.restarts, this.refused, this.duration].map((metric) => [nameOf(metric), metric]);
+    return [this.jobs, ...Object.values(this.events), this.restarts, this.refused, this.duration, this.wait].map((metric) => [nameOf(metric), metric]);
   }
 
   #isRegistered(): boolean {
@@ -167,7 +175,7 @@ export class MetricSet {
 
 const METRIC_NAMES = [
   'leasehold_jobs', ...Object.values(EVENT_COUNTERS).map(([name]) => name),
-  'leasehold_thread_restarts_total', 'leasehold_zombie_refused_total', 'leasehold_job_duration_seconds',
+  'leasehold_thread_restarts_total', 'leasehold_zombie_refused_total', 'leasehold_job_duration_seconds', 'leasehold_job_wait_seconds',
 ];
 
 /** prom-client keeps a metric's name as a plain property its typings do not declare (ours declares it). */

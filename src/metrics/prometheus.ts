@@ -126,8 +126,9 @@ export class QueueMetrics {
    * Counts an event in plain numbers, added to the counters when they are
    * collected (a scrape): prom-client's `inc` hashes its labels on every
    * call (about 200 ns here), which a pool's main thread paid per job. The
-   * duration goes into its series at once, through the handle kept for it
-   * (see DurationHistogram), made on the first duration of its outcome.
+   * duration and the wait go into their series at once, through the handles
+   * kept for them (see DurationHistogram), made on the first of each; an
+   * attempt is timed once, by the event that ends it (completed or failed).
    */
   #count(counted: CountedEvent, event: JobEvent, outcome?: Outcome): void {
     const labels = this.#labelsOf(event.type);
@@ -135,6 +136,8 @@ export class QueueMetrics {
     if (outcome === undefined) return;
     labels.durations[outcome] ??= this.#set.duration.series({ ...labels.counters, outcome });
     labels.durations[outcome].observe(event.durationMs / 1000);
+    labels.wait ??= this.#set.wait.series(labels.counters);
+    labels.wait.observe(event.waitMillis / 1000);
   }
 
   /** Adds the pending counts to their counters: one `inc` per series that moved. */
@@ -169,6 +172,8 @@ interface TypeLabels {
   counters: { queue: string; type: string };
   /** The duration series of each outcome, once it has had one. */
   durations: Partial<Record<Outcome, HistogramSeries>>;
+  /** The wait series, once an attempt ended. */
+  wait?: HistogramSeries;
   /** Events counted since the last flush, by counter. */
   pending: Record<CountedEvent, number>;
 }

@@ -57,7 +57,8 @@ export const INFLIGHT_ATTEMPT = 2;
 export const INFLIGHT_STARTED_AT = 3;
 export const INFLIGHT_DEADLINE = 4;
 export const INFLIGHT_TIMEOUT = 5;
-export const INFLIGHT_FIELDS = 6;
+export const INFLIGHT_WAIT = 6; //   the lease's waitMillis, for the events of a job handed back for its thread
+export const INFLIGHT_FIELDS = 7;
 
 export interface PoolControlBuffers {
   words: SharedArrayBuffer;

@@ -6,7 +6,7 @@ import { JobStatus, type QueueStats } from '../types.js';
 import type { PoolQueue } from './backend.js';
 import { EventHub, EventKind, type EventBatch, type PoolEventName, type PoolEvents } from './events.js';
 import {
-  EVENTS, INFLIGHT_ATTEMPT, INFLIGHT_DEADLINE, INFLIGHT_JOB_NUM, INFLIGHT_STARTED_AT, INFLIGHT_TIMEOUT, INFLIGHT_TOKEN,
+  EVENTS, INFLIGHT_ATTEMPT, INFLIGHT_DEADLINE, INFLIGHT_JOB_NUM, INFLIGHT_STARTED_AT, INFLIGHT_TIMEOUT, INFLIGHT_TOKEN, INFLIGHT_WAIT,
   RECORDED, RECYCLE, RECYCLE_HEARD, RECYCLING, REFUSED, RETIRE, STARTED, STOP, TICK, WORKING, allocateControl, inflightAt, threadWord, type PoolControlBuffers,
 } from './layout.js';
 import { MAX_TIMER_MILLIS } from '../long-timer.js';
@@ -484,7 +484,7 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
         // A refusal means the lease had already ended (expired, or the thread settled it): nothing to hand back.
         return;
       }
-      const event = { jobId: job.jobId, attempt: job.attempt, durationMs: Date.now() - job.startedAt, error };
+      const event = { jobId: job.jobId, attempt: job.attempt, waitMillis: job.waitMillis, durationMs: Date.now() - job.startedAt, error };
       try {
         const { type, status } = await this.#queue.view(job.jobId);
         if (!job.overdue) this.#events.job(EventKind.Stalled, { ...event, type });
@@ -519,6 +519,7 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
         jobId: jobIdOf(jobNum),
         token: inflight[at + INFLIGHT_TOKEN]!,
         attempt: inflight[at + INFLIGHT_ATTEMPT]!,
+        waitMillis: inflight[at + INFLIGHT_WAIT]!,
         startedAt: inflight[at + INFLIGHT_STARTED_AT]!,
         timeout: inflight[at + INFLIGHT_TIMEOUT]!,
         overdue: deadline !== 0 && now > deadline,
@@ -571,6 +572,8 @@ interface InflightJob {
   jobId: string;
   token: number;
   attempt: number;
+  /** The lease's waitMillis. */
+  waitMillis: number;
   startedAt: number;
   timeout: number;
   /** Past its timeout and grace: it fails as timed out. */

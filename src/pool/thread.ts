@@ -12,7 +12,7 @@ import { loadHandlers, type Handler } from './handlers.js';
 import { Heartbeats } from './heartbeats.js';
 import { JobContext, LazyAbort } from './job-context.js';
 import {
-  EVENTS, INFLIGHT_ATTEMPT, INFLIGHT_DEADLINE, INFLIGHT_JOB_NUM, INFLIGHT_STARTED_AT, INFLIGHT_TIMEOUT, INFLIGHT_TOKEN,
+  EVENTS, INFLIGHT_ATTEMPT, INFLIGHT_DEADLINE, INFLIGHT_JOB_NUM, INFLIGHT_STARTED_AT, INFLIGHT_TIMEOUT, INFLIGHT_TOKEN, INFLIGHT_WAIT,
   RECORDED, RECYCLE, RECYCLE_HEARD, RECYCLING, REFUSED, RETIRE, STARTED, STOP, TICK, inflightAt, threadWord, type PoolControlBuffers,
 } from './layout.js';
 import { getHeapStatistics } from 'node:v8';
@@ -283,6 +283,7 @@ class WorkerLoop {
     const inflight = this.#inflight;
     inflight[at + INFLIGHT_TOKEN] = lease.token;
     inflight[at + INFLIGHT_ATTEMPT] = lease.attempt;
+    inflight[at + INFLIGHT_WAIT] = lease.waitMillis;
     inflight[at + INFLIGHT_STARTED_AT] = startedAt;
     inflight[at + INFLIGHT_TIMEOUT] = timeout;
     inflight[at + INFLIGHT_DEADLINE] = timeout === NO_TIMEOUT ? 0 : startedAt + timeout + this.#task.timeoutGraceMillis;
@@ -321,7 +322,7 @@ class WorkerLoop {
     const lost = (error: unknown): void => {
       this.#heartbeats.stop(beats);
       const reason = `the lease of ${jobId} was lost: ${thrownText(error)}`;
-      this.#events.record(EventKind.Stalled, jobId, type, attempt, performance.now() - started, reason);
+      this.#events.record(EventKind.Stalled, lease, performance.now() - started, reason);
       aborter.abort(new Error(reason));
     };
     // A backend that answers at once (shared memory) reports a lost lease to the caller too; a remote one aborts the signal later.
@@ -382,7 +383,7 @@ class WorkerLoop {
     const kind = permanent || attempt >= lease.maxAttempts ? EventKind.Dead : EventKind.Retrying;
     span?.failed(failure.type, message, kind === EventKind.Dead);
     await this.#settle(lease, durationMs, () => queue.fail(jobId, token, message, { permanent }), () => {
-      this.#events.record(kind, jobId, type, attempt, durationMs, message);
+      this.#events.record(kind, lease, durationMs, message);
       // At once, not at the tick: the retry may run on another thread, whose events should not come first.
       if (kind === EventKind.Retrying) this.#events.flush();
     });
@@ -392,9 +393,9 @@ class WorkerLoop {
   /** Completes the lease with the handler's return value as its result (undefined: none); the next job's lease if the complete took one. */
   async #complete(lease: Lease, durationMs: number, result: unknown): Promise<Lease | undefined> {
     const queue = this.#queue;
-    const { jobId, token, type, attempt } = lease;
+    const { jobId, token } = lease;
     const { workerId, leaseMillis } = this.#task;
-    const completed = () => this.#events.record(EventKind.Completed, jobId, type, attempt, durationMs);
+    const completed = () => this.#events.record(EventKind.Completed, lease, durationMs);
     const batches = this.#batches;
     if (batches !== undefined) {
       await this.#settle(lease, durationMs, () => batches.complete(lease, result), completed);
@@ -452,7 +453,7 @@ class WorkerLoop {
     } catch (error) {
       if (!(error instanceof IllegalStateError || error instanceof JobNotFoundError)) throw error;
       Atomics.add(this.#words, threadWord(this.#task.thread, REFUSED), 1);
-      this.#events.record(EventKind.Refused, lease.jobId, lease.type, lease.attempt, durationMs, error.message);
+      this.#events.record(EventKind.Refused, lease, durationMs, error.message);
       return undefined;
     }
     accepted();

@@ -141,5 +141,8 @@ export function toView(job: JobRecord): JobView {
     key: job.key,
     timeoutMillis: job.timeoutMillis,
     headers: parsedHeaders(job.headers),
+    submittedAt: job.submittedAt,
+    startedAt: job.startedAt,
+    finishedAt: job.finishedAt,
   };
 }

@@ -42,9 +42,10 @@
  * leasehold:{name}:finishes  channel (never a key) the numbers of jobs that just finished, for finished()
  * leasehold:{name}:keys      hash    idempotent key -> n of the latest job submitted with it (see SUBMIT)
  * leasehold:{name}:job:<n>   hash    job Jn: type, payload, priority, status, attempts, runAt,
- *                                    lastError, token, leaseUntil, workerId, holder (its lease's process);
- *                                    and only when set: maxAttempts, result (a SUCCEEDED job's JSON text),
- *                                    key, keyTtl, finishedAt (a keyed job's last finish), timeout (its own
+ *                                    lastError, token, leaseUntil, workerId, holder (its lease's process),
+ *                                    submittedAt; and only when set: startedAt (its latest lease's start),
+ *                                    finishedAt (its last finish), maxAttempts, result (a SUCCEEDED job's JSON text),
+ *                                    key, keyTtl, timeout (its own
  *                                    lease length), filed ('1': its lease's token is in `tokens`)
  * leasehold:{name}:alive:<h> string  set while process h (host:pid) runs; a short TTL (see liveness.ts)
  * leasehold:{name}:schedules hash    schedule name -> its definition (JSON); only the schedule scripts

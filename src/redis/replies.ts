@@ -6,18 +6,18 @@ import { JobStatus, type JobView, type Lease } from '../types.js';
 import { parsedHeaders } from '../validate/job-input.js';
 import { parsedResult } from '../validate/outcome.js';
 
-/** Fields per lease in a poll's reply: n, token, type, payload, attempt, maxAttempts, leaseUntil, timeout ('': none), headers ('': none). */
-const LEASE_FIELDS = 9;
+/** Fields per lease in a poll's reply: n, token, type, payload, attempt, maxAttempts, leaseUntil, timeout ('': none), headers ('': none), waitMillis. */
+const LEASE_FIELDS = 10;
 
 /** The leases in `reply` from index `from` on (a poll's tail). */
 export function leasesIn(reply: readonly unknown[], from: number): Lease[] {
   const leases: Lease[] = [];
   for (let i = from; i + LEASE_FIELDS <= reply.length; i += LEASE_FIELDS) {
-    const [n, token, type, payload, attempt, maxAttempts, leaseUntil, timeout, headers] = reply.slice(i, i + LEASE_FIELDS);
+    const [n, token, type, payload, attempt, maxAttempts, leaseUntil, timeout, headers, waitMillis] = reply.slice(i, i + LEASE_FIELDS);
     leases.push({
       jobId: `J${n}`, token: Number(token), type: String(type), payload: String(payload), attempt: Number(attempt),
       maxAttempts: Number(maxAttempts), leaseUntil: Number(leaseUntil), timeoutMillis: timeout === '' ? null : Number(timeout),
-      headers: parsedHeaders(headers as string),
+      headers: parsedHeaders(headers as string), waitMillis: Number(waitMillis),
     });
   }
   return leases;
@@ -45,5 +45,14 @@ export function toView(id: string, pairs: readonly string[], policyMaxAttempts: 
     key: f.get('key') ?? null,
     timeoutMillis: f.has('timeout') ? Number(f.get('timeout')) : null,
     headers: parsedHeaders(f.get('headers')),
+    // Absent in a job stored before the field: unknown. startedAt stays through release, expiry and retries (the latest lease's).
+    submittedAt: timeOf(f.get('submittedAt')),
+    startedAt: timeOf(f.get('startedAt')),
+    finishedAt: status === JobStatus.SUCCEEDED || status === JobStatus.DEAD || status === JobStatus.CANCELLED ? timeOf(f.get('finishedAt')) : null,
   };
+}
+
+/** A time field of a job's hash; null when absent. */
+function timeOf(text: string | undefined): number | null {
+  return text === undefined ? null : Number(text);
 }

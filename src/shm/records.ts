@@ -3,9 +3,9 @@ import { JobStatus, type Lease } from '../types.js';
 import { parsedHeaders } from '../validate/job-input.js';
 import { Arena } from './tables/arena.js';
 import {
-  ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, DATA_REF, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, ERROR_LEASE_EXPIRED, ERROR_LENGTH_BYTES, ERROR_REF,
+  ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, DATA_REF, DEAD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, ERROR_LEASE_EXPIRED, ERROR_LENGTH_BYTES, ERROR_REF,
   FINISHED_AT, FINISH_SEQ, HEADERS_BYTES, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY,
-  RECORD_FIELDS, RESULT_BYTES, RESULT_REF, RUNNING, RUN_AT, SUCCEEDED, TOKEN, TYPE, WORKER, attemptLimit, isBusy, statusOf, type SlotStatus,
+  RECORD_FIELDS, RESULT_BYTES, RESULT_REF, RUNNING, RUN_AT, STARTED_AT, SUBMITTED_AT, SUCCEEDED, TOKEN, TYPE, WORKER, attemptLimit, isBusy, statusOf, type SlotStatus,
 } from './memory/layout.js';
 import type { QueueMemory } from './queue-memory.js';
 import type { LoggedJob, LoggedMove } from './journal/movelog.js';
@@ -46,6 +46,12 @@ export interface JobRecord {
   timeoutMillis: number | null;
   /** The job's headers, as JSON text; null for none. */
   headers: string | null;
+  /** When it was accepted; null: unknown (restored from a journal that did not keep it). */
+  submittedAt: number | null;
+  /** When its latest lease began; null: never leased, or unknown. */
+  startedAt: number | null;
+  /** When it finished, while SUCCEEDED, DEAD or CANCELLED; null otherwise, or unknown. */
+  finishedAt: number | null;
 }
 
 /**
@@ -79,6 +85,7 @@ export class Records {
       timeoutMillis: ownLeaseLength(record),
       // Its chain is freed only at eviction, which a RUNNING job is far from.
       headers: parsedHeaders(this.countedText(record, HEADERS_REF)),
+      waitMillis: waitOf(record),
     };
   }
 
@@ -124,6 +131,9 @@ export class Records {
         key,
         timeoutMillis: ownLeaseLength(copy),
         headers,
+        submittedAt: known(copy[SUBMITTED_AT]!),
+        startedAt: startedAt(copy),
+        finishedAt: finishedAt(copy, statusOf(word)),
       };
     }
     return undefined;
@@ -142,6 +152,7 @@ export class Records {
     job.keyTtl = record[KEY_TTL]!;
     job.timeout = record[LEASE_LENGTH]!;
     job.headers = this.countedText(record, HEADERS_REF);
+    job.submittedAt = known(record[SUBMITTED_AT]!);
     return job;
   }
 
@@ -164,7 +175,8 @@ export class Records {
       workerId: this.#m.workerNames.nameOf(record[WORKER]!),
       moves: record[MOVES]!,
       result: this.countedText(record, RESULT_REF),
-      finishedAt: record[FINISHED_AT]!,
+      startedAt: startedAt(record),
+      finishedAt: finishedAt(record, status),
     };
   }
 
@@ -235,11 +247,37 @@ export function chunksOf(record: Float64Array): number {
   );
 }
 
-/** For a move into a finished status at `at`: a job with a key notes when (its key's TTL runs from then); whether it did. */
-export function noteFinish(record: Float64Array, at: number): boolean {
-  if (!(record[KEY_REF]! > 0)) return false;
+/** For a move into a finished status at `at`: notes when (FINISHED_AT; a keyed job's key TTL runs from then). */
+export function noteFinish(record: Float64Array, at: number): void {
   record[FINISHED_AT] = at;
-  return true;
+}
+
+/** A time field as the API shows it: null for NaN (unknown: restored from a journal that did not keep it). */
+function known(time: number): number | null {
+  return Number.isNaN(time) ? null : time;
+}
+
+/** When the latest lease began: null if the job was never leased (no token yet: tokens start at 1), or it is unknown. */
+function startedAt(record: Float64Array): number | null {
+  return record[TOKEN]! > 0 ? known(record[STARTED_AT]!) : null;
+}
+
+/** When a job in `status` finished: null unless it is finished (a retried dead job's FINISHED_AT is stale), or unknown. */
+function finishedAt(record: Float64Array, status: SlotStatus): number | null {
+  return status === SUCCEEDED || status === DEAD || status === CANCELLED ? known(record[FINISHED_AT]!) : null;
+}
+
+/**
+ * How long a lease's job waited (the claim's record): from when it was due
+ * (its RUN_AT, or SUBMITTED_AT if that is later: a runAt in the past at
+ * submit) to the lease's start; never below 0 (a clock that went back).
+ */
+function waitOf(record: Float64Array): number {
+  const runAt = record[RUN_AT]!;
+  const submittedAt = record[SUBMITTED_AT]!;
+  const due = submittedAt > runAt ? submittedAt : runAt;
+  const wait = record[STARTED_AT]! - due;
+  return wait > 0 ? wait : 0;
 }
 
 /** The job's own lease length (LEASE_LENGTH), or null for none. */

@@ -113,6 +113,21 @@ describeEachBackend('dashboard adapter', (backend) => {
     expect(running.opts.leaseUntil).toBe((await queue.view(ids.running)).leaseUntil);
   });
 
+  it('shows when a job was submitted, started its latest lease and finished (timestamp, processedOn, finishedOn)', async () => {
+    const { queue, clock } = await setup(backend);
+    const id = await queue.submit('resize', '{}');
+    const waiting = await queue.submit('resize', '{}');
+    clock.advance(10);
+    const lease = await queue.poll('worker-1', 1_000);
+    expect(lease?.jobId).toBe(id);
+    clock.advance(20);
+    const adapter = await adapterOver(queue, clock);
+    expect((await job(adapter, id)).toJSON()).toMatchObject({ timestamp: T0, processedOn: T0 + 10, finishedOn: null });
+    await queue.complete(id, lease!.token);
+    expect((await job(adapter, id)).toJSON()).toMatchObject({ timestamp: T0, processedOn: T0 + 10, finishedOn: T0 + 30 });
+    expect((await job(adapter, waiting)).toJSON()).toMatchObject({ timestamp: T0, processedOn: null, finishedOn: null });
+  });
+
   it('finds no job for an unknown or malformed id', async () => {
     const { queue, clock } = await setup(backend);
     const adapter = await adapterOver(queue, clock);

@@ -43,7 +43,7 @@ class StandInPool implements MetricsPool {
   }
 }
 
-const event = (type: string, durationMs = 5): JobEvent => ({ jobId: 'J1', type, attempt: 1, durationMs });
+const event = (type: string, durationMs = 5, waitMillis = 0): JobEvent => ({ jobId: 'J1', type, attempt: 1, waitMillis, durationMs });
 
 describe('collectMetrics arguments', () => {
   it('refuses a bad target, queue, pool, name or registry, and registers nothing then', () => {
@@ -134,10 +134,10 @@ describe('collectMetrics with a pool', () => {
     const registry = new Registry();
     const pool = new StandInPool();
     const metrics = collectMetrics({ queue: queue(), pool, name: 'q' }, registry);
-    pool.emit('completed', event('a', 1500));
-    pool.emit('failed', event('a'));
-    pool.emit('retrying', event('a'));
-    pool.emit('stalled', event('b'));
+    pool.emit('completed', event('a', 1500, 250));
+    pool.emit('failed', event('a', 5, 20_000));
+    pool.emit('retrying', event('a', 5, 20_000));
+    pool.emit('stalled', event('b', 5, 7));
     pool.restarts = 2;
     pool.refused = 3;
     let samples = await scrape(registry);
@@ -146,6 +146,13 @@ describe('collectMetrics with a pool', () => {
     expect(series(samples, 'leasehold_jobs_retried_total')).toEqual({ '{queue="q",type="a"}': 1 });
     expect(series(samples, 'leasehold_jobs_stalled_total')).toEqual({ '{queue="q",type="b"}': 1 });
     expect(series(samples, 'leasehold_job_duration_seconds_sum')['{queue="q",type="a",outcome="completed"}']).toBe(1.5);
+    // The wait: once per attempt (its completed or failed event), in seconds, in the buckets it falls in.
+    expect(series(samples, 'leasehold_job_wait_seconds_count')).toEqual({ '{queue="q",type="a"}': 2 });
+    expect(series(samples, 'leasehold_job_wait_seconds_sum')).toEqual({ '{queue="q",type="a"}': 20.25 });
+    expect(samples.get('leasehold_job_wait_seconds_bucket{le="0.1",queue="q",type="a"}')).toBe(0);
+    expect(samples.get('leasehold_job_wait_seconds_bucket{le="0.5",queue="q",type="a"}')).toBe(1);
+    expect(samples.get('leasehold_job_wait_seconds_bucket{le="10",queue="q",type="a"}')).toBe(1);
+    expect(samples.get('leasehold_job_wait_seconds_bucket{le="30",queue="q",type="a"}')).toBe(2);
     expect(series(samples, 'leasehold_thread_restarts_total')).toEqual({ '{queue="q"}': 2 });
     expect(series(samples, 'leasehold_zombie_refused_total')).toEqual({ '{queue="q"}': 3 });
     pool.refused = 4;

@@ -58,6 +58,10 @@ describePoolBackends('Prometheus metrics of a pool', (backend) => {
       [outcome('noop', 'completed')]: 5, [outcome('flaky', 'completed')]: 2, [outcome('slow', 'completed')]: 1,
       [outcome('flaky', 'failed')]: 2, [outcome('alwaysFails', 'failed')]: 3, [outcome('poison', 'failed')]: 1,
     });
+    // One wait per attempt: the delayed job never ran, the retried ones waited once per attempt.
+    expect(series(samples, 'leasehold_job_wait_seconds_count')).toEqual({
+      [typed('noop')]: 5, [typed('flaky')]: 4, [typed('slow')]: 1, [typed('alwaysFails')]: 3, [typed('poison')]: 1,
+    });
     // Seconds, not milliseconds: the 120 ms job took about 0.12 (its timer may fire up to 1 ms early) and far less than 120.
     const slowSeconds = series(samples, 'leasehold_job_duration_seconds_sum')[outcome('slow', 'completed')]!;
     expect(slowSeconds).toBeGreaterThanOrEqual(0.119);

@@ -147,9 +147,9 @@ describe('job headers in the journal', () => {
     const queue = open(path, clock);
     const old = queue.submit('t', 'old');
     closeJournal(queue);
-    // What leasehold wrote before this schema: no headers column, user_version 6.
+    // What leasehold wrote before this schema: no headers column (nor the later times), user_version 6.
     const db = new Database(path);
-    db.exec('ALTER TABLE jobs DROP COLUMN headers');
+    db.exec('ALTER TABLE jobs DROP COLUMN headers; ALTER TABLE jobs DROP COLUMN submitted_at; ALTER TABLE jobs DROP COLUMN started_at;');
     db.pragma('user_version = 6');
     db.close();
 

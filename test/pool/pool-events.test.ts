@@ -40,12 +40,12 @@ describePoolBackends('WorkerPool events', (backend) => {
 
     expect(events.completed.map((e) => e.jobId).sort()).toEqual([...ids, slow].sort());
     for (const event of events.completed) {
-      expect(event).toEqual({ jobId: event.jobId, type: event.jobId === slow ? 'slow' : 'noop', attempt: 1, durationMs: expect.any(Number) });
+      expect(event).toEqual({ jobId: event.jobId, type: event.jobId === slow ? 'slow' : 'noop', attempt: 1, waitMillis: expect.any(Number), durationMs: expect.any(Number) });
     }
     // The slow handler sleeps 120 ms on a timer, which may fire up to 1 ms early on performance.now()'s
     // finer clock (libuv keeps whole milliseconds): the duration is that sleep, not a no-op's ~0 ms.
     expect(events.completed.find((e) => e.jobId === slow)!.durationMs).toBeGreaterThanOrEqual(119);
-    const failure = (attempt: number) => ({ jobId: failing, type: 'alwaysFails', attempt, durationMs: expect.any(Number), error: `boom on attempt ${attempt}` });
+    const failure = (attempt: number) => ({ jobId: failing, type: 'alwaysFails', attempt, waitMillis: expect.any(Number), durationMs: expect.any(Number), error: `boom on attempt ${attempt}` });
     // By attempt: each retry runs on either thread, and two threads' batches may arrive in either order.
     const byAttempt = (list: JobEvent[]) => [...list].sort((a, b) => a.attempt - b.attempt);
     expect(byAttempt(events.failed)).toEqual([failure(1), failure(2), failure(3)]);
@@ -101,12 +101,12 @@ describe('WorkerPool events of threads that die or lose their lease', { timeout:
     const id = queue.submit('crashByExit', s.payload());
     await waitUntil('the retry completed', () => events.completed.length === 1);
     await pool.close();
-    const lost = { jobId: id, type: 'crashByExit', attempt: 1, durationMs: expect.any(Number), error: 'the worker thread died while running the job' };
+    const lost = { jobId: id, type: 'crashByExit', attempt: 1, waitMillis: expect.any(Number), durationMs: expect.any(Number), error: 'the worker thread died while running the job' };
     expect(events.error).toEqual([{ thread: 0, error: expect.stringMatching(/^the worker thread died while running the job: /) }]);
     expect(events.stalled).toEqual([lost]);
     expect(events.failed).toEqual([lost]);
     expect(events.retrying).toEqual([lost]);
-    expect(events.completed).toEqual([{ jobId: id, type: 'crashByExit', attempt: 2, durationMs: expect.any(Number) }]);
+    expect(events.completed).toEqual([{ jobId: id, type: 'crashByExit', attempt: 2, waitMillis: expect.any(Number), durationMs: expect.any(Number) }]);
     expect(events.dead).toEqual([]);
   });
 
@@ -120,7 +120,7 @@ describe('WorkerPool events of threads that die or lose their lease', { timeout:
     const id = queue.submit('block', s.payload({ blockMillis: leaseMillis + 300 }));
     await waitUntil('the zombie was refused and the retry completed', () => events.refused.length === 1 && events.completed.length === 1);
     await pool.close();
-    expect(events.refused).toEqual([{ jobId: id, type: 'block', attempt: 1, durationMs: expect.any(Number), error: expect.stringContaining('not the current lease') }]);
+    expect(events.refused).toEqual([{ jobId: id, type: 'block', attempt: 1, waitMillis: expect.any(Number), durationMs: expect.any(Number), error: expect.stringContaining('not the current lease') }]);
     expect(events.completed).toEqual([expect.objectContaining({ jobId: id, attempt: 2 })]);
     expect(events.error).toEqual([]);
   });

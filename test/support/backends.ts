@@ -38,7 +38,7 @@ import {
   type TypeRetryPolicy,
 } from '../../dist/index.js';
 import { redisClusterBackend } from './redis-cluster-harness.js';
-import { redisBackend } from './redis-harness.js';
+import { redisBackend, redisPartitionedBackend } from './redis-harness.js';
 
 type Awaitable<T> = T | Promise<T>;
 
@@ -158,15 +158,21 @@ export const journal: Backend = {
 /** Every backend the conformance suite runs against: add a new one here. */
 const ALL_BACKENDS: readonly Backend[] = [memory, sharedMemory, journal, redisBackend, redisClusterBackend];
 
-/** The backends of this run: all of them, or those `LEASEHOLD_BACKENDS` names. */
-export const BACKENDS: readonly Backend[] = chosen(ALL_BACKENDS, process.env['LEASEHOLD_BACKENDS']);
+/**
+ * Backends only the rule files that name them run (see `describeEachBackendAnd`): the partitioned
+ * Redis queue, whose jobs live in one partition each, for the rules about one job at a time.
+ */
+const OPT_IN_BACKENDS: readonly Backend[] = [redisPartitionedBackend];
 
-function chosen(all: readonly Backend[], names: string | undefined): readonly Backend[] {
+/** The backends of this run: all of them, or those `LEASEHOLD_BACKENDS` names. */
+export const BACKENDS: readonly Backend[] = chosen(ALL_BACKENDS, process.env['LEASEHOLD_BACKENDS'], [...ALL_BACKENDS, ...OPT_IN_BACKENDS]);
+
+function chosen(all: readonly Backend[], names: string | undefined, known: readonly Backend[] = all): readonly Backend[] {
   if (names === undefined || names.trim() === '') return all;
   const wanted = names.split(',').map((name) => name.trim());
-  const unknown = wanted.filter((name) => !all.some((backend) => backend.name === name));
+  const unknown = wanted.filter((name) => !known.some((backend) => backend.name === name));
   if (unknown.length > 0) {
-    throw new Error(`LEASEHOLD_BACKENDS names unknown backends ${unknown.join(', ')}; known: ${all.map((b) => b.name).join(', ')}`);
+    throw new Error(`LEASEHOLD_BACKENDS names unknown backends ${unknown.join(', ')}; known: ${known.map((b) => b.name).join(', ')}`);
   }
   return all.filter((backend) => wanted.includes(backend.name));
 }
@@ -188,8 +194,17 @@ function unavailableReason(backend: Backend): string | null {
  * of a backend that is unavailable here are registered but skipped.
  */
 export function describeEachBackend(title: string, body: (backend: Backend) => void): void {
-  const runnable = BACKENDS.filter((backend) => unavailableReason(backend) === null);
-  const skipped = BACKENDS.filter((backend) => unavailableReason(backend) !== null);
+  describeOn(BACKENDS, title, body);
+}
+
+/** `describeEachBackend`, and on the opt-in backends too (the partitioned Redis queue): for rules that hold per job. */
+export function describeEachBackendAnd(title: string, body: (backend: Backend) => void): void {
+  describeOn([...BACKENDS, ...chosen(OPT_IN_BACKENDS, process.env['LEASEHOLD_BACKENDS'], [...ALL_BACKENDS, ...OPT_IN_BACKENDS])], title, body);
+}
+
+function describeOn(backends: readonly Backend[], title: string, body: (backend: Backend) => void): void {
+  const runnable = backends.filter((backend) => unavailableReason(backend) === null);
+  const skipped = backends.filter((backend) => unavailableReason(backend) !== null);
   const each = (backends: readonly Backend[], skip: boolean) => {
     if (backends.length === 0) return;
     // `{ skip }`, not `describe.skip.for`: vitest 4.1 runs the suites of `describe.skip.for` anyway.

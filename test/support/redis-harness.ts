@@ -9,8 +9,8 @@
  */
 import { afterAll, describe, it } from 'vitest';
 import { redisMissing, startRedis, type RedisServer } from '../../bench/redis-server.js';
-import { RedisJobQueue, type JobQueueOptions } from '../../dist/index.js';
-import type { Backend } from './backends.js';
+import { PartitionedRedisQueue, RedisJobQueue, type JobQueueOptions } from '../../dist/index.js';
+import type { Backend, ContractQueue } from './backends.js';
 
 export { redisMissing, startRedis, type RedisServer };
 
@@ -69,6 +69,17 @@ export const redisBackend: Backend = {
   async open(clock, policy, options) {
     const server = await fileRedis();
     return RedisJobQueue.connect({ redis: server.url, name: `conform-${process.pid}-${++queues}`, time: clock, policy, ...redisOptions(options) });
+  },
+};
+
+/** The partitioned queue (two partitions) on the file's server: the contract's rules about one job hold on it too. */
+export const redisPartitionedBackend: Backend = {
+  name: 'redis-partitioned',
+  unavailable: redisBackend.unavailable,
+  async open(clock, policy, options) {
+    const server = await fileRedis();
+    const name = `conform-${process.pid}-${++queues}`;
+    return PartitionedRedisQueue.connect({ redis: server.url, name, partitions: 2, time: clock, policy, ...redisOptions(options) }) as unknown as Promise<ContractQueue>;
   },
 };
 

@@ -68,7 +68,7 @@ for j = 1, total do
       attempts = typeAttempts[ARGV[i]]
     end
     redis.call('HSET', key, 'type', ARGV[i], 'payload', ARGV[i + 1], 'priority', ARGV[i + 2],
-      'status', 'PENDING', 'attempts', 0, 'runAt', runAt, 'maxAttempts', attempts)
+      'status', 'PENDING', 'attempts', 0, 'runAt', runAt, 'maxAttempts', attempts, 'submittedAt', nowText)
     if ARGV[i + 6] ~= '' then
       redis.call('HSET', key, 'key', ARGV[i + 6], 'keyTtl', ARGV[i + 7])
       redis.call('HSET', K.keys, ARGV[i + 6], n)

@@ -24,8 +24,12 @@ export interface LoggedJob {
   key: string | null;
   /** How long the key stays taken after the job finished (submit's `keyTtlMillis`); 0: not at all. */
   keyTtl: number;
-  /** A job with a key: when it last finished; 0 otherwise. */
-  finishedAt: number;
+  /** While SUCCEEDED, DEAD or CANCELLED: when it finished; null otherwise, or unknown. */
+  finishedAt: number | null;
+  /** When it was accepted; null: unknown (a job of a journal that did not keep it). Never changed after. */
+  submittedAt: number | null;
+  /** When its latest lease began; null: never leased, or unknown. */
+  startedAt: number | null;
   /** The job's own lease length (submit's `timeoutMillis`); 0: the poll's. */
   timeout: number;
   /** The job's headers as JSON text (submit's, never changed after); null for none. */
@@ -33,7 +37,7 @@ export interface LoggedJob {
 }
 
 /** What a state change can alter: everything but the job's identity and content. */
-export type LoggedMove = Omit<LoggedJob, 'type' | 'payload' | 'priority' | 'maxAttempts' | 'key' | 'keyTtl' | 'timeout' | 'headers'>;
+export type LoggedMove = Omit<LoggedJob, 'type' | 'payload' | 'priority' | 'maxAttempts' | 'key' | 'keyTtl' | 'timeout' | 'headers' | 'submittedAt'>;
 
 /** Numbers that must never be issued twice, even across a crash. */
 export interface Sequences {

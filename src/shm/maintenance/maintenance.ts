@@ -5,7 +5,7 @@ import type { RetryPolicy } from '../../policy.js';
 import { Arena } from '../tables/arena.js';
 import {
   ATTEMPT_LIMIT, COMMIT_SUBMITTED, DEAD, DELAYED, ERROR_FAILED, FINISH_BASE, FINISH_TICKET, FREE, JOB_SEQ, LAST_NOW, LEASE_LENGTH, MAINTENANCE_ROW,
-  MOVES, READY, RUNNING, TOKEN_RESERVED, TOKEN_SEQ, isBusy, SLOT_HIGH_WATER, statusOf,
+  MOVES, READY, RUNNING, SUBMITTED_AT, TOKEN_RESERVED, TOKEN_SEQ, isBusy, SLOT_HIGH_WATER, statusOf,
 } from '../memory/layout.js';
 import type { QueueMemory } from '../queue-memory.js';
 import { Mover } from '../protocol/mover.js';
@@ -178,6 +178,7 @@ export class Maintenance implements LockHolder {
     // A job without attempts of its own takes its type's policy's, if the type has one now (see RetryPolicyTable).
     moves.setField(ATTEMPT_LIMIT, job.maxAttempts || this.#m.retryPolicies.maxAttemptsOf(typeNumber));
     moves.setField(LEASE_LENGTH, job.timeoutMillis);
+    moves.setField(SUBMITTED_AT, now);
     if (job.key !== null) moves.storeKey(job.key, job.keyBytes, job.keyTtlMillis);
     if (job.headersText !== null) moves.storeHeaders(job.headersText);
     if (this.#log !== undefined) moves.setField(MOVES, 1);

@@ -338,11 +338,13 @@ export const RESULT_BYTES = 15; //  the result's UTF-8 bytes: in a draft only, r
 export const KEY_REF = 16; //        arena chain of the job's idempotent key (its byte length first, as lastError's); 0: no key
 export const KEY_BYTES = 17; //      the key's UTF-8 bytes: in a draft only, read from the chain's length (no column)
 export const KEY_TTL = 18; //        how long the key stays taken after the job finished (submit's keyTtlMillis); 0: not at all
-export const FINISHED_AT = 19; //    a job with a key: when it last finished (SUCCEEDED, DEAD, CANCELLED); its key is free from FINISHED_AT + KEY_TTL
+export const FINISHED_AT = 19; //    while SUCCEEDED, DEAD or CANCELLED: when it finished (a keyed job's key is free from FINISHED_AT + KEY_TTL); NaN: unknown
 export const LEASE_LENGTH = 20; //   the job's own lease length (submit's timeoutMillis), in place of the poll's leaseMillis; 0: the poll's
 export const HEADERS_REF = 21; //    arena chain of the job's headers as JSON text (its byte length first, as a result's); 0: none
 export const HEADERS_BYTES = 22; //  the headers' UTF-8 bytes: in a draft only, read from the chain's length (no column)
-export const RECORD_FIELDS = 23;
+export const SUBMITTED_AT = 23; //   when the job was accepted (the queue's clock); NaN: unknown (restored from a journal that did not keep it)
+export const STARTED_AT = 24; //     once leased (TOKEN > 0): when its latest lease began (the reading its LEASE_UNTIL counts from); NaN: unknown
+export const RECORD_FIELDS = 25;
 
 /**
  * Each field's column, and why its width holds every value it takes
@@ -370,13 +372,17 @@ export const RECORD_FIELDS = 23;
  *   ATTEMPTS     u32  at most maxAttempts, and never more than MAX_ATTEMPTS
  *   ATTEMPT_LIMIT u32 a job's own maxAttempts, 1 to MAX_ATTEMPTS (0: none); written only when
  *                     it changes, so a queue whose jobs never set one never touches its pages
- *   KEY_REF      i32  a chunk number, or 0. The key's columns (KEY_REF, KEY_TTL, FINISHED_AT)
- *                     are read past KEY_REF and written only for a keyed job (and the next job
- *                     of its slot, which writes the zeros): a queue without keys never touches
- *                     the pages of the other two, nor writes KEY_REF's
+ *   KEY_REF      i32  a chunk number, or 0. The key's columns (KEY_REF, KEY_TTL) are read past
+ *                     KEY_REF and written only for a keyed job (and the next job of its slot,
+ *                     which writes the zeros): a queue without keys never touches KEY_TTL's
+ *                     pages, nor writes KEY_REF's
  *   KEY_BYTES    none: kept at the head of the key's chain, as most jobs have no key
  *   KEY_TTL      f64  a duration of any finite length
- *   FINISHED_AT  f64  a time
+ *   FINISHED_AT  f64  a time (or NaN); written by the finishing moves only, so a pending job never
+ *                     touches its pages
+ *   SUBMITTED_AT f64  a time (or NaN): any finite number of milliseconds, fractions kept; the one
+ *                     column a pending job adds to the record (8 bytes)
+ *   STARTED_AT   f64  a time (or NaN); written by a claim only, so a pending job never touches its pages
  *   LEASE_LENGTH u32  a job's own timeoutMillis, 1 to MAX_LEASE_LENGTH (0: none); written only when it changes
  *   TYPE         i16  an entry of `typeNames` + 1 (<= TYPE_NAMES), or -(type bytes) (>= -MAX_TYPE_BYTES, 1024)
  *   WORKER       u16  an entry of `workerNames` + 1 (<= WORKER_NAMES)
@@ -384,6 +390,7 @@ export const RECORD_FIELDS = 23;
 export const RECORD_COLUMNS = [
   [JOB_NUM, Float64Array, 'jobNums'], [PRIORITY, Float64Array, 'priorities'], [RUN_AT, Float64Array, 'runAts'], [TOKEN, Float64Array, 'tokens'],
   [LEASE_UNTIL, Float64Array, 'leaseUntils'], [MOVES, Float64Array, 'moves'], [KEY_TTL, Float64Array, 'keyTtls'], [FINISHED_AT, Float64Array, 'finishedAts'],
+  [SUBMITTED_AT, Float64Array, 'submittedAts'], [STARTED_AT, Float64Array, 'startedAts'],
   [DATA_REF, Int32Array, 'dataRefs'], [PAYLOAD_BYTES, Int32Array, 'payloadBytes'], [ERROR_REF, Int32Array, 'errorRefs'], [RESULT_REF, Int32Array, 'resultRefs'],
   [KEY_REF, Int32Array, 'keyRefs'], [HEADERS_REF, Int32Array, 'headersRefs'],
   [ATTEMPTS, Uint32Array, 'attempts'], [ATTEMPT_LIMIT, Uint32Array, 'attemptLimits'], [LEASE_LENGTH, Uint32Array, 'leaseLengths'], [TYPE, Int16Array, 'types'],

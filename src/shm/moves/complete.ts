@@ -25,7 +25,7 @@ export function completeJob(
 ): number {
   const { header, finishes, slots } = memory;
   const draft = mover.draft;
-  // Its strings, which finished jobs' chunks count, and its key (a keyed job notes when it finished).
+  // Its strings, which finished jobs' chunks count, and its key.
   slots.readStrings(slot, draft);
   // The eviction order: one shared counter, so that finishes of every thread compare.
   const finishSeq = header[FINISH_BASE]! + finishes.count();
@@ -36,7 +36,8 @@ export function completeJob(
     draft[RESULT_BYTES] = memory.arena.countedBytes(resultRef);
     fields |= RESULT_REF_BIT;
   }
-  if (noteFinish(draft, now)) fields |= FINISHED_AT_BIT;
+  noteFinish(draft, now);
+  fields |= FINISHED_AT_BIT;
   if (notes !== undefined) {
     draft[MOVES] = slots.moves[slot]! + 1;
     fields |= MOVES_BIT;

@@ -2,7 +2,7 @@ import { JobStatus } from '../../types.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, DATA_REF, DEAD, DELAYED, ERROR_BYTES, ERROR_NONE, ERROR_REF, FINISHED_AT, FREE, HEADERS_BYTES,
   HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, READY, RESULT_BYTES, RESULT_REF, RUNNING,
-  RUN_AT, SUCCEEDED, TOKEN, TYPE, WORKER, ALL_FIELDS, fieldBit, type SlotStatus,
+  RUN_AT, STARTED_AT, SUBMITTED_AT, SUCCEEDED, TOKEN, TYPE, WORKER, ALL_FIELDS, fieldBit, type SlotStatus,
 } from '../memory/layout.js';
 import { LockLost, assertHeld } from '../protocol/lock-held.js';
 import type { LoggedJob } from '../journal/movelog.js';
@@ -49,7 +49,11 @@ export class Placement {
     }
     this.setField(LEASE_LENGTH, job.timeout);
     if (job.key !== null) this.storeKey(job.key, Buffer.byteLength(job.key), job.keyTtl);
-    this.setField(FINISHED_AT, job.finishedAt);
+    // The times: null in the journal is unknown (NaN), where the job has one (see Records#read).
+    const finished = job.status === JobStatus.SUCCEEDED || job.status === JobStatus.DEAD || job.status === JobStatus.CANCELLED;
+    this.setField(FINISHED_AT, job.finishedAt ?? (finished ? NaN : 0));
+    this.setField(STARTED_AT, job.startedAt ?? (job.token > 0 ? NaN : 0));
+    this.setField(SUBMITTED_AT, job.submittedAt ?? NaN);
     if (job.headers !== null) this.storeHeaders(job.headers);
     const status = STATUS_OF_NAME[job.status];
     this.place(slot, job.num, status === READY && job.runAt > now ? DELAYED : status);

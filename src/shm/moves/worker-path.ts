@@ -174,12 +174,13 @@ export class WorkerPath implements Claimer {
     }
     // The job's own lease length wins over the poll's (submit's timeoutMillis).
     const ownLength = draft[LEASE_LENGTH]!;
-    const leaseUntil = this.#leaseEnd(ownLength > 0 ? ownLength : this.#leaseMillis, this.#now, Infinity, this.#locked);
-    if (Number.isNaN(leaseUntil)) return ABORT;
+    const startedAt = this.#leaseStart(this.#now, Infinity, this.#locked);
+    if (Number.isNaN(startedAt)) return ABORT;
+    const leaseUntil = startedAt + (ownLength > 0 ? ownLength : this.#leaseMillis);
     // A holder taken for dead leases nothing: it may have read rings its successor has rebuilt since. A takeover
     // after this look gives the job a new word in the successor's rebuild, and the claim's CAS fails.
     if (this.#locked) assertHeld(this.#m.lock);
-    const to = claimJob(this.#mover, slot, word, this.#token, leaseUntil, this.#worker, this.#noteLazyMove(slot, word, RUNNING));
+    const to = claimJob(this.#mover, slot, word, this.#token, startedAt, leaseUntil, this.#worker, this.#noteLazyMove(slot, word, RUNNING));
     if (to < 0) return LOST;
     if (this.#locked) this.#holder.leased(slot);
     this.#token++;
@@ -270,11 +271,16 @@ export class WorkerPath implements Claimer {
    * later time must not pass them.
    */
   #leaseEnd(leaseMillis: number, now: number, before: number, locked: boolean): number {
+    return this.#leaseStart(now, before, locked) + leaseMillis;
+  }
+
+  /** The reading a lease made now begins at (see #leaseEnd, which adds its length; NaN: take the lock). A claim's STARTED_AT. */
+  #leaseStart(now: number, before: number, locked: boolean): number {
     // An exclusive queue's calls follow one another in its one thread: `now` is the reading.
-    if (this.#m.exclusive) return now + leaseMillis;
+    if (this.#m.exclusive) return now;
     const fresh = laterReading(this.#time, now);
     if (!locked && (fresh >= before || this.#m.holderBehind(fresh))) return NaN;
-    return (fresh < before ? fresh : now) + leaseMillis;
+    return fresh < before ? fresh : now;
   }
 
   /**

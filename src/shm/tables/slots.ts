@@ -3,7 +3,7 @@ import type { Arena } from './arena.js';
 import { elementsIn, growTo } from '../memory/growth.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, BUSY, DATA_REF, ERROR_BYTES, ERROR_REF, FINISHED_AT, HEADERS_BYTES, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH,
-  LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RESULT_BYTES, RESULT_REF, RUN_AT, STATUS_MASK, TOKEN, TYPE, WORKER, ALL_FIELDS, fieldBit, FREE, INITIAL_SLOTS,
+  LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RESULT_BYTES, RESULT_REF, RUN_AT, STARTED_AT, STATUS_MASK, SUBMITTED_AT, TOKEN, TYPE, WORKER, ALL_FIELDS, fieldBit, FREE, INITIAL_SLOTS,
   type ColumnArray, type RecordColumn, type RecordColumnName, type SlotStatus,
 } from '../memory/layout.js';
 
@@ -28,7 +28,9 @@ const RESULT_REF_BIT = fieldBit(RESULT_REF);
 const KEY_REF_BIT = fieldBit(KEY_REF);
 const KEY_TTL_BIT = fieldBit(KEY_TTL);
 const FINISHED_AT_BIT = fieldBit(FINISHED_AT);
-const KEY_FIELDS = KEY_REF_BIT | KEY_TTL_BIT | FINISHED_AT_BIT;
+const KEY_FIELDS = KEY_REF_BIT | KEY_TTL_BIT;
+const SUBMITTED_AT_BIT = fieldBit(SUBMITTED_AT);
+const STARTED_AT_BIT = fieldBit(STARTED_AT);
 const LEASE_LENGTH_BIT = fieldBit(LEASE_LENGTH);
 const HEADERS_REF_BIT = fieldBit(HEADERS_REF);
 
@@ -73,6 +75,8 @@ export class SlotTable {
   keyRefs!: RecordColumn;
   keyTtls!: RecordColumn;
   finishedAts!: RecordColumn;
+  submittedAts!: RecordColumn;
+  startedAts!: RecordColumn;
   leaseLengths!: RecordColumn;
 
   /** Where an error's byte length is kept: at the head of its chain. */
@@ -116,6 +120,8 @@ export class SlotTable {
     this.keyRefs = columns[KEY_REF]!;
     this.keyTtls = columns[KEY_TTL]!;
     this.finishedAts = columns[FINISHED_AT]!;
+    this.submittedAts = columns[SUBMITTED_AT]!;
+    this.startedAts = columns[STARTED_AT]!;
     this.leaseLengths = columns[LEASE_LENGTH]!;
     return (this.words = new Int32Array(this.#wordBuffer, 0, slots));
   }
@@ -189,25 +195,27 @@ export class SlotTable {
   readInto(slot: number, record: Float64Array): Float64Array {
     this.readLease(slot, record);
     record[PRIORITY] = this.priorities[slot]!;
-    record[RUN_AT] = this.runAts[slot]!;
     record[LEASE_UNTIL] = this.leaseUntils[slot]!;
     record[WORKER] = this.workers[slot]!;
     record[MOVES] = this.moves[slot]!;
+    record[FINISHED_AT] = this.finishedAts[slot]!;
+    record[STARTED_AT] = this.startedAts[slot]!;
     this.#readChains(slot, record);
     // The key's columns mean something only with a key: a job without one reads one column for them.
-    const keyed = record[KEY_REF]! > 0;
-    record[KEY_TTL] = keyed ? this.keyTtls[slot]! : 0;
-    record[FINISHED_AT] = keyed ? this.finishedAts[slot]! : 0;
+    record[KEY_TTL] = record[KEY_REF]! > 0 ? this.keyTtls[slot]! : 0;
     return record;
   }
 
   /**
    * Copies what a claim reads and its Lease shows into `record`: the job's
    * number, type, payload, headers, attempts and their limit, its own lease
-   * length, and the token of its last lease (the rest of `record` is left).
+   * length, the token of its last lease, and the times its wait is counted
+   * from (RUN_AT, SUBMITTED_AT) (the rest of `record` is left).
    */
   readLease(slot: number, record: Float64Array): void {
     record[JOB_NUM] = this.jobNums[slot]!;
+    record[RUN_AT] = this.runAts[slot]!;
+    record[SUBMITTED_AT] = this.submittedAts[slot]!;
     record[ATTEMPTS] = this.attempts[slot]!;
     record[TOKEN] = this.tokens[slot]!;
     record[ATTEMPT_LIMIT] = this.attemptLimits[slot]!;
@@ -279,8 +287,11 @@ export class SlotTable {
     if ((mask & KEY_FIELDS) !== 0 && (record[KEY_REF] !== 0 || this.keyRefs[slot] !== 0)) {
       if ((mask & KEY_REF_BIT) !== 0) this.keyRefs[slot] = record[KEY_REF]!;
       if ((mask & KEY_TTL_BIT) !== 0) this.keyTtls[slot] = record[KEY_TTL]!;
-      if ((mask & FINISHED_AT_BIT) !== 0) this.finishedAts[slot] = record[FINISHED_AT]!;
     }
+    // The times (NaN, unknown, is stored whenever it is set: it equals nothing). A pending job writes only SUBMITTED_AT.
+    if ((mask & SUBMITTED_AT_BIT) !== 0 && this.submittedAts[slot] !== record[SUBMITTED_AT]) this.submittedAts[slot] = record[SUBMITTED_AT]!;
+    if ((mask & STARTED_AT_BIT) !== 0 && this.startedAts[slot] !== record[STARTED_AT]) this.startedAts[slot] = record[STARTED_AT]!;
+    if ((mask & FINISHED_AT_BIT) !== 0 && this.finishedAts[slot] !== record[FINISHED_AT]) this.finishedAts[slot] = record[FINISHED_AT]!;
     if ((mask & LEASE_LENGTH_BIT) !== 0 && this.leaseLengths[slot] !== record[LEASE_LENGTH]) this.leaseLengths[slot] = record[LEASE_LENGTH]!;
     // And headers, which only a submit that carries them sets.
     if ((mask & HEADERS_REF_BIT) !== 0 && this.headersRefs[slot] !== record[HEADERS_REF]) this.headersRefs[slot] = record[HEADERS_REF]!;

@@ -64,17 +64,16 @@ local function failAttempt(n, key, failedAt, err, permanent)
   redis.call('ZREM', K.leases, n)
   redis.call('HDEL', K.tokens, n)
   unlist(K.runningNums, { n })
-  local f = redis.call('HMGET', key, 'attempts', 'maxAttempts', 'key', 'type')
+  local f = redis.call('HMGET', key, 'attempts', 'maxAttempts', 'type')
   local attempts = tonumber(f[1])
   if not permanent and attempts < attemptLimit(f[2]) then
     -- Its attempts were fixed at its submit (its own, or its type's policy's then); its backoff is its type's now.
-    local runAt = failedAt + backoffAfter(attempts, typePolicy(f[4]))
+    local runAt = failedAt + backoffAfter(attempts, typePolicy(f[3]))
     redis.call('HSET', key, 'status', 'PENDING', 'runAt', num(runAt), 'lastError', err)
     enqueue(n, key, runAt)
   else
-    redis.call('HSET', key, 'status', 'DEAD', 'lastError', err)
-    -- A keyed job notes when it finished: its key stays taken keyTtl from then.
-    if f[3] then redis.call('HSET', key, 'finishedAt', num(failedAt)) end
+    -- When it finished (JobView's finishedAt; a keyed job's key stays taken keyTtl from then).
+    redis.call('HSET', key, 'status', 'DEAD', 'lastError', err, 'finishedAt', num(failedAt))
     redis.call('ZADD', K.dead, n, n)
     return true
   end
@@ -99,10 +98,9 @@ local function trimFinished()
 end
 
 -- SUCCEEDED or CANCELLED (at now): held until evicted, oldest finished first. The finish time is
--- noted where something runs from it: a keyed job's key TTL, the retain option's maxAgeMillis.
+-- JobView's finishedAt, and what a keyed job's key TTL and the retain option's maxAgeMillis run from.
 local function finish(n, key, status)
-  redis.call('HSET', key, 'status', status)
-  if maxAge or redis.call('HEXISTS', key, 'key') == 1 then redis.call('HSET', key, 'finishedAt', nowText) end
+  redis.call('HSET', key, 'status', status, 'finishedAt', nowText)
   list(numsOf[status], { n, n })
   redis.call('RPUSH', K.finished, n)
   redis.call('HINCRBY', K.counts, string.lower(status), 1)

@@ -77,7 +77,7 @@ end
 
 -- Leases up to max ready jobs to workerId (none while the queue is paused), best first, each for its
 -- own timeout if it has one, else for leaseMillis: each one's n, token, type, payload, attempt,
--- maxAttempts, leaseUntil, timeout ('' for none) and headers ('' for none) appended to out after the wake
+-- maxAttempts, leaseUntil, timeout ('' for none), headers ('' for none) and waitMillis appended to out after the wake
 -- counter (read first: work announced later is newer than this poll) and when
 -- the first held job's window opens ('' if none is held; 'again' when the
 -- budget of held jobs ran out before any was taken: poll again). A poll that
@@ -115,7 +115,7 @@ local function pollBest(workerId, leaseMillis, max, out, restartable)
     local n = numbers[i]
     local key = jobKey(n)
     local token = int(lastToken - count + i)
-    local f = redis.call('HMGET', key, 'attempts', 'type', 'payload', 'maxAttempts', 'timeout', 'headers', 'key')
+    local f = redis.call('HMGET', key, 'attempts', 'type', 'payload', 'maxAttempts', 'timeout', 'headers', 'key', 'runAt', 'submittedAt')
     local attempt = tonumber(f[1]) + 1
     -- The job's own lease length wins over the poll's.
     local leaseUntil, untilText = pollUntil, pollUntilText
@@ -123,7 +123,10 @@ local function pollBest(workerId, leaseMillis, max, out, restartable)
       leaseUntil = now + tonumber(f[5])
       untilText = num(leaseUntil)
     end
-    redis.call('HSET', key, 'status', 'RUNNING', 'attempts', attempt, 'token', token, 'leaseUntil', untilText, 'workerId', workerId, 'holder', holder, 'filed', filed)
+    redis.call('HSET', key, 'status', 'RUNNING', 'attempts', attempt, 'token', token, 'leaseUntil', untilText, 'workerId', workerId, 'holder', holder, 'filed', filed,
+      'startedAt', nowText)
+    -- Its wait: from when it was due (runAt, or when submitted if later; a job older than submittedAt has only runAt) to now.
+    local due = math.max(tonumber(f[8]), tonumber(f[9] or f[8]))
     firstExpiry = math.min(firstExpiry, leaseUntil)
     leases[2 * i - 1] = leaseUntil
     leases[2 * i] = n
@@ -132,8 +135,8 @@ local function pollBest(workerId, leaseMillis, max, out, restartable)
     tokens[2 * i - 1] = n
     tokens[2 * i] = f[7] and token .. KEYED or token
     out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = n, token, f[2], f[3], attempt
-    out[o + 6], out[o + 7], out[o + 8], out[o + 9] = attemptLimit(f[4]), untilText, f[5] or '', f[6] or ''
-    o = o + 9
+    out[o + 6], out[o + 7], out[o + 8], out[o + 9], out[o + 10] = attemptLimit(f[4]), untilText, f[5] or '', f[6] or '', num(math.max(0, now - due))
+    o = o + 10
   end
   if count > 1 then redis.call('HSET', K.tokens, unpack(tokens)) end
   redis.call('ZREM', K.pending, unpack(numbers))
@@ -170,10 +173,9 @@ local function completeAll(KEYS, ARGV, first, last, out)
     end
     seen[n] = true
     if key then
-      if ARGV[i + 2] == '' then redis.call('HSET', key, 'status', 'SUCCEEDED')
-      else redis.call('HSET', key, 'status', 'SUCCEEDED', 'result', ARGV[i + 2]) end
-      -- The finish time, where something runs from it: a keyed job's key TTL, the retain option's maxAgeMillis.
-      if keyed or maxAge then redis.call('HSET', key, 'finishedAt', nowText) end
+      -- With the finish time: JobView's finishedAt, and what a keyed job's key TTL and the retain option's maxAgeMillis run from.
+      if ARGV[i + 2] == '' then redis.call('HSET', key, 'status', 'SUCCEEDED', 'finishedAt', nowText)
+      else redis.call('HSET', key, 'status', 'SUCCEEDED', 'finishedAt', nowText, 'result', ARGV[i + 2]) end
       done[#done + 1] = n
       if filed then unfiled[#unfiled + 1] = n end
       succeeded[#succeeded + 1] = n
