@@ -46,6 +46,7 @@ export { CLASS_OF_NAME, classOf, type ListingIndex, type TreeWalk } from './tabl
 export { POLL_FROZEN } from './tables/ready.js';
 export { ScheduleTable } from './tables/schedule-table.js';
 export { SharedFinishWaits } from './protocol/finishes.js';
+export { CANCELLED_RUNNING, announceCancel, watchCancels } from './protocol/cancels.js';
 export { LockLost } from './protocol/lock-held.js';
 export { Mover } from './protocol/mover.js';
 
