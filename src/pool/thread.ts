@@ -348,7 +348,8 @@ class WorkerLoop {
     inflight[at + INFLIGHT_JOB_NUM] = parseJobId(lease.jobId);
     const done = this.#runJob(lease, aborter, timeout).finally(() => {
       inflight[at + INFLIGHT_JOB_NUM] = 0;
-      this.#byJob.delete(lease.jobId);
+      // Unless the job was leased here again meanwhile (its lease ran out, and this thread polled it anew).
+      if (this.#byJob.get(lease.jobId) === aborter) this.#byJob.delete(lease.jobId);
       this.#places.push(place);
       this.#running.delete(done);
       const waiting = this.#waitingForPlace.shift();
