@@ -25,7 +25,8 @@ export type ErrorCode =
   | 'ERR_JOB_FAILED'
   | 'ERR_TIMEOUT'
   | 'ERR_ABORTED'
-  | 'ERR_UNSUPPORTED';
+  | 'ERR_UNSUPPORTED'
+  | 'ERR_JOB_CANCELLED';
 
 export class JobQueueError extends Error {
   readonly code: ErrorCode;
@@ -104,6 +105,19 @@ export class AbortedError extends JobQueueError {
   }
 }
 
+/**
+ * The reason a WorkerPool handler's `ctx.signal` aborts with when its job was
+ * cancelled while RUNNING: stop the work; whatever the handler returns or
+ * throws afterwards is refused, and the job stays CANCELLED.
+ */
+export class JobCancelledError extends JobQueueError {
+  readonly jobId: string;
+  constructor(jobId: string) {
+    super('ERR_JOB_CANCELLED', `Job ${jobId} was cancelled while it ran`);
+    this.jobId = jobId;
+  }
+}
+
 /** Describes a value for an error message: ``Expected ..., got `0` (number)``. */
 export function describe(value: unknown): string {
   if (typeof value === 'string') return `\`${JSON.stringify(value)}\` (string)`;
@@ -150,9 +164,9 @@ export function refusalError(refusal: Refusal, jobId: string, capacity: number):
     case Refusal.Evicted:
       return new JobNotFoundError(`Job ${jobId} was evicted: finished jobs are evicted, oldest first, when room is needed`);
     case Refusal.StaleLease:
-      return new StaleLeaseError(`The token is not the current lease of job ${jobId}: the lease was lost, expired, or already used`);
+      return new StaleLeaseError(`The token is not the current lease of job ${jobId}: the lease was lost, expired, cancelled, or already used`);
     case Refusal.NotPending:
-      return new IllegalStateError(`Job ${jobId} can be cancelled only while PENDING`);
+      return new IllegalStateError(`Job ${jobId} can be cancelled only while PENDING or RUNNING`);
     case Refusal.NotDead:
       return new IllegalStateError(`Job ${jobId} can be retried from the dead letters only while DEAD`);
     case Refusal.NoSlot:

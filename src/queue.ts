@@ -4,7 +4,7 @@ import { InvalidArgumentError, QueueFullError, describe } from './errors.js';
 import { JOB_QUEUE_OPTIONS, fillOptions, given, readCallers, readOptions, type JobQueueOptions } from './options.js';
 import { policyFromShare, sharePolicy, type RetryPolicy } from './policy.js';
 import { Journal } from './journal/journal.js';
-import { attemptLimit, BUFFER_NAMES, bufferBytes, type BufferName, countedChunks, initialBytes, type LoggedJob, mayRetry, type QueueBuffers, QueueMemory, SharedFinishWaits } from './shm/core.js';
+import { attemptLimit, BUFFER_NAMES, bufferBytes, type BufferName, countedChunks, initialBytes, type LoggedJob, mayRetry, type QueueBuffers, QueueMemory, SharedFinishWaits, watchCancels } from './shm/core.js';
 import { JobStatus, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy } from './types.js';
 import { checkTimeSource } from './validate/clock.js';
 import { checkPolicy } from './validate/construction.js';
@@ -442,9 +442,27 @@ export class JobQueue {
     return true;
   }
 
-  /** Cancels a PENDING job. */
+  /**
+   * Cancels a PENDING or RUNNING job: it becomes CANCELLED, for good. A
+   * RUNNING job's lease ends with it: its holder's complete, fail, extend
+   * and release are refused with StaleLeaseError, as a zombie's, and its
+   * attempt stays counted. Worker loops watching (`watchCancels`, as a
+   * WorkerPool's threads do) hear of it once the cancel has returned.
+   */
   cancel(jobId: string): void {
     this.#producer.cancel(jobId);
+  }
+
+  /**
+   * For worker loops: calls `heard` after a RUNNING job of this queue is
+   * cancelled, by any thread, from now until the returned function is
+   * called (several cancels close together may be heard once). It names no
+   * job: look at the jobs you run (`view`) to find which. Costs one
+   * Atomics.waitAsync, armed while the watch lasts; it keeps no event loop alive.
+   */
+  watchCancels(heard: (jobId?: string) => void): () => void {
+    this.#ctx.assertOpen();
+    return watchCancels(this.#ctx.memory.lockWords, () => heard());
   }
 
   /**

@@ -61,6 +61,16 @@ export interface WorkerQueue {
   completeManyAndPoll?(done: readonly Completion[], workerId: string, leaseMillis: number, max: number): Promise<BatchOutcome>;
   waitForWork(timeoutMillis: number): Promise<boolean>;
   /**
+   * Calls `heard` as RUNNING jobs are cancelled, by any thread or process,
+   * until the function it gives is called: with the job's id where the
+   * backend knows it (Redis), else with none (look at the jobs with `view`).
+   * The pool aborts those jobs' signals. Absent: a cancel is heard only when
+   * a heartbeat is refused.
+   */
+  watchCancels?(heard: (jobId?: string) => void): Awaitable<() => void>;
+  /** Where a cancel is heard without a job id, or a complete is refused: what became of the job. */
+  view?(jobId: string): Awaitable<JobView>;
+  /**
    * As waitForWork, blocking the thread (Atomics.wait): for an idle thread, whose wake then costs no turn of its
    * event loop. Absent where waiting needs the event loop (Redis: a reply on a socket).
    */

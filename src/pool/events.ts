@@ -43,6 +43,8 @@ export interface PoolErrorEvent {
  * retrying: the failed job will run again after its backoff. dead: it was dead-lettered.
  * stalled: an attempt lost its lease: a heartbeat found it expired, or its thread died or hung.
  * refused: the queue refused a complete or fail because the lease had been lost (a zombie).
+ * cancelled: the job was cancelled while it ran (`cancel(jobId)`): its handler's signal aborted, and
+ *   what it returned or threw once it ended was refused; `error` says so. Once per attempt, as it ends.
  * error: see PoolErrorEvent.
  */
 export interface PoolEvents {
@@ -52,10 +54,11 @@ export interface PoolEvents {
   dead: JobEvent;
   stalled: JobEvent;
   refused: JobEvent;
+  cancelled: JobEvent;
   error: PoolErrorEvent;
 }
 export type PoolEventName = keyof PoolEvents;
-const EVENT_NAMES: readonly string[] = ['completed', 'failed', 'retrying', 'dead', 'stalled', 'refused', 'error'] satisfies PoolEventName[];
+const EVENT_NAMES: readonly string[] = ['completed', 'failed', 'retrying', 'dead', 'stalled', 'refused', 'cancelled', 'error'] satisfies PoolEventName[];
 
 /** pino's method shape: `logger.warn({ jobId, ... }, 'message')`. */
 export interface PoolLogger {
@@ -71,8 +74,9 @@ export const enum EventKind {
   Dead = 2,
   Stalled = 3,
   Refused = 4,
+  Cancelled = 5,
 }
-const NAME_OF_KIND = ['completed', 'retrying', 'dead', 'stalled', 'refused'] as const;
+const NAME_OF_KIND = ['completed', 'retrying', 'dead', 'stalled', 'refused', 'cancelled'] as const;
 
 const KIND = 0;
 const JOB_NUM = 1;
@@ -214,6 +218,7 @@ export class EventHub {
     else if (kind === EventKind.Dead) logger.error({ ...event }, 'job dead-lettered');
     else if (kind === EventKind.Stalled) logger.warn({ ...event }, 'job lost its lease');
     else if (kind === EventKind.Refused) logger.warn({ ...event }, 'late complete or fail refused: the lease was lost');
+    else if (kind === EventKind.Cancelled) logger.info({ ...event }, 'job cancelled while it ran');
   }
 
   /** A thread that died or hung, and was replaced (`replaced`) or not (the pool is closing). */

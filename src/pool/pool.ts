@@ -18,7 +18,7 @@ import type { SubmitOptions } from '../validate/job-input.js';
 
 /** `run`'s options: submit's, and a signal that stops the wait (the job itself is left as it is). */
 export interface RunOptions extends SubmitOptions {
-  /** Rejects `run` with AbortedError once it aborts; the job goes on (cancel a PENDING one with the queue's `cancel`). */
+  /** Rejects `run` with AbortedError once it aborts; the job goes on (cancel it with the queue's `cancel`, PENDING or RUNNING). */
   signal?: AbortSignal;
 }
 

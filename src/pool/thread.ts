@@ -1,5 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
-import { IllegalStateError, InvalidArgumentError, JobNotFoundError, thrownText } from '../errors.js';
+import { IllegalStateError, InvalidArgumentError, JobCancelledError, JobNotFoundError, thrownText } from '../errors.js';
 import type { Lease } from '../types.js';
 import { parseJobId } from '../validate/job-id.js';
 import { MAX_BATCH } from '../validate/lease.js';
@@ -77,6 +77,9 @@ async function exitForRecycling(task: LoopTask): Promise<never> {
   process.exit(0);
 }
 
+/** Cancels heard for jobs not (yet) running on this thread, kept at most. */
+const MAX_CANCELLED_EARLY = 256;
+
 /** Longest idle sleep: jobs that become ready by the clock alone (a backoff, a runAt) wake no one. */
 const IDLE_MILLIS = 50;
 
@@ -101,6 +104,10 @@ class WorkerLoop {
   readonly #inflight: Float64Array;
   readonly #events: EventRecorder;
   readonly #running = new Map<Promise<unknown>, LazyAbort>();
+  /** The running jobs' signals by job id, for the cancels this loop hears (see `#heardCancel`). */
+  readonly #byJob = new Map<string, LazyAbort>();
+  /** Jobs heard cancelled before their lease reached this loop (a Redis message can overtake a poll's reply), newest last. */
+  readonly #cancelledEarly = new Set<string>();
   /** The running jobs' heartbeats, on one timer. */
   readonly #heartbeats = new Heartbeats();
   /** The free places of the inflight block. */
@@ -157,6 +164,8 @@ class WorkerLoop {
 
   async run(): Promise<void> {
     const words = this.#words;
+    // Watching before the first poll: a cancel of any job this loop leases is heard.
+    const stopWatching = await this.#watchCancels();
     const tick = threadWord(this.#task.thread, TICK);
     // The tick shows the main thread that this event loop turns; a handler that never yields stops it.
     // The first, now, says the thread has started: from here on, silence means a hang.
@@ -190,6 +199,7 @@ class WorkerLoop {
         await Promise.allSettled([...this.#running.keys(), this.#batches?.settled]);
       }
     } finally {
+      stopWatching?.();
       clearInterval(ticker);
       this.#events.flush();
       // Said before the end of the batches, which the main thread answers with RECYCLE_HEARD (see exitForRecycling).
@@ -265,6 +275,53 @@ class WorkerLoop {
     return Atomics.load(this.#words, STOP) !== 0;
   }
 
+  /**
+   * Starts hearing the cancels of RUNNING jobs (see WorkerQueue#watchCancels); the function that stops it, or
+   * undefined where the queue cannot tell (or its watch failed): a cancel is then heard when a heartbeat is refused.
+   */
+  async #watchCancels(): Promise<(() => void) | undefined> {
+    try {
+      return await this.#queue.watchCancels?.((jobId) => this.#heardCancel(jobId));
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * A RUNNING job was cancelled: `jobId`, or (none named) any of them, each looked at. Its handler's signal
+   * aborts with a JobCancelledError; the handler's outcome is refused by the queue when it ends.
+   */
+  #heardCancel(jobId: string | undefined): void {
+    if (jobId === undefined) {
+      for (const [id, aborter] of this.#byJob) void this.#abortIfCancelled(id, aborter);
+      return;
+    }
+    const aborter = this.#byJob.get(jobId);
+    if (aborter !== undefined) {
+      aborter.abort(new JobCancelledError(jobId));
+      return;
+    }
+    // Not running here (yet): kept a while, for a lease whose reply is still on its way.
+    this.#cancelledEarly.add(jobId);
+    if (this.#cancelledEarly.size > MAX_CANCELLED_EARLY) this.#cancelledEarly.delete(this.#cancelledEarly.values().next().value!);
+  }
+
+  async #abortIfCancelled(jobId: string, aborter: LazyAbort): Promise<void> {
+    if (await this.#wasCancelled(jobId)) aborter.abort(new JobCancelledError(jobId));
+  }
+
+  /** Whether `jobId`, run here, was cancelled while it ran: its signal says so, or the queue does. */
+  async #wasCancelled(jobId: string): Promise<boolean> {
+    if (this.#byJob.get(jobId)?.reason instanceof JobCancelledError) return true;
+    if (this.#queue.view === undefined) return false;
+    try {
+      return (await this.#queue.view(jobId)).status === 'CANCELLED';
+    } catch {
+      // Evicted since, or the queue is closing: nothing to tell.
+      return false;
+    }
+  }
+
   /** Runs a lease's job in a free place, or in the next place freed if none is free now. */
   #start(lease: Lease): void {
     const place = this.#places.pop();
@@ -276,6 +333,8 @@ class WorkerLoop {
     if (++this.#started >= this.#task.maxJobsPerThread) this.recycling = true;
     Atomics.add(this.#words, threadWord(this.#task.thread, STARTED), 1);
     const aborter = new LazyAbort();
+    this.#byJob.set(lease.jobId, aborter);
+    if (this.#cancelledEarly.size > 0 && this.#cancelledEarly.delete(lease.jobId)) aborter.abort(new JobCancelledError(lease.jobId));
     const at = inflightAt(this.#task.thread, this.#task.concurrency, place);
     // A job's own lease length (submit's timeoutMillis) is its deadline too: it wins over the pool's timeouts.
     const timeout = lease.timeoutMillis ?? this.#task.timeouts.byType[lease.type] ?? this.#task.timeouts.default;
@@ -290,6 +349,8 @@ class WorkerLoop {
     inflight[at + INFLIGHT_JOB_NUM] = parseJobId(lease.jobId);
     const done = this.#runJob(lease, aborter, timeout).finally(() => {
       inflight[at + INFLIGHT_JOB_NUM] = 0;
+      // Unless the job was leased here again meanwhile (its lease ran out, and this thread polled it anew).
+      if (this.#byJob.get(lease.jobId) === aborter) this.#byJob.delete(lease.jobId);
       this.#places.push(place);
       this.#running.delete(done);
       const waiting = this.#waitingForPlace.shift();
@@ -321,6 +382,8 @@ class WorkerLoop {
     const started = performance.now();
     const lost = (error: unknown): void => {
       this.#heartbeats.stop(beats);
+      // Cancelled: the refused heartbeat is the cancel's doing, not a stall.
+      if (aborter.reason instanceof JobCancelledError) return;
       const reason = `the lease of ${jobId} was lost: ${thrownText(error)}`;
       this.#events.record(EventKind.Stalled, lease, performance.now() - started, reason);
       aborter.abort(new Error(reason));
@@ -452,6 +515,11 @@ class WorkerLoop {
       result = await call();
     } catch (error) {
       if (!(error instanceof IllegalStateError || error instanceof JobNotFoundError)) throw error;
+      if (await this.#wasCancelled(lease.jobId)) {
+        // Not a zombie: the job ended CANCELLED while it ran, and stays so.
+        this.#events.record(EventKind.Cancelled, lease, durationMs, `cancelled while it ran; its outcome was refused: ${error.message}`);
+        return undefined;
+      }
       Atomics.add(this.#words, threadWord(this.#task.thread, REFUSED), 1);
       this.#events.record(EventKind.Refused, lease, durationMs, error.message);
       return undefined;

@@ -1,6 +1,6 @@
 import { ProducerTracing } from '../tracing/producer.js';
 import type { TimeSource } from '../clock.js';
-import { IllegalStateError, JournalWriteError, refusalError } from '../errors.js';
+import { IllegalStateError, JournalWriteError, Refusal, refusalError } from '../errors.js';
 import type { Journal, Synchronous } from '../journal/journal.js';
 import type { FilledOptions } from '../options.js';
 import type { RetryPolicy } from '../policy.js';
@@ -190,7 +190,9 @@ export class QueueContext {
         const slot = core.find(jobNum);
         if (slot < 0) throw refusalError(slot, jobId, this.options.capacity);
         core.catchUp.catchUpLapsed(slot, now);
-        const result = op(core, slot, now);
+        let result = op(core, slot, now);
+        // A lease refused as a cancel ended it, that cancel's commit still in flight: looked at once it is through (keeps I21).
+        if (result === Refusal.StaleLease && this.journal !== undefined) result = core.refusalOnceDurable(slot, Refusal.StaleLease) as T;
         if (result === AWAITS_COMMIT) return AWAITS_COMMIT;
         if (typeof result === 'number' && result < 0) throw refusalError(result, jobId, this.options.capacity);
         return result;

@@ -1,7 +1,7 @@
 import { laterReading } from '../clock.js';
 import { refusalError } from '../errors.js';
 import { jobIdOf } from '../job-id.js';
-import { AWAITS_COMMIT, type Maintenance } from '../shm/core.js';
+import { AWAITS_COMMIT, CANCELLED_RUNNING, announceCancel, type Maintenance } from '../shm/core.js';
 import { parseJobId } from '../validate/job-id.js';
 import { checkJobs, checkSubmit, type CheckedJob, type NewJob, type SubmitOptions } from '../validate/job-input.js';
 import type { QueueContext } from './context.js';
@@ -120,7 +120,10 @@ export class ProducerSide {
   }
 
   cancel(jobId: string): void {
-    this.#ctx.withJob(jobId, parseJobId(jobId), (core, slot, now) => core.cancel(slot, now));
+    const ctx = this.#ctx;
+    const ended = ctx.withJob(jobId, parseJobId(jobId), (core, slot, now) => core.cancel(slot, now));
+    // Once the move is durable (an undone cancel aborts no handler): the worker loops look at their jobs.
+    if (ended === CANCELLED_RUNNING) announceCancel(ctx.memory.lockWords);
   }
 
   retryDead(jobId: string): void {

@@ -40,6 +40,8 @@
  * leasehold:{name}:held      zset    ready jobs a poll passed over as their type's window was used up:
  *                                    member = their `ready` member, score = when the window opens
  * leasehold:{name}:finishes  channel (never a key) the numbers of jobs that just finished, for finished()
+ * leasehold:{name}:cancels   channel (never a key) the number of a RUNNING job just cancelled, for the worker loops
+ *                                    that hold its lease (RedisJobQueue#watchCancels) to abort its handler
  * leasehold:{name}:keys      hash    idempotent key -> n of the latest job submitted with it (see SUBMIT)
  * leasehold:{name}:job:<n>   hash    job Jn: type, payload, priority, status, attempts, runAt,
  *                                    lastError, token, leaseUntil, workerId, holder (its lease's process),
@@ -84,7 +86,7 @@
 /** The fixed keys, by the names the scripts give them (K.jobSeq, K.tokenSeq, ...): each is the queue's prefix and its name. */
 export const KEY_NAMES = ['jobSeq', 'tokenSeq', 'clock', 'pending', 'ready', 'leases', 'dead', 'finished', 'counts', 'signal', 'sweep', 'paused',
   'finishes', 'keys', 'pendingNums', 'runningNums', 'succeededNums', 'cancelledNums', 'listing', 'limits', 'windows', 'held', 'state', 'tokens',
-  'policies'] as const;
+  'policies', 'cancels'] as const;
 export type KeyName = (typeof KEY_NAMES)[number];
 
 export interface QueueKeys {

@@ -378,6 +378,15 @@ export class PartitionedRedisQueue {
     return this.#parts[0]!;
   }
 
+  /** As RedisJobQueue#watchCancels, for the cancels of every partition. */
+  async watchCancels(heard: (jobId?: string) => void): Promise<() => void> {
+    this.#assertOpen();
+    const stops = await Promise.all(this.#parts.map((part) => part.watchCancels(heard)));
+    return () => {
+      for (const stop of stops) stop();
+    };
+  }
+
   /** As RedisJobQueue#waitForWork, for new work in any partition. */
   async waitForWork(timeoutMillis: number): Promise<boolean> {
     this.#assertOpen();

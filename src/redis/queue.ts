@@ -26,6 +26,7 @@ import { leasesIn, toView } from './replies.js';
 import { HOLDER, Liveness } from './liveness.js';
 import { WakeUps } from './wake.js';
 import { FinishNotices } from './finishes.js';
+import { CancelNotices } from './cancels.js';
 import { Subscriber } from './subscriber.js';
 import { untilFinished } from '../finished.js';
 import { ProducerTracing } from '../tracing/producer.js';
@@ -189,6 +190,8 @@ export class RedisJobQueue {
   readonly #subscriber: Subscriber;
   readonly #wakeUps: WakeUps;
   readonly #finishes: FinishNotices;
+  /** Cancels of RUNNING jobs, for worker loops (see watchCancels). */
+  readonly #cancels: CancelNotices;
   /** This process's liveness key, kept alive from this client's first poll (or share) on. */
   readonly #liveness: Liveness;
 
@@ -215,6 +218,7 @@ export class RedisJobQueue {
     this.#subscriber = new Subscriber(redis, this.#where);
     this.#wakeUps = new WakeUps(this.#subscriber, this.#keys.named.signal);
     this.#finishes = new FinishNotices(this.#subscriber, this.#keys.named.finishes);
+    this.#cancels = new CancelNotices(this.#subscriber, this.#keys.named.cancels);
     this.#liveness = new Liveness(redis, this.#keys.alivePrefix);
     this.#time = options.time;
     this.#policy = options.policy;
@@ -530,10 +534,26 @@ export class RedisJobQueue {
     await this.#runOnJob('retryDead', jobId, []);
   }
 
-  /** Cancels a PENDING job. */
+  /**
+   * Cancels a PENDING or RUNNING job (see JobQueue#cancel). A RUNNING job's
+   * number goes out on the queue's `cancels` channel, to the worker loops
+   * watching it (`watchCancels`) in any process.
+   */
   async cancel(jobId: string): Promise<void> {
     this.#assertOpen();
     await this.#runOnJob('cancel', jobId, []);
+  }
+
+  /**
+   * For worker loops: calls `heard` with the id of each RUNNING job of this
+   * queue cancelled, by any client in any process, from the moment the
+   * returned promise resolves (subscribed) until the function it resolves to
+   * is called; with no id after the subscribed connection came back, when a
+   * cancel may have been missed (look at your jobs).
+   */
+  async watchCancels(heard: (jobId?: string) => void): Promise<() => void> {
+    this.#assertOpen();
+    return this.#cancels.watch(heard);
   }
 
   /** PENDING jobs, ready or delayed. */
@@ -715,6 +735,7 @@ export class RedisJobQueue {
     this.#liveness.stop();
     this.#wakeUps.close();
     this.#finishes.close();
+    this.#cancels.close();
     await Promise.all([release(this.#redis), this.#subscriber.close()]);
   }
 

@@ -49,6 +49,7 @@ export { NO_ROW } from './tables/rows.js';
 export { POLL_FROZEN } from './tables/ready.js';
 export { ScheduleTable } from './tables/schedule-table.js';
 export { SharedFinishWaits } from './protocol/finishes.js';
+export { CANCELLED_RUNNING, announceCancel, watchCancels } from './protocol/cancels.js';
 export { LockLost } from './protocol/lock-held.js';
 export { Mover } from './protocol/mover.js';
 

@@ -303,7 +303,9 @@ export class QueueModel {
     this.expire();
     const j = this.find(id);
     if (j === undefined) return err('ERR_JOB_NOT_FOUND');
-    if (j.status !== 'PENDING') return err('ERR_ILLEGAL_STATE');
+    // A RUNNING job's lease ends with it (its attempt stays counted); an expired one was PENDING again first.
+    if (j.status !== 'PENDING' && j.status !== 'RUNNING') return err('ERR_ILLEGAL_STATE');
+    this.onReach(j.status === 'RUNNING' ? 'cancel running' : 'cancel pending');
     this.#finish(j, 'CANCELLED');
     return ok(undefined);
   }

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { IllegalStateError } from '../../dist/index.js';
+import { IllegalStateError, StaleLeaseError } from '../../dist/index.js';
 import { describeEachBackend } from '../support/backends.js';
 import { T0, expectIllegalState, expectNoChange, expectStale, killJob, mustPoll, setup } from '../support/helpers.js';
 
@@ -94,17 +94,73 @@ describeEachBackend('a cancelled job', (backend) => {
   });
 });
 
-describeEachBackend('cancel outside PENDING', (backend) => {
-  it('refuses a RUNNING job with IllegalStateError and leaves the lease valid', async () => {
+describeEachBackend('cancel of a RUNNING job', (backend) => {
+  it('ends the job CANCELLED, its attempt spent', async () => {
+    const { queue } = await setup(backend);
+    const id = await queue.submit('t', 'p');
+    await mustPoll(queue, id);
+    await queue.cancel(id);
+    expect(await queue.view(id)).toMatchObject({ id, status: 'CANCELLED', attempts: 1, lastError: null, payload: 'p' });
+    expect(await queue.stats()).toMatchObject({ pending: 0, running: 0, succeeded: 0, dead: 0, cancelled: 1 });
+  });
+
+  it("refuses the holder's late complete, fail, extend and release as a zombie's, changing nothing", async () => {
     const { queue } = await setup(backend);
     const id = await queue.submit('t', 'p');
     const lease = await mustPoll(queue, id);
-    const error = await expectNoChange(queue, [id], () => queue.cancel(id), IllegalStateError, 'ERR_ILLEGAL_STATE');
-    expect(error.name).toBe('IllegalStateError');
-    await queue.complete(id, lease.token);
-    expect((await queue.view(id)).status).toBe('SUCCEEDED');
+    await queue.cancel(id);
+    await expectNoChange(queue, [id], () => queue.complete(id, lease.token), StaleLeaseError, 'ERR_STALE_LEASE');
+    await expectNoChange(queue, [id], () => queue.complete(id, lease.token, { a: 1 }), StaleLeaseError, 'ERR_STALE_LEASE');
+    await expectNoChange(queue, [id], () => queue.completeAndPoll(id, lease.token, 'w1', 1_000), StaleLeaseError, 'ERR_STALE_LEASE');
+    await expectNoChange(queue, [id], () => queue.fail(id, lease.token, 'late'), StaleLeaseError, 'ERR_STALE_LEASE');
+    await expectNoChange(queue, [id], () => queue.extend(id, lease.token, 1_000), StaleLeaseError, 'ERR_STALE_LEASE');
+    await expectNoChange(queue, [id], () => queue.release(id, lease.token), StaleLeaseError, 'ERR_STALE_LEASE');
+    expect((await queue.view(id)).status).toBe('CANCELLED');
   });
 
+  it('keeps the lastError of an earlier attempt', async () => {
+    const { queue, clock } = await setup(backend);
+    const id = await queue.submit('t', 'p');
+    await queue.fail(id, (await mustPoll(queue, id)).token, 'first');
+    clock.advance(60_000);
+    await mustPoll(queue, id);
+    await queue.cancel(id);
+    expect(await queue.view(id)).toMatchObject({ status: 'CANCELLED', attempts: 2, lastError: 'first' });
+  });
+
+  it('is never leased again, and its lease never expires into a retry', async () => {
+    const { queue, clock } = await setup(backend);
+    const id = await queue.submit('t', 'p');
+    await mustPoll(queue, id, 1_000);
+    await queue.cancel(id);
+    clock.advance(1_000_000);
+    expect(await queue.poll('w2', 1_000)).toBeUndefined();
+    expect(await queue.view(id)).toMatchObject({ status: 'CANCELLED', attempts: 1, lastError: null });
+    expect(await queue.queueDepth()).toBe(0);
+  });
+
+  it('settles a finished() wait started while it ran, as cancelled', async () => {
+    const { queue } = await setup(backend);
+    const id = await queue.submit('t', 'p');
+    await mustPoll(queue, id);
+    const waiting = queue.finished(id);
+    await queue.cancel(id);
+    await expect(waiting).rejects.toMatchObject({ code: 'ERR_JOB_FAILED' });
+  });
+
+  it('leaves the other running jobs and their leases alone', async () => {
+    const { queue } = await setup(backend);
+    const a = await queue.submit('t', 'a');
+    const b = await queue.submit('t', 'b');
+    await mustPoll(queue, a);
+    const other = await mustPoll(queue, b);
+    await queue.cancel(a);
+    await queue.complete(b, other.token);
+    expect([(await queue.view(a)).status, (await queue.view(b)).status]).toEqual(['CANCELLED', 'SUCCEEDED']);
+  });
+});
+
+describeEachBackend('cancel of a finished job', (backend) => {
   it('refuses a SUCCEEDED job', async () => {
     const { queue } = await setup(backend);
     const id = await queue.submit('t', 'p');
@@ -130,7 +186,7 @@ describeEachBackend('cancel outside PENDING', (backend) => {
   it('uses the plain IllegalStateError code, not the stale-lease one', async () => {
     const { queue } = await setup(backend);
     const id = await queue.submit('t', 'p');
-    await mustPoll(queue, id);
+    await queue.complete(id, (await mustPoll(queue, id)).token);
     expect((await expectIllegalState(() => queue.cancel(id))).code).toBe('ERR_ILLEGAL_STATE');
   });
 });

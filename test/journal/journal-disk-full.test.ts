@@ -18,7 +18,7 @@ import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  IllegalStateError, JobQueue, JobQueueError, JournalFullError, JournalIOError, JournalReadOnlyError, JournalWriteError, LEASE_LOST, ManualClock, RetryPolicy,
+  IllegalStateError, JobQueue, JobQueueError, JournalFullError, JournalIOError, JournalReadOnlyError, JournalWriteError, LEASE_LOST, ManualClock, RetryPolicy, StaleLeaseError,
   WorkerPool, type Lease,
 } from '../../dist/index.js';
 import { T0, expectErrorSync, expectNotFoundSync, mustPollSync, prng, withTimeout } from '../support/helpers.js';
@@ -290,6 +290,29 @@ describe.skipIf(!canMount)('a journal on a full disk', () => {
     queue = reopenOn(queue, path, clock);
     expect(queue.submit('keyed', 'after reopen', { key: 'refused' })).toBe(made);
     expect(queue.submit('keyed', 'after reopen', { key: 'held' })).toBe(held);
+    close(queue);
+  });
+
+  it("refuses the cancel of a RUNNING job with JournalFullError: the job stays RUNNING and its holder's lease works; once there is room the cancel holds after a reopen", () => {
+    const { dir, path, clock } = onTmpfs();
+    let queue = open(path, clock);
+    reserveTokens(queue);
+    const id = queue.submit('job', 'p');
+    const lease = mustPollSync(queue, id);
+    queue.flush();
+    const held = snapshot(queue, [id]);
+    expect(held.views[id]).toMatchObject({ status: 'RUNNING', attempts: 1 });
+    const freeSpace = fillDisk(dir, path);
+    expectJournalError(() => queue.cancel(id), JournalFullError, 'ERR_JOURNAL_FULL');
+    expect(snapshot(queue, [id])).toEqual(held);
+    // The undo gave the lease back: its holder extends it, and nothing was frozen.
+    expect(queue.extend(id, lease.token, 5_000)).toBe(T0 + 5_000);
+    freeSpace();
+    queue.cancel(id);
+    expectErrorSync(() => queue.complete(id, lease.token), StaleLeaseError, 'ERR_STALE_LEASE');
+    close(queue);
+    queue = open(path, clock);
+    expect(queue.view(id)).toMatchObject({ status: 'CANCELLED', attempts: 1 });
     close(queue);
   });
 

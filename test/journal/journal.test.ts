@@ -24,6 +24,7 @@ import {
   ManualClock,
   QueueFullError,
   RetryPolicy,
+  StaleLeaseError,
 } from '../../dist/index.js';
 import { T0, expectErrorSync, expectInvalidSync, expectNotFoundSync, mustPollSync, prng, startWorker, withTimeout } from '../support/helpers.js';
 import { SCHEMA_VERSION, children, closeJournal, openJournal as openTracked, tempDir, tempJournal } from '../support/journal-harness.js';
@@ -341,6 +342,21 @@ describe('every state change is journaled', () => {
     expect(mustPollSync(queue).jobId).toBe(other);
   });
 
+  it('cancel of a RUNNING job: CANCELLED after a reopen with its attempt counted, the old lease refused', () => {
+    const path = tempJournal();
+    const clock = new ManualClock(T0);
+    let queue = openJournal(path, clock);
+    const id = queue.submit('t', 'p');
+    const other = queue.submit('t', 'q');
+    const lease = mustPollSync(queue, id);
+    queue.cancel(id);
+    queue = reopen(queue, path, clock);
+    expect(queue.view(id)).toMatchObject({ status: 'CANCELLED', attempts: 1, lastError: null });
+    expectErrorSync(() => queue.complete(id, lease.token), StaleLeaseError, 'ERR_STALE_LEASE');
+    expect(mustPollSync(queue).jobId).toBe(other);
+    expect(queue.poll('w', 1_000)).toBeUndefined();
+  });
+
   it('retryDead: the job is PENDING again with attempts 0, runAt then, and its lastError kept', () => {
     const path = tempJournal();
     const clock = new ManualClock(T0);
@@ -424,6 +440,15 @@ describe('group commit', () => {
     expect(committedRow(path, 2)).toMatchObject({ status: 'PENDING', attempts: 0 });
     journaled.cancel(b);
     expect(committedRow(path, 2)).toMatchObject({ status: 'CANCELLED' });
+  });
+
+  it('returns from the cancel of a RUNNING job only once it is committed', () => {
+    const path = tempJournal();
+    const journaled = openTracked(path, new ManualClock(T0), new RetryPolicy(2, 100, 100));
+    const id = journaled.submit('t', 'a');
+    mustPollSync(journaled, id, 60_000);
+    journaled.cancel(id);
+    expect(committedRow(path, 1)).toMatchObject({ status: 'CANCELLED', attempts: 1 });
   });
 
   it('writes a lease within milliseconds, though no call waits for it', async () => {

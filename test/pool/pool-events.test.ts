@@ -13,11 +13,11 @@ import { bad, expectInvalidSync, waitUntil } from '../support/helpers.js';
 import { describePoolBackends } from '../support/pool-backends.js';
 import { HANDLERS, scratch, track, trackQueue } from '../support/pool-harness.js';
 
-const JOB_EVENTS = ['completed', 'failed', 'retrying', 'dead', 'stalled', 'refused'] as const;
+const JOB_EVENTS = ['completed', 'failed', 'retrying', 'dead', 'stalled', 'refused', 'cancelled'] as const;
 
 /** Every event of `pool`, by name, in the order heard. */
 function heard<Q extends PoolQueue>(pool: WorkerPool<Q>): { [E in PoolEventName]: PoolEvents[E][] } {
-  const all = { completed: [], failed: [], retrying: [], dead: [], stalled: [], refused: [], error: [] } as { [E in PoolEventName]: PoolEvents[E][] };
+  const all = { completed: [], failed: [], retrying: [], dead: [], stalled: [], refused: [], cancelled: [], error: [] } as { [E in PoolEventName]: PoolEvents[E][] };
   for (const name of JOB_EVENTS) pool.on(name, (event: JobEvent) => all[name].push(event));
   pool.on('error', (event: PoolErrorEvent) => all.error.push(event));
   return all;

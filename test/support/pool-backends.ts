@@ -22,6 +22,7 @@ type Awaitable<T> = T | Promise<T>;
 export interface PoolTestQueue extends PoolQueue {
   submit(type: string, payload?: string | null, priorityOrOptions?: number | SubmitOptions, runAtMillis?: number): Awaitable<string>;
   view(jobId: string): Awaitable<JobView>;
+  cancel(jobId: string): Awaitable<void>;
   stats(): Awaitable<QueueStats>;
   close(): Awaitable<void>;
 }

@@ -27,6 +27,7 @@ import { Placement } from '../moves/place.js';
 import { failNow } from '../moves/fail.js';
 import { releaseLease } from '../moves/release.js';
 import { cancelJob } from '../moves/cancel.js';
+import { CANCELLED_RUNNING } from '../protocol/cancels.js';
 import { retryDeadJob } from '../moves/retry-dead.js';
 import { restoreEvicted, undoMoves } from '../moves/undo.js';
 import { Rebuilder } from './rebuild.js';
@@ -318,14 +319,30 @@ export class Maintenance implements LockHolder {
     }
   }
 
+  /**
+   * Cancels a PENDING or RUNNING job: 0, or CANCELLED_RUNNING when it ended
+   * a lease (the caller then tells the worker loops, see
+   * protocol/cancels.ts). A lease run out by `now` was expired first
+   * (QueueContext#withJob, keeps I18): its job is cancelled as PENDING.
+   */
   cancel(slot: number, now: number): number {
     for (;;) {
       const word = this.catchUp.settledWord(slot, now);
       const status = statusOf(word);
-      if (status !== READY && status !== DELAYED) return Refusal.NotPending;
+      if (status !== READY && status !== DELAYED && status !== RUNNING) return Refusal.NotPending;
       if (this.notes.frozen(slot)) return this.notes.awaitCommitOf(slot);
-      if (cancelJob(this.#moves, slot, word, status, now)) return 0;
+      if (cancelJob(this.#moves, slot, word, status, now)) return status === RUNNING ? CANCELLED_RUNNING : 0;
     }
+  }
+
+  /**
+   * For a worker call refused on `slot` (`refusal`): AWAITS_COMMIT if the job
+   * is frozen by another call's commit in flight (a cancel that ended its
+   * lease; keeps I21: should that commit fail, the undo gives the lease back
+   * and the call, made again, is not refused), else the refusal.
+   */
+  refusalOnceDurable(slot: number, refusal: number): number {
+    return this.notes.frozen(slot) ? this.notes.awaitCommitOf(slot) : refusal;
   }
 
   retryDead(slot: number, now: number): number {

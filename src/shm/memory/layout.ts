@@ -95,7 +95,7 @@
  *                    RUNNING(3) ──────────────┘   ⟲ extend
  *                       │ └──fail/expiry (no attempts left)──▶ DEAD(5) ─retryDead─▶ READY
  *              complete ▼
- *                  SUCCEEDED(4)        READY/DELAYED ─cancel─▶ CANCELLED(6)
+ *                  SUCCEEDED(4)        READY/DELAYED/RUNNING ─cancel─▶ CANCELLED(6)
  *   SUCCEEDED / CANCELLED ─evict─▶ FREE
  *
  * A move is: read the word `w` (not BUSY); write the *intent* into the own
@@ -117,7 +117,7 @@
  * | extend                | lease holder, lock-free     | RUNNING → RUNNING         |
  * | fail, release, expiry | lock holder                 | RUNNING → READY / DELAYED / DEAD |
  * | promote               | lock holder (one CAS, no fields) | DELAYED → READY      |
- * | cancel                | lock holder                 | READY / DELAYED → CANCELLED |
+ * | cancel                | lock holder                 | READY / DELAYED / RUNNING → CANCELLED |
  * | retryDead             | lock holder                 | DEAD → READY              |
  * | evict                 | lock holder (one CAS, no fields) | SUCCEEDED / CANCELLED → FREE |
  *
@@ -155,7 +155,8 @@
  * durable the job is frozen: poll passes it over (and files it back in its
  * place), eviction passes it over, cancel and retryDead wait for the commit
  * first (complete, fail, release and extend need RUNNING, which a marked job
- * never is: only a lease makes it RUNNING). So if the commit fails, nobody
+ * never is: only a lease makes it RUNNING; one refused on a job a cancel
+ * took from RUNNING waits for that commit too, and looks again). So if the commit fails, nobody
  * has built on the move, and its caller can undo it (see UndoLog). A
  * successful commit unfreezes the job by itself (the mark's ticket is
  * durable); a caller killed while waiting leaves its move to the next commit
@@ -270,6 +271,14 @@ export const FINISH_WAITERS = 5 * LINE + 1;
  * `finished(jobId)` waits on it with Atomics.waitAsync.
  */
 export const FINISH_NOTICES = 5 * LINE + 2;
+/**
+ * RUNNING jobs cancelled so far: counted, and notified, once each such
+ * cancel has returned (durable, with a journal). The worker loops of every
+ * thread sleep on it (Atomics.waitAsync, JobQueue#watchCancels) to abort the
+ * signal of a handler whose job was cancelled; nothing else reads it, and a
+ * cancel of a PENDING job leaves it alone. See protocol/cancels.ts.
+ */
+export const CANCEL_NOTICES = 5 * LINE + 3;
 export const LOCK_WORD_COUNT = 6 * LINE;
 
 // ── lease word ───────────────────────────────────────────────────────────

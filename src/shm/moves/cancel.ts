@@ -3,9 +3,16 @@ import { noteFinish } from '../records.js';
 import type { JobMoves } from './job-moves.js';
 
 /**
- * The move *cancel* (lock holder): READY or DELAYED (`status`, its word
- * `word`) → CANCELLED, finished now in the finish order, and any `finished`
- * sleeper told. False if the slot moved first.
+ * The move *cancel* (lock holder): READY, DELAYED or RUNNING (`status`, its
+ * word `word`) → CANCELLED, finished now in the finish order, and any
+ * `finished` sleeper told. False if the slot moved first.
+ *
+ * From RUNNING the lease ends with the move: the word is new (keeps I3), so
+ * the holder's token names no lease any more and its complete, fail, extend
+ * or release is refused as stale, as a zombie's after an expiry (keeps I7).
+ * The attempt stays counted (ATTEMPTS is the claim's): the handler ran, and
+ * a view says how often. The caller tells the holder (see
+ * protocol/cancels.ts) once the move is durable.
  */
 export function cancelJob(moves: JobMoves, slot: number, word: number, status: SlotStatus, now: number): boolean {
   const draft = moves.mover.start(slot);
