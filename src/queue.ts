@@ -443,6 +443,18 @@ export class JobQueue {
   }
 
   /**
+   * Removes a job that is not RUNNING (PENDING, SUCCEEDED, DEAD or
+   * CANCELLED), with its payload, result and lastError: `view` then throws
+   * JobNotFoundError, as for an evicted job, and its idempotent key is free.
+   * A RUNNING job is refused (IllegalStateError), an unknown or gone id with
+   * JobNotFoundError; a refused call changes nothing. With a journal, the
+   * removal is durable when the call returns.
+   */
+  remove(jobId: string): void {
+    this.#producer.remove(jobId);
+  }
+
+  /**
    * Pauses the queue, for every thread attached to it (and, with a journal,
    * across a reopen): from now until `resume()`, `poll` and the poll of
    * `completeAndPoll` hand out nothing. Jobs already RUNNING go on: complete,

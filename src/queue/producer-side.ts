@@ -123,6 +123,10 @@ export class ProducerSide {
     this.#ctx.withJob(jobId, parseJobId(jobId), (core, slot, now) => core.cancel(slot, now));
   }
 
+  remove(jobId: string): void {
+    this.#ctx.withJob(jobId, parseJobId(jobId), (core, slot, now) => core.remove(slot, now));
+  }
+
   retryDead(jobId: string): void {
     const ctx = this.#ctx;
     ctx.withJob(jobId, parseJobId(jobId), (core, slot, now) => core.retryDead(slot, now));

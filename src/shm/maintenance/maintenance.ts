@@ -334,6 +334,20 @@ export class Maintenance implements LockHolder {
     }
   }
 
+  /**
+   * Removes a job that is not RUNNING (see moves/remove.ts): 0, or
+   * Refusal.Running (nothing changed); a job frozen by its commit in flight
+   * is removed once that commit is durable (keeps I21).
+   */
+  remove(slot: number, now: number): number {
+    for (;;) {
+      const word = this.catchUp.settledWord(slot, now);
+      if (statusOf(word) === RUNNING) return Refusal.Running;
+      if (this.notes.frozen(slot)) return this.notes.awaitCommitOf(slot);
+      if (this.room.remove(slot, word)) return 0;
+    }
+  }
+
   // ── rate limits (see held-jobs.ts) ─────────────────────────────────────
 
   /** For a claim under the lock: whether the job's type's limit admits it at `now`; if not, it is held until its window opens. */

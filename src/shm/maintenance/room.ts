@@ -10,6 +10,7 @@ import { LockLost, assertHeld } from '../protocol/lock-held.js';
 import type { QueueMemory } from '../queue-memory.js';
 import type { MoverHolder } from '../protocol/mover.js';
 import { evictJob } from '../moves/evict.js';
+import { removeJob } from '../moves/remove.js';
 import { countedChainBytes } from '../records.js';
 import type { Retention } from './retention.js';
 
@@ -169,6 +170,11 @@ export class Room {
   freeCounted(ref: number): void {
     const arena = this.#m.arena;
     if (ref > 0) arena.free(ref, countedChainBytes(arena.countedBytes(ref)));
+  }
+
+  /** Removes the job in `slot` (its settled word `word`, not RUNNING, not frozen); false if the slot moved first (see moves/remove.ts). */
+  remove(slot: number, word: number): boolean {
+    return removeJob(this.#m, this.#notes, this.#holder.mover, this, this.#record, slot, word);
   }
 
   /**
