@@ -535,6 +535,12 @@ export class RedisJobQueue {
     await this.#runOnJob('cancel', jobId, []);
   }
 
+  /** Removes a job that is not RUNNING (see JobQueue#remove): its hash deleted, its key free. */
+  async remove(jobId: string): Promise<void> {
+    this.#assertOpen();
+    await this.#runOnJob('remove', jobId, []);
+  }
+
   /** PENDING jobs, ready or delayed. */
   async queueDepth(): Promise<number> {
     return (await this.stats()).pending;

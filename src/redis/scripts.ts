@@ -71,6 +71,7 @@ const COMMAND_FILES = {
   jobs: 'jobs',
   retryDead: 'retry-dead',
   cancel: 'cancel',
+  remove: 'remove',
   stats: 'stats',
   pause: 'pause',
   resume: 'resume',
@@ -87,7 +88,7 @@ const INCLUDES = ['call', 'encoding', 'jobs', 'leases', 'catch-up', 'listing'] a
 const REFUSALS: Record<string, Refusal> = {
   NotFound: Refusal.NotFound, Evicted: Refusal.Evicted, StaleLease: Refusal.StaleLease, NotPending: Refusal.NotPending,
   NotDead: Refusal.NotDead, NoSlot: Refusal.NoSlot, NoBytes: Refusal.NoBytes,
-  NewerDataModel: Refusal.NewerDataModel,
+  NewerDataModel: Refusal.NewerDataModel, Running: Refusal.Running,
 };
 
 /** The constants the Lua shares with TypeScript, as Lua locals: the first lines of the library and of every script. */
