@@ -198,6 +198,7 @@ export class JobQueue {
       const runAt = retry ? now + policy.backoffAfter(job.attempts) : job.runAt;
       // A job dead now finished now: a key it has is held keyTtl from here.
       const finishedAt = !retry && job.key !== null ? now : job.finishedAt;
+      // leaseUntil 0: a job dead now died now, for the retain option's DEAD limits too (see Placement#restoreJob).
       Object.assign(job, { status: retry ? JobStatus.PENDING : JobStatus.DEAD, runAt, lastError: LEASE_LOST, leaseUntil: 0, moves: job.moves + 1, finishedAt });
     }
     journal.write({ inserts: [], updates: lost, evictions: dropped.map((job) => job.num) });

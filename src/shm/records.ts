@@ -3,7 +3,7 @@ import { JobStatus, type Lease } from '../types.js';
 import { parsedHeaders } from '../validate/job-input.js';
 import { Arena } from './tables/arena.js';
 import {
-  ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, DATA_REF, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, ERROR_LEASE_EXPIRED, ERROR_LENGTH_BYTES, ERROR_REF,
+  ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, DATA_REF, DEAD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, ERROR_LEASE_EXPIRED, ERROR_LENGTH_BYTES, ERROR_REF,
   FINISHED_AT, FINISH_SEQ, HEADERS_BYTES, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY,
   RECORD_FIELDS, RESULT_BYTES, RESULT_REF, RUNNING, RUN_AT, SUCCEEDED, TOKEN, TYPE, WORKER, attemptLimit, isBusy, statusOf, type SlotStatus,
 } from './memory/layout.js';
@@ -159,7 +159,8 @@ export class Records {
       runAt: record[RUN_AT]!,
       lastError: this.errorText(record),
       token: record[TOKEN]!,
-      leaseUntil: status === RUNNING ? record[LEASE_UNTIL]! : 0,
+      // A DEAD job's field holds when it died (DIED_AT): kept, for the retain option's DEAD limits after a reopen.
+      leaseUntil: status === RUNNING || status === DEAD ? record[LEASE_UNTIL]! : 0,
       finishSeq: finished ? record[FINISH_SEQ]! : 0,
       workerId: this.#m.workerNames.nameOf(record[WORKER]!),
       moves: record[MOVES]!,

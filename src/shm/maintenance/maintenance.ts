@@ -148,7 +148,7 @@ export class Maintenance implements LockHolder {
     // Before NEXT_DUE, with no earlier lease flagged, no lease or delayed job is due (the lease handshake):
     // the rings and heaps stay as they are, and so does NEXT_DUE.
     if (this.#m.dueBy(now)) this.catchUp.catchUp(now);
-    if (retain && this.#retention.limits) this.room.retain(now);
+    if (retain && (this.#retention.limits || this.#retention.deadLimits)) this.room.retain(now);
     // The catch-up's expiries are not the call's own (any call would have made them): only what follows is undone.
     if (this.#log !== undefined) this.notes.recordOwnMoves();
     return now;

@@ -323,6 +323,8 @@ export const RUN_AT = 2;
 export const ATTEMPTS = 3;
 export const TOKEN = 4; //          token of the latest lease (while RUNNING: the current one)
 export const LEASE_UNTIL = 5; //    while RUNNING: the end of the lease
+/** While DEAD: when the job died (shares LEASE_UNTIL's field, as FINISH_SEQ does); the retain option's DEAD limits evict by it. */
+export const DIED_AT = 5;
 export const FINISH_SEQ = 5; //     while SUCCEEDED or CANCELLED: order of finishing, for eviction oldest first (shares LEASE_UNTIL's field)
 export const DATA_REF = 6; //       arena chain of the payload (after the type's bytes, for a type the type table has no entry for)
 export const TYPE = 7; //           the job's type: its entry in `typeNames` + 1; or, a type the table had no room for, -(its UTF-8 bytes), leading the data chain
