@@ -735,6 +735,8 @@ export class RedisJobQueue {
       partition: String(this.#partition.index),
       maxFinished: String(this.#retain.maxFinished ?? ''),
       maxAgeMillis: String(this.#retain.maxAgeMillis ?? ''),
+      maxDead: String(this.#retain.maxDead ?? ''),
+      maxDeadAgeMillis: String(this.#retain.maxDeadAgeMillis ?? ''),
     };
     return COMMON_ARGS.map((name) => common[name]);
   }

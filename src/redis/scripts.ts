@@ -48,7 +48,8 @@ export const CATCHING_UP = 1;
 export const DATA_MODEL = 2;
 
 /** The arguments every script takes first, in this order (RedisJobQueue fills them in for every call); its own follow. */
-export const COMMON_ARGS = ['holder', 'now', 'seed', 'maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter', 'partitions', 'partition', 'maxFinished', 'maxAgeMillis'] as const;
+export const COMMON_ARGS = ['holder', 'now', 'seed', 'maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter', 'partitions', 'partition', 'maxFinished', 'maxAgeMillis',
+  'maxDead', 'maxDeadAgeMillis'] as const;
 
 /** The most dead jobs one deadLetters call returns: a page, so that no call grows with the dead-letter list. */
 export const DEAD_LETTERS_PAGE = 50;

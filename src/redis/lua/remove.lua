@@ -28,6 +28,7 @@ if status == 'PENDING' then
   unlist(K.pendingNums, { n })
 elseif status == 'DEAD' then
   redis.call('ZREM', K.dead, n)
+  redis.call('ZREM', K.deadAt, n)
 else
   -- SUCCEEDED or CANCELLED: out of the eviction order (a scan of the list: remove is no hot path).
   redis.call('LREM', K.finished, 1, n)

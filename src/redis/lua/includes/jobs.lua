@@ -60,6 +60,7 @@ local function failAttempt(n, key, failedAt, err, permanent)
     -- A keyed job notes when it finished: its key stays taken keyTtl from then.
     if f[3] then redis.call('HSET', key, 'finishedAt', num(failedAt)) end
     redis.call('ZADD', K.dead, n, n)
+    redis.call('ZADD', K.deadAt, failedAt, n)
     return true
   end
   return false
