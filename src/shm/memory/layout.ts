@@ -95,7 +95,8 @@
  *                       │ └──fail/expiry (no attempts left)──▶ DEAD(5) ─retryDead─▶ READY
  *              complete ▼
  *                  SUCCEEDED(4)        READY/DELAYED ─cancel─▶ CANCELLED(6)
- *   SUCCEEDED / CANCELLED ─evict─▶ FREE
+ *   SUCCEEDED / CANCELLED ─evict─▶ FREE     DEAD ─evict (retain's DEAD limits)─▶ FREE
+ *   any status but RUNNING ─remove─▶ FREE
  *
  * A move is: read the word `w` (not BUSY); write the *intent* into the own
  * row (slot, from = w, to = next word, the new record's fields and a mask of
@@ -118,7 +119,8 @@
  * | promote               | lock holder (one CAS, no fields) | DELAYED → READY      |
  * | cancel                | lock holder                 | READY / DELAYED → CANCELLED |
  * | retryDead             | lock holder                 | DEAD → READY              |
- * | evict                 | lock holder (one CAS, no fields) | SUCCEEDED / CANCELLED → FREE |
+ * | evict                 | lock holder (one CAS, no fields) | SUCCEEDED / CANCELLED → FREE; DEAD → FREE |
+ * | remove                | lock holder (one CAS, no fields) | READY / DELAYED / SUCCEEDED / DEAD / CANCELLED → FREE |
  *
  * A thread that finds a word BUSY: a poller skips the slot (it is being
  * moved); any other reader spins a few times (the owner is nanoseconds from
