@@ -12,6 +12,10 @@
  * - a rate limit on another type: every poll then takes the queue's lock;
  * - a schedule defined (none due): nothing on the job path reads schedules;
  * - a retry policy of the job's own type: each submit reads it under the lock it holds anyway.
+ * - DEAD limits set (`retain: { maxDead, maxDeadAgeMillis }`): every locked
+ *   call sums the DEAD counts, and no DEAD job is there to evict;
+ * - remove: each job removed once completed (one locked call more per cycle,
+ *   and the submit then finds a free slot, with no eviction).
  *
  * A last table times one `jobs()` page (100 SUCCEEDED jobs of 100k, and the
  * one DEAD job among them) on a queue that lists.
@@ -38,6 +42,8 @@ const ROUNDS = QUICK ? 1 : 4;
 interface FeatureCase {
   readonly name: string;
   readonly listed: boolean;
+  /** The queue's `retain` option, if any. */
+  readonly retain?: { maxDead?: number; maxDeadAgeMillis?: number };
   /** What the queue is given before the run, untimed. */
   prepare?(queue: JobQueue): void;
   cycle(queue: JobQueue, n: number): void;
@@ -79,11 +85,26 @@ const CASES: readonly FeatureCase[] = [
     prepare: (queue) => queue.setRetryPolicy('noop', new RetryPolicy(5, 100, 1_000)),
     cycle: plainCycle,
   },
+  {
+    name: 'DEAD limits: retain { maxDead: 1000, maxDeadAgeMillis: 1 day }',
+    listed: false,
+    retain: { maxDead: 1_000, maxDeadAgeMillis: 86_400_000 },
+    cycle: plainCycle,
+  },
+  {
+    name: 'remove: each job removed once completed (one call more)',
+    listed: false,
+    cycle: (queue) => {
+      const lease = poll(queue, queue.submit('noop', 'x'));
+      complete(queue, lease);
+      queue.remove(lease.jobId);
+    },
+  },
 ];
 
 export const features: Suite = {
   id: 'features',
-  title: `job features: what a result, a key, listing, a rate limit, a schedule and a type's retry policy cost per submit → poll → complete`,
+  title: `job features: what a result, a key, listing, a rate limit, a schedule, a type's retry policy, DEAD limits and remove cost per submit → poll → complete`,
   config: {
     'features: queue': `capacity ${CAPACITY.toLocaleString('en-US')}, full of finished jobs (each submit evicts one), one queue per case`,
     'features: job': 'type "noop", payload "x", priority 0, runAt now',
@@ -92,7 +113,7 @@ export const features: Suite = {
   },
   async run() {
     const notes: string[] = [];
-    const queues = CASES.map((c) => filled(c.listed));
+    const queues = CASES.map((c) => filled(c.listed, c.retain));
     CASES.forEach((c, i) => c.prepare?.(queues[i]!));
     // Every case's code warmed up before any is timed: tinybench times its tasks one after the other, and
     // the first would otherwise pay for the JIT the others reuse.
@@ -152,8 +173,8 @@ function expectPage(page: JobPage, jobs: number): void {
 }
 
 /** A queue full of finished jobs; listing in use if `listed`. */
-function filled(listed: boolean): JobQueue {
-  const queue = new JobQueue(systemClock, new RetryPolicy(1, 0, 0), OPTIONS);
+function filled(listed: boolean, retain?: FeatureCase['retain']): JobQueue {
+  const queue = new JobQueue(systemClock, new RetryPolicy(1, 0, 0), retain === undefined ? OPTIONS : { ...OPTIONS, retain });
   if (listed) queue.jobs({ limit: 1 });
   for (let i = 0; i < CAPACITY; i++) complete(queue, poll(queue, queue.submit('noop', 'x')));
   return queue;

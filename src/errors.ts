@@ -155,6 +155,8 @@ export const enum Refusal {
   NoBytes = -7,
   /** Redis only: the queue's keys are of a data model newer than this leasehold knows. */
   NewerDataModel = -8,
+  /** remove of a RUNNING job. */
+  Running = -9,
 }
 
 export function refusalError(refusal: Refusal, jobId: string, capacity: number): JobQueueError {
@@ -162,7 +164,9 @@ export function refusalError(refusal: Refusal, jobId: string, capacity: number):
     case Refusal.NotFound:
       return new JobNotFoundError(`No job with id ${jobId}`);
     case Refusal.Evicted:
-      return new JobNotFoundError(`Job ${jobId} was evicted: finished jobs are evicted, oldest first, when room is needed`);
+      return new JobNotFoundError(
+        `Job ${jobId} was evicted or removed: finished jobs are evicted, oldest first, when room is needed or the retain option asks, and remove(id) takes any job not RUNNING`,
+      );
     case Refusal.StaleLease:
       return new StaleLeaseError(`The token is not the current lease of job ${jobId}: the lease was lost, expired, cancelled, or already used`);
     case Refusal.NotPending:
@@ -173,6 +177,8 @@ export function refusalError(refusal: Refusal, jobId: string, capacity: number):
       return new QueueFullError(`The queue is full: all ${capacity} slots hold pending, running or dead jobs`);
     case Refusal.NoBytes:
       return new QueueFullError('The queue is full: no arena bytes left for the job (raise `arenaBytes`)');
+    case Refusal.Running:
+      return new IllegalStateError(`Job ${jobId} is RUNNING and cannot be removed: remove it once its lease has ended (complete, fail, release or expiry)`);
     case Refusal.NewerDataModel:
       return new IllegalStateError('The queue in Redis was written by a newer leasehold, in a layout this one does not know: upgrade this client');
   }

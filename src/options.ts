@@ -44,8 +44,11 @@ export interface JobQueueOptions {
   /**
    * Finished jobs (SUCCEEDED, CANCELLED) to evict without waiting for their
    * room to be needed: beyond `maxFinished` of them, oldest finished first, and
-   * those finished `maxAgeMillis` ago or longer. DEAD jobs are kept for a person.
-   * @default {} (kept until their room is needed)
+   * those finished `maxAgeMillis` ago or longer. DEAD jobs are kept for a
+   * person, unless `maxDead` or `maxDeadAgeMillis` is given: then DEAD jobs
+   * beyond `maxDead`, oldest dead first, and those dead `maxDeadAgeMillis` ago
+   * or longer are evicted too (never for room).
+   * @default {} (finished jobs kept until their room is needed, DEAD jobs until retried or removed)
    */
   retain?: RetainOptions;
   /**
@@ -72,6 +75,10 @@ export interface TracingOptions {
 export interface RetainOptions {
   maxFinished?: number;
   maxAgeMillis?: number;
+  /** DEAD jobs kept at most; beyond it the oldest dead are evicted. */
+  maxDead?: number;
+  /** DEAD jobs are evicted once dead this long. */
+  maxDeadAgeMillis?: number;
 }
 
 /** The options with every default filled in; `tracing` false, or the queue's name in its spans. */
@@ -187,21 +194,25 @@ export function filledTracing(tracing: unknown, defaultName = DEFAULT_TRACING_NA
   return { name };
 }
 
-const RETAIN_FIELDS: ReadonlySet<string> = new Set(['maxFinished', 'maxAgeMillis']);
+const RETAIN_FIELDS: ReadonlySet<string> = new Set(['maxFinished', 'maxAgeMillis', 'maxDead', 'maxDeadAgeMillis']);
 
 /** The `retain` option, checked; a limit left out stays out. */
 export function checkRetain(retain: unknown): RetainOptions {
   if (retain === undefined) return {};
-  const { maxFinished, maxAgeMillis } = readOptions<RetainOptions>('retain', retain, RETAIN_FIELDS);
+  const { maxFinished, maxAgeMillis, maxDead, maxDeadAgeMillis } = readOptions<RetainOptions>('retain', retain, RETAIN_FIELDS);
   const checked: RetainOptions = {};
   if (maxFinished !== undefined) checked.maxFinished = integerOption('retain.maxFinished', maxFinished, 0, MAX_CAPACITY);
-  if (maxAgeMillis !== undefined) {
-    if (typeof maxAgeMillis !== 'number' || !Number.isFinite(maxAgeMillis) || maxAgeMillis < 0) {
-      throw new InvalidArgumentError(`Expected \`retain.maxAgeMillis\` to be a finite number >= 0, got ${describe(maxAgeMillis)}`);
-    }
-    checked.maxAgeMillis = maxAgeMillis;
-  }
+  if (maxAgeMillis !== undefined) checked.maxAgeMillis = ageOption('retain.maxAgeMillis', maxAgeMillis);
+  if (maxDead !== undefined) checked.maxDead = integerOption('retain.maxDead', maxDead, 0, MAX_CAPACITY);
+  if (maxDeadAgeMillis !== undefined) checked.maxDeadAgeMillis = ageOption('retain.maxDeadAgeMillis', maxDeadAgeMillis);
   return checked;
+}
+
+function ageOption(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new InvalidArgumentError(`Expected \`${name}\` to be a finite number >= 0, got ${describe(value)}`);
+  }
+  return value;
 }
 
 function integerOption(name: string, value: unknown, min: number, max: number): number {

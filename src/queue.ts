@@ -202,6 +202,7 @@ export class JobQueue {
       const runAt = retry ? now + (typePolicies.get(job.type) ?? policy).backoffAfter(job.attempts) : job.runAt;
       // A job dead now finished now (a key it has is held keyTtl from here); one to retry has not finished.
       const finishedAt = retry ? null : now;
+      // leaseUntil 0: a job dead now died now, for the retain option's DEAD limits too (see Placement#restoreJob).
       Object.assign(job, { status: retry ? JobStatus.PENDING : JobStatus.DEAD, runAt, lastError: LEASE_LOST, leaseUntil: 0, moves: job.moves + 1, finishedAt });
     }
     journal.write({ inserts: [], updates: lost, evictions: dropped.map((job) => job.num) });
@@ -463,6 +464,18 @@ export class JobQueue {
   watchCancels(heard: (jobId?: string) => void): () => void {
     this.#ctx.assertOpen();
     return watchCancels(this.#ctx.memory.lockWords, () => heard());
+  }
+
+  /**
+   * Removes a job that is not RUNNING (PENDING, SUCCEEDED, DEAD or
+   * CANCELLED), with its payload, result and lastError: `view` then throws
+   * JobNotFoundError, as for an evicted job, and its idempotent key is free.
+   * A RUNNING job is refused (IllegalStateError), an unknown or gone id with
+   * JobNotFoundError; a refused call changes nothing. With a journal, the
+   * removal is durable when the call returns.
+   */
+  remove(jobId: string): void {
+    this.#producer.remove(jobId);
   }
 
   /**

@@ -126,6 +126,10 @@ export class ProducerSide {
     if (ended === CANCELLED_RUNNING) announceCancel(ctx.memory.lockWords);
   }
 
+  remove(jobId: string): void {
+    this.#ctx.withJob(jobId, parseJobId(jobId), (core, slot, now) => core.remove(slot, now));
+  }
+
   retryDead(jobId: string): void {
     const ctx = this.#ctx;
     ctx.withJob(jobId, parseJobId(jobId), (core, slot, now) => core.retryDead(slot, now));

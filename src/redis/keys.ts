@@ -24,6 +24,9 @@
  *                                    key; a batch of completes reads them in one HMGET (a RUNNING job
  *                                    without one, leased alone or by data model 1: its hash says)
  * leasehold:{name}:dead      zset    DEAD jobs: member n, score n (submission order)
+ * leasehold:{name}:deadAt    zset    DEAD jobs: member n, score when it died (the retain option's DEAD limits
+ *                                    evict by it, oldest first; a DEAD job of data model 2 missing from it is
+ *                                    filed by the first call with such a limit)
  * leasehold:{name}:finished  list    SUCCEEDED and CANCELLED jobs, oldest finished at the head
  * leasehold:{name}:counts    hash    succeeded, cancelled: how many of each are held
  * leasehold:{name}:pendingNums    zset  PENDING jobs by number: member n, score n (jobs() pages these)
@@ -86,7 +89,7 @@
 /** The fixed keys, by the names the scripts give them (K.jobSeq, K.tokenSeq, ...): each is the queue's prefix and its name. */
 export const KEY_NAMES = ['jobSeq', 'tokenSeq', 'clock', 'pending', 'ready', 'leases', 'dead', 'finished', 'counts', 'signal', 'sweep', 'paused',
   'finishes', 'keys', 'pendingNums', 'runningNums', 'succeededNums', 'cancelledNums', 'listing', 'limits', 'windows', 'held', 'state', 'tokens',
-  'policies', 'cancels'] as const;
+  'policies', 'cancels', 'deadAt'] as const;
 export type KeyName = (typeof KEY_NAMES)[number];
 
 export interface QueueKeys {

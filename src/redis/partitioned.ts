@@ -227,6 +227,10 @@ export class PartitionedRedisQueue {
     return this.#partOf(jobId).cancel(jobId);
   }
 
+  async remove(jobId: string): Promise<void> {
+    return this.#partOf(jobId).remove(jobId);
+  }
+
   /** Every DEAD job of every partition, in submission order within a partition, by job number across them. */
   async deadLetters(): Promise<JobView[]> {
     this.#assertOpen();

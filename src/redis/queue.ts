@@ -556,6 +556,12 @@ export class RedisJobQueue {
     return this.#cancels.watch(heard);
   }
 
+  /** Removes a job that is not RUNNING (see JobQueue#remove): its hash deleted, its key free. */
+  async remove(jobId: string): Promise<void> {
+    this.#assertOpen();
+    await this.#runOnJob('remove', jobId, []);
+  }
+
   /** PENDING jobs, ready or delayed. */
   async queueDepth(): Promise<number> {
     return (await this.stats()).pending;
@@ -779,6 +785,8 @@ export class RedisJobQueue {
       partition: String(this.#partition.index),
       maxFinished: String(this.#retain.maxFinished ?? ''),
       maxAgeMillis: String(this.#retain.maxAgeMillis ?? ''),
+      maxDead: String(this.#retain.maxDead ?? ''),
+      maxDeadAgeMillis: String(this.#retain.maxDeadAgeMillis ?? ''),
     };
     return COMMON_ARGS.map((name) => common[name]);
   }

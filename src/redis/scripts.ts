@@ -48,7 +48,8 @@ export const CATCHING_UP = 1;
 export const DATA_MODEL = 2;
 
 /** The arguments every script takes first, in this order (RedisJobQueue fills them in for every call); its own follow. */
-export const COMMON_ARGS = ['holder', 'now', 'seed', 'maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter', 'partitions', 'partition', 'maxFinished', 'maxAgeMillis'] as const;
+export const COMMON_ARGS = ['holder', 'now', 'seed', 'maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter', 'partitions', 'partition', 'maxFinished', 'maxAgeMillis',
+  'maxDead', 'maxDeadAgeMillis'] as const;
 
 /** The most dead jobs one deadLetters call returns: a page, so that no call grows with the dead-letter list. */
 export const DEAD_LETTERS_PAGE = 50;
@@ -71,6 +72,7 @@ const COMMAND_FILES = {
   jobs: 'jobs',
   retryDead: 'retry-dead',
   cancel: 'cancel',
+  remove: 'remove',
   stats: 'stats',
   pause: 'pause',
   resume: 'resume',
@@ -89,7 +91,7 @@ const INCLUDES = ['call', 'encoding', 'jobs', 'leases', 'catch-up', 'listing'] a
 const REFUSALS: Record<string, Refusal> = {
   NotFound: Refusal.NotFound, Evicted: Refusal.Evicted, StaleLease: Refusal.StaleLease, NotPending: Refusal.NotPending,
   NotDead: Refusal.NotDead, NoSlot: Refusal.NoSlot, NoBytes: Refusal.NoBytes,
-  NewerDataModel: Refusal.NewerDataModel,
+  NewerDataModel: Refusal.NewerDataModel, Running: Refusal.Running,
 };
 
 /** The constants the Lua shares with TypeScript, as Lua locals: the first lines of the library and of every script. */

@@ -170,7 +170,8 @@ export class Records {
       runAt: record[RUN_AT]!,
       lastError: this.errorText(record),
       token: record[TOKEN]!,
-      leaseUntil: status === RUNNING ? record[LEASE_UNTIL]! : 0,
+      // A DEAD job's field holds when it died (DIED_AT): kept, for the retain option's DEAD limits after a reopen.
+      leaseUntil: status === RUNNING || status === DEAD ? record[LEASE_UNTIL]! : 0,
       finishSeq: finished ? record[FINISH_SEQ]! : 0,
       workerId: this.#m.workerNames.nameOf(record[WORKER]!),
       moves: record[MOVES]!,

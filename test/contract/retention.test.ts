@@ -80,6 +80,71 @@ describeEachBackend('retention of finished jobs', (backend) => {
   });
 });
 
+/** Fails each of `count` new jobs permanently, one clock step apart: their ids, oldest dead first. */
+async function killJobs(queue: ContractQueue, clock: ManualClock, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const id = await queue.submit('t', `d${i}`);
+    const lease = await mustPoll(queue, id, 60_000);
+    await queue.fail(lease.jobId, lease.token, `poison ${i}`, { permanent: true });
+    ids.push(id);
+    clock.advance(10);
+  }
+  return ids;
+}
+
+describeEachBackend('retention of DEAD jobs', (backend) => {
+  it('keeps at most maxDead DEAD jobs, evicting the oldest dead first; retryDead works on those kept', async () => {
+    const { queue, clock } = await setup(backend, { options: { retain: { maxDead: 2 } } });
+    // Submitted in one order, dead in another: J2 dies first.
+    const first = await queue.submit('t', 'dies last', 0);
+    const second = await queue.submit('t', 'dies first', 9);
+    const third = await queue.submit('t', 'dies second', 5);
+    for (const id of [second, third, first]) {
+      const lease = await mustPoll(queue, id, 60_000);
+      await queue.fail(id, lease.token, 'poison', { permanent: true });
+      clock.advance(10);
+    }
+    expect((await queue.deadLetters()).map((job) => job.id)).toEqual([first, third]);
+    expect(await statusOf(queue, second)).toBe('ERR_JOB_NOT_FOUND');
+    expect(await queue.dlqDepth()).toBe(2);
+    await queue.retryDead(third);
+    expect((await mustPoll(queue, third)).jobId).toBe(third);
+    expect((await queue.deadLetters()).map((job) => job.id)).toEqual([first]);
+  });
+
+  it('evicts DEAD jobs once dead maxDeadAgeMillis, and keeps the younger ones and every other status', async () => {
+    const { queue, clock } = await setup(backend, { options: { retain: { maxDeadAgeMillis: 1_000 } } });
+    const [early] = await killJobs(queue, clock, 1);
+    clock.advance(590);
+    const [later] = await killJobs(queue, clock, 1);
+    const done = (await finishJobs(queue, 1))[0]!;
+    const pendingId = await queue.submit('t', 'waits');
+    clock.advance(389);
+    expect((await queue.deadLetters()).map((job) => job.id)).toEqual([early, later]);
+    clock.advance(1);
+    expect((await queue.deadLetters()).map((job) => job.id)).toEqual([later]);
+    expect(await statusOf(queue, early!)).toBe('ERR_JOB_NOT_FOUND');
+    clock.advance(600);
+    expect(await queue.deadLetters()).toEqual([]);
+    expect(await queue.stats()).toMatchObject({ dead: 0, succeeded: 1, pending: 1 });
+    expect([await statusOf(queue, done), await statusOf(queue, pendingId)]).toEqual(['SUCCEEDED', 'PENDING']);
+  });
+
+  it('keeps every DEAD job without the option, and never evicts one for room', async () => {
+    const { queue, clock } = await setup(backend, { options: { capacity: 4, retain: { maxFinished: 0, maxAgeMillis: 1 } } });
+    const ids = await killJobs(queue, clock, 4);
+    clock.advance(1_000_000);
+    expect((await queue.deadLetters()).map((job) => job.id)).toEqual(ids);
+  });
+
+  it('refuses a bad DEAD limit with InvalidArgumentError', async () => {
+    for (const retain of [{ maxDead: -1 }, { maxDead: 1.5 }, { maxDead: '3' }, { maxDeadAgeMillis: -1 }, { maxDeadAgeMillis: Infinity }, { maxDeadAgeMillis: NaN }]) {
+      await expectInvalid(() => setup(backend, { options: { retain: bad(retain) } }));
+    }
+  });
+});
+
 describe('retention of a journaled queue', () => {
   it('deletes the journal rows of the jobs it evicts: a reopened queue does not have them', () => {
     const path = tempJournal();
@@ -97,6 +162,24 @@ describe('retention of a journaled queue', () => {
     // Reopened without the option: nothing is evicted for it, so what is there is what the journal kept.
     const reopened = openJournal(path, clock, policy);
     expect(reopened.jobs().jobs.map((job) => job.id)).toEqual([ids[2]]);
+  });
+
+  it('ages DEAD jobs from when they died, across a reopen', () => {
+    const path = tempJournal();
+    const clock = new ManualClock(T0);
+    const policy = new RetryPolicy(1, 0, 0);
+    const retain = { maxDeadAgeMillis: 1_000 };
+    const queue = openJournal(path, clock, policy, { retain });
+    const id = queue.submit('t', 'poison');
+    const lease = queue.poll('w', 60_000)!;
+    queue.fail(id, lease.token, 'boom');
+    closeJournal(queue);
+    clock.advance(999);
+    const reopened = openJournal(path, clock, policy, { retain });
+    expect(reopened.deadLetters().map((job) => job.id)).toEqual([id]);
+    clock.advance(1);
+    expect(reopened.deadLetters()).toEqual([]);
+    closeJournal(reopened);
   });
 });
 

@@ -422,7 +422,7 @@ describeEachBackend('options validation', (backend) => {
   it.each([
     ['a misspelt option', { capacty: 8 }, /no keys but .*capacity.*, got `capacty`/],
     ['an array as retain', { retain: [] }, /`retain` to be an object, got an array/],
-    ['a misspelt retain limit', { retain: { maxFinshed: 3 } }, /`retain` to have no keys but maxFinished, maxAgeMillis, got `maxFinshed`/],
+    ['a misspelt retain limit', { retain: { maxFinshed: 3 } }, /`retain` to have no keys but maxFinished, maxAgeMillis, maxDead, maxDeadAgeMillis, got `maxFinshed`/],
   ])('rejects %s, naming it', async (_name, options, message) => {
     expect((await expectInvalid(() => openQueue(backend, clock, policy, bad(options)))).message).toMatch(message);
   });

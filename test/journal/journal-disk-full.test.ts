@@ -364,6 +364,31 @@ describe.skipIf(!canMount)('a journal on a full disk', () => {
     expect(snapshot(queue, ids)).toEqual(after);
   });
 
+  it('refuses remove with JournalFullError: the job is back as it was, its key held, in memory and after a reopen', () => {
+    const { dir, path, clock } = onTmpfs();
+    let queue = open(path, clock);
+    const pending = queue.submit('job', 'p', { key: 'held' });
+    const done = queue.submit('job', 'd', 5);
+    queue.complete(done, mustPollSync(queue, done).token, { kept: true });
+    const ids = [pending, done];
+    const held = snapshot(queue, ids);
+
+    const freeSpace = fillDisk(dir, path);
+    expectJournalError(() => queue.remove(pending), JournalFullError, 'ERR_JOURNAL_FULL');
+    expect(snapshot(queue, ids)).toEqual(held);
+    expectJournalError(() => queue.remove(done), JournalFullError, 'ERR_JOURNAL_FULL');
+    expect(snapshot(queue, ids)).toEqual(held);
+    // The key is held still: a keyed submit gets the job back, and writes nothing.
+    expect(queue.submit('job', 'again', { key: 'held' })).toBe(pending);
+
+    freeSpace();
+    queue.remove(pending);
+    close(queue);
+    queue = open(path, clock);
+    const after = snapshot(queue, ids);
+    expect(after.views).toMatchObject({ [pending]: 'not found: ERR_JOB_NOT_FOUND', [done]: { status: 'SUCCEEDED', result: { kept: true } } });
+  });
+
   it('reopens after a refused call with exactly what the queue held (the undo reached the journal too)', () => {
     const { dir, path, clock } = onTmpfs();
     let queue = open(path, clock);

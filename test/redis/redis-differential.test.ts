@@ -83,7 +83,7 @@ describeRedis('RedisJobQueue and the journal against JobQueue', () => {
       });
       /** Kinds of step, each as often as it appears here. */
       const KINDS = ['submit', 'submit', 'submit', 'submit', 'submitOptions', 'submitMany', 'poll', 'poll', 'poll', 'poll', 'poll', 'complete',
-        'complete', 'complete', 'completeAndPoll', 'fail', 'fail', 'fail', 'extend', 'release', 'cancel', 'retryDead', 'view', 'rateLimit',
+        'complete', 'complete', 'completeAndPoll', 'fail', 'fail', 'fail', 'extend', 'release', 'cancel', 'remove', 'retryDead', 'view', 'rateLimit',
         'pause', 'resume', 'schedule', 'runSchedules', 'runSchedules', 'unschedule', 'clock', 'clock', 'clock', 'clock'] as const;
       const draw = (): Step => {
         const kind = pick(KINDS);
@@ -142,6 +142,7 @@ describeRedis('RedisJobQueue and the journal against JobQueue', () => {
             return { name: `extend ${id} ${token} ${ms}`, run: (q) => q.extend(id, token, ms) };
           }
           case 'cancel':
+          case 'remove':
           case 'retryDead': {
             const id = someId();
             return { name: `${kind} ${id}`, run: (q) => q[kind](id) };

@@ -6,7 +6,7 @@
  */
 import { beforeEach, expect, it } from 'vitest';
 import {
-  InvalidArgumentError, JobNotFoundError, ManualClock, PartitionedRedisQueue, RetryPolicy, StaleLeaseError, type Lease,
+  IllegalStateError, InvalidArgumentError, JobNotFoundError, ManualClock, PartitionedRedisQueue, RetryPolicy, StaleLeaseError, type Lease,
 } from '../../dist/index.js';
 import { T0 } from '../support/helpers.js';
 import { useRedisCluster, type RedisCluster } from '../support/redis-cluster-harness.js';
@@ -73,6 +73,25 @@ describeRedis('PartitionedRedisQueue on a Redis Cluster of 3 masters', () => {
     const next = Number(high!.slice(1)) + 3;
     for (const unissued of [next, next + 1, next + 2, 999]) await expect(queue.view(`J${unissued}`)).rejects.toBeInstanceOf(JobNotFoundError);
     expect(await queue.stats()).toMatchObject({ pending: 1, cancelled: 1, dead: 0 });
+  });
+
+  it('removes a job in its own partition, refuses a RUNNING one and ids no partition issued, and leaves the other partitions alone', async () => {
+    const queue = await open('remove', 3);
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push(await queue.submit('t', String(i)));
+    const lease = (await queue.poll('w', 60_000))!;
+    await expect(queue.remove(lease.jobId)).rejects.toBeInstanceOf(IllegalStateError);
+    const pending = ids.filter((id) => id !== lease.jobId);
+    // Three PENDING jobs, wherever the submits put them; every other job stays.
+    const removed = pending.slice(0, 3);
+    for (const id of removed) await queue.remove(id);
+    for (const id of removed) await expect(queue.view(id)).rejects.toBeInstanceOf(JobNotFoundError);
+    await expect(queue.remove(removed[0]!)).rejects.toBeInstanceOf(JobNotFoundError);
+    await expect(queue.remove('J999')).rejects.toBeInstanceOf(JobNotFoundError);
+    expect(await queue.stats()).toMatchObject({ pending: 2, running: 1 });
+    const left = new Set<string>();
+    for (let next = await queue.poll('w', 60_000); next !== undefined; next = await queue.poll('w', 60_000)) left.add(next.jobId);
+    expect([...left].sort()).toEqual(pending.slice(3).sort());
   });
 
   it('shares through a handle that survives structuredClone, and refuses a bad partition count', async () => {

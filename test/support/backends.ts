@@ -64,6 +64,7 @@ export interface ContractQueue {
   jobs(query?: JobQuery): Awaitable<JobPage>;
   retryDead(jobId: string): Awaitable<void>;
   cancel(jobId: string): Awaitable<void>;
+  remove(jobId: string): Awaitable<void>;
   queueDepth(): Awaitable<number>;
   dlqDepth(): Awaitable<number>;
   stats(): Awaitable<QueueStats>;
@@ -266,6 +267,7 @@ function asRemote(queue: JobQueue, release: () => void): ContractQueue {
     jobs: (...args) => call('jobs', () => queue.jobs(...args)),
     retryDead: (...args) => call('retryDead', () => queue.retryDead(...args)),
     cancel: (...args) => call('cancel', () => queue.cancel(...args)),
+    remove: (...args) => call('remove', () => queue.remove(...args)),
     queueDepth: () => call('queueDepth', () => queue.queueDepth()),
     dlqDepth: () => call('dlqDepth', () => queue.dlqDepth()),
     stats: () => call('stats', () => queue.stats()),

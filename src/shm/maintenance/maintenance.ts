@@ -150,7 +150,7 @@ export class Maintenance implements LockHolder {
     // Before NEXT_DUE, with no earlier lease flagged, no lease or delayed job is due (the lease handshake):
     // the rings and heaps stay as they are, and so does NEXT_DUE.
     if (this.#m.dueBy(now)) this.catchUp.catchUp(now);
-    if (retain && this.#retention.limits) this.room.retain(now);
+    if (retain && (this.#retention.limits || this.#retention.deadLimits)) this.room.retain(now);
     // The catch-up's expiries are not the call's own (any call would have made them): only what follows is undone.
     if (this.#log !== undefined) this.notes.recordOwnMoves();
     return now;
@@ -351,6 +351,20 @@ export class Maintenance implements LockHolder {
       if (statusOf(word) !== DEAD) return Refusal.NotDead;
       if (this.notes.frozen(slot)) return this.notes.awaitCommitOf(slot);
       if (retryDeadJob(this.#moves, slot, word, now)) return 0;
+    }
+  }
+
+  /**
+   * Removes a job that is not RUNNING (see moves/remove.ts): 0, or
+   * Refusal.Running (nothing changed); a job frozen by its commit in flight
+   * is removed once that commit is durable (keeps I21).
+   */
+  remove(slot: number, now: number): number {
+    for (;;) {
+      const word = this.catchUp.settledWord(slot, now);
+      if (statusOf(word) === RUNNING) return Refusal.Running;
+      if (this.notes.frozen(slot)) return this.notes.awaitCommitOf(slot);
+      if (this.room.remove(slot, word)) return 0;
     }
   }
 

@@ -3,13 +3,14 @@ import { Arena } from '../tables/arena.js';
 import type { Filing } from './filing.js';
 import type { JournalNotes } from '../journal/journal-notes.js';
 import {
-  CANCELLED, ENTRY_K1, ENTRY_K2, ENTRY_SLOT, ENTRY_WORD, ERROR_DROPPED, ERROR_EMPTY, FREE_SLOT_COUNT, LAST_NOW, RECORD_FIELDS, ROW_COUNTS,
-  ROW_FINISHED_CHUNKS, SLOT_HIGH_WATER, SUCCEEDED,
+  CANCELLED, DEAD, DIED_AT, ENTRY_K1, ENTRY_K2, ENTRY_SLOT, ENTRY_WORD, ERROR_DROPPED, ERROR_EMPTY, FREE_SLOT_COUNT, LAST_NOW, RECORD_FIELDS, ROW_COUNTS,
+  JOB_NUM, ROW_FINISHED_CHUNKS, SLOT_HIGH_WATER, SUCCEEDED,
 } from '../memory/layout.js';
 import { LockLost, assertHeld } from '../protocol/lock-held.js';
 import type { QueueMemory } from '../queue-memory.js';
 import type { MoverHolder } from '../protocol/mover.js';
 import { evictJob } from '../moves/evict.js';
+import { removeJob } from '../moves/remove.js';
 import { countedChainBytes } from '../records.js';
 import type { Retention } from './retention.js';
 
@@ -43,6 +44,16 @@ export class Room {
   readonly #record = new Float64Array(RECORD_FIELDS);
   /** Frozen jobs an eviction passed over (see #evictFirstOf), put back as it ends. */
   readonly #passedOver: number[] = [];
+  /**
+   * No DEAD job ages out before this time (the retain option's
+   * maxDeadAgeMillis), as this instance's last look found: 0, look again.
+   * Its own, not shared: every job that died since that look died no
+   * earlier than it (the holder's time only goes on: a clock that goes back
+   * rebuilds), so ages out no earlier than this; a job retried or removed
+   * since only makes the next look come early. With no DEAD job at all it is
+   * 0: the next DEAD job may come from the journal, dead long ago.
+   */
+  #deadAgedAt = 0;
 
   constructor(memory: QueueMemory, retention: Retention, filing: Filing, notes: JournalNotes, holder: MoverHolder, settler: Settler) {
     this.#m = memory;
@@ -108,10 +119,51 @@ export class Room {
    */
   retain(now: number): void {
     const retention = this.#retention;
+    if (retention.deadLimits) this.#retainDead(now);
+    if (!retention.limits) return;
     // The jobs completed lock-free since the last drain: into the finished order, with when they finished.
     this.#filing.drainFinished();
     while (this.#finishedJobs() > retention.maxFinished && this.#evictOldest());
     while (this.#filing.retentionDue() <= now && this.#evictOldest(now - retention.maxAgeMillis));
+  }
+
+  /**
+   * Evicts the DEAD jobs the `retain` option's DEAD limits have no room for:
+   * beyond maxDead, oldest dead first (DIED_AT, then job number), and those
+   * dead maxDeadAgeMillis before `now` or earlier. DEAD jobs have no order of
+   * their own: the slots are scanned, O(slots used), only when the count is
+   * over its limit (so about once per job that dies beyond it) or a job may
+   * have aged out (#deadAgedAt). Never for room: room evicts only
+   * SUCCEEDED and CANCELLED jobs (I20). A frozen job is kept (I21).
+   */
+  #retainDead(now: number): void {
+    const retention = this.#retention;
+    const deadJobs = this.#m.rows.sum(ROW_COUNTS + DEAD);
+    if (deadJobs === 0) {
+      this.#deadAgedAt = 0;
+      return;
+    }
+    const over = deadJobs - retention.maxDead;
+    if (over <= 0 && now < this.#deadAgedAt) return;
+    const { slots, header } = this.#m;
+    const dead: number[] = [];
+    let frozen = false;
+    for (let slot = 0; slot < header[SLOT_HIGH_WATER]!; slot++) {
+      if (slots.status(slot) !== DEAD) continue;
+      if (this.#notes.frozen(slot)) frozen = true;
+      else dead.push(slot);
+    }
+    const diedAt = (slot: number) => slots.get(slot, DIED_AT);
+    dead.sort((a, b) => diedAt(a) - diedAt(b) || slots.get(a, JOB_NUM) - slots.get(b, JOB_NUM));
+    let kept = 0;
+    for (let excess = over; kept < dead.length; kept++) {
+      const slot = dead[kept]!;
+      if (excess <= 0 && diedAt(slot) + retention.maxDeadAgeMillis > now) break;
+      evictJob(this.#m, this.#notes, this.#holder.mover, this, this.#record, slot, slots.word(slot));
+      excess--;
+    }
+    // A frozen job was left out of the look: the next call looks again (its commit is a few milliseconds away).
+    this.#deadAgedAt = frozen || kept === dead.length ? 0 : diedAt(dead[kept]!) + retention.maxDeadAgeMillis;
   }
 
   #finishedJobs(): number {
@@ -172,6 +224,11 @@ export class Room {
   freeCounted(ref: number): void {
     const arena = this.#m.arena;
     if (ref > 0) arena.free(ref, countedChainBytes(arena.countedBytes(ref)));
+  }
+
+  /** Removes the job in `slot` (its settled word `word`, not RUNNING, not frozen); false if the slot moved first (see moves/remove.ts). */
+  remove(slot: number, word: number): boolean {
+    return removeJob(this.#m, this.#notes, this.#holder.mover, this, this.#record, slot, word);
   }
 
   /**

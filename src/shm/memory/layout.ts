@@ -96,7 +96,8 @@
  *                       │ └──fail/expiry (no attempts left)──▶ DEAD(5) ─retryDead─▶ READY
  *              complete ▼
  *                  SUCCEEDED(4)        READY/DELAYED/RUNNING ─cancel─▶ CANCELLED(6)
- *   SUCCEEDED / CANCELLED ─evict─▶ FREE
+ *   SUCCEEDED / CANCELLED ─evict─▶ FREE     DEAD ─evict (retain's DEAD limits)─▶ FREE
+ *   any status but RUNNING ─remove─▶ FREE
  *
  * A move is: read the word `w` (not BUSY); write the *intent* into the own
  * row (slot, from = w, to = next word, the new record's fields and a mask of
@@ -119,7 +120,8 @@
  * | promote               | lock holder (one CAS, no fields) | DELAYED → READY      |
  * | cancel                | lock holder                 | READY / DELAYED / RUNNING → CANCELLED |
  * | retryDead             | lock holder                 | DEAD → READY              |
- * | evict                 | lock holder (one CAS, no fields) | SUCCEEDED / CANCELLED → FREE |
+ * | evict                 | lock holder (one CAS, no fields) | SUCCEEDED / CANCELLED → FREE; DEAD → FREE |
+ * | remove                | lock holder (one CAS, no fields) | READY / DELAYED / SUCCEEDED / DEAD / CANCELLED → FREE |
  *
  * A thread that finds a word BUSY: a poller skips the slot (it is being
  * moved); any other reader spins a few times (the owner is nanoseconds from
@@ -333,6 +335,8 @@ export const RUN_AT = 2;
 export const ATTEMPTS = 3;
 export const TOKEN = 4; //          token of the latest lease (while RUNNING: the current one)
 export const LEASE_UNTIL = 5; //    while RUNNING: the end of the lease
+/** While DEAD: when the job died (shares LEASE_UNTIL's field, as FINISH_SEQ does); the retain option's DEAD limits evict by it. */
+export const DIED_AT = 5;
 export const FINISH_SEQ = 5; //     while SUCCEEDED or CANCELLED: order of finishing, for eviction oldest first (shares LEASE_UNTIL's field)
 export const DATA_REF = 6; //       arena chain of the payload (after the type's bytes, for a type the type table has no entry for)
 export const TYPE = 7; //           the job's type: its entry in `typeNames` + 1; or, a type the table had no room for, -(its UTF-8 bytes), leading the data chain

@@ -1,5 +1,5 @@
 import {
-  ATTEMPTS, ATTEMPT_LIMIT, DEAD, DELAYED, ERROR_BYTES, ERROR_LEASE_EXPIRED, ERROR_REF, LEASE_UNTIL, READY, RUNNING, RUN_AT, TYPE, attemptLimit, mayRetry,
+  ATTEMPTS, ATTEMPT_LIMIT, DEAD, DIED_AT, DELAYED, ERROR_BYTES, ERROR_LEASE_EXPIRED, ERROR_REF, LEASE_UNTIL, READY, RUNNING, RUN_AT, TYPE, attemptLimit, mayRetry,
 } from '../memory/layout.js';
 import { noteFinish } from '../records.js';
 import type { JobMoves } from './job-moves.js';
@@ -49,7 +49,10 @@ function failAttempt(
   const backoff = retry ? memory.retryPolicies.of(draft[TYPE]!, policy).backoffAfter(attempts) : 0;
   if (retry) draft[RUN_AT] = failedAt + backoff;
   const status = retry ? (draft[RUN_AT]! <= now ? READY : DELAYED) : DEAD;
-  if (status === DEAD) noteFinish(draft, failedAt);
+  if (status === DEAD) {
+    noteFinish(draft, failedAt);
+    draft[DIED_AT] = failedAt;
+  }
   // READY or DELAYED by the backoff alone (failedAt is now): the same with the fresh reading.
   if (retry && stamped) draft[RUN_AT] = moves.freshRunAt(failedAt, backoff, draft[LEASE_UNTIL]!);
   // A finish too (see protocol/finishes.ts): counted before the move, announced after it.

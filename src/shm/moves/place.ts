@@ -37,6 +37,8 @@ export class Placement {
     this.setField(TOKEN, job.token);
     // One field, by status: the lease's end while RUNNING, the finish order once finished.
     this.setField(LEASE_UNTIL, job.status === JobStatus.SUCCEEDED || job.status === JobStatus.CANCELLED ? job.finishSeq : job.leaseUntil);
+    // A DEAD job journaled without when it died (DIED_AT) died, for the retain option's DEAD limits, at this reopen.
+    if (job.status === JobStatus.DEAD && job.leaseUntil === 0) this.setField(LEASE_UNTIL, now);
     this.setField(ERROR_REF, errorRef);
     this.setField(ERROR_BYTES, errorRef > 0 ? Buffer.byteLength(job.lastError!) : 0);
     this.setField(WORKER, job.workerId === null ? 0 : workerNames.numberOf(job.workerId));

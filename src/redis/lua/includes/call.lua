@@ -32,6 +32,8 @@ local maxAttempts, baseBackoff, maxBackoff, jitter
 local partitions, partition
 -- The retain option: finished jobs kept at most (nil: no limit), and for how long after they finished.
 local maxFinished, maxAge
+-- The retain option's DEAD limits: DEAD jobs kept at most, and for how long after they died (nil: no limit).
+local maxDead, maxDeadAge
 -- Whether the listing sets other than K.dead are kept: only once jobs() was first called on the
 -- queue (K.listing exists, and K.state says listed; see listing.lua). A queue that never lists pays nothing for them.
 local listed
@@ -92,6 +94,7 @@ local function begin(KEYS, ARGV)
   jitter = ARGV[ARG.jitter]
   partitions, partition = tonumber(ARGV[ARG.partitions]), tonumber(ARGV[ARG.partition])
   maxFinished, maxAge = tonumber(ARGV[ARG.maxFinished]), tonumber(ARGV[ARG.maxAgeMillis])
+  maxDead, maxDeadAge = tonumber(ARGV[ARG.maxDead]), tonumber(ARGV[ARG.maxDeadAgeMillis])
   sortables = {}
   budget, holdBudget = CATCH_UP_BATCH, CATCH_UP_BATCH
   -- One read for what every call consults: the flags and the catch-up's clock and next due time.

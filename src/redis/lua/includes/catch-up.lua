@@ -116,6 +116,42 @@ local function agedOut()
   return false
 end
 
+-- Evicts DEAD job n (the retain option's DEAD limits); its idempotent key is free, unless a newer job took it.
+local function evictDead(n)
+  local key = jobKey(n)
+  local k = redis.call('HGET', key, 'key')
+  if k and redis.call('HGET', K.keys, k) == n then redis.call('HDEL', K.keys, k) end
+  redis.call('ZREM', K.dead, n)
+  redis.call('ZREM', K.deadAt, n)
+  redis.call('DEL', key)
+end
+
+-- Then the retain option's DEAD limits: DEAD jobs beyond maxDead, oldest dead first, and those dead maxDeadAge
+-- before now or earlier, are evicted (never for room). True once none is left.
+local function deadAgedOut()
+  if maxDead == nil and maxDeadAge == nil then return true end
+  local count = redis.call('ZCARD', K.dead)
+  if count == 0 then return true end
+  -- DEAD jobs no deadAt holds (died before it was kept): filed, at when they died if known, else now.
+  if redis.call('ZCARD', K.deadAt) < count then
+    for _, n in ipairs(redis.call('ZRANGE', K.dead, 0, -1)) do
+      if not redis.call('ZSCORE', K.deadAt, n) then
+        redis.call('ZADD', K.deadAt, tonumber(redis.call('HGET', jobKey(n), 'finishedAt') or nowText), n)
+      end
+    end
+  end
+  while budget > 0 do
+    local oldest = redis.call('ZRANGE', K.deadAt, 0, 0, 'WITHSCORES')
+    if #oldest == 0 then return true end
+    local over = maxDead ~= nil and count > maxDead
+    if not over and (maxDeadAge == nil or tonumber(oldest[2]) + maxDeadAge > now) then return true end
+    evictDead(oldest[1])
+    count = count - 1
+    budget = budget - 1
+  end
+  return false
+end
+
 -- Nothing to do but move the clock: no saved sweep, and nothing falls due between the clock and now
 -- (every PENDING job after the clock is due at due or later, every lease expires at due or later).
 local function quiet()
@@ -142,7 +178,7 @@ local function caughtUp()
       clock = now
       redis.call('HSET', K.state, 'clock', nowText)
     end
-    return agedOut()
+    return agedOut() and deadAgedOut()
   end
   -- Not known until the queue is up to now: a call that stops before leaves it unknown for the next.
   if due ~= nil then redis.call('HDEL', K.state, 'due') end
@@ -150,5 +186,5 @@ local function caughtUp()
   if not (indexCaughtUp() and leasesCaughtUp()) then return false end
   due = nextDue()
   redis.call('HSET', K.state, 'due', dueText(due))
-  return agedOut()
+  return agedOut() and deadAgedOut()
 end

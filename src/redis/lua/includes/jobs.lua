@@ -75,6 +75,7 @@ local function failAttempt(n, key, failedAt, err, permanent)
     -- When it finished (JobView's finishedAt; a keyed job's key stays taken keyTtl from then).
     redis.call('HSET', key, 'status', 'DEAD', 'lastError', err, 'finishedAt', num(failedAt))
     redis.call('ZADD', K.dead, n, n)
+    redis.call('ZADD', K.deadAt, failedAt, n)
     return true
   end
   return false
