@@ -141,6 +141,8 @@ export const enum Refusal {
   NoBytes = -7,
   /** Redis only: the queue's keys are of a data model newer than this leasehold knows. */
   NewerDataModel = -8,
+  /** An edit of a pending job (changePriority, changeDelay, promote, updatePayload) of a job that is not PENDING. */
+  NotEditable = -9,
 }
 
 export function refusalError(refusal: Refusal, jobId: string, capacity: number): JobQueueError {
@@ -161,6 +163,8 @@ export function refusalError(refusal: Refusal, jobId: string, capacity: number):
       return new QueueFullError('The queue is full: no arena bytes left for the job (raise `arenaBytes`)');
     case Refusal.NewerDataModel:
       return new IllegalStateError('The queue in Redis was written by a newer leasehold, in a layout this one does not know: upgrade this client');
+    case Refusal.NotEditable:
+      return new IllegalStateError(`Job ${jobId} can be changed (priority, delay, promote, payload) only while PENDING`);
   }
 }
 

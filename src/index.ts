@@ -1,5 +1,5 @@
 export type { FailError } from './validate/outcome.js';
-export { JobQueue, LEASE_LOST, type FailOptions, type FinishedOptions, type JournalOptions, type NewJob, type SharedQueueHandle, type SubmitOptions } from './queue.js';
+export { JobQueue, LEASE_LOST, type FailOptions, type FinishedOptions, type JournalOptions, type NewJob, type ReleaseOptions, type SharedQueueHandle, type SubmitOptions } from './queue.js';
 export type { Synchronous } from './journal/journal.js';
 export {
   RedisJobQueue, type BatchOutcome, type Completion, type RedisClusterTarget, type RedisQueueHandle, type RedisQueueOptions, type RedisServerTarget,
