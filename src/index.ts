@@ -27,6 +27,7 @@ export type { TimeoutsByType, UnknownTypePolicy, WorkerPoolOptions } from './poo
 export type { JobEvent, PoolErrorEvent, PoolEventName, PoolEvents, PoolLogger } from './pool/events.js';
 export type { PoolQueue, QueueHandle, WorkerQueue } from './pool/backend.js';
 export type { Handler, HandlerContext } from './pool/handlers.js';
+export { snooze, type Snooze } from './pool/snooze.js';
 export { PermanentError } from './errors.js';
 export { collectMetrics, MAX_TYPE_LABELS, OTHER_TYPE, QueueMetrics, type MetricsPool, type MetricsQueue, type MetricsTarget } from './metrics/prometheus.js';
 export { JsonJobs, jsonHandlers, type JsonHandlers, type JsonJob, type PayloadsOf } from './typed.js';
