@@ -119,6 +119,7 @@
  * | promote               | lock holder (one CAS, no fields) | DELAYED → READY      |
  * | cancel                | lock holder                 | READY / DELAYED → CANCELLED |
  * | retryDead             | lock holder                 | DEAD → READY              |
+ * | edit (moves/edit.ts)  | lock holder                 | READY / DELAYED → READY / DELAYED |
  * | evict                 | lock holder (one CAS, no fields) | SUCCEEDED / CANCELLED → FREE |
  *
  * A thread that finds a word BUSY: a poller skips the slot (it is being
