@@ -121,6 +121,27 @@ describeEachBackend('updatePayload of a PENDING job', (backend) => {
   });
 });
 
+describeEachBackend('an edit of a job a rate limit holds back', (backend) => {
+  it('keeps it held until its window opens, counted once, and it then runs as edited', async () => {
+    const { queue, clock } = await setup(backend);
+    await queue.setRateLimit('email', { max: 1, windowMillis: 1_000 });
+    const first = await queue.submit('email', 'a');
+    const held = await queue.submit('email', 'b');
+    const other = await queue.submit('email', 'c');
+    await mustPoll(queue, first, 60_000);
+    expect(await queue.poll('w', 60_000)).toBeUndefined();
+    await queue.changePriority(held, 5);
+    await queue.updatePayload(held, 'b2');
+    expect(await queue.poll('w', 60_000)).toBeUndefined();
+    expect(await queue.stats()).toMatchObject({ pending: 2, ready: 2, delayed: 0, running: 1 });
+    clock.advance(1_000);
+    expect(await mustPoll(queue, held, 60_000)).toMatchObject({ payload: 'b2' });
+    expect(await queue.poll('w', 60_000)).toBeUndefined();
+    clock.advance(1_000);
+    await mustPoll(queue, other, 60_000);
+  });
+});
+
 /** The four edits, each with good arguments. */
 const EDITS: readonly [string, (queue: ContractQueue, id: string) => unknown][] = [
   ['changePriority', (queue, id) => queue.changePriority(id, 7)],
