@@ -157,6 +157,8 @@ export const enum Refusal {
   NewerDataModel = -8,
   /** remove of a RUNNING job. */
   Running = -9,
+  /** An edit of a pending job (changePriority, changeDelay, promote, updatePayload) of a job that is not PENDING. */
+  NotEditable = -10,
 }
 
 export function refusalError(refusal: Refusal, jobId: string, capacity: number): JobQueueError {
@@ -181,6 +183,8 @@ export function refusalError(refusal: Refusal, jobId: string, capacity: number):
       return new IllegalStateError(`Job ${jobId} is RUNNING and cannot be removed: remove it once its lease has ended (complete, fail, release or expiry)`);
     case Refusal.NewerDataModel:
       return new IllegalStateError('The queue in Redis was written by a newer leasehold, in a layout this one does not know: upgrade this client');
+    case Refusal.NotEditable:
+      return new IllegalStateError(`Job ${jobId} can be changed (priority, delay, promote, payload) only while PENDING`);
   }
 }
 

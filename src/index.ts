@@ -1,5 +1,5 @@
 export type { FailError } from './validate/outcome.js';
-export { JobQueue, LEASE_LOST, type FailOptions, type FinishedOptions, type JournalOptions, type NewJob, type SharedQueueHandle, type SubmitOptions } from './queue.js';
+export { JobQueue, LEASE_LOST, type FailOptions, type FinishedOptions, type JournalOptions, type NewJob, type ReleaseOptions, type SharedQueueHandle, type SubmitOptions } from './queue.js';
 export type { Synchronous } from './journal/journal.js';
 export {
   RedisJobQueue, type BatchOutcome, type Completion, type RedisClusterTarget, type RedisQueueHandle, type RedisQueueOptions, type RedisServerTarget,
@@ -27,6 +27,7 @@ export type { TimeoutsByType, UnknownTypePolicy, WorkerPoolOptions } from './poo
 export type { JobEvent, PoolErrorEvent, PoolEventName, PoolEvents, PoolLogger } from './pool/events.js';
 export type { PoolQueue, QueueHandle, WorkerQueue } from './pool/backend.js';
 export type { Handler, HandlerContext } from './pool/handlers.js';
+export { snooze, type Snooze } from './pool/snooze.js';
 export { PermanentError } from './errors.js';
 export { collectMetrics, MAX_TYPE_LABELS, OTHER_TYPE, QueueMetrics, type MetricsPool, type MetricsQueue, type MetricsTarget } from './metrics/prometheus.js';
 export { JsonJobs, jsonHandlers, type JsonHandlers, type JsonJob, type PayloadsOf } from './typed.js';

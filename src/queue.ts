@@ -23,6 +23,8 @@ import { Pausing } from './queue/pausing.js';
 import { RateLimiting } from './queue/rate-limiting.js';
 import { RetryPolicies } from './queue/retry-policies.js';
 import { Scheduling } from './queue/scheduling.js';
+import { PendingEdits } from './queue/pending-edits.js';
+import { checkReleaseOptions, type ReleaseOptions } from './validate/pending-edits.js';
 import type { ScheduleOptions, ScheduleView } from './schedule/spec.js';
 import { startScheduler, type Scheduler, type SchedulerOptions } from './schedule/timer.js';
 import type { FilledOptions } from './options.js';
@@ -30,7 +32,7 @@ import type { SharedClock } from './clock.js';
 import type { SharedPolicy } from './policy.js';
 import type { Synchronous } from './journal/journal.js';
 
-export type { FailOptions, FinishedOptions, NewJob, SubmitOptions };
+export type { FailOptions, FinishedOptions, NewJob, ReleaseOptions, SubmitOptions };
 
 /**
  * What `share()` returns: plain data and SharedArrayBuffers, so it survives
@@ -91,6 +93,7 @@ export class JobQueue {
   readonly #rateLimiting: RateLimiting;
   readonly #retryPolicies: RetryPolicies;
   readonly #scheduling: Scheduling;
+  readonly #edits: PendingEdits;
   /** This instance's `finished` waits. */
   readonly #finishWaits: SharedFinishWaits;
 
@@ -113,6 +116,7 @@ export class JobQueue {
     this.#retryPolicies = new RetryPolicies(this.#ctx);
     this.#scheduling = new Scheduling(this.#ctx, (jobs) => this.#producer.submitMany(jobs));
     this.#finishWaits = new SharedFinishWaits(memory, time);
+    this.#edits = new PendingEdits(this.#ctx);
   }
 
   /**
@@ -352,9 +356,12 @@ export class JobQueue {
    * ends (a shutdown, not a failure): the job is PENDING again, ready now,
    * the interrupted attempt not counted and lastError kept; `token` is
    * refused from then on. `token` must be the job's current, valid lease.
+   * With `{ delayMillis }` (a snooze), the job is ready that long after the
+   * release rather than now, the attempt still not counted.
    */
-  release(jobId: string, token: number): void {
-    this.#worker.release(jobId, parseJobId(jobId), token);
+  release(jobId: string, token: number, options?: ReleaseOptions): void {
+    const delayMillis = checkReleaseOptions(options);
+    this.#worker.release(jobId, parseJobId(jobId), token, delayMillis);
     this.#ctx.memory.signal.bump();
   }
 
@@ -452,6 +459,26 @@ export class JobQueue {
    */
   cancel(jobId: string): void {
     this.#producer.cancel(jobId);
+  }
+
+  /** A PENDING job's new priority (an integer; higher runs first). IllegalStateError on any other status, changing nothing. */
+  changePriority(jobId: string, priority: number): void {
+    this.#edits.changePriority(jobId, priority);
+  }
+
+  /** A PENDING job runs `delayMillis` from now (0: ready now). IllegalStateError on any other status, changing nothing. */
+  changeDelay(jobId: string, delayMillis: number): void {
+    this.#edits.changeDelay(jobId, delayMillis);
+  }
+
+  /** A delayed PENDING job ready now (runAt = now); one already ready is left as it is. IllegalStateError on any other status. */
+  promote(jobId: string): void {
+    this.#edits.promote(jobId);
+  }
+
+  /** A PENDING job's new payload (BullMQ's updateData). IllegalStateError on any other status, changing nothing. */
+  updatePayload(jobId: string, payload: string | null): void {
+    this.#edits.updatePayload(jobId, payload);
   }
 
   /**

@@ -67,6 +67,22 @@ export class JournalSnapshot implements DashboardQueue {
     return readOnly();
   }
 
+  promote(): never {
+    return readOnly();
+  }
+
+  updatePayload(): never {
+    return readOnly();
+  }
+
+  changeDelay(): never {
+    return readOnly();
+  }
+
+  changePriority(): never {
+    return readOnly();
+  }
+
   pause(): never {
     return readOnly();
   }

@@ -4,7 +4,7 @@
  * the board's actions onto leasehold's calls: retry of a failed job is
  * `retryDead`, remove of a waiting or delayed one is `cancel`, "clean" and
  * "empty" of the waiting and delayed tabs cancel those jobs, pause and
- * resume are the queue's. What leasehold does not have (promote, deleting
+ * resume are the queue's, promote is `promote`. What leasehold does not have (deleting
  * finished jobs, concurrency, schedulers, logs, metrics) is refused with
  * UnsupportedOperationError or reported empty; docs/dashboard.md lists it.
  *
@@ -171,8 +171,19 @@ export class LeaseholdBoardAdapter extends BaseAdapter {
     return this.#unsupported('obliterate a queue: it deletes no job');
   }
 
+  /** Every job of the delayed tab ready now, one `promote` each; a job that left the tab meanwhile is skipped. */
   promoteAll(): Promise<void> {
-    return this.#unsupported('promote delayed jobs: a delayed job runs at its runAt');
+    return answerable(async () => {
+      const views = await jobsOfTabs(this.#queue, ['delayed'], this.#time.now(), 0, Number.MAX_SAFE_INTEGER);
+      for (const view of views) {
+        try {
+          await this.#queue.promote(view.id);
+        } catch (error) {
+          // Cancelled or run since the listing: nothing left to promote.
+          if (!(error instanceof IllegalStateError)) throw error;
+        }
+      }
+    });
   }
 
   async getJobLogs(): Promise<string[]> {

@@ -1,6 +1,6 @@
 /**
  * One leasehold job as bull-board's job object: its fields under bull-board's
- * names (`toJSON`) and its buttons (retry, remove, promote) mapped onto the
+ * names (`toJSON`) and its buttons (retry, remove, promote, edit data) mapped onto the
  * calls leasehold has, or refused with the reason when it has none.
  */
 import type { JobState, QueueJob, QueueJobJson } from '@bull-board/api/typings/app';
@@ -46,20 +46,35 @@ export class BoardJob implements QueueJob {
     });
   }
 
-  /** bull-board's promote of a delayed job: leasehold has no such call (a delayed job runs at its runAt). */
+  /** bull-board's promote of a delayed job: `promote`, ready now (refused, 409, once the job is not PENDING). */
   promote(): Promise<void> {
     return answerable(async () => {
-      throw new UnsupportedOperationError(`Job ${this.#view.id} cannot be promoted: leasehold has no promote; a delayed job runs at its runAt`);
+      await this.#queue.promote(this.#view.id);
     });
   }
 
   /**
-   * bull-board's "edit data". Without this method it would answer 200 and
-   * change nothing; a job's payload does not change after submit, so say so.
+   * bull-board's "edit data": `updatePayload` with the data as JSON text (a
+   * string as it is, as the board shows a payload that is not JSON); refused,
+   * 409, once the job is not PENDING.
    */
-  updateData(): Promise<void> {
+  updateData(data: unknown): Promise<void> {
     return answerable(async () => {
-      throw new UnsupportedOperationError(`Job ${this.#view.id} cannot be edited: a job's payload does not change after submit`);
+      await this.#queue.updatePayload(this.#view.id, typeof data === 'string' ? data : JSON.stringify(data ?? null));
+    });
+  }
+
+  /** bull-board's "change delay" of a delayed job: `changeDelay` (the board sends its new runAt as a delay from now). */
+  changeDelay(delayMillis: number): Promise<void> {
+    return answerable(async () => {
+      await this.#queue.changeDelay(this.#view.id, delayMillis);
+    });
+  }
+
+  /** bull-board's "change priority": `changePriority`. */
+  changePriority(options: { priority?: number }): Promise<void> {
+    return answerable(async () => {
+      await this.#queue.changePriority(this.#view.id, options?.priority as number);
     });
   }
 

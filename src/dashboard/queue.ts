@@ -17,6 +17,10 @@ export interface DashboardQueue {
   submit(type: string, payload?: string | null, options?: SubmitOptions): Awaitable<string>;
   retryDead(jobId: string): Awaitable<void>;
   cancel(jobId: string): Awaitable<void>;
+  promote(jobId: string): Awaitable<void>;
+  changeDelay(jobId: string, delayMillis: number): Awaitable<void>;
+  changePriority(jobId: string, priority: number): Awaitable<void>;
+  updatePayload(jobId: string, payload: string | null): Awaitable<void>;
   pause(): Awaitable<void>;
   resume(): Awaitable<void>;
   isPaused(): Awaitable<boolean>;

@@ -46,6 +46,7 @@ export class Journal implements MoveLog {
   private constructor(db: Database.Database, path: string) {
     this.#db = db;
     this.#path = path;
+    // An edit of a pending job's priority or payload is written as an insert (see JournalNotes#noteOwnMove): a conflict takes them too.
     this.#insert = db.prepare(
       `INSERT INTO jobs (num, type, payload, priority, status, attempts, run_at, last_error, token, lease_until, finish_seq, worker_id, moves, max_attempts,
        result, idem_key, key_ttl, finished_at, timeout_millis, headers, submitted_at, started_at)
@@ -53,7 +54,8 @@ export class Journal implements MoveLog {
        ON CONFLICT (num) DO UPDATE SET status = excluded.status, attempts = excluded.attempts, run_at = excluded.run_at,
        last_error = excluded.last_error, token = excluded.token, lease_until = excluded.lease_until,
        finish_seq = excluded.finish_seq, worker_id = excluded.worker_id, moves = excluded.moves, result = excluded.result,
-       finished_at = excluded.finished_at, started_at = excluded.started_at
+       finished_at = excluded.finished_at, started_at = excluded.started_at,
+       payload = excluded.payload, priority = excluded.priority
        WHERE excluded.moves > jobs.moves`,
     );
     this.#update = db.prepare(

@@ -11,6 +11,7 @@ import type { JobView, Lease, QueueStats } from '../types.js';
 import type { SubmitOptions } from '../validate/job-input.js';
 import type { FailError, FailOptions } from '../validate/outcome.js';
 import type { FinishedOptions } from '../validate/waits.js';
+import type { ReleaseOptions } from '../validate/pending-edits.js';
 
 type Awaitable<T> = T | Promise<T>;
 
@@ -44,7 +45,8 @@ export interface WorkerQueue {
   /** complete, then poll: one lock (shared memory) or one round trip (Redis) per job. */
   completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number, result?: unknown): Awaitable<Lease | undefined>;
   fail(jobId: string, token: number, error?: FailError, options?: FailOptions): Awaitable<void>;
-  release(jobId: string, token: number): Awaitable<void>;
+  /** With `delayMillis`, a handler's snooze (see snooze.ts). */
+  release(jobId: string, token: number, options?: ReleaseOptions): Awaitable<void>;
   /**
    * Makes a poll's lease durable before its handler runs, so that an attempt the
    * process dies in is counted; absent where every call already is (Redis).

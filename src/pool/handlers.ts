@@ -14,7 +14,8 @@ export interface HandlerContext {
 /**
  * Runs one job: return → complete, with the returned value (or what a
  * returned Promise resolves to) as the job's result, none for undefined;
- * throw → fail; throw a PermanentError → dead-letter at once. A result the
+ * throw → fail; throw a PermanentError → dead-letter at once; return
+ * `snooze(ms)` → back PENDING, ready in `ms`, the attempt not counted. A result the
  * queue refuses (not JSON-serializable, over `maxResultBytes`) fails the attempt.
  */
 export type Handler = (payload: string, ctx: HandlerContext) => unknown;

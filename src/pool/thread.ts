@@ -10,6 +10,7 @@ import { BatchedCompletions } from './completions.js';
 import { EventKind, EventRecorder } from './events.js';
 import { loadHandlers, type Handler } from './handlers.js';
 import { Heartbeats } from './heartbeats.js';
+import { snoozeDelayOf } from './snooze.js';
 import { JobContext, LazyAbort } from './job-context.js';
 import {
   EVENTS, INFLIGHT_ATTEMPT, INFLIGHT_DEADLINE, INFLIGHT_JOB_NUM, INFLIGHT_STARTED_AT, INFLIGHT_TIMEOUT, INFLIGHT_TOKEN, INFLIGHT_WAIT,
@@ -428,6 +429,12 @@ class WorkerLoop {
     const durationMs = performance.now() - started;
     // Past the heap limit: this job is settled as usual (its complete leases no successor), then the thread recycles.
     if (this.#task.maxHeapBytes !== Infinity && getHeapStatistics().used_heap_size > this.#task.maxHeapBytes) this.recycling = true;
+    const snoozedFor = failure === undefined ? snoozeDelayOf(result) : undefined;
+    if (snoozedFor !== undefined) {
+      // The handler returned snooze(ms): the lease goes back with that delay, the attempt not counted.
+      await this.#settle(lease, durationMs, () => queue.release(jobId, token, { delayMillis: snoozedFor }), () => undefined);
+      return undefined;
+    }
     if (failure === undefined) {
       try {
         return await this.#complete(lease, durationMs, result);

@@ -203,9 +203,9 @@ export class WorkerSide {
     this.#ctx.withJob(jobId, jobNum, (core, slot, now) => core.fail(slot, token, text, permanent, now));
   }
 
-  /** Hands a lease back unfinished: PENDING, ready now, the attempt not counted (under the lock). */
-  release(jobId: string, jobNum: number, token: number): void {
-    this.#ctx.withJob(jobId, jobNum, (core, slot, now) => core.release(slot, token, now));
+  /** Hands a lease back unfinished: PENDING, ready `delayMillis` from now (0: at once), the attempt not counted (under the lock). */
+  release(jobId: string, jobNum: number, token: number, delayMillis = 0): void {
+    this.#ctx.withJob(jobId, jobNum, (core, slot, now) => core.release(slot, token, now, delayMillis));
   }
 
   /** A complete without the lock: 0, a Refusal, or SLOW (take the lock). */

@@ -21,6 +21,7 @@ import { checkRateLimit } from '../validate/rate-limit.js';
 import { checkRetryPolicy } from '../validate/retry-policy.js';
 import { checkSchedulerOptions } from '../validate/schedule.js';
 import type { FinishedOptions } from '../validate/waits.js';
+import type { ReleaseOptions } from '../validate/pending-edits.js';
 import { REDIS_QUEUE_OPTIONS, RedisJobQueue, type BatchOutcome, type Completion, type RedisQueueHandle, type RedisQueueOptions } from './queue.js';
 
 /** The most partitions one queue may have. */
@@ -207,8 +208,8 @@ export class PartitionedRedisQueue {
     return this.#partOf(jobId).fail(jobId, token, error, options);
   }
 
-  async release(jobId: string, token: number): Promise<void> {
-    return this.#partOf(jobId).release(jobId, token);
+  async release(jobId: string, token: number, options?: ReleaseOptions): Promise<void> {
+    return this.#partOf(jobId).release(jobId, token, options);
   }
 
   async extend(jobId: string, token: number, leaseMillis: number): Promise<number> {
@@ -229,6 +230,22 @@ export class PartitionedRedisQueue {
 
   async remove(jobId: string): Promise<void> {
     return this.#partOf(jobId).remove(jobId);
+  }
+
+  async changePriority(jobId: string, priority: number): Promise<void> {
+    return this.#partOf(jobId).changePriority(jobId, priority);
+  }
+
+  async changeDelay(jobId: string, delayMillis: number): Promise<void> {
+    return this.#partOf(jobId).changeDelay(jobId, delayMillis);
+  }
+
+  async promote(jobId: string): Promise<void> {
+    return this.#partOf(jobId).promote(jobId);
+  }
+
+  async updatePayload(jobId: string, payload: string | null): Promise<void> {
+    return this.#partOf(jobId).updatePayload(jobId, payload);
   }
 
   /** Every DEAD job of every partition, in submission order within a partition, by job number across them. */

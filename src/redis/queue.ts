@@ -11,6 +11,7 @@ import { checkLeaseMillis, checkWorkerId, MAX_BATCH } from '../validate/lease.js
 import { checkIntegerIn } from '../validate/numbers.js';
 import { checkFailure, resultText, type FailError, type FailOptions } from '../validate/outcome.js';
 import { checkJobQuery, cursorAfter } from '../validate/query.js';
+import { checkDelay, checkPayload, checkPriority, checkReleaseOptions, type ReleaseOptions } from '../validate/pending-edits.js';
 import { checkRateLimit } from '../validate/rate-limit.js';
 import { checkRetryPolicy } from '../validate/retry-policy.js';
 import { checkSchedule, checkScheduleName, checkSchedulerOptions } from '../validate/schedule.js';
@@ -476,10 +477,12 @@ export class RedisJobQueue {
    * Hands a lease back unfinished, for a worker that stops before its job
    * ends (a shutdown, not a failure): PENDING, ready now, the interrupted
    * attempt not counted, lastError kept; `token` is refused from then on.
+   * With `{ delayMillis }` (a snooze), ready that long after the release.
    */
-  async release(jobId: string, token: number): Promise<void> {
+  async release(jobId: string, token: number, options?: ReleaseOptions): Promise<void> {
     this.#assertOpen();
-    await this.#runOnJob('release', jobId, [tokenText(token)]);
+    const delayMillis = checkReleaseOptions(options);
+    await this.#runOnJob('release', jobId, [tokenText(token), String(delayMillis)]);
   }
 
   /** Heartbeat: the lease now lasts until now + leaseMillis. Resolves to the new leaseUntil. */
@@ -560,6 +563,33 @@ export class RedisJobQueue {
   async remove(jobId: string): Promise<void> {
     this.#assertOpen();
     await this.#runOnJob('remove', jobId, []);
+  }
+
+  /** A PENDING job's new priority (see JobQueue#changePriority). */
+  async changePriority(jobId: string, priority: number): Promise<void> {
+    this.#assertOpen();
+    checkPriority(priority);
+    await this.#runOnJob('changePriority', jobId, [String(priority)]);
+  }
+
+  /** A PENDING job runs `delayMillis` from now (see JobQueue#changeDelay). */
+  async changeDelay(jobId: string, delayMillis: number): Promise<void> {
+    this.#assertOpen();
+    checkDelay(delayMillis);
+    await this.#runOnJob('changeDelay', jobId, [String(delayMillis)]);
+  }
+
+  /** A delayed PENDING job ready now (see JobQueue#promote). */
+  async promote(jobId: string): Promise<void> {
+    this.#assertOpen();
+    await this.#runOnJob('promote', jobId, []);
+  }
+
+  /** A PENDING job's new payload (see JobQueue#updatePayload). */
+  async updatePayload(jobId: string, payload: string | null): Promise<void> {
+    this.#assertOpen();
+    const { text } = checkPayload(payload, this.#maxPayloadBytes);
+    await this.#runOnJob('updatePayload', jobId, [text]);
   }
 
   /** PENDING jobs, ready or delayed. */

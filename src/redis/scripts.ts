@@ -80,18 +80,22 @@ const COMMAND_FILES = {
   rateLimits: 'rate-limits',
   setRetryPolicy: 'set-retry-policy',
   retryPolicies: 'retry-policies',
+  changePriority: 'change-priority',
+  changeDelay: 'change-delay',
+  promote: 'promote',
+  updatePayload: 'update-payload',
 } as const;
 
 export type Command = keyof typeof COMMAND_FILES;
 
 /** The helpers in src/redis/lua/includes/, in order: each may use those before it. */
-const INCLUDES = ['call', 'encoding', 'jobs', 'leases', 'catch-up', 'listing'] as const;
+const INCLUDES = ['call', 'encoding', 'jobs', 'leases', 'catch-up', 'listing', 'pending'] as const;
 
 /** The refusals by name, as the Lua compares them (`Refusal.NotFound`...). */
 const REFUSALS: Record<string, Refusal> = {
   NotFound: Refusal.NotFound, Evicted: Refusal.Evicted, StaleLease: Refusal.StaleLease, NotPending: Refusal.NotPending,
   NotDead: Refusal.NotDead, NoSlot: Refusal.NoSlot, NoBytes: Refusal.NoBytes,
-  NewerDataModel: Refusal.NewerDataModel, Running: Refusal.Running,
+  NewerDataModel: Refusal.NewerDataModel, Running: Refusal.Running, NotEditable: Refusal.NotEditable,
 };
 
 /** The constants the Lua shares with TypeScript, as Lua locals: the first lines of the library and of every script. */

@@ -195,6 +195,11 @@ export class Records {
     return this.#m.arena.read(record[DATA_REF]!, leadingTypeBytes(record[TYPE]!), record[PAYLOAD_BYTES]!);
   }
 
+  /** The text of a job's data chain: its type's bytes if they lead it, then its payload (what an undone edit stores again). */
+  dataText(record: Float64Array): string {
+    return this.#m.arena.read(record[DATA_REF]!, 0, leadingTypeBytes(record[TYPE]!) + record[PAYLOAD_BYTES]!);
+  }
+
   /** The job's idempotent key, or null. */
   #keyOf(record: Float64Array): string | null {
     return record[KEY_REF]! > 0 ? this.#m.arena.readCounted(record[KEY_REF]!) : null;

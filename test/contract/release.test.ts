@@ -5,9 +5,9 @@
  * from then on. On every backend.
  */
 import { expect, it } from 'vitest';
-import { JobNotFoundError, StaleLeaseError } from '../../dist/index.js';
+import { InvalidArgumentError, JobNotFoundError, StaleLeaseError } from '../../dist/index.js';
 import { describeEachBackend } from '../support/backends.js';
-import { T0, expectNoChange, expectStale, mustPoll, setup } from '../support/helpers.js';
+import { T0, bad, expectNoChange, expectStale, mustPoll, setup } from '../support/helpers.js';
 
 describeEachBackend('release of a lease', (backend) => {
   it('hands a RUNNING job back PENDING and ready now, its attempt not counted and no backoff', async () => {
@@ -83,5 +83,56 @@ describeEachBackend('release of a lease', (backend) => {
     await queue.release(high, lease.token);
     expect((await mustPoll(queue)).jobId).toBe(high);
     expect((await mustPoll(queue)).jobId).toBe(low);
+  });
+});
+
+describeEachBackend('release with a delay (snooze)', (backend) => {
+  it('hands the job back PENDING, ready delayMillis from now, its attempt not counted', async () => {
+    const { queue, clock } = await setup(backend);
+    const id = await queue.submit('t', 'p');
+    const lease = await mustPoll(queue, id);
+    clock.advance(40);
+    await queue.release(id, lease.token, { delayMillis: 1_000 });
+    expect(await queue.view(id)).toMatchObject({ status: 'PENDING', attempts: 0, nextRunAt: T0 + 1_040, leaseUntil: null, lastError: null });
+    expect(await queue.stats()).toMatchObject({ pending: 1, ready: 0, delayed: 1, running: 0 });
+    await expectStale(() => queue.complete(id, lease.token));
+    clock.advance(999);
+    expect(await queue.poll('w', 1_000)).toBeUndefined();
+    clock.advance(1);
+    expect(await mustPoll(queue, id)).toMatchObject({ attempt: 1 });
+  });
+
+  it('never spends an attempt: a job snoozed on its only attempt, again and again, still gets exactly that attempt', async () => {
+    const { queue, clock } = await setup(backend, { maxAttempts: 1 });
+    const id = await queue.submit('t', 'p');
+    for (let i = 0; i < 5; i++) {
+      const lease = await mustPoll(queue, id);
+      expect(lease.attempt).toBe(1);
+      await queue.release(id, lease.token, { delayMillis: 100 });
+      clock.advance(100);
+    }
+    const last = await mustPoll(queue, id);
+    expect(last.attempt).toBe(1);
+    await queue.fail(id, last.token, 'the real failure');
+    expect(await queue.view(id)).toMatchObject({ status: 'DEAD', attempts: 1, lastError: 'the real failure' });
+  });
+
+  it('with delayMillis 0 is the plain release: ready now', async () => {
+    const { queue } = await setup(backend);
+    const id = await queue.submit('t', 'p');
+    await queue.release(id, (await mustPoll(queue, id)).token, { delayMillis: 0 });
+    expect(await queue.view(id)).toMatchObject({ status: 'PENDING', attempts: 0, nextRunAt: T0 });
+    await mustPoll(queue, id);
+  });
+
+  it('refuses a bad delay or options with InvalidArgumentError, changing nothing: the lease stays valid', async () => {
+    const { queue } = await setup(backend);
+    const id = await queue.submit('t', 'p');
+    const lease = await mustPoll(queue, id);
+    for (const options of [{ delayMillis: -1 }, { delayMillis: Number.NaN }, { delayMillis: Infinity }, { delayMillis: bad('5') }, bad({ delay: 5 }), bad('later'), bad(null)]) {
+      await expectNoChange(queue, [id], () => queue.release(id, lease.token, options), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
+    }
+    await queue.complete(id, lease.token);
+    expect((await queue.view(id)).status).toBe('SUCCEEDED');
   });
 });

@@ -165,7 +165,7 @@ describeEachBackend('dashboard adapter', (backend) => {
     expect((await queue.stats()).cancelled).toBe(3);
   });
 
-  it('refuses to remove a finished job, promote a delayed one or edit a payload, and changes nothing', async () => {
+  it('refuses to remove a finished job, clean finished tabs or obliterate, and changes nothing', async () => {
     const { queue, clock } = await setup(backend);
     const ids = await fillEveryStatus(queue, clock);
     const adapter = await adapterOver(queue, clock);
@@ -174,11 +174,45 @@ describeEachBackend('dashboard adapter', (backend) => {
       const refusal = await expectError(() => job(adapter, id).then((found) => found.remove()), UnsupportedOperationError, 'ERR_UNSUPPORTED');
       expect((refusal as unknown as { statusCode: number }).statusCode).toBe(405);
     }
-    await expectError(() => job(adapter, ids.delayed).then((found) => found.promote()), UnsupportedOperationError, 'ERR_UNSUPPORTED');
-    await expectError(() => adapter.promoteAll(), UnsupportedOperationError, 'ERR_UNSUPPORTED');
-    await expectError(() => job(adapter, ids.ready).then((found) => found.updateData!({ file: 'z.png' })), UnsupportedOperationError, 'ERR_UNSUPPORTED');
     await expectError(() => adapter.clean('completed'), UnsupportedOperationError, 'ERR_UNSUPPORTED');
     await expectError(() => adapter.obliterate(), UnsupportedOperationError, 'ERR_UNSUPPORTED');
+    expect(await snapshot(queue, Object.values(ids))).toEqual(before);
+  });
+
+  it('promotes a delayed job, changes its delay and priority, and edits a waiting job\'s data through the queue\'s edits', async () => {
+    const { queue, clock } = await setup(backend);
+    const ids = await fillEveryStatus(queue, clock);
+    const adapter = await adapterOver(queue, clock);
+    await (await job(adapter, ids.delayed)).changeDelay!(5_000);
+    expect((await queue.view(ids.delayed)).nextRunAt).toBe(clock.now() + 5_000);
+    await (await job(adapter, ids.delayed)).promote();
+    expect(await queue.view(ids.delayed)).toMatchObject({ status: JobStatus.PENDING, nextRunAt: clock.now() });
+    await (await job(adapter, ids.ready)).updateData!({ file: 'z.png' });
+    expect((await queue.view(ids.ready)).payload).toBe('{"file":"z.png"}');
+    await (await job(adapter, ids.ready)).changePriority!({ priority: 4 });
+    expect((await queue.view(ids.ready)).priority).toBe(4);
+  });
+
+  it('promotes every delayed job with promote all', async () => {
+    const { queue, clock } = await setup(backend);
+    const ids = await fillEveryStatus(queue, clock);
+    const second = await queue.submit('email', 'later', { runAt: clock.now() + 1_000 });
+    const adapter = await adapterOver(queue, clock);
+    await adapter.promoteAll();
+    expect((await queue.stats()).delayed).toBe(0);
+    for (const id of [ids.delayed, second]) expect((await queue.view(id)).nextRunAt).toBe(clock.now());
+  });
+
+  it('refuses to promote or edit a job that is not PENDING (409), and changes nothing', async () => {
+    const { queue, clock } = await setup(backend);
+    const ids = await fillEveryStatus(queue, clock);
+    const adapter = await adapterOver(queue, clock);
+    const before = await snapshot(queue, Object.values(ids));
+    for (const id of [ids.running, ids.succeeded, ids.dead, ids.cancelled]) {
+      const refusal = await expectIllegalState(() => job(adapter, id).then((found) => found.promote()));
+      expect((refusal as unknown as { statusCode: number }).statusCode).toBe(409);
+      await expectIllegalState(() => job(adapter, id).then((found) => found.updateData!({ file: 'z.png' })));
+    }
     expect(await snapshot(queue, Object.values(ids))).toEqual(before);
   });
 

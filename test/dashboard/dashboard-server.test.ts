@@ -102,12 +102,14 @@ describe('dashboard server', () => {
     expect(queue.isPaused()).toBe(true);
   });
 
-  it("answers a refused action with leasehold's reason: promote is 405, the job unchanged", async () => {
+  it("promotes a delayed job, and answers a refused action with leasehold's reason: promote of a finished job is 409, the job unchanged", async () => {
     const { root, token, queue, ids } = await serve(true);
-    const response = await fetch(`${root}api/queues/images/${ids.delayed}/promote`, { method: 'PUT', headers: bearer(token) });
-    expect(response.status).toBe(405);
-    expect(JSON.stringify(await response.json())).toMatch(/leasehold has no promote/);
-    expect(queue.view(ids.delayed).status).toBe(JobStatus.PENDING);
+    expect((await fetch(`${root}api/queues/images/${ids.delayed}/promote`, { method: 'PUT', headers: bearer(token) })).status).toBe(204);
+    expect(queue.stats()).toMatchObject({ delayed: 0 });
+    const response = await fetch(`${root}api/queues/images/${ids.succeeded}/promote`, { method: 'PUT', headers: bearer(token) });
+    expect(response.status).toBe(409);
+    expect(JSON.stringify(await response.json())).toMatch(/only while PENDING/);
+    expect(queue.view(ids.succeeded).status).toBe(JobStatus.SUCCEEDED);
   });
 
   it('rejects a bad port, a short token or no adapters', async () => {

@@ -389,6 +389,46 @@ describe.skipIf(!canMount)('a journal on a full disk', () => {
     expect(after.views).toMatchObject({ [pending]: 'not found: ERR_JOB_NOT_FOUND', [done]: { status: 'SUCCEEDED', result: { kept: true } } });
   });
 
+  it('refuses each edit of a PENDING job and a snooze with JournalFullError, leaving every job as it was, in memory and after a reopen', () => {
+    const { dir, path, clock } = onTmpfs();
+    let queue = open(path, clock);
+    reserveTokens(queue);
+    // A payload of several chunks, so an undone updatePayload must store the old one again.
+    const ready = queue.submit('job', `ready:${KIB}`, 2);
+    const delayed = queue.submit('job', 'delayed', { runAt: T0 + 60_000 });
+    const waiting = queue.submit('job', 'waiting', 1);
+    const lease = mustPollSync(queue, ready, 60_000);
+    const ids = [ready, delayed, waiting];
+    const held = snapshot(queue, ids);
+
+    const freeSpace = fillDisk(dir, path);
+    for (const edit of [
+      () => queue.changePriority(delayed, 9), () => queue.changeDelay(waiting, 5_000), () => queue.promote(delayed),
+      () => queue.updatePayload(waiting, `new:${KIB}`), () => queue.release(ready, lease.token, { delayMillis: 1_000 }),
+    ]) {
+      expectJournalError(edit, JournalFullError, 'ERR_JOURNAL_FULL');
+      expect(snapshot(queue, ids)).toEqual(held);
+    }
+    expect(journalRows(path).get(waiting)?.payload).toBe('waiting');
+    // Nothing was left frozen: the edits go through once the disk works, and stay after a reopen.
+    freeSpace();
+    queue.updatePayload(waiting, `new:${KIB}`);
+    queue.changePriority(delayed, 9);
+    queue.promote(delayed);
+    queue.release(ready, lease.token, { delayMillis: 1_000 });
+    const after = snapshot(queue, ids);
+    expect(after.views).toMatchObject({
+      [ready]: { status: 'PENDING', attempts: 0, nextRunAt: T0 + 1_000 },
+      [delayed]: { status: 'PENDING', priority: 9, nextRunAt: T0 },
+      [waiting]: { status: 'PENDING', payload: `new:${KIB}` },
+    });
+    close(queue);
+    queue = open(path, clock);
+    expect(snapshot(queue, ids)).toEqual(after);
+    expect(mustPollSync(queue, delayed).payload).toBe('delayed');
+    expect(mustPollSync(queue, waiting).payload).toBe(`new:${KIB}`);
+  });
+
   it('reopens after a refused call with exactly what the queue held (the undo reached the journal too)', () => {
     const { dir, path, clock } = onTmpfs();
     let queue = open(path, clock);

@@ -30,6 +30,7 @@ import {
   type NewJob,
   type QueueStats,
   type RateLimit,
+  type ReleaseOptions,
   type RetryPolicy,
   type ScheduleOptions,
   type ScheduleView,
@@ -57,7 +58,7 @@ export interface ContractQueue {
   /** Long-lived by design: it may be awaited while other calls run. */
   finished(jobId: string, options?: FinishedOptions): Promise<unknown>;
   fail(jobId: string, token: number, error?: FailError, options?: FailOptions): Awaitable<void>;
-  release(jobId: string, token: number): Awaitable<void>;
+  release(jobId: string, token: number, options?: ReleaseOptions): Awaitable<void>;
   extend(jobId: string, token: number, leaseMillis: number): Awaitable<number>;
   view(jobId: string): Awaitable<JobView>;
   deadLetters(): Awaitable<JobView[]>;
@@ -65,6 +66,10 @@ export interface ContractQueue {
   retryDead(jobId: string): Awaitable<void>;
   cancel(jobId: string): Awaitable<void>;
   remove(jobId: string): Awaitable<void>;
+  changePriority(jobId: string, priority: number): Awaitable<void>;
+  changeDelay(jobId: string, delayMillis: number): Awaitable<void>;
+  promote(jobId: string): Awaitable<void>;
+  updatePayload(jobId: string, payload: string | null): Awaitable<void>;
   queueDepth(): Awaitable<number>;
   dlqDepth(): Awaitable<number>;
   stats(): Awaitable<QueueStats>;
@@ -268,6 +273,10 @@ function asRemote(queue: JobQueue, release: () => void): ContractQueue {
     retryDead: (...args) => call('retryDead', () => queue.retryDead(...args)),
     cancel: (...args) => call('cancel', () => queue.cancel(...args)),
     remove: (...args) => call('remove', () => queue.remove(...args)),
+    changePriority: (...args) => call('changePriority', () => queue.changePriority(...args)),
+    changeDelay: (...args) => call('changeDelay', () => queue.changeDelay(...args)),
+    promote: (...args) => call('promote', () => queue.promote(...args)),
+    updatePayload: (...args) => call('updatePayload', () => queue.updatePayload(...args)),
     queueDepth: () => call('queueDepth', () => queue.queueDepth()),
     dlqDepth: () => call('dlqDepth', () => queue.dlqDepth()),
     stats: () => call('stats', () => queue.stats()),

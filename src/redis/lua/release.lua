@@ -1,10 +1,12 @@
 --[[
-  release: the lease handed back unfinished: PENDING, ready now, the attempt not counted.
+  release: the lease handed back unfinished: PENDING, ready delay after now (a snooze; 0: ready now),
+  the attempt not counted.
 
   KEYS: the queue's declared key, KEYS[FIXED] (includes/call.lua), then KEYS[FIXED + 1], the hash of the job ARGV names
   ARGV: the common arguments (includes/call.lua), then
     [OWN + 1] n: the job's number
     [OWN + 2] token: its lease's fencing token
+    [OWN + 3] delay: milliseconds, >= 0 (absent: 0)
   Replies:
     { 0 }
     { CATCHING_UP }: the call brought the queue part of the way up to now (includes/catch-up.lua)
@@ -20,7 +22,8 @@ redis.call('ZREM', K.leases, n)
 redis.call('HDEL', K.tokens, n)
 unlist(K.runningNums, { n })
 redis.call('HINCRBY', key, 'attempts', -1)
-redis.call('HSET', key, 'status', 'PENDING', 'runAt', nowText)
-enqueue(n, key, now)
+local runAt = now + tonumber(ARGV[OWN + 3] or '0')
+redis.call('HSET', key, 'status', 'PENDING', 'runAt', num(runAt))
+enqueue(n, key, runAt)
 announce()
 return { 0 }

@@ -92,15 +92,19 @@ export class JournalNotes implements MoveNotes {
    * it could fail on its commit after making moves of its own it cannot
    * undo (a poll's lease).
    */
-  noteOwnMove(slot: number, word: number, status: SlotStatus): void {
+  noteOwnMove(slot: number, word: number, status: SlotStatus, content = false): void {
     const { slots, awaited } = this.#m;
-    const ticket = this.note(slots.get(slot, JOB_NUM), COMMIT_MOVED, !this.#undo.recording);
+    // A change of content (an edit's priority or payload): noted as new, so the commit writes the job whole
+    // (an update writes only what a state change alters, LoggedMove).
+    const ticket = this.note(slots.get(slot, JOB_NUM), content ? COMMIT_SUBMITTED : COMMIT_MOVED, !this.#undo.recording);
     if (!this.#undo.recording) return;
     awaited[slot] = markOf(ticket);
     const record = recordCopy(slots, slot);
     // Only an arena chain needs its text saved (the move may free it); a canned error is its ref.
     const lastError = record[ERROR_REF]! > 0 ? this.#records.errorText(record) : null;
     this.#logMove(slot, word, status, record, lastError, ticket);
+    // An edit frees the old data chain once it is made: its text, to be stored again by an undo.
+    if (content) this.#undo.lastMove()!.data = this.#records.dataText(record);
   }
 
   /** Logs a move of `slot` from `word` to `status`, about to be made under the lock, with what puts it back (see UndoneMove). */

@@ -17,6 +17,8 @@ export interface UndoneMove {
   ticket: number;
   /** A lease's time, the call's: undone, the lease is taken off its type's rate-limit window of then (see RateLimits#uncounted). */
   leasedAt?: number;
+  /** An edit of the job's content (moves/edit.ts): its data chain's text before the move (type, if in the chain, then payload), which the move freed. */
+  data?: string;
 }
 
 /** A finished job the current call evicted to make room for its own move: the job whole, and the arena chunks it held. */
@@ -86,6 +88,11 @@ export class UndoLog {
 
   add(move: UndoneMove): void {
     this.#moves.push(move);
+  }
+
+  /** The move logged last, if any. */
+  lastMove(): UndoneMove | undefined {
+    return this.#moves.at(-1);
   }
 
   addEviction(eviction: UndoneEviction): void {

@@ -4,14 +4,14 @@ import type { TimeSource } from '../../clock.js';
 import type { RetryPolicy } from '../../policy.js';
 import { Arena } from '../tables/arena.js';
 import {
-  ATTEMPT_LIMIT, COMMIT_SUBMITTED, DEAD, DELAYED, ERROR_FAILED, FINISH_BASE, FINISH_TICKET, FREE, JOB_SEQ, LAST_NOW, LEASE_LENGTH, MAINTENANCE_ROW,
-  MOVES, READY, RUNNING, SUBMITTED_AT, TOKEN_RESERVED, TOKEN_SEQ, isBusy, SLOT_HIGH_WATER, statusOf,
+  ATTEMPT_LIMIT, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, ERROR_FAILED, FINISH_BASE, FINISH_TICKET, FREE, JOB_SEQ, LAST_NOW, LEASE_LENGTH, MAINTENANCE_ROW,
+  MOVES, PAYLOAD_BYTES, READY, RUNNING, SUBMITTED_AT, TOKEN_RESERVED, TOKEN_SEQ, isBusy, SLOT_HIGH_WATER, statusOf,
 } from '../memory/layout.js';
 import type { QueueMemory } from '../queue-memory.js';
 import { Mover } from '../protocol/mover.js';
 import type { LoggedJob, MoveLog, Sequences } from '../journal/movelog.js';
 import { keyHash } from '../../key-hash.js';
-import { Records, countedChainBytes, countedChunks, dataBytes } from '../records.js';
+import { Records, countedChainBytes, countedChunks, dataBytes, leadingTypeBytes } from '../records.js';
 import type { CheckedJob } from '../../validate/job-input.js';
 import type { Undo } from '../journal/undo-log.js';
 import type { LockHolder } from '../moves/worker-path.js';
@@ -26,6 +26,7 @@ import { JobMoves } from '../moves/job-moves.js';
 import { Placement } from '../moves/place.js';
 import { failNow } from '../moves/fail.js';
 import { releaseLease } from '../moves/release.js';
+import { editPending, type PendingEdit } from '../moves/edit.js';
 import { cancelJob } from '../moves/cancel.js';
 import { CANCELLED_RUNNING } from '../protocol/cancels.js';
 import { retryDeadJob } from '../moves/retry-dead.js';
@@ -306,16 +307,52 @@ export class Maintenance implements LockHolder {
   }
 
   /**
-   * Hands a lease back unfinished (its worker is shutting down): PENDING,
-   * ready at `now`, the attempt not counted, lastError kept. The token is
-   * refused from then on, as after any move off RUNNING.
+   * Hands a lease back unfinished (its worker is shutting down, or snoozes
+   * the job): PENDING, ready `delay` after `now` (0: at once), the attempt
+   * not counted, lastError kept. The token is refused from then on, as after
+   * any move off RUNNING.
    */
-  release(slot: number, token: number, now: number): number {
+  release(slot: number, token: number, now: number, delay = 0): number {
     for (;;) {
       const word = this.catchUp.settledWord(slot, now);
       const refused = this.#checkLease(word, slot, token);
       if (refused < 0) return refused;
-      if (releaseLease(this.#moves, slot, word, now)) return 0;
+      if (releaseLease(this.#moves, slot, word, now, delay)) return 0;
+    }
+  }
+
+  /**
+   * Changes a PENDING job in place (see moves/edit.ts): its priority, its
+   * runAt (`delay` after now), its payload (`payload`, stored here: room made
+   * for it as for a submit). Refused with NotEditable, changing nothing, on
+   * any other status; a new payload's chain is freed if the edit is refused,
+   * the old one once the edit is made.
+   */
+  edit(slot: number, edit: PendingEdit, payload: { text: string; bytes: number } | undefined, now: number): number {
+    for (;;) {
+      const word = this.catchUp.settledWord(slot, now);
+      const status = statusOf(word);
+      if (status !== READY && status !== DELAYED) return Refusal.NotEditable;
+      if (this.notes.frozen(slot)) return this.notes.awaitCommitOf(slot);
+      const { slots, arena } = this.#m;
+      const type = slots.types[slot]!;
+      const oldRef = slots.get(slot, DATA_REF);
+      const oldBytes = leadingTypeBytes(type) + slots.get(slot, PAYLOAD_BYTES);
+      // A type the type table has no room for leads the chain: the new chain keeps it.
+      const newBytes = payload === undefined ? 0 : leadingTypeBytes(type) + payload.bytes;
+      if (payload !== undefined) {
+        const refusal = this.room.makeRoom(Arena.chunksFor(newBytes), 0);
+        if (refusal < 0) return this.#refusalOrAwait(refusal);
+        // Making room may have waited out lock-free calls: a claim of the job since is found by the CAS below.
+        assertHeld(this.#m.lock);
+        const ref = type < 0 ? arena.store(newBytes, arena.read(oldRef, 0, -type), payload.text) : arena.store(newBytes, payload.text);
+        edit.data = { ref, payloadBytes: payload.bytes };
+      }
+      if (editPending(this.#moves, slot, word, status, edit, now)) {
+        if (edit.data !== undefined) arena.free(oldRef, oldBytes);
+        return 0;
+      }
+      if (edit.data !== undefined) arena.free(edit.data.ref, newBytes);
     }
   }
 

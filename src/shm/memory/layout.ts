@@ -120,6 +120,7 @@
  * | promote               | lock holder (one CAS, no fields) | DELAYED → READY      |
  * | cancel                | lock holder                 | READY / DELAYED / RUNNING → CANCELLED |
  * | retryDead             | lock holder                 | DEAD → READY              |
+ * | edit (moves/edit.ts)  | lock holder                 | READY / DELAYED → READY / DELAYED |
  * | evict                 | lock holder (one CAS, no fields) | SUCCEEDED / CANCELLED → FREE; DEAD → FREE |
  * | remove                | lock holder (one CAS, no fields) | READY / DELAYED / SUCCEEDED / DEAD / CANCELLED → FREE |
  *

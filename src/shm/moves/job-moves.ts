@@ -14,7 +14,7 @@ import type { Room } from '../maintenance/room.js';
  * moved with the draft as its new record (noted for the journal, then filed
  * where its status needs it), the finish order, and the runAt of a job made
  * ready again. The moves themselves are one file each beside this one
- * (place.ts, fail.ts, release.ts, cancel.ts, retry-dead.ts, undo.ts).
+ * (place.ts, fail.ts, release.ts, cancel.ts, retry-dead.ts, edit.ts, undo.ts).
  */
 export class JobMoves {
   readonly memory: QueueMemory;
@@ -51,11 +51,13 @@ export class JobMoves {
    * Moves `slot` from `word` (status `from`) to `status` with the draft as
    * its record, notes it for the journal, and files it; false if the slot
    * moved first (a lock-free move won the race: the caller looks again).
+   * `content`: the move changes the job's priority or payload (moves/edit.ts),
+   * which the journal then writes whole (see JournalNotes#noteOwnMove).
    */
-  moveTo(slot: number, word: number, status: SlotStatus, from: SlotStatus): boolean {
+  moveTo(slot: number, word: number, status: SlotStatus, from: SlotStatus, content = false): boolean {
     const draft = this.#holder.mover.draft;
     if (this.journaled) draft[MOVES]!++;
-    this.notes.noteOwnMove(slot, word, status);
+    this.notes.noteOwnMove(slot, word, status, content);
     assertHeld(this.memory.lock);
     const next = this.#holder.mover.apply(slot, word, status, from);
     if (next < 0) return false;

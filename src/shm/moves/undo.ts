@@ -1,9 +1,10 @@
-import { COMMIT_MOVED, COMMIT_SUBMITTED, ERROR_BYTES, ERROR_REF, FREE, JOB_NUM, MOVES } from '../memory/layout.js';
+import { COMMIT_MOVED, COMMIT_SUBMITTED, DATA_REF, ERROR_BYTES, ERROR_REF, FREE, JOB_NUM, MOVES, PAYLOAD_BYTES } from '../memory/layout.js';
 import { LockLost, assertHeld } from '../protocol/lock-held.js';
 import type { UndoneEviction, UndoneMove } from '../journal/undo-log.js';
 import type { JobMoves } from './job-moves.js';
 import type { Placement } from './place.js';
 import { NOT_COUNTED } from '../protocol/mover.js';
+import { NO_ROOM } from '../tables/arena.js';
 
 /*
  * The move *undo* (journal; lock holder, the moving call's own thread): a
@@ -28,7 +29,8 @@ export function undoMoves(moves: JobMoves, undone: readonly UndoneMove[]): void 
   const { slots, awaited } = memory;
   for (const move of undone) {
     if (slots.word(move.slot) !== move.to) continue;
-    notes.noteUndone(slots.get(move.slot, JOB_NUM), move.ticket, COMMIT_MOVED);
+    // An undone edit of content is written whole, as its edit was (see JournalNotes#noteOwnMove).
+    notes.noteUndone(slots.get(move.slot, JOB_NUM), move.ticket, move.data === undefined ? COMMIT_MOVED : COMMIT_SUBMITTED);
     assertHeld(memory.lock);
     if (move.record === null) {
       if (moves.mover.flip(move.slot, move.to, FREE, NOT_COUNTED) < 0) throw new LockLost();
@@ -40,12 +42,30 @@ export function undoMoves(moves: JobMoves, undone: readonly UndoneMove[]): void 
         draft[ERROR_REF] = room.storeError(move.lastError);
         if (draft[ERROR_REF]! <= 0) draft[ERROR_BYTES] = 0;
       }
+      if (move.data !== undefined) restoreData(moves, move.slot, move.data, draft);
       draft[MOVES] = moveCount + 1;
       if (moves.mover.apply(move.slot, move.to, move.status, NOT_COUNTED) < 0) throw new LockLost();
       if (move.leasedAt !== undefined) memory.rateLimits.uncounted(slots.types[move.slot]!, move.leasedAt);
     }
     awaited[move.slot] = 0;
   }
+}
+
+/**
+ * The data chain an undone edit freed, stored again for the restored record
+ * (`draft`). Without room for it (other calls took the chunks since), the job
+ * keeps the edited payload the slot holds: the rebuild that follows an undo
+ * frees whichever chain no slot names.
+ */
+function restoreData(moves: JobMoves, slot: number, data: string, draft: Float64Array): void {
+  const ref = moves.memory.arena.store(Buffer.byteLength(data), data);
+  if (ref !== NO_ROOM) {
+    draft[DATA_REF] = ref;
+    return;
+  }
+  const slots = moves.memory.slots;
+  draft[DATA_REF] = slots.get(slot, DATA_REF);
+  draft[PAYLOAD_BYTES] = slots.get(slot, PAYLOAD_BYTES);
 }
 
 /**

@@ -1,0 +1,21 @@
+--[[
+  changeDelay: a PENDING job runs delay after now (0: ready now).
+
+  KEYS: the queue's declared key, KEYS[FIXED] (includes/call.lua), then KEYS[FIXED + 1], the hash of the job ARGV names
+  ARGV: the common arguments (includes/call.lua), then
+    [OWN + 1] n
+    [OWN + 2] delay: milliseconds, >= 0
+  Replies:
+    { 0 }
+    { CATCHING_UP }: the call brought the queue part of the way up to now (includes/catch-up.lua)
+      and stopped before its own work: call it again
+  Refusals (nothing changed):
+    { Refusal.NotFound } / { Refusal.Evicted }: no such job / it was evicted
+    { Refusal.NotEditable }: the job is not PENDING
+]]
+
+local n = ARGV[OWN + 1]
+local key, refusal = pendingJob(n, KEYS[FIXED + 1])
+if key == nil then return { refusal } end
+refile(n, key, { 'runAt', num(now + tonumber(ARGV[OWN + 2])) })
+return { 0 }

@@ -1,0 +1,28 @@
+--[[
+  The edits of a PENDING job (change-priority.lua, change-delay.lua,
+  promote.lua, update-payload.lua): how each finds its job, and how a job
+  whose priority or runAt changed is filed again. Each edit is one script,
+  so a poll runs wholly before it (the edit then finds the job RUNNING and is
+  refused) or wholly after it (and leases the job as edited).
+  Refusals: NotFound, Evicted (absence, jobs.lua), NotEditable.
+]]
+
+-- The hash of job n (declared as key) if the job is PENDING, or nil and the Refusal.
+local function pendingJob(n, key)
+  local status = redis.call('HGET', key, 'status')
+  if not status then return nil, absence(n) end
+  if status ~= 'PENDING' then return nil, Refusal.NotEditable end
+  return key
+end
+
+-- PENDING job n with its fields changed (HSET's field, value, ...): out of the ready index by its old
+-- member (and out of K.held, where a rate limit may have put it: the next poll holds it again if need be),
+-- then filed again by its new priority and runAt (ready, or delayed in K.pending alone).
+local function refile(n, key, fields)
+  local member = readyMember(key, n)
+  redis.call('ZREM', K.ready, member)
+  redis.call('ZREM', K.held, member)
+  redis.call('HSET', key, unpack(fields))
+  enqueue(n, key, tonumber(redis.call('HGET', key, 'runAt')))
+  announce()
+end

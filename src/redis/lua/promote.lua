@@ -1,0 +1,20 @@
+--[[
+  promote: a delayed PENDING job ready now (runAt = now); one already ready is left as it is.
+
+  KEYS: the queue's declared key, KEYS[FIXED] (includes/call.lua), then KEYS[FIXED + 1], the hash of the job ARGV names
+  ARGV: the common arguments (includes/call.lua), then
+    [OWN + 1] n
+  Replies:
+    { 0 }
+    { CATCHING_UP }: the call brought the queue part of the way up to now (includes/catch-up.lua)
+      and stopped before its own work: call it again
+  Refusals (nothing changed):
+    { Refusal.NotFound } / { Refusal.Evicted }: no such job / it was evicted
+    { Refusal.NotEditable }: the job is not PENDING
+]]
+
+local n = ARGV[OWN + 1]
+local key, refusal = pendingJob(n, KEYS[FIXED + 1])
+if key == nil then return { refusal } end
+if tonumber(redis.call('HGET', key, 'runAt')) > now then refile(n, key, { 'runAt', nowText }) end
+return { 0 }
