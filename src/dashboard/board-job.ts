@@ -37,11 +37,12 @@ export class BoardJob implements QueueJob {
   remove(): Promise<void> {
     return answerable(async () => {
       const { id, status } = this.#view;
-      if (status === JobStatus.PENDING || status === JobStatus.RUNNING) {
-        // A RUNNING job is refused by cancel itself, which bull-board reports as "the job is active".
+      if (status === JobStatus.PENDING) {
         await this.#queue.cancel(id);
         return;
       }
+      // bull-board reports it as "the job is active"; a running job is stopped by cancel, on purpose, not by the trash button.
+      if (status === JobStatus.RUNNING) throw new IllegalStateError(`Job ${id} is RUNNING: the board removes only waiting and delayed jobs`);
       throw new UnsupportedOperationError(`Job ${id} is ${status}: leasehold deletes no job (finished jobs leave as capacity evicts them), and only a PENDING job can be cancelled`);
     });
   }

@@ -216,7 +216,7 @@ describeEachBackend('dashboard adapter', (backend) => {
     expect(await snapshot(queue, Object.values(ids))).toEqual(before);
   });
 
-  it('refuses to remove a RUNNING job (cancel refuses it), and changes nothing', async () => {
+  it('refuses to remove a RUNNING job, and changes nothing', async () => {
     const { queue, clock } = await setup(backend);
     const ids = await fillEveryStatus(queue, clock);
     const adapter = await adapterOver(queue, clock);
