@@ -477,7 +477,7 @@ describe('many threads on one queue', () => {
     await race(5, 1_000, 3);
   }, 60_000);
 
-  it('lets exactly one of cancel and 3 racing polls take a single job, round after round', async () => {
+  it('lets at most one of 3 racing polls lease a job that a racing cancel ends, before its lease or during it, round after round', async () => {
     const ROUNDS = 2_000;
     const WORKERS = 4;
     const queue = new JobQueue(new ManualClock(START), new RetryPolicy(3, 100, 1_000));
@@ -508,22 +508,22 @@ describe('many threads on one queue', () => {
     const result = new Float64Array(resultBuffer);
     const submitted = new Int32Array(submittedBuffer);
     const v = new Violations();
-    let cancelled = 0;
+    let beforeLease = 0;
     for (let r = 0; r < ROUNDS; r++) {
       const job = submitted[r]!;
-      const cancelledNow = result[r * WORKERS * 2] === -2;
+      // The cancel comes before any complete (the second barrier): the job is PENDING or RUNNING then, never refused.
+      if (result[r * WORKERS * 2] !== -2) v.add(`round ${r} (J${job}): the cancel was refused`);
       const winners = [1, 2, 3].filter((w) => result[(r * WORKERS + w) * 2]! >= 0);
-      if (winners.length + (cancelledNow ? 1 : 0) !== 1) {
-        v.add(`round ${r} (J${job}): cancel ${cancelledNow ? 'succeeded' : 'refused'}, polls won by [${winners.map((w) => `w${w}`)}]`);
-      }
-      for (const w of winners) if (result[(r * WORKERS + w) * 2 + 1] !== job) v.add(`round ${r}: w${w} got J${result[(r * WORKERS + w) * 2 + 1]}`);
-      const status = queue.view(`J${job}`).status;
-      if (status !== (cancelledNow ? 'CANCELLED' : 'SUCCEEDED')) v.add(`round ${r}: J${job} ended ${status}, cancel ${cancelledNow ? 'succeeded' : 'refused'}`);
-      if (cancelledNow) cancelled++;
+      if (winners.length > 1) v.add(`round ${r} (J${job}): polls won by [${winners.map((w) => `w${w}`)}]`);
+      // A winner's complete came after the cancel: refused as stale (its job number logged negated).
+      for (const w of winners) if (result[(r * WORKERS + w) * 2 + 1] !== -job) v.add(`round ${r}: w${w} logged ${result[(r * WORKERS + w) * 2 + 1]} for J${job}`);
+      const { status, attempts } = queue.view(`J${job}`);
+      if (status !== 'CANCELLED' || attempts !== winners.length) v.add(`round ${r}: J${job} ended ${status} after ${attempts} attempts, ${winners.length} leases`);
+      if (winners.length === 0) beforeLease++;
     }
-    console.log(`[threads: cancel vs poll] ${ROUNDS} rounds: cancel won ${cancelled}, a poll won ${ROUNDS - cancelled}`);
+    console.log(`[threads: cancel vs poll] ${ROUNDS} rounds: cancelled before a lease ${beforeLease}, during one ${ROUNDS - beforeLease}`);
     expect(v.report()).toBe('none');
-    expect(queue.stats()).toMatchObject({ pending: 0, running: 0, cancelled, succeeded: ROUNDS - cancelled });
+    expect(queue.stats()).toMatchObject({ pending: 0, running: 0, cancelled: ROUNDS, succeeded: 0 });
     await queue.close();
   }, 60_000);
 });
