@@ -1,6 +1,7 @@
 import type { PendingEdit } from '../shm/core.js';
 import { parseJobId } from '../validate/job-id.js';
-import { checkDelay, checkPayload, checkPriority } from '../validate/pending-edits.js';
+import { checkDelay, checkPayload } from '../validate/pending-edits.js';
+import { checkPriority } from '../validate/job-input.js';
 import type { QueueContext } from './context.js';
 
 /**

@@ -6,12 +6,12 @@ import { byType, type JobPage, type JobQuery, type JobView, type Lease, type Que
 import { readNow, checkTimeSource } from '../validate/clock.js';
 import { checkPolicy, checkQueueName } from '../validate/construction.js';
 import { parseJobId } from '../validate/job-id.js';
-import { checkJobs, checkSubmit, type CheckedJob, type NewJob, type SubmitOptions } from '../validate/job-input.js';
+import { checkJobs, checkPriority, checkSubmit, type CheckedJob, type NewJob, type SubmitOptions } from '../validate/job-input.js';
 import { checkLeaseMillis, checkWorkerId, MAX_BATCH } from '../validate/lease.js';
 import { checkIntegerIn } from '../validate/numbers.js';
 import { checkFailure, resultText, type FailError, type FailOptions } from '../validate/outcome.js';
 import { checkJobQuery, cursorAfter } from '../validate/query.js';
-import { checkDelay, checkPayload, checkPriority, checkReleaseOptions, type ReleaseOptions } from '../validate/pending-edits.js';
+import { checkDelay, checkPayload, checkReleaseOptions, type ReleaseOptions } from '../validate/pending-edits.js';
 import { checkRateLimit } from '../validate/rate-limit.js';
 import { checkRetryPolicy } from '../validate/retry-policy.js';
 import { checkSchedule, checkScheduleName, checkSchedulerOptions } from '../validate/schedule.js';

@@ -170,23 +170,38 @@ export function checkJob(
 ): CheckedJob {
   const typeBytes = checkType(type);
   const text = payload ?? '';
-  if (typeof text !== 'string' || !text.isWellFormed()) {
-    throw new InvalidArgumentError(`Expected \`payload\` to be a well-formed string, null or undefined, got ${describe(payload)}`);
-  }
-  const payloadBytes = Buffer.byteLength(text);
-  if (payloadBytes > maxPayloadBytes) {
-    throw new InvalidArgumentError(`Expected \`payload\` to be at most ${maxPayloadBytes} UTF-8 bytes (maxPayloadBytes), got ${payloadBytes}`);
-  }
-  if (typeof priority !== 'number' || !Number.isInteger(priority)) {
-    throw new InvalidArgumentError(`Expected \`priority\` to be an integer, got ${describe(priority)}`);
-  }
+  const payloadBytes = checkPayloadBytes(text, maxPayloadBytes);
+  checkPriority(priority);
   if (runAtMillis !== undefined && (typeof runAtMillis !== 'number' || !Number.isFinite(runAtMillis))) {
     throw new InvalidArgumentError(`Expected \`${runAtName}\` to be a finite number, got ${describe(runAtMillis)}`);
   }
   return {
-    type: type as string, typeBytes, payload: text, payloadBytes, priority, runAtMillis, delayMillis: 0, maxAttempts: 0, key: null, keyBytes: 0, keyTtlMillis: 0, timeoutMillis: 0,
+    type: type as string, typeBytes, payload: text as string, payloadBytes, priority, runAtMillis, delayMillis: 0, maxAttempts: 0, key: null, keyBytes: 0, keyTtlMillis: 0, timeoutMillis: 0,
     headers: null, headersText: null,
   };
+}
+
+/**
+ * A payload as submit takes it, `payload ?? ''` (null and undefined are
+ * ''): a well-formed string of at most `maxPayloadBytes` UTF-8 bytes. Its
+ * UTF-8 bytes.
+ */
+export function checkPayloadBytes(text: unknown, maxPayloadBytes: number): number {
+  if (typeof text !== 'string' || !text.isWellFormed()) {
+    throw new InvalidArgumentError(`Expected \`payload\` to be a well-formed string, null or undefined, got ${describe(text)}`);
+  }
+  const bytes = Buffer.byteLength(text);
+  if (bytes > maxPayloadBytes) {
+    throw new InvalidArgumentError(`Expected \`payload\` to be at most ${maxPayloadBytes} UTF-8 bytes (maxPayloadBytes), got ${bytes}`);
+  }
+  return bytes;
+}
+
+/** A job's priority: an integer. */
+export function checkPriority(priority: unknown): asserts priority is number {
+  if (typeof priority !== 'number' || !Number.isInteger(priority)) {
+    throw new InvalidArgumentError(`Expected \`priority\` to be an integer, got ${describe(priority)}`);
+  }
 }
 
 /** Job types checked before, with their UTF-8 bytes: a type is checked once (every submit names one), up to this many types. */

@@ -1,19 +1,12 @@
 /**
- * The arguments of the edits of a PENDING job (changePriority, changeDelay,
- * updatePayload) and of release's options (a snooze), shared by every
- * backend: a bad argument is refused with InvalidArgumentError before
- * anything changes.
+ * The arguments of the edits of a PENDING job (changeDelay, updatePayload;
+ * changePriority's is submit's checkPriority) and of release's options (a
+ * snooze), shared by every backend: a bad argument is refused with
+ * InvalidArgumentError before anything changes.
  */
-import { InvalidArgumentError, describe } from '../errors.js';
 import { readOptions } from '../options.js';
+import { checkPayloadBytes } from './job-input.js';
 import { checkSpan } from './numbers.js';
-
-/** A job's new priority: an integer, as submit takes it. */
-export function checkPriority(priority: unknown): asserts priority is number {
-  if (typeof priority !== 'number' || !Number.isInteger(priority)) {
-    throw new InvalidArgumentError(`Expected \`priority\` to be an integer, got ${describe(priority)}`);
-  }
-}
 
 /** A job's new runAt, as a delay after now: a span, 0 to 2^53 - 1. */
 export function checkDelay(delayMillis: unknown): asserts delayMillis is number {
@@ -23,14 +16,7 @@ export function checkDelay(delayMillis: unknown): asserts delayMillis is number 
 /** A job's new payload, as submit takes it (null and undefined are ''): its text and UTF-8 bytes. */
 export function checkPayload(payload: unknown, maxPayloadBytes: number): { text: string; bytes: number } {
   const text = payload ?? '';
-  if (typeof text !== 'string' || !text.isWellFormed()) {
-    throw new InvalidArgumentError(`Expected \`payload\` to be a well-formed string, null or undefined, got ${describe(payload)}`);
-  }
-  const bytes = Buffer.byteLength(text);
-  if (bytes > maxPayloadBytes) {
-    throw new InvalidArgumentError(`Expected \`payload\` to be at most ${maxPayloadBytes} UTF-8 bytes (maxPayloadBytes), got ${bytes}`);
-  }
-  return { text, bytes };
+  return { bytes: checkPayloadBytes(text, maxPayloadBytes), text: text as string };
 }
 
 /** `release`'s options. */
