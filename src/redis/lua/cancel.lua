@@ -30,10 +30,6 @@ if status == 'RUNNING' then
   return { 0, 1 }
 end
 if status ~= 'PENDING' then return { Refusal.NotPending } end
-local member = readyMember(key, n)
-redis.call('ZREM', K.ready, member)
-redis.call('ZREM', K.held, member)
-redis.call('ZREM', K.pending, n)
-unlist(K.pendingNums, { n })
+dequeue(n, key)
 finish(n, key, 'CANCELLED')
 return { 0 }

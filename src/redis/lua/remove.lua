@@ -21,14 +21,9 @@ local f = redis.call('HMGET', key, 'status', 'key')
 local status = f[1]
 if status == 'RUNNING' then return { Refusal.Running } end
 if status == 'PENDING' then
-  local member = readyMember(key, n)
-  redis.call('ZREM', K.ready, member)
-  redis.call('ZREM', K.held, member)
-  redis.call('ZREM', K.pending, n)
-  unlist(K.pendingNums, { n })
+  dequeue(n, key)
 elseif status == 'DEAD' then
-  redis.call('ZREM', K.dead, n)
-  redis.call('ZREM', K.deadAt, n)
+  undead(n)
 else
   -- SUCCEEDED or CANCELLED: out of the eviction order (a scan of the list: remove is no hot path).
   redis.call('LREM', K.finished, 1, n)

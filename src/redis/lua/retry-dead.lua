@@ -17,8 +17,7 @@ local n = ARGV[OWN + 1]
 local key, refusal = find(n, KEYS[FIXED + 1])
 if key == nil then return { refusal } end
 if redis.call('HGET', key, 'status') ~= 'DEAD' then return { Refusal.NotDead } end
-redis.call('ZREM', K.dead, n)
-redis.call('ZREM', K.deadAt, n)
+undead(n)
 redis.call('HSET', key, 'status', 'PENDING', 'attempts', 0, 'runAt', nowText)
 enqueue(n, key, now)
 announce()

@@ -121,8 +121,7 @@ local function evictDead(n)
   local key = jobKey(n)
   local k = redis.call('HGET', key, 'key')
   if k and redis.call('HGET', K.keys, k) == n then redis.call('HDEL', K.keys, k) end
-  redis.call('ZREM', K.dead, n)
-  redis.call('ZREM', K.deadAt, n)
+  undead(n)
   redis.call('DEL', key)
 end
 

@@ -16,6 +16,21 @@ local function enqueue(n, key, runAt)
   if runAt <= now then redis.call('ZADD', K.ready, 0, readyMember(key, n)) else dueBy(runAt) end
 end
 
+-- PENDING job n out of every index enqueue filed it in, and out of K.held, where a rate limit may have put it.
+local function dequeue(n, key)
+  local member = readyMember(key, n)
+  redis.call('ZREM', K.ready, member)
+  redis.call('ZREM', K.held, member)
+  redis.call('ZREM', K.pending, n)
+  unlist(K.pendingNums, { n })
+end
+
+-- DEAD job n out of the dead letters and out of their order by when they died (K.deadAt).
+local function undead(n)
+  redis.call('ZREM', K.dead, n)
+  redis.call('ZREM', K.deadAt, n)
+end
+
 -- The Lua twin of RetryPolicy.backoffAfter, with the client's seed for jitter: of the policy
 -- `policy` (typePolicy's) or, nil, of the queue's.
 local function backoffAfter(attempt, policy)
