@@ -158,11 +158,11 @@ local function find(n, key)
 end
 
 -- The hash of job n if token is its current lease (after expiry, RUNNING means valid), then
--- nil, whether the job has an idempotent key, and whether its token is in K.tokens (leases.lua,
--- pollBest). Every job's hash has a status: none means no hash.
+-- nil and whether its token is in K.tokens (leases.lua, pollBest). Every job's hash has a
+-- status: none means no hash.
 local function leased(n, token, key)
-  local f = redis.call('HMGET', key, 'status', 'token', 'key', 'filed')
+  local f = redis.call('HMGET', key, 'status', 'token', 'filed')
   if not f[1] then return nil, absence(n) end
   if f[1] ~= 'RUNNING' or f[2] ~= token then return nil, Refusal.StaleLease end
-  return key, nil, f[3] ~= false, f[4] == '1'
+  return key, nil, f[3] == '1'
 end

@@ -133,6 +133,7 @@ local function pollBest(workerId, leaseMillis, max, out, restartable)
     running[2 * i - 1] = n
     running[2 * i] = n
     tokens[2 * i - 1] = n
+    -- Marked still, though every finish now notes its time: a client of the build before reads the mark to note a keyed job's.
     tokens[2 * i] = f[7] and token .. KEYED or token
     out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = n, token, f[2], f[3], attempt
     out[o + 6], out[o + 7], out[o + 8], out[o + 9], out[o + 10] = attemptLimit(f[4]), untilText, f[5] or '', f[6] or '', num(math.max(0, now - due))
@@ -161,13 +162,13 @@ local function completeAll(KEYS, ARGV, first, last, out)
   local seen = {}
   for i = first, last, 3 do
     local n, token, j = ARGV[i], ARGV[i + 1], (i - first) / 3 + 1
-    local key, refusal, keyed, filed
+    local key, refusal, filed
     local held = current[j]
     if seen[n] or not held then
       -- Completed earlier in this batch (its hash says so now), or not RUNNING under a token K.tokens knows.
-      key, refusal, keyed, filed = leased(n, token, KEYS[FIXED + j])
+      key, refusal, filed = leased(n, token, KEYS[FIXED + j])
     elseif held == token or held == token .. KEYED then
-      key, keyed, filed = KEYS[FIXED + j], held ~= token, true
+      key, filed = KEYS[FIXED + j], true
     else
       refusal = Refusal.StaleLease
     end
