@@ -1,0 +1,167 @@
+/**
+ * A subscription's reader of one Redis queue's event stream (K.events, written by the
+ * scripts: lua/includes/events.lua). It reads on a connection of its own, with
+ * XREAD BLOCK, from the last entry it handed on; a connection that drops is
+ * made again by ioredis and the reader goes on from there, so a reconnect
+ * loses nothing the stream still holds. Each entry carries the queue's event
+ * sequence number (`q`): a gap between two entries it reads, or between the
+ * position it resumed from and the first entry, is what MAXLEN trimmed before
+ * the reader got there, and it reports that count as `missed`.
+ *
+ * The position it reports is `<stream id>/<sequence number>` of the last entry handed on.
+ */
+import { jobIdOf } from '../job-id.js';
+import type { EventSink, EventSource, MoveKind } from '../events/queue-events.js';
+import { MOVE_KINDS } from '../events/queue-events.js';
+import { backendError, connectClient, duplicateClient, userOf, type RedisClient } from './connection.js';
+import type { QueueKeys } from './keys.js';
+
+/** Entries one XREAD returns at most. */
+const READ_BATCH = 512;
+/** How long one XREAD blocks at most, in ms (under the connection's command timeout, which a blocked read must not reach). */
+const MAX_BLOCK_MILLIS = 5_000;
+
+/** How long a reader waits before it reads again after Redis refused a read on a live connection. */
+const RETRY_MILLIS = 1_000;
+
+type StreamReply = Array<[stream: string, entries: Array<[id: string, fields: string[]]>]> | null;
+
+export class RedisEventReader implements EventSource {
+  readonly #connection: RedisClient;
+  readonly #stream: string;
+  readonly #sink: EventSink;
+  readonly #partition: number;
+  readonly #blockMillis: number;
+  readonly #where: string;
+  #lastId: string;
+  #lastSeq: number;
+  #closed = false;
+  /** Wakes a reader waiting for its connection to come back, when closing. */
+  #wakeWaiter: (() => void) | undefined;
+  #running: Promise<void> = Promise.resolve();
+
+  private constructor(connection: RedisClient, keys: QueueKeys, sink: EventSink, partition: number, blockMillis: number, where: string, lastId: string, lastSeq: number) {
+    this.#connection = connection;
+    this.#stream = keys.named.events;
+    this.#sink = sink;
+    this.#partition = partition;
+    this.#blockMillis = blockMillis;
+    this.#where = where;
+    this.#lastId = lastId;
+    this.#lastSeq = lastSeq;
+  }
+
+  /**
+   * Turns events on for the queue (its stream bound `maxLen`) and starts reading: after
+   * `after` (a position), or else after the stream's last entry as events are turned on,
+   * so that every move made after this resolves is read.
+   */
+  static async open(
+    client: RedisClient, keys: QueueKeys, sink: EventSink,
+    { partition, maxLen, after, commandTimeoutMillis, where }: { partition: number; maxLen: number; after: string | undefined; commandTimeoutMillis: number; where: string },
+  ): Promise<RedisEventReader> {
+    const connection = duplicateClient(client);
+    try {
+      await connectClient(connection, where, userOf(client));
+      let lastId: string;
+      let lastSeq: number;
+      if (after !== undefined) {
+        [lastId, lastSeq] = parsePosition(after);
+        await connection.hset(keys.named.state, 'events', maxLen);
+      } else {
+        // One transaction: the stream's last entry and its sequence number as they are when events go on (a script runs
+        // before or after it, never between), so that the reader starts exactly there.
+        const replies = await connection.multi()
+          .hget(keys.named.state, 'eventSeq')
+          .xrevrange(keys.named.events, '+', '-', 'COUNT', 1)
+          .hset(keys.named.state, 'events', maxLen)
+          .exec();
+        const failure = replies?.find(([error]) => error !== null)?.[0];
+        if (replies === null || failure) throw failure ?? new Error('transaction aborted');
+        const last = replies[1]![1] as Array<[string, string[]]>;
+        lastId = last.length === 0 ? '0-0' : last[0]![0];
+        lastSeq = Number(replies[0]![1] ?? 0);
+      }
+      const blockMillis = Math.max(1, Math.min(MAX_BLOCK_MILLIS, Math.floor(commandTimeoutMillis / 2)));
+      const reader = new RedisEventReader(connection, keys, sink, partition, blockMillis, where, lastId, lastSeq);
+      reader.#running = reader.#run();
+      return reader;
+    } catch (error) {
+      connection.disconnect();
+      throw backendError(error, where);
+    }
+  }
+
+  position(): string {
+    return `${this.#lastId}/${this.#lastSeq}`;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return this.#running;
+    this.#closed = true;
+    this.#wakeWaiter?.();
+    // A blocked XREAD holds the connection: end it at once (its pending read rejects, and the loop ends).
+    this.#connection.disconnect();
+    return this.#running;
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#closed) {
+      let reply: StreamReply;
+      try {
+        reply = (await this.#connection.xread('COUNT', READ_BATCH, 'BLOCK', this.#blockMillis, 'STREAMS', this.#stream, this.#lastId)) as StreamReply;
+      } catch (error) {
+        if (this.#closed) return;
+        this.#sink.failed(backendError(error, this.#where));
+        await this.#connectionBack();
+        continue;
+      }
+      if (reply === null || this.#closed) continue;
+      for (const [id, fields] of reply[0]![1]) this.#hand(id, fields);
+    }
+  }
+
+  /** Hands one entry on, after the count of any it skipped over. */
+  #hand(id: string, fields: string[]): void {
+    const entry = new Map<string, string>();
+    for (let i = 0; i < fields.length; i += 2) entry.set(fields[i]!, fields[i + 1]!);
+    const seq = Number(entry.get('q'));
+    this.#lastId = id;
+    if (seq <= this.#lastSeq) return;
+    if (seq > this.#lastSeq + 1) this.#sink.missed(seq - this.#lastSeq - 1, this.#partition);
+    this.#lastSeq = seq;
+    const kind = entry.get('k') as MoveKind;
+    if (!MOVE_KINDS.includes(kind)) return;
+    const error = entry.get('e');
+    const jobId = jobIdOf(Number(entry.get('n')));
+    const type = entry.get('t') ?? '';
+    const attempt = Number(entry.get('a'));
+    const waitMillis = Number(entry.get('w'));
+    const durationMs = Number(entry.get('d'));
+    this.#sink.move(kind, error === undefined ? { jobId, type, attempt, waitMillis, durationMs } : { jobId, type, attempt, waitMillis, durationMs, error }, entry.get('s') === '1');
+  }
+
+  /**
+   * Resolves once the connection is ready again (ioredis reconnects it), or the reader closes; on a
+   * connection that is ready (Redis refused the read), after RETRY_MILLIS, so a refusal does not spin.
+   */
+  #connectionBack(): Promise<void> {
+    return new Promise((resolve) => {
+      const ready = this.#connection.status === 'ready';
+      const timer = ready ? setTimeout(() => done(), RETRY_MILLIS) : undefined;
+      const done = () => {
+        clearTimeout(timer);
+        this.#connection.off('ready', done);
+        this.#wakeWaiter = undefined;
+        resolve();
+      };
+      this.#wakeWaiter = done;
+      if (!ready) this.#connection.on('ready', done);
+    });
+  }
+}
+
+function parsePosition(position: string): [id: string, seq: number] {
+  const [id, seq] = position.split('/');
+  return [id!, Number(seq)];
+}
