@@ -17,7 +17,7 @@ export interface RingEvent {
 }
 
 /** What `read` found at a position. */
-export const enum ReadOutcome {
+export enum ReadOutcome {
   /** The event is in `out`. */
   Read,
   /** Not published yet (its writer is still at it, or claimed it and died): wait for PUBLISHED to move. */
