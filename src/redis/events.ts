@@ -36,6 +36,8 @@ export class RedisEventReader implements EventSource {
   #lastId: string;
   #lastSeq: number;
   #closed = false;
+  /** Reads failed in a row. */
+  #failures = 0;
   /** Wakes a reader waiting for its connection to come back, when closing. */
   #wakeWaiter: (() => void) | undefined;
   #running: Promise<void> = Promise.resolve();
@@ -110,8 +112,10 @@ export class RedisEventReader implements EventSource {
       let reply: StreamReply;
       try {
         reply = (await this.#connection.xread('COUNT', READ_BATCH, 'BLOCK', this.#blockMillis, 'STREAMS', this.#stream, this.#lastId)) as StreamReply;
+        this.#failures = 0;
       } catch (error) {
         if (this.#closed) return;
+        this.#failures++;
         this.#sink.failed(backendError(error, this.#where));
         await this.#connectionBack();
         continue;
@@ -143,11 +147,14 @@ export class RedisEventReader implements EventSource {
 
   /**
    * Resolves once the connection is ready again (ioredis reconnects it), or the reader closes; on a
-   * connection that is ready (Redis refused the read), after RETRY_MILLIS, so a refusal does not spin.
+   * connection that is ready, at once after a first failure, then after RETRY_MILLIS (Redis refuses the
+   * read), so a refusal does not spin.
    */
   #connectionBack(): Promise<void> {
+    const ready = this.#connection.status === 'ready';
+    // Back already (ioredis reconnected before the failed read was reported): read again at once, the first time.
+    if (ready && this.#failures === 1) return Promise.resolve();
     return new Promise((resolve) => {
-      const ready = this.#connection.status === 'ready';
       const timer = ready ? setTimeout(() => done(), RETRY_MILLIS) : undefined;
       const done = () => {
         clearTimeout(timer);
