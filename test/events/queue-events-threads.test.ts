@@ -135,6 +135,36 @@ describe('events across threads (memory)', () => {
     expect(heard.total()).toBe(1_024);
   });
 
+  it('accounts for every event when threads outrun a slow reader: heard once each, whole, or counted missed', async () => {
+    const queue = new JobQueue(systemClock, new RetryPolicy(2, 0, 0), { capacity: 8_000 });
+    const events = queue.events();
+    subscriptions.push(events);
+    const payloads = new Map<string, string>();
+    for (let i = 0; i < 6_000; i++) payloads.set(queue.submit(`type-${i % 7}`, 'ok'), `type-${i % 7}`);
+    const heard = new Map<string, number>();
+    let missed = 0;
+    let spin = 0;
+    let first = true;
+    events.on('completed', (event) => {
+      // Held at its first event until the movers have made half the moves (a count in shared memory, so that the
+      // ring has lapped it for sure), then slow by work, not by time, while they make the rest.
+      if (first) {
+        first = false;
+        while (queue.stats().succeeded < 3_000) spin++;
+      }
+      for (let k = 0; k < 20_000; k++) spin += k & 1;
+      expect(event).toMatchObject({ type: payloads.get(event.jobId), attempt: 1 });
+      expect(event.error).toBeUndefined();
+      heard.set(event.jobId, (heard.get(event.jobId) ?? 0) + 1);
+    });
+    events.on('missed', ({ count }) => (missed += count));
+    expect(await moveOnThreads(queue, 3)).toBe(6_000);
+    await waitUntil('every event heard or counted missed', () => [...heard.values()].reduce((a, b) => a + b, 0) + missed === 6_000, 60_000);
+    expect(spin).toBeGreaterThan(0);
+    expect([...heard.values()].every((times) => times === 1)).toBe(true);
+    expect(missed).toBeGreaterThan(0);
+  });
+
   it('reports an expiry as stalled, failed, retrying; a cancel of a running job with its attempt', async () => {
     const clock = new ManualClock(T0);
     const queue = new JobQueue(clock, new RetryPolicy(2, 0, 0));
