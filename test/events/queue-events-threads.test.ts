@@ -220,6 +220,22 @@ describe('events across threads (memory)', () => {
     expect(heard.total()).toBe(1);
   });
 
+  it('refuses a subscription on a closed queue, and a close ends the queue’s subscriptions', async () => {
+    const queue = new JobQueue(new ManualClock(T0), new RetryPolicy(2, 0, 0));
+    const ring = queue.share().buffers.eventRing;
+    const events = queue.events();
+    const other = JobQueue.attach(queue.share());
+    const heard = hear(other.events());
+    queue.close();
+    await events.close();
+    // Only `other`'s subscription is counted now: a move is heard there.
+    other.cancel(other.submit('t', 'x'));
+    await waitUntil('the other subscription heard it', () => heard.total() === 1);
+    other.close();
+    expect(Atomics.load(new Int32Array(ring), 0)).toBe(0);
+    expect(() => queue.events()).toThrow(expect.objectContaining({ code: 'ERR_ILLEGAL_STATE' }));
+  });
+
   it('refuses bad options and event names', () => {
     const queue = new JobQueue(new ManualClock(T0), new RetryPolicy(2, 0, 0));
     for (const options of [{ after: 'x' }, { after: '1,2' }, { maxLen: -1 }, { nope: true }]) {

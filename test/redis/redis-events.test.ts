@@ -253,6 +253,18 @@ describeRedis('events across processes [redis]', () => {
     expect(heard.total()).toBe(0);
   });
 
+  it('refuses a subscription on a closed queue, and closes its subscriptions with it', async () => {
+    const queue = await open();
+    const redis = await admin();
+    const clients = async () => ((await redis.call('CLIENT', 'LIST')) as string).trim().split('\n').length;
+    const before = await clients();
+    await queue.events();
+    await queue.close();
+    // The queue's own connection and the subscription's are gone.
+    await waitUntil('the connections closed', async () => (await clients()) <= before - 1);
+    await expect(queue.events()).rejects.toMatchObject({ code: 'ERR_ILLEGAL_STATE' });
+  });
+
   it('refuses bad options, changing nothing', async () => {
     const queue = await open();
     const redis = await admin();
