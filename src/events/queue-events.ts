@@ -16,6 +16,10 @@ import type { JobEvent, PoolEvents } from '../pool/events.js';
 
 /** How many events a subscriber lost because the stream or ring was trimmed past them before it read them. */
 export interface MissedEvent {
+  /**
+   * How many; Infinity when not known: on Redis, the queue's events had gone off (no subscriber
+   * renewed them for a minute, or they were disabled) and moves made then were not recorded.
+   */
   readonly count: number;
   /** The partition whose stream lost them (a partitioned queue's; 0 otherwise). */
   readonly partition: number;

@@ -21,6 +21,19 @@ const READ_BATCH = 512;
 /** How long one XREAD blocks at most, in ms (under the connection's command timeout, which a blocked read must not reach). */
 const MAX_BLOCK_MILLIS = 5_000;
 
+/**
+ * How long the queue's events stay on after a subscriber's last renewal (Redis's clock), and how often a reader
+ * renews them: a queue whose subscribers all went away, closed or not, stops writing events that long after.
+ */
+export const EVENTS_WATCH_MILLIS = 60_000;
+const RENEW_MILLIS = 10_000;
+/** Turns events on with bound ARGV[1] until Redis's now + ARGV[2] ms; replies 1 if they were on already, else 0. */
+const RENEW = `local was = redis.call('HGET', KEYS[1], 'events')
+local t = redis.call('TIME')
+redis.call('HSET', KEYS[1], 'events', ARGV[1], 'eventsUntil', string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[2])))
+if was then return 1 end
+return 0`;
+
 /** How long a reader waits before it reads again after Redis refused a read on a live connection. */
 const RETRY_MILLIS = 1_000;
 
@@ -33,8 +46,14 @@ export class RedisEventReader implements EventSource {
   readonly #partition: number;
   readonly #blockMillis: number;
   readonly #where: string;
+  readonly #state: string;
+  readonly #maxLen: number;
   #lastId: string;
   #lastSeq: number;
+  /** When (this process's monotonic clock) this reader last renewed the queue's events; NaN: never. */
+  #renewedAt = NaN;
+  /** A renewal found events off: the next read tells the subscription (`missed`, Infinity). */
+  #unrecorded = false;
   #closed = false;
   /** Reads failed in a row. */
   #failures = 0;
@@ -42,8 +61,12 @@ export class RedisEventReader implements EventSource {
   #wakeWaiter: (() => void) | undefined;
   #running: Promise<void> = Promise.resolve();
 
-  private constructor(connection: RedisClient, keys: QueueKeys, sink: EventSink, partition: number, blockMillis: number, where: string, lastId: string, lastSeq: number) {
+  private constructor(
+    connection: RedisClient, keys: QueueKeys, sink: EventSink, partition: number, blockMillis: number, where: string, lastId: string, lastSeq: number, maxLen: number,
+  ) {
     this.#connection = connection;
+    this.#state = keys.named.state;
+    this.#maxLen = maxLen;
     this.#stream = keys.named.events;
     this.#sink = sink;
     this.#partition = partition;
@@ -69,13 +92,14 @@ export class RedisEventReader implements EventSource {
       let lastSeq: number;
       if (after !== undefined) {
         [lastId, lastSeq] = parsePosition(after);
-        await connection.hset(keys.named.state, 'events', maxLen);
       } else {
         // One transaction: the stream's last entry and its sequence number as they are when events go on (a script runs
         // before or after it, never between), so that the reader starts exactly there.
         const replies = await connection.multi()
           .hget(keys.named.state, 'eventSeq')
           .xrevrange(keys.named.events, '+', '-', 'COUNT', 1)
+          // On, with no lapse until the renewal below sets one (a lapsed one left by earlier subscribers would turn them off).
+          .hdel(keys.named.state, 'eventsUntil')
           .hset(keys.named.state, 'events', maxLen)
           .exec();
         const failure = replies?.find(([error]) => error !== null)?.[0];
@@ -85,7 +109,9 @@ export class RedisEventReader implements EventSource {
         lastSeq = Number(replies[0]![1] ?? 0);
       }
       const blockMillis = Math.max(1, Math.min(MAX_BLOCK_MILLIS, Math.floor(commandTimeoutMillis / 2)));
-      const reader = new RedisEventReader(connection, keys, sink, partition, blockMillis, where, lastId, lastSeq);
+      const reader = new RedisEventReader(connection, keys, sink, partition, blockMillis, where, lastId, lastSeq, maxLen);
+      // Resumed from a position while events were off: moves made since it may have gone unrecorded.
+      await reader.#renew(after !== undefined);
       reader.#running = reader.#run();
       return reader;
     } catch (error) {
@@ -120,9 +146,33 @@ export class RedisEventReader implements EventSource {
         await this.#connectionBack();
         continue;
       }
-      if (reply === null || this.#closed) continue;
-      for (const [id, fields] of reply[0]![1]) this.#hand(id, fields);
+      if (this.#unrecorded && !this.#closed) {
+        this.#unrecorded = false;
+        this.#sink.missed(Infinity, this.#partition);
+      }
+      if (reply !== null && !this.#closed) for (const [id, fields] of reply[0]![1]) this.#hand(id, fields);
+      if (!this.#closed && !(performance.now() - this.#renewedAt < RENEW_MILLIS)) {
+        try {
+          await this.#renew();
+        } catch (error) {
+          if (!this.#closed) this.#sink.failed(backendError(error, this.#where));
+        }
+      }
     }
+  }
+
+  /**
+   * Keeps the queue's events on for EVENTS_WATCH_MILLIS more. A renewal that finds them off (not the
+   * first, unless it resumes from a position: they lapsed while this reader could not renew, its process
+   * stalled, or someone disabled them) tells its subscription that an unknown number of moves went
+   * unrecorded: `missed` with count Infinity.
+   */
+  async #renew(resumed = false): Promise<void> {
+    const first = Number.isNaN(this.#renewedAt);
+    const wasOn = await this.#connection.eval(RENEW, 1, this.#state, this.#maxLen, EVENTS_WATCH_MILLIS);
+    this.#renewedAt = performance.now();
+    // Told with the next read's events, not now: the subscription being opened has no listener yet.
+    if (wasOn === 0 && (!first || resumed)) this.#unrecorded = true;
   }
 
   /** Hands one entry on, after the count of any it skipped over. */

@@ -16,7 +16,8 @@
  *                                    listed: '1' once `listing` exists; signal: the wake counter;
  *                                    policies: '1' while some job type has a retry policy of its own
  *                                    events: the event stream's bound while events are on (absent: off);
- *                                    eventSeq: the events written so far
+ *                                    eventsUntil: when (Redis's clock, ms) they go off unless a subscriber
+ *                                      renews them; eventSeq: the events written so far
  * leasehold:{name}:pending   zset    PENDING jobs, ready or delayed: member n, score runAt
  * leasehold:{name}:ready     zset    the PENDING jobs with runAt <= clock, all at score 0,
  *                                    member = sort key + n, so ZPOPMIN is the best job

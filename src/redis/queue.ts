@@ -784,7 +784,8 @@ export class RedisJobQueue {
    * Subscribes to the queue's moves, made by any client of it in any process: resolves once
    * events are on for the queue (its event stream, bounded by `maxLen`) and the subscription reads
    * them, so that every move made from then on reaches its listeners. Events stay on for the queue
-   * until `disableEvents()`. See QueueEvents.
+   * while some subscription renews them (every 10 s; they go off a minute after the last renewal),
+   * or until `disableEvents()`. See QueueEvents and docs/redis.md.
    */
   async events(options?: QueueEventsOptions): Promise<QueueEvents> {
     this.#assertOpen();
@@ -805,7 +806,8 @@ export class RedisJobQueue {
 
   /**
    * Turns the queue's events off: its moves write no event from then on (until a subscription
-   * turns them on again), and the stream is deleted. Open subscriptions hear nothing more.
+   * turns them on again: an open one does at its next renewal, and is told it missed moves),
+   * and the stream is deleted.
    */
   async disableEvents(): Promise<void> {
     this.#assertOpen();

@@ -236,6 +236,33 @@ describeRedis('events across processes [redis]', () => {
     expect(await redis.exists(stream)).toBe(0);
   });
 
+  it('turns events off once no subscriber renewed them, and tells a subscriber that resumes then', async () => {
+    const queue = await open();
+    const redis = await admin();
+    const { name } = queue.share();
+    const [state, stream] = [`leasehold:{${name}}:state`, `leasehold:{${name}}:events`];
+    const first = await queue.events();
+    expect(Number(await redis.hget(state, 'eventsUntil'))).toBeGreaterThan(0);
+    await queue.cancel(await queue.submit('t', 'x'));
+    const position = first.position;
+    await first.close();
+    // As if the last renewal were long past (a subscriber gone for over a minute).
+    await redis.hset(state, 'eventsUntil', 1);
+    await queue.cancel(await queue.submit('t', 'x'));
+    expect(await redis.xlen(stream)).toBe(1);
+    expect(await redis.hget(state, 'events')).toBe(null);
+    await queue.cancel(await queue.submit('t', 'x'));
+    expect(await redis.xlen(stream)).toBe(1);
+    // A subscriber resuming now cannot know what went unrecorded: it is told so.
+    const again = closing(await queue.events({ after: position }));
+    const heard = hear(again);
+    const last = await queue.submit('t', 'x');
+    await queue.cancel(last);
+    await waitUntil('the move after it', () => heard.byJob.has(last));
+    expect(heard.missed).toEqual([{ count: Infinity, partition: 0 }]);
+    expect([...heard.byJob.keys()]).toEqual([last]);
+  });
+
   it('closes its connection with close(), and no listener runs after it', async () => {
     const queue = await open();
     const redis = await admin();

@@ -2,8 +2,8 @@
   The queue's event stream (K.events): one entry per move of a job that a subscriber hears of
   (src/redis/events.ts), written by the script that makes the move, so every process's moves
   are in it whoever made them. Written only while K.state's `events` holds a bound (a
-  subscriber sets it; begin reads it with the flags it reads anyway): a queue no one ever
-  watched pays one more field of that HMGET and nothing else.
+  subscriber sets it; begin reads it with the flags it reads anyway): a queue no one watches pays
+  two more fields of that HMGET (events, eventsUntil) and nothing else.
 
   An entry's fields:
     k: completed | retrying | dead | cancelled (a failed attempt is retrying or dead)
@@ -16,13 +16,31 @@
     s: '1' when the attempt failed because its lease expired (a stall), absent otherwise
   The stream is capped with XADD's MAXLEN ~ bound: Redis trims whole nodes, so it holds at
   least `bound` entries and at most about 100 more.
+
+  Subscribers renew K.state's `eventsUntil` (Redis's clock, ms) while they read (events.ts): the
+  first event of a call past it turns events off (`events` and `eventsUntil` deleted), so a queue
+  whose subscribers all went away, closed or not, stops paying for events.
 ]]
+
+-- Whether events are still on: false once the subscribers' renewal lapsed (and then turned off).
+-- Reads Redis's clock once per call at most, and only while events are on.
+local function eventsRenewed()
+  if eventsUntil == nil then return true end
+  local t = redis.call('TIME')
+  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > eventsUntil then
+    redis.call('HDEL', K.state, 'events', 'eventsUntil')
+    eventsMax, eventsUntil = nil, nil
+    return false
+  end
+  eventsUntil = nil
+  return true
+end
 
 -- Notes job n's move `kind` in the stream, before the move rewrites the job's hash (a retry moves
 -- runAt): `at` is when its attempt ended (nil for a job that was not RUNNING: no wait, no duration).
 -- One call per move site: complete, fail and expiry, cancel.
 local function noteEvent(kind, n, key, at, err, stalled)
-  if eventsMax == nil then return end
+  if eventsMax == nil or not eventsRenewed() then return end
   local f = redis.call('HMGET', key, 'type', 'attempts', 'startedAt', 'runAt', 'submittedAt')
   local startedAt = tonumber(f[3] or '')
   local wait, ran = 0, 0
