@@ -95,19 +95,28 @@ export class QueueEvents {
   /** What each source's events go to. */
   readonly sink: EventSink = {
     move: (kind, event, stalled) => {
-      if (this.#closed) return;
-      const emitter = this.#emitter;
-      if (stalled) emitter.emit('stalled', event);
-      if (kind === 'retrying' || kind === 'dead') emitter.emit('failed', event);
-      emitter.emit(kind, event);
+      if (stalled) this.#emit('stalled', event);
+      if (kind === 'retrying' || kind === 'dead') this.#emit('failed', event);
+      this.#emit(kind, event);
     },
-    missed: (count, partition) => {
-      if (!this.#closed) this.#emitter.emit('missed', { count, partition } satisfies MissedEvent);
-    },
-    failed: (error) => {
-      if (!this.#closed) this.#emitter.emit('error', { error } satisfies QueueEventsError);
-    },
+    missed: (count, partition) => this.#emit('missed', { count, partition } satisfies MissedEvent),
+    failed: (error) => this.#emit('error', { error } satisfies QueueEventsError),
   };
+
+  /**
+   * Emits to the listeners; a listener that throws is thrown as an uncaught exception, as an
+   * EventEmitter's would be, while the source reads on (its loop must not end with it).
+   */
+  #emit<E extends QueueEventName>(name: E, event: QueueEventMap[E]): void {
+    if (this.#closed) return;
+    try {
+      this.#emitter.emit(name, event);
+    } catch (error) {
+      queueMicrotask(() => {
+        throw error;
+      });
+    }
+  }
 
   on<E extends QueueEventName>(name: E, listener: (event: QueueEventMap[E]) => void): this {
     if (!QUEUE_EVENT_NAMES.includes(name)) {

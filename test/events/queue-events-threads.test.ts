@@ -236,6 +236,34 @@ describe('events across threads (memory)', () => {
     expect(() => queue.events()).toThrow(expect.objectContaining({ code: 'ERR_ILLEGAL_STATE' }));
   });
 
+  it('goes on reading past a listener that throws, which is thrown as an uncaught exception', async () => {
+    // In a thread of its own, whose uncaught exceptions it counts (this one's would fail the test run).
+    const library = new URL('../../dist/index.js', import.meta.url).href;
+    const code = `
+      const { parentPort } = require('node:worker_threads');
+      import(${JSON.stringify(library)}).then(({ JobQueue, ManualClock, RetryPolicy }) => {
+        const uncaught = [];
+        process.on('uncaughtException', (error) => uncaught.push(error.message));
+        const queue = new JobQueue(new ManualClock(0), new RetryPolicy(2, 0, 0));
+        const events = queue.events();
+        const heard = [];
+        events.on('cancelled', (event) => {
+          heard.push(event.jobId);
+          if (heard.length === 1) throw new Error('listener bug');
+          if (heard.length === 2) setImmediate(() => events.close().then(() => { queue.close(); parentPort.postMessage({ heard, uncaught }); }));
+        });
+        queue.cancel(queue.submit('t', 'a'));
+        queue.cancel(queue.submit('t', 'b'));
+      });`;
+    const worker = new Worker(code, { eval: true });
+    threads.push(worker);
+    const result = await new Promise((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    expect(result).toEqual({ heard: ['J1', 'J2'], uncaught: ['listener bug'] });
+  });
+
   it('refuses bad options and event names', () => {
     const queue = new JobQueue(new ManualClock(T0), new RetryPolicy(2, 0, 0));
     for (const options of [{ after: 'x' }, { after: '1,2' }, { maxLen: -1 }, { nope: true }]) {
