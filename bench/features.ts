@@ -16,6 +16,10 @@
  *   call sums the DEAD counts, and no DEAD job is there to evict;
  * - remove: each job removed once completed (one locked call more per cycle,
  *   and the submit then finds a free slot, with no eviction).
+ * - events: one `events()` subscription on this thread, so every complete
+ *   publishes an entry to the queue's event ring (the reader runs between
+ *   tinybench's tasks, and is told how many the ring lapped); every other case's
+ *   queue has no subscriber, and each of its moves reads the subscriber count once.
  *
  * A last table times one `jobs()` page (100 SUCCEEDED jobs of 100k, and the
  * one DEAD job among them) on a queue that lists.
@@ -100,11 +104,18 @@ const CASES: readonly FeatureCase[] = [
       queue.remove(lease.jobId);
     },
   },
+  {
+    name: 'events: one subscriber (each complete publishes to the ring)',
+    listed: false,
+    // A listener that does nothing: the case times the publish, and the reader's hand-off of each event it finds.
+    prepare: (queue) => void queue.events().on('completed', () => undefined),
+    cycle: plainCycle,
+  },
 ];
 
 export const features: Suite = {
   id: 'features',
-  title: `job features: what a result, a key, listing, a rate limit, a schedule, a type's retry policy, DEAD limits and remove cost per submit → poll → complete`,
+  title: `job features: what a result, a key, listing, a rate limit, a schedule, a type's retry policy, DEAD limits, remove and an events subscriber cost per submit → poll → complete`,
   config: {
     'features: queue': `capacity ${CAPACITY.toLocaleString('en-US')}, full of finished jobs (each submit evicts one), one queue per case`,
     'features: job': 'type "noop", payload "x", priority 0, runAt now',

@@ -24,6 +24,9 @@ export {
 } from './errors.js';
 export { WorkerPool, type PoolStats, type PoolStatsOf, type RunOptions } from './pool/pool.js';
 export type { TimeoutsByType, UnknownTypePolicy, WorkerPoolOptions } from './pool/options.js';
+export {
+  QUEUE_EVENT_NAMES, QueueEvents, type MissedEvent, type QueueEventMap, type QueueEventName, type QueueEventsError, type QueueEventsOptions, type QueueJobEventName,
+} from './events/queue-events.js';
 export type { JobEvent, PoolErrorEvent, PoolEventName, PoolEvents, PoolLogger } from './pool/events.js';
 export type { PoolQueue, QueueHandle, WorkerQueue } from './pool/backend.js';
 export type { Handler, HandlerContext } from './pool/handlers.js';

@@ -24,6 +24,8 @@ import { RateLimiting } from './queue/rate-limiting.js';
 import { RetryPolicies } from './queue/retry-policies.js';
 import { Scheduling } from './queue/scheduling.js';
 import { PendingEdits } from './queue/pending-edits.js';
+import { RingReader } from './queue/events.js';
+import { QueueEvents, checkEventsOptions, type QueueEventsOptions } from './events/queue-events.js';
 import { checkReleaseOptions, type ReleaseOptions } from './validate/pending-edits.js';
 import type { ScheduleOptions, ScheduleView } from './schedule/spec.js';
 import { startScheduler, type Scheduler, type SchedulerOptions } from './schedule/timer.js';
@@ -92,6 +94,8 @@ export class JobQueue {
   readonly #pausing: Pausing;
   readonly #rateLimiting: RateLimiting;
   readonly #retryPolicies: RetryPolicies;
+  /** The event subscriptions open on this instance: closed with it. */
+  readonly #subscriptions = new Set<QueueEvents>();
   readonly #scheduling: Scheduling;
   readonly #edits: PendingEdits;
   /** This instance's `finished` waits. */
@@ -609,6 +613,22 @@ export class JobQueue {
     return startScheduler(() => this.runSchedules(), checkSchedulerOptions(options));
   }
 
+  /**
+   * Subscribes, on this thread, to the queue's moves made by any thread (a WorkerPool's, or plain
+   * poll / complete callers'): every move made from the moment this returns reaches its listeners,
+   * in order, from the queue's shared ring of the last 1024 events (a subscriber that falls further
+   * behind is told how many it missed). Not durable with a journal: the ring is memory. `maxLen` is
+   * Redis's and ignored here. See QueueEvents.
+   */
+  events(options?: QueueEventsOptions): QueueEvents {
+    this.#ctx.assertOpen();
+    const { after } = checkEventsOptions(options, 1);
+    const subscription: QueueEvents = new QueueEvents(() => this.#subscriptions.delete(subscription));
+    subscription.feedFrom([new RingReader(this.#ctx.memory.events, subscription.sink, after === undefined ? undefined : Number(after[0]))]);
+    this.#subscriptions.add(subscription);
+    return subscription;
+  }
+
   /** PENDING jobs, ready or delayed. */
   queueDepth(): number {
     return this.stats().pending;
@@ -635,6 +655,8 @@ export class JobQueue {
   close(): void {
     const ctx = this.#ctx;
     if (ctx.closed) return;
+    // Each subscription stops at once (its count and its wait are let go synchronously); its promise is its own.
+    for (const subscription of this.#subscriptions) void subscription.close();
     ctx.releaseRow();
     const link = ctx.journal;
     let failure: unknown;

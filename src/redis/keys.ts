@@ -15,6 +15,9 @@
  *                                    limited: '1' while a rate limit is set or a job may be held;
  *                                    listed: '1' once `listing` exists; signal: the wake counter;
  *                                    policies: '1' while some job type has a retry policy of its own
+ *                                    events: the event stream's bound while events are on (absent: off);
+ *                                    eventsUntil: when (Redis's clock, ms) they go off unless a subscriber
+ *                                      renews them; eventSeq: the events written so far
  * leasehold:{name}:pending   zset    PENDING jobs, ready or delayed: member n, score runAt
  * leasehold:{name}:ready     zset    the PENDING jobs with runAt <= clock, all at score 0,
  *                                    member = sort key + n, so ZPOPMIN is the best job
@@ -52,6 +55,9 @@
  *                                    finishedAt (its last finish), maxAttempts, result (a SUCCEEDED job's JSON text),
  *                                    key, keyTtl, timeout (its own
  *                                    lease length), filed ('1': its lease's token is in `tokens`)
+ * leasehold:{name}:events  stream  the moves of jobs (completed, retrying, dead, cancelled), written only while
+ *                                    `state` has `events` (the stream's bound, set by a subscriber; eventSeq counts
+ *                                    the entries): see includes/events.lua and events.ts
  * leasehold:{name}:alive:<h> string  set while process h (host:pid) runs; a short TTL (see liveness.ts)
  * leasehold:{name}:schedules hash    schedule name -> its definition (JSON); only the schedule scripts
  * leasehold:{name}:scheduleTicks zset  schedule name, score its next tick not fired yet (none left: absent)
@@ -89,7 +95,7 @@
 /** The fixed keys, by the names the scripts give them (K.jobSeq, K.tokenSeq, ...): each is the queue's prefix and its name. */
 export const KEY_NAMES = ['jobSeq', 'tokenSeq', 'clock', 'pending', 'ready', 'leases', 'dead', 'finished', 'counts', 'signal', 'sweep', 'paused',
   'finishes', 'keys', 'pendingNums', 'runningNums', 'succeededNums', 'cancelledNums', 'listing', 'limits', 'windows', 'held', 'state', 'tokens',
-  'policies', 'cancels', 'deadAt'] as const;
+  'policies', 'cancels', 'deadAt', 'events'] as const;
 export type KeyName = (typeof KEY_NAMES)[number];
 
 export interface QueueKeys {

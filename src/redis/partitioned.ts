@@ -22,6 +22,8 @@ import { checkRetryPolicy } from '../validate/retry-policy.js';
 import { checkSchedulerOptions } from '../validate/schedule.js';
 import type { FinishedOptions } from '../validate/waits.js';
 import type { ReleaseOptions } from '../validate/pending-edits.js';
+import { QueueEvents, checkEventsOptions, type QueueEventsOptions } from '../events/queue-events.js';
+import type { RedisEventReader } from './events.js';
 import { REDIS_QUEUE_OPTIONS, RedisJobQueue, type BatchOutcome, type Completion, type RedisQueueHandle, type RedisQueueOptions } from './queue.js';
 
 /** The most partitions one queue may have. */
@@ -70,6 +72,8 @@ export class PartitionedRedisQueue {
   #nextSubmit: number;
   #nextPoll: number;
   #closed = false;
+  /** The event subscriptions open on this client: closed with it. */
+  readonly #subscriptions = new Set<QueueEvents>();
 
   private constructor(parts: readonly RedisJobQueue[]) {
     this.#parts = parts;
@@ -414,9 +418,39 @@ export class PartitionedRedisQueue {
     return Promise.race(this.#parts.map((part) => part.waitForWork(timeoutMillis)));
   }
 
+  /**
+   * As RedisJobQueue#events, for the moves of every partition: one stream per partition, each
+   * read on a connection of its own (a partition's stream lives in its hash slot, on its master), so
+   * the order is each job's, and each partition's, not one across partitions. `position` holds one
+   * position per partition; a `missed` event names its partition.
+   */
+  async events(options?: QueueEventsOptions): Promise<QueueEvents> {
+    this.#assertOpen();
+    const { after, maxLen } = checkEventsOptions(options, this.#parts.length);
+    const subscription: QueueEvents = new QueueEvents(() => this.#subscriptions.delete(subscription));
+    const opened = await Promise.allSettled(this.#parts.map((part, i) => part.openEventReader(subscription.sink, maxLen, after?.[i])));
+    const readers = opened.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+    const failure = opened.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+    if (failure !== undefined) {
+      // All or none: the readers that opened close again.
+      await Promise.all(readers.map((reader: RedisEventReader) => reader.close()));
+      throw failure.reason;
+    }
+    subscription.feedFrom(readers);
+    this.#subscriptions.add(subscription);
+    return subscription;
+  }
+
+  /** As RedisJobQueue#disableEvents, for every partition. */
+  async disableEvents(): Promise<void> {
+    this.#assertOpen();
+    await Promise.all(this.#parts.map((part) => part.disableEvents()));
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await Promise.all([...this.#subscriptions].map((subscription) => subscription.close()));
     await Promise.all(this.#parts.map((part) => part.close()));
   }
 

@@ -28,6 +28,8 @@ import { HOLDER, Liveness } from './liveness.js';
 import { WakeUps } from './wake.js';
 import { FinishNotices } from './finishes.js';
 import { CancelNotices } from './cancels.js';
+import { RedisEventReader } from './events.js';
+import { QueueEvents, checkEventsOptions, type EventSink, type QueueEventsOptions } from '../events/queue-events.js';
 import { Subscriber } from './subscriber.js';
 import { untilFinished } from '../finished.js';
 import { ProducerTracing } from '../tracing/producer.js';
@@ -197,6 +199,8 @@ export class RedisJobQueue {
   readonly #liveness: Liveness;
 
   readonly #partition: Partition;
+  /** The event subscriptions open on this client: closed with it. */
+  readonly #subscriptions = new Set<QueueEvents>();
   /** The queue's schedules, made on first use: a client that never schedules pays nothing. */
   #schedules: RedisSchedules | undefined;
 
@@ -768,11 +772,50 @@ export class RedisJobQueue {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await Promise.all([...this.#subscriptions].map((subscription) => subscription.close()));
     this.#liveness.stop();
     this.#wakeUps.close();
     this.#finishes.close();
     this.#cancels.close();
     await Promise.all([release(this.#redis), this.#subscriber.close()]);
+  }
+
+  /**
+   * Subscribes to the queue's moves, made by any client of it in any process: resolves once
+   * events are on for the queue (its event stream, bounded by `maxLen`) and the subscription reads
+   * them, so that every move made from then on reaches its listeners. Events stay on for the queue
+   * while some subscription renews them (every 10 s; they go off a minute after the last renewal),
+   * or until `disableEvents()`. See QueueEvents and docs/redis.md.
+   */
+  async events(options?: QueueEventsOptions): Promise<QueueEvents> {
+    this.#assertOpen();
+    const { after, maxLen } = checkEventsOptions(options, 1);
+    const subscription: QueueEvents = new QueueEvents(() => this.#subscriptions.delete(subscription));
+    const reader = await this.openEventReader(subscription.sink, maxLen, after?.[0]);
+    subscription.feedFrom([reader]);
+    this.#subscriptions.add(subscription);
+    return subscription;
+  }
+
+  /** leasehold's (PartitionedRedisQueue): a reader of this queue's event stream into `sink`. */
+  openEventReader(sink: EventSink, maxLen: number, after: string | undefined): Promise<RedisEventReader> {
+    return RedisEventReader.open(this.#redis, this.#keys, sink, {
+      partition: this.#partition.index, maxLen, after, commandTimeoutMillis: this.#handle.options.commandTimeoutMillis, where: this.#where,
+    });
+  }
+
+  /**
+   * Turns the queue's events off: its moves write no event from then on (until a subscription
+   * turns them on again: an open one does at its next renewal, and is told it missed moves),
+   * and the stream is deleted.
+   */
+  async disableEvents(): Promise<void> {
+    this.#assertOpen();
+    try {
+      await this.#redis.multi().hdel(this.#keys.named.state, 'events').unlink(this.#keys.named.events).exec();
+    } catch (error) {
+      throw backendError(error, this.#where);
+    }
   }
 
   // ── plumbing ───────────────────────────────────────────────────────────

@@ -89,7 +89,7 @@ const COMMAND_FILES = {
 export type Command = keyof typeof COMMAND_FILES;
 
 /** The helpers in src/redis/lua/includes/, in order: each may use those before it. */
-const INCLUDES = ['call', 'encoding', 'jobs', 'leases', 'catch-up', 'listing', 'pending'] as const;
+const INCLUDES = ['call', 'encoding', 'events', 'jobs', 'leases', 'catch-up', 'listing', 'pending'] as const;
 
 /** The refusals by name, as the Lua compares them (`Refusal.NotFound`...). */
 const REFUSALS: Record<string, Refusal> = {

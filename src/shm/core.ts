@@ -17,6 +17,7 @@ export * as step from './memory/steps.js';
 export {
   ATTENTION,
   BUFFER_NAMES,
+  EVENT_ENTRIES,
   FINISH_RING,
   FREE,
   JOURNAL_RELEASED,
@@ -48,6 +49,7 @@ export { UNREAD } from './tables/names.js';
 export { NO_ROW } from './tables/rows.js';
 export { POLL_FROZEN } from './tables/ready.js';
 export { ScheduleTable } from './tables/schedule-table.js';
+export { EventRing, ReadOutcome, seqDistance, type RingEvent } from './tables/event-ring.js';
 export { SharedFinishWaits } from './protocol/finishes.js';
 export { CANCELLED_RUNNING, announceCancel, watchCancels } from './protocol/cancels.js';
 export { LockLost } from './protocol/lock-held.js';

@@ -24,6 +24,7 @@ import { RowTable } from './tables/rows.js';
 import { WorkSignal } from './protocol/signal.js';
 import { SlotTable } from './tables/slots.js';
 import { NameTable } from './tables/names.js';
+import { EventRing } from './tables/event-ring.js';
 
 /**
  * One thread's typed views of a queue's shared buffers. Creating the buffers
@@ -74,6 +75,8 @@ export class QueueMemory {
   readonly listing: ListingIndex;
   /** Per slot, the commit mark a frozen job waits for (journaled queues only, see layout.ts). */
   readonly awaited: Int32Array;
+  /** The moves of jobs as events, while someone subscribes (see Event ring in layout.ts). */
+  readonly events: EventRing;
   /** How this instance reads and writes the shared words: atomically, or plainly while the queue is exclusive. */
   readonly access = new WordAccess();
 
@@ -107,6 +110,7 @@ export class QueueMemory {
     this.commits = new CommitRing(lockWords, new Float64Array(buffers.commitRing), patience, this.lock);
     this.awaited = new Int32Array(buffers.awaited);
     this.listing = new ListingIndex(buffers.listing, header, slots);
+    this.events = new EventRing(buffers.eventRing);
   }
 
   /**

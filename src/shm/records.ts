@@ -11,7 +11,8 @@ import type { QueueMemory } from './queue-memory.js';
 import type { LoggedJob, LoggedMove } from './journal/movelog.js';
 import { jobIdOf } from '../job-id.js';
 
-const CANNED_ERRORS = new Map<number, string>([
+/** The errors a record names by a negative ERROR_REF, without a chain. */
+export const CANNED_ERRORS: ReadonlyMap<number, string> = new Map<number, string>([
   [ERROR_LEASE_EXPIRED, 'lease expired'],
   [ERROR_FAILED, 'failed'],
   [ERROR_DROPPED, '(error text dropped: no room left in the arena)'],
@@ -278,7 +279,7 @@ function finishedAt(record: Float64Array, status: SlotStatus): number | null {
  * (its RUN_AT, or SUBMITTED_AT if that is later: a runAt in the past at
  * submit) to the lease's start; never below 0 (a clock that went back).
  */
-function waitOf(record: Float64Array): number {
+export function waitOf(record: Float64Array): number {
   const runAt = record[RUN_AT]!;
   const submittedAt = record[SUBMITTED_AT]!;
   const due = submittedAt > runAt ? submittedAt : runAt;

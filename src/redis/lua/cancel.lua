@@ -25,7 +25,7 @@ if status == 'RUNNING' then
   redis.call('ZREM', K.leases, n)
   redis.call('HDEL', K.tokens, n)
   unlist(K.runningNums, { n })
-  finish(n, key, 'CANCELLED')
+  finish(n, key, 'CANCELLED', true)
   redis.call('PUBLISH', K.cancels, n)
   return { 0, 1 }
 end

@@ -30,6 +30,7 @@
  *   commitRing  f64   [ jobNum * 4 + COMMIT_* | ... ]  a ring       journal writes to make
  *   listing     f64   [ BUILT ROOT… | node of slot 0: LEFT RIGHT CLASS KEY | ... ]  per-status trees for jobs()  hint
  *   schedules   bytes [ CURRENT LENGTH LENGTH | JSON | JSON ]  two copies   schedules (in-memory queues)
+ *   eventRing   Int32 [ SUBSCRIBERS CLAIM PUBLISHED - | entry: OPEN DONE KIND … TEXT | ... ]  a ring   events of moves, while subscribed
  *
  * ── Growth ──
  *
@@ -672,6 +673,49 @@ export function commitRingEntries(capacity: number): number {
   return 2 ** Math.ceil(Math.log2(2 * capacity + 2));
 }
 
+/**
+ * ── Event ring ──
+ *
+ * The moves of jobs as events (`queue.events()`, src/events/), for subscribers on any thread: a ring
+ * of EVENT_ENTRIES entries after a header, every word of it read and written through Atomics (a racing
+ * plain read could tear a float, and on a weakly ordered CPU be reordered past the stamps that check it).
+ * The buffer holds only the header until a first subscriber grows it to its full length; no move writes
+ * an entry while SUBSCRIBERS is 0, so a queue no one watches pays one Atomics load per move.
+ *
+ *   header  SUBSCRIBERS  subscriptions open now, on any thread (a thread that dies subscribed leaves its count)
+ *           CLAIM        the sequence number the next event takes (uint32, wrapping): a writer's Atomics.add claims it
+ *           PUBLISHED    counts published entries: readers wait on it (Atomics.waitAsync), writers notify after publishing
+ *   entry   OPEN, DONE   seq + 1 (int32) of the event the entry holds: the writer stores OPEN, then the fields,
+ *                        then DONE; a reader keeps what it read only if DONE before and OPEN after its reads both
+ *                        name the event it expects (a seqlock: a later event that laps the ring while it reads
+ *                        changes OPEN first)
+ *           KIND         MOVE_KINDS index (src/events/queue-events.ts); FLAGS: EVENT_STALLED
+ *           TYPE_BYTES, ERROR_BYTES: the UTF-8 bytes of the type, then of the error (-1: none), in TEXT
+ *           JOB_NUM, WAIT, DURATION: float64s as two int32 halves each (low, high); ATTEMPT: an int32
+ *           TEXT         EVENT_TEXT_BYTES of UTF-8: the type, then the error, cut at a character to fit
+ */
+export const EVENT_SUBSCRIBERS = 0;
+export const EVENT_CLAIM = 1;
+export const EVENT_PUBLISHED = 2;
+export const EVENT_HEADER_WORDS = 4;
+export const EVENT_OPEN = 0;
+export const EVENT_DONE = 1;
+export const EVENT_KIND = 2;
+export const EVENT_FLAGS = 3;
+export const EVENT_TYPE_BYTES = 4;
+export const EVENT_ERROR_BYTES = 5;
+export const EVENT_ATTEMPT = 6;
+export const EVENT_JOB_NUM = 7; //  2 words
+export const EVENT_WAIT = 9; //     2 words
+export const EVENT_DURATION = 11; // 2 words
+export const EVENT_TEXT = 13;
+export const EVENT_TEXT_BYTES = 256;
+export const EVENT_ENTRY_WORDS = EVENT_TEXT + EVENT_TEXT_BYTES / Int32Array.BYTES_PER_ELEMENT;
+/** Entries of the ring: a power of two, so that a sequence number's entry is its low bits. */
+export const EVENT_ENTRIES = 1024;
+/** FLAGS: the attempt failed because its lease ran out. */
+export const EVENT_STALLED = 1;
+
 /** Byte lengths of the record columns' buffers, for `slots` slots. */
 export function columnBytes(slots: number): Record<RecordColumnName, number> {
   return Object.fromEntries(RECORD_COLUMNS.map(([, array, name]) => [name, slots * array.BYTES_PER_ELEMENT])) as Record<RecordColumnName, number>;
@@ -713,6 +757,8 @@ export function bufferBytes(capacity: number, arenaBytes: number) {
     awaited: capacity * i32,
     /** The queue's schedules (see ScheduleTable). */
     schedules: SCHEDULE_TABLE_BYTES,
+    /** Events of moves, while someone subscribes (see Event ring). */
+    eventRing: (EVENT_HEADER_WORDS + EVENT_ENTRIES * EVENT_ENTRY_WORDS) * i32,
   };
 }
 export type BufferName = keyof ReturnType<typeof bufferBytes>;
@@ -757,6 +803,8 @@ export function initialBytes(capacity: number, arenaBytes: number, journaled: bo
     arena: Math.min(arenaBytes, INITIAL_ARENA_BYTES),
     commitRing: journaled ? sizes.commitRing : 0,
     awaited: journaled ? sizes.awaited : 0,
+    // Its entries once a first subscriber grows it (see Event ring).
+    eventRing: EVENT_HEADER_WORDS * Int32Array.BYTES_PER_ELEMENT,
   };
 }
 

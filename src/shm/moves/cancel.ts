@@ -1,5 +1,6 @@
-import { CANCELLED, FINISH_SEQ, type SlotStatus } from '../memory/layout.js';
+import { CANCELLED, FINISH_SEQ, RUNNING, type SlotStatus } from '../memory/layout.js';
 import { noteFinish } from '../records.js';
+import { MoveEvent, noteMove } from '../move-events.js';
 import type { JobMoves } from './job-moves.js';
 
 /**
@@ -19,6 +20,7 @@ export function cancelJob(moves: JobMoves, slot: number, word: number, status: S
   draft[FINISH_SEQ] = moves.nextFinishSeq();
   noteFinish(draft, now);
   if (!moves.moveTo(slot, word, CANCELLED, status)) return false;
+  noteMove(moves.memory, MoveEvent.Cancelled, draft, status === RUNNING ? now : NaN);
   moves.memory.finishes.announce();
   return true;
 }

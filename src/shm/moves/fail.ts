@@ -1,7 +1,8 @@
 import {
   ATTEMPTS, ATTEMPT_LIMIT, DEAD, DIED_AT, DELAYED, ERROR_BYTES, ERROR_LEASE_EXPIRED, ERROR_REF, LEASE_UNTIL, READY, RUNNING, RUN_AT, TYPE, attemptLimit, mayRetry,
 } from '../memory/layout.js';
-import { noteFinish } from '../records.js';
+import { noteFinish, waitOf } from '../records.js';
+import { MoveEvent, noteMove } from '../move-events.js';
 import type { JobMoves } from './job-moves.js';
 
 /**
@@ -41,6 +42,8 @@ function failAttempt(
   const { memory, policy } = moves;
   const draft = moves.mover.start(slot);
   const attempts = draft[ATTEMPTS]!;
+  // Its lease's wait, for its event, before a retry moves RUN_AT.
+  const waited = waitOf(draft);
   const oldError = draft[ERROR_REF]!;
   draft[ERROR_REF] = errorRef;
   draft[ERROR_BYTES] = errorBytes;
@@ -58,6 +61,7 @@ function failAttempt(
   // A finish too (see protocol/finishes.ts): counted before the move, announced after it.
   if (status === DEAD) memory.finishes.count();
   if (!moves.moveTo(slot, word, status, RUNNING)) return false;
+  noteMove(memory, status === DEAD ? MoveEvent.Dead : MoveEvent.Retrying, draft, failedAt, !stamped, waited);
   if (status === DEAD) memory.finishes.announce();
   // Freed only after the move: a move that lost its race keeps its old error. Only the holder frees: one taken
   // over leaves the chain to its successor's rebuild, which frees every chain no slot points at.

@@ -9,6 +9,7 @@ import type { QueueMemory } from '../queue-memory.js';
 import type { Mover } from '../protocol/mover.js';
 import { ABORT, CLAIMED, FROZEN, LOST, POLL_ABORTED, POLL_REWRITING, type Claimer } from '../tables/ready.js';
 import { chunksOf } from '../records.js';
+import { MoveEvent, noteMove } from '../move-events.js';
 import { assertHeld } from '../protocol/lock-held.js';
 import { claimJob } from './claim.js';
 import { completeJob } from './complete.js';
@@ -200,6 +201,7 @@ export class WorkerPath implements Claimer {
       if (word < 0) return this.#standingRefusal(word, slot, jobNum, token, now);
       const to = completeJob(this.#m, this.#mover, slot, word, now, resultRef, this.#notes);
       if (to < 0) continue; // moved meanwhile (an expiry): look again
+      noteMove(this.#m, MoveEvent.Completed, this.#mover.draft, now);
       rows.finishedChunks(this.#row, chunksOf(this.#mover.draft));
       // Keyed by when it finished (for retention's age): the eviction order is the record's FINISH_SEQ.
       rows.append(this.#row, FINISH_RING, now, slot, to);

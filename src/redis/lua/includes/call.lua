@@ -47,6 +47,10 @@ local budget, holdBudget
 -- catch up in full), the sweep in progress (nil: none), the pause, whether rate limits may hold jobs,
 -- the wake counter, and whether some job type has a retry policy of its own (K.policies).
 local clock, due, sweepSaved, paused, limited, signal, policied
+-- The bound of the queue's event stream while a subscriber has turned events on (K.state's `events`;
+-- see events.lua), else nil: a queue no one watches writes no event. eventsUntil: when (Redis's clock,
+-- ms) events go off unless a subscriber renews them; nil: not known, or already checked in this call.
+local eventsMax, eventsUntil
 
 -- A queue of data model 1 (no K.state: its clock, sweep, pause and wake counter in keys of their own)
 -- converted in place, atomically, by the first call that finds it: those move into K.state, whose flags
@@ -58,7 +62,8 @@ local function migrate()
     redis.call('EXISTS', K.paused) == 1 and '1' or false,
     (redis.call('EXISTS', K.limits) == 1 or redis.call('EXISTS', K.held) == 1) and '1' or false,
     redis.call('EXISTS', K.listing) == 1 and '1' or false,
-    redis.call('GET', K.signal), sweep[1], sweep[2], sweep[3], sweep[4], sweep[5], false }
+    redis.call('GET', K.signal), sweep[1], sweep[2], sweep[3], sweep[4], sweep[5], false,
+    redis.call('HGET', K.state, 'events'), redis.call('HGET', K.state, 'eventsUntil') }
   local fields = { 'version', 'clock', 'due', 'paused', 'limited', 'listed', 'signal', 'sweepMin', 'sweepMax', 'sweepOffset', 'sweepAdd', 'sweepTo' }
   local values = {}
   for i, field in ipairs(fields) do
@@ -99,13 +104,15 @@ local function begin(KEYS, ARGV)
   budget, holdBudget = CATCH_UP_BATCH, CATCH_UP_BATCH
   -- One read for what every call consults: the flags and the catch-up's clock and next due time.
   local f = redis.call('HMGET', K.state, 'version', 'clock', 'due', 'paused', 'limited', 'listed', 'signal', 'sweepMin', 'sweepMax', 'sweepOffset', 'sweepAdd', 'sweepTo',
-    'policies')
+    'policies', 'events', 'eventsUntil')
   if f[1] == false then f = migrate() end
   -- A newer leasehold's layout: nothing here may read or write it.
   if f[1] ~= DATA_MODEL then return { Refusal.NewerDataModel } end
   clock, due = tonumber(f[2]), nil
   if f[3] == 'none' then due = math.huge elseif f[3] then due = tonumber(f[3]) end
   paused, limited, listed, signal, policied = f[4] == '1', f[5] == '1', f[6] == '1', f[7] or '0', f[13] == '1'
+  eventsMax = f[14] and tonumber(f[14]) or nil
+  eventsUntil = f[15] and tonumber(f[15]) or nil
   sweepSaved = nil
   if f[8] then sweepSaved = { f[8], f[9], tonumber(f[10]), f[11] == '1', f[12] } end
 end

@@ -93,7 +93,7 @@ local function leasesCaughtUp()
   local dead = {}
   for i = 1, 2 * count, 2 do
     local key = jobKey(expired[i])
-    if failAttempt(expired[i], key, tonumber(expired[i + 1]), expiryReason(key), false) then dead[#dead + 1] = expired[i] end
+    if failAttempt(expired[i], key, tonumber(expired[i + 1]), expiryReason(key), false, true) then dead[#dead + 1] = expired[i] end
   end
   -- One message for the batch.
   if #dead > 0 then announceFinished(dead) end

@@ -75,13 +75,16 @@ local function attemptLimit(own)
 end
 
 -- True if it dead-lettered the job (the caller announces it).
-local function failAttempt(n, key, failedAt, err, permanent)
+-- `expired`: the attempt failed because its lease ran out (its event says it stalled).
+local function failAttempt(n, key, failedAt, err, permanent, expired)
   redis.call('ZREM', K.leases, n)
   redis.call('HDEL', K.tokens, n)
   unlist(K.runningNums, { n })
   local f = redis.call('HMGET', key, 'attempts', 'maxAttempts', 'type')
   local attempts = tonumber(f[1])
-  if not permanent and attempts < attemptLimit(f[2]) then
+  local retried = not permanent and attempts < attemptLimit(f[2])
+  noteEvent(retried and 'retrying' or 'dead', n, key, failedAt, err, expired)
+  if retried then
     -- Its attempts were fixed at its submit (its own, or its type's policy's then); its backoff is its type's now.
     local runAt = failedAt + backoffAfter(attempts, typePolicy(f[3]))
     redis.call('HSET', key, 'status', 'PENDING', 'runAt', num(runAt), 'lastError', err)
@@ -115,7 +118,8 @@ end
 
 -- SUCCEEDED or CANCELLED (at now): held until evicted, oldest finished first. The finish time is
 -- JobView's finishedAt, and what a keyed job's key TTL and the retain option's maxAgeMillis run from.
-local function finish(n, key, status)
+local function finish(n, key, status, wasRunning)
+  noteEvent(string.lower(status), n, key, wasRunning and now or nil)
   redis.call('HSET', key, 'status', status, 'finishedAt', nowText)
   list(numsOf[status], { n, n })
   redis.call('RPUSH', K.finished, n)

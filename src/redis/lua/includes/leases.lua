@@ -174,6 +174,7 @@ local function completeAll(KEYS, ARGV, first, last, out)
     end
     seen[n] = true
     if key then
+      noteEvent('completed', n, key, now)
       -- With the finish time: JobView's finishedAt, and what a keyed job's key TTL and the retain option's maxAgeMillis run from.
       if ARGV[i + 2] == '' then redis.call('HSET', key, 'status', 'SUCCEEDED', 'finishedAt', nowText)
       else redis.call('HSET', key, 'status', 'SUCCEEDED', 'finishedAt', nowText, 'result', ARGV[i + 2]) end
