@@ -179,6 +179,7 @@ function program(): Command {
     .addOption(new Option('--mode <mode>', 'the checker\'s model (default: what the backend promises)').choices(['linearizable', 'relaxed-poll']))
     .addOption(new Option('--wrapper <module>', 'call the queue through this module\'s wrapQueue(queue, { seed, thread }) (docs/testing.md)'))
     .addOption(new Option('--processes', 'with --backend redis: --threads processes race, not threads (no clock moves, stamps from Redis INCR)').default(false))
+    .addOption(new Option('--edits', 'the threads also release leases (snoozes too), remove jobs and edit pending ones (changePriority, changeDelay, promote, updatePayload)').default(false))
     .action(async (opts: Record<string, unknown>) => {
       if ((opts.backend === 'redis') !== (opts.redisUrl !== undefined)) {
         stress.error('leasehold stress: --redis-url goes with --backend redis, and --backend redis needs it', { exitCode: EXIT_USAGE });
@@ -197,6 +198,7 @@ function program(): Command {
         mode: opts.mode as 'linearizable' | 'relaxed-poll' | undefined,
         wrapper: opts.wrapper as string | undefined,
         processes: opts.processes === true,
+        edits: opts.edits === true,
       });
     });
   const dashboard = cli

@@ -28,6 +28,12 @@ export type CallArgs =
   | { op: 'completeAndPoll'; jobId: string; token: number; workerId: string; leaseMillis: number }
   | { op: 'cancel'; jobId: string }
   | { op: 'retryDead'; jobId: string }
+  | { op: 'release'; jobId: string; token: number; delayMillis?: number }
+  | { op: 'remove'; jobId: string }
+  | { op: 'changePriority'; jobId: string; priority: number }
+  | { op: 'changeDelay'; jobId: string; delayMillis: number }
+  | { op: 'promote'; jobId: string }
+  | { op: 'updatePayload'; jobId: string; payload: string }
   | { op: 'view'; jobId: string }
   | { op: 'stats' }
   | { op: 'advance'; ms: number };

@@ -39,6 +39,7 @@ export interface ModelJob {
   leaseUntil: number | null;
   /** Order in which the job reached SUCCEEDED or CANCELLED (eviction is oldest first). */
   finishedSeq: number;
+  /** Gone: evicted for room, or removed. */
   evicted: boolean;
   /** Every token ever handed out for this job (for "stale" token choices). */
   tokens: number[];
@@ -96,7 +97,7 @@ export class QueueModel {
   /** Names everything that decides future results (not the token history kept for test choices). */
   key(): string {
     const jobs = this.jobs.map((j) =>
-      [j.priority, j.status, j.attempts, j.runAt, j.lastError, j.token, j.leaseUntil, j.finishedSeq, j.evicted ? 1 : 0].join(','),
+      [j.priority, j.status, j.attempts, j.runAt, j.lastError, j.token, j.leaseUntil, j.finishedSeq, j.evicted ? 1 : 0, j.payload].join(','),
     );
     return `${this.now};${this.maxToken};${this.#finishCounter};${this.skippedNumbers};${[...this.pinned].sort().join(',')};${jobs.join('|')}`;
   }
@@ -321,6 +322,73 @@ export class QueueModel {
     return ok(undefined);
   }
 
+  /** Hands the lease back unfinished: PENDING, ready `delayMillis` from now, the attempt not counted, lastError kept. */
+  release(id: string, token: number, delayMillis: unknown = 0): Outcome {
+    this.expire();
+    if (!validSpan(delayMillis)) return err('ERR_INVALID_ARGUMENT');
+    const j = this.find(id);
+    if (j === undefined) return err('ERR_JOB_NOT_FOUND');
+    if (!this.#holds(j, token)) return err('ERR_STALE_LEASE');
+    this.onReach(delayMillis > 0 ? 'release, snoozed' : 'release');
+    j.status = 'PENDING';
+    j.attempts -= 1;
+    j.runAt = this.now + delayMillis;
+    j.token = null;
+    j.leaseUntil = null;
+    return ok(undefined);
+  }
+
+  /** A job that is not RUNNING is gone, as an evicted one; a RUNNING one is refused. */
+  remove(id: string): Outcome {
+    this.expire();
+    const j = this.find(id);
+    if (j === undefined) return err('ERR_JOB_NOT_FOUND');
+    if (j.status === 'RUNNING') return err('ERR_ILLEGAL_STATE');
+    this.onReach(`remove ${j.status.toLowerCase()}`);
+    j.evicted = true;
+    return ok(undefined);
+  }
+
+  changePriority(id: string, priority: unknown): Outcome {
+    if (typeof priority !== 'number' || !Number.isInteger(priority)) return err('ERR_INVALID_ARGUMENT');
+    return this.#edit(id, 'change priority', (j) => {
+      j.priority = priority;
+    });
+  }
+
+  changeDelay(id: string, delayMillis: unknown): Outcome {
+    if (!validSpan(delayMillis)) return err('ERR_INVALID_ARGUMENT');
+    return this.#edit(id, 'change delay', (j) => {
+      j.runAt = this.now + delayMillis;
+    });
+  }
+
+  /** A delayed job ready now; a ready one left as it is. */
+  promote(id: string): Outcome {
+    return this.#edit(id, 'promote', (j) => {
+      if (j.runAt > this.now) j.runAt = this.now;
+    });
+  }
+
+  updatePayload(id: string, payload: string | null | undefined): Outcome {
+    const body = payload ?? '';
+    if (this.maxPayloadBytes !== undefined && Buffer.byteLength(body, 'utf8') > this.maxPayloadBytes) return err('ERR_INVALID_ARGUMENT');
+    return this.#edit(id, 'update payload', (j) => {
+      j.payload = body;
+    });
+  }
+
+  /** An edit of a PENDING job (arguments checked by the caller first, then the id, then the status). */
+  #edit(id: string, what: string, change: (j: ModelJob) => void): Outcome {
+    this.expire();
+    const j = this.find(id);
+    if (j === undefined) return err('ERR_JOB_NOT_FOUND');
+    if (j.status !== 'PENDING') return err('ERR_ILLEGAL_STATE');
+    this.onReach(what);
+    change(j);
+    return ok(undefined);
+  }
+
   view(id: string): Outcome {
     this.expire();
     const j = this.find(id);
@@ -362,6 +430,11 @@ function checkPollArguments(workerId: unknown, leaseMillis: unknown): Outcome | 
   if (typeof workerId !== 'string' || workerId.trim() === '') return err('ERR_INVALID_ARGUMENT');
   if (!validMillis(leaseMillis)) return err('ERR_INVALID_ARGUMENT');
   return undefined;
+}
+
+/** A span of time from 0 on: `delayMillis` of release and changeDelay. */
+function validSpan(ms: unknown): ms is number {
+  return typeof ms === 'number' && ms >= 0 && ms <= Number.MAX_SAFE_INTEGER;
 }
 
 function validMillis(ms: unknown): ms is number {

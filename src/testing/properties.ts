@@ -16,9 +16,9 @@ export function overlappingCalls(calls: readonly Call[]): number {
  * a line naming both calls. Three signs, each proof on its own:
  *
  * - one token handed out twice;
- * - one job leased twice with the same attempt number, with no retryDead of
- *   that job that could have run in between (a new claim counts an attempt;
- *   only retryDead sets the count back);
+ * - one job leased twice with the same attempt number, with no retryDead or
+ *   release of that job that could have run in between (a new claim counts
+ *   an attempt; retryDead sets the count back, a release uncounts its own);
  * - a lease's token accepted (complete, fail, extend, completeAndPoll) by a
  *   call invoked after a later lease of the same job was handed out: the
  *   queue still took the first lease for current once the second existed.
@@ -55,15 +55,17 @@ export function doubleLeases(calls: readonly Call[]): string[] {
   return found;
 }
 
-/** A retryDead of the job that may fall after `first`'s lease and before `later`'s: the attempt count starts again there. */
+/** A retryDead or release of the job that may fall after `first`'s lease and before `later`'s: the attempt count goes back there. */
 function retriedBetween(calls: readonly Call[], first: Call, later: Call): boolean {
   const jobId = (leaseOf(first) as LeaseResult).jobId;
-  return calls.some((r) => r.call.op === 'retryDead' && r.call.jobId === jobId && (r.result.ok || r.pending === true) && responseOf(r) > first.inv && r.inv < responseOf(later));
+  return calls.some(
+    (r) => (r.call.op === 'retryDead' || r.call.op === 'release') && r.call.jobId === jobId && (r.result.ok || r.pending === true) && responseOf(r) > first.inv && r.inv < responseOf(later),
+  );
 }
 
 function usesToken(call: Call, jobId: string, token: number): boolean {
   const c = call.call;
-  return (c.op === 'complete' || c.op === 'fail' || c.op === 'extend' || c.op === 'completeAndPoll') && c.jobId === jobId && c.token === token;
+  return (c.op === 'complete' || c.op === 'fail' || c.op === 'extend' || c.op === 'completeAndPoll' || c.op === 'release') && c.jobId === jobId && c.token === token;
 }
 
 function leaseOf(call: Call): LeaseResult | undefined {

@@ -14,7 +14,10 @@ import type { StampSource } from './stamps.js';
 export type RecordSink = (kind: 'invoked' | 'returned', seq: number, stamp: number, body: CallArgs | Result) => void;
 
 /** The queue methods a history holds (JobQueue's, RedisJobQueue's, or any object with the same). */
-export const RECORDED_METHODS = ['submit', 'poll', 'complete', 'fail', 'extend', 'completeAndPoll', 'cancel', 'retryDead', 'view', 'stats'] as const;
+export const RECORDED_METHODS = [
+  'submit', 'poll', 'complete', 'fail', 'extend', 'completeAndPoll', 'cancel', 'retryDead', 'view', 'stats',
+  'release', 'remove', 'changePriority', 'changeDelay', 'promote', 'updatePayload',
+] as const;
 export type RecordedMethod = (typeof RECORDED_METHODS)[number];
 
 /** What `wrap` returns: the same methods as the queue's, each recorded. */
@@ -92,7 +95,8 @@ export class CallRecorder {
 
   /**
    * The queue, with each of its history's methods (submit, poll, complete,
-   * fail, extend, completeAndPoll, cancel, retryDead, view, stats) recorded
+   * fail, extend, completeAndPoll, cancel, retryDead, view, stats, release,
+   * remove and the four edits of a pending job) recorded
    * around the real call; sync methods stay sync, async ones async (with
    * async stamps every method returns a promise).
    */
@@ -135,10 +139,30 @@ function describe(method: RecordedMethod, a: unknown[]): CallArgs {
     case 'cancel':
     case 'retryDead':
     case 'view':
+    case 'remove':
+    case 'promote':
       return { op: method, jobId: s(0) };
     case 'stats':
       return { op: 'stats' };
+    case 'release':
+      return describeRelease(a);
+    case 'changePriority':
+      return { op: 'changePriority', jobId: s(0), priority: n(1) };
+    case 'changeDelay':
+      return { op: 'changeDelay', jobId: s(0), delayMillis: n(1) };
+    case 'updatePayload':
+      return { op: 'updatePayload', jobId: s(0), payload: (a[1] ?? '') as string };
   }
+}
+
+function describeRelease([jobId, token, options]: unknown[]): CallArgs {
+  const call: CallArgs & { op: 'release' } = { op: 'release', jobId: jobId as string, token: token as number };
+  if (options === undefined) return call;
+  const extra = options !== null && typeof options === 'object' ? Object.keys(options).filter((key) => key !== 'delayMillis') : ['(not an object)'];
+  if (extra.length > 0) throw new UnsupportedOperationError(`A recorded release takes only the option the checker's model knows (delayMillis), got ${extra.join(', ')}`);
+  const { delayMillis } = options as { delayMillis?: number };
+  if (delayMillis !== undefined) call.delayMillis = delayMillis;
+  return call;
 }
 
 function describeSubmit([type, payload, priorityOrOptions, runAt]: unknown[]): CallArgs {

@@ -132,6 +132,18 @@ function plainCall(model: QueueModel, c: Exclude<CallArgs, { op: 'poll' | 'compl
       return model.cancel(c.jobId);
     case 'retryDead':
       return model.retryDead(c.jobId);
+    case 'release':
+      return model.release(c.jobId, c.token, c.delayMillis);
+    case 'remove':
+      return model.remove(c.jobId);
+    case 'changePriority':
+      return model.changePriority(c.jobId, c.priority);
+    case 'changeDelay':
+      return model.changeDelay(c.jobId, c.delayMillis);
+    case 'promote':
+      return model.promote(c.jobId);
+    case 'updatePayload':
+      return model.updatePayload(c.jobId, c.payload);
   }
 }
 

@@ -2,7 +2,8 @@
  * `leasehold stress` (the built CLI): exit 0 on the real queue of each
  * backend, with and without thread kills, and on Redis with processes; exit 1, naming the first
  * violation, on a queue deliberately broken by a wrapper
- * (test/fixtures/history-broken-queue.mjs); the same plans for the same seed;
+ * (test/fixtures/history-broken-queue.mjs); with --edits (releases, removes,
+ * edits of pending jobs) too; the same plans for the same seed;
  * exit 2 on bad usage.
  */
 import { spawn } from 'node:child_process';
@@ -46,6 +47,13 @@ describe('leasehold stress', () => {
     expectPass(run);
     const killed = /threads killed: (\d+)/.exec(run.stdout);
     expect(Number(killed?.[1])).toBeGreaterThan(0);
+  });
+
+  it('exits 0 with --edits: releases, removes and edits of pending jobs race the other calls, threads killed inside them too', async () => {
+    const run = await stress('--edits', '--threads', '3', '--histories', '30', '--kill-every', '7', '--seed', '12');
+    expectPass(run);
+    expect(run.stdout).toMatch(/replay .*: leasehold stress .*--edits/);
+    expect(Number(/threads killed: (\d+)/.exec(run.stdout)?.[1])).toBeGreaterThan(0);
   });
 
   it('exits 0 on a journaled queue', async () => {
@@ -107,5 +115,11 @@ describeRedis('leasehold stress --backend redis', () => {
     expect(run.stdout).toContain('mode linearizable');
     expect(Number(/processes killed: (\d+)/.exec(run.stdout)?.[1])).toBeGreaterThan(0);
     expect(run.stdout).toMatch(/calls that really overlapped a call of another process: [1-9]/);
+  });
+
+  it('exits 0 with processes racing releases, removes and edits, checked as linearizable', async () => {
+    const run = await stress('--backend', 'redis', '--redis-url', redis.url, '--processes', '--edits', '--threads', '3', '--histories', '4', '--seed', '13');
+    expectPass(run);
+    expect(run.stdout).toContain('mode linearizable');
   });
 });

@@ -40,6 +40,8 @@ export interface ScheduledHistoryOptions {
   stall?: PlannedStall | PlannedStall[];
   /** Hold thread `thread` at its `step`-th step until thread `until.thread` has taken `until.step` steps. */
   hold?: PlannedHold;
+  /** The threads also release leases, remove jobs and edit pending ones (see the plan's `edits`). */
+  edits?: boolean;
 }
 
 export interface ScheduledHistory {
@@ -131,7 +133,7 @@ export class ScheduledRecorder {
     for (let thread = 0; thread < threads; thread++) {
       const worker = this.#worker(thread);
       const threadSeed = (seed ^ Math.imul(thread + 1, 0x9e3779b1)) >>> 0;
-      reports.push(this.#ask(worker, { phase: 'run', scheduleSeed: seed, seed: threadSeed, calls }));
+      reports.push(this.#ask(worker, { phase: 'run', scheduleSeed: seed, seed: threadSeed, calls, edits: options.edits === true }));
     }
     const plan: HistoryPlan = { strategy: strategyOf(options) };
     if (options.kill !== undefined) plan.kill = options.kill;

@@ -32,6 +32,12 @@ type Op =
   | { op: 'extend'; job: JobRef; token: TokenChoice; pick: number; leaseMillis: number }
   | { op: 'cancel'; job: JobRef }
   | { op: 'retryDead'; job: JobRef }
+  | { op: 'release'; job: JobRef; token: TokenChoice; pick: number; delayMillis: number | undefined }
+  | { op: 'remove'; job: JobRef }
+  | { op: 'changePriority'; job: JobRef; priority: number }
+  | { op: 'changeDelay'; job: JobRef; delayMillis: number }
+  | { op: 'promote'; job: JobRef }
+  | { op: 'updatePayload'; job: JobRef; payload: string | null | undefined }
   | { op: 'view'; job: JobRef }
   | { op: 'advance'; ms: number }
   | { op: 'toLeaseEnd'; pick: number; delta: number }
@@ -121,6 +127,24 @@ function opArbitrary(cfg: GenConfig): fc.Arbitrary<Op> {
     { weight: w(2, 4), arbitrary: fc.record({ op: fc.constant('cancel' as const), job: jobRef('PENDING') }) },
     { weight: w(1), arbitrary: fc.record({ op: fc.constant('cancel' as const), job: jobRef('RUNNING') }) },
     { weight: w(2, 1), arbitrary: fc.record({ op: fc.constant('retryDead' as const), job: jobRef('DEAD') }) },
+    {
+      weight: w(1),
+      arbitrary: fc.record({
+        op: fc.constant('release' as const),
+        job: jobRef('RUNNING'),
+        token,
+        pick: fc.nat(1000),
+        delayMillis: fc.oneof({ weight: 2, arbitrary: fc.constant(undefined) }, { weight: 4, arbitrary: millis(0, 200) }, { weight: 1, arbitrary: fc.constantFrom(-1, Number.NaN) }),
+      }),
+    },
+    { weight: w(1), arbitrary: fc.record({ op: fc.constant('remove' as const), job: jobRef('any') }) },
+    { weight: w(1), arbitrary: fc.record({ op: fc.constant('changePriority' as const), job: jobRef('PENDING'), priority: priority.map((p) => p ?? 3) }) },
+    {
+      weight: w(1),
+      arbitrary: fc.record({ op: fc.constant('changeDelay' as const), job: jobRef('PENDING'), delayMillis: fc.oneof({ weight: 6, arbitrary: millis(0, 200) }, { weight: 1, arbitrary: fc.constantFrom(-1, Number.NaN) }) }),
+    },
+    { weight: w(1), arbitrary: fc.record({ op: fc.constant('promote' as const), job: jobRef('PENDING') }) },
+    { weight: w(1), arbitrary: fc.record({ op: fc.constant('updatePayload' as const), job: jobRef('PENDING'), payload }) },
     { weight: w(1), arbitrary: fc.record({ op: fc.constant('view' as const), job: jobRef('any') }) },
     { weight: w(3), arbitrary: fc.record({ op: fc.constant('advance' as const), ms: millis(0, 150) }) },
     {
@@ -335,6 +359,44 @@ function runScenario(s: Scenario): void {
           const id = resolveJob(op.job);
           trace.push(`retryDead(${show(id)})`);
           check(step, 'retryDead', outcomeOf(() => queue.retryDead(id)), model.retryDead(id));
+          break;
+        }
+        case 'release': {
+          const id = resolveJob(op.job);
+          const token = resolveToken(id, op.token, op.pick);
+          trace.push(`release(${show(id)}, ${token} [${op.token}], ${op.delayMillis})`);
+          const real = outcomeOf(() => (op.delayMillis === undefined ? queue.release(id, token) : queue.release(id, token, { delayMillis: op.delayMillis })));
+          check(step, 'release', real, model.release(id, token, op.delayMillis));
+          break;
+        }
+        case 'remove': {
+          const id = resolveJob(op.job);
+          trace.push(`remove(${show(id)})`);
+          check(step, 'remove', outcomeOf(() => queue.remove(id)), model.remove(id));
+          break;
+        }
+        case 'changePriority': {
+          const id = resolveJob(op.job);
+          trace.push(`changePriority(${show(id)}, ${op.priority})`);
+          check(step, 'changePriority', outcomeOf(() => queue.changePriority(id, op.priority)), model.changePriority(id, op.priority));
+          break;
+        }
+        case 'changeDelay': {
+          const id = resolveJob(op.job);
+          trace.push(`changeDelay(${show(id)}, ${op.delayMillis})`);
+          check(step, 'changeDelay', outcomeOf(() => queue.changeDelay(id, op.delayMillis)), model.changeDelay(id, op.delayMillis));
+          break;
+        }
+        case 'promote': {
+          const id = resolveJob(op.job);
+          trace.push(`promote(${show(id)})`);
+          check(step, 'promote', outcomeOf(() => queue.promote(id)), model.promote(id));
+          break;
+        }
+        case 'updatePayload': {
+          const id = resolveJob(op.job);
+          trace.push(`updatePayload(${show(id)}, ${show(op.payload)})`);
+          check(step, 'updatePayload', outcomeOf(() => queue.updatePayload(id, op.payload as string)), model.updatePayload(id, op.payload));
           break;
         }
         case 'view': {

@@ -29,6 +29,8 @@ export interface StressOptions {
   wrapper: string | undefined;
   /** Redis only: each racer is a process of its own (`threads` of them), not a thread. */
   processes: boolean;
+  /** The plans also release, remove and edit (see the plan's `edits`). */
+  edits?: boolean;
 }
 
 export const kStressDefaults = { backend: 'memory', threads: 4, calls: 10, histories: 200, killEvery: 0 } as const;
@@ -69,9 +71,9 @@ export async function runStress(options: StressOptions): Promise<number> {
       `mode ${mode}, ${killEvery > 0 ? `a ${racers(options)} killed every ${killEvery} calls` : 'no kills'}, seed ${seed}`,
   );
   const recorder = options.processes
-    ? new ProcessStressRecorder({ processes: threads, maxCalls: calls, redisUrl: options.redisUrl!, killEvery })
+    ? new ProcessStressRecorder({ processes: threads, maxCalls: calls, redisUrl: options.redisUrl!, killEvery, edits: options.edits === true })
     : new StressRecorder({
-        threads, maxCalls: calls, backend: options.backend, redisUrl: options.redisUrl, killEvery,
+        threads, maxCalls: calls, backend: options.backend, redisUrl: options.redisUrl, killEvery, edits: options.edits === true,
         wrapper: options.wrapper === undefined ? undefined : pathToFileURL(resolve(options.wrapper)).href,
       });
   const tally: Tally = { histories: 0, calls: 0, overlapping: 0, concurrent: 0, killed: 0, pending: 0, moves: 0, expiredInFlight: 0, submitted: 0, checked: 0, failures: new Map() };
@@ -149,6 +151,7 @@ function replayCommand(o: StressOptions): string {
   const args = ['leasehold stress', `--backend ${o.backend}`];
   if (o.redisUrl !== undefined) args.push(`--redis-url ${o.redisUrl}`);
   if (o.processes) args.push('--processes');
+  if (o.edits === true) args.push('--edits');
   args.push(`--threads ${o.threads}`, `--calls ${o.calls}`, `--histories ${o.histories}`, `--seed ${o.seed}`);
   if (o.killEvery > 0) args.push(`--kill-every ${o.killEvery}`);
   if (o.mode !== undefined) args.push(`--mode ${o.mode}`);

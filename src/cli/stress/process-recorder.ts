@@ -37,6 +37,8 @@ export interface ProcessRecorderOptions {
   maxCalls: number;
   redisUrl: string;
   killEvery: number;
+  /** The plans also release, remove and edit (see the plan's `edits`). */
+  edits: boolean;
 }
 
 export class ProcessStressRecorder {
@@ -75,6 +77,7 @@ export class ProcessStressRecorder {
         const args: StressProcessArgs = {
           redisUrl: this.#options.redisUrl, name, stampKey, file, thread, calls,
           seed: (seed ^ Math.imul(thread + 1, 0x9e3779b1)) >>> 0, start: setup.start, policy: setup.policy, capacity: setup.capacity,
+          edits: this.#options.edits,
         };
         return fork(PROCESS_PATH, [JSON.stringify(args)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
       });

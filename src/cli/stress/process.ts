@@ -25,6 +25,8 @@ export interface StressProcessArgs {
   start: number;
   policy: { maxAttempts: number; base: number; max: number };
   capacity: number;
+  /** The plan also releases, removes and edits. */
+  edits: boolean;
 }
 
 const args = JSON.parse(process.argv[2]!) as StressProcessArgs;
@@ -47,6 +49,7 @@ try {
     seed: args.seed,
     calls: args.calls,
     omit: ['advance', 'view'],
+    edits: args.edits,
     // Counted before the call: the parent kills by this count. Waits for the send, so the count is never behind.
     beforeCall: () => new Promise<void>((resolve) => process.send!('call', undefined, undefined, () => resolve())),
   });

@@ -42,6 +42,8 @@ export interface StressRecorderOptions {
   killEvery?: number;
   /** A module URL whose `wrapQueue` every thread calls the queue through (see ./thread.ts). */
   wrapper?: string;
+  /** The plans also release, remove and edit (see the plan's `edits`). */
+  edits?: boolean;
 }
 
 export interface RecordedHistory {
@@ -118,7 +120,7 @@ export class StressRecorder {
       const syncEvery = killEvery > 0 ? 0 : 1 + Math.floor(random() * 4);
       const handle = queue.share();
       const rounds = this.#workers.map((worker, thread) => {
-        const round: StressRound = { backend: this.#options.backend, handle, clockBuffer: clock.buffer, seed: (seed ^ Math.imul(thread + 1, 0x9e3779b1)) >>> 0, calls, syncEvery };
+        const round: StressRound = { backend: this.#options.backend, handle, clockBuffer: clock.buffer, seed: (seed ^ Math.imul(thread + 1, 0x9e3779b1)) >>> 0, calls, syncEvery, edits: this.#options.edits === true };
         return runRound(worker, round);
       });
       const killed = killEvery > 0 ? await this.#killWhileRunning(rounds, killEvery, random, queue) : 0;
