@@ -332,7 +332,7 @@ export class RedisJobQueue {
   async #place(jobs: readonly CheckedJob[]): Promise<string[]> {
     const fields = jobs.flatMap((job) => [
       job.type, job.payload, String(job.priority), job.runAtMillis === undefined ? '' : String(job.runAtMillis), String(job.delayMillis), String(job.maxAttempts),
-      job.key ?? '', String(job.keyTtlMillis), String(job.timeoutMillis), job.headersText ?? '',
+      job.key ?? '', String(job.keyTtlMillis), String(job.timeoutMillis), job.headersText ?? '', String(job.debounceMillis), String(job.throttleMillis),
     ]);
     const reply = await this.#run('submit', [String(this.#capacity), ...fields], '');
     return reply.slice(1).map((n) => `J${n}`);
