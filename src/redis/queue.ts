@@ -305,7 +305,7 @@ export class RedisJobQueue {
   /**
    * Queues a new PENDING job and resolves to its id, `J1`, `J2`, ..., once Redis has it (or, for a `key`
    * that is taken, the id of the job that holds it: see JobQueue#submit). The options form
-   * (`{ priority, runAt, delayMillis, maxAttempts, key, keyTtlMillis, timeoutMillis }`) or the positional one (`priority, runAtMillis`).
+   * (`{ priority, runAt, delayMillis, maxAttempts, key, keyTtlMillis, debounceMillis, throttleMillis, timeoutMillis, headers }`) or the positional one (`priority, runAtMillis`).
    */
   submit(type: string, payload?: string | null, options?: SubmitOptions): Promise<string>;
   submit(type: string, payload?: string | null, priority?: number, runAtMillis?: number): Promise<string>;
