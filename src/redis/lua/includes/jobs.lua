@@ -126,12 +126,13 @@ end
 
 -- The n of the job that holds the idempotent key k now, or nil if k is free: a job holds its
 -- key while PENDING or RUNNING, and once finished until finishedAt + keyTtl; an evicted job, never.
+-- For a throttled submit (throttle > 0, milliseconds): while now < submittedAt + throttle, whatever its status.
 local function keyHolder(k, throttle)
   local n = redis.call('HGET', K.keys, k)
   if not n then return nil end
   local f = redis.call('HMGET', jobKey(n), 'status', 'keyTtl', 'finishedAt', 'submittedAt')
   if not f[1] then return nil end
-  -- A throttled submit (throttle > 0): the window runs from the holder's submit, whatever its status.
+  -- The window runs from the holder's submit, not its finish: at most one job per window.
   if throttle and throttle > 0 then
     if now < tonumber(f[4] or '0') + throttle then return n end
     return nil
