@@ -7,6 +7,11 @@
  *
  * - a result: the complete stores a small JSON result;
  * - an idempotent key: the submit carries a key of its own;
+ * - throttle: the keyed submit carries throttleMillis (a key of its own);
+ * - debounce: two debounced submits of one key (the second replaces the
+ *   first's payload and pushes its runAt back) and a promote to make it ready;
+ * - the edits of a PENDING job (changePriority, changeDelay, promote of a job
+ *   submitted a minute out, updatePayload): one call between submit and poll;
  * - listing in use: `jobs()` was called once before the run, so the queue
  *   keeps its listing index up to date through every move;
  * - a rate limit on another type: every poll then takes the queue's lock;
@@ -70,6 +75,57 @@ const CASES: readonly FeatureCase[] = [
     listed: false,
     cycle: (queue, n) => complete(queue, poll(queue, queue.submit('noop', 'x', { key: `k${n}` }))),
   },
+  {
+    name: 'throttle: submit(type, payload, { key, throttleMillis })',
+    listed: false,
+    cycle: (queue, n) => complete(queue, poll(queue, queue.submit('noop', 'x', { key: `k${n}`, throttleMillis: 60_000 }))),
+  },
+  {
+    name: 'debounce: two keyed submits (the second replaces), then promote',
+    listed: false,
+    cycle: (queue, n) => {
+      const id = queue.submit('noop', 'x', { key: `k${n}`, debounceMillis: 60_000 });
+      if (queue.submit('noop', 'y', { key: `k${n}`, debounceMillis: 60_000 }) !== id) throw new Error('the debounce made a second job');
+      queue.promote(id);
+      complete(queue, poll(queue, id));
+    },
+  },
+  {
+    name: 'changePriority: once between submit and poll',
+    listed: false,
+    cycle: (queue) => {
+      const id = queue.submit('noop', 'x');
+      queue.changePriority(id, 1);
+      complete(queue, poll(queue, id));
+    },
+  },
+  {
+    name: 'changeDelay: changeDelay(id, 0) between submit and poll',
+    listed: false,
+    cycle: (queue) => {
+      const id = queue.submit('noop', 'x');
+      queue.changeDelay(id, 0);
+      complete(queue, poll(queue, id));
+    },
+  },
+  {
+    name: 'promote: submitted a minute out, promoted, polled',
+    listed: false,
+    cycle: (queue) => {
+      const id = queue.submit('noop', 'x', { delayMillis: 60_000 });
+      queue.promote(id);
+      complete(queue, poll(queue, id));
+    },
+  },
+  {
+    name: 'updatePayload: once between submit and poll',
+    listed: false,
+    cycle: (queue) => {
+      const id = queue.submit('noop', 'x');
+      queue.updatePayload(id, 'y');
+      complete(queue, poll(queue, id));
+    },
+  },
   { name: 'listing in use: jobs() called once before the run', listed: true, cycle: plainCycle },
   {
     name: 'a rate limit: set on another type (polls take the lock)',
@@ -115,7 +171,7 @@ const CASES: readonly FeatureCase[] = [
 
 export const features: Suite = {
   id: 'features',
-  title: `job features: what a result, a key, listing, a rate limit, a schedule, a type's retry policy, DEAD limits, remove and an events subscriber cost per submit → poll → complete`,
+  title: `job features: what a result, a key, throttle, debounce, the edits of a pending job, listing, a rate limit, a schedule, a type's retry policy, DEAD limits, remove and an events subscriber cost per submit → poll → complete`,
   config: {
     'features: queue': `capacity ${CAPACITY.toLocaleString('en-US')}, full of finished jobs (each submit evicts one), one queue per case`,
     'features: job': 'type "noop", payload "x", priority 0, runAt now',

@@ -1,7 +1,7 @@
 import { laterReading } from '../clock.js';
 import { refusalError } from '../errors.js';
 import { jobIdOf } from '../job-id.js';
-import { AWAITS_COMMIT, CANCELLED_RUNNING, announceCancel, type Maintenance } from '../shm/core.js';
+import { AWAITS_COMMIT, CANCELLED_RUNNING, KEY_FREE, announceCancel, type Maintenance } from '../shm/core.js';
 import { parseJobId } from '../validate/job-id.js';
 import { checkJobs, checkSubmit, type CheckedJob, type NewJob, type SubmitOptions } from '../validate/job-input.js';
 import type { QueueContext } from './context.js';
@@ -63,7 +63,7 @@ export class ProducerSide {
       const job = jobs[i]!;
       if (repeats[i]! >= 0) continue;
       if (job.key !== null) {
-        const holder = core.keyHolder(job.key, now);
+        const holder = core.keyHolder(job.key, now, job.throttleMillis);
         if (holder === AWAITS_COMMIT) return AWAITS_COMMIT;
         if (holder >= 0) {
           ids[i] = jobIdOf(holder);
@@ -100,8 +100,13 @@ export class ProducerSide {
 
   /** One job: the id of the job that holds its key, if one does; else it is stored. */
   #submitChecked(core: Maintenance, job: CheckedJob, now: number): string | typeof AWAITS_COMMIT {
-    if (job.key !== null) {
-      const holder = core.keyHolder(job.key, now);
+    if (job.key !== null && job.debounceMillis > 0) {
+      const edited = core.debounce(job.key, { text: job.payload, bytes: job.payloadBytes }, job.debounceMillis, now);
+      if (edited === AWAITS_COMMIT) return AWAITS_COMMIT;
+      if (edited >= 0) return jobIdOf(edited);
+      if (edited !== KEY_FREE) throw refusalError(edited, '', this.#ctx.options.capacity);
+    } else if (job.key !== null) {
+      const holder = core.keyHolder(job.key, now, job.throttleMillis);
       if (holder === AWAITS_COMMIT) return AWAITS_COMMIT;
       if (holder >= 0) return jobIdOf(holder);
     }

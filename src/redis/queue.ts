@@ -309,7 +309,7 @@ export class RedisJobQueue {
   /**
    * Queues a new PENDING job and resolves to its id, `J1`, `J2`, ..., once Redis has it (or, for a `key`
    * that is taken, the id of the job that holds it: see JobQueue#submit). The options form
-   * (`{ priority, runAt, delayMillis, maxAttempts, key, keyTtlMillis, timeoutMillis }`) or the positional one (`priority, runAtMillis`).
+   * (`{ priority, runAt, delayMillis, maxAttempts, key, keyTtlMillis, debounceMillis, throttleMillis, timeoutMillis, headers }`) or the positional one (`priority, runAtMillis`).
    */
   submit(type: string, payload?: string | null, options?: SubmitOptions): Promise<string>;
   submit(type: string, payload?: string | null, priority?: number, runAtMillis?: number): Promise<string>;
@@ -336,7 +336,7 @@ export class RedisJobQueue {
   async #place(jobs: readonly CheckedJob[]): Promise<string[]> {
     const fields = jobs.flatMap((job) => [
       job.type, job.payload, String(job.priority), job.runAtMillis === undefined ? '' : String(job.runAtMillis), String(job.delayMillis), String(job.maxAttempts),
-      job.key ?? '', String(job.keyTtlMillis), String(job.timeoutMillis), job.headersText ?? '',
+      job.key ?? '', String(job.keyTtlMillis), String(job.timeoutMillis), job.headersText ?? '', String(job.debounceMillis), String(job.throttleMillis),
     ]);
     const reply = await this.#run('submit', [String(this.#capacity), ...fields], '');
     return reply.slice(1).map((n) => `J${n}`);

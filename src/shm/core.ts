@@ -57,7 +57,7 @@ export { Mover } from './protocol/mover.js';
 
 // The moves a worker makes, and the locked maintenance.
 export { SLOW, WorkerPath } from './moves/worker-path.js';
-export { Maintenance } from './maintenance/maintenance.js';
+export { KEY_FREE, Maintenance } from './maintenance/maintenance.js';
 export type { PendingEdit } from './moves/edit.js';
 
 // The journal link.

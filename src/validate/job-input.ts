@@ -28,6 +28,10 @@ export interface CheckedJob {
   keyBytes: number;
   /** How long the key stays taken after the job finished; 0: not at all. */
   keyTtlMillis: number;
+  /** With the key: a PENDING holder's payload is replaced and its runAt pushed to now + this (see Maintenance#debounce); 0: no debounce. */
+  debounceMillis: number;
+  /** With the key: it is taken for this long from its holder's submit, whatever the holder's status; 0: no throttle. */
+  throttleMillis: number;
   /** The job's own lease length; 0: the poll's. */
   timeoutMillis: number;
   /** The job's headers, a copy of submit's; null for none. */
@@ -56,6 +60,21 @@ export interface SubmitOptions {
   /** How long after its job finished (SUCCEEDED, DEAD or CANCELLED) the key stays taken; only with `key`. @default 0 */
   keyTtlMillis?: number;
   /**
+   * Debounce on `key` (milliseconds, > 0): while the key's holder is PENDING,
+   * the submit replaces its payload and pushes its runAt to now + this, and
+   * returns its id; otherwise it makes a new job that runs this long after
+   * now. Only with `key`; not with runAt, delayMillis, keyTtlMillis or
+   * throttleMillis, nor in submitMany. @default none
+   */
+  debounceMillis?: number;
+  /**
+   * Throttle on `key` (milliseconds, > 0): the key is taken for this long
+   * from its holder's submit, whatever the holder's status, and free after
+   * it: at most one job per window. Only with `key`; not with keyTtlMillis
+   * or debounceMillis. @default none
+   */
+  throttleMillis?: number;
+  /**
    * The length of each lease a poll gives this job, in place of the poll's
    * `leaseMillis` (an integer from 1 to 2^32 - 1): the job's own wins. `extend` takes the length it is given.
    * @default the poll's leaseMillis
@@ -80,7 +99,9 @@ export interface NewJob extends SubmitOptions {
   runAtMillis?: number;
 }
 
-const SUBMIT_OPTIONS: ReadonlySet<string> = new Set(['priority', 'runAt', 'delayMillis', 'maxAttempts', 'key', 'keyTtlMillis', 'timeoutMillis', 'headers']);
+const SUBMIT_OPTIONS: ReadonlySet<string> = new Set([
+  'priority', 'runAt', 'delayMillis', 'maxAttempts', 'key', 'keyTtlMillis', 'debounceMillis', 'throttleMillis', 'timeoutMillis', 'headers',
+]);
 const NEW_JOB_FIELDS: ReadonlySet<string> = new Set(['type', 'payload', 'runAtMillis', ...SUBMIT_OPTIONS]);
 
 /**
@@ -103,7 +124,7 @@ export function checkSubmit(type: unknown, payload: unknown, priorityOrOptions: 
  * caller checked), where `runAtMillis` (submitMany's older name) stands for runAt.
  */
 function checkOptions(name: string, options: object, type: unknown, payload: unknown, runAtMillis: unknown, maxPayloadBytes: number): CheckedJob {
-  const { priority = 0, runAt, delayMillis, maxAttempts, key, keyTtlMillis, timeoutMillis, headers } = options as SubmitOptions;
+  const { priority = 0, runAt, delayMillis, maxAttempts, key, keyTtlMillis, debounceMillis, throttleMillis, timeoutMillis, headers } = options as SubmitOptions;
   const times = [runAt, runAtMillis, delayMillis].filter((time) => time !== undefined).length;
   if (times > 1) {
     throw new InvalidArgumentError(`Expected \`${name}\` to give at most one of runAt (or runAtMillis) and delayMillis, got ${times}`);
@@ -115,22 +136,55 @@ function checkOptions(name: string, options: object, type: unknown, payload: unk
   job.delayMillis = delayMillis ?? 0;
   job.maxAttempts = maxAttempts ?? 0;
   job.timeoutMillis = timeoutMillis ?? 0;
-  if (key !== undefined || keyTtlMillis !== undefined) checkKey(job, key, keyTtlMillis);
+  if (key !== undefined || keyTtlMillis !== undefined || debounceMillis !== undefined || throttleMillis !== undefined) {
+    const needer = keyTtlMillis !== undefined ? 'keyTtlMillis' : debounceMillis !== undefined ? 'debounceMillis' : throttleMillis !== undefined ? 'throttleMillis' : undefined;
+    checkKey(job, key, keyTtlMillis, needer);
+  }
+  if (debounceMillis !== undefined || throttleMillis !== undefined) checkKeyWindows(name, job, options as SubmitOptions);
   if (headers !== undefined) setHeaders(job, checkHeaders(headers));
   return job;
 }
 
 /** An idempotent key and its TTL, into `job`. */
-function checkKey(job: CheckedJob, key: unknown, keyTtlMillis: unknown): void {
+function checkKey(job: CheckedJob, key: unknown, keyTtlMillis: unknown, needer: string | undefined): void {
   if (typeof key !== 'string' || key === '' || !key.isWellFormed() || Buffer.byteLength(key) > MAX_KEY_BYTES) {
     throw new InvalidArgumentError(
-      `Expected \`key\` to be a well-formed string of 1 to ${MAX_KEY_BYTES} UTF-8 bytes${keyTtlMillis === undefined ? '' : ' (keyTtlMillis needs one)'}, got ${describe(key)}`,
+      `Expected \`key\` to be a well-formed string of 1 to ${MAX_KEY_BYTES} UTF-8 bytes${needer === undefined ? '' : ` (${needer} needs one)`}, got ${describe(key)}`,
     );
   }
   if (keyTtlMillis !== undefined) checkSpan('keyTtlMillis', keyTtlMillis);
   job.key = key;
   job.keyBytes = Buffer.byteLength(key);
   job.keyTtlMillis = keyTtlMillis ?? 0;
+}
+
+/**
+ * Debounce or throttle (the key is checked): a positive finite window, one
+ * of the two, not with keyTtlMillis; a debounce sets the new job's runAt
+ * itself, so it takes no runAt or delayMillis either.
+ */
+function checkKeyWindows(name: string, job: CheckedJob, options: SubmitOptions): void {
+  const { debounceMillis, throttleMillis } = options;
+  if (debounceMillis !== undefined && throttleMillis !== undefined) {
+    throw new InvalidArgumentError(`Expected \`${name}\` to give at most one of debounceMillis and throttleMillis`);
+  }
+  const option = debounceMillis !== undefined ? 'debounceMillis' : 'throttleMillis';
+  const window = debounceMillis ?? throttleMillis;
+  if (typeof window !== 'number' || !Number.isFinite(window) || window <= 0) {
+    throw new InvalidArgumentError(`Expected \`${option}\` to be a finite number > 0, got ${describe(window)}`);
+  }
+  if (options.keyTtlMillis !== undefined) {
+    throw new InvalidArgumentError(`Expected \`${name}\` to give at most one of keyTtlMillis and ${option} (each says how long the key stays taken)`);
+  }
+  if (debounceMillis !== undefined) {
+    if (options.runAt !== undefined || options.delayMillis !== undefined || (options as NewJob).runAtMillis !== undefined) {
+      throw new InvalidArgumentError(`Expected \`${name}\` to give no runAt or delayMillis with debounceMillis (the job runs debounceMillis after the last submit)`);
+    }
+    job.debounceMillis = debounceMillis;
+    job.delayMillis = debounceMillis;
+  } else {
+    job.throttleMillis = window;
+  }
 }
 
 /** Submit's `headers`, checked and copied: a plain object of string values, at most MAX_HEADERS_BYTES of JSON. */
@@ -176,7 +230,7 @@ export function checkJob(
     throw new InvalidArgumentError(`Expected \`${runAtName}\` to be a finite number, got ${describe(runAtMillis)}`);
   }
   return {
-    type: type as string, typeBytes, payload: text as string, payloadBytes, priority, runAtMillis, delayMillis: 0, maxAttempts: 0, key: null, keyBytes: 0, keyTtlMillis: 0, timeoutMillis: 0,
+    type: type as string, typeBytes, payload: text as string, payloadBytes, priority, runAtMillis, delayMillis: 0, maxAttempts: 0, key: null, keyBytes: 0, keyTtlMillis: 0, debounceMillis: 0, throttleMillis: 0, timeoutMillis: 0,
     headers: null, headersText: null,
   };
 }
@@ -233,6 +287,8 @@ export function checkJobs(jobs: unknown, maxPayloadBytes: number): CheckedJob[] 
       if (!(i in jobs)) throw new InvalidArgumentError(`Expected \`jobs[${i}]\` to be an object, got a hole (a sparse array)`);
       const fields = readOptions<NewJob>(`jobs[${i}]`, jobs[i], NEW_JOB_FIELDS);
       out[i] = checkOptions(`jobs[${i}]`, fields, fields.type, fields.payload, fields.runAtMillis, maxPayloadBytes);
+      // A debounce edits a job the batch could not undo with the rest (and two of one key in a batch would edit one job twice).
+      if (out[i]!.debounceMillis > 0) throw new InvalidArgumentError(`Expected \`jobs[${i}]\` to have no debounceMillis: submitMany does not debounce (use submit)`);
     }
     return out;
   });

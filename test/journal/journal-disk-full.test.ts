@@ -293,6 +293,27 @@ describe.skipIf(!canMount)('a journal on a full disk', () => {
     close(queue);
   });
 
+  it("refuses a debounced submit with JournalFullError: the holder keeps its payload and runAt; once there is room the replace holds after a reopen", () => {
+    const { dir, path, clock } = onTmpfs();
+    let queue = open(path, clock);
+    reserveTokens(queue);
+    const held = queue.submit('index', 'v1', { key: 'doc', debounceMillis: 1_000 });
+    const freeSpace = fillDisk(dir, path, 64 * 1024);
+    const { acknowledged } = submitUntilRefused(queue);
+    clock.advance(500);
+    const before = snapshot(queue, [held, ...acknowledged]);
+    expectJournalError(() => queue.submit('index', KIB, { key: 'doc', debounceMillis: 1_000 }), JournalFullError, 'ERR_JOURNAL_FULL');
+    // Neither half of the edit stayed: the old payload and the old runAt.
+    expect(snapshot(queue, [held, ...acknowledged])).toEqual(before);
+    expect(queue.view(held)).toMatchObject({ payload: 'v1', nextRunAt: T0 + 1_000 });
+    freeSpace();
+    expect(queue.submit('index', 'v2', { key: 'doc', debounceMillis: 1_000 })).toBe(held);
+    expect(queue.view(held)).toMatchObject({ payload: 'v2', nextRunAt: T0 + 1_500 });
+    queue = reopenOn(queue, path, clock);
+    expect(queue.view(held)).toMatchObject({ payload: 'v2', nextRunAt: T0 + 1_500, status: 'PENDING' });
+    close(queue);
+  });
+
   it("refuses the cancel of a RUNNING job with JournalFullError: the job stays RUNNING and its holder's lease works; once there is room the cancel holds after a reopen", () => {
     const { dir, path, clock } = onTmpfs();
     let queue = open(path, clock);

@@ -7,9 +7,11 @@
   KEYS: the queue's declared key, KEYS[FIXED] (includes/call.lua)
   ARGV: the common arguments (includes/call.lua), then
     [OWN + 1] capacity: the most jobs the queue holds
-    then 10 per job: type, payload, priority, runAt ('' for delay after now), delay, maxAttempts
+    then 12 per job: type, payload, priority, runAt ('' for delay after now), delay, maxAttempts
       (0: its type's policy's if it has one, else the queue's), key ('': none), keyTtl, timeout (0: the poll's),
-      headers ('': none)
+      headers ('': none), debounce (0: none; else a PENDING holder of the key gets this payload and runs
+      debounce after now, and no job is stored), throttle (0: none; else the key is taken while now is
+      within throttle of its holder's submittedAt, whatever the holder's status)
   Replies:
     { 0, n, n, ... }: each job's number (a key holder's for a job not stored); clients waiting for work are woken
     { CATCHING_UP }: the call brought the queue part of the way up to now (includes/catch-up.lua)
@@ -20,7 +22,7 @@
 
 local capacity = tonumber(ARGV[OWN + 1])
 local first = OWN + 2
-local WIDTH = 10
+local WIDTH = 12
 local total = (#ARGV - first + 1) / WIDTH
 -- Per job: the id it gets without being stored (a key's holder's), or the index of the earlier job whose key it repeats.
 local holders, repeats, firstWithKey = {}, {}, {}
@@ -32,7 +34,12 @@ for j = 1, total do
   else
     if k ~= '' then
       firstWithKey[k] = j
-      holders[j] = keyHolder(k)
+      local base = first + (j - 1) * WIDTH
+      if ARGV[base + 10] ~= '0' then
+        holders[j] = pendingKeyHolder(k)
+      else
+        holders[j] = keyHolder(k, tonumber(ARGV[base + 11]))
+      end
     end
     if not holders[j] then count = count + 1 end
   end
@@ -52,6 +59,12 @@ for j = 1, total do
   if repeats[j] then
     ids[j + 1] = ids[repeats[j] + 1]
   elseif holders[j] then
+    if ARGV[i + 10] ~= '0' then
+      -- Debounce: the holder's payload and runAt in this one script, so a poll leases it wholly as it was or as edited.
+      local held = jobKey(holders[j])
+      redis.call('HSET', held, 'payload', ARGV[i + 1])
+      refile(holders[j], held, { 'runAt', num(now + tonumber(ARGV[i + 10])) })
+    end
     ids[j + 1] = holders[j]
   else
     seq = seq + 1

@@ -199,16 +199,38 @@ export class Maintenance implements LockHolder {
    * commit in flight (keeps I21): its submit may yet be
    * undone, so its id must not be handed out before it is durable.
    */
-  keyHolder(key: string, now: number): number {
+  keyHolder(key: string, now: number, throttleMillis = 0): number {
     const { keyMap, slots } = this.#m;
     const slot = keyMap.find(key, keyHash(key));
     if (slot === NOT_MAPPED) return KEY_FREE;
     const status = statusOf(this.catchUp.settledWord(slot, now));
     if (status === FREE) return KEY_FREE;
     if (this.notes.frozen(slot)) return this.notes.awaitCommitOf(slot);
+    // A throttled submit: the window runs from the holder's submit, whatever its status (a holder of unknown submit time, NaN, holds nothing).
+    if (throttleMillis > 0) return now < slots.submittedAts[slot]! + throttleMillis ? slots.jobNums[slot]! : KEY_FREE;
     const live = status === READY || status === DELAYED || status === RUNNING ||
       (slots.keyTtls[slot]! > 0 && now < slots.finishedAts[slot]! + slots.keyTtls[slot]!);
     return live ? slots.jobNums[slot]! : KEY_FREE;
+  }
+
+  /**
+   * A debounced submit's edit of `key`'s holder: if it is PENDING, its
+   * payload replaced and its runAt pushed to `delay` after now, in one edit
+   * (see `edit`): its number. KEY_FREE if the key has no PENDING holder (the
+   * caller then places a new job, which takes the key), AWAITS_COMMIT for a
+   * holder frozen by its commit in flight, or the Refusal of making room for
+   * the payload (then nothing changed).
+   */
+  debounce(key: string, payload: { text: string; bytes: number }, delay: number, now: number): number {
+    const { keyMap, slots } = this.#m;
+    const slot = keyMap.find(key, keyHash(key));
+    if (slot === NOT_MAPPED) return KEY_FREE;
+    const status = statusOf(this.catchUp.settledWord(slot, now));
+    if (status !== READY && status !== DELAYED) return KEY_FREE;
+    const done = this.edit(slot, { delay }, payload, now);
+    // NotEditable: a lock-free poll leased the holder first, which is then RUNNING: the key is the new job's.
+    if (done === Refusal.NotEditable) return KEY_FREE;
+    return done === 0 ? slots.jobNums[slot]! : done;
   }
 
   /**

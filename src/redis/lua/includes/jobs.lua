@@ -130,15 +130,29 @@ end
 
 -- The n of the job that holds the idempotent key k now, or nil if k is free: a job holds its
 -- key while PENDING or RUNNING, and once finished until finishedAt + keyTtl; an evicted job, never.
-local function keyHolder(k)
+-- For a throttled submit (throttle > 0, milliseconds): while now < submittedAt + throttle, whatever its status.
+local function keyHolder(k, throttle)
   local n = redis.call('HGET', K.keys, k)
   if not n then return nil end
-  local f = redis.call('HMGET', jobKey(n), 'status', 'keyTtl', 'finishedAt')
+  local f = redis.call('HMGET', jobKey(n), 'status', 'keyTtl', 'finishedAt', 'submittedAt')
   if not f[1] then return nil end
+  -- The window runs from the holder's submit, not its finish: at most one job per window.
+  if throttle and throttle > 0 then
+    if now < tonumber(f[4] or '0') + throttle then return n end
+    return nil
+  end
   if f[1] == 'PENDING' or f[1] == 'RUNNING' then return n end
   local ttl = tonumber(f[2] or '0')
   if ttl > 0 and now < tonumber(f[3] or '0') + ttl then return n end
   return nil
+end
+
+-- The job that holds idempotent key k if it is PENDING (a debounced submit edits it), else nil.
+local function pendingKeyHolder(k)
+  local n = redis.call('HGET', K.keys, k)
+  if not n then return nil end
+  if redis.call('HGET', jobKey(n), 'status') ~= 'PENDING' then return nil end
+  return n
 end
 
 -- New work: wakes clients in waitForWork (a poll that found nothing reads the counter).
