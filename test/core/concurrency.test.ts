@@ -32,6 +32,7 @@ describe('concurrency caps', () => {
     ['fail (retried)', (q, _c, id, token) => q.fail(id, token, 'again')],
     ['fail (dead)', (q, _c, id, token) => q.fail(id, token, 'for good', { permanent: true })],
     ['release', (q, _c, id, token) => q.release(id, token)],
+    ['snooze', (q, _c, id, token) => q.release(id, token, { delayMillis: 10 })],
     ['cancel of the running job', (q, _c, id) => q.cancel(id)],
     ['lease expiry', (_q, c) => c.advance(LEASE)],
   ];
