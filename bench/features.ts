@@ -80,7 +80,7 @@ const CASES: readonly FeatureCase[] = [
     cycle: plainCycle,
   },
   {
-    name: 'a concurrency cap: 1,000 on the whole queue (polls take the lock)',
+    name: 'a queue concurrency cap: 1,000 on the whole queue (polls take the lock)',
     listed: false,
     prepare: (queue) => queue.setConcurrency(1_000),
     cycle: plainCycle,

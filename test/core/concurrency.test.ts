@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, RetryPolicy } from '../../dist/index.js';
-import { T0, expectInvalidSync } from '../support/helpers.js';
+import { T0, expectInvalidSync, withTimeout } from '../support/helpers.js';
 import { closeJournal, openJournal, tempJournal } from '../support/journal-harness.js';
 
 const LEASE = 1_000;
@@ -120,6 +120,30 @@ describe('concurrency caps', () => {
     queue.setConcurrency(null);
     expect(queue.concurrencyCaps()).toEqual({ queue: null, types: [] });
     queue.close();
+  });
+
+  it('wakes a worker waiting for work once a job leaves RUNNING under a reached cap', async () => {
+    for (const scope of ['queue', 'type'] as const) {
+      const { queue } = memoryQueue();
+      if (scope === 'queue') queue.setConcurrency(1);
+      else queue.setConcurrency('a', 1);
+      queue.submit('a');
+      queue.submit('a');
+      const lease = queue.poll('w', LEASE)!;
+      expect(queue.poll('w', LEASE)).toBeUndefined();
+      let woken = false;
+      const waiting = queue.waitForWork(600_000).then((found) => {
+        woken = true;
+        return found;
+      });
+      // Given a turn of the event loop: nothing frees a place, so the wait goes on.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(woken).toBe(false);
+      queue.complete(lease.jobId, lease.token);
+      expect(await withTimeout(waiting, 10_000, `waitForWork (${scope} cap)`)).toBe(true);
+      expect(queue.poll('w', LEASE)).toBeDefined();
+      queue.close();
+    }
   });
 
   it('are seen and obeyed by a thread that attaches, and set by it for all', () => {
