@@ -34,6 +34,7 @@ export class HeldJobs {
   /** For a claim under the lock: whether the job's type's limit admits it at `now`; if not, it is held until its window opens. */
   admits(slot: number, word: number, now: number): boolean {
     const { rateLimits, concurrency, slots, held } = this.#m;
+    // Admitted only below every cap the job falls under (keeps I25, with the counts of Mover#count).
     if (concurrency.active) {
       const entry = concurrency.blocking(slots.types[slot]!);
       if (entry >= 0) {

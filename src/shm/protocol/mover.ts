@@ -112,7 +112,7 @@ export class Mover {
    * stays in its status) into `status`; and, while a concurrency cap is set,
    * a move into or out of RUNNING in the RUNNING counts of the caps (after
    * the CAS that decided it: a count never falls below the jobs RUNNING,
-   * see concurrency.ts). No cap: one Atomics load, on those moves only.
+   * keeps I25, see concurrency.ts). No cap: one Atomics load, on those moves only.
    */
   #count(slot: number, counted: number, status: SlotStatus): void {
     if (counted < 0) return;
