@@ -134,6 +134,18 @@ const CASES: readonly FeatureCase[] = [
     cycle: plainCycle,
   },
   {
+    name: "a concurrency cap: 1,000 on the job's own type (polls take the lock)",
+    listed: false,
+    prepare: (queue) => queue.setConcurrency('noop', 1_000),
+    cycle: plainCycle,
+  },
+  {
+    name: 'a queue concurrency cap: 1,000 on the whole queue (polls take the lock)',
+    listed: false,
+    prepare: (queue) => queue.setConcurrency(1_000),
+    cycle: plainCycle,
+  },
+  {
     name: 'a schedule: one defined, none due',
     listed: false,
     prepare: (queue) => void queue.schedule('digest', { everyMillis: 3_600_000, type: 'email' }),
@@ -171,7 +183,7 @@ const CASES: readonly FeatureCase[] = [
 
 export const features: Suite = {
   id: 'features',
-  title: `job features: what a result, a key, throttle, debounce, the edits of a pending job, listing, a rate limit, a schedule, a type's retry policy, DEAD limits, remove and an events subscriber cost per submit → poll → complete`,
+  title: `job features: what a result, a key, throttle, debounce, the edits of a pending job, listing, a rate limit, a concurrency cap, a schedule, a type's retry policy, DEAD limits, remove and an events subscriber cost per submit → poll → complete`,
   config: {
     'features: queue': `capacity ${CAPACITY.toLocaleString('en-US')}, full of finished jobs (each submit evicts one), one queue per case`,
     'features: job': 'type "noop", payload "x", priority 0, runAt now',

@@ -5,7 +5,7 @@ import { JOB_QUEUE_OPTIONS, fillOptions, given, readCallers, readOptions, type J
 import { policyFromShare, sharePolicy, type RetryPolicy } from './policy.js';
 import { Journal } from './journal/journal.js';
 import { attemptLimit, BUFFER_NAMES, bufferBytes, type BufferName, countedChunks, initialBytes, type LoggedJob, mayRetry, type QueueBuffers, QueueMemory, SharedFinishWaits, watchCancels } from './shm/core.js';
-import { JobStatus, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy } from './types.js';
+import { JobStatus, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy, type ConcurrencyCaps as ConcurrencyCapsList } from './types.js';
 import { checkTimeSource } from './validate/clock.js';
 import { checkPolicy } from './validate/construction.js';
 import { parseJobId } from './validate/job-id.js';
@@ -22,6 +22,8 @@ import { WorkerSide } from './queue/worker-side.js';
 import { Pausing } from './queue/pausing.js';
 import { RateLimiting } from './queue/rate-limiting.js';
 import { RetryPolicies } from './queue/retry-policies.js';
+import { ConcurrencyCaps } from './queue/concurrency-caps.js';
+import { checkConcurrency } from './validate/concurrency.js';
 import { Scheduling } from './queue/scheduling.js';
 import { PendingEdits } from './queue/pending-edits.js';
 import { RingReader } from './queue/events.js';
@@ -94,6 +96,7 @@ export class JobQueue {
   readonly #pausing: Pausing;
   readonly #rateLimiting: RateLimiting;
   readonly #retryPolicies: RetryPolicies;
+  readonly #concurrency: ConcurrencyCaps;
   /** The event subscriptions open on this instance: closed with it. */
   readonly #subscriptions = new Set<QueueEvents>();
   readonly #scheduling: Scheduling;
@@ -118,6 +121,7 @@ export class JobQueue {
     this.#pausing = new Pausing(this.#ctx);
     this.#rateLimiting = new RateLimiting(this.#ctx);
     this.#retryPolicies = new RetryPolicies(this.#ctx);
+    this.#concurrency = new ConcurrencyCaps(this.#ctx);
     this.#scheduling = new Scheduling(this.#ctx, (jobs) => this.#producer.submitMany(jobs));
     this.#finishWaits = new SharedFinishWaits(memory, time);
     this.#edits = new PendingEdits(this.#ctx);
@@ -218,6 +222,9 @@ export class JobQueue {
     if (journal.paused()) this.#pausing.set(true);
     for (const { type, max, windowMillis } of journal.rateLimits()) this.#rateLimiting.set(type, { max, windowMillis });
     for (const [type, typePolicy] of typePolicies) this.#retryPolicies.set(type, typePolicy);
+    const caps = journal.concurrencyCaps();
+    if (caps.queue !== null) this.#concurrency.set({ type: undefined, max: caps.queue });
+    for (const { type, max } of caps.types) this.#concurrency.set({ type, max });
   }
 
   /** Finished jobs beyond capacity are evicted, as they would have been: oldest finished first. */
@@ -568,6 +575,29 @@ export class JobQueue {
   /** Every job type's own retry policy, by type. */
   retryPolicies(): TypeRetryPolicy[] {
     return this.#retryPolicies.list();
+  }
+
+  /**
+   * Caps how many jobs are RUNNING at once, for every thread attached to the
+   * queue (and, with a journal, across a reopen): `setConcurrency(max)` caps
+   * the whole queue, `setConcurrency(type, max)` the jobs of `type`; `null`
+   * removes the cap. A poll passes over a job whose type's cap is reached to
+   * the next best job of another type (the job waits PENDING, in its place),
+   * and claims nothing while the queue's cap is reached. Exact however many
+   * threads poll: while any cap is set, every poll takes the maintenance
+   * lock (complete and extend stay lock-free). A cap lowered below the jobs
+   * RUNNING stops none of them: new claims wait until fewer run. `max` is an
+   * integer from 1 to 2^31 - 1; the type at most 124 UTF-8 bytes here.
+   */
+  setConcurrency(max: number | null): void;
+  setConcurrency(type: string, max: number | null): void;
+  setConcurrency(...args: unknown[]): void {
+    this.#concurrency.set(checkConcurrency(args));
+  }
+
+  /** The concurrency caps: the whole queue's (null: none) and each job type's, by type. */
+  concurrencyCaps(): ConcurrencyCapsList {
+    return this.#concurrency.list();
   }
 
   /**

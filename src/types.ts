@@ -115,6 +115,18 @@ export interface TypeRateLimit extends RateLimit {
   readonly type: string;
 }
 
+/** A job type's concurrency cap, as `concurrencyCaps()` lists them: at most `max` of its jobs RUNNING at once. */
+export interface TypeConcurrency {
+  readonly type: string;
+  readonly max: number;
+}
+
+/** The concurrency caps of a queue (see `setConcurrency`): the whole queue's (null: none) and each job type's. */
+export interface ConcurrencyCaps {
+  readonly queue: number | null;
+  readonly types: TypeConcurrency[];
+}
+
 /** A job type's own RetryPolicy, as `retryPolicies()` lists them. */
 export interface TypeRetryPolicy {
   readonly type: string;

@@ -20,6 +20,9 @@ const RATE_LIMIT_WINDOW = 'rate_limit.window:';
 const RETRY_POLICY = 'retry_policy.';
 const RETRY_POLICY_FIELDS = ['max_attempts', 'base_backoff', 'max_backoff', 'jitter'] as const;
 const retryPolicyKey = (field: (typeof RETRY_POLICY_FIELDS)[number], type: string): string => `${RETRY_POLICY}${field}:${type}`;
+/** The meta rows of the concurrency caps: the queue's, and each type's as this prefix and the type (see `setConcurrency`). */
+const CONCURRENCY_QUEUE = 'concurrency.queue';
+const CONCURRENCY_TYPE = 'concurrency.type:';
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
 /**
@@ -240,6 +243,32 @@ export class Journal implements MoveLog {
       if (windowMillis !== undefined) limits.push({ type, max, windowMillis });
     }
     return limits;
+  }
+
+  /**
+   * Records a concurrency cap (see JobQueue#setConcurrency): the whole
+   * queue's (`type` undefined) or a type's, or its removal (null); one meta
+   * row, committed at once.
+   */
+  setConcurrency(type: string | undefined, max: number | null): void {
+    const key = type === undefined ? CONCURRENCY_QUEUE : CONCURRENCY_TYPE + type;
+    guarded(this.#path, 'write to', () => {
+      if (max === null) this.#db.prepare('DELETE FROM meta WHERE key = ?').run(key);
+      else this.#setMeta.run(key, max);
+    });
+  }
+
+  /** The concurrency caps last written: the queue's (null: none) and the types', in no particular order. */
+  concurrencyCaps(): { queue: number | null; types: { type: string; max: number }[] } {
+    const rows = guarded(this.#path, 'read', () =>
+      this.#db.prepare("SELECT key, value FROM meta WHERE key >= 'concurrency.' AND key < 'concurrency/'").all() as { key: string; value: number }[]);
+    let queue: number | null = null;
+    const types: { type: string; max: number }[] = [];
+    for (const { key, value } of rows) {
+      if (key === CONCURRENCY_QUEUE) queue = value;
+      else if (key.startsWith(CONCURRENCY_TYPE)) types.push({ type: key.slice(CONCURRENCY_TYPE.length), max: value });
+    }
+    return { queue, types };
   }
 
   /**

@@ -18,6 +18,7 @@ import { QUEUE_LOCK, QueueLock } from './protocol/lock.js';
 import { Patience } from './protocol/patience.js';
 import { WordAccess } from './memory/access.js';
 import { RateLimitTable } from './tables/rate-limits.js';
+import { ConcurrencyTable } from './tables/concurrency.js';
 import { RetryPolicyTable } from './tables/retry-policies.js';
 import { ReadyIndex } from './tables/ready.js';
 import { RowTable } from './tables/rows.js';
@@ -64,6 +65,8 @@ export class QueueMemory {
   readonly held: SharedHeap;
   readonly rateLimits: RateLimitTable;
   readonly retryPolicies: RetryPolicyTable;
+  /** Concurrency caps and RUNNING counts (see concurrency.ts). */
+  readonly concurrency: ConcurrencyTable;
   readonly jobMap: JobMap;
   readonly keyMap: KeyMap;
   readonly freeSlots: Int32Array;
@@ -102,6 +105,7 @@ export class QueueMemory {
     this.held = new SharedHeap(buffers.held, header, HEAP_SIZE_HELD);
     this.rateLimits = new RateLimitTable(new Float64Array(buffers.rateLimits), header, lockWords);
     this.retryPolicies = new RetryPolicyTable(new Float64Array(buffers.retryPolicies), header);
+    this.concurrency = new ConcurrencyTable(new Int32Array(buffers.concurrency), lockWords);
     this.jobMap = new JobMap(new Int32Array(buffers.jobMap), slots);
     this.keyMap = new KeyMap(buffers.keyMap, slots, arena);
     this.freeSlots = new Int32Array(buffers.freeSlots);

@@ -2,7 +2,11 @@ import type { Filing } from './filing.js';
 import { ENTRY_K1, ENTRY_SLOT, ENTRY_WORD } from '../memory/layout.js';
 import { assertHeld } from '../protocol/lock-held.js';
 import type { QueueMemory } from '../queue-memory.js';
+import { QUEUE_CAP } from '../tables/concurrency.js';
 import { ADMITTED } from '../tables/rate-limits.js';
+
+/** The held heap's key of a job held for a concurrency cap: after every window, filed back only when its cap has room (see releaseCapped). */
+const CAP_HELD_UNTIL = Number.MAX_VALUE;
 
 /**
  * The rate limits under the maintenance lock (see rate-limits.ts): a claim
@@ -10,6 +14,13 @@ import { ADMITTED } from '../tables/rate-limits.js';
  * heap keyed by when the window opens, and each catch-up files back as ready
  * the held jobs whose window has opened. A queue without limits pays one
  * check per claim.
+ *
+ * The concurrency caps (see concurrency.ts) hold jobs here too, keyed after
+ * every window: a claim of a job whose type's cap is reached holds it, and
+ * the first locked poll that finds a cap with held jobs below its cap files
+ * every held job back (`releaseCapped`). Cost: O(h log h) for h held jobs,
+ * once per slot freed under a cap that holds jobs, not per poll; a poll while
+ * the queue's own cap is reached claims nothing and holds nothing.
  */
 export class HeldJobs {
   readonly #m: QueueMemory;
@@ -22,12 +33,41 @@ export class HeldJobs {
 
   /** For a claim under the lock: whether the job's type's limit admits it at `now`; if not, it is held until its window opens. */
   admits(slot: number, word: number, now: number): boolean {
-    const { rateLimits, slots, held } = this.#m;
+    const { rateLimits, concurrency, slots, held } = this.#m;
+    // Admitted only below every cap the job falls under (keeps I25, with the counts of Mover#count).
+    if (concurrency.active) {
+      const entry = concurrency.blocking(slots.types[slot]!);
+      if (entry >= 0) {
+        this.#filing.push(held, CAP_HELD_UNTIL, slots.jobNums[slot]!, 0, slot, word);
+        concurrency.held(entry);
+        return false;
+      }
+    }
     if (!rateLimits.active) return true;
     const opensAt = rateLimits.opensAt(slots.types[slot]!, now);
     if (opensAt === ADMITTED) return true;
     this.#filing.push(held, opensAt, slots.jobNums[slot]!, 0, slot, word);
     return false;
+  }
+
+  /**
+   * Before a locked poll: false if the queue's own cap is reached (the poll
+   * claims nothing); else true, every held job filed back first if a cap
+   * that holds jobs has room again (the poll holds again those still capped).
+   */
+  mayClaim(): boolean {
+    const { concurrency } = this.#m;
+    if (!concurrency.active) return true;
+    if (concurrency.blocking(0) === QUEUE_CAP) return false;
+    if (concurrency.heldHaveRoom()) this.release(Infinity);
+    return true;
+  }
+
+  /** Sets (max > 0) or removes (max 0) the concurrency cap of `entry` (QUEUE_CAP or a type number), every held job filed back first; true if it is the first cap. */
+  setCap(entry: number, max: number): boolean {
+    assertHeld(this.#m.lock);
+    this.release(Infinity);
+    return this.#m.concurrency.set(entry, max);
   }
 
   /** Counts the lease just made of the job in `slot` against its type's limit. */
@@ -46,7 +86,9 @@ export class HeldJobs {
 
   /** When the first held job's window opens; Infinity if none is held. */
   heldUntil(): number {
-    return this.#filing.validTop(this.#m.held);
+    const until = this.#filing.validTop(this.#m.held);
+    // Held for a cap: no time opens it, a finished job does.
+    return until >= CAP_HELD_UNTIL ? Infinity : until;
   }
 
   /** Files back as ready the held jobs whose window opened by `now`. */
@@ -58,5 +100,6 @@ export class HeldJobs {
       held.pop();
       if (slots.word(slot) === word) this.#filing.fileReady(slot, word);
     }
+    if (now === Infinity) this.#m.concurrency.clearHeld();
   }
 }

@@ -438,6 +438,24 @@ export class Maintenance implements LockHolder {
     this.held.leased(slot);
   }
 
+  mayClaim(): boolean {
+    return this.held.mayClaim();
+  }
+
+  // ── concurrency caps (see concurrency.ts) ──────────────────────────────
+
+  /**
+   * Sets (max > 0) or removes (max 0) the cap of `entry` (QUEUE_CAP or a
+   * type number). Every held job is filed back as ready; the first cap
+   * makes every mover count RUNNING, and a rebuild (gate shut, no lock-free
+   * call in flight) then derives the counts from the slots: O(capacity),
+   * once. A lowered cap stops no running job: new claims wait.
+   */
+  setConcurrency(entry: number, max: number, now: number): void {
+    if (this.held.setCap(entry, max)) this.rebuilder.rebuild(now);
+    else this.catchUp.settle(now);
+  }
+
   /**
    * Sets (max > 0) or removes (max 0) a type's limit. Every held job is filed
    * back as ready (the next poll holds again those still limited), and the

@@ -62,6 +62,7 @@ export class Rebuilder {
       m.finished.clear();
       // Held jobs are READY: filed in the rings below, and held again by the next poll if still limited.
       m.held.clear();
+      m.concurrency.clearHeld();
       m.jobMap.clear();
       m.keyMap.clear();
       rows.clearRings();
@@ -70,6 +71,8 @@ export class Rebuilder {
       // The ticket changed, and a finish a dead thread left half-made is finished above: waiters look again.
       m.finishes.announce();
       const counts = new Array<number>(STATUS_COUNT).fill(0);
+      /** RUNNING jobs per type number, for the concurrency caps. */
+      const runningByType = new Map<number, number>();
       let finishedChunks = 0;
       const ready: number[] = [];
       /** The READY word each ready slot held at the scan: the one word its ring entry may carry. */
@@ -121,6 +124,8 @@ export class Rebuilder {
           else this.#filing.push(m.delayed, slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM), 0, slot, word);
         } else if (status === RUNNING) {
           this.#filing.push(m.leases, slots.get(slot, LEASE_UNTIL), 0, 0, slot, word);
+          const type = slots.types[slot]!;
+          runningByType.set(type, (runningByType.get(type) ?? 0) + 1);
         } else if (status === SUCCEEDED || status === CANCELLED) {
           // When it finished is not kept in the slot: retention's age counts from this rebuild.
           this.#filing.fileFinishedUnordered(slot, word, now);
@@ -142,6 +147,8 @@ export class Rebuilder {
       assertHeld(this.#m.lock);
       m.arena.rebuild(chains);
       rows.setTotals(counts, finishedChunks);
+      // With the gate shut no mover counts meanwhile: the counts are the scan's (the caps' hint, I1).
+      m.concurrency.recount(runningByType, counts[RUNNING]!);
       // The rings were cleared, and moves finished from intents: a listing that was built is filed afresh.
       if (m.listing.built) m.listing.build(high, this.#showProgress);
       header[REBUILDS]!++;

@@ -18,6 +18,7 @@
  *   held        f64   (same entry shape), keyed by when its type's window opens     hint
  *   rateLimits  f64   [ type entry 0: MAX WINDOW WINDOW_START USED | entry 1 ... ]   maintenance holder's
  *   retryPolicies f64 [ type entry 0: MAX_ATTEMPTS BASE MAX JITTER | entry 1 ... ]  maintenance holder's
+ *   concurrency Int32 [ CAPS CAP_HIGH | queue: CAP RUNNING HELD | type 1: ... ]  the holder's, but RUNNING: counted by every mover while CAPS > 0
  *   jobMap      Int32 [ slot + 1 | ... ]  open addressing, keyed by the slot's JOB_NUM; only jobs away from their home slot  hint
  *   keyMap      Int32 [ slot + 1 HASH | ... ]  open addressing, keyed by the idempotent key  maintenance holder's
  *   freeSlots   Int32 [ slot | ... ]  a stack                                       hint
@@ -59,7 +60,7 @@
  * hash modulo its size: growing it means rehashing it while lock-free
  * lookups read it), freeSlots (a quarter of slotWords), and the small
  * fixed ones (lockWords, header, levelWords, levelKeys, rowWords, rowData,
- * workerNames, typeNames, rateLimits, retryPolicies, schedules).
+ * workerNames, typeNames, rateLimits, retryPolicies, concurrency, schedules).
  *
  * ── Roles ──
  *
@@ -232,6 +233,8 @@ export const GATE = 1;
 export const DUE_LOWERED = 2;
 export const OVERFLOW = 4;
 export const RATE_LIMITED = 8;
+/** Some concurrency cap is set: every claim is admitted under the lock against the RUNNING counts (see concurrency.ts). */
+export const CAPPED = 32;
 /**
  * Set, with GATE in one step, by a holder that found on release that its lock
  * had been taken over: it was only slow, not dead, and may have written hints
@@ -243,7 +246,7 @@ export const RATE_LIMITED = 8;
 export const HINTS_STALE = 16;
 /** The ATTENTION bits that send complete and extend to the lock; a poll also minds OVERFLOW and RATE_LIMITED. */
 export const WORKER_ATTENTION = GATE | DUE_LOWERED;
-export const POLL_ATTENTION = WORKER_ATTENTION | OVERFLOW | RATE_LIMITED;
+export const POLL_ATTENTION = WORKER_ATTENTION | OVERFLOW | RATE_LIMITED | CAPPED;
 /** Counts up after each write of NEXT_DUE or LAST_NOW by the lock holder: readers keep copies of both while it holds still (I15, QueueMemory#nextDue). */
 export const DUE_VERSION = 3 * LINE + 1;
 /** Counts up while the level table is rewritten (odd: mid-write), a seqlock; new levels are rare. */
@@ -604,6 +607,21 @@ export const POLICY_BASE_BACKOFF = 1;
 export const POLICY_MAX_BACKOFF = 2;
 export const POLICY_JITTER = 3;
 export const RETRY_POLICY_FIELDS = 4;
+/**
+ * concurrency (Int32, see tables/concurrency.ts): word CAPS counts the caps
+ * set (0: none, and no mover counts), CAP_HIGH is one past the highest entry
+ * that ever had a cap; then one entry per cap holder — entry 0 the whole
+ * queue, entry n the type numbered n in `typeNames` — of CAP (0: no cap),
+ * RUNNING (its jobs RUNNING or leaving RUNNING, counted while CAPS > 0) and
+ * HELD (ready jobs a poll passed over for this cap, in the held heap).
+ */
+export const CAPS = 0;
+export const CAP_HIGH = 1;
+export const CAP_ENTRY_BASE = 2;
+export const CAP_MAX = 0;
+export const CAP_RUNNING = 1;
+export const CAP_HELD = 2;
+export const CAP_FIELDS = 3;
 
 // ── key map entries (Int32) ──────────────────────────────────────────────
 /** The slot of the job holding the key, + 1 (0: an empty entry). */
@@ -751,6 +769,8 @@ export function bufferBytes(capacity: number, arenaBytes: number) {
     typeNames: TYPE_NAMES * NAME_ENTRY_BYTES,
     rateLimits: TYPE_NAMES * RATE_LIMIT_FIELDS * f64,
     retryPolicies: TYPE_NAMES * RETRY_POLICY_FIELDS * f64,
+    /** Concurrency caps and RUNNING counts, the queue's and each type's (see concurrency.ts). */
+    concurrency: (CAP_ENTRY_BASE + (TYPE_NAMES + 1) * CAP_FIELDS) * i32,
     commitRing: commitRingEntries(capacity) * f64,
     listing: (LISTING_HEADER + capacity * NODE_FIELDS) * f64,
     /** Per slot, with a journal: the commit mark of a move its caller waits for (see Frozen jobs); 0: none. */

@@ -7,7 +7,7 @@ import {
 import { laterReading, type TimeSource } from '../../clock.js';
 import type { QueueMemory } from '../queue-memory.js';
 import type { Mover } from '../protocol/mover.js';
-import { ABORT, CLAIMED, FROZEN, LOST, POLL_ABORTED, POLL_REWRITING, type Claimer } from '../tables/ready.js';
+import { ABORT, CLAIMED, FROZEN, LOST, NOTHING_READY, POLL_ABORTED, POLL_REWRITING, type Claimer } from '../tables/ready.js';
 import { chunksOf } from '../records.js';
 import { MoveEvent, noteMove } from '../move-events.js';
 import { assertHeld } from '../protocol/lock-held.js';
@@ -42,6 +42,8 @@ export interface LockHolder {
   admits(slot: number, word: number, now: number): boolean;
   /** Counts the lease just made of the job in `slot` against its type's limit. */
   leased(slot: number): void;
+  /** Whether a locked poll may claim at all: not while the queue's concurrency cap is reached (see HeldJobs#mayClaim). */
+  mayClaim(): boolean;
 }
 
 /** Tokens a row reserves at a time (one locked call per block). */
@@ -136,6 +138,7 @@ export class WorkerPath implements Claimer {
   /** `pollLockFree` under the maintenance lock: rings and overflow heap; the slot, or a negative answer (see ReadyIndex#pollLocked). */
   pollLocked(worker: number, leaseMillis: number, now: number): number {
     this.#startPoll(worker, leaseMillis, now, true);
+    if (!this.#holder.mayClaim()) return NOTHING_READY;
     let slot = this.#m.ready.pollLocked(now, this);
     // The level table stays mid-rewrite: a holder taken for dead still running, or this thread is the one taken for
     // dead and its successor is inside a rewrite. LockLost then sends the call back to the lock, whose patience waits

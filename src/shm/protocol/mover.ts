@@ -1,7 +1,7 @@
 import * as step from '../memory/steps.js';
 import {
   ALL_FIELDS, INTENT_FROM, INTENT_MASK, INTENT_RECORD, INTENT_SLOT, INTENT_TO, RECORD_FIELDS, ROW_DATA, ROW_INTENT_SEQ, ROW_WORDS,
-  busyWord, nextWord, type SlotStatus,
+  RUNNING, busyWord, nextWord, type SlotStatus,
 } from '../memory/layout.js';
 import type { QueueMemory } from '../queue-memory.js';
 import type { RowTable } from '../tables/rows.js';
@@ -81,7 +81,7 @@ export class Mover {
     if (step.compareExchange(words, slot, from, busy) !== from) return MOVE_LOST;
     this.#slots.write(slot, this.draft, mask);
     // Still ours (not finished by a helper that took us for dead, whose rebuild counted it): count it here.
-    if (step.load(words, slot) === busy) this.#count(counted, status);
+    if (step.load(words, slot) === busy) this.#count(slot, counted, status);
     // Publishes the record with the new word. Refused only if a helper finished this very move (we were
     // presumed dead): it wrote the same record, so the move stands either way.
     step.compareExchange(words, slot, busy, to);
@@ -93,7 +93,7 @@ export class Mover {
     const words = this.#slots.words;
     if (words[slot] !== from) return MOVE_LOST;
     this.#slots.write(slot, this.draft, mask);
-    this.#count(counted, status);
+    this.#count(slot, counted, status);
     words[slot] = to;
     return to;
   }
@@ -103,15 +103,26 @@ export class Mover {
     const to = nextWord(from, status);
     // The whole move: no field changes, so there is nothing to publish but the word.
     if (step.compareExchange(this.#slots.words, slot, from, to) !== from) return MOVE_LOST;
-    this.#count(counted, status);
+    this.#count(slot, counted, status);
     return to;
   }
 
-  /** Counts a move in this row: out of `counted` (NOT_COUNTED: none, the job stays in its status) into `status`. */
-  #count(counted: number, status: SlotStatus): void {
+  /**
+   * Counts a move in this row: out of `counted` (NOT_COUNTED: none, the job
+   * stays in its status) into `status`; and, while a concurrency cap is set,
+   * a move into or out of RUNNING in the RUNNING counts of the caps (after
+   * the CAS that decided it: a count never falls below the jobs RUNNING,
+   * keeps I25, see concurrency.ts). No cap: one Atomics load, on those moves only.
+   */
+  #count(slot: number, counted: number, status: SlotStatus): void {
     if (counted < 0) return;
     this.#rows.count(this.row, counted, -1);
     this.#rows.count(this.row, status, 1);
+    if ((counted === RUNNING) !== (status === RUNNING) && this.#memory.concurrency.active) {
+      this.#memory.concurrency.moved(this.#slots.types[slot]!, status === RUNNING ? 1 : -1);
+      // A place under a cap is free: workers asleep in waitForWork after a poll the cap held back look again.
+      if (status !== RUNNING) this.#memory.signal.bump();
+    }
   }
 }
 

@@ -1,0 +1,52 @@
+import { InvalidArgumentError } from '../errors.js';
+import { NAME_BYTES, QUEUE_CAP, TYPE_NAMES } from '../shm/core.js';
+import { byType, type ConcurrencyCaps as Caps } from '../types.js';
+import type { ConcurrencyArgs } from '../validate/concurrency.js';
+import type { QueueContext } from './context.js';
+
+/**
+ * The concurrency caps of one JobQueue instance: the whole queue's and each
+ * job type's. The caps and the RUNNING counts live in shared memory (see
+ * concurrency.ts), so every attached thread obeys them; with a journal each
+ * cap is also a meta row, so that it holds again after a reopen.
+ */
+export class ConcurrencyCaps {
+  readonly #ctx: QueueContext;
+
+  constructor(ctx: QueueContext) {
+    this.#ctx = ctx;
+  }
+
+  /** Sets or removes (null) a cap, under the lock. The journal is written first: if it refuses, nothing changed. */
+  set({ type, max }: ConcurrencyArgs): void {
+    const ctx = this.#ctx;
+    ctx.assertOpen();
+    ctx.locked((core, now) => {
+      // A capped type needs its entry in the type table: a claim finds the cap by the job's TYPE column.
+      const entry = type === undefined ? QUEUE_CAP : ctx.memory.typeNames.numberOf(type);
+      if (entry === 0 && type !== undefined) {
+        throw new InvalidArgumentError(
+          `Expected \`type\` to be at most ${NAME_BYTES} UTF-8 bytes for a concurrency cap, and the queue to have fewer than ${TYPE_NAMES} types`,
+        );
+      }
+      ctx.journal?.journal.setConcurrency(type, max);
+      core.setConcurrency(entry, max ?? 0, now);
+    });
+    // Workers asleep in waitForWork look again: a raised or removed cap may let them claim.
+    ctx.memory.signal.bump();
+  }
+
+  /** The caps: the queue's, and the types' by type (see byType). */
+  list(): Caps {
+    const ctx = this.#ctx;
+    return ctx.locked(() => {
+      let queue: number | null = null;
+      const types: { type: string; max: number }[] = [];
+      for (const { entry, max } of ctx.memory.concurrency.list()) {
+        if (entry === QUEUE_CAP) queue = max;
+        else types.push({ type: ctx.memory.typeNames.nameOf(entry)!, max });
+      }
+      return { queue, types: types.sort(byType) };
+    });
+  }
+}

@@ -1,0 +1,141 @@
+import * as step from '../memory/steps.js';
+import { ATTENTION, CAPPED, CAPS, CAP_ENTRY_BASE, CAP_FIELDS, CAP_HELD, CAP_HIGH, CAP_MAX, CAP_RUNNING, TYPE_NAMES } from '../memory/layout.js';
+
+/** The entry of the whole queue's cap; entry n is the type numbered n in `typeNames`. */
+export const QUEUE_CAP = 0;
+
+/** One cap as the table holds it: its entry (QUEUE_CAP or a type number) and at most `max` jobs RUNNING. */
+export interface CapEntry {
+  readonly entry: number;
+  readonly max: number;
+}
+
+/**
+ * The concurrency caps of one queue (`concurrency` in layout.ts): at most
+ * CAP jobs RUNNING in the whole queue, and per job type.
+ *
+ * Concurrency contract. CAP and CAPS are written only by the lock holder;
+ * while CAPS > 0 the ATTENTION bit CAPPED sends every poll to the lock, so
+ * every claim is admitted (`admits`) by one thread at a time. RUNNING is
+ * counted by whoever moves a job into or out of RUNNING (`Mover#count`, an
+ * Atomics add, while CAPS > 0), after the CAS that decides the move: a claim
+ * counts under the lock, a lock-free complete counts down once its job has
+ * left RUNNING (BUSY, on its way to SUCCEEDED). So RUNNING is never below
+ * the jobs RUNNING, and a claim admitted while RUNNING < CAP keeps the cap
+ * exact. The counts are a hint (I1): a rebuild, which runs with the gate
+ * shut and no lock-free call in flight, derives them again from the slots,
+ * and so does setting the first cap (see Maintenance#setConcurrency). A
+ * queue without caps pays one Atomics load of CAPS per move into or out of
+ * RUNNING.
+ */
+export class ConcurrencyTable {
+  readonly #words: Int32Array;
+  readonly #lockWords: Int32Array;
+
+  constructor(words: Int32Array, lockWords: Int32Array) {
+    this.#words = words;
+    this.#lockWords = lockWords;
+  }
+
+  /** Whether any cap is set: the movers' one load (pairs with the store in `set`, made before the rebuild that recounts). */
+  get active(): boolean {
+    return step.load(this.#words, CAPS) > 0;
+  }
+
+  /** The cap of `entry`, 0 for none. */
+  capOf(entry: number): number {
+    return this.#words[at(entry) + CAP_MAX]!;
+  }
+
+  /** Jobs of `entry` counted RUNNING. */
+  runningOf(entry: number): number {
+    return step.load(this.#words, at(entry) + CAP_RUNNING);
+  }
+
+  /**
+   * Sets (max > 0) or removes (max 0) the cap of `entry`, under the lock.
+   * Returns true if this is the first cap: the caller must then derive the
+   * counts from the slots with no lock-free call in flight (a rebuild).
+   */
+  set(entry: number, max: number): boolean {
+    const words = this.#words;
+    const base = at(entry);
+    const had = words[base + CAP_MAX]! > 0;
+    const before = words[CAPS]!;
+    const count = before + (max > 0 ? 1 : 0) - (had ? 1 : 0);
+    words[base + CAP_MAX] = max;
+    if (entry >= words[CAP_HIGH]!) words[CAP_HIGH] = entry + 1;
+    // Seen by every mover from the next move on (its one load of CAPS).
+    step.store(words, CAPS, count);
+    // Every poll from now on takes the lock while a cap exists (a poll reads ATTENTION before it claims).
+    if (count > 0) step.or(this.#lockWords, ATTENTION, CAPPED);
+    else step.and(this.#lockWords, ATTENTION, ~CAPPED);
+    return before === 0 && count > 0;
+  }
+
+  /**
+   * Whether a cap that holds jobs back has room again, so that they may be
+   * filed back: O(CAP_HIGH), the entries up to the highest capped one.
+   */
+  heldHaveRoom(): boolean {
+    const words = this.#words;
+    for (let entry = 0, high = words[CAP_HIGH]!; entry < high; entry++) {
+      if (words[at(entry) + CAP_HELD]! > 0 && this.#roomIn(entry)) return true;
+    }
+    return false;
+  }
+
+  /** Counts a job held back for the cap of `entry` (see blocking). */
+  held(entry: number): void {
+    this.#words[at(entry) + CAP_HELD]!++;
+  }
+
+  /** Forgets every held count: the held jobs were filed back as ready (a release, or a rebuild). */
+  clearHeld(): void {
+    const words = this.#words;
+    for (let entry = 0, high = words[CAP_HIGH]!; entry < high; entry++) words[at(entry) + CAP_HELD] = 0;
+  }
+
+  /** The entry that keeps a job of `typeNumber` from its claim now: QUEUE_CAP or the type, -1 if none. */
+  blocking(typeNumber: number): number {
+    if (!this.#roomIn(QUEUE_CAP)) return QUEUE_CAP;
+    return typeNumber > 0 && !this.#roomIn(typeNumber) ? typeNumber : -1;
+  }
+
+  /** Counts a job of `typeNumber` into (+1) or out of (-1) RUNNING. */
+  moved(typeNumber: number, delta: number): void {
+    const words = this.#words;
+    // Atomic adds: a lock-free complete counts down while the holder counts a claim up.
+    step.add(words, at(QUEUE_CAP) + CAP_RUNNING, delta);
+    if (typeNumber > 0) step.add(words, at(typeNumber) + CAP_RUNNING, delta);
+  }
+
+  /** Sets every RUNNING count to the slots' (a rebuild's scan: `running` per type number, `total` the queue's). */
+  recount(running: ReadonlyMap<number, number>, total: number): void {
+    const words = this.#words;
+    for (let entry = 0; entry <= TYPE_NAMES; entry++) words[at(entry) + CAP_RUNNING] = 0;
+    for (const [typeNumber, count] of running) if (typeNumber > 0) words[at(typeNumber) + CAP_RUNNING] = count;
+    step.store(words, at(QUEUE_CAP) + CAP_RUNNING, total);
+  }
+
+  /** Every cap, the queue's first, then the types' in the order they were first seen. */
+  list(): CapEntry[] {
+    const caps: CapEntry[] = [];
+    const words = this.#words;
+    for (let entry = 0; entry <= TYPE_NAMES && caps.length < words[CAPS]!; entry++) {
+      const max = words[at(entry) + CAP_MAX]!;
+      if (max > 0) caps.push({ entry, max });
+    }
+    return caps;
+  }
+
+  #roomIn(entry: number): boolean {
+    const base = at(entry);
+    const max = this.#words[base + CAP_MAX]!;
+    return max === 0 || step.load(this.#words, base + CAP_RUNNING) < max;
+  }
+}
+
+function at(entry: number): number {
+  return CAP_ENTRY_BASE + entry * CAP_FIELDS;
+}
