@@ -24,7 +24,7 @@ export {
 } from './errors.js';
 export { WorkerPool, type PoolStats, type PoolStatsOf, type RunOptions } from './pool/pool.js';
 export type { TimeoutsByType, UnknownTypePolicy, WorkerPoolOptions } from './pool/options.js';
-export type { JobEvent, PoolErrorEvent, PoolEventName, PoolEvents, PoolLogger } from './pool/events.js';
+export type { JobEvent, PoolErrorEvent, PoolEventName, PoolEvents, PoolLogger, ProgressEvent } from './pool/events.js';
 export type { PoolQueue, QueueHandle, WorkerQueue } from './pool/backend.js';
 export type { Handler, HandlerContext } from './pool/handlers.js';
 export { snooze, type Snooze } from './pool/snooze.js';
