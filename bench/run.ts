@@ -21,6 +21,7 @@ import { memory } from './memory.js';
 import { metrics } from './metrics.js';
 import { poolEvents } from './pool-events.js';
 import { poolImages } from './pool-images.js';
+import { poolProgress } from './pool-progress.js';
 import { poolWake } from './pool-wake.js';
 import { redisScale } from './redis-scale.js';
 import { redis } from './redis.js';
@@ -29,7 +30,7 @@ import { singleThread } from './single-thread.js';
 import { work } from './work.js';
 
 /** The issue's table in its order, then the journal, group-commit and Redis comparisons, then the pool's events and metrics, then what #13's job features cost. */
-const SUITES: readonly Suite[] = [singleThread, drain, work, journalSubmit, memory, pollAtDepth, journal, groupCommit, redis, redisScale, poolEvents, poolWake, poolImages, metrics, features];
+const SUITES: readonly Suite[] = [singleThread, drain, work, journalSubmit, memory, pollAtDepth, journal, groupCommit, redis, redisScale, poolEvents, poolWake, poolImages, poolProgress, metrics, features];
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
 
 async function main(): Promise<void> {

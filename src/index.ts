@@ -27,7 +27,7 @@ export type { TimeoutsByType, UnknownTypePolicy, WorkerPoolOptions } from './poo
 export {
   QUEUE_EVENT_NAMES, QueueEvents, type MissedEvent, type QueueEventMap, type QueueEventName, type QueueEventsError, type QueueEventsOptions, type QueueJobEventName,
 } from './events/queue-events.js';
-export type { JobEvent, PoolErrorEvent, PoolEventName, PoolEvents, PoolLogger } from './pool/events.js';
+export type { JobEvent, PoolErrorEvent, PoolEventName, PoolEvents, PoolLogger, ProgressEvent } from './pool/events.js';
 export type { PoolQueue, QueueHandle, WorkerQueue } from './pool/backend.js';
 export type { Handler, HandlerContext } from './pool/handlers.js';
 export { snooze, type Snooze } from './pool/snooze.js';

@@ -22,7 +22,7 @@ export type QueueHandle = SharedQueueHandle | RedisQueueHandle | PartitionedQueu
  * What the pool's main thread uses: a handle for the threads, counts for
  * drain/stats, `fail` to hand back a dead thread's jobs (and `view` to tell
  * what became of them), `release` to hand back the jobs a closing pool
- * could not wait for, `threadExited` to free a dead thread's rows; `submit`
+ * could not wait for, `extend` for jobs that report progress, `threadExited` to free a dead thread's rows; `submit`
  * and `finished` for `run`.
  */
 export interface PoolQueue {
@@ -32,6 +32,8 @@ export interface PoolQueue {
   stats(): Awaitable<QueueStats>;
   fail(jobId: string, token: number, error?: FailError, options?: FailOptions): Awaitable<void>;
   release(jobId: string, token: number): Awaitable<void>;
+  /** Keeps the lease of a job whose handler reports progress (see progress-watch.ts). */
+  extend(jobId: string, token: number, leaseMillis: number): Awaitable<number>;
   view(jobId: string): Awaitable<JobView>;
   /** Frees what a thread that exited held in the queue (shared memory: its rows); absent where a thread holds nothing (Redis). */
   threadExited?(threadId: number): number;

@@ -30,6 +30,14 @@ export interface JobEvent {
   readonly error?: string;
 }
 
+/** A running job's `ctx.progress(value)`: the last value reported since the previous event of that job. */
+export interface ProgressEvent {
+  readonly jobId: string;
+  readonly attempt: number;
+  /** Kept as a float32: 7 significant digits. */
+  readonly progress: number;
+}
+
 /** A pool thread that died or hung and was replaced, or a queue call of the pool that failed. */
 export interface PoolErrorEvent {
   readonly thread: number;
@@ -45,6 +53,8 @@ export interface PoolErrorEvent {
  * refused: the queue refused a complete or fail because the lease had been lost (a zombie).
  * cancelled: the job was cancelled while it ran (`cancel(jobId)`): its handler's signal aborted, and
  *   what it returned or threw once it ended was refused; `error` says so. Once per attempt, as it ends.
+ * progress: a running job reported progress (`ctx.progress`): at most once per job per tick (20 ms), with the
+ *   last value reported; reports in between are not told one by one.
  * error: see PoolErrorEvent.
  */
 export interface PoolEvents {
@@ -55,10 +65,11 @@ export interface PoolEvents {
   stalled: JobEvent;
   refused: JobEvent;
   cancelled: JobEvent;
+  progress: ProgressEvent;
   error: PoolErrorEvent;
 }
 export type PoolEventName = keyof PoolEvents;
-const EVENT_NAMES: readonly string[] = ['completed', 'failed', 'retrying', 'dead', 'stalled', 'refused', 'cancelled', 'error'] satisfies PoolEventName[];
+const EVENT_NAMES: readonly string[] = ['completed', 'failed', 'retrying', 'dead', 'stalled', 'refused', 'cancelled', 'progress', 'error'] satisfies PoolEventName[];
 
 /** pino's method shape: `logger.warn({ jobId, ... }, 'message')`. */
 export interface PoolLogger {
@@ -219,6 +230,15 @@ export class EventHub {
     else if (kind === EventKind.Stalled) logger.warn({ ...event }, 'job lost its lease');
     else if (kind === EventKind.Refused) logger.warn({ ...event }, 'late complete or fail refused: the lease was lost');
     else if (kind === EventKind.Cancelled) logger.info({ ...event }, 'job cancelled while it ran');
+  }
+
+  /** Whether anyone listens to `progress` (the pool's main thread makes those events only then). */
+  get progressHeard(): boolean {
+    return this.#emitter.listenerCount('progress') > 0;
+  }
+
+  progress(event: ProgressEvent): void {
+    this.#emitter.emit('progress', event);
   }
 
   /** A thread that died or hung, and was replaced (`replaced`) or not (the pool is closing). */

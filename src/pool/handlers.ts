@@ -9,6 +9,11 @@ export interface HandlerContext {
   readonly signal: AbortSignal;
   /** Extends the lease now; the pool also does this on its own while the thread is healthy. */
   heartbeat(): void;
+  /**
+   * Reports progress (a finite number; InvalidArgumentError otherwise): cheap enough for a tight loop, and
+   * while reports keep coming the pool extends the lease, so a synchronous handler that reports is not hung.
+   */
+  progress(value: number): void;
 }
 
 /**

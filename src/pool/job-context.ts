@@ -1,4 +1,53 @@
+import { InvalidArgumentError, describe } from '../errors.js';
 import type { HandlerContext } from './handlers.js';
+import { PROGRESS_REPORTS, PROGRESS_VALUE } from './layout.js';
+
+/** Turns a number into the bits of its float32, for an Int32 word (one buffer per thread, reused). */
+const float32 = new Float32Array(1);
+const float32Bits = new Int32Array(float32.buffer);
+
+/**
+ * One inflight place's progress words (see layout.ts: REPORTS, VALUE), as its
+ * pool thread writes them: one job at a time runs in a place, so one writer.
+ */
+export class ProgressPlace {
+  readonly #words: Int32Array;
+  readonly #at: number;
+  /** REPORTS as last stored: only this thread stores it, so no load is needed. */
+  #reports: number;
+
+  constructor(words: Int32Array, at: number) {
+    this.#words = words;
+    this.#at = at;
+    this.#reports = Atomics.load(words, at + PROGRESS_REPORTS);
+  }
+
+  /** Publishes `value` (a finite number, checked by the caller). */
+  report(value: number): void {
+    float32[0] = value;
+    // The value first, then the count that tells the main thread a report came. Pairs with ProgressWatch#sample.
+    Atomics.store(this.#words, this.#at + PROGRESS_VALUE, float32Bits[0]!);
+    this.#reports = (this.#reports + 1) | 0;
+    Atomics.store(this.#words, this.#at + PROGRESS_REPORTS, this.#reports);
+  }
+}
+
+/**
+ * Reads back a VALUE word: an integer as the float32 holds it (exact up to 2^24), a fraction to 7 significant
+ * digits, so 33.33 reads 33.33 rather than the float32's 33.33000183105469.
+ */
+export function progressValueOf(bits: number): number {
+  float32Bits[0] = bits;
+  const value = float32[0]!;
+  return Number.isInteger(value) ? value : Number(value.toPrecision(7));
+}
+
+/** Checks a handler's `ctx.progress(value)` argument. */
+export function checkProgress(value: unknown): asserts value is number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw new InvalidArgumentError(`Expected \`value\` to be a finite number, got ${describe(value)}`);
+  }
+}
 
 /**
  * A job's abort signal, made only when its handler reads it: Node 20 makes an
@@ -46,13 +95,28 @@ export class JobContext implements HandlerContext {
   readonly attempt: number;
   readonly heartbeat: () => void;
   readonly #aborter: LazyAbort;
+  readonly #progress: ProgressPlace | undefined;
 
-  constructor(jobId: string, type: string, attempt: number, heartbeat: () => void, aborter: LazyAbort) {
+  /** `progress`: the place's words; none outside a pool thread (a test's context), where progress is only checked. */
+  constructor(jobId: string, type: string, attempt: number, heartbeat: () => void, aborter: LazyAbort, progress?: ProgressPlace) {
     this.jobId = jobId;
     this.type = type;
     this.attempt = attempt;
     this.heartbeat = heartbeat;
     this.#aborter = aborter;
+    this.#progress = progress;
+  }
+
+  /**
+   * Reports how far the job got (a finite number: a percent, items done...;
+   * kept as a float32: integers exact up to 2^24, fractions to 7 significant digits). Two Atomics stores, no
+   * message: cheap in a tight loop. While reports keep coming, the pool's
+   * main thread extends the lease, so a synchronous stretch that reports is
+   * not taken for hung.
+   */
+  progress(value: number): void {
+    checkProgress(value);
+    this.#progress?.report(value);
   }
 
   get signal(): AbortSignal {

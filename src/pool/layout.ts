@@ -4,6 +4,7 @@
  *
  *   words     Int32   [ STOP EVENTS | thread 0: TICK REFUSED RECORDED RECYCLE RETIRE STARTED | thread 1: ... ]
  *   inflight  f64     [ thread 0: (JOB_NUM TOKEN ATTEMPT STARTED_AT DEADLINE TIMEOUT) × concurrency | thread 1: ... ]
+ *   progress  Int32   [ thread 0: (REPORTS VALUE) × concurrency | thread 1: ... ]
  *
  * STOP: 0 while the pool runs; 1 once `close()` began (threads poll no more
  *   and abort their handlers' signals). Written by the main thread only.
@@ -35,6 +36,13 @@
  *   end the attempt itself; TIMEOUT: that timeout, for the error text.
  *   Written by the owning thread; JOB_NUM is cleared by the main thread once
  *   it handed the job back.
+ * REPORTS: the `ctx.progress()` calls made in this place, counted by the
+ *   owning thread across the place's jobs (it never goes back). VALUE: the
+ *   last value reported, as the bits of a float32. The thread stores VALUE,
+ *   then REPORTS; the main thread loads REPORTS, then VALUE (Atomics on both
+ *   ends, so each word is read whole), and extends the lease of the job the
+ *   place holds only while it holds the same TOKEN as at the previous sample
+ *   (see progress-watch.ts). Written by the owning thread only.
  */
 export const STOP = 0;
 export const EVENTS = 1;
@@ -60,15 +68,21 @@ export const INFLIGHT_TIMEOUT = 5;
 export const INFLIGHT_WAIT = 6; //   the lease's waitMillis, for the events of a job handed back for its thread
 export const INFLIGHT_FIELDS = 7;
 
+export const PROGRESS_REPORTS = 0;
+export const PROGRESS_VALUE = 1;
+export const PROGRESS_FIELDS = 2;
+
 export interface PoolControlBuffers {
   words: SharedArrayBuffer;
   inflight: SharedArrayBuffer;
+  progress: SharedArrayBuffer;
 }
 
 export function allocateControl(threads: number, concurrency: number): PoolControlBuffers {
   return {
     words: new SharedArrayBuffer((THREADS_START + threads * THREAD_WORDS) * Int32Array.BYTES_PER_ELEMENT),
     inflight: new SharedArrayBuffer(threads * concurrency * INFLIGHT_FIELDS * Float64Array.BYTES_PER_ELEMENT),
+    progress: new SharedArrayBuffer(threads * concurrency * PROGRESS_FIELDS * Int32Array.BYTES_PER_ELEMENT),
   };
 }
 
@@ -78,4 +92,8 @@ export function threadWord(thread: number, field: number): number {
 
 export function inflightAt(thread: number, concurrency: number, place: number): number {
   return (thread * concurrency + place) * INFLIGHT_FIELDS;
+}
+
+export function progressAt(thread: number, concurrency: number, place: number): number {
+  return (thread * concurrency + place) * PROGRESS_FIELDS;
 }

@@ -5,6 +5,7 @@ import type { JobQueue } from '../queue.js';
 import { JobStatus, type QueueStats } from '../types.js';
 import type { PoolQueue } from './backend.js';
 import { EventHub, EventKind, type EventBatch, type PoolEventName, type PoolEvents } from './events.js';
+import { ProgressWatch, type ProgressReport } from './progress-watch.js';
 import {
   EVENTS, INFLIGHT_ATTEMPT, INFLIGHT_DEADLINE, INFLIGHT_JOB_NUM, INFLIGHT_STARTED_AT, INFLIGHT_TIMEOUT, INFLIGHT_TOKEN, INFLIGHT_WAIT,
   RECORDED, RECYCLE, RECYCLE_HEARD, RECYCLING, REFUSED, RETIRE, STARTED, STOP, TICK, WORKING, allocateControl, inflightAt, threadWord, type PoolControlBuffers,
@@ -109,6 +110,7 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
   /** Per thread: the event records received from it, or given up as lost with a thread that died (see RECORDED). */
   readonly #received: number[];
   readonly #events: EventHub;
+  readonly #progress: ProgressWatch;
   readonly #onSignal = (): void => void this.close();
   #piscina: Piscina | undefined;
   #watchdog: NodeJS.Timeout | undefined;
@@ -136,6 +138,7 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
     this.#received = new Array<number>(this.#options.threads).fill(0);
     // Publish to the threads whether anyone listens: they record events only then.
     this.#events = new EventHub(this.#options.logger, (wanted) => Atomics.store(this.#words, EVENTS, wanted ? 1 : 0));
+    this.#progress = new ProgressWatch(queue, this.#inflight, this.#control.progress, this.#options.threads, this.#options.concurrency, this.#options.leaseMillis);
   }
 
   /** Starts the threads. Rejects, and starts nothing, if the handler module does not load. */
@@ -529,18 +532,23 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
   }
 
   /**
-   * Terminates threads whose event loop has not turned for HANG_LEASES leases,
+   * Extends the leases of jobs that report progress (ProgressWatch), and
+   * terminates threads whose event loop has not turned for HANG_LEASES leases
+   * (nor any of their jobs reported progress),
    * or for a few ticks while one of their jobs is past its timeout and grace.
    */
   #watch(): void {
     const now = performance.now();
     this.#scale(now);
     const silence = Math.max(HANG_LEASES * this.#options.leaseMillis, 10 * TICK_MILLIS);
+    const heard = this.#events.progressHeard ? this.#onProgress : undefined;
     for (let thread = 0; thread < this.#options.threads; thread++) {
       const loop = this.#loops[thread];
       if (loop === undefined || loop.lastChange === Infinity) continue;
+      // A job that reports progress keeps its lease (extended here) and its thread: it is busy, not hung.
+      const reported = this.#progress.sample(thread, now, heard);
       const tick = Atomics.load(this.#words, threadWord(thread, TICK));
-      if (tick !== loop.lastTick) {
+      if (tick !== loop.lastTick || reported) {
         loop.lastTick = tick;
         loop.lastChange = now;
         continue;
@@ -554,6 +562,8 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
       }
     }
   }
+
+  readonly #onProgress = (report: ProgressReport): void => this.#events.progress(report);
 
   /** Whether a job of `thread` is past its timeout and grace. */
   #overdue(thread: number): boolean {

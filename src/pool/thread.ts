@@ -11,10 +11,10 @@ import { EventKind, EventRecorder } from './events.js';
 import { loadHandlers, type Handler } from './handlers.js';
 import { Heartbeats } from './heartbeats.js';
 import { snoozeDelayOf } from './snooze.js';
-import { JobContext, LazyAbort } from './job-context.js';
+import { JobContext, LazyAbort, ProgressPlace } from './job-context.js';
 import {
   EVENTS, INFLIGHT_ATTEMPT, INFLIGHT_DEADLINE, INFLIGHT_JOB_NUM, INFLIGHT_STARTED_AT, INFLIGHT_TIMEOUT, INFLIGHT_TOKEN, INFLIGHT_WAIT,
-  RECORDED, RECYCLE, RECYCLE_HEARD, RECYCLING, REFUSED, RETIRE, STARTED, STOP, TICK, inflightAt, threadWord, type PoolControlBuffers,
+  RECORDED, RECYCLE, RECYCLE_HEARD, RECYCLING, REFUSED, RETIRE, STARTED, STOP, TICK, inflightAt, progressAt, threadWord, type PoolControlBuffers,
 } from './layout.js';
 import { getHeapStatistics } from 'node:v8';
 import { MAX_TIMER_MILLIS, startTimer, type LongTimer } from '../long-timer.js';
@@ -113,6 +113,8 @@ class WorkerLoop {
   readonly #heartbeats = new Heartbeats();
   /** The free places of the inflight block. */
   readonly #places: number[];
+  /** Each place's progress words (see layout.ts). */
+  readonly #progress: ProgressPlace[];
   /** Leases taken before a place was free for them (a batch's, while its own jobs finish): each starts in the next place freed. */
   readonly #waitingForPlace: Lease[] = [];
   /** Places held for leases on their way (a pollMany or a batch in flight). */
@@ -139,6 +141,8 @@ class WorkerLoop {
     const recorded = threadWord(task.thread, RECORDED);
     this.#events = new EventRecorder(task.events, () => Atomics.load(this.#words, EVENTS) !== 0, () => Atomics.add(this.#words, recorded, 1));
     this.#places = Array.from({ length: task.concurrency }, (_, i) => i);
+    const progressWords = new Int32Array(task.control.progress);
+    this.#progress = this.#places.map((place) => new ProgressPlace(progressWords, progressAt(task.thread, task.concurrency, place)));
     const { completeManyAndPoll } = queue;
     this.#batches = task.concurrency > 1 && completeManyAndPoll !== undefined && queue.pollMany !== undefined
       ? new BatchedCompletions({ completeManyAndPoll: completeManyAndPoll.bind(queue) }, {
@@ -348,7 +352,7 @@ class WorkerLoop {
     inflight[at + INFLIGHT_TIMEOUT] = timeout;
     inflight[at + INFLIGHT_DEADLINE] = timeout === NO_TIMEOUT ? 0 : startedAt + timeout + this.#task.timeoutGraceMillis;
     inflight[at + INFLIGHT_JOB_NUM] = parseJobId(lease.jobId);
-    const done = this.#runJob(lease, aborter, timeout).finally(() => {
+    const done = this.#runJob(lease, aborter, timeout, this.#progress[place]!).finally(() => {
       inflight[at + INFLIGHT_JOB_NUM] = 0;
       // Unless the job was leased here again meanwhile (its lease ran out, and this thread polled it anew).
       if (this.#byJob.get(lease.jobId) === aborter) this.#byJob.delete(lease.jobId);
@@ -367,17 +371,17 @@ class WorkerLoop {
    * process span when the queue is traced); resolves to the next job's lease
    * if the complete took one.
    */
-  async #runJob(lease: Lease, aborter: LazyAbort, timeout: number): Promise<Lease | undefined> {
-    if (this.#tracing === null) return this.#attempt(lease, aborter, timeout, undefined);
+  async #runJob(lease: Lease, aborter: LazyAbort, timeout: number, progress: ProgressPlace): Promise<Lease | undefined> {
+    if (this.#tracing === null) return this.#attempt(lease, aborter, timeout, progress, undefined);
     const span = new ProcessSpan(lease, this.#tracing);
     try {
-      return await this.#attempt(lease, aborter, timeout, span);
+      return await this.#attempt(lease, aborter, timeout, progress, span);
     } finally {
       span.end();
     }
   }
 
-  async #attempt(lease: Lease, aborter: LazyAbort, timeout: number, span: ProcessSpan | undefined): Promise<Lease | undefined> {
+  async #attempt(lease: Lease, aborter: LazyAbort, timeout: number, progress: ProgressPlace, span: ProcessSpan | undefined): Promise<Lease | undefined> {
     const queue = this.#queue;
     const { jobId, token, type, attempt } = lease;
     const started = performance.now();
@@ -409,7 +413,7 @@ class WorkerLoop {
         // The signal is aborted; the handler hears of it there.
       }
     });
-    const ctx = new JobContext(jobId, type, attempt, heartbeat, aborter);
+    const ctx = new JobContext(jobId, type, attempt, heartbeat, aborter, progress);
     let failure: Failure | undefined;
     let result: unknown;
     const handler = this.#handlers.get(type);

@@ -17,7 +17,7 @@ const JOB_EVENTS = ['completed', 'failed', 'retrying', 'dead', 'stalled', 'refus
 
 /** Every event of `pool`, by name, in the order heard. */
 function heard<Q extends PoolQueue>(pool: WorkerPool<Q>): { [E in PoolEventName]: PoolEvents[E][] } {
-  const all = { completed: [], failed: [], retrying: [], dead: [], stalled: [], refused: [], cancelled: [], error: [] } as { [E in PoolEventName]: PoolEvents[E][] };
+  const all = { completed: [], failed: [], retrying: [], dead: [], stalled: [], refused: [], cancelled: [], progress: [], error: [] } as { [E in PoolEventName]: PoolEvents[E][] };
   for (const name of JOB_EVENTS) pool.on(name, (event: JobEvent) => all[name].push(event));
   pool.on('error', (event: PoolErrorEvent) => all.error.push(event));
   return all;
