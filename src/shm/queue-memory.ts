@@ -105,7 +105,7 @@ export class QueueMemory {
     this.held = new SharedHeap(buffers.held, header, HEAP_SIZE_HELD);
     this.rateLimits = new RateLimitTable(new Float64Array(buffers.rateLimits), header, lockWords);
     this.retryPolicies = new RetryPolicyTable(new Float64Array(buffers.retryPolicies), header);
-    this.concurrency = new ConcurrencyTable(new Int32Array(buffers.concurrency), lockWords);
+    this.concurrency = new ConcurrencyTable(new Int32Array(buffers.concurrency), lockWords, access);
     this.jobMap = new JobMap(new Int32Array(buffers.jobMap), slots);
     this.keyMap = new KeyMap(buffers.keyMap, slots, arena);
     this.freeSlots = new Int32Array(buffers.freeSlots);
@@ -114,7 +114,7 @@ export class QueueMemory {
     this.commits = new CommitRing(lockWords, new Float64Array(buffers.commitRing), patience, this.lock);
     this.awaited = new Int32Array(buffers.awaited);
     this.listing = new ListingIndex(buffers.listing, header, slots);
-    this.events = new EventRing(buffers.eventRing);
+    this.events = new EventRing(buffers.eventRing, access);
   }
 
   /**

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { WordAccess } from '../../dist/shm/memory/access.js';
 import { EventRing, ReadOutcome, type RingEvent } from '../../dist/shm/tables/event-ring.js';
 import {
   EVENT_CLAIM, EVENT_ENTRIES, EVENT_ENTRY_WORDS, EVENT_HEADER_WORDS, EVENT_OPEN, EVENT_SUBSCRIBERS, EVENT_TEXT_BYTES, bufferBytes, initialBytes,
@@ -26,7 +27,7 @@ function publishJob(ring: EventRing, jobNum: number, error?: string): void {
 describe('event ring', () => {
   it('writes nothing and stays at its header while no one subscribes', () => {
     const buffer = ringBuffer();
-    const ring = new EventRing(buffer);
+    const ring = new EventRing(buffer, new WordAccess());
     const before = buffer.byteLength;
     expect(ring.subscribed()).toBe(false);
     expect(before).toBe(EVENT_HEADER_WORDS * 4);
@@ -34,8 +35,8 @@ describe('event ring', () => {
 
   it('hands a reader on another view each event whole, numbers exact', () => {
     const buffer = ringBuffer();
-    const writer = new EventRing(buffer);
-    const reader = new EventRing(buffer);
+    const writer = new EventRing(buffer, new WordAccess());
+    const reader = new EventRing(buffer, new WordAccess());
     const start = reader.subscribe();
     expect(writer.subscribed()).toBe(true);
     publishJob(writer, 2 ** 53 - 1, 'boom ✓');
@@ -50,7 +51,7 @@ describe('event ring', () => {
 
   it('cuts a long error between two characters to fit the entry, the type whole', () => {
     const buffer = ringBuffer();
-    const ring = new EventRing(buffer);
+    const ring = new EventRing(buffer, new WordAccess());
     const start = ring.subscribe();
     ring.publish(2, 1, 'email', 1, 0, 0, '✓'.repeat(200), false);
     const out = blank();
@@ -62,7 +63,7 @@ describe('event ring', () => {
 
   it('holds a reader at an event claimed and not yet published', () => {
     const buffer = ringBuffer();
-    const ring = new EventRing(buffer);
+    const ring = new EventRing(buffer, new WordAccess());
     const start = ring.subscribe();
     // A writer that has claimed the next number (and not yet written): CLAIM counts it, the entry does not.
     Atomics.add(new Int32Array(buffer), EVENT_CLAIM, 1);
@@ -72,7 +73,7 @@ describe('event ring', () => {
 
   it('reports an entry a later event overwrote as overwritten, never as the later event', () => {
     const buffer = ringBuffer();
-    const ring = new EventRing(buffer);
+    const ring = new EventRing(buffer, new WordAccess());
     const start = ring.subscribe();
     for (let i = 0; i <= EVENT_ENTRIES; i++) publishJob(ring, i + 1);
     // Event `start` and event `start + EVENT_ENTRIES` share an entry: the later one is there now.
@@ -84,7 +85,7 @@ describe('event ring', () => {
 
   it('leaves an entry a writer is still at to it, and takes it over a whole ring later (a dead writer)', () => {
     const buffer = ringBuffer();
-    const ring = new EventRing(buffer);
+    const ring = new EventRing(buffer, new WordAccess());
     const start = ring.subscribe();
     const words = new Int32Array(buffer);
     // A writer that opened the entry of event `start` and died before DONE.
@@ -101,7 +102,7 @@ describe('event ring', () => {
 
   it('counts subscribers in and out', () => {
     const buffer = ringBuffer();
-    const ring = new EventRing(buffer);
+    const ring = new EventRing(buffer, new WordAccess());
     ring.subscribe();
     ring.subscribe();
     ring.unsubscribe();

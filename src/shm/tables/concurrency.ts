@@ -1,4 +1,5 @@
 import * as step from '../memory/steps.js';
+import type { WordAccess } from '../memory/access.js';
 import { ATTENTION, CAPPED, CAPS, CAP_ENTRY_BASE, CAP_FIELDS, CAP_HELD, CAP_HIGH, CAP_MAX, CAP_RUNNING, TYPE_NAMES } from '../memory/layout.js';
 
 /** The entry of the whole queue's cap; entry n is the type numbered n in `typeNames`. */
@@ -25,21 +26,26 @@ export interface CapEntry {
  * exact. The counts are a hint (I1): a rebuild, which runs with the gate
  * shut and no lock-free call in flight, derives them again from the slots,
  * and so does setting the first cap (see Maintenance#setConcurrency). A
- * queue without caps pays one Atomics load of CAPS per move into or out of
- * RUNNING.
+ * queue without caps pays one load of CAPS per move into or out of RUNNING
+ * (an Atomics load once shared, a plain one while exclusive).
  */
 export class ConcurrencyTable {
   readonly #words: Int32Array;
   readonly #lockWords: Int32Array;
+  readonly #access: WordAccess;
 
-  constructor(words: Int32Array, lockWords: Int32Array) {
+  constructor(words: Int32Array, lockWords: Int32Array, access: WordAccess) {
     this.#words = words;
     this.#lockWords = lockWords;
+    this.#access = access;
   }
 
-  /** Whether any cap is set: the movers' one load (pairs with the store in `set`, made before the rebuild that recounts). */
+  /**
+   * Whether any cap is set: the movers' one load (pairs with the store in `set`, made before the rebuild that
+   * recounts); a plain read while the queue is exclusive, where the same thread set it.
+   */
   get active(): boolean {
-    return step.load(this.#words, CAPS) > 0;
+    return this.#access.load(this.#words, CAPS) > 0;
   }
 
   /** The cap of `entry`, 0 for none. */

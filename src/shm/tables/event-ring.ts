@@ -1,4 +1,5 @@
 import * as step from '../memory/steps.js';
+import type { WordAccess } from '../memory/access.js';
 import {
   EVENT_ATTEMPT, EVENT_CLAIM, EVENT_DONE, EVENT_DURATION, EVENT_ENTRIES, EVENT_ENTRY_WORDS, EVENT_ERROR_BYTES, EVENT_FLAGS, EVENT_HEADER_WORDS, EVENT_JOB_NUM, EVENT_KIND,
   EVENT_OPEN, EVENT_PUBLISHED, EVENT_STALLED, EVENT_SUBSCRIBERS, EVENT_TEXT, EVENT_TEXT_BYTES, EVENT_TYPE_BYTES, EVENT_WAIT,
@@ -55,14 +56,20 @@ export class EventRing {
   readonly #encoder = new TextEncoder();
   readonly #decoder = new TextDecoder();
 
-  constructor(buffer: SharedArrayBuffer) {
+  readonly #access: WordAccess;
+
+  constructor(buffer: SharedArrayBuffer, access: WordAccess) {
     this.#buffer = buffer;
     this.#header = new Int32Array(buffer, 0, EVENT_HEADER_WORDS);
+    this.#access = access;
   }
 
-  /** Whether anyone subscribes: a move writes an event only then. Pairs with the add in `subscribe`. */
+  /**
+   * Whether anyone subscribes: a move writes an event only then. Pairs with the add in `subscribe`; a plain
+   * read while the queue is exclusive, whose one thread is the only one that can subscribe.
+   */
   subscribed(): boolean {
-    return step.load(this.#header, EVENT_SUBSCRIBERS) !== 0;
+    return this.#access.load(this.#header, EVENT_SUBSCRIBERS) !== 0;
   }
 
   /**
