@@ -4,7 +4,8 @@ import type { HeldJobs } from './held-jobs.js';
 import type { JobMoves } from '../moves/job-moves.js';
 import { expireLease } from '../moves/fail.js';
 import { promoteJob } from '../moves/promote.js';
-import { ENTRY_K1, ENTRY_SLOT, ENTRY_WORD, LEASE_UNTIL, RUNNING, isBusy, statusOf } from '../memory/layout.js';
+import { ATTENTION, ENTRY_K1, ENTRY_SLOT, ENTRY_WORD, LEASE_UNTIL, REFILING, RUNNING, isBusy, statusOf } from '../memory/layout.js';
+import * as step from '../memory/steps.js';
 import { assertHeld } from '../protocol/lock-held.js';
 import type { QueueMemory } from '../queue-memory.js';
 import type { MoverHolder } from '../protocol/mover.js';
@@ -134,6 +135,37 @@ export class CatchUp {
     const due = dead.length > 0 || this.#m.dueBy(later);
     if (due) this.catchUp(later);
     return due;
+  }
+
+  /**
+   * Makes `refile`, a move that keeps a READY job READY under a new word (an
+   * edit), with lock-free polls held at the lock (keeps I26). Its CAS makes
+   * the job's ready entry stale before the move files a new one; a
+   * lock-free poll between the two would see the job nowhere and lease a
+   * worse one, though the job was ready all along. So REFILING sends new
+   * polls to the lock (which the caller holds) and the calls in flight are
+   * waited out first (the Dekker pair of RowTable#enter, as for the gate):
+   * each began before the move and ends before its CAS. Returns what
+   * `refile` returns, or false with nothing moved if threads died inside a
+   * call: the hints were rebuilt after them, with new words, and the caller
+   * reads the job's word again.
+   */
+  refileReady(now: number, refile: () => boolean): boolean {
+    // No lock-free poll on a journaled queue, nor another thread on an exclusive one.
+    if (this.#journaled || this.#m.exclusive) return refile();
+    const { helping, lockWords } = this.#m;
+    // Seen by every poll that enters from here on (RowTable#enter reads ATTENTION after its odd CALL).
+    step.or(lockWords, ATTENTION, REFILING);
+    try {
+      const dead = helping.quiesce();
+      if (dead.length === 0) return refile();
+      helping.revoke(dead);
+      this.#rebuilder.rebuild(now, { fenceStale: true });
+      return false;
+    } finally {
+      // Polls may go lock-free again: the job is filed. A holder taken over leaves the bit to its successor's rebuild.
+      if (this.#m.lock.held()) step.and(lockWords, ATTENTION, ~REFILING);
+    }
   }
 
   /**

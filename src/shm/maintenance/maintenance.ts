@@ -370,7 +370,10 @@ export class Maintenance implements LockHolder {
         const ref = type < 0 ? arena.store(newBytes, arena.read(oldRef, 0, -type), payload.text) : arena.store(newBytes, payload.text);
         edit.data = { ref, payloadBytes: payload.bytes };
       }
-      if (editPending(this.#moves, slot, word, status, edit, now)) {
+      // A READY job left READY is filed again under its new word: polls must not miss it meanwhile (I26).
+      const staysReady = status === READY && !(edit.delay !== undefined && edit.delay > 0);
+      const move = (): boolean => editPending(this.#moves, slot, word, status, edit, now);
+      if (staysReady ? this.catchUp.refileReady(now, move) : move()) {
         if (edit.data !== undefined) arena.free(oldRef, oldBytes);
         return 0;
       }

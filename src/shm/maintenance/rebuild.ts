@@ -1,6 +1,6 @@
 import * as step from '../memory/steps.js';
 import {
-  ATTENTION, CANCELLED, DATA_REF, DELAYED, FINISH_BASE, FINISH_TICKET, FREE, FREE_SLOT_COUNT, GATE, HEADERS_REF, HINTS_STALE, ERROR_REF, JOB_NUM, KEY_REF,
+  ATTENTION, CANCELLED, DATA_REF, DELAYED, FINISH_BASE, FINISH_TICKET, FREE, FREE_SLOT_COUNT, GATE, HEADERS_REF, HINTS_STALE, REFILING, ERROR_REF, JOB_NUM, KEY_REF,
   LEASE_UNTIL, PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_REF, RUNNING, RUN_AT, SLOT_HIGH_WATER, STATUS_COUNT, SUCCEEDED, TYPE, isBusy,
   statusOf,
 } from '../memory/layout.js';
@@ -151,6 +151,8 @@ export class Rebuilder {
       m.concurrency.recount(runningByType, counts[RUNNING]!);
       // The rings were cleared, and moves finished from intents: a listing that was built is filed afresh.
       if (m.listing.built) m.listing.build(high, this.#showProgress);
+      // Every ready job is filed afresh: a refile its holder died in (or was taken over in) hides none (I26).
+      step.and(lockWords, ATTENTION, ~REFILING);
       header[REBUILDS]!++;
       this.#filing.dueChanged();
       m.setLastNow(now);

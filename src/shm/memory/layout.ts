@@ -226,7 +226,7 @@ export const JOURNAL_RELEASED = 2 * LINE + 5;
  * DUE_LOWERED (a lease was registered earlier than NEXT_DUE), OVERFLOW (the
  * overflow heap holds ready jobs a poll must compare), RATE_LIMITED (some job
  * type has a rate limit: every claim is counted under the lock, see
- * rate-limits.ts).
+ * rate-limits.ts), CAPPED, REFILING.
  */
 export const ATTENTION = 3 * LINE;
 export const GATE = 1;
@@ -236,6 +236,12 @@ export const RATE_LIMITED = 8;
 /** Some concurrency cap is set: every claim is admitted under the lock against the RUNNING counts (see concurrency.ts). */
 export const CAPPED = 32;
 /**
+ * A READY job is between an edit's CAS and its new ready entry, visible to no
+ * lock-free poll: every poll takes the lock until it is filed (keeps I26, see
+ * CatchUp#refileReady).
+ */
+export const REFILING = 64;
+/**
  * Set, with GATE in one step, by a holder that found on release that its lock
  * had been taken over: it was only slow, not dead, and may have written hints
  * over the taker's repairs. The next holder to take the lock clears it and
@@ -244,9 +250,9 @@ export const CAPPED = 32;
  * a late release's two marks.
  */
 export const HINTS_STALE = 16;
-/** The ATTENTION bits that send complete and extend to the lock; a poll also minds OVERFLOW and RATE_LIMITED. */
+/** The ATTENTION bits that send complete and extend to the lock; a poll also minds OVERFLOW, RATE_LIMITED, CAPPED and REFILING. */
 export const WORKER_ATTENTION = GATE | DUE_LOWERED;
-export const POLL_ATTENTION = WORKER_ATTENTION | OVERFLOW | RATE_LIMITED | CAPPED;
+export const POLL_ATTENTION = WORKER_ATTENTION | OVERFLOW | RATE_LIMITED | CAPPED | REFILING;
 /** Counts up after each write of NEXT_DUE or LAST_NOW by the lock holder: readers keep copies of both while it holds still (I15, QueueMemory#nextDue). */
 export const DUE_VERSION = 3 * LINE + 1;
 /** Counts up while the level table is rewritten (odd: mid-write), a seqlock; new levels are rare. */
