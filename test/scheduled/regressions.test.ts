@@ -55,6 +55,14 @@ const CHECKED: [string, ScheduledHistoryOptions][] = [
     'a poll whose lease ran from its clock reading, before another thread moved the clock and saw the job still pending',
     { seed: 1493342610, backend: 'memory', threads: 4, calls: 5, strategy: 'pct', depth: 3 },
   ],
+  [
+    'a lock-free poll between an updatePayload\'s CAS and its filing saw the ready job nowhere and leased a worse one',
+    { seed: 1960482927, backend: 'memory', threads: 4, calls: 5, strategy: 'random', edits: true },
+  ],
+  [
+    'a lock-free completeAndPoll inside a changePriority of the best ready job leased a worse one',
+    { seed: 50495, backend: 'memory', threads: 4, calls: 5, strategy: 'random', edits: true },
+  ],
 ];
 
 /** Histories with a thread killed at a chosen step: the call the kill must land in, and the queue must recover. */
