@@ -7,56 +7,10 @@
  */
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InvalidArgumentError, JobQueue, ManualClock, RetryPolicy, systemClock, type MissedEvent, type QueueEvents } from '../../dist/index.js';
+import { InvalidArgumentError, JobQueue, ManualClock, RetryPolicy, systemClock, type QueueEvents } from '../../dist/index.js';
 import { T0, startWorker, terminateAll, waitUntil, type RunningWorker } from '../support/helpers.js';
+import { expectEveryJob, expectedTotal, hear, submitMix } from '../support/heard-events.js';
 import { openJournal, tempJournal } from '../support/journal-harness.js';
-
-const NAMES = ['completed', 'failed', 'retrying', 'dead', 'stalled', 'cancelled'] as const;
-/** What each payload's job must be heard of, in order (maxAttempts 2, no backoff; see the mover fixture). */
-const EXPECTED: Record<string, string[]> = {
-  ok: ['completed:1'],
-  once: ['failed:1:boom 1', 'retrying:1:boom 1', 'completed:2'],
-  never: ['failed:1:boom 1', 'retrying:1:boom 1', 'failed:2:boom 2', 'dead:2:boom 2'],
-  // A job cancelled while PENDING, never leased: each test's last move.
-  fence: ['cancelled:0'],
-};
-
-interface Heard {
-  byJob: Map<string, string[]>;
-  total: () => number;
-  missed: MissedEvent[];
-}
-
-function hear(events: QueueEvents): Heard {
-  const byJob = new Map<string, string[]>();
-  let total = 0;
-  for (const name of NAMES) {
-    events.on(name, (event) => {
-      total++;
-      byJob.set(event.jobId, [...(byJob.get(event.jobId) ?? []), event.error === undefined ? `${name}:${event.attempt}` : `${name}:${event.attempt}:${event.error}`]);
-    });
-  }
-  const missed: MissedEvent[] = [];
-  events.on('missed', (event) => missed.push(event));
-  return { byJob, total: () => total, missed };
-}
-
-function submitMix(queue: JobQueue, count: number): Map<string, string> {
-  const payloads = new Map<string, string>();
-  const kinds = ['ok', 'once', 'never'];
-  for (let i = 0; i < count; i++) payloads.set(queue.submit('t', kinds[i % 3]!), kinds[i % 3]!);
-  return payloads;
-}
-
-function expectedTotal(payloads: Map<string, string>): number {
-  return [...payloads.values()].reduce((sum, payload) => sum + EXPECTED[payload]!.length, 0);
-}
-
-function expectEveryJob(byJob: Map<string, string[]>, missed: unknown[], payloads: Map<string, string>): void {
-  for (const [id, payload] of payloads) expect(byJob.get(id), `${id} (${payload})`).toEqual(EXPECTED[payload]);
-  expect([...byJob.keys()].filter((id) => !payloads.has(id))).toEqual([]);
-  expect(missed).toEqual([]);
-}
 
 /** A subscriber on a thread of its own (fixtures/event-subscriber-thread.mjs): resolves once it is subscribed. */
 async function subscriberThread(queue: JobQueue, expected: number) {
@@ -101,7 +55,7 @@ describe('events across threads (memory)', () => {
     const here = queue.events();
     subscriptions.push(here);
     const heard = hear(here);
-    const payloads = submitMix(queue, 300);
+    const payloads = await submitMix(queue, 300);
     const other = await subscriberThread(queue, expectedTotal(payloads));
     expect(await moveOnThreads(queue, 3)).toBe(100 + 200 + 200);
     const fence = queue.submit('t', 'fence');
@@ -109,9 +63,9 @@ describe('events across threads (memory)', () => {
     payloads.set(fence, 'fence');
     await waitUntil('every event heard here', () => heard.byJob.has(fence), 30_000);
     expect(heard.total()).toBe(expectedTotal(payloads));
-    expectEveryJob(heard.byJob, heard.missed, payloads);
+    expectEveryJob(heard, payloads);
     const there = await other.heard(fence);
-    expectEveryJob(new Map(Object.entries(there.byJob)), there.missed, payloads);
+    expectEveryJob({ byJob: new Map(Object.entries(there.byJob)), missed: there.missed }, payloads);
     // The thread closed its subscription and its queue: nothing holds it, and it ends by itself.
     expect(await other.exited).toBe(0);
   });
@@ -282,13 +236,13 @@ describe('events across threads (journal)', () => {
     const events = queue.events();
     subscriptions.push(events);
     const heard = hear(events);
-    const payloads = submitMix(queue, 60);
+    const payloads = await submitMix(queue, 60);
     expect(await moveOnThreads(queue, 2)).toBe(20 + 40 + 40);
     const fence = queue.submit('t', 'fence');
     queue.cancel(fence);
     payloads.set(fence, 'fence');
     await waitUntil('every event heard', () => heard.byJob.has(fence), 30_000);
     expect(heard.total()).toBe(expectedTotal(payloads));
-    expectEveryJob(heard.byJob, heard.missed, payloads);
+    expectEveryJob(heard, payloads);
   });
 });

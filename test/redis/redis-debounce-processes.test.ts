@@ -5,51 +5,21 @@
  * payload of the last submit (in its own process's order) that returned that
  * id: the replace and the runAt push are one script, never half.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { PartitionedRedisQueue, RedisJobQueue, RetryPolicy, systemClock } from '../../dist/index.js';
 import { withTimeout } from '../support/helpers.js';
+import { killChildrenAfterEach, spawnJsonLines, type JsonLinesChild } from '../support/json-lines-child.js';
 import { describeRedis, fileRedis } from '../support/redis-harness.js';
 
 const RACER = fileURLToPath(new URL('../fixtures/redis-debounce-racer.mjs', import.meta.url));
 const SUBMITTERS = 3;
 const ROUNDS = 150;
 
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
-});
+killChildrenAfterEach();
 
-interface Racer {
-  child: ChildProcess;
-  said(ev: string): Promise<Record<string, unknown>>;
-}
-
-function racer(handle: unknown, args: readonly string[]): Racer {
-  const child = spawn(process.execPath, [RACER, JSON.stringify(handle), ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-  children.push(child);
-  let stderr = '';
-  child.stderr!.on('data', (data: Buffer) => (stderr += data.toString()));
-  const lines: Record<string, unknown>[] = [];
-  const waiters: (() => void)[] = [];
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    lines.push(JSON.parse(line) as Record<string, unknown>);
-    for (const wake of waiters.splice(0)) wake();
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const said = async (ev: string): Promise<Record<string, unknown>> => {
-    for (;;) {
-      const found = lines.find((line) => line['ev'] === ev);
-      if (found !== undefined) return found;
-      const next = new Promise<void>((resolve) => waiters.push(resolve));
-      await Promise.race([next, exited.then(() => {
-        if (!lines.some((line) => line['ev'] === ev)) throw new Error(`${args[0]} exited before saying ${ev}: ${stderr}`);
-      })]);
-    }
-  };
-  return { child, said };
+function racer(handle: unknown, args: readonly string[]): JsonLinesChild {
+  return spawnJsonLines(RACER, [JSON.stringify(handle), ...args], args[0]!);
 }
 
 async function raceInProcesses(queue: RedisJobQueue | PartitionedRedisQueue): Promise<void> {

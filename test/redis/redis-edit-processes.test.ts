@@ -6,51 +6,20 @@
  * as it was and the edit was refused, or the edit landed and the poll saw it
  * (a new payload; a delay of an hour: never leased).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { PartitionedRedisQueue, RedisJobQueue, RetryPolicy, systemClock } from '../../dist/index.js';
 import { withTimeout } from '../support/helpers.js';
+import { killChildrenAfterEach, spawnJsonLines, type JsonLinesChild } from '../support/json-lines-child.js';
 import { describeRedis, fileRedis } from '../support/redis-harness.js';
 
 const RACER = fileURLToPath(new URL('../fixtures/redis-edit-racer.mjs', import.meta.url));
 const JOBS = 300;
 
-interface Racer {
-  child: ChildProcess;
-  /** The first line of each kind it said. */
-  said(ev: string): Promise<Record<string, unknown>>;
-}
+killChildrenAfterEach();
 
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
-});
-
-function racer(handle: unknown, role: 'editor' | 'poller', ids: readonly string[]): Racer {
-  const child = spawn(process.execPath, [RACER, JSON.stringify(handle), role, JSON.stringify(ids)], { stdio: ['pipe', 'pipe', 'pipe'] });
-  children.push(child);
-  let stderr = '';
-  child.stderr!.on('data', (data: Buffer) => (stderr += data.toString()));
-  const lines: Record<string, unknown>[] = [];
-  const waiters: (() => void)[] = [];
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    lines.push(JSON.parse(line) as Record<string, unknown>);
-    for (const wake of waiters.splice(0)) wake();
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const said = async (ev: string): Promise<Record<string, unknown>> => {
-    for (;;) {
-      const found = lines.find((line) => line['ev'] === ev);
-      if (found !== undefined) return found;
-      const next = new Promise<void>((resolve) => waiters.push(resolve));
-      await Promise.race([next, exited.then(() => {
-        if (!lines.some((line) => line['ev'] === ev)) throw new Error(`${role} exited before saying ${ev}: ${stderr}`);
-      })]);
-    }
-  };
-  return { child, said };
+function racer(handle: unknown, role: 'editor' | 'poller', ids: readonly string[]): JsonLinesChild {
+  return spawnJsonLines(RACER, [JSON.stringify(handle), role, JSON.stringify(ids)], role);
 }
 
 type EditQueue = RedisJobQueue | PartitionedRedisQueue;

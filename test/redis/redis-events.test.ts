@@ -11,44 +11,13 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterEach, expect, it } from 'vitest';
 import {
-  InvalidArgumentError, ManualClock, PartitionedRedisQueue, RedisJobQueue, RetryPolicy, systemClock, type MissedEvent, type QueueEvents,
+  InvalidArgumentError, ManualClock, PartitionedRedisQueue, RedisJobQueue, RetryPolicy, systemClock,
 } from '../../dist/index.js';
 import { T0, waitUntil } from '../support/helpers.js';
+import { expectEveryJob, expectedTotal, hear, submitMix } from '../support/heard-events.js';
 import { describeRedis, fileRedis } from '../support/redis-harness.js';
 
 const MOVER = fileURLToPath(new URL('../fixtures/redis-event-mover.mjs', import.meta.url));
-const NAMES = ['completed', 'failed', 'retrying', 'dead', 'stalled', 'cancelled'] as const;
-
-/** What each payload's job must be heard of, in order (maxAttempts 2, no backoff; see the mover fixture). */
-const EXPECTED: Record<string, string[]> = {
-  ok: ['completed:1'],
-  once: ['failed:1:boom 1', 'retrying:1:boom 1', 'completed:2'],
-  never: ['failed:1:boom 1', 'retrying:1:boom 1', 'failed:2:boom 2', 'dead:2:boom 2'],
-  // A job cancelled while PENDING, never leased: the test's last move.
-  fence: ['cancelled:0'],
-};
-
-interface Heard {
-  byJob: Map<string, string[]>;
-  total: () => number;
-  missed: MissedEvent[];
-}
-
-/** Records every job event by job, as `name:attempt[:error]`, and every missed count. */
-function hear(events: QueueEvents): Heard {
-  const byJob = new Map<string, string[]>();
-  let total = 0;
-  for (const name of NAMES) {
-    events.on(name, (event) => {
-      total++;
-      const line = event.error === undefined ? `${name}:${event.attempt}` : `${name}:${event.attempt}:${event.error}`;
-      byJob.set(event.jobId, [...(byJob.get(event.jobId) ?? []), line]);
-    });
-  }
-  const missed: MissedEvent[] = [];
-  events.on('missed', (event) => missed.push(event));
-  return { byJob, total: () => total, missed };
-}
 
 function mover(handle: unknown): Promise<{ moves: number }> {
   const child = spawn(process.execPath, [MOVER, JSON.stringify(handle)], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -81,26 +50,6 @@ async function admin(): Promise<Redis> {
 }
 
 /** Submits `count` jobs, payloads ok, once, never in turn; returns each id's payload. */
-async function submitMix(queue: { submit(type: string, payload: string): Promise<string> }, count: number): Promise<Map<string, string>> {
-  const payloads = new Map<string, string>();
-  const kinds = ['ok', 'once', 'never'];
-  for (let i = 0; i < count; i++) {
-    const payload = kinds[i % 3]!;
-    payloads.set(await queue.submit('t', payload), payload);
-  }
-  return payloads;
-}
-
-function expectedTotal(payloads: Map<string, string>): number {
-  return [...payloads.values()].reduce((sum, payload) => sum + EXPECTED[payload]!.length, 0);
-}
-
-/** Every job heard of exactly as it must be, and nothing else heard. */
-function expectEveryJob(heard: Heard, payloads: Map<string, string>): void {
-  for (const [id, payload] of payloads) expect(heard.byJob.get(id), `${id} (${payload})`).toEqual(EXPECTED[payload]);
-  expect([...heard.byJob.keys()].filter((id) => !payloads.has(id))).toEqual([]);
-  expect(heard.missed).toEqual([]);
-}
 
 describeRedis('events across processes [redis]', () => {
   it('hears every move two other processes make, once each, in each job’s order', async () => {
