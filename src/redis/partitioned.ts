@@ -363,6 +363,16 @@ export class PartitionedRedisQueue {
    * count (each share at least 1), else InvalidArgumentError and nothing
    * changes. Set one partition after the other: if this rejects for Redis,
    * some partitions may have their share already; set it again.
+   *
+   * Why shares and not one count for the whole queue: a count in a slot of
+   * its own would need every poll to reserve a place there before its
+   * partition's script leases (one more round trip per poll), every move out
+   * of RUNNING to give its place back in another call (lost when its client
+   * dies, so each place would need a deadline no shorter than the lease it
+   * covers, a job's own timeout included), every extend to lengthen its
+   * place first, and a cap changed while reservations are in flight to count
+   * them. Shares keep each count in the script that makes the move, as on a
+   * single queue, at the price of a partition's idle share.
    */
   setConcurrency(max: number | null): Promise<void>;
   setConcurrency(type: string, max: number | null): Promise<void>;
