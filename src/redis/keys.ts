@@ -18,6 +18,8 @@
  *                                    events: the event stream's bound while events are on (absent: off);
  *                                    eventsUntil: when (Redis's clock, ms) they go off unless a subscriber
  *                                      renews them; eventSeq: the events written so far
+ *                                    capped: '1' while some job type has a concurrency cap or parked jobs;
+ *                                    queueCap: the whole queue's concurrency cap (absent: none)
  * leasehold:{name}:pending   zset    PENDING jobs, ready or delayed: member n, score runAt
  * leasehold:{name}:ready     zset    the PENDING jobs with runAt <= clock, all at score 0,
  *                                    member = sort key + n, so ZPOPMIN is the best job
@@ -43,6 +45,11 @@
  * leasehold:{name}:windows   hash    job type -> its current window, "start,used": leases started in it
  * leasehold:{name}:policies  hash    job type -> its own retry policy, "maxAttempts,baseBackoff,maxBackoff,jitter"
  *                                    (see setRetryPolicy): a submit takes its maxAttempts, a failure its backoff
+ * leasehold:{name}:caps      hash    job type -> its concurrency cap: at most that many of its jobs RUNNING
+ * leasehold:{name}:running   hash    job type -> its jobs RUNNING, for each type in `caps` (see includes/caps.lua)
+ * leasehold:{name}:parked:<type> zset  ready jobs of <type> a poll passed over as their type was at its cap:
+ *                                    their `ready` member, score 0 (polls take them in their place once it has room)
+ * leasehold:{name}:parkedTypes set   the types that have parked jobs
  * leasehold:{name}:held      zset    ready jobs a poll passed over as their type's window was used up:
  *                                    member = their `ready` member, score = when the window opens
  * leasehold:{name}:finishes  channel (never a key) the numbers of jobs that just finished, for finished()
@@ -64,7 +71,7 @@
  * ```
  *
  * Every job is in exactly one of pending / leases / dead / finished, by its
- * status; `ready` and `held` are indexes over `pending` (a ready job is in one of them); and, once `listing`
+ * status; `ready`, `held` and the parked sets are indexes over `pending` (a ready job is in one of them); and, once `listing`
  * exists and its jobs up to `upTo` are filed, in exactly one of the listing sets pendingNums / runningNums /
  * succeededNums / dead / cancelledNums. The braces are a hash tag: in
  * Redis Cluster all keys of one queue share a slot, so one script may touch
@@ -95,7 +102,7 @@
 /** The fixed keys, by the names the scripts give them (K.jobSeq, K.tokenSeq, ...): each is the queue's prefix and its name. */
 export const KEY_NAMES = ['jobSeq', 'tokenSeq', 'clock', 'pending', 'ready', 'leases', 'dead', 'finished', 'counts', 'signal', 'sweep', 'paused',
   'finishes', 'keys', 'pendingNums', 'runningNums', 'succeededNums', 'cancelledNums', 'listing', 'limits', 'windows', 'held', 'state', 'tokens',
-  'policies', 'cancels', 'deadAt', 'events'] as const;
+  'policies', 'cancels', 'deadAt', 'events', 'caps', 'running', 'parkedTypes'] as const;
 export type KeyName = (typeof KEY_NAMES)[number];
 
 export interface QueueKeys {

@@ -8,7 +8,8 @@ import { keyHash } from '../key-hash.js';
 import { IllegalStateError, InvalidArgumentError, describe } from '../errors.js';
 import { filledTracing, readOptions } from '../options.js';
 import type { RetryPolicy, SharedPolicy } from '../policy.js';
-import type { JobPage, JobQuery, JobView, Lease, QueueStats, RateLimit, TypeRateLimit, TypeRetryPolicy } from '../types.js';
+import { byType, type ConcurrencyCaps, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy } from '../types.js';
+import { checkConcurrency } from '../validate/concurrency.js';
 import type { ScheduleOptions, ScheduleView } from '../schedule/spec.js';
 import { startScheduler, type Scheduler, type SchedulerOptions } from '../schedule/timer.js';
 import { parseJobId } from '../validate/job-id.js';
@@ -346,6 +347,59 @@ export class PartitionedRedisQueue {
       max: each.reduce((sum, limits) => sum + (limits.find((limit) => limit.type === type)?.max ?? 0), 0),
       windowMillis,
     }));
+  }
+
+  /**
+   * A concurrency cap for the whole queue or for one job type (see
+   * RedisJobQueue#setConcurrency), split over the partitions as setRateLimit
+   * splits a limit. A partition's RUNNING jobs live in its own hash slot,
+   * and a poll's script can count only its own partition's; so each partition
+   * gets a share of `max`, which its scripts enforce exactly:
+   * floor(max / partitions), one more for the first max % partitions. The
+   * shares add up to `max`, so the queue never has more than `max` jobs
+   * RUNNING however many clients poll. A job waits for a place in its own
+   * partition's share: while its partition is at its share, it is not leased
+   * even if another partition has room. `max` must be at least the partition
+   * count (each share at least 1), else InvalidArgumentError and nothing
+   * changes. Set one partition after the other: if this rejects for Redis,
+   * some partitions may have their share already; set it again.
+   *
+   * Why shares and not one count for the whole queue: a count in a slot of
+   * its own would need every poll to reserve a place there before its
+   * partition's script leases (one more round trip per poll), every move out
+   * of RUNNING to give its place back in another call (lost when its client
+   * dies, so each place would need a deadline no shorter than the lease it
+   * covers, a job's own timeout included), every extend to lengthen its
+   * place first, and a cap changed while reservations are in flight to count
+   * them. Shares keep each count in the script that makes the move, as on a
+   * single queue, at the price of a partition's idle share.
+   */
+  setConcurrency(max: number | null): Promise<void>;
+  setConcurrency(type: string, max: number | null): Promise<void>;
+  async setConcurrency(...args: unknown[]): Promise<void> {
+    this.#assertOpen();
+    const { type, max } = checkConcurrency(args);
+    const count = this.#parts.length;
+    if (max !== null && max < count) {
+      throw new InvalidArgumentError(`Expected \`max\` to be at least the ${count} partitions (each gets a share), got ${describe(max)}`);
+    }
+    for (const [p, part] of this.#parts.entries()) {
+      const share = max === null ? null : Math.floor(max / count) + (p < max % count ? 1 : 0);
+      if (type === undefined) await part.setConcurrency(share);
+      else await part.setConcurrency(type, share);
+    }
+  }
+
+  /** The concurrency caps, each the partitions' shares added up (the types capped in partition 0). */
+  async concurrencyCaps(): Promise<ConcurrencyCaps> {
+    this.#assertOpen();
+    const each = await Promise.all(this.#parts.map((part) => part.concurrencyCaps()));
+    const queue = each[0]!.queue === null ? null : each.reduce((sum, caps) => sum + (caps.queue ?? 0), 0);
+    const types = each[0]!.types.map(({ type }) => ({
+      type,
+      max: each.reduce((sum, caps) => sum + (caps.types.find((cap) => cap.type === type)?.max ?? 0), 0),
+    }));
+    return { queue, types: types.sort(byType) };
   }
 
   /**

@@ -2,7 +2,8 @@ import { clockFromShare, shareClock, systemClock, type SharedClock, type TimeSou
 import { IllegalStateError, InvalidArgumentError, describe, refusalError, type JobQueueError } from '../errors.js';
 import { fillOptions, filledTracing, readCallers, readOptions, type JobQueueOptions, type RetainOptions, type TracingOptions } from '../options.js';
 import { RetryPolicy, policyFromShare, sharePolicy, type Jitter, type SharedPolicy } from '../policy.js';
-import { byType, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy } from '../types.js';
+import { byType, type ConcurrencyCaps, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy } from '../types.js';
+import { checkConcurrency } from '../validate/concurrency.js';
 import { readNow, checkTimeSource } from '../validate/clock.js';
 import { checkPolicy, checkQueueName } from '../validate/construction.js';
 import { parseJobId } from '../validate/job-id.js';
@@ -740,6 +741,33 @@ export class RedisJobQueue {
       policies.push({ type: pairs[i]!, policy: new RetryPolicy(Number(maxAttempts), Number(base), Number(max), { jitter: jitter as Jitter }) });
     }
     return policies.sort(byType);
+  }
+
+  /**
+   * Caps how many jobs are RUNNING at once, for every client of the queue in
+   * every process: `setConcurrency(max)` caps the whole queue,
+   * `setConcurrency(type, max)` the jobs of `type`; `null` removes the cap
+   * (see JobQueue#setConcurrency). The caps and the RUNNING counts live in
+   * Redis (keys in the queue's hash tag, src/redis/lua/includes/caps.lua), and
+   * every move into or out of RUNNING counts itself in the script that makes
+   * it, so a cap holds exactly however many clients poll, and across restarts.
+   */
+  setConcurrency(max: number | null): Promise<void>;
+  setConcurrency(type: string, max: number | null): Promise<void>;
+  async setConcurrency(...args: unknown[]): Promise<void> {
+    this.#assertOpen();
+    const { type, max } = checkConcurrency(args);
+    await this.#run('setConcurrency', [type ?? '', max === null ? '' : String(max)], '');
+  }
+
+  /** The concurrency caps: the whole queue's (null: none) and each job type's, by type. */
+  async concurrencyCaps(): Promise<ConcurrencyCaps> {
+    this.#assertOpen();
+    const [, queue, fields] = await this.#run('concurrencyCaps', [], '');
+    const pairs = fields as string[];
+    const types: ConcurrencyCaps['types'] = [];
+    for (let i = 0; i < pairs.length; i += 2) types.push({ type: pairs[i]!, max: Number(pairs[i + 1]) });
+    return { queue: queue === '' ? null : Number(queue), types: types.sort(byType) };
   }
 
   /**

@@ -84,12 +84,14 @@ const COMMAND_FILES = {
   changeDelay: 'change-delay',
   promote: 'promote',
   updatePayload: 'update-payload',
+  setConcurrency: 'set-concurrency',
+  concurrencyCaps: 'concurrency-caps',
 } as const;
 
 export type Command = keyof typeof COMMAND_FILES;
 
 /** The helpers in src/redis/lua/includes/, in order: each may use those before it. */
-const INCLUDES = ['call', 'encoding', 'events', 'jobs', 'leases', 'catch-up', 'listing', 'pending'] as const;
+const INCLUDES = ['call', 'encoding', 'events', 'caps', 'jobs', 'leases', 'catch-up', 'listing', 'pending'] as const;
 
 /** The refusals by name, as the Lua compares them (`Refusal.NotFound`...). */
 const REFUSALS: Record<string, Refusal> = {

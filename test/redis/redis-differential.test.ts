@@ -35,7 +35,7 @@ type Step = { name: string; run: (q: JobQueue | RedisJobQueue) => unknown } | { 
 /** Everything observable, read at one `now` (so the reads may go out together). */
 async function observe(q: JobQueue | RedisJobQueue, lastId: number): Promise<unknown> {
   const ids = Array.from({ length: lastId + 1 }, (_, i) => `J${i + 1}`);
-  const [stats, queueDepth, dlqDepth, deadLetters, rateLimits, paused, schedules, ...views] = await Promise.all([
+  const [stats, queueDepth, dlqDepth, deadLetters, rateLimits, paused, schedules, caps, ...views] = await Promise.all([
     outcome(() => q.stats()),
     outcome(() => q.queueDepth()),
     outcome(() => q.dlqDepth()),
@@ -43,9 +43,10 @@ async function observe(q: JobQueue | RedisJobQueue, lastId: number): Promise<unk
     outcome(() => q.rateLimits()),
     outcome(() => q.isPaused()),
     outcome(() => q.schedules()),
+    outcome(() => q.concurrencyCaps()),
     ...ids.map((id) => outcome(() => q.view(id))),
   ]);
-  return { stats, queueDepth, dlqDepth, deadLetters, rateLimits, paused, schedules, views: Object.fromEntries(ids.map((id, i) => [id, views[i]])) };
+  return { stats, queueDepth, dlqDepth, deadLetters, rateLimits, paused, schedules, caps, views: Object.fromEntries(ids.map((id, i) => [id, views[i]])) };
 }
 
 describeRedis('RedisJobQueue and the journal against JobQueue', () => {
@@ -83,7 +84,7 @@ describeRedis('RedisJobQueue and the journal against JobQueue', () => {
       });
       /** Kinds of step, each as often as it appears here. */
       const KINDS = ['submit', 'submit', 'submit', 'submit', 'submitOptions', 'submitMany', 'poll', 'poll', 'poll', 'poll', 'poll', 'complete',
-        'complete', 'complete', 'completeAndPoll', 'fail', 'fail', 'fail', 'extend', 'release', 'cancel', 'remove', 'retryDead', 'view', 'rateLimit',
+        'complete', 'complete', 'completeAndPoll', 'fail', 'fail', 'fail', 'extend', 'release', 'cancel', 'remove', 'retryDead', 'view', 'rateLimit', 'concurrency',
         'pause', 'resume', 'schedule', 'runSchedules', 'runSchedules', 'unschedule', 'clock', 'clock', 'clock', 'clock'] as const;
       const draw = (): Step => {
         const kind = pick(KINDS);
@@ -123,6 +124,14 @@ describeRedis('RedisJobQueue and the journal against JobQueue', () => {
           case 'rateLimit': {
             const [type, limit] = [pick(['t', 'email']), pick([null, { max: 1, windowMillis: 100 }, { max: 2, windowMillis: 1000 }])];
             return { name: `setRateLimit ${type} ${JSON.stringify(limit)}`, run: (q) => q.setRateLimit(type, limit) };
+          }
+          case 'concurrency': {
+            // The whole queue's cap (no type) or a type's; null removes it.
+            const [type, max] = [pick([undefined, 't', 'email']), pick([null, 1, 2])];
+            return {
+              name: `setConcurrency ${type ?? '(queue)'} ${max}`,
+              run: (q) => (type === undefined ? q.setConcurrency(max) : q.setConcurrency(type, max)),
+            };
           }
           case 'pause':
           case 'resume':

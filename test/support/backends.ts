@@ -37,6 +37,7 @@ import {
   type SubmitOptions,
   type TypeRateLimit,
   type TypeRetryPolicy,
+  type ConcurrencyCaps,
 } from '../../dist/index.js';
 import { redisClusterBackend } from './redis-cluster-harness.js';
 import { redisBackend, redisPartitionedBackend } from './redis-harness.js';
@@ -80,6 +81,8 @@ export interface ContractQueue {
   rateLimits(): Awaitable<TypeRateLimit[]>;
   setRetryPolicy(type: string, policy: RetryPolicy | null): Awaitable<void>;
   retryPolicies(): Awaitable<TypeRetryPolicy[]>;
+  setConcurrency(...args: [max: number | null] | [type: string, max: number | null]): Awaitable<void>;
+  concurrencyCaps(): Awaitable<ConcurrencyCaps>;
   schedule(name: string, options: ScheduleOptions): Awaitable<ScheduleView>;
   unschedule(name: string): Awaitable<boolean>;
   schedules(): Awaitable<ScheduleView[]>;
@@ -287,6 +290,8 @@ function asRemote(queue: JobQueue, release: () => void): ContractQueue {
     rateLimits: () => call('rateLimits', () => queue.rateLimits()),
     setRetryPolicy: (...args) => call('setRetryPolicy', () => queue.setRetryPolicy(...args)),
     retryPolicies: () => call('retryPolicies', () => queue.retryPolicies()),
+    setConcurrency: (...args) => call('setConcurrency', () => (queue.setConcurrency as (...a: unknown[]) => void)(...args)),
+    concurrencyCaps: () => call('concurrencyCaps', () => queue.concurrencyCaps()),
     schedule: (...args) => call('schedule', () => queue.schedule(...args)),
     unschedule: (...args) => call('unschedule', () => queue.unschedule(...args)),
     schedules: () => call('schedules', () => queue.schedules()),

@@ -22,6 +22,8 @@ if key == nil then return { refusal } end
 local status = redis.call('HGET', key, 'status')
 if status == 'RUNNING' then
   -- A lease run out is expired by the catch-up before this (the job is PENDING then): this one is valid.
+  -- Its place under a cap is free (caps.lua): clients waiting for one are woken.
+  if leavesRunning(key) then announce() end
   redis.call('ZREM', K.leases, n)
   redis.call('HDEL', K.tokens, n)
   unlist(K.runningNums, { n })

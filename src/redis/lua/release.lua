@@ -18,6 +18,8 @@
 local n = ARGV[OWN + 1]
 local key, refusal = leased(n, ARGV[OWN + 2], KEYS[FIXED + 1])
 if key == nil then return { refusal } end
+-- Its place under a cap is free (caps.lua); the announce below wakes whoever waits for it.
+leavesRunning(key)
 redis.call('ZREM', K.leases, n)
 redis.call('HDEL', K.tokens, n)
 unlist(K.runningNums, { n })

@@ -1,5 +1,6 @@
 --[[
-  stats: the queue's counts, each O(1): catching up left K.ready exact for now (held jobs are ready too).
+  stats: the queue's counts, each O(1) (parked jobs: O(1) per job type with parked jobs): catching up
+  left K.ready exact for now (held and parked jobs are ready too).
 
   KEYS: the queue's declared key, KEYS[FIXED] (includes/call.lua)
   ARGV: the common arguments (includes/call.lua) only
@@ -9,6 +10,10 @@
       and stopped before its own work: call it again
 ]]
 
-return { 0, redis.call('ZCARD', K.pending), redis.call('ZCARD', K.ready) + redis.call('ZCARD', K.held),
+local parked = 0
+if capped then
+  for _, jobType in ipairs(redis.call('SMEMBERS', K.parkedTypes)) do parked = parked + redis.call('ZCARD', parkedOf(jobType)) end
+end
+return { 0, redis.call('ZCARD', K.pending), redis.call('ZCARD', K.ready) + redis.call('ZCARD', K.held) + parked,
   redis.call('ZCARD', K.leases), tonumber(redis.call('HGET', K.counts, 'succeeded') or '0'),
   redis.call('ZCARD', K.dead), tonumber(redis.call('HGET', K.counts, 'cancelled') or '0'), paused and 1 or 0 }

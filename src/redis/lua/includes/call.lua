@@ -22,6 +22,8 @@ local K, namedFor = {}, nil
 -- Each status's listing set: its jobs by number, for jobs() to page through (see jobs.lua).
 local numsOf
 local jobPrefix
+-- Job type t's parked set is parkedPrefix .. t (see caps.lua).
+local parkedPrefix
 -- The calling process's liveness key is alivePrefix .. holder (see liveness.ts).
 local alivePrefix, holder
 -- The call's clock, as sent (exact text) and as a number.
@@ -51,6 +53,9 @@ local clock, due, sweepSaved, paused, limited, signal, policied
 -- see events.lua), else nil: a queue no one watches writes no event. eventsUntil: when (Redis's clock,
 -- ms) events go off unless a subscriber renews them; nil: not known, or already checked in this call.
 local eventsMax, eventsUntil
+-- The concurrency caps (caps.lua): whether some job type has a cap or parked jobs (K.state's `capped`),
+-- and the whole queue's cap (K.state's `queueCap`; nil: none). A queue without caps reads nothing more.
+local capped, queueCap
 
 -- A queue of data model 1 (no K.state: its clock, sweep, pause and wake counter in keys of their own)
 -- converted in place, atomically, by the first call that finds it: those move into K.state, whose flags
@@ -85,7 +90,7 @@ local function begin(KEYS, ARGV)
   if base ~= namedFor then
     for _, name in ipairs(KEY_NAMES) do K[name] = base .. name end
     numsOf = { PENDING = K.pendingNums, RUNNING = K.runningNums, SUCCEEDED = K.succeededNums, DEAD = K.dead, CANCELLED = K.cancelledNums }
-    jobPrefix, alivePrefix = base .. 'job:', base .. 'alive:'
+    jobPrefix, alivePrefix, parkedPrefix = base .. 'job:', base .. 'alive:', base .. 'parked:'
     namedFor = base
   end
   holder = ARGV[ARG.holder]
@@ -104,7 +109,7 @@ local function begin(KEYS, ARGV)
   budget, holdBudget = CATCH_UP_BATCH, CATCH_UP_BATCH
   -- One read for what every call consults: the flags and the catch-up's clock and next due time.
   local f = redis.call('HMGET', K.state, 'version', 'clock', 'due', 'paused', 'limited', 'listed', 'signal', 'sweepMin', 'sweepMax', 'sweepOffset', 'sweepAdd', 'sweepTo',
-    'policies', 'events', 'eventsUntil')
+    'policies', 'events', 'eventsUntil', 'capped', 'queueCap')
   if f[1] == false then f = migrate() end
   -- A newer leasehold's layout: nothing here may read or write it.
   if f[1] ~= DATA_MODEL then return { Refusal.NewerDataModel } end
@@ -113,6 +118,7 @@ local function begin(KEYS, ARGV)
   paused, limited, listed, signal, policied = f[4] == '1', f[5] == '1', f[6] == '1', f[7] or '0', f[13] == '1'
   eventsMax = f[14] and tonumber(f[14]) or nil
   eventsUntil = f[15] and tonumber(f[15]) or nil
+  capped, queueCap = f[16] == '1', f[17] and tonumber(f[17]) or nil
   sweepSaved = nil
   if f[8] then sweepSaved = { f[8], f[9], tonumber(f[10]), f[11] == '1', f[12] } end
 end

@@ -14,7 +14,7 @@
 -- continued by the next script, whatever its now: until it ends, no script
 -- gets past this prelude, so K.pending does not change under it.
 
--- A job not due any more leaves K.held too, where a rate limit may have put it: STATS counts held jobs
+-- A job not due any more leaves K.held too, where a rate limit may have put it (and its parked set, caps.lua): STATS counts held jobs
 -- as ready, and once the clock passes its runAt again the sweep files it in K.ready, where the limit
 -- holds it anew if need be (left in both, it would be counted twice).
 local function reindexOne(n, add)
@@ -24,6 +24,7 @@ local function reindexOne(n, add)
   else
     redis.call('ZREM', K.ready, member)
     redis.call('ZREM', K.held, member)
+    unpark(jobKey(n), member)
   end
 end
 

@@ -16,11 +16,13 @@ local function enqueue(n, key, runAt)
   if runAt <= now then redis.call('ZADD', K.ready, 0, readyMember(key, n)) else dueBy(runAt) end
 end
 
--- PENDING job n out of every index enqueue filed it in, and out of K.held, where a rate limit may have put it.
+-- PENDING job n out of every index enqueue filed it in, and out of K.held, where a rate limit may have put it,
+-- and its type's parked set, where a cap may have (caps.lua).
 local function dequeue(n, key)
   local member = readyMember(key, n)
   redis.call('ZREM', K.ready, member)
   redis.call('ZREM', K.held, member)
+  unpark(key, member)
   redis.call('ZREM', K.pending, n)
   unlist(K.pendingNums, { n })
 end
@@ -77,6 +79,7 @@ end
 -- True if it dead-lettered the job (the caller announces it).
 -- `expired`: the attempt failed because its lease ran out (its event says it stalled).
 local function failAttempt(n, key, failedAt, err, permanent, expired)
+  if leavesRunning(key) then announce() end
   redis.call('ZREM', K.leases, n)
   redis.call('HDEL', K.tokens, n)
   unlist(K.runningNums, { n })
@@ -153,12 +156,6 @@ local function pendingKeyHolder(k)
   if not n then return nil end
   if redis.call('HGET', jobKey(n), 'status') ~= 'PENDING' then return nil end
   return n
-end
-
--- New work: wakes clients in waitForWork (a poll that found nothing reads the counter).
-local function announce()
-  signal = int(redis.call('HINCRBY', K.state, 'signal', 1))
-  redis.call('PUBLISH', K.signal, signal)
 end
 
 -- Why job n has no hash: the Refusal for an id never issued, or for a job evicted.

@@ -47,31 +47,54 @@ local function releaseHeld(upTo)
 end
 
 -- The numbers of up to max best ready jobs, taken out of the ready index.
--- With rate limits, one at a time: a job whose type's window is used up is
--- held (see K.held) and the next is taken; each one taken is counted. Also
--- whether the budget ran out before anything could be taken: look again.
+-- With the whole queue's cap, no more than bring K.leases (the jobs RUNNING) to it.
+-- With rate limits or type caps, one at a time: a job whose type's window is
+-- used up is held (see K.held), one whose type is at its cap is parked (caps.lua),
+-- and the next is taken; each one taken is counted. Also whether the budget
+-- ran out before anything could be taken: look again.
 local function takeBest(max)
   local numbers = {}
-  if not limited then
+  if queueCap ~= nil then max = math.min(max, queueCap - redis.call('ZCARD', K.leases)) end
+  if max <= 0 then return numbers, false end
+  if not limited and not capped then
     local best = redis.call('ZPOPMIN', K.ready, max)
     for i = 1, #best, 2 do numbers[#numbers + 1] = int(tonumber(string.sub(best[i], 33))) end
     return numbers, false
   end
   -- Jobs still held whose window opened may come first: none is taken before they are back.
-  if not releaseHeld(nowText) then return numbers, true end
+  if limited and not releaseHeld(nowText) then return numbers, true end
+  local view = capped and capsView() or nil
   while #numbers < max do
     if holdBudget == 0 then return numbers, #numbers == 0 end
-    local best = redis.call('ZPOPMIN', K.ready)
-    if #best == 0 then break end
-    local n = int(tonumber(string.sub(best[1], 33)))
-    local opensAt = windowOpensAt(jobKey(n))
-    if opensAt then
-      redis.call('ZADD', K.held, opensAt, best[1])
+    local member, parkedType
+    if view then
+      member, parkedType = nextCandidate(view)
+      if member == nil then break end
+      takeCandidate(view, member, parkedType)
+    else
+      local best = redis.call('ZPOPMIN', K.ready)
+      if #best == 0 then break end
+      member = best[1]
+    end
+    local n = int(tonumber(string.sub(member, 33)))
+    local key = jobKey(n)
+    local jobType = view and redis.call('HGET', key, 'type')
+    -- A parked job is a candidate only while its type has room.
+    if view and parkedType == nil and not hasRoom(view, jobType) then
+      park(view, jobType, member)
       holdBudget = holdBudget - 1
     else
-      numbers[#numbers + 1] = n
+      local opensAt = limited and windowOpensAt(key) or nil
+      if opensAt then
+        redis.call('ZADD', K.held, opensAt, member)
+        holdBudget = holdBudget - 1
+      else
+        numbers[#numbers + 1] = n
+        if view then admit(view, jobType) end
+      end
     end
   end
+  if view and next(view.max) == nil then settleCaps() end
   return numbers, false
 end
 
@@ -154,6 +177,8 @@ end
 -- the indexes change once for all of them.
 local function completeAll(KEYS, ARGV, first, last, out)
   local done, succeeded, unfiled = {}, {}, {}
+  -- Whether a place under a cap freed that a poll may wait for (see leavesRunning).
+  local freed = false
   local numbers = {}
   for i = first, last, 3 do numbers[#numbers + 1] = ARGV[i] end
   -- The batch's leases in one read (K.tokens); a job it has no token for is looked up in its hash.
@@ -174,6 +199,7 @@ local function completeAll(KEYS, ARGV, first, last, out)
     end
     seen[n] = true
     if key then
+      if leavesRunning(key) then freed = true end
       noteEvent('completed', n, key, now)
       -- With the finish time: JobView's finishedAt, and what a keyed job's key TTL and the retain option's maxAgeMillis run from.
       if ARGV[i + 2] == '' then redis.call('HSET', key, 'status', 'SUCCEEDED', 'finishedAt', nowText)
@@ -194,5 +220,6 @@ local function completeAll(KEYS, ARGV, first, last, out)
   redis.call('HINCRBY', K.counts, 'succeeded', #done)
   announceFinished(done)
   trimFinished()
+  if freed then announce() end
   return out
 end
