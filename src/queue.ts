@@ -392,6 +392,17 @@ export class JobQueue {
     return this.#worker.extend(jobId, token, leaseMillis);
   }
 
+  /**
+   * Reports the progress of a RUNNING job: `value`, any finite number (the
+   * handler's own scale), under the lease `token`; `view(jobId).progress`
+   * shows it until the job's next attempt begins. Refused as `extend` is: a
+   * token that is not the current, valid lease's → StaleLeaseError. The
+   * lease keeps its end (see `extend`).
+   */
+  progress(jobId: string, token: number, value: number): void {
+    this.#worker.progress(jobId, token, value);
+  }
+
   view(jobId: string): JobView {
     return this.#reads.view(jobId);
   }

@@ -80,6 +80,12 @@ export interface JobView {
   readonly startedAt: number | null;
   /** When it became SUCCEEDED, DEAD or CANCELLED; null while PENDING or RUNNING (retryDead clears it). */
   readonly finishedAt: number | null;
+  /**
+   * The latest progress its latest attempt reported (`progress`, a handler's
+   * `ctx.progress`); undefined when that attempt reported none. A new attempt
+   * starts with none; a failed or finished attempt's stays until then.
+   */
+  readonly progress?: number;
 }
 
 export interface QueueStats {

@@ -54,7 +54,8 @@
  *                                    submittedAt; and only when set: startedAt (its latest lease's start),
  *                                    finishedAt (its last finish), maxAttempts, result (a SUCCEEDED job's JSON text),
  *                                    key, keyTtl, timeout (its own
- *                                    lease length), filed ('1': its lease's token is in `tokens`)
+ *                                    lease length), filed ('1': its lease's token is in `tokens`),
+ *                                    progress and progressToken (the latest report, and the lease that made it)
  * leasehold:{name}:events  stream  the moves of jobs (completed, retrying, dead, cancelled), written only while
  *                                    `state` has `events` (the stream's bound, set by a subscriber; eventSeq counts
  *                                    the entries): see includes/events.lua and events.ts

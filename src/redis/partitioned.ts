@@ -220,6 +220,10 @@ export class PartitionedRedisQueue {
     return this.#partOf(jobId).extend(jobId, token, leaseMillis);
   }
 
+  async progress(jobId: string, token: number, value: number): Promise<void> {
+    return this.#partOf(jobId).progress(jobId, token, value);
+  }
+
   async view(jobId: string): Promise<JobView> {
     return this.#partOf(jobId).view(jobId);
   }

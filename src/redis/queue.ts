@@ -8,6 +8,7 @@ import { checkPolicy, checkQueueName } from '../validate/construction.js';
 import { parseJobId } from '../validate/job-id.js';
 import { checkJobs, checkPriority, checkSubmit, type CheckedJob, type NewJob, type SubmitOptions } from '../validate/job-input.js';
 import { checkLeaseMillis, checkWorkerId, MAX_BATCH } from '../validate/lease.js';
+import { checkProgress } from '../validate/progress.js';
 import { checkIntegerIn } from '../validate/numbers.js';
 import { checkFailure, resultText, type FailError, type FailOptions } from '../validate/outcome.js';
 import { checkJobQuery, cursorAfter } from '../validate/query.js';
@@ -495,6 +496,17 @@ export class RedisJobQueue {
     checkLeaseMillis(leaseMillis);
     const [, leaseUntil] = await this.#runOnJob('extend', jobId, [tokenText(token), String(leaseMillis)]);
     return Number(leaseUntil);
+  }
+
+  /**
+   * Reports the progress of a RUNNING job under the lease `token` (see
+   * JobQueue#progress): kept in the job's hash with that token, so that
+   * a view shows it only until the job's next attempt begins.
+   */
+  async progress(jobId: string, token: number, value: number): Promise<void> {
+    this.#assertOpen();
+    checkProgress(value);
+    await this.#runOnJob('progress', jobId, [tokenText(token), String(value)]);
   }
 
   async view(jobId: string): Promise<JobView> {

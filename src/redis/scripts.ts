@@ -67,6 +67,7 @@ const COMMAND_FILES = {
   fail: 'fail',
   release: 'release',
   extend: 'extend',
+  progress: 'progress',
   view: 'view',
   deadLetters: 'dead-letters',
   jobs: 'jobs',
