@@ -1,6 +1,6 @@
 import { InvalidArgumentError, describe } from '../errors.js';
 import type { HandlerContext } from './handlers.js';
-import { PROGRESS_REPORTS, PROGRESS_VALUE } from './layout.js';
+import { PROGRESS_BASE, PROGRESS_LEASE, PROGRESS_REPORTS, PROGRESS_VALUE, leaseWordOf } from './layout.js';
 
 /** Turns a number into the bits of its float32, for an Int32 word (one buffer per thread, reused). */
 const float32 = new Float32Array(1);
@@ -20,6 +20,16 @@ export class ProgressPlace {
     this.#words = words;
     this.#at = at;
     this.#reports = Atomics.load(words, at + PROGRESS_REPORTS);
+  }
+
+  /**
+   * A job of lease `token` begins in the place: before its inflight words are written, so that the main thread
+   * that finds them counts the reports made from here on as this job's (see layout.ts: BASE, LEASE).
+   */
+  begin(token: number): void {
+    Atomics.store(this.#words, this.#at + PROGRESS_BASE, this.#reports);
+    // After BASE: pairs with ProgressWatch#sample's load of LEASE, then BASE.
+    Atomics.store(this.#words, this.#at + PROGRESS_LEASE, leaseWordOf(token));
   }
 
   /** Publishes `value` (a finite number, checked by the caller). */

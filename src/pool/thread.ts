@@ -345,6 +345,7 @@ class WorkerLoop {
     const timeout = lease.timeoutMillis ?? this.#task.timeouts.byType[lease.type] ?? this.#task.timeouts.default;
     const startedAt = Date.now();
     const inflight = this.#inflight;
+    this.#progress[place]!.begin(lease.token);
     inflight[at + INFLIGHT_TOKEN] = lease.token;
     inflight[at + INFLIGHT_ATTEMPT] = lease.attempt;
     inflight[at + INFLIGHT_WAIT] = lease.waitMillis;
