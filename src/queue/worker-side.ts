@@ -205,7 +205,8 @@ export class WorkerSide {
     checkProgress(value);
     const jobNum = parseJobId(jobId);
     const now = ctx.now();
-    if (this.#fastPath(now, WORKER_ATTENTION)) {
+    // A pool's main thread writes its jobs' progress and never polls: its row has no token, and needs none here.
+    if (this.#fastPath(now, WORKER_ATTENTION, false)) {
       const slot = ctx.memory.jobMap.get(jobNum);
       const result = slot === NOT_MAPPED ? SLOW : ctx.worker.progress(slot, jobNum, token, value, now);
       ctx.memory.rows.leave(ctx.worker.row);
@@ -275,9 +276,9 @@ export class WorkerSide {
    * and ring room left, nothing due (looked at after ATTENTION, which
    * `enter` reads: relies on I11 and I14, see QueueMemory#nothingDueAt).
    */
-  #fastPath(now: number, attention: number): boolean {
+  #fastPath(now: number, attention: number, needsToken = true): boolean {
     const ctx = this.#ctx;
-    if (!ctx.lockFree || !ctx.worker.ready()) return false;
+    if (!ctx.lockFree || !(needsToken ? ctx.worker.ready() : ctx.worker.hasRoom())) return false;
     const { rows } = ctx.memory;
     const row = ctx.worker.row;
     if (!rows.enter(row, attention)) return false;

@@ -33,6 +33,23 @@ describeEachBackendAnd('progress of a running job', (backend) => {
     expect((await queue.view(id)).leaseUntil).toBe(lease.leaseUntil);
   });
 
+  it('lets a lease that reported progress expire at its end, as any other', async () => {
+    const { queue, clock } = await setup(backend);
+    const id = await queue.submit('t', 'p');
+    const lease = await mustPoll(queue, id, 1000);
+    clock.advance(400);
+    await queue.progress(id, lease.token, 1);
+    clock.advance(599);
+    await queue.progress(id, lease.token, 2);
+    expect((await queue.view(id)).status).toBe('RUNNING');
+    // Its end passes, and the retry's backoff (100 ms): a poll finds it again (no view first: a view would expire it itself).
+    clock.advance(1 + 100);
+    const again = await mustPoll(queue, id, 1000, 'w2');
+    expect(again.attempt).toBe(2);
+    expect(await queue.view(id)).toMatchObject({ status: 'RUNNING', attempts: 2, lastError: 'lease expired' });
+    expect((await queue.view(id)).progress).toBeUndefined();
+  });
+
   it('keeps a finished attempt’s progress on the SUCCEEDED job', async () => {
     const { queue } = await setup(backend);
     const id = await queue.submit('t', 'p');

@@ -107,6 +107,11 @@ export class WorkerPath implements Claimer {
   /** Whether this row can take one more claim and complete without the lock: a token left, room in both rings. */
   ready(): boolean {
     if (this.#token >= this.#tokenEnd) return false;
+    return this.hasRoom();
+  }
+
+  /** Whether both rings can take one more entry: all a progress report needs without the lock (it takes no token). */
+  hasRoom(): boolean {
     // Room counted down locally: the shared drained positions are read again only when it runs out.
     if (this.#room > 0) return true;
     const rows = this.#m.rows;
