@@ -88,6 +88,12 @@ export interface JobView {
   readonly progress?: number;
 }
 
+/** A job's log (`logs(jobId)`): the lines kept, oldest first, and how many older ones were dropped past `maxLogLines`. */
+export interface JobLogs {
+  readonly lines: string[];
+  readonly dropped: number;
+}
+
 export interface QueueStats {
   /** PENDING jobs, ready or delayed. */
   pending: number;

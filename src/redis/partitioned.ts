@@ -8,7 +8,7 @@ import { keyHash } from '../key-hash.js';
 import { IllegalStateError, InvalidArgumentError, describe } from '../errors.js';
 import { filledTracing, readOptions } from '../options.js';
 import type { RetryPolicy, SharedPolicy } from '../policy.js';
-import type { JobPage, JobQuery, JobView, Lease, QueueStats, RateLimit, TypeRateLimit, TypeRetryPolicy } from '../types.js';
+import type { JobLogs, JobPage, JobQuery, JobView, Lease, QueueStats, RateLimit, TypeRateLimit, TypeRetryPolicy } from '../types.js';
 import type { ScheduleOptions, ScheduleView } from '../schedule/spec.js';
 import { startScheduler, type Scheduler, type SchedulerOptions } from '../schedule/timer.js';
 import { parseJobId } from '../validate/job-id.js';
@@ -222,6 +222,14 @@ export class PartitionedRedisQueue {
 
   async progress(jobId: string, token: number, value: number): Promise<void> {
     return this.#partOf(jobId).progress(jobId, token, value);
+  }
+
+  async log(jobId: string, line: string): Promise<void> {
+    return this.#partOf(jobId).log(jobId, line);
+  }
+
+  async logs(jobId: string): Promise<JobLogs> {
+    return this.#partOf(jobId).logs(jobId);
   }
 
   async view(jobId: string): Promise<JobView> {

@@ -68,6 +68,8 @@ const COMMAND_FILES = {
   release: 'release',
   extend: 'extend',
   progress: 'progress',
+  log: 'log',
+  logs: 'logs',
   view: 'view',
   deadLetters: 'dead-letters',
   jobs: 'jobs',
