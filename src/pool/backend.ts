@@ -36,6 +36,8 @@ export interface PoolQueue {
   extend(jobId: string, token: number, leaseMillis: number): Awaitable<number>;
   /** Writes the progress a job's handler reported, sampled once per tick (see progress-watch.ts). */
   progress(jobId: string, token: number, value: number): Awaitable<void>;
+  /** Writes a handler's log line (`ctx.log`), sent by its thread with its events. */
+  log(jobId: string, line: string): Awaitable<void>;
   view(jobId: string): Awaitable<JobView>;
   /** Frees what a thread that exited held in the queue (shared memory: its rows); absent where a thread holds nothing (Redis). */
   threadExited?(threadId: number): number;

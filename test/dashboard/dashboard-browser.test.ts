@@ -213,6 +213,18 @@ describe.skipIf(missing && !REQUIRED)('dashboard in headless Chromium', () => {
     expect(await silent.locator('[role="progressbar"]').count()).toBe(0);
   });
 
+  it('shows a job\'s log lines on its Logs tab', async () => {
+    const b = await board(false);
+    b.queue.log(b.ids.running, 'fetched c.png (2 MiB)');
+    b.queue.log(b.ids.running, 'uploading to the bucket');
+    const page = await signedIn(b);
+    await openTab(page, b, 'active', idsOnTab(b, 'active'));
+    const card = page.locator('[class*="card-"]', { has: jobLink(page, b.ids.running) });
+    await card.getByRole('tab', { name: 'Logs' }).or(card.getByRole('button', { name: 'Logs', exact: true })).first().click();
+    await expect.poll(() => card.textContent(), { timeout: 10_000 }).toContain('uploading to the bucket');
+    expect(await card.textContent()).toContain('fetched c.png (2 MiB)');
+  });
+
   it('shows no retry button on a read-only board', async () => {
     const b = await board(false);
     const page = await signedIn(b);
