@@ -108,6 +108,10 @@ describeEachBackendAnd('progress refused', (backend) => {
     const second = await mustPoll(queue, id);
     await queue.progress(id, second.token, 1);
     await expectNoChange(queue, [id], () => queue.progress(id, first.token, 99), StaleLeaseError, 'ERR_STALE_LEASE');
+    // Anything that is not a token is no lease's.
+    for (const token of [String(second.token), second.token + 0.5, null]) {
+      await expectNoChange(queue, [id], () => queue.progress(id, bad(token), 99), StaleLeaseError, 'ERR_STALE_LEASE');
+    }
     expect((await queue.view(id)).progress).toBe(1);
   });
 
