@@ -421,21 +421,21 @@ export class JobQueue {
     checkLogLine(line);
     const jobNum = parseJobId(jobId);
     // The job must be held: unknown, evicted or removed → JobNotFoundError.
-    this.#reads.view(jobId);
+    this.#reads.assertHolds(jobId);
     this.#logs.append(jobNum, line, (num) => this.#holds(num));
   }
 
   /** The job's log: its lines kept, oldest first, and how many older ones were dropped. */
   logs(jobId: string): JobLogs {
     const jobNum = parseJobId(jobId);
-    this.#reads.view(jobId);
+    this.#reads.assertHolds(jobId);
     return this.#logs.read(jobNum);
   }
 
   /** Whether job number `num` is still held (for the log store's sweep). */
   #holds(num: number): boolean {
     try {
-      this.#reads.view(jobIdOf(num));
+      this.#reads.assertHolds(jobIdOf(num));
       return true;
     } catch {
       return false;
