@@ -8,7 +8,7 @@ import { keyHash } from '../key-hash.js';
 import { IllegalStateError, InvalidArgumentError, describe } from '../errors.js';
 import { filledTracing, readOptions } from '../options.js';
 import type { RetryPolicy, SharedPolicy } from '../policy.js';
-import type { JobLogs, JobPage, JobQuery, JobView, Lease, QueueStats, RateLimit, TypeRateLimit, TypeRetryPolicy } from '../types.js';
+import type { JobPage, JobQuery, JobView, Lease, QueueStats, RateLimit, TypeRateLimit, TypeRetryPolicy } from '../types.js';
 import type { ScheduleOptions, ScheduleView } from '../schedule/spec.js';
 import { startScheduler, type Scheduler, type SchedulerOptions } from '../schedule/timer.js';
 import { parseJobId } from '../validate/job-id.js';
@@ -24,6 +24,7 @@ import type { FinishedOptions } from '../validate/waits.js';
 import type { ReleaseOptions } from '../validate/pending-edits.js';
 import { QueueEvents, checkEventsOptions, type QueueEventsOptions } from '../events/queue-events.js';
 import type { RedisEventReader } from './events.js';
+import type { JobLogs } from '../types.js';
 import { REDIS_QUEUE_OPTIONS, RedisJobQueue, type BatchOutcome, type Completion, type RedisQueueHandle, type RedisQueueOptions } from './queue.js';
 
 /** The most partitions one queue may have. */

@@ -2,7 +2,7 @@ import { clockFromShare, shareClock, systemClock, type SharedClock, type TimeSou
 import { IllegalStateError, InvalidArgumentError, describe, refusalError, type JobQueueError } from '../errors.js';
 import { fillOptions, filledTracing, readCallers, readOptions, type JobQueueOptions, type RetainOptions, type TracingOptions } from '../options.js';
 import { RetryPolicy, policyFromShare, sharePolicy, type Jitter, type SharedPolicy } from '../policy.js';
-import { byType, type JobLogs, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy } from '../types.js';
+import { byType, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy } from '../types.js';
 import { readNow, checkTimeSource } from '../validate/clock.js';
 import { checkPolicy, checkQueueName } from '../validate/construction.js';
 import { parseJobId } from '../validate/job-id.js';
@@ -10,6 +10,7 @@ import { checkJobs, checkPriority, checkSubmit, type CheckedJob, type NewJob, ty
 import { checkLeaseMillis, checkWorkerId, MAX_BATCH } from '../validate/lease.js';
 import { checkProgress } from '../validate/progress.js';
 import { checkLogLine, cutLine, type LogLimits } from '../validate/logs.js';
+import type { JobLogs } from '../types.js';
 import { checkIntegerIn } from '../validate/numbers.js';
 import { checkFailure, resultText, type FailError, type FailOptions } from '../validate/outcome.js';
 import { checkJobQuery, cursorAfter } from '../validate/query.js';
