@@ -58,7 +58,7 @@ export class IllegalStateError extends JobQueueError {
   }
 }
 
-/** complete / fail / extend with a token that is not the job's current, valid lease. */
+/** complete / fail / extend / release / progress with a token that is not the job's current, valid lease. */
 export class StaleLeaseError extends IllegalStateError {
   constructor(message: string) {
     super(message, 'ERR_STALE_LEASE');

@@ -42,6 +42,18 @@ export interface JobQueueOptions {
    */
   maxResultBytes?: number;
   /**
+   * Lines of a job's log (`log`, a handler's `ctx.log`) kept: past it the
+   * oldest lines are dropped, and counted (`logs(jobId).dropped`).
+   * @default 100
+   */
+  maxLogLines?: number;
+  /**
+   * UTF-8 bytes of one log line kept: a longer line is cut to it (at a
+   * character's boundary).
+   * @default 1024
+   */
+  maxLogLineBytes?: number;
+  /**
    * Finished jobs (SUCCEEDED, CANCELLED) to evict without waiting for their
    * room to be needed: beyond `maxFinished` of them, oldest finished first, and
    * those finished `maxAgeMillis` ago or longer. DEAD jobs are kept for a
@@ -104,6 +116,8 @@ export const kDefaultOptions: Readonly<Omit<FilledOptions, 'arenaBytes' | 'retai
   maxErrorBytes: 8192,
   lockTimeoutMillis: 500,
   maxResultBytes: 65_536,
+  maxLogLines: 100,
+  maxLogLineBytes: 1024,
   tracing: false,
 });
 const DEFAULT_ARENA_BYTES = 64 * 1024 * 1024;
@@ -112,7 +126,7 @@ const MAX_ARENA_BYTES = 2 ** 31 - 8;
 
 /** The keys of JobQueueOptions: `new JobQueue` refuses any other. */
 export const JOB_QUEUE_OPTIONS: ReadonlySet<string> = new Set([
-  'capacity', 'maxPayloadBytes', 'arenaBytes', 'maxErrorBytes', 'lockTimeoutMillis', 'maxResultBytes', 'retain', 'tracing',
+  'capacity', 'maxPayloadBytes', 'arenaBytes', 'maxErrorBytes', 'lockTimeoutMillis', 'maxResultBytes', 'maxLogLines', 'maxLogLineBytes', 'retain', 'tracing',
 ]);
 
 /**
@@ -168,6 +182,8 @@ export function fillOptions(options: JobQueueOptions | undefined, allowed: Reado
   const maxErrorBytes = integerOption('maxErrorBytes', given(options.maxErrorBytes, kDefaultOptions.maxErrorBytes), 16, 2 ** 24);
   const lockTimeoutMillis = integerOption('lockTimeoutMillis', given(options.lockTimeoutMillis, kDefaultOptions.lockTimeoutMillis), 1, 3_600_000);
   const maxResultBytes = integerOption('maxResultBytes', given(options.maxResultBytes, kDefaultOptions.maxResultBytes), 1, 2 ** 24);
+  const maxLogLines = integerOption('maxLogLines', given(options.maxLogLines, kDefaultOptions.maxLogLines), 1, 1_000_000);
+  const maxLogLineBytes = integerOption('maxLogLineBytes', given(options.maxLogLineBytes, kDefaultOptions.maxLogLineBytes), 1, 2 ** 20);
   // Room for at least one job of the largest size, in its power-of-two block.
   const smallestArena = 2 * (maxPayloadBytes + MAX_TYPE_BYTES + 16);
   const arenaBytes = integerOption(
@@ -177,7 +193,7 @@ export function fillOptions(options: JobQueueOptions | undefined, allowed: Reado
     MAX_ARENA_BYTES,
   );
   return {
-    capacity, maxPayloadBytes, arenaBytes, maxErrorBytes, lockTimeoutMillis, maxResultBytes, retain: checkRetain(options.retain), tracing: filledTracing(options.tracing),
+    capacity, maxPayloadBytes, arenaBytes, maxErrorBytes, lockTimeoutMillis, maxResultBytes, maxLogLines, maxLogLineBytes, retain: checkRetain(options.retain), tracing: filledTracing(options.tracing),
   };
 }
 

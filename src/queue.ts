@@ -5,7 +5,7 @@ import { JOB_QUEUE_OPTIONS, fillOptions, given, readCallers, readOptions, type J
 import { policyFromShare, sharePolicy, type RetryPolicy } from './policy.js';
 import { Journal } from './journal/journal.js';
 import { attemptLimit, BUFFER_NAMES, bufferBytes, type BufferName, countedChunks, initialBytes, type LoggedJob, mayRetry, type QueueBuffers, QueueMemory, SharedFinishWaits, watchCancels } from './shm/core.js';
-import { JobStatus, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy, type ConcurrencyCaps as ConcurrencyCapsList } from './types.js';
+import { JobStatus, type JobLogs, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy, type ConcurrencyCaps as ConcurrencyCapsList } from './types.js';
 import { checkTimeSource } from './validate/clock.js';
 import { checkPolicy } from './validate/construction.js';
 import { parseJobId } from './validate/job-id.js';
@@ -18,6 +18,9 @@ import { untilFinished } from './finished.js';
 import { QueueContext, type JournalLink } from './queue/context.js';
 import { ProducerSide } from './queue/producer-side.js';
 import { Reads } from './queue/reads.js';
+import { LogStore } from './queue/job-logs.js';
+import { jobIdOf } from './job-id.js';
+import { checkLogLine } from './validate/logs.js';
 import { WorkerSide } from './queue/worker-side.js';
 import { Pausing } from './queue/pausing.js';
 import { RateLimiting } from './queue/rate-limiting.js';
@@ -103,6 +106,8 @@ export class JobQueue {
   readonly #edits: PendingEdits;
   /** This instance's `finished` waits. */
   readonly #finishWaits: SharedFinishWaits;
+  /** The logs written through this instance (see job-logs.ts). */
+  readonly #logs: LogStore;
 
   constructor(time: TimeSource, policy: RetryPolicy, options?: JobQueueOptions);
   /** @internal Opens existing buffers (see `attach`), or a journal (see `open`). */
@@ -118,6 +123,7 @@ export class JobQueue {
     this.#producer = new ProducerSide(this.#ctx);
     this.#worker = new WorkerSide(this.#ctx);
     this.#reads = new Reads(this.#ctx);
+    this.#logs = new LogStore(filled, filled.capacity);
     this.#pausing = new Pausing(this.#ctx);
     this.#rateLimiting = new RateLimiting(this.#ctx);
     this.#retryPolicies = new RetryPolicies(this.#ctx);
@@ -390,6 +396,50 @@ export class JobQueue {
   /** Heartbeat: the lease now lasts until now + leaseMillis. Returns the new leaseUntil. */
   extend(jobId: string, token: number, leaseMillis: number): number {
     return this.#worker.extend(jobId, token, leaseMillis);
+  }
+
+  /**
+   * Reports the progress of a RUNNING job: `value`, any finite number (the
+   * handler's own scale), under the lease `token`; `view(jobId).progress`
+   * shows it until the job's next attempt begins. Refused as `extend` is: a
+   * token that is not the current, valid lease's → StaleLeaseError. The
+   * lease keeps its end (see `extend`).
+   */
+  progress(jobId: string, token: number, value: number): void {
+    this.#worker.progress(jobId, token, value);
+  }
+
+  /**
+   * Appends `line` to the job's log (a handler's `ctx.log`): cut to
+   * `maxLogLineBytes`; past `maxLogLines` the oldest line is dropped and
+   * counted. Kept across the job's attempts, until the job is evicted or
+   * removed. Kept in this instance's memory only: not in shared memory,
+   * not in the journal (a WorkerPool writes through its main thread's
+   * queue, which then has every line of its handlers).
+   */
+  log(jobId: string, line: string): void {
+    checkLogLine(line);
+    const jobNum = parseJobId(jobId);
+    // The job must be held: unknown, evicted or removed → JobNotFoundError.
+    this.#reads.assertHolds(jobId);
+    this.#logs.append(jobNum, line, (num) => this.#holds(num));
+  }
+
+  /** The job's log: its lines kept, oldest first, and how many older ones were dropped. */
+  logs(jobId: string): JobLogs {
+    const jobNum = parseJobId(jobId);
+    this.#reads.assertHolds(jobId);
+    return this.#logs.read(jobNum);
+  }
+
+  /** Whether job number `num` is still held (for the log store's sweep). */
+  #holds(num: number): boolean {
+    try {
+      this.#reads.assertHolds(jobIdOf(num));
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   view(jobId: string): JobView {

@@ -80,6 +80,18 @@ export interface JobView {
   readonly startedAt: number | null;
   /** When it became SUCCEEDED, DEAD or CANCELLED; null while PENDING or RUNNING (retryDead clears it). */
   readonly finishedAt: number | null;
+  /**
+   * The latest progress its latest attempt reported (`progress`, a handler's
+   * `ctx.progress`); undefined when that attempt reported none. A new attempt
+   * starts with none; a failed or finished attempt's stays until then.
+   */
+  readonly progress?: number;
+}
+
+/** A job's log (`logs(jobId)`): the lines kept, oldest first, and how many older ones were dropped past `maxLogLines`. */
+export interface JobLogs {
+  readonly lines: string[];
+  readonly dropped: number;
 }
 
 export interface QueueStats {

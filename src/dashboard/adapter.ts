@@ -5,7 +5,7 @@
  * `retryDead`, remove of a waiting or delayed one is `cancel`, "clean" and
  * "empty" of the waiting and delayed tabs cancel those jobs, pause and
  * resume are the queue's, promote is `promote`. What leasehold does not have (deleting
- * finished jobs, concurrency, schedulers, logs, metrics) is refused with
+ * finished jobs, concurrency, schedulers, metrics) is refused with
  * UnsupportedOperationError or reported empty; docs/dashboard.md lists it.
  *
  * bull-board exports its base class from a `dist` path only, so this module
@@ -186,8 +186,21 @@ export class LeaseholdBoardAdapter extends BaseAdapter {
     });
   }
 
-  async getJobLogs(): Promise<string[]> {
-    return [];
+  /**
+   * A job's log lines (`logs`), for its Logs tab: oldest first, after a line
+   * that says how many older ones were dropped, if any. None for a queue
+   * without logs (a journal read from disk: logs are not journaled) or a job
+   * gone since the board listed it.
+   */
+  async getJobLogs(id: string): Promise<string[]> {
+    if (this.#queue.logs === undefined) return [];
+    try {
+      const { lines, dropped } = await this.#queue.logs(id);
+      return dropped > 0 ? [`(${dropped} older line${dropped === 1 ? '' : 's'} dropped)`, ...lines] : lines;
+    } catch (error) {
+      if (error instanceof JobNotFoundError) return [];
+      throw error;
+    }
   }
 
   /** bull-board swallows this refusal: the board shows no metrics chart. Prometheus metrics are `collectMetrics`'s. */

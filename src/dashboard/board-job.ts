@@ -89,7 +89,7 @@ export class BoardJob implements QueueJob {
       id: view.id,
       name: view.type,
       data: payloadData(view.payload),
-      progress: 0,
+      progress: boardProgress(view.progress),
       attemptsMade: view.attempts,
       // The board needs a number: a job restored from a journal that kept no submit time shows its runAt.
       timestamp: view.submittedAt ?? view.nextRunAt,
@@ -113,6 +113,16 @@ export class BoardJob implements QueueJob {
       },
     };
   }
+}
+
+/**
+ * A job's progress as bull-board shows it: a number only as the ring on the
+ * job's card (a percentage; its Progress tab then says "no progress"), an
+ * object `{ progress }` both as that ring and as JSON on the Progress tab.
+ * No progress: 0, which shows neither.
+ */
+function boardProgress(progress: number | undefined): number | { progress: number } {
+  return progress === undefined ? 0 : { progress };
 }
 
 /** A JSON payload as its value, so the board shows it as data; any other string as it is. */

@@ -4,7 +4,7 @@
  * PartitionedRedisQueue), each plain or a Promise. And the listing of one
  * or more of bull-board's tabs, page by page, from `jobs()`.
  */
-import type { JobPage, JobQuery, JobView, QueueStats } from '../types.js';
+import type { JobLogs, JobPage, JobQuery, JobView, QueueStats } from '../types.js';
 import type { SubmitOptions } from '../validate/job-input.js';
 import { STATUS_OF_TAB, tabOf, type BoardStatus } from './statuses.js';
 
@@ -14,6 +14,8 @@ export interface DashboardQueue {
   stats(): Awaitable<QueueStats>;
   jobs(query?: JobQuery): Awaitable<JobPage>;
   view(jobId: string): Awaitable<JobView>;
+  /** A job's log; absent where none is kept (a journal read from disk). */
+  logs?(jobId: string): Awaitable<JobLogs>;
   submit(type: string, payload?: string | null, options?: SubmitOptions): Awaitable<string>;
   retryDead(jobId: string): Awaitable<void>;
   cancel(jobId: string): Awaitable<void>;

@@ -52,18 +52,18 @@ export class Journal implements MoveLog {
     // An edit of a pending job's priority or payload is written as an insert (see JournalNotes#noteOwnMove): a conflict takes them too.
     this.#insert = db.prepare(
       `INSERT INTO jobs (num, type, payload, priority, status, attempts, run_at, last_error, token, lease_until, finish_seq, worker_id, moves, max_attempts,
-       result, idem_key, key_ttl, finished_at, timeout_millis, headers, submitted_at, started_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       result, idem_key, key_ttl, finished_at, timeout_millis, headers, submitted_at, started_at, progress)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (num) DO UPDATE SET status = excluded.status, attempts = excluded.attempts, run_at = excluded.run_at,
        last_error = excluded.last_error, token = excluded.token, lease_until = excluded.lease_until,
        finish_seq = excluded.finish_seq, worker_id = excluded.worker_id, moves = excluded.moves, result = excluded.result,
-       finished_at = excluded.finished_at, started_at = excluded.started_at,
+       finished_at = excluded.finished_at, started_at = excluded.started_at, progress = excluded.progress,
        payload = excluded.payload, priority = excluded.priority
        WHERE excluded.moves > jobs.moves`,
     );
     this.#update = db.prepare(
       `UPDATE jobs SET status = ?, attempts = ?, run_at = ?, last_error = ?, token = ?, lease_until = ?, finish_seq = ?, worker_id = ?, moves = ?,
-       result = ?, finished_at = ?, started_at = ? WHERE num = ? AND moves < ?`,
+       result = ?, finished_at = ?, started_at = ?, progress = ? WHERE num = ? AND moves < ?`,
     );
     this.#delete = db.prepare('DELETE FROM jobs WHERE num = ?');
     this.#setMeta = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
@@ -136,14 +136,14 @@ export class Journal implements MoveLog {
     this.#insert.run(
       job.num, job.type, job.payload, job.priority, job.status, job.attempts, job.runAt, job.lastError, job.token, job.leaseUntil,
       job.finishSeq, job.workerId, job.moves, job.maxAttempts, job.result, job.key, job.keyTtl, job.finishedAt, job.timeout, job.headers,
-      job.submittedAt, job.startedAt,
+      job.submittedAt, job.startedAt, job.progress,
     );
   }
 
   #updateJob(move: LoggedMove): void {
     this.#update.run(
       move.status, move.attempts, move.runAt, move.lastError, move.token, move.leaseUntil, move.finishSeq, move.workerId, move.moves,
-      move.result, move.finishedAt, move.startedAt, move.num, move.moves,
+      move.result, move.finishedAt, move.startedAt, move.progress, move.num, move.moves,
     );
   }
 
@@ -346,7 +346,7 @@ export class Journal implements MoveLog {
         `SELECT num, type, payload, priority, status, attempts, run_at AS runAt, last_error AS lastError, token,
          lease_until AS leaseUntil, finish_seq AS finishSeq, worker_id AS workerId, moves, max_attempts AS maxAttempts, result,
          idem_key AS key, key_ttl AS keyTtl, finished_at AS finishedAt, timeout_millis AS timeout, headers,
-         submitted_at AS submittedAt, started_at AS startedAt FROM jobs ORDER BY num`,
+         submitted_at AS submittedAt, started_at AS startedAt, progress FROM jobs ORDER BY num`,
       )
       .all() as LoggedJob[]);
     for (const row of rows) {
@@ -402,7 +402,7 @@ function rowProblem(row: LoggedJob): string | null {
   for (const field of ['runAt', 'leaseUntil', 'keyTtl'] as const) {
     if (typeof row[field] !== 'number' || !Number.isFinite(row[field])) return `${field} ${row[field]}`;
   }
-  for (const field of ['finishedAt', 'submittedAt', 'startedAt'] as const) {
+  for (const field of ['finishedAt', 'submittedAt', 'startedAt', 'progress'] as const) {
     if (row[field] !== null && (typeof row[field] !== 'number' || !Number.isFinite(row[field]))) return `${field} ${row[field]}`;
   }
   // Counts: past 2^53 a count stops counting (the next token would equal the last, and fence nothing).

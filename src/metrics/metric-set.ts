@@ -46,6 +46,8 @@ export interface CollectedQueue {
   typeLabels(): readonly string[];
   /** Adds the events counted since the last scrape to the event counters. */
   flushCounts(): void;
+  /** The progress updates counted since the last scrape (then 0 again). */
+  takeProgressUpdates(): number;
 }
 
 const sets = new WeakMap<Registry, MetricSet>();
@@ -57,6 +59,7 @@ export class MetricSet {
   readonly events: { [E in CountedEvent]: Counter<'queue' | 'type'> };
   readonly restarts: Counter<'queue'>;
   readonly refused: Counter<'queue'>;
+  readonly progressUpdates: Counter<'queue'>;
   readonly duration: DurationHistogram;
   readonly wait: DurationHistogram;
 
@@ -106,6 +109,18 @@ export class MetricSet {
     this.refused = poolCounter(
       'leasehold_zombie_refused_total', 'complete or fail calls of a pool thread refused because its lease had been lost (zombies)', 'refused',
     );
+    const progressUpdates = new prom.Counter({
+      name: PROGRESS_UPDATES,
+      help: 'Progress values a pool wrote to its running jobs: one per job per watchdog tick in which its handler reported (a tight loop of ctx.progress counts once a tick)',
+      labelNames: ['queue'], registers,
+      collect() {
+        for (const queue of queues()) {
+          const updates = queue.takeProgressUpdates();
+          if (updates > 0) progressUpdates.inc({ queue: queue.name }, updates);
+        }
+      },
+    });
+    this.progressUpdates = progressUpdates;
     const eventCounter = ([name, help]: readonly [string, string]) =>
       new prom.Counter({
         name, help, labelNames: ['queue', 'type'], registers,
@@ -151,6 +166,7 @@ export class MetricSet {
     for (const status of STATUSES) this.jobs.remove({ queue: name, status });
     this.restarts.remove({ queue: name });
     this.refused.remove({ queue: name });
+    this.progressUpdates.remove({ queue: name });
     for (const type of queue.typeLabels()) {
       for (const counter of Object.values(this.events)) counter.remove({ queue: name, type });
       for (const outcome of OUTCOMES) this.duration.remove({ queue: name, type, outcome });
@@ -165,7 +181,7 @@ export class MetricSet {
 
   /** Each metric by its name. */
   #metrics(): [string, Metric | DurationHistogram][] {
-    return [this.jobs, ...Object.values(this.events), this.restarts, this.refused, this.duration, this.wait].map((metric) => [nameOf(metric), metric]);
+    return [this.jobs, ...Object.values(this.events), this.restarts, this.refused, this.progressUpdates, this.duration, this.wait].map((metric) => [nameOf(metric), metric]);
   }
 
   #isRegistered(): boolean {
@@ -173,9 +189,12 @@ export class MetricSet {
   }
 }
 
+/** A counter with the `queue` label only: progress is reported per job, and a job label would grow without bound. */
+const PROGRESS_UPDATES = 'leasehold_progress_updates_total';
+
 const METRIC_NAMES = [
   'leasehold_jobs', ...Object.values(EVENT_COUNTERS).map(([name]) => name),
-  'leasehold_thread_restarts_total', 'leasehold_zombie_refused_total', 'leasehold_job_duration_seconds', 'leasehold_job_wait_seconds',
+  'leasehold_thread_restarts_total', 'leasehold_zombie_refused_total', PROGRESS_UPDATES, 'leasehold_job_duration_seconds', 'leasehold_job_wait_seconds',
 ];
 
 /** prom-client keeps a metric's name as a plain property its typings do not declare (ours declares it). */

@@ -76,6 +76,11 @@ export class QueueMetrics {
   /** Label objects by type label (at most MAX_TYPE_LABELS types, then OTHER_TYPE). */
   readonly #types = new Map<string, TypeLabels>();
   readonly #listeners: { [E in CountedEvent]: (event: JobEvent) => void };
+  /** Progress events since the last scrape (see MetricSet's leasehold_progress_updates_total). */
+  #progressUpdates = 0;
+  readonly #onProgress = (): void => {
+    this.#progressUpdates++;
+  };
   #closed = false;
 
   /** @internal Made by collectMetrics. */
@@ -96,6 +101,11 @@ export class QueueMetrics {
       poolCounts: () => poolCounts?.(),
       typeLabels: () => [...this.#types.keys()],
       flushCounts: () => this.#flushCounts(),
+      takeProgressUpdates: () => {
+        const updates = this.#progressUpdates;
+        this.#progressUpdates = 0;
+        return updates;
+      },
     };
     this.#listeners = {
       completed: (event) => this.#count('completed', event, 'completed'),
@@ -106,7 +116,10 @@ export class QueueMetrics {
     };
     set.add(this.#collected);
     attached.add(this);
-    if (pool !== undefined) for (const event of COUNTED_EVENTS) pool.on(event, this.#listeners[event]);
+    if (pool !== undefined) {
+      for (const event of COUNTED_EVENTS) pool.on(event, this.#listeners[event]);
+      pool.on('progress', this.#onProgress);
+    }
   }
 
   /**
@@ -117,7 +130,10 @@ export class QueueMetrics {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#pool !== undefined) for (const event of COUNTED_EVENTS) this.#pool.off(event, this.#listeners[event]);
+    if (this.#pool !== undefined) {
+      for (const event of COUNTED_EVENTS) this.#pool.off(event, this.#listeners[event]);
+      this.#pool.off('progress', this.#onProgress);
+    }
     this.#set.remove(this.#collected);
     attached.delete(this);
   }

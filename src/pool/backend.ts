@@ -22,7 +22,7 @@ export type QueueHandle = SharedQueueHandle | RedisQueueHandle | PartitionedQueu
  * What the pool's main thread uses: a handle for the threads, counts for
  * drain/stats, `fail` to hand back a dead thread's jobs (and `view` to tell
  * what became of them), `release` to hand back the jobs a closing pool
- * could not wait for, `extend` for jobs that report progress, `threadExited` to free a dead thread's rows; `submit`
+ * could not wait for, `extend` and `progress` for jobs that report progress, `threadExited` to free a dead thread's rows; `submit`
  * and `finished` for `run`.
  */
 export interface PoolQueue {
@@ -34,6 +34,10 @@ export interface PoolQueue {
   release(jobId: string, token: number): Awaitable<void>;
   /** Keeps the lease of a job whose handler reports progress (see progress-watch.ts). */
   extend(jobId: string, token: number, leaseMillis: number): Awaitable<number>;
+  /** Writes the progress a job's handler reported, sampled once per tick (see progress-watch.ts). */
+  progress(jobId: string, token: number, value: number): Awaitable<void>;
+  /** Writes a handler's log line (`ctx.log`), sent by its thread with its events. */
+  log(jobId: string, line: string): Awaitable<void>;
   view(jobId: string): Awaitable<JobView>;
   /** Frees what a thread that exited held in the queue (shared memory: its rows); absent where a thread holds nothing (Redis). */
   threadExited?(threadId: number): number;

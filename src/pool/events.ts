@@ -105,7 +105,12 @@ export interface EventBatch {
   count: number;
   newTypes: string[];
   errors: string[];
+  /** Handlers' log lines (`ctx.log`), as pairs: job id, line. Sent whether or not anyone listens to events. */
+  logs: string[];
 }
+
+/** Log lines per batch at most (`ctx.log`): a batch is posted when it has this many, else once per tick. */
+const BATCH_LOG_LINES = 1024;
 
 /** A pool thread's side: records events into the batch it posts next. */
 export class EventRecorder {
@@ -146,17 +151,24 @@ export class EventRecorder {
     if (batch.count === BATCH_RECORDS) this.flush();
   }
 
+  /** A handler's log line for job `jobId`, sent to the main thread with the next batch. */
+  log(jobId: string, line: string): void {
+    const logs = this.#batch.logs;
+    logs.push(jobId, line);
+    if (logs.length === 2 * BATCH_LOG_LINES) this.flush();
+  }
+
   /** Posts what was recorded since the last batch, if anything. */
   flush(): void {
     const batch = this.#batch;
-    if (batch.count === 0 && batch.newTypes.length === 0) return;
+    if (batch.count === 0 && batch.newTypes.length === 0 && batch.logs.length === 0) return;
     this.#batch = emptyBatch();
     this.#port.postMessage(batch, [batch.records.buffer]);
   }
 }
 
 function emptyBatch(): EventBatch {
-  return { records: new Float64Array(BATCH_RECORDS * RECORD_FIELDS), count: 0, newTypes: [], errors: [] };
+  return { records: new Float64Array(BATCH_RECORDS * RECORD_FIELDS), count: 0, newTypes: [], errors: [], logs: [] };
 }
 
 /**

@@ -14,6 +14,13 @@ export interface HandlerContext {
    * while reports keep coming the pool extends the lease, so a synchronous handler that reports is not hung.
    */
   progress(value: number): void;
+  /**
+   * Appends a line to the job's log (`queue.logs(jobId)`, the dashboard's Logs tab): a string
+   * (InvalidArgumentError otherwise), cut to the queue's `maxLogLineBytes`, the oldest lines dropped
+   * past its `maxLogLines`. Sent to the pool's main thread with the thread's events, once a tick,
+   * which writes it through the pool's queue: a line logged just before the thread dies may be lost.
+   */
+  log(line: string): void;
 }
 
 /**

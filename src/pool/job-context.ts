@@ -1,6 +1,7 @@
 import { InvalidArgumentError, describe } from '../errors.js';
 import type { HandlerContext } from './handlers.js';
-import { PROGRESS_REPORTS, PROGRESS_VALUE } from './layout.js';
+import { checkLogLine } from '../validate/logs.js';
+import { PROGRESS_BASE, PROGRESS_LEASE, PROGRESS_REPORTS, PROGRESS_VALUE, leaseWordOf } from './layout.js';
 
 /** Turns a number into the bits of its float32, for an Int32 word (one buffer per thread, reused). */
 const float32 = new Float32Array(1);
@@ -20,6 +21,16 @@ export class ProgressPlace {
     this.#words = words;
     this.#at = at;
     this.#reports = Atomics.load(words, at + PROGRESS_REPORTS);
+  }
+
+  /**
+   * A job of lease `token` begins in the place: before its inflight words are written, so that the main thread
+   * that finds them counts the reports made from here on as this job's (see layout.ts: BASE, LEASE).
+   */
+  begin(token: number): void {
+    Atomics.store(this.#words, this.#at + PROGRESS_BASE, this.#reports);
+    // After BASE: pairs with ProgressWatch#sample's load of LEASE, then BASE.
+    Atomics.store(this.#words, this.#at + PROGRESS_LEASE, leaseWordOf(token));
   }
 
   /** Publishes `value` (a finite number, checked by the caller). */
@@ -96,15 +107,20 @@ export class JobContext implements HandlerContext {
   readonly heartbeat: () => void;
   readonly #aborter: LazyAbort;
   readonly #progress: ProgressPlace | undefined;
+  readonly #log: ((line: string) => void) | undefined;
 
-  /** `progress`: the place's words; none outside a pool thread (a test's context), where progress is only checked. */
-  constructor(jobId: string, type: string, attempt: number, heartbeat: () => void, aborter: LazyAbort, progress?: ProgressPlace) {
+  /**
+   * `progress`: the place's words; `log`: where the thread sends log lines. Neither outside a pool thread
+   * (a test's context), where progress and lines are only checked.
+   */
+  constructor(jobId: string, type: string, attempt: number, heartbeat: () => void, aborter: LazyAbort, progress?: ProgressPlace, log?: (line: string) => void) {
     this.jobId = jobId;
     this.type = type;
     this.attempt = attempt;
     this.heartbeat = heartbeat;
     this.#aborter = aborter;
     this.#progress = progress;
+    this.#log = log;
   }
 
   /**
@@ -117,6 +133,12 @@ export class JobContext implements HandlerContext {
   progress(value: number): void {
     checkProgress(value);
     this.#progress?.report(value);
+  }
+
+  /** Appends a line to the job's log (see HandlerContext#log). */
+  log(line: string): void {
+    checkLogLine(line);
+    this.#log?.(line);
   }
 
   get signal(): AbortSignal {

@@ -4,7 +4,7 @@
  *
  *   words     Int32   [ STOP EVENTS | thread 0: TICK REFUSED RECORDED RECYCLE RETIRE STARTED | thread 1: ... ]
  *   inflight  f64     [ thread 0: (JOB_NUM TOKEN ATTEMPT STARTED_AT DEADLINE TIMEOUT) × concurrency | thread 1: ... ]
- *   progress  Int32   [ thread 0: (REPORTS VALUE) × concurrency | thread 1: ... ]
+ *   progress  Int32   [ thread 0: (REPORTS VALUE BASE LEASE) × concurrency | thread 1: ... ]
  *
  * STOP: 0 while the pool runs; 1 once `close()` began (threads poll no more
  *   and abort their handlers' signals). Written by the main thread only.
@@ -42,7 +42,14 @@
  *   then REPORTS; the main thread loads REPORTS, then VALUE (Atomics on both
  *   ends, so each word is read whole), and extends the lease of the job the
  *   place holds only while it holds the same TOKEN as at the previous sample
- *   (see progress-watch.ts). Written by the owning thread only.
+ *   (see progress-watch.ts). BASE: REPORTS as the place's current job began;
+ *   LEASE: that job's token modulo 2^31 (tokens never repeat, so the next job's
+ *   differs). The thread stores BASE, then LEASE, before the job's inflight
+ *   words; the main thread loads LEASE, then BASE: finding the token it read
+ *   in LEASE, the BASE it loads is that job's (or a later job's, whose reports
+ *   it then names an ended lease by, which the queue refuses), so the reports
+ *   a job made before its first sample count as its own. Written by the
+ *   owning thread only.
  */
 export const STOP = 0;
 export const EVENTS = 1;
@@ -70,7 +77,14 @@ export const INFLIGHT_FIELDS = 7;
 
 export const PROGRESS_REPORTS = 0;
 export const PROGRESS_VALUE = 1;
-export const PROGRESS_FIELDS = 2;
+export const PROGRESS_BASE = 2;
+export const PROGRESS_LEASE = 3;
+export const PROGRESS_FIELDS = 4;
+
+/** A token as PROGRESS_LEASE holds it: modulo 2^31, an Int32 that never equals the place's previous job's. */
+export function leaseWordOf(token: number): number {
+  return token % 2 ** 31;
+}
 
 export interface PoolControlBuffers {
   words: SharedArrayBuffer;

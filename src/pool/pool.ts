@@ -327,6 +327,7 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
       }
       receive(batch);
       this.#received[thread]! += batch.count;
+      if (batch.logs.length > 0) this.#writeLogs(batch.logs);
     });
     events.unref();
     const task: ThreadTask = {
@@ -564,6 +565,21 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
   }
 
   readonly #onProgress = (report: ProgressReport): void => this.#events.progress(report);
+
+  /**
+   * Writes the log lines a thread sent (pairs: job id, line) through the queue, in order (one connection keeps
+   * a Redis queue's in order). A line the queue refuses (its job is gone: evicted or removed) is dropped.
+   */
+  #writeLogs(logs: readonly string[]): void {
+    for (let i = 0; i < logs.length; i += 2) {
+      try {
+        const written = this.#queue.log(logs[i]!, logs[i + 1]!);
+        if (written instanceof Promise) written.catch(() => undefined);
+      } catch {
+        // The job is gone: nothing to keep its line for.
+      }
+    }
+  }
 
   /** Whether a job of `thread` is past its timeout and grace. */
   #overdue(thread: number): boolean {

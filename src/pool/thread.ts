@@ -345,6 +345,7 @@ class WorkerLoop {
     const timeout = lease.timeoutMillis ?? this.#task.timeouts.byType[lease.type] ?? this.#task.timeouts.default;
     const startedAt = Date.now();
     const inflight = this.#inflight;
+    this.#progress[place]!.begin(lease.token);
     inflight[at + INFLIGHT_TOKEN] = lease.token;
     inflight[at + INFLIGHT_ATTEMPT] = lease.attempt;
     inflight[at + INFLIGHT_WAIT] = lease.waitMillis;
@@ -413,7 +414,7 @@ class WorkerLoop {
         // The signal is aborted; the handler hears of it there.
       }
     });
-    const ctx = new JobContext(jobId, type, attempt, heartbeat, aborter, progress);
+    const ctx = new JobContext(jobId, type, attempt, heartbeat, aborter, progress, (line) => this.#events.log(jobId, line));
     let failure: Failure | undefined;
     let result: unknown;
     const handler = this.#handlers.get(type);

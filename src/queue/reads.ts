@@ -1,4 +1,4 @@
-import { step, ATTENTION, CLASS_OF_NAME, classOf, FREE, type JobRecord, type ListingIndex, type Maintenance, NAME_OF_STATUS, NOT_MAPPED, RUNNING, type TreeWalk, WORKER_ATTENTION } from '../shm/core.js';
+import { step, ATTENTION, CLASS_OF_NAME, classOf, FREE, isBusy, statusOf, type JobRecord, type ListingIndex, type Maintenance, NAME_OF_STATUS, NOT_MAPPED, RUNNING, type TreeWalk, WORKER_ATTENTION } from '../shm/core.js';
 import { JobStatus, type JobPage, type JobView, type QueueStats } from '../types.js';
 import { JournalWriteError } from '../errors.js';
 import { parseJobId } from '../validate/job-id.js';
@@ -42,6 +42,28 @@ export class Reads {
       if (record !== undefined && record.jobNum === jobNum && record.status !== FREE && !lapsed) return toView(record);
     }
     return ctx.withJob(jobId, jobNum, (core, slot, at) => toView(recordAt(core, slot, at)));
+  }
+
+  /**
+   * Throws as `view` would for a job the queue does not hold (JobNotFoundError), reading none of
+   * its record: for `log` and `logs`, whose job's payload may be large. Lock-free as `view` is,
+   * the slot's word read before and after its JOB_NUM (I4); else under the lock.
+   */
+  assertHolds(jobId: string): void {
+    const ctx = this.#ctx;
+    ctx.assertOpen();
+    const jobNum = parseJobId(jobId);
+    const now = ctx.now();
+    const memory = ctx.memory;
+    if ((step.load(memory.lockWords, ATTENTION) & WORKER_ATTENTION) === 0 && memory.nothingDueAt(now) && !memory.holderBehind(now)) {
+      const slot = memory.jobMap.get(jobNum);
+      if (slot !== NOT_MAPPED) {
+        const { slots } = memory;
+        const word = slots.settledWord(slot);
+        if (!isBusy(word) && statusOf(word) !== FREE && slots.jobNums[slot] === jobNum && slots.word(slot) === word) return;
+      }
+    }
+    ctx.withJob(jobId, jobNum, () => 0);
   }
 
   /**
@@ -144,5 +166,6 @@ export function toView(job: JobRecord): JobView {
     submittedAt: job.submittedAt,
     startedAt: job.startedAt,
     finishedAt: job.finishedAt,
+    progress: job.progress ?? undefined,
   };
 }

@@ -4,6 +4,7 @@ import type { Lease } from '../types.js';
 import { parseJobId } from '../validate/job-id.js';
 import { checkLeaseMillis, checkWorkerId } from '../validate/lease.js';
 import { resultText } from '../validate/outcome.js';
+import { checkProgress } from '../validate/progress.js';
 import type { QueueContext } from './context.js';
 
 /** What a locked poll after the call's own move returns when its holder was taken for dead before it leased anything: poll anew. */
@@ -14,7 +15,7 @@ const NONE_CHECKED = Symbol('no worker id checked yet');
 
 /**
  * The worker calls of one JobQueue instance: poll, complete, extend,
- * completeAndPoll (fail and release re-enqueue, so they run under the lock).
+ * progress, completeAndPoll (fail and release re-enqueue, so they run under the lock).
  *
  * Each call first tries the lock-free path: when the queue is in memory,
  * this instance owns a row, and no maintenance is due (`now` before
@@ -195,6 +196,33 @@ export class WorkerSide {
   }
 
   /**
+   * Sets the job's progress under the lease `token` (lock-free when no
+   * maintenance is due, as extend); the lease keeps its end.
+   */
+  progress(jobId: string, token: number, value: number): void {
+    const ctx = this.#ctx;
+    ctx.assertOpen();
+    checkProgress(value);
+    const jobNum = parseJobId(jobId);
+    const now = ctx.now();
+    // A pool's main thread writes its jobs' progress and never polls: its row has no token, and needs none here.
+    if (this.#fastPath(now, WORKER_ATTENTION, false)) {
+      const slot = ctx.memory.jobMap.get(jobNum);
+      const result = slot === NOT_MAPPED ? SLOW : ctx.worker.progress(slot, jobNum, token, value, now);
+      ctx.memory.rows.leave(ctx.worker.row);
+      if (result === 0) return;
+      if (result !== SLOW) throw refusalError(result, jobId, ctx.options.capacity);
+    }
+    ctx.withJob(jobId, jobNum, (core, slot, at) => {
+      for (;;) {
+        const result = ctx.prepareWorker().progress(slot, jobNum, token, value, at);
+        if (result !== SLOW) return result;
+        core.catchUp.settledWord(slot, at);
+      }
+    });
+  }
+
+  /**
    * Records a failed attempt (under the lock: a retry is re-enqueued): the
    * job retries after its backoff, or is dead-lettered when no attempts are
    * left — or at once with `permanent`.
@@ -248,9 +276,9 @@ export class WorkerSide {
    * and ring room left, nothing due (looked at after ATTENTION, which
    * `enter` reads: relies on I11 and I14, see QueueMemory#nothingDueAt).
    */
-  #fastPath(now: number, attention: number): boolean {
+  #fastPath(now: number, attention: number, needsToken = true): boolean {
     const ctx = this.#ctx;
-    if (!ctx.lockFree || !ctx.worker.ready()) return false;
+    if (!ctx.lockFree || !(needsToken ? ctx.worker.ready() : ctx.worker.hasRoom())) return false;
     const { rows } = ctx.memory;
     const row = ctx.worker.row;
     if (!rows.enter(row, attention)) return false;

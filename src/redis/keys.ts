@@ -61,7 +61,10 @@
  *                                    submittedAt; and only when set: startedAt (its latest lease's start),
  *                                    finishedAt (its last finish), maxAttempts, result (a SUCCEEDED job's JSON text),
  *                                    key, keyTtl, timeout (its own
- *                                    lease length), filed ('1': its lease's token is in `tokens`)
+ *                                    lease length), filed ('1': its lease's token is in `tokens`),
+ *                                    progress and progressToken (the latest report, and the lease that made it),
+ *                                    logsDropped (log lines dropped past maxLogLines)
+ * leasehold:{name}:job:<n>:logs list  job Jn's log lines, oldest first (log.lua); deleted with the job's hash
  * leasehold:{name}:events  stream  the moves of jobs (completed, retrying, dead, cancelled), written only while
  *                                    `state` has `events` (the stream's bound, set by a subscriber; eventSeq counts
  *                                    the entries): see includes/events.lua and events.ts

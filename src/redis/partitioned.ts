@@ -25,6 +25,7 @@ import type { FinishedOptions } from '../validate/waits.js';
 import type { ReleaseOptions } from '../validate/pending-edits.js';
 import { QueueEvents, checkEventsOptions, type QueueEventsOptions } from '../events/queue-events.js';
 import type { RedisEventReader } from './events.js';
+import type { JobLogs } from '../types.js';
 import { REDIS_QUEUE_OPTIONS, RedisJobQueue, type BatchOutcome, type Completion, type RedisQueueHandle, type RedisQueueOptions } from './queue.js';
 
 /** The most partitions one queue may have. */
@@ -219,6 +220,18 @@ export class PartitionedRedisQueue {
 
   async extend(jobId: string, token: number, leaseMillis: number): Promise<number> {
     return this.#partOf(jobId).extend(jobId, token, leaseMillis);
+  }
+
+  async progress(jobId: string, token: number, value: number): Promise<void> {
+    return this.#partOf(jobId).progress(jobId, token, value);
+  }
+
+  async log(jobId: string, line: string): Promise<void> {
+    return this.#partOf(jobId).log(jobId, line);
+  }
+
+  async logs(jobId: string): Promise<JobLogs> {
+    return this.#partOf(jobId).logs(jobId);
   }
 
   async view(jobId: string): Promise<JobView> {

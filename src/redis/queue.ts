@@ -9,6 +9,9 @@ import { checkPolicy, checkQueueName } from '../validate/construction.js';
 import { parseJobId } from '../validate/job-id.js';
 import { checkJobs, checkPriority, checkSubmit, type CheckedJob, type NewJob, type SubmitOptions } from '../validate/job-input.js';
 import { checkLeaseMillis, checkWorkerId, MAX_BATCH } from '../validate/lease.js';
+import { checkProgress } from '../validate/progress.js';
+import { checkLogLine, cutLine, type LogLimits } from '../validate/logs.js';
+import type { JobLogs } from '../types.js';
 import { checkIntegerIn } from '../validate/numbers.js';
 import { checkFailure, resultText, type FailError, type FailOptions } from '../validate/outcome.js';
 import { checkJobQuery, cursorAfter } from '../validate/query.js';
@@ -39,7 +42,7 @@ import { CATCHING_UP, COMMON_ARGS, DEAD_LETTERS_PAGE, type Command, type Script 
 
 export type { RedisClusterTarget, RedisServerTarget, RedisTarget };
 
-export interface RedisQueueOptions extends Pick<JobQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'maxResultBytes' | 'retain'> {
+export interface RedisQueueOptions extends Pick<JobQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'maxResultBytes' | 'maxLogLines' | 'maxLogLineBytes' | 'retain'> {
   /**
    * The Redis server: a URL (`redis://host:6379/0`, `redis://user:password@host`,
    * `rediss://host` for TLS), ioredis options, or a Redis Cluster
@@ -92,7 +95,7 @@ export interface RedisQueueOptions extends Pick<JobQueueOptions, 'capacity' | 'm
 
 /** The keys of RedisQueueOptions: `connect` refuses any other. */
 export const REDIS_QUEUE_OPTIONS: ReadonlySet<string> = new Set([
-  'redis', 'name', 'policy', 'time', 'commandTimeoutMillis', 'tracing', 'capacity', 'maxPayloadBytes', 'maxErrorBytes', 'maxResultBytes',
+  'redis', 'name', 'policy', 'time', 'commandTimeoutMillis', 'tracing', 'capacity', 'maxPayloadBytes', 'maxErrorBytes', 'maxResultBytes', 'maxLogLines', 'maxLogLineBytes',
   'replicas', 'replicaTimeoutMillis', 'retain',
 ]);
 
@@ -135,7 +138,7 @@ export interface RedisQueueHandle {
   readonly redis: RedisTarget;
   readonly name: string;
   readonly policy: SharedPolicy;
-  readonly options: Required<Pick<RedisQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'maxResultBytes' | 'commandTimeoutMillis' | 'replicas' | 'replicaTimeoutMillis' | 'retain'>> & {
+  readonly options: Required<Pick<RedisQueueOptions, 'capacity' | 'maxPayloadBytes' | 'maxErrorBytes' | 'maxResultBytes' | 'maxLogLines' | 'maxLogLineBytes' | 'commandTimeoutMillis' | 'replicas' | 'replicaTimeoutMillis' | 'retain'>> & {
     /** false, or the queue's name in its spans. */
     readonly tracing: false | Required<TracingOptions>;
   };
@@ -181,6 +184,7 @@ export class RedisJobQueue {
   readonly #maxPayloadBytes: number;
   readonly #maxErrorBytes: number;
   readonly #maxResultBytes: number;
+  readonly #logLimits: LogLimits;
   /** The create spans of a traced queue's submits; undefined when it is not traced. */
   readonly #tracing: ProducerTracing | undefined;
   /** The `retain` option: finished jobs beyond it are evicted by the scripts. */
@@ -208,14 +212,14 @@ export class RedisJobQueue {
   private constructor(redis: RedisClient, options: Required<RedisQueueOptions> & RedisQueueHandle['options'], partition: Partition) {
     this.#partition = partition;
     this.#redis = redis;
-    const { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, replicas, replicaTimeoutMillis, retain, tracing } = options;
+    const { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, maxLogLines, maxLogLineBytes, commandTimeoutMillis, replicas, replicaTimeoutMillis, retain, tracing } = options;
     this.#commands = new CommandRunner(redis, { replicas, timeoutMillis: replicaTimeoutMillis });
     this.#handle = {
       kind: 'leasehold/redis-queue',
       redis: options.redis,
       name: options.name,
       policy: sharePolicy(options.policy),
-      options: { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, replicas, replicaTimeoutMillis, retain, tracing },
+      options: { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, maxLogLines, maxLogLineBytes, commandTimeoutMillis, replicas, replicaTimeoutMillis, retain, tracing },
       clock: shareClock(options.time),
       partition,
     };
@@ -232,6 +236,7 @@ export class RedisJobQueue {
     this.#maxPayloadBytes = options.maxPayloadBytes;
     this.#maxErrorBytes = options.maxErrorBytes;
     this.#maxResultBytes = maxResultBytes;
+    this.#logLimits = { maxLogLines, maxLogLineBytes };
     this.#tracing = tracing === false ? undefined : new ProducerTracing(tracing.name);
     this.#retain = retain;
   }
@@ -260,16 +265,16 @@ export class RedisJobQueue {
       throw new InvalidArgumentError(`Expected \`replicaTimeoutMillis\` to be an integer >= 1, got ${describe(replicaTimeoutMillis)}`);
     }
     const tracing = filledTracing(options.tracing, name);
-    const { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, retain } = fillOptions({
+    const { capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, maxLogLines, maxLogLineBytes, retain } = fillOptions({
       capacity: options.capacity, maxPayloadBytes: options.maxPayloadBytes, maxErrorBytes: options.maxErrorBytes, maxResultBytes: options.maxResultBytes,
-      retain: options.retain,
+      maxLogLines: options.maxLogLines, maxLogLineBytes: options.maxLogLineBytes, retain: options.retain,
     });
     const redis = await createClient(target, commandTimeoutMillis);
     await connectClient(redis, addressOf(redis, target), userOf(redis));
     return new RedisJobQueue(
       redis, {
-        redis: target, name, policy, time, capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, commandTimeoutMillis, replicas, replicaTimeoutMillis,
-        retain, tracing,
+        redis: target, name, policy, time, capacity, maxPayloadBytes, maxErrorBytes, maxResultBytes, maxLogLines, maxLogLineBytes, commandTimeoutMillis,
+        replicas, replicaTimeoutMillis, retain, tracing,
       }, partition,
     );
   }
@@ -496,6 +501,35 @@ export class RedisJobQueue {
     checkLeaseMillis(leaseMillis);
     const [, leaseUntil] = await this.#runOnJob('extend', jobId, [tokenText(token), String(leaseMillis)]);
     return Number(leaseUntil);
+  }
+
+  /**
+   * Reports the progress of a RUNNING job under the lease `token` (see
+   * JobQueue#progress): kept in the job's hash with that token, so that
+   * a view shows it only until the job's next attempt begins.
+   */
+  async progress(jobId: string, token: number, value: number): Promise<void> {
+    this.#assertOpen();
+    checkProgress(value);
+    await this.#runOnJob('progress', jobId, [tokenText(token), String(value)]);
+  }
+
+  /**
+   * Appends `line` to the job's log (see JobQueue#log): a list beside the
+   * job's hash, deleted with it; past `maxLogLines` the oldest lines are
+   * dropped and counted.
+   */
+  async log(jobId: string, line: string): Promise<void> {
+    this.#assertOpen();
+    checkLogLine(line);
+    await this.#runOnJob('log', jobId, [cutLine(line, this.#logLimits.maxLogLineBytes), String(this.#logLimits.maxLogLines)]);
+  }
+
+  /** The job's log: its lines kept, oldest first, and how many older ones were dropped. */
+  async logs(jobId: string): Promise<JobLogs> {
+    this.#assertOpen();
+    const [, lines, dropped] = await this.#runOnJob('logs', jobId, []);
+    return { lines: (lines as unknown[]).map(String), dropped: Number(dropped) };
   }
 
   async view(jobId: string): Promise<JobView> {

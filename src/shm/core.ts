@@ -34,6 +34,8 @@ export {
   WORKER_ATTENTION,
   attemptLimit,
   bufferBytes,
+  isBusy,
+  statusOf,
   initialBytes,
   mayRetry,
   type BufferName,

@@ -5,7 +5,7 @@ import { Arena } from './tables/arena.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, DATA_REF, DEAD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, ERROR_LEASE_EXPIRED, ERROR_LENGTH_BYTES, ERROR_REF,
   FINISHED_AT, FINISH_SEQ, HEADERS_BYTES, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY,
-  RECORD_FIELDS, RESULT_BYTES, RESULT_REF, RUNNING, RUN_AT, STARTED_AT, SUBMITTED_AT, SUCCEEDED, TOKEN, TYPE, WORKER, attemptLimit, isBusy, statusOf, type SlotStatus,
+  PROGRESS, PROGRESS_TOKEN, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, RUNNING, RUN_AT, STARTED_AT, SUBMITTED_AT, SUCCEEDED, TOKEN, TYPE, WORKER, attemptLimit, isBusy, statusOf, type SlotStatus,
 } from './memory/layout.js';
 import type { QueueMemory } from './queue-memory.js';
 import type { LoggedJob, LoggedMove } from './journal/movelog.js';
@@ -53,6 +53,8 @@ export interface JobRecord {
   startedAt: number | null;
   /** When it finished, while SUCCEEDED, DEAD or CANCELLED; null otherwise, or unknown. */
   finishedAt: number | null;
+  /** The progress its latest lease reported; null: none. */
+  progress: number | null;
 }
 
 /**
@@ -135,6 +137,7 @@ export class Records {
         submittedAt: known(copy[SUBMITTED_AT]!),
         startedAt: startedAt(copy),
         finishedAt: finishedAt(copy, statusOf(word)),
+        progress: progressOf(copy),
       };
     }
     return undefined;
@@ -179,6 +182,7 @@ export class Records {
       result: this.countedText(record, RESULT_REF),
       startedAt: startedAt(record),
       finishedAt: finishedAt(record, status),
+      progress: progressOf(record),
     };
   }
 
@@ -267,6 +271,11 @@ function known(time: number): number | null {
 /** When the latest lease began: null if the job was never leased (no token yet: tokens start at 1), or it is unknown. */
 function startedAt(record: Float64Array): number | null {
   return record[TOKEN]! > 0 ? known(record[STARTED_AT]!) : null;
+}
+
+/** The progress the job's latest lease reported: null if it reported none (PROGRESS_TOKEN names an earlier lease, or none). */
+function progressOf(record: Float64Array): number | null {
+  return record[PROGRESS_TOKEN]! > 0 && record[PROGRESS_TOKEN] === record[TOKEN] ? record[PROGRESS]! : null;
 }
 
 /** When a job in `status` finished: null unless it is finished (a retried dead job's FINISHED_AT is stale), or unknown. */

@@ -113,6 +113,33 @@ describeEachBackend('dashboard adapter', (backend) => {
     expect(running.opts.leaseUntil).toBe((await queue.view(ids.running)).leaseUntil);
   });
 
+  it('shows a job\'s progress as { progress } (bull-board\'s Progress tab shows objects only), none as 0', async () => {
+    const { queue, clock } = await setup(backend);
+    const id = await queue.submit('resize', '{}');
+    const lease = await queue.poll('worker-1', 1_000);
+    const adapter = await adapterOver(queue, clock);
+    expect((await job(adapter, id)).toJSON().progress).toBe(0);
+    await queue.progress(id, lease!.token, 62.5);
+    expect((await job(adapter, id)).toJSON().progress).toEqual({ progress: 62.5 });
+    await queue.progress(id, lease!.token, 0);
+    expect((await job(adapter, id)).toJSON().progress).toEqual({ progress: 0 });
+  });
+
+  it('gives a job\'s log to its Logs tab, with a first line counting the lines dropped; none for a job gone', async () => {
+    const { queue, clock } = await setup(backend, { options: { maxLogLines: 2 } });
+    const id = await queue.submit('resize', '{}');
+    const adapter = await adapterOver(queue, clock);
+    expect(await adapter.getJobLogs(id)).toEqual([]);
+    await queue.log(id, 'one');
+    expect(await adapter.getJobLogs(id)).toEqual(['one']);
+    await queue.log(id, 'two');
+    await queue.log(id, 'three');
+    expect(await adapter.getJobLogs(id)).toEqual(['(1 older line dropped)', 'two', 'three']);
+    await queue.log(id, 'four');
+    expect(await adapter.getJobLogs(id)).toEqual(['(2 older lines dropped)', 'three', 'four']);
+    expect(await adapter.getJobLogs('J999')).toEqual([]);
+  });
+
   it('shows when a job was submitted, started its latest lease and finished (timestamp, processedOn, finishedOn)', async () => {
     const { queue, clock } = await setup(backend);
     const id = await queue.submit('resize', '{}');

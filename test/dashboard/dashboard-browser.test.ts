@@ -194,6 +194,37 @@ describe.skipIf(missing && !REQUIRED)('dashboard in headless Chromium', () => {
     expect(elsewhere).toEqual([]);
   });
 
+  it('shows a running job\'s progress: the ring on its card and the value on its Progress tab; none for a job without', async () => {
+    const b = await board(false);
+    const id = b.queue.submit('render', JSON.stringify({ scene: 'x' }), { priority: 100 });
+    const lease = b.queue.poll('worker-5', 60_000)!;
+    expect(lease.jobId).toBe(id);
+    b.queue.progress(id, lease.token, 42.5);
+    const page = await signedIn(b);
+    await openTab(page, b, 'active', idsOnTab(b, 'active'));
+    const card = page.locator('[class*="card-"]', { has: jobLink(page, id) });
+    await expect.poll(() => card.locator('[role="progressbar"]').getAttribute('aria-valuenow'), { timeout: 10_000 }).toBe('42.5');
+    await card.getByRole('tab', { name: 'Progress' }).or(card.getByRole('button', { name: 'Progress', exact: true })).first().click();
+    const show = card.getByRole('button', { name: /show progress/i });
+    if (await show.count() > 0) await show.click();
+    await expect.poll(() => card.textContent(), { timeout: 10_000 }).toMatch(/"?progress"?\s*:\s*42\.5/);
+    // The job running without a report: no ring, and the tab says so.
+    const silent = page.locator('[class*="card-"]', { has: jobLink(page, b.ids.running) });
+    expect(await silent.locator('[role="progressbar"]').count()).toBe(0);
+  });
+
+  it('shows a job\'s log lines on its Logs tab', async () => {
+    const b = await board(false);
+    b.queue.log(b.ids.running, 'fetched c.png (2 MiB)');
+    b.queue.log(b.ids.running, 'uploading to the bucket');
+    const page = await signedIn(b);
+    await openTab(page, b, 'active', idsOnTab(b, 'active'));
+    const card = page.locator('[class*="card-"]', { has: jobLink(page, b.ids.running) });
+    await card.getByRole('tab', { name: 'Logs' }).or(card.getByRole('button', { name: 'Logs', exact: true })).first().click();
+    await expect.poll(() => card.textContent(), { timeout: 10_000 }).toContain('uploading to the bucket');
+    expect(await card.textContent()).toContain('fetched c.png (2 MiB)');
+  });
+
   it('shows no retry button on a read-only board', async () => {
     const b = await board(false);
     const page = await signedIn(b);

@@ -161,6 +161,21 @@ describe('collectMetrics with a pool', () => {
     metrics.close();
   });
 
+  it('counts the progress updates a pool wrote, under the queue label only, once each across scrapes; stops at close', async () => {
+    const registry = new Registry();
+    const pool = new StandInPool();
+    const metrics = collectMetrics({ queue: queue(), pool, name: 'q' }, registry);
+    expect(pool.listeners.get('progress')?.size).toBe(1);
+    const progress = (jobId: string, value: number) => pool.emit('progress', { jobId, attempt: 1, progress: value } as unknown as JobEvent);
+    for (let n = 1; n <= 5; n++) progress(`J${n}`, n * 10);
+    expect(series(await scrape(registry), 'leasehold_progress_updates_total')).toEqual({ '{queue="q"}': 5 });
+    progress('J1', 99);
+    expect(series(await scrape(registry), 'leasehold_progress_updates_total')).toEqual({ '{queue="q"}': 6 });
+    expect(series(await scrape(registry), 'leasehold_progress_updates_total')).toEqual({ '{queue="q"}': 6 });
+    metrics.close();
+    expect(pool.listening()).toBe(0);
+  });
+
   it('counts every event once, whether a scrape comes between events or not, in each of two queues of one registry', async () => {
     const registry = new Registry();
     const pools = [new StandInPool(), new StandInPool()];
@@ -212,7 +227,7 @@ describe('collectMetrics with a pool', () => {
     const registry = new Registry();
     const pool = new StandInPool();
     const metrics = collectMetrics({ queue: queue(), pool, name: 'q' }, registry);
-    expect([...pool.listeners.keys()].sort()).toEqual(['completed', 'dead', 'failed', 'retrying', 'stalled']);
+    expect([...pool.listeners.keys()].sort()).toEqual(['completed', 'dead', 'failed', 'progress', 'retrying', 'stalled']);
     metrics.close();
     expect(pool.listening()).toBe(0);
   });

@@ -80,3 +80,16 @@ describe('a job signal made on first read', () => {
     expect(made).toBe(1);
   });
 });
+
+describe('ctx.log', () => {
+  it('sends each line to the thread, and refuses a line that is not a string without sending it', () => {
+    const sent: string[] = [];
+    const ctx = new JobContext('J1', 't', 1, () => undefined, new LazyAbort(), undefined, (line) => sent.push(line));
+    ctx.log('one');
+    ctx.log('');
+    for (const line of [undefined, null, 3, ['x']]) {
+      expect(() => ctx.log(line as never)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }));
+    }
+    expect(sent).toEqual(['one', '']);
+  });
+});

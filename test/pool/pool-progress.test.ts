@@ -48,3 +48,27 @@ describePoolBackends('WorkerPool progress', (backend) => {
     expect(s.events('refused').map((line) => line.code)).toEqual(['ERR_INVALID_ARGUMENT', 'ERR_INVALID_ARGUMENT']);
   });
 });
+
+describePoolBackends('WorkerPool progress on the job', (backend) => {
+  it('writes the value sampled to the job: view() shows it while RUNNING, and the SUCCEEDED job keeps it', async () => {
+    const { s, queue } = await startPool(backend, new RetryPolicy(3, 0, 0), { threads: 1 });
+    const id = await queue.submit('progressUntilGo', s.payload({ values: [10, 20, 30.5], go: 'go' }));
+    await waitUntil(`${id} shows progress 30.5`, async () => (await queue.view(id)).progress === 30.5);
+    expect((await queue.view(id)).status).toBe('RUNNING');
+    s.signal('go');
+    await settled(queue, id);
+    expect(await queue.view(id)).toMatchObject({ status: 'SUCCEEDED', progress: 30.5 });
+  });
+
+  it('starts a retry with no progress: the failed attempt\'s value is not shown once the next attempt runs', async () => {
+    const { s, queue } = await startPool(backend, new RetryPolicy(3, 0, 0), { threads: 1 });
+    const id = await queue.submit('progressUntilGo', s.payload({ values: [40], reportOn: 1, failFirst: true, go: 'go' }));
+    // Attempt 2 runs (it logged `reported`, having reported nothing) and waits for go.
+    await waitUntil(`${id} attempt 2 running`, () => s.lines().some((line) => line.jobId === id && line.ev === 'reported' && line.attempt === 2));
+    expect(await queue.view(id)).toMatchObject({ status: 'RUNNING', attempts: 2 });
+    expect((await queue.view(id)).progress).toBeUndefined();
+    s.signal('go');
+    await settled(queue, id);
+    expect((await queue.view(id)).progress).toBeUndefined();
+  });
+});

@@ -21,6 +21,7 @@ import {
   type FailError,
   type FailOptions,
   type FinishedOptions,
+  type JobLogs,
   type JobPage,
   type JobQuery,
   type JobQueueOptions,
@@ -61,6 +62,9 @@ export interface ContractQueue {
   fail(jobId: string, token: number, error?: FailError, options?: FailOptions): Awaitable<void>;
   release(jobId: string, token: number, options?: ReleaseOptions): Awaitable<void>;
   extend(jobId: string, token: number, leaseMillis: number): Awaitable<number>;
+  progress(jobId: string, token: number, value: number): Awaitable<void>;
+  log(jobId: string, line: string): Awaitable<void>;
+  logs(jobId: string): Awaitable<JobLogs>;
   view(jobId: string): Awaitable<JobView>;
   deadLetters(): Awaitable<JobView[]>;
   jobs(query?: JobQuery): Awaitable<JobPage>;
@@ -268,6 +272,9 @@ function asRemote(queue: JobQueue, release: () => void): ContractQueue {
     fail: (...args) => call('fail', () => queue.fail(...args)),
     release: (...args) => call('release', () => queue.release(...args)),
     extend: (...args) => call('extend', () => queue.extend(...args)),
+    progress: (...args) => call('progress', () => queue.progress(...args)),
+    log: (...args) => call('log', () => queue.log(...args)),
+    logs: (...args) => call('logs', () => queue.logs(...args)),
     view: (...args) => call('view', () => queue.view(...args)),
     // Not through `call`: a wait for a job's finish overlaps the calls that finish it.
     finished: (...args) => queue.finished(...args),

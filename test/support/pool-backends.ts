@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe } from 'vitest';
 import {
-  JobQueue, PartitionedRedisQueue, RedisJobQueue, RetryPolicy, WorkerPool, systemClock, type JobView, type PoolQueue, type QueueStats, type SubmitOptions, type WorkerPoolOptions,
+  JobQueue, PartitionedRedisQueue, RedisJobQueue, RetryPolicy, WorkerPool, systemClock, type JobLogs, type JobView, type PoolQueue, type QueueStats, type SubmitOptions, type WorkerPoolOptions,
 } from '../../dist/index.js';
 import { HANDLERS, scratch, track, trackQueue, type Scratch } from './pool-harness.js';
 import { describeRedis, fileRedis } from './redis-harness.js';
@@ -22,6 +22,7 @@ type Awaitable<T> = T | Promise<T>;
 export interface PoolTestQueue extends PoolQueue {
   submit(type: string, payload?: string | null, priorityOrOptions?: number | SubmitOptions, runAtMillis?: number): Awaitable<string>;
   view(jobId: string): Awaitable<JobView>;
+  logs(jobId: string): Awaitable<JobLogs>;
   cancel(jobId: string): Awaitable<void>;
   stats(): Awaitable<QueueStats>;
   close(): Awaitable<void>;

@@ -31,7 +31,7 @@ else
   unlist(numsOf[status], { n })
 end
 if f[2] and redis.call('HGET', K.keys, f[2]) == n then redis.call('HDEL', K.keys, f[2]) end
-redis.call('DEL', key)
+redis.call('DEL', key, logsKeyOf(key))
 -- A client waiting in finished() on a PENDING job looks again, and finds it gone.
 if status == 'PENDING' then announceFinished({ n }) end
 return { 0 }

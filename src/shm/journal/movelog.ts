@@ -34,6 +34,8 @@ export interface LoggedJob {
   timeout: number;
   /** The job's headers as JSON text (submit's, never changed after); null for none. */
   headers: string | null;
+  /** The progress its latest lease reported; null: none. Written with the lease's other lazy moves (an extend's). */
+  progress: number | null;
 }
 
 /** What a state change can alter: everything but the job's identity and content. */

@@ -94,7 +94,7 @@
  *                       │ ▲ ▲                 ▲
  *                  poll │ │ └─fail/expiry/release (backoff 0, or due)
  *                       ▼ │                   │ fail/expiry (backoff to come)
- *                    RUNNING(3) ──────────────┘   ⟲ extend
+ *                    RUNNING(3) ──────────────┘   ⟲ extend, progress
  *                       │ └──fail/expiry (no attempts left)──▶ DEAD(5) ─retryDead─▶ READY
  *              complete ▼
  *                  SUCCEEDED(4)        READY/DELAYED/RUNNING ─cancel─▶ CANCELLED(6)
@@ -118,6 +118,7 @@
  * | poll (claim)          | any thread, lock-free       | READY → RUNNING           |
  * | complete              | lease holder, lock-free     | RUNNING → SUCCEEDED       |
  * | extend                | lease holder, lock-free     | RUNNING → RUNNING         |
+ * | progress              | lease holder, lock-free     | RUNNING → RUNNING, PROGRESS set |
  * | fail, release, expiry | lock holder                 | RUNNING → READY / DELAYED / DEAD |
  * | promote               | lock holder (one CAS, no fields) | DELAYED → READY      |
  * | cancel                | lock holder                 | READY / DELAYED / RUNNING → CANCELLED |
@@ -368,7 +369,14 @@ export const HEADERS_REF = 21; //    arena chain of the job's headers as JSON te
 export const HEADERS_BYTES = 22; //  the headers' UTF-8 bytes: in a draft only, read from the chain's length (no column)
 export const SUBMITTED_AT = 23; //   when the job was accepted (the queue's clock); NaN: unknown (restored from a journal that did not keep it)
 export const STARTED_AT = 24; //     once leased (TOKEN > 0): when its latest lease began (the reading its LEASE_UNTIL counts from); NaN: unknown
-export const RECORD_FIELDS = 25;
+export const PROGRESS = 25; //       the latest progress reported (a finite number); it counts only while PROGRESS_TOKEN is TOKEN
+/**
+ * The token of the lease that reported PROGRESS; 0: none. A claim takes a new
+ * token (never repeated, I8), so a new attempt starts with no progress
+ * without the claim touching either progress column.
+ */
+export const PROGRESS_TOKEN = 26;
+export const RECORD_FIELDS = 27;
 
 /**
  * Each field's column, and why its width holds every value it takes
@@ -407,6 +415,9 @@ export const RECORD_FIELDS = 25;
  *   SUBMITTED_AT f64  a time (or NaN): any finite number of milliseconds, fractions kept; the one
  *                     column a pending job adds to the record (8 bytes)
  *   STARTED_AT   f64  a time (or NaN); written by a claim only, so a pending job never touches its pages
+ *   PROGRESS     f64  any finite number a lease holder reports; written by the progress move only (and a
+ *                     restore), so a queue whose jobs never report progress never touches its pages
+ *   PROGRESS_TOKEN f64 a token (as TOKEN), or 0; written with PROGRESS only
  *   LEASE_LENGTH u32  a job's own timeoutMillis, 1 to MAX_LEASE_LENGTH (0: none); written only when it changes
  *   TYPE         i16  an entry of `typeNames` + 1 (<= TYPE_NAMES), or -(type bytes) (>= -MAX_TYPE_BYTES, 1024)
  *   WORKER       u16  an entry of `workerNames` + 1 (<= WORKER_NAMES)
@@ -414,7 +425,8 @@ export const RECORD_FIELDS = 25;
 export const RECORD_COLUMNS = [
   [JOB_NUM, Float64Array, 'jobNums'], [PRIORITY, Float64Array, 'priorities'], [RUN_AT, Float64Array, 'runAts'], [TOKEN, Float64Array, 'tokens'],
   [LEASE_UNTIL, Float64Array, 'leaseUntils'], [MOVES, Float64Array, 'moves'], [KEY_TTL, Float64Array, 'keyTtls'], [FINISHED_AT, Float64Array, 'finishedAts'],
-  [SUBMITTED_AT, Float64Array, 'submittedAts'], [STARTED_AT, Float64Array, 'startedAts'],
+  [SUBMITTED_AT, Float64Array, 'submittedAts'], [STARTED_AT, Float64Array, 'startedAts'], [PROGRESS, Float64Array, 'progresses'],
+  [PROGRESS_TOKEN, Float64Array, 'progressTokens'],
   [DATA_REF, Int32Array, 'dataRefs'], [PAYLOAD_BYTES, Int32Array, 'payloadBytes'], [ERROR_REF, Int32Array, 'errorRefs'], [RESULT_REF, Int32Array, 'resultRefs'],
   [KEY_REF, Int32Array, 'keyRefs'], [HEADERS_REF, Int32Array, 'headersRefs'],
   [ATTEMPTS, Uint32Array, 'attempts'], [ATTEMPT_LIMIT, Uint32Array, 'attemptLimits'], [LEASE_LENGTH, Uint32Array, 'leaseLengths'], [TYPE, Int16Array, 'types'],

@@ -2,7 +2,7 @@ import { JobStatus } from '../../types.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, DATA_REF, DEAD, DELAYED, ERROR_BYTES, ERROR_NONE, ERROR_REF, FINISHED_AT, FREE, HEADERS_BYTES,
   HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, READY, RESULT_BYTES, RESULT_REF, RUNNING,
-  RUN_AT, STARTED_AT, SUBMITTED_AT, SUCCEEDED, TOKEN, TYPE, WORKER, ALL_FIELDS, fieldBit, type SlotStatus,
+  PROGRESS, PROGRESS_TOKEN, RUN_AT, STARTED_AT, SUBMITTED_AT, SUCCEEDED, TOKEN, TYPE, WORKER, ALL_FIELDS, fieldBit, type SlotStatus,
 } from '../memory/layout.js';
 import { LockLost, assertHeld } from '../protocol/lock-held.js';
 import type { LoggedJob } from '../journal/movelog.js';
@@ -57,6 +57,11 @@ export class Placement {
     this.setField(STARTED_AT, job.startedAt ?? (job.token > 0 ? NaN : 0));
     this.setField(SUBMITTED_AT, job.submittedAt ?? NaN);
     if (job.headers !== null) this.storeHeaders(job.headers);
+    // The latest lease's progress: it reported under the job's token.
+    if (job.progress !== null) {
+      this.setField(PROGRESS, job.progress);
+      this.setField(PROGRESS_TOKEN, job.token);
+    }
     const status = STATUS_OF_NAME[job.status];
     this.place(slot, job.num, status === READY && job.runAt > now ? DELAYED : status);
   }

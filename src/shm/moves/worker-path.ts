@@ -14,6 +14,7 @@ import { assertHeld } from '../protocol/lock-held.js';
 import { claimJob } from './claim.js';
 import { completeJob } from './complete.js';
 import { extendLease } from './extend.js';
+import { reportProgress } from './progress.js';
 
 /** A worker-path result that means: take the maintenance lock and do it there (a BUSY slot that stays busy, a map miss). */
 export const SLOW = -100;
@@ -52,8 +53,8 @@ const ROW_TOKEN_BLOCK = 1024;
 const MOVES_BIT = fieldBit(MOVES);
 
 /**
- * The worker path: claim, complete and extend (claim.ts, complete.ts,
- * extend.ts), as one row makes them: what the row checks before each (its
+ * The worker path: claim, complete, extend and progress (claim.ts, complete.ts,
+ * extend.ts, progress.ts), as one row makes them: what the row checks before each (its
  * lease, its tokens, the lease's end) and the hints it leaves after (its
  * rings). The same code runs lock-free (an in-memory queue's common case) and under the
  * maintenance lock (when maintenance is due, and always with a journal): the
@@ -106,6 +107,11 @@ export class WorkerPath implements Claimer {
   /** Whether this row can take one more claim and complete without the lock: a token left, room in both rings. */
   ready(): boolean {
     if (this.#token >= this.#tokenEnd) return false;
+    return this.hasRoom();
+  }
+
+  /** Whether both rings can take one more entry: all a progress report needs without the lock (it takes no token). */
+  hasRoom(): boolean {
     // Room counted down locally: the shared drained positions are read again only when it runs out.
     if (this.#room > 0) return true;
     const rows = this.#m.rows;
@@ -239,6 +245,25 @@ export class WorkerPath implements Claimer {
       this.#registerLease(slot, to);
       this.#room--;
       this.extendedUntil = leaseUntil;
+      return 0;
+    }
+  }
+
+  /**
+   * Sets the job's progress to `value` under the lease `token`: 0, a
+   * Refusal, or SLOW. The lease keeps its end; the new word takes a new
+   * lease ring entry with it (I3), as an extend's does. The same lock-free
+   * and under the lock: no clock reading decides anything here but the
+   * lease's validity at `now`, as for a complete.
+   */
+  progress(slot: number, jobNum: number, token: number, value: number, now: number): number {
+    for (;;) {
+      const word = this.#leasedWord(slot, jobNum, token, now);
+      if (word < 0) return this.#standingRefusal(word, slot, jobNum, token, now);
+      const to = reportProgress(this.#mover, slot, word, token, value, this.#m.slots.leaseUntils[slot]!, this.#noteLazyMove(slot, word, RUNNING));
+      if (to < 0) continue;
+      this.#registerLease(slot, to);
+      this.#room--;
       return 0;
     }
   }

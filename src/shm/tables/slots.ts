@@ -3,7 +3,7 @@ import type { Arena } from './arena.js';
 import { elementsIn, growTo } from '../memory/growth.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, BUSY, DATA_REF, ERROR_BYTES, ERROR_REF, FINISHED_AT, HEADERS_BYTES, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH,
-  LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RESULT_BYTES, RESULT_REF, RUN_AT, STARTED_AT, STATUS_MASK, SUBMITTED_AT, TOKEN, TYPE, WORKER, ALL_FIELDS, fieldBit, FREE, INITIAL_SLOTS,
+  LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RESULT_BYTES, RESULT_REF, RUN_AT, STARTED_AT, STATUS_MASK, PROGRESS, PROGRESS_TOKEN, SUBMITTED_AT, TOKEN, TYPE, WORKER, ALL_FIELDS, fieldBit, FREE, INITIAL_SLOTS,
   type ColumnArray, type RecordColumn, type RecordColumnName, type SlotStatus,
 } from '../memory/layout.js';
 
@@ -33,6 +33,8 @@ const SUBMITTED_AT_BIT = fieldBit(SUBMITTED_AT);
 const STARTED_AT_BIT = fieldBit(STARTED_AT);
 const LEASE_LENGTH_BIT = fieldBit(LEASE_LENGTH);
 const HEADERS_REF_BIT = fieldBit(HEADERS_REF);
+const PROGRESS_BIT = fieldBit(PROGRESS);
+const PROGRESS_TOKEN_BIT = fieldBit(PROGRESS_TOKEN);
 
 /**
  * The slot table: one lease word per slot (THE TRUTH) and one record per
@@ -77,6 +79,8 @@ export class SlotTable {
   finishedAts!: RecordColumn;
   submittedAts!: RecordColumn;
   startedAts!: RecordColumn;
+  progresses!: RecordColumn;
+  progressTokens!: RecordColumn;
   leaseLengths!: RecordColumn;
 
   /** Where an error's byte length is kept: at the head of its chain. */
@@ -122,6 +126,8 @@ export class SlotTable {
     this.finishedAts = columns[FINISHED_AT]!;
     this.submittedAts = columns[SUBMITTED_AT]!;
     this.startedAts = columns[STARTED_AT]!;
+    this.progresses = columns[PROGRESS]!;
+    this.progressTokens = columns[PROGRESS_TOKEN]!;
     this.leaseLengths = columns[LEASE_LENGTH]!;
     return (this.words = new Int32Array(this.#wordBuffer, 0, slots));
   }
@@ -200,6 +206,9 @@ export class SlotTable {
     record[MOVES] = this.moves[slot]!;
     record[FINISHED_AT] = this.finishedAts[slot]!;
     record[STARTED_AT] = this.startedAts[slot]!;
+    // Progress means something only with a report of some lease: a job that never reported reads one column for it.
+    record[PROGRESS_TOKEN] = this.progressTokens[slot]!;
+    record[PROGRESS] = record[PROGRESS_TOKEN]! > 0 ? this.progresses[slot]! : 0;
     this.#readChains(slot, record);
     // The key's columns mean something only with a key: a job without one reads one column for them.
     record[KEY_TTL] = record[KEY_REF]! > 0 ? this.keyTtls[slot]! : 0;
@@ -293,6 +302,9 @@ export class SlotTable {
     if ((mask & STARTED_AT_BIT) !== 0 && this.startedAts[slot] !== record[STARTED_AT]) this.startedAts[slot] = record[STARTED_AT]!;
     if ((mask & FINISHED_AT_BIT) !== 0 && this.finishedAts[slot] !== record[FINISHED_AT]) this.finishedAts[slot] = record[FINISHED_AT]!;
     if ((mask & LEASE_LENGTH_BIT) !== 0 && this.leaseLengths[slot] !== record[LEASE_LENGTH]) this.leaseLengths[slot] = record[LEASE_LENGTH]!;
+    // And progress, which only the progress move sets (a restore too; a reused slot's place writes the zeros).
+    if ((mask & PROGRESS_BIT) !== 0 && this.progresses[slot] !== record[PROGRESS]) this.progresses[slot] = record[PROGRESS]!;
+    if ((mask & PROGRESS_TOKEN_BIT) !== 0 && this.progressTokens[slot] !== record[PROGRESS_TOKEN]) this.progressTokens[slot] = record[PROGRESS_TOKEN]!;
     // And headers, which only a submit that carries them sets.
     if ((mask & HEADERS_REF_BIT) !== 0 && this.headersRefs[slot] !== record[HEADERS_REF]) this.headersRefs[slot] = record[HEADERS_REF]!;
   }

@@ -123,7 +123,7 @@ local function evictDead(n)
   local k = redis.call('HGET', key, 'key')
   if k and redis.call('HGET', K.keys, k) == n then redis.call('HDEL', K.keys, k) end
   undead(n)
-  redis.call('DEL', key)
+  redis.call('DEL', key, logsKeyOf(key))
 end
 
 -- Then the retain option's DEAD limits: DEAD jobs beyond maxDead, oldest dead first, and those dead maxDeadAge

@@ -7,6 +7,8 @@
 local function int(n) return string.format('%d', n) end
 local function num(x) return string.format('%.17g', x) end
 local function jobKey(n) return jobPrefix .. n end
+-- A job's log (log.lua), beside its hash: in its slot, deleted with it.
+local function logsKeyOf(key) return key .. ':logs' end
 -- The number of the seq-th job submitted to this partition.
 local function jobNumberOf(seq) return int((seq - 1) * partitions + partition + 1) end
 

@@ -110,7 +110,7 @@ local function evictOldest()
   redis.call('HINCRBY', K.counts, string.lower(f[1]), -1)
   unlist(numsOf[f[1]], { n })
   if f[2] and redis.call('HGET', K.keys, f[2]) == n then redis.call('HDEL', K.keys, f[2]) end
-  redis.call('DEL', key)
+  redis.call('DEL', key, logsKeyOf(key))
 end
 
 -- The retain option's count: finished jobs beyond maxFinished are evicted, oldest finished first.
