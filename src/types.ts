@@ -80,6 +80,8 @@ export interface JobView {
   readonly startedAt: number | null;
   /** When it became SUCCEEDED, DEAD or CANCELLED; null while PENDING or RUNNING (retryDead clears it). */
   readonly finishedAt: number | null;
+  /** The job's group (submit's `group`), or null. Always null on the Redis backends, which have no groups yet. */
+  readonly group: string | null;
 }
 
 export interface QueueStats {
@@ -125,6 +127,12 @@ export interface TypeConcurrency {
 export interface ConcurrencyCaps {
   readonly queue: number | null;
   readonly types: TypeConcurrency[];
+}
+
+/** A group's concurrency cap, as `groupConcurrencyCaps()` lists them (by group): at most `max` of its jobs RUNNING at once. */
+export interface GroupConcurrencyCap {
+  readonly group: string;
+  readonly max: number;
 }
 
 /** A job type's own RetryPolicy, as `retryPolicies()` lists them. */

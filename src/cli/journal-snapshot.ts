@@ -111,6 +111,7 @@ export class JournalSnapshot implements DashboardQueue {
       submittedAt: row.submittedAt,
       startedAt: row.startedAt,
       finishedAt: row.finishedAt,
+      group: row.group ?? null,
     };
   }
 }

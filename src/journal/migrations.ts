@@ -48,4 +48,6 @@ export const MIGRATIONS: readonly string[] = [
    UPDATE jobs SET finished = finished_at WHERE idem_key IS NOT NULL AND status IN ('SUCCEEDED', 'DEAD', 'CANCELLED');
    ALTER TABLE jobs DROP COLUMN finished_at;
    ALTER TABLE jobs RENAME COLUMN finished TO finished_at;`,
+  // 9: a job's group (submit's \`group\`); NULL, as every older job has, for none.
+  `ALTER TABLE jobs ADD COLUMN group_name TEXT;`,
 ];

@@ -144,5 +144,6 @@ export function toView(job: JobRecord): JobView {
     submittedAt: job.submittedAt,
     startedAt: job.startedAt,
     finishedAt: job.finishedAt,
+    group: job.group,
   };
 }

@@ -49,6 +49,8 @@ export function toView(id: string, pairs: readonly string[], policyMaxAttempts: 
     submittedAt: timeOf(f.get('submittedAt')),
     startedAt: timeOf(f.get('startedAt')),
     finishedAt: status === JobStatus.SUCCEEDED || status === JobStatus.DEAD || status === JobStatus.CANCELLED ? timeOf(f.get('finishedAt')) : null,
+    // No groups on Redis yet (a submit with one is refused).
+    group: null,
   };
 }
 

@@ -4,7 +4,7 @@ import { parsedHeaders } from '../validate/job-input.js';
 import { Arena } from './tables/arena.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, DATA_REF, DEAD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, ERROR_LEASE_EXPIRED, ERROR_LENGTH_BYTES, ERROR_REF,
-  FINISHED_AT, FINISH_SEQ, HEADERS_BYTES, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY,
+  FINISHED_AT, FINISH_SEQ, GROUP, HEADERS_BYTES, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY,
   RECORD_FIELDS, RESULT_BYTES, RESULT_REF, RUNNING, RUN_AT, STARTED_AT, SUBMITTED_AT, SUCCEEDED, TOKEN, TYPE, WORKER, attemptLimit, isBusy, statusOf, type SlotStatus,
 } from './memory/layout.js';
 import type { QueueMemory } from './queue-memory.js';
@@ -53,6 +53,8 @@ export interface JobRecord {
   startedAt: number | null;
   /** When it finished, while SUCCEEDED, DEAD or CANCELLED; null otherwise, or unknown. */
   finishedAt: number | null;
+  /** The job's group, or null. */
+  group: string | null;
 }
 
 /**
@@ -135,6 +137,7 @@ export class Records {
         submittedAt: known(copy[SUBMITTED_AT]!),
         startedAt: startedAt(copy),
         finishedAt: finishedAt(copy, statusOf(word)),
+        group: this.#m.groupNames.nameOf(copy[GROUP]!),
       };
     }
     return undefined;
@@ -154,6 +157,7 @@ export class Records {
     job.timeout = record[LEASE_LENGTH]!;
     job.headers = this.countedText(record, HEADERS_REF);
     job.submittedAt = known(record[SUBMITTED_AT]!);
+    job.group = this.#m.groupNames.nameOf(record[GROUP]!);
     return job;
   }
 

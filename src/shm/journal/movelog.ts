@@ -34,10 +34,12 @@ export interface LoggedJob {
   timeout: number;
   /** The job's headers as JSON text (submit's, never changed after); null for none. */
   headers: string | null;
+  /** The job's group (submit's `group`, never changed after); null for none. */
+  group: string | null;
 }
 
 /** What a state change can alter: everything but the job's identity and content. */
-export type LoggedMove = Omit<LoggedJob, 'type' | 'payload' | 'priority' | 'maxAttempts' | 'key' | 'keyTtl' | 'timeout' | 'headers' | 'submittedAt'>;
+export type LoggedMove = Omit<LoggedJob, 'type' | 'payload' | 'priority' | 'maxAttempts' | 'key' | 'keyTtl' | 'timeout' | 'headers' | 'submittedAt' | 'group'>;
 
 /** Numbers that must never be issued twice, even across a crash. */
 export interface Sequences {

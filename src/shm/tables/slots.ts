@@ -2,7 +2,7 @@ import type { WordAccess } from '../memory/access.js';
 import type { Arena } from './arena.js';
 import { elementsIn, growTo } from '../memory/growth.js';
 import {
-  ATTEMPTS, ATTEMPT_LIMIT, BUSY, DATA_REF, ERROR_BYTES, ERROR_REF, FINISHED_AT, HEADERS_BYTES, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH,
+  ATTEMPTS, ATTEMPT_LIMIT, BUSY, DATA_REF, GROUP, ERROR_BYTES, ERROR_REF, FINISHED_AT, HEADERS_BYTES, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH,
   LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RESULT_BYTES, RESULT_REF, RUN_AT, STARTED_AT, STATUS_MASK, SUBMITTED_AT, TOKEN, TYPE, WORKER, ALL_FIELDS, fieldBit, FREE, INITIAL_SLOTS,
   type ColumnArray, type RecordColumn, type RecordColumnName, type SlotStatus,
 } from '../memory/layout.js';
@@ -33,6 +33,7 @@ const SUBMITTED_AT_BIT = fieldBit(SUBMITTED_AT);
 const STARTED_AT_BIT = fieldBit(STARTED_AT);
 const LEASE_LENGTH_BIT = fieldBit(LEASE_LENGTH);
 const HEADERS_REF_BIT = fieldBit(HEADERS_REF);
+const GROUP_BIT = fieldBit(GROUP);
 
 /**
  * The slot table: one lease word per slot (THE TRUTH) and one record per
@@ -78,6 +79,7 @@ export class SlotTable {
   submittedAts!: RecordColumn;
   startedAts!: RecordColumn;
   leaseLengths!: RecordColumn;
+  groups!: RecordColumn;
 
   /** Where an error's byte length is kept: at the head of its chain. */
   readonly #arena: Arena;
@@ -123,6 +125,7 @@ export class SlotTable {
     this.submittedAts = columns[SUBMITTED_AT]!;
     this.startedAts = columns[STARTED_AT]!;
     this.leaseLengths = columns[LEASE_LENGTH]!;
+    this.groups = columns[GROUP]!;
     return (this.words = new Int32Array(this.#wordBuffer, 0, slots));
   }
 
@@ -200,6 +203,7 @@ export class SlotTable {
     record[MOVES] = this.moves[slot]!;
     record[FINISHED_AT] = this.finishedAts[slot]!;
     record[STARTED_AT] = this.startedAts[slot]!;
+    record[GROUP] = this.groups[slot]!;
     this.#readChains(slot, record);
     // The key's columns mean something only with a key: a job without one reads one column for them.
     record[KEY_TTL] = record[KEY_REF]! > 0 ? this.keyTtls[slot]! : 0;
@@ -295,5 +299,7 @@ export class SlotTable {
     if ((mask & LEASE_LENGTH_BIT) !== 0 && this.leaseLengths[slot] !== record[LEASE_LENGTH]) this.leaseLengths[slot] = record[LEASE_LENGTH]!;
     // And headers, which only a submit that carries them sets.
     if ((mask & HEADERS_REF_BIT) !== 0 && this.headersRefs[slot] !== record[HEADERS_REF]) this.headersRefs[slot] = record[HEADERS_REF]!;
+    // And a group, which only a submit that names one sets.
+    if ((mask & GROUP_BIT) !== 0 && this.groups[slot] !== record[GROUP]) this.groups[slot] = record[GROUP]!;
   }
 }
