@@ -38,7 +38,7 @@ export class HeldJobs {
     if (concurrency.active) {
       const entry = concurrency.blocking(slots.types[slot]!, slots.groups[slot]!);
       if (entry >= 0) {
-        // K3: the job's turn, while groups take turns (0 otherwise): filed back with it, its place in the round kept.
+        // K3: the job's turn, while groups take turns (0 otherwise): filed back with it, its place in the round kept (keeps I27).
         this.#filing.push(held, CAP_HELD_UNTIL, slots.jobNums[slot]!, turns.offered, slot, word);
         concurrency.held(entry);
         return false;

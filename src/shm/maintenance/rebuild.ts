@@ -145,7 +145,7 @@ export class Rebuilder {
       // and completed meanwhile, SUCCEEDED) would let a poll claim that job again; one for the scanned word is
       // merely stale once the job has moved on.
       assertHeld(this.#m.lock);
-      // Filed in that order, each group's ready jobs take its turns in it (see group-turns.ts).
+      // Filed in that order, each group's ready jobs take its turns in it (keeps I27, see group-turns.ts).
       if (m.turns.taken) m.turns.reset();
       for (const slot of ready) this.#filing.fileReady(slot, readyWords.get(slot)!);
       // The chains and counts are the scan's: a holder taken over meanwhile must not free what its successor stored since.

@@ -14,7 +14,7 @@ import { ATTENTION, GROUPED, TURNS_TAKEN, TURN_LEVELS, turnsOfGroup } from '../m
  * has. The ungrouped jobs take turns as group 0. A job held back (a cap, a
  * rate limit) keeps its turn and is filed with it again (HeldJobs).
  *
- * Concurrency contract: every method runs under the maintenance lock. Once
+ * Concurrency contract (I27 in src/shm/README.md): every method runs under the maintenance lock. Once
  * started, TURNS_TAKEN stays 1 and GROUPED stays set in ATTENTION for the
  * queue's life, so every poll comes to the lock (where turns are kept);
  * a queue that never names a group never starts them and pays nothing.

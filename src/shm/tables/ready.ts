@@ -325,6 +325,7 @@ export class ReadyIndex {
     const priority = slots.priorities[slot]!;
     const level = this.#levelOf(priority);
     const turns = this.#turns;
+    // While groups take turns, never in a ring: every ready job is in the heap, by turn (keeps I27).
     if (!turns.taken && level !== NO_LEVEL && this.#append(level, slot, word)) return;
     const overflow = this.#overflow;
     if (overflow.full) this.#compactOverflow();
