@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError, JobQueue, ManualClock, RetryPolicy, type Lease } from '../../dist/index.js';
 import { T0, expectInvalidSync } from '../support/helpers.js';
@@ -221,6 +222,28 @@ describe('groups of a journaled queue', () => {
     expect(polled.filter((p) => p?.startsWith('A'))).toEqual(['A0']);
     expect(polled.filter((p) => p?.startsWith('B'))).toEqual(['B0', 'B1', 'B2']);
     expect(polled[4]).toBeUndefined();
+    closeJournal(queue);
+  });
+  it('open a journal of schema 8 (no group column): its jobs are ungrouped, and new ones keep their groups', () => {
+    const path = tempJournal();
+    const clock = new ManualClock(T0);
+    let queue = openJournal(path, clock, policy());
+    const old = queue.submit('t', 'old');
+    closeJournal(queue);
+    const db = new Database(path);
+    db.exec('ALTER TABLE jobs DROP COLUMN group_name');
+    db.pragma('user_version = 8');
+    db.close();
+    queue = openJournal(path, clock, policy());
+    expect(queue.view(old).group).toBeNull();
+    const grouped = queue.submit('t', 'new', { group: 'A' });
+    closeJournal(queue);
+    const columns = new Database(path, { readonly: true });
+    expect(columns.pragma('user_version', { simple: true })).toBe(9);
+    columns.close();
+    queue = openJournal(path, clock, policy());
+    expect(queue.view(grouped).group).toBe('A');
+    expect(pollPayloads(queue, 3)).toEqual(['old', 'new', undefined]);
     closeJournal(queue);
   });
 });
