@@ -11,11 +11,11 @@
  *   levelWords  Int32 [ level 0: HEAD … | TAIL … | level 1 … ]  ring positions       hint
  *   levelKeys   f64   [ level 0: PRIORITY TAIL_RUN_AT TAIL_JOB_NUM | ... ]          maintenance holder's
  *   levelRings  Int32 [ level 0: SLOT WORD | SLOT WORD ... | level 1 ... ]         ready jobs, best first   hint
- *   overflow    f64   [ heap entry: K1 K2 K3 SLOT WORD | ... ]  ready jobs a ring cannot take in order  hint
+ *   overflow    f64   [ heap entry: K1 K2 K3 SLOT WORD | ... ]  ready jobs a ring cannot take in order (all, by turn, while groups take turns)  hint
  *   delayed     f64   (same entry shape)                                            hint
  *   leases      f64   (same entry shape)                                            hint
  *   finished    f64   (same entry shape), a sorted ring keyed by FINISH_SEQ (eviction order), K2 when it finished; kept from the first eviction on  hint
- *   held        f64   (same entry shape), keyed by when its type's window opens     hint
+ *   held        f64   (same entry shape), keyed by when its type's window opens; K3 the job's turn (groups)  hint
  *   rateLimits  f64   [ type entry 0: MAX WINDOW WINDOW_START USED | entry 1 ... ]   maintenance holder's
  *   retryPolicies f64 [ type entry 0: MAX_ATTEMPTS BASE MAX JITTER | entry 1 ... ]  maintenance holder's
  *   concurrency Int32 [ CAPS CAP_HIGH GROUP_CAP_HIGH | queue: CAP RUNNING HELD | type 1: ... | group 1: ... ]  the holder's, but RUNNING: counted by every mover while CAPS > 0

@@ -41,7 +41,9 @@ export const POLL_FROZEN = -3;
  * The ready jobs, best first: one ring per priority level in use, in
  * (runAt, submission) order, and one overflow heap for what a ring cannot
  * take in order (an explicit runAt earlier than the level's last entry, a
- * retry due in the past, more distinct priorities than LEVELS).
+ * retry due in the past, more distinct priorities than LEVELS). While groups
+ * take turns (I27, group-turns.ts), every ready job is in the overflow heap,
+ * keyed (−priority, turn, submission), and the rings stay empty.
  *
  * Concurrency contract: only the maintenance lock holder appends (`file`)
  * and touches the overflow heap; any thread consumes a ring from its head,
