@@ -128,6 +128,24 @@ for (const variant of VARIANTS) {
       variant.close(queue);
     });
 
+    it('hold group caps together with type caps and the queue cap', () => {
+      const { queue } = open();
+      queue.setGroupConcurrency('A', 2);
+      queue.setConcurrency('x', 1);
+      for (const [type, payload] of [['x', 'Ax1'], ['x', 'Ax2'], ['y', 'Ay1'], ['y', 'Ay2']]) queue.submit(type!, payload, { group: 'A' });
+      queue.submit('y', 'By1', { group: 'B' });
+      queue.submit('x', 'Bx1', { group: 'B' });
+      // Ax2 waits for x's cap, Ay2 for A's; B's x waits for x's cap too.
+      expect(pollPayloads(queue, 4)).toEqual(['Ax1', 'By1', 'Ay1', undefined]);
+      queue.setConcurrency(3);
+      queue.setConcurrency('x', null);
+      // The queue's cap of 3 is reached: nothing more.
+      expect(pollPayloads(queue, 1)).toEqual([undefined]);
+      queue.setConcurrency(4);
+      expect(pollPayloads(queue, 2)).toEqual(['Bx1', undefined]);
+      variant.close(queue);
+    });
+
     it('list group caps by group, and remove one with null', () => {
       const { queue } = open();
       queue.setGroupConcurrency('zeta', 3);
