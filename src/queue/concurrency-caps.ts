@@ -38,17 +38,18 @@ export class ConcurrencyCaps {
 
   /**
    * Sets or removes (null) a group's cap, under the lock, the journal first
-   * (if it refuses, nothing changed). A group named here takes turns like one
-   * named by a submit (see Maintenance#groupNumber).
+   * (if it refuses, nothing changed). A cap makes groups take turns, as a
+   * submit naming a group does (see Maintenance#takeTurns).
    */
   setGroup({ group, max }: GroupConcurrencyArgs): void {
     const ctx = this.#ctx;
     ctx.assertOpen();
     ctx.locked((core, now) => {
-      // The group's number first (a full group table refuses a new cap), the journal next: a refusal of either changes no cap.
-      // A removal names no new group: a group the table has no room for has no cap to remove.
-      const number = max === null ? ctx.memory.groupNames.numberOf(group) : core.groupNumber(group, now);
+      // The group's number first (a full group table refuses a new cap), the journal next: a refusal of either
+      // changes nothing. A removal is refused by neither: a group the table has no room for has no cap to remove.
+      const number = max === null ? ctx.memory.groupNames.numberOf(group) : core.groupNumber(group);
       ctx.journal?.journal.setGroupConcurrency(group, max);
+      if (max !== null) core.takeTurns(now);
       if (number > 0) core.setConcurrency(groupCap(number), max ?? 0, now);
     });
     ctx.memory.signal.bump();

@@ -63,7 +63,7 @@ export class ProducerSide {
       const job = jobs[i]!;
       if (repeats[i]! >= 0) continue;
       // Before any job is placed: a group the table has no room for refuses the whole batch.
-      if (job.group !== null) core.groupNumber(job.group, now);
+      if (job.group !== null) core.groupNumber(job.group);
       if (job.key !== null) {
         const holder = core.keyHolder(job.key, now, job.throttleMillis);
         if (holder === AWAITS_COMMIT) return AWAITS_COMMIT;

@@ -169,10 +169,12 @@ export class Maintenance implements LockHolder {
     // Before the job number and the slot are taken: a holder taken for dead (between two jobs of a batch) takes neither (keeps I9).
     assertHeld(this.#m.lock);
     // Before anything changes: a group the table has no room for refuses the submit.
-    const group = job.group === null ? 0 : this.groupNumber(job.group, now);
+    const group = job.group === null ? 0 : this.groupNumber(job.group);
     const typeNumber = this.#m.typeNames.numberOf(job.type);
     const refusal = this.room.makeRoom(this.#chunksFor(typeNumber, job.typeBytes, job.payloadBytes, job.keyBytes, job.headersText), 1);
     if (refusal < 0) return this.#refusalOrAwait(refusal);
+    // Only once the submit can no longer be refused: the first group makes groups take turns.
+    if (group > 0) this.takeTurns(now);
     const num = header[JOB_SEQ]! + 1;
     header[JOB_SEQ] = num;
     const ticket = this.notes.note(num, COMMIT_SUBMITTED);
@@ -453,19 +455,25 @@ export class Maintenance implements LockHolder {
   // ── groups (see group-turns.ts) ────────────────────────────────────────
 
   /**
-   * The number of `group` in the group table, added if new; groups take
-   * turns from the first one on (every ready job filed again by turn: a
-   * rebuild, O(capacity), once in the queue's life). InvalidArgumentError,
-   * with nothing changed, if the table has no room for a new one.
+   * The number of `group` in the group table, added if new (an entry is no
+   * change a caller sees). InvalidArgumentError if the table has no room for
+   * a new one.
    */
-  groupNumber(group: string, now: number): number {
+  groupNumber(group: string): number {
     const number = this.#m.groupNames.numberOf(group);
     if (number === 0) throw new InvalidArgumentError(`Expected the queue to name at most ${GROUP_NAMES} groups, got a new one, ${JSON.stringify(group)}, past them`);
-    if (!this.#m.turns.taken) {
-      this.#m.turns.start();
-      this.rebuilder.rebuild(now);
-    }
     return number;
+  }
+
+  /**
+   * Groups take turns from now on, if they did not yet: every ready job is
+   * filed again by turn (a rebuild, O(capacity), once in the queue's life;
+   * keeps I27). Called once a call that names a group can no longer be refused.
+   */
+  takeTurns(now: number): void {
+    if (this.#m.turns.taken) return;
+    this.#m.turns.start();
+    this.rebuilder.rebuild(now);
   }
 
   // ── concurrency caps (see concurrency.ts) ──────────────────────────────

@@ -280,8 +280,13 @@ export class ReadyIndex {
         // While groups take turns, K2 is the entry's turn: a claim held back keeps it (see HeldJobs#admits).
         const turns = this.#turns;
         if (turns.taken) turns.offered = keys[1];
-        const claim = claimer.tryClaim(slot, word);
-        turns.offered = 0;
+        let claim: number;
+        try {
+          claim = claimer.tryClaim(slot, word);
+        } finally {
+          // Also when the claim throws (a holder taken over): no later claim keeps this turn by mistake.
+          turns.offered = 0;
+        }
         if (claim === FROZEN) {
           // Back in its place: the poll waits for its commit and looks again.
           overflow.push(...keys, slot, word);
