@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { InvalidArgumentError, JobQueue, ManualClock, RetryPolicy, type Lease } from '../../dist/index.js';
-import { T0, expectInvalidSync } from '../support/helpers.js';
+import { InvalidArgumentError, JobQueue, ManualClock, QueueFullError, RetryPolicy, type Lease } from '../../dist/index.js';
+import { T0, expectErrorSync, expectInvalidSync } from '../support/helpers.js';
 import { closeJournal, openJournal, tempJournal } from '../support/journal-harness.js';
 
 const LEASE = 600_000;
@@ -214,6 +214,21 @@ describe('groups: a queue without them', () => {
     queue.submit('t', 'early', 0, T0 - 10);
     // The usual order (runAt, then submission): no turns.
     expect(pollPayloads(queue, 2)).toEqual(['early', 'late']);
+    queue.close();
+  });
+});
+
+describe('groups: a refused call', () => {
+  it('leaves a queue without groups in its usual order: a submit naming a group refused for room starts no turns', () => {
+    const queue = new JobQueue(new ManualClock(T0), policy(), { capacity: 3 });
+    for (const at of [1, 2, 3]) queue.submit('t', `x${at}`, 0, T0 - at);
+    expectErrorSync(() => queue.submit('t', 'grouped', { group: 'A' }), QueueFullError, 'ERR_QUEUE_FULL');
+    const first = queue.poll('w', LEASE)!;
+    expect(first.payload).toBe('x3');
+    queue.complete(first.jobId, first.token);
+    queue.submit('t', 'x4', 0, T0 - 4);
+    // The usual order (runAt first): with turns, x4 would wait its turn behind x2 and x1.
+    expect(pollPayloads(queue, 3)).toEqual(['x4', 'x2', 'x1']);
     queue.close();
   });
 });
