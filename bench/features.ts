@@ -15,6 +15,8 @@
  * - listing in use: `jobs()` was called once before the run, so the queue
  *   keeps its listing index up to date through every move;
  * - a rate limit on another type: every poll then takes the queue's lock;
+ * - groups: each submit names one of two groups (fair turns: every poll takes the lock, and each
+ *   ready job is filed in the heap by its turn);
  * - a schedule defined (none due): nothing on the job path reads schedules;
  * - a retry policy of the job's own type: each submit reads it under the lock it holds anyway.
  * - DEAD limits set (`retain: { maxDead, maxDeadAgeMillis }`): every locked
@@ -146,6 +148,11 @@ const CASES: readonly FeatureCase[] = [
     cycle: plainCycle,
   },
   {
+    name: 'groups: each submit names one of two groups, which take turns (polls take the lock)',
+    listed: false,
+    cycle: (queue, n) => complete(queue, poll(queue, queue.submit('noop', 'x', { group: n % 2 === 0 ? 'tenant-a' : 'tenant-b' }))),
+  },
+  {
     name: 'a schedule: one defined, none due',
     listed: false,
     prepare: (queue) => void queue.schedule('digest', { everyMillis: 3_600_000, type: 'email' }),
@@ -183,7 +190,7 @@ const CASES: readonly FeatureCase[] = [
 
 export const features: Suite = {
   id: 'features',
-  title: `job features: what a result, a key, throttle, debounce, the edits of a pending job, listing, a rate limit, a concurrency cap, a schedule, a type's retry policy, DEAD limits, remove and an events subscriber cost per submit → poll → complete`,
+  title: `job features: what a result, a key, throttle, debounce, the edits of a pending job, listing, a rate limit, a concurrency cap, groups, a schedule, a type's retry policy, DEAD limits, remove and an events subscriber cost per submit → poll → complete`,
   config: {
     'features: queue': `capacity ${CAPACITY.toLocaleString('en-US')}, full of finished jobs (each submit evicts one), one queue per case`,
     'features: job': 'type "noop", payload "x", priority 0, runAt now',

@@ -5,7 +5,7 @@ import { JOB_QUEUE_OPTIONS, fillOptions, given, readCallers, readOptions, type J
 import { policyFromShare, sharePolicy, type RetryPolicy } from './policy.js';
 import { Journal } from './journal/journal.js';
 import { attemptLimit, BUFFER_NAMES, bufferBytes, type BufferName, countedChunks, initialBytes, type LoggedJob, mayRetry, type QueueBuffers, QueueMemory, SharedFinishWaits, watchCancels } from './shm/core.js';
-import { JobStatus, type JobLogs, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy, type ConcurrencyCaps as ConcurrencyCapsList } from './types.js';
+import { JobStatus, type JobLogs, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy, type ConcurrencyCaps as ConcurrencyCapsList, type GroupConcurrencyCap } from './types.js';
 import { checkTimeSource } from './validate/clock.js';
 import { checkPolicy } from './validate/construction.js';
 import { parseJobId } from './validate/job-id.js';
@@ -26,7 +26,7 @@ import { Pausing } from './queue/pausing.js';
 import { RateLimiting } from './queue/rate-limiting.js';
 import { RetryPolicies } from './queue/retry-policies.js';
 import { ConcurrencyCaps } from './queue/concurrency-caps.js';
-import { checkConcurrency } from './validate/concurrency.js';
+import { checkConcurrency, checkGroupConcurrency } from './validate/concurrency.js';
 import { Scheduling } from './queue/scheduling.js';
 import { PendingEdits } from './queue/pending-edits.js';
 import { RingReader } from './queue/events.js';
@@ -231,6 +231,7 @@ export class JobQueue {
     const caps = journal.concurrencyCaps();
     if (caps.queue !== null) this.#concurrency.set({ type: undefined, max: caps.queue });
     for (const { type, max } of caps.types) this.#concurrency.set({ type, max });
+    for (const { group, max } of journal.groupConcurrencyCaps()) this.#concurrency.setGroup({ group, max });
   }
 
   /** Finished jobs beyond capacity are evicted, as they would have been: oldest finished first. */
@@ -648,6 +649,26 @@ export class JobQueue {
   /** The concurrency caps: the whole queue's (null: none) and each job type's, by type. */
   concurrencyCaps(): ConcurrencyCapsList {
     return this.#concurrency.list();
+  }
+
+  /**
+   * Caps how many jobs of `group` (submit's `group` option) are RUNNING at
+   * once, for every thread attached to the queue (and, with a journal,
+   * across a reopen); `null` removes the cap. A poll passes over a job whose
+   * group's cap is reached to the next job in turn (it waits PENDING, its
+   * turn kept). Exact however many threads poll, as `setConcurrency` is.
+   * Naming a group here makes the queue take group turns (see `submit`'s
+   * `group`). `group` a non-blank string of at most 124 UTF-8 bytes; `max`
+   * an integer from 1 to 2^31 - 1. Not on the Redis backends yet.
+   */
+  setGroupConcurrency(group: string, max: number | null): void;
+  setGroupConcurrency(...args: unknown[]): void {
+    this.#concurrency.setGroup(checkGroupConcurrency(args));
+  }
+
+  /** The groups' concurrency caps, by group name. */
+  groupConcurrencyCaps(): GroupConcurrencyCap[] {
+    return this.#concurrency.listGroups();
   }
 
   /**

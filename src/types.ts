@@ -86,6 +86,8 @@ export interface JobView {
    * starts with none; a failed or finished attempt's stays until then.
    */
   readonly progress?: number;
+  /** The job's group (submit's `group`), or null. Always null on the Redis backends, which have no groups yet. */
+  readonly group: string | null;
 }
 
 /** A job's log (`logs(jobId)`): the lines kept, oldest first, and how many older ones were dropped past `maxLogLines`. */
@@ -137,6 +139,12 @@ export interface TypeConcurrency {
 export interface ConcurrencyCaps {
   readonly queue: number | null;
   readonly types: TypeConcurrency[];
+}
+
+/** A group's concurrency cap, as `groupConcurrencyCaps()` lists them (by group): at most `max` of its jobs RUNNING at once. */
+export interface GroupConcurrencyCap {
+  readonly group: string;
+  readonly max: number;
 }
 
 /** A job type's own RetryPolicy, as `retryPolicies()` lists them. */

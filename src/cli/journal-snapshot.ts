@@ -112,6 +112,7 @@ export class JournalSnapshot implements DashboardQueue {
       startedAt: row.startedAt,
       finishedAt: row.finishedAt,
       progress: row.progress ?? undefined,
+      group: row.group ?? null,
     };
   }
 }

@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { InvalidArgumentError, JournalBusyError, JournalCorruptError, JournalIOError, JournalWriteError } from '../errors.js';
 import { type JournalWrites, type LoggedJob, type LoggedMove, MAX_ATTEMPTS, MAX_KEY_BYTES, MAX_LEASE_LENGTH, type MoveLog, type Sequences } from '../shm/core.js';
+import { MAX_GROUP_BYTES } from '../validate/job-input.js';
 import { JobStatus, type RateLimit, type TypeRateLimit, type TypeRetryPolicy } from '../types.js';
 import { JITTERS, RetryPolicy } from '../policy.js';
 import { guarded, journalFailure } from './failures.js';
@@ -23,6 +24,8 @@ const retryPolicyKey = (field: (typeof RETRY_POLICY_FIELDS)[number], type: strin
 /** The meta rows of the concurrency caps: the queue's, and each type's as this prefix and the type (see `setConcurrency`). */
 const CONCURRENCY_QUEUE = 'concurrency.queue';
 const CONCURRENCY_TYPE = 'concurrency.type:';
+/** The meta rows of the groups' concurrency caps: this prefix and the group (see `setGroupConcurrency`). */
+const CONCURRENCY_GROUP = 'concurrency.group:';
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
 /**
@@ -52,8 +55,8 @@ export class Journal implements MoveLog {
     // An edit of a pending job's priority or payload is written as an insert (see JournalNotes#noteOwnMove): a conflict takes them too.
     this.#insert = db.prepare(
       `INSERT INTO jobs (num, type, payload, priority, status, attempts, run_at, last_error, token, lease_until, finish_seq, worker_id, moves, max_attempts,
-       result, idem_key, key_ttl, finished_at, timeout_millis, headers, submitted_at, started_at, progress)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       result, idem_key, key_ttl, finished_at, timeout_millis, headers, submitted_at, started_at, progress, group_name)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (num) DO UPDATE SET status = excluded.status, attempts = excluded.attempts, run_at = excluded.run_at,
        last_error = excluded.last_error, token = excluded.token, lease_until = excluded.lease_until,
        finish_seq = excluded.finish_seq, worker_id = excluded.worker_id, moves = excluded.moves, result = excluded.result,
@@ -136,7 +139,7 @@ export class Journal implements MoveLog {
     this.#insert.run(
       job.num, job.type, job.payload, job.priority, job.status, job.attempts, job.runAt, job.lastError, job.token, job.leaseUntil,
       job.finishSeq, job.workerId, job.moves, job.maxAttempts, job.result, job.key, job.keyTtl, job.finishedAt, job.timeout, job.headers,
-      job.submittedAt, job.startedAt, job.progress,
+      job.submittedAt, job.startedAt, job.progress, job.group,
     );
   }
 
@@ -271,6 +274,21 @@ export class Journal implements MoveLog {
     return { queue, types };
   }
 
+  /** Records a group's concurrency cap (see JobQueue#setGroupConcurrency), or its removal (null); one meta row, committed at once. */
+  setGroupConcurrency(group: string, max: number | null): void {
+    guarded(this.#path, 'write to', () => {
+      if (max === null) this.#db.prepare('DELETE FROM meta WHERE key = ?').run(CONCURRENCY_GROUP + group);
+      else this.#setMeta.run(CONCURRENCY_GROUP + group, max);
+    });
+  }
+
+  /** The groups' concurrency caps last written, in no particular order. */
+  groupConcurrencyCaps(): { group: string; max: number }[] {
+    const rows = guarded(this.#path, 'read', () =>
+      this.#db.prepare("SELECT key, value FROM meta WHERE key >= 'concurrency.group:' AND key < 'concurrency.group;'").all() as { key: string; value: number }[]);
+    return rows.map(({ key, value }) => ({ group: key.slice(CONCURRENCY_GROUP.length), max: value }));
+  }
+
   /**
    * Records a job type's own retry policy (see JobQueue#setRetryPolicy), or
    * its removal (null), committed at once: four meta rows per type, written
@@ -346,7 +364,7 @@ export class Journal implements MoveLog {
         `SELECT num, type, payload, priority, status, attempts, run_at AS runAt, last_error AS lastError, token,
          lease_until AS leaseUntil, finish_seq AS finishSeq, worker_id AS workerId, moves, max_attempts AS maxAttempts, result,
          idem_key AS key, key_ttl AS keyTtl, finished_at AS finishedAt, timeout_millis AS timeout, headers,
-         submitted_at AS submittedAt, started_at AS startedAt, progress FROM jobs ORDER BY num`,
+         submitted_at AS submittedAt, started_at AS startedAt, progress, group_name AS "group" FROM jobs ORDER BY num`,
       )
       .all() as LoggedJob[]);
     for (const row of rows) {
@@ -412,6 +430,7 @@ function rowProblem(row: LoggedJob): string | null {
   if (row.lastError !== null && typeof row.lastError !== 'string') return 'a lastError that is not text';
   if (row.result !== null && (row.status !== JobStatus.SUCCEEDED || !isJson(row.result))) return 'a result that is not the JSON of a SUCCEEDED job';
   if (row.headers !== null && !isStringRecord(row.headers)) return 'headers that are not the JSON of an object of strings';
+  if (row.group !== null && (typeof row.group !== 'string' || row.group.trim() === '' || Buffer.byteLength(row.group) > MAX_GROUP_BYTES)) return `group ${JSON.stringify(row.group)}`;
   return null;
 }
 

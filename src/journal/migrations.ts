@@ -50,4 +50,6 @@ export const MIGRATIONS: readonly string[] = [
    ALTER TABLE jobs RENAME COLUMN finished TO finished_at;`,
   // 9: the progress a job's latest lease reported (JobQueue#progress); NULL, as every older job has, for none.
   `ALTER TABLE jobs ADD COLUMN progress REAL;`,
+  // 10: a job's group (submit's \`group\`); NULL, as every older job has, for none.
+  `ALTER TABLE jobs ADD COLUMN group_name TEXT;`,
 ];

@@ -62,6 +62,8 @@ export class ProducerSide {
     for (let i = batch.placed; i < jobs.length; i++) {
       const job = jobs[i]!;
       if (repeats[i]! >= 0) continue;
+      // Before any job is placed: a group the table has no room for refuses the whole batch.
+      if (job.group !== null) core.groupNumber(job.group);
       if (job.key !== null) {
         const holder = core.keyHolder(job.key, now, job.throttleMillis);
         if (holder === AWAITS_COMMIT) return AWAITS_COMMIT;

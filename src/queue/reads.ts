@@ -167,5 +167,6 @@ export function toView(job: JobRecord): JobView {
     startedAt: job.startedAt,
     finishedAt: job.finishedAt,
     progress: job.progress ?? undefined,
+    group: job.group,
   };
 }

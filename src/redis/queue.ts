@@ -335,6 +335,10 @@ export class RedisJobQueue {
   }
 
   #submit(jobs: readonly CheckedJob[]): Promise<string[]> {
+    // Refused rather than dropped: a job whose group went unheard would run uncapped and out of turn.
+    if (jobs.some((job) => job.group !== null)) {
+      return Promise.reject(new InvalidArgumentError('Expected no `group` on the Redis backend: groups are in-memory and journaled queues\' only, for now'));
+    }
     return this.#tracing === undefined ? this.#place(jobs) : this.#tracing.traced(jobs, () => this.#place(jobs));
   }
 

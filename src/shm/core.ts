@@ -27,6 +27,7 @@ export {
   MAX_KEY_BYTES,
   MAX_LEASE_LENGTH,
   NAME_BYTES,
+  GROUP_CAP_BASE,
   PAUSED,
   RUNNING,
   POLL_ATTENTION,
@@ -48,7 +49,7 @@ export { NAME_OF_STATUS, countedChunks, type JobRecord } from './records.js';
 export { CLASS_OF_NAME, classOf, type ListingIndex, type TreeWalk } from './tables/listing.js';
 export { NOT_MAPPED } from './tables/jobmap.js';
 export { UNREAD } from './tables/names.js';
-export { QUEUE_CAP } from './tables/concurrency.js';
+export { QUEUE_CAP, groupCap, isGroupCap } from './tables/concurrency.js';
 export { NO_ROW } from './tables/rows.js';
 export { POLL_FROZEN } from './tables/ready.js';
 export { ScheduleTable } from './tables/schedule-table.js';

@@ -10,7 +10,7 @@ import { KeyMap } from './tables/keymap.js';
 import { ListingIndex } from './tables/listing.js';
 import { fromBits, toBits } from './memory/float-bits.js';
 import {
-  ATTENTION, DUE_LOWERED, DUE_VERSION, FINISHED_HEAD, HEAP_SIZE_DELAYED, HEAP_SIZE_FINISHED, HEAP_SIZE_HELD, HEAP_SIZE_LEASES, HEAP_SIZE_OVERFLOW, LAST_NOW, NEXT_DUE, TYPE_NAME_COUNT,
+  ATTENTION, DUE_LOWERED, DUE_VERSION, FINISHED_HEAD, HEAP_SIZE_DELAYED, HEAP_SIZE_FINISHED, HEAP_SIZE_HELD, HEAP_SIZE_LEASES, HEAP_SIZE_OVERFLOW, LAST_NOW, NEXT_DUE, TYPE_NAME_COUNT, GROUP_NAME_COUNT,
   WORKER_NAME_COUNT,
   allocateBuffers, type QueueBuffers,
 } from './memory/layout.js';
@@ -19,6 +19,7 @@ import { Patience } from './protocol/patience.js';
 import { WordAccess } from './memory/access.js';
 import { RateLimitTable } from './tables/rate-limits.js';
 import { ConcurrencyTable } from './tables/concurrency.js';
+import { GroupTurns } from './tables/group-turns.js';
 import { RetryPolicyTable } from './tables/retry-policies.js';
 import { ReadyIndex } from './tables/ready.js';
 import { RowTable } from './tables/rows.js';
@@ -73,6 +74,10 @@ export class QueueMemory {
   readonly arena: Arena;
   readonly workerNames: NameTable;
   readonly typeNames: NameTable;
+  /** The job groups seen by submit (and setGroupConcurrency). */
+  readonly groupNames: NameTable;
+  /** The fair turns of groups (see group-turns.ts). */
+  readonly turns: GroupTurns;
   readonly commits: CommitRing;
   /** The per-status trees of `jobs()`, built on its first call. */
   readonly listing: ListingIndex;
@@ -98,7 +103,8 @@ export class QueueMemory {
     this.rows = new RowTable(new Int32Array(buffers.rowWords), new Float64Array(buffers.rowData), buffers.rowRings, header, lockWords, access);
     this.helping = new Helping(this.rows, slots, patience);
     const overflow = new SharedHeap(buffers.overflow, header, HEAP_SIZE_OVERFLOW);
-    this.ready = new ReadyIndex(new Int32Array(buffers.levelWords), new Float64Array(buffers.levelKeys), buffers.levelRings, lockWords, overflow, slots, access);
+    const turns = (this.turns = new GroupTurns(new Float64Array(buffers.turns), header, lockWords));
+    this.ready = new ReadyIndex(new Int32Array(buffers.levelWords), new Float64Array(buffers.levelKeys), buffers.levelRings, lockWords, overflow, slots, access, turns);
     this.delayed = new SharedHeap(buffers.delayed, header, HEAP_SIZE_DELAYED);
     this.leases = new SharedHeap(buffers.leases, header, HEAP_SIZE_LEASES);
     this.finished = new FinishOrder(buffers.finished, header, HEAP_SIZE_FINISHED, FINISHED_HEAD);
@@ -111,6 +117,7 @@ export class QueueMemory {
     this.freeSlots = new Int32Array(buffers.freeSlots);
     this.workerNames = new NameTable(buffers.workerNames, header, WORKER_NAME_COUNT);
     this.typeNames = new NameTable(buffers.typeNames, header, TYPE_NAME_COUNT);
+    this.groupNames = new NameTable(buffers.groupNames, header, GROUP_NAME_COUNT);
     this.commits = new CommitRing(lockWords, new Float64Array(buffers.commitRing), patience, this.lock);
     this.awaited = new Int32Array(buffers.awaited);
     this.listing = new ListingIndex(buffers.listing, header, slots);

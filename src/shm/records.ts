@@ -4,7 +4,7 @@ import { parsedHeaders } from '../validate/job-input.js';
 import { Arena } from './tables/arena.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, DATA_REF, DEAD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, ERROR_LEASE_EXPIRED, ERROR_LENGTH_BYTES, ERROR_REF,
-  FINISHED_AT, FINISH_SEQ, HEADERS_BYTES, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY,
+  FINISHED_AT, FINISH_SEQ, GROUP, HEADERS_BYTES, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY,
   PROGRESS, PROGRESS_TOKEN, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, RUNNING, RUN_AT, STARTED_AT, SUBMITTED_AT, SUCCEEDED, TOKEN, TYPE, WORKER, attemptLimit, isBusy, statusOf, type SlotStatus,
 } from './memory/layout.js';
 import type { QueueMemory } from './queue-memory.js';
@@ -55,6 +55,8 @@ export interface JobRecord {
   finishedAt: number | null;
   /** The progress its latest lease reported; null: none. */
   progress: number | null;
+  /** The job's group, or null. */
+  group: string | null;
 }
 
 /**
@@ -138,6 +140,7 @@ export class Records {
         startedAt: startedAt(copy),
         finishedAt: finishedAt(copy, statusOf(word)),
         progress: progressOf(copy),
+        group: this.#m.groupNames.nameOf(copy[GROUP]!),
       };
     }
     return undefined;
@@ -157,6 +160,7 @@ export class Records {
     job.timeout = record[LEASE_LENGTH]!;
     job.headers = this.countedText(record, HEADERS_REF);
     job.submittedAt = known(record[SUBMITTED_AT]!);
+    job.group = this.#m.groupNames.nameOf(record[GROUP]!);
     return job;
   }
 

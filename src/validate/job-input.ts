@@ -6,7 +6,7 @@
  */
 import { InvalidArgumentError, describe } from '../errors.js';
 import { MAX_TYPE_BYTES, given, readCallers, readOptions } from '../options.js';
-import { MAX_ATTEMPTS, MAX_KEY_BYTES, MAX_LEASE_LENGTH } from '../shm/memory/layout.js';
+import { MAX_ATTEMPTS, MAX_KEY_BYTES, MAX_LEASE_LENGTH, NAME_BYTES } from '../shm/memory/layout.js';
 import { checkIntegerIn, checkSpan } from './numbers.js';
 
 /** A job for `submit` / `submitMany`, checked. */
@@ -38,6 +38,8 @@ export interface CheckedJob {
   headers: Record<string, string> | null;
   /** Their JSON text (what the queue stores); null for none. */
   headersText: string | null;
+  /** The job's group (submit's `group`), or null for none. */
+  group: string | null;
 }
 
 /** The options form of `submit(type, payload, options)`; each job of `submitMany` takes them too. */
@@ -86,7 +88,18 @@ export interface SubmitOptions {
    * At most MAX_HEADERS_BYTES bytes of JSON. @default none
    */
   headers?: Record<string, string>;
+  /**
+   * The job's group (a tenant, a customer: a non-blank string of at most 124
+   * UTF-8 bytes). Groups take fair turns at the poll, and
+   * `setGroupConcurrency(group, max)` caps the group's RUNNING jobs. An
+   * in-memory or journaled queue names at most 4096 groups over its life.
+   * Not on the Redis backends yet. @default none
+   */
+  group?: string;
 }
+
+/** The most UTF-8 bytes of a group's name (an entry of the queue's group table). */
+export const MAX_GROUP_BYTES = NAME_BYTES;
 
 /** The most UTF-8 bytes a job's headers take as JSON. */
 export const MAX_HEADERS_BYTES = 4096;
@@ -100,7 +113,7 @@ export interface NewJob extends SubmitOptions {
 }
 
 const SUBMIT_OPTIONS: ReadonlySet<string> = new Set([
-  'priority', 'runAt', 'delayMillis', 'maxAttempts', 'key', 'keyTtlMillis', 'debounceMillis', 'throttleMillis', 'timeoutMillis', 'headers',
+  'priority', 'runAt', 'delayMillis', 'maxAttempts', 'key', 'keyTtlMillis', 'debounceMillis', 'throttleMillis', 'timeoutMillis', 'headers', 'group',
 ]);
 const NEW_JOB_FIELDS: ReadonlySet<string> = new Set(['type', 'payload', 'runAtMillis', ...SUBMIT_OPTIONS]);
 
@@ -124,7 +137,7 @@ export function checkSubmit(type: unknown, payload: unknown, priorityOrOptions: 
  * caller checked), where `runAtMillis` (submitMany's older name) stands for runAt.
  */
 function checkOptions(name: string, options: object, type: unknown, payload: unknown, runAtMillis: unknown, maxPayloadBytes: number): CheckedJob {
-  const { priority = 0, runAt, delayMillis, maxAttempts, key, keyTtlMillis, debounceMillis, throttleMillis, timeoutMillis, headers } = options as SubmitOptions;
+  const { priority = 0, runAt, delayMillis, maxAttempts, key, keyTtlMillis, debounceMillis, throttleMillis, timeoutMillis, headers, group } = options as SubmitOptions;
   const times = [runAt, runAtMillis, delayMillis].filter((time) => time !== undefined).length;
   if (times > 1) {
     throw new InvalidArgumentError(`Expected \`${name}\` to give at most one of runAt (or runAtMillis) and delayMillis, got ${times}`);
@@ -142,7 +155,16 @@ function checkOptions(name: string, options: object, type: unknown, payload: unk
   }
   if (debounceMillis !== undefined || throttleMillis !== undefined) checkKeyWindows(name, job, options as SubmitOptions);
   if (headers !== undefined) setHeaders(job, checkHeaders(headers));
+  if (group !== undefined) job.group = checkGroup(group);
   return job;
+}
+
+/** A group's name: a non-blank, well-formed string of at most MAX_GROUP_BYTES UTF-8 bytes. */
+export function checkGroup(group: unknown): string {
+  if (typeof group !== 'string' || group.trim() === '' || !group.isWellFormed() || Buffer.byteLength(group) > MAX_GROUP_BYTES) {
+    throw new InvalidArgumentError(`Expected \`group\` to be a non-blank, well-formed string of at most ${MAX_GROUP_BYTES} UTF-8 bytes, got ${describe(group)}`);
+  }
+  return group;
 }
 
 /** An idempotent key and its TTL, into `job`. */
@@ -231,7 +253,7 @@ export function checkJob(
   }
   return {
     type: type as string, typeBytes, payload: text as string, payloadBytes, priority, runAtMillis, delayMillis: 0, maxAttempts: 0, key: null, keyBytes: 0, keyTtlMillis: 0, debounceMillis: 0, throttleMillis: 0, timeoutMillis: 0,
-    headers: null, headersText: null,
+    headers: null, headersText: null, group: null,
   };
 }
 

@@ -36,10 +36,12 @@ export interface LoggedJob {
   headers: string | null;
   /** The progress its latest lease reported; null: none. Written with the lease's other lazy moves (an extend's). */
   progress: number | null;
+  /** The job's group (submit's `group`, never changed after); null for none. */
+  group: string | null;
 }
 
 /** What a state change can alter: everything but the job's identity and content. */
-export type LoggedMove = Omit<LoggedJob, 'type' | 'payload' | 'priority' | 'maxAttempts' | 'key' | 'keyTtl' | 'timeout' | 'headers' | 'submittedAt'>;
+export type LoggedMove = Omit<LoggedJob, 'type' | 'payload' | 'priority' | 'maxAttempts' | 'key' | 'keyTtl' | 'timeout' | 'headers' | 'submittedAt' | 'group'>;
 
 /** Numbers that must never be issued twice, even across a crash. */
 export interface Sequences {

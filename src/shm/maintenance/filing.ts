@@ -69,12 +69,12 @@ export class Filing {
 
   /**
    * Files a READY job in the ready ring of its priority, for the word it
-   * holds. Not by a holder taken over: a ring append takes no look at the
+   * holds (or, while groups take turns, by its `turn` if it kept one, see ReadyIndex#file). Not by a holder taken over: a ring append takes no look at the
    * lock, and would race the taker's; its release marks the hints stale, and
    * the next holder's rebuild files the job from its slot.
    */
-  fileReady(slot: number, word: number): void {
-    if (this.#m.lock.held()) this.#m.ready.file(slot, word);
+  fileReady(slot: number, word: number, turn = 0): void {
+    if (this.#m.lock.held()) this.#m.ready.file(slot, word, turn);
   }
 
   /** Files the entry (k1, k2, k3) of the job in `slot`, for its `word`, in `heap` (or the finished order). */

@@ -1,5 +1,5 @@
 import type { Filing } from './filing.js';
-import { ENTRY_K1, ENTRY_SLOT, ENTRY_WORD } from '../memory/layout.js';
+import { ENTRY_K1, ENTRY_K3, ENTRY_SLOT, ENTRY_WORD } from '../memory/layout.js';
 import { assertHeld } from '../protocol/lock-held.js';
 import type { QueueMemory } from '../queue-memory.js';
 import { QUEUE_CAP } from '../tables/concurrency.js';
@@ -33,12 +33,13 @@ export class HeldJobs {
 
   /** For a claim under the lock: whether the job's type's limit admits it at `now`; if not, it is held until its window opens. */
   admits(slot: number, word: number, now: number): boolean {
-    const { rateLimits, concurrency, slots, held } = this.#m;
+    const { rateLimits, concurrency, slots, held, turns } = this.#m;
     // Admitted only below every cap the job falls under (keeps I25, with the counts of Mover#count).
     if (concurrency.active) {
-      const entry = concurrency.blocking(slots.types[slot]!);
+      const entry = concurrency.blocking(slots.types[slot]!, slots.groups[slot]!);
       if (entry >= 0) {
-        this.#filing.push(held, CAP_HELD_UNTIL, slots.jobNums[slot]!, 0, slot, word);
+        // K3: the job's turn, while groups take turns (0 otherwise): filed back with it, its place in the round kept (keeps I27).
+        this.#filing.push(held, CAP_HELD_UNTIL, slots.jobNums[slot]!, turns.offered, slot, word);
         concurrency.held(entry);
         return false;
       }
@@ -46,7 +47,7 @@ export class HeldJobs {
     if (!rateLimits.active) return true;
     const opensAt = rateLimits.opensAt(slots.types[slot]!, now);
     if (opensAt === ADMITTED) return true;
-    this.#filing.push(held, opensAt, slots.jobNums[slot]!, 0, slot, word);
+    this.#filing.push(held, opensAt, slots.jobNums[slot]!, turns.offered, slot, word);
     return false;
   }
 
@@ -58,7 +59,7 @@ export class HeldJobs {
   mayClaim(): boolean {
     const { concurrency } = this.#m;
     if (!concurrency.active) return true;
-    if (concurrency.blocking(0) === QUEUE_CAP) return false;
+    if (concurrency.blocking(0, 0) === QUEUE_CAP) return false;
     if (concurrency.heldHaveRoom()) this.release(Infinity);
     return true;
   }
@@ -97,8 +98,9 @@ export class HeldJobs {
     while (held.size > 0 && held.top(ENTRY_K1) <= now) {
       const slot = held.top(ENTRY_SLOT);
       const word = held.top(ENTRY_WORD);
+      const turn = held.top(ENTRY_K3);
       held.pop();
-      if (slots.word(slot) === word) this.#filing.fileReady(slot, word);
+      if (slots.word(slot) === word) this.#filing.fileReady(slot, word, turn);
     }
     if (now === Infinity) this.#m.concurrency.clearHeld();
   }

@@ -1,10 +1,10 @@
 import * as step from '../memory/steps.js';
-import { Refusal } from '../../errors.js';
+import { InvalidArgumentError, Refusal } from '../../errors.js';
 import type { TimeSource } from '../../clock.js';
 import type { RetryPolicy } from '../../policy.js';
 import { Arena } from '../tables/arena.js';
 import {
-  ATTEMPT_LIMIT, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, ERROR_FAILED, FINISH_BASE, FINISH_TICKET, FREE, JOB_SEQ, LAST_NOW, LEASE_LENGTH, MAINTENANCE_ROW,
+  ATTEMPT_LIMIT, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, ERROR_FAILED, FINISH_BASE, FINISH_TICKET, FREE, GROUP, GROUP_NAMES, JOB_SEQ, LAST_NOW, LEASE_LENGTH, MAINTENANCE_ROW,
   MOVES, PAYLOAD_BYTES, READY, RUNNING, SUBMITTED_AT, TOKEN_RESERVED, TOKEN_SEQ, isBusy, SLOT_HIGH_WATER, statusOf,
 } from '../memory/layout.js';
 import type { QueueMemory } from '../queue-memory.js';
@@ -168,9 +168,13 @@ export class Maintenance implements LockHolder {
     const { header } = this.#m;
     // Before the job number and the slot are taken: a holder taken for dead (between two jobs of a batch) takes neither (keeps I9).
     assertHeld(this.#m.lock);
+    // Before anything changes: a group the table has no room for refuses the submit.
+    const group = job.group === null ? 0 : this.groupNumber(job.group);
     const typeNumber = this.#m.typeNames.numberOf(job.type);
     const refusal = this.room.makeRoom(this.#chunksFor(typeNumber, job.typeBytes, job.payloadBytes, job.keyBytes, job.headersText), 1);
     if (refusal < 0) return this.#refusalOrAwait(refusal);
+    // Only once the submit can no longer be refused: the first group makes groups take turns.
+    if (group > 0) this.takeTurns(now);
     const num = header[JOB_SEQ]! + 1;
     header[JOB_SEQ] = num;
     const ticket = this.notes.note(num, COMMIT_SUBMITTED);
@@ -181,6 +185,7 @@ export class Maintenance implements LockHolder {
     moves.setField(ATTEMPT_LIMIT, job.maxAttempts || this.#m.retryPolicies.maxAttemptsOf(typeNumber));
     moves.setField(LEASE_LENGTH, job.timeoutMillis);
     moves.setField(SUBMITTED_AT, now);
+    moves.setField(GROUP, group);
     if (job.key !== null) moves.storeKey(job.key, job.keyBytes, job.keyTtlMillis);
     if (job.headersText !== null) moves.storeHeaders(job.headersText);
     if (this.#log !== undefined) moves.setField(MOVES, 1);
@@ -279,6 +284,8 @@ export class Maintenance implements LockHolder {
     header[JOB_SEQ] = sequences.jobSeq;
     header[TOKEN_SEQ] = sequences.tokenSeq;
     header[TOKEN_RESERVED] = sequences.tokenSeq;
+    // Groups take turns again if a job kept has one: the rebuild files the ready jobs by turn.
+    if (!this.#m.turns.taken && jobs.some((job) => job.group !== null)) this.#m.turns.start();
     this.rebuilder.rebuild(now);
   }
 
@@ -443,6 +450,30 @@ export class Maintenance implements LockHolder {
 
   mayClaim(): boolean {
     return this.held.mayClaim();
+  }
+
+  // ── groups (see group-turns.ts) ────────────────────────────────────────
+
+  /**
+   * The number of `group` in the group table, added if new (an entry is no
+   * change a caller sees). InvalidArgumentError if the table has no room for
+   * a new one.
+   */
+  groupNumber(group: string): number {
+    const number = this.#m.groupNames.numberOf(group);
+    if (number === 0) throw new InvalidArgumentError(`Expected the queue to name at most ${GROUP_NAMES} groups, got a new one, ${JSON.stringify(group)}, past them`);
+    return number;
+  }
+
+  /**
+   * Groups take turns from now on, if they did not yet: every ready job is
+   * filed again by turn (a rebuild, O(capacity), once in the queue's life;
+   * keeps I27). Called once a call that names a group can no longer be refused.
+   */
+  takeTurns(now: number): void {
+    if (this.#m.turns.taken) return;
+    this.#m.turns.start();
+    this.rebuilder.rebuild(now);
   }
 
   // ── concurrency caps (see concurrency.ts) ──────────────────────────────

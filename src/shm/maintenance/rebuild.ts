@@ -11,6 +11,7 @@ import type { QueueMemory } from '../queue-memory.js';
 import type { MoverHolder } from '../protocol/mover.js';
 import { chunksOf, countedChainBytes, leadingTypeBytes } from '../records.js';
 import { NOT_COUNTED } from '../protocol/mover.js';
+import { groupCap } from '../tables/concurrency.js';
 
 /**
  * The repair of the hints (rings, heaps, maps, counters, free slots, arena
@@ -71,8 +72,8 @@ export class Rebuilder {
       // The ticket changed, and a finish a dead thread left half-made is finished above: waiters look again.
       m.finishes.announce();
       const counts = new Array<number>(STATUS_COUNT).fill(0);
-      /** RUNNING jobs per type number, for the concurrency caps. */
-      const runningByType = new Map<number, number>();
+      /** RUNNING jobs per cap entry (type number, group's entry), for the concurrency caps. */
+      const runningByEntry = new Map<number, number>();
       let finishedChunks = 0;
       const ready: number[] = [];
       /** The READY word each ready slot held at the scan: the one word its ring entry may carry. */
@@ -125,7 +126,9 @@ export class Rebuilder {
         } else if (status === RUNNING) {
           this.#filing.push(m.leases, slots.get(slot, LEASE_UNTIL), 0, 0, slot, word);
           const type = slots.types[slot]!;
-          runningByType.set(type, (runningByType.get(type) ?? 0) + 1);
+          runningByEntry.set(type, (runningByEntry.get(type) ?? 0) + 1);
+          const group = slots.groups[slot]!;
+          if (group > 0) runningByEntry.set(groupCap(group), (runningByEntry.get(groupCap(group)) ?? 0) + 1);
         } else if (status === SUCCEEDED || status === CANCELLED) {
           // When it finished is not kept in the slot: retention's age counts from this rebuild.
           this.#filing.fileFinishedUnordered(slot, word, now);
@@ -142,13 +145,15 @@ export class Rebuilder {
       // and completed meanwhile, SUCCEEDED) would let a poll claim that job again; one for the scanned word is
       // merely stale once the job has moved on.
       assertHeld(this.#m.lock);
+      // Filed in that order, each group's ready jobs take its turns in it (keeps I27, see group-turns.ts).
+      if (m.turns.taken) m.turns.reset();
       for (const slot of ready) this.#filing.fileReady(slot, readyWords.get(slot)!);
       // The chains and counts are the scan's: a holder taken over meanwhile must not free what its successor stored since.
       assertHeld(this.#m.lock);
       m.arena.rebuild(chains);
       rows.setTotals(counts, finishedChunks);
       // With the gate shut no mover counts meanwhile: the counts are the scan's (the caps' hint, I1).
-      m.concurrency.recount(runningByType, counts[RUNNING]!);
+      m.concurrency.recount(runningByEntry, counts[RUNNING]!);
       // The rings were cleared, and moves finished from intents: a listing that was built is filed afresh.
       if (m.listing.built) m.listing.build(high, this.#showProgress);
       // Every ready job is filed afresh: a refile its holder died in (or was taken over in) hides none (I26).

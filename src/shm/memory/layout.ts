@@ -11,14 +11,15 @@
  *   levelWords  Int32 [ level 0: HEAD … | TAIL … | level 1 … ]  ring positions       hint
  *   levelKeys   f64   [ level 0: PRIORITY TAIL_RUN_AT TAIL_JOB_NUM | ... ]          maintenance holder's
  *   levelRings  Int32 [ level 0: SLOT WORD | SLOT WORD ... | level 1 ... ]         ready jobs, best first   hint
- *   overflow    f64   [ heap entry: K1 K2 K3 SLOT WORD | ... ]  ready jobs a ring cannot take in order  hint
+ *   overflow    f64   [ heap entry: K1 K2 K3 SLOT WORD | ... ]  ready jobs a ring cannot take in order (all, by turn, while groups take turns)  hint
  *   delayed     f64   (same entry shape)                                            hint
  *   leases      f64   (same entry shape)                                            hint
  *   finished    f64   (same entry shape), a sorted ring keyed by FINISH_SEQ (eviction order), K2 when it finished; kept from the first eviction on  hint
- *   held        f64   (same entry shape), keyed by when its type's window opens     hint
+ *   held        f64   (same entry shape), keyed by when its type's window opens; K3 the job's turn (groups)  hint
  *   rateLimits  f64   [ type entry 0: MAX WINDOW WINDOW_START USED | entry 1 ... ]   maintenance holder's
  *   retryPolicies f64 [ type entry 0: MAX_ATTEMPTS BASE MAX JITTER | entry 1 ... ]  maintenance holder's
- *   concurrency Int32 [ CAPS CAP_HIGH | queue: CAP RUNNING HELD | type 1: ... ]  the holder's, but RUNNING: counted by every mover while CAPS > 0
+ *   concurrency Int32 [ CAPS CAP_HIGH GROUP_CAP_HIGH | queue: CAP RUNNING HELD | type 1: ... | group 1: ... ]  the holder's, but RUNNING: counted by every mover while CAPS > 0
+ *   turns       f64   [ per level: TURN | per group (ungrouped first): per level: LAST TURN | ... ]  fair turns of groups  maintenance holder's
  *   jobMap      Int32 [ slot + 1 | ... ]  open addressing, keyed by the slot's JOB_NUM; only jobs away from their home slot  hint
  *   keyMap      Int32 [ slot + 1 HASH | ... ]  open addressing, keyed by the idempotent key  maintenance holder's
  *   freeSlots   Int32 [ slot | ... ]  a stack                                       hint
@@ -28,6 +29,7 @@
  *   arena       bytes [ chunk: NEXT | 64 bytes | chunk ... ]     payload, lastError, result, idempotent key, headers
  *   workerNames bytes [ LENGTH | 124 bytes | ... ]  append-only     worker ids
  *   typeNames   bytes (same entry shape)           append-only     job types
+ *   groupNames  bytes (same entry shape)           append-only     job groups (submit's `group`)
  *   commitRing  f64   [ jobNum * 4 + COMMIT_* | ... ]  a ring       journal writes to make
  *   listing     f64   [ BUILT ROOT… | node of slot 0: LEFT RIGHT CLASS KEY | ... ]  per-status trees for jobs()  hint
  *   schedules   bytes [ CURRENT LENGTH LENGTH | JSON | JSON ]  two copies   schedules (in-memory queues)
@@ -60,7 +62,7 @@
  * hash modulo its size: growing it means rehashing it while lock-free
  * lookups read it), freeSlots (a quarter of slotWords), and the small
  * fixed ones (lockWords, header, levelWords, levelKeys, rowWords, rowData,
- * workerNames, typeNames, rateLimits, retryPolicies, concurrency, schedules).
+ * workerNames, typeNames, groupNames, rateLimits, retryPolicies, concurrency, turns, schedules).
  *
  * ── Roles ──
  *
@@ -236,6 +238,8 @@ export const OVERFLOW = 4;
 export const RATE_LIMITED = 8;
 /** Some concurrency cap is set: every claim is admitted under the lock against the RUNNING counts (see concurrency.ts). */
 export const CAPPED = 32;
+/** Groups take turns (some job had a group, or a group has a cap): every poll is made under the lock, in turn order (see group-turns.ts). */
+export const GROUPED = 128;
 /**
  * A READY job is between an edit's CAS and its new ready entry, visible to no
  * lock-free poll: every poll takes the lock until it is filed (keeps I26, see
@@ -251,9 +255,9 @@ export const REFILING = 64;
  * a late release's two marks.
  */
 export const HINTS_STALE = 16;
-/** The ATTENTION bits that send complete and extend to the lock; a poll also minds OVERFLOW, RATE_LIMITED, CAPPED and REFILING. */
+/** The ATTENTION bits that send complete and extend to the lock; a poll also minds OVERFLOW, RATE_LIMITED, CAPPED, GROUPED and REFILING. */
 export const WORKER_ATTENTION = GATE | DUE_LOWERED;
-export const POLL_ATTENTION = WORKER_ATTENTION | OVERFLOW | RATE_LIMITED | CAPPED | REFILING;
+export const POLL_ATTENTION = WORKER_ATTENTION | OVERFLOW | RATE_LIMITED | CAPPED | GROUPED | REFILING;
 /** Counts up after each write of NEXT_DUE or LAST_NOW by the lock holder: readers keep copies of both while it holds still (I15, QueueMemory#nextDue). */
 export const DUE_VERSION = 3 * LINE + 1;
 /** Counts up while the level table is rewritten (odd: mid-write), a seqlock; new levels are rare. */
@@ -376,7 +380,8 @@ export const PROGRESS = 25; //       the latest progress reported (a finite numb
  * without the claim touching either progress column.
  */
 export const PROGRESS_TOKEN = 26;
-export const RECORD_FIELDS = 27;
+export const GROUP = 27; //         the job's group (submit's `group`): its entry in `groupNames` + 1; 0: none
+export const RECORD_FIELDS = 28;
 
 /**
  * Each field's column, and why its width holds every value it takes
@@ -420,6 +425,8 @@ export const RECORD_FIELDS = 27;
  *   PROGRESS_TOKEN f64 a token (as TOKEN), or 0; written with PROGRESS only
  *   LEASE_LENGTH u32  a job's own timeoutMillis, 1 to MAX_LEASE_LENGTH (0: none); written only when it changes
  *   TYPE         i16  an entry of `typeNames` + 1 (<= TYPE_NAMES), or -(type bytes) (>= -MAX_TYPE_BYTES, 1024)
+ *   GROUP        u16  an entry of `groupNames` + 1 (<= GROUP_NAMES), or 0; written only when it changes, so a queue
+ *                     without groups never touches its pages
  *   WORKER       u16  an entry of `workerNames` + 1 (<= WORKER_NAMES)
  */
 export const RECORD_COLUMNS = [
@@ -430,7 +437,7 @@ export const RECORD_COLUMNS = [
   [DATA_REF, Int32Array, 'dataRefs'], [PAYLOAD_BYTES, Int32Array, 'payloadBytes'], [ERROR_REF, Int32Array, 'errorRefs'], [RESULT_REF, Int32Array, 'resultRefs'],
   [KEY_REF, Int32Array, 'keyRefs'], [HEADERS_REF, Int32Array, 'headersRefs'],
   [ATTEMPTS, Uint32Array, 'attempts'], [ATTEMPT_LIMIT, Uint32Array, 'attemptLimits'], [LEASE_LENGTH, Uint32Array, 'leaseLengths'], [TYPE, Int16Array, 'types'],
-  [WORKER, Uint16Array, 'workers'],
+  [WORKER, Uint16Array, 'workers'], [GROUP, Uint16Array, 'groups'],
 ] as const satisfies readonly (readonly [field: number, array: ColumnArray, name: string])[];
 /** A column's buffer: one per column, so that each grows at its end with the slots (see Growth). */
 export type RecordColumnName = (typeof RECORD_COLUMNS)[number][2];
@@ -505,7 +512,9 @@ export const RATE_LIMIT_COUNT = 19; // job types with a rate limit (see rateLimi
 export const HEAP_SIZE_HELD = 20;
 export const FINISHED_ORDERED = 21; // 1 once the finished order holds every finished job (the eviction order); 0: none yet (see Filing#orderFinished)
 export const FINISHED_HEAD = 22; //  where the finished order's first entry is in its ring (see finish-order.ts)
-export const HEADER_FIELDS = 23;
+export const GROUP_NAME_COUNT = 23; // entries of `groupNames` in use; only counts up
+export const TURNS_TAKEN = 24; //   1 once groups take turns (see group-turns.ts); then for the queue's life
+export const HEADER_FIELDS = 25;
 
 // ── ready levels ─────────────────────────────────────────────────────────
 /** Distinct priorities with a ring of their own; jobs of any other priority go to the overflow heap. */
@@ -594,6 +603,8 @@ export const SCHEDULE_COPY_BYTES = (SCHEDULE_TABLE_BYTES - SCHEDULE_HEADER_BYTES
  */
 export const WORKER_NAMES = 4096;
 export const TYPE_NAMES = 4096;
+/** Distinct groups a queue can name over its life (a GROUP column is a u16). */
+export const GROUP_NAMES = 4096;
 export const NAME_BYTES = 124;
 export const NAME_ENTRY_BYTES = 4 + NAME_BYTES;
 
@@ -627,19 +638,39 @@ export const POLICY_JITTER = 3;
 export const RETRY_POLICY_FIELDS = 4;
 /**
  * concurrency (Int32, see tables/concurrency.ts): word CAPS counts the caps
- * set (0: none, and no mover counts), CAP_HIGH is one past the highest entry
- * that ever had a cap; then one entry per cap holder — entry 0 the whole
- * queue, entry n the type numbered n in `typeNames` — of CAP (0: no cap),
- * RUNNING (its jobs RUNNING or leaving RUNNING, counted while CAPS > 0) and
- * HELD (ready jobs a poll passed over for this cap, in the held heap).
+ * set (0: none, and no mover counts), CAP_HIGH is one past the highest type
+ * entry that ever had a cap, GROUP_CAP_HIGH the same for group entries; then
+ * one entry per cap holder — entry 0 the whole queue, entry n the type
+ * numbered n in `typeNames`, entry GROUP_CAP_BASE + g the group numbered g in
+ * `groupNames` — of CAP (0: no cap), RUNNING (its jobs RUNNING or leaving
+ * RUNNING, counted while CAPS > 0) and HELD (ready jobs a poll passed over
+ * for this cap, in the held heap).
  */
 export const CAPS = 0;
 export const CAP_HIGH = 1;
-export const CAP_ENTRY_BASE = 2;
+export const GROUP_CAP_HIGH = 2;
+export const CAP_ENTRY_BASE = 3;
+/** The cap entry of group number g is GROUP_CAP_BASE + g (g >= 1): past every type's. */
+export const GROUP_CAP_BASE = TYPE_NAMES + 1;
+export const CAP_ENTRIES = GROUP_CAP_BASE + GROUP_NAMES + 1;
 export const CAP_MAX = 0;
 export const CAP_RUNNING = 1;
 export const CAP_HELD = 2;
 export const CAP_FIELDS = 3;
+
+// ── turns (float64), see tables/group-turns.ts ───────────────────────────
+/**
+ * The fair turns of groups, written and read only by the lock holder: per
+ * turn level (the ready level of a priority, or LEVELS for a priority with
+ * none), TURN is the turn last served; per group (the ungrouped jobs as
+ * group 0) and turn level, LAST is the turn its last ready job was given.
+ * A job filed ready takes turn max(TURN, LAST) + 1 of its group and level.
+ */
+export const TURN_LEVELS = LEVELS + 1;
+/** Where group g's LAST turns begin (g = 0: the ungrouped jobs). */
+export function turnsOfGroup(group: number): number {
+  return (group + 1) * TURN_LEVELS;
+}
 
 // ── key map entries (Int32) ──────────────────────────────────────────────
 /** The slot of the job holding the key, + 1 (0: an empty entry). */
@@ -785,10 +816,13 @@ export function bufferBytes(capacity: number, arenaBytes: number) {
     arena: arenaBytes,
     workerNames: WORKER_NAMES * NAME_ENTRY_BYTES,
     typeNames: TYPE_NAMES * NAME_ENTRY_BYTES,
+    groupNames: GROUP_NAMES * NAME_ENTRY_BYTES,
     rateLimits: TYPE_NAMES * RATE_LIMIT_FIELDS * f64,
     retryPolicies: TYPE_NAMES * RETRY_POLICY_FIELDS * f64,
     /** Concurrency caps and RUNNING counts, the queue's and each type's (see concurrency.ts). */
-    concurrency: (CAP_ENTRY_BASE + (TYPE_NAMES + 1) * CAP_FIELDS) * i32,
+    concurrency: (CAP_ENTRY_BASE + CAP_ENTRIES * CAP_FIELDS) * i32,
+    /** The groups' turns (see group-turns.ts): untouched by a queue without groups. */
+    turns: turnsOfGroup(GROUP_NAMES + 1) * f64,
     commitRing: commitRingEntries(capacity) * f64,
     listing: (LISTING_HEADER + capacity * NODE_FIELDS) * f64,
     /** Per slot, with a journal: the commit mark of a move its caller waits for (see Frozen jobs); 0: none. */

@@ -1,6 +1,6 @@
 import { JobStatus } from '../../types.js';
 import {
-  ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, DATA_REF, DEAD, DELAYED, ERROR_BYTES, ERROR_NONE, ERROR_REF, FINISHED_AT, FREE, HEADERS_BYTES,
+  ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, DATA_REF, DEAD, DELAYED, ERROR_BYTES, ERROR_NONE, ERROR_REF, FINISHED_AT, FREE, GROUP, HEADERS_BYTES,
   HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, READY, RESULT_BYTES, RESULT_REF, RUNNING,
   PROGRESS, PROGRESS_TOKEN, RUN_AT, STARTED_AT, SUBMITTED_AT, SUCCEEDED, TOKEN, TYPE, WORKER, ALL_FIELDS, fieldBit, type SlotStatus,
 } from '../memory/layout.js';
@@ -56,6 +56,7 @@ export class Placement {
     this.setField(FINISHED_AT, job.finishedAt ?? (finished ? NaN : 0));
     this.setField(STARTED_AT, job.startedAt ?? (job.token > 0 ? NaN : 0));
     this.setField(SUBMITTED_AT, job.submittedAt ?? NaN);
+    this.setField(GROUP, job.group === null ? 0 : this.#moves.memory.groupNames.numberOf(job.group));
     if (job.headers !== null) this.storeHeaders(job.headers);
     // The latest lease's progress: it reported under the job's token.
     if (job.progress !== null) {

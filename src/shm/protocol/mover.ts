@@ -119,7 +119,7 @@ export class Mover {
     this.#rows.count(this.row, counted, -1);
     this.#rows.count(this.row, status, 1);
     if ((counted === RUNNING) !== (status === RUNNING) && this.#memory.concurrency.active) {
-      this.#memory.concurrency.moved(this.#slots.types[slot]!, status === RUNNING ? 1 : -1);
+      this.#memory.concurrency.moved(this.#slots.types[slot]!, this.#slots.groups[slot]!, status === RUNNING ? 1 : -1);
       // A place under a cap is free: workers asleep in waitForWork after a poll the cap held back look again.
       if (status !== RUNNING) this.#memory.signal.bump();
     }

@@ -1,9 +1,21 @@
 import * as step from '../memory/steps.js';
 import type { WordAccess } from '../memory/access.js';
-import { ATTENTION, CAPPED, CAPS, CAP_ENTRY_BASE, CAP_FIELDS, CAP_HELD, CAP_HIGH, CAP_MAX, CAP_RUNNING, TYPE_NAMES } from '../memory/layout.js';
+import {
+  ATTENTION, CAPPED, CAPS, CAP_ENTRIES, CAP_ENTRY_BASE, CAP_FIELDS, CAP_HELD, CAP_HIGH, CAP_MAX, CAP_RUNNING, GROUP_CAP_BASE, GROUP_CAP_HIGH,
+} from '../memory/layout.js';
 
 /** The entry of the whole queue's cap; entry n is the type numbered n in `typeNames`. */
 export const QUEUE_CAP = 0;
+
+/** The cap entry of the group numbered `group` (>= 1) in `groupNames`. */
+export function groupCap(group: number): number {
+  return GROUP_CAP_BASE + group;
+}
+
+/** Whether a cap entry is a group's. */
+export function isGroupCap(entry: number): boolean {
+  return entry > GROUP_CAP_BASE;
+}
 
 /** One cap as the table holds it: its entry (QUEUE_CAP or a type number) and at most `max` jobs RUNNING. */
 export interface CapEntry {
@@ -13,7 +25,7 @@ export interface CapEntry {
 
 /**
  * The concurrency caps of one queue (`concurrency` in layout.ts): at most
- * CAP jobs RUNNING in the whole queue, and per job type.
+ * CAP jobs RUNNING in the whole queue, per job type, and per group.
  *
  * Concurrency contract. CAP and CAPS are written only by the lock holder;
  * while CAPS > 0 the ATTENTION bit CAPPED sends every poll to the lock, so
@@ -70,7 +82,8 @@ export class ConcurrencyTable {
     const before = words[CAPS]!;
     const count = before + (max > 0 ? 1 : 0) - (had ? 1 : 0);
     words[base + CAP_MAX] = max;
-    if (entry >= words[CAP_HIGH]!) words[CAP_HIGH] = entry + 1;
+    const high = isGroupCap(entry) ? GROUP_CAP_HIGH : CAP_HIGH;
+    if (entry >= words[high]!) words[high] = entry + 1;
     // Seen by every mover from the next move on (its one load of CAPS).
     step.store(words, CAPS, count);
     // Every poll from now on takes the lock while a cap exists (a poll reads ATTENTION before it claims).
@@ -81,11 +94,14 @@ export class ConcurrencyTable {
 
   /**
    * Whether a cap that holds jobs back has room again, so that they may be
-   * filed back: O(CAP_HIGH), the entries up to the highest capped one.
+   * filed back: O(CAP_HIGH + GROUP_CAP_HIGH - GROUP_CAP_BASE), the entries up to the highest capped type and group.
    */
   heldHaveRoom(): boolean {
     const words = this.#words;
     for (let entry = 0, high = words[CAP_HIGH]!; entry < high; entry++) {
+      if (words[at(entry) + CAP_HELD]! > 0 && this.#roomIn(entry)) return true;
+    }
+    for (let entry = GROUP_CAP_BASE, high = words[GROUP_CAP_HIGH]!; entry < high; entry++) {
       if (words[at(entry) + CAP_HELD]! > 0 && this.#roomIn(entry)) return true;
     }
     return false;
@@ -100,35 +116,38 @@ export class ConcurrencyTable {
   clearHeld(): void {
     const words = this.#words;
     for (let entry = 0, high = words[CAP_HIGH]!; entry < high; entry++) words[at(entry) + CAP_HELD] = 0;
+    for (let entry = GROUP_CAP_BASE, high = words[GROUP_CAP_HIGH]!; entry < high; entry++) words[at(entry) + CAP_HELD] = 0;
   }
 
-  /** The entry that keeps a job of `typeNumber` from its claim now: QUEUE_CAP or the type, -1 if none. */
-  blocking(typeNumber: number): number {
+  /** The entry that keeps a job of `typeNumber` and `group` (0: none) from its claim now: QUEUE_CAP, the type's or the group's; -1 if none. */
+  blocking(typeNumber: number, group: number): number {
     if (!this.#roomIn(QUEUE_CAP)) return QUEUE_CAP;
-    return typeNumber > 0 && !this.#roomIn(typeNumber) ? typeNumber : -1;
+    if (typeNumber > 0 && !this.#roomIn(typeNumber)) return typeNumber;
+    return group > 0 && !this.#roomIn(groupCap(group)) ? groupCap(group) : -1;
   }
 
-  /** Counts a job of `typeNumber` into (+1) or out of (-1) RUNNING. */
-  moved(typeNumber: number, delta: number): void {
+  /** Counts a job of `typeNumber` and `group` (0: none) into (+1) or out of (-1) RUNNING. */
+  moved(typeNumber: number, group: number, delta: number): void {
     const words = this.#words;
     // Atomic adds: a lock-free complete counts down while the holder counts a claim up.
     step.add(words, at(QUEUE_CAP) + CAP_RUNNING, delta);
     if (typeNumber > 0) step.add(words, at(typeNumber) + CAP_RUNNING, delta);
+    if (group > 0) step.add(words, at(groupCap(group)) + CAP_RUNNING, delta);
   }
 
-  /** Sets every RUNNING count to the slots' (a rebuild's scan: `running` per type number, `total` the queue's). */
+  /** Sets every RUNNING count to the slots' (a rebuild's scan: `running` per type number and per group cap entry, `total` the queue's). */
   recount(running: ReadonlyMap<number, number>, total: number): void {
     const words = this.#words;
-    for (let entry = 0; entry <= TYPE_NAMES; entry++) words[at(entry) + CAP_RUNNING] = 0;
-    for (const [typeNumber, count] of running) if (typeNumber > 0) words[at(typeNumber) + CAP_RUNNING] = count;
+    for (let entry = 0; entry < CAP_ENTRIES; entry++) words[at(entry) + CAP_RUNNING] = 0;
+    for (const [entry, count] of running) if (entry > 0) words[at(entry) + CAP_RUNNING] = count;
     step.store(words, at(QUEUE_CAP) + CAP_RUNNING, total);
   }
 
-  /** Every cap, the queue's first, then the types' in the order they were first seen. */
+  /** Every cap, the queue's first, then the types' in the order they were first seen, then the groups' likewise. */
   list(): CapEntry[] {
     const caps: CapEntry[] = [];
     const words = this.#words;
-    for (let entry = 0; entry <= TYPE_NAMES && caps.length < words[CAPS]!; entry++) {
+    for (let entry = 0; entry < CAP_ENTRIES && caps.length < words[CAPS]!; entry++) {
       const max = words[at(entry) + CAP_MAX]!;
       if (max > 0) caps.push({ entry, max });
     }

@@ -7,6 +7,7 @@ import {
   LEVEL_PRIORITY, LEVEL_SEQ, LEVEL_TAIL, LEVEL_TAIL_JOB_NUM, LEVEL_TAIL_RUN_AT, LEVEL_WORDS, OVERFLOW, RING_FIELDS, RING_SLOT, RING_WORD,
 } from '../memory/layout.js';
 import type { SlotTable } from './slots.js';
+import { SHARED_TURN_LEVEL, type GroupTurns } from './group-turns.js';
 
 /**
  * Whoever claims for a poll: makes the claim's move (CLAIMED), finds the slot
@@ -40,7 +41,9 @@ export const POLL_FROZEN = -3;
  * The ready jobs, best first: one ring per priority level in use, in
  * (runAt, submission) order, and one overflow heap for what a ring cannot
  * take in order (an explicit runAt earlier than the level's last entry, a
- * retry due in the past, more distinct priorities than LEVELS).
+ * retry due in the past, more distinct priorities than LEVELS). While groups
+ * take turns (I27, group-turns.ts), every ready job is in the overflow heap,
+ * keyed (−priority, turn, submission), and the rings stay empty.
  *
  * Concurrency contract: only the maintenance lock holder appends (`file`)
  * and touches the overflow heap; any thread consumes a ring from its head,
@@ -70,10 +73,15 @@ export class ReadyIndex {
   #peekSlot = 0;
   #peekWord = 0;
   readonly #access: WordAccess;
+  readonly #turns: GroupTurns;
 
   /** `rings`: growable, by a level's ring at a time as levels are made (see #addLevel). */
-  constructor(levelWords: Int32Array, keys: Float64Array, rings: SharedArrayBuffer, lockWords: Int32Array, overflow: SharedHeap, slots: SlotTable, access: WordAccess) {
+  constructor(
+    levelWords: Int32Array, keys: Float64Array, rings: SharedArrayBuffer, lockWords: Int32Array, overflow: SharedHeap, slots: SlotTable, access: WordAccess,
+    turns: GroupTurns,
+  ) {
     this.#access = access;
+    this.#turns = turns;
     this.#levelWords = levelWords;
     this.#keys = keys;
     this.#ringBuffer = rings;
@@ -269,13 +277,23 @@ export class ReadyIndex {
         const word = overflow.top(ENTRY_WORD);
         const keys = [overflow.top(ENTRY_K1), overflow.top(ENTRY_K2), overflow.top(ENTRY_K3)] as const;
         overflow.pop();
-        const claim = claimer.tryClaim(slot, word);
+        // While groups take turns, K2 is the entry's turn: a claim held back keeps it (see HeldJobs#admits).
+        const turns = this.#turns;
+        if (turns.taken) turns.offered = keys[1];
+        let claim: number;
+        try {
+          claim = claimer.tryClaim(slot, word);
+        } finally {
+          // Also when the claim throws (a holder taken over): no later claim keeps this turn by mistake.
+          turns.offered = 0;
+        }
         if (claim === FROZEN) {
           // Back in its place: the poll waits for its commit and looks again.
           overflow.push(...keys, slot, word);
           return POLL_FROZEN;
         }
         const claimed = claim === CLAIMED;
+        if (claimed && turns.taken) turns.served(this.#turnLevel(-keys[0]), keys[1]);
         // Only now, the claim made: until then the job is in no ring and no heap, and a lock-free poll that the
         // bit let through would pass it over while it is still ready and unclaimed.
         this.#syncOverflowBit();
@@ -306,16 +324,29 @@ export class ReadyIndex {
   /**
    * Files a READY job (lock holder): at its level's tail when that keeps the
    * ring in (runAt, submission) order and there is room, else in the overflow heap.
+   * While groups take turns (see group-turns.ts), in the overflow heap by
+   * (priority, turn, submission): `turn` if the job had one (held back), else its group's next.
    */
-  file(slot: number, word: number): void {
+  file(slot: number, word: number, turn = 0): void {
     const slots = this.#slots;
     const priority = slots.priorities[slot]!;
     const level = this.#levelOf(priority);
-    if (level !== NO_LEVEL && this.#append(level, slot, word)) return;
+    const turns = this.#turns;
+    // While groups take turns, never in a ring: every ready job is in the heap, by turn (keeps I27).
+    if (!turns.taken && level !== NO_LEVEL && this.#append(level, slot, word)) return;
     const overflow = this.#overflow;
     if (overflow.full) this.#compactOverflow();
-    overflow.push(-priority, slots.runAts[slot]!, slots.jobNums[slot]!, slot, word);
+    const k2 = !turns.taken ? slots.runAts[slot]! : turn > 0 ? turn : turns.next(slots.groups[slot]!, level === NO_LEVEL ? SHARED_TURN_LEVEL : level);
+    overflow.push(-priority, k2, slots.jobNums[slot]!, slot, word);
     this.#syncOverflowBit();
+  }
+
+  /** The turn level of `priority`: its ready level, or SHARED_TURN_LEVEL if it has none. */
+  #turnLevel(priority: number): number {
+    const keys = this.#keys;
+    const count = this.#access.load(this.#lockWords, LEVEL_COUNT);
+    for (let level = 0; level < count; level++) if (keys[level * LEVEL_KEYS + LEVEL_PRIORITY] === priority) return level;
+    return SHARED_TURN_LEVEL;
   }
 
   /**

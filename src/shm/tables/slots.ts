@@ -2,7 +2,7 @@ import type { WordAccess } from '../memory/access.js';
 import type { Arena } from './arena.js';
 import { elementsIn, growTo } from '../memory/growth.js';
 import {
-  ATTEMPTS, ATTEMPT_LIMIT, BUSY, DATA_REF, ERROR_BYTES, ERROR_REF, FINISHED_AT, HEADERS_BYTES, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH,
+  ATTEMPTS, ATTEMPT_LIMIT, BUSY, DATA_REF, GROUP, ERROR_BYTES, ERROR_REF, FINISHED_AT, HEADERS_BYTES, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH,
   LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RESULT_BYTES, RESULT_REF, RUN_AT, STARTED_AT, STATUS_MASK, PROGRESS, PROGRESS_TOKEN, SUBMITTED_AT, TOKEN, TYPE, WORKER, ALL_FIELDS, fieldBit, FREE, INITIAL_SLOTS,
   type ColumnArray, type RecordColumn, type RecordColumnName, type SlotStatus,
 } from '../memory/layout.js';
@@ -35,6 +35,7 @@ const LEASE_LENGTH_BIT = fieldBit(LEASE_LENGTH);
 const HEADERS_REF_BIT = fieldBit(HEADERS_REF);
 const PROGRESS_BIT = fieldBit(PROGRESS);
 const PROGRESS_TOKEN_BIT = fieldBit(PROGRESS_TOKEN);
+const GROUP_BIT = fieldBit(GROUP);
 
 /**
  * The slot table: one lease word per slot (THE TRUTH) and one record per
@@ -82,6 +83,7 @@ export class SlotTable {
   progresses!: RecordColumn;
   progressTokens!: RecordColumn;
   leaseLengths!: RecordColumn;
+  groups!: RecordColumn;
 
   /** Where an error's byte length is kept: at the head of its chain. */
   readonly #arena: Arena;
@@ -129,6 +131,7 @@ export class SlotTable {
     this.progresses = columns[PROGRESS]!;
     this.progressTokens = columns[PROGRESS_TOKEN]!;
     this.leaseLengths = columns[LEASE_LENGTH]!;
+    this.groups = columns[GROUP]!;
     return (this.words = new Int32Array(this.#wordBuffer, 0, slots));
   }
 
@@ -209,6 +212,7 @@ export class SlotTable {
     // Progress means something only with a report of some lease: a job that never reported reads one column for it.
     record[PROGRESS_TOKEN] = this.progressTokens[slot]!;
     record[PROGRESS] = record[PROGRESS_TOKEN]! > 0 ? this.progresses[slot]! : 0;
+    record[GROUP] = this.groups[slot]!;
     this.#readChains(slot, record);
     // The key's columns mean something only with a key: a job without one reads one column for them.
     record[KEY_TTL] = record[KEY_REF]! > 0 ? this.keyTtls[slot]! : 0;
@@ -307,5 +311,7 @@ export class SlotTable {
     if ((mask & PROGRESS_TOKEN_BIT) !== 0 && this.progressTokens[slot] !== record[PROGRESS_TOKEN]) this.progressTokens[slot] = record[PROGRESS_TOKEN]!;
     // And headers, which only a submit that carries them sets.
     if ((mask & HEADERS_REF_BIT) !== 0 && this.headersRefs[slot] !== record[HEADERS_REF]) this.headersRefs[slot] = record[HEADERS_REF]!;
+    // And a group, which only a submit that names one sets.
+    if ((mask & GROUP_BIT) !== 0 && this.groups[slot] !== record[GROUP]) this.groups[slot] = record[GROUP]!;
   }
 }

@@ -1,0 +1,78 @@
+import * as step from '../memory/steps.js';
+import { ATTENTION, GROUPED, TURNS_TAKEN, TURN_LEVELS, turnsOfGroup } from '../memory/layout.js';
+
+/**
+ * The fair turns of groups (`turns` in layout.ts): start-time fair queuing
+ * over the ready jobs, per priority.
+ *
+ * Each ready job carries a turn number, given as it is filed ready: one past
+ * the later of its group's last turn and the turn last served, of its turn
+ * level (the ready level of its priority). The locked poll serves the
+ * lowest turn of the highest priority (ReadyIndex#pollLocked), so a group
+ * with k jobs waiting has them at turns TURN + 1 … TURN + k, interleaved with
+ * every other group's: one job per group per round, however many one group
+ * has. The ungrouped jobs take turns as group 0. A job held back (a cap, a
+ * rate limit) keeps its turn and is filed with it again (HeldJobs).
+ *
+ * Concurrency contract (I27 in src/shm/README.md): every method runs under the maintenance lock. Once
+ * started, TURNS_TAKEN stays 1 and GROUPED stays set in ATTENTION for the
+ * queue's life, so every poll comes to the lock (where turns are kept);
+ * a queue that never names a group never starts them and pays nothing.
+ * The turns are a hint (I1): a rebuild forgets them (`reset`) and files the
+ * ready jobs again in (priority, runAt, submission) order, which gives each
+ * group's jobs its turns in that order.
+ */
+export class GroupTurns {
+  readonly #turns: Float64Array;
+  readonly #header: Float64Array;
+  readonly #lockWords: Int32Array;
+  /**
+   * The turn of the ready entry a locked poll is claiming now (0: none, or
+   * turns not taken): a claim held back keeps it in its held entry. This
+   * thread's, set and read within one lock hold.
+   */
+  offered = 0;
+
+  constructor(turns: Float64Array, header: Float64Array, lockWords: Int32Array) {
+    this.#turns = turns;
+    this.#header = header;
+    this.#lockWords = lockWords;
+  }
+
+  /** Whether groups take turns: ready jobs are filed by turn, and every poll is made under the lock. */
+  get taken(): boolean {
+    return this.#header[TURNS_TAKEN] === 1;
+  }
+
+  /**
+   * Groups take turns from now on. The caller then files every ready job
+   * again (a rebuild): those filed in the rings before have no turn.
+   */
+  start(): void {
+    this.#header[TURNS_TAKEN] = 1;
+    // Every poll from now on takes the lock (a poll reads ATTENTION before it claims).
+    step.or(this.#lockWords, ATTENTION, GROUPED);
+  }
+
+  /** The turn of a job of `group` (0: ungrouped) filed ready now at turn level `level`: one past its group's last and the one served last. */
+  next(group: number, level: number): number {
+    const turns = this.#turns;
+    const at = turnsOfGroup(group) + level;
+    const turn = Math.max(turns[level]!, turns[at]!) + 1;
+    turns[at] = turn;
+    return turn;
+  }
+
+  /** A job of turn `turn` at turn level `level` was leased: the round has come that far. */
+  served(level: number, turn: number): void {
+    if (turn > this.#turns[level]!) this.#turns[level] = turn;
+  }
+
+  /** Forgets every turn (a rebuild, which files every ready job again). */
+  reset(): void {
+    this.#turns.fill(0);
+  }
+}
+
+/** The turn level of a priority without a ready level of its own. */
+export const SHARED_TURN_LEVEL = TURN_LEVELS - 1;
