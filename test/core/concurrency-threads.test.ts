@@ -29,7 +29,7 @@ async function raceThreads(queue: JobQueue, caps: Caps, jobs: number): Promise<n
   const workers: RunningWorker[] = [];
   try {
     for (let index = 0; index < PARTIES; index++) {
-      workers.push(await startWorker('concurrency-thread.mjs', { handle: queue.share(), index, hold: HOLD, total: jobs, counters, types: TYPES }));
+      workers.push(await startWorker('cap-racer-thread.mjs', { handle: queue.share(), index, hold: HOLD, total: jobs, counters, types: TYPES }));
     }
     const claims = (await withTimeout(Promise.all(workers.map((w) => w.result)), 120_000, 'the claiming threads')) as number[];
     const words = new Int32Array(counters);

@@ -32,7 +32,7 @@ async function raceThreads(queue: JobQueue, jobs: number): Promise<number[]> {
   const workers: RunningWorker[] = [];
   try {
     for (let index = 0; index < PARTIES; index++) {
-      workers.push(await startWorker('group-thread.mjs', { handle: queue.share(), index, hold: HOLD, total: jobs, groups: GROUPS, counters, log }));
+      workers.push(await startWorker('cap-racer-thread.mjs', { handle: queue.share(), index, hold: HOLD, total: jobs, groups: GROUPS, counters, log }));
     }
     const claims = (await withTimeout(Promise.all(workers.map((w) => w.result)), 120_000, 'the claiming threads')) as number[];
     const words = new Int32Array(counters);
