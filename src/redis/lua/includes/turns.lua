@@ -1,0 +1,87 @@
+--[[
+  Fair turns of groups (submit's `group`): start-time fair queuing over the
+  ready jobs, per priority, as the shared-memory queue takes them.
+
+  A queue that never named a group files its ready jobs by (priority, runAt,
+  submission), and reads or writes nothing here. From the first group it
+  names on (startTurns: a submit naming one, or setGroupConcurrency), it is
+  `grouped` (call.lua) and each job filed ready gets a turn: one past the
+  later of its group's last turn and the turn last served, of its priority
+  (its turn level); its member is then (priority, turn, submission), and a
+  poll leases the lowest turn of the highest priority (served moves the
+  round on). A group with k jobs ready has them at k consecutive turns,
+  interleaved with every other group's: one job per group per round. The
+  jobs without a group take turns as one more group (''). A job held (rate
+  limit) or parked (cap) keeps its member, so its turn.
+
+  K.turns holds, per turn level (the 16 characters of sortable(-priority)),
+  the turn last served (field: the level) and each group's last turn (field:
+  the level, a space, the group). A job's turn is its hash's `turn`, for
+  readyMember to find its member.
+]]
+
+-- Turn level `level`'s next turn for a job of `group` ('' for none), taken.
+local function nextTurn(level, group)
+  local field = level .. ' ' .. group
+  local f = redis.call('HMGET', K.turns, level, field)
+  local turn = math.max(tonumber(f[1] or '0'), tonumber(f[2] or '0')) + 1
+  redis.call('HSET', K.turns, field, int(turn))
+  return turn
+end
+
+-- The member PENDING job n (at key) of `priority` and `group` ('': none) is filed ready with now that
+-- groups take turns: its next turn, noted in its hash.
+local function takeTurn(key, n, priority, group)
+  local level = sortable(-priority)
+  local turn = nextTurn(level, group)
+  redis.call('HSET', key, 'turn', int(turn))
+  return level .. sortable(turn) .. string.format('%016d', tonumber(n))
+end
+
+-- The member PENDING job n (at key) is filed ready with now: with a new turn once groups take turns.
+local function fileMember(key, n)
+  if not grouped then return readyMember(key, n) end
+  local f = redis.call('HMGET', key, 'priority', 'group')
+  return takeTurn(key, n, tonumber(f[1]), f[2] or '')
+end
+
+-- The ready members a poll leased: each one's turn level has come at least as far as its turn.
+local function served(members)
+  local top = {}
+  for _, member in ipairs(members) do
+    local level, turn = string.sub(member, 1, 16), unsortable(string.sub(member, 17, 32))
+    if top[level] == nil or turn > top[level] then top[level] = turn end
+  end
+  for level, turn in pairs(top) do
+    if turn > tonumber(redis.call('HGET', K.turns, level) or '0') then redis.call('HSET', K.turns, level, int(turn)) end
+  end
+end
+
+-- Groups take turns from now on (a submit named the queue's first group, or setGroupConcurrency did): every
+-- job filed ready so far, in K.ready, K.held or a type's parked set, gets a turn (all ungrouped) in the
+-- order it has, (priority, runAt, submission), and keeps its set. O(n log n), once in the queue's life.
+local function startTurns()
+  local filed = {}
+  for _, member in ipairs(redis.call('ZRANGE', K.ready, 0, -1)) do filed[#filed + 1] = { member, K.ready, 0 } end
+  local held = redis.call('ZRANGE', K.held, 0, -1, 'WITHSCORES')
+  for i = 1, #held, 2 do
+    local n = string.sub(held[i], 33)
+    -- A held entry of a job that moved on since (releaseHeld drops it) is dropped now: its hash's turn is its current member's.
+    if readyMember(jobKey(int(tonumber(n))), n) == held[i] then filed[#filed + 1] = { held[i], K.held, held[i + 1] } else redis.call('ZREM', K.held, held[i]) end
+  end
+  for _, jobType in ipairs(redis.call('SMEMBERS', K.parkedTypes)) do
+    local set = parkedPrefix .. jobType
+    for _, member in ipairs(redis.call('ZRANGE', set, 0, -1)) do filed[#filed + 1] = { member, set, 0 } end
+  end
+  table.sort(filed, function(a, b) return precedes(a[1], b[1]) end)
+  for _, entry in ipairs(filed) do
+    local old = entry[1]
+    local level, n = string.sub(old, 1, 16), string.sub(old, 33)
+    local turn = nextTurn(level, '')
+    redis.call('HSET', jobKey(int(tonumber(n))), 'turn', int(turn))
+    redis.call('ZREM', entry[2], old)
+    redis.call('ZADD', entry[2], entry[3], level .. sortable(turn) .. n)
+  end
+  redis.call('HSET', K.state, 'version', GROUPED_MODEL)
+  grouped = true
+end
