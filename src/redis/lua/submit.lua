@@ -89,26 +89,37 @@ for j = 1, total do
       end
       attempts = typeAttempts[ARGV[i]]
     end
-    redis.call('HSET', key, 'type', ARGV[i], 'payload', ARGV[i + 1], 'priority', ARGV[i + 2],
-      'status', 'PENDING', 'attempts', 0, 'runAt', runAt, 'maxAttempts', attempts, 'submittedAt', nowText)
-    if ARGV[i + 6] ~= '' then
-      redis.call('HSET', key, 'key', ARGV[i + 6], 'keyTtl', ARGV[i + 7])
-      redis.call('HSET', K.keys, ARGV[i + 6], n)
-    end
-    if ARGV[i + 8] ~= '0' then redis.call('HSET', key, 'timeout', ARGV[i + 8]) end
-    if ARGV[i + 9] ~= '' then redis.call('HSET', key, 'headers', ARGV[i + 9]) end
-    if ARGV[i + 12] ~= '' then redis.call('HSET', key, 'group', ARGV[i + 12]) end
+    local fields = { 'type', ARGV[i], 'payload', ARGV[i + 1], 'priority', ARGV[i + 2],
+      'status', 'PENDING', 'attempts', 0, 'runAt', runAt, 'maxAttempts', attempts, 'submittedAt', nowText }
     local due = tonumber(runAt)
     pending[#pending + 1] = due
     pending[#pending + 1] = n
     numbers[#numbers + 1] = n
     numbers[#numbers + 1] = n
     if due <= now then
+      local member, turn
+      if grouped then
+        member, turn = turnMember(tonumber(ARGV[i + 2]), ARGV[i + 12], n)
+        fields[17], fields[18] = 'turn', turn
+      else
+        member = memberOf(tonumber(ARGV[i + 2]), due, n)
+      end
       ready[#ready + 1] = 0
-      ready[#ready + 1] = grouped and takeTurn(key, n, tonumber(ARGV[i + 2]), ARGV[i + 12]) or memberOf(tonumber(ARGV[i + 2]), due, n)
+      ready[#ready + 1] = member
     else
       dueBy(due)
     end
+    if ARGV[i + 12] ~= '' then
+      local at = #fields
+      fields[at + 1], fields[at + 2] = 'group', ARGV[i + 12]
+    end
+    redis.call('HSET', key, unpack(fields))
+    if ARGV[i + 6] ~= '' then
+      redis.call('HSET', key, 'key', ARGV[i + 6], 'keyTtl', ARGV[i + 7])
+      redis.call('HSET', K.keys, ARGV[i + 6], n)
+    end
+    if ARGV[i + 8] ~= '0' then redis.call('HSET', key, 'timeout', ARGV[i + 8]) end
+    if ARGV[i + 9] ~= '' then redis.call('HSET', key, 'headers', ARGV[i + 9]) end
     ids[j + 1] = n
   end
 end

@@ -29,20 +29,21 @@ local function nextTurn(level, group)
   return turn
 end
 
--- The member PENDING job n (at key) of `priority` and `group` ('': none) is filed ready with now that
--- groups take turns: its next turn, noted in its hash.
-local function takeTurn(key, n, priority, group)
+-- The member job n of `priority` and `group` ('': none) is filed ready with now that groups take turns,
+-- and its turn (its hash keeps it, for readyMember): its group's next.
+local function turnMember(priority, group, n)
   local level = sortable(-priority)
   local turn = nextTurn(level, group)
-  redis.call('HSET', key, 'turn', int(turn))
-  return level .. sortable(turn) .. string.format('%016d', tonumber(n))
+  return level .. sortable(turn) .. string.format('%016d', tonumber(n)), int(turn)
 end
 
 -- The member PENDING job n (at key) is filed ready with now: with a new turn once groups take turns.
 local function fileMember(key, n)
   if not grouped then return readyMember(key, n) end
   local f = redis.call('HMGET', key, 'priority', 'group')
-  return takeTurn(key, n, tonumber(f[1]), f[2] or '')
+  local member, turn = turnMember(tonumber(f[1]), f[2] or '', n)
+  redis.call('HSET', key, 'turn', turn)
+  return member
 end
 
 -- The ready members a poll leased: each one's turn level has come at least as far as its turn.
