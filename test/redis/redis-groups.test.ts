@@ -154,6 +154,25 @@ describeRedis('groups on Redis', () => {
   });
 });
 
+describeRedis('groups on a partitioned Redis queue', () => {
+  it('take turns within each partition: 5 jobs of B submitted after 1,000 of A are leased within the first 12 polls', async () => {
+    const clock = new ManualClock(T0);
+    const queue = await PartitionedRedisQueue.connect({ redis: (await fileRedis()).url, name: fresh(), partitions: 2, time: clock, policy: new RetryPolicy(5, 0, 0) });
+    try {
+      // Each submitMany goes whole to the next partition: 500 of A in each.
+      for (const half of [0, 1]) await queue.submitMany(Array.from({ length: 500 }, (_, i) => ({ type: 't', payload: `A${half * 500 + i}`, group: 'A' })));
+      // Spread over the partitions: 3 in one, 2 in the other.
+      for (let i = 0; i < 5; i++) await queue.submit('t', `B${i}`, { group: 'B' });
+      const polled: string[] = [];
+      for (let i = 0; i < 12; i++) polled.push((await queue.poll('w', LEASE))!.payload!);
+      // Polls visit the partitions in turn, and each serves A and B a job a round: B's 5 within 12 polls, not after A's 1,000.
+      expect(polled.filter((p) => p.startsWith('B')).sort()).toEqual(['B0', 'B1', 'B2', 'B3', 'B4']);
+    } finally {
+      await queue.close();
+    }
+  });
+});
+
 describeRedis('group caps on a partitioned Redis queue', () => {
   it('refuse a cap smaller than the partition count, changing nothing, and list the shares added up', async () => {
     const clock = new ManualClock(T0);
