@@ -127,6 +127,19 @@ describeEachBackend('groups', (backend) => {
     }
   });
 
+  it('keep the turn of a job held back by its type\'s rate limit: it goes first once its window opens', async () => {
+    const { queue, clock } = await open(backend);
+    await queue.setRateLimit('h', { max: 1, windowMillis: 1_000 });
+    for (let i = 0; i < 5; i++) await queue.submit('t', `B${i}`, { group: 'B' });
+    await queue.submit('h', 'A0', { group: 'A' });
+    await queue.submit('h', 'A1', { group: 'A' });
+    // A1's turn (2) comes up in the fourth poll: held for h's window, B goes on.
+    expect(await pollPayloads(queue, 4)).toEqual(['B0', 'A0', 'B1', 'B2']);
+    clock.advance(1_000);
+    // With its turn (2) it goes before B3 (turn 4); filed with a new turn (4) it would go after (submitted later).
+    expect(await pollPayloads(queue, 3)).toEqual(['A1', 'B3', 'B4']);
+  });
+
   it('hold group caps together with type caps and the queue cap', async () => {
     const { queue } = await open(backend);
     await queue.setGroupConcurrency('A', 2);
