@@ -113,15 +113,15 @@ describeRedis('groups on Redis', () => {
     const h1 = (await queue.poll('w', LEASE))!;
     const p1 = (await queue.poll('w', LEASE))!;
     expect([h1.payload, p1.payload, await queue.poll('w', LEASE)]).toEqual(['h1', 'p1', undefined]);
-    // Ready by runAt: u2 before u1.
-    await queue.submit('t', 'u1', 0, T0 - 1);
-    await queue.submit('t', 'u2', 0, T0 - 2);
+    // Ready by runAt: u2 first of all, u1 between h2 and p2.
+    await queue.submit('t', 'u1', 0, T0 - 4);
+    await queue.submit('t', 'u2', 0, T0 - 7);
     // p2 is parked and h2 held now; u2 and u1 ready. Then the queue's first group:
     await queue.submitMany([{ type: 't', payload: 'G0', group: 'G' }, { type: 't', payload: 'G1', group: 'G' }]);
     await queue.complete(p1.jobId, p1.token);
     clock.advance(1_000);
-    // The ungrouped jobs took turns 1..4 in their order (h2, p2, u2, u1), G's 1 and 2: one each per round.
-    expect(await payloads(queue, 7)).toEqual(['h2', 'G0', 'p2', 'G1', 'u2', 'u1', undefined]);
+    // The ungrouped jobs took turns 1..4 in their order (u2, h2, u1, p2), G's 1 and 2: one each per round.
+    expect(await payloads(queue, 7)).toEqual(['u2', 'G0', 'h2', 'G1', 'u1', 'p2', undefined]);
   });
 
   it('count a group\'s jobs already RUNNING when its cap is set', async () => {

@@ -60,29 +60,51 @@ end
 
 -- Groups take turns from now on (a submit named the queue's first group, or setGroupConcurrency did): every
 -- job filed ready so far, in K.ready, K.held or a type's parked set, gets a turn (all ungrouped) in the
--- order it has, (priority, runAt, submission), and keeps its set. O(n log n), once in the queue's life.
+-- order it has, (priority, runAt, submission), and keeps its set. Once in the queue's life, in one script:
+-- one HSET per job (its turn) and the ready index written again in batches; the held and parked jobs
+-- (few, as a rule) are sorted into K.ready's order, which ZRANGE gives already.
 local function startTurns()
-  local filed = {}
-  for _, member in ipairs(redis.call('ZRANGE', K.ready, 0, -1)) do filed[#filed + 1] = { member, K.ready, 0 } end
+  local others = {}
   local held = redis.call('ZRANGE', K.held, 0, -1, 'WITHSCORES')
   for i = 1, #held, 2 do
     local n = string.sub(held[i], 33)
     -- A held entry of a job that moved on since (releaseHeld drops it) is dropped now: its hash's turn is its current member's.
-    if readyMember(jobKey(int(tonumber(n))), n) == held[i] then filed[#filed + 1] = { held[i], K.held, held[i + 1] } else redis.call('ZREM', K.held, held[i]) end
+    if readyMember(jobKey(int(tonumber(n))), n) == held[i] then others[#others + 1] = { held[i], K.held, held[i + 1] } else redis.call('ZREM', K.held, held[i]) end
   end
   for _, jobType in ipairs(redis.call('SMEMBERS', K.parkedTypes)) do
     local set = parkedPrefix .. jobType
-    for _, member in ipairs(redis.call('ZRANGE', set, 0, -1)) do filed[#filed + 1] = { member, set, 0 } end
+    for _, member in ipairs(redis.call('ZRANGE', set, 0, -1)) do others[#others + 1] = { member, set, 0 } end
   end
-  table.sort(filed, function(a, b) return precedes(a[1], b[1]) end)
-  for _, entry in ipairs(filed) do
-    local old = entry[1]
+  table.sort(others, function(a, b) return precedes(a[1], b[1]) end)
+  -- The turns given so far per turn level: the ungrouped jobs' last turn once all are given.
+  local last = {}
+  local function give(old)
     local level, n = string.sub(old, 1, 16), string.sub(old, 33)
-    local turn = nextTurn(level, '')
+    local turn = (last[level] or 0) + 1
+    last[level] = turn
     redis.call('HSET', jobKey(int(tonumber(n))), 'turn', int(turn))
-    redis.call('ZREM', entry[2], old)
-    redis.call('ZADD', entry[2], entry[3], level .. sortable(turn) .. n)
+    return level .. sortable(turn) .. n
   end
+  local o = 1
+  local function giveOthersBefore(member)
+    while o <= #others and (member == nil or precedes(others[o][1], member)) do
+      local entry = others[o]
+      local new = give(entry[1])
+      redis.call('ZREM', entry[2], entry[1])
+      redis.call('ZADD', entry[2], entry[3], new)
+      o = o + 1
+    end
+  end
+  local ready = {}
+  for _, member in ipairs(redis.call('ZRANGE', K.ready, 0, -1)) do
+    giveOthersBefore(member)
+    ready[#ready + 1] = 0
+    ready[#ready + 1] = give(member)
+  end
+  giveOthersBefore(nil)
+  redis.call('DEL', K.ready)
+  callMany('ZADD', K.ready, ready, 2)
+  for level, turn in pairs(last) do redis.call('HSET', K.turns, level .. ' ', int(turn)) end
   redis.call('HSET', K.state, 'version', GROUPED_MODEL)
   grouped = true
 end
