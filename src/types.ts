@@ -86,7 +86,7 @@ export interface JobView {
    * starts with none; a failed or finished attempt's stays until then.
    */
   readonly progress?: number;
-  /** The job's group (submit's `group`), or null. Always null on the Redis backends, which have no groups yet. */
+  /** The job's group (submit's `group`), or null. */
   readonly group: string | null;
 }
 
@@ -156,6 +156,11 @@ export interface TypeRetryPolicy {
 /** `rateLimits()`' and `retryPolicies()`' order on every backend: by type, as strings compare (code units), not in the order a backend happens to keep them. */
 export function byType(a: { readonly type: string }, b: { readonly type: string }): number {
   return a.type < b.type ? -1 : a.type > b.type ? 1 : 0;
+}
+
+/** Orders group caps by group, as strings compare. */
+export function byGroup(a: { readonly group: string }, b: { readonly group: string }): number {
+  return a.group < b.group ? -1 : a.group > b.group ? 1 : 0;
 }
 
 /** What `jobs()` lists: every field may be left out. */

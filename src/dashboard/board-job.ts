@@ -109,6 +109,7 @@ export class BoardJob implements QueueJob {
         ...(view.leaseUntil === null ? {} : { leaseUntil: view.leaseUntil }),
         ...(view.key === null ? {} : { key: view.key }),
         ...(view.timeoutMillis === null ? {} : { timeoutMillis: view.timeoutMillis }),
+        ...(view.group === null ? {} : { group: view.group }),
         ...(view.status === JobStatus.CANCELLED ? { cancelled: true } : {}),
       },
     };

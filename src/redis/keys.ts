@@ -5,7 +5,8 @@
  * leasehold:{name}:jobSeq    string  last job number issued; INCR makes J1, J2, ...
  * leasehold:{name}:tokenSeq  string  last lease token issued; INCR, so tokens never repeat
  * leasehold:{name}:state     hash    what every call reads first, in one HMGET (includes/call.lua):
- *                                    version: the data model (scripts.ts DATA_MODEL);
+ *                                    version: the data model (scripts.ts DATA_MODEL; GROUPED_MODEL once
+ *                                      the queue named a group: its ready jobs take turns, see `turns`);
  *                                    clock: the `now` the ready index is exact for (see `ready`);
  *                                    due: no delayed job's runAt and no lease's leaseUntil is earlier
  *                                      ('none': nothing falls due; absent: not known, catch up in full);
@@ -18,11 +19,12 @@
  *                                    events: the event stream's bound while events are on (absent: off);
  *                                    eventsUntil: when (Redis's clock, ms) they go off unless a subscriber
  *                                      renews them; eventSeq: the events written so far
- *                                    capped: '1' while some job type has a concurrency cap or parked jobs;
+ *                                    capped: '1' while some job type or group has a concurrency cap or parked jobs;
  *                                    queueCap: the whole queue's concurrency cap (absent: none)
  * leasehold:{name}:pending   zset    PENDING jobs, ready or delayed: member n, score runAt
  * leasehold:{name}:ready     zset    the PENDING jobs with runAt <= clock, all at score 0,
- *                                    member = sort key + n, so ZPOPMIN is the best job
+ *                                    member = sort key + n, so ZPOPMIN is the best job: the sort key
+ *                                    is (priority, runAt), or (priority, turn) once groups take turns
  * leasehold:{name}:leases    zset    RUNNING jobs: member n, score leaseUntil
  * leasehold:{name}:tokens    hash    RUNNING jobs leased by a poll of several (their hash's `filed` is '1'):
  *                                    n -> its lease's token, and 'k' after it for a job with an idempotent
@@ -50,6 +52,14 @@
  * leasehold:{name}:parked:<type> zset  ready jobs of <type> a poll passed over as their type was at its cap:
  *                                    their `ready` member, score 0 (polls take them in their place once it has room)
  * leasehold:{name}:parkedTypes set   the types that have parked jobs
+ * leasehold:{name}:groupCaps hash    group -> its concurrency cap (setGroupConcurrency)
+ * leasehold:{name}:groupRunning hash group -> its jobs RUNNING, for each group in `groupCaps`
+ * leasehold:{name}:parkedGroup:<group> zset  ready jobs of <group> a poll passed over as their group was at
+ *                                    its cap, as the type's parked sets
+ * leasehold:{name}:parkedGroups set  the groups that have parked jobs
+ * leasehold:{name}:turns     hash    once groups take turns (includes/turns.lua), per turn level L (16 hex
+ *                                    characters: the priority's sort key): L -> the turn last served,
+ *                                    "L group" -> the group's last turn ("L " for the jobs without a group)
  * leasehold:{name}:held      zset    ready jobs a poll passed over as their type's window was used up:
  *                                    member = their `ready` member, score = when the window opens
  * leasehold:{name}:finishes  channel (never a key) the numbers of jobs that just finished, for finished()
@@ -63,7 +73,8 @@
  *                                    key, keyTtl, timeout (its own
  *                                    lease length), filed ('1': its lease's token is in `tokens`),
  *                                    progress and progressToken (the latest report, and the lease that made it),
- *                                    logsDropped (log lines dropped past maxLogLines)
+ *                                    logsDropped (log lines dropped past maxLogLines), group (submit's),
+ *                                    turn (its turn as filed ready, once groups take turns)
  * leasehold:{name}:job:<n>:logs list  job Jn's log lines, oldest first (log.lua); deleted with the job's hash
  * leasehold:{name}:events  stream  the moves of jobs (completed, retrying, dead, cancelled), written only while
  *                                    `state` has `events` (the stream's bound, set by a subscriber; eventSeq counts
@@ -105,7 +116,7 @@
 /** The fixed keys, by the names the scripts give them (K.jobSeq, K.tokenSeq, ...): each is the queue's prefix and its name. */
 export const KEY_NAMES = ['jobSeq', 'tokenSeq', 'clock', 'pending', 'ready', 'leases', 'dead', 'finished', 'counts', 'signal', 'sweep', 'paused',
   'finishes', 'keys', 'pendingNums', 'runningNums', 'succeededNums', 'cancelledNums', 'listing', 'limits', 'windows', 'held', 'state', 'tokens',
-  'policies', 'cancels', 'deadAt', 'events', 'caps', 'running', 'parkedTypes'] as const;
+  'policies', 'cancels', 'deadAt', 'events', 'caps', 'running', 'parkedTypes', 'groupCaps', 'groupRunning', 'parkedGroups', 'turns'] as const;
 export type KeyName = (typeof KEY_NAMES)[number];
 
 export interface QueueKeys {

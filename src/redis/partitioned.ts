@@ -8,8 +8,8 @@ import { keyHash } from '../key-hash.js';
 import { IllegalStateError, InvalidArgumentError, describe } from '../errors.js';
 import { filledTracing, readOptions } from '../options.js';
 import type { RetryPolicy, SharedPolicy } from '../policy.js';
-import { byType, type ConcurrencyCaps, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy } from '../types.js';
-import { checkConcurrency } from '../validate/concurrency.js';
+import { byType, type ConcurrencyCaps, type GroupConcurrencyCap, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy } from '../types.js';
+import { checkConcurrency, checkGroupConcurrency } from '../validate/concurrency.js';
 import type { ScheduleOptions, ScheduleView } from '../schedule/spec.js';
 import { startScheduler, type Scheduler, type SchedulerOptions } from '../schedule/timer.js';
 import { parseJobId } from '../validate/job-id.js';
@@ -413,6 +413,39 @@ export class PartitionedRedisQueue {
       max: each.reduce((sum, caps) => sum + (caps.types.find((cap) => cap.type === type)?.max ?? 0), 0),
     }));
     return { queue, types: types.sort(byType) };
+  }
+
+  /**
+   * A group's concurrency cap (see RedisJobQueue#setGroupConcurrency), split
+   * in shares over the partitions as setConcurrency splits a type's: each
+   * partition's scripts hold its share exactly, the shares add up to `max`,
+   * and `max` must be at least the partition count (else
+   * InvalidArgumentError and nothing changes). A group's jobs spread over
+   * the partitions as any others do; each partition takes group turns among
+   * its own jobs. Set one partition after the other: if this rejects for
+   * Redis, set it again.
+   */
+  async setGroupConcurrency(group: string, max: number | null): Promise<void>;
+  async setGroupConcurrency(...args: unknown[]): Promise<void> {
+    this.#assertOpen();
+    const { group, max } = checkGroupConcurrency(args);
+    const count = this.#parts.length;
+    if (max !== null && max < count) {
+      throw new InvalidArgumentError(`Expected \`max\` to be at least the ${count} partitions (each gets a share), got ${describe(max)}`);
+    }
+    for (const [p, part] of this.#parts.entries()) {
+      await part.setGroupConcurrency(group, max === null ? null : Math.floor(max / count) + (p < max % count ? 1 : 0));
+    }
+  }
+
+  /** The groups' concurrency caps, each the partitions' shares added up (the groups capped in partition 0), by group. */
+  async groupConcurrencyCaps(): Promise<GroupConcurrencyCap[]> {
+    this.#assertOpen();
+    const each = await Promise.all(this.#parts.map((part) => part.groupConcurrencyCaps()));
+    return each[0]!.map(({ group }) => ({
+      group,
+      max: each.reduce((sum, caps) => sum + (caps.find((cap) => cap.group === group)?.max ?? 0), 0),
+    }));
   }
 
   /**

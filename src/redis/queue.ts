@@ -2,8 +2,8 @@ import { clockFromShare, shareClock, systemClock, type SharedClock, type TimeSou
 import { IllegalStateError, InvalidArgumentError, describe, refusalError, type JobQueueError } from '../errors.js';
 import { fillOptions, filledTracing, readCallers, readOptions, type JobQueueOptions, type RetainOptions, type TracingOptions } from '../options.js';
 import { RetryPolicy, policyFromShare, sharePolicy, type Jitter, type SharedPolicy } from '../policy.js';
-import { byType, type ConcurrencyCaps, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy } from '../types.js';
-import { checkConcurrency } from '../validate/concurrency.js';
+import { byGroup, byType, type ConcurrencyCaps, type GroupConcurrencyCap, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy } from '../types.js';
+import { checkConcurrency, checkGroupConcurrency } from '../validate/concurrency.js';
 import { readNow, checkTimeSource } from '../validate/clock.js';
 import { checkPolicy, checkQueueName } from '../validate/construction.js';
 import { parseJobId } from '../validate/job-id.js';
@@ -335,10 +335,6 @@ export class RedisJobQueue {
   }
 
   #submit(jobs: readonly CheckedJob[]): Promise<string[]> {
-    // Refused rather than dropped: a job whose group went unheard would run uncapped and out of turn.
-    if (jobs.some((job) => job.group !== null)) {
-      return Promise.reject(new InvalidArgumentError('Expected no `group` on the Redis backend: groups are in-memory and journaled queues\' only, for now'));
-    }
     return this.#tracing === undefined ? this.#place(jobs) : this.#tracing.traced(jobs, () => this.#place(jobs));
   }
 
@@ -347,6 +343,7 @@ export class RedisJobQueue {
     const fields = jobs.flatMap((job) => [
       job.type, job.payload, String(job.priority), job.runAtMillis === undefined ? '' : String(job.runAtMillis), String(job.delayMillis), String(job.maxAttempts),
       job.key ?? '', String(job.keyTtlMillis), String(job.timeoutMillis), job.headersText ?? '', String(job.debounceMillis), String(job.throttleMillis),
+      job.group ?? '',
     ]);
     const reply = await this.#run('submit', [String(this.#capacity), ...fields], '');
     return reply.slice(1).map((n) => `J${n}`);
@@ -796,6 +793,31 @@ export class RedisJobQueue {
     this.#assertOpen();
     const { type, max } = checkConcurrency(args);
     await this.#run('setConcurrency', [type ?? '', max === null ? '' : String(max)], '');
+  }
+
+  /**
+   * Caps how many jobs of `group` (submit's `group` option) are RUNNING at
+   * once, for every client of the queue in every process; `null` removes
+   * the cap (see JobQueue#setGroupConcurrency). Kept as the type caps are
+   * (src/redis/lua/includes/caps.lua): exact however many clients poll, and
+   * across restarts. Naming a group here makes the queue take group turns
+   * (src/redis/lua/includes/turns.lua).
+   */
+  setGroupConcurrency(group: string, max: number | null): Promise<void>;
+  async setGroupConcurrency(...args: unknown[]): Promise<void> {
+    this.#assertOpen();
+    const { group, max } = checkGroupConcurrency(args);
+    await this.#run('setGroupConcurrency', [group, max === null ? '' : String(max)], '');
+  }
+
+  /** The groups' concurrency caps, by group name. */
+  async groupConcurrencyCaps(): Promise<GroupConcurrencyCap[]> {
+    this.#assertOpen();
+    const [, fields] = await this.#run('groupConcurrencyCaps', [], '');
+    const pairs = fields as string[];
+    const groups: GroupConcurrencyCap[] = [];
+    for (let i = 0; i < pairs.length; i += 2) groups.push({ group: pairs[i]!, max: Number(pairs[i + 1]) });
+    return groups.sort(byGroup);
   }
 
   /** The concurrency caps: the whole queue's (null: none) and each job type's, by type. */

@@ -51,8 +51,7 @@ export function toView(id: string, pairs: readonly string[], policyMaxAttempts: 
     finishedAt: status === JobStatus.SUCCEEDED || status === JobStatus.DEAD || status === JobStatus.CANCELLED ? timeOf(f.get('finishedAt')) : null,
     // Only the latest lease's: one reported under an earlier token belongs to an earlier attempt.
     progress: f.has('progress') && Number(f.get('progressToken')) === Number(f.get('token')) ? Number(f.get('progress')) : undefined,
-    // No groups on Redis yet (a submit with one is refused).
-    group: null,
+    group: f.get('group') ?? null,
   };
 }
 

@@ -47,6 +47,12 @@ export const CATCHING_UP = 1;
  */
 export const DATA_MODEL = 2;
 
+/**
+ * Data model 2 with groups taking turns (includes/turns.lua): the version a queue's state hash says
+ * from the first group it names on. A build without groups refuses such a queue (NewerDataModel).
+ */
+export const GROUPED_MODEL = 3;
+
 /** The arguments every script takes first, in this order (RedisJobQueue fills them in for every call); its own follow. */
 export const COMMON_ARGS = ['holder', 'now', 'seed', 'maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter', 'partitions', 'partition', 'maxFinished', 'maxAgeMillis',
   'maxDead', 'maxDeadAgeMillis'] as const;
@@ -89,12 +95,14 @@ const COMMAND_FILES = {
   updatePayload: 'update-payload',
   setConcurrency: 'set-concurrency',
   concurrencyCaps: 'concurrency-caps',
+  setGroupConcurrency: 'set-group-concurrency',
+  groupConcurrencyCaps: 'group-concurrency-caps',
 } as const;
 
 export type Command = keyof typeof COMMAND_FILES;
 
 /** The helpers in src/redis/lua/includes/, in order: each may use those before it. */
-const INCLUDES = ['call', 'encoding', 'events', 'caps', 'jobs', 'leases', 'catch-up', 'listing', 'pending'] as const;
+const INCLUDES = ['call', 'encoding', 'turns', 'events', 'caps', 'jobs', 'leases', 'catch-up', 'listing', 'pending'] as const;
 
 /** The refusals by name, as the Lua compares them (`Refusal.NotFound`...). */
 const REFUSALS: Record<string, Refusal> = {
@@ -111,7 +119,7 @@ function constants(): string {
     // KEYS[1] is the one fixed key declared (keys.ts): the call names the others from its prefix.
     `local DECLARED_SUFFIX = '${KEY_NAMES[0]}'`,
     'local FIXED = 1',
-    `local DATA_MODEL = '${DATA_MODEL}'`,
+    `local DATA_MODEL, GROUPED_MODEL = '${DATA_MODEL}', '${GROUPED_MODEL}'`,
     // Marks a token in K.tokens as a keyed job's (keys.ts).
     "local KEYED = 'k'",
     `local ARG = ${table(COMMON_ARGS.map((name, i) => [name, i + 1]))}`,

@@ -113,6 +113,15 @@ describeEachBackend('dashboard adapter', (backend) => {
     expect(running.opts.leaseUntil).toBe((await queue.view(ids.running)).leaseUntil);
   });
 
+  it('shows a job\'s group among its options, none for a job without one', async () => {
+    const { queue, clock } = await setup(backend);
+    const grouped = await queue.submit('resize', '{}', { group: 'tenant-7' });
+    const plain = await queue.submit('resize', '{}');
+    const adapter = await adapterOver(queue, clock);
+    expect((await job(adapter, grouped)).toJSON().opts).toMatchObject({ group: 'tenant-7' });
+    expect((await job(adapter, plain)).toJSON().opts).not.toHaveProperty('group');
+  });
+
   it('shows a job\'s progress as { progress } (bull-board\'s Progress tab shows objects only), none as 0', async () => {
     const { queue, clock } = await setup(backend);
     const id = await queue.submit('resize', '{}');

@@ -39,6 +39,7 @@ import {
   type TypeRateLimit,
   type TypeRetryPolicy,
   type ConcurrencyCaps,
+  type GroupConcurrencyCap,
 } from '../../dist/index.js';
 import { redisClusterBackend } from './redis-cluster-harness.js';
 import { redisBackend, redisPartitionedBackend } from './redis-harness.js';
@@ -87,6 +88,8 @@ export interface ContractQueue {
   retryPolicies(): Awaitable<TypeRetryPolicy[]>;
   setConcurrency(...args: [max: number | null] | [type: string, max: number | null]): Awaitable<void>;
   concurrencyCaps(): Awaitable<ConcurrencyCaps>;
+  setGroupConcurrency(group: string, max: number | null): Awaitable<void>;
+  groupConcurrencyCaps(): Awaitable<GroupConcurrencyCap[]>;
   schedule(name: string, options: ScheduleOptions): Awaitable<ScheduleView>;
   unschedule(name: string): Awaitable<boolean>;
   schedules(): Awaitable<ScheduleView[]>;
@@ -299,6 +302,8 @@ function asRemote(queue: JobQueue, release: () => void): ContractQueue {
     retryPolicies: () => call('retryPolicies', () => queue.retryPolicies()),
     setConcurrency: (...args) => call('setConcurrency', () => (queue.setConcurrency as (...a: unknown[]) => void)(...args)),
     concurrencyCaps: () => call('concurrencyCaps', () => queue.concurrencyCaps()),
+    setGroupConcurrency: (...args) => call('setGroupConcurrency', () => queue.setGroupConcurrency(...args)),
+    groupConcurrencyCaps: () => call('groupConcurrencyCaps', () => queue.groupConcurrencyCaps()),
     schedule: (...args) => call('schedule', () => queue.schedule(...args)),
     unschedule: (...args) => call('unschedule', () => queue.unschedule(...args)),
     schedules: () => call('schedules', () => queue.schedules()),

@@ -1,5 +1,5 @@
 --[[
-  stats: the queue's counts, each O(1) (parked jobs: O(1) per job type with parked jobs): catching up
+  stats: the queue's counts, each O(1) (parked jobs: O(1) per job type and group with parked jobs): catching up
   left K.ready exact for now (held and parked jobs are ready too).
 
   KEYS: the queue's declared key, KEYS[FIXED] (includes/call.lua)
@@ -12,7 +12,9 @@
 
 local parked = 0
 if capped then
-  for _, jobType in ipairs(redis.call('SMEMBERS', K.parkedTypes)) do parked = parked + redis.call('ZCARD', parkedOf(jobType)) end
+  for scope = TYPE, GROUP do
+    for _, name in ipairs(redis.call('SMEMBERS', K[SCOPES[scope].parked])) do parked = parked + redis.call('ZCARD', parkedOf(scope, name)) end
+  end
 end
 return { 0, redis.call('ZCARD', K.pending), redis.call('ZCARD', K.ready) + redis.call('ZCARD', K.held) + parked,
   redis.call('ZCARD', K.leases), tonumber(redis.call('HGET', K.counts, 'succeeded') or '0'),

@@ -7,11 +7,12 @@
   KEYS: the queue's declared key, KEYS[FIXED] (includes/call.lua)
   ARGV: the common arguments (includes/call.lua), then
     [OWN + 1] capacity: the most jobs the queue holds
-    then 12 per job: type, payload, priority, runAt ('' for delay after now), delay, maxAttempts
+    then 13 per job: type, payload, priority, runAt ('' for delay after now), delay, maxAttempts
       (0: its type's policy's if it has one, else the queue's), key ('': none), keyTtl, timeout (0: the poll's),
       headers ('': none), debounce (0: none; else a PENDING holder of the key gets this payload and runs
       debounce after now, and no job is stored), throttle (0: none; else the key is taken while now is
-      within throttle of its holder's submittedAt, whatever the holder's status)
+      within throttle of its holder's submittedAt, whatever the holder's status), group ('': none; the
+      first job of the queue's life to name one makes groups take turns: includes/turns.lua)
   Replies:
     { 0, n, n, ... }: each job's number (a key holder's for a job not stored); clients waiting for work are woken
     { CATCHING_UP }: the call brought the queue part of the way up to now (includes/catch-up.lua)
@@ -22,7 +23,7 @@
 
 local capacity = tonumber(ARGV[OWN + 1])
 local first = OWN + 2
-local WIDTH = 12
+local WIDTH = 13
 local total = (#ARGV - first + 1) / WIDTH
 -- Per job: the id it gets without being stored (a key's holder's), or the index of the earlier job whose key it repeats.
 local holders, repeats, firstWithKey = {}, {}, {}
@@ -49,6 +50,14 @@ local held = redis.call('ZCARD', K.pending) + redis.call('ZCARD', K.leases) + re
 local excess = held + count - capacity
 if excess > finished then return { Refusal.NoSlot } end
 for _ = 1, excess do evictOldest() end
+if not grouped then
+  for j = 1, total do
+    if ARGV[first + (j - 1) * WIDTH + 12] ~= '' then
+      startTurns()
+      break
+    end
+  end
+end
 local ids = { 0 }
 local seq = redis.call('INCRBY', K.jobSeq, count) - count
 local pending, ready, numbers = {}, {}, {}
@@ -80,25 +89,37 @@ for j = 1, total do
       end
       attempts = typeAttempts[ARGV[i]]
     end
-    redis.call('HSET', key, 'type', ARGV[i], 'payload', ARGV[i + 1], 'priority', ARGV[i + 2],
-      'status', 'PENDING', 'attempts', 0, 'runAt', runAt, 'maxAttempts', attempts, 'submittedAt', nowText)
-    if ARGV[i + 6] ~= '' then
-      redis.call('HSET', key, 'key', ARGV[i + 6], 'keyTtl', ARGV[i + 7])
-      redis.call('HSET', K.keys, ARGV[i + 6], n)
-    end
-    if ARGV[i + 8] ~= '0' then redis.call('HSET', key, 'timeout', ARGV[i + 8]) end
-    if ARGV[i + 9] ~= '' then redis.call('HSET', key, 'headers', ARGV[i + 9]) end
+    local fields = { 'type', ARGV[i], 'payload', ARGV[i + 1], 'priority', ARGV[i + 2],
+      'status', 'PENDING', 'attempts', 0, 'runAt', runAt, 'maxAttempts', attempts, 'submittedAt', nowText }
     local due = tonumber(runAt)
     pending[#pending + 1] = due
     pending[#pending + 1] = n
     numbers[#numbers + 1] = n
     numbers[#numbers + 1] = n
     if due <= now then
+      local member, turn
+      if grouped then
+        member, turn = turnMember(tonumber(ARGV[i + 2]), ARGV[i + 12], n)
+        fields[17], fields[18] = 'turn', turn
+      else
+        member = memberOf(tonumber(ARGV[i + 2]), due, n)
+      end
       ready[#ready + 1] = 0
-      ready[#ready + 1] = memberOf(tonumber(ARGV[i + 2]), due, n)
+      ready[#ready + 1] = member
     else
       dueBy(due)
     end
+    if ARGV[i + 12] ~= '' then
+      local at = #fields
+      fields[at + 1], fields[at + 2] = 'group', ARGV[i + 12]
+    end
+    redis.call('HSET', key, unpack(fields))
+    if ARGV[i + 6] ~= '' then
+      redis.call('HSET', key, 'key', ARGV[i + 6], 'keyTtl', ARGV[i + 7])
+      redis.call('HSET', K.keys, ARGV[i + 6], n)
+    end
+    if ARGV[i + 8] ~= '0' then redis.call('HSET', key, 'timeout', ARGV[i + 8]) end
+    if ARGV[i + 9] ~= '' then redis.call('HSET', key, 'headers', ARGV[i + 9]) end
     ids[j + 1] = n
   end
 end

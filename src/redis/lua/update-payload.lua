@@ -1,5 +1,6 @@
 --[[
-  updatePayload: a PENDING job's new payload (its place in the ready order is the same).
+  updatePayload: a PENDING job's new payload (its place in the ready order is the same; once groups take
+  turns, it is filed again with a new turn, at the end of its group's line, as the shared-memory queue files it).
 
   KEYS: the queue's declared key, KEYS[FIXED] (includes/call.lua), then KEYS[FIXED + 1], the hash of the job ARGV names
   ARGV: the common arguments (includes/call.lua), then
@@ -17,5 +18,5 @@
 local n = ARGV[OWN + 1]
 local key, refusal = pendingJob(n, KEYS[FIXED + 1])
 if key == nil then return { refusal } end
-redis.call('HSET', key, 'payload', ARGV[OWN + 2])
+if grouped then refile(n, key, { 'payload', ARGV[OWN + 2] }) else redis.call('HSET', key, 'payload', ARGV[OWN + 2]) end
 return { 0 }

@@ -22,8 +22,8 @@ local K, namedFor = {}, nil
 -- Each status's listing set: its jobs by number, for jobs() to page through (see jobs.lua).
 local numsOf
 local jobPrefix
--- Job type t's parked set is parkedPrefix .. t (see caps.lua).
-local parkedPrefix
+-- Job type t's parked set is parkedPrefix .. t, group g's parkedGroupPrefix .. g (see caps.lua).
+local parkedPrefix, parkedGroupPrefix
 -- The calling process's liveness key is alivePrefix .. holder (see liveness.ts).
 local alivePrefix, holder
 -- The call's clock, as sent (exact text) and as a number.
@@ -56,6 +56,10 @@ local eventsMax, eventsUntil
 -- The concurrency caps (caps.lua): whether some job type has a cap or parked jobs (K.state's `capped`),
 -- and the whole queue's cap (K.state's `queueCap`; nil: none). A queue without caps reads nothing more.
 local capped, queueCap
+-- Whether groups take turns (turns.lua): once a queue names a group, K.state's version is GROUPED_MODEL
+-- for the rest of its life, and its ready jobs are filed by (priority, turn, submission). A client of
+-- a build without groups refuses such a queue (NewerDataModel) rather than file jobs out of turn.
+local grouped
 
 -- A queue of data model 1 (no K.state: its clock, sweep, pause and wake counter in keys of their own)
 -- converted in place, atomically, by the first call that finds it: those move into K.state, whose flags
@@ -90,7 +94,7 @@ local function begin(KEYS, ARGV)
   if base ~= namedFor then
     for _, name in ipairs(KEY_NAMES) do K[name] = base .. name end
     numsOf = { PENDING = K.pendingNums, RUNNING = K.runningNums, SUCCEEDED = K.succeededNums, DEAD = K.dead, CANCELLED = K.cancelledNums }
-    jobPrefix, alivePrefix, parkedPrefix = base .. 'job:', base .. 'alive:', base .. 'parked:'
+    jobPrefix, alivePrefix, parkedPrefix, parkedGroupPrefix = base .. 'job:', base .. 'alive:', base .. 'parked:', base .. 'parkedGroup:'
     namedFor = base
   end
   holder = ARGV[ARG.holder]
@@ -112,7 +116,8 @@ local function begin(KEYS, ARGV)
     'policies', 'events', 'eventsUntil', 'capped', 'queueCap')
   if f[1] == false then f = migrate() end
   -- A newer leasehold's layout: nothing here may read or write it.
-  if f[1] ~= DATA_MODEL then return { Refusal.NewerDataModel } end
+  if f[1] ~= DATA_MODEL and f[1] ~= GROUPED_MODEL then return { Refusal.NewerDataModel } end
+  grouped = f[1] == GROUPED_MODEL
   clock, due = tonumber(f[2]), nil
   if f[3] == 'none' then due = math.huge elseif f[3] then due = tonumber(f[3]) end
   paused, limited, listed, signal, policied = f[4] == '1', f[5] == '1', f[6] == '1', f[7] or '0', f[13] == '1'

@@ -17,11 +17,12 @@
 -- A job not due any more leaves K.held too, where a rate limit may have put it (and its parked set, caps.lua): STATS counts held jobs
 -- as ready, and once the clock passes its runAt again the sweep files it in K.ready, where the limit
 -- holds it anew if need be (left in both, it would be counted twice).
+-- Once groups take turns, a job filed ready takes its turn then (turns.lua).
 local function reindexOne(n, add)
-  local member = readyMember(jobKey(n), n)
   if add then
-    redis.call('ZADD', K.ready, 0, member)
+    redis.call('ZADD', K.ready, 0, fileMember(jobKey(n), n))
   else
+    local member = readyMember(jobKey(n), n)
     redis.call('ZREM', K.ready, member)
     redis.call('ZREM', K.held, member)
     unpark(jobKey(n), member)
@@ -49,7 +50,15 @@ local function indexCaughtUp()
     if budget == 0 then save(sweep) return false end
     local items = redis.call('ZRANGEBYSCORE', K.pending, sweep[1], sweep[2], 'WITHSCORES', 'LIMIT', sweep[3], budget + 1)
     local count = math.min(#items / 2, budget)
-    for i = 1, 2 * count, 2 do reindexOne(items[i], sweep[4]) end
+    if grouped and sweep[4] then
+      -- Jobs due at one time take their turns in submission order (the set orders ties by text: 10 before 9).
+      local batch = {}
+      for i = 1, 2 * count, 2 do batch[#batch + 1] = { tonumber(items[i + 1]), tonumber(items[i]), items[i] } end
+      table.sort(batch, function(a, b) return a[1] < b[1] or (a[1] == b[1] and a[2] < b[2]) end)
+      for _, job in ipairs(batch) do reindexOne(job[3], true) end
+    else
+      for i = 1, 2 * count, 2 do reindexOne(items[i], sweep[4]) end
+    end
     budget = budget - count
     if #items / 2 <= count then
       clock = tonumber(sweep[5])

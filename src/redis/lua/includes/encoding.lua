@@ -30,15 +30,39 @@ local function sortable(x)
   return known
 end
 
--- The member of job n in K.ready: highest priority, then earliest runAt, then
--- submission order; the last 16 characters are n itself.
-local function memberOf(priority, runAt, n)
-  return sortable(-priority) .. sortable(runAt) .. string.format('%016d', tonumber(n))
+-- The number sortable(x) was made from.
+local function unsortable(hex)
+  local b = {}
+  for i = 1, 8 do b[i] = tonumber(string.sub(hex, 2 * i - 1, 2 * i), 16) end
+  if b[1] >= 128 then
+    b[1] = b[1] - 128
+  else
+    for i = 1, 8 do b[i] = 255 - b[i] end
+  end
+  return (struct.unpack('>d', string.char(unpack(b))))
 end
 
+-- The member of job n in K.ready: highest priority, then earliest runAt (once groups take turns,
+-- lowest turn: turns.lua), then submission order. The first 16 characters are the priority's (the
+-- job's turn level), the next 16 its runAt's or turn's, the last 16 n itself.
+local function memberOf(priority, order, n)
+  return sortable(-priority) .. sortable(order) .. string.format('%016d', tonumber(n))
+end
+
+-- Whether ready member a comes before b as a sorted set orders them: by bytes (Lua's `<` is the
+-- locale's collation, which Redis sets from the environment).
+local function precedes(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+
+-- The member job n was filed ready with (its turn, kept in its hash, once groups take turns).
 local function readyMember(key, n)
-  local f = redis.call('HMGET', key, 'priority', 'runAt')
-  return memberOf(tonumber(f[1]), tonumber(f[2]), n)
+  local f = redis.call('HMGET', key, 'priority', 'runAt', 'turn')
+  return memberOf(tonumber(f[1]), tonumber(grouped and f[3] or f[2]), n)
 end
 
 -- One command per up to 500 of args (Lua's unpack is bounded): ZADD key score member ..., RPUSH key n ...

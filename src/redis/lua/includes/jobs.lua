@@ -13,11 +13,11 @@ local function unlist(set, numbers) if listed then redis.call('ZREM', set, unpac
 local function enqueue(n, key, runAt)
   redis.call('ZADD', K.pending, runAt, n)
   list(K.pendingNums, { n, n })
-  if runAt <= now then redis.call('ZADD', K.ready, 0, readyMember(key, n)) else dueBy(runAt) end
+  if runAt <= now then redis.call('ZADD', K.ready, 0, fileMember(key, n)) else dueBy(runAt) end
 end
 
 -- PENDING job n out of every index enqueue filed it in, and out of K.held, where a rate limit may have put it,
--- and its type's parked set, where a cap may have (caps.lua).
+-- and its type's or group's parked set, where a cap may have (caps.lua).
 local function dequeue(n, key)
   local member = readyMember(key, n)
   redis.call('ZREM', K.ready, member)

@@ -48,29 +48,39 @@ end
 
 -- The numbers of up to max best ready jobs, taken out of the ready index.
 -- With the whole queue's cap, no more than bring K.leases (the jobs RUNNING) to it.
--- With rate limits or type caps, one at a time: a job whose type's window is
--- used up is held (see K.held), one whose type is at its cap is parked (caps.lua),
+-- With rate limits or type or group caps, one at a time: a job whose type's window is
+-- used up is held (see K.held), one whose type or group is at its cap is parked (caps.lua),
 -- and the next is taken; each one taken is counted. Also whether the budget
--- ran out before anything could be taken: look again.
+-- ran out before anything could be taken: look again. Once groups take turns, the
+-- turns of the jobs taken are served (turns.lua).
 local function takeBest(max)
   local numbers = {}
   if queueCap ~= nil then max = math.min(max, queueCap - redis.call('ZCARD', K.leases)) end
   if max <= 0 then return numbers, false end
   if not limited and not capped then
     local best = redis.call('ZPOPMIN', K.ready, max)
-    for i = 1, #best, 2 do numbers[#numbers + 1] = int(tonumber(string.sub(best[i], 33))) end
+    local members = {}
+    for i = 1, #best, 2 do
+      numbers[#numbers + 1] = int(tonumber(string.sub(best[i], 33)))
+      members[#members + 1] = best[i]
+    end
+    if grouped then served(members) end
     return numbers, false
   end
   -- Jobs still held whose window opened may come first: none is taken before they are back.
   if limited and not releaseHeld(nowText) then return numbers, true end
   local view = capped and capsView() or nil
+  local members, exhausted = {}, false
   while #numbers < max do
-    if holdBudget == 0 then return numbers, #numbers == 0 end
-    local member, parkedType
+    if holdBudget == 0 then
+      exhausted = true
+      break
+    end
+    local member, parkedScope, parkedName
     if view then
-      member, parkedType = nextCandidate(view)
+      member, parkedScope, parkedName = nextCandidate(view)
       if member == nil then break end
-      takeCandidate(view, member, parkedType)
+      takeCandidate(view, member, parkedScope, parkedName)
     else
       local best = redis.call('ZPOPMIN', K.ready)
       if #best == 0 then break end
@@ -78,10 +88,11 @@ local function takeBest(max)
     end
     local n = int(tonumber(string.sub(member, 33)))
     local key = jobKey(n)
-    local jobType = view and redis.call('HGET', key, 'type')
-    -- A parked job is a candidate only while its type has room.
-    if view and parkedType == nil and not hasRoom(view, jobType) then
-      park(view, jobType, member)
+    local names = view and capNames(key)
+    -- A parked job is a candidate only while its set's type or group has room; the other may have none.
+    local full = view and fullScope(view, names)
+    if full then
+      park(view, full, names[full], member)
       holdBudget = holdBudget - 1
     else
       local opensAt = limited and windowOpensAt(key) or nil
@@ -90,12 +101,14 @@ local function takeBest(max)
         holdBudget = holdBudget - 1
       else
         numbers[#numbers + 1] = n
-        if view then admit(view, jobType) end
+        members[#members + 1] = member
+        if view then admit(view, names) end
       end
     end
   end
-  if view and next(view.max) == nil then settleCaps() end
-  return numbers, false
+  if grouped then served(members) end
+  if view and uncapped(view) then settleCaps() end
+  return numbers, exhausted and #numbers == 0
 end
 
 -- Leases up to max ready jobs to workerId (none while the queue is paused), best first, each for its

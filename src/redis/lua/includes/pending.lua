@@ -16,7 +16,7 @@ local function pendingJob(n, key)
 end
 
 -- PENDING job n with its fields changed (HSET's field, value, ...): out of the ready index by its old
--- member (and out of K.held, where a rate limit may have put it, and its parked set, where a cap may have:
+-- member (and out of K.held, where a rate limit may have put it, and its parked sets, where a cap may have:
 -- the next poll holds or parks it again if need be),
 -- then filed again by its new priority and runAt (ready, or delayed in K.pending alone).
 local function refile(n, key, fields)

@@ -1,0 +1,37 @@
+--[[
+  setGroupConcurrency: sets or removes a group's concurrency cap (includes/caps.lua). A group's
+  first cap counts its jobs RUNNING now (a scan of K.leases, O(running)); a changed cap keeps the
+  count. A cap lowered below the jobs RUNNING stops none of them. A queue's first group named here
+  makes groups take turns (includes/turns.lua). Clients waiting for work are woken: a cap raised or
+  removed may let them lease.
+
+  KEYS: the queue's declared key, KEYS[FIXED] (includes/call.lua)
+  ARGV: the common arguments (includes/call.lua), then
+    [OWN + 1] group (never blank)
+    [OWN + 2] max, an integer >= 1 ('': remove the cap)
+  Replies:
+    { 0 }
+    { CATCHING_UP }: the call brought the queue part of the way up to now (includes/catch-up.lua)
+      and stopped before its own work: call it again
+]]
+
+local group, max = ARGV[OWN + 1], ARGV[OWN + 2]
+if max == '' then
+  -- Its parked jobs stay parked: with no cap their group always has room, and polls take them in their place.
+  redis.call('HDEL', K.groupCaps, group)
+  redis.call('HDEL', K.groupRunning, group)
+  if capped then settleCaps() end
+else
+  if not grouped then startTurns() end
+  if redis.call('HEXISTS', K.groupCaps, group) == 0 then
+    local count = 0
+    for _, n in ipairs(redis.call('ZRANGE', K.leases, 0, -1)) do
+      if redis.call('HGET', jobKey(n), 'group') == group then count = count + 1 end
+    end
+    redis.call('HSET', K.groupRunning, group, count)
+  end
+  redis.call('HSET', K.groupCaps, group, max)
+  redis.call('HSET', K.state, 'capped', '1')
+end
+announce()
+return { 0 }
