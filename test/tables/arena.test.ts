@@ -30,6 +30,37 @@ describe('payload arena', () => {
     expect(arena.readCounted(counted)).toBe('failed');
   });
 
+  it('stores bytes as they are, valid UTF-8 or not, and reads back a copy', () => {
+    const arena = new Arena(arenaBuffer(4 * INITIAL_ARENA_BYTES), new Float64Array(HEADER_FIELDS));
+    // Exclusive mode keeps short strings as given; bytes must still be written, not kept.
+    arena.keepStrings();
+    const notUtf8 = Uint8Array.of(0xff, 0xfe, 0xc3, 0x00, 0x80, 0xed, 0xa0, 0x80);
+    const long = Uint8Array.from({ length: 10 * CHUNK_DATA_BYTES + 3 }, (_, i) => (i * 131 + 7) & 0xff);
+    const short = arena.storeBytes(notUtf8);
+    const chain = arena.storeBytes(long);
+    expect(arena.storeBytes(new Uint8Array(0))).toBe(0);
+    expect(arena.readBytes(0, 0, 0)).toEqual(new Uint8Array(0));
+    const readShort = arena.readBytes(short, 0, notUtf8.length);
+    expect(readShort).toEqual(notUtf8);
+    expect(arena.readBytes(chain, 0, long.length)).toEqual(long);
+    const at = 2 * CHUNK_DATA_BYTES + 5;
+    expect(arena.readBytes(chain, at, 100)).toEqual(long.subarray(at, at + 100));
+    // A copy: writing to what was read leaves the arena's bytes as they were.
+    readShort[0] = 0;
+    expect(arena.readBytes(short, 0, notUtf8.length)).toEqual(notUtf8);
+    // The chunks count as a string's of the same byte length do.
+    const before = arena.freeChunks;
+    arena.free(chain, long.length);
+    expect(arena.freeChunks - before).toBe(Arena.chunksFor(long.length));
+  });
+
+  it('refuses bytes with no room left, taking nothing', () => {
+    const arena = new Arena(arenaBuffer(INITIAL_ARENA_BYTES), new Float64Array(HEADER_FIELDS));
+    const free = arena.freeChunks;
+    expect(arena.storeBytes(new Uint8Array((free + 1) * CHUNK_DATA_BYTES))).toBe(-1);
+    expect(arena.freeChunks).toBe(free);
+  });
+
   it('grows its buffer past INITIAL_ARENA_BYTES as chunks are taken, and counts the room it may grow to', () => {
     const buffer = arenaBuffer(16 * INITIAL_ARENA_BYTES);
     const arena = new Arena(buffer, new Float64Array(HEADER_FIELDS));

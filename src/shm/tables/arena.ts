@@ -136,6 +136,23 @@ export class Arena {
     }
     const source = this.#scratchOf(byteCount);
     source.write(second, source.write(first, 0, 'utf8'), 'utf8');
+    return this.#storeChain(source, byteCount, count);
+  }
+
+  /**
+   * Stores `bytes` as they are (a binary payload: no text encoding, never
+   * kept, so any bytes survive, valid UTF-8 or not); returns its first chunk,
+   * 0 for no bytes, or NO_ROOM as `store` does. The one copy into shared memory.
+   */
+  storeBytes(bytes: Uint8Array): number {
+    const count = Arena.chunksFor(bytes.length);
+    if (count === 0) return 0;
+    if (count > this.freeChunks) return NO_ROOM;
+    return this.#storeChain(bytes, bytes.length, count);
+  }
+
+  /** Copies `byteCount` bytes of `source` into a new chain of `count` chunks (there is room); returns its first chunk. */
+  #storeChain(source: Uint8Array, byteCount: number, count: number): number {
     let head = 0;
     let previous = 0;
     for (let i = 0; i < count; i++) {
@@ -179,6 +196,32 @@ export class Arena {
     // More than the arena holds: a lock-free reader raced an eviction that reused the chain; its re-check of the slot's word discards this.
     if (!(byteCount >= 0 && byteCount <= this.#chunks * CHUNK_BYTES)) return '';
     return this.read(first, ERROR_LENGTH_BYTES, byteCount);
+  }
+
+  /**
+   * A copy of `byteCount` bytes of the chain at `first`, starting `skip`
+   * bytes in (a binary payload). A copy, not a view: a chain's chunks are not
+   * contiguous, and they are reused once the job is evicted. A ref past the
+   * buffer (a racing reader's, which its re-check discards) reads as no bytes.
+   */
+  readBytes(first: number, skip: number, byteCount: number): Uint8Array {
+    const out = new Uint8Array(byteCount);
+    if (byteCount === 0) return out;
+    let chunk = first;
+    for (; skip >= CHUNK_DATA_BYTES; skip -= CHUNK_DATA_BYTES) chunk = this.#nextOf(chunk);
+    if (!this.#reach(chunk)) return new Uint8Array(0);
+    let copied = 0;
+    for (let at = chunk * CHUNK_BYTES + CHUNK_NEXT_BYTES + skip, end = at - skip + CHUNK_DATA_BYTES; ; ) {
+      const take = Math.min(end - at, byteCount - copied);
+      // The views may have been re-made to reach this chunk.
+      out.set(this.#u8.subarray(at, at + take), copied);
+      copied += take;
+      if (copied === byteCount) return out;
+      chunk = this.#nextOf(chunk);
+      if (!this.#reach(chunk)) return new Uint8Array(0);
+      at = chunk * CHUNK_BYTES + CHUNK_NEXT_BYTES;
+      end = at + CHUNK_DATA_BYTES;
+    }
   }
 
   /** Decodes `byteCount` bytes of the chain at `first`, starting `skip` bytes in. */
