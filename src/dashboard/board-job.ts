@@ -5,7 +5,8 @@
  */
 import type { JobState, QueueJob, QueueJobJson } from '@bull-board/api/typings/app';
 import { IllegalStateError, UnsupportedOperationError } from '../errors.js';
-import { JobStatus, type JobView } from '../types.js';
+import { JobStatus, type JobView, type Payload } from '../types.js';
+import { payloadText } from '../payload-text.js';
 import { answerable } from './http-status.js';
 import type { DashboardQueue } from './queue.js';
 import { tabOf } from './statuses.js';
@@ -126,7 +127,8 @@ function boardProgress(progress: number | undefined): number | { progress: numbe
 }
 
 /** A JSON payload as its value, so the board shows it as data; any other string as it is. */
-function payloadData(payload: string): unknown {
+function payloadData(payload: Payload): unknown {
+  if (typeof payload !== 'string') return payloadText(payload);
   try {
     return JSON.parse(payload);
   } catch {

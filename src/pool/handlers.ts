@@ -1,3 +1,4 @@
+import type { Payload } from '../types.js';
 import { importHandlerModule } from './import-handlers.js';
 
 /** What a pool thread hands a job handler besides the payload. */
@@ -30,7 +31,7 @@ export interface HandlerContext {
  * `snooze(ms)` → back PENDING, ready in `ms`, the attempt not counted. A result the
  * queue refuses (not JSON-serializable, over `maxResultBytes`) fails the attempt.
  */
-export type Handler = (payload: string, ctx: HandlerContext) => unknown;
+export type Handler = (payload: Payload, ctx: HandlerContext) => unknown;
 
 /**
  * Imports a handler module and maps job type → handler: its function-valued

@@ -1,6 +1,6 @@
 import { elementsIn, growDoubling } from '../memory/growth.js';
 import {
-  INITIAL_ARENA_BYTES, ARENA_BUMP, ARENA_FREE_COUNT, ARENA_FREE_HEAD, CHUNK_BYTES, CHUNK_DATA_BYTES, CHUNK_NEXT_BYTES, ERROR_LENGTH_BYTES, FIRST_CHUNK,
+  INITIAL_ARENA_BYTES, ARENA_BUMP, ARENA_FREE_COUNT, ARENA_FREE_HEAD, CHUNK_BYTES, CHUNK_DATA_BYTES, CHUNK_NEXT_BYTES, COUNTED_BINARY, ERROR_LENGTH_BYTES, FIRST_CHUNK,
 } from '../memory/layout.js';
 
 
@@ -8,6 +8,8 @@ import {
 export const NO_ROOM = -1;
 /** Room for a counted chain's length, written over it once stored (see storeCounted); one byte per character. */
 const LENGTH_ROOM = '\0'.repeat(ERROR_LENGTH_BYTES);
+/** Bytes from which a chain's copy of raw bytes (storeBytes, readBytes) takes one native copy per chunk rather than a byte loop. */
+const COPY_CALL_BYTES = 64;
 
 /**
  * Buffer's own UTF-8 codec, which `toString('utf8', start, end)` and
@@ -136,7 +138,7 @@ export class Arena {
     }
     const source = this.#scratchOf(byteCount);
     source.write(second, source.write(first, 0, 'utf8'), 'utf8');
-    return this.#storeChain(source, byteCount, count);
+    return this.#storeChain(source, byteCount, count, 0);
   }
 
   /**
@@ -148,11 +150,27 @@ export class Arena {
     const count = Arena.chunksFor(bytes.length);
     if (count === 0) return 0;
     if (count > this.freeChunks) return NO_ROOM;
-    return this.#storeChain(bytes, bytes.length, count);
+    return this.#storeChain(bytes, bytes.length, count, 0);
   }
 
-  /** Copies `byteCount` bytes of `source` into a new chain of `count` chunks (there is room); returns its first chunk. */
-  #storeChain(source: Uint8Array, byteCount: number, count: number): number {
+  /**
+   * Stores a binary result as a counted chain: its length, marked
+   * COUNTED_BINARY, then the bytes as given. Its first chunk, or NO_ROOM.
+   */
+  storeCountedBytes(bytes: Uint8Array): number {
+    const count = Arena.chunksFor(ERROR_LENGTH_BYTES + bytes.length);
+    if (count > this.freeChunks) return NO_ROOM;
+    const first = this.#storeChain(bytes, ERROR_LENGTH_BYTES + bytes.length, count, ERROR_LENGTH_BYTES);
+    this.#next[(first * CHUNK_BYTES + CHUNK_NEXT_BYTES) >> 2] = bytes.length | COUNTED_BINARY;
+    return first;
+  }
+
+  /**
+   * Copies `source` into a new chain of `count` chunks (there is room) that
+   * holds `byteCount` bytes: `lead` bytes left for the caller (a counted
+   * chain's length), then the source's. Returns its first chunk.
+   */
+  #storeChain(source: Uint8Array, byteCount: number, count: number, lead: number): number {
     let head = 0;
     let previous = 0;
     for (let i = 0; i < count; i++) {
@@ -165,8 +183,11 @@ export class Arena {
       const at = chunk * CHUNK_BYTES + CHUNK_NEXT_BYTES;
       const start = i * CHUNK_DATA_BYTES;
       const end = Math.min(byteCount, start + CHUNK_DATA_BYTES);
-      // A byte loop: Buffer#copy costs a native call per chunk, more than 60 bytes of copying.
-      for (let k = start; k < end; k++) bytes[at + k - start] = source[k]!;
+      const from = start < lead ? lead : start;
+      // A whole chunk's worth at once (one native copy: a megabyte payload is 16,384 chunks); a short
+      // run byte by byte, which costs less than a native call for a few bytes.
+      if (end - from >= COPY_CALL_BYTES) bytes.set(source.subarray(from - lead, end - lead), at + from - start);
+      else for (let k = from; k < end; k++) bytes[at + k - start] = source[k - lead]!;
       previous = chunk;
     }
     return head;
@@ -184,10 +205,24 @@ export class Arena {
     return first;
   }
 
-  /** The text length a chain from `storeCounted` starts with. */
+  /** The length a chain from `storeCounted` or `storeCountedBytes` starts with (without its COUNTED_BINARY mark). */
   countedBytes(first: number): number {
     if (!this.#reach(first)) return 0;
-    return this.#next[(first * CHUNK_BYTES + CHUNK_NEXT_BYTES) >> 2]!;
+    return this.#next[(first * CHUNK_BYTES + CHUNK_NEXT_BYTES) >> 2]! & ~COUNTED_BINARY;
+  }
+
+  /** Whether a counted chain holds bytes (from `storeCountedBytes`), not text. */
+  countedBinary(first: number): boolean {
+    if (!this.#reach(first)) return false;
+    return (this.#next[(first * CHUNK_BYTES + CHUNK_NEXT_BYTES) >> 2]! & COUNTED_BINARY) !== 0;
+  }
+
+  /** A copy of the bytes of a chain from `storeCountedBytes`. */
+  readCountedBytes(first: number): Uint8Array {
+    const byteCount = this.countedBytes(first);
+    // More than the arena holds: a racing reader's (see readCounted).
+    if (!(byteCount >= 0 && byteCount <= this.#chunks * CHUNK_BYTES)) return new Uint8Array(0);
+    return this.readBytes(first, ERROR_LENGTH_BYTES, byteCount);
   }
 
   /** The text of a chain from `storeCounted`. */
@@ -205,16 +240,21 @@ export class Arena {
    * buffer (a racing reader's, which its re-check discards) reads as no bytes.
    */
   readBytes(first: number, skip: number, byteCount: number): Uint8Array {
+    if (byteCount === 0) return new Uint8Array(0);
+    // A kept string (an exclusive queue's text chain of one chunk, which an undo saves as bytes): its UTF-8.
+    const kept = this.#kept?.[first];
+    if (kept !== undefined) return new Uint8Array(Buffer.from(kept).subarray(skip, skip + byteCount));
     const out = new Uint8Array(byteCount);
-    if (byteCount === 0) return out;
     let chunk = first;
     for (; skip >= CHUNK_DATA_BYTES; skip -= CHUNK_DATA_BYTES) chunk = this.#nextOf(chunk);
     if (!this.#reach(chunk)) return new Uint8Array(0);
     let copied = 0;
     for (let at = chunk * CHUNK_BYTES + CHUNK_NEXT_BYTES + skip, end = at - skip + CHUNK_DATA_BYTES; ; ) {
       const take = Math.min(end - at, byteCount - copied);
-      // The views may have been re-made to reach this chunk.
-      out.set(this.#u8.subarray(at, at + take), copied);
+      // The views may have been re-made to reach this chunk. One native copy for a chunk's worth, a byte loop for a few bytes.
+      const bytes = this.#u8;
+      if (take >= COPY_CALL_BYTES) out.set(bytes.subarray(at, at + take), copied);
+      else for (let k = 0; k < take; k++) out[copied + k] = bytes[at + k]!;
       copied += take;
       if (copied === byteCount) return out;
       chunk = this.#nextOf(chunk);
