@@ -431,9 +431,8 @@ function rowProblem(row: LoggedJob): string | null {
     if (!Number.isSafeInteger(row[field]) || row[field] < 0) return `${field} ${row[field]}`;
   }
   if (row.lastError !== null && typeof row.lastError !== 'string') return 'a lastError that is not text';
-  if (row.result !== null && (row.status !== JobStatus.SUCCEEDED || !(row.result instanceof Uint8Array || isJson(row.result)))) {
-    return 'a result that is not the JSON (or bytes) of a SUCCEEDED job';
-  }
+  // A BLOB is a binary result's bytes: any bytes are.
+  if (row.result !== null && (row.status !== JobStatus.SUCCEEDED || !(row.result instanceof Uint8Array || isJson(row.result)))) return 'a result that is not the JSON of a SUCCEEDED job';
   if (row.headers !== null && !isStringRecord(row.headers)) return 'headers that are not the JSON of an object of strings';
   if (row.group !== null && (typeof row.group !== 'string' || row.group.trim() === '' || Buffer.byteLength(row.group) > MAX_GROUP_BYTES)) return `group ${JSON.stringify(row.group)}`;
   return null;
