@@ -98,9 +98,10 @@ export class Records {
 
   /**
    * The job in `slot`, read seqlock-style; undefined if the slot stays BUSY
-   * (the caller waits for its mover under the lock).
+   * (the caller waits for its mover under the lock). Without `withPayload`,
+   * the payload is not read ('').
    */
-  read(slot: number): JobRecord | undefined {
+  read(slot: number, withPayload = true): JobRecord | undefined {
     const { slots } = this.#m;
     const copy = this.#copy;
     for (let tries = 0; tries < 16; tries++) {
@@ -114,7 +115,7 @@ export class Records {
       // Racy: an eviction may be freeing the chunks read here (checked by the word after them).
       step.racyRead();
       const type = this.#typeOf(copy);
-      const payload = this.#payloadOf(copy);
+      const payload = withPayload ? this.#payloadOf(copy) : '';
       const lastError = this.errorText(copy);
       const result = this.resultOf(copy);
       const key = this.#keyOf(copy);

@@ -54,6 +54,36 @@ describe('payload arena', () => {
     expect(arena.freeChunks - before).toBe(Arena.chunksFor(long.length));
   });
 
+  it('copies bytes by words or by bytes alike: any source offset, any length, any read offset', () => {
+    const arena = new Arena(arenaBuffer(4 * INITIAL_ARENA_BYTES), new Float64Array(HEADER_FIELDS));
+    const backing = Uint8Array.from({ length: 5 * CHUNK_DATA_BYTES + 11 }, (_, i) => (i * 37 + 3) & 0xff);
+    for (const offset of [0, 1, 2, 3, 4]) {
+      for (const length of [1, 3, 4, 5, CHUNK_DATA_BYTES - 1, CHUNK_DATA_BYTES, CHUNK_DATA_BYTES + 1, 4 * CHUNK_DATA_BYTES + 6]) {
+        const source = backing.subarray(offset, offset + length);
+        const ref = arena.storeBytes(source);
+        expect(arena.readBytes(ref, 0, length)).toEqual(source);
+        for (const skip of [1, 2, 4, CHUNK_DATA_BYTES + 3].filter((skip) => skip < length)) {
+          expect(arena.readBytes(ref, skip, length - skip)).toEqual(source.subarray(skip));
+        }
+        arena.free(ref, length);
+      }
+    }
+  });
+
+  it('stores a binary result as a counted chain marked binary, its length read without the mark', () => {
+    const arena = new Arena(arenaBuffer(4 * INITIAL_ARENA_BYTES), new Float64Array(HEADER_FIELDS));
+    const bytes = Uint8Array.from({ length: 3 * CHUNK_DATA_BYTES + 1 }, (_, i) => (255 - i) & 0xff);
+    const binary = arena.storeCountedBytes(bytes.subarray(1));
+    const textual = arena.storeCounted(5, 'hello');
+    expect([arena.countedBinary(binary), arena.countedBinary(textual)]).toEqual([true, false]);
+    expect(arena.countedBytes(binary)).toBe(bytes.length - 1);
+    expect(arena.readCountedBytes(binary)).toEqual(bytes.subarray(1));
+    expect(arena.readCounted(textual)).toBe('hello');
+    // An empty one: the length alone.
+    const empty = arena.storeCountedBytes(new Uint8Array(0));
+    expect([arena.countedBinary(empty), arena.readCountedBytes(empty)]).toEqual([true, new Uint8Array(0)]);
+  });
+
   it('refuses bytes with no room left, taking nothing', () => {
     const arena = new Arena(arenaBuffer(INITIAL_ARENA_BYTES), new Float64Array(HEADER_FIELDS));
     const free = arena.freeChunks;

