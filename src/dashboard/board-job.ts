@@ -100,7 +100,8 @@ export class BoardJob implements QueueJob {
       processedBy: view.workerId,
       failedReason: view.lastError ?? '',
       stacktrace: null,
-      returnvalue: view.result ?? null,
+      // A binary result by its length, as a binary payload (see payloadText): never a megabyte of numbers in JSON.
+      returnvalue: view.result instanceof Uint8Array ? payloadText(view.result) : (view.result ?? null),
       priority: view.priority,
       opts: {
         priority: view.priority,
