@@ -16,6 +16,12 @@ const MIB = 1 << 20;
 describeEachBackend('binary payloads', (backend) => {
   const redis = backend.name.startsWith('redis');
 
+  it('refuses a Uint8Array payload for a schedule with InvalidArgumentError (schedules keep text), creating none', async () => {
+    const { queue } = await setup(backend);
+    await expectInvalid(() => queue.schedule('nightly', { everyMillis: 1_000, type: 't', payload: bytesOf(4) as unknown as string }));
+    expect(await queue.schedules()).toEqual([]);
+  });
+
   if (redis) {
     it('refuses a Uint8Array payload, result or new payload with UnsupportedOperationError, changing nothing', async () => {
       const { queue } = await setup(backend);
@@ -118,6 +124,14 @@ describeEachBackend('binary payloads', (backend) => {
     const [dead] = await queue.deadLetters();
     expect(dead?.id).toBe(id);
     expect(dead?.payload).toEqual(bytesOf(200));
+  });
+
+  it('submitMany takes text and bytes in one batch, each read back as it was given', async () => {
+    const { queue } = await setup(backend);
+    const ids = await queue.submitMany([{ type: 't', payload: bytesOf(500) }, { type: 't', payload: 'text' }, { type: 't', payload: bytesOf(1) }]);
+    const payloads = [];
+    for (const id of ids) payloads.push((await queue.view(id)).payload);
+    expect(payloads).toEqual([bytesOf(500), 'text', bytesOf(1)]);
   });
 
   it('keeps the bytes through completeAndPoll with a binary result', async () => {

@@ -418,13 +418,17 @@ describe.skipIf(!canMount)('a journal on a full disk', () => {
     const bytes = Uint8Array.from({ length: 1_000 }, (_, i) => (i * 7 + 0xf0) & 0xff);
     const binary = queue.submit('job', bytes);
     const text = queue.submit('job', `text:${KIB}`);
-    const ids = [binary, text];
+    // One chunk of text: an exclusive queue keeps it as a string, not encoded (Arena#keepStrings); the undo saves its bytes all the same.
+    const short = queue.submit('job', 'tiny');
+    const ids = [binary, text, short];
     const held = snapshot(queue, ids);
 
     const freeSpace = fillDisk(dir, path);
     expectJournalError(() => queue.updatePayload(binary, `new:${KIB}`), JournalFullError, 'ERR_JOURNAL_FULL');
     expectJournalError(() => queue.updatePayload(text, bytes.slice(0, 900)), JournalFullError, 'ERR_JOURNAL_FULL');
+    expectJournalError(() => queue.updatePayload(short, bytes.slice(0, 10)), JournalFullError, 'ERR_JOURNAL_FULL');
     expect(snapshot(queue, ids)).toEqual(held);
+    expect(queue.view(short).payload).toBe('tiny');
     expect(queue.view(binary).payload).toEqual(bytes);
     expect(queue.view(text).payload).toBe(`text:${KIB}`);
     freeSpace();
