@@ -42,7 +42,9 @@ const BYTE_LOOP_CHARS = 16;
  * Bytes for the strings of jobs (type + payload, lastError) in one shared
  * buffer of fixed-size chunks. A string is a chain of chunks: each starts
  * with the index of the next (0 ends the chain), then up to CHUNK_DATA_BYTES
- * of UTF-8. Any free chunk serves any string, so the arena never fragments:
+ * of UTF-8, or of raw bytes for a binary payload or result (`storeBytes`,
+ * `storeCountedBytes`; the record or the chain's length word says which).
+ * Any free chunk serves any string, so the arena never fragments:
  * whenever the free chunks, plus those of jobs that may be evicted, number
  * enough, a string fits. Only the queue-lock holder allocates or frees.
  *
