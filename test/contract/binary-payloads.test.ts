@@ -126,6 +126,18 @@ describeEachBackend('binary payloads', (backend) => {
     expect(dead?.payload).toEqual(bytesOf(200));
   });
 
+  it('keeps bytes after a type too long for the type table, which leads the job\'s data chain', async () => {
+    const { queue } = await setup(backend);
+    const type = 't'.repeat(200);
+    const id = await queue.submit(type, bytesOf(150));
+    await queue.updatePayload(id, 'text between');
+    await queue.updatePayload(id, bytesOf(90, 5));
+    const lease = await mustPoll(queue, id);
+    expect([lease.type, lease.payload]).toEqual([type, bytesOf(90, 5)]);
+    await queue.complete(id, lease.token, bytesOf(70, 6));
+    expect(await queue.view(id)).toMatchObject({ type, payload: bytesOf(90, 5), result: bytesOf(70, 6) });
+  });
+
   it('submitMany takes text and bytes in one batch, each read back as it was given', async () => {
     const { queue } = await setup(backend);
     const ids = await queue.submitMany([{ type: 't', payload: bytesOf(500) }, { type: 't', payload: 'text' }, { type: 't', payload: bytesOf(1) }]);
