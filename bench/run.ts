@@ -20,6 +20,7 @@ import { journal } from './journal.js';
 import { memory } from './memory.js';
 import { metrics } from './metrics.js';
 import { poolEvents } from './pool-events.js';
+import { poolBytes } from './pool-bytes.js';
 import { poolImages } from './pool-images.js';
 import { poolProgress } from './pool-progress.js';
 import { poolWake } from './pool-wake.js';
@@ -30,7 +31,7 @@ import { singleThread } from './single-thread.js';
 import { work } from './work.js';
 
 /** The issue's table in its order, then the journal, group-commit and Redis comparisons, then the pool's events and metrics, then what #13's job features cost. */
-const SUITES: readonly Suite[] = [singleThread, drain, work, journalSubmit, memory, pollAtDepth, journal, groupCommit, redis, redisScale, poolEvents, poolWake, poolImages, poolProgress, metrics, features];
+const SUITES: readonly Suite[] = [singleThread, drain, work, journalSubmit, memory, pollAtDepth, journal, groupCommit, redis, redisScale, poolEvents, poolWake, poolImages, poolBytes, poolProgress, metrics, features];
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
 
 async function main(): Promise<void> {

@@ -4,8 +4,8 @@ import { InvalidArgumentError, QueueFullError, describe } from './errors.js';
 import { JOB_QUEUE_OPTIONS, fillOptions, given, readCallers, readOptions, type JobQueueOptions } from './options.js';
 import { policyFromShare, sharePolicy, type RetryPolicy } from './policy.js';
 import { Journal } from './journal/journal.js';
-import { attemptLimit, BUFFER_NAMES, bufferBytes, type BufferName, countedChunks, initialBytes, type LoggedJob, mayRetry, type QueueBuffers, QueueMemory, SharedFinishWaits, watchCancels } from './shm/core.js';
-import { JobStatus, type JobLogs, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy, type ConcurrencyCaps as ConcurrencyCapsList, type GroupConcurrencyCap } from './types.js';
+import { attemptLimit, BUFFER_NAMES, bufferBytes, type BufferName, countedChunks, initialBytes, payloadByteLength, type LoggedJob, mayRetry, type QueueBuffers, QueueMemory, SharedFinishWaits, watchCancels } from './shm/core.js';
+import { JobStatus, type Payload, type JobLogs, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy, type ConcurrencyCaps as ConcurrencyCapsList, type GroupConcurrencyCap } from './types.js';
 import { checkTimeSource } from './validate/clock.js';
 import { checkPolicy } from './validate/construction.js';
 import { parseJobId } from './validate/job-id.js';
@@ -198,7 +198,7 @@ export class JobQueue {
       const chunks = kept.reduce(
         (sum, job) =>
           sum +
-          core.chunksForJob(job.type, Buffer.byteLength(job.type), Buffer.byteLength(job.payload), job.key === null ? 0 : Buffer.byteLength(job.key), job.headers) +
+          core.chunksForJob(job.type, Buffer.byteLength(job.type), payloadByteLength(job.payload), job.key === null ? 0 : Buffer.byteLength(job.key), job.headers) +
           countedChunks(job.result),
         0,
       );
@@ -299,11 +299,11 @@ export class JobQueue {
    * Queues a new PENDING job and returns its id, `J1`, `J2`, ... With a journal, only once it is committed there.
    * The options form (`{ priority, runAt, delayMillis, maxAttempts }`) or the positional one (`priority, runAtMillis`).
    */
-  submit(type: string, payload?: string | null, options?: SubmitOptions): string;
-  submit(type: string, payload?: string | null, priority?: number, runAtMillis?: number): string;
+  submit(type: string, payload?: Payload | null, options?: SubmitOptions): string;
+  submit(type: string, payload?: Payload | null, priority?: number, runAtMillis?: number): string;
   /** Either form, as a caller that forwards its own arguments has them. */
-  submit(type: string, payload?: string | null, priorityOrOptions?: number | SubmitOptions, runAtMillis?: number): string;
-  submit(type: string, payload?: string | null, priorityOrOptions: number | SubmitOptions = 0, runAtMillis?: number): string {
+  submit(type: string, payload?: Payload | null, priorityOrOptions?: number | SubmitOptions, runAtMillis?: number): string;
+  submit(type: string, payload?: Payload | null, priorityOrOptions: number | SubmitOptions = 0, runAtMillis?: number): string {
     return this.#producer.submit(type, payload, priorityOrOptions, runAtMillis);
   }
 
@@ -539,7 +539,7 @@ export class JobQueue {
   }
 
   /** A PENDING job's new payload (BullMQ's updateData). IllegalStateError on any other status, changing nothing. */
-  updatePayload(jobId: string, payload: string | null): void {
+  updatePayload(jobId: string, payload: Payload | null): void {
     this.#edits.updatePayload(jobId, payload);
   }
 

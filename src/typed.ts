@@ -20,6 +20,7 @@ import { readCallers } from './options.js';
 import type { Handler, HandlerContext } from './pool/handlers.js';
 import type { JobQueue } from './queue.js';
 import type { RedisJobQueue } from './redis/queue.js';
+import type { Payload } from './types.js';
 import type { NewJob, SubmitOptions } from './validate/job-input.js';
 
 /** A handler of decoded payloads (`never` here admits a handler of any payload type). */
@@ -59,7 +60,8 @@ export function jsonHandlers<Handlers extends { [Type in keyof Handlers]: Decode
   return wrapped as JsonHandlers<{ [Type in keyof Handlers]: Parameters<Handlers[Type]>[0] }>;
 }
 
-function decode(payload: string, ctx: HandlerContext): unknown {
+function decode(payload: Payload, ctx: HandlerContext): unknown {
+  if (typeof payload !== 'string') throw new PermanentError(`Job ${ctx.jobId} (${ctx.type}): its payload is binary, not JSON text`);
   try {
     return JSON.parse(payload);
   } catch (error) {

@@ -3,7 +3,7 @@ import type { RetryPolicy } from './policy.js';
 /**
  * Glossary
  *
- * - **job**: one unit of work: a type (which handler runs it), a payload string,
+ * - **job**: one unit of work: a type (which handler runs it), a payload (a string or bytes),
  *   a priority and the time it may first run (`runAt`). Ids are `J1`, `J2`, ...
  * - **slot**: the fixed place in shared memory that holds one job's state.
  * - **lease**: the right of one worker to run one job until `leaseUntil`. A lease
@@ -26,12 +26,20 @@ export const JobStatus = Object.freeze({
 } as const);
 export type JobStatus = (typeof JobStatus)[keyof typeof JobStatus];
 
+/**
+ * A job's payload: text (kept as UTF-8, read back as a string) or bytes (a
+ * Uint8Array, kept as given and read back as a Uint8Array). `submit` takes
+ * either; a job reads back as what it was given.
+ */
+export type Payload = string | Uint8Array;
+
 /** What `poll` hands a worker: one job, for one attempt, until `leaseUntil`. */
 export interface Lease {
   readonly jobId: string;
   readonly token: number;
   readonly type: string;
-  readonly payload: string;
+  /** The job's payload: a string, or a Uint8Array for a job submitted with bytes (its own copy: see Payload). */
+  readonly payload: Payload;
   readonly attempt: number;
   /** The attempts this job gets: its own (submit's `maxAttempts` option), else the RetryPolicy's. */
   readonly maxAttempts: number;
@@ -61,7 +69,8 @@ export interface JobView {
   readonly nextRunAt: number;
   /** null until the first failure; retryDead keeps it. */
   readonly lastError: string | null;
-  readonly payload: string;
+  /** The job's payload: a string, or a Uint8Array for a job submitted with bytes. */
+  readonly payload: Payload;
   /** The end of the current lease while RUNNING, else null. */
   readonly leaseUntil: number | null;
   /** The worker of the latest lease (the current one while RUNNING); null if never leased. */

@@ -10,6 +10,7 @@ import { IllegalStateError, JournalCorruptError } from '../errors.js';
 import { Journal } from '../journal/journal.js';
 import { JobQueue } from '../queue.js';
 import { RetryPolicy } from '../policy.js';
+import { payloadText } from '../payload-text.js';
 import { systemClock } from '../clock.js';
 import { JobStatus, type QueueStats } from '../types.js';
 import { oneLine, table } from './table.js';
@@ -26,6 +27,7 @@ export interface DeadLetter {
   priority: number;
   attempts: number;
   lastError: string | null;
+  /** The payload as text; a binary one by its length (see payloadText). */
   payload: string;
 }
 
@@ -80,7 +82,7 @@ export function printStats(file: string, options: ReadOptions): void {
 export function deadLetters(file: string): DeadLetter[] {
   return readJournal(file, (journal) => journal.rows())
     .filter((row) => row.status === JobStatus.DEAD)
-    .map((row) => ({ id: jobIdOf(row.num), type: row.type, priority: row.priority, attempts: row.attempts, lastError: row.lastError, payload: row.payload }));
+    .map((row) => ({ id: jobIdOf(row.num), type: row.type, priority: row.priority, attempts: row.attempts, lastError: row.lastError, payload: payloadText(row.payload) }));
 }
 
 export function printDeadLetters(file: string, options: ReadOptions): void {

@@ -5,7 +5,8 @@
  */
 import type { JobState, QueueJob, QueueJobJson } from '@bull-board/api/typings/app';
 import { IllegalStateError, UnsupportedOperationError } from '../errors.js';
-import { JobStatus, type JobView } from '../types.js';
+import { JobStatus, type JobView, type Payload } from '../types.js';
+import { payloadText } from '../payload-text.js';
 import { answerable } from './http-status.js';
 import type { DashboardQueue } from './queue.js';
 import { tabOf } from './statuses.js';
@@ -99,7 +100,8 @@ export class BoardJob implements QueueJob {
       processedBy: view.workerId,
       failedReason: view.lastError ?? '',
       stacktrace: null,
-      returnvalue: view.result ?? null,
+      // A binary result by its length, as a binary payload (see payloadText): never a megabyte of numbers in JSON.
+      returnvalue: view.result instanceof Uint8Array ? payloadText(view.result) : (view.result ?? null),
       priority: view.priority,
       opts: {
         priority: view.priority,
@@ -127,7 +129,8 @@ function boardProgress(progress: number | undefined): number | { progress: numbe
 }
 
 /** A JSON payload as its value, so the board shows it as data; any other string as it is. */
-function payloadData(payload: string): unknown {
+function payloadData(payload: Payload): unknown {
+  if (typeof payload !== 'string') return payloadText(payload);
   try {
     return JSON.parse(payload);
   } catch {

@@ -137,8 +137,8 @@ export class Journal implements MoveLog {
   // Bound by position, in the statements' order: binding by name looks each of 20 names up, on every row.
   #insertJob(job: LoggedJob): void {
     this.#insert.run(
-      job.num, job.type, job.payload, job.priority, job.status, job.attempts, job.runAt, job.lastError, job.token, job.leaseUntil,
-      job.finishSeq, job.workerId, job.moves, job.maxAttempts, job.result, job.key, job.keyTtl, job.finishedAt, job.timeout, job.headers,
+      job.num, job.type, sqlValue(job.payload), job.priority, job.status, job.attempts, job.runAt, job.lastError, job.token, job.leaseUntil,
+      job.finishSeq, job.workerId, job.moves, job.maxAttempts, sqlValue(job.result), job.key, job.keyTtl, job.finishedAt, job.timeout, job.headers,
       job.submittedAt, job.startedAt, job.progress, job.group,
     );
   }
@@ -146,7 +146,7 @@ export class Journal implements MoveLog {
   #updateJob(move: LoggedMove): void {
     this.#update.run(
       move.status, move.attempts, move.runAt, move.lastError, move.token, move.leaseUntil, move.finishSeq, move.workerId, move.moves,
-      move.result, move.finishedAt, move.startedAt, move.progress, move.num, move.moves,
+      sqlValue(move.result), move.finishedAt, move.startedAt, move.progress, move.num, move.moves,
     );
   }
 
@@ -368,6 +368,9 @@ export class Journal implements MoveLog {
       )
       .all() as LoggedJob[]);
     for (const row of rows) {
+      // A BLOB (a binary payload or result) reads as a Buffer: handed on as a plain Uint8Array over the same bytes.
+      row.payload = fromSql(row.payload);
+      if (row.result !== null) row.result = fromSql(row.result);
       const problem = rowProblem(row);
       if (problem !== null) throw new JournalCorruptError(`The journal ${this.#db.name} has a damaged job row J${row.num}: ${problem}`);
     }
@@ -408,7 +411,7 @@ const STATUSES = new Set<string>(Object.values(JobStatus));
 function rowProblem(row: LoggedJob): string | null {
   if (!Number.isSafeInteger(row.num) || row.num < 1) return `num ${row.num}`;
   if (typeof row.type !== 'string' || row.type.trim() === '') return 'a blank type';
-  if (typeof row.payload !== 'string') return 'no payload';
+  if (typeof row.payload !== 'string' && !(row.payload instanceof Uint8Array)) return 'no payload';
   if (!STATUSES.has(row.status)) return `status ${JSON.stringify(row.status)}`;
   if (!Number.isInteger(row.priority)) return `priority ${row.priority}`;
   if (!Number.isSafeInteger(row.attempts) || row.attempts < 0) return `attempts ${row.attempts}`;
@@ -428,10 +431,25 @@ function rowProblem(row: LoggedJob): string | null {
     if (!Number.isSafeInteger(row[field]) || row[field] < 0) return `${field} ${row[field]}`;
   }
   if (row.lastError !== null && typeof row.lastError !== 'string') return 'a lastError that is not text';
-  if (row.result !== null && (row.status !== JobStatus.SUCCEEDED || !isJson(row.result))) return 'a result that is not the JSON of a SUCCEEDED job';
+  // A BLOB is a binary result's bytes: any bytes are.
+  if (row.result !== null && (row.status !== JobStatus.SUCCEEDED || !(row.result instanceof Uint8Array || isJson(row.result)))) return 'a result that is not the JSON of a SUCCEEDED job';
   if (row.headers !== null && !isStringRecord(row.headers)) return 'headers that are not the JSON of an object of strings';
   if (row.group !== null && (typeof row.group !== 'string' || row.group.trim() === '' || Buffer.byteLength(row.group) > MAX_GROUP_BYTES)) return `group ${JSON.stringify(row.group)}`;
   return null;
+}
+
+/**
+ * A payload or result as SQLite binds it: text as TEXT, bytes as a BLOB (a
+ * Buffer over the same memory, which the driver binds; the payload column's
+ * TEXT affinity keeps a BLOB as it is, so no migration is needed).
+ */
+function sqlValue<T extends string | Uint8Array | null>(value: T): string | Buffer | null {
+  return value instanceof Uint8Array && !Buffer.isBuffer(value) ? Buffer.from(value.buffer, value.byteOffset, value.length) : (value as string | Buffer | null);
+}
+
+/** A value read back: a BLOB's Buffer as a plain Uint8Array over its bytes (what a binary job's reader gets), text as it is. */
+function fromSql<T>(value: T): T | Uint8Array {
+  return Buffer.isBuffer(value) ? new Uint8Array(value.buffer, value.byteOffset, value.length) : value;
 }
 
 function isJson(text: unknown): boolean {

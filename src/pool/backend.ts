@@ -7,7 +7,7 @@
 import { JobQueue, type SharedQueueHandle } from '../queue.js';
 import type { PartitionedQueueHandle } from '../redis/partitioned.js';
 import type { BatchOutcome, Completion, RedisQueueHandle } from '../redis/queue.js';
-import type { JobView, Lease, QueueStats } from '../types.js';
+import type { JobView, Lease, Payload, QueueStats } from '../types.js';
 import type { SubmitOptions } from '../validate/job-input.js';
 import type { FailError, FailOptions } from '../validate/outcome.js';
 import type { FinishedOptions } from '../validate/waits.js';
@@ -27,7 +27,7 @@ export type QueueHandle = SharedQueueHandle | RedisQueueHandle | PartitionedQueu
  */
 export interface PoolQueue {
   share(): QueueHandle;
-  submit(type: string, payload?: string | null, options?: SubmitOptions): Awaitable<string>;
+  submit(type: string, payload?: Payload | null, options?: SubmitOptions): Awaitable<string>;
   finished(jobId: string, options?: FinishedOptions): Promise<unknown>;
   stats(): Awaitable<QueueStats>;
   fail(jobId: string, token: number, error?: FailError, options?: FailOptions): Awaitable<void>;

@@ -1,3 +1,4 @@
+import type { Payload } from '../types.js';
 import { importHandlerModule } from './import-handlers.js';
 
 /** What a pool thread hands a job handler besides the payload. */
@@ -29,8 +30,12 @@ export interface HandlerContext {
  * throw → fail; throw a PermanentError → dead-letter at once; return
  * `snooze(ms)` → back PENDING, ready in `ms`, the attempt not counted. A result the
  * queue refuses (not JSON-serializable, over `maxResultBytes`) fails the attempt.
+ *
+ * Its payload is a Uint8Array only for a job submitted with bytes. Declared as a method's type, whose
+ * parameters TypeScript checks both ways, so that a handler written for text alone
+ * (`(payload: string) => …`, as most are) is still a Handler.
  */
-export type Handler = (payload: string, ctx: HandlerContext) => unknown;
+export type Handler = { run(payload: Payload, ctx: HandlerContext): unknown }['run'];
 
 /**
  * Imports a handler module and maps job type → handler: its function-valued

@@ -2,7 +2,7 @@ import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { IllegalStateError, InvalidArgumentError, describe, thrownText } from '../errors.js';
 import type { JobQueue } from '../queue.js';
-import { JobStatus, type QueueStats } from '../types.js';
+import { JobStatus, type Payload, type QueueStats } from '../types.js';
 import type { PoolQueue } from './backend.js';
 import { EventHub, EventKind, type EventBatch, type PoolEventName, type PoolEvents } from './events.js';
 import { ProgressWatch, type ProgressReport } from './progress-watch.js';
@@ -241,7 +241,7 @@ export class WorkerPool<Q extends PoolQueue = JobQueue> {
    * (nothing submitted), and with IllegalStateError when the pool is not
    * started or already closing (nothing submitted: no thread would run it).
    */
-  async run(type: string, payload?: string | null, options: RunOptions = {}): Promise<unknown> {
+  async run(type: string, payload?: Payload | null, options: RunOptions = {}): Promise<unknown> {
     if (this.#state !== 'running' && this.#state !== 'starting') {
       throw new IllegalStateError(`The pool is ${this.#state === 'new' ? 'not started' : 'closing or closed'}: no thread would run the job (start() it first)`);
     }

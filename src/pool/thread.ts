@@ -1,5 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
-import { IllegalStateError, InvalidArgumentError, JobCancelledError, JobNotFoundError, thrownText } from '../errors.js';
+import { IllegalStateError, InvalidArgumentError, JobCancelledError, JobNotFoundError, UnsupportedOperationError, thrownText } from '../errors.js';
 import type { Lease } from '../types.js';
 import { parseJobId } from '../validate/job-id.js';
 import { MAX_BATCH } from '../validate/lease.js';
@@ -445,7 +445,8 @@ class WorkerLoop {
         return await this.#complete(lease, durationMs, result);
       } catch (error) {
         // The queue refused the handler's return value as the job's result (changing nothing): the attempt fails.
-        if (!(error instanceof InvalidArgumentError)) throw error;
+        // Unsupported: a Uint8Array on a backend that keeps results as text (Redis).
+        if (!(error instanceof InvalidArgumentError || error instanceof UnsupportedOperationError)) throw error;
         failure = { message: `${RESULT_REFUSED}: ${error.message}`, permanent: false, type: errorType(error) };
       }
     }

@@ -1,6 +1,7 @@
 import type { PendingEdit } from '../shm/core.js';
 import { parseJobId } from '../validate/job-id.js';
-import { checkDelay, checkPayload } from '../validate/pending-edits.js';
+import { checkDelay, checkPayload, type CheckedPayload } from '../validate/pending-edits.js';
+import type { Payload } from '../types.js';
 import { checkPriority } from '../validate/job-input.js';
 import type { QueueContext } from './context.js';
 
@@ -32,12 +33,12 @@ export class PendingEdits {
     this.#edit(jobId, { delay: 0, earlier: true });
   }
 
-  updatePayload(jobId: string, payload: string | null | undefined): void {
+  updatePayload(jobId: string, payload: Payload | null | undefined): void {
     const checked = checkPayload(payload, this.#ctx.options.maxPayloadBytes);
     this.#edit(jobId, {}, checked);
   }
 
-  #edit(jobId: string, edit: PendingEdit, payload?: { text: string; bytes: number }): void {
+  #edit(jobId: string, edit: PendingEdit, payload?: CheckedPayload): void {
     const ctx = this.#ctx;
     ctx.assertOpen();
     // A fresh edit per run of the locked call: the core fills in the new payload's chain.

@@ -5,6 +5,7 @@ import { AWAITS_COMMIT, CANCELLED_RUNNING, KEY_FREE, announceCancel, type Mainte
 import { parseJobId } from '../validate/job-id.js';
 import { checkJobs, checkSubmit, type CheckedJob, type NewJob, type SubmitOptions } from '../validate/job-input.js';
 import type { QueueContext } from './context.js';
+import type { Payload } from '../types.js';
 
 /**
  * The producer calls of one JobQueue instance: submit, submitMany, cancel,
@@ -20,7 +21,7 @@ export class ProducerSide {
     this.#ctx = ctx;
   }
 
-  submit(type: string, payload: string | null | undefined, priorityOrOptions: number | SubmitOptions, runAtMillis: number | undefined): string {
+  submit(type: string, payload: Payload | null | undefined, priorityOrOptions: number | SubmitOptions, runAtMillis: number | undefined): string {
     const ctx = this.#ctx;
     ctx.assertOpen();
     const job = checkSubmit(type, payload, priorityOrOptions, runAtMillis, ctx.options.maxPayloadBytes);
@@ -103,7 +104,7 @@ export class ProducerSide {
   /** One job: the id of the job that holds its key, if one does; else it is stored. */
   #submitChecked(core: Maintenance, job: CheckedJob, now: number): string | typeof AWAITS_COMMIT {
     if (job.key !== null && job.debounceMillis > 0) {
-      const edited = core.debounce(job.key, { text: job.payload, bytes: job.payloadBytes }, job.debounceMillis, now);
+      const edited = core.debounce(job.key, { value: job.payload, bytes: job.payloadBytes }, job.debounceMillis, now);
       if (edited === AWAITS_COMMIT) return AWAITS_COMMIT;
       if (edited >= 0) return jobIdOf(edited);
       if (edited !== KEY_FREE) throw refusalError(edited, '', this.#ctx.options.capacity);

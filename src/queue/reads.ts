@@ -25,7 +25,8 @@ export class Reads {
     this.#ctx = ctx;
   }
 
-  view(jobId: string): JobView {
+  /** The job's view; without `withPayload`, its payload is left out ('': the caller looks at no more than its status and outcome). */
+  view(jobId: string, withPayload = true): JobView {
     const ctx = this.#ctx;
     ctx.assertOpen();
     const jobNum = parseJobId(jobId);
@@ -36,12 +37,12 @@ export class Reads {
     // now is what a locked read would see.
     if ((step.load(lockWords, ATTENTION) & WORKER_ATTENTION) === 0 && memory.nothingDueAt(now) && !memory.holderBehind(now)) {
       const slot = jobMap.get(jobNum);
-      const record = slot === NOT_MAPPED ? undefined : ctx.core.records.read(slot);
+      const record = slot === NOT_MAPPED ? undefined : ctx.core.records.read(slot, withPayload);
       // A lease run out that no catch-up expired yet (its claim is still in flight): the locked read expires it.
       const lapsed = record !== undefined && record.status === RUNNING && !(now < record.leaseUntil);
       if (record !== undefined && record.jobNum === jobNum && record.status !== FREE && !lapsed) return toView(record);
     }
-    return ctx.withJob(jobId, jobNum, (core, slot, at) => toView(recordAt(core, slot, at)));
+    return ctx.withJob(jobId, jobNum, (core, slot, at) => toView(recordAt(core, slot, at, withPayload)));
   }
 
   /**
@@ -69,17 +70,19 @@ export class Reads {
   /**
    * The view `finished` looks at: with a journal, a job seen finished is
    * looked at again once everything up to its move is committed (a move
-   * whose commit failed is undone, and must not be reported).
+   * whose commit failed is undone, and must not be reported). Without the
+   * payload, which `finished` does not show: a binary job's would be a copy
+   * of up to maxPayloadBytes at every look.
    */
   finishedView(jobId: string): JobView {
-    const view = this.view(jobId);
+    const view = this.view(jobId, false);
     if (this.#ctx.journal === undefined || !FINISHED.has(view.status)) return view;
     try {
       this.#ctx.flush();
     } catch (error) {
       if (!(error instanceof JournalWriteError)) throw error;
     }
-    return this.view(jobId);
+    return this.view(jobId, false);
   }
 
   stats(): QueueStats {
@@ -137,9 +140,9 @@ function pageOf(core: Maintenance, listing: ListingIndex, query: CheckedQuery, n
 }
 
 /** The job in `slot` (under the lock), once it is not BUSY. */
-function recordAt(core: Maintenance, slot: number, now: number): JobRecord {
+function recordAt(core: Maintenance, slot: number, now: number, withPayload = true): JobRecord {
   for (;;) {
-    const record = core.records.read(slot);
+    const record = core.records.read(slot, withPayload);
     if (record !== undefined) return record;
     core.catchUp.settledWord(slot, now);
   }

@@ -3,7 +3,7 @@ import { AWAITS_COMMIT, LockLost, type Maintenance, NOT_MAPPED, PAUSED, POLL_ATT
 import type { Lease } from '../types.js';
 import { parseJobId } from '../validate/job-id.js';
 import { checkLeaseMillis, checkWorkerId } from '../validate/lease.js';
-import { resultText } from '../validate/outcome.js';
+import { storedResult, type StoredResult } from '../validate/outcome.js';
 import { checkProgress } from '../validate/progress.js';
 import type { QueueContext } from './context.js';
 
@@ -120,7 +120,7 @@ export class WorkerSide {
     ctx.assertOpen();
     const jobNum = parseJobId(jobId);
     if (result !== undefined) {
-      this.#completeUnderLock(jobId, jobNum, token, resultText(result, ctx.options.maxResultBytes));
+      this.#completeUnderLock(jobId, jobNum, token, storedResult(result, ctx.options.maxResultBytes, ctx.options.maxPayloadBytes));
       return;
     }
     const refused = this.#fastComplete(jobNum, token, ctx.now());
@@ -130,7 +130,7 @@ export class WorkerSide {
   }
 
   /** Kept out of `complete`: a closure there would make every call allocate the context it captures. */
-  #completeUnderLock(jobId: string, jobNum: number, token: number, text: string | null): void {
+  #completeUnderLock(jobId: string, jobNum: number, token: number, text: StoredResult | null): void {
     this.#ctx.withJob(jobId, jobNum, (core, slot, at) => this.#completeLocked(core, slot, jobNum, token, at, text));
   }
 
@@ -146,7 +146,7 @@ export class WorkerSide {
     }
     const ctx = this.#ctx;
     const jobNum = parseJobId(jobId);
-    const text = result === undefined ? null : resultText(result, ctx.options.maxResultBytes);
+    const text = result === undefined ? null : storedResult(result, ctx.options.maxResultBytes, ctx.options.maxPayloadBytes);
     const now = ctx.now();
     const worker = ctx.worker;
     const workerNumber = this.#numberOf(workerId);
@@ -251,12 +251,12 @@ export class WorkerSide {
    * once the lease is known valid (a refused complete evicts nothing for it),
    * and freed again if the complete is refused after all.
    */
-  #completeLocked(core: Maintenance, slot: number, jobNum: number, token: number, now: number, text: string | null = null): number {
+  #completeLocked(core: Maintenance, slot: number, jobNum: number, token: number, now: number, text: StoredResult | null = null): number {
     let resultRef = 0;
     if (text !== null) {
       const refused = core.checkLease(slot, token, now);
       if (refused < 0) return refused;
-      resultRef = core.room.storeResult(text, Buffer.byteLength(text));
+      resultRef = core.room.storeResult(text);
       if (resultRef < 0) return resultRef;
     }
     for (;;) {

@@ -8,7 +8,7 @@ import { keyHash } from '../key-hash.js';
 import { IllegalStateError, InvalidArgumentError, describe } from '../errors.js';
 import { filledTracing, readOptions } from '../options.js';
 import type { RetryPolicy, SharedPolicy } from '../policy.js';
-import { byType, type ConcurrencyCaps, type GroupConcurrencyCap, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy } from '../types.js';
+import { byType, type ConcurrencyCaps, type GroupConcurrencyCap, type JobPage, type JobQuery, type JobView, type Lease, type Payload, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy } from '../types.js';
 import { checkConcurrency, checkGroupConcurrency } from '../validate/concurrency.js';
 import type { ScheduleOptions, ScheduleView } from '../schedule/spec.js';
 import { startScheduler, type Scheduler, type SchedulerOptions } from '../schedule/timer.js';
@@ -126,9 +126,9 @@ export class PartitionedRedisQueue {
     return { kind: 'leasehold/partitioned-redis-queue', partitions, policy, clock };
   }
 
-  submit(type: string, payload?: string | null, options?: SubmitOptions): Promise<string>;
-  submit(type: string, payload?: string | null, priority?: number, runAtMillis?: number): Promise<string>;
-  async submit(type: string, payload?: string | null, priorityOrOptions?: number | SubmitOptions, runAtMillis?: number): Promise<string> {
+  submit(type: string, payload?: Payload | null, options?: SubmitOptions): Promise<string>;
+  submit(type: string, payload?: Payload | null, priority?: number, runAtMillis?: number): Promise<string>;
+  async submit(type: string, payload?: Payload | null, priorityOrOptions?: number | SubmitOptions, runAtMillis?: number): Promise<string> {
     this.#assertOpen();
     // Checked here too, for the key that picks the partition.
     const { key } = checkSubmit(type, payload, priorityOrOptions ?? 0, runAtMillis, Infinity);
@@ -262,7 +262,7 @@ export class PartitionedRedisQueue {
     return this.#partOf(jobId).promote(jobId);
   }
 
-  async updatePayload(jobId: string, payload: string | null): Promise<void> {
+  async updatePayload(jobId: string, payload: Payload | null): Promise<void> {
     return this.#partOf(jobId).updatePayload(jobId, payload);
   }
 

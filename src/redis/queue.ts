@@ -1,8 +1,8 @@
 import { clockFromShare, shareClock, systemClock, type SharedClock, type TimeSource } from '../clock.js';
-import { IllegalStateError, InvalidArgumentError, describe, refusalError, type JobQueueError } from '../errors.js';
+import { IllegalStateError, InvalidArgumentError, UnsupportedOperationError, describe, refusalError, type JobQueueError } from '../errors.js';
 import { fillOptions, filledTracing, readCallers, readOptions, type JobQueueOptions, type RetainOptions, type TracingOptions } from '../options.js';
 import { RetryPolicy, policyFromShare, sharePolicy, type Jitter, type SharedPolicy } from '../policy.js';
-import { byGroup, byType, type ConcurrencyCaps, type GroupConcurrencyCap, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy } from '../types.js';
+import { byGroup, byType, type ConcurrencyCaps, type GroupConcurrencyCap, type JobPage, type JobQuery, type JobView, type Lease, type Payload, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy } from '../types.js';
 import { checkConcurrency, checkGroupConcurrency } from '../validate/concurrency.js';
 import { readNow, checkTimeSource } from '../validate/clock.js';
 import { checkPolicy, checkQueueName } from '../validate/construction.js';
@@ -317,11 +317,11 @@ export class RedisJobQueue {
    * that is taken, the id of the job that holds it: see JobQueue#submit). The options form
    * (`{ priority, runAt, delayMillis, maxAttempts, key, keyTtlMillis, debounceMillis, throttleMillis, timeoutMillis, headers }`) or the positional one (`priority, runAtMillis`).
    */
-  submit(type: string, payload?: string | null, options?: SubmitOptions): Promise<string>;
-  submit(type: string, payload?: string | null, priority?: number, runAtMillis?: number): Promise<string>;
+  submit(type: string, payload?: Payload | null, options?: SubmitOptions): Promise<string>;
+  submit(type: string, payload?: Payload | null, priority?: number, runAtMillis?: number): Promise<string>;
   /** Either form, as a caller that forwards its own arguments has them (PartitionedRedisQueue). */
-  submit(type: string, payload?: string | null, priorityOrOptions?: number | SubmitOptions, runAtMillis?: number): Promise<string>;
-  async submit(type: string, payload?: string | null, priorityOrOptions: number | SubmitOptions = 0, runAtMillis?: number): Promise<string> {
+  submit(type: string, payload?: Payload | null, priorityOrOptions?: number | SubmitOptions, runAtMillis?: number): Promise<string>;
+  async submit(type: string, payload?: Payload | null, priorityOrOptions: number | SubmitOptions = 0, runAtMillis?: number): Promise<string> {
     this.#assertOpen();
     const [id] = await this.#submit([checkSubmit(type, payload, priorityOrOptions, runAtMillis, this.#maxPayloadBytes)]);
     return id!;
@@ -335,13 +335,15 @@ export class RedisJobQueue {
   }
 
   #submit(jobs: readonly CheckedJob[]): Promise<string[]> {
+    if (jobs.some((job) => typeof job.payload !== 'string')) return Promise.reject(binaryRefused());
     return this.#tracing === undefined ? this.#place(jobs) : this.#tracing.traced(jobs, () => this.#place(jobs));
   }
 
   /** Runs the submit script for `jobs`; their ids. */
   async #place(jobs: readonly CheckedJob[]): Promise<string[]> {
     const fields = jobs.flatMap((job) => [
-      job.type, job.payload, String(job.priority), job.runAtMillis === undefined ? '' : String(job.runAtMillis), String(job.delayMillis), String(job.maxAttempts),
+      // A string: #submit refused bytes.
+      job.type, job.payload as string, String(job.priority), job.runAtMillis === undefined ? '' : String(job.runAtMillis), String(job.delayMillis), String(job.maxAttempts),
       job.key ?? '', String(job.keyTtlMillis), String(job.timeoutMillis), job.headersText ?? '', String(job.debounceMillis), String(job.throttleMillis),
       job.group ?? '',
     ]);
@@ -626,10 +628,11 @@ export class RedisJobQueue {
   }
 
   /** A PENDING job's new payload (see JobQueue#updatePayload). */
-  async updatePayload(jobId: string, payload: string | null): Promise<void> {
+  async updatePayload(jobId: string, payload: Payload | null): Promise<void> {
     this.#assertOpen();
-    const { text } = checkPayload(payload, this.#maxPayloadBytes);
-    await this.#runOnJob('updatePayload', jobId, [text]);
+    const { value } = checkPayload(payload, this.#maxPayloadBytes);
+    if (typeof value !== 'string') throw binaryRefused();
+    await this.#runOnJob('updatePayload', jobId, [value]);
   }
 
   /** PENDING jobs, ready or delayed. */
@@ -996,4 +999,13 @@ function jobNumber(jobId: string): string {
 /** A token as the scripts compare it: only a safe integer can be one. */
 function tokenText(token: unknown): string {
   return typeof token === 'number' && Number.isSafeInteger(token) ? String(token) : '';
+}
+
+/**
+ * A binary payload (a Uint8Array), which the Redis backend does not carry:
+ * its scripts and replies hold payloads as text. Refused before anything is
+ * sent, so nothing changed; in-memory and journaled queues take bytes.
+ */
+function binaryRefused(): UnsupportedOperationError {
+  return new UnsupportedOperationError('Expected `payload` to be a string on the Redis backend: binary payloads (Uint8Array) are in-memory and journaled queues\' only, for now');
 }

@@ -45,7 +45,7 @@ export {
 
 // One queue's memory and the parts of it the queue layer drives.
 export { QueueMemory } from './queue-memory.js';
-export { NAME_OF_STATUS, countedChunks, type JobRecord } from './records.js';
+export { NAME_OF_STATUS, countedChunks, payloadByteLength, type JobRecord } from './records.js';
 export { CLASS_OF_NAME, classOf, type ListingIndex, type TreeWalk } from './tables/listing.js';
 export { NOT_MAPPED } from './tables/jobmap.js';
 export { UNREAD } from './tables/names.js';

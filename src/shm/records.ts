@@ -1,11 +1,12 @@
 import * as step from './memory/steps.js';
-import { JobStatus, type Lease } from '../types.js';
+import { JobStatus, type Lease, type Payload } from '../types.js';
 import { parsedHeaders } from '../validate/job-input.js';
+import type { StoredResult } from '../validate/outcome.js';
 import { Arena } from './tables/arena.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, DATA_REF, DEAD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, ERROR_LEASE_EXPIRED, ERROR_LENGTH_BYTES, ERROR_REF,
   FINISHED_AT, FINISH_SEQ, GROUP, HEADERS_BYTES, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY,
-  PROGRESS, PROGRESS_TOKEN, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, RUNNING, RUN_AT, STARTED_AT, SUBMITTED_AT, SUCCEEDED, TOKEN, TYPE, WORKER, attemptLimit, isBusy, statusOf, type SlotStatus,
+  PAYLOAD_BINARY, PROGRESS, PROGRESS_TOKEN, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, RUNNING, RUN_AT, STARTED_AT, SUBMITTED_AT, SUCCEEDED, TOKEN, TYPE, WORKER, attemptLimit, isBinaryPayload, isBusy, payloadLength, statusOf, type SlotStatus,
 } from './memory/layout.js';
 import type { QueueMemory } from './queue-memory.js';
 import type { LoggedJob, LoggedMove } from './journal/movelog.js';
@@ -28,7 +29,8 @@ export const NAME_OF_STATUS: Record<SlotStatus, JobStatus> = [
 export interface JobRecord {
   jobNum: number;
   type: string;
-  payload: string;
+  /** A string, or a Uint8Array (a copy of the shared bytes) for a binary payload. */
+  payload: Payload;
   priority: number;
   status: SlotStatus;
   attempts: number;
@@ -39,8 +41,8 @@ export interface JobRecord {
   token: number;
   leaseUntil: number;
   workerId: string | null;
-  /** A SUCCEEDED job's result, as JSON text; null for none. */
-  result: string | null;
+  /** A SUCCEEDED job's result, as JSON text, or a copy of a binary result's bytes; null for none. */
+  result: StoredResult | null;
   /** The idempotent key, or null. */
   key: string | null;
   /** The job's own lease length (submit's timeoutMillis), or null. */
@@ -96,9 +98,10 @@ export class Records {
 
   /**
    * The job in `slot`, read seqlock-style; undefined if the slot stays BUSY
-   * (the caller waits for its mover under the lock).
+   * (the caller waits for its mover under the lock). Without `withPayload`,
+   * the payload is not read ('').
    */
-  read(slot: number): JobRecord | undefined {
+  read(slot: number, withPayload = true): JobRecord | undefined {
     const { slots } = this.#m;
     const copy = this.#copy;
     for (let tries = 0; tries < 16; tries++) {
@@ -112,9 +115,9 @@ export class Records {
       // Racy: an eviction may be freeing the chunks read here (checked by the word after them).
       step.racyRead();
       const type = this.#typeOf(copy);
-      const payload = this.#payloadOf(copy);
+      const payload = withPayload ? this.#payloadOf(copy) : '';
       const lastError = this.errorText(copy);
-      const result = this.countedText(copy, RESULT_REF);
+      const result = this.resultOf(copy);
       const key = this.#keyOf(copy);
       const headers = this.countedText(copy, HEADERS_REF);
       // And after the strings are decoded: an eviction frees their chunks (after its move), and a submit may refill them.
@@ -183,7 +186,7 @@ export class Records {
       finishSeq: finished ? record[FINISH_SEQ]! : 0,
       workerId: this.#m.workerNames.nameOf(record[WORKER]!),
       moves: record[MOVES]!,
-      result: this.countedText(record, RESULT_REF),
+      result: this.resultOf(record),
       startedAt: startedAt(record),
       finishedAt: finishedAt(record, status),
       progress: progressOf(record),
@@ -200,13 +203,25 @@ export class Records {
     return type > 0 ? this.#m.typeNames.nameOf(type)! : this.#m.arena.read(record[DATA_REF]!, 0, -type);
   }
 
-  #payloadOf(record: Float64Array): string {
-    return this.#m.arena.read(record[DATA_REF]!, leadingTypeBytes(record[TYPE]!), record[PAYLOAD_BYTES]!);
+  /**
+   * A job's payload: decoded text, or for a binary one (PAYLOAD_BINARY) a copy
+   * of its bytes. A copy, not a view over the arena: a chain's chunks are not
+   * contiguous, and they are reused once the job is evicted (the one copy out).
+   */
+  #payloadOf(record: Float64Array): Payload {
+    const field = record[PAYLOAD_BYTES]!;
+    const ref = record[DATA_REF]!;
+    const skip = leadingTypeBytes(record[TYPE]!);
+    return isBinaryPayload(field) ? this.#m.arena.readBytes(ref, skip, payloadLength(field)) : this.#m.arena.read(ref, skip, field);
   }
 
-  /** The text of a job's data chain: its type's bytes if they lead it, then its payload (what an undone edit stores again). */
-  dataText(record: Float64Array): string {
-    return this.#m.arena.read(record[DATA_REF]!, 0, leadingTypeBytes(record[TYPE]!) + record[PAYLOAD_BYTES]!);
+  /**
+   * The bytes of a job's data chain as they are: its type's bytes if they lead
+   * it, then its payload's (what an undone edit stores again, text or binary
+   * alike, with `storeBytes`).
+   */
+  dataBytes(record: Float64Array): Uint8Array {
+    return this.#m.arena.readBytes(record[DATA_REF]!, 0, dataChainBytes(record));
   }
 
   /** The job's idempotent key, or null. */
@@ -217,6 +232,14 @@ export class Records {
   errorText(record: Float64Array): string | null {
     const errorRef = record[ERROR_REF]!;
     return errorRef > 0 ? this.#m.arena.readCounted(errorRef) : (CANNED_ERRORS.get(errorRef) ?? null);
+  }
+
+  /** A record's result: its JSON text, or a copy of its bytes (a counted chain marked COUNTED_BINARY); null for none. */
+  resultOf(record: Float64Array): StoredResult | null {
+    const ref = record[RESULT_REF]!;
+    if (!(ref > 0)) return null;
+    const arena = this.#m.arena;
+    return arena.countedBinary(ref) ? arena.readCountedBytes(ref) : arena.readCounted(ref);
   }
 
   /** The JSON text a record's RESULT_REF or HEADERS_REF field points at, or null for none. */
@@ -231,6 +254,33 @@ export function leadingTypeBytes(type: number): number {
   return type < 0 ? -type : 0;
 }
 
+/** Bytes of a record's data chain: its leading type's, then its payload's. */
+export function dataChainBytes(record: Float64Array): number {
+  return leadingTypeBytes(record[TYPE]!) + payloadLength(record[PAYLOAD_BYTES]!);
+}
+
+/** A payload's bytes: a string's UTF-8, a Uint8Array's length. */
+export function payloadByteLength(payload: Payload): number {
+  return typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+}
+
+/** The PAYLOAD_BYTES field of a payload of `payloadBytes` bytes: its length, marked PAYLOAD_BINARY for bytes. */
+export function payloadField(payload: Payload, payloadBytes: number): number {
+  return typeof payload === 'string' ? payloadBytes : payloadBytes | PAYLOAD_BINARY;
+}
+
+/**
+ * Stores a job's data chain of `chainBytes` bytes: `leadingType` (a type the
+ * type table has no entry for; '' for none), then the payload, as UTF-8 text
+ * or as the bytes given. The first chunk, 0 for none, or NO_ROOM.
+ */
+export function storeData(arena: Arena, chainBytes: number, leadingType: string, payload: Payload): number {
+  if (typeof payload === 'string') return leadingType === '' ? arena.store(chainBytes, payload) : arena.store(chainBytes, leadingType, payload);
+  if (leadingType === '') return arena.storeBytes(payload);
+  // Rare (the type table is full): the type's bytes and the payload joined first, one more copy for that job only.
+  return arena.storeBytes(Buffer.concat([Buffer.from(leadingType), payload], chainBytes));
+}
+
 /** Bytes of a new job's data chain: its payload, after its type if the type table has no entry for it (`typeNumber` 0). */
 export function dataBytes(typeNumber: number, typeBytes: number, payloadBytes: number): number {
   return payloadBytes + (typeNumber > 0 ? 0 : typeBytes);
@@ -242,8 +292,9 @@ export function countedChainBytes(textBytes: number): number {
 }
 
 /** Arena chunks a counted text (a lastError, a result) takes; none for null. */
-export function countedChunks(text: string | null): number {
-  return text === null ? 0 : Arena.chunksFor(countedChainBytes(Buffer.byteLength(text)));
+export function countedChunks(text: StoredResult | null): number {
+  if (text === null) return 0;
+  return Arena.chunksFor(countedChainBytes(typeof text === 'string' ? Buffer.byteLength(text) : text.length));
 }
 
 /** Arena chunks of the counted chain `ref` whose text is `bytes` long: none for no chain (a ref <= 0). */
@@ -254,7 +305,7 @@ function chainChunks(ref: number, bytes: number): number {
 /** Arena chunks a record's strings hold: its data chain, and its lastError's, result's, key's and headers'. */
 export function chunksOf(record: Float64Array): number {
   return (
-    Arena.chunksFor(leadingTypeBytes(record[TYPE]!) + record[PAYLOAD_BYTES]!) +
+    Arena.chunksFor(dataChainBytes(record)) +
     chainChunks(record[ERROR_REF]!, record[ERROR_BYTES]!) +
     chainChunks(record[RESULT_REF]!, record[RESULT_BYTES]!) +
     chainChunks(record[KEY_REF]!, record[KEY_BYTES]!) +

@@ -8,12 +8,13 @@ import { InvalidArgumentError, describe } from '../errors.js';
 import { MAX_TYPE_BYTES, given, readCallers, readOptions } from '../options.js';
 import { MAX_ATTEMPTS, MAX_KEY_BYTES, MAX_LEASE_LENGTH, NAME_BYTES } from '../shm/memory/layout.js';
 import { checkIntegerIn, checkSpan } from './numbers.js';
+import type { Payload } from '../types.js';
 
 /** A job for `submit` / `submitMany`, checked. */
 export interface CheckedJob {
   type: string;
   typeBytes: number;
-  payload: string;
+  payload: Payload;
   payloadBytes: number;
   priority: number;
   /** undefined: `delayMillis` after now. */
@@ -107,7 +108,7 @@ export const MAX_HEADERS_BYTES = 4096;
 /** A job for `submitMany`: its type and payload, and the options of `submit` (or the positional form's `runAtMillis`). */
 export interface NewJob extends SubmitOptions {
   type: string;
-  payload?: string | null;
+  payload?: Payload | null;
   /** The same as `runAt`, by the positional form's name. @default now */
   runAtMillis?: number;
 }
@@ -245,28 +246,36 @@ export function checkJob(
   type: unknown, payload: unknown, priority: unknown, runAtMillis: unknown, maxPayloadBytes: number, runAtName = 'runAtMillis',
 ): CheckedJob {
   const typeBytes = checkType(type);
-  const text = payload ?? '';
-  const payloadBytes = checkPayloadBytes(text, maxPayloadBytes);
+  const value = payload ?? '';
+  const payloadBytes = checkPayloadBytes(value, maxPayloadBytes);
   checkPriority(priority);
   if (runAtMillis !== undefined && (typeof runAtMillis !== 'number' || !Number.isFinite(runAtMillis))) {
     throw new InvalidArgumentError(`Expected \`${runAtName}\` to be a finite number, got ${describe(runAtMillis)}`);
   }
   return {
-    type: type as string, typeBytes, payload: text as string, payloadBytes, priority, runAtMillis, delayMillis: 0, maxAttempts: 0, key: null, keyBytes: 0, keyTtlMillis: 0, debounceMillis: 0, throttleMillis: 0, timeoutMillis: 0,
+    type: type as string, typeBytes, payload: value as Payload, payloadBytes, priority, runAtMillis, delayMillis: 0, maxAttempts: 0, key: null, keyBytes: 0, keyTtlMillis: 0, debounceMillis: 0, throttleMillis: 0, timeoutMillis: 0,
     headers: null, headersText: null, group: null,
   };
 }
 
 /**
  * A payload as submit takes it, `payload ?? ''` (null and undefined are
- * ''): a well-formed string of at most `maxPayloadBytes` UTF-8 bytes. Its
- * UTF-8 bytes.
+ * ''): a well-formed string of at most `maxPayloadBytes` UTF-8 bytes, or a
+ * Uint8Array (a Buffer is one) of at most `maxPayloadBytes` bytes. Its bytes.
+ * Other views (a DataView, an Int32Array) and ArrayBuffers are refused: a
+ * caller says which bytes it means by passing a Uint8Array over them.
  */
-export function checkPayloadBytes(text: unknown, maxPayloadBytes: number): number {
-  if (typeof text !== 'string' || !text.isWellFormed()) {
-    throw new InvalidArgumentError(`Expected \`payload\` to be a well-formed string, null or undefined, got ${describe(text)}`);
+export function checkPayloadBytes(payload: unknown, maxPayloadBytes: number): number {
+  if (payload instanceof Uint8Array) {
+    if (payload.length > maxPayloadBytes) {
+      throw new InvalidArgumentError(`Expected \`payload\` to be at most ${maxPayloadBytes} bytes (maxPayloadBytes), got a Uint8Array of ${payload.length}`);
+    }
+    return payload.length;
   }
-  const bytes = Buffer.byteLength(text);
+  if (typeof payload !== 'string' || !payload.isWellFormed()) {
+    throw new InvalidArgumentError(`Expected \`payload\` to be a well-formed string, a Uint8Array, null or undefined, got ${describe(payload)}`);
+  }
+  const bytes = Buffer.byteLength(payload);
   if (bytes > maxPayloadBytes) {
     throw new InvalidArgumentError(`Expected \`payload\` to be at most ${maxPayloadBytes} UTF-8 bytes (maxPayloadBytes), got ${bytes}`);
   }

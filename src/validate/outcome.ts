@@ -1,5 +1,5 @@
 /** How an attempt ends: the error `fail` keeps, the result `complete` stores, and what a view shows of them. */
-import { InvalidArgumentError, describe, thrownText } from '../errors.js';
+import { InvalidArgumentError, UnsupportedOperationError, describe, thrownText } from '../errors.js';
 import { given, readOptions } from '../options.js';
 
 /** What `fail` takes as the attempt's error: its text, an Error (whose message is kept), or none. */
@@ -54,6 +54,7 @@ export function checkFailure(error: unknown, options: FailOptions | undefined, m
  */
 export function resultText(result: unknown, maxResultBytes: number): string | null {
   if (result === undefined) return null;
+  if (result instanceof Uint8Array) throw binaryResultRefused();
   let text: string | undefined;
   try {
     text = JSON.stringify(result);
@@ -68,8 +69,30 @@ export function resultText(result: unknown, maxResultBytes: number): string | nu
   return text;
 }
 
-/** The parsed result a view shows: the JSON text's value, or undefined for none. */
-export function parsedResult(text: string | null | undefined): unknown {
+/** A result as an in-memory or journaled queue stores it: its JSON text, or the bytes a Uint8Array result holds. */
+export type StoredResult = string | Uint8Array;
+
+/**
+ * A complete's result as an in-memory or journaled queue stores it: a
+ * Uint8Array as it is (at most `maxPayloadBytes`: bytes out are limited as
+ * bytes in are), anything else as resultText's JSON; null for none.
+ */
+export function storedResult(result: unknown, maxResultBytes: number, maxPayloadBytes: number): StoredResult | null {
+  if (!(result instanceof Uint8Array)) return resultText(result, maxResultBytes);
+  if (result.length > maxPayloadBytes) {
+    throw new InvalidArgumentError(`Expected a binary \`result\` to be at most ${maxPayloadBytes} bytes (maxPayloadBytes), got a Uint8Array of ${result.length}`);
+  }
+  return result;
+}
+
+/** A backend that keeps results as text only (Redis) refuses a Uint8Array one, changing nothing. */
+function binaryResultRefused(): UnsupportedOperationError {
+  return new UnsupportedOperationError('Expected `result` not to be a Uint8Array on the Redis backend: binary results are in-memory and journaled queues\' only, for now');
+}
+
+/** The parsed result a view shows: the JSON text's value, a binary result's bytes, or undefined for none. */
+export function parsedResult(text: StoredResult | null | undefined): unknown {
+  if (text instanceof Uint8Array) return text;
   return text === null || text === undefined || text === '' ? undefined : JSON.parse(text);
 }
 

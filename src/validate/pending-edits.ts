@@ -6,6 +6,13 @@
  */
 import { readOptions } from '../options.js';
 import { checkPayloadBytes } from './job-input.js';
+import type { Payload } from '../types.js';
+
+/** A payload checked: the string or bytes, and its byte length (UTF-8 for a string). */
+export interface CheckedPayload {
+  value: Payload;
+  bytes: number;
+}
 import { checkSpan } from './numbers.js';
 
 /** A job's new runAt, as a delay after now: a span, 0 to 2^53 - 1. */
@@ -13,10 +20,10 @@ export function checkDelay(delayMillis: unknown): asserts delayMillis is number 
   checkSpan('delayMillis', delayMillis);
 }
 
-/** A job's new payload, as submit takes it (null and undefined are ''): its text and UTF-8 bytes. */
-export function checkPayload(payload: unknown, maxPayloadBytes: number): { text: string; bytes: number } {
-  const text = payload ?? '';
-  return { bytes: checkPayloadBytes(text, maxPayloadBytes), text: text as string };
+/** A job's new payload, as submit takes it (null and undefined are ''): the payload and its bytes. */
+export function checkPayload(payload: unknown, maxPayloadBytes: number): CheckedPayload {
+  const given = payload ?? '';
+  return { bytes: checkPayloadBytes(given, maxPayloadBytes), value: given as Payload };
 }
 
 /** `release`'s options. */

@@ -43,6 +43,8 @@ export function checkSchedule(name: unknown, options: unknown, now: number, maxP
   }
   if (timeZone !== undefined) checkTimeZone(timeZone, cron);
   if (cron !== undefined) checkCron(cron, timeZone);
+  // A schedule's definition is kept as JSON (in the journal, on Redis): its payload is text.
+  if ((asked.payload as unknown) instanceof Uint8Array) throw new InvalidArgumentError('Expected a schedule\'s `payload` to be a string, null or undefined, got a Uint8Array: schedules keep text payloads only');
   const job = checkJob(asked.type, asked.payload, given(asked.priority, 0), undefined, maxPayloadBytes);
   if (maxAttempts !== undefined) checkIntegerIn('maxAttempts', maxAttempts, 1, MAX_ATTEMPTS);
   if (!MISSED_TICKS.has(missed)) {

@@ -6,7 +6,7 @@
  * shares (the last describe).
  */
 import { expect, it } from 'vitest';
-import type { Lease } from '../../dist/index.js';
+import type { Lease, Payload } from '../../dist/index.js';
 import { describeEachBackend, describeEachBackendAnd, type Backend, type ContractQueue } from '../support/backends.js';
 import { expectInvalid, setup, type Setup } from '../support/helpers.js';
 
@@ -16,11 +16,20 @@ function open(backend: Backend): Promise<Setup> {
   return setup(backend, { maxAttempts: 5, baseBackoffMillis: 0, maxBackoffMillis: 0 });
 }
 
-/** Polls `count` times; the payloads leased (undefined where a poll found nothing). */
+/** Polls `count` times; the text payloads leased (undefined where a poll found nothing). */
 async function pollPayloads(queue: ContractQueue, count: number): Promise<(string | undefined)[]> {
   const payloads: (string | undefined)[] = [];
-  for (let i = 0; i < count; i++) payloads.push((await queue.poll('w', LEASE))?.payload ?? undefined);
+  for (let i = 0; i < count; i++) {
+    const lease = await queue.poll('w', LEASE);
+    payloads.push(lease === undefined ? undefined : textOf(lease.payload));
+  }
   return payloads;
+}
+
+/** A payload these tests submitted as text. */
+function textOf(payload: Payload): string {
+  if (typeof payload !== 'string') throw new TypeError('Expected a text payload');
+  return payload;
 }
 
 describeEachBackend('groups', (backend) => {
@@ -180,11 +189,11 @@ describeEachBackendAnd('group caps', (backend) => {
     await s.queue.submit('t', 'free', { group: 'B' });
     const leases: Lease[] = [];
     for (let lease = await s.queue.poll('w', 1_000); lease !== undefined; lease = await s.queue.poll('w', 1_000)) leases.push(lease);
-    expect(leases.filter((l) => l.payload.startsWith('A'))).toHaveLength(2);
+    expect(leases.filter((l) => textOf(l.payload).startsWith('A'))).toHaveLength(2);
     const free = leases.filter((l) => l.payload === 'free');
     expect(free).toHaveLength(1);
     await s.queue.complete(free[0]!.jobId, free[0]!.token);
-    const [first, second] = leases.filter((l) => l.payload.startsWith('A'));
+    const [first, second] = leases.filter((l) => textOf(l.payload).startsWith('A'));
     const moves: ((l: Lease) => unknown)[] = [
       (l) => s.queue.complete(l.jobId, l.token),
       (l) => s.queue.fail(l.jobId, l.token, 'again'),

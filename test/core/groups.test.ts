@@ -36,7 +36,7 @@ const owners = new Map<JobQueue, JobQueue>();
 
 /** Polls `count` times; the payloads leased (undefined where a poll found nothing). */
 function pollPayloads(queue: JobQueue, count: number): (string | undefined)[] {
-  return Array.from({ length: count }, () => queue.poll('w', LEASE)?.payload);
+  return Array.from({ length: count }, () => queue.poll('w', LEASE)?.payload as string | undefined);
 }
 
 for (const variant of VARIANTS) {

@@ -198,7 +198,7 @@ describe('threads of a process killed while submitting in bursts (group commit)'
     }
     expect(wrong.slice(0, 5), `${wrong.length} of ${acked.size} acknowledged jobs missing or wrong`).toEqual([]);
     // A commit covers a prefix of the ids: no holes, and no payload twice.
-    const payloads = new Set<string>();
+    const payloads = new Set<string | Uint8Array>();
     for (let n = 1; n <= stored; n++) payloads.add(queue.view(`J${n}`).payload);
     expect(payloads.size).toBe(stored);
   });
@@ -298,7 +298,7 @@ describe('a process killed while its WorkerPool threads complete jobs', { timeou
     const wrong: unknown[] = [];
     for (let n = 0; n < jobs; n++) {
       const view = queue.view(`J${n + 1}`);
-      const payload = JSON.parse(view.payload) as { n: number };
+      const payload = JSON.parse(view.payload as string) as { n: number };
       if (payload.n !== n) wrong.push({ n, view });
       else if (view.status === 'SUCCEEDED' && (!ran.has(n) || view.attempts !== 1)) wrong.push({ n, why: 'SUCCEEDED but never ran', view });
       else if (view.status === 'PENDING' && view.attempts > 1) wrong.push({ n, why: 'more attempts than the one the kill interrupted', view });

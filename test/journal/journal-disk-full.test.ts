@@ -410,6 +410,35 @@ describe.skipIf(!canMount)('a journal on a full disk', () => {
     expect(after.views).toMatchObject({ [pending]: 'not found: ERR_JOB_NOT_FOUND', [done]: { status: 'SUCCEEDED', result: { kept: true } } });
   });
 
+  it('refuses an updatePayload between text and bytes with JournalFullError, the old payload stored again as it was', () => {
+    const { dir, path, clock } = onTmpfs();
+    let queue = open(path, clock);
+    reserveTokens(queue);
+    // Several chunks each, not valid UTF-8: the undo stores the freed chain's raw bytes again.
+    const bytes = Uint8Array.from({ length: 1_000 }, (_, i) => (i * 7 + 0xf0) & 0xff);
+    const binary = queue.submit('job', bytes);
+    const text = queue.submit('job', `text:${KIB}`);
+    // One chunk of text: an exclusive queue keeps it as a string, not encoded (Arena#keepStrings); the undo saves its bytes all the same.
+    const short = queue.submit('job', 'tiny');
+    const ids = [binary, text, short];
+    const held = snapshot(queue, ids);
+
+    const freeSpace = fillDisk(dir, path);
+    expectJournalError(() => queue.updatePayload(binary, `new:${KIB}`), JournalFullError, 'ERR_JOURNAL_FULL');
+    expectJournalError(() => queue.updatePayload(text, bytes.slice(0, 900)), JournalFullError, 'ERR_JOURNAL_FULL');
+    expectJournalError(() => queue.updatePayload(short, bytes.slice(0, 10)), JournalFullError, 'ERR_JOURNAL_FULL');
+    expect(snapshot(queue, ids)).toEqual(held);
+    expect(queue.view(short).payload).toBe('tiny');
+    expect(queue.view(binary).payload).toEqual(bytes);
+    expect(queue.view(text).payload).toBe(`text:${KIB}`);
+    freeSpace();
+    queue.updatePayload(text, bytes.slice(0, 900));
+    close(queue);
+    queue = open(path, clock);
+    expect(mustPollSync(queue, binary).payload).toEqual(bytes);
+    expect(mustPollSync(queue, text).payload).toEqual(bytes.slice(0, 900));
+  });
+
   it('refuses each edit of a PENDING job and a snooze with JournalFullError, leaving every job as it was, in memory and after a reopen', () => {
     const { dir, path, clock } = onTmpfs();
     let queue = open(path, clock);

@@ -148,7 +148,7 @@ describeRedis('RedisJobQueue: bounded work per script', () => {
     expect(await queue.stats()).toMatchObject({ pending: jobs.length, ready: 0 });
     clock.advance(500);
     expect(await queue.stats()).toMatchObject({ pending: jobs.length, ready: jobs.length });
-    const order: string[] = [];
+    const order: (string | Uint8Array)[] = [];
     for (let lease = await queue.poll('w', 1000); lease !== undefined; lease = await queue.poll('w', 1000)) order.push(lease.payload);
     const expected = jobs.map((job, i) => ({ ...job, i })).sort((x, y) => y.priority - x.priority || x.i - y.i).map((job) => job.payload);
     expect(order).toEqual(expected);

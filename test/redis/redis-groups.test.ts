@@ -9,6 +9,7 @@
 import { Redis } from 'ioredis';
 import { afterEach, expect, it } from 'vitest';
 import { ManualClock, PartitionedRedisQueue, RedisJobQueue, RetryPolicy } from '../../dist/index.js';
+import type { Payload } from '../../dist/index.js';
 import { T0, expectInvalid, mustPoll } from '../support/helpers.js';
 import { describeRedis, fileRedis, startRedis } from '../support/redis-harness.js';
 
@@ -27,7 +28,7 @@ describeRedis('groups on Redis', () => {
     return queue;
   };
   const payloads = async (queue: RedisJobQueue, count: number) => {
-    const polled: (string | null | undefined)[] = [];
+    const polled: (Payload | undefined)[] = [];
     for (let i = 0; i < count; i++) polled.push((await queue.poll('w', LEASE))?.payload);
     return polled;
   };
@@ -163,10 +164,10 @@ describeRedis('groups on a partitioned Redis queue', () => {
       for (const half of [0, 1]) await queue.submitMany(Array.from({ length: 500 }, (_, i) => ({ type: 't', payload: `A${half * 500 + i}`, group: 'A' })));
       // Spread over the partitions: 3 in one, 2 in the other.
       for (let i = 0; i < 5; i++) await queue.submit('t', `B${i}`, { group: 'B' });
-      const polled: string[] = [];
-      for (let i = 0; i < 12; i++) polled.push((await queue.poll('w', LEASE))!.payload!);
+      const polled: Payload[] = [];
+      for (let i = 0; i < 12; i++) polled.push((await queue.poll('w', LEASE))!.payload);
       // Polls visit the partitions in turn, and each serves A and B a job a round: B's 5 within 12 polls, not after A's 1,000.
-      expect(polled.filter((p) => p.startsWith('B')).sort()).toEqual(['B0', 'B1', 'B2', 'B3', 'B4']);
+      expect(polled.filter((p) => typeof p === 'string' && p.startsWith('B')).sort()).toEqual(['B0', 'B1', 'B2', 'B3', 'B4']);
     } finally {
       await queue.close();
     }

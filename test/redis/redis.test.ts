@@ -234,7 +234,7 @@ describeRedis('RedisJobQueue', () => {
     const queues = await Promise.all(Array.from({ length: 4 }, () => open({ name, time: systemClock })));
     const ids = await queues[0]!.submitMany(Array.from({ length: 2000 }, (_, i) => ({ type: 't', payload: String(i) })));
     const claims = await Promise.all(queues.map(async (queue, q) => {
-      const mine: Array<{ jobId: string; token: number; payload: string }> = [];
+      const mine: Array<{ jobId: string; token: number; payload: string | Uint8Array }> = [];
       for (let lease = await queue.poll(`w${q}`, 60_000); lease !== undefined; lease = await queue.poll(`w${q}`, 60_000)) {
         mine.push(lease);
         await queue.complete(lease.jobId, lease.token);

@@ -29,6 +29,7 @@ import {
   type Lease,
   type ManualClock,
   type NewJob,
+  type Payload,
   type QueueStats,
   type RateLimit,
   type ReleaseOptions,
@@ -53,7 +54,7 @@ type Awaitable<T> = T | Promise<T>;
  * rejects where `JobQueue` throws, with the same error classes and codes.
  */
 export interface ContractQueue {
-  submit(type: string, payload?: string | null, priorityOrOptions?: number | SubmitOptions, runAtMillis?: number): Awaitable<string>;
+  submit(type: string, payload?: Payload | null, priorityOrOptions?: number | SubmitOptions, runAtMillis?: number): Awaitable<string>;
   submitMany(jobs: readonly NewJob[]): Awaitable<string[]>;
   poll(workerId: string, leaseMillis: number): Awaitable<Lease | undefined>;
   complete(jobId: string, token: number, result?: unknown): Awaitable<void>;
@@ -75,7 +76,7 @@ export interface ContractQueue {
   changePriority(jobId: string, priority: number): Awaitable<void>;
   changeDelay(jobId: string, delayMillis: number): Awaitable<void>;
   promote(jobId: string): Awaitable<void>;
-  updatePayload(jobId: string, payload: string | null): Awaitable<void>;
+  updatePayload(jobId: string, payload: Payload | null): Awaitable<void>;
   queueDepth(): Awaitable<number>;
   dlqDepth(): Awaitable<number>;
   stats(): Awaitable<QueueStats>;

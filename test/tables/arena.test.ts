@@ -30,6 +30,67 @@ describe('payload arena', () => {
     expect(arena.readCounted(counted)).toBe('failed');
   });
 
+  it('stores bytes as they are, valid UTF-8 or not, and reads back a copy', () => {
+    const arena = new Arena(arenaBuffer(4 * INITIAL_ARENA_BYTES), new Float64Array(HEADER_FIELDS));
+    // Exclusive mode keeps short strings as given; bytes must still be written, not kept.
+    arena.keepStrings();
+    const notUtf8 = Uint8Array.of(0xff, 0xfe, 0xc3, 0x00, 0x80, 0xed, 0xa0, 0x80);
+    const long = Uint8Array.from({ length: 10 * CHUNK_DATA_BYTES + 3 }, (_, i) => (i * 131 + 7) & 0xff);
+    const short = arena.storeBytes(notUtf8);
+    const chain = arena.storeBytes(long);
+    expect(arena.storeBytes(new Uint8Array(0))).toBe(0);
+    expect(arena.readBytes(0, 0, 0)).toEqual(new Uint8Array(0));
+    const readShort = arena.readBytes(short, 0, notUtf8.length);
+    expect(readShort).toEqual(notUtf8);
+    expect(arena.readBytes(chain, 0, long.length)).toEqual(long);
+    const at = 2 * CHUNK_DATA_BYTES + 5;
+    expect(arena.readBytes(chain, at, 100)).toEqual(long.subarray(at, at + 100));
+    // A copy: writing to what was read leaves the arena's bytes as they were.
+    readShort[0] = 0;
+    expect(arena.readBytes(short, 0, notUtf8.length)).toEqual(notUtf8);
+    // The chunks count as a string's of the same byte length do.
+    const before = arena.freeChunks;
+    arena.free(chain, long.length);
+    expect(arena.freeChunks - before).toBe(Arena.chunksFor(long.length));
+  });
+
+  it('copies bytes by words or by bytes alike: any source offset, any length, any read offset', () => {
+    const arena = new Arena(arenaBuffer(4 * INITIAL_ARENA_BYTES), new Float64Array(HEADER_FIELDS));
+    const backing = Uint8Array.from({ length: 5 * CHUNK_DATA_BYTES + 11 }, (_, i) => (i * 37 + 3) & 0xff);
+    for (const offset of [0, 1, 2, 3, 4]) {
+      for (const length of [1, 3, 4, 5, CHUNK_DATA_BYTES - 1, CHUNK_DATA_BYTES, CHUNK_DATA_BYTES + 1, 4 * CHUNK_DATA_BYTES + 6]) {
+        const source = backing.subarray(offset, offset + length);
+        const ref = arena.storeBytes(source);
+        expect(arena.readBytes(ref, 0, length)).toEqual(source);
+        for (const skip of [1, 2, 4, CHUNK_DATA_BYTES + 3].filter((skip) => skip < length)) {
+          expect(arena.readBytes(ref, skip, length - skip)).toEqual(source.subarray(skip));
+        }
+        arena.free(ref, length);
+      }
+    }
+  });
+
+  it('stores a binary result as a counted chain marked binary, its length read without the mark', () => {
+    const arena = new Arena(arenaBuffer(4 * INITIAL_ARENA_BYTES), new Float64Array(HEADER_FIELDS));
+    const bytes = Uint8Array.from({ length: 3 * CHUNK_DATA_BYTES + 1 }, (_, i) => (255 - i) & 0xff);
+    const binary = arena.storeCountedBytes(bytes.subarray(1));
+    const textual = arena.storeCounted(5, 'hello');
+    expect([arena.countedBinary(binary), arena.countedBinary(textual)]).toEqual([true, false]);
+    expect(arena.countedBytes(binary)).toBe(bytes.length - 1);
+    expect(arena.readCountedBytes(binary)).toEqual(bytes.subarray(1));
+    expect(arena.readCounted(textual)).toBe('hello');
+    // An empty one: the length alone.
+    const empty = arena.storeCountedBytes(new Uint8Array(0));
+    expect([arena.countedBinary(empty), arena.readCountedBytes(empty)]).toEqual([true, new Uint8Array(0)]);
+  });
+
+  it('refuses bytes with no room left, taking nothing', () => {
+    const arena = new Arena(arenaBuffer(INITIAL_ARENA_BYTES), new Float64Array(HEADER_FIELDS));
+    const free = arena.freeChunks;
+    expect(arena.storeBytes(new Uint8Array((free + 1) * CHUNK_DATA_BYTES))).toBe(-1);
+    expect(arena.freeChunks).toBe(free);
+  });
+
   it('grows its buffer past INITIAL_ARENA_BYTES as chunks are taken, and counts the room it may grow to', () => {
     const buffer = arenaBuffer(16 * INITIAL_ARENA_BYTES);
     const arena = new Arena(buffer, new Float64Array(HEADER_FIELDS));

@@ -104,7 +104,7 @@ export class JournalNotes implements MoveNotes {
     const lastError = record[ERROR_REF]! > 0 ? this.#records.errorText(record) : null;
     this.#logMove(slot, word, status, record, lastError, ticket);
     // An edit frees the old data chain once it is made: its text, to be stored again by an undo.
-    if (content) this.#undo.lastMove()!.data = this.#records.dataText(record);
+    if (content) this.#undo.lastMove()!.data = this.#records.dataBytes(record);
   }
 
   /** Logs a move of `slot` from `word` to `status`, about to be made under the lock, with what puts it back (see UndoneMove). */

@@ -1,10 +1,12 @@
-import type { JobStatus } from '../../types.js';
+import type { JobStatus, Payload } from '../../types.js';
+import type { StoredResult } from '../../validate/outcome.js';
 
 /** One job as a move log (the journal) records it. */
 export interface LoggedJob {
   num: number;
   type: string;
-  payload: string;
+  /** A string, or a Uint8Array for a binary payload (a BLOB in the journal). */
+  payload: Payload;
   priority: number;
   /** The job's own maxAttempts (submit's option); 0: the policy's. */
   maxAttempts: number;
@@ -18,8 +20,8 @@ export interface LoggedJob {
   workerId: string | null;
   /** The job's moves so far: a journal applies a write only over an older one. */
   moves: number;
-  /** A SUCCEEDED job's result as JSON text; null for none. */
-  result: string | null;
+  /** A SUCCEEDED job's result as JSON text, or a binary result's bytes (a BLOB in the journal); null for none. */
+  result: StoredResult | null;
   /** The idempotent key (submit's `key`), or null. */
   key: string | null;
   /** How long the key stays taken after the job finished (submit's `keyTtlMillis`); 0: not at all. */

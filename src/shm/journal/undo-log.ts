@@ -17,8 +17,8 @@ export interface UndoneMove {
   ticket: number;
   /** A lease's time, the call's: undone, the lease is taken off its type's rate-limit window of then (see RateLimits#uncounted). */
   leasedAt?: number;
-  /** An edit of the job's content (moves/edit.ts): its data chain's text before the move (type, if in the chain, then payload), which the move freed. */
-  data?: string;
+  /** An edit of the job's content (moves/edit.ts): its data chain's bytes before the move (type, if in the chain, then payload, text or binary), which the move freed. */
+  data?: Uint8Array;
 }
 
 /** A finished job the current call evicted to make room for its own move: the job whole, and the arena chunks it held. */

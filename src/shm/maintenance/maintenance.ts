@@ -5,14 +5,15 @@ import type { RetryPolicy } from '../../policy.js';
 import { Arena } from '../tables/arena.js';
 import {
   ATTEMPT_LIMIT, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, ERROR_FAILED, FINISH_BASE, FINISH_TICKET, FREE, GROUP, GROUP_NAMES, JOB_SEQ, LAST_NOW, LEASE_LENGTH, MAINTENANCE_ROW,
-  MOVES, PAYLOAD_BYTES, READY, RUNNING, SUBMITTED_AT, TOKEN_RESERVED, TOKEN_SEQ, isBusy, SLOT_HIGH_WATER, statusOf,
+  MOVES, PAYLOAD_BYTES, payloadLength, READY, RUNNING, SUBMITTED_AT, TOKEN_RESERVED, TOKEN_SEQ, isBusy, SLOT_HIGH_WATER, statusOf,
 } from '../memory/layout.js';
 import type { QueueMemory } from '../queue-memory.js';
 import { Mover } from '../protocol/mover.js';
 import type { LoggedJob, MoveLog, Sequences } from '../journal/movelog.js';
 import { keyHash } from '../../key-hash.js';
-import { Records, countedChainBytes, countedChunks, dataBytes, leadingTypeBytes } from '../records.js';
+import { Records, countedChainBytes, countedChunks, dataBytes, leadingTypeBytes, payloadField, storeData } from '../records.js';
 import type { CheckedJob } from '../../validate/job-input.js';
+import type { CheckedPayload } from '../../validate/pending-edits.js';
 import type { Undo } from '../journal/undo-log.js';
 import type { LockHolder } from '../moves/worker-path.js';
 import { Retention } from './retention.js';
@@ -226,7 +227,7 @@ export class Maintenance implements LockHolder {
    * holder frozen by its commit in flight, or the Refusal of making room for
    * the payload (then nothing changed).
    */
-  debounce(key: string, payload: { text: string; bytes: number }, delay: number, now: number): number {
+  debounce(key: string, payload: CheckedPayload, delay: number, now: number): number {
     const { keyMap, slots } = this.#m;
     const slot = keyMap.find(key, keyHash(key));
     if (slot === NOT_MAPPED) return KEY_FREE;
@@ -357,7 +358,7 @@ export class Maintenance implements LockHolder {
    * any other status; a new payload's chain is freed if the edit is refused,
    * the old one once the edit is made.
    */
-  edit(slot: number, edit: PendingEdit, payload: { text: string; bytes: number } | undefined, now: number): number {
+  edit(slot: number, edit: PendingEdit, payload: CheckedPayload | undefined, now: number): number {
     for (;;) {
       const word = this.catchUp.settledWord(slot, now);
       const status = statusOf(word);
@@ -366,7 +367,7 @@ export class Maintenance implements LockHolder {
       const { slots, arena } = this.#m;
       const type = slots.types[slot]!;
       const oldRef = slots.get(slot, DATA_REF);
-      const oldBytes = leadingTypeBytes(type) + slots.get(slot, PAYLOAD_BYTES);
+      const oldBytes = leadingTypeBytes(type) + payloadLength(slots.get(slot, PAYLOAD_BYTES));
       // A type the type table has no room for leads the chain: the new chain keeps it.
       const newBytes = payload === undefined ? 0 : leadingTypeBytes(type) + payload.bytes;
       if (payload !== undefined) {
@@ -374,8 +375,8 @@ export class Maintenance implements LockHolder {
         if (refusal < 0) return this.#refusalOrAwait(refusal);
         // Making room may have waited out lock-free calls: a claim of the job since is found by the CAS below.
         assertHeld(this.#m.lock);
-        const ref = type < 0 ? arena.store(newBytes, arena.read(oldRef, 0, -type), payload.text) : arena.store(newBytes, payload.text);
-        edit.data = { ref, payloadBytes: payload.bytes };
+        const ref = storeData(arena, newBytes, type < 0 ? arena.read(oldRef, 0, -type) : '', payload.value);
+        edit.data = { ref, payloadField: payloadField(payload.value, payload.bytes) };
       }
       // A READY job left READY is filed again under its new word: polls must not miss it meanwhile (I26).
       const staysReady = status === READY && !(edit.delay !== undefined && edit.delay > 0);

@@ -1,7 +1,7 @@
 import * as step from '../memory/steps.js';
 import {
   ATTENTION, CANCELLED, DATA_REF, DELAYED, FINISH_BASE, FINISH_TICKET, FREE, FREE_SLOT_COUNT, GATE, HEADERS_REF, HINTS_STALE, REFILING, ERROR_REF, JOB_NUM, KEY_REF,
-  LEASE_UNTIL, PAYLOAD_BYTES, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_REF, RUNNING, RUN_AT, SLOT_HIGH_WATER, STATUS_COUNT, SUCCEEDED, TYPE, isBusy,
+  LEASE_UNTIL, PAYLOAD_BYTES, payloadLength, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_REF, RUNNING, RUN_AT, SLOT_HIGH_WATER, STATUS_COUNT, SUCCEEDED, TYPE, isBusy,
   statusOf,
 } from '../memory/layout.js';
 import type { Filing } from './filing.js';
@@ -95,7 +95,7 @@ export class Rebuilder {
           continue;
         }
         m.jobMap.set(slots.get(slot, JOB_NUM), slot);
-        chains.push(slots.get(slot, DATA_REF), leadingTypeBytes(slots.get(slot, TYPE)) + slots.get(slot, PAYLOAD_BYTES));
+        chains.push(slots.get(slot, DATA_REF), leadingTypeBytes(slots.get(slot, TYPE)) + payloadLength(slots.get(slot, PAYLOAD_BYTES)));
         for (const field of COUNTED_REFS) {
           const ref = slots.get(slot, field);
           if (ref > 0) chains.push(ref, countedChainBytes(m.arena.countedBytes(ref)));

@@ -12,6 +12,7 @@ import type { MoverHolder } from '../protocol/mover.js';
 import { evictJob } from '../moves/evict.js';
 import { removeJob } from '../moves/remove.js';
 import { countedChainBytes } from '../records.js';
+import type { StoredResult } from '../../validate/outcome.js';
 import type { Retention } from './retention.js';
 
 /** What Room#frozenSlot holds when no eviction passed over a frozen job. */
@@ -209,15 +210,16 @@ export class Room {
   }
 
   /**
-   * Arena chunks holding a complete's result (its JSON text, `bytes` UTF-8
-   * bytes), for the complete to point its record at; or Refusal.NoBytes,
+   * Arena chunks holding a complete's result (its JSON text, or the bytes
+   * of a binary one), for the complete to point its record at; or Refusal.NoBytes,
    * having evicted nothing, if there is no room.
    */
-  storeResult(text: string, bytes: number): number {
+  storeResult(result: StoredResult): number {
+    const bytes = typeof result === 'string' ? Buffer.byteLength(result) : result.length;
     const refusal = this.makeRoom(Arena.chunksFor(countedChainBytes(bytes)), 0);
     if (refusal < 0) return refusal;
     assertHeld(this.#m.lock);
-    return this.#m.arena.storeCounted(bytes, text);
+    return typeof result === 'string' ? this.#m.arena.storeCounted(bytes, result) : this.#m.arena.storeCountedBytes(result);
   }
 
   /** Frees a counted chain: a result's from `storeResult`, an error's from `storeError`, a job's headers (0 and a canned error have none). */

@@ -356,6 +356,7 @@ export const DIED_AT = 5;
 export const FINISH_SEQ = 5; //     while SUCCEEDED or CANCELLED: order of finishing, for eviction oldest first (shares LEASE_UNTIL's field)
 export const DATA_REF = 6; //       arena chain of the payload (after the type's bytes, for a type the type table has no entry for)
 export const TYPE = 7; //           the job's type: its entry in `typeNames` + 1; or, a type the table had no room for, -(its UTF-8 bytes), leading the data chain
+/** The payload's byte length, with PAYLOAD_BINARY set for a binary payload (see payloadLength, isBinaryPayload). */
 export const PAYLOAD_BYTES = 8;
 export const ERROR_REF = 9; //      arena chain of lastError (its byte length first, see ERROR_LENGTH_BYTES), or a canned error below
 export const ERROR_BYTES = 10; //   lastError's UTF-8 bytes: in a draft only, read from the chain's length (no column)
@@ -397,7 +398,7 @@ export const RECORD_FIELDS = 28;
  *   MOVES        f64  counts up forever; written only with a journal, so an
  *                     in-memory queue never touches its pages (they cost no memory)
  *   DATA_REF     i32  a chunk number: the arena is < 2^31 bytes
- *   PAYLOAD_BYTES i32 at most maxPayloadBytes (<= 2^28)
+ *   PAYLOAD_BYTES i32 at most maxPayloadBytes (<= 2^28), or that | PAYLOAD_BINARY (bit 30) for a binary payload
  *   ERROR_REF    i32  a chunk number, or a canned error (<= 0)
  *   ERROR_BYTES  none: kept at the head of the error's chain, as most jobs have no error
  *   RESULT_REF   i32  a chunk number, or 0; written only when it changes, so a queue whose
@@ -448,6 +449,24 @@ export type RecordColumn = Float64Array | Int32Array | Uint32Array | Int16Array 
 export interface ColumnArray {
   new (buffer: SharedArrayBuffer, byteOffset: number, length: number): RecordColumn;
   readonly BYTES_PER_ELEMENT: number;
+}
+
+/**
+ * The bit of PAYLOAD_BYTES that marks a binary payload (a Uint8Array: its
+ * chain holds the bytes as given, read back as a Uint8Array); clear for text
+ * (UTF-8, read back as a string). Above any length (maxPayloadBytes <= 2^28)
+ * and below the sign, so a text payload's field is its length as before and
+ * strings pay nothing. Whoever reads a length from the field takes
+ * payloadLength of it.
+ */
+export const PAYLOAD_BINARY = 1 << 30;
+/** A PAYLOAD_BYTES field's byte length, without the binary mark. */
+export function payloadLength(field: number): number {
+  return field & (PAYLOAD_BINARY - 1);
+}
+/** Whether a PAYLOAD_BYTES field marks a binary payload. */
+export function isBinaryPayload(field: number): boolean {
+  return (field & PAYLOAD_BINARY) !== 0;
 }
 
 /** A field's bit in a move's mask (INTENT_MASK): the fields a move sets, which the slot takes from its intent. */
@@ -716,6 +735,13 @@ export const CHUNK_NEXT_BYTES = 4;
 export const CHUNK_DATA_BYTES = CHUNK_BYTES - CHUNK_NEXT_BYTES;
 /** An error's chain (and a result's) starts with its text's byte length (Int32), then the text. */
 export const ERROR_LENGTH_BYTES = 4;
+/**
+ * The bit of a counted chain's length that marks its content binary (a
+ * result a handler returned as a Uint8Array: the bytes as given, read back as
+ * a Uint8Array); clear for text. Above any length (a result is at most 2^28
+ * bytes), below the sign; `Arena#countedBytes` gives the length without it.
+ */
+export const COUNTED_BINARY = 1 << 30;
 /** Chunk 0 is never used, so a ref of 0 means "no bytes". */
 export const FIRST_CHUNK = 1;
 

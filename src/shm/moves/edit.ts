@@ -12,7 +12,8 @@ export interface PendingEdit {
   delay?: number;
   /** With `delay`: only an earlier runAt is taken (promote leaves a job already ready as it is). */
   earlier?: boolean;
-  data?: { ref: number; payloadBytes: number };
+  /** The new payload's chain and its PAYLOAD_BYTES field (its length, marked if binary). */
+  data?: { ref: number; payloadField: number };
 }
 
 /**
@@ -42,7 +43,7 @@ export function editPending(moves: JobMoves, slot: number, word: number, status:
   if (edit.priority !== undefined) draft[PRIORITY] = edit.priority;
   if (edit.data !== undefined) {
     draft[DATA_REF] = edit.data.ref;
-    draft[PAYLOAD_BYTES] = edit.data.payloadBytes;
+    draft[PAYLOAD_BYTES] = edit.data.payloadField;
   }
   return moves.moveTo(slot, word, to, status, edit.priority !== undefined || edit.data !== undefined);
 }

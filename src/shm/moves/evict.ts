@@ -1,5 +1,5 @@
 import {
-  CANCELLED, COMMIT_EVICTED, DATA_REF, ERROR_REF, FREE, FREE_SLOT_COUNT, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, PAYLOAD_BYTES, RESULT_REF, SUCCEEDED, TYPE, statusOf,
+  CANCELLED, COMMIT_EVICTED, DATA_REF, ERROR_REF, FREE, FREE_SLOT_COUNT, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, PAYLOAD_BYTES, RESULT_REF, payloadLength, SUCCEEDED, TYPE, statusOf,
 } from '../memory/layout.js';
 import { LAZY, type JournalNotes } from '../journal/journal-notes.js';
 import { LockLost, assertHeld } from '../protocol/lock-held.js';
@@ -41,7 +41,7 @@ export function freeJob(
   slots.readStrings(slot, record);
   const chunks = chunksOf(record);
   const dataRef = record[DATA_REF]!;
-  const dataBytes = leadingTypeBytes(record[TYPE]!) + record[PAYLOAD_BYTES]!;
+  const dataBytes = leadingTypeBytes(record[TYPE]!) + payloadLength(record[PAYLOAD_BYTES]!);
   const errorRef = record[ERROR_REF]!;
   const resultRef = record[RESULT_REF]!;
   const headersRef = record[HEADERS_REF]!;

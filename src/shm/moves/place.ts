@@ -1,4 +1,4 @@
-import { JobStatus } from '../../types.js';
+import { JobStatus, type Payload } from '../../types.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, DATA_REF, DEAD, DELAYED, ERROR_BYTES, ERROR_NONE, ERROR_REF, FINISHED_AT, FREE, GROUP, HEADERS_BYTES,
   HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, READY, RESULT_BYTES, RESULT_REF, RUNNING,
@@ -7,6 +7,7 @@ import {
 import { LockLost, assertHeld } from '../protocol/lock-held.js';
 import type { LoggedJob } from '../journal/movelog.js';
 import type { JobMoves } from './job-moves.js';
+import { payloadByteLength, payloadField, storeData } from '../records.js';
 
 /**
  * The move *place* (lock holder): FREE → READY or DELAYED, a new job from
@@ -32,7 +33,7 @@ export class Placement {
     const errorRef = job.lastError === null ? ERROR_NONE : this.#moves.room.storeError(job.lastError);
     const slot = this.#moves.room.takeSlot();
     const typeBytes = Buffer.byteLength(job.type);
-    this.newDraft(slot, job.num, job.type, typeNames.numberOf(job.type), typeBytes, job.payload, Buffer.byteLength(job.payload), job.priority, job.runAt);
+    this.newDraft(slot, job.num, job.type, typeNames.numberOf(job.type), typeBytes, job.payload, payloadByteLength(job.payload), job.priority, job.runAt);
     this.setField(ATTEMPTS, job.attempts);
     this.setField(TOKEN, job.token);
     // One field, by status: the lease's end while RUNNING, the finish order once finished.
@@ -45,8 +46,9 @@ export class Placement {
     this.setField(MOVES, this.#moves.journaled ? job.moves : 0);
     this.setField(ATTEMPT_LIMIT, job.maxAttempts);
     if (job.result !== null) {
-      const bytes = Buffer.byteLength(job.result);
-      this.setField(RESULT_REF, this.#moves.memory.arena.storeCounted(bytes, job.result));
+      const arena = this.#moves.memory.arena;
+      const bytes = typeof job.result === 'string' ? Buffer.byteLength(job.result) : job.result.length;
+      this.setField(RESULT_REF, typeof job.result === 'string' ? arena.storeCounted(bytes, job.result) : arena.storeCountedBytes(job.result));
       this.setField(RESULT_BYTES, bytes);
     }
     this.setField(LEASE_LENGTH, job.timeout);
@@ -74,14 +76,14 @@ export class Placement {
    * are set with `setField`, and `place` places it.
    */
   newDraft(
-    slot: number, num: number, type: string, typeNumber: number, typeBytes: number, payload: string, payloadBytes: number, priority: number, runAt: number,
+    slot: number, num: number, type: string, typeNumber: number, typeBytes: number, payload: Payload, payloadBytes: number, priority: number, runAt: number,
   ): void {
     const arena = this.#moves.memory.arena;
     // Read before the look at the lock, and the word `place` moves from: a rebuild after a takeover gives every
     // free slot a new word, so a holder taken for dead from here on cannot place its job over the taker's (relies on I3).
     this.#freeWord = this.#moves.memory.slots.word(slot);
     assertHeld(this.#moves.memory.lock);
-    const ref = typeNumber > 0 ? arena.store(payloadBytes, payload) : arena.store(typeBytes + payloadBytes, type, payload);
+    const ref = typeNumber > 0 ? storeData(arena, payloadBytes, '', payload) : storeData(arena, typeBytes + payloadBytes, type, payload);
     const draft = this.#moves.mover.draft;
     // Every other field is zero: no attempt, token, lease, error (ERROR_NONE), worker, moves, own limit, result,
     // key, lease length or headers. A slot used before takes the whole record, so its draft starts at zero; a
@@ -92,7 +94,7 @@ export class Placement {
     draft[RUN_AT] = runAt;
     draft[DATA_REF] = ref;
     draft[TYPE] = typeNumber > 0 ? typeNumber : -typeBytes;
-    draft[PAYLOAD_BYTES] = payloadBytes;
+    draft[PAYLOAD_BYTES] = payloadField(payload, payloadBytes);
     this.#newFields = NEW_JOB_FIELDS;
   }
 

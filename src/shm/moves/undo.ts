@@ -57,8 +57,9 @@ export function undoMoves(moves: JobMoves, undone: readonly UndoneMove[]): void 
  * keeps the edited payload the slot holds: the rebuild that follows an undo
  * frees whichever chain no slot names.
  */
-function restoreData(moves: JobMoves, slot: number, data: string, draft: Float64Array): void {
-  const ref = moves.memory.arena.store(Buffer.byteLength(data), data);
+function restoreData(moves: JobMoves, slot: number, data: Uint8Array, draft: Float64Array): void {
+  // The chain's bytes as they were: the restored record's PAYLOAD_BYTES says text or binary.
+  const ref = moves.memory.arena.storeBytes(data);
   if (ref !== NO_ROOM) {
     draft[DATA_REF] = ref;
     return;
