@@ -112,7 +112,9 @@ export class Rebuilder {
           // Ready or delayed by `now`: a clock that went back turns ready jobs delayed again. A new word either
           // way: a holder taken for dead, still reading the rings as they were, then fails its claim's CAS
           // rather than lease a job its successor would have passed over for a better one (keeps I3).
-          const due = slots.get(slot, RUN_AT) <= now;
+          // A parent waiting for its children is never due, and is filed nowhere (keeps I28).
+          const waits = slots.waitings[slot]! > 0;
+          const due = !waits && slots.get(slot, RUN_AT) <= now;
           const renewed = fenceStale || due !== (status === READY) ? this.#holder.mover.flip(slot, word, due ? READY : DELAYED, NOT_COUNTED) : word;
           // Moved meanwhile by a call the gate did not hold back (as a BUSY word above): its mover's to count and register.
           if (renewed < 0) continue;
@@ -122,7 +124,7 @@ export class Rebuilder {
             ready.push(slot);
             readyWords.set(slot, word);
           }
-          else this.#filing.push(m.delayed, slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM), 0, slot, word);
+          else if (!waits) this.#filing.push(m.delayed, slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM), 0, slot, word);
         } else if (status === RUNNING) {
           this.#filing.push(m.leases, slots.get(slot, LEASE_UNTIL), 0, 0, slot, word);
           const type = slots.types[slot]!;

@@ -255,9 +255,17 @@ export const REFILING = 64;
  * a late release's two marks.
  */
 export const HINTS_STALE = 16;
+/**
+ * Some job was submitted in a flow (submitFlow), for the queue's life: every complete is made
+ * under the lock, where a child's success counts down its parent's WAITING (keeps I28).
+ */
+export const FLOWS = 256;
 /** The ATTENTION bits that send complete and extend to the lock; a poll also minds OVERFLOW, RATE_LIMITED, CAPPED, GROUPED and REFILING. */
 export const WORKER_ATTENTION = GATE | DUE_LOWERED;
 export const POLL_ATTENTION = WORKER_ATTENTION | OVERFLOW | RATE_LIMITED | CAPPED | GROUPED | REFILING;
+/** A complete minds FLOWS too (a poll-and-complete, POLL_ATTENTION and FLOWS); an extend or a progress report does not. */
+export const COMPLETE_ATTENTION = WORKER_ATTENTION | FLOWS;
+export const COMPLETE_POLL_ATTENTION = POLL_ATTENTION | FLOWS;
 /** Counts up after each write of NEXT_DUE or LAST_NOW by the lock holder: readers keep copies of both while it holds still (I15, QueueMemory#nextDue). */
 export const DUE_VERSION = 3 * LINE + 1;
 /** Counts up while the level table is rewritten (odd: mid-write), a seqlock; new levels are rare. */
@@ -381,7 +389,14 @@ export const PROGRESS = 25; //       the latest progress reported (a finite numb
  */
 export const PROGRESS_TOKEN = 26;
 export const GROUP = 27; //         the job's group (submit's `group`): its entry in `groupNames` + 1; 0: none
-export const RECORD_FIELDS = 28;
+/**
+ * A flow's child (submitFlow): its parent's job number, negative when the parent's
+ * `onChildFailure` is 'ignore'; 0: no parent. Set at submit, never changed (see moves/flows.ts).
+ */
+export const PARENT = 28;
+/** A flow's parent: its children not yet ended (counted as moves/flows.ts says); while > 0 the parent waits (I28). 0: none. */
+export const WAITING = 29;
+export const RECORD_FIELDS = 30;
 
 /**
  * Each field's column, and why its width holds every value it takes
@@ -428,6 +443,9 @@ export const RECORD_FIELDS = 28;
  *   GROUP        u16  an entry of `groupNames` + 1 (<= GROUP_NAMES), or 0; written only when it changes, so a queue
  *                     without groups never touches its pages
  *   WORKER       u16  an entry of `workerNames` + 1 (<= WORKER_NAMES)
+ *   PARENT       f64  ± a job number (ids up to 2^53), or 0; written only when it changes, so a queue
+ *                     without flows never touches its pages
+ *   WAITING      u32  a parent's children not yet ended: at most the slots (< 2^32); written only when it changes
  */
 export const RECORD_COLUMNS = [
   [JOB_NUM, Float64Array, 'jobNums'], [PRIORITY, Float64Array, 'priorities'], [RUN_AT, Float64Array, 'runAts'], [TOKEN, Float64Array, 'tokens'],
@@ -437,6 +455,7 @@ export const RECORD_COLUMNS = [
   [DATA_REF, Int32Array, 'dataRefs'], [PAYLOAD_BYTES, Int32Array, 'payloadBytes'], [ERROR_REF, Int32Array, 'errorRefs'], [RESULT_REF, Int32Array, 'resultRefs'],
   [KEY_REF, Int32Array, 'keyRefs'], [HEADERS_REF, Int32Array, 'headersRefs'],
   [ATTEMPTS, Uint32Array, 'attempts'], [ATTEMPT_LIMIT, Uint32Array, 'attemptLimits'], [LEASE_LENGTH, Uint32Array, 'leaseLengths'], [TYPE, Int16Array, 'types'],
+  [PARENT, Float64Array, 'parents'], [WAITING, Uint32Array, 'waitings'],
   [WORKER, Uint16Array, 'workers'], [GROUP, Uint16Array, 'groups'],
 ] as const satisfies readonly (readonly [field: number, array: ColumnArray, name: string])[];
 /** A column's buffer: one per column, so that each grows at its end with the slots (see Growth). */

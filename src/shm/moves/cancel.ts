@@ -22,5 +22,7 @@ export function cancelJob(moves: JobMoves, slot: number, word: number, status: S
   if (!moves.moveTo(slot, word, CANCELLED, status)) return false;
   noteMove(moves.memory, MoveEvent.Cancelled, draft, status === RUNNING ? now : NaN);
   moves.memory.finishes.announce();
+  // Last: the parent's move takes the mover's draft (keeps I28).
+  moves.flows.childEnded(slot, CANCELLED, now);
   return true;
 }

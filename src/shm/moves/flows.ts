@@ -1,0 +1,151 @@
+import {
+  CANCELLED, DEAD, DELAYED, DIED_AT, ERROR_BYTES, ERROR_REF, FREE, READY, RUN_AT, SLOT_HIGH_WATER, SUCCEEDED, WAITING, isBusy, statusOf,
+  type SlotStatus,
+} from '../memory/layout.js';
+import { noteFinish } from '../records.js';
+import { MoveEvent, noteMove } from '../move-events.js';
+import { NOT_MAPPED } from '../tables/jobmap.js';
+import type { JobMoves } from './job-moves.js';
+
+/**
+ * Flows (submitFlow): a parent job waits, PENDING, until each of its children
+ * has ended. The links live in the records: a child's PARENT names its
+ * parent (negative: the parent's `onChildFailure` is 'ignore'), a parent's
+ * WAITING counts its children not yet ended. While WAITING > 0 the parent is
+ * DELAYED and filed nowhere (Filing#file, Rebuilder#rebuild), so no poll can
+ * lease it and no catch-up promote it (I28).
+ *
+ * The moves here are the parent's, made by the lock holder right after the
+ * move that ended a child (its complete, its fail or expiry to DEAD, its
+ * cancel, its remove while PENDING), in the same lock hold, and so in the
+ * same journal commit and undo log as the child's. A child has ended, for
+ * its parent, once SUCCEEDED; DEAD or CANCELLED (or removed while PENDING)
+ * ends it too under 'ignore', and under 'fail' makes the parent DEAD at once,
+ * its lastError naming the child. A retryDead of a child whose parent still
+ * waits counts it back in (+1), so no child is counted twice.
+ *
+ * A complete is the one move that can end a child outside the lock, so every
+ * complete takes the lock once a queue has a flow (ATTENTION's FLOWS, set
+ * before the first child is placed): a queue without flows pays nothing.
+ */
+export class Flows {
+  readonly #moves: JobMoves;
+
+  constructor(moves: JobMoves) {
+    this.#moves = moves;
+  }
+
+  /**
+   * After the move that left the child in `slot` `status` (SUCCEEDED, DEAD,
+   * CANCELLED; FREE: removed while PENDING), under the lock: its parent, if
+   * it waits, counts it (keeps I28). Goes up the tree while a parent it
+   * fails is itself a child. One plain read of ATTENTION for a queue without flows.
+   */
+  childEnded(slot: number, status: SlotStatus, now: number): void {
+    if (!this.#moves.memory.flows) return;
+    const { slots } = this.#moves.memory;
+    for (;;) {
+      const link = slots.parents[slot]!;
+      if (link === 0) return;
+      const parent = this.#waitingParent(Math.abs(link));
+      if (parent < 0) return;
+      const word = slots.word(parent);
+      if (status === SUCCEEDED || link < 0) {
+        this.#countDown(parent, word, now);
+        return;
+      }
+      const childId = `J${slots.jobNums[slot]!}`;
+      const reason = status === DEAD ? `child ${childId} is DEAD` : status === CANCELLED ? `child ${childId} was cancelled` : `child ${childId} was removed`;
+      this.#failParent(parent, word, reason, now);
+      // The parent is DEAD now: its own parent counts that as its child's death.
+      slot = parent;
+      status = DEAD;
+    }
+  }
+
+  /** Before a retryDead of the child in `slot`: if its parent still waits (it counted the child's death, 'ignore'), it counts the child in again. */
+  childRetried(slot: number): void {
+    if (!this.#moves.memory.flows) return;
+    const { slots } = this.#moves.memory;
+    const link = slots.parents[slot]!;
+    const parent = link === 0 ? -1 : this.#waitingParent(Math.abs(link));
+    if (parent < 0) return;
+    const moves = this.#moves;
+    const draft = moves.mover.start(parent);
+    draft[WAITING]!++;
+    moves.moveTo(parent, slots.word(parent), DELAYED, DELAYED);
+  }
+
+  /**
+   * The children of job `parentNum` still in memory: their slots, in
+   * submission order. O(slots used), under the lock: a parent's handler
+   * asks once. A child evicted or removed is missing.
+   */
+  childrenOf(parentNum: number): number[] {
+    const { slots, header } = this.#moves.memory;
+    const children: number[] = [];
+    for (let slot = 0, high = header[SLOT_HIGH_WATER]!; slot < high; slot++) {
+      const link = slots.parents[slot]!;
+      if (link === 0 || Math.abs(link) !== parentNum) continue;
+      const word = slots.word(slot);
+      if (isBusy(word) || statusOf(word) !== FREE) children.push(slot);
+    }
+    return children.sort((a, b) => slots.jobNums[a]! - slots.jobNums[b]!);
+  }
+
+  /** The slot of job `num` if it is a parent that waits (DELAYED with WAITING > 0); else -1. */
+  #waitingParent(num: number): number {
+    const { jobMap, slots } = this.#moves.memory;
+    const slot = jobMap.get(num);
+    if (slot === NOT_MAPPED || slots.jobNums[slot] !== num) return -1;
+    // Only the lock holder moves a DELAYED job, and we hold the lock: the word is settled.
+    const word = slots.word(slot);
+    return !isBusy(word) && statusOf(word) === DELAYED && slots.waitings[slot]! > 0 ? slot : -1;
+  }
+
+  /**
+   * The move *count down* (lock holder): a waiting parent (DELAYED) has one
+   * child fewer to wait for; at none it is DELAYED → READY (or DELAYED, its
+   * own runAt still ahead), filed from then on like any pending job. A
+   * runAt already past is read again from the clock (as retryDead's), so a
+   * lock-free claim of a later reading never comes before it (relies on I2).
+   */
+  #countDown(parent: number, word: number, now: number): void {
+    const moves = this.#moves;
+    const draft = moves.mover.start(parent);
+    const left = draft[WAITING]! - 1;
+    draft[WAITING] = left;
+    let to: SlotStatus = DELAYED;
+    if (left === 0 && draft[RUN_AT]! <= now) {
+      draft[RUN_AT] = moves.freshRunAt(now, 0, Infinity);
+      to = READY;
+    }
+    moves.moveTo(parent, word, to, DELAYED);
+  }
+
+  /** The move *fail parent* (lock holder): a waiting parent (DELAYED) → DEAD, its lastError `reason`, as a permanent failure at `now`. */
+  #failParent(parent: number, word: number, reason: string, now: number): void {
+    const moves = this.#moves;
+    const { memory } = moves;
+    // Stored before the draft is read: making room may evict, and eviction moves use the mover.
+    const errorRef = moves.room.storeError(reason);
+    const draft = moves.mover.start(parent);
+    const oldError = draft[ERROR_REF]!;
+    draft[ERROR_REF] = errorRef;
+    draft[ERROR_BYTES] = errorRef > 0 ? Buffer.byteLength(reason) : 0;
+    draft[WAITING] = 0;
+    noteFinish(draft, now);
+    draft[DIED_AT] = now;
+    // A finish (see protocol/finishes.ts): counted before the move, announced after it.
+    memory.finishes.count();
+    moves.moveTo(parent, word, DEAD, DELAYED);
+    noteMove(memory, MoveEvent.Dead, draft, NaN);
+    memory.finishes.announce();
+    moves.room.freeCounted(oldError);
+  }
+}
+
+/** A parent's job number as its child's PARENT column holds it (keeps the policy in the sign). */
+export function parentLink(parentNum: number, ignoreFailures: boolean): number {
+  return ignoreFailures ? -parentNum : parentNum;
+}
