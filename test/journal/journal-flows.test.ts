@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { JobQueue, JournalFullError, ManualClock, RetryPolicy, systemClock, type JobView } from '../../dist/index.js';
+import { JournalFullError, ManualClock, RetryPolicy, systemClock, type JobView } from '../../dist/index.js';
 import { T0, expectErrorSync, mustPollSync, prng, testSeed, withTimeout } from '../support/helpers.js';
 import { children, closeJournal, openJournal, tempJournal } from '../support/journal-harness.js';
 
