@@ -136,8 +136,10 @@ export interface QueueStats {
   pending: number;
   /** PENDING jobs with runAt <= now. */
   ready: number;
-  /** PENDING jobs with runAt > now. */
+  /** PENDING jobs with runAt > now, and flows' parents waiting for their children. */
   delayed: number;
+  /** Flows' parents waiting for their children (counted in `delayed` too); present once the queue has had a flow. */
+  waitingChildren?: number;
   running: number;
   succeeded: number;
   dead: number;

@@ -164,6 +164,12 @@ for (const variant of VARIANTS) {
       expect(queue.poll('w', LEASE)?.jobId).toBe('J2');
       queue.cancel('J1');
       expect(queue.view('J1').status).toBe('CANCELLED');
+      expect(queue.stats()).toMatchObject({ waitingChildren: 0, delayed: 0 });
+      // Removing a waiting parent counts it out the same way.
+      const [other] = queue.submitFlow(flowOf(1));
+      expect(queue.stats().waitingChildren).toBe(1);
+      queue.remove(other!);
+      expect(queue.stats().waitingChildren).toBe(0);
       // The child runs on, and its end changes nothing of the cancelled parent.
       const child = queue.view('J2');
       expect(child.status).toBe('RUNNING');
@@ -219,6 +225,8 @@ describe('flows with a journal', () => {
     queue = openJournal(path, clock, policy());
     expect(flowState(queue.view('J1'))).toEqual({ status: 'PENDING', waitingChildren: 2 });
     expect(flowState(queue.view('J2'))).toEqual({ status: 'PENDING', parentId: 'J1', waitingChildren: 1 });
+    // Counted again from the slots as the reopen files the jobs.
+    expect(queue.stats()).toMatchObject({ waitingChildren: 2, delayed: 2, ready: 2 });
     const next = mustPollSync(queue, 'J4');
     queue.fail('J4', next.token, 'x', { permanent: true });
     closeJournal(queue);

@@ -5,7 +5,7 @@ import type { RetryPolicy } from '../../policy.js';
 import { Arena } from '../tables/arena.js';
 import {
   ATTEMPT_LIMIT, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, ERROR_FAILED, FINISH_BASE, FINISH_TICKET, FREE, GROUP, GROUP_NAMES, JOB_SEQ, LAST_NOW, LEASE_LENGTH, MAINTENANCE_ROW,
-  MOVES, PARENT, PAYLOAD_BYTES, READY, WAITING, RUNNING, SUBMITTED_AT, TOKEN_RESERVED, TOKEN_SEQ, isBusy, SLOT_HIGH_WATER, statusOf, SUCCEEDED,
+  MOVES, PARENT, PAYLOAD_BYTES, READY, WAITING, WAITING_PARENTS, RUNNING, SUBMITTED_AT, TOKEN_RESERVED, TOKEN_SEQ, isBusy, SLOT_HIGH_WATER, statusOf, SUCCEEDED,
 } from '../memory/layout.js';
 import type { QueueMemory } from '../queue-memory.js';
 import { Mover } from '../protocol/mover.js';
@@ -193,6 +193,7 @@ export class Maintenance implements LockHolder {
     if (job.headersText !== null) moves.storeHeaders(job.headersText);
     if (this.#log !== undefined) moves.setField(MOVES, 1);
     const word = moves.place(slot, num, runAt > now || flow.children > 0 ? DELAYED : READY);
+    if (flow.children > 0) header[WAITING_PARENTS]!++;
     // After the job is placed: a holder killed in between leaves the key to the rebuild, which finds it in the slot.
     if (job.key !== null) this.#m.keyMap.set(job.key, keyHash(job.key), slot);
     this.notes.noteOwnSubmit(slot, word, ticket);
@@ -442,7 +443,9 @@ export class Maintenance implements LockHolder {
       const word = this.catchUp.settledWord(slot, now);
       if (statusOf(word) === RUNNING) return Refusal.Running;
       if (this.notes.frozen(slot)) return this.notes.awaitCommitOf(slot);
+      const waited = this.#moves.flows.waits(slot, word);
       if (this.room.remove(slot, word)) {
+        if (waited) this.#moves.flows.leftWaiting();
         // A PENDING child removed has ended, for its parent, as a cancelled one (keeps I28).
         if (statusOf(word) === READY || statusOf(word) === DELAYED) this.#moves.flows.childEnded(slot, FREE, now);
         return 0;

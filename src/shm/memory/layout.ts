@@ -533,7 +533,8 @@ export const FINISHED_ORDERED = 21; // 1 once the finished order holds every fin
 export const FINISHED_HEAD = 22; //  where the finished order's first entry is in its ring (see finish-order.ts)
 export const GROUP_NAME_COUNT = 23; // entries of `groupNames` in use; only counts up
 export const TURNS_TAKEN = 24; //   1 once groups take turns (see group-turns.ts); then for the queue's life
-export const HEADER_FIELDS = 25;
+export const WAITING_PARENTS = 25; // flows' parents waiting for their children (DELAYED with WAITING > 0); the holder's, rebuilt
+export const HEADER_FIELDS = 26;
 
 // ── ready levels ─────────────────────────────────────────────────────────
 /** Distinct priorities with a ring of their own; jobs of any other priority go to the overflow heap. */

@@ -1,5 +1,5 @@
 import {
-  CANCELLED, DEAD, DELAYED, DIED_AT, ERROR_BYTES, ERROR_REF, FREE, READY, RUN_AT, SLOT_HIGH_WATER, SUCCEEDED, WAITING, isBusy, statusOf,
+  CANCELLED, DEAD, DELAYED, DIED_AT, ERROR_BYTES, ERROR_REF, FREE, READY, WAITING_PARENTS, RUN_AT, SLOT_HIGH_WATER, SUCCEEDED, WAITING, isBusy, statusOf,
   type SlotStatus,
 } from '../memory/layout.js';
 import { noteFinish } from '../records.js';
@@ -93,6 +93,19 @@ export class Flows {
     return children.sort((a, b) => slots.jobNums[a]! - slots.jobNums[b]!);
   }
 
+  /**
+   * Before a cancel or remove of the job in `slot` (its word `word`): whether it is a parent that waits,
+   * so that the move, once made, counts it out of WAITING_PARENTS (`leftWaiting`).
+   */
+  waits(slot: number, word: number): boolean {
+    return statusOf(word) === DELAYED && this.#moves.memory.slots.waitings[slot]! > 0;
+  }
+
+  /** After a cancel or remove of a parent that waited (see `waits`): one parent fewer waits. */
+  leftWaiting(): void {
+    this.#moves.memory.header[WAITING_PARENTS]!--;
+  }
+
   /** The slot of job `num` if it is a parent that waits (DELAYED with WAITING > 0); else -1. */
   #waitingParent(num: number): number {
     const { jobMap, slots } = this.#moves.memory;
@@ -120,7 +133,7 @@ export class Flows {
       draft[RUN_AT] = moves.freshRunAt(now, 0, Infinity);
       to = READY;
     }
-    moves.moveTo(parent, word, to, DELAYED);
+    if (moves.moveTo(parent, word, to, DELAYED) && left === 0) moves.memory.header[WAITING_PARENTS]!--;
   }
 
   /** The move *fail parent* (lock holder): a waiting parent (DELAYED) → DEAD, its lastError `reason`, as a permanent failure at `now`. */
@@ -138,7 +151,7 @@ export class Flows {
     draft[DIED_AT] = now;
     // A finish (see protocol/finishes.ts): counted before the move, announced after it.
     memory.finishes.count();
-    moves.moveTo(parent, word, DEAD, DELAYED);
+    if (moves.moveTo(parent, word, DEAD, DELAYED)) memory.header[WAITING_PARENTS]!--;
     noteMove(memory, MoveEvent.Dead, draft, NaN);
     memory.finishes.announce();
     moves.room.freeCounted(oldError);
