@@ -128,6 +128,8 @@
  * | edit (moves/edit.ts)  | lock holder                 | READY / DELAYED → READY / DELAYED |
  * | evict                 | lock holder (one CAS, no fields) | SUCCEEDED / CANCELLED → FREE; DEAD → FREE |
  * | remove                | lock holder (one CAS, no fields) | READY / DELAYED / SUCCEEDED / DEAD / CANCELLED → FREE |
+ * | count down (flows.ts) | lock holder                 | DELAYED (waiting parent) → DELAYED / READY |
+ * | fail parent (flows.ts)| lock holder                 | DELAYED (waiting parent) → DEAD |
  *
  * A thread that finds a word BUSY: a poller skips the slot (it is being
  * moved); any other reader spins a few times (the owner is nanoseconds from
