@@ -203,6 +203,32 @@ for (const variant of VARIANTS) {
       variant.close(queue);
     });
 
+    it('leave a child evicted for room out of childResults, and the others in', () => {
+      const { queue } = open(8);
+      queue.submitFlow(flowOf(3));
+      for (const id of ['J2', 'J3', 'J4']) queue.complete(id, mustPollSync(queue, id).token, id);
+      // Four more jobs fill the queue; the fifth evicts the oldest finished job, J2.
+      for (let i = 0; i < 5; i++) queue.submit('later', `${i}`);
+      expect(() => queue.view('J2')).toThrow(/evicted/);
+      const parent = mustPollSync(queue, 'J1');
+      expect(queue.childResults(parent.jobId)).toEqual({ J3: 'J3', J4: 'J4' });
+      variant.close(queue);
+    });
+
+    it('give each parent of a nested flow its own children only, whatever was submitted around it', () => {
+      const { queue } = open();
+      queue.submit('before', 'x', { delayMillis: 60_000 });
+      queue.submitFlow({ type: 'root', children: [{ type: 'mid', children: [{ type: 'leaf' }] }, { type: 'leaf' }] });
+      queue.submitFlow({ type: 'other', children: [{ type: 'leaf' }] });
+      queue.complete('J4', mustPollSync(queue, 'J4').token, 'J4');
+      queue.complete('J3', mustPollSync(queue, 'J3').token, 'mid');
+      queue.complete('J5', mustPollSync(queue, 'J5').token, 'J5');
+      expect(queue.childResults('J2')).toEqual({ J3: 'mid', J5: 'J5' });
+      expect(queue.childResults('J3')).toEqual({ J4: 'J4' });
+      expect(queue.childResults('J6')).toEqual({});
+      variant.close(queue);
+    });
+
     it('refuse childResults of an unknown job, and give none for a job without children', () => {
       const { queue } = open();
       expect(queue.childResults(queue.submit('t', 'x'))).toEqual({});

@@ -1,5 +1,5 @@
 import {
-  CANCELLED, DEAD, DELAYED, DIED_AT, ERROR_BYTES, ERROR_REF, FREE, READY, WAITING_PARENTS, RUN_AT, SLOT_HIGH_WATER, SUCCEEDED, WAITING, isBusy, statusOf,
+  CANCELLED, DEAD, DELAYED, DIED_AT, ERROR_BYTES, ERROR_REF, FREE, JOB_SEQ, READY, WAITING_PARENTS, RUN_AT, SUCCEEDED, WAITING, isBusy, statusOf,
   type SlotStatus,
 } from '../memory/layout.js';
 import { noteFinish } from '../records.js';
@@ -77,20 +77,42 @@ export class Flows {
   }
 
   /**
-   * The children of job `parentNum` still in memory: their slots, in
-   * submission order. O(slots used), under the lock: a parent's handler
-   * asks once. A child evicted or removed is missing.
+   * The direct children of job `parentNum` still in memory: their slots, in
+   * submission order. A flow is placed depth first in one lock hold, so a
+   * parent's descendants are numbered right after it: the scan goes up from
+   * `parentNum + 1` and stops at the first job in memory that is not one (its
+   * line of parents reaches a number below `parentNum`, or none). O(the
+   * subtree, and the numbers of jobs gone since), under the lock. A job
+   * evicted or removed, or a number a holder taken for dead left unused, is
+   * passed over; so is a job whose line of parents is broken by an evicted
+   * one (which cannot be told from a descendant): the scan goes on past it.
    */
   childrenOf(parentNum: number): number[] {
     const { slots, header } = this.#moves.memory;
     const children: number[] = [];
-    for (let slot = 0, high = header[SLOT_HIGH_WATER]!; slot < high; slot++) {
-      const link = slots.parents[slot]!;
-      if (link === 0 || Math.abs(link) !== parentNum) continue;
-      const word = slots.word(slot);
-      if (isBusy(word) || statusOf(word) !== FREE) children.push(slot);
+    for (let num = parentNum + 1, last = header[JOB_SEQ]!; num <= last; num++) {
+      const slot = this.#slotOf(num);
+      if (slot < 0) continue;
+      let up = Math.abs(slots.parents[slot]!);
+      const direct = up === parentNum;
+      while (up > parentNum) {
+        const above = this.#slotOf(up);
+        up = above < 0 ? NOT_IN_MEMORY : Math.abs(slots.parents[above]!);
+      }
+      if (up === NOT_IN_MEMORY) continue;
+      if (up !== parentNum) break;
+      if (direct) children.push(slot);
     }
-    return children.sort((a, b) => slots.jobNums[a]! - slots.jobNums[b]!);
+    return children;
+  }
+
+  /** The slot of job `num` if it is in memory (not evicted or removed); else -1. */
+  #slotOf(num: number): number {
+    const { jobMap, slots } = this.#moves.memory;
+    const slot = jobMap.get(num);
+    if (slot === NOT_MAPPED || slots.jobNums[slot] !== num) return -1;
+    const word = slots.word(slot);
+    return isBusy(word) || statusOf(word) !== FREE ? slot : -1;
   }
 
   /**
@@ -157,6 +179,9 @@ export class Flows {
     moves.room.freeCounted(oldError);
   }
 }
+
+/** What the scan of childrenOf reads for a parent no longer in memory (no job number is negative). */
+const NOT_IN_MEMORY = -1;
 
 /** A parent's job number as its child's PARENT column holds it (keeps the policy in the sign). */
 export function parentLink(parentNum: number, ignoreFailures: boolean): number {
