@@ -5,6 +5,7 @@ import {
 import { noteFinish } from '../records.js';
 import { MoveEvent, noteMove } from '../move-events.js';
 import { NOT_MAPPED } from '../tables/jobmap.js';
+import { jobIdOf } from '../../job-id.js';
 import type { JobMoves } from './job-moves.js';
 
 /**
@@ -54,7 +55,7 @@ export class Flows {
         this.#countDown(parent, word, now);
         return;
       }
-      const childId = `J${slots.jobNums[slot]!}`;
+      const childId = jobIdOf(slots.jobNums[slot]!);
       const reason = status === DEAD ? `child ${childId} is DEAD` : status === CANCELLED ? `child ${childId} was cancelled` : `child ${childId} was removed`;
       this.#failParent(parent, word, reason, now);
       // The parent is DEAD now: its own parent counts that as its child's death.
@@ -63,7 +64,7 @@ export class Flows {
     }
   }
 
-  /** Before a retryDead of the child in `slot`: if its parent still waits (it counted the child's death, 'ignore'), it counts the child in again. */
+  /** After a retryDead of the child in `slot`: if its parent still waits (it counted the child's death, 'ignore'), it counts the child in again (keeps I28). */
   childRetried(slot: number): void {
     if (!this.#moves.memory.flows) return;
     const { slots } = this.#moves.memory;
