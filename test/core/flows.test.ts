@@ -274,10 +274,18 @@ describe('flows with a journal', () => {
     closeJournal(queue);
   });
 
-  it('reject an invalid argument before the journal is touched', () => {
-    const queue = openJournal(tempJournal(), new ManualClock(T0), policy());
-    expectErrorSync(() => queue.submitFlow({ type: 'p', children: [{ type: '' }] }), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
-    expect(queue.stats()).toMatchObject({ pending: 0 });
+  it('keep nothing of a flow refused for a bad job or a full queue, after a reopen too', () => {
+    const path = tempJournal();
+    const clock = new ManualClock(T0);
+    let queue = openJournal(path, clock, policy(), { capacity: 8 });
+    for (let i = 0; i < 5; i++) queue.submit('t', `${i}`);
+    expectErrorSync(() => queue.submitFlow({ type: 'p', children: [{ type: 'c' }, { type: '' }] }), InvalidArgumentError, 'ERR_INVALID_ARGUMENT');
+    expectErrorSync(() => queue.submitFlow(flowOf(3)), QueueFullError, 'ERR_QUEUE_FULL');
+    closeJournal(queue);
+    queue = openJournal(path, clock, policy(), { capacity: 8 });
+    expect(queue.stats()).toMatchObject({ pending: 5, delayed: 0 });
+    expect(queue.stats()).not.toHaveProperty('waitingChildren');
+    expect(queue.submitFlow(flowOf(1))).toEqual(['J6', 'J7']);
     closeJournal(queue);
   });
 });
