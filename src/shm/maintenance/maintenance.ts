@@ -421,15 +421,16 @@ export class Maintenance implements LockHolder {
   }
 
   retryDead(slot: number, now: number): number {
+    let counted = false;
     for (;;) {
       const word = this.catchUp.settledWord(slot, now);
       if (statusOf(word) !== DEAD) return Refusal.NotDead;
       if (this.notes.frozen(slot)) return this.notes.awaitCommitOf(slot);
-      if (retryDeadJob(this.#moves, slot, word, now)) {
-        // A child whose parent still waits (it counted the child's death) is waited for again (keeps I28).
-        this.#moves.flows.childRetried(slot);
-        return 0;
-      }
+      // A child whose parent still waits (it counted the child's death) is waited for again, before the child
+      // can run: a holder that dies in between leaves the parent waiting one child too many, never one too few (keeps I28).
+      if (!counted) this.#moves.flows.childRetried(slot);
+      counted = true;
+      if (retryDeadJob(this.#moves, slot, word, now)) return 0;
     }
   }
 

@@ -64,7 +64,7 @@ export class Flows {
     }
   }
 
-  /** After a retryDead of the child in `slot`: if its parent still waits (it counted the child's death, 'ignore'), it counts the child in again (keeps I28). */
+  /** Before a retryDead of the child in `slot` (DEAD): if its parent still waits (it counted the child's death, 'ignore'), it counts the child in again (keeps I28). */
   childRetried(slot: number): void {
     if (!this.#moves.memory.flows) return;
     const { slots } = this.#moves.memory;
