@@ -6,6 +6,7 @@ import { noteFinish } from '../records.js';
 import { MoveEvent, noteMove } from '../move-events.js';
 import { NOT_MAPPED } from '../tables/jobmap.js';
 import { jobIdOf } from '../../job-id.js';
+import { LockLost } from '../protocol/lock-held.js';
 import type { JobMoves } from './job-moves.js';
 
 /**
@@ -44,6 +45,17 @@ export class Flows {
    */
   childEnded(slot: number, status: SlotStatus, now: number): void {
     if (!this.#moves.memory.flows) return;
+    try {
+      this.#countEnd(slot, status, now);
+    } catch (error) {
+      // A holder taken for dead since its last look: the child's move is decided and its call must report it
+      // (thrown on, the call would start again and be refused by its own move, relies on I13). The parent then
+      // waits one child too many, never too few (see I28).
+      if (!(error instanceof LockLost)) throw error;
+    }
+  }
+
+  #countEnd(slot: number, status: SlotStatus, now: number): void {
     const { slots } = this.#moves.memory;
     for (;;) {
       const link = slots.parents[slot]!;
