@@ -42,23 +42,24 @@ export class FlowSide {
   /**
    * Under the lock. Run again after a takeover (this holder was taken for dead
    * between two of its jobs: relies on I13), it goes on from the first job
-   * not placed, whose parents are placed with their numbers kept in `batch`.
+   * not placed, whose parents are placed with their numbers kept in `batch`,
+   * room made again for the rest (as submitMany, a queue filled meanwhile
+   * refuses the rest: its parent then waits for children it never got).
    */
   readonly #submitFlowLocked = (core: Maintenance, now: number, batch: FlowBatch): true | typeof AWAITS_COMMIT => {
     const { jobs, nums } = batch;
-    if (batch.placed === 0) {
-      let chunks = 0;
-      for (const { job } of jobs) {
-        // Before any job is placed: a group the table has no room for refuses the whole flow.
-        if (job.group !== null) core.groupNumber(job.group);
-        chunks += core.chunksForJob(job.type, job.typeBytes, job.payloadBytes, job.keyBytes, job.headersText);
-      }
-      const refusal = core.roomFor(jobs.length, chunks);
-      if (refusal === AWAITS_COMMIT) return AWAITS_COMMIT;
-      if (refusal < 0) throw refusalError(refusal, '', this.#ctx.options.capacity);
-      // Before the first child is placed: from here on every complete takes the lock (keeps I28).
-      this.#ctx.memory.startFlows();
+    let chunks = 0;
+    for (let i = batch.placed; i < jobs.length; i++) {
+      const { job } = jobs[i]!;
+      // Before any job is placed: a group the table has no room for refuses the whole flow.
+      if (job.group !== null) core.groupNumber(job.group);
+      chunks += core.chunksForJob(job.type, job.typeBytes, job.payloadBytes, job.keyBytes, job.headersText);
     }
+    const refusal = core.roomFor(jobs.length - batch.placed, chunks);
+    if (refusal === AWAITS_COMMIT) return AWAITS_COMMIT;
+    if (refusal < 0) throw refusalError(refusal, '', this.#ctx.options.capacity);
+    // Before the first child is placed: from here on every complete takes the lock (keeps I28).
+    this.#ctx.memory.startFlows();
     for (let i = batch.placed; i < jobs.length; i++) {
       const job = jobs[i]!;
       const link = job.parent < 0 ? 0 : parentLink(nums[job.parent]!, jobs[job.parent]!.ignoresChildFailure);
