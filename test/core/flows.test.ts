@@ -154,6 +154,22 @@ for (const variant of VARIANTS) {
       variant.close(queue);
     });
 
+    it("make a parent retried from the dead letters wait again for its children not ended, a DEAD one under 'fail' among them", () => {
+      const { queue } = open();
+      queue.submitFlow(flowOf(3));
+      queue.complete('J2', mustPollSync(queue, 'J2').token, 'two');
+      queue.fail('J3', mustPollSync(queue, 'J3').token, 'x', { permanent: true });
+      expect(queue.view('J1').status).toBe('DEAD');
+      queue.retryDead('J1');
+      // J2 SUCCEEDED; J3 DEAD and J4 PENDING are waited for.
+      expect(flowState(queue.view('J1'))).toEqual({ status: 'PENDING', waitingChildren: 2 });
+      queue.retryDead('J3');
+      expect(queue.view('J1').waitingChildren).toBe(2);
+      expect(runReady(queue, (payload) => payload)).toEqual(['J3', 'J4', 'J1']);
+      expect(queue.childResults('J1')).toEqual({ J2: 'two', J3: 'c1', J4: 'c2' });
+      variant.close(queue);
+    });
+
     it('keep a waiting parent waiting through promote and changeDelay, and cancel it alone', () => {
       const { queue } = open();
       queue.submitFlow(flowOf(1));

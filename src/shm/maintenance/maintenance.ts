@@ -430,7 +430,8 @@ export class Maintenance implements LockHolder {
       // can run: a holder that dies in between leaves the parent waiting one child too many, never one too few (keeps I28).
       if (!counted) this.#moves.flows.childRetried(slot);
       counted = true;
-      if (retryDeadJob(this.#moves, slot, word, now)) return 0;
+      // A flow's parent waits again for its children not ended (a DEAD one under 'fail' among them).
+      if (retryDeadJob(this.#moves, slot, word, now, this.#moves.flows.unfinishedChildren(slot))) return 0;
     }
   }
 

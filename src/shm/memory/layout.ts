@@ -124,7 +124,7 @@
  * | fail, release, expiry | lock holder                 | RUNNING → READY / DELAYED / DEAD |
  * | promote               | lock holder (one CAS, no fields) | DELAYED → READY      |
  * | cancel                | lock holder                 | READY / DELAYED / RUNNING → CANCELLED |
- * | retryDead             | lock holder                 | DEAD → READY              |
+ * | retryDead             | lock holder                 | DEAD → READY (a waiting parent: DELAYED) |
  * | edit (moves/edit.ts)  | lock holder                 | READY / DELAYED → READY / DELAYED |
  * | evict                 | lock holder (one CAS, no fields) | SUCCEEDED / CANCELLED → FREE; DEAD → FREE |
  * | remove                | lock holder (one CAS, no fields) | READY / DELAYED / SUCCEEDED / DEAD / CANCELLED → FREE |

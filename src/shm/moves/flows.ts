@@ -1,5 +1,5 @@
 import {
-  CANCELLED, DEAD, DELAYED, DIED_AT, ERROR_BYTES, ERROR_REF, FREE, JOB_SEQ, READY, WAITING_PARENTS, RUN_AT, SUCCEEDED, WAITING, isBusy, statusOf,
+  CANCELLED, DEAD, DELAYED, DIED_AT, ERROR_BYTES, ERROR_REF, FREE, JOB_SEQ, READY, RUNNING, WAITING_PARENTS, RUN_AT, SUCCEEDED, WAITING, isBusy, statusOf,
   type SlotStatus,
 } from '../memory/layout.js';
 import { noteFinish } from '../records.js';
@@ -81,7 +81,9 @@ export class Flows {
     if (!this.#moves.memory.flows) return;
     const { slots } = this.#moves.memory;
     const link = slots.parents[slot]!;
-    const parent = link === 0 ? -1 : this.#waitingParent(Math.abs(link));
+    // Under 'fail' a waiting parent never counted a child's death (it would have died of it): it counts the
+    // child as not ended already (see unfinishedChildren), and goes on doing so.
+    const parent = link >= 0 ? -1 : this.#waitingParent(-link);
     if (parent < 0) return;
     const moves = this.#moves;
     const draft = moves.mover.start(parent);
@@ -117,6 +119,28 @@ export class Flows {
       if (direct) children.push(slot);
     }
     return children;
+  }
+
+  /**
+   * For a retryDead of the job in `slot` (DEAD): how many of its children a
+   * parent waits for again: those PENDING or RUNNING, and under 'fail' those
+   * DEAD too (retry them, and it runs once they succeeded). SUCCEEDED and
+   * CANCELLED children, and children no longer in memory, have ended. 0 for
+   * a job without children, or a queue without flows.
+   */
+  unfinishedChildren(slot: number): number {
+    const { memory } = this.#moves;
+    if (!memory.flows) return 0;
+    const { slots } = memory;
+    let waiting = 0;
+    for (const child of this.childrenOf(slots.jobNums[slot]!)) {
+      const word = slots.word(child);
+      const status = statusOf(word);
+      const failed = status === DEAD && slots.parents[child]! > 0;
+      // BUSY: a lock-free claim or complete in flight, of a child not ended before it.
+      if (isBusy(word) || status === READY || status === DELAYED || status === RUNNING || failed) waiting++;
+    }
+    return waiting;
   }
 
   /** The slot of job `num` if it is in memory (not evicted or removed); else -1. */
