@@ -2,7 +2,7 @@
  * Binary jobs through a WorkerPool, with real pool threads: a handler is
  * handed a binary job's payload as a Uint8Array (a text job's as a string),
  * and a Uint8Array it returns is the job's result, which `pool.run` resolves
- * with. Redis refuses binary payloads (test/contract/binary-payloads.test.ts).
+ * with. On Redis: test/pool/pool-redis-binary.test.ts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
