@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import { afterEach, expect, it } from 'vitest';
 import { ManualClock, RedisJobQueue, RetryPolicy, systemClock, type RedisQueueOptions } from '../../dist/index.js';
 import { payloadOf, resultOf } from '../fixtures/redis-binary-lib.mjs';
-import { T0 } from '../support/helpers.js';
+import { T0, pause } from '../support/helpers.js';
 import { describeRedis, onePerFile, startRedis } from '../support/redis-harness.js';
 
 const PEER = fileURLToPath(new URL('../fixtures/redis-binary-peer.mjs', import.meta.url));
@@ -184,6 +184,32 @@ describeRedis('binary values on Redis', () => {
     } finally {
       await Promise.all(opened.splice(0).map((item) => (item instanceof Redis ? item.quit() : item.close())));
       await own.stop();
+    }
+  });
+
+  it('carries bytes on a queue that waits for a replica (each write and WAIT in one pipeline), and the replica has them', async () => {
+    const master = await startRedis();
+    const replica = await startRedis({ args: ['--replicaof', '127.0.0.1', String(master.port)] });
+    try {
+      const replicaAdmin = await adminOf(replica.url);
+      for (let deadline = Date.now() + 20_000; !(await replicaAdmin.info('replication')).includes('master_link_status:up');) {
+        if (Date.now() > deadline) throw new Error('the replica did not sync with its master');
+        await pause(20);
+      }
+      const name = fresh('replicated');
+      const queue = await open({ name, replicas: 1, replicaTimeoutMillis: 10_000 }, master.url);
+      const id = await queue.submit('t', bytesOf(MIB, 11));
+      const lease = (await queue.poll('w', 60_000))!;
+      expect(same(lease.payload, bytesOf(MIB, 11))).toBe(true);
+      const next = await queue.submit('t', bytesOf(70, 12));
+      const following = await queue.completeAndPoll(id, lease.token, 'w', 60_000, bytesOf(300, 13));
+      expect([following?.jobId, following?.payload]).toEqual([next, bytesOf(70, 12)]);
+      expect((await queue.view(id)).result).toEqual(bytesOf(300, 13));
+      // Acknowledged by the replica before the reply: its copy is there, byte for byte.
+      expect(Buffer.from(bytesOf(300, 13)).equals((await replicaAdmin.hgetBuffer(key(name, 'job:1'), 'result'))!)).toBe(true);
+    } finally {
+      await Promise.all(opened.splice(0).map((item) => (item instanceof Redis ? item.quit() : item.close())));
+      await Promise.all([replica.stop(), master.stop()]);
     }
   });
 
