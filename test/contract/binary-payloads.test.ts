@@ -54,6 +54,17 @@ describeEachBackend('binary payloads', (backend) => {
     expect(Buffer.from(view.result as Uint8Array).equals(result)).toBe(true);
   });
 
+  it('keeps an empty Uint8Array result binary: view and finished give an empty Uint8Array, not undefined', async () => {
+    const { queue } = await setup(backend);
+    const id = await queue.submit('t', 'text');
+    const lease = await mustPoll(queue, id);
+    await queue.complete(id, lease.token, new Uint8Array(0));
+    const result = (await queue.view(id)).result;
+    expect(result).toBeInstanceOf(Uint8Array);
+    expect((result as Uint8Array).length).toBe(0);
+    expect(await queue.finished(id)).toEqual(new Uint8Array(0));
+  });
+
   it('takes a Buffer (a Uint8Array) and leases it back as a Uint8Array of its bytes, not the pool around it', async () => {
     const { queue } = await setup(backend);
     const id = await queue.submit('t', Buffer.from('abc'));

@@ -79,6 +79,22 @@ describeRedis('binary values on Redis', () => {
     expect(await queue.finished(text)).toEqual({ ok: 1 });
   });
 
+  it('completes a batch with binary and JSON results (completeManyAndPoll), refusing only the one over maxPayloadBytes, and leases bytes', async () => {
+    const queue = await open({ name: fresh('batch'), maxPayloadBytes: 100 });
+    const ids = await queue.submitMany([1, 2, 3, 4, 5].map((seed) => ({ type: 't', payload: seed === 3 ? 'text' : bytesOf(100, seed) })));
+    const leases = await queue.pollMany('w', 60_000, 3);
+    expect(leases.map((lease) => lease.payload)).toEqual([bytesOf(100, 1), bytesOf(100, 2), 'text']);
+    const outcome = await queue.completeManyAndPoll([
+      { jobId: ids[0]!, token: leases[0]!.token, result: bytesOf(100, 6) },
+      { jobId: ids[1]!, token: leases[1]!.token, result: bytesOf(101, 7) },
+      { jobId: ids[2]!, token: leases[2]!.token, result: { json: true } },
+    ], 'w', 60_000, 2);
+    expect(outcome.refused.map(({ jobId, error }) => [jobId, error.name])).toEqual([[ids[1], 'InvalidArgumentError']]);
+    expect(outcome.leases.map((lease) => lease.payload)).toEqual([bytesOf(100, 4), bytesOf(100, 5)]);
+    expect(await Promise.all(ids.slice(0, 3).map(async (id) => (await queue.view(id)).result))).toEqual([bytesOf(100, 6), undefined, { json: true }]);
+    expect((await queue.view(ids[1]!)).status).toBe('RUNNING');
+  });
+
   it('moves the queue to data model 4 at its first binary value, 5 with groups; a queue of text alone stays at 2 (3 with groups)', async () => {
     const admin = await adminOf();
     const version = (name: string) => admin.hget(key(name, 'state'), 'version');
