@@ -23,6 +23,11 @@
  *   call sums the DEAD counts, and no DEAD job is there to evict;
  * - remove: each job removed once completed (one locked call more per cycle,
  *   and the submit then finds a free slot, with no eviction).
+ * - flows in use: one flow submitted before the run waits (its child a day
+ *   out), so every complete takes the queue's lock, where a child's success
+ *   counts its parent down;
+ * - a flow: each cycle submits a parent with one child (`submitFlow`), runs the
+ *   child, then the parent, which reads `childResults`: two jobs per cycle;
  * - events: one `events()` subscription on this thread, so every complete
  *   publishes an entry to the queue's event ring (the reader runs between
  *   tinybench's tasks, and is told how many the ring lapped); every other case's
@@ -42,6 +47,8 @@ const OPTIONS = { capacity: CAPACITY, arenaBytes: 64 * MiB } as const;
 const LEASE_MILLIS = 30_000;
 const RESULT = { ok: true, bytes: 48_213, key: 'thumbnails/2026/12/01/a.webp' } as const;
 const PAGE = 100;
+/** The flow of the "a flow" case: a parent and one child, both of type noop. */
+const FLOW = { type: 'noop', payload: 'x', children: [{ type: 'noop', payload: 'x' }] } as const;
 const WARMUP_CYCLES = QUICK ? 2_000 : 20_000;
 /**
  * The cases take turns, each round a quarter of the budget: run once each, one after the other, the later
@@ -180,6 +187,23 @@ const CASES: readonly FeatureCase[] = [
     },
   },
   {
+    name: 'flows in use: one flow waits (every complete takes the lock)',
+    listed: false,
+    prepare: (queue) => void queue.submitFlow({ type: 'report', children: [{ type: 'part', options: { delayMillis: 86_400_000 } }] }),
+    cycle: plainCycle,
+  },
+  {
+    name: 'a flow: submitFlow of a parent and a child, the child run, then the parent (two jobs)',
+    listed: false,
+    cycle: (queue) => {
+      const [parent, child] = queue.submitFlow(FLOW);
+      complete(queue, poll(queue, child!));
+      const lease = poll(queue, parent!);
+      if (Object.keys(queue.childResults(parent!)).length !== 1) throw new Error(`the parent ${parent} ran without its child's result`);
+      complete(queue, lease);
+    },
+  },
+  {
     name: 'events: one subscriber (each complete publishes to the ring)',
     listed: false,
     // A listener that does nothing: the case times the publish, and the reader's hand-off of each event it finds.
@@ -190,7 +214,7 @@ const CASES: readonly FeatureCase[] = [
 
 export const features: Suite = {
   id: 'features',
-  title: `job features: what a result, a key, throttle, debounce, the edits of a pending job, listing, a rate limit, a concurrency cap, groups, a schedule, a type's retry policy, DEAD limits, remove and an events subscriber cost per submit → poll → complete`,
+  title: `job features: what a result, a key, throttle, debounce, the edits of a pending job, listing, a rate limit, a concurrency cap, groups, a schedule, a type's retry policy, DEAD limits, remove, flows and an events subscriber cost per submit → poll → complete`,
   config: {
     'features: queue': `capacity ${CAPACITY.toLocaleString('en-US')}, full of finished jobs (each submit evicts one), one queue per case`,
     'features: job': 'type "noop", payload "x", priority 0, runAt now',

@@ -32,7 +32,7 @@ export function rawInsert(db: Database.Database): () => void {
   const values: Record<string, string | number | null> = {
     type: 'noop', payload: 'x', priority: 0, status: 'PENDING', attempts: 0, run_at: 0, last_error: null,
     token: 0, lease_until: 0, finish_seq: 0, worker_id: null, moves: 1, max_attempts: 0, result: null, idem_key: null, key_ttl: 0, finished_at: null,
-    timeout_millis: 0, headers: null, submitted_at: 0, started_at: null, progress: null, group_name: null,
+    timeout_millis: 0, headers: null, submitted_at: 0, started_at: null, progress: null, group_name: null, flow_parent: 0, waiting_children: 0,
   };
   const columns = (db.pragma('table_info(jobs)') as { name: string }[]).map((column) => column.name).filter((name) => name !== 'num');
   const unknown = columns.filter((name) => !(name in values));

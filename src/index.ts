@@ -11,7 +11,7 @@ export type { Scheduler, SchedulerOptions } from './schedule/timer.js';
 export { PROCESS_GONE } from './redis/liveness.js';
 export { RetryPolicy, type Jitter, type RetryPolicyOptions } from './policy.js';
 export { ManualClock, systemClock, type TimeSource } from './clock.js';
-export { JobStatus, type Payload, type JobLogs, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy, type ConcurrencyCaps, type TypeConcurrency, type GroupConcurrencyCap } from './types.js';
+export { JobStatus, type Payload, type JobLogs, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy, type ConcurrencyCaps, type TypeConcurrency, type GroupConcurrencyCap, type FlowJob, type FlowJobOptions, type ChildFailurePolicy } from './types.js';
 export type { JobQueueOptions, TracingOptions } from './options.js';
 export { MAX_HEADERS_BYTES } from './validate/job-input.js';
 export { traceProcess } from './tracing/consumer.js';

@@ -5,7 +5,7 @@ import { JOB_QUEUE_OPTIONS, fillOptions, given, readCallers, readOptions, type J
 import { policyFromShare, sharePolicy, type RetryPolicy } from './policy.js';
 import { Journal } from './journal/journal.js';
 import { attemptLimit, BUFFER_NAMES, bufferBytes, type BufferName, countedChunks, initialBytes, payloadByteLength, type LoggedJob, mayRetry, type QueueBuffers, QueueMemory, SharedFinishWaits, watchCancels } from './shm/core.js';
-import { JobStatus, type Payload, type JobLogs, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy, type ConcurrencyCaps as ConcurrencyCapsList, type GroupConcurrencyCap } from './types.js';
+import { JobStatus, type Payload, type JobLogs, type JobPage, type JobQuery, type JobView, type Lease, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy, type ConcurrencyCaps as ConcurrencyCapsList, type GroupConcurrencyCap, type FlowJob } from './types.js';
 import { checkTimeSource } from './validate/clock.js';
 import { checkPolicy } from './validate/construction.js';
 import { parseJobId } from './validate/job-id.js';
@@ -16,6 +16,7 @@ import { checkSchedulerOptions } from './validate/schedule.js';
 import { checkTimeout, type FinishedOptions } from './validate/waits.js';
 import { untilFinished } from './finished.js';
 import { QueueContext, type JournalLink } from './queue/context.js';
+import { FlowSide } from './queue/flows.js';
 import { ProducerSide } from './queue/producer-side.js';
 import { Reads } from './queue/reads.js';
 import { LogStore } from './queue/job-logs.js';
@@ -94,6 +95,7 @@ export const LEASE_LOST = 'lease lost: the process stopped while the job ran';
 export class JobQueue {
   readonly #ctx: QueueContext;
   readonly #producer: ProducerSide;
+  readonly #flows: FlowSide;
   readonly #worker: WorkerSide;
   readonly #reads: Reads;
   readonly #pausing: Pausing;
@@ -121,6 +123,7 @@ export class JobQueue {
     memory.exclusive = buffers === undefined && journal === undefined;
     this.#ctx = new QueueContext(time, policy, filled, memory, journal);
     this.#producer = new ProducerSide(this.#ctx);
+    this.#flows = new FlowSide(this.#ctx);
     this.#worker = new WorkerSide(this.#ctx);
     this.#reads = new Reads(this.#ctx);
     this.#logs = new LogStore(filled, filled.capacity);
@@ -314,6 +317,32 @@ export class JobQueue {
    */
   submitMany(jobs: readonly NewJob[]): string[] {
     return this.#producer.submitMany(jobs);
+  }
+
+  /**
+   * Submits a parent with its children (each maybe a parent itself), all or
+   * none: every job is checked, and room for all is made, before any is
+   * stored; with a journal they commit in one transaction. A parent stays
+   * PENDING, never leased (its view's `waitingChildren` counts down), until
+   * each of its children has ended: SUCCEEDED, or under `onChildFailure:
+   * 'ignore'` also DEAD or CANCELLED; under 'fail' (the default) a child DEAD
+   * or CANCELLED dead-letters the parent at once, its lastError naming the
+   * child. Returns the ids of the whole tree, the root first, each parent
+   * before its children (depth first). See docs/api.md, Flows.
+   */
+  submitFlow(flow: FlowJob): string[] {
+    return this.#flows.submitFlow(flow);
+  }
+
+  /**
+   * What a parent's handler reads: the results of its direct children that
+   * SUCCEEDED and are still in memory, by child id (undefined for a child
+   * that completed without a result). A child evicted for room (or removed)
+   * is missing: size `capacity` or `retain` so that children outlive their
+   * parent's run.
+   */
+  childResults(parentId: string): Record<string, unknown> {
+    return this.#flows.childResults(parentId);
   }
 
   /** Leases the best ready job to `workerId` until now + leaseMillis, or returns undefined if none is ready. */

@@ -15,6 +15,8 @@ import type { RetryPolicy } from './policy.js';
  *   since `retryDead`).
  * - **dead letter**: a job that failed `maxAttempts` times and waits, DEAD, for
  *   a person to look at it (`deadLetters`, `retryDead`).
+ * - **flow**: a parent job submitted with its children (`submitFlow`), all or
+ *   none. The parent stays PENDING, waiting, until each child has ended.
  */
 
 export const JobStatus = Object.freeze({
@@ -97,6 +99,39 @@ export interface JobView {
   readonly progress?: number;
   /** The job's group (submit's `group`), or null. */
   readonly group: string | null;
+  /** A flow's child: its parent's id. Absent for a job outside a flow, and for a flow's root. */
+  readonly parentId?: string;
+  /**
+   * A flow's parent while PENDING: its children not yet ended (see `submitFlow`);
+   * it is not leased while this is above 0. Absent for a job that has no children to wait for.
+   */
+  readonly waitingChildren?: number;
+}
+
+/** What a flow's parent does when a child goes DEAD or is CANCELLED: 'fail' dead-letters the parent at once; 'ignore' counts the child as ended. */
+export type ChildFailurePolicy = 'fail' | 'ignore';
+
+/** A job of a flow (`submitFlow`): its type, payload and options as `submit` takes them, and its children, each maybe a parent itself. */
+export interface FlowJob {
+  readonly type: string;
+  readonly payload?: Payload | null;
+  /** submit's options, but for `key`, `keyTtlMillis`, `debounceMillis` and `throttleMillis`. @default none */
+  readonly options?: FlowJobOptions;
+  /** With children: what a child DEAD or CANCELLED (or removed while PENDING) does to this job. @default 'fail' */
+  readonly onChildFailure?: ChildFailurePolicy;
+  /** The jobs this one waits for: it is leased only once each has ended. @default none */
+  readonly children?: readonly FlowJob[];
+}
+
+/** submit's options as a flow's job takes them. */
+export interface FlowJobOptions {
+  readonly priority?: number;
+  readonly runAt?: number;
+  readonly delayMillis?: number;
+  readonly maxAttempts?: number;
+  readonly timeoutMillis?: number;
+  readonly headers?: Record<string, string>;
+  readonly group?: string;
 }
 
 /** A job's log (`logs(jobId)`): the lines kept, oldest first, and how many older ones were dropped past `maxLogLines`. */
@@ -110,8 +145,10 @@ export interface QueueStats {
   pending: number;
   /** PENDING jobs with runAt <= now. */
   ready: number;
-  /** PENDING jobs with runAt > now. */
+  /** PENDING jobs with runAt > now, and flows' parents waiting for their children. */
   delayed: number;
+  /** Flows' parents waiting for their children (counted in `delayed` too); present once the queue has had a flow. */
+  waitingChildren?: number;
   running: number;
   succeeded: number;
   dead: number;

@@ -6,6 +6,7 @@
  * owner last committed: a lease that has expired since is still RUNNING
  * here until the owner notices, as in `leasehold stats`.
  */
+import { flowFields } from '../queue/flows.js';
 import { IllegalStateError, InvalidArgumentError, JobNotFoundError, describe } from '../errors.js';
 import type { DashboardQueue } from '../dashboard/queue.js';
 import type { LoggedJob } from '../shm/core.js';
@@ -113,6 +114,7 @@ export class JournalSnapshot implements DashboardQueue {
       finishedAt: row.finishedAt,
       progress: row.progress ?? undefined,
       group: row.group ?? null,
+      ...flowFields(row.parent, row.waiting, row.status),
     };
   }
 }

@@ -55,18 +55,18 @@ export class Journal implements MoveLog {
     // An edit of a pending job's priority or payload is written as an insert (see JournalNotes#noteOwnMove): a conflict takes them too.
     this.#insert = db.prepare(
       `INSERT INTO jobs (num, type, payload, priority, status, attempts, run_at, last_error, token, lease_until, finish_seq, worker_id, moves, max_attempts,
-       result, idem_key, key_ttl, finished_at, timeout_millis, headers, submitted_at, started_at, progress, group_name)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       result, idem_key, key_ttl, finished_at, timeout_millis, headers, submitted_at, started_at, progress, group_name, flow_parent, waiting_children)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (num) DO UPDATE SET status = excluded.status, attempts = excluded.attempts, run_at = excluded.run_at,
        last_error = excluded.last_error, token = excluded.token, lease_until = excluded.lease_until,
        finish_seq = excluded.finish_seq, worker_id = excluded.worker_id, moves = excluded.moves, result = excluded.result,
        finished_at = excluded.finished_at, started_at = excluded.started_at, progress = excluded.progress,
-       payload = excluded.payload, priority = excluded.priority
+       waiting_children = excluded.waiting_children, payload = excluded.payload, priority = excluded.priority
        WHERE excluded.moves > jobs.moves`,
     );
     this.#update = db.prepare(
       `UPDATE jobs SET status = ?, attempts = ?, run_at = ?, last_error = ?, token = ?, lease_until = ?, finish_seq = ?, worker_id = ?, moves = ?,
-       result = ?, finished_at = ?, started_at = ?, progress = ? WHERE num = ? AND moves < ?`,
+       result = ?, finished_at = ?, started_at = ?, progress = ?, waiting_children = ? WHERE num = ? AND moves < ?`,
     );
     this.#delete = db.prepare('DELETE FROM jobs WHERE num = ?');
     this.#setMeta = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
@@ -139,14 +139,14 @@ export class Journal implements MoveLog {
     this.#insert.run(
       job.num, job.type, sqlValue(job.payload), job.priority, job.status, job.attempts, job.runAt, job.lastError, job.token, job.leaseUntil,
       job.finishSeq, job.workerId, job.moves, job.maxAttempts, sqlValue(job.result), job.key, job.keyTtl, job.finishedAt, job.timeout, job.headers,
-      job.submittedAt, job.startedAt, job.progress, job.group,
+      job.submittedAt, job.startedAt, job.progress, job.group, job.parent, job.waiting,
     );
   }
 
   #updateJob(move: LoggedMove): void {
     this.#update.run(
       move.status, move.attempts, move.runAt, move.lastError, move.token, move.leaseUntil, move.finishSeq, move.workerId, move.moves,
-      sqlValue(move.result), move.finishedAt, move.startedAt, move.progress, move.num, move.moves,
+      sqlValue(move.result), move.finishedAt, move.startedAt, move.progress, move.waiting, move.num, move.moves,
     );
   }
 
@@ -364,7 +364,8 @@ export class Journal implements MoveLog {
         `SELECT num, type, payload, priority, status, attempts, run_at AS runAt, last_error AS lastError, token,
          lease_until AS leaseUntil, finish_seq AS finishSeq, worker_id AS workerId, moves, max_attempts AS maxAttempts, result,
          idem_key AS key, key_ttl AS keyTtl, finished_at AS finishedAt, timeout_millis AS timeout, headers,
-         submitted_at AS submittedAt, started_at AS startedAt, progress, group_name AS "group" FROM jobs ORDER BY num`,
+         submitted_at AS submittedAt, started_at AS startedAt, progress, group_name AS "group",
+         flow_parent AS parent, waiting_children AS waiting FROM jobs ORDER BY num`,
       )
       .all() as LoggedJob[]);
     for (const row of rows) {
@@ -434,6 +435,8 @@ function rowProblem(row: LoggedJob): string | null {
   // A BLOB is a binary result's bytes: any bytes are.
   if (row.result !== null && (row.status !== JobStatus.SUCCEEDED || !(row.result instanceof Uint8Array || isJson(row.result)))) return 'a result that is not the JSON of a SUCCEEDED job';
   if (row.headers !== null && !isStringRecord(row.headers)) return 'headers that are not the JSON of an object of strings';
+  if (!Number.isSafeInteger(row.parent) || Math.abs(row.parent) >= row.num) return `parent ${row.parent}`;
+  if (!Number.isSafeInteger(row.waiting) || row.waiting < 0) return `waiting ${row.waiting}`;
   if (row.group !== null && (typeof row.group !== 'string' || row.group.trim() === '' || Buffer.byteLength(row.group) > MAX_GROUP_BYTES)) return `group ${JSON.stringify(row.group)}`;
   return null;
 }

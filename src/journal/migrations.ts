@@ -52,4 +52,8 @@ export const MIGRATIONS: readonly string[] = [
   `ALTER TABLE jobs ADD COLUMN progress REAL;`,
   // 10: a job's group (submit's \`group\`); NULL, as every older job has, for none.
   `ALTER TABLE jobs ADD COLUMN group_name TEXT;`,
+  // 11: flows (submitFlow): a child's parent (its job number, negative when the parent's onChildFailure
+  // is 'ignore'; 0, as every older job has, for none) and a parent's children not yet ended (0: none).
+  `ALTER TABLE jobs ADD COLUMN flow_parent INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE jobs ADD COLUMN waiting_children INTEGER NOT NULL DEFAULT 0;`,
 ];

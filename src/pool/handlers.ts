@@ -22,6 +22,12 @@ export interface HandlerContext {
    * which writes it through the pool's queue: a line logged just before the thread dies may be lost.
    */
   log(line: string): void;
+  /**
+   * A flow's parent (see JobQueue#submitFlow): the results of its children that SUCCEEDED and are still
+   * in memory, by child id (`queue.childResults(jobId)`); {} for a job without children. Rejects with
+   * UnsupportedOperationError on a backend without flows (Redis).
+   */
+  childResults(): Promise<Record<string, unknown>>;
 }
 
 /**

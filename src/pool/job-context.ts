@@ -1,4 +1,5 @@
-import { InvalidArgumentError, describe } from '../errors.js';
+import { InvalidArgumentError, UnsupportedOperationError, describe } from '../errors.js';
+import type { WorkerQueue } from './backend.js';
 import type { HandlerContext } from './handlers.js';
 import { checkLogLine } from '../validate/logs.js';
 import { PROGRESS_BASE, PROGRESS_LEASE, PROGRESS_REPORTS, PROGRESS_VALUE, leaseWordOf } from './layout.js';
@@ -108,12 +109,17 @@ export class JobContext implements HandlerContext {
   readonly #aborter: LazyAbort;
   readonly #progress: ProgressPlace | undefined;
   readonly #log: ((line: string) => void) | undefined;
+  readonly #flows: Pick<WorkerQueue, 'childResults'> | undefined;
 
   /**
    * `progress`: the place's words; `log`: where the thread sends log lines. Neither outside a pool thread
-   * (a test's context), where progress and lines are only checked.
+   * (a test's context), where progress and lines are only checked. `flows`: the thread's queue, which reads
+   * a parent's children's results (no closure per job).
    */
-  constructor(jobId: string, type: string, attempt: number, heartbeat: () => void, aborter: LazyAbort, progress?: ProgressPlace, log?: (line: string) => void) {
+  constructor(
+    jobId: string, type: string, attempt: number, heartbeat: () => void, aborter: LazyAbort, progress?: ProgressPlace, log?: (line: string) => void,
+    flows?: Pick<WorkerQueue, 'childResults'>,
+  ) {
     this.jobId = jobId;
     this.type = type;
     this.attempt = attempt;
@@ -121,6 +127,13 @@ export class JobContext implements HandlerContext {
     this.#aborter = aborter;
     this.#progress = progress;
     this.#log = log;
+    this.#flows = flows;
+  }
+
+  /** The results of this job's children in a flow (see HandlerContext#childResults). */
+  async childResults(): Promise<Record<string, unknown>> {
+    if (this.#flows?.childResults === undefined) throw new UnsupportedOperationError('This queue has no flows (submitFlow): a job here has no children to read results of');
+    return this.#flows.childResults(this.jobId);
   }
 
   /**

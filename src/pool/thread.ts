@@ -414,7 +414,7 @@ class WorkerLoop {
         // The signal is aborted; the handler hears of it there.
       }
     });
-    const ctx = new JobContext(jobId, type, attempt, heartbeat, aborter, progress, (line) => this.#events.log(jobId, line));
+    const ctx = new JobContext(jobId, type, attempt, heartbeat, aborter, progress, (line) => this.#events.log(jobId, line), queue);
     let failure: Failure | undefined;
     let result: unknown;
     const handler = this.#handlers.get(type);

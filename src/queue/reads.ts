@@ -10,6 +10,7 @@ import { SCAN_BUDGET, checkJobQuery, cursorAfter, type CheckedQuery } from '../v
 const FINISHED: ReadonlySet<JobStatus> = new Set([JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED]);
 import type { QueueContext } from './context.js';
 import { jobIdOf } from '../job-id.js';
+import { flowFields } from './flows.js';
 
 /**
  * The reads of one JobQueue instance. A view needs no lock when no
@@ -171,5 +172,6 @@ export function toView(job: JobRecord): JobView {
     finishedAt: job.finishedAt,
     progress: job.progress ?? undefined,
     group: job.group,
+    ...flowFields(job.parent, job.waiting, status),
   };
 }

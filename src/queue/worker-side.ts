@@ -1,5 +1,5 @@
 import { JournalWriteError, refusalError } from '../errors.js';
-import { AWAITS_COMMIT, LockLost, type Maintenance, NOT_MAPPED, PAUSED, POLL_ATTENTION, POLL_FROZEN, SLOW, UNREAD, WORKER_ATTENTION } from '../shm/core.js';
+import { AWAITS_COMMIT, COMPLETE_ATTENTION, COMPLETE_POLL_ATTENTION, LockLost, type Maintenance, NOT_MAPPED, PAUSED, POLL_ATTENTION, POLL_FROZEN, SLOW, UNREAD, WORKER_ATTENTION } from '../shm/core.js';
 import type { Lease } from '../types.js';
 import { parseJobId } from '../validate/job-id.js';
 import { checkLeaseMillis, checkWorkerId } from '../validate/lease.js';
@@ -151,7 +151,8 @@ export class WorkerSide {
     const worker = ctx.worker;
     const workerNumber = this.#numberOf(workerId);
     // With a result: under the lock (see complete).
-    if (text === null && workerNumber !== UNREAD && this.#fastPath(now, POLL_ATTENTION)) {
+    // Once the queue has flows, under the lock: a child's complete counts down its parent there (relies on I28).
+    if (text === null && workerNumber !== UNREAD && this.#fastPath(now, COMPLETE_POLL_ATTENTION)) {
       const slot = ctx.memory.jobMap.get(jobNum);
       const refused = slot === NOT_MAPPED ? SLOW : worker.complete(slot, jobNum, token, now);
       const next = refused === 0 && worker.ready() ? worker.pollLockFree(workerNumber, leaseMillis, now) : -1;
@@ -239,7 +240,8 @@ export class WorkerSide {
   /** A complete without the lock: 0, a Refusal, or SLOW (take the lock). */
   #fastComplete(jobNum: number, token: number, now: number): number {
     const ctx = this.#ctx;
-    if (!this.#fastPath(now, WORKER_ATTENTION)) return SLOW;
+    // Once the queue has flows, under the lock: a child's complete counts down its parent there (relies on I28).
+    if (!this.#fastPath(now, COMPLETE_ATTENTION)) return SLOW;
     const slot = ctx.memory.jobMap.get(jobNum);
     const result = slot === NOT_MAPPED ? SLOW : ctx.worker.complete(slot, jobNum, token, now);
     ctx.memory.rows.leave(ctx.worker.row);
@@ -266,6 +268,7 @@ export class WorkerSide {
         continue;
       }
       if (outcome < 0) core.room.freeCounted(resultRef);
+      else core.completed(slot, now);
       return outcome;
     }
   }

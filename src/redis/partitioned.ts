@@ -25,7 +25,8 @@ import type { FinishedOptions } from '../validate/waits.js';
 import type { ReleaseOptions } from '../validate/pending-edits.js';
 import { QueueEvents, checkEventsOptions, type QueueEventsOptions } from '../events/queue-events.js';
 import type { RedisEventReader } from './events.js';
-import type { JobLogs } from '../types.js';
+import type { FlowJob, JobLogs } from '../types.js';
+import { flowsUnsupported } from '../validate/flow-input.js';
 import { REDIS_QUEUE_OPTIONS, RedisJobQueue, type BatchOutcome, type Completion, type RedisQueueHandle, type RedisQueueOptions } from './queue.js';
 
 /** The most partitions one queue may have. */
@@ -133,6 +134,12 @@ export class PartitionedRedisQueue {
     // Checked here too, for the key that picks the partition.
     const { key } = checkSubmit(type, payload, priorityOrOptions ?? 0, runAtMillis, Infinity);
     return this.#submitter(key === null ? [] : [key]).submit(type, payload, priorityOrOptions, runAtMillis);
+  }
+
+  /** Flows are not on Redis yet: rejects with UnsupportedOperationError (ERR_UNSUPPORTED), submitting nothing. */
+  async submitFlow(flow: FlowJob): Promise<string[]> {
+    void flow;
+    throw flowsUnsupported('PartitionedRedisQueue');
   }
 
   /** All or none, so all to one partition: that of its keys (they must agree), else the next in turn. */

@@ -11,7 +11,8 @@ import { checkJobs, checkPriority, checkSubmit, type CheckedJob, type NewJob, ty
 import { checkLeaseMillis, checkWorkerId, MAX_BATCH } from '../validate/lease.js';
 import { checkProgress } from '../validate/progress.js';
 import { checkLogLine, cutLine, type LogLimits } from '../validate/logs.js';
-import type { JobLogs } from '../types.js';
+import type { FlowJob, JobLogs } from '../types.js';
+import { flowsUnsupported } from '../validate/flow-input.js';
 import { checkIntegerIn } from '../validate/numbers.js';
 import { checkFailure, storedResult, type FailError, type FailOptions } from '../validate/outcome.js';
 import { checkJobQuery, cursorAfter } from '../validate/query.js';
@@ -325,6 +326,12 @@ export class RedisJobQueue {
     this.#assertOpen();
     const [id] = await this.#submit([checkSubmit(type, payload, priorityOrOptions, runAtMillis, this.#maxPayloadBytes)]);
     return id!;
+  }
+
+  /** Flows are not on Redis yet: rejects with UnsupportedOperationError (ERR_UNSUPPORTED), submitting nothing. */
+  async submitFlow(flow: FlowJob): Promise<string[]> {
+    void flow;
+    throw flowsUnsupported('RedisJobQueue');
   }
 
   /** Queues several jobs at once, all or none, in one script. Returns their ids in order (keys as JobQueue#submitMany). */

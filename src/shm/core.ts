@@ -31,6 +31,8 @@ export {
   PAUSED,
   RUNNING,
   POLL_ATTENTION,
+  COMPLETE_ATTENTION,
+  COMPLETE_POLL_ATTENTION,
   TYPE_NAMES,
   WORKER_ATTENTION,
   attemptLimit,
@@ -61,7 +63,8 @@ export { Mover } from './protocol/mover.js';
 
 // The moves a worker makes, and the locked maintenance.
 export { SLOW, WorkerPath } from './moves/worker-path.js';
-export { KEY_FREE, Maintenance } from './maintenance/maintenance.js';
+export { KEY_FREE, Maintenance, NO_FLOW, type FlowLink } from './maintenance/maintenance.js';
+export { parentLink } from './moves/flows.js';
 export type { PendingEdit } from './moves/edit.js';
 
 // The journal link.

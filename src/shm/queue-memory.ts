@@ -10,7 +10,7 @@ import { KeyMap } from './tables/keymap.js';
 import { ListingIndex } from './tables/listing.js';
 import { fromBits, toBits } from './memory/float-bits.js';
 import {
-  ATTENTION, DUE_LOWERED, DUE_VERSION, FINISHED_HEAD, HEAP_SIZE_DELAYED, HEAP_SIZE_FINISHED, HEAP_SIZE_HELD, HEAP_SIZE_LEASES, HEAP_SIZE_OVERFLOW, LAST_NOW, NEXT_DUE, TYPE_NAME_COUNT, GROUP_NAME_COUNT,
+  ATTENTION, DUE_LOWERED, DUE_VERSION, FLOWS, FINISHED_HEAD, HEAP_SIZE_DELAYED, HEAP_SIZE_FINISHED, HEAP_SIZE_HELD, HEAP_SIZE_LEASES, HEAP_SIZE_OVERFLOW, LAST_NOW, NEXT_DUE, TYPE_NAME_COUNT, GROUP_NAME_COUNT,
   WORKER_NAME_COUNT,
   allocateBuffers, type QueueBuffers,
 } from './memory/layout.js';
@@ -141,6 +141,23 @@ export class QueueMemory {
     if (exclusive) this.arena.keepStrings();
     else this.arena.publish();
     this.access.exclusive = exclusive;
+  }
+
+  /**
+   * Whether some job was submitted in a flow (FLOWS): for the lock holder,
+   * whose lock acquire ordered the first flow's `startFlows` before this plain read.
+   */
+  get flows(): boolean {
+    return (this.lockWords[ATTENTION]! & FLOWS) !== 0;
+  }
+
+  /**
+   * From now on, for the queue's life, every complete takes the lock (keeps I28): set by the lock
+   * holder before the first child of a flow is placed, so a lock-free complete of that child, whose
+   * claim came after the placement, reads it in RowTable#enter (seq-cst, the other side).
+   */
+  startFlows(): void {
+    if (!this.flows) step.or(this.lockWords, ATTENTION, FLOWS);
   }
 
   /**

@@ -6,7 +6,7 @@ import { Arena } from './tables/arena.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, DATA_REF, DEAD, ERROR_BYTES, ERROR_DROPPED, ERROR_EMPTY, ERROR_FAILED, ERROR_LEASE_EXPIRED, ERROR_LENGTH_BYTES, ERROR_REF,
   FINISHED_AT, FINISH_SEQ, GROUP, HEADERS_BYTES, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY,
-  PAYLOAD_BINARY, PROGRESS, PROGRESS_TOKEN, RECORD_FIELDS, RESULT_BYTES, RESULT_REF, RUNNING, RUN_AT, STARTED_AT, SUBMITTED_AT, SUCCEEDED, TOKEN, TYPE, WORKER, attemptLimit, isBinaryPayload, isBusy, payloadLength, statusOf, type SlotStatus,
+  PARENT, PAYLOAD_BINARY, PROGRESS, PROGRESS_TOKEN, RECORD_FIELDS, WAITING, RESULT_BYTES, RESULT_REF, RUNNING, RUN_AT, STARTED_AT, SUBMITTED_AT, SUCCEEDED, TOKEN, TYPE, WORKER, attemptLimit, isBinaryPayload, isBusy, payloadLength, statusOf, type SlotStatus,
 } from './memory/layout.js';
 import type { QueueMemory } from './queue-memory.js';
 import type { LoggedJob, LoggedMove } from './journal/movelog.js';
@@ -59,6 +59,10 @@ export interface JobRecord {
   progress: number | null;
   /** The job's group, or null. */
   group: string | null;
+  /** A flow's child: its PARENT column (its parent's number, negative under 'ignore'); 0: none. */
+  parent: number;
+  /** A flow's parent: its children not yet ended; 0: none. */
+  waiting: number;
 }
 
 /**
@@ -144,6 +148,8 @@ export class Records {
         finishedAt: finishedAt(copy, statusOf(word)),
         progress: progressOf(copy),
         group: this.#m.groupNames.nameOf(copy[GROUP]!),
+        parent: copy[PARENT]!,
+        waiting: copy[WAITING]!,
       };
     }
     return undefined;
@@ -164,6 +170,7 @@ export class Records {
     job.headers = this.countedText(record, HEADERS_REF);
     job.submittedAt = known(record[SUBMITTED_AT]!);
     job.group = this.#m.groupNames.nameOf(record[GROUP]!);
+    job.parent = record[PARENT]!;
     return job;
   }
 
@@ -190,6 +197,7 @@ export class Records {
       startedAt: startedAt(record),
       finishedAt: finishedAt(record, status),
       progress: progressOf(record),
+      waiting: record[WAITING]!,
     };
   }
 

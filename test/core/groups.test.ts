@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError, JobQueue, ManualClock, QueueFullError, RetryPolicy, type Lease } from '../../dist/index.js';
 import { T0, expectErrorSync, expectInvalidSync } from '../support/helpers.js';
-import { closeJournal, openJournal, tempJournal } from '../support/journal-harness.js';
+import { SCHEMA_VERSION, closeJournal, openJournal, tempJournal } from '../support/journal-harness.js';
 
 const LEASE = 600_000;
 
@@ -264,7 +264,8 @@ describe('groups of a journaled queue', () => {
     const old = queue.submit('t', 'old');
     closeJournal(queue);
     const db = new Database(path);
-    db.exec('ALTER TABLE jobs DROP COLUMN group_name');
+    // Schema 9 had neither groups (10) nor flows (11).
+    db.exec('ALTER TABLE jobs DROP COLUMN group_name; ALTER TABLE jobs DROP COLUMN flow_parent; ALTER TABLE jobs DROP COLUMN waiting_children');
     db.pragma('user_version = 9');
     db.close();
     queue = openJournal(path, clock, policy());
@@ -272,7 +273,7 @@ describe('groups of a journaled queue', () => {
     const grouped = queue.submit('t', 'new', { group: 'A' });
     closeJournal(queue);
     const columns = new Database(path, { readonly: true });
-    expect(columns.pragma('user_version', { simple: true })).toBe(10);
+    expect(columns.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
     columns.close();
     queue = openJournal(path, clock, policy());
     expect(queue.view(grouped).group).toBe('A');

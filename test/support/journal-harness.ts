@@ -61,13 +61,14 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
 /**
  * Takes a journal this leasehold wrote back to schema 3, as leasehold wrote
  * it before results (4), idempotent keys and timeouts (5), schedules (6),
- * headers (7), job times (8), progress (9) and groups (10), for the migration tests. `db` is a better-sqlite3 connection to it.
+ * headers (7), job times (8), progress (9), groups (10) and flows (11), for the migration tests. `db` is a better-sqlite3 connection to it.
  */
 export function downgradeToSchema3(db: { exec(sql: string): unknown; pragma(sql: string): unknown }): void {
   db.exec(`DROP TABLE schedules; DROP INDEX jobs_by_key;
     ALTER TABLE jobs DROP COLUMN idem_key; ALTER TABLE jobs DROP COLUMN key_ttl; ALTER TABLE jobs DROP COLUMN finished_at;
     ALTER TABLE jobs DROP COLUMN timeout_millis; ALTER TABLE jobs DROP COLUMN result; ALTER TABLE jobs DROP COLUMN headers;
     ALTER TABLE jobs DROP COLUMN submitted_at; ALTER TABLE jobs DROP COLUMN started_at;
-    ALTER TABLE jobs DROP COLUMN progress; ALTER TABLE jobs DROP COLUMN group_name;`);
+    ALTER TABLE jobs DROP COLUMN progress; ALTER TABLE jobs DROP COLUMN group_name;
+    ALTER TABLE jobs DROP COLUMN flow_parent; ALTER TABLE jobs DROP COLUMN waiting_children;`);
   db.pragma('user_version = 3');
 }

@@ -40,10 +40,14 @@ export interface LoggedJob {
   progress: number | null;
   /** The job's group (submit's `group`, never changed after); null for none. */
   group: string | null;
+  /** A flow's child: its parent's job number, negative when the parent's onChildFailure is 'ignore'; 0: none. Never changed after. */
+  parent: number;
+  /** A flow's parent: its children not yet ended (it waits while > 0); 0: none. */
+  waiting: number;
 }
 
 /** What a state change can alter: everything but the job's identity and content. */
-export type LoggedMove = Omit<LoggedJob, 'type' | 'payload' | 'priority' | 'maxAttempts' | 'key' | 'keyTtl' | 'timeout' | 'headers' | 'submittedAt' | 'group'>;
+export type LoggedMove = Omit<LoggedJob, 'type' | 'payload' | 'priority' | 'maxAttempts' | 'key' | 'keyTtl' | 'timeout' | 'headers' | 'submittedAt' | 'group' | 'parent'>;
 
 /** Numbers that must never be issued twice, even across a crash. */
 export interface Sequences {

@@ -57,7 +57,10 @@ export class Filing {
     const { slots, delayed, rows, listing } = this.#m;
     listing.sync(slot);
     if (status === READY) this.fileReady(slot, word);
-    else if (status === DELAYED) this.push(delayed, slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM), 0, slot, word);
+    // A parent waiting for its children is filed nowhere: no catch-up promotes it (keeps I28).
+    else if (status === DELAYED) {
+      if (slots.waitings[slot] === 0) this.push(delayed, slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM), 0, slot, word);
+    }
     else if (status === SUCCEEDED || status === CANCELLED) {
       // Finished at the time the locked call runs at.
       this.fileFinished(slot, word, this.#m.header[LAST_NOW]!);

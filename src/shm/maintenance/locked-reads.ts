@@ -1,5 +1,5 @@
 import * as step from '../memory/steps.js';
-import { CANCELLED, DEAD, DELAYED, JOB_NUM, PAUSED, READY, ROW_COUNTS, RUNNING, SLOT_HIGH_WATER, STATUS_COUNT, SUCCEEDED } from '../memory/layout.js';
+import { CANCELLED, DEAD, DELAYED, JOB_NUM, PAUSED, WAITING_PARENTS, READY, ROW_COUNTS, RUNNING, SLOT_HIGH_WATER, STATUS_COUNT, SUCCEEDED } from '../memory/layout.js';
 import type { Filing } from './filing.js';
 import { showProgress } from '../protocol/lock-held.js';
 import type { QueueMemory } from '../queue-memory.js';
@@ -69,6 +69,8 @@ export class LockedReads {
       succeeded: count(SUCCEEDED), dead: count(DEAD), cancelled: count(CANCELLED),
       // As set by the latest pause or resume of any thread.
       paused: step.load(this.#m.lockWords, PAUSED) === 1,
+      // Only once the queue has flows: a queue without them shows the fields it always had.
+      ...(this.#m.flows ? { waitingChildren: this.#m.header[WAITING_PARENTS]! } : {}),
     };
   }
 

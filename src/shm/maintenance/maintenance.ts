@@ -5,7 +5,7 @@ import type { RetryPolicy } from '../../policy.js';
 import { Arena } from '../tables/arena.js';
 import {
   ATTEMPT_LIMIT, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, ERROR_FAILED, FINISH_BASE, FINISH_TICKET, FREE, GROUP, GROUP_NAMES, JOB_SEQ, LAST_NOW, LEASE_LENGTH, MAINTENANCE_ROW,
-  MOVES, PAYLOAD_BYTES, payloadLength, READY, RUNNING, SUBMITTED_AT, TOKEN_RESERVED, TOKEN_SEQ, isBusy, SLOT_HIGH_WATER, statusOf,
+  MOVES, PARENT, PAYLOAD_BYTES, payloadLength, READY, WAITING, WAITING_PARENTS, RUNNING, SUBMITTED_AT, TOKEN_RESERVED, TOKEN_SEQ, isBusy, SLOT_HIGH_WATER, statusOf, SUCCEEDED,
 } from '../memory/layout.js';
 import type { QueueMemory } from '../queue-memory.js';
 import { Mover } from '../protocol/mover.js';
@@ -165,7 +165,7 @@ export class Maintenance implements LockHolder {
    * nothing changed). The caller has made sure its key (if any) is free (see
    * `keyHolder`). Allocates nothing on the heap for a job without a key.
    */
-  submit(job: CheckedJob, runAt: number, now: number): number {
+  submit(job: CheckedJob, runAt: number, now: number, flow: FlowLink = NO_FLOW): number {
     const { header } = this.#m;
     // Before the job number and the slot are taken: a holder taken for dead (between two jobs of a batch) takes neither (keeps I9).
     assertHeld(this.#m.lock);
@@ -187,10 +187,14 @@ export class Maintenance implements LockHolder {
     moves.setField(LEASE_LENGTH, job.timeoutMillis);
     moves.setField(SUBMITTED_AT, now);
     moves.setField(GROUP, group);
+    // A flow's links (see moves/flows.ts): a parent with children waits, DELAYED and filed nowhere (keeps I28).
+    moves.setField(PARENT, flow.parent);
+    moves.setField(WAITING, flow.children);
     if (job.key !== null) moves.storeKey(job.key, job.keyBytes, job.keyTtlMillis);
     if (job.headersText !== null) moves.storeHeaders(job.headersText);
     if (this.#log !== undefined) moves.setField(MOVES, 1);
-    const word = moves.place(slot, num, runAt > now ? DELAYED : READY);
+    const word = moves.place(slot, num, runAt > now || flow.children > 0 ? DELAYED : READY);
+    if (flow.children > 0) header[WAITING_PARENTS]!++;
     // After the job is placed: a holder killed in between leaves the key to the rebuild, which finds it in the slot.
     if (job.key !== null) this.#m.keyMap.set(job.key, keyHash(job.key), slot);
     this.notes.noteOwnSubmit(slot, word, ticket);
@@ -287,6 +291,8 @@ export class Maintenance implements LockHolder {
     header[TOKEN_RESERVED] = sequences.tokenSeq;
     // Groups take turns again if a job kept has one: the rebuild files the ready jobs by turn.
     if (!this.#m.turns.taken && jobs.some((job) => job.group !== null)) this.#m.turns.start();
+    // A flow kept: every complete takes the lock again, where children count down their parents (keeps I28).
+    if (jobs.some((job) => job.parent !== 0)) this.#m.startFlows();
     this.rebuilder.rebuild(now);
   }
 
@@ -416,11 +422,17 @@ export class Maintenance implements LockHolder {
   }
 
   retryDead(slot: number, now: number): number {
+    let counted = false;
     for (;;) {
       const word = this.catchUp.settledWord(slot, now);
       if (statusOf(word) !== DEAD) return Refusal.NotDead;
       if (this.notes.frozen(slot)) return this.notes.awaitCommitOf(slot);
-      if (retryDeadJob(this.#moves, slot, word, now)) return 0;
+      // A child whose parent still waits (it counted the child's death) is waited for again, before the child
+      // can run: a holder that dies in between leaves the parent waiting one child too many, never one too few (keeps I28).
+      if (!counted) this.#moves.flows.childRetried(slot);
+      counted = true;
+      // A flow's parent waits again for its children not ended (a DEAD one under 'fail' among them).
+      if (retryDeadJob(this.#moves, slot, word, now, this.#moves.flows.unfinishedChildren(slot))) return 0;
     }
   }
 
@@ -434,8 +446,26 @@ export class Maintenance implements LockHolder {
       const word = this.catchUp.settledWord(slot, now);
       if (statusOf(word) === RUNNING) return Refusal.Running;
       if (this.notes.frozen(slot)) return this.notes.awaitCommitOf(slot);
-      if (this.room.remove(slot, word)) return 0;
+      const waited = this.#moves.flows.waits(slot, word);
+      if (this.room.remove(slot, word)) {
+        if (waited) this.#moves.flows.leftWaiting();
+        // A PENDING child removed has ended, for its parent, as a cancelled one (keeps I28).
+        if (statusOf(word) === READY || statusOf(word) === DELAYED) this.#moves.flows.childEnded(slot, FREE, now);
+        return 0;
+      }
     }
+  }
+
+  // ── flows (see moves/flows.ts) ─────────────────────────────────────────
+
+  /** After a complete under the lock of the job in `slot`: its parent, if it waits, counts it (keeps I28). */
+  completed(slot: number, now: number): void {
+    this.#moves.flows.childEnded(slot, SUCCEEDED, now);
+  }
+
+  /** The children of job `parentNum` still in memory, by slot, in submission order. */
+  childrenOf(parentNum: number): number[] {
+    return this.#moves.flows.childrenOf(parentNum);
   }
 
   // ── rate limits (see held-jobs.ts) ─────────────────────────────────────
@@ -519,6 +549,15 @@ export class Maintenance implements LockHolder {
     if (restoreEvicted(this.#moves, this.#placement, undo.evictions, now)) this.rebuilder.rebuild(now);
   }
 }
+
+/** A new job's place in a flow: its PARENT column (see moves/flows.ts; 0: none) and its children, which it waits for (0: none). */
+export interface FlowLink {
+  parent: number;
+  children: number;
+}
+
+/** A job outside any flow. */
+export const NO_FLOW: FlowLink = Object.freeze({ parent: 0, children: 0 });
 
 /** What `keyHolder` answers for a key no job holds (job numbers start at 1). */
 export const KEY_FREE = -1;

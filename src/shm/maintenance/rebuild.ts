@@ -1,7 +1,7 @@
 import * as step from '../memory/steps.js';
 import {
   ATTENTION, CANCELLED, DATA_REF, DELAYED, FINISH_BASE, FINISH_TICKET, FREE, FREE_SLOT_COUNT, GATE, HEADERS_REF, HINTS_STALE, REFILING, ERROR_REF, JOB_NUM, KEY_REF,
-  LEASE_UNTIL, PAYLOAD_BYTES, payloadLength, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_REF, RUNNING, RUN_AT, SLOT_HIGH_WATER, STATUS_COUNT, SUCCEEDED, TYPE, isBusy,
+  LEASE_UNTIL, PAYLOAD_BYTES, payloadLength, WAITING_PARENTS, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_REF, RUNNING, RUN_AT, SLOT_HIGH_WATER, STATUS_COUNT, SUCCEEDED, TYPE, isBusy,
   statusOf,
 } from '../memory/layout.js';
 import type { Filing } from './filing.js';
@@ -75,6 +75,7 @@ export class Rebuilder {
       /** RUNNING jobs per cap entry (type number, group's entry), for the concurrency caps. */
       const runningByEntry = new Map<number, number>();
       let finishedChunks = 0;
+      let waitingParents = 0;
       const ready: number[] = [];
       /** The READY word each ready slot held at the scan: the one word its ring entry may carry. */
       const readyWords = new Map<number, number>();
@@ -112,7 +113,10 @@ export class Rebuilder {
           // Ready or delayed by `now`: a clock that went back turns ready jobs delayed again. A new word either
           // way: a holder taken for dead, still reading the rings as they were, then fails its claim's CAS
           // rather than lease a job its successor would have passed over for a better one (keeps I3).
-          const due = slots.get(slot, RUN_AT) <= now;
+          // A parent waiting for its children is never due, and is filed nowhere (keeps I28).
+          const waits = slots.waitings[slot]! > 0;
+          if (waits) waitingParents++;
+          const due = !waits && slots.get(slot, RUN_AT) <= now;
           const renewed = fenceStale || due !== (status === READY) ? this.#holder.mover.flip(slot, word, due ? READY : DELAYED, NOT_COUNTED) : word;
           // Moved meanwhile by a call the gate did not hold back (as a BUSY word above): its mover's to count and register.
           if (renewed < 0) continue;
@@ -122,7 +126,7 @@ export class Rebuilder {
             ready.push(slot);
             readyWords.set(slot, word);
           }
-          else this.#filing.push(m.delayed, slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM), 0, slot, word);
+          else if (!waits) this.#filing.push(m.delayed, slots.get(slot, RUN_AT), slots.get(slot, JOB_NUM), 0, slot, word);
         } else if (status === RUNNING) {
           this.#filing.push(m.leases, slots.get(slot, LEASE_UNTIL), 0, 0, slot, word);
           const type = slots.types[slot]!;
@@ -152,6 +156,7 @@ export class Rebuilder {
       assertHeld(this.#m.lock);
       m.arena.rebuild(chains);
       rows.setTotals(counts, finishedChunks);
+      header[WAITING_PARENTS] = waitingParents;
       // With the gate shut no mover counts meanwhile: the counts are the scan's (the caps' hint, I1).
       m.concurrency.recount(runningByEntry, counts[RUNNING]!);
       // The rings were cleared, and moves finished from intents: a listing that was built is filed afresh.

@@ -124,10 +124,12 @@
  * | fail, release, expiry | lock holder                 | RUNNING → READY / DELAYED / DEAD |
  * | promote               | lock holder (one CAS, no fields) | DELAYED → READY      |
  * | cancel                | lock holder                 | READY / DELAYED / RUNNING → CANCELLED |
- * | retryDead             | lock holder                 | DEAD → READY              |
+ * | retryDead             | lock holder                 | DEAD → READY (a waiting parent: DELAYED) |
  * | edit (moves/edit.ts)  | lock holder                 | READY / DELAYED → READY / DELAYED |
  * | evict                 | lock holder (one CAS, no fields) | SUCCEEDED / CANCELLED → FREE; DEAD → FREE |
  * | remove                | lock holder (one CAS, no fields) | READY / DELAYED / SUCCEEDED / DEAD / CANCELLED → FREE |
+ * | count down (flows.ts) | lock holder                 | DELAYED (waiting parent) → DELAYED / READY |
+ * | fail parent (flows.ts)| lock holder                 | DELAYED (waiting parent) → DEAD |
  *
  * A thread that finds a word BUSY: a poller skips the slot (it is being
  * moved); any other reader spins a few times (the owner is nanoseconds from
@@ -255,9 +257,17 @@ export const REFILING = 64;
  * a late release's two marks.
  */
 export const HINTS_STALE = 16;
+/**
+ * Some job was submitted in a flow (submitFlow), for the queue's life: every complete is made
+ * under the lock, where a child's success counts down its parent's WAITING (keeps I28).
+ */
+export const FLOWS = 256;
 /** The ATTENTION bits that send complete and extend to the lock; a poll also minds OVERFLOW, RATE_LIMITED, CAPPED, GROUPED and REFILING. */
 export const WORKER_ATTENTION = GATE | DUE_LOWERED;
 export const POLL_ATTENTION = WORKER_ATTENTION | OVERFLOW | RATE_LIMITED | CAPPED | GROUPED | REFILING;
+/** A complete minds FLOWS too (a poll-and-complete, POLL_ATTENTION and FLOWS); an extend or a progress report does not. */
+export const COMPLETE_ATTENTION = WORKER_ATTENTION | FLOWS;
+export const COMPLETE_POLL_ATTENTION = POLL_ATTENTION | FLOWS;
 /** Counts up after each write of NEXT_DUE or LAST_NOW by the lock holder: readers keep copies of both while it holds still (I15, QueueMemory#nextDue). */
 export const DUE_VERSION = 3 * LINE + 1;
 /** Counts up while the level table is rewritten (odd: mid-write), a seqlock; new levels are rare. */
@@ -382,7 +392,14 @@ export const PROGRESS = 25; //       the latest progress reported (a finite numb
  */
 export const PROGRESS_TOKEN = 26;
 export const GROUP = 27; //         the job's group (submit's `group`): its entry in `groupNames` + 1; 0: none
-export const RECORD_FIELDS = 28;
+/**
+ * A flow's child (submitFlow): its parent's job number, negative when the parent's
+ * `onChildFailure` is 'ignore'; 0: no parent. Set at submit, never changed (see moves/flows.ts).
+ */
+export const PARENT = 28;
+/** A flow's parent: its children not yet ended (counted as moves/flows.ts says); while > 0 the parent waits (I28). 0: none. */
+export const WAITING = 29;
+export const RECORD_FIELDS = 30;
 
 /**
  * Each field's column, and why its width holds every value it takes
@@ -429,6 +446,9 @@ export const RECORD_FIELDS = 28;
  *   GROUP        u16  an entry of `groupNames` + 1 (<= GROUP_NAMES), or 0; written only when it changes, so a queue
  *                     without groups never touches its pages
  *   WORKER       u16  an entry of `workerNames` + 1 (<= WORKER_NAMES)
+ *   PARENT       f64  ± a job number (ids up to 2^53), or 0; written only when it changes, so a queue
+ *                     without flows never touches its pages
+ *   WAITING      u32  a parent's children not yet ended: at most the slots (< 2^32); written only when it changes
  */
 export const RECORD_COLUMNS = [
   [JOB_NUM, Float64Array, 'jobNums'], [PRIORITY, Float64Array, 'priorities'], [RUN_AT, Float64Array, 'runAts'], [TOKEN, Float64Array, 'tokens'],
@@ -438,6 +458,7 @@ export const RECORD_COLUMNS = [
   [DATA_REF, Int32Array, 'dataRefs'], [PAYLOAD_BYTES, Int32Array, 'payloadBytes'], [ERROR_REF, Int32Array, 'errorRefs'], [RESULT_REF, Int32Array, 'resultRefs'],
   [KEY_REF, Int32Array, 'keyRefs'], [HEADERS_REF, Int32Array, 'headersRefs'],
   [ATTEMPTS, Uint32Array, 'attempts'], [ATTEMPT_LIMIT, Uint32Array, 'attemptLimits'], [LEASE_LENGTH, Uint32Array, 'leaseLengths'], [TYPE, Int16Array, 'types'],
+  [PARENT, Float64Array, 'parents'], [WAITING, Uint32Array, 'waitings'],
   [WORKER, Uint16Array, 'workers'], [GROUP, Uint16Array, 'groups'],
 ] as const satisfies readonly (readonly [field: number, array: ColumnArray, name: string])[];
 /** A column's buffer: one per column, so that each grows at its end with the slots (see Growth). */
@@ -533,7 +554,8 @@ export const FINISHED_ORDERED = 21; // 1 once the finished order holds every fin
 export const FINISHED_HEAD = 22; //  where the finished order's first entry is in its ring (see finish-order.ts)
 export const GROUP_NAME_COUNT = 23; // entries of `groupNames` in use; only counts up
 export const TURNS_TAKEN = 24; //   1 once groups take turns (see group-turns.ts); then for the queue's life
-export const HEADER_FIELDS = 25;
+export const WAITING_PARENTS = 25; // flows' parents waiting for their children (DELAYED with WAITING > 0); the holder's, rebuilt
+export const HEADER_FIELDS = 26;
 
 // ── ready levels ─────────────────────────────────────────────────────────
 /** Distinct priorities with a ring of their own; jobs of any other priority go to the overflow heap. */

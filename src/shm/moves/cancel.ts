@@ -16,11 +16,15 @@ import type { JobMoves } from './job-moves.js';
  * protocol/cancels.ts) once the move is durable.
  */
 export function cancelJob(moves: JobMoves, slot: number, word: number, status: SlotStatus, now: number): boolean {
+  const waited = moves.flows.waits(slot, word);
   const draft = moves.mover.start(slot);
   draft[FINISH_SEQ] = moves.nextFinishSeq();
   noteFinish(draft, now);
   if (!moves.moveTo(slot, word, CANCELLED, status)) return false;
+  if (waited) moves.flows.leftWaiting();
   noteMove(moves.memory, MoveEvent.Cancelled, draft, status === RUNNING ? now : NaN);
   moves.memory.finishes.announce();
+  // Last: the parent's move takes the mover's draft (keeps I28).
+  moves.flows.childEnded(slot, CANCELLED, now);
   return true;
 }

@@ -1,4 +1,4 @@
-import { DATA_REF, DELAYED, PAYLOAD_BYTES, PRIORITY, READY, RUN_AT, type SlotStatus } from '../memory/layout.js';
+import { DATA_REF, DELAYED, PAYLOAD_BYTES, PRIORITY, READY, RUN_AT, WAITING, type SlotStatus } from '../memory/layout.js';
 import type { JobMoves } from './job-moves.js';
 
 /**
@@ -35,7 +35,8 @@ export function editPending(moves: JobMoves, slot: number, word: number, status:
     const runAt = moves.freshRunAt(now, edit.delay, Infinity);
     if (!edit.earlier || runAt < draft[RUN_AT]!) {
       draft[RUN_AT] = runAt;
-      to = edit.delay > 0 ? DELAYED : READY;
+      // A parent waiting for its children keeps waiting: its new runAt counts once they have ended (keeps I28).
+      to = edit.delay > 0 || draft[WAITING]! > 0 ? DELAYED : READY;
     } else if (edit.priority === undefined && edit.data === undefined) {
       return true;
     }

@@ -66,5 +66,7 @@ function failAttempt(
   // Freed only after the move: a move that lost its race keeps its old error. Only the holder frees: one taken
   // over leaves the chain to its successor's rebuild, which frees every chain no slot points at.
   if (memory.lock.held()) moves.room.freeCounted(oldError);
+  // Last: the parent's move takes the mover's draft (keeps I28).
+  if (status === DEAD) moves.flows.childEnded(slot, DEAD, now);
   return true;
 }

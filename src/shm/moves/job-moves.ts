@@ -7,6 +7,7 @@ import { LockLost, assertHeld } from '../protocol/lock-held.js';
 import type { QueueMemory } from '../queue-memory.js';
 import type { Mover, MoverHolder } from '../protocol/mover.js';
 import type { Room } from '../maintenance/room.js';
+import { Flows } from './flows.js';
 
 /**
  * What every move the maintenance lock holder makes of a job shares (each
@@ -28,6 +29,8 @@ export class JobMoves {
   /** Where a new job's slot and strings come from, and an old error's chain goes back to. */
   readonly room: Room;
   readonly #holder: MoverHolder;
+  /** A flow's parent's moves, made as its children end (see flows.ts). */
+  readonly flows: Flows;
 
   constructor(
     memory: QueueMemory, policy: RetryPolicy, time: TimeSource, journaled: boolean, filing: Filing, notes: JournalNotes, room: Room, holder: MoverHolder,
@@ -40,6 +43,7 @@ export class JobMoves {
     this.notes = notes;
     this.room = room;
     this.#holder = holder;
+    this.flows = new Flows(this);
   }
 
   /** The mover the holder's moves use now (see MoverHolder): read at each move. */

@@ -2,7 +2,7 @@ import { JobStatus, type Payload } from '../../types.js';
 import {
   ATTEMPTS, ATTEMPT_LIMIT, CANCELLED, DATA_REF, DEAD, DELAYED, ERROR_BYTES, ERROR_NONE, ERROR_REF, FINISHED_AT, FREE, GROUP, HEADERS_BYTES,
   HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH, LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, READY, RESULT_BYTES, RESULT_REF, RUNNING,
-  PROGRESS, PROGRESS_TOKEN, RUN_AT, STARTED_AT, SUBMITTED_AT, SUCCEEDED, TOKEN, TYPE, WORKER, ALL_FIELDS, fieldBit, type SlotStatus,
+  PARENT, PROGRESS, PROGRESS_TOKEN, RUN_AT, WAITING, STARTED_AT, SUBMITTED_AT, SUCCEEDED, TOKEN, TYPE, WORKER, ALL_FIELDS, fieldBit, type SlotStatus,
 } from '../memory/layout.js';
 import { LockLost, assertHeld } from '../protocol/lock-held.js';
 import type { LoggedJob } from '../journal/movelog.js';
@@ -60,13 +60,16 @@ export class Placement {
     this.setField(SUBMITTED_AT, job.submittedAt ?? NaN);
     this.setField(GROUP, job.group === null ? 0 : this.#moves.memory.groupNames.numberOf(job.group));
     if (job.headers !== null) this.storeHeaders(job.headers);
+    // A flow's links; a parent that waits is DELAYED, filed nowhere (keeps I28).
+    this.setField(PARENT, job.parent);
+    this.setField(WAITING, job.waiting);
     // The latest lease's progress: it reported under the job's token.
     if (job.progress !== null) {
       this.setField(PROGRESS, job.progress);
       this.setField(PROGRESS_TOKEN, job.token);
     }
     const status = STATUS_OF_NAME[job.status];
-    this.place(slot, job.num, status === READY && job.runAt > now ? DELAYED : status);
+    this.place(slot, job.num, status === READY && (job.runAt > now || job.waiting > 0) ? DELAYED : status);
   }
 
   /**

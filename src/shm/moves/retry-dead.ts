@@ -1,13 +1,18 @@
-import { ATTEMPTS, DEAD, READY, RUN_AT } from '../memory/layout.js';
+import { ATTEMPTS, DEAD, DELAYED, READY, RUN_AT, WAITING, WAITING_PARENTS } from '../memory/layout.js';
 import type { JobMoves } from './job-moves.js';
 
 /**
  * The move *retryDead* (lock holder): DEAD → READY, ready now with its
- * attempts counted from zero again. False if the slot moved first.
+ * attempts counted from zero again; or, a flow's parent with `waiting`
+ * children not ended (see Flows#unfinishedChildren), DEAD → DELAYED, waiting
+ * for them again (keeps I28). False if the slot moved first.
  */
-export function retryDeadJob(moves: JobMoves, slot: number, word: number, now: number): boolean {
+export function retryDeadJob(moves: JobMoves, slot: number, word: number, now: number, waiting = 0): boolean {
   const draft = moves.mover.start(slot);
   draft[ATTEMPTS] = 0;
   draft[RUN_AT] = moves.freshRunAt(now, 0, Infinity);
-  return moves.moveTo(slot, word, READY, DEAD);
+  draft[WAITING] = waiting;
+  if (!moves.moveTo(slot, word, waiting > 0 ? DELAYED : READY, DEAD)) return false;
+  if (waiting > 0) moves.memory.header[WAITING_PARENTS]!++;
+  return true;
 }

@@ -2,7 +2,7 @@ import type { WordAccess } from '../memory/access.js';
 import type { Arena } from './arena.js';
 import { elementsIn, growTo } from '../memory/growth.js';
 import {
-  ATTEMPTS, ATTEMPT_LIMIT, BUSY, DATA_REF, GROUP, ERROR_BYTES, ERROR_REF, FINISHED_AT, HEADERS_BYTES, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH,
+  ATTEMPTS, ATTEMPT_LIMIT, BUSY, DATA_REF, GROUP, PARENT, WAITING, ERROR_BYTES, ERROR_REF, FINISHED_AT, HEADERS_BYTES, HEADERS_REF, JOB_NUM, KEY_BYTES, KEY_REF, KEY_TTL, LEASE_LENGTH,
   LEASE_UNTIL, MOVES, PAYLOAD_BYTES, PRIORITY, RECORD_COLUMNS, RESULT_BYTES, RESULT_REF, RUN_AT, STARTED_AT, STATUS_MASK, PROGRESS, PROGRESS_TOKEN, SUBMITTED_AT, TOKEN, TYPE, WORKER, ALL_FIELDS, fieldBit, FREE, INITIAL_SLOTS,
   type ColumnArray, type RecordColumn, type RecordColumnName, type SlotStatus,
 } from '../memory/layout.js';
@@ -36,6 +36,8 @@ const HEADERS_REF_BIT = fieldBit(HEADERS_REF);
 const PROGRESS_BIT = fieldBit(PROGRESS);
 const PROGRESS_TOKEN_BIT = fieldBit(PROGRESS_TOKEN);
 const GROUP_BIT = fieldBit(GROUP);
+const PARENT_BIT = fieldBit(PARENT);
+const WAITING_BIT = fieldBit(WAITING);
 
 /**
  * The slot table: one lease word per slot (THE TRUTH) and one record per
@@ -84,6 +86,8 @@ export class SlotTable {
   progressTokens!: RecordColumn;
   leaseLengths!: RecordColumn;
   groups!: RecordColumn;
+  parents!: RecordColumn;
+  waitings!: RecordColumn;
 
   /** Where an error's byte length is kept: at the head of its chain. */
   readonly #arena: Arena;
@@ -132,6 +136,8 @@ export class SlotTable {
     this.progressTokens = columns[PROGRESS_TOKEN]!;
     this.leaseLengths = columns[LEASE_LENGTH]!;
     this.groups = columns[GROUP]!;
+    this.parents = columns[PARENT]!;
+    this.waitings = columns[WAITING]!;
     return (this.words = new Int32Array(this.#wordBuffer, 0, slots));
   }
 
@@ -213,6 +219,8 @@ export class SlotTable {
     record[PROGRESS_TOKEN] = this.progressTokens[slot]!;
     record[PROGRESS] = record[PROGRESS_TOKEN]! > 0 ? this.progresses[slot]! : 0;
     record[GROUP] = this.groups[slot]!;
+    record[PARENT] = this.parents[slot]!;
+    record[WAITING] = this.waitings[slot]!;
     this.#readChains(slot, record);
     // The key's columns mean something only with a key: a job without one reads one column for them.
     record[KEY_TTL] = record[KEY_REF]! > 0 ? this.keyTtls[slot]! : 0;
@@ -313,5 +321,8 @@ export class SlotTable {
     if ((mask & HEADERS_REF_BIT) !== 0 && this.headersRefs[slot] !== record[HEADERS_REF]) this.headersRefs[slot] = record[HEADERS_REF]!;
     // And a group, which only a submit that names one sets.
     if ((mask & GROUP_BIT) !== 0 && this.groups[slot] !== record[GROUP]) this.groups[slot] = record[GROUP]!;
+    // And a flow's links, which only a flow's submit and its parent's moves set (see moves/flows.ts).
+    if ((mask & PARENT_BIT) !== 0 && this.parents[slot] !== record[PARENT]) this.parents[slot] = record[PARENT]!;
+    if ((mask & WAITING_BIT) !== 0 && this.waitings[slot] !== record[WAITING]) this.waitings[slot] = record[WAITING]!;
   }
 }
