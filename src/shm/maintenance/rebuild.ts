@@ -43,7 +43,7 @@ export class Rebuilder {
    * thread decides from words it read before fails its CAS. Not otherwise:
    * an undo moves its frozen jobs from the words it recorded.
    */
-  rebuild(now: number, { fenceStale = false }: { fenceStale?: boolean } = {}): void {
+  rebuild(now: number, { fenceStale = false, keepTurns = true }: { fenceStale?: boolean; keepTurns?: boolean } = {}): void {
     const m = this.#m;
     const { header, slots, lockWords, helping, rows } = m;
     assertHeld(this.#m.lock);
@@ -57,6 +57,8 @@ export class Rebuilder {
         assertHeld(this.#m.lock);
         helping.finish(slot);
       }
+      // Read before the heaps are cleared: the ready jobs' turns, kept for those that stay ready (keeps I27).
+      const turns = keepTurns && m.turns.taken ? this.#turnsFiled() : NO_TURNS;
       m.ready.clear();
       m.delayed.clear();
       m.leases.clear();
@@ -149,9 +151,9 @@ export class Rebuilder {
       // and completed meanwhile, SUCCEEDED) would let a poll claim that job again; one for the scanned word is
       // merely stale once the job has moved on.
       assertHeld(this.#m.lock);
-      // Filed in that order, each group's ready jobs take its turns in it (keeps I27, see group-turns.ts).
-      if (m.turns.taken) m.turns.reset();
-      for (const slot of ready) this.#filing.fileReady(slot, readyWords.get(slot)!);
+      // Each job filed with the turn it had; one that has none (due by this rebuild, or its entry lost with a
+      // holder that died mid-push) takes its group's next, in that order (keeps I27, see group-turns.ts).
+      for (const slot of ready) this.#filing.fileReady(slot, readyWords.get(slot)!, turns.get(slot) ?? 0);
       // The chains and counts are the scan's: a holder taken over meanwhile must not free what its successor stored since.
       assertHeld(this.#m.lock);
       m.arena.rebuild(chains);
@@ -177,9 +179,28 @@ export class Rebuilder {
     }
   }
 
+  /**
+   * The turn of each job filed ready (in the overflow heap) or held back (in
+   * the held heap, K3), by slot: entries whose slot holds another word now
+   * are stale, and left out. The heaps are the holder's: after a takeover one
+   * may be cut short mid-push, and a job whose entry is missing takes a new turn.
+   */
+  #turnsFiled(): Map<number, number> {
+    const { slots, held, ready } = this.#m;
+    const turns = new Map<number, number>();
+    ready.turnsFiled(turns);
+    held.forEach((_k1, _k2, turn, slot, word) => {
+      if (turn > 0 && slots.word(slot) === word) turns.set(slot, turn);
+    });
+    return turns;
+  }
+
   /** `showProgress`, as a callback made once. */
   readonly #showProgress = (step: number): void => showProgress(this.#m.lock, step);
 }
+
+/** The turns of a queue whose groups do not take turns (or start to, with this rebuild): none. */
+const NO_TURNS: ReadonlyMap<number, number> = new Map();
 
 /** The record fields that point at a counted chain (its length first) when > 0: lastError, result, idempotent key, headers. */
 const COUNTED_REFS = [ERROR_REF, RESULT_REF, KEY_REF, HEADERS_REF] as const;

@@ -341,6 +341,18 @@ export class ReadyIndex {
     this.#syncOverflowBit();
   }
 
+  /**
+   * While groups take turns: the turn of each job the overflow heap files
+   * ready, by slot, into `turns` (an entry whose slot holds another word
+   * now is stale, and left out). For a rebuild, which keeps them (I27).
+   */
+  turnsFiled(turns: Map<number, number>): void {
+    const slots = this.#slots;
+    this.#overflow.forEach((_k1, turn, _k3, slot, word) => {
+      if (slots.word(slot) === word) turns.set(slot, turn);
+    });
+  }
+
   /** The turn level of `priority`: its ready level, or SHARED_TURN_LEVEL if it has none. */
   #turnLevel(priority: number): number {
     const keys = this.#keys;
