@@ -1,7 +1,7 @@
 import * as step from '../memory/steps.js';
 import {
-  ATTENTION, CANCELLED, DATA_REF, DELAYED, FINISH_BASE, FINISH_TICKET, FREE, FREE_SLOT_COUNT, GATE, HEADERS_REF, HINTS_STALE, REFILING, ERROR_REF, JOB_NUM, KEY_REF,
-  LEASE_UNTIL, PAYLOAD_BYTES, payloadLength, WAITING_PARENTS, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_REF, RUNNING, RUN_AT, SLOT_HIGH_WATER, STATUS_COUNT, SUCCEEDED, TYPE, isBusy,
+  ATTENTION, CANCELLED, DATA_REF, DEAD, DELAYED, FINISH_BASE, FINISH_TICKET, FREE, FREE_SLOT_COUNT, GATE, HEADERS_REF, HINTS_STALE, REFILING, ERROR_REF, JOB_NUM, KEY_REF,
+  LEASE_UNTIL, PAYLOAD_BYTES, payloadLength, WAITING, WAITING_PARENTS, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_REF, RUNNING, RUN_AT, SLOT_HIGH_WATER, STATUS_COUNT, SUCCEEDED, TYPE, isBusy,
   statusOf,
 } from '../memory/layout.js';
 import type { Filing } from './filing.js';
@@ -82,6 +82,11 @@ export class Rebuilder {
       /** The READY word each ready slot held at the scan: the one word its ring entry may carry. */
       const readyWords = new Map<number, number>();
       const chains: number[] = [];
+      const flows = m.flows;
+      /** Per parent's job number, its children in memory that have not ended (flows only). */
+      const openChildren = new Map<number, number>();
+      /** The waiting parents, by slot, and the word each holds after the scan (flows only). */
+      const waitingWords = new Map<number, number>();
       for (let slot = 0; slot < high; slot++) {
         showProgress(this.#m.lock, slot);
         assertHeld(this.#m.lock);
@@ -107,6 +112,8 @@ export class Rebuilder {
           const key = m.keyMap.keyOf(slot);
           m.keyMap.setIfNewer(key, keyHash(key), slot);
         }
+        // A flow's child: whether it has not ended, for its parent's recount below (keeps I28).
+        if (flows && slots.parents[slot] !== 0) this.#noteChild(slot, word, openChildren);
         // A move in flight that the gate did not hold back (a revoked row's call, under way as its owner was
         // presumed dead): no lock-free move changes a job's number or strings, so the job is mapped and its
         // chains kept above; its new status is its mover's to count and register.
@@ -124,6 +131,7 @@ export class Rebuilder {
           if (renewed < 0) continue;
           word = renewed;
           status = due ? READY : DELAYED;
+          if (waits) waitingWords.set(slot, word);
           if (due) {
             ready.push(slot);
             readyWords.set(slot, word);
@@ -143,6 +151,19 @@ export class Rebuilder {
         counts[status]!++;
       }
       this.#filing.sortFinished();
+      for (const [parent, word] of waitingWords) {
+        const counted = this.#recount(parent, word, openChildren.get(slots.get(parent, JOB_NUM)) ?? 0, now);
+        if (counted === STILL_WAITING) continue;
+        waitingParents--;
+        if (statusOf(counted) === READY) {
+          counts[DELAYED]!--;
+          counts[READY]!++;
+          ready.push(parent);
+          readyWords.set(parent, counted);
+        } else {
+          this.#filing.push(m.delayed, slots.get(parent, RUN_AT), slots.get(parent, JOB_NUM), 0, parent, counted);
+        }
+      }
       const key = (slot: number, field: number) => slots.get(slot, field);
       ready.sort((a, b) => key(b, PRIORITY) - key(a, PRIORITY) || key(a, RUN_AT) - key(b, RUN_AT) || key(a, JOB_NUM) - key(b, JOB_NUM));
       // The sort takes milliseconds of 20 000 jobs and touches no lock: a holder stalled there is taken over, and
@@ -180,6 +201,44 @@ export class Rebuilder {
   }
 
   /**
+   * Counts the child in `slot` (its word `word`) in `open` under its parent's
+   * number if it has not ended: PENDING, RUNNING or mid-move, or DEAD under
+   * 'fail' (a parent retried from the dead letters waits for such a child to
+   * be retried and succeed; see Flows#unfinishedChildren, whose rule this is).
+   */
+  #noteChild(slot: number, word: number, open: Map<number, number>): void {
+    const link = this.#m.slots.parents[slot]!;
+    const status = statusOf(word);
+    const ended = !isBusy(word) && (status === SUCCEEDED || status === CANCELLED || (status === DEAD && link < 0));
+    if (ended) return;
+    const parent = Math.abs(link);
+    open.set(parent, (open.get(parent) ?? 0) + 1);
+  }
+
+  /**
+   * The waiting parent in `slot` (DELAYED, its word `word`) waits for no
+   * more than its `open` children: a holder that died (or was taken over)
+   * between a child's end and its count left WAITING one too high (I28).
+   * Lowered to `open`, never raised: a child no longer in memory was
+   * finished and evicted, or removed, and has ended either way. At none it
+   * is READY (its runAt read as now, as Flows#countDown does) or DELAYED
+   * till its runAt. The new word, or STILL_WAITING if it waits on.
+   */
+  #recount(slot: number, word: number, open: number, now: number): number {
+    const waiting = this.#m.slots.waitings[slot]!;
+    if (open >= waiting) return STILL_WAITING;
+    const mover = this.#holder.mover;
+    const draft = mover.start(slot);
+    draft[WAITING] = open;
+    const due = open === 0 && draft[RUN_AT]! <= now;
+    if (due) draft[RUN_AT] = now;
+    const next = mover.apply(slot, word, due ? READY : DELAYED, NOT_COUNTED);
+    // Moved meanwhile by a call the gate did not hold back: none moves a waiting parent but the holder, so only a holder taken over.
+    if (next < 0 || open > 0) return STILL_WAITING;
+    return next;
+  }
+
+  /**
    * The turn of each job filed ready (in the overflow heap) or held back (in
    * the held heap, K3), by slot: entries whose slot holds another word now
    * are stale, and left out. The heaps are the holder's: after a takeover one
@@ -198,6 +257,9 @@ export class Rebuilder {
   /** `showProgress`, as a callback made once. */
   readonly #showProgress = (step: number): void => showProgress(this.#m.lock, step);
 }
+
+/** What `#recount` answers for a parent that waits on. */
+const STILL_WAITING = -1;
 
 /** The turns of a queue whose groups do not take turns (or start to, with this rebuild): none. */
 const NO_TURNS: ReadonlyMap<number, number> = new Map();
