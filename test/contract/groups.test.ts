@@ -169,6 +169,17 @@ describeEachBackend('groups', (backend) => {
     }
   });
 
+  it('keep each priority\'s turns across the first cap, whichever priority is ready first then', async () => {
+    const { queue } = await open(backend);
+    for (const payload of ['A0', 'A1', 'A2']) await queue.submit('t', payload, { group: 'A' });
+    for (const payload of ['H0', 'H1']) await queue.submit('t', payload, { group: 'C', priority: 5 });
+    expect(await pollPayloads(queue, 1)).toEqual(['H0']);
+    await queue.setConcurrency('other', 5);
+    // A3 takes A's next turn of priority 0 (4), after A2's (3).
+    await queue.submit('t', 'A3', { group: 'A' });
+    expect(await pollPayloads(queue, 6)).toEqual(['H1', 'A0', 'A1', 'A2', 'A3', undefined]);
+  });
+
   it('keep the turn of every job still ready when the clock goes back', async () => {
     const { queue, clock } = await open(backend);
     await servedOneThenC(queue);

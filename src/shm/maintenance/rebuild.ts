@@ -59,7 +59,10 @@ export class Rebuilder {
       }
       // Read before the heaps are cleared: the ready jobs' turns, kept for those that stay ready (keeps I27).
       const turns = keepTurns && m.turns.taken ? this.#turnsFiled() : NO_TURNS;
+      // The groups' turn counters are kept per level: the levels are made again with the numbers they had.
+      const levels = turns === NO_TURNS ? [] : m.ready.levelPriorities();
       m.ready.clear();
+      m.ready.makeLevels(levels);
       m.delayed.clear();
       m.leases.clear();
       m.finished.clear();
