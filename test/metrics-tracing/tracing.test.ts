@@ -149,7 +149,7 @@ describe('job headers in the journal', () => {
     closeJournal(queue);
     // What leasehold wrote before this schema: no headers column (nor the later times), user_version 6.
     const db = new Database(path);
-    db.exec('ALTER TABLE jobs DROP COLUMN headers; ALTER TABLE jobs DROP COLUMN submitted_at; ALTER TABLE jobs DROP COLUMN started_at; ALTER TABLE jobs DROP COLUMN progress; ALTER TABLE jobs DROP COLUMN group_name;');
+    db.exec('ALTER TABLE jobs DROP COLUMN headers; ALTER TABLE jobs DROP COLUMN submitted_at; ALTER TABLE jobs DROP COLUMN started_at; ALTER TABLE jobs DROP COLUMN progress; ALTER TABLE jobs DROP COLUMN group_name; ALTER TABLE jobs DROP COLUMN flow_parent; ALTER TABLE jobs DROP COLUMN waiting_children;');
     db.pragma('user_version = 6');
     db.close();
 

@@ -18,8 +18,11 @@ import { expectRecovered } from './recovery.js';
 const CALLS = 4;
 /** The calls a kill must land at every step of. */
 const MUST_KILL_IN: readonly Op[] = ['submit', 'poll', 'complete', 'fail', 'completeAndPoll', 'extend'];
-/** Histories searched for calls of those kinds by thread 0. */
-const SEARCH = 60;
+/**
+ * Histories searched for calls of those kinds by thread 0: the search stops at the first of each, so a
+ * bound well past the usual need costs nothing; a thread 0 that holds a lease to fail is the rarest.
+ */
+const SEARCH = 400;
 
 interface Target {
   options: ScheduledHistoryOptions;
