@@ -323,8 +323,7 @@ export class QueueNotFoundError extends JobQueueError {
 /**
  * An operation leasehold does not have, asked for by a tool made for another
  * queue (the dashboard's promote of a delayed job, or its delete of finished
- * ones), or one a backend does not have (a binary payload on Redis). Nothing
- * was changed.
+ * ones). Nothing was changed.
  */
 export class UnsupportedOperationError extends JobQueueError {
   constructor(message: string) {

@@ -445,7 +445,7 @@ class WorkerLoop {
         return await this.#complete(lease, durationMs, result);
       } catch (error) {
         // The queue refused the handler's return value as the job's result (changing nothing): the attempt fails.
-        // Unsupported: a Uint8Array on a backend that keeps results as text (Redis).
+        // Unsupported: a result a backend cannot store.
         if (!(error instanceof InvalidArgumentError || error instanceof UnsupportedOperationError)) throw error;
         failure = { message: `${RESULT_REFUSED}: ${error.message}`, permanent: false, type: errorType(error) };
       }

@@ -43,19 +43,23 @@ export class CommandRunner {
 
   constructor(private readonly redis: RedisClient, private readonly durability: Durability = { replicas: 0, timeoutMillis: 1 }) {}
 
-  /** Runs `command` with `keys` and `args`; its reply. */
-  async run(command: Command, keys: readonly string[], args: readonly string[]): Promise<unknown[]> {
+  /**
+   * Runs `command` with `keys` and `args` (a Buffer argument is sent as its bytes); its reply, with
+   * bulk strings as strings, or with `raw` as the Buffers Redis sent (for a reply that may hold
+   * binary values: replies.ts decodes it).
+   */
+  async run(command: Command, keys: readonly string[], args: ReadonlyArray<string | Buffer>, raw = false): Promise<unknown[]> {
     if (this.#functions) {
       const name = library().functionOf(command);
       try {
-        return await this.#send(command, ['FCALL', name], keys, args);
+        return await this.#send(command, ['FCALL', name], keys, args, raw);
       } catch (error) {
         if (!isReply(error, FUNCTION_NOT_FOUND) && !isReply(error, UNKNOWN_COMMAND)) throw error;
         // The call did not run: the server lacks the library, or Functions altogether.
       }
-      if (await this.#load()) return this.#send(command, ['FCALL', name], keys, args);
+      if (await this.#load()) return this.#send(command, ['FCALL', name], keys, args, raw);
     }
-    return this.#evaluate(command, keys, args);
+    return this.#evaluate(command, keys, args, raw);
   }
 
   /** Loads the library; false (and from then on EVALSHA) if the server has no Functions. */
@@ -79,14 +83,14 @@ export class CommandRunner {
   }
 
   /** One run of `command`'s own script, by its hash, or by its text if the server does not have it. */
-  async #evaluate(command: Command, keys: readonly string[], args: readonly string[]): Promise<unknown[]> {
+  async #evaluate(command: Command, keys: readonly string[], args: ReadonlyArray<string | Buffer>, raw: boolean): Promise<unknown[]> {
     const script = library().scriptOf(command);
     try {
-      return await this.#send(command, ['EVALSHA', script.sha], keys, args);
+      return await this.#send(command, ['EVALSHA', script.sha], keys, args, raw);
     } catch (error) {
       // The server lost its script cache (a restart): NOSCRIPT means the script did not run.
       if (!isReply(error, /^NOSCRIPT/)) throw error;
-      return this.#send(command, ['EVAL', script.lua], keys, args);
+      return this.#send(command, ['EVAL', script.lua], keys, args, raw);
     }
   }
 
@@ -95,12 +99,18 @@ export class CommandRunner {
    * for, WAIT in the same round trip: the reply once enough replicas have
    * the write, or BackendUnavailableError if they do not by the timeout.
    */
-  async #send(command: Command, [verb, what]: [string, string], keys: readonly string[], args: readonly string[]): Promise<unknown[]> {
+  async #send(command: Command, [verb, what]: [string, string], keys: readonly string[], args: ReadonlyArray<string | Buffer>, raw: boolean): Promise<unknown[]> {
     const { replicas, timeoutMillis } = this.durability;
-    if (replicas === 0 || READS.has(command)) return (await this.redis.call(verb, what, keys.length, ...keys, ...args)) as unknown[];
+    if (replicas === 0 || READS.has(command)) {
+      // ioredis parses every reply as Buffers: `call` turns each into a string (UTF-8, lossy for raw bytes), `callBuffer` leaves them.
+      return (await (raw ? this.redis.callBuffer(verb, what, keys.length, ...keys, ...args) : this.redis.call(verb, what, keys.length, ...keys, ...args))) as unknown[];
+    }
     let results: [[Error | null, unknown], [Error | null, unknown]];
     for (let redirections = 0; ; redirections++) {
-      results = (await this.redis.pipeline().call(verb, what, keys.length, ...keys, ...args).call('WAIT', replicas, timeoutMillis).exec()) as typeof results;
+      const pipeline = this.redis.pipeline();
+      if (raw) pipeline.callBuffer(verb, what, keys.length, ...keys, ...args);
+      else pipeline.call(verb, what, keys.length, ...keys, ...args);
+      results = (await pipeline.call('WAIT', replicas, timeoutMillis).exec()) as typeof results;
       // A Cluster client follows MOVED in a pipeline only when every reply is one; WAIT's is not. MOVED: the call did not run, the slot has a new master.
       if (!this.redis.isCluster || !isReply(results[0][0], MOVED) || redirections === MAX_REDIRECTIONS) break;
       await refreshedSlots(this.redis as Cluster);

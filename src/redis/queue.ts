@@ -1,5 +1,5 @@
 import { clockFromShare, shareClock, systemClock, type SharedClock, type TimeSource } from '../clock.js';
-import { IllegalStateError, InvalidArgumentError, UnsupportedOperationError, describe, refusalError, type JobQueueError } from '../errors.js';
+import { IllegalStateError, InvalidArgumentError, describe, refusalError, type JobQueueError } from '../errors.js';
 import { fillOptions, filledTracing, readCallers, readOptions, type JobQueueOptions, type RetainOptions, type TracingOptions } from '../options.js';
 import { RetryPolicy, policyFromShare, sharePolicy, type Jitter, type SharedPolicy } from '../policy.js';
 import { byGroup, byType, type ConcurrencyCaps, type GroupConcurrencyCap, type JobPage, type JobQuery, type JobView, type Lease, type Payload, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy } from '../types.js';
@@ -14,7 +14,7 @@ import { checkLogLine, cutLine, type LogLimits } from '../validate/logs.js';
 import type { FlowJob, JobLogs } from '../types.js';
 import { flowsUnsupported } from '../validate/flow-input.js';
 import { checkIntegerIn } from '../validate/numbers.js';
-import { checkFailure, resultText, type FailError, type FailOptions } from '../validate/outcome.js';
+import { checkFailure, storedResult, type FailError, type FailOptions } from '../validate/outcome.js';
 import { checkJobQuery, cursorAfter } from '../validate/query.js';
 import { checkDelay, checkPayload, checkReleaseOptions, type ReleaseOptions } from '../validate/pending-edits.js';
 import { checkRateLimit } from '../validate/rate-limit.js';
@@ -28,7 +28,7 @@ import { jobKey, queueKeys, scheduleKeys, type QueueKeys } from './keys.js';
 import { RedisSchedules } from './schedules.js';
 import { viewOf, type ScheduleOptions, type ScheduleView } from '../schedule/spec.js';
 import { startScheduler, type Scheduler, type SchedulerOptions } from '../schedule/timer.js';
-import { leasesIn, toView } from './replies.js';
+import { leasesIn, numberOf, textOf, toView } from './replies.js';
 import { HOLDER, Liveness } from './liveness.js';
 import { WakeUps } from './wake.js';
 import { FinishNotices } from './finishes.js';
@@ -342,19 +342,19 @@ export class RedisJobQueue {
   }
 
   #submit(jobs: readonly CheckedJob[]): Promise<string[]> {
-    if (jobs.some((job) => typeof job.payload !== 'string')) return Promise.reject(binaryRefused());
     return this.#tracing === undefined ? this.#place(jobs) : this.#tracing.traced(jobs, () => this.#place(jobs));
   }
 
   /** Runs the submit script for `jobs`; their ids. */
   async #place(jobs: readonly CheckedJob[]): Promise<string[]> {
-    const fields = jobs.flatMap((job) => [
-      // A string: #submit refused bytes.
-      job.type, job.payload as string, String(job.priority), job.runAtMillis === undefined ? '' : String(job.runAtMillis), String(job.delayMillis), String(job.maxAttempts),
+    const fields = jobs.flatMap((job): Array<string | Buffer> => [
+      job.type, typeof job.payload === 'string' ? job.payload : bytesArg(job.payload), String(job.priority), job.runAtMillis === undefined ? '' : String(job.runAtMillis), String(job.delayMillis), String(job.maxAttempts),
       job.key ?? '', String(job.keyTtlMillis), String(job.timeoutMillis), job.headersText ?? '', String(job.debounceMillis), String(job.throttleMillis),
       job.group ?? '',
     ]);
-    const reply = await this.#run('submit', [String(this.#capacity), ...fields], '');
+    // A batch with bytes says which payloads are (submit.lua): a text batch sends exactly what it would without them.
+    const binaries = jobs.some((job) => typeof job.payload !== 'string') ? jobs.map((job) => (typeof job.payload === 'string' ? '0' : '1')).join('') : undefined;
+    const reply = await this.#run('submit', [String(this.#capacity), ...fields, ...(binaries === undefined ? [] : [binaries])], '');
     return reply.slice(1).map((n) => `J${n}`);
   }
 
@@ -363,7 +363,7 @@ export class RedisJobQueue {
     this.#assertOpen();
     checkWorkerId(workerId);
     checkLeaseMillis(leaseMillis);
-    return this.#leasesFrom(await this.#run('poll', [workerId, String(leaseMillis), '1'], ''), 1)[0];
+    return this.#leasesFrom(await this.#run('poll', [workerId, String(leaseMillis), '1'], '', [], true), 1)[0];
   }
 
   /**
@@ -376,19 +376,19 @@ export class RedisJobQueue {
     checkWorkerId(workerId);
     checkLeaseMillis(leaseMillis);
     checkIntegerIn('max', max, 1, MAX_BATCH);
-    return this.#leasesFrom(await this.#run('poll', [workerId, String(leaseMillis), String(max)], ''), 1);
+    return this.#leasesFrom(await this.#run('poll', [workerId, String(leaseMillis), String(max)], '', [], true), 1);
   }
 
   /**
    * Marks the job SUCCEEDED; `token` must be its current, valid lease.
-   * `result` (JSON-serializable, at most `maxResultBytes` of JSON) is stored
+   * `result` (JSON-serializable, at most `maxResultBytes` of JSON, or a
+   * Uint8Array of at most `maxPayloadBytes`, kept as raw bytes) is stored
    * in the job's hash; a refused one rejects InvalidArgumentError and
    * changes nothing (see JobQueue#complete).
    */
   async complete(jobId: string, token: number, result?: unknown): Promise<void> {
     this.#assertOpen();
-    const text = resultText(result, this.#maxResultBytes) ?? '';
-    await this.#runOnJob('complete', jobId, [tokenText(token), text]);
+    await this.#runOnJob('complete', jobId, [tokenText(token), this.#resultArg(result)]);
   }
 
   /**
@@ -399,8 +399,7 @@ export class RedisJobQueue {
     this.#assertOpen();
     checkWorkerId(workerId);
     checkLeaseMillis(leaseMillis);
-    const text = resultText(result, this.#maxResultBytes) ?? '';
-    const reply = await this.#runOnJob('completeAndPoll', jobId, [tokenText(token), text, workerId, String(leaseMillis)]);
+    const reply = await this.#runOnJob('completeAndPoll', jobId, [tokenText(token), this.#resultArg(result), workerId, String(leaseMillis)], true);
     const lease = this.#leasesFrom(reply, 1)[0];
     // The complete is done: a poll of its own looks past the limited jobs this script had no budget left for.
     return lease === undefined && this.#windowOpensAt === -Infinity ? this.poll(workerId, leaseMillis) : lease;
@@ -450,19 +449,19 @@ export class RedisJobQueue {
     });
     // A result `complete` would refuse is refused here, its complete left out of the script.
     const refused: Array<BatchOutcome['refused'][number]> = [];
-    const sent: Array<{ completion: Completion; n: string; text: string }> = [];
+    const sent: Array<{ completion: Completion; n: string; text: string | Buffer }> = [];
     done.forEach((completion, i) => {
       try {
-        sent.push({ completion, n: numbers[i]!, text: resultText(completion.result, this.#maxResultBytes) ?? '' });
+        sent.push({ completion, n: numbers[i]!, text: this.#resultArg(completion.result) });
       } catch (error) {
         refused.push({ jobId: completion.jobId, error: error as InvalidArgumentError });
       }
     });
     const own = [workerId, String(leaseMillis), String(max), ...sent.flatMap(({ completion, n, text }) => [n, tokenText(completion.token), text])];
-    const reply = await this.#run('completeManyAndPoll', own, '', sent.map(({ n }) => jobKey(this.#keys, n)));
-    const count = Number(reply[1]);
+    const reply = await this.#run('completeManyAndPoll', own, '', sent.map(({ n }) => jobKey(this.#keys, n)), true);
+    const count = numberOf(reply[1]);
     sent.forEach(({ completion: { jobId } }, i) => {
-      const outcome = Number(reply[2 + i]);
+      const outcome = numberOf(reply[2 + i]);
       if (outcome !== 0) refused.push({ jobId, error: refusalError(outcome, jobId, this.#capacity) });
     });
     const leases = this.#leasesFrom(reply, 2 + count);
@@ -471,12 +470,22 @@ export class RedisJobQueue {
     return { refused, leases };
   }
 
-  /** The leases in a poll's reply, whose wake counter is at `at`; notes the counter. */
+  /**
+   * A complete's result as the scripts take it: '' for none, the JSON text, or a Uint8Array's bytes after
+   * a NUL byte (no JSON text starts with one: includes/leases.lua, completeAll). Refused as storedResult refuses.
+   */
+  #resultArg(result: unknown): string | Buffer {
+    const stored = storedResult(result, this.#maxResultBytes, this.#maxPayloadBytes);
+    if (stored === null) return '';
+    return typeof stored === 'string' ? stored : Buffer.concat([BINARY_RESULT, stored]);
+  }
+
+  /** The leases in a poll's raw reply, whose wake counter is at `at`; notes the counter. */
   #leasesFrom(reply: readonly unknown[], at: number): Lease[] {
     // What was new work when this poll ran; anything newer wakes waitForWork.
-    this.#signalSeen = Number(reply[at]);
+    this.#signalSeen = numberOf(reply[at]);
     // 'again': the script passed over as many limited jobs as it may and leased none; there may be more behind them.
-    const held = reply[at + 1];
+    const held = textOf(reply[at + 1]);
     this.#windowOpensAt = held === '' ? Infinity : held === AGAIN ? -Infinity : Number(held);
     // A client that leases keeps its process's liveness key alive (the script set it if it leased).
     this.#liveness.start();
@@ -544,8 +553,8 @@ export class RedisJobQueue {
 
   async view(jobId: string): Promise<JobView> {
     this.#assertOpen();
-    const [, fields] = await this.#runOnJob('view', jobId, []);
-    return toView(jobId, fields as string[], this.#policy.maxAttempts);
+    const [, fields] = await this.#runOnJob('view', jobId, [], true);
+    return toView(jobId, fields as unknown[], this.#policy.maxAttempts);
   }
 
   /**
@@ -558,10 +567,10 @@ export class RedisJobQueue {
     this.#assertOpen();
     const views: JobView[] = [];
     for (let after = '0'; ;) {
-      const reply = await this.#run('deadLetters', [after], '');
-      for (let i = 1; i < reply.length; i += 2) views.push(toView(`J${reply[i]}`, reply[i + 1] as string[], this.#policy.maxAttempts));
+      const reply = await this.#run('deadLetters', [after], '', [], true);
+      for (let i = 1; i < reply.length; i += 2) views.push(toView(`J${textOf(reply[i])}`, reply[i + 1] as unknown[], this.#policy.maxAttempts));
       if (reply.length - 1 < 2 * DEAD_LETTERS_PAGE) return views;
-      after = String(reply[reply.length - 2]);
+      after = textOf(reply[reply.length - 2]);
     }
   }
 
@@ -574,10 +583,11 @@ export class RedisJobQueue {
     this.#assertOpen();
     const { status, type, limit, after } = checkJobQuery(query);
     const own = [status ?? '', String(after), String(limit), type === undefined ? '0' : '1', type ?? ''];
-    const reply = await this.#run('jobs', own, '');
+    const reply = await this.#run('jobs', own, '', [], true);
     const jobs: JobView[] = [];
-    for (let i = 2; i < reply.length; i += 2) jobs.push(toView(`J${reply[i]}`, reply[i + 1] as string[], this.#policy.maxAttempts));
-    return { jobs, next: reply[1] === '' ? null : cursorAfter(Number(reply[1])) };
+    for (let i = 2; i < reply.length; i += 2) jobs.push(toView(`J${textOf(reply[i])}`, reply[i + 1] as unknown[], this.#policy.maxAttempts));
+    const next = textOf(reply[1]);
+    return { jobs, next: next === '' ? null : cursorAfter(Number(next)) };
   }
 
   /** Puts a DEAD job back to PENDING, ready now, with attempts reset to 0 (lastError kept). */
@@ -638,8 +648,8 @@ export class RedisJobQueue {
   async updatePayload(jobId: string, payload: Payload | null): Promise<void> {
     this.#assertOpen();
     const { value } = checkPayload(payload, this.#maxPayloadBytes);
-    if (typeof value !== 'string') throw binaryRefused();
-    await this.#runOnJob('updatePayload', jobId, [value]);
+    // Bytes are marked by a third argument (update-payload.lua); text sends the two it always did.
+    await this.#runOnJob('updatePayload', jobId, typeof value === 'string' ? [value] : [bytesArg(value), '1']);
   }
 
   /** PENDING jobs, ready or delayed. */
@@ -918,22 +928,23 @@ export class RedisJobQueue {
 
   // ── plumbing ───────────────────────────────────────────────────────────
 
-  /** Runs `command` about one job: its number is the first own argument, its hash a declared key. */
-  #runOnJob(command: Command, jobId: string, own: readonly string[]): Promise<unknown[]> {
+  /** Runs `command` about one job: its number is the first own argument, its hash a declared key (`raw`: see #run). */
+  #runOnJob(command: Command, jobId: string, own: ReadonlyArray<string | Buffer>, raw = false): Promise<unknown[]> {
     const n = jobNumber(jobId);
-    return this.#run(command, [n, ...own], jobId, [jobKey(this.#keys, n)]);
+    return this.#run(command, [n, ...own], jobId, [jobKey(this.#keys, n)], raw);
   }
 
   /**
    * Runs `command` with the queue's keys and `declared` (the hashes of the jobs
    * it names), the common arguments (now, a jitter seed, the policy) and
    * `own`, again until it has caught up and done its work (see CATCHING_UP);
-   * a refusal becomes its error, about `jobId`.
+   * a refusal becomes its error, about `jobId`. With `raw`, the reply's bulk strings are
+   * Buffers (replies.ts reads them): for the commands whose replies may hold binary values.
    */
-  async #run(command: Command, own: readonly string[], jobId: string, declared: readonly string[] = []): Promise<unknown[]> {
+  async #run(command: Command, own: ReadonlyArray<string | Buffer>, jobId: string, declared: readonly string[] = [], raw = false): Promise<unknown[]> {
     const keys = [...this.#keys.declared, ...declared];
     for (;;) {
-      const reply = await this.#send(() => this.#commands.run(command, keys, [...this.#commonArgs(), ...own]));
+      const reply = await this.#send(() => this.#commands.run(command, keys, [...this.#commonArgs(), ...own], raw));
       const code = reply[0] as number;
       if (code === CATCHING_UP) continue;
       if (code < 0) throw refusalError(code, jobId, this.#capacity);
@@ -1008,11 +1019,10 @@ function tokenText(token: unknown): string {
   return typeof token === 'number' && Number.isSafeInteger(token) ? String(token) : '';
 }
 
-/**
- * A binary payload (a Uint8Array), which the Redis backend does not carry:
- * its scripts and replies hold payloads as text. Refused before anything is
- * sent, so nothing changed; in-memory and journaled queues take bytes.
- */
-function binaryRefused(): UnsupportedOperationError {
-  return new UnsupportedOperationError('Expected `payload` to be a string on the Redis backend: binary payloads (Uint8Array) are in-memory and journaled queues\' only, for now');
+/** What precedes a binary result's bytes in a complete's arguments (see #resultArg). */
+const BINARY_RESULT = Buffer.from([0]);
+
+/** A Uint8Array as an argument ioredis sends as its bytes: a Buffer over the same memory (ioredis would send any other object as its text). */
+function bytesArg(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

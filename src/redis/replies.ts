@@ -1,32 +1,67 @@
 /**
  * What the scripts' replies mean: leases and job views, from the flat arrays
  * Lua returns (see scripts.ts for each script's reply).
+ *
+ * These replies may hold binary values (a payload or result stored as raw
+ * bytes, which the job's hash and a lease's `binary` field mark), so they are
+ * read raw, each bulk string a Buffer (CommandRunner#run's `raw`): a marked
+ * value becomes a Uint8Array of its bytes, every other one text, decoded as
+ * ioredis decodes any reply (Buffer#toString, UTF-8), at the same cost.
  */
 import { JobStatus, type JobView, type Lease } from '../types.js';
 import { parsedHeaders } from '../validate/job-input.js';
 import { parsedResult } from '../validate/outcome.js';
 
-/** Fields per lease in a poll's reply: n, token, type, payload, attempt, maxAttempts, leaseUntil, timeout ('': none), headers ('': none), waitMillis. */
-const LEASE_FIELDS = 10;
+/**
+ * Fields per lease in a poll's reply: n, token, type, payload, attempt, maxAttempts, leaseUntil, timeout ('': none), headers ('': none), waitMillis,
+ * binary ('1': the payload is raw bytes).
+ */
+const LEASE_FIELDS = 11;
 
-/** The leases in `reply` from index `from` on (a poll's tail). */
+/** An element of a raw reply as text: a bulk string (a Buffer) decoded as UTF-8, an integer as its digits. */
+export function textOf(value: unknown): string {
+  return value instanceof Buffer ? value.toString() : String(value);
+}
+
+/** An element of a raw reply as a number: an integer as it is, a bulk string's text read as one. */
+export function numberOf(value: unknown): number {
+  return typeof value === 'number' ? value : Number(textOf(value));
+}
+
+/** A binary value of a raw reply: its bytes in a Uint8Array of their own (the reply's Buffer may share its memory with others). */
+function bytesOf(value: unknown): Uint8Array {
+  return new Uint8Array(value as Buffer);
+}
+
+/** The leases in raw `reply` from index `from` on (a poll's tail). */
 export function leasesIn(reply: readonly unknown[], from: number): Lease[] {
   const leases: Lease[] = [];
   for (let i = from; i + LEASE_FIELDS <= reply.length; i += LEASE_FIELDS) {
-    const [n, token, type, payload, attempt, maxAttempts, leaseUntil, timeout, headers, waitMillis] = reply.slice(i, i + LEASE_FIELDS);
+    const timeout = textOf(reply[i + 7]);
     leases.push({
-      jobId: `J${n}`, token: Number(token), type: String(type), payload: String(payload), attempt: Number(attempt),
-      maxAttempts: Number(maxAttempts), leaseUntil: Number(leaseUntil), timeoutMillis: timeout === '' ? null : Number(timeout),
-      headers: parsedHeaders(headers as string), waitMillis: Number(waitMillis),
+      jobId: `J${textOf(reply[i])}`, token: numberOf(reply[i + 1]), type: textOf(reply[i + 2]),
+      payload: textOf(reply[i + 10]) === '1' ? bytesOf(reply[i + 3]) : textOf(reply[i + 3]), attempt: numberOf(reply[i + 4]),
+      maxAttempts: numberOf(reply[i + 5]), leaseUntil: numberOf(reply[i + 6]), timeoutMillis: timeout === '' ? null : Number(timeout),
+      headers: parsedHeaders(textOf(reply[i + 8])), waitMillis: numberOf(reply[i + 9]),
     });
   }
   return leases;
 }
 
-/** A job's view from its hash, as HGETALL returns it (field, value, ...); a job without a maxAttempts of its own has the policy's. */
-export function toView(id: string, pairs: readonly string[], policyMaxAttempts: number): JobView {
+/**
+ * A job's view from its hash, as HGETALL returns it raw (field, value, ...); a job without a maxAttempts of its own has the policy's.
+ * Its payload and result are bytes where the hash marks them binary (binaryPayload, binaryResult), else text.
+ */
+export function toView(id: string, pairs: readonly unknown[], policyMaxAttempts: number): JobView {
   const f = new Map<string, string>();
-  for (let i = 0; i < pairs.length; i += 2) f.set(pairs[i]!, pairs[i + 1]!);
+  let payload: unknown, result: unknown;
+  for (let i = 0; i < pairs.length; i += 2) {
+    const field = textOf(pairs[i]);
+    // The two that may be bytes stay raw until the marks are read.
+    if (field === 'payload') payload = pairs[i + 1];
+    else if (field === 'result') result = pairs[i + 1];
+    else f.set(field, textOf(pairs[i + 1]));
+  }
   const status = f.get('status') as JobStatus;
   return {
     id,
@@ -38,10 +73,10 @@ export function toView(id: string, pairs: readonly string[], policyMaxAttempts: 
     maxAttempts: Number(f.get('maxAttempts') ?? 0) || policyMaxAttempts,
     nextRunAt: Number(f.get('runAt')),
     lastError: f.get('lastError') ?? null,
-    payload: f.get('payload')!,
+    payload: f.has('binaryPayload') ? bytesOf(payload) : textOf(payload),
     leaseUntil: status === JobStatus.RUNNING ? Number(f.get('leaseUntil')) : null,
     workerId: f.get('workerId') ?? null,
-    result: status === JobStatus.SUCCEEDED ? parsedResult(f.get('result')) : undefined,
+    result: status !== JobStatus.SUCCEEDED || result === undefined ? undefined : parsedResult(f.has('binaryResult') ? bytesOf(result) : textOf(result)),
     key: f.get('key') ?? null,
     timeoutMillis: f.has('timeout') ? Number(f.get('timeout')) : null,
     headers: parsedHeaders(f.get('headers')),

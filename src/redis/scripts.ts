@@ -53,6 +53,15 @@ export const DATA_MODEL = 2;
  */
 export const GROUPED_MODEL = 3;
 
+/**
+ * Data model 2 (BINARY_MODEL) or 3 (GROUPED_BINARY_MODEL) with binary values: the version a queue's
+ * state hash says from the first payload or result stored as raw bytes on (a job's hash marks each with
+ * binaryPayload / binaryResult). A build without bytes refuses such a queue (NewerDataModel) rather than
+ * lease the bytes decoded as text, or write a text payload and leave the mark (includes/call.lua).
+ */
+export const BINARY_MODEL = 4;
+export const GROUPED_BINARY_MODEL = 5;
+
 /** The arguments every script takes first, in this order (RedisJobQueue fills them in for every call); its own follow. */
 export const COMMON_ARGS = ['holder', 'now', 'seed', 'maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter', 'partitions', 'partition', 'maxFinished', 'maxAgeMillis',
   'maxDead', 'maxDeadAgeMillis'] as const;
@@ -119,7 +128,7 @@ function constants(): string {
     // KEYS[1] is the one fixed key declared (keys.ts): the call names the others from its prefix.
     `local DECLARED_SUFFIX = '${KEY_NAMES[0]}'`,
     'local FIXED = 1',
-    `local DATA_MODEL, GROUPED_MODEL = '${DATA_MODEL}', '${GROUPED_MODEL}'`,
+    `local DATA_MODEL, GROUPED_MODEL, BINARY_MODEL, GROUPED_BINARY_MODEL = '${DATA_MODEL}', '${GROUPED_MODEL}', '${BINARY_MODEL}', '${GROUPED_BINARY_MODEL}'`,
     // Marks a token in K.tokens as a keyed job's (keys.ts).
     "local KEYED = 'k'",
     `local ARG = ${table(COMMON_ARGS.map((name, i) => [name, i + 1]))}`,

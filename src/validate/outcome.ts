@@ -1,5 +1,5 @@
 /** How an attempt ends: the error `fail` keeps, the result `complete` stores, and what a view shows of them. */
-import { InvalidArgumentError, UnsupportedOperationError, describe, thrownText } from '../errors.js';
+import { InvalidArgumentError, describe, thrownText } from '../errors.js';
 import { given, readOptions } from '../options.js';
 
 /** What `fail` takes as the attempt's error: its text, an Error (whose message is kept), or none. */
@@ -47,14 +47,13 @@ export function checkFailure(error: unknown, options: FailOptions | undefined, m
 }
 
 /**
- * A complete's result as the queue stores it: its JSON text, or null for
+ * A complete's result as JSON text (storedResult's for anything but bytes), or null for
  * none (`undefined`). Refused with InvalidArgumentError when JSON.stringify
  * throws (a cycle, a BigInt) or gives no text (a function, a symbol), or the
  * text is over `maxResultBytes` UTF-8 bytes.
  */
 export function resultText(result: unknown, maxResultBytes: number): string | null {
   if (result === undefined) return null;
-  if (result instanceof Uint8Array) throw binaryResultRefused();
   let text: string | undefined;
   try {
     text = JSON.stringify(result);
@@ -83,11 +82,6 @@ export function storedResult(result: unknown, maxResultBytes: number, maxPayload
     throw new InvalidArgumentError(`Expected a binary \`result\` to be at most ${maxPayloadBytes} bytes (maxPayloadBytes), got a Uint8Array of ${result.length}`);
   }
   return result;
-}
-
-/** A backend that keeps results as text only (Redis) refuses a Uint8Array one, changing nothing. */
-function binaryResultRefused(): UnsupportedOperationError {
-  return new UnsupportedOperationError('Expected `result` not to be a Uint8Array on the Redis backend: binary results are in-memory and journaled queues\' only, for now');
 }
 
 /** The parsed result a view shows: the JSON text's value, a binary result's bytes, or undefined for none. */

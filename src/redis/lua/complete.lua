@@ -5,7 +5,7 @@
   ARGV: the common arguments (includes/call.lua), then
     [OWN + 1] n: the job's number
     [OWN + 2] token: its lease's fencing token
-    [OWN + 3] result: its JSON text ('' for none)
+    [OWN + 3] result: its JSON text ('' for none), or NUL and a binary result's raw bytes (includes/leases.lua, completeAll)
   Replies:
     { 0 }: done; clients waiting in finished() are told
     { CATCHING_UP }: the call brought the queue part of the way up to now (includes/catch-up.lua)

@@ -13,6 +13,8 @@
       debounce after now, and no job is stored), throttle (0: none; else the key is taken while now is
       within throttle of its holder's submittedAt, whatever the holder's status), group ('': none; the
       first job of the queue's life to name one makes groups take turns: includes/turns.lua)
+    then, only when some job's payload is binary (raw bytes), one more: a '0' or '1' per job, '1' for
+      a binary payload (includes/call.lua, payloadFields)
   Replies:
     { 0, n, n, ... }: each job's number (a key holder's for a job not stored); clients waiting for work are woken
     { CATCHING_UP }: the call brought the queue part of the way up to now (includes/catch-up.lua)
@@ -24,7 +26,10 @@
 local capacity = tonumber(ARGV[OWN + 1])
 local first = OWN + 2
 local WIDTH = 13
-local total = (#ARGV - first + 1) / WIDTH
+local total = math.floor((#ARGV - first + 1) / WIDTH)
+-- Which payloads are binary: nil when none is (a text batch sends nothing more).
+local binaries = (#ARGV - first + 1) % WIDTH == 1 and ARGV[#ARGV] or nil
+local function isBinary(j) return binaries ~= nil and string.byte(binaries, j) == 49 end
 -- Per job: the id it gets without being stored (a key's holder's), or the index of the earlier job whose key it repeats.
 local holders, repeats, firstWithKey = {}, {}, {}
 local count = 0
@@ -71,7 +76,8 @@ for j = 1, total do
     if ARGV[i + 10] ~= '0' then
       -- Debounce: the holder's payload and runAt in this one script, so a poll leases it wholly as it was or as edited.
       local held = jobKey(holders[j])
-      redis.call('HSET', held, 'payload', ARGV[i + 1])
+      redis.call('HSET', held, unpack(payloadFields({}, ARGV[i + 1], isBinary(j))))
+      clearBinaryPayload(held, isBinary(j))
       refile(holders[j], held, { 'runAt', num(now + tonumber(ARGV[i + 10])) })
     end
     ids[j + 1] = holders[j]
@@ -108,6 +114,11 @@ for j = 1, total do
       ready[#ready + 1] = member
     else
       dueBy(due)
+    end
+    if isBinary(j) then
+      markBinary()
+      local at = #fields
+      fields[at + 1], fields[at + 2] = 'binaryPayload', '1'
     end
     if ARGV[i + 12] ~= '' then
       local at = #fields

@@ -5,7 +5,8 @@
   KEYS: the queue's declared key, KEYS[FIXED] (includes/call.lua), then KEYS[FIXED + 1], the hash of the job ARGV names
   ARGV: the common arguments (includes/call.lua), then
     [OWN + 1] n
-    [OWN + 2] payload
+    [OWN + 2] payload: text, or raw bytes when [OWN + 3] is given
+    [OWN + 3] '1' for a binary payload (absent for text)
   Replies:
     { 0 }
     { CATCHING_UP }: the call brought the queue part of the way up to now (includes/catch-up.lua)
@@ -18,5 +19,8 @@
 local n = ARGV[OWN + 1]
 local key, refusal = pendingJob(n, KEYS[FIXED + 1])
 if key == nil then return { refusal } end
-if grouped then refile(n, key, { 'payload', ARGV[OWN + 2] }) else redis.call('HSET', key, 'payload', ARGV[OWN + 2]) end
+local isBinary = ARGV[OWN + 3] == '1'
+local fields = payloadFields({}, ARGV[OWN + 2], isBinary)
+if grouped then refile(n, key, fields) else redis.call('HSET', key, unpack(fields)) end
+clearBinaryPayload(key, isBinary)
 return { 0 }

@@ -60,6 +60,12 @@ local capped, queueCap
 -- for the rest of its life, and its ready jobs are filed by (priority, turn, submission). A client of
 -- a build without groups refuses such a queue (NewerDataModel) rather than file jobs out of turn.
 local grouped
+-- Whether the queue may hold binary values (a job's payload or result stored as raw bytes, its hash
+-- marking it with binaryPayload / binaryResult = '1'): once a call stores the first, K.state's version
+-- is BINARY_MODEL (GROUPED_BINARY_MODEL with groups) for the rest of the queue's life (markBinary),
+-- so that a client of a build without bytes refuses the queue (NewerDataModel) rather than hand its
+-- workers the bytes decoded as text, or overwrite a payload and leave its mark.
+local binary
 
 -- A queue of data model 1 (no K.state: its clock, sweep, pause and wake counter in keys of their own)
 -- converted in place, atomically, by the first call that finds it: those move into K.state, whose flags
@@ -116,8 +122,9 @@ local function begin(KEYS, ARGV)
     'policies', 'events', 'eventsUntil', 'capped', 'queueCap')
   if f[1] == false then f = migrate() end
   -- A newer leasehold's layout: nothing here may read or write it.
-  if f[1] ~= DATA_MODEL and f[1] ~= GROUPED_MODEL then return { Refusal.NewerDataModel } end
-  grouped = f[1] == GROUPED_MODEL
+  if f[1] ~= DATA_MODEL and f[1] ~= GROUPED_MODEL and f[1] ~= BINARY_MODEL and f[1] ~= GROUPED_BINARY_MODEL then return { Refusal.NewerDataModel } end
+  grouped = f[1] == GROUPED_MODEL or f[1] == GROUPED_BINARY_MODEL
+  binary = f[1] == BINARY_MODEL or f[1] == GROUPED_BINARY_MODEL
   clock, due = tonumber(f[2]), nil
   if f[3] == 'none' then due = math.huge elseif f[3] then due = tonumber(f[3]) end
   paused, limited, listed, signal, policied = f[4] == '1', f[5] == '1', f[6] == '1', f[7] or '0', f[13] == '1'
@@ -126,4 +133,37 @@ local function begin(KEYS, ARGV)
   capped, queueCap = f[16] == '1', f[17] and tonumber(f[17]) or nil
   sweepSaved = nil
   if f[8] then sweepSaved = { f[8], f[9], tonumber(f[10]), f[11] == '1', f[12] } end
+end
+
+-- The queue's data model from this call on: its version names whether groups take turns and
+-- whether binary values may be stored (see grouped and binary above).
+local function modelVersion()
+  if grouped then return binary and GROUPED_BINARY_MODEL or GROUPED_MODEL end
+  return binary and BINARY_MODEL or DATA_MODEL
+end
+
+-- Called by each call that stores a binary value, before it does: the queue's version says so from then on.
+local function markBinary()
+  if binary then return end
+  binary = true
+  redis.call('HSET', K.state, 'version', modelVersion())
+end
+
+-- The fields that set a job's payload to `payload` (binary: raw bytes, marked), appended to fields;
+-- a text payload over a binary one loses the mark (clearBinaryPayload). Marks the queue if binary.
+local function payloadFields(fields, payload, isBinary)
+  fields[#fields + 1] = 'payload'
+  fields[#fields + 1] = payload
+  if isBinary then
+    markBinary()
+    fields[#fields + 1] = 'binaryPayload'
+    fields[#fields + 1] = '1'
+  end
+  return fields
+end
+
+-- After a text payload replaced the job's payload: its binary mark goes, if the queue may have one
+-- (a queue that never held bytes pays nothing).
+local function clearBinaryPayload(key, isBinary)
+  if binary and not isBinary then redis.call('HDEL', key, 'binaryPayload') end
 end

@@ -113,7 +113,7 @@ end
 
 -- Leases up to max ready jobs to workerId (none while the queue is paused), best first, each for its
 -- own timeout if it has one, else for leaseMillis: each one's n, token, type, payload, attempt,
--- maxAttempts, leaseUntil, timeout ('' for none), headers ('' for none) and waitMillis appended to out after the wake
+-- maxAttempts, leaseUntil, timeout ('' for none), headers ('' for none), waitMillis and binary ('1' for a payload of raw bytes, else '') appended to out after the wake
 -- counter (read first: work announced later is newer than this poll) and when
 -- the first held job's window opens ('' if none is held; 'again' when the
 -- budget of held jobs ran out before any was taken: poll again). A poll that
@@ -151,7 +151,7 @@ local function pollBest(workerId, leaseMillis, max, out, restartable)
     local n = numbers[i]
     local key = jobKey(n)
     local token = int(lastToken - count + i)
-    local f = redis.call('HMGET', key, 'attempts', 'type', 'payload', 'maxAttempts', 'timeout', 'headers', 'key', 'runAt', 'submittedAt')
+    local f = redis.call('HMGET', key, 'attempts', 'type', 'payload', 'maxAttempts', 'timeout', 'headers', 'key', 'runAt', 'submittedAt', 'binaryPayload')
     local attempt = tonumber(f[1]) + 1
     -- The job's own lease length wins over the poll's.
     local leaseUntil, untilText = pollUntil, pollUntilText
@@ -173,7 +173,8 @@ local function pollBest(workerId, leaseMillis, max, out, restartable)
     tokens[2 * i] = f[7] and token .. KEYED or token
     out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = n, token, f[2], f[3], attempt
     out[o + 6], out[o + 7], out[o + 8], out[o + 9], out[o + 10] = attemptLimit(f[4]), untilText, f[5] or '', f[6] or '', num(math.max(0, now - due))
-    o = o + 10
+    out[o + 11] = f[10] or ''
+    o = o + 11
   end
   if count > 1 then redis.call('HSET', K.tokens, unpack(tokens)) end
   redis.call('ZREM', K.pending, unpack(numbers))
@@ -185,7 +186,8 @@ local function pollBest(workerId, leaseMillis, max, out, restartable)
 end
 
 -- Completes the leases the call's ARGV[first .. last] names (n, token, result each:
--- the result's JSON text, '' for none; their hashes declared in that order):
+-- the result's JSON text, '' for none, or a binary result's raw bytes after a NUL byte, which no JSON
+-- text starts with; their hashes declared in that order):
 -- each checked on its own, its outcome (0 or the Refusal) appended to out;
 -- the indexes change once for all of them.
 local function completeAll(KEYS, ARGV, first, last, out)
@@ -215,8 +217,13 @@ local function completeAll(KEYS, ARGV, first, last, out)
       if leavesRunning(key) then freed = true end
       noteEvent('completed', n, key, now)
       -- With the finish time: JobView's finishedAt, and what a keyed job's key TTL and the retain option's maxAgeMillis run from.
-      if ARGV[i + 2] == '' then redis.call('HSET', key, 'status', 'SUCCEEDED', 'finishedAt', nowText)
-      else redis.call('HSET', key, 'status', 'SUCCEEDED', 'finishedAt', nowText, 'result', ARGV[i + 2]) end
+      local result = ARGV[i + 2]
+      if result == '' then redis.call('HSET', key, 'status', 'SUCCEEDED', 'finishedAt', nowText)
+      elseif string.byte(result, 1) ~= 0 then redis.call('HSET', key, 'status', 'SUCCEEDED', 'finishedAt', nowText, 'result', result)
+      else
+        markBinary()
+        redis.call('HSET', key, 'status', 'SUCCEEDED', 'finishedAt', nowText, 'result', string.sub(result, 2), 'binaryResult', '1')
+      end
       done[#done + 1] = n
       if filed then unfiled[#unfiled + 1] = n end
       succeeded[#succeeded + 1] = n

@@ -105,6 +105,6 @@ local function startTurns()
   redis.call('DEL', K.ready)
   callMany('ZADD', K.ready, ready, 2)
   for level, turn in pairs(last) do redis.call('HSET', K.turns, level .. ' ', int(turn)) end
-  redis.call('HSET', K.state, 'version', GROUPED_MODEL)
   grouped = true
+  redis.call('HSET', K.state, 'version', modelVersion())
 end
