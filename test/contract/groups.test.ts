@@ -149,6 +149,65 @@ describeEachBackend('groups', (backend) => {
     expect(await pollPayloads(queue, 3)).toEqual(['A1', 'B3', 'B4']);
   });
 
+  /**
+   * A0..A2 and B0, B1 take turns 1..3 and 1..2; A0 is served (turn 1), then C0 comes, at turn 2. Given
+   * turns afresh in (runAt, submission) order, the jobs would go A1 B0 C0 A2 B1 instead.
+   */
+  async function servedOneThenC(queue: ContractQueue): Promise<void> {
+    for (const payload of ['A0', 'A1', 'A2', 'B0', 'B1']) await queue.submit('t', payload, { group: payload[0] });
+    expect(await pollPayloads(queue, 1)).toEqual(['A0']);
+    await queue.submit('t', 'C0', { group: 'C' });
+  }
+  const IN_TURN = ['B0', 'A1', 'B1', 'C0', 'A2', undefined];
+
+  it('keep every ready job\'s turn across the first cap, a type\'s or a group\'s', async () => {
+    for (const cap of [(q: ContractQueue) => q.setConcurrency('other', 5), (q: ContractQueue) => q.setGroupConcurrency('Z', 5)]) {
+      const { queue } = await open(backend);
+      await servedOneThenC(queue);
+      await cap(queue);
+      expect(await pollPayloads(queue, 6)).toEqual(IN_TURN);
+    }
+  });
+
+  it('keep each priority\'s turns across the first cap, whichever priority is ready first then', async () => {
+    const { queue } = await open(backend);
+    for (const payload of ['A0', 'A1', 'A2']) await queue.submit('t', payload, { group: 'A' });
+    for (const payload of ['H0', 'H1']) await queue.submit('t', payload, { group: 'C', priority: 5 });
+    expect(await pollPayloads(queue, 1)).toEqual(['H0']);
+    await queue.setConcurrency('other', 5);
+    // A3 takes A's next turn of priority 0 (4), after A2's (3).
+    await queue.submit('t', 'A3', { group: 'A' });
+    expect(await pollPayloads(queue, 6)).toEqual(['H1', 'A0', 'A1', 'A2', 'A3', undefined]);
+  });
+
+  it('keep the turn of every job still ready when the clock goes back', async () => {
+    const { queue, clock } = await open(backend);
+    await servedOneThenC(queue);
+    clock.advance(100);
+    await queue.stats();
+    // Back, but not before any job's runAt: every job stays ready, in its turn.
+    clock.advance(-50);
+    expect(await pollPayloads(queue, 6)).toEqual(IN_TURN);
+  });
+
+  it('give turns by runAt to a delayed job and a retry that come due in one catch-up', async () => {
+    const { queue, clock } = await open(backend);
+    await queue.submit('t', 'A-late', { group: 'A', delayMillis: 10 });
+    await queue.submit('t', 'A0', { group: 'A' });
+    // A0's lease ends at +30, its retry due then (no backoff); A-late is due at +10: it became ready first.
+    expect((await queue.poll('w', 30))?.payload).toBe('A0');
+    clock.advance(40);
+    expect(await pollPayloads(queue, 3)).toEqual(['A-late', 'A0', undefined]);
+  });
+
+  it('retry leases that expire at one instant by job number, each taking its group\'s next turn', async () => {
+    const { queue, clock } = await open(backend);
+    for (let i = 0; i < 5; i++) await queue.submit('t', `A${i}`, { group: 'A' });
+    for (let i = 0; i < 5; i++) await queue.poll('w', 30);
+    clock.advance(40);
+    expect(await pollPayloads(queue, 6)).toEqual(['A0', 'A1', 'A2', 'A3', 'A4', undefined]);
+  });
+
   it('hold group caps together with type caps and the queue cap', async () => {
     const { queue } = await open(backend);
     await queue.setGroupConcurrency('A', 2);

@@ -128,6 +128,18 @@ for (const variant of VARIANTS) {
       variant.close(queue);
     });
 
+    it('give turns by runAt in one catch-up: a retry due before a delayed job goes first, same-instant retries by job number', () => {
+      const clock = new ManualClock(T0);
+      const queue = variant.open(clock);
+      for (let i = 0; i < 12; i++) queue.submit('t', `A${i}`, { group: 'A' });
+      queue.submit('t', 'A-late', { group: 'A', delayMillis: 20 });
+      // Twelve leases end at +10 (J1..J12, so J10 after J9): their retries are due before A-late.
+      for (let i = 0; i < 12; i++) expect(queue.poll('w', 10)?.payload).toBe(`A${i}`);
+      clock.advance(30);
+      expect(pollPayloads(queue, 14)).toEqual([...Array.from({ length: 12 }, (_, i) => `A${i}`), 'A-late', undefined]);
+      variant.close(queue);
+    });
+
     it('hold group caps together with type caps and the queue cap', () => {
       const { queue } = open();
       queue.setGroupConcurrency('A', 2);

@@ -59,11 +59,40 @@ export class CatchUp {
    * (keeps I18).
    */
   catchUp(now: number): void {
-    const { slots, leases, delayed } = this.#m;
+    const { slots } = this.#m;
     this.#filing.dueChanged();
     this.#filing.drainLeases();
     const lapsed = this.#lapsed;
     lapsed.length = 0;
+    // While groups take turns, the jobs made ready below take their turns by runAt, not by heap (keeps I27).
+    const byRunAt = this.#m.turns.taken;
+    if (byRunAt) this.#filing.collectReady();
+    try {
+      this.#expireAndPromote(now, lapsed);
+    } finally {
+      // Also when a holder taken over leaves by LockLost: then nothing is filed (fileReady looks at the lock).
+      if (byRunAt) this.#filing.fileCollected();
+    }
+    this.#held.release(now);
+    // Those the loop above expired meanwhile (their new lease was registered too) need no wait. Once: the
+    // catch-up of the settle below meets only leases made after the calls it waited for.
+    if (!this.#settling && lapsed.some((slot) => this.#mayHaveLapsed(slot, slots.word(slot), now))) {
+      this.#settling = true;
+      try {
+        this.settle(now);
+      } finally {
+        this.#settling = false;
+      }
+    }
+  }
+
+  /**
+   * Expires the leases due by `now`, in leaseUntil order, and promotes the
+   * delayed jobs due by then, in (runAt, submission) order; notes in `lapsed`
+   * the slots whose lease may have run out unregistered (see `catchUp`).
+   */
+  #expireAndPromote(now: number, lapsed: number[]): void {
+    const { slots, leases, delayed } = this.#m;
     while (leases.size > 0) {
       const slot = leases.top(ENTRY_SLOT);
       const word = leases.top(ENTRY_WORD);
@@ -83,17 +112,6 @@ export class CatchUp {
       if (slots.word(slot) !== word) continue;
       assertHeld(this.#m.lock);
       this.#filing.fileReady(slot, promoteJob(this.#holder.mover, slot, word));
-    }
-    this.#held.release(now);
-    // Those the loop above expired meanwhile (their new lease was registered too) need no wait. Once: the
-    // catch-up of the settle below meets only leases made after the calls it waited for.
-    if (!this.#settling && lapsed.some((slot) => this.#mayHaveLapsed(slot, slots.word(slot), now))) {
-      this.#settling = true;
-      try {
-        this.settle(now);
-      } finally {
-        this.#settling = false;
-      }
     }
   }
 

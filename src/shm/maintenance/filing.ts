@@ -40,6 +40,8 @@ export class Filing {
   #dueDirty = true;
   /** A copy of a slot's record, read under the lock. */
   readonly #record = new Float64Array(RECORD_FIELDS);
+  /** The jobs made ready since `collectReady` (slot, word, ...), to be filed by `fileCollected`; undefined when not collecting. */
+  #collected: number[] | undefined;
 
   constructor(memory: QueueMemory, retention: Retention, holder: MoverHolder) {
     this.#m = memory;
@@ -77,7 +79,31 @@ export class Filing {
    * the next holder's rebuild files the job from its slot.
    */
   fileReady(slot: number, word: number, turn = 0): void {
-    if (this.#m.lock.held()) this.#m.ready.file(slot, word, turn);
+    // Made ready by a catch-up while groups take turns: its turn is given once the catch-up is done (see collectReady).
+    if (this.#collected !== undefined && turn === 0) this.#collected.push(slot, word);
+    else if (this.#m.lock.held()) this.#m.ready.file(slot, word, turn);
+  }
+
+  /**
+   * From now until `fileCollected`, the jobs made ready are collected, not
+   * filed: a catch-up of a queue whose groups take turns expires leases and
+   * promotes delayed jobs heap by heap, and the turns must go by when each
+   * job became ready (its runAt: a retry's is its lease's end plus its
+   * backoff), whichever heap it came from (keeps I27).
+   */
+  collectReady(): void {
+    this.#collected = [];
+  }
+
+  /** Files the jobs collected since `collectReady` in (runAt, submission) order, each taking its group's next turn then. */
+  fileCollected(): void {
+    const collected = this.#collected;
+    this.#collected = undefined;
+    if (collected === undefined || collected.length === 0) return;
+    const { runAts, jobNums } = this.#m.slots;
+    const order = Array.from({ length: collected.length / 2 }, (_, i) => 2 * i);
+    order.sort((a, b) => runAts[collected[a]!]! - runAts[collected[b]!]! || jobNums[collected[a]!]! - jobNums[collected[b]!]!);
+    for (const at of order) this.fileReady(collected[at]!, collected[at + 1]!);
   }
 
   /** Files the entry (k1, k2, k3) of the job in `slot`, for its `word`, in `heap` (or the finished order). */

@@ -293,7 +293,8 @@ export class Maintenance implements LockHolder {
     if (!this.#m.turns.taken && jobs.some((job) => job.group !== null)) this.#m.turns.start();
     // A flow kept: every complete takes the lock again, where children count down their parents (keeps I28).
     if (jobs.some((job) => job.parent !== 0)) this.#m.startFlows();
-    this.rebuilder.rebuild(now);
+    // The journal keeps no turns: the ready jobs take them afresh, in (priority, runAt, submission) order.
+    this.rebuilder.rebuild(now, { keepTurns: false });
   }
 
   /** Reserves `count` tokens for a row's block; returns the first. With a journal, reserved there first, so none repeats after a crash (keeps I8). */
@@ -504,7 +505,8 @@ export class Maintenance implements LockHolder {
   takeTurns(now: number): void {
     if (this.#m.turns.taken) return;
     this.#m.turns.start();
-    this.rebuilder.rebuild(now);
+    // The entries filed so far carry no turn: every ready job takes one now, in (priority, runAt, submission) order.
+    this.rebuilder.rebuild(now, { keepTurns: false });
   }
 
   // ── concurrency caps (see concurrency.ts) ──────────────────────────────

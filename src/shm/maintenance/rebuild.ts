@@ -1,7 +1,7 @@
 import * as step from '../memory/steps.js';
 import {
-  ATTENTION, CANCELLED, DATA_REF, DELAYED, FINISH_BASE, FINISH_TICKET, FREE, FREE_SLOT_COUNT, GATE, HEADERS_REF, HINTS_STALE, REFILING, ERROR_REF, JOB_NUM, KEY_REF,
-  LEASE_UNTIL, PAYLOAD_BYTES, payloadLength, WAITING_PARENTS, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_REF, RUNNING, RUN_AT, SLOT_HIGH_WATER, STATUS_COUNT, SUCCEEDED, TYPE, isBusy,
+  ATTENTION, CANCELLED, DATA_REF, DEAD, DELAYED, FINISH_BASE, FINISH_TICKET, FREE, FREE_SLOT_COUNT, GATE, HEADERS_REF, HINTS_STALE, REFILING, ERROR_REF, JOB_NUM, KEY_REF,
+  LEASE_UNTIL, PAYLOAD_BYTES, payloadLength, WAITING, WAITING_PARENTS, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_REF, RUNNING, RUN_AT, SLOT_HIGH_WATER, STATUS_COUNT, SUCCEEDED, TYPE, isBusy,
   statusOf,
 } from '../memory/layout.js';
 import type { Filing } from './filing.js';
@@ -43,7 +43,7 @@ export class Rebuilder {
    * thread decides from words it read before fails its CAS. Not otherwise:
    * an undo moves its frozen jobs from the words it recorded.
    */
-  rebuild(now: number, { fenceStale = false }: { fenceStale?: boolean } = {}): void {
+  rebuild(now: number, { fenceStale = false, keepTurns = true }: { fenceStale?: boolean; keepTurns?: boolean } = {}): void {
     const m = this.#m;
     const { header, slots, lockWords, helping, rows } = m;
     assertHeld(this.#m.lock);
@@ -57,7 +57,12 @@ export class Rebuilder {
         assertHeld(this.#m.lock);
         helping.finish(slot);
       }
+      // Read before the heaps are cleared: the ready jobs' turns, kept for those that stay ready (keeps I27).
+      const turns = keepTurns && m.turns.taken ? this.#turnsFiled() : NO_TURNS;
+      // The groups' turn counters are kept per level: the levels are made again with the numbers they had.
+      const levels = turns === NO_TURNS ? [] : m.ready.levelPriorities();
       m.ready.clear();
+      m.ready.makeLevels(levels);
       m.delayed.clear();
       m.leases.clear();
       m.finished.clear();
@@ -80,6 +85,11 @@ export class Rebuilder {
       /** The READY word each ready slot held at the scan: the one word its ring entry may carry. */
       const readyWords = new Map<number, number>();
       const chains: number[] = [];
+      const flows = m.flows;
+      /** Per parent's job number, its children in memory that have not ended (flows only). */
+      const openChildren = new Map<number, number>();
+      /** The waiting parents, by slot, and the word each holds after the scan (flows only). */
+      const waitingWords = new Map<number, number>();
       for (let slot = 0; slot < high; slot++) {
         showProgress(this.#m.lock, slot);
         assertHeld(this.#m.lock);
@@ -105,6 +115,8 @@ export class Rebuilder {
           const key = m.keyMap.keyOf(slot);
           m.keyMap.setIfNewer(key, keyHash(key), slot);
         }
+        // A flow's child: whether it has not ended, for its parent's recount below (keeps I28).
+        if (flows && slots.parents[slot] !== 0) this.#noteChild(slot, word, openChildren);
         // A move in flight that the gate did not hold back (a revoked row's call, under way as its owner was
         // presumed dead): no lock-free move changes a job's number or strings, so the job is mapped and its
         // chains kept above; its new status is its mover's to count and register.
@@ -122,6 +134,7 @@ export class Rebuilder {
           if (renewed < 0) continue;
           word = renewed;
           status = due ? READY : DELAYED;
+          if (waits) waitingWords.set(slot, word);
           if (due) {
             ready.push(slot);
             readyWords.set(slot, word);
@@ -141,6 +154,19 @@ export class Rebuilder {
         counts[status]!++;
       }
       this.#filing.sortFinished();
+      for (const [parent, word] of waitingWords) {
+        const counted = this.#recount(parent, word, openChildren.get(slots.get(parent, JOB_NUM)) ?? 0, now);
+        if (counted === STILL_WAITING) continue;
+        waitingParents--;
+        if (statusOf(counted) === READY) {
+          counts[DELAYED]!--;
+          counts[READY]!++;
+          ready.push(parent);
+          readyWords.set(parent, counted);
+        } else {
+          this.#filing.push(m.delayed, slots.get(parent, RUN_AT), slots.get(parent, JOB_NUM), 0, parent, counted);
+        }
+      }
       const key = (slot: number, field: number) => slots.get(slot, field);
       ready.sort((a, b) => key(b, PRIORITY) - key(a, PRIORITY) || key(a, RUN_AT) - key(b, RUN_AT) || key(a, JOB_NUM) - key(b, JOB_NUM));
       // The sort takes milliseconds of 20 000 jobs and touches no lock: a holder stalled there is taken over, and
@@ -149,9 +175,9 @@ export class Rebuilder {
       // and completed meanwhile, SUCCEEDED) would let a poll claim that job again; one for the scanned word is
       // merely stale once the job has moved on.
       assertHeld(this.#m.lock);
-      // Filed in that order, each group's ready jobs take its turns in it (keeps I27, see group-turns.ts).
-      if (m.turns.taken) m.turns.reset();
-      for (const slot of ready) this.#filing.fileReady(slot, readyWords.get(slot)!);
+      // Each job filed with the turn it had; one that has none (due by this rebuild, or its entry lost with a
+      // holder that died mid-push) takes its group's next, in that order (keeps I27, see group-turns.ts).
+      for (const slot of ready) this.#filing.fileReady(slot, readyWords.get(slot)!, turns.get(slot) ?? 0);
       // The chains and counts are the scan's: a holder taken over meanwhile must not free what its successor stored since.
       assertHeld(this.#m.lock);
       m.arena.rebuild(chains);
@@ -177,9 +203,69 @@ export class Rebuilder {
     }
   }
 
+  /**
+   * Counts the child in `slot` (its word `word`) in `open` under its parent's
+   * number if it has not ended: PENDING, RUNNING or mid-move, or DEAD under
+   * 'fail' (a parent retried from the dead letters waits for such a child to
+   * be retried and succeed; see Flows#unfinishedChildren, whose rule this is).
+   */
+  #noteChild(slot: number, word: number, open: Map<number, number>): void {
+    const link = this.#m.slots.parents[slot]!;
+    const status = statusOf(word);
+    const ended = !isBusy(word) && (status === SUCCEEDED || status === CANCELLED || (status === DEAD && link < 0));
+    if (ended) return;
+    const parent = Math.abs(link);
+    open.set(parent, (open.get(parent) ?? 0) + 1);
+  }
+
+  /**
+   * The waiting parent in `slot` (DELAYED, its word `word`) waits for no
+   * more than its `open` children: a holder that died (or was taken over)
+   * between a child's end and its count left WAITING one too high (I28).
+   * Lowered to `open`, never raised: a child no longer in memory was
+   * finished and evicted, or removed, and has ended either way. At none it
+   * is READY (its runAt read as now, as Flows#countDown does) or DELAYED
+   * till its runAt. The new word, or STILL_WAITING if it waits on.
+   */
+  #recount(slot: number, word: number, open: number, now: number): number {
+    const waiting = this.#m.slots.waitings[slot]!;
+    if (open >= waiting) return STILL_WAITING;
+    const mover = this.#holder.mover;
+    const draft = mover.start(slot);
+    draft[WAITING] = open;
+    const due = open === 0 && draft[RUN_AT]! <= now;
+    if (due) draft[RUN_AT] = now;
+    const next = mover.apply(slot, word, due ? READY : DELAYED, NOT_COUNTED);
+    // Moved meanwhile by a call the gate did not hold back: none moves a waiting parent but the holder, so only a holder taken over.
+    if (next < 0 || open > 0) return STILL_WAITING;
+    return next;
+  }
+
+  /**
+   * The turn of each job filed ready (in the overflow heap) or held back (in
+   * the held heap, K3), by slot: entries whose slot holds another word now
+   * are stale, and left out. The heaps are the holder's: after a takeover one
+   * may be cut short mid-push, and a job whose entry is missing takes a new turn.
+   */
+  #turnsFiled(): Map<number, number> {
+    const { slots, held, ready } = this.#m;
+    const turns = new Map<number, number>();
+    ready.turnsFiled(turns);
+    held.forEach((_k1, _k2, turn, slot, word) => {
+      if (turn > 0 && slots.word(slot) === word) turns.set(slot, turn);
+    });
+    return turns;
+  }
+
   /** `showProgress`, as a callback made once. */
   readonly #showProgress = (step: number): void => showProgress(this.#m.lock, step);
 }
+
+/** What `#recount` answers for a parent that waits on. */
+const STILL_WAITING = -1;
+
+/** The turns of a queue whose groups do not take turns (or start to, with this rebuild): none. */
+const NO_TURNS: ReadonlyMap<number, number> = new Map();
 
 /** The record fields that point at a counted chain (its length first) when > 0: lastError, result, idempotent key, headers. */
 const COUNTED_REFS = [ERROR_REF, RESULT_REF, KEY_REF, HEADERS_REF] as const;

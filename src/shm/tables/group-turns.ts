@@ -18,9 +18,11 @@ import { ATTENTION, GROUPED, TURNS_TAKEN, TURN_LEVELS, turnsOfGroup } from '../m
  * started, TURNS_TAKEN stays 1 and GROUPED stays set in ATTENTION for the
  * queue's life, so every poll comes to the lock (where turns are kept);
  * a queue that never names a group never starts them and pays nothing.
- * The turns are a hint (I1): a rebuild forgets them (`reset`) and files the
- * ready jobs again in (priority, runAt, submission) order, which gives each
- * group's jobs its turns in that order.
+ * The turns are a hint (I1), kept in the ready and held entries: a rebuild
+ * reads them there before it clears the heaps, and files each job that stays
+ * ready with its turn again; the jobs that have none (due only now) take
+ * their groups' next turns in (priority, runAt, submission) order. The
+ * counters here are never reset: a turn given is never given again.
  */
 export class GroupTurns {
   readonly #turns: Float64Array;
@@ -66,11 +68,6 @@ export class GroupTurns {
   /** A job of turn `turn` at turn level `level` was leased: the round has come that far. */
   served(level: number, turn: number): void {
     if (turn > this.#turns[level]!) this.#turns[level] = turn;
-  }
-
-  /** Forgets every turn (a rebuild, which files every ready job again). */
-  reset(): void {
-    this.#turns.fill(0);
   }
 }
 

@@ -94,6 +94,13 @@ export class SharedHeap {
     this.#header[this.#sizeField] = 0;
   }
 
+  /** Calls `visit` with every entry's (K1, K2, K3, SLOT, WORD), in no particular order: O(n). */
+  forEach(visit: (k1: number, k2: number, k3: number, slot: number, word: number) => void): void {
+    const size = this.size;
+    const e = this.#e;
+    for (let at = 0; at < size * ENTRY_FIELDS; at += ENTRY_FIELDS) visit(e[at + ENTRY_K1]!, e[at + ENTRY_K2]!, e[at + ENTRY_K3]!, e[at + ENTRY_SLOT]!, e[at + ENTRY_WORD]!);
+  }
+
   /** Drops every entry for which `keep` is false, then restores heap order in O(n). */
   compact(keep: (slot: number, word: number) => boolean): void {
     const size = this.size;

@@ -341,6 +341,34 @@ export class ReadyIndex {
     this.#syncOverflowBit();
   }
 
+  /**
+   * While groups take turns: the turn of each job the overflow heap files
+   * ready, by slot, into `turns` (an entry whose slot holds another word
+   * now is stale, and left out). For a rebuild, which keeps them (I27).
+   */
+  turnsFiled(turns: Map<number, number>): void {
+    const slots = this.#slots;
+    this.#overflow.forEach((_k1, turn, _k3, slot, word) => {
+      if (slots.word(slot) === word) turns.set(slot, turn);
+    });
+  }
+
+  /**
+   * The priority of each level, by level number: the turn counters of
+   * groups are kept per level (GroupTurns), so a rebuild that keeps them
+   * makes the levels again in this order (`makeLevels`) before it files.
+   */
+  levelPriorities(): number[] {
+    const keys = this.#keys;
+    const count = this.#access.load(this.#lockWords, LEVEL_COUNT);
+    return Array.from({ length: count }, (_, level) => keys[level * LEVEL_KEYS + LEVEL_PRIORITY]!);
+  }
+
+  /** After `clear`: makes a level for each of `priorities`, numbered in that order (see levelPriorities). */
+  makeLevels(priorities: readonly number[]): void {
+    for (const priority of priorities) this.#levelOf(priority);
+  }
+
   /** The turn level of `priority`: its ready level, or SHARED_TURN_LEVEL if it has none. */
   #turnLevel(priority: number): number {
     const keys = this.#keys;
