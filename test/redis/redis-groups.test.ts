@@ -33,6 +33,16 @@ describeRedis('groups on Redis', () => {
     return polled;
   };
 
+  it('retry leases that expired at one instant in job order, as the shared-memory queue does (not the index\'s text order)', async () => {
+    const clock = new ManualClock(T0);
+    const queue = await connect(fresh(), clock);
+    // J1..J12, so that text order would put J10 before J2.
+    await queue.submitMany(Array.from({ length: 12 }, (_, i) => ({ type: 't', payload: `A${i}`, group: 'A' })));
+    for (let i = 0; i < 12; i++) expect((await queue.poll('w', 10))?.payload).toBe(`A${i}`);
+    clock.advance(30);
+    expect(await payloads(queue, 13)).toEqual([...Array.from({ length: 12 }, (_, i) => `A${i}`), undefined]);
+  });
+
   it('are the queue\'s: another client obeys them, and a restart of Redis keeps the groups, caps and turns', async () => {
     const server = await startRedis();
     try {

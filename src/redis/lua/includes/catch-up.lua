@@ -100,10 +100,15 @@ end
 local function leasesCaughtUp()
   local expired = redis.call('ZRANGEBYSCORE', K.leases, '-inf', nowText, 'WITHSCORES', 'LIMIT', 0, budget + 1)
   local count = math.min(#expired / 2, budget)
+  local batch = {}
+  for i = 1, 2 * count, 2 do batch[#batch + 1] = { tonumber(expired[i + 1]), tonumber(expired[i]), expired[i] } end
+  -- Retries take their group turns as they are filed: leases that expired at one time go in job order
+  -- (the set orders ties by text: 10 before 9), as the shared-memory queue files them.
+  if grouped then table.sort(batch, function(a, b) return a[1] < b[1] or (a[1] == b[1] and a[2] < b[2]) end) end
   local dead = {}
-  for i = 1, 2 * count, 2 do
-    local key = jobKey(expired[i])
-    if failAttempt(expired[i], key, tonumber(expired[i + 1]), expiryReason(key), false, true) then dead[#dead + 1] = expired[i] end
+  for _, lease in ipairs(batch) do
+    local key = jobKey(lease[3])
+    if failAttempt(lease[3], key, lease[1], expiryReason(key), false, true) then dead[#dead + 1] = lease[3] end
   end
   -- One message for the batch.
   if #dead > 0 then announceFinished(dead) end
