@@ -17,21 +17,8 @@
 local jobType, max = ARGV[OWN + 1], ARGV[OWN + 2]
 if jobType == '' then
   if max == '' then redis.call('HDEL', K.state, 'queueCap') else redis.call('HSET', K.state, 'queueCap', max) end
-elseif max == '' then
-  -- Its parked jobs stay parked: with no cap their type always has room, and polls take them in their place.
-  redis.call('HDEL', K.caps, jobType)
-  redis.call('HDEL', K.running, jobType)
-  if capped then settleCaps() end
 else
-  if redis.call('HEXISTS', K.caps, jobType) == 0 then
-    local count = 0
-    for _, n in ipairs(redis.call('ZRANGE', K.leases, 0, -1)) do
-      if redis.call('HGET', jobKey(n), 'type') == jobType then count = count + 1 end
-    end
-    redis.call('HSET', K.running, jobType, count)
-  end
-  redis.call('HSET', K.caps, jobType, max)
-  redis.call('HSET', K.state, 'capped', '1')
+  setCap(TYPE, jobType, max)
 end
 announce()
 return { 0 }

@@ -16,22 +16,7 @@
 ]]
 
 local group, max = ARGV[OWN + 1], ARGV[OWN + 2]
-if max == '' then
-  -- Its parked jobs stay parked: with no cap their group always has room, and polls take them in their place.
-  redis.call('HDEL', K.groupCaps, group)
-  redis.call('HDEL', K.groupRunning, group)
-  if capped then settleCaps() end
-else
-  if not grouped then startTurns() end
-  if redis.call('HEXISTS', K.groupCaps, group) == 0 then
-    local count = 0
-    for _, n in ipairs(redis.call('ZRANGE', K.leases, 0, -1)) do
-      if redis.call('HGET', jobKey(n), 'group') == group then count = count + 1 end
-    end
-    redis.call('HSET', K.groupRunning, group, count)
-  end
-  redis.call('HSET', K.groupCaps, group, max)
-  redis.call('HSET', K.state, 'capped', '1')
-end
+if max ~= '' and not grouped then startTurns() end
+setCap(GROUP, group, max)
 announce()
 return { 0 }

@@ -36,8 +36,8 @@ end
 -- The two scopes a cap may have: a job's type (its hash's first field read below) and its group (the second).
 local TYPE, GROUP = 1, 2
 local SCOPES = {
-  { caps = 'caps', running = 'running', parked = 'parkedTypes' },
-  { caps = 'groupCaps', running = 'groupRunning', parked = 'parkedGroups' },
+  { caps = 'caps', running = 'running', parked = 'parkedTypes', field = 'type' },
+  { caps = 'groupCaps', running = 'groupRunning', parked = 'parkedGroups', field = 'group' },
 }
 
 local function parkedOf(scope, name) return (scope == TYPE and parkedPrefix or parkedGroupPrefix) .. name end
@@ -164,4 +164,27 @@ local function settleCaps()
     redis.call('HDEL', K.state, 'capped')
     capped = false
   end
+end
+
+-- Sets the cap of `name` (a type or a group, per scope) to max (an integer's text), or removes it (max '').
+-- A name's first cap counts its jobs RUNNING now (a scan of K.leases, O(running)); a changed cap keeps the
+-- count. A removed cap's parked jobs stay parked: with no cap the name always has room, and polls take them
+-- in their place.
+local function setCap(scope, name, max)
+  local keys = SCOPES[scope]
+  if max == '' then
+    redis.call('HDEL', K[keys.caps], name)
+    redis.call('HDEL', K[keys.running], name)
+    if capped then settleCaps() end
+    return
+  end
+  if redis.call('HEXISTS', K[keys.caps], name) == 0 then
+    local count = 0
+    for _, n in ipairs(redis.call('ZRANGE', K.leases, 0, -1)) do
+      if redis.call('HGET', jobKey(n), keys.field) == name then count = count + 1 end
+    end
+    redis.call('HSET', K[keys.running], name, count)
+  end
+  redis.call('HSET', K[keys.caps], name, max)
+  redis.call('HSET', K.state, 'capped', '1')
 end
