@@ -1,14 +1,7 @@
 import { expect, it } from 'vitest';
 import { describeEachBackend } from '../support/backends.js';
-import { expectInvalid, mustPoll, setup, snapshot } from '../support/helpers.js';
+import { bytesOf, expectInvalid, mustPoll, setup, snapshot } from '../support/helpers.js';
 
-/** `length` bytes that are not valid UTF-8 (0xff, 0xfe never occur in it), with every byte value in them. */
-function bytesOf(length: number, seed = 1): Uint8Array {
-  const bytes = new Uint8Array(length);
-  for (let i = 0; i < length; i++) bytes[i] = (i * 31 + seed) & 0xff;
-  if (length > 1) bytes.set([0xff, 0xfe], 0);
-  return bytes;
-}
 
 const MIB = 1 << 20;
 

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JobQueue, PermanentError, RetryPolicy, WorkerPool, jsonHandlers, systemClock } from '../../dist/index.js';
 import { track } from '../support/pool-harness.js';
+import { bytesOf } from '../support/helpers.js';
 import { describePoolBackends } from '../support/pool-backends.js';
 
 const HANDLERS = new URL('../fixtures/binary-handlers.mjs', import.meta.url);
@@ -29,11 +30,6 @@ const BACKENDS: ReadonlyArray<readonly [string, () => JobQueue]> = [
   }],
 ];
 
-function bytesOf(length: number): Uint8Array {
-  const bytes = new Uint8Array(length);
-  for (let i = 0; i < length; i++) bytes[i] = (i * 13 + 5) & 0xff;
-  return bytes;
-}
 
 for (const [name, open] of BACKENDS) {
   describe(`binary jobs in a WorkerPool [${name}]`, () => {

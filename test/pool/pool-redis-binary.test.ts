@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PartitionedRedisQueue, RedisJobQueue, RetryPolicy, WorkerPool, systemClock, type RedisQueueOptions } from '../../dist/index.js';
 import { track, trackQueue } from '../support/pool-harness.js';
+import { bytesOf } from '../support/helpers.js';
 import { describeRedis, startRedis, type RedisServer } from '../support/redis-harness.js';
 
 const HANDLERS = new URL('../fixtures/binary-handlers.mjs', import.meta.url);
@@ -23,13 +24,6 @@ const SHAPES: ReadonlyArray<{ name: string; connect(options: RedisQueueOptions):
   { name: 'a PartitionedRedisQueue of 3 partitions', connect: (options) => PartitionedRedisQueue.connect({ ...options, partitions: 3 }) },
 ];
 
-/** `length` bytes, starting 0xff 0xfe (never valid UTF-8). */
-function bytesOf(length: number): Uint8Array {
-  const bytes = new Uint8Array(length);
-  for (let i = 0; i < length; i++) bytes[i] = (i * 13 + 5) & 0xff;
-  if (length > 1) bytes.set([0xff, 0xfe], 0);
-  return bytes;
-}
 
 beforeAll(async () => {
   server = await startRedis();

@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import { afterEach, expect, it } from 'vitest';
 import { ManualClock, RedisJobQueue, RetryPolicy, systemClock, type RedisQueueOptions } from '../../dist/index.js';
 import { payloadOf, resultOf } from '../fixtures/redis-binary-lib.mjs';
-import { T0, pause } from '../support/helpers.js';
+import { T0, bytesOf, pause } from '../support/helpers.js';
 import { describeRedis, onePerFile, startRedis } from '../support/redis-harness.js';
 
 const PEER = fileURLToPath(new URL('../fixtures/redis-binary-peer.mjs', import.meta.url));
@@ -19,13 +19,6 @@ const MIB = 1 << 20;
 let names = 0;
 const fresh = (what: string) => `binary-${what}-${process.pid}-${++names}`;
 
-/** `length` bytes that are not valid UTF-8 (they start 0xff 0xfe), with every byte value in them. */
-function bytesOf(length: number, seed = 1): Uint8Array {
-  const bytes = new Uint8Array(length);
-  for (let i = 0; i < length; i++) bytes[i] = (i * 31 + seed) & 0xff;
-  if (length > 1) bytes.set([0xff, 0xfe], 0);
-  return bytes;
-}
 
 /** Whether `value` is a Uint8Array of exactly `bytes` (compared whole). */
 function same(value: unknown, bytes: Uint8Array): boolean {

@@ -242,6 +242,14 @@ export function mustPollSync(queue: JobQueue, jobId?: string, leaseMillis = 1_00
   return lease!;
 }
 
+/** `length` bytes that are not valid UTF-8 (they start 0xff 0xfe), with every byte value in them: a binary payload or result. */
+export function bytesOf(length: number, seed = 1): Uint8Array {
+  const bytes = new Uint8Array(length);
+  for (let i = 0; i < length; i++) bytes[i] = (i * 31 + seed) & 0xff;
+  if (length > 1) bytes.set([0xff, 0xfe], 0);
+  return bytes;
+}
+
 /** UTF-8 length of a string. */
 export function utf8Bytes(s: string): number {
   return Buffer.byteLength(s, 'utf8');
