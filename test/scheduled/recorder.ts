@@ -215,7 +215,8 @@ function strategyOf(options: ScheduledHistoryOptions): HistoryPlan['strategy'] {
 /** The command that replays a history: printed with every failure. */
 export function replayCommand(options: ScheduledHistoryOptions): string {
   // A kill, a stall or a hold replays where recovery is checked as well.
-  const suite = options.kill === undefined && options.stall === undefined && options.hold === undefined ? 'histories' : 'stalls';
+  // A history with edits replays in the suite of edits, where each kind has its own test.
+  const suite = options.edits === true ? 'edits' : options.kill === undefined && options.stall === undefined && options.hold === undefined ? 'histories' : 'stalls';
   return `LEASEHOLD_SCHEDULE='${JSON.stringify(options)}' npx vitest run test/scheduled/${suite}.test.ts`;
 }
 

@@ -140,6 +140,14 @@ const STALLED: [string, ScheduledHistoryOptions, string][] = [
     },
     'poll',
   ],
+  [
+    // Thread 0's updatePayload looked at the lock, then was stalled at its read of J1's word (step 17) and taken for
+    // dead; thread 1 promoted and removed J1. Awake, the edit read the word FREE and refused the job as not PENDING
+    // (IllegalStateError), a state no order of the calls shows: the model finds J1 pending or gone.
+    'an edit taken for dead read the word its successor had left (the job removed) and refused it as not pending',
+    { seed: 1834748881, backend: 'memory', threads: 2, calls: 5, strategy: 'pct', depth: 3, stall: { thread: 0, step: 17, millis: 100 }, edits: true },
+    'updatePayload',
+  ],
 ];
 
 describe('scheduled histories that found a race', () => {

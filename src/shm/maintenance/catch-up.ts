@@ -203,12 +203,17 @@ export class CatchUp {
    * come here and try again: first they look at the lock, for a holder taken
    * for dead finds every look slow (a holder of an older time seems at work,
    * or maintenance due, that only the lock's present holder can settle) and
-   * would loop without end (a livelock the stall histories found).
+   * would loop without end (a livelock the stall histories found). They
+   * look again after the read: a word read once a taker holds the lock may
+   * be of the taker's moves (the job removed, say), which the call, started
+   * again, must find as they are (keeps I13).
    */
   settledWord(slot: number, now: number): number {
-    assertHeld(this.#m.lock);
+    const lock = this.#m.lock;
+    assertHeld(lock);
     const slots = this.#m.slots;
     let word = slots.settledWord(slot);
+    assertHeld(lock);
     if (!isBusy(word)) return word;
     this.settle(now);
     word = slots.word(slot);
