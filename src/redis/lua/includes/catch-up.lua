@@ -108,7 +108,10 @@ local function leasesCaughtUp()
   local dead = {}
   for _, lease in ipairs(batch) do
     local key = jobKey(lease[3])
-    if failAttempt(lease[3], key, lease[1], expiryReason(key), false, true) then dead[#dead + 1] = lease[3] end
+    if failAttempt(lease[3], key, lease[1], expiryReason(key), false, true) then
+      dead[#dead + 1] = lease[3]
+      childEnded(lease[3], key, 'DEAD')
+    end
   end
   -- One message for the batch.
   if #dead > 0 then announceFinished(dead) end
@@ -178,7 +181,8 @@ local function nextDue()
   local delayed = redis.call('ZRANGEBYSCORE', K.pending, '(' .. nowText, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   local leased = redis.call('ZRANGE', K.leases, 0, 0, 'WITHSCORES')
   local t = math.huge
-  if delayed[2] then t = tonumber(delayed[2]) end
+  -- A flow's waiting parent is at +inf (flows.lua), which Lua may not read as a number.
+  if delayed[2] then t = tonumber(delayed[2]) or math.huge end
   if leased[2] then t = math.min(t, tonumber(leased[2])) end
   return t
 end
