@@ -2,11 +2,13 @@
  * Flows on Redis beyond the contract (test/contract/flows.test.ts): the data
  * model a flow moves a queue to, the lease-expiry catch-up counting a child's
  * death, a restart of Redis (AOF) keeping waiting parents, and the
- * partitioned queue holding a whole flow in one partition.
+ * partitioned queue holding a whole flow in one partition, and the
+ * dashboard's waiting-children tab over Redis.
  */
 import { Redis } from 'ioredis';
 import { expect, it } from 'vitest';
 import { ManualClock, PartitionedRedisQueue, RedisJobQueue, RetryPolicy, type FlowJob, type JobView } from '../../dist/index.js';
+import { createDashboardAdapter } from '../../dist/dashboard/index.js';
 import { T0 } from '../support/helpers.js';
 import { describeRedis, fileRedis, startRedis } from '../support/redis-harness.js';
 
@@ -134,6 +136,32 @@ describeRedis('flows on Redis', () => {
       const [parentOf] = flows;
       expect(await queue.childResults(parentOf![0]!)).toEqual({ [parentOf![1]!]: parentOf![1], [parentOf![2]!]: parentOf![2] });
       expect(await queue.stats()).toMatchObject({ waitingChildren: 0, pending: 0, succeeded: 9 });
+    } finally {
+      await queue.close();
+    }
+  });
+  it("fill the dashboard's waiting-children tab: counted apart from the delayed jobs, listed, and left once the last child succeeded", async () => {
+    const server = await fileRedis();
+    const clock = new ManualClock(T0);
+    const queue = await connect(server.url, `flows-board-${process.pid}-${++names}`, clock);
+    try {
+      const adapter = await createDashboardAdapter(queue, { name: 'flows', time: clock });
+      const [root, mid, leaf] = await queue.submitFlow({ type: 'root', children: [{ type: 'mid', children: [{ type: 'leaf' }] }] });
+      const delayed = await queue.submit('later', 'x', { delayMillis: 60_000 });
+      expect(await queue.stats()).toMatchObject({ pending: 4, ready: 1, delayed: 3, waitingChildren: 2 });
+      expect(await adapter.getJobCounts()).toMatchObject({ 'waiting-children': 2, delayed: 1, waiting: 1 });
+      const listed = async (tab: 'waiting-children' | 'delayed' | 'waiting') => (await adapter.getJobs([tab])).map((job) => job.toJSON().id);
+      expect(await listed('waiting-children')).toEqual([root, mid]);
+      expect(await listed('delayed')).toEqual([delayed]);
+      expect(await (await adapter.getJob(root!))!.getState()).toBe('waiting-children');
+      const lease = await queue.poll('w', LEASE);
+      expect(lease?.jobId).toBe(leaf);
+      await queue.complete(leaf!, lease!.token);
+      expect(await adapter.getJobCounts()).toMatchObject({ 'waiting-children': 1, delayed: 1, waiting: 1 });
+      expect(await listed('waiting')).toEqual([mid]);
+      await queue.cancel(root!);
+      expect(await queue.stats()).toMatchObject({ waitingChildren: 0, delayed: 1 });
+      expect(await listed('waiting-children')).toEqual([]);
     } finally {
       await queue.close();
     }
