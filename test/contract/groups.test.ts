@@ -200,6 +200,16 @@ describeEachBackend('groups', (backend) => {
     expect(await pollPayloads(queue, 3)).toEqual(['A-late', 'A0', undefined]);
   });
 
+  it('give turns by runAt to a retry that came due before a delayed job, in one catch-up', async () => {
+    const { queue, clock } = await open(backend);
+    await queue.submit('t', 'A0', { group: 'A' });
+    // A0's lease ends at +10, its retry due then (no backoff); A-late is due at +30, after it.
+    expect((await queue.poll('w', 10))?.payload).toBe('A0');
+    await queue.submit('t', 'A-late', { group: 'A', delayMillis: 30 });
+    clock.advance(40);
+    expect(await pollPayloads(queue, 3)).toEqual(['A0', 'A-late', undefined]);
+  });
+
   it('retry leases that expire at one instant by job number, each taking its group\'s next turn', async () => {
     const { queue, clock } = await open(backend);
     for (let i = 0; i < 5; i++) await queue.submit('t', `A${i}`, { group: 'A' });

@@ -44,6 +44,9 @@ local listed
 local sortables
 -- Items of catching up (catch-up.lua) and of held jobs (leases.lua) the call may still move.
 local budget, holdBudget
+-- True while the catch-up of a queue whose groups take turns expires leases before its sweep of the ready
+-- index (catch-up.lua): a retry due by now is left for the sweep to file (jobs.lua, enqueue).
+local sweepFiles
 -- The queue's state hash (K.state, see keys.ts) as the call found it, and as the call changes it: the
 -- clock the ready index is exact for (nil: none yet), when something next falls due (nil: not known,
 -- catch up in full), the sweep in progress (nil: none), the pause, whether rate limits may hold jobs,
@@ -122,6 +125,7 @@ local function begin(KEYS, ARGV)
   maxDead, maxDeadAge = tonumber(ARGV[ARG.maxDead]), tonumber(ARGV[ARG.maxDeadAgeMillis])
   sortables = {}
   budget, holdBudget = CATCH_UP_BATCH, CATCH_UP_BATCH
+  sweepFiles = false
   -- One read for what every call consults: the flags and the catch-up's clock and next due time.
   local f = redis.call('HMGET', K.state, 'version', 'clock', 'due', 'paused', 'limited', 'listed', 'signal', 'sweepMin', 'sweepMax', 'sweepOffset', 'sweepAdd', 'sweepTo',
     'policies', 'events', 'eventsUntil', 'capped', 'queueCap')

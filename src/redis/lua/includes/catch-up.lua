@@ -201,7 +201,20 @@ local function caughtUp()
   -- Not known until the queue is up to now: a call that stops before leaves it unknown for the next.
   if due ~= nil then redis.call('HDEL', K.state, 'due') end
   due = nil
-  if not (indexCaughtUp() and leasesCaughtUp()) then return false end
+  local upToNow
+  if grouped and sweepSaved == nil then
+    -- Once groups take turns, leases expire first: their retries due by now wait in K.pending for the sweep,
+    -- which files them with the delayed jobs that came due by (runAt, job number), each taking its turn in
+    -- that order, as the shared-memory queue gives them. (A sweep saved by an earlier call runs on first, and
+    -- the leases after it, each retry filed as it is made: K.pending must not change under a saved sweep.)
+    sweepFiles = true
+    local expired = leasesCaughtUp()
+    sweepFiles = false
+    upToNow = expired and indexCaughtUp()
+  else
+    upToNow = indexCaughtUp() and leasesCaughtUp()
+  end
+  if not upToNow then return false end
   due = nextDue()
   redis.call('HSET', K.state, 'due', dueText(due))
   return agedOut() and deadAgedOut()
