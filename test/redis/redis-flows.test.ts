@@ -166,4 +166,23 @@ describeRedis('flows on Redis', () => {
       await queue.close();
     }
   });
+  it('ready a parent in the batch that completes its last children, and lease it in the same call; a grouped parent takes its turn then', async () => {
+    const server = await fileRedis();
+    const clock = new ManualClock(T0);
+    const queue = await connect(server.url, `flows-batch-${process.pid}-${++names}`, clock);
+    try {
+      await queue.submitFlow({ type: 'parent', options: { group: 'P' }, children: [{ type: 'child', options: { group: 'C' } }, { type: 'child', options: { group: 'C' } }] });
+      await queue.submit('t', 'C-more', { group: 'C' });
+      const children = await queue.pollMany('w', LEASE, 2);
+      expect(children.map((lease) => lease.jobId)).toEqual(['J2', 'J3']);
+      const { refused, leases } = await queue.completeManyAndPoll(children.map(({ jobId, token }) => ({ jobId, token, result: jobId })), 'w', LEASE, 1);
+      expect(refused).toEqual([]);
+      // Ready since the batch's completes, P's first job takes the round's next turn, as C-more's; submitted first, it is leased by the batch's poll.
+      expect(leases.map((lease) => lease.jobId)).toEqual(['J1']);
+      expect(await queue.childResults('J1')).toEqual({ J2: 'J2', J3: 'J3' });
+      expect(await queue.stats()).toMatchObject({ waitingChildren: 0, running: 1, ready: 1 });
+    } finally {
+      await queue.close();
+    }
+  });
 });
