@@ -6,7 +6,9 @@
  * leasehold:{name}:tokenSeq  string  last lease token issued; INCR, so tokens never repeat
  * leasehold:{name}:state     hash    what every call reads first, in one HMGET (includes/call.lua):
  *                                    version: the data model (scripts.ts DATA_MODEL; GROUPED_MODEL once
- *                                      the queue named a group: its ready jobs take turns, see `turns`);
+ *                                      the queue named a group: its ready jobs take turns, see `turns`;
+ *                                      BINARY_MODEL and up once it stored bytes, FLOW_MODEL and up once it
+ *                                      stored a flow: see scripts.ts);
  *                                    clock: the `now` the ready index is exact for (see `ready`);
  *                                    due: no delayed job's runAt and no lease's leaseUntil is earlier
  *                                      ('none': nothing falls due; absent: not known, catch up in full);

@@ -134,13 +134,13 @@ local function begin(KEYS, ARGV)
   local version = f[1]
   flowing = false
   if version ~= DATA_MODEL and version ~= GROUPED_MODEL and version ~= BINARY_MODEL and version ~= GROUPED_BINARY_MODEL then
-    -- FLOW_MODEL + 0 to 3: the same four with flows (see flowing).
-    local offset = tonumber(version)
-    if offset == nil then return { Refusal.NewerDataModel } end
-    offset = offset - FLOW_MODEL
-    if offset ~= 0 and offset ~= 1 and offset ~= 2 and offset ~= 3 then return { Refusal.NewerDataModel } end
+    -- FLOW_MODEL + 0 to 3, as written (modelVersion): the same four with flows (see flowing).
+    local offset = (tonumber(version) or -1) - FLOW_MODEL
+    if (offset ~= 0 and offset ~= 1 and offset ~= 2 and offset ~= 3) or version ~= string.format('%d', offset + FLOW_MODEL) then
+      return { Refusal.NewerDataModel }
+    end
     flowing = true
-    version = tostring(offset + tonumber(DATA_MODEL))
+    version = string.format('%d', offset + tonumber(DATA_MODEL))
   end
   grouped = version == GROUPED_MODEL or version == GROUPED_BINARY_MODEL
   binary = version == BINARY_MODEL or version == GROUPED_BINARY_MODEL
