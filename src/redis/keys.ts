@@ -6,7 +6,9 @@
  * leasehold:{name}:tokenSeq  string  last lease token issued; INCR, so tokens never repeat
  * leasehold:{name}:state     hash    what every call reads first, in one HMGET (includes/call.lua):
  *                                    version: the data model (scripts.ts DATA_MODEL; GROUPED_MODEL once
- *                                      the queue named a group: its ready jobs take turns, see `turns`);
+ *                                      the queue named a group: its ready jobs take turns, see `turns`;
+ *                                      BINARY_MODEL and up once it stored bytes, FLOW_MODEL and up once it
+ *                                      stored a flow: see scripts.ts);
  *                                    clock: the `now` the ready index is exact for (see `ready`);
  *                                    due: no delayed job's runAt and no lease's leaseUntil is earlier
  *                                      ('none': nothing falls due; absent: not known, catch up in full);
@@ -21,7 +23,8 @@
  *                                      renews them; eventSeq: the events written so far
  *                                    capped: '1' while some job type or group has a concurrency cap or parked jobs;
  *                                    queueCap: the whole queue's concurrency cap (absent: none)
- * leasehold:{name}:pending   zset    PENDING jobs, ready or delayed: member n, score runAt
+ * leasehold:{name}:pending   zset    PENDING jobs, ready or delayed: member n, score runAt (a flow's parent
+ *                                    waiting for its children: +inf, never due; see includes/flows.lua)
  * leasehold:{name}:ready     zset    the PENDING jobs with runAt <= clock, all at score 0,
  *                                    member = sort key + n, so ZPOPMIN is the best job: the sort key
  *                                    is (priority, runAt), or (priority, turn) once groups take turns
@@ -74,7 +77,10 @@
  *                                    lease length), filed ('1': its lease's token is in `tokens`),
  *                                    progress and progressToken (the latest report, and the lease that made it),
  *                                    logsDropped (log lines dropped past maxLogLines), group (submit's),
- *                                    turn (its turn as filed ready, once groups take turns)
+ *                                    turn (its turn as filed ready, once groups take turns);
+ *                                    a flow's (includes/flows.lua): parent (a child's parent's n), children
+ *                                    (a parent's children, comma-separated), waiting (a waiting parent's
+ *                                    children not ended), ignoreChildFailure ('1': onChildFailure 'ignore')
  * leasehold:{name}:job:<n>:logs list  job Jn's log lines, oldest first (log.lua); deleted with the job's hash
  * leasehold:{name}:events  stream  the moves of jobs (completed, retrying, dead, cancelled), written only while
  *                                    `state` has `events` (the stream's bound, set by a subscriber; eventSeq counts

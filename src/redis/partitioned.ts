@@ -26,7 +26,7 @@ import type { ReleaseOptions } from '../validate/pending-edits.js';
 import { QueueEvents, checkEventsOptions, type QueueEventsOptions } from '../events/queue-events.js';
 import type { RedisEventReader } from './events.js';
 import type { FlowJob, JobLogs } from '../types.js';
-import { flowsUnsupported } from '../validate/flow-input.js';
+import { checkFlow } from '../validate/flow-input.js';
 import { REDIS_QUEUE_OPTIONS, RedisJobQueue, type BatchOutcome, type Completion, type RedisQueueHandle, type RedisQueueOptions } from './queue.js';
 
 /** The most partitions one queue may have. */
@@ -136,10 +136,20 @@ export class PartitionedRedisQueue {
     return this.#submitter(key === null ? [] : [key]).submit(type, payload, priorityOrOptions, runAtMillis);
   }
 
-  /** Flows are not on Redis yet: rejects with UnsupportedOperationError (ERR_UNSUPPORTED), submitting nothing. */
+  /**
+   * A whole flow to one partition, the next in turn (as submitMany without keys): its parents and children
+   * are counted by one partition's scripts, so a parent's readiness is decided where its children end.
+   */
   async submitFlow(flow: FlowJob): Promise<string[]> {
-    void flow;
-    throw flowsUnsupported('PartitionedRedisQueue');
+    this.#assertOpen();
+    // Checked here too, so that a bad flow is refused before a partition's turn is taken.
+    checkFlow(flow, Infinity);
+    return this.#submitter([]).submitFlow(flow);
+  }
+
+  /** A flow's parent's children's results: its partition holds the whole flow. */
+  async childResults(parentId: string): Promise<Record<string, unknown>> {
+    return this.#partOf(parentId).childResults(parentId);
   }
 
   /** All or none, so all to one partition: that of its keys (they must agree), else the next in turn. */
@@ -309,6 +319,8 @@ export class PartitionedRedisQueue {
       pending: sum((s) => s.pending), ready: sum((s) => s.ready), delayed: sum((s) => s.delayed), running: sum((s) => s.running),
       succeeded: sum((s) => s.succeeded), dead: sum((s) => s.dead), cancelled: sum((s) => s.cancelled),
       paused: each.every((s) => s.paused),
+      // Present once some partition has had a flow.
+      ...(each.some((s) => s.waitingChildren !== undefined) ? { waitingChildren: sum((s) => s.waitingChildren ?? 0) } : {}),
     };
   }
 

@@ -12,7 +12,7 @@ import { checkLeaseMillis, checkWorkerId, MAX_BATCH } from '../validate/lease.js
 import { checkProgress } from '../validate/progress.js';
 import { checkLogLine, cutLine, type LogLimits } from '../validate/logs.js';
 import type { FlowJob, JobLogs } from '../types.js';
-import { flowsUnsupported } from '../validate/flow-input.js';
+import { checkFlow } from '../validate/flow-input.js';
 import { checkIntegerIn } from '../validate/numbers.js';
 import { checkFailure, storedResult, type FailError, type FailOptions } from '../validate/outcome.js';
 import { checkJobQuery, cursorAfter } from '../validate/query.js';
@@ -28,7 +28,7 @@ import { jobKey, queueKeys, scheduleKeys, type QueueKeys } from './keys.js';
 import { RedisSchedules } from './schedules.js';
 import { viewOf, type ScheduleOptions, type ScheduleView } from '../schedule/spec.js';
 import { startScheduler, type Scheduler, type SchedulerOptions } from '../schedule/timer.js';
-import { leasesIn, numberOf, textOf, toView } from './replies.js';
+import { childResultsIn, leasesIn, numberOf, textOf, toView } from './replies.js';
 import { HOLDER, Liveness } from './liveness.js';
 import { WakeUps } from './wake.js';
 import { FinishNotices } from './finishes.js';
@@ -328,10 +328,31 @@ export class RedisJobQueue {
     return id!;
   }
 
-  /** Flows are not on Redis yet: rejects with UnsupportedOperationError (ERR_UNSUPPORTED), submitting nothing. */
+  /**
+   * Submits a flow (see JobQueue#submitFlow), all or none, in one script: the root first, each parent
+   * before its children; resolves to their ids in that order. A parent waits, PENDING, until each of its
+   * children has ended (includes/flows.lua); the first flow moves the queue's data model up (FLOW_MODEL).
+   */
   async submitFlow(flow: FlowJob): Promise<string[]> {
-    void flow;
-    throw flowsUnsupported('RedisJobQueue');
+    this.#assertOpen();
+    const jobs = checkFlow(flow, this.#maxPayloadBytes);
+    const fields = jobs.flatMap(({ job, parent, children, ignoresChildFailure }): Array<string | Buffer> => [
+      job.type, typeof job.payload === 'string' ? job.payload : bytesArg(job.payload), String(job.priority), job.runAtMillis === undefined ? '' : String(job.runAtMillis),
+      String(job.delayMillis), String(job.maxAttempts), String(job.timeoutMillis), job.headersText ?? '', job.group ?? '',
+      String(parent + 1), String(children), ignoresChildFailure ? '1' : '0',
+    ]);
+    const binaries = jobs.some(({ job }) => typeof job.payload !== 'string') ? jobs.map(({ job }) => (typeof job.payload === 'string' ? '0' : '1')).join('') : undefined;
+    const reply = await this.#run('submitFlow', [String(this.#capacity), ...fields, ...(binaries === undefined ? [] : [binaries])], '');
+    return reply.slice(1).map((n) => `J${n}`);
+  }
+
+  /**
+   * The results of the direct children of `parentId` that SUCCEEDED and are still held, by child id
+   * (a child that completed without a result maps to undefined); a child evicted or removed is missing.
+   */
+  async childResults(parentId: string): Promise<Record<string, unknown>> {
+    this.#assertOpen();
+    return childResultsIn(await this.#runOnJob('childResults', parentId, [], true));
   }
 
   /** Queues several jobs at once, all or none, in one script. Returns their ids in order (keys as JobQueue#submitMany). */
@@ -665,10 +686,12 @@ export class RedisJobQueue {
   /** Exact counts, each an O(1) read of an index or counter. */
   async stats(): Promise<QueueStats> {
     this.#assertOpen();
-    const [, pending, ready, running, succeeded, dead, cancelled, paused] = (await this.#run('stats', [], '')).map(Number) as number[];
+    const [, pending, ready, running, succeeded, dead, cancelled, paused, waitingChildren] = (await this.#run('stats', [], '')).map(Number) as number[];
     return {
       pending: pending!, ready: ready!, delayed: pending! - ready!, running: running!, succeeded: succeeded!, dead: dead!, cancelled: cancelled!,
       paused: paused === 1,
+      // Once the queue has had a flow (stats.lua): its parents waiting for their children.
+      ...(waitingChildren === undefined ? {} : { waitingChildren }),
     };
   }
 

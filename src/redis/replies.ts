@@ -87,7 +87,20 @@ export function toView(id: string, pairs: readonly unknown[], policyMaxAttempts:
     // Only the latest lease's: one reported under an earlier token belongs to an earlier attempt.
     progress: f.has('progress') && Number(f.get('progressToken')) === Number(f.get('token')) ? Number(f.get('progress')) : undefined,
     group: f.get('group') ?? null,
+    // A flow's (includes/flows.lua): a child names its parent; a parent counts, while it waits, its children not ended.
+    ...(f.has('parent') ? { parentId: `J${f.get('parent')!}` } : {}),
+    ...(status === JobStatus.PENDING && Number(f.get('waiting') ?? 0) > 0 ? { waitingChildren: Number(f.get('waiting')) } : {}),
   };
+}
+
+/** childResults' raw reply (child-results.lua): each child's result by its id, in submission order; one without a result maps to undefined. */
+export function childResultsIn(reply: readonly unknown[]): Record<string, unknown> {
+  const results: Record<string, unknown> = {};
+  for (let i = 1; i + 3 <= reply.length; i += 3) {
+    const kind = textOf(reply[i + 2]);
+    results[`J${textOf(reply[i])}`] = kind === '' ? undefined : parsedResult(kind === 'b' ? bytesOf(reply[i + 1]) : textOf(reply[i + 1]));
+  }
+  return results;
 }
 
 /** A time field of a job's hash; null when absent. */

@@ -62,6 +62,14 @@ export const GROUPED_MODEL = 3;
 export const BINARY_MODEL = 4;
 export const GROUPED_BINARY_MODEL = 5;
 
+/**
+ * Data models 2 to 5 with flows (includes/flows.lua): FLOW_MODEL plus 1 with groups, plus 2 with bytes
+ * (6, 7, 8, 9), the version a queue's state hash says from the first flow it stores on. A waiting parent
+ * is PENDING in `pending` at +inf, never due: a build without flows refuses such a queue (NewerDataModel)
+ * rather than lease, edit or count it as a job of its own.
+ */
+export const FLOW_MODEL = 6;
+
 /** The arguments every script takes first, in this order (RedisJobQueue fills them in for every call); its own follow. */
 export const COMMON_ARGS = ['holder', 'now', 'seed', 'maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter', 'partitions', 'partition', 'maxFinished', 'maxAgeMillis',
   'maxDead', 'maxDeadAgeMillis'] as const;
@@ -106,12 +114,14 @@ const COMMAND_FILES = {
   concurrencyCaps: 'concurrency-caps',
   setGroupConcurrency: 'set-group-concurrency',
   groupConcurrencyCaps: 'group-concurrency-caps',
+  submitFlow: 'submit-flow',
+  childResults: 'child-results',
 } as const;
 
 export type Command = keyof typeof COMMAND_FILES;
 
 /** The helpers in src/redis/lua/includes/, in order: each may use those before it. */
-const INCLUDES = ['call', 'encoding', 'turns', 'events', 'caps', 'jobs', 'leases', 'catch-up', 'listing', 'pending'] as const;
+const INCLUDES = ['call', 'encoding', 'turns', 'events', 'caps', 'jobs', 'flows', 'leases', 'catch-up', 'listing', 'pending'] as const;
 
 /** The refusals by name, as the Lua compares them (`Refusal.NotFound`...). */
 const REFUSALS: Record<string, Refusal> = {
@@ -129,6 +139,7 @@ function constants(): string {
     `local DECLARED_SUFFIX = '${KEY_NAMES[0]}'`,
     'local FIXED = 1',
     `local DATA_MODEL, GROUPED_MODEL, BINARY_MODEL, GROUPED_BINARY_MODEL = '${DATA_MODEL}', '${GROUPED_MODEL}', '${BINARY_MODEL}', '${GROUPED_BINARY_MODEL}'`,
+    `local FLOW_MODEL = ${FLOW_MODEL}`,
     // Marks a token in K.tokens as a keyed job's (keys.ts).
     "local KEYED = 'k'",
     `local ARG = ${table(COMMON_ARGS.map((name, i) => [name, i + 1]))}`,

@@ -200,6 +200,27 @@ describeEachBackend('groups', (backend) => {
     expect(await pollPayloads(queue, 3)).toEqual(['A-late', 'A0', undefined]);
   });
 
+  it('give turns by runAt to a retry that came due before a delayed job, in one catch-up', async () => {
+    const { queue, clock } = await open(backend);
+    await queue.submit('t', 'A0', { group: 'A' });
+    // A0's lease ends at +10, its retry due then (no backoff); A-late is due at +30, after it.
+    expect((await queue.poll('w', 10))?.payload).toBe('A0');
+    await queue.submit('t', 'A-late', { group: 'A', delayMillis: 30 });
+    clock.advance(40);
+    expect(await pollPayloads(queue, 3)).toEqual(['A0', 'A-late', undefined]);
+  });
+
+  it('give turns by runAt to many retries and delayed jobs interleaved, more than one catch-up step holds', async () => {
+    const { queue, clock } = await open(backend);
+    for (let i = 0; i < 60; i++) await queue.submit('t', `R${i}`, { group: 'A' });
+    // R<i>'s lease ends at +(2i + 1), its retry due then; D<i> is due at +(2i + 2): due times alternate.
+    for (let i = 0; i < 60; i++) expect((await queue.poll('w', 2 * i + 1))?.payload).toBe(`R${i}`);
+    for (let i = 0; i < 60; i++) await queue.submit('t', `D${i}`, { group: 'A', delayMillis: 2 * i + 2 });
+    clock.advance(200);
+    const expected = Array.from({ length: 60 }, (_, i) => [`R${i}`, `D${i}`]).flat();
+    expect(await pollPayloads(queue, 121)).toEqual([...expected, undefined]);
+  });
+
   it('retry leases that expire at one instant by job number, each taking its group\'s next turn', async () => {
     const { queue, clock } = await open(backend);
     for (let i = 0; i < 5; i++) await queue.submit('t', `A${i}`, { group: 'A' });

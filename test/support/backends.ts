@@ -19,6 +19,7 @@ import { describe, onTestFinished } from 'vitest';
 import {
   JobQueue,
   type FailError,
+  type FlowJob,
   type FailOptions,
   type FinishedOptions,
   type JobLogs,
@@ -56,6 +57,8 @@ type Awaitable<T> = T | Promise<T>;
 export interface ContractQueue {
   submit(type: string, payload?: Payload | null, priorityOrOptions?: number | SubmitOptions, runAtMillis?: number): Awaitable<string>;
   submitMany(jobs: readonly NewJob[]): Awaitable<string[]>;
+  submitFlow(flow: FlowJob): Awaitable<string[]>;
+  childResults(parentId: string): Awaitable<Record<string, unknown>>;
   poll(workerId: string, leaseMillis: number): Awaitable<Lease | undefined>;
   complete(jobId: string, token: number, result?: unknown): Awaitable<void>;
   completeAndPoll(jobId: string, token: number, workerId: string, leaseMillis: number, result?: unknown): Awaitable<Lease | undefined>;
@@ -270,6 +273,8 @@ function asRemote(queue: JobQueue, release: () => void): ContractQueue {
   return {
     submit: (...args) => call('submit', () => queue.submit(...args)),
     submitMany: (...args) => call('submitMany', () => queue.submitMany(...args)),
+    submitFlow: (...args) => call('submitFlow', () => queue.submitFlow(...args)),
+    childResults: (...args) => call('childResults', () => queue.childResults(...args)),
     poll: (...args) => call('poll', () => queue.poll(...args)),
     complete: (...args) => call('complete', () => queue.complete(...args)),
     completeAndPoll: (...args) => call('completeAndPoll', () => queue.completeAndPoll(...args)),

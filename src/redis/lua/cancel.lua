@@ -14,6 +14,7 @@
     { Refusal.NotFound } / { Refusal.Evicted }: no such job / it was evicted
     { Refusal.NotPending }: the job is neither PENDING nor RUNNING
   Events: the job's number on K.finishes (finish), and on K.cancels when it was RUNNING.
+  A flow's child cancelled: its parent counts it, or dies of it, in this script (includes/flows.lua).
 ]]
 
 local n = ARGV[OWN + 1]
@@ -29,9 +30,13 @@ if status == 'RUNNING' then
   unlist(K.runningNums, { n })
   finish(n, key, 'CANCELLED', true)
   redis.call('PUBLISH', K.cancels, n)
+  childEnded(n, key, 'CANCELLED')
   return { 0, 1 }
 end
 if status ~= 'PENDING' then return { Refusal.NotPending } end
+-- A parent that waits for its children waits no more (its children run on, and their ends count for nothing).
+if flowing then redis.call('HDEL', key, 'waiting') end
 dequeue(n, key)
 finish(n, key, 'CANCELLED')
+childEnded(n, key, 'CANCELLED')
 return { 0 }

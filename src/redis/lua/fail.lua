@@ -18,6 +18,10 @@
 local n = ARGV[OWN + 1]
 local key, refusal = leased(n, ARGV[OWN + 2], KEYS[FIXED + 1])
 if key == nil then return { refusal } end
-if failAttempt(n, key, now, ARGV[OWN + 3], ARGV[OWN + 4] == '1') then announceFinished({ n }) end
+if failAttempt(n, key, now, ARGV[OWN + 3], ARGV[OWN + 4] == '1') then
+  announceFinished({ n })
+  -- A flow's parent counts its child's death in this same script (includes/flows.lua).
+  childEnded(n, key, 'DEAD')
+end
 announce()
 return { 0 }

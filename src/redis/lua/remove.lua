@@ -1,6 +1,7 @@
 --[[
   remove: a job that is not RUNNING gone for good, as an eviction leaves it (its hash deleted, its
-  idempotent key free unless a newer job took it).
+  idempotent key free unless a newer job took it). A flow's child removed while PENDING ends for its parent
+  as a cancelled one, in this script (includes/flows.lua); a waiting parent removed waits no more.
 
   KEYS: the queue's declared key, KEYS[FIXED] (includes/call.lua), then KEYS[FIXED + 1], the hash of the job ARGV names
   ARGV: the common arguments (includes/call.lua), then
@@ -17,7 +18,7 @@
 local n = ARGV[OWN + 1]
 local key, refusal = find(n, KEYS[FIXED + 1])
 if key == nil then return { refusal } end
-local f = redis.call('HMGET', key, 'status', 'key')
+local f = redis.call('HMGET', key, 'status', 'key', 'parent')
 local status = f[1]
 if status == 'RUNNING' then return { Refusal.Running } end
 if status == 'PENDING' then
@@ -33,5 +34,9 @@ end
 if f[2] and redis.call('HGET', K.keys, f[2]) == n then redis.call('HDEL', K.keys, f[2]) end
 redis.call('DEL', key, logsKeyOf(key))
 -- A client waiting in finished() on a PENDING job looks again, and finds it gone.
-if status == 'PENDING' then announceFinished({ n }) end
+if status == 'PENDING' then
+  announceFinished({ n })
+  -- A flow's child removed while PENDING has ended, for its parent, as a cancelled one (includes/flows.lua).
+  childEnded(n, key, 'REMOVED', f[3] or false)
+end
 return { 0 }

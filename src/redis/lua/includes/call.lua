@@ -44,6 +44,9 @@ local listed
 local sortables
 -- Items of catching up (catch-up.lua) and of held jobs (leases.lua) the call may still move.
 local budget, holdBudget
+-- True while the catch-up of a queue whose groups take turns expires leases before its sweep of the ready
+-- index (catch-up.lua): a retry due by now is left for the sweep to file (jobs.lua, enqueue).
+local sweepFiles
 -- The queue's state hash (K.state, see keys.ts) as the call found it, and as the call changes it: the
 -- clock the ready index is exact for (nil: none yet), when something next falls due (nil: not known,
 -- catch up in full), the sweep in progress (nil: none), the pause, whether rate limits may hold jobs,
@@ -66,6 +69,11 @@ local grouped
 -- so that a client of a build without bytes refuses the queue (NewerDataModel) rather than hand its
 -- workers the bytes decoded as text, or overwrite a payload and leave its mark.
 local binary
+-- Whether the queue may hold flows (includes/flows.lua): once a call stores the first, K.state's version is
+-- FLOW_MODEL and up (2 to 5 moved up by 4) for the rest of the queue's life, so that a client of a build
+-- without flows refuses the queue (NewerDataModel) rather than lease a waiting parent's children without
+-- counting their ends. A queue that never stored a flow reads and writes nothing of them.
+local flowing
 
 -- A queue of data model 1 (no K.state: its clock, sweep, pause and wake counter in keys of their own)
 -- converted in place, atomically, by the first call that finds it: those move into K.state, whose flags
@@ -117,14 +125,25 @@ local function begin(KEYS, ARGV)
   maxDead, maxDeadAge = tonumber(ARGV[ARG.maxDead]), tonumber(ARGV[ARG.maxDeadAgeMillis])
   sortables = {}
   budget, holdBudget = CATCH_UP_BATCH, CATCH_UP_BATCH
+  sweepFiles = false
   -- One read for what every call consults: the flags and the catch-up's clock and next due time.
   local f = redis.call('HMGET', K.state, 'version', 'clock', 'due', 'paused', 'limited', 'listed', 'signal', 'sweepMin', 'sweepMax', 'sweepOffset', 'sweepAdd', 'sweepTo',
     'policies', 'events', 'eventsUntil', 'capped', 'queueCap')
   if f[1] == false then f = migrate() end
   -- A newer leasehold's layout: nothing here may read or write it.
-  if f[1] ~= DATA_MODEL and f[1] ~= GROUPED_MODEL and f[1] ~= BINARY_MODEL and f[1] ~= GROUPED_BINARY_MODEL then return { Refusal.NewerDataModel } end
-  grouped = f[1] == GROUPED_MODEL or f[1] == GROUPED_BINARY_MODEL
-  binary = f[1] == BINARY_MODEL or f[1] == GROUPED_BINARY_MODEL
+  local version = f[1]
+  flowing = false
+  if version ~= DATA_MODEL and version ~= GROUPED_MODEL and version ~= BINARY_MODEL and version ~= GROUPED_BINARY_MODEL then
+    -- FLOW_MODEL + 0 to 3, as written (modelVersion): the same four with flows (see flowing).
+    local offset = (tonumber(version) or -1) - FLOW_MODEL
+    if (offset ~= 0 and offset ~= 1 and offset ~= 2 and offset ~= 3) or version ~= string.format('%d', offset + FLOW_MODEL) then
+      return { Refusal.NewerDataModel }
+    end
+    flowing = true
+    version = string.format('%d', offset + tonumber(DATA_MODEL))
+  end
+  grouped = version == GROUPED_MODEL or version == GROUPED_BINARY_MODEL
+  binary = version == BINARY_MODEL or version == GROUPED_BINARY_MODEL
   clock, due = tonumber(f[2]), nil
   if f[3] == 'none' then due = math.huge elseif f[3] then due = tonumber(f[3]) end
   paused, limited, listed, signal, policied = f[4] == '1', f[5] == '1', f[6] == '1', f[7] or '0', f[13] == '1'
@@ -138,8 +157,11 @@ end
 -- The queue's data model from this call on: its version names whether groups take turns and
 -- whether binary values may be stored (see grouped and binary above).
 local function modelVersion()
-  if grouped then return binary and GROUPED_BINARY_MODEL or GROUPED_MODEL end
-  return binary and BINARY_MODEL or DATA_MODEL
+  local version = DATA_MODEL
+  if grouped then version = binary and GROUPED_BINARY_MODEL or GROUPED_MODEL
+  elseif binary then version = BINARY_MODEL end
+  if flowing then return string.format('%d', tonumber(version) - tonumber(DATA_MODEL) + FLOW_MODEL) end
+  return version
 end
 
 -- Called by each call that stores a binary value, before it does: the queue's version says so from then on.

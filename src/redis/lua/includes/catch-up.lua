@@ -108,7 +108,10 @@ local function leasesCaughtUp()
   local dead = {}
   for _, lease in ipairs(batch) do
     local key = jobKey(lease[3])
-    if failAttempt(lease[3], key, lease[1], expiryReason(key), false, true) then dead[#dead + 1] = lease[3] end
+    if failAttempt(lease[3], key, lease[1], expiryReason(key), false, true) then
+      dead[#dead + 1] = lease[3]
+      childEnded(lease[3], key, 'DEAD')
+    end
   end
   -- One message for the batch.
   if #dead > 0 then announceFinished(dead) end
@@ -178,7 +181,8 @@ local function nextDue()
   local delayed = redis.call('ZRANGEBYSCORE', K.pending, '(' .. nowText, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   local leased = redis.call('ZRANGE', K.leases, 0, 0, 'WITHSCORES')
   local t = math.huge
-  if delayed[2] then t = tonumber(delayed[2]) end
+  -- A flow's waiting parent is at +inf (flows.lua), which Lua may not read as a number.
+  if delayed[2] then t = tonumber(delayed[2]) or math.huge end
   if leased[2] then t = math.min(t, tonumber(leased[2])) end
   return t
 end
@@ -197,7 +201,20 @@ local function caughtUp()
   -- Not known until the queue is up to now: a call that stops before leaves it unknown for the next.
   if due ~= nil then redis.call('HDEL', K.state, 'due') end
   due = nil
-  if not (indexCaughtUp() and leasesCaughtUp()) then return false end
+  local upToNow
+  if grouped and sweepSaved == nil then
+    -- Once groups take turns, leases expire first: their retries due by now wait in K.pending for the sweep,
+    -- which files them with the delayed jobs that came due by (runAt, job number), each taking its turn in
+    -- that order, as the shared-memory queue gives them. (A sweep saved by an earlier call runs on first, and
+    -- the leases after it, each retry filed as it is made: K.pending must not change under a saved sweep.)
+    sweepFiles = true
+    local expired = leasesCaughtUp()
+    sweepFiles = false
+    upToNow = expired and indexCaughtUp()
+  else
+    upToNow = indexCaughtUp() and leasesCaughtUp()
+  end
+  if not upToNow then return false end
   due = nextDue()
   redis.call('HSET', K.state, 'due', dueText(due))
   return agedOut() and deadAgedOut()

@@ -10,10 +10,17 @@
 local function list(set, scored) if listed then callMany('ZADD', set, scored, 2) end end
 local function unlist(set, numbers) if listed then redis.call('ZREM', set, unpack(numbers)) end end
 
+-- Whether the sweep the catch-up is about to run files a job due at runAt (it adds the jobs due in
+-- (clock, now] to the ready index), while sweepFiles says it will (catch-up.lua): the job then takes its
+-- group turn in that sweep, in (runAt, job number) order with the delayed jobs that came due.
+local function sweepFilesLater(runAt)
+  return sweepFiles and (clock == nil or (now > clock and runAt > clock))
+end
+
 local function enqueue(n, key, runAt)
   redis.call('ZADD', K.pending, runAt, n)
   list(K.pendingNums, { n, n })
-  if runAt <= now then redis.call('ZADD', K.ready, 0, fileMember(key, n)) else dueBy(runAt) end
+  if runAt > now then dueBy(runAt) elseif not sweepFilesLater(runAt) then redis.call('ZADD', K.ready, 0, fileMember(key, n)) end
 end
 
 -- PENDING job n out of every index enqueue filed it in, and out of K.held, where a rate limit may have put it,

@@ -191,7 +191,7 @@ end
 -- each checked on its own, its outcome (0 or the Refusal) appended to out;
 -- the indexes change once for all of them.
 local function completeAll(KEYS, ARGV, first, last, out)
-  local done, succeeded, unfiled = {}, {}, {}
+  local done, doneKeys, succeeded, unfiled = {}, {}, {}, {}
   -- Whether a place under a cap freed that a poll may wait for (see leavesRunning).
   local freed = false
   local numbers = {}
@@ -225,6 +225,7 @@ local function completeAll(KEYS, ARGV, first, last, out)
         redis.call('HSET', key, 'status', 'SUCCEEDED', 'finishedAt', nowText, 'result', string.sub(result, 2), 'binaryResult', '1')
       end
       done[#done + 1] = n
+      doneKeys[#doneKeys + 1] = key
       if filed then unfiled[#unfiled + 1] = n end
       succeeded[#succeeded + 1] = n
       succeeded[#succeeded + 1] = n
@@ -239,6 +240,10 @@ local function completeAll(KEYS, ARGV, first, last, out)
   redis.call('RPUSH', K.finished, unpack(done))
   redis.call('HINCRBY', K.counts, 'succeeded', #done)
   announceFinished(done)
+  -- A flow's parent counts its children's successes in this same script (flows.lua); before the trim, which may evict them.
+  if flowing then
+    for i = 1, #done do childEnded(done[i], doneKeys[i], 'SUCCEEDED') end
+  end
   trimFinished()
   if freed then announce() end
   return out

@@ -20,6 +20,11 @@ end
 -- the next poll holds or parks it again if need be),
 -- then filed again by its new priority and runAt (ready, or delayed in K.pending alone).
 local function refile(n, key, fields)
+  -- A flow's parent waiting for its children waits on: its new runAt counts once they have ended (flows.lua).
+  if waits(key) then
+    redis.call('HSET', key, unpack(fields))
+    return
+  end
   local member = readyMember(key, n)
   redis.call('ZREM', K.ready, member)
   redis.call('ZREM', K.held, member)
