@@ -83,8 +83,8 @@ export interface WorkerQueue {
    * event loop. Absent where waiting needs the event loop (Redis: a reply on a socket).
    */
   blockForWork?(timeoutMillis: number): boolean;
-  /** A flow's parent's children's results (see JobQueue#childResults); absent where there are no flows (Redis). */
-  childResults?(parentId: string): Awaitable<Record<string, unknown>>;
+  /** A flow's parent's children's results (see JobQueue#childResults). */
+  childResults(parentId: string): Awaitable<Record<string, unknown>>;
   close(): Awaitable<void>;
 }
 

@@ -24,8 +24,7 @@ export interface HandlerContext {
   log(line: string): void;
   /**
    * A flow's parent (see JobQueue#submitFlow): the results of its children that SUCCEEDED and are still
-   * in memory, by child id (`queue.childResults(jobId)`); {} for a job without children. Rejects with
-   * UnsupportedOperationError on a backend without flows (Redis).
+   * in memory, by child id (`queue.childResults(jobId)`); {} for a job without children.
    */
   childResults(): Promise<Record<string, unknown>>;
 }

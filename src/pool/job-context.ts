@@ -132,7 +132,7 @@ export class JobContext implements HandlerContext {
 
   /** The results of this job's children in a flow (see HandlerContext#childResults). */
   async childResults(): Promise<Record<string, unknown>> {
-    if (this.#flows?.childResults === undefined) throw new UnsupportedOperationError('This queue has no flows (submitFlow): a job here has no children to read results of');
+    if (this.#flows === undefined) throw new UnsupportedOperationError('This context was made outside a pool thread: it has no queue to read children\'s results from');
     return this.#flows.childResults(this.jobId);
   }
 

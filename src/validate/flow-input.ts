@@ -4,7 +4,7 @@
  * submitted: a bad node anywhere refuses the whole flow with
  * InvalidArgumentError naming where it is (`flow.children[1].children[0]`).
  */
-import { InvalidArgumentError, UnsupportedOperationError, describe } from '../errors.js';
+import { InvalidArgumentError, describe } from '../errors.js';
 import { readOptions } from '../options.js';
 import type { ChildFailurePolicy, FlowJob } from '../types.js';
 import { checkSubmit, type CheckedJob } from './job-input.js';
@@ -60,9 +60,4 @@ function checkNode(name: string, node: unknown, parent: number, ancestors: Set<u
   ancestors.add(node);
   for (let i = 0; i < children.length; i++) checkNode(`${name}.children[${i}]`, children[i], index, ancestors, jobs, maxPayloadBytes);
   ancestors.delete(node);
-}
-
-/** What a backend without flows (Redis) answers submitFlow: nothing was submitted. */
-export function flowsUnsupported(backend: string): UnsupportedOperationError {
-  return new UnsupportedOperationError(`${backend} has no flows yet (submitFlow): submit the jobs one by one, or use an in-memory or journaled JobQueue`);
 }
