@@ -40,6 +40,8 @@ export class CommandRunner {
   #functions = true;
   /** A load in flight, shared by the calls that found the library missing at once. */
   #loading: Promise<void> | undefined;
+  /** The socket held corked until the next tick (see #coalesce), if one is. */
+  #corked: Redis['stream'] | undefined;
 
   constructor(private readonly redis: RedisClient, private readonly durability: Durability = { replicas: 0, timeoutMillis: 1 }) {}
 
@@ -60,6 +62,24 @@ export class CommandRunner {
       if (await this.#load()) return this.#send(command, ['FCALL', name], keys, args, raw);
     }
     return this.#evaluate(command, keys, args, raw);
+  }
+
+  /**
+   * ioredis writes each command to the socket as it is sent: one write (a system call) per command.
+   * A worker's claim loops send theirs in the same pass of the event loop, each as the reply to its
+   * last one arrives: the socket is corked at the first and uncorked on the next tick, so that they
+   * go in one write, and none waits longer than that tick. A Cluster client's node sockets are left as they are.
+   */
+  #coalesce(): void {
+    if (this.#corked !== undefined || this.redis.isCluster) return;
+    const stream = (this.redis as Redis).stream;
+    if (stream === undefined || !stream.writable) return;
+    stream.cork();
+    this.#corked = stream;
+    process.nextTick(() => {
+      this.#corked = undefined;
+      stream.uncork();
+    });
   }
 
   /** Loads the library; false (and from then on EVALSHA) if the server has no Functions. */
@@ -102,11 +122,13 @@ export class CommandRunner {
   async #send(command: Command, [verb, what]: [string, string], keys: readonly string[], args: ReadonlyArray<string | Buffer>, raw: boolean): Promise<unknown[]> {
     const { replicas, timeoutMillis } = this.durability;
     if (replicas === 0 || READS.has(command)) {
+      this.#coalesce();
       // ioredis parses every reply as Buffers: `call` turns each into a string (UTF-8, lossy for raw bytes), `callBuffer` leaves them.
       return (await (raw ? this.redis.callBuffer(verb, what, keys.length, ...keys, ...args) : this.redis.call(verb, what, keys.length, ...keys, ...args))) as unknown[];
     }
     let results: [[Error | null, unknown], [Error | null, unknown]];
     for (let redirections = 0; ; redirections++) {
+      this.#coalesce();
       const pipeline = this.redis.pipeline();
       if (raw) pipeline.callBuffer(verb, what, keys.length, ...keys, ...args);
       else pipeline.call(verb, what, keys.length, ...keys, ...args);
