@@ -25,6 +25,12 @@ export const LIVENESS_TTL_MILLIS = 1_000;
 /** Refreshes per TTL: a process whose event loops all stall for 3/4 of the TTL is taken for gone (only in the lastError's wording). */
 const REFRESHES_PER_TTL = 4;
 
+/**
+ * What a poll that leases leaves of the key at least (a poll script sets it again only below
+ * this): as much as a refresh leaves until the next is due, so it outlives the next refresh.
+ */
+export const LIVENESS_LEFT_MILLIS = LIVENESS_TTL_MILLIS - LIVENESS_TTL_MILLIS / REFRESHES_PER_TTL;
+
 /** This process, as leases record it: the same in every thread of the process. */
 export const HOLDER = `${hostname()}:${process.pid}`;
 

@@ -33,7 +33,7 @@ import { fileURLToPath } from 'node:url';
 import { Refusal } from '../errors.js';
 import { SCAN_BUDGET } from '../validate/query.js';
 import { KEY_NAMES } from './keys.js';
-import { LIVENESS_TTL_MILLIS, PROCESS_GONE } from './liveness.js';
+import { LIVENESS_LEFT_MILLIS, LIVENESS_TTL_MILLIS, PROCESS_GONE } from './liveness.js';
 
 /** The most items of catching up (see above) one script does: each costs a few µs of Redis time. */
 export const CATCH_UP_BATCH = 50;
@@ -147,7 +147,7 @@ function constants(): string {
     `local Refusal = ${table(Object.entries(REFUSALS))}`,
     `local CATCH_UP_BATCH, CATCHING_UP = ${CATCH_UP_BATCH}, ${CATCHING_UP}`,
     `local DEAD_LETTERS_PAGE, LISTING_BATCH, SCAN_BUDGET = ${DEAD_LETTERS_PAGE}, ${LISTING_BATCH}, ${SCAN_BUDGET}`,
-    `local LIVENESS_TTL_MILLIS, PROCESS_GONE = ${LIVENESS_TTL_MILLIS}, ${JSON.stringify(PROCESS_GONE)}`,
+    `local LIVENESS_TTL_MILLIS, LIVENESS_LEFT_MILLIS, PROCESS_GONE = ${LIVENESS_TTL_MILLIS}, ${LIVENESS_LEFT_MILLIS}, ${JSON.stringify(PROCESS_GONE)}`,
     '',
   ].join('\n');
 }

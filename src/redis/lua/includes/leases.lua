@@ -137,8 +137,10 @@ local function pollBest(workerId, leaseMillis, max, out, restartable)
   local count = #numbers
   if count == 0 then return out end
   local lastToken = redis.call('INCRBY', K.tokenSeq, count)
-  -- The holder is alive now: its key must not have lapsed before its first refresh.
-  redis.call('SET', alivePrefix .. holder, '1', 'PX', LIVENESS_TTL_MILLIS)
+  -- The holder is alive now: its key must not lapse before its next refresh. A read is cheaper than
+  -- the write (a SET is logged to the AOF): the key is set again only when it has less left than a refresh leaves.
+  local alive = alivePrefix .. holder
+  if redis.call('PTTL', alive) < LIVENESS_LEFT_MILLIS then redis.call('SET', alive, '1', 'PX', LIVENESS_TTL_MILLIS) end
   local pollUntil = now + tonumber(leaseMillis)
   local pollUntilText = num(pollUntil)
   local leases, running, tokens = {}, {}, {}
