@@ -4,7 +4,7 @@
  * ```text
  * leasehold:{name}:jobSeq    string  last job number issued; INCR makes J1, J2, ...
  * leasehold:{name}:tokenSeq  string  last lease token issued; INCR, so tokens never repeat
- * leasehold:{name}:state     hash    what every call reads first, in one HMGET (includes/call.lua):
+ * leasehold:{name}:state     hash    what every call reads first, in one HGETALL (includes/call.lua):
  *                                    version: the data model (scripts.ts DATA_MODEL; GROUPED_MODEL once
  *                                      the queue named a group: its ready jobs take turns, see `turns`;
  *                                      BINARY_MODEL and up once it stored bytes, FLOW_MODEL and up once it
