@@ -39,7 +39,7 @@ import { Subscriber } from './subscriber.js';
 import { untilFinished } from '../finished.js';
 import { ProducerTracing } from '../tracing/producer.js';
 import { CommandRunner } from './commands.js';
-import { CATCHING_UP, COMMON_ARGS, DEAD_LETTERS_PAGE, type Command, type Script } from './scripts.js';
+import { CATCHING_UP, COMMON_ARGS, DEAD_LETTERS_PAGE, SETTINGS, type Command, type Script } from './scripts.js';
 
 export type { RedisClusterTarget, RedisServerTarget, RedisTarget };
 
@@ -190,6 +190,8 @@ export class RedisJobQueue {
   readonly #tracing: ProducerTracing | undefined;
   /** The `retain` option: finished jobs beyond it are evicted by the scripts. */
   readonly #retain: RetainOptions;
+  /** The common `settings` argument, made at the first call (see #settingsText). */
+  #settings: string | undefined;
   #closed = false;
   /** The new-work counter as the latest poll saw it (see waitForWork). */
   #signalSeen = 0;
@@ -977,11 +979,19 @@ export class RedisJobQueue {
 
   /** The arguments every script takes first (COMMON_ARGS), for a run now. */
   #commonArgs(): string[] {
-    const policy = this.#policy;
     const common: Record<(typeof COMMON_ARGS)[number], string> = {
       holder: HOLDER,
       now: String(readNow(this.#time)),
       seed: String(Math.floor(Math.random() * 2 ** 31)),
+      settings: (this.#settings ??= this.#settingsText()),
+    };
+    return COMMON_ARGS.map((name) => common[name]);
+  }
+
+  /** The common `settings` argument (SETTINGS): the same text on every call of this client. */
+  #settingsText(): string {
+    const policy = this.#policy;
+    const settings: Record<(typeof SETTINGS)[number], string> = {
       maxAttempts: String(policy.maxAttempts),
       baseBackoffMillis: String(policy.baseBackoffMillis),
       maxBackoffMillis: String(policy.maxBackoffMillis),
@@ -993,7 +1003,7 @@ export class RedisJobQueue {
       maxDead: String(this.#retain.maxDead ?? ''),
       maxDeadAgeMillis: String(this.#retain.maxDeadAgeMillis ?? ''),
     };
-    return COMMON_ARGS.map((name) => common[name]);
+    return SETTINGS.map((name) => settings[name]).join(',');
   }
 
   /** One run of a script of its own (schedules.ts), by its hash, or by its text if Redis does not have it. */

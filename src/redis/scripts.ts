@@ -71,7 +71,14 @@ export const GROUPED_BINARY_MODEL = 5;
 export const FLOW_MODEL = 6;
 
 /** The arguments every script takes first, in this order (RedisJobQueue fills them in for every call); its own follow. */
-export const COMMON_ARGS = ['holder', 'now', 'seed', 'maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter', 'partitions', 'partition', 'maxFinished', 'maxAgeMillis',
+export const COMMON_ARGS = ['holder', 'now', 'seed', 'settings'] as const;
+
+/**
+ * What the common `settings` argument holds, comma-separated in this order ('' for none): what a
+ * client fixes when it connects. One argument rather than ten: a library call parses it only when
+ * its text differs from the last call's (includes/call.lua), instead of reading ten on every call.
+ */
+export const SETTINGS = ['maxAttempts', 'baseBackoffMillis', 'maxBackoffMillis', 'jitter', 'partitions', 'partition', 'maxFinished', 'maxAgeMillis',
   'maxDead', 'maxDeadAgeMillis'] as const;
 
 /** The most dead jobs one deadLetters call returns: a page, so that no call grows with the dead-letter list. */

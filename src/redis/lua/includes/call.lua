@@ -30,6 +30,9 @@ local alivePrefix, holder
 local nowText, now
 -- The retry policy.
 local maxAttempts, baseBackoff, maxBackoff, jitter
+-- The common settings argument (SETTINGS in scripts.ts) as last parsed, and its values in that order: a client
+-- sends the same text on every call, so a library call, whose locals outlive it, parses it only when it changes.
+local settingsText, settings
 -- Job numbers: partition + 1, then every partitions-th (1, 2, 3, ... for a queue of one partition).
 local partitions, partition
 -- The retain option: finished jobs kept at most (nil: no limit), and for how long after they finished.
@@ -119,13 +122,16 @@ local function begin(KEYS, ARGV)
   now = tonumber(nowText)
   -- Redis seeds math.random alike on every call; jitter needs the client's seed.
   math.randomseed(tonumber(ARGV[ARG.seed]))
-  maxAttempts = tonumber(ARGV[ARG.maxAttempts])
-  baseBackoff = tonumber(ARGV[ARG.baseBackoffMillis])
-  maxBackoff = tonumber(ARGV[ARG.maxBackoffMillis])
-  jitter = ARGV[ARG.jitter]
-  partitions, partition = tonumber(ARGV[ARG.partitions]), tonumber(ARGV[ARG.partition])
-  maxFinished, maxAge = tonumber(ARGV[ARG.maxFinished]), tonumber(ARGV[ARG.maxAgeMillis])
-  maxDead, maxDeadAge = tonumber(ARGV[ARG.maxDead]), tonumber(ARGV[ARG.maxDeadAgeMillis])
+  local text = ARGV[ARG.settings]
+  if text ~= settingsText then
+    local s = {}
+    for field in string.gmatch(text .. ',', '([^,]*),') do s[#s + 1] = field end
+    settings = { tonumber(s[1]), tonumber(s[2]), tonumber(s[3]), s[4], tonumber(s[5]), tonumber(s[6]), tonumber(s[7]), tonumber(s[8]), tonumber(s[9]), tonumber(s[10]) }
+    settingsText = text
+  end
+  maxAttempts, baseBackoff, maxBackoff, jitter = settings[1], settings[2], settings[3], settings[4]
+  partitions, partition = settings[5], settings[6]
+  maxFinished, maxAge, maxDead, maxDeadAge = settings[7], settings[8], settings[9], settings[10]
   sortables = {}
   budget, holdBudget = CATCH_UP_BATCH, CATCH_UP_BATCH
   sweepFiles = false
