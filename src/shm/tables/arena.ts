@@ -375,17 +375,21 @@ export class Arena {
       const kept = this.#kept[first];
       if (kept !== undefined) return kept;
     }
+    // The common case, bytes within the first chunk's data (where a run's first bytes lie too), decodes in place.
+    if (skip + byteCount <= CHUNK_DATA_BYTES) {
+      // A ref past the buffer: a racing reader's, which its re-check discards.
+      if (!this.#reach(first)) return '';
+      const at = first * CHUNK_BYTES + CHUNK_NEXT_BYTES + skip;
+      return this.#bytes.utf8Slice(at, at + byteCount);
+    }
     const run = this.#runData(first, skip + byteCount);
     if (run === PAST_BUFFER) return '';
     // A run decodes in place, however long.
     if (run !== NOT_A_RUN) return this.#bytes.utf8Slice(run + skip, run + skip + byteCount);
     let chunk = first;
     for (; skip >= CHUNK_DATA_BYTES; skip -= CHUNK_DATA_BYTES) chunk = this.#nextOf(chunk);
-    // A ref past the buffer: a racing reader's, which its re-check discards.
     if (!this.#reach(chunk)) return '';
     const start = chunk * CHUNK_BYTES + CHUNK_NEXT_BYTES + skip;
-    // The common case, a string within one chunk, decodes in place.
-    if (skip + byteCount <= CHUNK_DATA_BYTES) return this.#bytes.utf8Slice(start, start + byteCount);
     const out = this.#scratchOf(byteCount);
     let bytes = this.#u8;
     let copied = 0;
@@ -421,7 +425,8 @@ export class Arena {
       this.#pushChunk(first);
       return;
     }
-    if (this.#runData(first, 0) >= 0) {
+    // Only a string that long may be a run (one of fewer chunks has a chain's first chunk).
+    if (count >= RUN_MIN_CHUNKS && this.#runData(first, 0) >= 0) {
       this.#pushRun(first, count);
       return;
     }
@@ -463,7 +468,7 @@ export class Arena {
     for (let i = 0; i < chains.length; i += 2) {
       const first = chains[i]!;
       const count = Arena.chunksFor(chains[i + 1]!);
-      if (count > 0 && this.#runData(first, 0) >= 0 && this.#kept?.[first] === undefined) {
+      if (count >= RUN_MIN_CHUNKS && this.#runData(first, 0) >= 0) {
         free.fill(0, first, Math.min(first + count, free.length));
         continue;
       }
