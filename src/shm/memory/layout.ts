@@ -50,7 +50,7 @@
  *   keyMap      grows, rehashed, as keys come to slots past two thirds of its entries (KeyMap#roomFor)
  *   overflow, delayed, leases, held   grow as entries are pushed (SharedHeap#push), from INITIAL_HEAP_ENTRIES
  *   finished    grows as entries are filed, its wrapped entries moved past the old end (FinishOrder#grow), from INITIAL_HEAP_ENTRIES
- *   arena       grows as chunks past ARENA_BUMP are taken (Arena#take), from INITIAL_ARENA_BYTES
+ *   arena       grows as chunks past ARENA_BUMP are taken (Arena#take, #freshRun), from INITIAL_ARENA_BYTES
  *   levelRings  grows a level's ring at a time, as levels are made (ReadyIndex#addLevel), from none
  *   rowRings    grows a row's rings at a time, as rows are first owned (RowTable#acquire), from row 0's
  *   commitRing, awaited   none for an in-memory queue, whole for a journaled one
