@@ -6,6 +6,8 @@
  * submits, leases and completes hundreds of jobs of mixed sizes in a 1 MiB
  * arena, so that finished jobs are evicted and their chunks reused all
  * around it. The churn starts only once the job is held (a handshake).
+ * And the rule's other half, in one thread: once the lease is over the job
+ * may be evicted, and a `slice()` taken before is the holder's for good.
  */
 import { describe, expect, it } from 'vitest';
 import { JobNotFoundError, JobQueue, RetryPolicy, systemClock } from '../../dist/index.js';
@@ -48,4 +50,35 @@ describe('binary payload views across threads', () => {
     expect((view.payload as Uint8Array).buffer).not.toBeInstanceOf(SharedArrayBuffer);
     expect(sameBytes(view.payload, patternFor(HELD_SEED, HELD_BYTES))).toBe(true);
   });
+
+  it("shows the job's bytes until its lease ends; a slice() taken before then keeps them after the job is evicted and its memory reused", () => {
+    const queue = new JobQueue(systemClock, new RetryPolicy(1, 0, 0), { arenaBytes: 1 << 20, maxPayloadBytes: 192 * 1024 });
+    const id = queue.submit('held', patternFor(HELD_SEED, HELD_BYTES));
+    const lease = queue.poll('w', 60_000)!;
+    const view = lease.payload as Uint8Array;
+    expect(view.buffer).toBeInstanceOf(SharedArrayBuffer);
+    const kept = view.slice();
+    expect(kept.buffer).not.toBeInstanceOf(SharedArrayBuffer);
+    queue.complete(lease.jobId, lease.token, null);
+    // Jobs of the same size through the small arena until the first is evicted (I29: its chunks are free to reuse).
+    let churned = 0;
+    for (; churned < 200 && isKept(queue, id); churned++) {
+      queue.submit('churn', patternFor(churned + 1, HELD_BYTES));
+      const other = queue.poll('w', 60_000)!;
+      queue.complete(other.jobId, other.token, null);
+    }
+    expect(isKept(queue, id)).toBe(false);
+    expect(sameBytes(kept, patternFor(HELD_SEED, HELD_BYTES))).toBe(true);
+  });
 });
+
+/** Whether the job is still in memory (not evicted). */
+function isKept(queue: JobQueue, id: string): boolean {
+  try {
+    queue.view(id);
+    return true;
+  } catch (error) {
+    if (error instanceof JobNotFoundError) return false;
+    throw error;
+  }
+}
