@@ -5,8 +5,8 @@
  * copied). Each job's payload is a fresh 1 MiB Uint8Array for both (made in
  * the timed run: a producer's new data); the handler (bench/bytes-task.mjs)
  * reads its span and returns a checksum. Leasehold copies the bytes once
- * into shared memory at submit and once out for the handler (the lease's
- * own Uint8Array). A run hands JOBS jobs to the pool at once (`submit`
+ * into shared memory at submit (one native copy into a contiguous run) and
+ * hands the handler a view of them there, no copy out. A run hands JOBS jobs to the pool at once (`submit`
  * and `finished` of each; piscina: `run` of each) and times until the last
  * is done. Cases alternate run by run; medians of RUNS runs.
  */

@@ -15,8 +15,8 @@ type Awaitable<T> = T | Promise<T>;
 export interface FinishWatch {
   /** Starts (or renews) the watch: a finish from now on ends the next `changed`. */
   arm(): Awaitable<unknown>;
-  /** Resolves once a job may have finished since `arm` (perhaps another one), or once `stop` aborts. */
-  changed(stop: AbortSignal): Promise<void>;
+  /** Resolves once a job may have finished since `arm` (perhaps another one), or once `stop` aborts (none: nothing stops the wait). */
+  changed(stop: AbortSignal | undefined): Promise<void>;
   /** Ends the watch. */
   close(): void;
 }
@@ -31,12 +31,14 @@ export interface FinishWatch {
  */
 export async function untilFinished(jobId: string, options: unknown, look: () => Awaitable<JobView>, watch: FinishWatch): Promise<unknown> {
   const { timeoutMillis, signal } = checkFinishedOptions(options);
-  const stop = new AbortController();
-  const aborted = () => stop.abort(new AbortedError(`Stopped waiting for job ${jobId} to finish: the signal aborted`, { cause: signal?.reason }));
+  // Only a wait that something can stop (a signal, a timeout) makes an AbortController and listens to it. That
+  // work runs on the submitting thread as a pool thread wakes for the job (pool.run), and takes a core from it.
+  const stop = signal === undefined && timeoutMillis === Infinity ? undefined : new AbortController();
+  const aborted = () => stop!.abort(new AbortedError(`Stopped waiting for job ${jobId} to finish: the signal aborted`, { cause: signal?.reason }));
   signal?.addEventListener('abort', aborted, { once: true });
   const timer = timeoutMillis === Infinity
     ? undefined
-    : startTimer(() => stop.abort(new TimeoutError(`Job ${jobId} did not finish within ${timeoutMillis} ms`)), timeoutMillis);
+    : startTimer(() => stop!.abort(new TimeoutError(`Job ${jobId} did not finish within ${timeoutMillis} ms`)), timeoutMillis);
   try {
     for (;;) {
       await watch.arm();
@@ -44,8 +46,8 @@ export async function untilFinished(jobId: string, options: unknown, look: () =>
       if (view.status === JobStatus.SUCCEEDED) return view.result;
       if (view.status === JobStatus.DEAD || view.status === JobStatus.CANCELLED) throw new JobFailedError(view.id, view.status, view.lastError);
       if (signal?.aborted === true) aborted();
-      if (stop.signal.aborted) throw stop.signal.reason;
-      await watch.changed(stop.signal);
+      if (stop?.signal.aborted === true) throw stop.signal.reason;
+      await watch.changed(stop?.signal);
     }
   } finally {
     timer?.clear();
@@ -84,14 +86,14 @@ export class FinishWaits {
         return this.#arm();
       },
       changed: (stop) => new Promise<void>((resolve) => {
-        if (heard || stop.aborted) return resolve();
+        if (heard || stop?.aborted === true) return resolve();
         const done = () => {
           wake = undefined;
-          stop.removeEventListener('abort', done);
+          stop?.removeEventListener('abort', done);
           resolve();
         };
         wake = done;
-        stop.addEventListener('abort', done, { once: true });
+        stop?.addEventListener('abort', done, { once: true });
       }),
       close: () => this.#remove(job, notice),
     };

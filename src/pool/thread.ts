@@ -182,6 +182,8 @@ class WorkerLoop {
     }, this.#task.tickMillis);
     try {
       let yielded = performance.now();
+      /** Set when a wake from blockForWork has just polled: the loop does not poll again at once. */
+      let polled = false;
       while (!this.#stopping() && !this.#leaving()) {
         // Back-to-back jobs chain through microtasks, which starve timers (ticks, heartbeats):
         // give the event loop a full turn now and then.
@@ -189,10 +191,13 @@ class WorkerLoop {
           await new Promise((resolve) => setImmediate(resolve));
           yielded = performance.now();
         }
-        if (this.#free() > 0) await this.#pollBatch();
+        if (!polled && this.#free() > 0) await this.#pollBatch();
+        polled = false;
         if (this.#stopping() || this.#leaving()) break;
         if (this.#idleHere()) {
-          yielded = await this.#blockForWork(yielded);
+          const woken = await this.#blockForWork(yielded);
+          yielded = woken.yielded;
+          polled = woken.polled;
           continue;
         }
         const running: Promise<unknown>[] = [...this.#running.keys()];
@@ -232,7 +237,9 @@ class WorkerLoop {
       }
     } else {
       while (this.#free() > leases.length && !this.#stopping()) {
-        const lease = await this.#queue.poll(workerId, leaseMillis);
+        // A shared-memory poll answers at once: no await, so that a woken idle thread runs the handler without a microtask between.
+        const polling = this.#queue.poll(workerId, leaseMillis);
+        const lease = polling instanceof Promise ? await polling : polling;
         if (lease === undefined) break;
         leases.push(lease);
       }
@@ -252,19 +259,24 @@ class WorkerLoop {
   }
 
   /**
-   * Blocks this idle thread until work may have come (it then polls at once, with no turn of its event loop
-   * first), or for IDLE_MILLIS, as the sleep of `#idle` would. The block is cut into slices that end when the
-   * next turn of the event loop is due (`yielded`: when the last one ended): ticks, event batches and a
-   * handler module's own timers wait at most a tick. Resolves to when the last turn ended.
+   * Blocks this idle thread until work may have come, or for IDLE_MILLIS, as the sleep of `#idle` would. Woken,
+   * it polls and starts what it leased in the same synchronous run: no turn of its event loop, nor a microtask,
+   * between the wake and the handler's first line (`polled`: the loop need not poll again). The block is cut into
+   * slices that end when the next turn of the event loop is due (`yielded`: when the last one ended): ticks,
+   * event batches and a handler module's own timers wait at most a tick.
    */
-  async #blockForWork(yielded: number): Promise<number> {
+  async #blockForWork(yielded: number): Promise<{ yielded: number; polled: boolean }> {
     const polledAt = performance.now();
     for (;;) {
       const turnIn = this.#task.tickMillis - (performance.now() - yielded);
-      if (this.#queue.blockForWork!(Math.max(1, turnIn))) return yielded;
+      if (this.#queue.blockForWork!(Math.max(1, turnIn))) {
+        if (this.#stopping() || this.#leaving()) return { yielded, polled: false };
+        await this.#pollBatch();
+        return { yielded, polled: true };
+      }
       await new Promise((resolve) => setImmediate(resolve));
       yielded = performance.now();
-      if (this.#stopping() || this.#leaving() || yielded - polledAt >= IDLE_MILLIS) return yielded;
+      if (this.#stopping() || this.#leaving() || yielded - polledAt >= IDLE_MILLIS) return { yielded, polled: false };
     }
   }
 

@@ -89,7 +89,8 @@ export class Records {
       jobId: jobIdOf(record[JOB_NUM]!),
       token: record[TOKEN]!,
       type: this.#typeOf(record),
-      payload: this.#payloadOf(record),
+      // A binary payload in a run: a view, no copy, valid while this lease is live (relies on I29).
+      payload: this.#payloadOf(record, true),
       attempt: record[ATTEMPTS]!,
       maxAttempts: attemptLimit(record[ATTEMPT_LIMIT]!, this.#policyMaxAttempts),
       leaseUntil: record[LEASE_UNTIL]!,
@@ -212,15 +213,19 @@ export class Records {
   }
 
   /**
-   * A job's payload: decoded text, or for a binary one (PAYLOAD_BINARY) a copy
-   * of its bytes. A copy, not a view over the arena: a chain's chunks are not
-   * contiguous, and they are reused once the job is evicted (the one copy out).
+   * A job's payload: decoded text, or for a binary one (PAYLOAD_BINARY) its
+   * bytes: with `asView` (a lease's), a view onto the arena when they are a
+   * run (Arena#viewBytes; I29 says how long it is valid), else a copy. Every
+   * other reader (a view of the job, the journal's rows) gets a copy: it
+   * holds no lease, so the job may be evicted and its chunks reused at once.
    */
-  #payloadOf(record: Float64Array): Payload {
+  #payloadOf(record: Float64Array, asView = false): Payload {
     const field = record[PAYLOAD_BYTES]!;
     const ref = record[DATA_REF]!;
     const skip = leadingTypeBytes(record[TYPE]!);
-    return isBinaryPayload(field) ? this.#m.arena.readBytes(ref, skip, payloadLength(field)) : this.#m.arena.read(ref, skip, field);
+    if (!isBinaryPayload(field)) return this.#m.arena.read(ref, skip, field);
+    const arena = this.#m.arena;
+    return asView ? arena.viewBytes(ref, skip, payloadLength(field)) : arena.readBytes(ref, skip, payloadLength(field));
   }
 
   /**

@@ -48,6 +48,20 @@ for (const [name, open] of BACKENDS) {
       } finally {
         await pool.close();
       }
+    });
+
+    it('hands a handler a long payload as a view onto shared memory (no copy out), a short one as bytes of its own', async () => {
+      const queue = open();
+      const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 1, leaseMillis: 30_000 }));
+      await pool.start();
+      try {
+        // 4 KiB and more is stored contiguously (see I29 in src/shm/README.md); less as a chain, copied out.
+        expect(await pool.run('payloadMemory', bytesOf(MIB, 9))).toEqual({ shared: true, first: 0xff });
+        expect(await pool.run('payloadMemory', bytesOf(64 * 1024, 9))).toEqual({ shared: true, first: 0xff });
+        expect(await pool.run('payloadMemory', bytesOf(100, 9))).toEqual({ shared: false, first: 0xff });
+      } finally {
+        await pool.close();
+      }
       await queue.close();
     });
 

@@ -389,6 +389,7 @@ export class Maintenance implements LockHolder {
       const staysReady = status === READY && !(edit.delay !== undefined && edit.delay > 0);
       const move = (): boolean => editPending(this.#moves, slot, word, status, edit, now);
       if (staysReady ? this.catchUp.refileReady(now, move) : move()) {
+        // The edit moved from a READY or DELAYED word: no lease of the job is live (keeps I29).
         if (edit.data !== undefined) arena.free(oldRef, oldBytes);
         return 0;
       }

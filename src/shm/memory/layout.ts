@@ -27,6 +27,7 @@
  *   rowData     f64   [ row 0: INTENT (slot, from, to, record) | COUNTS | ... ]
  *   rowRings    f64   [ row 0: lease ring | finished ring | row 1 ... ]  entries KEY SLOT WORD
  *   arena       bytes [ chunk: NEXT | 64 bytes | chunk ... ]     payload, lastError, result, idempotent key, headers
+ *               (a run: [RUN_MARK | the run's chunks' bytes, contiguous], see RUN_MARK)
  *   workerNames bytes [ LENGTH | 124 bytes | ... ]  append-only     worker ids
  *   typeNames   bytes (same entry shape)           append-only     job types
  *   groupNames  bytes (same entry shape)           append-only     job groups (submit's `group`)
@@ -49,7 +50,7 @@
  *   keyMap      grows, rehashed, as keys come to slots past two thirds of its entries (KeyMap#roomFor)
  *   overflow, delayed, leases, held   grow as entries are pushed (SharedHeap#push), from INITIAL_HEAP_ENTRIES
  *   finished    grows as entries are filed, its wrapped entries moved past the old end (FinishOrder#grow), from INITIAL_HEAP_ENTRIES
- *   arena       grows as chunks past ARENA_BUMP are taken (Arena#take), from INITIAL_ARENA_BYTES
+ *   arena       grows as chunks past ARENA_BUMP are taken (Arena#take, #freshRun), from INITIAL_ARENA_BYTES
  *   levelRings  grows a level's ring at a time, as levels are made (ReadyIndex#addLevel), from none
  *   rowRings    grows a row's rings at a time, as rows are first owned (RowTable#acquire), from row 0's
  *   commitRing, awaited   none for an in-memory queue, whole for a journaled one
@@ -555,7 +556,10 @@ export const FINISHED_HEAD = 22; //  where the finished order's first entry is i
 export const GROUP_NAME_COUNT = 23; // entries of `groupNames` in use; only counts up
 export const TURNS_TAKEN = 24; //   1 once groups take turns (see group-turns.ts); then for the queue's life
 export const WAITING_PARENTS = 25; // flows' parents waiting for their children (DELAYED with WAITING > 0); the holder's, rebuilt
-export const HEADER_FIELDS = 26;
+export const ARENA_RUN_HEAD = 26; // first chunk of the first free run (see RUN_MARK); 0: none
+export const ARENA_RUN_CHUNKS = 27; // chunks in free runs (counted in ARENA_FREE_COUNT too)
+export const ARENA_FREED = 28; //    chunks freed since the free lists were last coalesced (Arena#coalesce): 0, coalescing again finds nothing new
+export const HEADER_FIELDS = 29;
 
 // ── ready levels ─────────────────────────────────────────────────────────
 /** Distinct priorities with a ring of their own; jobs of any other priority go to the overflow heap. */
@@ -766,6 +770,22 @@ export const ERROR_LENGTH_BYTES = 4;
 export const COUNTED_BINARY = 1 << 30;
 /** Chunk 0 is never used, so a ref of 0 means "no bytes". */
 export const FIRST_CHUNK = 1;
+/**
+ * The NEXT word of a run's first chunk. A run is a string of at least
+ * RUN_MIN_CHUNKS chunks stored contiguously: n consecutive chunks whose
+ * bytes, from the first chunk's data on, are one span of n × CHUNK_BYTES −
+ * CHUNK_NEXT_BYTES bytes (no links inside: the chunks after the first hold
+ * data in their NEXT words too). It takes exactly `Arena.chunksFor` of its
+ * byte count, as a chain would, so room is counted alike. A chain's NEXT is
+ * never negative, so the mark tells a run from a chain; its length comes from
+ * its byte count, as a chain's walk does.
+ *
+ * A free run (on the list at ARENA_RUN_HEAD) is [NEXT: the next free run's
+ * first chunk | its length in chunks (Int32) | ...].
+ */
+export const RUN_MARK = -1;
+/** Strings of at least this many chunks (4 KiB) are stored as runs when a free run fits; shorter ones as chains. */
+export const RUN_MIN_CHUNKS = 64;
 
 /** Entries a heap can hold: stale entries stay until popped or compacted. */
 export function heapEntries(capacity: number): number {

@@ -56,6 +56,7 @@ export function freeJob(
   memory.listing.sync(slot);
   // Only finished jobs count in ROW_FINISHED_CHUNKS (the chunks an eviction could make room with).
   if (status === SUCCEEDED || status === CANCELLED) rows.finishedChunks(mover.row, -chunks);
+  // After the flip from a finished (or, for a remove, not RUNNING) word: no lease of the job is live (keeps I29).
   arena.free(dataRef, dataBytes);
   room.freeCounted(errorRef);
   room.freeCounted(resultRef);
