@@ -24,19 +24,8 @@ local first = OWN + 2
 local WIDTH = 12
 local total = math.floor((#ARGV - first + 1) / WIDTH)
 local binaries = (#ARGV - first + 1) % WIDTH == 1 and ARGV[#ARGV] or nil
-local finished = redis.call('LLEN', K.finished)
-local held = redis.call('ZCARD', K.pending) + redis.call('ZCARD', K.leases) + redis.call('ZCARD', K.dead) + finished
-local excess = held + total - capacity
-if excess > finished then return { Refusal.NoSlot } end
-for _ = 1, excess do evictOldest() end
-if not grouped then
-  for j = 1, total do
-    if ARGV[first + (j - 1) * WIDTH + 8] ~= '' then
-      startTurns()
-      break
-    end
-  end
-end
+if not roomFor(total, capacity) then return { Refusal.NoSlot } end
+startTurnsIfNamed(ARGV, first, total, WIDTH, 8)
 startFlows()
 local ids = { 0 }
 local seq = redis.call('INCRBY', K.jobSeq, total) - total
@@ -48,18 +37,7 @@ for j = 1, total do
   local i = first + (j - 1) * WIDTH
   local n = jobNumberOf(seq + j)
   local key = jobKey(n)
-  local runAt = ARGV[i + 3]
-  if runAt == '' then runAt = ARGV[i + 4] == '0' and nowText or num(now + tonumber(ARGV[i + 4])) end
-  local attempts = ARGV[i + 5]
-  if attempts == '0' and policied then
-    if not typeAttempts[ARGV[i]] then
-      local policy = typePolicy(ARGV[i])
-      typeAttempts[ARGV[i]] = policy and tostring(policy[1]) or '0'
-    end
-    attempts = typeAttempts[ARGV[i]]
-  end
-  local fields = { 'type', ARGV[i], 'payload', ARGV[i + 1], 'priority', ARGV[i + 2],
-    'status', 'PENDING', 'attempts', 0, 'runAt', runAt, 'maxAttempts', attempts, 'submittedAt', nowText }
+  local fields, runAt = newJobFields(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5], typeAttempts)
   local function add(field, value)
     fields[#fields + 1] = field
     fields[#fields + 1] = value
@@ -83,19 +61,11 @@ for j = 1, total do
     local due = tonumber(runAt)
     pending[#pending + 1] = due
     pending[#pending + 1] = n
-    if due <= now then
-      local member
-      if grouped then
-        local turn
-        member, turn = turnMember(tonumber(ARGV[i + 2]), ARGV[i + 8], n)
-        add('turn', turn)
-      else
-        member = memberOf(tonumber(ARGV[i + 2]), due, n)
-      end
+    local member, turn = newReadyMember(tonumber(ARGV[i + 2]), ARGV[i + 8], n, due)
+    if member then
+      if turn then add('turn', turn) end
       ready[#ready + 1] = 0
       ready[#ready + 1] = member
-    else
-      dueBy(due)
     end
   end
   if binaries ~= nil and string.byte(binaries, j) == 49 then

@@ -50,19 +50,8 @@ for j = 1, total do
     if not holders[j] then count = count + 1 end
   end
 end
-local finished = redis.call('LLEN', K.finished)
-local held = redis.call('ZCARD', K.pending) + redis.call('ZCARD', K.leases) + redis.call('ZCARD', K.dead) + finished
-local excess = held + count - capacity
-if excess > finished then return { Refusal.NoSlot } end
-for _ = 1, excess do evictOldest() end
-if not grouped then
-  for j = 1, total do
-    if ARGV[first + (j - 1) * WIDTH + 12] ~= '' then
-      startTurns()
-      break
-    end
-  end
-end
+if not roomFor(count, capacity) then return { Refusal.NoSlot } end
+startTurnsIfNamed(ARGV, first, total, WIDTH, 12)
 local ids = { 0 }
 local seq = redis.call('INCRBY', K.jobSeq, count) - count
 local pending, ready, numbers = {}, {}, {}
@@ -84,36 +73,18 @@ for j = 1, total do
   else
     seq = seq + 1
     local n = jobNumberOf(seq)
-    local runAt = ARGV[i + 3]
-    if runAt == '' then runAt = ARGV[i + 4] == '0' and nowText or num(now + tonumber(ARGV[i + 4])) end
     local key = jobKey(n)
-    local attempts = ARGV[i + 5]
-    if attempts == '0' and policied then
-      if not typeAttempts[ARGV[i]] then
-        local policy = typePolicy(ARGV[i])
-        typeAttempts[ARGV[i]] = policy and tostring(policy[1]) or '0'
-      end
-      attempts = typeAttempts[ARGV[i]]
-    end
-    local fields = { 'type', ARGV[i], 'payload', ARGV[i + 1], 'priority', ARGV[i + 2],
-      'status', 'PENDING', 'attempts', 0, 'runAt', runAt, 'maxAttempts', attempts, 'submittedAt', nowText }
+    local fields, runAt = newJobFields(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5], typeAttempts)
     local due = tonumber(runAt)
     pending[#pending + 1] = due
     pending[#pending + 1] = n
     numbers[#numbers + 1] = n
     numbers[#numbers + 1] = n
-    if due <= now then
-      local member, turn
-      if grouped then
-        member, turn = turnMember(tonumber(ARGV[i + 2]), ARGV[i + 12], n)
-        fields[17], fields[18] = 'turn', turn
-      else
-        member = memberOf(tonumber(ARGV[i + 2]), due, n)
-      end
+    local member, turn = newReadyMember(tonumber(ARGV[i + 2]), ARGV[i + 12], n, due)
+    if member then
+      if turn then fields[17], fields[18] = 'turn', turn end
       ready[#ready + 1] = 0
       ready[#ready + 1] = member
-    else
-      dueBy(due)
     end
     if isBinary(j) then
       markBinary()

@@ -120,6 +120,32 @@ local function evictOldest()
   redis.call('DEL', key, logsKeyOf(key))
 end
 
+-- Room for `count` new jobs in a queue that holds `capacity`: finished jobs evicted, oldest finished first,
+-- only as far as room is needed and only if that makes enough. False, with nothing evicted, if it does not.
+local function roomFor(count, capacity)
+  local finished = redis.call('LLEN', K.finished)
+  local held = redis.call('ZCARD', K.pending) + redis.call('ZCARD', K.leases) + redis.call('ZCARD', K.dead) + finished
+  local excess = held + count - capacity
+  if excess > finished then return false end
+  for _ = 1, excess do evictOldest() end
+  return true
+end
+
+-- A new PENDING job's hash fields, and its runAt: `runAt` as given, or '' for `delay` after now; `attempts` its
+-- own, or '0' for its type's policy's if the type has one (looked up once per type in a call: `typeAttempts`).
+local function newJobFields(jobType, payload, priority, runAt, delay, attempts, typeAttempts)
+  if runAt == '' then runAt = delay == '0' and nowText or num(now + tonumber(delay)) end
+  if attempts == '0' and policied then
+    if not typeAttempts[jobType] then
+      local policy = typePolicy(jobType)
+      typeAttempts[jobType] = policy and tostring(policy[1]) or '0'
+    end
+    attempts = typeAttempts[jobType]
+  end
+  return { 'type', jobType, 'payload', payload, 'priority', priority,
+    'status', 'PENDING', 'attempts', 0, 'runAt', runAt, 'maxAttempts', attempts, 'submittedAt', nowText }, runAt
+end
+
 -- The retain option's count: finished jobs beyond maxFinished are evicted, oldest finished first.
 local function trimFinished()
   if maxFinished == nil then return end

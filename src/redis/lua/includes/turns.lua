@@ -37,6 +37,17 @@ local function turnMember(priority, group, n)
   return level .. sortable(turn) .. string.format('%016d', tonumber(n)), int(turn)
 end
 
+-- A new job n of `priority` and `group` ('': none) due at `due`: its member of the ready index if due by now,
+-- and its turn where groups take turns (nil otherwise); nil if not due yet, the catch-up told when it falls due.
+local function newReadyMember(priority, group, n, due)
+  if due > now then
+    dueBy(due)
+    return nil
+  end
+  if grouped then return turnMember(priority, group, n) end
+  return memberOf(priority, due, n)
+end
+
 -- The member PENDING job n (at key) is filed ready with now: with a new turn once groups take turns.
 local function fileMember(key, n)
   if not grouped then return readyMember(key, n) end
@@ -107,4 +118,16 @@ local function startTurns()
   for level, turn in pairs(last) do redis.call('HSET', K.turns, level .. ' ', int(turn)) end
   grouped = true
   redis.call('HSET', K.state, 'version', modelVersion())
+end
+
+-- Before new jobs are stored: groups take turns from now on if one of them is the first of the queue's life to
+-- name a group. The `total` jobs' arguments are ARGV's from `first`, `width` each, the group `at` within them.
+local function startTurnsIfNamed(ARGV, first, total, width, at)
+  if grouped then return end
+  for j = 1, total do
+    if ARGV[first + (j - 1) * width + at] ~= '' then
+      startTurns()
+      return
+    end
+  end
 end
