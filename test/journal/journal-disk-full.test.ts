@@ -11,7 +11,7 @@
  * and says so loudly.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -21,6 +21,7 @@ import {
   IllegalStateError, JobQueue, JobQueueError, JournalFullError, JournalIOError, JournalReadOnlyError, JournalWriteError, LEASE_LOST, ManualClock, RetryPolicy, StaleLeaseError,
   WorkerPool, type Lease,
 } from '../../dist/index.js';
+import { fillDisk, mountRefusal, mountTmpfs, tryMount, unmount, unmountAll } from '../support/full-disk.js';
 import { T0, expectErrorSync, expectNotFoundSync, mustPollSync, prng, withTimeout } from '../support/helpers.js';
 
 type JobView = ReturnType<JobQueue['view']>;
@@ -32,40 +33,14 @@ const KIB = 'k'.repeat(1_000);
 
 // ── mounts ────────────────────────────────────────────────────────────────
 
-const mounts: string[] = [];
 /** Directories of file system images, removed after the test (after their mounts). */
 const imageDirs: string[] = [];
 const queues = new Set<JobQueue>();
 
-/** Mounts (mount `args` DIR) on a fresh directory, unmounted after the test; or returns why it cannot. */
-function tryMount(args: string[]): string | Error {
-  const dir = mkdtempSync(join(tmpdir(), 'leasehold-disk-'));
-  try {
-    execFileSync('mount', [...args, dir], { stdio: 'pipe' });
-    mounts.push(dir);
-    return dir;
-  } catch (error) {
-    rmSync(dir, { recursive: true, force: true });
-    const stderr = (error as { stderr?: Buffer }).stderr?.toString().trim();
-    return new Error(stderr || (error as Error).message);
-  }
-}
-
-function mountTmpfs(size = '3M'): string {
-  const dir = tryMount(['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs']);
-  if (dir instanceof Error) throw dir;
-  return dir;
-}
-
-const probe = tryMount(['-t', 'tmpfs', '-o', 'size=1M', 'tmpfs']);
-const canMount = typeof probe === 'string';
-if (canMount) {
-  // Only a check of what this machine allows: gone at once, whether or not any test here runs.
-  execFileSync('umount', [mounts.pop()!], { stdio: 'pipe' });
-  rmSync(probe, { recursive: true, force: true });
-} else {
+const canMount = mountRefusal === undefined;
+if (mountRefusal !== undefined) {
   console.warn(
-    `\n!!! SKIPPING test/journal/journal-disk-full.test.ts: cannot mount a tmpfs here (${probe.message}).\n` +
+    `\n!!! SKIPPING test/journal/journal-disk-full.test.ts: cannot mount a tmpfs here (${mountRefusal.message}).\n` +
       '!!! The disk-full, read-only and I/O-error tests need root and mount(8).\n',
   );
 }
@@ -79,10 +54,7 @@ afterEach(() => {
     }
   }
   queues.clear();
-  for (const dir of mounts.splice(0)) {
-    execFileSync('umount', ['-l', dir], { stdio: 'pipe' });
-    rmSync(dir, { recursive: true, force: true });
-  }
+  unmountAll();
   for (const dir of imageDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -100,45 +72,6 @@ function reopenOn(queue: JobQueue, path: string, clock: ManualClock): JobQueue {
 function close(queue: JobQueue): void {
   queues.delete(queue);
   queue.close();
-}
-
-// ── a disk that fills ─────────────────────────────────────────────────────
-
-/**
- * Fills the file system of `dir` to the last byte with a filler file, after
- * checkpointing the journal at `path` so that its WAL has no room left to
- * reuse: from then on every commit needs a page the disk no longer has.
- * `leave` bytes stay free. Returns a function that frees the space again.
- */
-function fillDisk(dir: string, path: string, leave = 0): () => void {
-  const db = new Database(path);
-  try {
-    db.pragma('wal_checkpoint(TRUNCATE)');
-  } finally {
-    db.close();
-  }
-  const filler = join(dir, 'filler');
-  const fd = openSync(filler, 'w');
-  try {
-    for (let chunk = 1 << 16; chunk >= 1; ) {
-      try {
-        writeSync(fd, Buffer.alloc(chunk));
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
-        chunk >>= 1;
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-  if (leave > 0) {
-    // Give back `leave` bytes: rewrite the filler shorter.
-    const size = Number(execFileSync('stat', ['-c', '%s', filler]).toString());
-    execFileSync('truncate', ['-s', String(Math.max(0, size - leave)), filler]);
-  }
-  return () => {
-    if (existsSync(filler)) unlinkSync(filler);
-  };
 }
 
 /** What a thread of journal-full-submitter.mjs reports. */
@@ -936,12 +869,11 @@ describe.skipIf(!canMount)('a journal whose file system fails', () => {
     expectJournalError(() => queue.close(), JournalIOError, 'ERR_JOURNAL_IO');
 
     // Remounted (after fsck), the journal holds what was acknowledged, and opens in this very process.
-    execFileSync('umount', [dir]);
-    mounts.splice(mounts.indexOf(dir), 1);
+    unmount(dir);
     // e2fsck exits 1 when it repaired something: the error we injected is one.
     expect(spawnSync('e2fsck', ['-f', '-y', image]).status).toBeLessThanOrEqual(1);
-    execFileSync('mount', ['-o', 'loop', image, dir]);
-    mounts.push(dir);
+    const again = tryMount(['-o', 'loop', image], dir);
+    if (again instanceof Error) throw again;
     queue = open(path, clock);
     expect(queue.view(id)).toMatchObject({ status: 'PENDING', attempts: 1, lastError: LEASE_LOST });
     expect(queue.view('J2')).toMatchObject({ status: 'PENDING', payload: 'y' });

@@ -7,13 +7,11 @@
  * Fixture: test/fixtures/journal-flow-runner.mjs. The disk tests need root
  * and mount(8); where mounting is refused they are skipped and say so.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, unlinkSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JournalFullError, ManualClock, RetryPolicy, systemClock, type JobView } from '../../dist/index.js';
+import { fillDisk, mountRefusal, mountTmpfs, unmountAll } from '../support/full-disk.js';
 import { T0, expectErrorSync, mustPollSync, prng, testSeed, withTimeout } from '../support/helpers.js';
 import { children, closeJournal, openJournal, tempJournal } from '../support/journal-harness.js';
 
@@ -87,53 +85,14 @@ function expectWaits(parent: JobView, kids: JobView[]): void {
 
 // ── a full disk ───────────────────────────────────────────────────────────
 
-const mounts: string[] = [];
+const canMount = mountRefusal === undefined;
+if (mountRefusal !== undefined) console.warn(`\n!!! SKIPPING the full-disk tests of test/journal/journal-flows.test.ts: cannot mount a tmpfs here (${mountRefusal.message}).\n`);
 
-function mountTmpfs(size: string): string | Error {
-  const dir = mkdtempSync(join(tmpdir(), 'leasehold-flows-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'pipe' });
-    mounts.push(dir);
-    return dir;
-  } catch (error) {
-    rmSync(dir, { recursive: true, force: true });
-    return error as Error;
-  }
-}
-
-const probe = mountTmpfs('1M');
-const canMount = typeof probe === 'string';
-if (!canMount) console.warn(`\n!!! SKIPPING the full-disk tests of test/journal/journal-flows.test.ts: cannot mount a tmpfs here (${probe.message}).\n`);
-
-afterEach(() => {
-  for (const dir of mounts.splice(0)) {
-    execFileSync('umount', ['-l', dir], { stdio: 'pipe' });
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
-
-/** Fills the disk of `dir` to the last byte, after checkpointing the journal at `path` (its WAL then has no page to reuse); returns what frees it. */
-function fillDisk(dir: string, path: string): () => void {
-  const db = new Database(path);
-  db.pragma('wal_checkpoint(TRUNCATE)');
-  db.close();
-  const filler = join(dir, 'filler');
-  const fd = openSync(filler, 'w');
-  for (let chunk = 1 << 16; chunk >= 1; ) {
-    try {
-      writeSync(fd, Buffer.alloc(chunk));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
-      chunk >>= 1;
-    }
-  }
-  closeSync(fd);
-  return () => unlinkSync(filler);
-}
+afterEach(unmountAll);
 
 describe.skipIf(!canMount)('flows with a journal on a full disk', () => {
   it('refuse a submitFlow with JournalFullError, leaving no job of it, in memory and after a reopen', () => {
-    const dir = mountTmpfs('3M') as string;
+    const dir = mountTmpfs('3M');
     const path = join(dir, 'queue.db');
     const clock = new ManualClock(T0);
     let queue = openJournal(path, clock, policy());
@@ -155,7 +114,7 @@ describe.skipIf(!canMount)('flows with a journal on a full disk', () => {
   });
 
   it("refuse the last child's complete with JournalFullError: the parent still waits, the child's lease still holds; with room it goes through", () => {
-    const dir = mountTmpfs('3M') as string;
+    const dir = mountTmpfs('3M');
     const path = join(dir, 'queue.db');
     const clock = new ManualClock(T0);
     let queue = openJournal(path, clock, policy());
