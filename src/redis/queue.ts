@@ -339,12 +339,11 @@ export class RedisJobQueue {
     this.#assertOpen();
     const jobs = checkFlow(flow, this.#maxPayloadBytes);
     const fields = jobs.flatMap(({ job, parent, children, ignoresChildFailure }): Array<string | Buffer> => [
-      job.type, typeof job.payload === 'string' ? job.payload : bytesArg(job.payload), String(job.priority), job.runAtMillis === undefined ? '' : String(job.runAtMillis),
+      job.type, payloadArg(job.payload), String(job.priority), job.runAtMillis === undefined ? '' : String(job.runAtMillis),
       String(job.delayMillis), String(job.maxAttempts), String(job.timeoutMillis), job.headersText ?? '', job.group ?? '',
       String(parent + 1), String(children), ignoresChildFailure ? '1' : '0',
     ]);
-    const binaries = jobs.some(({ job }) => typeof job.payload !== 'string') ? jobs.map(({ job }) => (typeof job.payload === 'string' ? '0' : '1')).join('') : undefined;
-    const reply = await this.#run('submitFlow', [String(this.#capacity), ...fields, ...(binaries === undefined ? [] : [binaries])], '');
+    const reply = await this.#run('submitFlow', [String(this.#capacity), ...fields, ...binaryMarks(jobs.map(({ job }) => job.payload))], '');
     return reply.slice(1).map((n) => `J${n}`);
   }
 
@@ -371,13 +370,11 @@ export class RedisJobQueue {
   /** Runs the submit script for `jobs`; their ids. */
   async #place(jobs: readonly CheckedJob[]): Promise<string[]> {
     const fields = jobs.flatMap((job): Array<string | Buffer> => [
-      job.type, typeof job.payload === 'string' ? job.payload : bytesArg(job.payload), String(job.priority), job.runAtMillis === undefined ? '' : String(job.runAtMillis), String(job.delayMillis), String(job.maxAttempts),
+      job.type, payloadArg(job.payload), String(job.priority), job.runAtMillis === undefined ? '' : String(job.runAtMillis), String(job.delayMillis), String(job.maxAttempts),
       job.key ?? '', String(job.keyTtlMillis), String(job.timeoutMillis), job.headersText ?? '', String(job.debounceMillis), String(job.throttleMillis),
       job.group ?? '',
     ]);
-    // A batch with bytes says which payloads are (submit.lua): a text batch sends exactly what it would without them.
-    const binaries = jobs.some((job) => typeof job.payload !== 'string') ? jobs.map((job) => (typeof job.payload === 'string' ? '0' : '1')).join('') : undefined;
-    const reply = await this.#run('submit', [String(this.#capacity), ...fields, ...(binaries === undefined ? [] : [binaries])], '');
+    const reply = await this.#run('submit', [String(this.#capacity), ...fields, ...binaryMarks(jobs.map((job) => job.payload))], '');
     return reply.slice(1).map((n) => `J${n}`);
   }
 
@@ -1058,4 +1055,18 @@ const BINARY_RESULT = Buffer.from([0]);
 /** A Uint8Array as an argument ioredis sends as its bytes: a Buffer over the same memory (ioredis would send any other object as its text). */
 function bytesArg(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** A job's payload as a script's argument: its text, or its bytes. */
+function payloadArg(payload: Payload): string | Buffer {
+  return typeof payload === 'string' ? payload : bytesArg(payload);
+}
+
+/**
+ * The last argument of a submit or submitFlow whose jobs have bytes: a '0' or '1' per job, '1' for a binary
+ * payload (submit.lua, submit-flow.lua). None for a text batch, which sends exactly what it would without them.
+ */
+function binaryMarks(payloads: readonly Payload[]): string[] {
+  if (payloads.every((payload) => typeof payload === 'string')) return [];
+  return [payloads.map((payload) => (typeof payload === 'string' ? '0' : '1')).join('')];
 }
