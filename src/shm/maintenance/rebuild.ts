@@ -1,6 +1,6 @@
 import * as step from '../memory/steps.js';
 import {
-  ATTENTION, CANCELLED, DATA_REF, DEAD, DELAYED, FINISH_BASE, FINISH_TICKET, FREE, FREE_SLOT_COUNT, GATE, HEADERS_REF, HINTS_STALE, REFILING, ERROR_REF, JOB_NUM, KEY_REF,
+  ATTENTION, CANCELLED, DATA_REF, DELAYED, FINISH_BASE, FINISH_TICKET, FREE, FREE_SLOT_COUNT, GATE, HEADERS_REF, HINTS_STALE, REFILING, ERROR_REF, JOB_NUM, KEY_REF,
   LEASE_UNTIL, PAYLOAD_BYTES, payloadLength, WAITING, WAITING_PARENTS, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_REF, RUNNING, RUN_AT, SLOT_HIGH_WATER, STATUS_COUNT, SUCCEEDED, TYPE, isBusy,
   statusOf,
 } from '../memory/layout.js';
@@ -12,6 +12,7 @@ import type { MoverHolder } from '../protocol/mover.js';
 import { chunksOf, countedChainBytes, leadingTypeBytes } from '../records.js';
 import { NOT_COUNTED } from '../protocol/mover.js';
 import { groupCap } from '../tables/concurrency.js';
+import { notEnded } from '../moves/flows.js';
 
 /**
  * The repair of the hints (rings, heaps, maps, counters, free slots, arena
@@ -205,15 +206,12 @@ export class Rebuilder {
 
   /**
    * Counts the child in `slot` (its word `word`) in `open` under its parent's
-   * number if it has not ended: PENDING, RUNNING or mid-move, or DEAD under
-   * 'fail' (a parent retried from the dead letters waits for such a child to
-   * be retried and succeed; see Flows#unfinishedChildren, whose rule this is).
+   * number if it has not ended (`notEnded`, the rule Flows#unfinishedChildren
+   * counts by too).
    */
   #noteChild(slot: number, word: number, open: Map<number, number>): void {
     const link = this.#m.slots.parents[slot]!;
-    const status = statusOf(word);
-    const ended = !isBusy(word) && (status === SUCCEEDED || status === CANCELLED || (status === DEAD && link < 0));
-    if (ended) return;
+    if (!notEnded(word, link)) return;
     const parent = Math.abs(link);
     open.set(parent, (open.get(parent) ?? 0) + 1);
   }

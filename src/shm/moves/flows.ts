@@ -133,13 +133,7 @@ export class Flows {
     if (!memory.flows) return 0;
     const { slots } = memory;
     let waiting = 0;
-    for (const child of this.childrenOf(slots.jobNums[slot]!)) {
-      const word = slots.word(child);
-      const status = statusOf(word);
-      const failed = status === DEAD && slots.parents[child]! > 0;
-      // BUSY: a lock-free claim or complete in flight, of a child not ended before it.
-      if (isBusy(word) || status === READY || status === DELAYED || status === RUNNING || failed) waiting++;
-    }
+    for (const child of this.childrenOf(slots.jobNums[slot]!)) if (notEnded(slots.word(child), slots.parents[child]!)) waiting++;
     return waiting;
   }
 
@@ -219,6 +213,18 @@ export class Flows {
 
 /** What the scan of childrenOf reads for a parent no longer in memory (no job number is negative). */
 const NOT_IN_MEMORY = -1;
+
+/**
+ * Whether a child in memory, its word `word` and its PARENT column `link`, has not ended for its parent:
+ * PENDING, RUNNING or mid-move (BUSY: a lock-free claim or complete in flight, of a child not ended before
+ * it), or DEAD under 'fail' (a parent retried from the dead letters waits for such a child to be retried
+ * and succeed). SUCCEEDED and CANCELLED children have ended, and DEAD ones under 'ignore'.
+ */
+export function notEnded(word: number, link: number): boolean {
+  if (isBusy(word)) return true;
+  const status = statusOf(word);
+  return status === READY || status === DELAYED || status === RUNNING || (status === DEAD && link > 0);
+}
 
 /** A parent's job number as its child's PARENT column holds it (keeps the policy in the sign). */
 export function parentLink(parentNum: number, ignoreFailures: boolean): number {
