@@ -93,3 +93,18 @@ describe('ctx.log', () => {
     expect(sent).toEqual(['one', '']);
   });
 });
+
+describe('ctx.childResults', () => {
+  it("reads the children's results through the thread's queue, by the job's id", async () => {
+    const asked: string[] = [];
+    const queue = { childResults: (id: string) => (asked.push(id), { J2: 'done' }) };
+    const ctx = new JobContext('J1', 't', 1, () => undefined, new LazyAbort(), undefined, undefined, queue);
+    await expect(ctx.childResults()).resolves.toEqual({ J2: 'done' });
+    expect(asked).toEqual(['J1']);
+  });
+
+  it('rejects with UnsupportedOperationError in a context made outside a pool thread, which has no queue', async () => {
+    const ctx = new JobContext('J1', 't', 1, () => undefined, new LazyAbort());
+    await expect(ctx.childResults()).rejects.toMatchObject({ name: 'UnsupportedOperationError', code: 'ERR_UNSUPPORTED' });
+  });
+});
