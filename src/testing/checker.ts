@@ -32,8 +32,9 @@
  * A pending call (one that never returned: its thread was killed inside it)
  * may be placed anywhere after its invocation, or nowhere; placed, it does
  * what the model does there (a poll in the relaxed mode: claims any ready
- * job; a submit: makes its job, or only takes its id), whatever that returns,
- * and the lease it makes has a token nobody holds. A submit whose thread was
+ * job; a submit: makes its job, or only takes its id; a completeAndPoll in
+ * the relaxed mode: its complete, then maybe its poll later, as two steps),
+ * whatever that returns, and the lease it makes has a token nobody holds. A submit whose thread was
  * presumed dead inside it (`presumedDead`) may, as a submit killed there,
  * take an id no job gets, and then makes its job with a later one.
  */
@@ -99,7 +100,13 @@ function events(calls: readonly Call[], setup: HistorySetup, mode: Mode): Event[
   for (const call of sorted) {
     const base = { call, inv: call.inv, resp: responseOf(call), after: -1, before: -1, optional: false, clockFloor: clockFloor(call, sorted, setup.start) };
     if (call.pending === true) {
-      list.push({ ...base, part: 'whole', windowed: false, optional: true });
+      if (relaxed && call.call.op === 'completeAndPoll') {
+        // Its two steps may each have taken effect, in order: killed between them, it completed and claimed nothing.
+        list.push({ ...base, part: 'complete', windowed: false, optional: true });
+        list.push({ ...base, part: 'poll', after: list.length - 1, windowed: false, optional: true });
+      } else {
+        list.push({ ...base, part: 'whole', windowed: false, optional: true });
+      }
       continue;
     }
     // A submit whose thread was taken for dead inside it may have taken a number first, and then its job's.
@@ -223,7 +230,7 @@ class Search {
   /** The models `e` may leave when placed on `model` (more than one for a pending poll), or why it cannot be placed there. */
   #successors(model: QueueModel, e: Event): (QueueModel | string)[] {
     if (e.part === 'skipId') return [replaySkippedId(model)];
-    if (e.optional) return replayPending(model, e.call, this.#relaxed);
+    if (e.optional) return replayPending(model, e.call, e.part, this.#relaxed);
     const next = model.clone();
     const refused = this.#relaxed && e.windowed ? this.#windowedStep(next, e) : replay(next, e.call, e.part, this.#leaseRule(e));
     return [refused ?? next];

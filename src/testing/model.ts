@@ -426,7 +426,7 @@ export function isBetter(a: ModelJob, b: ModelJob): boolean {
   return a.num < b.num;
 }
 
-function checkPollArguments(workerId: unknown, leaseMillis: unknown): Outcome | undefined {
+export function checkPollArguments(workerId: unknown, leaseMillis: unknown): Outcome | undefined {
   if (typeof workerId !== 'string' || workerId.trim() === '') return err('ERR_INVALID_ARGUMENT');
   if (!validMillis(leaseMillis)) return err('ERR_INVALID_ARGUMENT');
   return undefined;

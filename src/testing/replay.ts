@@ -9,7 +9,7 @@
  */
 import { isDeepStrictEqual, inspect } from 'node:util';
 import { leaseMade, type Call, type CallArgs, type LeaseResult } from './history.js';
-import { sameView, type ModelLease, type Outcome, type QueueModel } from './model.js';
+import { checkPollArguments, sameView, type ModelLease, type Outcome, type QueueModel } from './model.js';
 
 /**
  * Which part of a call a step replays: all of it, or — in the relaxed mode,
@@ -85,10 +85,18 @@ export function replayClaim(model: QueueModel, call: Call, rule: LeaseRule): str
  * its result is not compared (nobody saw it). The lease a poll makes keeps a
  * null token, which no complete or fail can match. In the relaxed mode a
  * poll may have claimed any ready job, so there is one model per ready job;
- * a submit may also have taken its id without making its job.
+ * a submit may also have taken its id without making its job. A pending
+ * completeAndPoll in the relaxed mode comes in two parts, 'complete' and then
+ * 'poll': its thread may have been killed between them.
  */
-export function replayPending(model: QueueModel, call: Call, relaxed: boolean): QueueModel[] {
+export function replayPending(model: QueueModel, call: Call, part: Part, relaxed: boolean): (QueueModel | string)[] {
   const c = call.call;
+  if (c.op === 'completeAndPoll' && part === 'complete') {
+    const completed = model.clone();
+    // Refused poll arguments or a refused complete leave the model as it was, and the call throws before its poll: the same as leaving it out.
+    const done = checkPollArguments(c.workerId, c.leaseMillis) === undefined && completed.complete(c.jobId, c.token).ok;
+    return done ? [completed] : ['its complete is refused here, and then it polls nothing'];
+  }
   if (c.op !== 'poll' && c.op !== 'completeAndPoll') {
     const next = model.clone();
     if (c.op === 'advance') next.advance(c.ms);
@@ -97,11 +105,13 @@ export function replayPending(model: QueueModel, call: Call, relaxed: boolean): 
     return c.op === 'submit' ? [next, replaySkippedId(model)] : [next];
   }
   const next = model.clone();
-  const outcome = c.op === 'poll' ? next.poll(c.workerId, c.leaseMillis) : next.completeAndPoll(c.jobId, c.token, c.workerId, c.leaseMillis);
+  // completeAndPoll's poll step (relaxed; its complete placed before) polls as a poll does.
+  const pollsOnly = c.op === 'poll' || part === 'poll';
+  const outcome = pollsOnly ? next.poll(c.workerId, c.leaseMillis) : next.completeAndPoll(c.jobId, c.token, c.workerId, c.leaseMillis);
   if (!relaxed || !outcome.ok || outcome.value === undefined) return [next];
   // The relaxed mode: the claim may have taken any ready job, not only the best.
   const before = model.clone();
-  if (c.op === 'completeAndPoll') before.complete(c.jobId, c.token);
+  if (!pollsOnly) before.complete(c.jobId, c.token);
   before.expire();
   return before.ready().map((job) => {
     const claimed = before.clone();

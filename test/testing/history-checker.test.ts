@@ -363,6 +363,23 @@ describe('pending calls (a thread killed inside its call)', () => {
     });
   }
 
+  it('lets a pending completeAndPoll complete its job and claim nothing in the relaxed mode only: killed between its two steps', () => {
+    // t0 dies inside its completeAndPoll of J1: t1 then sees J1 SUCCEEDED and still leases J2, the only job the poll could take.
+    const succeeded = { id: 'J1', type: 'email', priority: 5, status: 'SUCCEEDED', attempts: 1, nextRunAt: T, lastError: null, payload: 'b', leaseUntil: null };
+    const history = [
+      call(9, [0, 1], submit('b', 5), 'J1'),
+      call(9, [2, 3], submit('a'), 'J2'),
+      call(0, [4, 5], poll(), lease('J1', 1, 'b')),
+      pending(0, 6, { op: 'completeAndPoll', jobId: 'J1', token: 1, workerId: 'w', leaseMillis: 100 }),
+      call(1, [7, 8], { op: 'view', jobId: 'J1' }, succeeded),
+      call(1, [9, 10], poll(), lease('J2', 2, 'a')),
+    ];
+    expectVerdict(history, 'relaxed-poll', true);
+    expectVerdict(history, 'linearizable', false);
+    // Its complete refused (a token nobody was given), it polls nothing either.
+    expectVerdict(history.map((c) => (c.pending === true ? { ...c, call: { ...c.call, token: 9 } as CallArgs } : c)), 'relaxed-poll', false);
+  });
+
   it('lets a pending poll claim a job that is not the best in the relaxed mode only', () => {
     // J2 (priority 5) is best; the pending poll took J1 (attempt 1), so J1's next lease is attempt 2.
     const history = [
