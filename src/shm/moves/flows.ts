@@ -72,7 +72,7 @@ export class Flows {
       }
       const childId = jobIdOf(slots.jobNums[slot]!);
       const reason = status === DEAD ? `child ${childId} is DEAD` : status === CANCELLED ? `child ${childId} was cancelled` : `child ${childId} was removed`;
-      this.#failParent(parent, word, reason, now);
+      if (!this.#failParent(parent, word, reason, now)) return;
       // The parent is DEAD now: its own parent counts that as its child's death.
       slot = parent;
       status = DEAD;
@@ -223,12 +223,23 @@ export class Flows {
     moves.moveTo(child, moves.memory.slots.word(child), DEAD, DEAD);
   }
 
-  /** The move *fail parent* (lock holder): a waiting parent (DELAYED) → DEAD, its lastError `reason`, as a permanent failure at `now`. */
-  #failParent(parent: number, word: number, reason: string, now: number): void {
+  /**
+   * The move *fail parent* (lock holder): a waiting parent (DELAYED, its word
+   * `word`) → DEAD, its lastError `reason`, as a permanent failure at `now`.
+   * False if the parent moved meanwhile (see below): then it was counted up
+   * the tree too.
+   */
+  #failParent(parent: number, word: number, reason: string, now: number): boolean {
     const moves = this.#moves;
     const { memory } = moves;
     // Stored before the draft is read: making room may evict, and eviction moves use the mover.
     const errorRef = moves.room.storeError(reason);
+    // Making room may settle the queue, whose catch-up (a sibling's lease expired to DEAD) or rebuild (a death it
+    // found uncounted) may have dead-lettered the parent already: its record, lastError chain included, is that move's.
+    if (memory.slots.word(parent) !== word) {
+      moves.room.freeCounted(errorRef);
+      return false;
+    }
     const draft = moves.mover.start(parent);
     const oldError = draft[ERROR_REF]!;
     draft[ERROR_REF] = errorRef;
@@ -242,6 +253,7 @@ export class Flows {
     noteMove(memory, MoveEvent.Dead, draft, NaN);
     memory.finishes.announce();
     moves.room.freeCounted(oldError);
+    return true;
   }
 }
 
