@@ -8,7 +8,8 @@
  *                                    version: the data model (scripts.ts DATA_MODEL; GROUPED_MODEL once
  *                                      the queue named a group: its ready jobs take turns, see `turns`;
  *                                      BINARY_MODEL and up once it stored bytes, FLOW_MODEL and up once it
- *                                      stored a flow: see scripts.ts);
+ *                                      stored a flow, TURNING_MODEL and up while `unturned` is walked: see
+ *                                      scripts.ts);
  *                                    clock: the `now` the ready index is exact for (see `ready`);
  *                                    due: no delayed job's runAt and no lease's leaseUntil is earlier
  *                                      ('none': nothing falls due; absent: not known, catch up in full);
@@ -63,6 +64,9 @@
  * leasehold:{name}:turns     hash    once groups take turns (includes/turns.lua), per turn level L (16 hex
  *                                    characters: the priority's sort key): L -> the turn last served,
  *                                    "L group" -> the group's last turn ("L " for the jobs without a group)
+ * leasehold:{name}:unturned  zset    while groups start to take turns (TURNING_MODEL, includes/turns.lua): the
+ *                                    ready, held and parked jobs filed before, by their member of then (score 0),
+ *                                    that have no turn yet; each script gives the first of them theirs
  * leasehold:{name}:held      zset    ready jobs a poll passed over as their type's window was used up:
  *                                    member = their `ready` member, score = when the window opens
  * leasehold:{name}:finishes  channel (never a key) the numbers of jobs that just finished, for finished()
@@ -91,7 +95,8 @@
  * ```
  *
  * Every job is in exactly one of pending / leases / dead / finished, by its
- * status; `ready`, `held` and the parked sets are indexes over `pending` (a ready job is in one of them); and, once `listing`
+ * status; `ready`, `held` and the parked sets are indexes over `pending` (a ready job is in one of them; while
+ * groups start to take turns, one not given its turn yet is in `unturned` too, and perhaps in no other); and, once `listing`
  * exists and its jobs up to `upTo` are filed, in exactly one of the listing sets pendingNums / runningNums /
  * succeededNums / dead / cancelledNums. The braces are a hash tag: in
  * Redis Cluster all keys of one queue share a slot, so one script may touch
@@ -122,7 +127,7 @@
 /** The fixed keys, by the names the scripts give them (K.jobSeq, K.tokenSeq, ...): each is the queue's prefix and its name. */
 export const KEY_NAMES = ['jobSeq', 'tokenSeq', 'clock', 'pending', 'ready', 'leases', 'dead', 'finished', 'counts', 'signal', 'sweep', 'paused',
   'finishes', 'keys', 'pendingNums', 'runningNums', 'succeededNums', 'cancelledNums', 'listing', 'limits', 'windows', 'held', 'state', 'tokens',
-  'policies', 'cancels', 'deadAt', 'events', 'caps', 'running', 'parkedTypes', 'groupCaps', 'groupRunning', 'parkedGroups', 'turns'] as const;
+  'policies', 'cancels', 'deadAt', 'events', 'caps', 'running', 'parkedTypes', 'groupCaps', 'groupRunning', 'parkedGroups', 'turns', 'unturned'] as const;
 export type KeyName = (typeof KEY_NAMES)[number];
 
 export interface QueueKeys {

@@ -70,6 +70,15 @@ export const GROUPED_BINARY_MODEL = 5;
  */
 export const FLOW_MODEL = 6;
 
+/**
+ * A grouped data model (3, 5, 7 or 9) while its turns start (includes/turns.lua): TURNING_MODEL plus
+ * its offset from DATA_MODEL (11, 13, 15, 17), from the first group a queue names until every job filed
+ * ready before has its turn. That walk takes a batch of CATCH_UP_BATCH jobs per script, before any
+ * other work; the ready index is half in `unturned` meanwhile, so a build that cannot continue the walk
+ * refuses the queue (NewerDataModel) until it is done, and accepts it again after.
+ */
+export const TURNING_MODEL = 10;
+
 /** The arguments every script takes first, in this order (RedisJobQueue fills them in for every call); its own follow. */
 export const COMMON_ARGS = ['holder', 'now', 'seed', 'settings'] as const;
 
@@ -146,7 +155,7 @@ function constants(): string {
     `local DECLARED_SUFFIX = '${KEY_NAMES[0]}'`,
     'local FIXED = 1',
     `local DATA_MODEL, GROUPED_MODEL, BINARY_MODEL, GROUPED_BINARY_MODEL = '${DATA_MODEL}', '${GROUPED_MODEL}', '${BINARY_MODEL}', '${GROUPED_BINARY_MODEL}'`,
-    `local FLOW_MODEL = ${FLOW_MODEL}`,
+    `local FLOW_MODEL, TURNING_MODEL = ${FLOW_MODEL}, ${TURNING_MODEL}`,
     // Marks a token in K.tokens as a keyed job's (keys.ts).
     "local KEYED = 'k'",
     `local ARG = ${table(COMMON_ARGS.map((name, i) => [name, i + 1]))}`,

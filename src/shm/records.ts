@@ -61,7 +61,7 @@ export interface JobRecord {
   group: string | null;
   /** A flow's child: its PARENT column (its parent's number, negative under 'ignore'); 0: none. */
   parent: number;
-  /** A flow's parent: its children not yet ended; 0: none. */
+  /** A flow's parent: its children not yet ended; 0: none. While DEAD, a flow's child's AWAITED (see layout.ts). */
   waiting: number;
 }
 

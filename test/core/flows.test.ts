@@ -80,4 +80,23 @@ describe('flows with a journal', () => {
     expect(queue.submitFlow(flowOf(1))).toEqual(['J6', 'J7']);
     closeJournal(queue);
   });
+
+  it("dead-letter a parent under 'fail' at the reopen that turns its child's last attempt, RUNNING at the close, DEAD", () => {
+    const path = tempJournal();
+    const clock = new ManualClock(T0);
+    let queue = openJournal(path, clock, new RetryPolicy(1, 0, 0));
+    queue.submitFlow(flowOf(2));
+    mustPollSync(queue, 'J2');
+    closeJournal(queue);
+    queue = openJournal(path, clock, new RetryPolicy(1, 0, 0));
+    expect(queue.view('J2').status).toBe('DEAD');
+    expect(flowState(queue.view('J1'))).toEqual({ status: 'DEAD' });
+    expect(queue.view('J1').lastError).toBe('child J2 is DEAD');
+    // Journaled at that reopen: the next finds it so too.
+    closeJournal(queue);
+    queue = openJournal(path, clock, new RetryPolicy(1, 0, 0));
+    expect(queue.view('J1')).toMatchObject({ status: 'DEAD', lastError: 'child J2 is DEAD' });
+    expect(runReady(queue)).toEqual(['J3']);
+    closeJournal(queue);
+  });
 });

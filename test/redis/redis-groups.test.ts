@@ -135,6 +135,47 @@ describeRedis('groups on Redis', () => {
     expect(await payloads(queue, 7)).toEqual(['u2', 'G0', 'h2', 'G1', 'u1', 'p2', undefined]);
   });
 
+  /** A queue of a fresh name holding `count` ready jobs without a group (payloads u0, u1, ...), and a plain client of its Redis to read its keys. */
+  const ungroupedQueue = async (count: number) => {
+    const server = await fileRedis();
+    const admin = new Redis(server.url);
+    opened.push({ close: async () => void admin.disconnect() });
+    const name = fresh();
+    const queue = await connect(name, new ManualClock(T0), server.url);
+    for (let from = 0; from < count; from += 1_000) {
+      await queue.submitMany(Array.from({ length: Math.min(1_000, count - from) }, (_, i) => ({ type: 't', payload: `u${from + i}` })));
+    }
+    return { queue, admin, key: (what: string) => `leasehold:{${name}}:${what}` };
+  };
+
+  it('give 5,000 jobs already ready their turns at most a catch-up batch (50) per script, before any call goes on', async () => {
+    const { queue, admin, key } = await ungroupedQueue(5_000);
+    await admin.config('RESETSTAT');
+    await queue.submit('t', 'G0', { group: 'G' });
+    const calls: Record<string, number> = {};
+    for (const [, command, count] of (await admin.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls[command!] = Number(count);
+    // One script per 50 jobs or more (the first group's submit stopped and was called again until all had their turns):
+    // each job filed anew once (a ZADD), so no script filed more than its share.
+    expect(calls.fcall).toBeGreaterThanOrEqual(5_000 / 50);
+    expect((calls.zadd ?? 0) / calls.fcall!).toBeLessThanOrEqual(51);
+    // Done: the grouped data model again, nothing left to walk; the old jobs took turns 1, 2, ... in their order.
+    expect(await admin.hget(key('state'), 'version')).toBe('3');
+    expect(await admin.exists(key('unturned'))).toBe(0);
+    expect(await payloads(queue, 4)).toEqual(['u0', 'G0', 'u1', 'u2']);
+    expect(await queue.stats()).toMatchObject({ pending: 4_997, running: 4 });
+  });
+
+  it('go on with a walk another client left midway (data model 11): the next call of any kind finishes it first', async () => {
+    const { queue, admin, key } = await ungroupedQueue(120);
+    // As startTurns leaves the queue: its ready index moved whole to `unturned`, the version saying so.
+    await admin.rename(key('ready'), key('unturned'));
+    await admin.hset(key('state'), 'version', '11');
+    expect(await queue.stats()).toMatchObject({ pending: 120 });
+    expect(await admin.hget(key('state'), 'version')).toBe('3');
+    await queue.submit('t', 'G0', { group: 'G' });
+    expect(await payloads(queue, 3)).toEqual(['u0', 'G0', 'u1']);
+  });
+
   it('count a group\'s jobs already RUNNING when its cap is set', async () => {
     const clock = new ManualClock(T0);
     const queue = await connect(fresh(), clock);

@@ -126,7 +126,8 @@ describeRedis('a Redis queue of data model 1', () => {
     const clock = new ManualClock(T0);
     const queue = await open(name, clock);
     const id = await queue.submit('t', 'a');
-    // 3 is data model 2 with group turns, 4 and 5 those with binary values, 6 to 9 those four with flows (scripts.ts): 10 is the first this build does not know.
+    // 3 is data model 2 with group turns, 4 and 5 those with binary values, 6 to 9 those four with flows, 11, 13, 15
+    // and 17 the grouped ones while their turns start (scripts.ts): 10 is the first this build does not know.
     // A version written otherwise than a build writes it ('6.0') is no model this one knows either.
     for (const version of ['10', '6.0']) {
       await admin.hset(key(name, 'state'), 'version', version);

@@ -11,12 +11,12 @@
     [OWN + 2] max, an integer >= 1 ('': remove the cap)
   Replies:
     { 0 }
-    { CATCHING_UP }: the call brought the queue part of the way up to now (includes/catch-up.lua)
-      and stopped before its own work: call it again
+    { CATCHING_UP }: the call brought the queue part of the way up to now (includes/catch-up.lua),
+      or started its groups' turns (includes/turns.lua), and stopped before its own work: call it again
 ]]
 
 local group, max = ARGV[OWN + 1], ARGV[OWN + 2]
-if max ~= '' and not grouped then startTurns() end
+if max ~= '' and not grouped and not startTurns() then return { CATCHING_UP } end
 setCap(GROUP, group, max)
 announce()
 return { 0 }

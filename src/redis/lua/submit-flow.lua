@@ -13,8 +13,8 @@
     then, only when some job's payload is binary (raw bytes), one more: a '0' or '1' per job, '1' for a binary payload
   Replies:
     { 0, n, n, ... }: each job's number, in ARGV's order; clients waiting for work are woken
-    { CATCHING_UP }: the call brought the queue part of the way up to now (includes/catch-up.lua)
-      and stopped before its own work: call it again
+    { CATCHING_UP }: the call brought the queue part of the way up to now (includes/catch-up.lua),
+      or started its groups' turns (includes/turns.lua), and stopped before its own work: call it again
   Refusals (nothing changed):
     { Refusal.NoSlot }: not enough room, even evicting every finished job
 ]]
@@ -25,7 +25,7 @@ local WIDTH = 12
 local total = math.floor((#ARGV - first + 1) / WIDTH)
 local binaries = (#ARGV - first + 1) % WIDTH == 1 and ARGV[#ARGV] or nil
 if not roomFor(total, capacity) then return { Refusal.NoSlot } end
-startTurnsIfNamed(ARGV, first, total, WIDTH, 8)
+if not startTurnsIfNamed(ARGV, first, total, WIDTH, 8) then return { CATCHING_UP } end
 startFlows()
 local ids = { 0 }
 local seq = redis.call('INCRBY', K.jobSeq, total) - total

@@ -17,8 +17,8 @@
       a binary payload (includes/call.lua, payloadFields)
   Replies:
     { 0, n, n, ... }: each job's number (a key holder's for a job not stored); clients waiting for work are woken
-    { CATCHING_UP }: the call brought the queue part of the way up to now (includes/catch-up.lua)
-      and stopped before its own work: call it again
+    { CATCHING_UP }: the call brought the queue part of the way up to now (includes/catch-up.lua),
+      or started its groups' turns (includes/turns.lua), and stopped before its own work: call it again
   Refusals (nothing changed):
     { Refusal.NoSlot }: not enough room, even evicting every finished job
 ]]
@@ -51,7 +51,7 @@ for j = 1, total do
   end
 end
 if not roomFor(count, capacity) then return { Refusal.NoSlot } end
-startTurnsIfNamed(ARGV, first, total, WIDTH, 12)
+if not startTurnsIfNamed(ARGV, first, total, WIDTH, 12) then return { CATCHING_UP } end
 local ids = { 0 }
 local seq = redis.call('INCRBY', K.jobSeq, count) - count
 local pending, ready, numbers = {}, {}, {}

@@ -42,7 +42,7 @@ export interface LoggedJob {
   group: string | null;
   /** A flow's child: its parent's job number, negative when the parent's onChildFailure is 'ignore'; 0: none. Never changed after. */
   parent: number;
-  /** A flow's parent: its children not yet ended (it waits while > 0); 0: none. */
+  /** A flow's parent: its children not yet ended (it waits while > 0); 0: none. While DEAD, a flow's child's AWAITED (see layout.ts). */
   waiting: number;
 }
 

@@ -100,7 +100,7 @@ export class Maintenance implements LockHolder {
     this.room = new Room(memory, this.#retention, this.filing, this.notes, this, { settle: (now) => this.catchUp.settle(now) });
     this.#moves = new JobMoves(memory, policy, time, log !== undefined, this.filing, this.notes, this.room, this);
     this.#placement = new Placement(this.#moves);
-    this.rebuilder = new Rebuilder(memory, this.filing, this);
+    this.rebuilder = new Rebuilder(memory, this.filing, this, this.#moves);
     this.catchUp = new CatchUp(memory, time, log !== undefined, this.filing, this.held, this.#moves, this.rebuilder, this);
     this.reads = new LockedReads(memory, this.filing);
   }
@@ -429,12 +429,14 @@ export class Maintenance implements LockHolder {
       const word = this.catchUp.settledWord(slot, now);
       if (statusOf(word) !== DEAD) return Refusal.NotDead;
       if (this.notes.frozen(slot)) return this.notes.awaitCommitOf(slot);
+      const frozenChild = this.#moves.flows.frozenChild(slot);
+      if (frozenChild >= 0) return this.notes.awaitCommitOf(frozenChild);
       // A child whose parent still waits (it counted the child's death) is waited for again, before the child
       // can run: a holder that dies in between leaves the parent waiting one child too many, never one too few (keeps I28).
       if (!counted) this.#moves.flows.childRetried(slot);
       counted = true;
-      // A flow's parent waits again for its children not ended (a DEAD one under 'fail' among them).
-      if (retryDeadJob(this.#moves, slot, word, now, this.#moves.flows.unfinishedChildren(slot))) return 0;
+      // A flow's parent waits again for its children not ended (a DEAD one under 'fail' among them, marked AWAITED).
+      if (retryDeadJob(this.#moves, slot, word, now, this.#moves.flows.awaitChildren(slot))) return 0;
     }
   }
 

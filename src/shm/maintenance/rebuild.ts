@@ -1,7 +1,7 @@
 import * as step from '../memory/steps.js';
 import {
-  ATTENTION, CANCELLED, DATA_REF, DELAYED, FINISH_BASE, FINISH_TICKET, FREE, FREE_SLOT_COUNT, GATE, HEADERS_REF, HINTS_STALE, REFILING, ERROR_REF, JOB_NUM, KEY_REF,
-  LEASE_UNTIL, PAYLOAD_BYTES, payloadLength, WAITING, WAITING_PARENTS, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_REF, RUNNING, RUN_AT, SLOT_HIGH_WATER, STATUS_COUNT, SUCCEEDED, TYPE, isBusy,
+  ATTENTION, CANCELLED, COMMIT_MOVED, DATA_REF, DEAD, DELAYED, FINISH_BASE, FINISH_TICKET, FREE, FREE_SLOT_COUNT, GATE, HEADERS_REF, HINTS_STALE, REFILING, ERROR_REF, JOB_NUM, KEY_REF,
+  LEASE_UNTIL, MOVES, PAYLOAD_BYTES, payloadLength, WAITING, WAITING_PARENTS, PRIORITY, READY, REBUILDS, RECORD_FIELDS, RESULT_REF, RUNNING, RUN_AT, SLOT_HIGH_WATER, STATUS_COUNT, SUCCEEDED, TYPE, isBusy,
   statusOf,
 } from '../memory/layout.js';
 import type { Filing } from './filing.js';
@@ -12,7 +12,9 @@ import type { MoverHolder } from '../protocol/mover.js';
 import { chunksOf, countedChainBytes, leadingTypeBytes } from '../records.js';
 import { NOT_COUNTED } from '../protocol/mover.js';
 import { groupCap } from '../tables/concurrency.js';
-import { notEnded } from '../moves/flows.js';
+import { deathUncounted, notEnded } from '../moves/flows.js';
+import type { JobMoves } from '../moves/job-moves.js';
+import { LAZY } from '../journal/journal-notes.js';
 
 /**
  * The repair of the hints (rings, heaps, maps, counters, free slots, arena
@@ -23,13 +25,16 @@ export class Rebuilder {
   readonly #m: QueueMemory;
   readonly #filing: Filing;
   readonly #holder: MoverHolder;
+  /** The holder's moves: a flow's parent dead-lettered as its child's move would have (Flows), and the journal's notes of a recount. */
+  readonly #moves: JobMoves;
   /** A copy of a slot's record, read under the lock. */
   readonly #record = new Float64Array(RECORD_FIELDS);
 
-  constructor(memory: QueueMemory, filing: Filing, holder: MoverHolder) {
+  constructor(memory: QueueMemory, filing: Filing, holder: MoverHolder, moves: JobMoves) {
     this.#m = memory;
     this.#filing = filing;
     this.#holder = holder;
+    this.#moves = moves;
   }
 
   /**
@@ -89,6 +94,8 @@ export class Rebuilder {
       const flows = m.flows;
       /** Per parent's job number, its children in memory that have not ended (flows only). */
       const openChildren = new Map<number, number>();
+      /** Per parent's job number, the slot of its first child DEAD under 'fail' whose death it has yet to count (flows only). */
+      const uncountedDeaths = new Map<number, number>();
       /** The waiting parents, by slot, and the word each holds after the scan (flows only). */
       const waitingWords = new Map<number, number>();
       for (let slot = 0; slot < high; slot++) {
@@ -117,7 +124,7 @@ export class Rebuilder {
           m.keyMap.setIfNewer(key, keyHash(key), slot);
         }
         // A flow's child: whether it has not ended, for its parent's recount below (keeps I28).
-        if (flows && slots.parents[slot] !== 0) this.#noteChild(slot, word, openChildren);
+        if (flows && slots.parents[slot] !== 0) this.#noteChild(slot, word, openChildren, uncountedDeaths);
         // A move in flight that the gate did not hold back (a revoked row's call, under way as its owner was
         // presumed dead): no lock-free move changes a job's number or strings, so the job is mapped and its
         // chains kept above; its new status is its mover's to count and register.
@@ -155,7 +162,14 @@ export class Rebuilder {
         counts[status]!++;
       }
       this.#filing.sortFinished();
+      /** The children whose death a waiting parent has yet to count: it is dead-lettered once the hints are whole. */
+      const deaths: number[] = [];
       for (const [parent, word] of waitingWords) {
+        const death = uncountedDeaths.get(slots.get(parent, JOB_NUM));
+        if (death !== undefined) {
+          deaths.push(death);
+          continue;
+        }
         const counted = this.#recount(parent, word, openChildren.get(slots.get(parent, JOB_NUM)) ?? 0, now);
         if (counted === STILL_WAITING) continue;
         waitingParents--;
@@ -193,6 +207,9 @@ export class Rebuilder {
       header[REBUILDS]!++;
       this.#filing.dueChanged();
       m.setLastNow(now);
+      // A holder lost between a child's death and its parent's dead-lettering under 'fail': the parent is
+      // dead-lettered now, as that move would have (its lastError naming the child, then up the tree; keeps I28).
+      for (const child of deaths) this.#moves.flows.childEnded(child, DEAD, now);
     } finally {
       // Open the gate again — only while the lock is still ours. A rebuilder taken over (its quiesce waited
       // for a stalled call as long as the lock's waiters wait for it) leaves here by LockLost while its
@@ -206,14 +223,22 @@ export class Rebuilder {
 
   /**
    * Counts the child in `slot` (its word `word`) in `open` under its parent's
-   * number if it has not ended (`notEnded`, the rule Flows#unfinishedChildren
-   * counts by too).
+   * number if it has not ended (`notEnded`, the rule Flows#awaitChildren
+   * counts by too); or, DEAD under 'fail' and not AWAITED (`deathUncounted`),
+   * notes it in `deaths` under that number, the child first submitted of
+   * those (as a live fail names the first child to die, a parent dies of one).
    */
-  #noteChild(slot: number, word: number, open: Map<number, number>): void {
-    const link = this.#m.slots.parents[slot]!;
-    if (!notEnded(word, link)) return;
+  #noteChild(slot: number, word: number, open: Map<number, number>, deaths: Map<number, number>): void {
+    const { slots } = this.#m;
+    const link = slots.parents[slot]!;
     const parent = Math.abs(link);
-    open.set(parent, (open.get(parent) ?? 0) + 1);
+    const awaited = slots.waitings[slot]!;
+    if (deathUncounted(word, link, awaited)) {
+      const first = deaths.get(parent);
+      if (first === undefined || slots.jobNums[first]! > slots.jobNums[slot]!) deaths.set(parent, slot);
+    } else if (notEnded(word, link, awaited)) {
+      open.set(parent, (open.get(parent) ?? 0) + 1);
+    }
   }
 
   /**
@@ -223,16 +248,21 @@ export class Rebuilder {
    * Lowered to `open`, never raised: a child no longer in memory was
    * finished and evicted, or removed, and has ended either way. At none it
    * is READY (its runAt read as now, as Flows#countDown does) or DELAYED
-   * till its runAt. The new word, or STILL_WAITING if it waits on.
+   * till its runAt. The new word, or STILL_WAITING if it waits on. Noted for
+   * the journal (lazily: lost in a crash, the reopen's rebuild counts again),
+   * so that a reopen finds the parent as this rebuild left it.
    */
   #recount(slot: number, word: number, open: number, now: number): number {
-    const waiting = this.#m.slots.waitings[slot]!;
+    const { slots } = this.#m;
+    const waiting = slots.waitings[slot]!;
     if (open >= waiting) return STILL_WAITING;
     const mover = this.#holder.mover;
     const draft = mover.start(slot);
     draft[WAITING] = open;
     const due = open === 0 && draft[RUN_AT]! <= now;
     if (due) draft[RUN_AT] = now;
+    if (this.#moves.journaled) draft[MOVES]!++;
+    this.#moves.notes.note(slots.get(slot, JOB_NUM), COMMIT_MOVED, LAZY);
     const next = mover.apply(slot, word, due ? READY : DELAYED, NOT_COUNTED);
     // Moved meanwhile by a call the gate did not hold back: none moves a waiting parent but the holder, so only a holder taken over.
     if (next < 0 || open > 0) return STILL_WAITING;

@@ -400,6 +400,13 @@ export const GROUP = 27; //         the job's group (submit's `group`): its entr
 export const PARENT = 28;
 /** A flow's parent: its children not yet ended (counted as moves/flows.ts says); while > 0 the parent waits (I28). 0: none. */
 export const WAITING = 29;
+/**
+ * While DEAD, a flow's child under 'fail': 1 once a parent retried from the dead letters counted it in as not
+ * ended (it waits for the child to be retried and succeed); 0 while its death is its parent's to count, so a
+ * rebuild that finds its parent waiting makes it DEAD (a lost dead-lettering, I28). Shares WAITING's field: a
+ * DEAD job waits for no child, and a retryDead writes the field anew.
+ */
+export const AWAITED = WAITING;
 export const RECORD_FIELDS = 30;
 
 /**
@@ -449,7 +456,8 @@ export const RECORD_FIELDS = 30;
  *   WORKER       u16  an entry of `workerNames` + 1 (<= WORKER_NAMES)
  *   PARENT       f64  ± a job number (ids up to 2^53), or 0; written only when it changes, so a queue
  *                     without flows never touches its pages
- *   WAITING      u32  a parent's children not yet ended: at most the slots (< 2^32); written only when it changes
+ *   WAITING      u32  a parent's children not yet ended: at most the slots (< 2^32); or, while DEAD, AWAITED
+ *                     (0 or 1); written only when it changes
  */
 export const RECORD_COLUMNS = [
   [JOB_NUM, Float64Array, 'jobNums'], [PRIORITY, Float64Array, 'priorities'], [RUN_AT, Float64Array, 'runAts'], [TOKEN, Float64Array, 'tokens'],

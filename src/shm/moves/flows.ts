@@ -1,5 +1,5 @@
 import {
-  CANCELLED, DEAD, DELAYED, DIED_AT, ERROR_BYTES, ERROR_REF, FREE, JOB_SEQ, READY, RUNNING, WAITING_PARENTS, RUN_AT, SUCCEEDED, WAITING, isBusy, statusOf,
+  AWAITED, CANCELLED, DEAD, DELAYED, DIED_AT, ERROR_BYTES, ERROR_REF, FREE, JOB_SEQ, READY, RUNNING, WAITING_PARENTS, RUN_AT, SUCCEEDED, WAITING, isBusy, statusOf,
   type SlotStatus,
 } from '../memory/layout.js';
 import { noteFinish } from '../records.js';
@@ -24,7 +24,10 @@ import type { JobMoves } from './job-moves.js';
  * its parent, once SUCCEEDED; DEAD or CANCELLED (or removed while PENDING)
  * ends it too under 'ignore', and under 'fail' makes the parent DEAD at once,
  * its lastError naming the child. A retryDead of a child whose parent still
- * waits counts it back in (+1), so no child is counted twice.
+ * waits counts it back in (+1), so no child is counted twice. A retryDead of
+ * a parent waits again for its DEAD children under 'fail' too, and marks
+ * each AWAITED (the move *await*): a rebuild then tells a child such a
+ * parent waits for from one whose death its parent has yet to count.
  *
  * A complete is the one move that can end a child outside the lock, so every
  * complete takes the lock once a queue has a flow (ATTENTION's FLOWS, set
@@ -69,7 +72,7 @@ export class Flows {
       }
       const childId = jobIdOf(slots.jobNums[slot]!);
       const reason = status === DEAD ? `child ${childId} is DEAD` : status === CANCELLED ? `child ${childId} was cancelled` : `child ${childId} was removed`;
-      this.#failParent(parent, word, reason, now);
+      if (!this.#failParent(parent, word, reason, now)) return;
       // The parent is DEAD now: its own parent counts that as its child's death.
       slot = parent;
       status = DEAD;
@@ -82,7 +85,7 @@ export class Flows {
     const { slots } = this.#moves.memory;
     const link = slots.parents[slot]!;
     // Under 'fail' a waiting parent never counted a child's death (it would have died of it): it counts the
-    // child as not ended already (see unfinishedChildren), and goes on doing so.
+    // child as not ended already (see awaitChildren), and goes on doing so.
     const parent = link >= 0 ? -1 : this.#waitingParent(-link);
     if (parent < 0) return;
     const moves = this.#moves;
@@ -124,17 +127,40 @@ export class Flows {
   /**
    * For a retryDead of the job in `slot` (DEAD): how many of its children a
    * parent waits for again: those PENDING or RUNNING, and under 'fail' those
-   * DEAD too (retry them, and it runs once they succeeded). SUCCEEDED and
-   * CANCELLED children, and children no longer in memory, have ended. 0 for
-   * a job without children, or a queue without flows.
+   * DEAD too (retry them, and it runs once they succeeded), each marked
+   * AWAITED first (`#await`), so that a rebuild counts it as not ended
+   * rather than as a death the parent has yet to count (keeps I28).
+   * SUCCEEDED and CANCELLED children, and children no longer in memory, have
+   * ended. 0 for a job without children, or a queue without flows. Made
+   * before the parent's move: a holder that dies in between leaves marks that
+   * ask nothing of a parent still DEAD (only a waiting parent reads them).
    */
-  unfinishedChildren(slot: number): number {
+  awaitChildren(slot: number): number {
     const { memory } = this.#moves;
     if (!memory.flows) return 0;
     const { slots } = memory;
     let waiting = 0;
-    for (const child of this.childrenOf(slots.jobNums[slot]!)) if (notEnded(slots.word(child), slots.parents[child]!)) waiting++;
+    for (const child of this.childrenOf(slots.jobNums[slot]!)) {
+      const link = slots.parents[child]!;
+      if (deathUncounted(slots.word(child), link, slots.waitings[child]!)) this.#await(child);
+      if (notEnded(slots.word(child), link, slots.waitings[child]!)) waiting++;
+    }
     return waiting;
+  }
+
+  /**
+   * For a retryDead of the job in `slot` (DEAD): a child `awaitChildren`
+   * would mark that is frozen by another call's commit in flight (I21),
+   * whose undo would find the mark's word in place of its own; else -1.
+   */
+  frozenChild(slot: number): number {
+    const { memory, notes } = this.#moves;
+    if (!memory.flows) return -1;
+    const { slots } = memory;
+    for (const child of this.childrenOf(slots.jobNums[slot]!)) {
+      if (deathUncounted(slots.word(child), slots.parents[child]!, slots.waitings[child]!) && notes.frozen(child)) return child;
+    }
+    return -1;
   }
 
   /** The slot of job `num` if it is in memory (not evicted or removed); else -1. */
@@ -189,12 +215,31 @@ export class Flows {
     if (moves.moveTo(parent, word, to, DELAYED) && left === 0) moves.memory.header[WAITING_PARENTS]!--;
   }
 
-  /** The move *fail parent* (lock holder): a waiting parent (DELAYED) → DEAD, its lastError `reason`, as a permanent failure at `now`. */
-  #failParent(parent: number, word: number, reason: string, now: number): void {
+  /** The move *await* (lock holder): a DEAD child under 'fail' → DEAD, AWAITED, as a parent retried from the dead letters counts it in (see awaitChildren). */
+  #await(child: number): void {
+    const moves = this.#moves;
+    moves.mover.start(child)[AWAITED] = 1;
+    // Under the lock nothing else moves a DEAD job.
+    moves.moveTo(child, moves.memory.slots.word(child), DEAD, DEAD);
+  }
+
+  /**
+   * The move *fail parent* (lock holder): a waiting parent (DELAYED, its word
+   * `word`) → DEAD, its lastError `reason`, as a permanent failure at `now`.
+   * False if the parent moved meanwhile (see below): then it was counted up
+   * the tree too.
+   */
+  #failParent(parent: number, word: number, reason: string, now: number): boolean {
     const moves = this.#moves;
     const { memory } = moves;
     // Stored before the draft is read: making room may evict, and eviction moves use the mover.
     const errorRef = moves.room.storeError(reason);
+    // Making room may settle the queue, whose catch-up (a sibling's lease expired to DEAD) or rebuild (a death it
+    // found uncounted) may have dead-lettered the parent already: its record, lastError chain included, is that move's.
+    if (memory.slots.word(parent) !== word) {
+      moves.room.freeCounted(errorRef);
+      return false;
+    }
     const draft = moves.mover.start(parent);
     const oldError = draft[ERROR_REF]!;
     draft[ERROR_REF] = errorRef;
@@ -208,6 +253,7 @@ export class Flows {
     noteMove(memory, MoveEvent.Dead, draft, NaN);
     memory.finishes.announce();
     moves.room.freeCounted(oldError);
+    return true;
   }
 }
 
@@ -215,15 +261,26 @@ export class Flows {
 const NOT_IN_MEMORY = -1;
 
 /**
- * Whether a child in memory, its word `word` and its PARENT column `link`, has not ended for its parent:
- * PENDING, RUNNING or mid-move (BUSY: a lock-free claim or complete in flight, of a child not ended before
- * it), or DEAD under 'fail' (a parent retried from the dead letters waits for such a child to be retried
- * and succeed). SUCCEEDED and CANCELLED children have ended, and DEAD ones under 'ignore'.
+ * Whether a child in memory, its word `word`, its PARENT column `link` and its AWAITED column `awaited`,
+ * has not ended for its parent: PENDING, RUNNING or mid-move (BUSY: a lock-free claim or complete in
+ * flight, of a child not ended before it), or DEAD under 'fail' and AWAITED (a parent retried from the
+ * dead letters waits for such a child to be retried and succeed). SUCCEEDED and CANCELLED children have
+ * ended, and DEAD ones under 'ignore'; a DEAD one under 'fail' not AWAITED ends its parent's wait by
+ * dead-lettering it (`deathUncounted`).
  */
-export function notEnded(word: number, link: number): boolean {
+export function notEnded(word: number, link: number, awaited: number): boolean {
   if (isBusy(word)) return true;
   const status = statusOf(word);
-  return status === READY || status === DELAYED || status === RUNNING || (status === DEAD && link > 0);
+  return status === READY || status === DELAYED || status === RUNNING || (status === DEAD && link > 0 && awaited > 0);
+}
+
+/**
+ * Whether a child in memory (read as for `notEnded`) is DEAD under 'fail' and not AWAITED: its death is
+ * its parent's to count, so a parent that still waits for it had its dead-lettering lost with a lock
+ * holder (I28).
+ */
+export function deathUncounted(word: number, link: number, awaited: number): boolean {
+  return !isBusy(word) && statusOf(word) === DEAD && link > 0 && awaited === 0;
 }
 
 /** A parent's job number as its child's PARENT column holds it (keeps the policy in the sign). */

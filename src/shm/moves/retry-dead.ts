@@ -4,8 +4,10 @@ import type { JobMoves } from './job-moves.js';
 /**
  * The move *retryDead* (lock holder): DEAD → READY, ready now with its
  * attempts counted from zero again; or, a flow's parent with `waiting`
- * children not ended (see Flows#unfinishedChildren), DEAD → DELAYED, waiting
- * for them again (keeps I28). False if the slot moved first.
+ * children not ended (see Flows#awaitChildren), DEAD → DELAYED, waiting
+ * for them again (keeps I28). WAITING written anew clears a flow's child's
+ * AWAITED: should it die again, that death is its parent's to count. False
+ * if the slot moved first.
  */
 export function retryDeadJob(moves: JobMoves, slot: number, word: number, now: number, waiting = 0): boolean {
   const draft = moves.mover.start(slot);

@@ -77,6 +77,11 @@ local binary
 -- without flows refuses the queue (NewerDataModel) rather than lease a waiting parent's children without
 -- counting their ends. A queue that never stored a flow reads and writes nothing of them.
 local flowing
+-- Whether groups start to take turns (turns.lua): from the first group a queue names until every job filed
+-- ready before has its turn, K.state's version is TURNING_MODEL and up (the grouped version moved up by 8),
+-- and every call's catch-up first gives the next batch of them theirs (turnSome). A build that cannot
+-- refuses the queue (NewerDataModel) meanwhile: it would find the ready index half in K.unturned.
+local turning
 
 -- A queue of data model 1 (no K.state: its clock, sweep, pause and wake counter in keys of their own)
 -- converted in place, atomically, by the first call that finds it: those move into K.state, whose flags
@@ -145,6 +150,10 @@ local function begin(KEYS, ARGV)
   -- A newer leasehold's layout: nothing here may read or write it.
   local version = s.version
   flowing = false
+  -- TURNING_MODEL + 1, 3, 5 or 7: a grouped model (3, 5, 7, 9) whose turns start, read as that model from here on.
+  local turningAt = (tonumber(version) or -1) - TURNING_MODEL
+  turning = (turningAt == 1 or turningAt == 3 or turningAt == 5 or turningAt == 7) and version == string.format('%d', turningAt + TURNING_MODEL)
+  if turning then version = string.format('%d', turningAt + tonumber(DATA_MODEL)) end
   if version ~= DATA_MODEL and version ~= GROUPED_MODEL and version ~= BINARY_MODEL and version ~= GROUPED_BINARY_MODEL then
     -- FLOW_MODEL + 0 to 3, as written (modelVersion): the same four with flows (see flowing).
     local offset = (tonumber(version) or -1) - FLOW_MODEL
@@ -166,13 +175,14 @@ local function begin(KEYS, ARGV)
   if s.sweepMin then sweepSaved = { s.sweepMin, s.sweepMax, tonumber(s.sweepOffset), s.sweepAdd == '1', s.sweepTo } end
 end
 
--- The queue's data model from this call on: its version names whether groups take turns and
--- whether binary values may be stored (see grouped and binary above).
+-- The queue's data model from this call on: its version names whether groups take turns (or start to)
+-- whether binary values may be stored, and whether flows were (see grouped, turning, binary, flowing above).
 local function modelVersion()
   local version = DATA_MODEL
   if grouped then version = binary and GROUPED_BINARY_MODEL or GROUPED_MODEL
   elseif binary then version = BINARY_MODEL end
-  if flowing then return string.format('%d', tonumber(version) - tonumber(DATA_MODEL) + FLOW_MODEL) end
+  if flowing then version = string.format('%d', tonumber(version) - tonumber(DATA_MODEL) + FLOW_MODEL) end
+  if turning then return string.format('%d', tonumber(version) - tonumber(DATA_MODEL) + TURNING_MODEL) end
   return version
 end
 

@@ -191,6 +191,8 @@ end
 -- Most calls find nothing due (quiet) and only note the clock: the sweeps and the reading of when
 -- something next falls due run when something did, or the clock went back, or the time is not known.
 local function caughtUp()
+  -- Groups starting to take turns: that walk goes on first, and no call gets past it before it ends.
+  if turning and not turnSome() then return false end
   if quiet() then
     if now ~= clock then
       clock = now

@@ -69,65 +69,78 @@ local function served(members)
   end
 end
 
--- Groups take turns from now on (a submit named the queue's first group, or setGroupConcurrency did): every
--- job filed ready so far, in K.ready, K.held or a type's parked set, gets a turn (all ungrouped) in the
--- order it has, (priority, runAt, submission), and keeps its set. Once in the queue's life, in one script:
--- one HSET per job (its turn) and the ready index written again in batches; the held and parked jobs
--- (few, as a rule) are sorted into K.ready's order, which ZRANGE gives already.
-local function startTurns()
-  local others = {}
-  local held = redis.call('ZRANGE', K.held, 0, -1, 'WITHSCORES')
-  for i = 1, #held, 2 do
-    local n = string.sub(held[i], 33)
-    -- A held entry of a job that moved on since (releaseHeld drops it) is dropped now: its hash's turn is its current member's.
-    if readyMember(jobKey(int(tonumber(n))), n) == held[i] then others[#others + 1] = { held[i], K.held, held[i + 1] } else redis.call('ZREM', K.held, held[i]) end
-  end
-  for _, jobType in ipairs(redis.call('SMEMBERS', K.parkedTypes)) do
-    local set = parkedPrefix .. jobType
-    for _, member in ipairs(redis.call('ZRANGE', set, 0, -1)) do others[#others + 1] = { member, set, 0 } end
-  end
-  table.sort(others, function(a, b) return precedes(a[1], b[1]) end)
-  -- The turns given so far per turn level: the ungrouped jobs' last turn once all are given.
-  local last = {}
-  local function give(old)
+-- One batch of the walk startTurns begins (and each later call's catch-up continues, before anything
+-- else): the first jobs of K.unturned, at most the catch-up's budget, each take the next turn of the jobs
+-- without a group at their turn level, in the order they have, (priority, runAt, submission), and get
+-- their new member in the index they are in: K.held (by their window), a type's parked set, else K.ready.
+-- A held entry of a job that moved on since (releaseHeld drops it) is dropped: its hash's turn is its
+-- current member's. True once none is left: groups take turns from then on, K.state's version says so.
+local function turnSome()
+  local batch = budget > 0 and redis.call('ZRANGE', K.unturned, 0, budget - 1) or {}
+  for _, old in ipairs(batch) do
     local level, n = string.sub(old, 1, 16), string.sub(old, 33)
-    local turn = (last[level] or 0) + 1
-    last[level] = turn
-    redis.call('HSET', jobKey(int(tonumber(n))), 'turn', int(turn))
-    return level .. sortable(turn) .. n
-  end
-  local o = 1
-  local function giveOthersBefore(member)
-    while o <= #others and (member == nil or precedes(others[o][1], member)) do
-      local entry = others[o]
-      local new = give(entry[1])
-      redis.call('ZREM', entry[2], entry[1])
-      redis.call('ZADD', entry[2], entry[3], new)
-      o = o + 1
+    local key = jobKey(int(tonumber(n)))
+    local set, score = K.ready, redis.call('ZSCORE', K.held, old)
+    if score then
+      set = K.held
+    elseif capped then
+      local parked = parkedPrefix .. (redis.call('HGET', key, 'type') or '')
+      if redis.call('ZSCORE', parked, old) then set = parked end
+    end
+    if set == K.held and readyMember(key, n) ~= old then
+      redis.call('ZREM', K.held, old)
+    else
+      local field = level .. ' '
+      local turn = tonumber(redis.call('HGET', K.turns, field) or '0') + 1
+      redis.call('HSET', K.turns, field, int(turn))
+      redis.call('HSET', key, 'turn', int(turn))
+      -- K.ready itself was moved to K.unturned whole: its jobs are added anew, the others moved within their set.
+      if set ~= K.ready then redis.call('ZREM', set, old) end
+      redis.call('ZADD', set, score or 0, level .. sortable(turn) .. n)
     end
   end
-  local ready = {}
-  for _, member in ipairs(redis.call('ZRANGE', K.ready, 0, -1)) do
-    giveOthersBefore(member)
-    ready[#ready + 1] = 0
-    ready[#ready + 1] = give(member)
-  end
-  giveOthersBefore(nil)
-  redis.call('DEL', K.ready)
-  callMany('ZADD', K.ready, ready, 2)
-  for level, turn in pairs(last) do redis.call('HSET', K.turns, level .. ' ', int(turn)) end
-  grouped = true
+  if #batch > 0 then callMany('ZREM', K.unturned, batch, 1) end
+  budget = budget - #batch
+  if redis.call('EXISTS', K.unturned) == 1 then return false end
+  turning = false
   redis.call('HSET', K.state, 'version', modelVersion())
+  return true
+end
+
+-- Groups take turns from now on (a submit named the queue's first group, or setGroupConcurrency did): every
+-- job filed ready so far, in K.ready, K.held or a type's parked set, gets a turn (all ungrouped) in the
+-- order it has, and keeps its set. Not in one script: K.ready becomes K.unturned (a RENAME), the held and
+-- parked jobs (few, as a rule) join it by their members, and turnSome walks it a batch per script, each
+-- call's catch-up going on with it before anything else (turning), so no call finds the queue half turned
+-- and none holds Redis longer than a catch-up's batch. True once done; false: the caller stops
+-- (CATCHING_UP, having changed nothing else) and is called again.
+local function startTurns()
+  if redis.call('EXISTS', K.ready) == 1 then redis.call('RENAME', K.ready, K.unturned) end
+  local others = {}
+  local held = redis.call('ZRANGE', K.held, 0, -1)
+  for _, member in ipairs(held) do
+    others[#others + 1] = 0
+    others[#others + 1] = member
+  end
+  for _, jobType in ipairs(redis.call('SMEMBERS', K.parkedTypes)) do
+    for _, member in ipairs(redis.call('ZRANGE', parkedPrefix .. jobType, 0, -1)) do
+      others[#others + 1] = 0
+      others[#others + 1] = member
+    end
+  end
+  callMany('ZADD', K.unturned, others, 2)
+  grouped, turning = true, true
+  redis.call('HSET', K.state, 'version', modelVersion())
+  return turnSome()
 end
 
 -- Before new jobs are stored: groups take turns from now on if one of them is the first of the queue's life to
 -- name a group. The `total` jobs' arguments are ARGV's from `first`, `width` each, the group `at` within them.
+-- False if the caller must stop before its own work (see startTurns).
 local function startTurnsIfNamed(ARGV, first, total, width, at)
-  if grouped then return end
+  if grouped then return true end
   for j = 1, total do
-    if ARGV[first + (j - 1) * width + at] ~= '' then
-      startTurns()
-      return
-    end
+    if ARGV[first + (j - 1) * width + at] ~= '' then return startTurns() end
   end
+  return true
 end
