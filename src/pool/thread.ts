@@ -126,6 +126,8 @@ class WorkerLoop {
   /** Where this thread's completes go when its queue batches them (Redis, concurrency > 1). */
   readonly #batches: BatchedCompletions | undefined;
   #sleep: Promise<unknown> | undefined;
+  /** Set when a job's completeAndPoll was accepted and leased nothing: the loop need not poll again before it blocks. */
+  #completeFoundNothing = false;
   /** The queue's name in each attempt's process span, or null when the queue is not traced. */
   readonly #tracing: string | null;
 
@@ -191,8 +193,11 @@ class WorkerLoop {
           await new Promise((resolve) => setImmediate(resolve));
           yielded = performance.now();
         }
-        if (!polled && this.#free() > 0) await this.#pollBatch();
+        // A job's completeAndPoll that found nothing was this thread's last poll: idle now, it blocks at once. The
+        // work signal as that poll began wakes it for any job since, as it would after a poll of its own.
+        if (!polled && this.#free() > 0 && !(this.#completeFoundNothing && this.#idleHere())) await this.#pollBatch();
         polled = false;
+        this.#completeFoundNothing = false;
         if (this.#stopping() || this.#leaving()) break;
         if (this.#idleHere()) {
           const woken = await this.#blockForWork(yielded);
@@ -489,7 +494,15 @@ class WorkerLoop {
       await this.#settle(lease, durationMs, () => batches.complete(lease, result), completed);
       return undefined;
     }
-    if (!this.#stopping() && !this.#leaving()) return await this.#settle(lease, durationMs, () => queue.completeAndPoll(jobId, token, workerId, leaseMillis, result), completed);
+    if (!this.#stopping() && !this.#leaving()) {
+      let accepted = false;
+      const next = await this.#settle(lease, durationMs, () => queue.completeAndPoll(jobId, token, workerId, leaseMillis, result), () => {
+        accepted = true;
+        completed();
+      });
+      if (accepted && next === undefined) this.#completeFoundNothing = true;
+      return next;
+    }
     await this.#settle(lease, durationMs, () => queue.complete(jobId, token, result), completed);
     return undefined;
   }
