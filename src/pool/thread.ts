@@ -228,8 +228,9 @@ class WorkerLoop {
   /**
    * Leases jobs up to `concurrency` (in one call where the queue batches),
    * makes the leases durable (one commit for all), then starts them.
+   * `woken`: blockForWork has just woken this thread (see WorkerQueue#pollAfterWake).
    */
-  async #pollBatch(): Promise<void> {
+  async #pollBatch(woken = false): Promise<void> {
     const { workerId, leaseMillis } = this.#task;
     const leases: Lease[] = [];
     if (this.#batches !== undefined) {
@@ -243,7 +244,9 @@ class WorkerLoop {
     } else {
       while (this.#free() > leases.length && !this.#stopping()) {
         // A shared-memory poll answers at once: no await, so that a woken idle thread runs the handler without a microtask between.
-        const polling = this.#queue.poll(workerId, leaseMillis);
+        // Its first look after a wake is lock-free only: the sleepers woken with it may have taken the job.
+        const queue = this.#queue;
+        const polling = woken && leases.length === 0 && queue.pollAfterWake !== undefined ? queue.pollAfterWake(workerId, leaseMillis) : queue.poll(workerId, leaseMillis);
         const lease = polling instanceof Promise ? await polling : polling;
         if (lease === undefined) break;
         leases.push(lease);
@@ -276,7 +279,7 @@ class WorkerLoop {
       const turnIn = this.#task.tickMillis - (performance.now() - yielded);
       if (this.#queue.blockForWork!(Math.max(1, turnIn))) {
         if (this.#stopping() || this.#leaving()) return { yielded, polled: false };
-        await this.#pollBatch();
+        await this.#pollBatch(true);
         return { yielded, polled: true };
       }
       await new Promise((resolve) => setImmediate(resolve));
