@@ -351,6 +351,14 @@ export class JobQueue {
   }
 
   /**
+   * @internal A WorkerPool thread's poll once `blockForWork` woke it: as `poll`, but a lock-free look that finds
+   * nothing ready returns nothing without looking again under the lock (see WorkerSide#pollAfterWake).
+   */
+  pollAfterWake(workerId: string, leaseMillis: number): Lease | undefined {
+    return this.#worker.pollAfterWake(workerId, leaseMillis);
+  }
+
+  /**
    * Marks the job SUCCEEDED; `token` must be its current, valid lease.
    * `result`, any JSON-serializable value, is stored with the job (as its
    * JSON text, at most `maxResultBytes`): `view(id).result` and

@@ -83,6 +83,11 @@ export interface WorkerQueue {
    * event loop. Absent where waiting needs the event loop (Redis: a reply on a socket).
    */
   blockForWork?(timeoutMillis: number): boolean;
+  /**
+   * The poll of a thread `blockForWork` woke: a job ready lock-free, or nothing, with no locked look when the
+   * lock-free one found nothing (the wake was for a job another thread took). Absent: `poll`.
+   */
+  pollAfterWake?(workerId: string, leaseMillis: number): Lease | undefined;
   /** A flow's parent's children's results (see JobQueue#childResults). */
   childResults(parentId: string): Awaitable<Record<string, unknown>>;
   close(): Awaitable<void>;

@@ -126,6 +126,8 @@ class WorkerLoop {
   /** Where this thread's completes go when its queue batches them (Redis, concurrency > 1). */
   readonly #batches: BatchedCompletions | undefined;
   #sleep: Promise<unknown> | undefined;
+  /** Set when a job's completeAndPoll was accepted and leased nothing: the loop need not poll again before it blocks. */
+  #completeFoundNothing = false;
   /** The queue's name in each attempt's process span, or null when the queue is not traced. */
   readonly #tracing: string | null;
 
@@ -191,8 +193,11 @@ class WorkerLoop {
           await new Promise((resolve) => setImmediate(resolve));
           yielded = performance.now();
         }
-        if (!polled && this.#free() > 0) await this.#pollBatch();
+        // A job's completeAndPoll that found nothing was this thread's last poll: idle now, it blocks at once. The
+        // work signal as that poll began wakes it for any job since, as it would after a poll of its own.
+        if (!polled && this.#free() > 0 && !(this.#completeFoundNothing && this.#idleHere())) await this.#pollBatch();
         polled = false;
+        this.#completeFoundNothing = false;
         if (this.#stopping() || this.#leaving()) break;
         if (this.#idleHere()) {
           const woken = await this.#blockForWork(yielded);
@@ -223,8 +228,9 @@ class WorkerLoop {
   /**
    * Leases jobs up to `concurrency` (in one call where the queue batches),
    * makes the leases durable (one commit for all), then starts them.
+   * `woken`: blockForWork has just woken this thread (see WorkerQueue#pollAfterWake).
    */
-  async #pollBatch(): Promise<void> {
+  async #pollBatch(woken = false): Promise<void> {
     const { workerId, leaseMillis } = this.#task;
     const leases: Lease[] = [];
     if (this.#batches !== undefined) {
@@ -238,7 +244,9 @@ class WorkerLoop {
     } else {
       while (this.#free() > leases.length && !this.#stopping()) {
         // A shared-memory poll answers at once: no await, so that a woken idle thread runs the handler without a microtask between.
-        const polling = this.#queue.poll(workerId, leaseMillis);
+        // Its first look after a wake is lock-free only: the sleepers woken with it may have taken the job.
+        const queue = this.#queue;
+        const polling = woken && leases.length === 0 && queue.pollAfterWake !== undefined ? queue.pollAfterWake(workerId, leaseMillis) : queue.poll(workerId, leaseMillis);
         const lease = polling instanceof Promise ? await polling : polling;
         if (lease === undefined) break;
         leases.push(lease);
@@ -271,7 +279,7 @@ class WorkerLoop {
       const turnIn = this.#task.tickMillis - (performance.now() - yielded);
       if (this.#queue.blockForWork!(Math.max(1, turnIn))) {
         if (this.#stopping() || this.#leaving()) return { yielded, polled: false };
-        await this.#pollBatch();
+        await this.#pollBatch(true);
         return { yielded, polled: true };
       }
       await new Promise((resolve) => setImmediate(resolve));
@@ -489,7 +497,15 @@ class WorkerLoop {
       await this.#settle(lease, durationMs, () => batches.complete(lease, result), completed);
       return undefined;
     }
-    if (!this.#stopping() && !this.#leaving()) return await this.#settle(lease, durationMs, () => queue.completeAndPoll(jobId, token, workerId, leaseMillis, result), completed);
+    if (!this.#stopping() && !this.#leaving()) {
+      let accepted = false;
+      const next = await this.#settle(lease, durationMs, () => queue.completeAndPoll(jobId, token, workerId, leaseMillis, result), () => {
+        accepted = true;
+        completed();
+      });
+      if (accepted && next === undefined) this.#completeFoundNothing = true;
+      return next;
+    }
     await this.#settle(lease, durationMs, () => queue.complete(jobId, token, result), completed);
     return undefined;
   }

@@ -1,5 +1,5 @@
 import { JournalWriteError, refusalError } from '../errors.js';
-import { AWAITS_COMMIT, COMPLETE_ATTENTION, COMPLETE_POLL_ATTENTION, LockLost, type Maintenance, NOT_MAPPED, PAUSED, POLL_ATTENTION, POLL_FROZEN, SLOW, UNREAD, WORKER_ATTENTION } from '../shm/core.js';
+import { AWAITS_COMMIT, COMPLETE_ATTENTION, COMPLETE_POLL_ATTENTION, LockLost, type Maintenance, NOT_MAPPED, NOTHING_READY, PAUSED, POLL_ATTENTION, POLL_FROZEN, SLOW, UNREAD, WORKER_ATTENTION } from '../shm/core.js';
 import type { Lease } from '../types.js';
 import { parseJobId } from '../validate/job-id.js';
 import { checkLeaseMillis, checkWorkerId } from '../validate/lease.js';
@@ -41,6 +41,22 @@ export class WorkerSide {
   }
 
   poll(workerId: string, leaseMillis: number): Lease | undefined {
+    return this.#poll(workerId, leaseMillis, false);
+  }
+
+  /**
+   * `poll` for a thread that a wake (`blockForWork`) has just roused: a lock-free look that finds no job ready in
+   * the rings returns nothing, with no second look under the lock. A bump wakes every sleeper and all but one find
+   * the job taken; the locked look of each waits out the lock-free calls in flight (the winner's claim among them)
+   * holding the lock, which the next submit then waits for. What only that look finds (a job a dead thread left
+   * mid-move, a lease run out unregistered) waits for this thread's next `poll`, or another's.
+   * A queue whose polls need the lock (GROUPED, OVERFLOW, caps, rate limits, a journal) takes it as `poll` does.
+   */
+  pollAfterWake(workerId: string, leaseMillis: number): Lease | undefined {
+    return this.#poll(workerId, leaseMillis, true);
+  }
+
+  #poll(workerId: string, leaseMillis: number, afterWake: boolean): Lease | undefined {
     this.#checkPoll(workerId, leaseMillis);
     const ctx = this.#ctx;
     if (this.#paused()) return undefined;
@@ -51,6 +67,7 @@ export class WorkerSide {
       const slot = worker.pollLockFree(workerNumber, leaseMillis, now);
       ctx.memory.rows.leave(worker.row);
       if (slot >= 0) return ctx.core.records.lease(worker.draft);
+      if (afterWake && slot === NOTHING_READY) return undefined;
     }
     return this.#pollUnderLock(workerId, leaseMillis);
   }

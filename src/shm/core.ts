@@ -53,7 +53,7 @@ export { NOT_MAPPED } from './tables/jobmap.js';
 export { UNREAD } from './tables/names.js';
 export { QUEUE_CAP, groupCap, isGroupCap } from './tables/concurrency.js';
 export { NO_ROW } from './tables/rows.js';
-export { POLL_FROZEN } from './tables/ready.js';
+export { NOTHING_READY, POLL_FROZEN } from './tables/ready.js';
 export { ScheduleTable } from './tables/schedule-table.js';
 export { EventRing, ReadOutcome, seqDistance, type RingEvent } from './tables/event-ring.js';
 export { SharedFinishWaits } from './protocol/finishes.js';

@@ -20,7 +20,7 @@ const SHORT = 300;
 
 interface Idle {
   /** Polls (finding nothing) and then waits; resolves once the poll is done, with the wait's outcome to come. */
-  pollThenWait(wait: number, gated?: boolean): Promise<{ woke: Promise<{ woke: boolean; next: string | null }>; go(): void }>;
+  pollThenWait(wait: number, gated?: boolean, complete?: boolean): Promise<{ woke: Promise<{ woke: boolean; next: string | null }>; go(): void }>;
 }
 
 const workers: Worker[] = [];
@@ -36,9 +36,9 @@ function idleWorker(queue: JobQueue): Idle {
     worker.once('error', reject);
   });
   return {
-    async pollThenWait(wait, gated = false) {
+    async pollThenWait(wait, gated = false, complete = false) {
       const polled = next();
-      worker.postMessage({ wait, go: gated });
+      worker.postMessage({ wait, go: gated, complete });
       expect(await withTimeout(polled, 10_000, 'the worker polled')).toEqual({ polled: true, found: null });
       return { woke: next() as Promise<{ woke: boolean; next: string | null }>, go: () => worker.postMessage('go') };
     },
@@ -58,6 +58,16 @@ describe('waitForWork across threads (shared memory)', { timeout: 20_000 }, () =
   it('resolves true at once when the submit came between the poll and the wait', async () => {
     const queue = queueOf();
     const { woke, go } = await idleWorker(queue).pollThenWait(FOREVER, true);
+    const id = queue.submit('t', 'x');
+    go();
+    expect(await withTimeout(woke, 10_000, 'the wake-up')).toEqual({ woke: true, next: id });
+  });
+
+  // A pool thread whose job's completeAndPoll found nothing blocks without polling again: that poll's look at the signal is its last.
+  it('resolves true at once when the submit came between a completeAndPoll that found nothing and the wait', async () => {
+    const queue = queueOf();
+    queue.submit('t', 'done by the worker');
+    const { woke, go } = await idleWorker(queue).pollThenWait(FOREVER, true, true);
     const id = queue.submit('t', 'x');
     go();
     expect(await withTimeout(woke, 10_000, 'the wake-up')).toEqual({ woke: true, next: id });
