@@ -70,6 +70,13 @@ function admitted(queue: JobQueue, each: number): number[] {
   return counts;
 }
 
+/** Starts `parties` threads of `fixture` into `workers`, each given `data`, its index and one start line (lib.mjs's startLine) for all. */
+async function startRacers(workers: RunningWorker[], fixture: string, parties: number, data: object): Promise<void> {
+  const start = new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT);
+  new Int32Array(start)[1] = parties;
+  for (let index = 0; index < parties; index++) workers.push(await startWorker(fixture, { ...data, index, start }));
+}
+
 describe('group caps across threads', () => {
   for (const journaled of [false, true]) {
     const name = journaled ? 'journaled' : 'in memory';
@@ -96,13 +103,9 @@ describe('fair turns across threads', () => {
     queue.submitMany(Array.from({ length: 5 }, () => ({ type: 'work', payload: '1', group: 'B' })));
     const total = 1_005;
     const log = new SharedArrayBuffer((1 + total + parties) * Int32Array.BYTES_PER_ELEMENT);
-    const start = new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT);
-    new Int32Array(start)[1] = parties;
     const workers: RunningWorker[] = [];
     try {
-      for (let index = 0; index < parties; index++) {
-        workers.push(await startWorker('fair-turns-thread.mjs', { handle: queue.share(), index, total, log, start }));
-      }
+      await startRacers(workers, 'fair-turns-thread.mjs', parties, { handle: queue.share(), total, log });
       const claims = (await withTimeout(Promise.all(workers.map((w) => w.result)), 120_000, 'the polling threads')) as number[];
       expect(claims.reduce((a, b) => a + b, 0)).toBe(total);
       const entries = Array.from(new Int32Array(log).subarray(1, 1 + total));
@@ -132,13 +135,9 @@ describe('fair turns across threads, lock-free', () => {
     }
     const total = counts.reduce((a, b) => a + b, 0);
     const done = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT);
-    const start = new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT);
-    new Int32Array(start)[1] = parties;
     const workers: RunningWorker[] = [];
     try {
-      for (let index = 0; index < parties; index++) {
-        workers.push(await startWorker('turns-racer-thread.mjs', { handle: queue.share(), index, total, done, start }));
-      }
+      await startRacers(workers, 'turns-racer-thread.mjs', parties, { handle: queue.share(), total, done });
       type Claims = { claims: [number, number, number][]; takes: number };
       const results = (await withTimeout(Promise.all(workers.map((w) => w.result)), 120_000, 'the polling threads')) as Claims[];
       // Every job leased once.
