@@ -103,7 +103,7 @@ export class QueueMemory {
     this.rows = new RowTable(new Int32Array(buffers.rowWords), new Float64Array(buffers.rowData), buffers.rowRings, header, lockWords, access);
     this.helping = new Helping(this.rows, slots, patience);
     const overflow = new SharedHeap(buffers.overflow, header, HEAP_SIZE_OVERFLOW);
-    const turns = (this.turns = new GroupTurns(new Float64Array(buffers.turns), header, lockWords));
+    const turns = (this.turns = new GroupTurns(new Float64Array(buffers.turns), header));
     this.ready = new ReadyIndex(new Int32Array(buffers.levelWords), new Float64Array(buffers.levelKeys), buffers.levelRings, lockWords, overflow, slots, access, turns);
     this.delayed = new SharedHeap(buffers.delayed, header, HEAP_SIZE_DELAYED);
     this.leases = new SharedHeap(buffers.leases, header, HEAP_SIZE_LEASES);

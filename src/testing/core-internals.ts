@@ -1,9 +1,10 @@
 /**
  * The one door from the shared-memory core to its own tests (test/core/,
- * test/fixtures/gate-worker.mjs, test/support/helpers.ts): the few internal
- * classes and words those tests look at, and hooks that run a test's code at
- * a chosen point inside a move of the core (a lock holder stalled there, a
- * count of slot reads). Other tests of the queue use the public API; the
+ * test/fixtures/gate-worker.mjs, turns-racer-thread.mjs,
+ * test/support/helpers.ts): the few internal classes and words those tests
+ * look at, and hooks that run a test's code at a chosen point inside a move
+ * of the core (a lock holder stalled there, a count of slot reads, a count of
+ * lock takes). Other tests of the queue use the public API; the
  * plain tables' unit tests (test/tables/) import each table's module.
  *
  * Not part of the public API: `leasehold/testing` (./index.ts) does not
@@ -20,12 +21,13 @@ import { Filing } from '../shm/maintenance/filing.js';
 import { Maintenance } from '../shm/maintenance/maintenance.js';
 import type { QueueMemory } from '../shm/queue-memory.js';
 import { ReadyIndex } from '../shm/tables/ready.js';
+import { QueueLock } from '../shm/protocol/lock.js';
 import { SlotTable } from '../shm/tables/slots.js';
 import type { RetryPolicy } from '../policy.js';
 import type { TimeSource } from '../clock.js';
 
 export { QueueMemory } from '../shm/queue-memory.js';
-export { QueueLock } from '../shm/protocol/lock.js';
+export { QueueLock };
 export { Patience } from '../shm/protocol/patience.js';
 export { LockLost } from '../shm/protocol/lock-held.js';
 export {
@@ -68,6 +70,14 @@ export function slotReadsDuring(run: () => unknown): number {
   const count = () => void reads++;
   around(SlotTable.prototype, 'word', count, () => around(SlotTable.prototype, 'settledWord', count, () => around(SlotTable.prototype, 'status', count, run)));
   return reads;
+}
+
+/** How many times this thread took (or tried to take) a queue's maintenance lock during `run`: each locked call, or a lock-free one that fell back to the lock, takes it once. */
+export function lockTakesDuring(run: () => unknown): number {
+  let takes = 0;
+  const count = () => void takes++;
+  around(QueueLock.prototype, 'acquire', count, () => around(QueueLock.prototype, 'tryAcquire', count, run));
+  return takes;
 }
 
 /** Runs `run` with `target[name]` preceded by `before` (given the same arguments), then puts the method back. */

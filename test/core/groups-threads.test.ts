@@ -70,6 +70,13 @@ function admitted(queue: JobQueue, each: number): number[] {
   return counts;
 }
 
+/** Starts `parties` threads of `fixture` into `workers`, each given `data`, its index and one start line (lib.mjs's startLine) for all. */
+async function startRacers(workers: RunningWorker[], fixture: string, parties: number, data: object): Promise<void> {
+  const start = new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT);
+  new Int32Array(start)[1] = parties;
+  for (let index = 0; index < parties; index++) workers.push(await startWorker(fixture, { ...data, index, start }));
+}
+
 describe('group caps across threads', () => {
   for (const journaled of [false, true]) {
     const name = journaled ? 'journaled' : 'in memory';
@@ -96,13 +103,9 @@ describe('fair turns across threads', () => {
     queue.submitMany(Array.from({ length: 5 }, () => ({ type: 'work', payload: '1', group: 'B' })));
     const total = 1_005;
     const log = new SharedArrayBuffer((1 + total + parties) * Int32Array.BYTES_PER_ELEMENT);
-    const start = new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT);
-    new Int32Array(start)[1] = parties;
     const workers: RunningWorker[] = [];
     try {
-      for (let index = 0; index < parties; index++) {
-        workers.push(await startWorker('fair-turns-thread.mjs', { handle: queue.share(), index, total, log, start }));
-      }
+      await startRacers(workers, 'fair-turns-thread.mjs', parties, { handle: queue.share(), total, log });
       const claims = (await withTimeout(Promise.all(workers.map((w) => w.result)), 120_000, 'the polling threads')) as number[];
       expect(claims.reduce((a, b) => a + b, 0)).toBe(total);
       const entries = Array.from(new Int32Array(log).subarray(1, 1 + total));
@@ -111,6 +114,46 @@ describe('fair turns across threads', () => {
       const places = entries.flatMap((entry) => (entry % 2 === 1 ? [(entry - 1) / 2] : []));
       expect(places).toHaveLength(5);
       expect(Math.max(...places)).toBeLessThan(10);
+      expect(queue.stats()).toMatchObject({ pending: 0, running: 0, succeeded: total });
+    } finally {
+      await terminateAll(workers);
+      queue.close();
+    }
+  });
+});
+
+describe('fair turns across threads, lock-free', () => {
+  it('leases every job of groups without caps once, each thread in turn order, with the lock taken only for token blocks', async () => {
+    const parties = 3;
+    const queue = new JobQueue(new ManualClock(T0), new RetryPolicy(5, 0, 0));
+    // Round-robin over the groups that have jobs left: the turns go up with the submissions, so every job is in a ring.
+    const counts = [600, 300, 150, 150];
+    for (let round = 0; round < counts[0]!; round++) {
+      counts.forEach((count, group) => {
+        if (round < count) queue.submit('work', `${group}:${round}`, { group: `g${group}` });
+      });
+    }
+    const total = counts.reduce((a, b) => a + b, 0);
+    const done = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT);
+    const workers: RunningWorker[] = [];
+    try {
+      await startRacers(workers, 'turns-racer-thread.mjs', parties, { handle: queue.share(), total, done });
+      type Claims = { claims: [number, number, number][]; takes: number };
+      const results = (await withTimeout(Promise.all(workers.map((w) => w.result)), 120_000, 'the polling threads')) as Claims[];
+      // Every job leased once.
+      const jobs = results.flatMap((result) => result.claims.map(([job]) => job));
+      expect(jobs).toHaveLength(total);
+      expect(new Set(jobs).size).toBe(total);
+      // Each thread's claims go round by round (its claims only move forward in the ring, which is in turn order):
+      // no group's round r is claimed by a thread after its round r + 1 of any group.
+      for (const { claims } of results) {
+        const rounds = claims.map(([, , round]) => round);
+        expect(rounds).toEqual([...rounds].sort((a, b) => a - b));
+      }
+      // Under the lock every poll would take it: lock-free, a thread takes it for a token block now and then,
+      // and for its last polls, which find nothing.
+      const takes = results.reduce((sum, result) => sum + result.takes, 0);
+      expect(takes).toBeLessThan(total / 10);
       expect(queue.stats()).toMatchObject({ pending: 0, running: 0, succeeded: total });
     } finally {
       await terminateAll(workers);

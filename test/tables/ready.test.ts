@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LEVELS, RING_FIELDS, RUNNING, ringEntries, nextWord } from '../../dist/shm/memory/layout.js';
+import { ATTENTION, LEVELS, OVERFLOW, RING_ENTRY_BYTES, RUNNING, ringEntries, nextWord } from '../../dist/shm/memory/layout.js';
 import { CLAIMED, LOST, type Claimer } from '../../dist/shm/tables/ready.js';
 import type { QueueMemory } from '../../dist/shm/queue-memory.js';
 import { placeJob, twoViews } from './tables.js';
@@ -50,7 +50,7 @@ describe('ready index', () => {
   it("grows the rings' buffer a level at a time, as levels are made", () => {
     const capacity = 1024;
     const { buffers, first } = twoViews(capacity);
-    const levelBytes = ringEntries(capacity) * RING_FIELDS * Int32Array.BYTES_PER_ELEMENT;
+    const levelBytes = ringEntries(capacity) * RING_ENTRY_BYTES;
     expect(buffers.levelRings.byteLength).toBe(0);
     first.ready.file(0, placeJob(first, 0, 1, { priority: 5 }));
     expect(buffers.levelRings.byteLength).toBe(levelBytes);
@@ -69,5 +69,59 @@ describe('ready index', () => {
     expect(polled).toHaveLength(count);
     const expected = Array.from({ length: count }, (_, slot) => slot).sort((a, b) => (b % 4) - (a % 4) || a - b);
     expect(polled).toEqual(expected);
+  });
+});
+
+/** Claims under the lock, as the locked poll does, until nothing is ready: the slots in the order claimed. */
+function pollAllLocked(memory: QueueMemory, now: number): number[] {
+  const claimer = claimerOf(memory);
+  const out: number[] = [];
+  for (let slot = memory.ready.pollLocked(now, claimer); slot >= 0; slot = memory.ready.pollLocked(now, claimer)) out.push(slot);
+  return out;
+}
+
+const overflowSet = (memory: QueueMemory) => (Atomics.load(memory.lockWords, ATTENTION) & OVERFLOW) !== 0;
+
+/** Files `groups[i]`'s job in slot i (job number i + 1), as the lock holder does. */
+function fileGroups(memory: QueueMemory, groups: readonly number[], from = 0): void {
+  groups.forEach((group, i) => memory.ready.file(from + i, placeJob(memory, from + i, from + i + 1, { group })));
+}
+
+describe('ready index, while groups take turns (I27)', () => {
+  it('keeps jobs filed in turn order in the ring, which another thread drains lock-free in that order', () => {
+    const { first, second } = twoViews(256);
+    first.turns.start();
+    // A and B alternate: turns 1, 1, 2, 2, 3, 3, never below the ring's tail.
+    fileGroups(first, [1, 2, 1, 2, 1, 2]);
+    expect(overflowSet(first)).toBe(false);
+    expect(pollAll(second, 100)).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+
+  it('files a turn below its ring\'s tail in the overflow heap, and the locked poll serves both by turn', () => {
+    const { first } = twoViews(256);
+    first.turns.start();
+    // A's four take turns 1 to 4 (the ring); B's two, filed after, turns 1 and 2: below the tail, in the heap.
+    fileGroups(first, [1, 1, 1, 1, 2, 2]);
+    expect(overflowSet(first)).toBe(true);
+    // By (turn, job number): A1 B1 A2 B2 A3 A4.
+    expect(pollAllLocked(first, 100)).toEqual([0, 4, 1, 5, 2, 3]);
+    expect(overflowSet(first)).toBe(false);
+  });
+
+  it('gives a group that arrives after lock-free claims its turn from the ring\'s shared head: one short of its entry\'s', () => {
+    const { first, second } = twoViews(256);
+    first.turns.start();
+    fileGroups(first, new Array<number>(40).fill(1));
+    // 20 claims lock-free: the head moved to 16 at the 16th (HEAD_STEP), the poller's own cursor is at 20.
+    const claimer = claimerOf(second);
+    for (let i = 0; i < 20; i++) expect(second.ready.poll(100, claimer)).toBe(i);
+    fileGroups(first, [2], 40);
+    // The entry at the head is A's 17th (turn 17): the round is at least 16, so B's job takes turn 17, in the heap.
+    expect(overflowSet(first)).toBe(true);
+    // The turns filed, as a rebuild reads them: A's 20 left in the ring at turns 21 to 40, B's in the heap.
+    const turns = new Map<number, number>();
+    first.ready.turnsFiled(turns);
+    expect(turns).toEqual(new Map([...Array.from({ length: 20 }, (_, i) => [20 + i, 21 + i] as const), [40, 17]]));
+    expect(pollAllLocked(first, 100).slice(0, 2)).toEqual([40, 20]);
   });
 });

@@ -63,7 +63,7 @@ export class Rebuilder {
         assertHeld(this.#m.lock);
         helping.finish(slot);
       }
-      // Read before the heaps are cleared: the ready jobs' turns, kept for those that stay ready (keeps I27).
+      // Read before the rings and heaps are cleared: the ready jobs' turns, kept for those that stay ready (keeps I27).
       const turns = keepTurns && m.turns.taken ? this.#turnsFiled() : NO_TURNS;
       // The groups' turn counters are kept per level: the levels are made again with the numbers they had.
       const levels = turns === NO_TURNS ? [] : m.ready.levelPriorities();
@@ -183,7 +183,10 @@ export class Rebuilder {
         }
       }
       const key = (slot: number, field: number) => slots.get(slot, field);
-      ready.sort((a, b) => key(b, PRIORITY) - key(a, PRIORITY) || key(a, RUN_AT) - key(b, RUN_AT) || key(a, JOB_NUM) - key(b, JOB_NUM));
+      // The jobs that kept a turn first, in turn order (so that they go back into the rings, not the overflow
+      // heap: keeps I27); then the others, whose turns are given as they are filed (Infinity − Infinity is NaN: next key).
+      const turnOf = (slot: number) => turns.get(slot) ?? Infinity;
+      ready.sort((a, b) => key(b, PRIORITY) - key(a, PRIORITY) || turnOf(a) - turnOf(b) || key(a, RUN_AT) - key(b, RUN_AT) || key(a, JOB_NUM) - key(b, JOB_NUM));
       // The sort takes milliseconds of 20 000 jobs and touches no lock: a holder stalled there is taken over, and
       // lock-free moves resume once its successor's rebuild is done. So it looks at the lock again, and files each
       // job with the word of its scan, not the slot's word now: an entry made for a word read later (a job claimed

@@ -9,9 +9,9 @@
  *   slotWords   Int32 [ lease word of slot 0 | slot 1 | ... ]                       THE TRUTH
  *   jobNums … workers  one buffer per record column [ JOB_NUM of slot 0 1 2 ... ]   written only while the word is BUSY
  *   levelWords  Int32 [ level 0: HEAD … | TAIL … | level 1 … ]  ring positions       hint
- *   levelKeys   f64   [ level 0: PRIORITY TAIL_RUN_AT TAIL_JOB_NUM | ... ]          maintenance holder's
- *   levelRings  Int32 [ level 0: SLOT WORD | SLOT WORD ... | level 1 ... ]         ready jobs, best first   hint
- *   overflow    f64   [ heap entry: K1 K2 K3 SLOT WORD | ... ]  ready jobs a ring cannot take in order (all, by turn, while groups take turns)  hint
+ *   levelKeys   f64   [ level 0: PRIORITY TAIL_KEY TAIL_JOB_NUM | ... ]             maintenance holder's
+ *   levelRings  Int32 [ level 0: SLOT WORD | ... | KEY (f64) | ... | level 1 ... ]   ready jobs, best first   hint (KEY: the holder's)
+ *   overflow    f64   [ heap entry: K1 K2 K3 SLOT WORD | ... ]  ready jobs a ring cannot take in order (K2 the turn while groups take turns)  hint
  *   delayed     f64   (same entry shape)                                            hint
  *   leases      f64   (same entry shape)                                            hint
  *   finished    f64   (same entry shape), a sorted ring keyed by FINISH_SEQ (eviction order), K2 when it finished; kept from the first eviction on  hint
@@ -241,8 +241,6 @@ export const OVERFLOW = 4;
 export const RATE_LIMITED = 8;
 /** Some concurrency cap is set: every claim is admitted under the lock against the RUNNING counts (see concurrency.ts). */
 export const CAPPED = 32;
-/** Groups take turns (some job had a group, or a group has a cap): every poll is made under the lock, in turn order (see group-turns.ts). */
-export const GROUPED = 128;
 /**
  * A READY job is between an edit's CAS and its new ready entry, visible to no
  * lock-free poll: every poll takes the lock until it is filed (keeps I26, see
@@ -263,9 +261,9 @@ export const HINTS_STALE = 16;
  * under the lock, where a child's success counts down its parent's WAITING (keeps I28).
  */
 export const FLOWS = 256;
-/** The ATTENTION bits that send complete and extend to the lock; a poll also minds OVERFLOW, RATE_LIMITED, CAPPED, GROUPED and REFILING. */
+/** The ATTENTION bits that send complete and extend to the lock; a poll also minds OVERFLOW, RATE_LIMITED, CAPPED and REFILING. */
 export const WORKER_ATTENTION = GATE | DUE_LOWERED;
-export const POLL_ATTENTION = WORKER_ATTENTION | OVERFLOW | RATE_LIMITED | CAPPED | GROUPED | REFILING;
+export const POLL_ATTENTION = WORKER_ATTENTION | OVERFLOW | RATE_LIMITED | CAPPED | REFILING;
 /** A complete minds FLOWS too (a poll-and-complete, POLL_ATTENTION and FLOWS); an extend or a progress report does not. */
 export const COMPLETE_ATTENTION = WORKER_ATTENTION | FLOWS;
 export const COMPLETE_POLL_ATTENTION = POLL_ATTENTION | FLOWS;
@@ -576,15 +574,24 @@ export const LEVELS = 16;
 export const LEVEL_HEAD = 0;
 export const LEVEL_TAIL = LINE;
 export const LEVEL_WORDS = 2 * LINE;
-/** levelKeys: per level, its priority and the key of the last entry appended (rings stay in (runAt, jobNum) order). */
+/**
+ * levelKeys: per level, its priority and the key of the last entry appended (rings stay in (key, jobNum)
+ * order; the key is the job's runAt, or while groups take turns its turn, see ReadyIndex#file).
+ */
 export const LEVEL_PRIORITY = 0;
-export const LEVEL_TAIL_RUN_AT = 1;
+export const LEVEL_TAIL_KEY = 1;
 export const LEVEL_TAIL_JOB_NUM = 2;
 export const LEVEL_KEYS = 3;
-/** levelRings entries (Int32). */
+/**
+ * levelRings, per level: its ring's entries, SLOT and WORD (Int32), read by every poller; then, at the same
+ * positions, each entry's KEY (float64, the lock holder's): its turn, written and read only while groups
+ * take turns (I27), so that a queue without groups never touches those pages.
+ */
 export const RING_SLOT = 0;
 export const RING_WORD = 1;
 export const RING_FIELDS = 2;
+/** Bytes of one ring entry: its fields, and its key in its level's keys. */
+export const RING_ENTRY_BYTES = RING_FIELDS * Int32Array.BYTES_PER_ELEMENT + Float64Array.BYTES_PER_ELEMENT;
 
 // ── rows ─────────────────────────────────────────────────────────────────
 /** Rows a queue has; row 0 is the maintenance lock holder's. An instance that finds none free calls under the lock. */
@@ -876,7 +883,7 @@ export function bufferBytes(capacity: number, arenaBytes: number) {
     ...columnBytes(capacity),
     levelWords: LEVELS * LEVEL_WORDS * i32,
     levelKeys: LEVELS * LEVEL_KEYS * f64,
-    levelRings: LEVELS * ringEntries(capacity) * RING_FIELDS * i32,
+    levelRings: LEVELS * ringEntries(capacity) * RING_ENTRY_BYTES,
     overflow: heap,
     delayed: heap,
     leases: heap,

@@ -4,7 +4,7 @@ import { elementsIn, growTo } from '../memory/growth.js';
 import type { SharedHeap } from './heap.js';
 import {
   ATTENTION, ENTRY_K1, ENTRY_K2, ENTRY_K3, ENTRY_SLOT, ENTRY_WORD, LEVELS, LEVEL_COUNT, LEVEL_HEAD, LEVEL_KEYS, LEVEL_ORDER,
-  LEVEL_PRIORITY, LEVEL_SEQ, LEVEL_TAIL, LEVEL_TAIL_JOB_NUM, LEVEL_TAIL_RUN_AT, LEVEL_WORDS, OVERFLOW, RING_FIELDS, RING_SLOT, RING_WORD,
+  LEVEL_PRIORITY, LEVEL_SEQ, LEVEL_TAIL, LEVEL_TAIL_JOB_NUM, LEVEL_TAIL_KEY, LEVEL_WORDS, OVERFLOW, RING_ENTRY_BYTES, RING_FIELDS, RING_SLOT, RING_WORD,
 } from '../memory/layout.js';
 import type { SlotTable } from './slots.js';
 import { SHARED_TURN_LEVEL, type GroupTurns } from './group-turns.js';
@@ -30,7 +30,7 @@ const REWRITE_SPINS = 64;
 export const NOTHING_READY = -1;
 /** What a look for the level of a priority answers when it has none and no room to make one (the job goes to the overflow heap). */
 const NO_LEVEL = -1;
-/** What `poll` returns when it needs the lock (a claim needs a token block, or the level table stays mid-rewrite): the caller polls again under it. */
+/** What `poll` returns when it needs the lock (a claim needs a token block, the level table stays mid-rewrite, or a ring entry is not due by the poll's clock): the caller polls again under it. */
 export const POLL_ABORTED = -2;
 /** What `pollLocked` returns when the level table stays mid-rewrite through REWRITE_SPINS reads: the caller looks at the lock and polls again. */
 export const POLL_REWRITING = -4;
@@ -39,20 +39,23 @@ export const POLL_FROZEN = -3;
 
 /**
  * The ready jobs, best first: one ring per priority level in use, in
- * (runAt, submission) order, and one overflow heap for what a ring cannot
- * take in order (an explicit runAt earlier than the level's last entry, a
- * retry due in the past, more distinct priorities than LEVELS). While groups
- * take turns (I27, group-turns.ts), every ready job is in the overflow heap,
- * keyed (−priority, turn, submission), and the rings stay empty.
+ * (key, submission) order, and one overflow heap, keyed (−priority, key,
+ * submission), for what a ring cannot take in order (a key below the level's
+ * last entry's, more distinct priorities than LEVELS). The key is the job's
+ * runAt; while groups take turns (I27, group-turns.ts) it is the job's turn,
+ * so a ring holds the jobs of every group interleaved, one per group per
+ * round, and only a job whose turn is below its ring's tail (a group that
+ * arrives after another's burst) goes to the overflow heap.
  *
- * Concurrency contract: only the maintenance lock holder appends (`file`)
- * and touches the overflow heap; any thread consumes a ring from its head,
- * lock-free: the entry is a hint, the CAS on the slot's lease word is the
- * claim, and the head moves on by CAS (a hint too: a thread killed before it
- * moves the head leaves an entry the next poller finds stale). While the
- * overflow heap holds entries, ATTENTION's OVERFLOW bit sends polls to the
- * lock, where `pollLocked` compares both. The level table is read under a
- * seqlock (LEVEL_SEQ) and cached per thread; new levels are rare.
+ * Concurrency contract: only the maintenance lock holder appends (`file`),
+ * reads and writes the entries' keys, and touches the overflow heap; any
+ * thread consumes a ring from its head, lock-free: the entry's slot and word
+ * are a hint, the CAS on the slot's lease word is the claim, and the head
+ * moves on by CAS (a hint too: a thread killed before it moves the head
+ * leaves an entry the next poller finds stale). While the overflow heap holds
+ * entries, ATTENTION's OVERFLOW bit sends polls to the lock, where
+ * `pollLocked` compares both. The level table is read under a seqlock
+ * (LEVEL_SEQ) and cached per thread; new levels are rare.
  */
 export class ReadyIndex {
   readonly #levelWords: Int32Array;
@@ -60,10 +63,17 @@ export class ReadyIndex {
   readonly #ringBuffer: SharedArrayBuffer;
   /** This thread's view of the levels' rings: fixed-length, re-made to cover the levels in use (see growth.ts and #reachLevels). */
   #rings: Int32Array;
+  /** The same bytes as float64, for the entries' keys (the holder's, see RING_ENTRY_BYTES), re-made with #rings. */
+  #ringKeys: Float64Array;
   readonly #lockWords: Int32Array;
   readonly #overflow: SharedHeap;
   readonly #slots: SlotTable;
   readonly #ringSize: number;
+  /** A level's ring in Int32 elements (its entries, then their keys), and in float64 elements. */
+  readonly #levelInts: number;
+  readonly #levelFloats: number;
+  /** Where a level's keys begin, in float64 elements from the level's start: past its entries. */
+  readonly #keysFrom: number;
   readonly #mask: number;
   readonly #order = new Int32Array(LEVELS);
   #orderCount = 0;
@@ -72,6 +82,8 @@ export class ReadyIndex {
   readonly #cursor = new Int32Array(LEVELS);
   #peekSlot = 0;
   #peekWord = 0;
+  /** The key of the entry #peek found (its runAt, or its turn while groups take turns). */
+  #peekKey = 0;
   readonly #access: WordAccess;
   readonly #turns: GroupTurns;
 
@@ -88,20 +100,42 @@ export class ReadyIndex {
     this.#lockWords = lockWords;
     this.#overflow = overflow;
     this.#slots = slots;
-    this.#ringSize = rings.maxByteLength / Int32Array.BYTES_PER_ELEMENT / LEVELS / RING_FIELDS;
+    this.#ringSize = rings.maxByteLength / LEVELS / RING_ENTRY_BYTES;
     this.#mask = this.#ringSize - 1;
+    this.#levelInts = (this.#ringSize * RING_ENTRY_BYTES) / Int32Array.BYTES_PER_ELEMENT;
+    this.#levelFloats = (this.#ringSize * RING_ENTRY_BYTES) / Float64Array.BYTES_PER_ELEMENT;
+    this.#keysFrom = (this.#ringSize * RING_FIELDS * Int32Array.BYTES_PER_ELEMENT) / Float64Array.BYTES_PER_ELEMENT;
     this.#rings = this.#ringView();
+    this.#ringKeys = this.#keyView();
   }
 
   /** A view of the whole levels' rings the buffer holds now. */
   #ringView(): Int32Array {
-    const levelInts = this.#ringSize * RING_FIELDS;
+    const levelInts = this.#levelInts;
     return new Int32Array(this.#ringBuffer, 0, elementsIn(this.#ringBuffer, levelInts * Int32Array.BYTES_PER_ELEMENT) * levelInts);
+  }
+
+  /** A float64 view of the bytes #rings covers, for the entries' keys. */
+  #keyView(): Float64Array {
+    return new Float64Array(this.#ringBuffer, 0, (this.#rings.length / this.#levelInts) * this.#levelFloats);
   }
 
   /** Makes this thread's view cover the rings of levels below `count`: they were grown before the count that names them was published. */
   #reachLevels(count: number): void {
-    if (count * this.#ringSize * RING_FIELDS > this.#rings.length) this.#rings = this.#ringView();
+    if (count * this.#levelInts > this.#rings.length) {
+      this.#rings = this.#ringView();
+      this.#ringKeys = this.#keyView();
+    }
+  }
+
+  /** Where the entry at ring `position` of `level` is in #rings. */
+  #entryAt(level: number, position: number): number {
+    return level * this.#levelInts + (position & this.#mask) * RING_FIELDS;
+  }
+
+  /** Where the key of the entry at ring `position` of `level` is in #ringKeys: past the level's entries, at the same position. */
+  #keyAt(level: number, position: number): number {
+    return level * this.#levelFloats + this.#keysFrom + (position & this.#mask);
   }
 
   // ── consumers, lock-free ───────────────────────────────────────────────
@@ -122,7 +156,7 @@ export class ReadyIndex {
    * without going back to the head, so racing pollers spread over the ring
    * instead of piling on one entry. Every entry passed is one this poll saw
    * invalid, so the head may move past it (`#advanceTo`). The slot,
-   * NOTHING_READY if the level has nothing due, or POLL_ABORTED.
+   * NOTHING_READY if the level has nothing ready, or POLL_ABORTED.
    */
   #pollLevel(level: number, now: number, claimer: Claimer): number {
     const words = this.#levelWords;
@@ -139,12 +173,17 @@ export class ReadyIndex {
     for (let at = ((cursor - head) | 0) > 0 ? cursor : head; ; at = (at + 1) | 0) {
       // Past the tail read last: read it again, for entries appended since.
       if (((tail - at) | 0) <= 0 && (((tail = access.load(words, base + LEVEL_TAIL)) - at) | 0) <= 0) return this.#passed(level, head, at);
-      const entry = (level * this.#ringSize + (at & this.#mask)) * RING_FIELDS;
+      const entry = level * this.#levelInts + (at & this.#mask) * RING_FIELDS;
       const slot = this.#rings[entry + RING_SLOT]!;
       const word = this.#rings[entry + RING_WORD]!;
       if (slots.word(slot) === word) {
-        // In runAt order: if this one is not due yet (the clock is behind the last maintenance), none after it is.
-        if (slots.runAts[slot]! > now) return this.#passed(level, head, at);
+        // Every entry was due when filed (a READY job's runAt is at most its filer's time): one not due yet means
+        // this poll's clock reading is older than that holder's. Entries after it may be due all the same (a ring
+        // in turn order is not in runAt order): the poll leaves the choice to the lock, whose time is the latest.
+        if (slots.runAts[slot]! > now) {
+          this.#passed(level, head, at);
+          return POLL_ABORTED;
+        }
         // The level table this poll took its order from still stands. A rebuild (after this thread was taken for
         // dead mid-poll) numbers the levels anew, and a level read as the best may then hold worse jobs: the poll
         // takes the lock instead. (One that begins after this look renews the words: the claim's CAS fails.)
@@ -196,7 +235,7 @@ export class ReadyIndex {
       // The head and tail as they are now: the entries between them were published by the tail's store.
       const head = step.load(words, base + LEVEL_HEAD);
       if (((step.load(words, base + LEVEL_TAIL) - head) | 0) <= 0) return NOTHING_READY;
-      const at = (level * this.#ringSize + (head & this.#mask)) * RING_FIELDS;
+      const at = this.#entryAt(level, head);
       // Racy: the entry is the holder's (published by the tail's store, I10), the runAt a mover's (checked by the word, I3).
       step.racyRead();
       const slot = this.#rings[at + RING_SLOT]!;
@@ -205,6 +244,7 @@ export class ReadyIndex {
         if (this.#slots.runAts[slot]! > now) return NOTHING_READY;
         this.#peekSlot = slot;
         this.#peekWord = word;
+        this.#peekKey = this.#turns.taken ? this.#ringKeys[this.#keyAt(level, head)]! : this.#slots.runAts[slot]!;
         return head;
       }
       this.#advance(level, head);
@@ -260,6 +300,7 @@ export class ReadyIndex {
   pollLocked(now: number, claimer: Claimer): number {
     const overflow = this.#overflow;
     const slots = this.#slots;
+    const turns = this.#turns;
     for (;;) {
       while (overflow.size > 0 && slots.word(overflow.top(ENTRY_SLOT)) !== overflow.top(ENTRY_WORD)) overflow.pop();
       this.#syncOverflowBit();
@@ -271,14 +312,13 @@ export class ReadyIndex {
         level = this.#order[k]!;
         head = this.#peek(level, now);
       }
-      const fromOverflow = overflow.size > 0 && (head === NOTHING_READY || this.#overflowFirst(level, this.#peekSlot));
+      const fromOverflow = overflow.size > 0 && (head === NOTHING_READY || this.#overflowFirst(level));
       if (fromOverflow) {
         const slot = overflow.top(ENTRY_SLOT);
         const word = overflow.top(ENTRY_WORD);
         const keys = [overflow.top(ENTRY_K1), overflow.top(ENTRY_K2), overflow.top(ENTRY_K3)] as const;
         overflow.pop();
         // While groups take turns, K2 is the entry's turn: a claim held back keeps it (see HeldJobs#admits).
-        const turns = this.#turns;
         if (turns.taken) turns.offered = keys[1];
         let claim: number;
         try {
@@ -302,52 +342,107 @@ export class ReadyIndex {
       }
       if (head === NOTHING_READY) return NOTHING_READY;
       const slot = this.#peekSlot;
-      const claim = claimer.tryClaim(slot, this.#peekWord);
+      // While groups take turns, the entry's key is its turn: a claim held back keeps it, as from the heap.
+      if (turns.taken) turns.offered = this.#peekKey;
+      let claim: number;
+      try {
+        claim = claimer.tryClaim(slot, this.#peekWord);
+      } finally {
+        turns.offered = 0;
+      }
       // Left at the head of its ring: the poll waits for its commit and looks again.
       if (claim === FROZEN) return POLL_FROZEN;
       const claimed = claim === CLAIMED;
+      if (claimed && turns.taken) turns.served(level, this.#peekKey);
       this.#advance(level, head);
       if (claimed) return slot;
     }
   }
 
-  /** Whether the overflow heap's top comes before the ring entry of `level` at `slot`. */
-  #overflowFirst(level: number, slot: number): boolean {
+  /** Whether the overflow heap's top comes before the ring entry of `level` #peek found: by (−priority, key, submission). */
+  #overflowFirst(level: number): boolean {
     const overflow = this.#overflow;
     const k1 = -this.#keys[level * LEVEL_KEYS + LEVEL_PRIORITY]!;
     if (overflow.top(ENTRY_K1) !== k1) return overflow.top(ENTRY_K1) < k1;
-    const runAt = this.#slots.runAts[slot]!;
-    if (overflow.top(ENTRY_K2) !== runAt) return overflow.top(ENTRY_K2) < runAt;
-    return overflow.top(ENTRY_K3) < this.#slots.jobNums[slot]!;
+    const key = this.#peekKey;
+    if (overflow.top(ENTRY_K2) !== key) return overflow.top(ENTRY_K2) < key;
+    return overflow.top(ENTRY_K3) < this.#slots.jobNums[this.#peekSlot]!;
   }
 
   /**
-   * Files a READY job (lock holder): at its level's tail when that keeps the
-   * ring in (runAt, submission) order and there is room, else in the overflow heap.
-   * While groups take turns (see group-turns.ts), in the overflow heap by
-   * (priority, turn, submission): `turn` if the job had one (held back), else its group's next.
+   * Files a READY job (lock holder), keyed by its runAt or, while groups take
+   * turns (see group-turns.ts), by its turn: `turn` if the job had one (held
+   * back, or kept by a rebuild), else its group's next. At its level's tail
+   * when that keeps the ring in (key, submission) order and there is room,
+   * else in the overflow heap by (−priority, key, submission). So grouped
+   * jobs filed in turn order stay in the rings, claimed lock-free; one whose
+   * turn is below its ring's tail sends the polls to the lock (OVERFLOW) until
+   * it is claimed (keeps I27).
    */
   file(slot: number, word: number, turn = 0): void {
     const slots = this.#slots;
     const priority = slots.priorities[slot]!;
     const level = this.#levelOf(priority);
-    const turns = this.#turns;
-    // While groups take turns, never in a ring: every ready job is in the heap, by turn (keeps I27).
-    if (!turns.taken && level !== NO_LEVEL && this.#append(level, slot, word)) return;
+    const key = this.#turns.taken ? this.#turnOf(slot, level, turn) : slots.runAts[slot]!;
+    if (level !== NO_LEVEL && this.#append(level, slot, word, key)) return;
     const overflow = this.#overflow;
     if (overflow.full) this.#compactOverflow();
-    const k2 = !turns.taken ? slots.runAts[slot]! : turn > 0 ? turn : turns.next(slots.groups[slot]!, level === NO_LEVEL ? SHARED_TURN_LEVEL : level);
-    overflow.push(-priority, k2, slots.jobNums[slot]!, slot, word);
+    overflow.push(-priority, key, slots.jobNums[slot]!, slot, word);
     this.#syncOverflowBit();
   }
 
   /**
-   * While groups take turns: the turn of each job the overflow heap files
-   * ready, by slot, into `turns` (an entry whose slot holds another word
-   * now is stale, and left out). For a rebuild, which keeps them (I27).
+   * The turn of a job filed ready at `level`: `turn` if it kept one, else its
+   * group's next. The lock-free polls claim from the rings without telling
+   * the turns; so the round is first brought up to where the ring's shared
+   * head says it is at least (keeps I27, see #spentTurn).
+   */
+  #turnOf(slot: number, level: number, turn: number): number {
+    if (turn > 0) return turn;
+    const turns = this.#turns;
+    if (level === NO_LEVEL) return turns.next(this.#slots.groups[slot]!, SHARED_TURN_LEVEL);
+    turns.served(level, this.#spentTurn(level));
+    return turns.next(this.#slots.groups[slot]!, level);
+  }
+
+  /**
+   * The turn the round of `level` has come to at least, by its ring: every
+   * entry before the shared head is spent (claimed, or stale), and the ring
+   * is in turn order, so the round is one short of the turn of the entry at
+   * the head, or at the last entry's turn if the ring is empty (0 if nothing
+   * was appended since the rings were cleared). The head lags the claims by
+   * fewer than HEAD_STEP entries, plus one per lock-free poll in flight
+   * (#passed): that many entries' turns is all the round read here can be
+   * behind the one the claims made.
+   */
+  #spentTurn(level: number): number {
+    const words = this.#levelWords;
+    const base = level * LEVEL_WORDS;
+    // The head as the pollers moved it (a hint, only forward); the tail is this holder's.
+    const head = this.#access.load(words, base + LEVEL_HEAD);
+    if (head === words[base + LEVEL_TAIL]!) return this.#keys[level * LEVEL_KEYS + LEVEL_TAIL_KEY]!;
+    return this.#ringKeys[this.#keyAt(level, head)]! - 1;
+  }
+
+  /**
+   * While groups take turns: the turn of each job the rings and the overflow
+   * heap file ready, by slot, into `turns` (an entry whose slot holds another
+   * word now is stale, and left out). For a rebuild, which keeps them (I27).
    */
   turnsFiled(turns: Map<number, number>): void {
     const slots = this.#slots;
+    const words = this.#levelWords;
+    const count = this.#access.load(this.#lockWords, LEVEL_COUNT);
+    this.#reachLevels(count);
+    for (let level = 0; level < count; level++) {
+      const base = level * LEVEL_WORDS;
+      const tail = words[base + LEVEL_TAIL]!;
+      for (let position = this.#access.load(words, base + LEVEL_HEAD); ((tail - position) | 0) > 0; position = (position + 1) | 0) {
+        const at = this.#entryAt(level, position);
+        const slot = this.#rings[at + RING_SLOT]!;
+        if (slots.word(slot) === this.#rings[at + RING_WORD]!) turns.set(slot, this.#ringKeys[this.#keyAt(level, position)]!);
+      }
+    }
     this.#overflow.forEach((_k1, turn, _k3, slot, word) => {
       if (slots.word(slot) === word) turns.set(slot, turn);
     });
@@ -386,23 +481,24 @@ export class ReadyIndex {
     this.#overflow.compact((s, w) => this.#slots.word(s) === w);
   }
 
-  #append(level: number, slot: number, word: number): boolean {
+  #append(level: number, slot: number, word: number, key: number): boolean {
     const words = this.#levelWords;
     const keys = this.#keys;
     const base = level * LEVEL_WORDS;
     const tail = words[base + LEVEL_TAIL]!;
     const head = this.#access.load(words, base + LEVEL_HEAD);
     const k = level * LEVEL_KEYS;
-    const lastRunAt = keys[k + LEVEL_TAIL_RUN_AT]!;
-    const runAt = this.#slots.runAts[slot]!;
+    const lastKey = keys[k + LEVEL_TAIL_KEY]!;
     const jobNum = this.#slots.jobNums[slot]!;
     // An empty ring takes any key; otherwise only one after the last entry's.
-    const inOrder = head === tail || runAt > lastRunAt || (runAt === lastRunAt && jobNum > keys[k + LEVEL_TAIL_JOB_NUM]!);
+    const inOrder = head === tail || key > lastKey || (key === lastKey && jobNum > keys[k + LEVEL_TAIL_JOB_NUM]!);
     if (!inOrder || ((tail - head) | 0) >= this.#ringSize) return false;
-    const at = (level * this.#ringSize + (tail & this.#mask)) * RING_FIELDS;
+    const at = this.#entryAt(level, tail);
     this.#rings[at + RING_SLOT] = slot;
     this.#rings[at + RING_WORD] = word;
-    keys[k + LEVEL_TAIL_RUN_AT] = runAt;
+    // Only while groups take turns (the key is then no field of the job's): a queue without them leaves those pages untouched.
+    if (this.#turns.taken) this.#ringKeys[this.#keyAt(level, tail)] = key;
+    keys[k + LEVEL_TAIL_KEY] = key;
     keys[k + LEVEL_TAIL_JOB_NUM] = jobNum;
     // Publishes the entry to pollers.
     this.#access.store(words, base + LEVEL_TAIL, (tail + 1) | 0);
@@ -425,7 +521,7 @@ export class ReadyIndex {
     const keys = this.#keys;
     const level = count;
     // The level's ring exists before the count that names it is published (pollers re-make their views by the count).
-    growTo(this.#ringBuffer, (level + 1) * this.#ringSize * RING_FIELDS * Int32Array.BYTES_PER_ELEMENT);
+    growTo(this.#ringBuffer, (level + 1) * this.#levelInts * Int32Array.BYTES_PER_ELEMENT);
     this.#reachLevels(level + 1);
     keys[level * LEVEL_KEYS + LEVEL_PRIORITY] = priority;
     const order: number[] = [];
