@@ -9,6 +9,7 @@
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IllegalStateError, InvalidArgumentError, JobQueue, RetryPolicy, WorkerPool, systemClock } from '../../dist/index.js';
+import { IDLE_WAITERS } from '../../dist/testing/core-internals.js';
 import { threadCpuTicks } from '../fixtures/thread-cpu.mjs';
 import { withTimeout } from '../support/helpers.js';
 import { track, trackQueue } from '../support/pool-harness.js';
@@ -28,14 +29,24 @@ afterEach(async () => {
 async function pollThenBlock(queue: JobQueue, wait: number, gated = false): Promise<{ woke: Promise<{ woke: boolean; next: string | null }>; go(): void }> {
   const worker = new Worker(new URL('../fixtures/pool-block-worker.mjs', import.meta.url), { workerData: { handle: queue.share() } });
   workers.push(worker);
-  const next = () => new Promise<Record<string, unknown>>((resolve, reject) => {
-    worker.once('message', resolve);
-    worker.once('error', reject);
-  });
+  const next = () => nextMessage(worker);
   const polled = next();
   worker.postMessage({ wait, go: gated });
   expect(await withTimeout(polled, 10_000, 'the worker polled')).toEqual({ polled: true, found: null });
   return { woke: next() as Promise<{ woke: boolean; next: string | null }>, go: () => worker.postMessage('go') };
+}
+
+/** The thread's next message; its error rejects. */
+function nextMessage(worker: Worker): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+}
+
+/** Resolves once `count` threads count themselves idle on the work signal (see WorkSignal#block). */
+async function untilIdle(lockWords: Int32Array, count: number): Promise<void> {
+  while (Atomics.load(lockWords, IDLE_WAITERS) < count) await new Promise((resolve) => setTimeout(resolve, 1));
 }
 
 describe('blockForWork across threads', { timeout: 20_000 }, () => {
@@ -74,6 +85,29 @@ describe('blockForWork across threads', { timeout: 20_000 }, () => {
     queue.stats();
     queue.complete(running, lease.token);
     expect(await withTimeout(woke, 10_000, 'the block')).toEqual({ woke: false, next: null });
+  });
+
+  it('wakes a second blocked thread for a second job while the first thread holds its own: no wake skipped', async () => {
+    const queue = queueOf();
+    const THREADS = 2;
+    const holders = Array.from({ length: THREADS }, () => {
+      const worker = new Worker(new URL('../fixtures/pool-block-holder.mjs', import.meta.url), { workerData: { handle: queue.share() } });
+      workers.push(worker);
+      return worker;
+    });
+    const lockWords = new Int32Array(queue.share().buffers.lockWords);
+    for (const holder of holders) holder.postMessage('look');
+    for (let round = 0; round < 20; round++) {
+      // Every thread counts itself idle (IDLE_WAITERS) before it blocks: once all do, the jobs come while all sleep (or are about
+      // to, which the block's check of the signal covers). Each job must then reach a thread of its own: the one that leased the
+      // first holds it and polls no more, so the second is leased only if its submit woke a thread.
+      await withTimeout(untilIdle(lockWords, THREADS), 10_000, `round ${round}: all threads blocked`);
+      const leases = holders.map((holder) => nextMessage(holder) as Promise<{ leased: string }>);
+      const ids = [queue.submit('t', `a${round}`), queue.submit('t', `b${round}`)];
+      const leased = await withTimeout(Promise.all(leases), 10_000, `round ${round}: each job leased`);
+      expect(leased.map((lease) => lease.leased).sort()).toEqual([...ids].sort());
+      for (const holder of holders) holder.postMessage('release');
+    }
   });
 
   it('refuses a timeout that is not a number >= 0, and a closed queue, at once', async () => {
