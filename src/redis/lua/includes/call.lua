@@ -50,6 +50,11 @@ local budget, holdBudget
 -- True while the catch-up of a queue whose groups take turns expires leases before its sweep of the ready
 -- index (catch-up.lua): a retry due by now is left for the sweep to file (jobs.lua, enqueue).
 local sweepFiles
+-- True while the call runs behind the clock: its now is before the clock the ready index is exact for, and it
+-- went on without making the index exact for its now (catch-up.lua, caughtUp), as only a submit or a poll may.
+-- Clients' clocks and calls interleave: a submit's now is often a millisecond or two past a poll sent just
+-- before it, and a sweep back and forth would take the jobs it filed out of the index and put them back.
+local behind
 -- The queue's state hash (K.state, see keys.ts) as the call found it, and as the call changes it: the
 -- clock the ready index is exact for (nil: none yet), when something next falls due (nil: not known,
 -- catch up in full), the sweep in progress (nil: none), the pause, whether rate limits may hold jobs,
@@ -140,6 +145,7 @@ local function begin(KEYS, ARGV)
   sortables = {}
   budget, holdBudget = CATCH_UP_BATCH, CATCH_UP_BATCH
   sweepFiles = false
+  behind = false
   -- One read for what every call consults: the flags and the catch-up's clock and next due time. The hash
   -- holds only those fields (and eventSeq), most of them absent: reading it whole costs the script less than
   -- naming all 17 (each an argument and a reply element converted), about 3 µs a call.

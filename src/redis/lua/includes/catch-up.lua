@@ -187,10 +187,20 @@ local function nextDue()
   return t
 end
 
+-- A call whose now is before the clock may leave the ready index exact for the clock (behind, call.lua)
+-- when nothing falls due before its now either (no lease expired: every one expires at due or later), no sweep
+-- is saved, and the queue has none of what files or takes ready jobs one by one (groups, rate limits, caps,
+-- flows). The jobs it then finds ready that are due only after its now are its to pass over (leases.lua, takeReady).
+local function quietBehind()
+  return sweepSaved == nil and clock ~= nil and due ~= nil and now < clock and now < due
+    and not (grouped or limited or capped or flowing)
+end
+
 -- True once the queue is up to now; false if the call must stop and be called again (CATCHING_UP).
 -- Most calls find nothing due (quiet) and only note the clock: the sweeps and the reading of when
 -- something next falls due run when something did, or the clock went back, or the time is not known.
-local function caughtUp()
+-- A call that may run behind (a submit, a poll) does not sweep back for a clock a little ahead of its now.
+local function caughtUp(mayRunBehind)
   -- Groups starting to take turns: that walk goes on first, and no call gets past it before it ends.
   if turning and not turnSome() then return false end
   if quiet() then
@@ -198,6 +208,10 @@ local function caughtUp()
       clock = now
       redis.call('HSET', K.state, 'clock', nowText)
     end
+    return agedOut() and deadAgedOut()
+  end
+  if mayRunBehind and quietBehind() then
+    behind = true
     return agedOut() and deadAgedOut()
   end
   -- Not known until the queue is up to now: a call that stops before leaves it unknown for the next.
@@ -220,4 +234,17 @@ local function caughtUp()
   due = nextDue()
   redis.call('HSET', K.state, 'due', dueText(due))
   return agedOut() and deadAgedOut()
+end
+
+-- The ready index made exact for now after all, in a call that went on behind the clock (takeReady needs it):
+-- the sweep back it skipped, and when something next falls due (the jobs swept out fall due later). False if
+-- the budget ran out first (the sweep is saved for the calls after it, as in caughtUp).
+function exactNow()
+  behind = false
+  redis.call('HDEL', K.state, 'due')
+  due = nil
+  if not indexCaughtUp() then return false end
+  due = nextDue()
+  redis.call('HSET', K.state, 'due', dueText(due))
+  return true
 end

@@ -85,3 +85,7 @@ local function dueBy(t)
     redis.call('HSET', K.state, 'due', dueText(t))
   end
 end
+
+-- The time the ready index is kept exact for: now, or the clock while the call runs behind it (call.lua).
+-- A job due by then is filed ready, a later one tells the next due time (dueBy).
+local function indexedTo() return behind and clock or now end

@@ -20,7 +20,7 @@ end
 local function enqueue(n, key, runAt)
   redis.call('ZADD', K.pending, runAt, n)
   list(K.pendingNums, { n, n })
-  if runAt > now then dueBy(runAt) elseif not sweepFilesLater(runAt) then redis.call('ZADD', K.ready, 0, fileMember(key, n)) end
+  if runAt > indexedTo() then dueBy(runAt) elseif not sweepFilesLater(runAt) then redis.call('ZADD', K.ready, 0, fileMember(key, n)) end
 end
 
 -- PENDING job n out of every index enqueue filed it in, and out of K.held, where a rate limit may have put it,

@@ -46,6 +46,42 @@ local function releaseHeld(upTo)
   return #due <= count
 end
 
+-- Defined with the catch-up (catch-up.lua), which comes after: the ready index made exact for now.
+local exactNow
+
+-- ZPOPMIN's members best[from], best[from + 2], ... up to best[to] back in the ready index.
+local function backToReady(best, from, to)
+  local members = {}
+  for i = from, to, 2 do
+    members[#members + 1] = 0
+    members[#members + 1] = best[i]
+  end
+  redis.call('ZADD', K.ready, unpack(members))
+end
+
+-- Up to max best ready members, taken out of the ready index (ZPOPMIN's reply: member, score, ...).
+-- Behind the clock (call.lua, behind) the index may hold jobs due only after now, each at its priority
+-- level's end (a level orders its jobs by runAt): those go back, and the rest are all the jobs due by
+-- now unless a lower level follows, which may hold some: then the index is made exact for now and taken
+-- from again. Nil if the budget ran out first.
+local function takeReady(max)
+  local best = redis.call('ZPOPMIN', K.ready, max)
+  if not behind then return best end
+  local taken = 0
+  -- Not grouped (quietBehind): a member's second 16 characters are its runAt (encoding.lua, memberOf).
+  while taken < #best and unsortable(string.sub(best[taken + 1], 17, 32)) <= now do taken = taken + 2 end
+  if taken == #best then return best end
+  backToReady(best, taken + 1, #best)
+  local last = redis.call('ZRANGE', K.ready, -1, -1)
+  if string.sub(last[1], 1, 16) == string.sub(best[taken + 1], 1, 16) then
+    for i = #best, taken + 1, -1 do best[i] = nil end
+    return best
+  end
+  if taken > 0 then backToReady(best, 1, taken) end
+  if not exactNow() then return nil end
+  return redis.call('ZPOPMIN', K.ready, max)
+end
+
 -- The numbers of up to max best ready jobs, taken out of the ready index.
 -- With the whole queue's cap, no more than bring K.leases (the jobs RUNNING) to it.
 -- With rate limits or type or group caps, one at a time: a job whose type's window is
@@ -58,7 +94,8 @@ local function takeBest(max)
   if queueCap ~= nil then max = math.min(max, queueCap - redis.call('ZCARD', K.leases)) end
   if max <= 0 then return numbers, false end
   if not limited and not capped then
-    local best = redis.call('ZPOPMIN', K.ready, max)
+    local best = takeReady(max)
+    if best == nil then return numbers, true end
     local members = {}
     for i = 1, #best, 2 do
       numbers[#numbers + 1] = int(tonumber(string.sub(best[i], 33)))

@@ -37,10 +37,10 @@ local function turnMember(priority, group, n)
   return level .. sortable(turn) .. string.format('%016d', tonumber(n)), int(turn)
 end
 
--- A new job n of `priority` and `group` ('': none) due at `due`: its member of the ready index if due by now,
--- and its turn where groups take turns (nil otherwise); nil if not due yet, the catch-up told when it falls due.
+-- A new job n of `priority` and `group` ('': none) due at `due`: its member of the ready index if due by
+-- indexedTo(), and its turn where groups take turns (nil otherwise); nil if not due yet, the catch-up told when it falls due.
 local function newReadyMember(priority, group, n, due)
-  if due > now then
+  if due > indexedTo() then
     dueBy(due)
     return nil
   end
