@@ -131,7 +131,7 @@ export function replaySkippedId(model: QueueModel): QueueModel {
 function plainCall(model: QueueModel, c: Exclude<CallArgs, { op: 'poll' | 'completeAndPoll' | 'view' | 'stats' | 'advance' }>): Outcome {
   switch (c.op) {
     case 'submit':
-      return model.submit(c.type, c.payload, c.priority, c.runAt);
+      return model.submit(c.type, c.payload, c.priority, c.runAt, c.group);
     case 'complete':
       return model.complete(c.jobId, c.token);
     case 'fail':
