@@ -40,7 +40,8 @@
  * A pending call (one that never returned: its thread was killed inside it)
  * may be placed anywhere after its invocation, or nowhere; placed, it does
  * what the model does there (a poll in the relaxed mode: claims any ready
- * job; a submit: makes its job, or only takes its id; a completeAndPoll in
+ * job; a submit: makes its job, or only makes room and takes its id, or
+ * either; a completeAndPoll in
  * the relaxed mode: its complete, then maybe its poll later, as two steps),
  * whatever that returns, and the lease it makes has a token nobody holds. A submit whose thread was
  * presumed dead inside it (`presumedDead`) may, as a submit killed there,

@@ -186,15 +186,7 @@ export class QueueModel {
     if (this.maxPayloadBytes !== undefined && Buffer.byteLength(body, 'utf8') > this.maxPayloadBytes) {
       return err('ERR_INVALID_ARGUMENT');
     }
-    const held = this.held();
-    if (held.length >= this.capacity) {
-      const finished = held
-        .filter((j) => j.status === 'SUCCEEDED' || j.status === 'CANCELLED')
-        .sort((a, b) => a.finishedSeq - b.finishedSeq);
-      if (finished.length === 0) return err('ERR_QUEUE_FULL');
-      finished[0]!.evicted = true;
-      this.onReach(finished.length > 1 ? 'eviction, oldest of several' : 'eviction');
-    }
+    if (!this.makeRoom()) return err('ERR_QUEUE_FULL');
     const num = this.jobs.length + 1 + this.skippedNumbers;
     this.jobs.push({
       num,
@@ -215,6 +207,21 @@ export class QueueModel {
       inLine: group !== undefined && runAt === undefined,
     });
     return ok(`J${num}`);
+  }
+
+  /**
+   * Room for one more job: if the queue is full, its oldest finished job
+   * (SUCCEEDED or CANCELLED) is evicted; false if it is full of others. What
+   * a submit does first, before it takes its id (also one killed after it).
+   */
+  makeRoom(): boolean {
+    const held = this.held();
+    if (held.length < this.capacity) return true;
+    const finished = held.filter((j) => j.status === 'SUCCEEDED' || j.status === 'CANCELLED').sort((a, b) => a.finishedSeq - b.finishedSeq);
+    if (finished.length === 0) return false;
+    finished[0]!.evicted = true;
+    this.onReach(finished.length > 1 ? 'eviction, oldest of several' : 'eviction');
+    return true;
   }
 
   /** The next id is taken and no job ever has it: what a submit whose thread was killed inside it may leave (the checker's pending submits). */

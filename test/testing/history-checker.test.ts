@@ -338,6 +338,22 @@ function pending(thread: number, inv: number, args: CallArgs): Call {
 describe('pending calls (a thread killed inside its call)', () => {
   for (const mode of MODES) {
     describe(mode, () => {
+      it('lets a pending submit make room in a full queue and take its id, and then make no job', () => {
+        const small = { ...SETUP, capacity: 2 };
+        const history = [
+          call(9, [0, 1], submit('a'), 'J1'),
+          call(9, [2, 3], poll(), lease('J1', 1, 'a')),
+          call(9, [4, 5], complete('J1', 1)),
+          call(9, [6, 7], submit('b'), 'J2'),
+          pending(0, 8, submit('c')),
+          refused(1, [9, 10], { op: 'view', jobId: 'J1' }, 'ERR_JOB_NOT_FOUND'),
+          call(1, [11, 12], submit('d'), 'J4'),
+        ];
+        expect(checkHistory(history, small, mode).ok, explainFailure('expected to accept', history, small, mode)).toBe(true);
+        // The room it made is the queue's only room: had it made its job, the queue would be full again.
+        expect(checkHistory([...history, call(1, [13, 14], submit('e'), 'J5')], small, mode).ok).toBe(false);
+      });
+
       it('lets a pending poll take its effect: a later lease of the job is its second attempt', () => {
         const history = [
           call(9, [0, 1], submit('a'), 'J1'),
