@@ -176,16 +176,17 @@ function program(): Command {
     .addOption(new Option('--histories <n>', 'histories to record and check').argParser(integer('--histories', 1, 10_000_000)).default(kStressDefaults.histories))
     .addOption(new Option('--kill-every <k>', 'terminate a thread each time the threads made k more calls (0: never)').argParser(integer('--kill-every', 0)).default(kStressDefaults.killEvery))
     .addOption(new Option('--seed <n>', 'seed of the histories\' plans (default: a random one, printed)').argParser(integer('--seed', 0, 2 ** 32 - 1)))
-    .addOption(new Option('--mode <mode>', 'the checker\'s model (default: what the backend promises)').choices(['linearizable', 'relaxed-poll']))
+    .addOption(new Option('--mode <mode>', 'the checker\'s model (default: what the backend promises)').choices(['linearizable', 'relaxed-poll', 'relaxed-order']))
     .addOption(new Option('--wrapper <module>', 'call the queue through this module\'s wrapQueue(queue, { seed, thread }) (docs/testing.md)'))
     .addOption(new Option('--processes', 'with --backend redis: --threads processes race, not threads (no clock moves, stamps from Redis INCR)').default(false))
+    .addOption(new Option('--groups', 'submits name one of a few groups, which take turns (checked as relaxed-order: the order across groups is not)').default(false))
     .addOption(new Option('--edits', 'the threads also release leases (snoozes too), remove jobs and edit pending ones (changePriority, changeDelay, promote, updatePayload)').default(false))
     .action(async (opts: Record<string, unknown>) => {
       if ((opts.backend === 'redis') !== (opts.redisUrl !== undefined)) {
         stress.error('leasehold stress: --redis-url goes with --backend redis, and --backend redis needs it', { exitCode: EXIT_USAGE });
       }
-      if (opts.processes === true && (opts.backend !== 'redis' || opts.wrapper !== undefined)) {
-        stress.error('leasehold stress: --processes needs --backend redis (processes share no memory), and takes no --wrapper', { exitCode: EXIT_USAGE });
+      if (opts.processes === true && (opts.backend !== 'redis' || opts.wrapper !== undefined || opts.groups === true)) {
+        stress.error('leasehold stress: --processes needs --backend redis (processes share no memory), and takes no --wrapper or --groups', { exitCode: EXIT_USAGE });
       }
       process.exitCode = await runStress({
         backend: opts.backend as 'memory' | 'journal' | 'redis',
@@ -195,10 +196,11 @@ function program(): Command {
         histories: opts.histories as number,
         killEvery: opts.killEvery as number,
         seed: (opts.seed as number | undefined) ?? Math.floor(Math.random() * 2 ** 32),
-        mode: opts.mode as 'linearizable' | 'relaxed-poll' | undefined,
+        mode: opts.mode as 'linearizable' | 'relaxed-poll' | 'relaxed-order' | undefined,
         wrapper: opts.wrapper as string | undefined,
         processes: opts.processes === true,
         edits: opts.edits === true,
+        groups: opts.groups === true,
       });
     });
   const dashboard = cli

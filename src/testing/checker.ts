@@ -11,7 +11,7 @@
  * when the results differ; a (calls placed, model state, windows) triple seen
  * before is not searched again.
  *
- * Two modes (docs/concurrency.md states both):
+ * Three modes (docs/concurrency.md states each):
  *
  * - `linearizable`: every call takes effect at one instant inside its
  *   interval, exactly as the model says; completeAndPoll is one step; tokens
@@ -28,11 +28,20 @@
  *   chooses, a `register` step inside the call's interval, after the claim.
  *   Until then the job counts as claimed (docs/concurrency.md, Expiry, "A
  *   lease made lock-free").
+ * - `relaxed-order`: `relaxed-poll`, except that a better job is one of a
+ *   strictly higher priority, or of the same priority and group, submitted
+ *   ready earlier, both untouched since (model.ts, isBetterInGroupOrder):
+ *   across groups a poll may lease any ready job of the priority. For
+ *   histories with grouped submits, whose order within a priority is the
+ *   groups' turns, which the model does not know. A poll that returned
+ *   nothing is held to the same rule as in the other modes (no job ready at
+ *   its place).
  *
  * A pending call (one that never returned: its thread was killed inside it)
  * may be placed anywhere after its invocation, or nowhere; placed, it does
  * what the model does there (a poll in the relaxed mode: claims any ready
- * job; a submit: makes its job, or only takes its id; a completeAndPoll in
+ * job; a submit: makes its job, or only makes room and takes its id, or
+ * either; a completeAndPoll in
  * the relaxed mode: its complete, then maybe its poll later, as two steps),
  * whatever that returns, and the lease it makes has a token nobody holds. A submit whose thread was
  * presumed dead inside it (`presumedDead`) may, as a submit killed there,
@@ -41,9 +50,10 @@
 import { formatCall, leaseMade, type Call, type HistorySetup } from './history.js';
 import { QueueModel } from './model.js';
 import { replay, replayClaim, replayPending, replaySkippedId, type LeaseRule, type Part, type TokenRule } from './replay.js';
+import { isBetter, isBetterInGroupOrder, type ModelJob } from './model.js';
 import { claim, isWindowed, judge, observe, openWindow, widen, windowKey, type Observation, type Window } from './windows.js';
 
-export type Mode = 'linearizable' | 'relaxed-poll';
+export type Mode = 'linearizable' | 'relaxed-poll' | 'relaxed-order';
 
 export interface Step {
   call: Call;
@@ -95,7 +105,7 @@ export function responseOf(call: Call): number {
 
 function events(calls: readonly Call[], setup: HistorySetup, mode: Mode): Event[] {
   const list: Event[] = [];
-  const relaxed = mode === 'relaxed-poll';
+  const relaxed = mode !== 'linearizable';
   const sorted = [...calls].sort((a, b) => a.inv - b.inv);
   for (const call of sorted) {
     const base = { call, inv: call.inv, resp: responseOf(call), after: -1, before: -1, optional: false, clockFloor: clockFloor(call, sorted, setup.start) };
@@ -154,6 +164,8 @@ class Search {
   readonly #events: Event[];
   readonly #setup: HistorySetup;
   readonly #relaxed: boolean;
+  /** Which ready jobs a poll's window holds against the job it leased. */
+  readonly #better: (a: ModelJob, b: ModelJob) => boolean;
   readonly #tokens: TokenRule;
   /** (calls placed, model state, windows) triples already searched from. */
   readonly #visited = new Set<string>();
@@ -165,7 +177,8 @@ class Search {
   constructor(events: Event[], setup: HistorySetup, mode: Mode, budget: number) {
     this.#events = events;
     this.#setup = setup;
-    this.#relaxed = mode === 'relaxed-poll';
+    this.#relaxed = mode !== 'linearizable';
+    this.#better = mode === 'relaxed-order' ? isBetterInGroupOrder : isBetter;
     this.#tokens = this.#relaxed ? 'unique' : 'increasing';
     this.#budget = budget;
   }
@@ -260,7 +273,7 @@ class Search {
       if (w === null || w === undefined) continue;
       const e = this.#events[i]!;
       if (i === placed) {
-        next[i] = widen(claim(w, e.call, before), after);
+        next[i] = widen(claim(w, e.call, before, this.#better), after);
       } else if (!done[i]) {
         next[i] = p.resp < e.inv ? openWindow(e.call, after) : widen(w, after);
       } else if (p.inv < e.resp) {

@@ -20,7 +20,8 @@ export interface LeaseResult {
 }
 
 export type CallArgs =
-  | { op: 'submit'; type: string; payload: string; priority?: number; runAt?: number }
+  /** `group` is recorded, not replayed: the model has no turns (check such histories in `relaxed-order`). */
+  | { op: 'submit'; type: string; payload: string; priority?: number; runAt?: number; group?: string }
   | { op: 'poll'; workerId: string; leaseMillis: number }
   | { op: 'complete'; jobId: string; token: number }
   | { op: 'fail'; jobId: string; token: number; error?: string }

@@ -1,8 +1,8 @@
 /**
  * `leasehold/testing`: record what your threads (or processes) do to a queue,
  * and check the history against the queue's contract. docs/testing.md shows
- * how; docs/concurrency.md states the two models (`linearizable`,
- * `relaxed-poll`).
+ * how; docs/concurrency.md states the models (`linearizable`,
+ * `relaxed-poll`, and `relaxed-order` for histories with groups).
  */
 export { HistoryLog, type HistoryLogHandle, type HistoryLogOptions } from './log.js';
 export { HistoryFile } from './file-log.js';

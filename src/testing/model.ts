@@ -43,6 +43,14 @@ export interface ModelJob {
   evicted: boolean;
   /** Every token ever handed out for this job (for "stale" token choices). */
   tokens: number[];
+  /** Its submit's `group` (null: none). Recorded only: the model has no turns and no caps. */
+  group: string | null;
+  /**
+   * Still where its submit put it in its group's line: submitted ready (no
+   * runAt) with a group, and since then never leased nor edited. Such jobs of
+   * one group and priority are leased in submission order (`relaxed-order`).
+   */
+  inLine: boolean;
 }
 
 /** A lease as the model can predict it: everything but the token, which the queue chooses. */
@@ -97,7 +105,7 @@ export class QueueModel {
   /** Names everything that decides future results (not the token history kept for test choices). */
   key(): string {
     const jobs = this.jobs.map((j) =>
-      [j.priority, j.status, j.attempts, j.runAt, j.lastError, j.token, j.leaseUntil, j.finishedSeq, j.evicted ? 1 : 0, j.payload].join(','),
+      [j.priority, j.status, j.attempts, j.runAt, j.lastError, j.token, j.leaseUntil, j.finishedSeq, j.evicted ? 1 : 0, j.inLine ? 1 : 0, j.payload].join(','),
     );
     return `${this.now};${this.maxToken};${this.#finishCounter};${this.skippedNumbers};${[...this.pinned].sort().join(',')};${jobs.join('|')}`;
   }
@@ -169,7 +177,7 @@ export class QueueModel {
   /** Job numbers no job got (see `skipId`). */
   skippedNumbers = 0;
 
-  submit(type: unknown, payload: string | null | undefined, priority: number | undefined, runAt: number | undefined): Outcome {
+  submit(type: unknown, payload: string | null | undefined, priority: number | undefined, runAt: number | undefined, group?: string): Outcome {
     this.expire();
     if (typeof type !== 'string' || type.trim() === '') return err('ERR_INVALID_ARGUMENT');
     if (priority !== undefined && !Number.isInteger(priority)) return err('ERR_INVALID_ARGUMENT');
@@ -178,15 +186,7 @@ export class QueueModel {
     if (this.maxPayloadBytes !== undefined && Buffer.byteLength(body, 'utf8') > this.maxPayloadBytes) {
       return err('ERR_INVALID_ARGUMENT');
     }
-    const held = this.held();
-    if (held.length >= this.capacity) {
-      const finished = held
-        .filter((j) => j.status === 'SUCCEEDED' || j.status === 'CANCELLED')
-        .sort((a, b) => a.finishedSeq - b.finishedSeq);
-      if (finished.length === 0) return err('ERR_QUEUE_FULL');
-      finished[0]!.evicted = true;
-      this.onReach(finished.length > 1 ? 'eviction, oldest of several' : 'eviction');
-    }
+    if (!this.makeRoom()) return err('ERR_QUEUE_FULL');
     const num = this.jobs.length + 1 + this.skippedNumbers;
     this.jobs.push({
       num,
@@ -203,8 +203,25 @@ export class QueueModel {
       finishedSeq: 0,
       evicted: false,
       tokens: [],
+      group: group ?? null,
+      inLine: group !== undefined && runAt === undefined,
     });
     return ok(`J${num}`);
+  }
+
+  /**
+   * Room for one more job: if the queue is full, its oldest finished job
+   * (SUCCEEDED or CANCELLED) is evicted; false if it is full of others. What
+   * a submit does first, before it takes its id (also one killed after it).
+   */
+  makeRoom(): boolean {
+    const held = this.held();
+    if (held.length < this.capacity) return true;
+    const finished = held.filter((j) => j.status === 'SUCCEEDED' || j.status === 'CANCELLED').sort((a, b) => a.finishedSeq - b.finishedSeq);
+    if (finished.length === 0) return false;
+    finished[0]!.evicted = true;
+    this.onReach(finished.length > 1 ? 'eviction, oldest of several' : 'eviction');
+    return true;
   }
 
   /** The next id is taken and no job ever has it: what a submit whose thread was killed inside it may leave (the checker's pending submits). */
@@ -245,6 +262,7 @@ export class QueueModel {
 
   #lease(j: ModelJob, leaseMillis: number): ModelLease {
     j.status = 'RUNNING';
+    j.inLine = false;
     j.attempts += 1;
     j.leaseUntil = this.now + leaseMillis;
     j.token = null; // filled in by acceptToken
@@ -386,6 +404,8 @@ export class QueueModel {
     if (j.status !== 'PENDING') return err('ERR_ILLEGAL_STATE');
     this.onReach(what);
     change(j);
+    // Filed ready again: a new turn, at the end of its group's line.
+    j.inLine = false;
     return ok(undefined);
   }
 
@@ -424,6 +444,17 @@ export function isBetter(a: ModelJob, b: ModelJob): boolean {
   if (a.priority !== b.priority) return a.priority > b.priority;
   if (a.runAt !== b.runAt) return a.runAt < b.runAt;
   return a.num < b.num;
+}
+
+/**
+ * The order of the `relaxed-order` mode (docs/concurrency.md): a higher
+ * priority is better, and within a priority, in one group, a job still in its
+ * group's line (`inLine`) is better than a later one in it. Turns order the
+ * rest of a priority's jobs, and the model has none.
+ */
+export function isBetterInGroupOrder(a: ModelJob, b: ModelJob): boolean {
+  if (a.priority !== b.priority) return a.priority > b.priority;
+  return a.inLine && b.inLine && a.group === b.group && a.num < b.num;
 }
 
 export function checkPollArguments(workerId: unknown, leaseMillis: unknown): Outcome | undefined {

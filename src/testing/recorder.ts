@@ -168,15 +168,17 @@ function describeRelease([jobId, token, options]: unknown[]): CallArgs {
 function describeSubmit([type, payload, priorityOrOptions, runAt]: unknown[]): CallArgs {
   const call: CallArgs & { op: 'submit' } = { op: 'submit', type: type as string, payload: (payload ?? '') as string };
   let priority = priorityOrOptions;
+  let group: unknown;
   if (priorityOrOptions !== null && typeof priorityOrOptions === 'object') {
-    const extra = Object.keys(priorityOrOptions).filter((key) => key !== 'priority' && key !== 'runAt');
+    const extra = Object.keys(priorityOrOptions).filter((key) => key !== 'priority' && key !== 'runAt' && key !== 'group');
     if (extra.length > 0) {
-      throw new UnsupportedOperationError(`A recorded submit takes only the options the checker's model knows (priority, runAt), got ${extra.join(', ')}`);
+      throw new UnsupportedOperationError(`A recorded submit takes only the options the checker's model knows (priority, runAt, group), got ${extra.join(', ')}`);
     }
-    ({ priority, runAt } = priorityOrOptions as { priority?: number; runAt?: number });
+    ({ priority, runAt, group } = priorityOrOptions as { priority?: number; runAt?: number; group?: string });
   }
   if (priority !== undefined) call.priority = priority as number;
   if (runAt !== undefined) call.runAt = runAt as number;
+  if (group !== undefined) call.group = group as string;
   return call;
 }
 

@@ -85,7 +85,8 @@ export function replayClaim(model: QueueModel, call: Call, rule: LeaseRule): str
  * its result is not compared (nobody saw it). The lease a poll makes keeps a
  * null token, which no complete or fail can match. In the relaxed mode a
  * poll may have claimed any ready job, so there is one model per ready job;
- * a submit may also have taken its id without making its job. A pending
+ * a submit may also have made room (evicted a finished job) and taken its id,
+ * or either, without making its job. A pending
  * completeAndPoll in the relaxed mode comes in two parts, 'complete' and then
  * 'poll': its thread may have been killed between them.
  */
@@ -101,8 +102,7 @@ export function replayPending(model: QueueModel, call: Call, part: Part, relaxed
     const next = model.clone();
     if (c.op === 'advance') next.advance(c.ms);
     else if (c.op !== 'view' && c.op !== 'stats') plainCall(next, c);
-    // A submit killed after it took its id but before its job was made leaves the id used and no job.
-    return c.op === 'submit' ? [next, replaySkippedId(model)] : [next];
+    return c.op === 'submit' ? [next, ...replayUnmadeSubmit(model)] : [next];
   }
   const next = model.clone();
   // completeAndPoll's poll step (relaxed; its complete placed before) polls as a poll does.
@@ -120,6 +120,20 @@ export function replayPending(model: QueueModel, call: Call, part: Part, relaxed
   });
 }
 
+/**
+ * What a submit killed before it made its job may have left: it makes room
+ * (evicting the oldest finished job of a full queue), then takes its id; a
+ * kill after either leaves it done and no job.
+ */
+function replayUnmadeSubmit(model: QueueModel): QueueModel[] {
+  const unmade = [replaySkippedId(model)];
+  const roomMade = model.clone();
+  roomMade.expire();
+  // Only a full queue evicts: otherwise the states are the ones above and the model's own.
+  if (roomMade.held().length >= roomMade.capacity && roomMade.makeRoom()) unmade.push(roomMade, replaySkippedId(roomMade));
+  return unmade;
+}
+
 /** A job number taken and never used (by a submit killed, or taken for dead, between taking it and making its job). */
 export function replaySkippedId(model: QueueModel): QueueModel {
   const skipped = model.clone();
@@ -131,7 +145,7 @@ export function replaySkippedId(model: QueueModel): QueueModel {
 function plainCall(model: QueueModel, c: Exclude<CallArgs, { op: 'poll' | 'completeAndPoll' | 'view' | 'stats' | 'advance' }>): Outcome {
   switch (c.op) {
     case 'submit':
-      return model.submit(c.type, c.payload, c.priority, c.runAt);
+      return model.submit(c.type, c.payload, c.priority, c.runAt, c.group);
     case 'complete':
       return model.complete(c.jobId, c.token);
     case 'fail':

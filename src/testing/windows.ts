@@ -17,7 +17,7 @@
  * A window is plain data, copied along the search and named by `windowKey`.
  */
 import type { Call, LeaseResult } from './history.js';
-import { isBetter, type ModelJob, type ModelStats, type QueueModel } from './model.js';
+import { type ModelJob, type ModelStats, type QueueModel } from './model.js';
 
 /** What a window looks at in one state: the ready jobs by id, and the counts. */
 export interface Observation {
@@ -73,20 +73,20 @@ export function widen(window: Window, seen: Observation): Window {
 
 /**
  * The poll `call` claims its job at the state `atClaim` (before the claim):
- * what stays to be seen is which better jobs, ready all along so far, stop being ready
- * before the window ends.
+ * what stays to be seen is which better jobs (by `better`: the mode's order,
+ * model.ts), ready all along so far, stop being ready before the window ends.
  */
-export function claim(window: Window, call: Call, atClaim: Observation): Window {
+export function claim(window: Window, call: Call, atClaim: Observation, better: (a: ModelJob, b: ModelJob) => boolean): Window {
   if (window.kind !== 'poll-open') return window;
   const jobId = (call.result as { value: LeaseResult }).value.jobId;
   const leased = atClaim.ready.get(jobId);
   // replayClaim refused the step already if the job was not ready here.
   if (leased === undefined) throw new Error(`claim of ${jobId}, which is not ready`);
-  const better = window.readyThroughout.filter((id) => {
+  const betterThroughout = window.readyThroughout.filter((id) => {
     const job = atClaim.ready.get(id);
-    return job !== undefined && isBetter(job, leased);
+    return job !== undefined && better(job, leased);
   });
-  return { kind: 'poll-claimed', betterThroughout: better };
+  return { kind: 'poll-claimed', betterThroughout };
 }
 
 /** Why the call's result is not allowed by its (now closed) window, or undefined if it is. */

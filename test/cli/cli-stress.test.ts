@@ -3,7 +3,8 @@
  * backend, with and without thread kills, and on Redis with processes; exit 1, naming the first
  * violation, on a queue deliberately broken by a wrapper
  * (test/fixtures/history-broken-queue.mjs); with --edits (releases, removes,
- * edits of pending jobs) too; the same plans for the same seed;
+ * edits of pending jobs) and --groups (grouped submits, checked as
+ * relaxed-order) too; the same plans for the same seed;
  * exit 2 on bad usage.
  */
 import { spawn } from 'node:child_process';
@@ -30,7 +31,7 @@ function expectPass(run: { status: number | null; stdout: string; stderr: string
   expect(run.status).toBe(0);
   expect(run.stdout).toMatch(/property: no job leased twice at once: ok in \d+ of \d+ histories/);
   expect(run.stdout).toMatch(/property: every submitted job accounted for: ok/);
-  expect(run.stdout).toMatch(/property: history checker: (relaxed-poll|linearizable): ok/);
+  expect(run.stdout).toMatch(/property: history checker: (relaxed-poll|relaxed-order|linearizable): ok/);
   expect(run.stdout).toMatch(/calls that really overlapped a call of another (thread|process): \d+/);
   expect(run.stdout).toMatch(/replay .*: leasehold stress .*--seed \d+/);
 }
@@ -54,6 +55,13 @@ describe('leasehold stress', () => {
     expectPass(run);
     expect(run.stdout).toMatch(/replay .*: leasehold stress .*--edits/);
     expect(Number(/threads killed: (\d+)/.exec(run.stdout)?.[1])).toBeGreaterThan(0);
+  });
+
+  it('exits 0 with --groups: grouped submits race lock-free claims and kills, checked as relaxed-order', async () => {
+    const run = await stress('--groups', '--edits', '--threads', '3', '--histories', '30', '--kill-every', '9', '--seed', '14');
+    expectPass(run);
+    expect(run.stdout).toMatch(/property: history checker: relaxed-order: ok/);
+    expect(run.stdout).toMatch(/replay .*: leasehold stress .*--groups/);
   });
 
   it('exits 0 on a journaled queue', async () => {

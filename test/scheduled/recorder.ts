@@ -42,6 +42,8 @@ export interface ScheduledHistoryOptions {
   hold?: PlannedHold;
   /** The threads also release leases, remove jobs and edit pending ones (see the plan's `edits`). */
   edits?: boolean;
+  /** Submits name groups (the plan's `groups`), the prefill's too: checked in `relaxed-order` (see ./groups.test.ts). */
+  groups?: boolean;
 }
 
 export interface ScheduledHistory {
@@ -117,7 +119,7 @@ export class ScheduledRecorder {
     const recorded = this.#log.recorder(this.#maxThreads).wrap(queue);
     for (let i = 0; i < prefill; i++) {
       try {
-        submit(recorded, submitArgs(random, clock.now()));
+        submit(recorded, submitArgs(random, clock.now(), options.groups === true));
       } catch {
         // Recorded: a full queue refuses, which is part of the history.
       }
@@ -133,7 +135,7 @@ export class ScheduledRecorder {
     for (let thread = 0; thread < threads; thread++) {
       const worker = this.#worker(thread);
       const threadSeed = (seed ^ Math.imul(thread + 1, 0x9e3779b1)) >>> 0;
-      reports.push(this.#ask(worker, { phase: 'run', scheduleSeed: seed, seed: threadSeed, calls, edits: options.edits === true }));
+      reports.push(this.#ask(worker, { phase: 'run', scheduleSeed: seed, seed: threadSeed, calls, edits: options.edits === true, groups: options.groups === true }));
     }
     const plan: HistoryPlan = { strategy: strategyOf(options) };
     if (options.kill !== undefined) plan.kill = options.kill;
@@ -215,8 +217,8 @@ function strategyOf(options: ScheduledHistoryOptions): HistoryPlan['strategy'] {
 /** The command that replays a history: printed with every failure. */
 export function replayCommand(options: ScheduledHistoryOptions): string {
   // A kill, a stall or a hold replays where recovery is checked as well.
-  // A history with edits replays in the suite of edits, where each kind has its own test.
-  const suite = options.edits === true ? 'edits' : options.kill === undefined && options.stall === undefined && options.hold === undefined ? 'histories' : 'stalls';
+  // A history with edits (or groups) replays in the suite of edits (of groups), where each kind has its own test.
+  const suite = options.groups === true ? 'groups' : options.edits === true ? 'edits' : options.kill === undefined && options.stall === undefined && options.hold === undefined ? 'histories' : 'stalls';
   return `LEASEHOLD_SCHEDULE='${JSON.stringify(options)}' npx vitest run test/scheduled/${suite}.test.ts`;
 }
 

@@ -8,15 +8,15 @@
  */
 import { expect } from 'vitest';
 import { account } from '../../dist/cli/stress/recorder.js';
-import { checkHistory, doubleLeases, explainFailure, type Call } from '../../dist/testing/index.js';
+import { checkHistory, doubleLeases, explainFailure, type Call, type Mode } from '../../dist/testing/index.js';
 import { replayCommand, type ScheduledHistory } from './recorder.js';
 
-/** A history with a kill, a stall or a hold keeps the whole contract: an order the checker allows (relaxed-poll), and a queue that recovers. */
-export async function expectContractKept(history: ScheduledHistory): Promise<void> {
+/** A history with a kill, a stall or a hold keeps the whole contract: an order the checker allows (`mode`), and a queue that recovers. */
+export async function expectContractKept(history: ScheduledHistory, mode: Mode = 'relaxed-poll'): Promise<void> {
   const { options, calls, setup } = history;
   const replay = replayCommand(options);
-  const verdict = checkHistory(calls, setup, 'relaxed-poll');
-  if (!verdict.ok) expect.fail(`${explainFailure(JSON.stringify(options), calls, setup, 'relaxed-poll')}\nreplay: ${replay}`);
+  const verdict = checkHistory(calls, setup, mode);
+  if (!verdict.ok) expect.fail(`${explainFailure(JSON.stringify(options), calls, setup, mode)}\nreplay: ${replay}`);
   await expectRecovered(history, replay);
 }
 

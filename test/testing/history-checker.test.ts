@@ -4,7 +4,8 @@
  * a better job ready for its whole call, a stale token accepted, an id or a
  * token repeated, real-time order violated) and the legal overlaps it must
  * accept, in each mode; pending calls (a thread killed inside its call),
- * which may take effect or not; and the doubleLeases property. Stamps are written out: `[inv, resp]` per call.
+ * which may take effect or not; the order `relaxed-order` keeps and the one it
+ * lets go (histories with groups); and the doubleLeases property. Stamps are written out: `[inv, resp]` per call.
  */
 import { describe, expect, it } from 'vitest';
 import { checkHistory, doubleLeases, explainFailure, minimalFailingHistory, type Mode } from '../../dist/testing/index.js';
@@ -256,6 +257,47 @@ describe('what only the relaxed mode allows', () => {
   }
 });
 
+describe('relaxed-order: histories with groups', () => {
+  const inGroup = (payload: string, group: string, more: { priority?: number; runAt?: number } = {}): CallArgs => ({ op: 'submit', type: 'email', payload, ...more, group });
+  /** J1 of group `first`, then J2 of group `second` (priority `second2`), both ready; a poll leases J2 while J1 stays ready throughout. */
+  const secondLeased = (first: string, second: string, more: { priority?: number; runAt?: number } = {}): Call[] => [
+    call(9, [0, 1], inGroup('a', first, more), 'J1'),
+    call(9, [2, 3], inGroup('b', second), 'J2'),
+    call(0, [4, 5], poll(), lease('J2', 1, 'b')),
+  ];
+
+  it('accepts a job of another group of the same priority leased first, which relaxed-poll rejects', () => {
+    expectVerdict(secondLeased('north', 'south'), 'relaxed-order', true);
+    expectVerdict(secondLeased('north', 'south'), 'relaxed-poll', false);
+  });
+
+  it("rejects a group's later job leased while its earlier one, submitted ready, stayed ready", () => {
+    expectVerdict(secondLeased('north', 'north'), 'relaxed-order', false);
+  });
+
+  it('accepts it when the earlier job was submitted with a runAt: filed when due, not in its line', () => {
+    expectVerdict(secondLeased('north', 'north', { runAt: T }), 'relaxed-order', true);
+  });
+
+  it('rejects a job of a lower priority leased while one of a higher priority, of another group, stayed ready', () => {
+    expectVerdict(secondLeased('north', 'south', { priority: 1 }), 'relaxed-order', false);
+  });
+
+  it('rejects a poll that returned nothing while a grouped job was ready', () => {
+    const history = [call(9, [0, 1], inGroup('a', 'north'), 'J1'), call(0, [2, 3], poll(), undefined)];
+    expectVerdict(history, 'relaxed-order', false);
+  });
+
+  it('rejects a job leased to two overlapping polls', () => {
+    const history = [
+      call(9, [0, 1], inGroup('a', 'north'), 'J1'),
+      call(0, [2, 5], poll(), lease('J1', 1, 'a')),
+      call(1, [3, 6], poll(), lease('J1', 2, 'a')),
+    ];
+    expectVerdict(history, 'relaxed-order', false);
+  });
+});
+
 describe('what the checker reports', () => {
   it('finds an order that puts every call after the calls that responded before it began', () => {
     const history = [...completeAndPollInTwoSteps().slice(0, 3), call(1, [6, 9], submit('d', 1), 'J3'), call(0, [7, 8], poll(), lease('J2', 2, 'c'))];
@@ -296,6 +338,22 @@ function pending(thread: number, inv: number, args: CallArgs): Call {
 describe('pending calls (a thread killed inside its call)', () => {
   for (const mode of MODES) {
     describe(mode, () => {
+      it('lets a pending submit make room in a full queue and take its id, and then make no job', () => {
+        const small = { ...SETUP, capacity: 2 };
+        const history = [
+          call(9, [0, 1], submit('a'), 'J1'),
+          call(9, [2, 3], poll(), lease('J1', 1, 'a')),
+          call(9, [4, 5], complete('J1', 1)),
+          call(9, [6, 7], submit('b'), 'J2'),
+          pending(0, 8, submit('c')),
+          refused(1, [9, 10], { op: 'view', jobId: 'J1' }, 'ERR_JOB_NOT_FOUND'),
+          call(1, [11, 12], submit('d'), 'J4'),
+        ];
+        expect(checkHistory(history, small, mode).ok, explainFailure('expected to accept', history, small, mode)).toBe(true);
+        // The room it made is the queue's only room: had it made its job, the queue would be full again.
+        expect(checkHistory([...history, call(1, [13, 14], submit('e'), 'J5')], small, mode).ok).toBe(false);
+      });
+
       it('lets a pending poll take its effect: a later lease of the job is its second attempt', () => {
         const history = [
           call(9, [0, 1], submit('a'), 'J1'),

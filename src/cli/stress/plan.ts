@@ -12,6 +12,7 @@ import { prng } from '../random.js';
 /** The queue methods a plan calls, sync (JobQueue) or async (RedisJobQueue). */
 export interface PlanQueue {
   submit(type: string, payload?: string | null, priority?: number, runAtMillis?: number): unknown;
+  submit(type: string, payload: string, options: { priority?: number; runAt?: number; group?: string }): unknown;
   poll(workerId: string, leaseMillis: number): unknown;
   complete(jobId: string, token: number): unknown;
   fail(jobId: string, token: number, error?: string | null): unknown;
@@ -30,6 +31,8 @@ export interface PlanQueue {
 }
 
 export const JOB_TYPES = ['email', 'resize', 'report'] as const;
+/** The groups of a plan with `groups`: few, so that each has several jobs ready and they take turns. */
+export const GROUPS = ['north', 'south', 'east'] as const;
 /** What `fail` is called with, besides no error at all. */
 const FAIL_ERRORS = ['boom', 'timeout'] as const;
 
@@ -70,17 +73,34 @@ export interface SubmitArgs {
   payload: string;
   priority: number | undefined;
   runAt: number | undefined;
+  group?: string;
 }
 
-/** A submit's arguments: a type, a small numeric payload, sometimes a priority, sometimes a runAt near now. */
-export function submitArgs(random: () => number, now: number): SubmitArgs {
+/**
+ * A submit's arguments: a type, a small numeric payload, sometimes a
+ * priority, sometimes a runAt near now; with `groups`, mostly one of GROUPS
+ * (drawn last: without it a seed draws as before groups existed).
+ */
+export function submitArgs(random: () => number, now: number, groups = false): SubmitArgs {
   const priority = random() < 0.4 ? undefined : Math.floor(random() * 3);
   const runAt = random() < 0.6 ? undefined : now + Math.floor(random() * 41) - 10;
-  return { type: JOB_TYPES[Math.floor(random() * JOB_TYPES.length)]!, payload: String(Math.floor(random() * 1000)), priority, runAt };
+  const args: SubmitArgs = { type: JOB_TYPES[Math.floor(random() * JOB_TYPES.length)]!, payload: String(Math.floor(random() * 1000)), priority, runAt };
+  if (groups) {
+    // One in four ungrouped: group 0 takes turns beside the named ones.
+    const g = Math.floor(random() * (GROUPS.length + 1));
+    if (g < GROUPS.length) args.group = GROUPS[g]!;
+  }
+  return args;
 }
 
 /** Submits through the recorded queue, with the defaults left out as a caller would. */
 export function submit(queue: PlanQueue, a: SubmitArgs): unknown {
+  if (a.group !== undefined) {
+    const options: { priority?: number; runAt?: number; group: string } = { group: a.group };
+    if (a.priority !== undefined) options.priority = a.priority;
+    if (a.runAt !== undefined) options.runAt = a.runAt;
+    return queue.submit(a.type, a.payload, options);
+  }
   if (a.priority === undefined && a.runAt === undefined) return queue.submit(a.type, a.payload);
   return queue.submit(a.type, a.payload, a.priority ?? 0, a.runAt);
 }
@@ -99,6 +119,8 @@ export interface PlanContext {
   omit?: readonly CallName[];
   /** Whether the plan also releases leases, removes jobs and edits pending ones (EditCallName). */
   edits?: boolean;
+  /** Whether its submits name groups (GROUPS): check such histories in `relaxed-order`. */
+  groups?: boolean;
 }
 
 interface Held {
@@ -107,7 +129,7 @@ interface Held {
 }
 
 /** Makes the plan's calls in turn; a call that throws is recorded and the plan goes on. */
-export async function runPlan({ queue, recorder, clock, workerId, seed, calls, beforeCall, omit = [], edits = false }: PlanContext): Promise<void> {
+export async function runPlan({ queue, recorder, clock, workerId, seed, calls, beforeCall, omit = [], edits = false, groups = false }: PlanContext): Promise<void> {
   const left = edits ? omit : [...omit, ...EDIT_CALLS];
   const random = prng(seed);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
@@ -151,7 +173,7 @@ export async function runPlan({ queue, recorder, clock, workerId, seed, calls, b
     const name = choices.find(([, w]) => (r -= w) < 0)?.[0] ?? 'poll';
     switch (name) {
       case 'submit': {
-        const args = submitArgs(random, clock.now());
+        const args = submitArgs(random, clock.now(), groups);
         learn(await go(() => submit(queue, args)));
         break;
       }

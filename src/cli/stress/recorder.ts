@@ -25,7 +25,7 @@ import { RedisJobQueue } from '../../redis/queue.js';
 import type { Call, HistorySetup } from '../../testing/history.js';
 import { HistoryLog } from '../../testing/log.js';
 import { prng } from '../random.js';
-import { submitArgs } from './plan.js';
+import { submit, submitArgs } from './plan.js';
 import { START_LINE_WORDS } from './start-line.js';
 import type { StressRound, StressThreadData, StressThreadReport } from './thread.js';
 
@@ -44,6 +44,8 @@ export interface StressRecorderOptions {
   wrapper?: string;
   /** The plans also release, remove and edit (see the plan's `edits`). */
   edits?: boolean;
+  /** The submits (the prefill's too) name groups (see the plan's `groups`). */
+  groups?: boolean;
 }
 
 export interface RecordedHistory {
@@ -109,7 +111,7 @@ export class StressRecorder {
       const prefill = Math.floor(random() * (MAX_PREFILL + 1));
       for (let i = 0; i < prefill; i++) {
         try {
-          await recorded.submit(...submitCall(submitArgs(random, clock.now())));
+          await submit(recorded, submitArgs(random, clock.now(), this.#options.groups === true));
         } catch {
           // Recorded: a full queue refuses, which is part of the history.
         }
@@ -120,7 +122,7 @@ export class StressRecorder {
       const syncEvery = killEvery > 0 ? 0 : 1 + Math.floor(random() * 4);
       const handle = queue.share();
       const rounds = this.#workers.map((worker, thread) => {
-        const round: StressRound = { backend: this.#options.backend, handle, clockBuffer: clock.buffer, seed: (seed ^ Math.imul(thread + 1, 0x9e3779b1)) >>> 0, calls, syncEvery, edits: this.#options.edits === true };
+        const round: StressRound = { backend: this.#options.backend, handle, clockBuffer: clock.buffer, seed: (seed ^ Math.imul(thread + 1, 0x9e3779b1)) >>> 0, calls, syncEvery, edits: this.#options.edits === true, groups: this.#options.groups === true };
         return runRound(worker, round);
       });
       const killed = killEvery > 0 ? await this.#killWhileRunning(rounds, killEvery, random, queue) : 0;
@@ -217,10 +219,6 @@ function runRound(worker: Worker, round: StressRound): Round {
   return state;
 }
 
-function submitCall(a: ReturnType<typeof submitArgs>): [string, string, number?, number?] {
-  if (a.priority === undefined && a.runAt === undefined) return [a.type, a.payload];
-  return [a.type, a.payload, a.priority ?? 0, a.runAt];
-}
 
 /**
  * After the history: the clock moved past every lease and backoff, and every

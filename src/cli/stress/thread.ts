@@ -35,6 +35,8 @@ export interface StressRound {
   syncEvery: number;
   /** The plan also releases, removes and edits. */
   edits: boolean;
+  /** The plan's submits name groups. */
+  groups: boolean;
 }
 
 export interface StressThreadReport {
@@ -60,7 +62,7 @@ parentPort!.on('message', (round: StressRound) => {
   void run(round).then((report) => parentPort!.postMessage(report));
 });
 
-async function run({ backend, handle, clockBuffer, seed, calls, syncEvery, edits }: StressRound): Promise<StressThreadReport> {
+async function run({ backend, handle, clockBuffer, seed, calls, syncEvery, edits, groups }: StressRound): Promise<StressThreadReport> {
   // The main thread's ManualClock, seen from this thread: one time for every thread, and this thread moves it too.
   const clock = ManualClock.fromBuffer(clockBuffer);
   const real = backend === 'redis' ? await RedisJobQueue.attach(handle as RedisQueueHandle, clock) : JobQueue.attach(handle as SharedQueueHandle, clock);
@@ -74,6 +76,7 @@ async function run({ backend, handle, clockBuffer, seed, calls, syncEvery, edits
       seed,
       calls,
       edits,
+      groups,
       beforeCall: (i) => {
         if (syncEvery > 0 && i % syncEvery === 0) line.arrive();
         // Counts the call about to be made: the main thread kills by this count.
