@@ -50,7 +50,7 @@ export class WorkerSide {
    * the job taken; the locked look of each waits out the lock-free calls in flight (the winner's claim among them)
    * holding the lock, which the next submit then waits for. What only that look finds (a job a dead thread left
    * mid-move, a lease run out unregistered) waits for this thread's next `poll`, or another's.
-   * A queue whose polls need the lock (GROUPED, OVERFLOW, caps, rate limits, a journal) takes it as `poll` does.
+   * A queue whose polls need the lock (OVERFLOW, caps, rate limits, a journal) takes it as `poll` does.
    */
   pollAfterWake(workerId: string, leaseMillis: number): Lease | undefined {
     return this.#poll(workerId, leaseMillis, true);

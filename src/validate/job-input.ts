@@ -161,21 +161,35 @@ function checkOptions(name: string, options: object, type: unknown, payload: unk
 }
 
 /**
- * Groups checked before: a group is checked once (a grouped queue's every
- * submit names one, and its three string scans were most of what a grouped
- * submit's check costs beyond a plain one's), up to as many as a queue's
- * group table holds.
+ * Names a check has passed, each with its UTF-8 bytes, remembered up to
+ * MAX_PASSED_NAMES: every submit names a job type (and, in a grouped queue,
+ * a group) among few, and a name's string scans are most of what checking it
+ * costs, so each is checked once.
  */
-const CHECKED_GROUPS = new Set<string>();
-const MAX_CHECKED_GROUPS = 4096;
+class PassedNames {
+  readonly #bytes = new Map<string, number>();
+
+  /** The UTF-8 bytes of `name` if it passed before, else undefined. */
+  bytesOf(name: unknown): number | undefined {
+    return typeof name === 'string' ? this.#bytes.get(name) : undefined;
+  }
+
+  remember(name: string, bytes: number): void {
+    if (this.#bytes.size < MAX_PASSED_NAMES) this.#bytes.set(name, bytes);
+  }
+}
+const MAX_PASSED_NAMES = 4096;
+
+const PASSED_GROUPS = new PassedNames();
 
 /** A group's name: a non-blank, well-formed string of at most MAX_GROUP_BYTES UTF-8 bytes. */
 export function checkGroup(group: unknown): string {
-  if (typeof group === 'string' && CHECKED_GROUPS.has(group)) return group;
-  if (typeof group !== 'string' || group.trim() === '' || !group.isWellFormed() || Buffer.byteLength(group) > MAX_GROUP_BYTES) {
+  if (PASSED_GROUPS.bytesOf(group) !== undefined) return group as string;
+  const bytes = typeof group === 'string' ? Buffer.byteLength(group) : 0;
+  if (typeof group !== 'string' || group.trim() === '' || !group.isWellFormed() || bytes > MAX_GROUP_BYTES) {
     throw new InvalidArgumentError(`Expected \`group\` to be a non-blank, well-formed string of at most ${MAX_GROUP_BYTES} UTF-8 bytes, got ${describe(group)}`);
   }
-  if (CHECKED_GROUPS.size < MAX_CHECKED_GROUPS) CHECKED_GROUPS.add(group);
+  PASSED_GROUPS.remember(group, bytes);
   return group;
 }
 
@@ -300,13 +314,11 @@ export function checkPriority(priority: unknown): asserts priority is number {
   }
 }
 
-/** Job types checked before, with their UTF-8 bytes: a type is checked once (every submit names one), up to this many types. */
-const CHECKED_TYPES = new Map<string, number>();
-const MAX_CHECKED_TYPES = 4096;
+const PASSED_TYPES = new PassedNames();
 
 /** A job type: a non-blank, well-formed string of at most MAX_TYPE_BYTES. Its UTF-8 bytes. */
 export function checkType(type: unknown): number {
-  const checked = typeof type === 'string' ? CHECKED_TYPES.get(type) : undefined;
+  const checked = PASSED_TYPES.bytesOf(type);
   if (checked !== undefined) return checked;
   if (typeof type !== 'string' || type.trim() === '') {
     throw new InvalidArgumentError(`Expected \`type\` to be a non-blank string, got ${describe(type)}`);
@@ -315,7 +327,7 @@ export function checkType(type: unknown): number {
   if (typeBytes > MAX_TYPE_BYTES || !type.isWellFormed()) {
     throw new InvalidArgumentError(`Expected \`type\` to be a well-formed string of at most ${MAX_TYPE_BYTES} UTF-8 bytes`);
   }
-  if (CHECKED_TYPES.size < MAX_CHECKED_TYPES) CHECKED_TYPES.set(type, typeBytes);
+  PASSED_TYPES.remember(type, typeBytes);
   return typeBytes;
 }
 

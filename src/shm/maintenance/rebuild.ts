@@ -273,7 +273,7 @@ export class Rebuilder {
   }
 
   /**
-   * The turn of each job filed ready (in the overflow heap) or held back (in
+   * The turn of each job filed ready (in the rings or the overflow heap) or held back (in
    * the held heap, K3), by slot: entries whose slot holds another word now
    * are stale, and left out. The heaps are the holder's: after a takeover one
    * may be cut short mid-push, and a job whose entry is missing takes a new turn.
