@@ -85,7 +85,8 @@ export interface WorkerQueue {
   blockForWork?(timeoutMillis: number): boolean;
   /**
    * The poll of a thread `blockForWork` woke: a job ready lock-free, or nothing, with no locked look when the
-   * lock-free one found nothing (the wake was for a job another thread took). Absent: `poll`.
+   * lock-free one found nothing (the wake was for a job another thread took). Present where `blockForWork` is
+   * (the pool calls it after every wake of blockForWork), absent where that is.
    */
   pollAfterWake?(workerId: string, leaseMillis: number): Lease | undefined;
   /** A flow's parent's children's results (see JobQueue#childResults). */

@@ -145,6 +145,20 @@ describe('an idle WorkerPool thread', { timeout: 60_000 }, () => {
     expect(queue.stats()).toMatchObject({ succeeded: 20, pending: 0, running: 0, dead: 0 });
   });
 
+  // The first job starts straight from the wake, the others once its handler yields: still before any turn of the event loop.
+  it('starts every job ready at its wake up to `concurrency` before its event loop turns', async () => {
+    const queue = trackQueue(new JobQueue(systemClock, new RetryPolicy(1, 0, 0)));
+    const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 1, concurrency: 3 }));
+    await pool.start();
+    await untilIdle(new Int32Array(queue.share().buffers.lockWords), 1);
+    // Paused, no poll hands out a job: both are in the rings before the resume's wake, whenever the thread looks.
+    queue.pause();
+    const ids = queue.submitMany([{ type: 'company' }, { type: 'company' }]);
+    queue.resume();
+    const companies = await Promise.all(ids.map((id) => withTimeout(queue.finished(id), 10_000, `job ${id}`)));
+    expect(companies).toEqual([[ids[1]], [ids[0]]]);
+  });
+
   it.skipIf(process.platform !== 'linux')('uses next to no CPU while idle: far less than a thread computing meanwhile', async () => {
     const queue = trackQueue(new JobQueue(systemClock, new RetryPolicy(1, 0, 0)));
     const pool = track(new WorkerPool(queue, { handlers: HANDLERS, threads: 1 }));
