@@ -142,6 +142,24 @@ describe('payloads written in place', () => {
     expect(queue.reserveBytes(4096).buffer).toBeInstanceOf(SharedArrayBuffer);
   });
 
+  it('fills a reservation (by words, see SharedBytes) exactly as a Uint8Array fills, for any value, start and end', () => {
+    const { queue } = sharedQueue();
+    const values = [0, 1, 255, 256, -1, 1.7, NaN, Infinity, -129];
+    const indexes = [undefined, 0, 1, 3, -1, -7, 300, 4999, 5000, 6000, -6000, NaN, 2.5, -2.5, Infinity, -Infinity];
+    const differing: unknown[] = [];
+    for (const length of [4033, 5003]) {
+      const bytes = queue.reserveBytes(length);
+      for (const value of values) for (const start of indexes) for (const end of indexes) {
+        const expected = new Uint8Array(length).fill(9).fill(value, start, end);
+        bytes.fill(9).fill(value, start, end);
+        if (!same(bytes, expected)) differing.push([length, value, start, end]);
+      }
+      expect(bytes.subarray(1, 3)).toBeInstanceOf(Uint8Array);
+      expect(bytes.slice(0, 2).buffer).not.toBeInstanceOf(SharedArrayBuffer);
+    }
+    expect(differing).toEqual([]);
+  });
+
   it("keeps a reservation across another holder's rebuild: it is not reused, and its submit holds what was written", () => {
     const { queue, policy, clock, memory, free } = sharedQueue();
     const filler = queue.submit('t', bytesOf(MIB, 1));

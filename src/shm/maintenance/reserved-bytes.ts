@@ -6,6 +6,7 @@ import { LockLost, assertHeld } from '../protocol/lock-held.js';
 import type { QueueMemory } from '../queue-memory.js';
 import type { MoverHolder } from '../protocol/mover.js';
 import { NO_ENTRY, type ReservationEntry } from '../tables/reservations.js';
+import { SharedBytes } from '../memory/shared-bytes.js';
 import type { Room } from './room.js';
 
 /** A run this instance reserved that its producer has neither submitted nor released. */
@@ -75,7 +76,9 @@ export class ReservedBytes {
       if (error instanceof LockLost) reservations.remove(entry, stamp);
       throw error;
     }
-    const view = arena.viewBytes(head, 0, byteLength);
+    // The run's bytes, in a view whose `fill` is as fast as over unshared memory (see SharedBytes).
+    const run = arena.viewBytes(head, 0, byteLength);
+    const view = new SharedBytes(this.#m.buffers.arena, run.byteOffset, byteLength);
     const pending = { entry, stamp, head, bytes: byteLength };
     this.#pending.set(view, pending);
     this.#open.set(stamp, pending);
