@@ -9,13 +9,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { JobQueue, ManualClock, ReservationLostError, RetryPolicy, type FlowJob } from '../../dist/index.js';
-import { QueueMemory, ROW_OWNED, ROW_REVOKED, ROW_STATE, ROW_WORDS, maintenanceOf } from '../../dist/testing/core-internals.js';
+import { QueueMemory, REBUILDS, ROW_OWNED, ROW_REVOKED, ROW_STATE, ROW_WORDS, beforeFilings, maintenanceOf } from '../../dist/testing/core-internals.js';
 import { bytesOf, expectError } from '../support/helpers.js';
 
 const START = 1_767_225_600_000;
 const MIB = 1 << 20;
 /** Chunks a payload of `bytes` bytes takes (64 data bytes a chunk). */
 const chunksFor = (bytes: number) => Math.ceil(bytes / 64);
+/** A threadId no thread of this test has. */
+const GONE_THREAD = 987_654;
 
 /** A shared queue, and a second view of its memory to look at the arena and to take the lock as another holder. */
 function sharedQueue(options: { arenaBytes?: number } = {}) {
@@ -176,6 +178,83 @@ describe('payloads written in place', () => {
     expect(leases.map((lease) => lease.jobId)).toEqual([...others, id]);
     expect(leases.map((lease, i) => same(lease.payload, bytesOf(MIB, [2, 3, 6][i]!)))).toEqual([true, true, true]);
     expect((leases[2]!.payload as Uint8Array).byteOffset).toBe(bytes.byteOffset);
+  });
+
+  it('keeps a reservation when its submit takes the lock over from a holder that died holding it, and rebuilds', () => {
+    const { queue, memory, free } = sharedQueue();
+    const filler = queue.submit('t', bytesOf(MIB, 1));
+    const bytes = queue.reserveBytes(MIB);
+    bytes.set(bytesOf(MIB, 7));
+    queue.remove(filler);
+    const [before, rebuilds] = [free(), memory.header[REBUILDS]!];
+    // A holder that never lets go: the submit waits out the queue's patience, takes the lock over and rebuilds first.
+    expect(memory.lock.acquire(), 'the lock was free').toBe(false);
+    const id = queue.submit('t', bytes);
+    expect(memory.header[REBUILDS]! - rebuilds, 'rebuilds').toBe(1);
+    expect(free(), 'chunks taken or freed').toBe(before);
+    const other = queue.submit('t', bytesOf(MIB, 2));
+    const leases = [queue.poll('w', 60_000)!, queue.poll('w', 60_000)!];
+    expect(leases.map((lease) => lease.jobId)).toEqual([id, other]);
+    expect([same(leases[0]!.payload, bytesOf(MIB, 7)), same(leases[1]!.payload, bytesOf(MIB, 2))]).toEqual([true, true]);
+    expect((leases[0]!.payload as Uint8Array).byteOffset).toBe(bytes.byteOffset);
+  });
+
+  it('adopts the run once when the submit is taken over right after its place: the next rebuild finds it in the slot', () => {
+    const { queue, memory, free } = sharedQueue();
+    const bytes = queue.reserveBytes(MIB);
+    bytes.set(bytesOf(MIB, 5));
+    const before = free();
+    // The holder is taken for dead as it files the job its place made (as in holder-taken-over.test.ts).
+    let takenOver = false;
+    const id = beforeFilings('file', () => {
+      if (!takenOver) takenOver = memory.lock.acquire();
+    }, () => queue.submit('t', bytes));
+    if (takenOver) memory.lock.release();
+    expect(takenOver, 'a takeover').toBe(true);
+    // Its release marked the hints stale: the next call rebuilds, and the run is the job's, kept once.
+    const rebuilds = memory.header[REBUILDS]!;
+    const other = queue.submit('t', bytesOf(MIB, 2));
+    expect(memory.header[REBUILDS]! - rebuilds, 'rebuilds').toBe(1);
+    expect({ free: before - free(), reservations: memory.reservations.live }).toEqual({ free: chunksFor(MIB), reservations: 0 });
+    const leases = [queue.poll('w', 60_000)!, queue.poll('w', 60_000)!];
+    expect(leases.map((lease) => lease.jobId)).toEqual([id, other]);
+    expect([same(leases[0]!.payload, bytesOf(MIB, 5)), same(leases[1]!.payload, bytesOf(MIB, 2))]).toEqual([true, true]);
+  });
+
+  it('spends the reservation of a submit whose filing threw after its place: no release or second submit frees or shares the run', async () => {
+    const { queue, memory, free } = sharedQueue();
+    const bytes = queue.reserveBytes(MIB);
+    bytes.set(bytesOf(MIB, 5));
+    const before = free();
+    const failure = new Error('filing failed');
+    await expect(async () => beforeFilings('file', () => {
+      throw failure;
+    }, () => queue.submit('t', bytes))).rejects.toBe(failure);
+    expect(memory.reservations.live, 'reservations').toBe(0);
+    queue.releaseBytes(bytes);
+    expect(free(), 'chunks freed by the release').toBe(before);
+    const again = queue.submit('t', bytes);
+    expect(before - free(), 'a second submit is a copy').toBe(chunksFor(MIB));
+    expect(same(queue.view(again).payload, bytesOf(MIB, 5))).toBe(true);
+  });
+
+  it("drops at a rebuild an entry whose run a slot holds (a submit's holder lost between its place and the entry's clearing)", () => {
+    const { queue, policy, clock, memory, free } = sharedQueue();
+    const bytes = queue.reserveBytes(MIB);
+    bytes.set(bytesOf(MIB, 5));
+    const id = queue.submit('t', bytes);
+    const before = free();
+    // The entry as such a holder leaves it: still naming the run the job holds.
+    memory.lock.acquire();
+    memory.reservations.add((bytes.byteOffset - 4) / 68, MIB, 0, GONE_THREAD);
+    memory.lock.release();
+    rebuildAsAnotherHolder(memory, policy, clock);
+    expect({ reservations: memory.reservations.live, free: free() }).toEqual({ reservations: 0, free: before });
+    // Had the entry stayed, its owner's exit would free the job's run; the job's own chunks come back once, at its removal.
+    queue.threadExited(GONE_THREAD);
+    expect(same(queue.view(id).payload, bytesOf(MIB, 5))).toBe(true);
+    queue.remove(id);
+    expect(free() - before).toBe(chunksFor(MIB));
   });
 
   it('reclaims at a rebuild the reservations of an instance whose row was revoked; their submit is refused, changing nothing', async () => {

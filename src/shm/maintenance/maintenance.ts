@@ -4,7 +4,7 @@ import type { TimeSource } from '../../clock.js';
 import type { RetryPolicy } from '../../policy.js';
 import { Arena } from '../tables/arena.js';
 import {
-  ATTEMPT_LIMIT, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, ERROR_FAILED, FINISH_BASE, FINISH_TICKET, FREE, GROUP, GROUP_NAMES, JOB_SEQ, LAST_NOW, LEASE_LENGTH, MAINTENANCE_ROW,
+  ATTEMPT_LIMIT, COMMIT_SUBMITTED, JOB_NUM, DATA_REF, DEAD, DELAYED, ERROR_FAILED, FINISH_BASE, FINISH_TICKET, FREE, GROUP, GROUP_NAMES, JOB_SEQ, LAST_NOW, LEASE_LENGTH, MAINTENANCE_ROW,
   MOVES, PARENT, PAYLOAD_BYTES, payloadLength, READY, WAITING, WAITING_PARENTS, RUNNING, SUBMITTED_AT, TOKEN_RESERVED, TOKEN_SEQ, isBusy, SLOT_HIGH_WATER, statusOf, SUCCEEDED,
 } from '../memory/layout.js';
 import type { QueueMemory } from '../queue-memory.js';
@@ -184,6 +184,8 @@ export class Maintenance implements LockHolder {
     const storedBytes = dataRef === NOT_STORED ? job.payloadBytes : 0;
     const refusal = this.room.makeRoom(this.#chunksFor(typeNumber, job.typeBytes, storedBytes, job.keyBytes, job.headersText), 1);
     if (refusal < 0) return this.#refusalOrAwait(refusal);
+    // Looked at again: making room may settle, and a rebuild there frees the runs of owners found gone (keeps I30).
+    if (adopted > 0 && this.reserved.adoption(job.payload) !== adopted) return Refusal.ReservationLost;
     // Only once the submit can no longer be refused: the first group makes groups take turns.
     if (group > 0) this.takeTurns(now);
     const num = header[JOB_SEQ]! + 1;
@@ -203,9 +205,14 @@ export class Maintenance implements LockHolder {
     if (job.key !== null) moves.storeKey(job.key, job.keyBytes, job.keyTtlMillis);
     if (job.headersText !== null) moves.storeHeaders(job.headersText);
     if (this.#log !== undefined) moves.setField(MOVES, 1);
-    const word = moves.place(slot, num, runAt > now || flow.children > 0 ? DELAYED : READY);
-    // Placed: the slot references the run now, and the reservation's entry goes (keeps I30).
-    if (adopted > 0) this.reserved.spend(job.payload as Uint8Array, dataRef !== NOT_STORED);
+    let word: number;
+    try {
+      word = moves.place(slot, num, runAt > now || flow.children > 0 ? DELAYED : READY);
+    } finally {
+      // Placed (the slot holds its number: numbers are never reused, I9), even if filing it threw: the slot
+      // references the run now, and the reservation is spent, its entry gone (keeps I30).
+      if (adopted > 0 && this.#m.slots.get(slot, JOB_NUM) === num) this.reserved.spend(job.payload as Uint8Array, dataRef !== NOT_STORED);
+    }
     if (flow.children > 0) header[WAITING_PARENTS]!++;
     // After the job is placed: a holder killed in between leaves the key to the rebuild, which finds it in the slot.
     if (job.key !== null) this.#m.keyMap.set(job.key, keyHash(job.key), slot);

@@ -28,7 +28,13 @@ export interface ReservationEntry {
  * holder taken for dead that clears its own adopted entry late clears
  * nothing if the entry was freed and given to another reservation since
  * (stamps count up and are not reused: after 2^31 − 1 of them they start at
- * 1 again, far beyond any stall).
+ * 1 again, far beyond any stall). An entry is published by the Atomics
+ * store of SEQ after its fields, which a scan loads first; then the holder
+ * reads the entries plainly (an Int32 read does not tear), so a rebuild's
+ * scan adds one step for the scheduler, not one per entry. A stamp a stale
+ * holder clears meanwhile was its own adopted entry, which the scan drops
+ * either way (see Rebuilder#keepReserved). LIVE is a hint, counted again by
+ * every rebuild.
  */
 export class ReservationTable {
   readonly #words: Int32Array;
@@ -50,15 +56,16 @@ export class ReservationTable {
     if (words[RESERVATION_LIVE]! >= RESERVATIONS) return NO_ENTRY;
     for (let entry = 0; entry < RESERVATIONS; entry++) {
       const at = RESERVATION_HEADER + entry * RESERVATION_FIELDS;
-      if (this.#access.load(words, at + RESERVATION_STAMP) !== 0) continue;
+      if (words[at + RESERVATION_STAMP] !== 0) continue;
       const stamp = (words[RESERVATION_SEQ]! % 0x7fff_ffff) + 1;
-      words[RESERVATION_SEQ] = stamp;
       words[at + RESERVATION_HEAD] = head;
       words[at + RESERVATION_BYTES] = bytes;
       words[at + RESERVATION_ROW] = row;
       words[at + RESERVATION_THREAD] = thread;
-      // The fields first, then the stamp that makes the entry count (a rebuild after this holder's death reads it whole).
-      this.#access.store(words, at + RESERVATION_STAMP, stamp);
+      words[at + RESERVATION_STAMP] = stamp;
+      // Publishes the entry (pairs with the load of SEQ in `forEach`): stored in order before the reserver's look at
+      // the lock after it (ReservedBytes#reserve), so a taker whose takeover comes after that look sees the entry.
+      this.#access.store(words, RESERVATION_SEQ, stamp);
       words[RESERVATION_LIVE]!++;
       return entry;
     }
@@ -66,7 +73,7 @@ export class ReservationTable {
   }
 
   stampOf(entry: number): number {
-    return this.#access.load(this.#words, RESERVATION_HEADER + entry * RESERVATION_FIELDS + RESERVATION_STAMP);
+    return this.#words[RESERVATION_HEADER + entry * RESERVATION_FIELDS + RESERVATION_STAMP]!;
   }
 
   headOf(entry: number): number {
@@ -90,9 +97,11 @@ export class ReservationTable {
   /** Calls `visit` with each entry in use. */
   forEach(visit: (entry: ReservationEntry) => void): void {
     const words = this.#words;
+    // One load that orders every entry published before it (pairs with the store of SEQ in `add`); the entries then plainly.
+    this.#access.load(words, RESERVATION_SEQ);
     for (let entry = 0; entry < RESERVATIONS; entry++) {
       const at = RESERVATION_HEADER + entry * RESERVATION_FIELDS;
-      const stamp = this.#access.load(words, at + RESERVATION_STAMP);
+      const stamp = words[at + RESERVATION_STAMP]!;
       if (stamp === 0) continue;
       visit({
         entry, stamp, head: words[at + RESERVATION_HEAD]!, bytes: words[at + RESERVATION_BYTES]!, row: words[at + RESERVATION_ROW]!, thread: words[at + RESERVATION_THREAD]!,
