@@ -28,6 +28,13 @@ interface Pending {
  * The views are known by identity, per instance: a view another instance
  * reserved, a subarray of one, or one already submitted or released is
  * any other Uint8Array to a submit (copied).
+ *
+ * A reservation is not given back when its view is garbage-collected (no
+ * FinalizationRegistry): a subarray or a Buffer over the same memory
+ * outlives the view object, and its producer could go on writing into
+ * chunks another job holds by then. An abandoned one is held until its
+ * instance closes or its thread is known gone (I30), and the table's bound
+ * caps what that can hold.
  */
 export class ReservedBytes {
   readonly #m: QueueMemory;
