@@ -26,7 +26,8 @@ export type ErrorCode =
   | 'ERR_TIMEOUT'
   | 'ERR_ABORTED'
   | 'ERR_UNSUPPORTED'
-  | 'ERR_JOB_CANCELLED';
+  | 'ERR_JOB_CANCELLED'
+  | 'ERR_RESERVATION_LOST';
 
 export class JobQueueError extends Error {
   readonly code: ErrorCode;
@@ -118,6 +119,18 @@ export class JobCancelledError extends JobQueueError {
   }
 }
 
+/**
+ * A submit of bytes from `reserveBytes` whose reservation the queue took
+ * back: its thread was taken for dead (its row revoked, or reported exited
+ * by `threadExited`), or the instance that reserved it was closed. Nothing
+ * was submitted; reserve again and write the bytes anew.
+ */
+export class ReservationLostError extends JobQueueError {
+  constructor() {
+    super('ERR_RESERVATION_LOST', 'The reserved bytes were taken back before their submit (their thread was taken for dead, or their queue instance closed): nothing was submitted; reserve and write them again');
+  }
+}
+
 /** Describes a value for an error message: ``Expected ..., got `0` (number)``. */
 export function describe(value: unknown): string {
   if (typeof value === 'string') return `\`${JSON.stringify(value)}\` (string)`;
@@ -159,6 +172,8 @@ export const enum Refusal {
   Running = -9,
   /** An edit of a pending job (changePriority, changeDelay, promote, updatePayload) of a job that is not PENDING. */
   NotEditable = -10,
+  /** A submit of a reservation (`reserveBytes`) whose run was reclaimed. */
+  ReservationLost = -11,
 }
 
 export function refusalError(refusal: Refusal, jobId: string, capacity: number): JobQueueError {
@@ -185,6 +200,8 @@ export function refusalError(refusal: Refusal, jobId: string, capacity: number):
       return new IllegalStateError('The queue in Redis was written by a newer leasehold, in a layout this one does not know: upgrade this client');
     case Refusal.NotEditable:
       return new IllegalStateError(`Job ${jobId} can be changed (priority, delay, promote, payload) only while PENDING`);
+    case Refusal.ReservationLost:
+      return new ReservationLostError();
   }
 }
 

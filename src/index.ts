@@ -19,7 +19,7 @@ export {
   JobQueueError, InvalidArgumentError, JobNotFoundError, IllegalStateError, StaleLeaseError, QueueFullError,
   JournalBusyError, JournalCorruptError, JournalWriteError, JournalFullError, JournalReadOnlyError, JournalIOError,
   BackendUnavailableError, BackendAuthError, BackendTlsError, MissingDependencyError, QueueNotFoundError, HandlerModuleError, JobFailedError, TimeoutError, AbortedError,
-  UnsupportedOperationError, JobCancelledError,
+  UnsupportedOperationError, JobCancelledError, ReservationLostError,
   type ErrorCode,
 } from './errors.js';
 export { WorkerPool, type PoolStats, type PoolStatsOf, type RunOptions } from './pool/pool.js';

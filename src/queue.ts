@@ -311,6 +311,43 @@ export class JobQueue {
   }
 
   /**
+   * A Uint8Array of `byteLength` bytes to write a binary payload into before
+   * submitting it: the queue's shared memory itself, so that `submit` (or
+   * `submitMany`, `submitFlow`) of this very array adopts the bytes as the
+   * job's, with no copy. Its bytes are not zeroed: write every byte you
+   * submit. Any other Uint8Array (a subarray or copy of it, one from another
+   * queue instance, one already submitted) is copied as usual.
+   *
+   * Until its submit the reservation is this instance's: give it back with
+   * `releaseBytes` if you do not submit it (closing the instance gives back
+   * its own; a thread reported by `threadExited`, or taken for dead, loses
+   * its reservations, and their submit throws ReservationLostError). Once
+   * submitted, the array is the job's payload: bytes written into it after
+   * the submit change the job (and, once the job has left memory, whatever
+   * reuses its chunks), so stop writing when you submit.
+   *
+   * A plain Uint8Array (which the submit copies once) comes back where the
+   * shared memory has no room for it now: under 4033 bytes (too short to be
+   * worth it), no free stretch that long even after evicting finished jobs,
+   * or 256 reservations already held. Throws InvalidArgumentError for a
+   * `byteLength` that is not an integer from 0 to `maxPayloadBytes`.
+   */
+  reserveBytes(byteLength: number): Uint8Array {
+    return this.#producer.reserveBytes(byteLength);
+  }
+
+  /**
+   * Gives back a reservation from `reserveBytes` that will not be submitted:
+   * its memory is free for other jobs from now on (do not write into it any
+   * more). One already submitted or released, or a plain Uint8Array
+   * `reserveBytes` handed out, changes nothing. Throws InvalidArgumentError
+   * for anything this instance's `reserveBytes` did not hand out.
+   */
+  releaseBytes(bytes: Uint8Array): void {
+    this.#producer.releaseBytes(bytes);
+  }
+
+  /**
    * Queues several jobs at once, all or none: every job is checked first, and
    * room for all is made before any is stored. With a journal they commit in
    * one transaction. Returns their ids in order.
@@ -795,6 +832,7 @@ export class JobQueue {
     if (ctx.closed) return;
     // Each subscription stops at once (its count and its wait are let go synchronously); its promise is its own.
     for (const subscription of this.#subscriptions) void subscription.close();
+    ctx.releaseReservations();
     ctx.releaseRow();
     const link = ctx.journal;
     let failure: unknown;

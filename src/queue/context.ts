@@ -141,8 +141,15 @@ export class QueueContext {
         helping.revoke(inCall);
         core.rebuilder.rebuild(now);
       }
+      // Its reservations can never be submitted now: their runs are freed (keeps I30).
+      core.reserved.reclaim((entry) => entry.thread === exited);
       return rows.reclaim(exited);
     });
+  }
+
+  /** Gives back this instance's reservations not yet submitted (at close): nobody can submit them now. */
+  releaseReservations(): void {
+    if (this.core.reserved.pending > 0) this.locked((core) => core.reserved.releaseAll());
   }
 
   /** Gives the row back (at close). */

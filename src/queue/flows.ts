@@ -49,11 +49,16 @@ export class FlowSide {
   readonly #submitFlowLocked = (core: Maintenance, now: number, batch: FlowBatch): true | typeof AWAITS_COMMIT => {
     const { jobs, nums } = batch;
     let chunks = 0;
+    /** The reservations this run adopts, each once (see Maintenance#batchJobChunks). */
+    const adopted = new Set<Uint8Array>();
     for (let i = batch.placed; i < jobs.length; i++) {
       const { job } = jobs[i]!;
       // Before any job is placed: a group the table has no room for refuses the whole flow.
       if (job.group !== null) core.groupNumber(job.group);
-      chunks += core.chunksForJob(job.type, job.typeBytes, job.payloadBytes, job.keyBytes, job.headersText);
+      const jobChunks = core.batchJobChunks(job, adopted);
+      // Before a job of this run is placed: a reservation reclaimed refuses them all (keeps I30).
+      if (jobChunks < 0) throw refusalError(jobChunks, '', this.#ctx.options.capacity);
+      chunks += jobChunks;
     }
     const refusal = core.roomFor(jobs.length - batch.placed, chunks);
     if (refusal === AWAITS_COMMIT) return AWAITS_COMMIT;

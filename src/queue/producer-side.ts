@@ -6,6 +6,7 @@ import { parseJobId } from '../validate/job-id.js';
 import { checkJobs, checkSubmit, type CheckedJob, type NewJob, type SubmitOptions } from '../validate/job-input.js';
 import type { QueueContext } from './context.js';
 import type { Payload } from '../types.js';
+import { checkReleased, checkReserveLength, notReserved } from '../validate/reserved-bytes.js';
 
 /**
  * The producer calls of one JobQueue instance: submit, submitMany, cancel,
@@ -14,6 +15,10 @@ import type { Payload } from '../types.js';
  */
 export class ProducerSide {
   readonly #ctx: QueueContext;
+  /** A reservation under the lock (see JobQueue#reserveBytes). */
+  readonly #reserve = (core: Maintenance, _now: number, byteLength: number): Uint8Array | undefined => core.reserved.reserve(byteLength);
+  /** A release under the lock: false for bytes this instance never handed out. */
+  readonly #release = (core: Maintenance, _now: number, bytes: Uint8Array): boolean => core.reserved.release(bytes);
   /** One submit under the lock, made once: `submit` makes no closure per call. */
   readonly #submitOne = (core: Maintenance, now: number, job: CheckedJob): string | typeof AWAITS_COMMIT => this.#submitChecked(core, job, now);
 
@@ -29,6 +34,21 @@ export class ProducerSide {
     const id = tracing === undefined ? this.#untilDurable(this.#submitOne, job) : tracing.traced([job], () => [this.#untilDurable(this.#submitOne, job)])[0]!;
     ctx.memory.signal.bump();
     return id;
+  }
+
+  /** A run of the arena for a payload written in place, or a plain Uint8Array where none can be had (see JobQueue#reserveBytes). */
+  reserveBytes(byteLength: number): Uint8Array {
+    const ctx = this.#ctx;
+    ctx.assertOpen();
+    checkReserveLength(byteLength, ctx.options.maxPayloadBytes);
+    return ctx.locked(this.#reserve, byteLength) ?? ctx.core.reserved.handPlain(new Uint8Array(byteLength));
+  }
+
+  releaseBytes(bytes: Uint8Array): void {
+    const ctx = this.#ctx;
+    ctx.assertOpen();
+    checkReleased(bytes);
+    if (!ctx.locked(this.#release, bytes)) throw notReserved();
   }
 
   /**
@@ -60,6 +80,8 @@ export class ProducerSide {
     ids.fill(undefined, batch.placed);
     let chunks = 0;
     let fresh = 0;
+    /** The reservations this run adopts, each once (see Maintenance#batchJobChunks). */
+    const adopted = new Set<Uint8Array>();
     for (let i = batch.placed; i < jobs.length; i++) {
       const job = jobs[i]!;
       if (repeats[i]! >= 0) continue;
@@ -73,7 +95,10 @@ export class ProducerSide {
           continue;
         }
       }
-      chunks += core.chunksForJob(job.type, job.typeBytes, job.payloadBytes, job.keyBytes, job.headersText);
+      const jobChunks = core.batchJobChunks(job, adopted);
+      // Before a job of this run is placed: a reservation reclaimed refuses them all (keeps I30).
+      if (jobChunks < 0) throw refusalError(jobChunks, '', this.#ctx.options.capacity);
+      chunks += jobChunks;
       fresh++;
     }
     const refusal = core.roomFor(fresh, chunks);

@@ -127,6 +127,17 @@ export class PartitionedRedisQueue {
     return { kind: 'leasehold/partitioned-redis-queue', partitions, policy, clock };
   }
 
+  /** As RedisJobQueue#reserveBytes (a new Uint8Array: nothing to reserve), from the first partition, whose `releaseBytes` takes it back. */
+  reserveBytes(byteLength: number): Uint8Array {
+    this.#assertOpen();
+    return this.#parts[0]!.reserveBytes(byteLength);
+  }
+
+  releaseBytes(bytes: Uint8Array): void {
+    this.#assertOpen();
+    this.#parts[0]!.releaseBytes(bytes);
+  }
+
   submit(type: string, payload?: Payload | null, options?: SubmitOptions): Promise<string>;
   submit(type: string, payload?: Payload | null, priority?: number, runAtMillis?: number): Promise<string>;
   async submit(type: string, payload?: Payload | null, priorityOrOptions?: number | SubmitOptions, runAtMillis?: number): Promise<string> {

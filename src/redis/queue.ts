@@ -5,6 +5,7 @@ import { RetryPolicy, policyFromShare, sharePolicy, type Jitter, type SharedPoli
 import { byGroup, byType, type ConcurrencyCaps, type GroupConcurrencyCap, type JobPage, type JobQuery, type JobView, type Lease, type Payload, type QueueStats, type RateLimit, type TypeRateLimit, type TypeRetryPolicy } from '../types.js';
 import { checkConcurrency, checkGroupConcurrency } from '../validate/concurrency.js';
 import { readNow, checkTimeSource } from '../validate/clock.js';
+import { PlainReservations } from '../validate/reserved-bytes.js';
 import { checkPolicy, checkQueueName } from '../validate/construction.js';
 import { parseJobId } from '../validate/job-id.js';
 import { checkJobs, checkPriority, checkSubmit, type CheckedJob, type NewJob, type SubmitOptions } from '../validate/job-input.js';
@@ -183,6 +184,8 @@ export class RedisJobQueue {
   readonly #policy: RetryPolicy;
   readonly #capacity: number;
   readonly #maxPayloadBytes: number;
+  /** What `reserveBytes` handed out (see PlainReservations). */
+  readonly #reservations = new PlainReservations();
   readonly #maxErrorBytes: number;
   readonly #maxResultBytes: number;
   readonly #logLimits: LogLimits;
@@ -313,6 +316,22 @@ export class RedisJobQueue {
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /**
+   * As JobQueue#reserveBytes, with nothing to reserve: Redis keeps no
+   * shared memory in this process, so this is a new Uint8Array of
+   * `byteLength` bytes, which a submit sends as it sends any other.
+   */
+  reserveBytes(byteLength: number): Uint8Array {
+    this.#assertOpen();
+    return this.#reservations.reserve(byteLength, this.#maxPayloadBytes);
+  }
+
+  /** As JobQueue#releaseBytes: nothing to give back, but bytes this instance's `reserveBytes` did not hand out are refused alike. */
+  releaseBytes(bytes: Uint8Array): void {
+    this.#assertOpen();
+    this.#reservations.release(bytes);
   }
 
   /**

@@ -27,6 +27,7 @@ import { WorkSignal } from './protocol/signal.js';
 import { SlotTable } from './tables/slots.js';
 import { NameTable } from './tables/names.js';
 import { EventRing } from './tables/event-ring.js';
+import { ReservationTable } from './tables/reservations.js';
 
 /**
  * One thread's typed views of a queue's shared buffers. Creating the buffers
@@ -85,6 +86,8 @@ export class QueueMemory {
   readonly awaited: Int32Array;
   /** The moves of jobs as events, while someone subscribes (see Event ring in layout.ts). */
   readonly events: EventRing;
+  /** The arena runs reserved for producers to fill in place (see RESERVATIONS in layout.ts, I30). */
+  readonly reservations: ReservationTable;
   /** How this instance reads and writes the shared words: atomically, or plainly while the queue is exclusive. */
   readonly access = new WordAccess();
 
@@ -122,6 +125,7 @@ export class QueueMemory {
     this.awaited = new Int32Array(buffers.awaited);
     this.listing = new ListingIndex(buffers.listing, header, slots);
     this.events = new EventRing(buffers.eventRing, access);
+    this.reservations = new ReservationTable(buffers.reservations, access);
   }
 
   /**

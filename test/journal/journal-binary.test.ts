@@ -43,6 +43,27 @@ describe('binary jobs in the journal', () => {
     expect(mustPollSync(again, binary).payload).toEqual(bytes(1, 5_000));
   });
 
+  it('stores a payload written in place (reserveBytes) as a BLOB; a reopen has the job, and no reservation', () => {
+    const path = tempJournal();
+    const clock = new ManualClock(T0);
+    const queue = open(path, clock);
+    const reserved = queue.reserveBytes(70_000);
+    expect(reserved.buffer).toBeInstanceOf(SharedArrayBuffer);
+    reserved.set(bytes(5, 70_000));
+    const id = queue.submit('t', reserved);
+    // One reserved and never submitted: the reopen knows nothing of it.
+    queue.reserveBytes(70_000).set(bytes(6, 70_000));
+    closeJournal(queue);
+
+    const db = new Database(path, { readonly: true });
+    const rows = db.prepare('SELECT num, typeof(payload) AS payload FROM jobs ORDER BY num').all();
+    db.close();
+    expect(rows).toEqual([{ num: 1, payload: 'blob' }]);
+    const again = open(path, clock);
+    expect(again.stats()).toMatchObject({ pending: 1 });
+    expect(Buffer.from(mustPollSync(again, id).payload as Uint8Array).equals(bytes(5, 70_000))).toBe(true);
+  });
+
   it('restores binary jobs after the process is killed with SIGKILL, the one RUNNING retried', async () => {
     const path = tempJournal();
     const child = spawn(process.execPath, [new URL('../fixtures/journal-binary-child.mjs', import.meta.url).pathname, path], { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -58,6 +58,9 @@ export interface ContractQueue {
   submit(type: string, payload?: Payload | null, priorityOrOptions?: number | SubmitOptions, runAtMillis?: number): Awaitable<string>;
   submitMany(jobs: readonly NewJob[]): Awaitable<string[]>;
   submitFlow(flow: FlowJob): Awaitable<string[]>;
+  /** Synchronous on every backend (nothing to ask a server): shared memory to write a payload in place, or a plain Uint8Array. */
+  reserveBytes(byteLength: number): Uint8Array;
+  releaseBytes(bytes: Uint8Array): void;
   childResults(parentId: string): Awaitable<Record<string, unknown>>;
   poll(workerId: string, leaseMillis: number): Awaitable<Lease | undefined>;
   complete(jobId: string, token: number, result?: unknown): Awaitable<void>;
@@ -274,6 +277,9 @@ function asRemote(queue: JobQueue, release: () => void): ContractQueue {
     submit: (...args) => call('submit', () => queue.submit(...args)),
     submitMany: (...args) => call('submitMany', () => queue.submitMany(...args)),
     submitFlow: (...args) => call('submitFlow', () => queue.submitFlow(...args)),
+    // Synchronous on every backend, as on JobQueue itself: not through `call`.
+    reserveBytes: (byteLength) => queue.reserveBytes(byteLength),
+    releaseBytes: (bytes) => queue.releaseBytes(bytes),
     childResults: (...args) => call('childResults', () => queue.childResults(...args)),
     poll: (...args) => call('poll', () => queue.poll(...args)),
     complete: (...args) => call('complete', () => queue.complete(...args)),

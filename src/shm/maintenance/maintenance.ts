@@ -4,7 +4,7 @@ import type { TimeSource } from '../../clock.js';
 import type { RetryPolicy } from '../../policy.js';
 import { Arena } from '../tables/arena.js';
 import {
-  ATTEMPT_LIMIT, COMMIT_SUBMITTED, DATA_REF, DEAD, DELAYED, ERROR_FAILED, FINISH_BASE, FINISH_TICKET, FREE, GROUP, GROUP_NAMES, JOB_SEQ, LAST_NOW, LEASE_LENGTH, MAINTENANCE_ROW,
+  ATTEMPT_LIMIT, COMMIT_SUBMITTED, JOB_NUM, DATA_REF, DEAD, DELAYED, ERROR_FAILED, FINISH_BASE, FINISH_TICKET, FREE, GROUP, GROUP_NAMES, JOB_SEQ, LAST_NOW, LEASE_LENGTH, MAINTENANCE_ROW,
   MOVES, PARENT, PAYLOAD_BYTES, payloadLength, READY, WAITING, WAITING_PARENTS, RUNNING, SUBMITTED_AT, TOKEN_RESERVED, TOKEN_SEQ, isBusy, SLOT_HIGH_WATER, statusOf, SUCCEEDED,
 } from '../memory/layout.js';
 import type { QueueMemory } from '../queue-memory.js';
@@ -24,7 +24,7 @@ import { JournalNotes } from '../journal/journal-notes.js';
 import { HeldJobs } from './held-jobs.js';
 import { NONE_FROZEN, Room } from './room.js';
 import { JobMoves } from '../moves/job-moves.js';
-import { Placement } from '../moves/place.js';
+import { NOT_STORED, Placement } from '../moves/place.js';
 import { failNow } from '../moves/fail.js';
 import { releaseLease } from '../moves/release.js';
 import { editPending, type PendingEdit } from '../moves/edit.js';
@@ -36,6 +36,7 @@ import { Rebuilder } from './rebuild.js';
 import { CatchUp } from './catch-up.js';
 import { LockedReads } from './locked-reads.js';
 import { NOT_MAPPED } from '../tables/jobmap.js';
+import { ReservedBytes } from './reserved-bytes.js';
 
 
 /**
@@ -85,6 +86,8 @@ export class Maintenance implements LockHolder {
   readonly catchUp: CatchUp;
   /** What the read calls read under the lock: counts, the dead letters, the listing. */
   readonly reads: LockedReads;
+  /** This instance's payloads written in place (`reserveBytes`), and their runs' keeping (I30). */
+  readonly reserved: ReservedBytes;
 
   constructor(memory: QueueMemory, policy: RetryPolicy, time: TimeSource, retain: RetainOptions, log?: MoveLog) {
     this.#m = memory;
@@ -100,7 +103,8 @@ export class Maintenance implements LockHolder {
     this.room = new Room(memory, this.#retention, this.filing, this.notes, this, { settle: (now) => this.catchUp.settle(now) });
     this.#moves = new JobMoves(memory, policy, time, log !== undefined, this.filing, this.notes, this.room, this);
     this.#placement = new Placement(this.#moves);
-    this.rebuilder = new Rebuilder(memory, this.filing, this, this.#moves);
+    this.reserved = new ReservedBytes(memory, this.room, this);
+    this.rebuilder = new Rebuilder(memory, this.filing, this, this.#moves, this.reserved);
     this.catchUp = new CatchUp(memory, time, log !== undefined, this.filing, this.held, this.#moves, this.rebuilder, this);
     this.reads = new LockedReads(memory, this.filing);
   }
@@ -169,11 +173,19 @@ export class Maintenance implements LockHolder {
     const { header } = this.#m;
     // Before the job number and the slot are taken: a holder taken for dead (between two jobs of a batch) takes neither (keeps I9).
     assertHeld(this.#m.lock);
+    // Before anything changes: a reservation reclaimed refuses the submit. Else its run becomes the job's data
+    // chain, not copied (keeps I30); a type not in the type table leads its chain, so then it is copied.
+    const adopted = this.reserved.adoption(job.payload);
+    if (adopted < 0) return adopted;
     // Before anything changes: a group the table has no room for refuses the submit.
     const group = job.group === null ? 0 : this.groupNumber(job.group);
     const typeNumber = this.#m.typeNames.numberOf(job.type);
-    const refusal = this.room.makeRoom(this.#chunksFor(typeNumber, job.typeBytes, job.payloadBytes, job.keyBytes, job.headersText), 1);
+    const dataRef = typeNumber > 0 && adopted > 0 ? adopted : NOT_STORED;
+    const storedBytes = dataRef === NOT_STORED ? job.payloadBytes : 0;
+    const refusal = this.room.makeRoom(this.#chunksFor(typeNumber, job.typeBytes, storedBytes, job.keyBytes, job.headersText), 1);
     if (refusal < 0) return this.#refusalOrAwait(refusal);
+    // Looked at again: making room may settle, and a rebuild there frees the runs of owners found gone (keeps I30).
+    if (adopted > 0 && this.reserved.adoption(job.payload) !== adopted) return Refusal.ReservationLost;
     // Only once the submit can no longer be refused: the first group makes groups take turns.
     if (group > 0) this.takeTurns(now);
     const num = header[JOB_SEQ]! + 1;
@@ -181,7 +193,7 @@ export class Maintenance implements LockHolder {
     const ticket = this.notes.note(num, COMMIT_SUBMITTED);
     const slot = this.room.takeSlot();
     const moves = this.#placement;
-    moves.newDraft(slot, num, job.type, typeNumber, job.typeBytes, job.payload, job.payloadBytes, job.priority, runAt);
+    moves.newDraft(slot, num, job.type, typeNumber, job.typeBytes, job.payload, job.payloadBytes, job.priority, runAt, dataRef);
     // A job without attempts of its own takes its type's policy's, if the type has one now (see RetryPolicyTable).
     moves.setField(ATTEMPT_LIMIT, job.maxAttempts || this.#m.retryPolicies.maxAttemptsOf(typeNumber));
     moves.setField(LEASE_LENGTH, job.timeoutMillis);
@@ -193,7 +205,14 @@ export class Maintenance implements LockHolder {
     if (job.key !== null) moves.storeKey(job.key, job.keyBytes, job.keyTtlMillis);
     if (job.headersText !== null) moves.storeHeaders(job.headersText);
     if (this.#log !== undefined) moves.setField(MOVES, 1);
-    const word = moves.place(slot, num, runAt > now || flow.children > 0 ? DELAYED : READY);
+    let word: number;
+    try {
+      word = moves.place(slot, num, runAt > now || flow.children > 0 ? DELAYED : READY);
+    } finally {
+      // Placed (the slot holds its number: numbers are never reused, I9), even if filing it threw: the slot
+      // references the run now, and the reservation is spent, its entry gone (keeps I30).
+      if (adopted > 0 && this.#m.slots.get(slot, JOB_NUM) === num) this.reserved.spend(job.payload as Uint8Array, dataRef !== NOT_STORED);
+    }
     if (flow.children > 0) header[WAITING_PARENTS]!++;
     // After the job is placed: a holder killed in between leaves the key to the rebuild, which finds it in the slot.
     if (job.key !== null) this.#m.keyMap.set(job.key, keyHash(job.key), slot);
@@ -250,6 +269,24 @@ export class Maintenance implements LockHolder {
    */
   chunksForJob(type: string, typeBytes: number, payloadBytes: number, keyBytes: number, headers: string | null): number {
     return this.#chunksFor(this.#m.typeNames.numberOf(type), typeBytes, payloadBytes, keyBytes, headers);
+  }
+
+  /**
+   * Chunks a job of a batch takes, or Refusal.ReservationLost for a
+   * reservation reclaimed (then nothing of the batch is placed). A pending
+   * reservation's run is taken already: none for its payload, the first time
+   * the batch names it (`adopted` collects those; a second job with the same
+   * view is a copy of it).
+   */
+  batchJobChunks(job: CheckedJob, adopted: Set<Uint8Array>): number {
+    if (this.reserved.lost(job.payload)) return Refusal.ReservationLost;
+    const typeNumber = this.#m.typeNames.numberOf(job.type);
+    let payloadBytes = job.payloadBytes;
+    if (typeNumber > 0 && this.reserved.adoptable(job.payload) && !adopted.has(job.payload as Uint8Array)) {
+      adopted.add(job.payload as Uint8Array);
+      payloadBytes = 0;
+    }
+    return this.#chunksFor(typeNumber, job.typeBytes, payloadBytes, job.keyBytes, job.headersText);
   }
 
   #chunksFor(typeNumber: number, typeBytes: number, payloadBytes: number, keyBytes: number, headers: string | null): number {

@@ -15,6 +15,7 @@ import { groupCap } from '../tables/concurrency.js';
 import { deathUncounted, notEnded } from '../moves/flows.js';
 import type { JobMoves } from '../moves/job-moves.js';
 import { LAZY } from '../journal/journal-notes.js';
+import type { ReservedBytes } from './reserved-bytes.js';
 
 /**
  * The repair of the hints (rings, heaps, maps, counters, free slots, arena
@@ -27,14 +28,17 @@ export class Rebuilder {
   readonly #holder: MoverHolder;
   /** The holder's moves: a flow's parent dead-lettered as its child's move would have (Flows), and the journal's notes of a recount. */
   readonly #moves: JobMoves;
+  /** Whose reservations live on (I30). */
+  readonly #reserved: ReservedBytes;
   /** A copy of a slot's record, read under the lock. */
   readonly #record = new Float64Array(RECORD_FIELDS);
 
-  constructor(memory: QueueMemory, filing: Filing, holder: MoverHolder, moves: JobMoves) {
+  constructor(memory: QueueMemory, filing: Filing, holder: MoverHolder, moves: JobMoves, reserved: ReservedBytes) {
     this.#m = memory;
     this.#filing = filing;
     this.#holder = holder;
     this.#moves = moves;
+    this.#reserved = reserved;
   }
 
   /**
@@ -91,6 +95,10 @@ export class Rebuilder {
       /** The READY word each ready slot held at the scan: the one word its ring entry may carry. */
       const readyWords = new Map<number, number>();
       const chains: number[] = [];
+      // LIVE is counted again: a holder that died between an entry's stamp and its count left it one short.
+      m.reservations.recount();
+      /** The slots' data chains, while reservations are held: an entry whose run a slot holds was adopted (I30). */
+      const dataRefs = m.reservations.live > 0 ? new Set<number>() : undefined;
       const flows = m.flows;
       /** Per parent's job number, its children in memory that have not ended (flows only). */
       const openChildren = new Map<number, number>();
@@ -115,6 +123,7 @@ export class Rebuilder {
         }
         m.jobMap.set(slots.get(slot, JOB_NUM), slot);
         chains.push(slots.get(slot, DATA_REF), leadingTypeBytes(slots.get(slot, TYPE)) + payloadLength(slots.get(slot, PAYLOAD_BYTES)));
+        dataRefs?.add(slots.get(slot, DATA_REF));
         for (const field of COUNTED_REFS) {
           const ref = slots.get(slot, field);
           if (ref > 0) chains.push(ref, countedChainBytes(m.arena.countedBytes(ref)));
@@ -198,6 +207,7 @@ export class Rebuilder {
       for (const slot of ready) this.#filing.fileReady(slot, readyWords.get(slot)!, turns.get(slot) ?? 0);
       // The chains and counts are the scan's: a holder taken over meanwhile must not free what its successor stored since.
       assertHeld(this.#m.lock);
+      if (dataRefs !== undefined) this.#keepReserved(chains, dataRefs);
       m.arena.rebuild(chains);
       rows.setTotals(counts, finishedChunks);
       header[WAITING_PARENTS] = waitingParents;
@@ -222,6 +232,22 @@ export class Rebuilder {
       // gate left shut only sends worker calls to the lock, whose release marked the hints stale for a rebuild.
       if (m.lock.held()) openGate(lockWords);
     }
+  }
+
+  /**
+   * Adds to `chains` the runs reserved for producers (keeps I30): no slot
+   * references them, yet their producers are filling them. An entry whose
+   * run a slot holds (in `dataRefs`) was adopted by a submit whose holder
+   * was lost before it let the entry go; one whose owner is known gone (its
+   * row revoked or freed: see ReservedBytes#ownerGone) can never be
+   * submitted. Both entries go, and the second's run, in no chain, is freed.
+   */
+  #keepReserved(chains: number[], dataRefs: ReadonlySet<number>): void {
+    const table = this.#m.reservations;
+    table.forEach((entry) => {
+      if (dataRefs.has(entry.head) || this.#reserved.ownerGone(entry)) table.remove(entry.entry, entry.stamp);
+      else chains.push(entry.head, entry.bytes);
+    });
   }
 
   /**

@@ -28,6 +28,7 @@
  *   rowRings    f64   [ row 0: lease ring | finished ring | row 1 ... ]  entries KEY SLOT WORD
  *   arena       bytes [ chunk: NEXT | 64 bytes | chunk ... ]     payload, lastError, result, idempotent key, headers
  *               (a run: [RUN_MARK | the run's chunks' bytes, contiguous], see RUN_MARK)
+ *   reservations Int32 [ SEQ LIVE | entry: STAMP HEAD BYTES ROW THREAD | ... ]  arena runs a producer fills in place  maintenance holder's
  *   workerNames bytes [ LENGTH | 124 bytes | ... ]  append-only     worker ids
  *   typeNames   bytes (same entry shape)           append-only     job types
  *   groupNames  bytes (same entry shape)           append-only     job groups (submit's `group`)
@@ -63,7 +64,8 @@
  * hash modulo its size: growing it means rehashing it while lock-free
  * lookups read it), freeSlots (a quarter of slotWords), and the small
  * fixed ones (lockWords, header, levelWords, levelKeys, rowWords, rowData,
- * workerNames, typeNames, groupNames, rateLimits, retryPolicies, concurrency, turns, schedules).
+ * workerNames, typeNames, groupNames, rateLimits, retryPolicies, concurrency, turns, schedules,
+ * reservations).
  *
  * ── Roles ──
  *
@@ -802,6 +804,29 @@ export const RUN_MARK = -1;
 /** Strings of at least this many chunks (4 KiB) are stored as runs when a free run fits; shorter ones as chains. */
 export const RUN_MIN_CHUNKS = 64;
 
+// ── reservations (Int32): arena runs handed to a producer to fill in place ──
+/**
+ * A run `reserveBytes` took for a producer to write its payload into before
+ * its submit adopts it (see tables/reservations.ts, I30): its chunks belong
+ * to no slot meanwhile, so the rebuild, which frees every chunk no slot
+ * references, keeps those an entry names. [SEQ: the last stamp given |
+ * LIVE: entries in use | entry: STAMP (0: free; unique per reservation,
+ * never reused) HEAD (the run's first chunk) BYTES (the payload's length)
+ * ROW (the reserving instance's row; MAINTENANCE_ROW: it had none) THREAD
+ * (its threadId)]. Written by the lock holder; STAMP cleared by CAS (a holder
+ * taken for dead clears only the entry it adopted, never one reused since).
+ */
+export const RESERVATIONS = 256;
+export const RESERVATION_SEQ = 0;
+export const RESERVATION_LIVE = 1;
+export const RESERVATION_HEADER = 2;
+export const RESERVATION_STAMP = 0;
+export const RESERVATION_HEAD = 1;
+export const RESERVATION_BYTES = 2;
+export const RESERVATION_ROW = 3;
+export const RESERVATION_THREAD = 4;
+export const RESERVATION_FIELDS = 5;
+
 /** Entries a heap can hold: stale entries stay until popped or compacted. */
 export function heapEntries(capacity: number): number {
   return 2 * capacity + 16;
@@ -914,6 +939,8 @@ export function bufferBytes(capacity: number, arenaBytes: number) {
     schedules: SCHEDULE_TABLE_BYTES,
     /** Events of moves, while someone subscribes (see Event ring). */
     eventRing: (EVENT_HEADER_WORDS + EVENT_ENTRIES * EVENT_ENTRY_WORDS) * i32,
+    /** Runs reserved for producers to fill in place (see RESERVATIONS). */
+    reservations: (RESERVATION_HEADER + RESERVATIONS * RESERVATION_FIELDS) * i32,
   };
 }
 export type BufferName = keyof ReturnType<typeof bufferBytes>;

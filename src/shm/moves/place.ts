@@ -9,6 +9,9 @@ import type { LoggedJob } from '../journal/movelog.js';
 import type { JobMoves } from './job-moves.js';
 import { payloadByteLength, payloadField, storeData } from '../records.js';
 
+/** What `newDraft` takes for a job whose data chain it stores itself (not a reservation's run, I30). */
+export const NOT_STORED = 0;
+
 /**
  * The move *place* (lock holder): FREE → READY or DELAYED, a new job from
  * its draft (submit), or a journaled job put back as the journal holds it
@@ -76,17 +79,21 @@ export class Placement {
    * The draft of a new job for the free `slot`: its strings stored (the type
    * in the data chain only if the type table has no room for it,
    * `typeNumber` 0), no attempt, lease, error or worker yet. Further fields
-   * are set with `setField`, and `place` places it.
+   * are set with `setField`, and `place` places it. `dataRef`: a data chain
+   * stored already (a reservation's run the submit adopts), or NOT_STORED.
    */
   newDraft(
     slot: number, num: number, type: string, typeNumber: number, typeBytes: number, payload: Payload, payloadBytes: number, priority: number, runAt: number,
+    dataRef = NOT_STORED,
   ): void {
     const arena = this.#moves.memory.arena;
     // Read before the look at the lock, and the word `place` moves from: a rebuild after a takeover gives every
-    // free slot a new word, so a holder taken for dead from here on cannot place its job over the taker's (relies on I3).
+    // free slot a new word, so a holder taken for dead from here on cannot place its job over the taker's (relies on I3),
+    // nor a reservation's run the taker's rebuild reclaimed after the submit found it held (keeps I30).
     this.#freeWord = this.#moves.memory.slots.word(slot);
     assertHeld(this.#moves.memory.lock);
-    const ref = typeNumber > 0 ? storeData(arena, payloadBytes, '', payload) : storeData(arena, typeBytes + payloadBytes, type, payload);
+    let ref = dataRef;
+    if (ref === NOT_STORED) ref = typeNumber > 0 ? storeData(arena, payloadBytes, '', payload) : storeData(arena, typeBytes + payloadBytes, type, payload);
     const draft = this.#moves.mover.draft;
     // Every other field is zero: no attempt, token, lease, error (ERROR_NONE), worker, moves, own limit, result,
     // key, lease length or headers. A slot used before takes the whole record, so its draft starts at zero; a

@@ -193,6 +193,19 @@ export class Arena {
   }
 
   /**
+   * Takes a run for a payload of `byteCount` bytes that its producer writes
+   * in place (a reservation, I30), its bytes left as they are; returns its
+   * first chunk, or 0 if it would be shorter than RUN_MIN_CHUNKS or no free
+   * stretch fits it (the caller then hands out a copy's buffer instead).
+   * `viewBytes(head, 0, byteCount)` is the producer's view of it.
+   */
+  reserveRun(byteCount: number): number {
+    const count = Arena.chunksFor(byteCount);
+    if (count < RUN_MIN_CHUNKS || count > this.freeChunks) return 0;
+    return this.#takeRun(count);
+  }
+
+  /**
    * Stores a binary result as a counted chain: its length, marked
    * COUNTED_BINARY, then the bytes as given. Its first chunk, or NO_ROOM.
    */

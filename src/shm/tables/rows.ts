@@ -140,6 +140,12 @@ export class RowTable {
     return step.load(this.words, w + ROW_STATE) === ROW_OWNED && step.load(this.words, w + ROW_THREAD) === threadId;
   }
 
+  /** Whether `row` is owned by thread `thread` still (see `ownedHere`): a reservation's owner lives on (I30). */
+  ownedBy(row: number, thread: number): boolean {
+    const w = row * ROW_WORDS;
+    return step.load(this.words, w + ROW_STATE) === ROW_OWNED && step.load(this.words, w + ROW_THREAD) === thread;
+  }
+
   /**
    * Enters a lock-free call: false if worker calls must take the lock now (a
    * rebuild's gate is shut). The Dekker half of the gate (keeps I11; the other half is Rebuilder#rebuild): the odd CALL is
