@@ -193,6 +193,8 @@ export class RedisJobQueue {
   /** The common `settings` argument, made at the first call (see #settingsText). */
   #settings: string | undefined;
   #closed = false;
+  /** The completeAndPoll calls made in this tick, sent together at its end (see #merge); undefined when none is waiting for the tick. */
+  #merging: MergedCall[] | undefined;
   /** The new-work counter as the latest poll saw it (see waitForWork). */
   #signalSeen = 0;
   /** When, by the latest poll, the first job held for its type's rate limit may run (Infinity: none held; -Infinity: poll again now). */
@@ -419,10 +421,53 @@ export class RedisJobQueue {
     this.#assertOpen();
     checkWorkerId(workerId);
     checkLeaseMillis(leaseMillis);
-    const reply = await this.#runOnJob('completeAndPoll', jobId, [tokenText(token), this.#resultArg(result), workerId, String(leaseMillis)], true);
-    const lease = this.#leasesFrom(reply, 1)[0];
+    const n = jobNumber(jobId);
+    const complete: [string, string | Buffer] = [tokenText(token), this.#resultArg(result)];
+    const lease = await new Promise<Lease | undefined>((resolve, reject) => this.#merge({ jobId, n, complete, workerId, leaseMillis: String(leaseMillis), resolve, reject }));
     // The complete is done: a poll of its own looks past the limited jobs this script had no budget left for.
     return lease === undefined && this.#windowOpensAt === -Infinity ? this.poll(workerId, leaseMillis) : lease;
+  }
+
+  /**
+   * Adds a completeAndPoll call to those made in this tick (claim loops whose replies came in one read
+   * make theirs in the same tick), sent together once the tick's microtasks have run: a lone call as
+   * completeAndPoll, several as one completeAndPollMerged, whose result is theirs run one after another
+   * (complete-and-poll-merged.lua). Each still takes effect between its invocation and its response, and
+   * gets its own outcome: its lease or none, or its own refusal.
+   */
+  #merge(call: MergedCall): void {
+    if (this.#merging === undefined) {
+      this.#merging = [];
+      process.nextTick(() => this.#sendMerged());
+    }
+    this.#merging.push(call);
+    if (this.#merging.length === MAX_BATCH) this.#sendMerged();
+  }
+
+  /** Sends the completeAndPoll calls merged so far (see #merge), and settles each with its own outcome. */
+  #sendMerged(): void {
+    const calls = this.#merging;
+    this.#merging = undefined;
+    if (calls === undefined || calls.length === 0) return;
+    if (calls.length === 1) {
+      const [{ jobId, n, complete, workerId, leaseMillis, resolve, reject }] = calls as [MergedCall];
+      this.#run('completeAndPoll', [n, ...complete, workerId, leaseMillis], jobId, [jobKey(this.#keys, n)], true).then((reply) => resolve(this.#leasesFrom(reply, 1)[0]), reject);
+      return;
+    }
+    const own = [String(calls.length), ...calls.flatMap(({ n, complete }) => [n, ...complete]), ...calls.flatMap(({ workerId, leaseMillis }) => [workerId, leaseMillis])];
+    this.#run('completeAndPollMerged', own, '', calls.map(({ n }) => jobKey(this.#keys, n)), true).then(
+      (reply) => {
+        const leases = this.#leasesFrom(reply, 2 + calls.length);
+        let next = 0;
+        calls.forEach(({ jobId, resolve, reject }, i) => {
+          // Its refusal, or how many leases it got (0 or 1), the leases in the calls' order.
+          const outcome = numberOf(reply[2 + i]);
+          if (outcome < 0) reject(refusalError(outcome, jobId, this.#capacity));
+          else resolve(outcome === 1 ? leases[next++] : undefined);
+        });
+      },
+      (error: unknown) => calls.forEach(({ reject }) => reject(error)),
+    );
   }
 
   /**
@@ -901,6 +946,8 @@ export class RedisJobQueue {
   /** Closes this client's connections; the queue stays in Redis for every other client. */
   async close(): Promise<void> {
     if (this.#closed) return;
+    // Calls made before the close go out before the connection ends, as unmerged ones would have.
+    this.#sendMerged();
     this.#closed = true;
     await Promise.all([...this.#subscriptions].map((subscription) => subscription.close()));
     this.#liveness.stop();
@@ -1029,6 +1076,18 @@ export class RedisJobQueue {
   #assertOpen(): void {
     if (this.#closed) throw new IllegalStateError('This queue was closed');
   }
+}
+
+/** A completeAndPoll call waiting for its tick's end (see RedisJobQueue#merge): its checked arguments, and how to settle it. */
+interface MergedCall {
+  readonly jobId: string;
+  readonly n: string;
+  /** The complete's token and result, as complete.lua takes them. */
+  readonly complete: [string, string | Buffer];
+  readonly workerId: string;
+  readonly leaseMillis: string;
+  readonly resolve: (lease: Lease | undefined) => void;
+  readonly reject: (error: unknown) => void;
 }
 
 /** What a poll script says in place of a held job's time when it ran out of budget for passing over limited jobs (see pollBest). */

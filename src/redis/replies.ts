@@ -16,7 +16,7 @@ import { parsedResult } from '../validate/outcome.js';
  * Fields per lease in a poll's reply: n, token, type, payload, attempt, maxAttempts, leaseUntil, timeout ('': none), headers ('': none), waitMillis,
  * binary ('1': the payload is raw bytes).
  */
-const LEASE_FIELDS = 11;
+export const LEASE_FIELDS = 11;
 
 /** An element of a raw reply as text: a bulk string (a Buffer) decoded as UTF-8, an integer as its digits. */
 export function textOf(value: unknown): string {

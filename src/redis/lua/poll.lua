@@ -12,4 +12,4 @@
       and stopped before its own work: call it again
 ]]
 
-return pollBest(ARGV[OWN + 1], ARGV[OWN + 2], tonumber(ARGV[OWN + 3]), { 0 }, true)
+return pollBest(oneTaker(ARGV[OWN + 1], ARGV[OWN + 2]), tonumber(ARGV[OWN + 3]), { 0 }, true)

@@ -148,8 +148,14 @@ local function takeBest(max)
   return numbers, exhausted and #numbers == 0
 end
 
--- Leases up to max ready jobs to workerId (none while the queue is paused), best first, each for its
--- own timeout if it has one, else for leaseMillis: each one's n, token, type, payload, attempt,
+-- The taker of every lease of a poll: one worker, one lease length (pollBest).
+local function oneTaker(workerId, leaseMillis)
+  return function() return workerId, leaseMillis end
+end
+
+-- Leases up to max ready jobs (none while the queue is paused), best first, the i-th to the worker
+-- takerOf(i) names (workerId, leaseMillis), each for its own timeout if it has one, else for that
+-- leaseMillis: each one's n, token, type, payload, attempt,
 -- maxAttempts, leaseUntil, timeout ('' for none), headers ('' for none), waitMillis and binary ('1' for a payload of raw bytes, else '') appended to out after the wake
 -- counter (read first: work announced later is newer than this poll) and when
 -- the first held job's window opens ('' if none is held; 'again' when the
@@ -157,7 +163,7 @@ end
 -- may run again (restartable: it changed nothing else) returns CATCHING_UP
 -- instead of 'again'. The indexes change once for the whole batch; the tokens
 -- are consecutive.
-local function pollBest(workerId, leaseMillis, max, out, restartable)
+local function pollBest(takerOf, max, out, restartable)
   out[#out + 1] = signal
   local numbers, again = {}, false
   if max > 0 and not paused then numbers, again = takeBest(max) end
@@ -178,8 +184,8 @@ local function pollBest(workerId, leaseMillis, max, out, restartable)
   -- the write (a SET is logged to the AOF): the key is set again only when it has less left than a refresh leaves.
   local alive = alivePrefix .. holder
   if redis.call('PTTL', alive) < LIVENESS_LEFT_MILLIS then redis.call('SET', alive, '1', 'PX', LIVENESS_TTL_MILLIS) end
-  local pollUntil = now + tonumber(leaseMillis)
-  local pollUntilText = num(pollUntil)
+  -- A poll's leases mostly share one length: its leaseUntil is written once.
+  local pollMillis, pollUntil, pollUntilText
   local leases, running, tokens = {}, {}, {}
   local firstExpiry = math.huge
   local o = #out
@@ -190,6 +196,11 @@ local function pollBest(workerId, leaseMillis, max, out, restartable)
     local n = numbers[i]
     local key = jobKey(n)
     local token = int(lastToken - count + i)
+    local workerId, leaseMillis = takerOf(i)
+    if leaseMillis ~= pollMillis then
+      pollMillis, pollUntil = leaseMillis, now + tonumber(leaseMillis)
+      pollUntilText = num(pollUntil)
+    end
     local f = redis.call('HMGET', key, 'attempts', 'type', 'payload', 'maxAttempts', 'timeout', 'headers', 'key', 'runAt', 'submittedAt', 'binaryPayload')
     local attempt = tonumber(f[1]) + 1
     -- The job's own lease length wins over the poll's.
