@@ -369,14 +369,22 @@ export class RedisJobQueue {
     return this.#tracing === undefined ? this.#place(jobs) : this.#tracing.traced(jobs, () => this.#place(jobs));
   }
 
-  /** Runs the submit script for `jobs`; their ids. */
+  /**
+   * Runs the submit script for `jobs`; their ids. A batch of plain jobs (type, payload and priority, every
+   * other field at its default) sends those three per job, not all 13 (submit.lua's width): about a
+   * quarter of the arguments for the client to write and Redis to read.
+   */
   async #place(jobs: readonly CheckedJob[]): Promise<string[]> {
-    const fields = jobs.flatMap((job): Array<string | Buffer> => [
-      job.type, payloadArg(job.payload), String(job.priority), job.runAtMillis === undefined ? '' : String(job.runAtMillis), String(job.delayMillis), String(job.maxAttempts),
-      job.key ?? '', String(job.keyTtlMillis), String(job.timeoutMillis), job.headersText ?? '', String(job.debounceMillis), String(job.throttleMillis),
-      job.group ?? '',
-    ]);
-    const reply = await this.#run('submit', [String(this.#capacity), ...fields, ...binaryMarks(jobs.map((job) => job.payload))], '');
+    const width = jobs.every(isPlain) ? PLAIN_WIDTH : FULL_WIDTH;
+    const own: Array<string | Buffer> = [String(this.#capacity), String(width)];
+    for (const job of jobs) {
+      own.push(job.type, payloadArg(job.payload), String(job.priority));
+      if (width === FULL_WIDTH) {
+        own.push(job.runAtMillis === undefined ? '' : String(job.runAtMillis), String(job.delayMillis), String(job.maxAttempts), job.key ?? '',
+          String(job.keyTtlMillis), String(job.timeoutMillis), job.headersText ?? '', String(job.debounceMillis), String(job.throttleMillis), job.group ?? '');
+      }
+    }
+    const reply = await this.#run('submit', [...own, ...binaryMarks(jobs.map((job) => job.payload))], '');
     return reply.slice(1).map((n) => `J${n}`);
   }
 
@@ -1114,6 +1122,16 @@ const BINARY_RESULT = Buffer.from([0]);
 /** A Uint8Array as an argument ioredis sends as its bytes: a Buffer over the same memory (ioredis would send any other object as its text). */
 function bytesArg(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** A submitted job's arguments (submit.lua): all of them, or, for a batch of plain jobs, type, payload and priority. */
+const FULL_WIDTH = 13;
+const PLAIN_WIDTH = 3;
+
+/** Whether every field of `job` beyond its type, payload and priority is the default submit.lua fills in for a plain job. */
+function isPlain(job: CheckedJob): boolean {
+  return job.runAtMillis === undefined && job.delayMillis === 0 && job.maxAttempts === 0 && job.key === null && job.timeoutMillis === 0 &&
+    job.headersText === null && job.debounceMillis === 0 && job.throttleMillis === 0 && job.group === null;
 }
 
 /** A job's payload as a script's argument: its text, or its bytes. */
