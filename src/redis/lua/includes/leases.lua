@@ -155,8 +155,9 @@ end
 
 -- Leases up to max ready jobs (none while the queue is paused), best first, the i-th to the worker
 -- takerOf(i) names (workerId, leaseMillis), each for its own timeout if it has one, else for that
--- leaseMillis: each one's n, token, type, payload, attempt,
--- maxAttempts, leaseUntil, timeout ('' for none), headers ('' for none), waitMillis and binary ('1' for a payload of raw bytes, else '') appended to out after the wake
+-- leaseMillis: each one's type, payload, headers ('' for none) and its numbers in one text, comma-separated
+-- (n, token, attempt, maxAttempts, leaseUntil, timeout ('' for none), waitMillis and binary ('1' for a payload
+-- of raw bytes, else ''): four reply elements to build and read instead of eleven) appended to out after the wake
 -- counter (read first: work announced later is newer than this poll) and when
 -- the first held job's window opens ('' if none is held; 'again' when the
 -- budget of held jobs ran out before any was taken: poll again). A poll that
@@ -221,10 +222,9 @@ local function pollBest(takerOf, max, out, restartable)
     tokens[2 * i - 1] = n
     -- Marked still, though every finish now notes its time: a client of the build before reads the mark to note a keyed job's.
     tokens[2 * i] = f[7] and token .. KEYED or token
-    out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = n, token, f[2], f[3], attempt
-    out[o + 6], out[o + 7], out[o + 8], out[o + 9], out[o + 10] = attemptLimit(f[4]), untilText, f[5] or '', f[6] or '', num(math.max(0, now - due))
-    out[o + 11] = f[10] or ''
-    o = o + 11
+    out[o + 1], out[o + 2], out[o + 3] = f[2], f[3], f[6] or ''
+    out[o + 4] = table.concat({ n, token, int(attempt), int(attemptLimit(f[4])), untilText, f[5] or '', num(math.max(0, now - due)), f[10] or '' }, ',')
+    o = o + LEASE_FIELDS
   end
   if count > 1 then redis.call('HSET', K.tokens, unpack(tokens)) end
   redis.call('ZREM', K.pending, unpack(numbers))
