@@ -196,6 +196,8 @@ export class RedisJobQueue {
   /** The common `settings` argument, made at the first call (see #settingsText). */
   #settings: string | undefined;
   #closed = false;
+  /** The completeAndPoll calls made in this tick, sent together at its end (see #merge); undefined when none is waiting for the tick. */
+  #merging: MergedCall[] | undefined;
   /** The new-work counter as the latest poll saw it (see waitForWork). */
   #signalSeen = 0;
   /** When, by the latest poll, the first job held for its type's rate limit may run (Infinity: none held; -Infinity: poll again now). */
@@ -386,14 +388,22 @@ export class RedisJobQueue {
     return this.#tracing === undefined ? this.#place(jobs) : this.#tracing.traced(jobs, () => this.#place(jobs));
   }
 
-  /** Runs the submit script for `jobs`; their ids. */
+  /**
+   * Runs the submit script for `jobs`; their ids. A batch of plain jobs (type, payload and priority, every
+   * other field at its default) sends those three per job, not all 13 (submit.lua's width): about a
+   * quarter of the arguments for the client to write and Redis to read.
+   */
   async #place(jobs: readonly CheckedJob[]): Promise<string[]> {
-    const fields = jobs.flatMap((job): Array<string | Buffer> => [
-      job.type, payloadArg(job.payload), String(job.priority), job.runAtMillis === undefined ? '' : String(job.runAtMillis), String(job.delayMillis), String(job.maxAttempts),
-      job.key ?? '', String(job.keyTtlMillis), String(job.timeoutMillis), job.headersText ?? '', String(job.debounceMillis), String(job.throttleMillis),
-      job.group ?? '',
-    ]);
-    const reply = await this.#run('submit', [String(this.#capacity), ...fields, ...binaryMarks(jobs.map((job) => job.payload))], '');
+    const width = jobs.every(isPlain) ? PLAIN_WIDTH : FULL_WIDTH;
+    const own: Array<string | Buffer> = [String(this.#capacity), String(width)];
+    for (const job of jobs) {
+      own.push(job.type, payloadArg(job.payload), String(job.priority));
+      if (width === FULL_WIDTH) {
+        own.push(job.runAtMillis === undefined ? '' : String(job.runAtMillis), String(job.delayMillis), String(job.maxAttempts), job.key ?? '',
+          String(job.keyTtlMillis), String(job.timeoutMillis), job.headersText ?? '', String(job.debounceMillis), String(job.throttleMillis), job.group ?? '');
+      }
+    }
+    const reply = await this.#run('submit', [...own, ...binaryMarks(jobs.map((job) => job.payload))], '');
     return reply.slice(1).map((n) => `J${n}`);
   }
 
@@ -438,10 +448,53 @@ export class RedisJobQueue {
     this.#assertOpen();
     checkWorkerId(workerId);
     checkLeaseMillis(leaseMillis);
-    const reply = await this.#runOnJob('completeAndPoll', jobId, [tokenText(token), this.#resultArg(result), workerId, String(leaseMillis)], true);
-    const lease = this.#leasesFrom(reply, 1)[0];
+    const n = jobNumber(jobId);
+    const complete: [string, string | Buffer] = [tokenText(token), this.#resultArg(result)];
+    const lease = await new Promise<Lease | undefined>((resolve, reject) => this.#merge({ jobId, n, complete, workerId, leaseMillis: String(leaseMillis), resolve, reject }));
     // The complete is done: a poll of its own looks past the limited jobs this script had no budget left for.
     return lease === undefined && this.#windowOpensAt === -Infinity ? this.poll(workerId, leaseMillis) : lease;
+  }
+
+  /**
+   * Adds a completeAndPoll call to those made in this tick (claim loops whose replies came in one read
+   * make theirs in the same tick), sent together once the tick's microtasks have run: a lone call as
+   * completeAndPoll, several as one completeAndPollMerged, whose result is theirs run one after another
+   * (complete-and-poll-merged.lua). Each still takes effect between its invocation and its response, and
+   * gets its own outcome: its lease or none, or its own refusal.
+   */
+  #merge(call: MergedCall): void {
+    if (this.#merging === undefined) {
+      this.#merging = [];
+      process.nextTick(() => this.#sendMerged());
+    }
+    this.#merging.push(call);
+    if (this.#merging.length === MAX_BATCH) this.#sendMerged();
+  }
+
+  /** Sends the completeAndPoll calls merged so far (see #merge), and settles each with its own outcome. */
+  #sendMerged(): void {
+    const calls = this.#merging;
+    this.#merging = undefined;
+    if (calls === undefined || calls.length === 0) return;
+    if (calls.length === 1) {
+      const [{ jobId, n, complete, workerId, leaseMillis, resolve, reject }] = calls as [MergedCall];
+      this.#run('completeAndPoll', [n, ...complete, workerId, leaseMillis], jobId, [jobKey(this.#keys, n)], true).then((reply) => resolve(this.#leasesFrom(reply, 1)[0]), reject);
+      return;
+    }
+    const own = [String(calls.length), ...calls.flatMap(({ n, complete }) => [n, ...complete]), ...calls.flatMap(({ workerId, leaseMillis }) => [workerId, leaseMillis])];
+    this.#run('completeAndPollMerged', own, '', calls.map(({ n }) => jobKey(this.#keys, n)), true).then(
+      (reply) => {
+        const leases = this.#leasesFrom(reply, 2 + calls.length);
+        let next = 0;
+        calls.forEach(({ jobId, resolve, reject }, i) => {
+          // Its refusal, or how many leases it got (0 or 1), the leases in the calls' order.
+          const outcome = numberOf(reply[2 + i]);
+          if (outcome < 0) reject(refusalError(outcome, jobId, this.#capacity));
+          else resolve(outcome === 1 ? leases[next++] : undefined);
+        });
+      },
+      (error: unknown) => calls.forEach(({ reject }) => reject(error)),
+    );
   }
 
   /**
@@ -920,6 +973,8 @@ export class RedisJobQueue {
   /** Closes this client's connections; the queue stays in Redis for every other client. */
   async close(): Promise<void> {
     if (this.#closed) return;
+    // Calls made before the close go out before the connection ends, as unmerged ones would have.
+    this.#sendMerged();
     this.#closed = true;
     await Promise.all([...this.#subscriptions].map((subscription) => subscription.close()));
     this.#liveness.stop();
@@ -1050,6 +1105,18 @@ export class RedisJobQueue {
   }
 }
 
+/** A completeAndPoll call waiting for its tick's end (see RedisJobQueue#merge): its checked arguments, and how to settle it. */
+interface MergedCall {
+  readonly jobId: string;
+  readonly n: string;
+  /** The complete's token and result, as complete.lua takes them. */
+  readonly complete: [string, string | Buffer];
+  readonly workerId: string;
+  readonly leaseMillis: string;
+  readonly resolve: (lease: Lease | undefined) => void;
+  readonly reject: (error: unknown) => void;
+}
+
 /** What a poll script says in place of a held job's time when it ran out of budget for passing over limited jobs (see pollBest). */
 const AGAIN = 'again';
 
@@ -1074,6 +1141,16 @@ const BINARY_RESULT = Buffer.from([0]);
 /** A Uint8Array as an argument ioredis sends as its bytes: a Buffer over the same memory (ioredis would send any other object as its text). */
 function bytesArg(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** A submitted job's arguments (submit.lua): all of them, or, for a batch of plain jobs, type, payload and priority. */
+const FULL_WIDTH = 13;
+const PLAIN_WIDTH = 3;
+
+/** Whether every field of `job` beyond its type, payload and priority is the default submit.lua fills in for a plain job. */
+function isPlain(job: CheckedJob): boolean {
+  return job.runAtMillis === undefined && job.delayMillis === 0 && job.maxAttempts === 0 && job.key === null && job.timeoutMillis === 0 &&
+    job.headersText === null && job.debounceMillis === 0 && job.throttleMillis === 0 && job.group === null;
 }
 
 /** A job's payload as a script's argument: its text, or its bytes. */

@@ -13,10 +13,12 @@ import { parsedHeaders } from '../validate/job-input.js';
 import { parsedResult } from '../validate/outcome.js';
 
 /**
- * Fields per lease in a poll's reply: n, token, type, payload, attempt, maxAttempts, leaseUntil, timeout ('': none), headers ('': none), waitMillis,
- * binary ('1': the payload is raw bytes).
+ * Elements per lease in a poll's reply: type, payload, headers ('': none), and its numbers in one text,
+ * comma-separated: n, token, attempt, maxAttempts, leaseUntil, timeout ('': none), waitMillis, binary
+ * ('1': the payload is raw bytes). Four elements rather than eleven: each costs the script a conversion
+ * and the client a bulk string to decode.
  */
-const LEASE_FIELDS = 11;
+export const LEASE_FIELDS = 4;
 
 /** An element of a raw reply as text: a bulk string (a Buffer) decoded as UTF-8, an integer as its digits. */
 export function textOf(value: unknown): string {
@@ -37,12 +39,11 @@ function bytesOf(value: unknown): Uint8Array {
 export function leasesIn(reply: readonly unknown[], from: number): Lease[] {
   const leases: Lease[] = [];
   for (let i = from; i + LEASE_FIELDS <= reply.length; i += LEASE_FIELDS) {
-    const timeout = textOf(reply[i + 7]);
+    const [n, token, attempt, maxAttempts, leaseUntil, timeout, waitMillis, binary] = textOf(reply[i + 3]).split(',') as [string, string, string, string, string, string, string, string];
     leases.push({
-      jobId: `J${textOf(reply[i])}`, token: numberOf(reply[i + 1]), type: textOf(reply[i + 2]),
-      payload: textOf(reply[i + 10]) === '1' ? bytesOf(reply[i + 3]) : textOf(reply[i + 3]), attempt: numberOf(reply[i + 4]),
-      maxAttempts: numberOf(reply[i + 5]), leaseUntil: numberOf(reply[i + 6]), timeoutMillis: timeout === '' ? null : Number(timeout),
-      headers: parsedHeaders(textOf(reply[i + 8])), waitMillis: numberOf(reply[i + 9]),
+      jobId: `J${n}`, token: Number(token), type: textOf(reply[i]), payload: binary === '1' ? bytesOf(reply[i + 1]) : textOf(reply[i + 1]),
+      attempt: Number(attempt), maxAttempts: Number(maxAttempts), leaseUntil: Number(leaseUntil), timeoutMillis: timeout === '' ? null : Number(timeout),
+      headers: parsedHeaders(textOf(reply[i + 2])), waitMillis: Number(waitMillis),
     });
   }
   return leases;

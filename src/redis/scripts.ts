@@ -33,6 +33,7 @@ import { fileURLToPath } from 'node:url';
 import { Refusal } from '../errors.js';
 import { SCAN_BUDGET } from '../validate/query.js';
 import { KEY_NAMES } from './keys.js';
+import { LEASE_FIELDS } from './replies.js';
 import { LIVENESS_LEFT_MILLIS, LIVENESS_TTL_MILLIS, PROCESS_GONE } from './liveness.js';
 
 /** The most items of catching up (see above) one script does: each costs a few µs of Redis time. */
@@ -103,6 +104,7 @@ const COMMAND_FILES = {
   complete: 'complete',
   completeAndPoll: 'complete-and-poll',
   completeManyAndPoll: 'complete-many-and-poll',
+  completeAndPollMerged: 'complete-and-poll-merged',
   fail: 'fail',
   release: 'release',
   extend: 'extend',
@@ -141,7 +143,8 @@ export type Command = keyof typeof COMMAND_FILES;
  * before the last call's takes the ready index as that call left it, rather than sweep it back and forth.
  * They only file new jobs or take ready ones, and each checks what it takes against its own now.
  */
-const MAY_RUN_BEHIND: ReadonlySet<Command> = new Set(['submit', 'poll', 'complete', 'completeAndPoll', 'completeManyAndPoll']);
+const MAY_RUN_BEHIND: ReadonlySet<Command> = new Set(['submit', 'poll', 'complete', 'completeAndPoll', 'completeManyAndPoll',
+  'completeAndPollMerged']);
 
 /** The helpers in src/redis/lua/includes/, in order: each may use those before it. */
 const INCLUDES = ['call', 'encoding', 'turns', 'events', 'caps', 'jobs', 'flows', 'leases', 'catch-up', 'listing', 'pending'] as const;
@@ -168,7 +171,7 @@ function constants(): string {
     `local ARG = ${table(COMMON_ARGS.map((name, i) => [name, i + 1]))}`,
     `local OWN = ${COMMON_ARGS.length}`,
     `local Refusal = ${table(Object.entries(REFUSALS))}`,
-    `local CATCH_UP_BATCH, CATCHING_UP = ${CATCH_UP_BATCH}, ${CATCHING_UP}`,
+    `local CATCH_UP_BATCH, CATCHING_UP, LEASE_FIELDS = ${CATCH_UP_BATCH}, ${CATCHING_UP}, ${LEASE_FIELDS}`,
     `local DEAD_LETTERS_PAGE, LISTING_BATCH, SCAN_BUDGET = ${DEAD_LETTERS_PAGE}, ${LISTING_BATCH}, ${SCAN_BUDGET}`,
     `local LIVENESS_TTL_MILLIS, LIVENESS_LEFT_MILLIS, PROCESS_GONE = ${LIVENESS_TTL_MILLIS}, ${LIVENESS_LEFT_MILLIS}, ${JSON.stringify(PROCESS_GONE)}`,
     '',

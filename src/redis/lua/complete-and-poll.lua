@@ -18,4 +18,4 @@
 
 local outcome = completeAll(KEYS, ARGV, OWN + 1, OWN + 3, {})
 if outcome[1] ~= 0 then return outcome end
-return pollBest(ARGV[OWN + 4], ARGV[OWN + 5], 1, outcome, false)
+return pollBest(oneTaker(ARGV[OWN + 4], ARGV[OWN + 5]), 1, outcome, false)

@@ -16,4 +16,4 @@
 
 local first = OWN + 4
 local out = completeAll(KEYS, ARGV, first, #ARGV, { 0, (#ARGV - first + 1) / 3 })
-return pollBest(ARGV[OWN + 1], ARGV[OWN + 2], tonumber(ARGV[OWN + 3]), out, false)
+return pollBest(oneTaker(ARGV[OWN + 1], ARGV[OWN + 2]), tonumber(ARGV[OWN + 3]), out, false)

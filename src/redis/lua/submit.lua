@@ -7,7 +7,10 @@
   KEYS: the queue's declared key, KEYS[FIXED] (includes/call.lua)
   ARGV: the common arguments (includes/call.lua), then
     [OWN + 1] capacity: the most jobs the queue holds
-    then 13 per job: type, payload, priority, runAt ('' for delay after now), delay, maxAttempts
+    [OWN + 2] width: the arguments per job, 13, or 3 when every job of the call has the defaults of all but its
+      first three (type, payload and priority are sent; runAt '', delay 0, maxAttempts 0, no key, timeout or
+      headers, no debounce or throttle, no group), which keeps the request of a batch of plain jobs short
+    then width per job: type, payload, priority, runAt ('' for delay after now), delay, maxAttempts
       (0: its type's policy's if it has one, else the queue's), key ('': none), keyTtl, timeout (0: the poll's),
       headers ('': none), debounce (0: none; else a PENDING holder of the key gets this payload and runs
       debounce after now, and no job is stored), throttle (0: none; else the key is taken while now is
@@ -24,8 +27,14 @@
 ]]
 
 local capacity = tonumber(ARGV[OWN + 1])
-local first = OWN + 2
-local WIDTH = 13
+local WIDTH = tonumber(ARGV[OWN + 2])
+local first = OWN + 3
+-- A job's argument at offset k (0: its type), the default when the call sends only the first WIDTH.
+local DEFAULTS = { [3] = '', [4] = '0', [5] = '0', [6] = '', [7] = '0', [8] = '0', [9] = '', [10] = '0', [11] = '0', [12] = '' }
+local function field(j, k)
+  if k < WIDTH then return ARGV[first + (j - 1) * WIDTH + k] end
+  return DEFAULTS[k]
+end
 local total = math.floor((#ARGV - first + 1) / WIDTH)
 -- Which payloads are binary: nil when none is (a text batch sends nothing more).
 local binaries = (#ARGV - first + 1) % WIDTH == 1 and ARGV[#ARGV] or nil
@@ -34,7 +43,7 @@ local function isBinary(j) return binaries ~= nil and string.byte(binaries, j) =
 -- names the queue's first group makes it so before it changes anything.
 if behind then
   for j = 1, total do
-    if ARGV[first + (j - 1) * WIDTH + 12] ~= '' then
+    if field(j, 12) ~= '' then
       if not exactNow() then return { CATCHING_UP } end
       break
     end
@@ -44,53 +53,51 @@ end
 local holders, repeats, firstWithKey = {}, {}, {}
 local count = 0
 for j = 1, total do
-  local k = ARGV[first + (j - 1) * WIDTH + 6]
+  local k = field(j, 6)
   if k ~= '' and firstWithKey[k] then
     repeats[j] = firstWithKey[k]
   else
     if k ~= '' then
       firstWithKey[k] = j
-      local base = first + (j - 1) * WIDTH
-      if ARGV[base + 10] ~= '0' then
+      if field(j, 10) ~= '0' then
         holders[j] = pendingKeyHolder(k)
       else
-        holders[j] = keyHolder(k, tonumber(ARGV[base + 11]))
+        holders[j] = keyHolder(k, tonumber(field(j, 11)))
       end
     end
     if not holders[j] then count = count + 1 end
   end
 end
 if not roomFor(count, capacity) then return { Refusal.NoSlot } end
-if not startTurnsIfNamed(ARGV, first, total, WIDTH, 12) then return { CATCHING_UP } end
+if WIDTH > 12 and not startTurnsIfNamed(ARGV, first, total, WIDTH, 12) then return { CATCHING_UP } end
 local ids = { 0 }
 local seq = redis.call('INCRBY', K.jobSeq, count) - count
 local pending, ready, numbers = {}, {}, {}
 -- The maxAttempts of each type's own policy met in this call ('0': none), for its jobs without their own.
 local typeAttempts = {}
 for j = 1, total do
-  local i = first + (j - 1) * WIDTH
   if repeats[j] then
     ids[j + 1] = ids[repeats[j] + 1]
   elseif holders[j] then
-    if ARGV[i + 10] ~= '0' then
+    if field(j, 10) ~= '0' then
       -- Debounce: the holder's payload and runAt in this one script, so a poll leases it wholly as it was or as edited.
       local held = jobKey(holders[j])
-      redis.call('HSET', held, unpack(payloadFields({}, ARGV[i + 1], isBinary(j))))
+      redis.call('HSET', held, unpack(payloadFields({}, field(j, 1), isBinary(j))))
       clearBinaryPayload(held, isBinary(j))
-      refile(holders[j], held, { 'runAt', num(now + tonumber(ARGV[i + 10])) })
+      refile(holders[j], held, { 'runAt', num(now + tonumber(field(j, 10))) })
     end
     ids[j + 1] = holders[j]
   else
     seq = seq + 1
     local n = jobNumberOf(seq)
     local key = jobKey(n)
-    local fields, runAt = newJobFields(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5], typeAttempts)
+    local fields, runAt = newJobFields(field(j, 0), field(j, 1), field(j, 2), field(j, 3), field(j, 4), field(j, 5), typeAttempts)
     local due = tonumber(runAt)
     pending[#pending + 1] = due
     pending[#pending + 1] = n
     numbers[#numbers + 1] = n
     numbers[#numbers + 1] = n
-    local member, turn = newReadyMember(tonumber(ARGV[i + 2]), ARGV[i + 12], n, due)
+    local member, turn = newReadyMember(tonumber(field(j, 2)), field(j, 12), n, due)
     if member then
       if turn then fields[17], fields[18] = 'turn', turn end
       ready[#ready + 1] = 0
@@ -101,17 +108,17 @@ for j = 1, total do
       local at = #fields
       fields[at + 1], fields[at + 2] = 'binaryPayload', '1'
     end
-    if ARGV[i + 12] ~= '' then
+    if field(j, 12) ~= '' then
       local at = #fields
-      fields[at + 1], fields[at + 2] = 'group', ARGV[i + 12]
+      fields[at + 1], fields[at + 2] = 'group', field(j, 12)
     end
     redis.call('HSET', key, unpack(fields))
-    if ARGV[i + 6] ~= '' then
-      redis.call('HSET', key, 'key', ARGV[i + 6], 'keyTtl', ARGV[i + 7])
-      redis.call('HSET', K.keys, ARGV[i + 6], n)
+    if field(j, 6) ~= '' then
+      redis.call('HSET', key, 'key', field(j, 6), 'keyTtl', field(j, 7))
+      redis.call('HSET', K.keys, field(j, 6), n)
     end
-    if ARGV[i + 8] ~= '0' then redis.call('HSET', key, 'timeout', ARGV[i + 8]) end
-    if ARGV[i + 9] ~= '' then redis.call('HSET', key, 'headers', ARGV[i + 9]) end
+    if field(j, 8) ~= '0' then redis.call('HSET', key, 'timeout', field(j, 8)) end
+    if field(j, 9) ~= '' then redis.call('HSET', key, 'headers', field(j, 9)) end
     ids[j + 1] = n
   end
 end

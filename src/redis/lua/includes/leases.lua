@@ -148,16 +148,23 @@ local function takeBest(max)
   return numbers, exhausted and #numbers == 0
 end
 
--- Leases up to max ready jobs to workerId (none while the queue is paused), best first, each for its
--- own timeout if it has one, else for leaseMillis: each one's n, token, type, payload, attempt,
--- maxAttempts, leaseUntil, timeout ('' for none), headers ('' for none), waitMillis and binary ('1' for a payload of raw bytes, else '') appended to out after the wake
+-- The taker of every lease of a poll: one worker, one lease length (pollBest).
+local function oneTaker(workerId, leaseMillis)
+  return function() return workerId, leaseMillis end
+end
+
+-- Leases up to max ready jobs (none while the queue is paused), best first, the i-th to the worker
+-- takerOf(i) names (workerId, leaseMillis), each for its own timeout if it has one, else for that
+-- leaseMillis: each one's type, payload, headers ('' for none) and its numbers in one text, comma-separated
+-- (n, token, attempt, maxAttempts, leaseUntil, timeout ('' for none), waitMillis and binary ('1' for a payload
+-- of raw bytes, else ''): four reply elements to build and read instead of eleven) appended to out after the wake
 -- counter (read first: work announced later is newer than this poll) and when
 -- the first held job's window opens ('' if none is held; 'again' when the
 -- budget of held jobs ran out before any was taken: poll again). A poll that
 -- may run again (restartable: it changed nothing else) returns CATCHING_UP
 -- instead of 'again'. The indexes change once for the whole batch; the tokens
 -- are consecutive.
-local function pollBest(workerId, leaseMillis, max, out, restartable)
+local function pollBest(takerOf, max, out, restartable)
   out[#out + 1] = signal
   local numbers, again = {}, false
   if max > 0 and not paused then numbers, again = takeBest(max) end
@@ -178,8 +185,8 @@ local function pollBest(workerId, leaseMillis, max, out, restartable)
   -- the write (a SET is logged to the AOF): the key is set again only when it has less left than a refresh leaves.
   local alive = alivePrefix .. holder
   if redis.call('PTTL', alive) < LIVENESS_LEFT_MILLIS then redis.call('SET', alive, '1', 'PX', LIVENESS_TTL_MILLIS) end
-  local pollUntil = now + tonumber(leaseMillis)
-  local pollUntilText = num(pollUntil)
+  -- A poll's leases mostly share one length: its leaseUntil is written once.
+  local pollMillis, pollUntil, pollUntilText
   local leases, running, tokens = {}, {}, {}
   local firstExpiry = math.huge
   local o = #out
@@ -190,6 +197,11 @@ local function pollBest(workerId, leaseMillis, max, out, restartable)
     local n = numbers[i]
     local key = jobKey(n)
     local token = int(lastToken - count + i)
+    local workerId, leaseMillis = takerOf(i)
+    if leaseMillis ~= pollMillis then
+      pollMillis, pollUntil = leaseMillis, now + tonumber(leaseMillis)
+      pollUntilText = num(pollUntil)
+    end
     local f = redis.call('HMGET', key, 'attempts', 'type', 'payload', 'maxAttempts', 'timeout', 'headers', 'key', 'runAt', 'submittedAt', 'binaryPayload')
     local attempt = tonumber(f[1]) + 1
     -- The job's own lease length wins over the poll's.
@@ -210,10 +222,9 @@ local function pollBest(workerId, leaseMillis, max, out, restartable)
     tokens[2 * i - 1] = n
     -- Marked still, though every finish now notes its time: a client of the build before reads the mark to note a keyed job's.
     tokens[2 * i] = f[7] and token .. KEYED or token
-    out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = n, token, f[2], f[3], attempt
-    out[o + 6], out[o + 7], out[o + 8], out[o + 9], out[o + 10] = attemptLimit(f[4]), untilText, f[5] or '', f[6] or '', num(math.max(0, now - due))
-    out[o + 11] = f[10] or ''
-    o = o + 11
+    out[o + 1], out[o + 2], out[o + 3] = f[2], f[3], f[6] or ''
+    out[o + 4] = table.concat({ n, token, int(attempt), int(attemptLimit(f[4])), untilText, f[5] or '', num(math.max(0, now - due)), f[10] or '' }, ',')
+    o = o + LEASE_FIELDS
   end
   if count > 1 then redis.call('HSET', K.tokens, unpack(tokens)) end
   redis.call('ZREM', K.pending, unpack(numbers))
