@@ -87,7 +87,7 @@ export class QueueContext {
     this.journal = journal;
     this.tracing = options.tracing === false ? undefined : new ProducerTracing(options.tracing.name);
     this.core = new Maintenance(memory, policy, time, options.retain, journal?.journal);
-    this.worker = new WorkerPath(memory, this.core.mover, this.core, time, journal === undefined ? undefined : this.core.notes);
+    this.worker = new WorkerPath(memory, this.core.mover, this.core, this.core.records, time, journal === undefined ? undefined : this.core.notes);
     this.lockFree = false;
     this.locked(() => this.#takeRow());
   }
@@ -103,7 +103,7 @@ export class QueueContext {
     if (row === NO_ROW) return;
     const mover = new Mover(this.memory, row);
     this.core.mover = mover;
-    this.worker = new WorkerPath(this.memory, mover, this.core, this.time, this.journal === undefined ? undefined : this.core.notes);
+    this.worker = new WorkerPath(this.memory, mover, this.core, this.core.records, this.time, this.journal === undefined ? undefined : this.core.notes);
     this.ownsRow = true;
     this.lockFree = this.journal === undefined;
   }
@@ -120,7 +120,7 @@ export class QueueContext {
       this.lockFree = false;
       this.ownsRow = false;
       this.core.mover = new Mover(this.memory, MAINTENANCE_ROW);
-      this.worker = new WorkerPath(this.memory, this.core.mover, this.core, this.time, this.journal === undefined ? undefined : this.core.notes);
+      this.worker = new WorkerPath(this.memory, this.core.mover, this.core, this.core.records, this.time, this.journal === undefined ? undefined : this.core.notes);
       this.#takeRow();
     }
     const worker = this.worker;

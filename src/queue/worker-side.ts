@@ -66,7 +66,7 @@ export class WorkerSide {
     if (workerNumber !== UNREAD && this.#fastPath(now, POLL_ATTENTION)) {
       const slot = worker.pollLockFree(workerNumber, leaseMillis, now);
       ctx.memory.rows.leave(worker.row);
-      if (slot >= 0) return ctx.core.records.lease(worker.draft);
+      if (slot >= 0) return ctx.core.records.lease(worker.draft, worker.leaseStrings);
       if (afterWake && slot === NOTHING_READY) return undefined;
     }
     return this.#pollUnderLock(workerId, leaseMillis);
@@ -120,7 +120,7 @@ export class WorkerSide {
     for (let tries = 0; ; tries++) {
       const worker = ctx.prepareWorker();
       const slot = worker.pollLocked(workerNumber, leaseMillis, now);
-      if (slot >= 0) return core.records.lease(worker.draft);
+      if (slot >= 0) return core.records.lease(worker.draft, worker.leaseStrings);
       if (slot === POLL_FROZEN) return AWAITS_COMMIT;
       this.windowOpensAt = core.held.heldUntil();
       if (tries > 0 || !core.catchUp.settle(now)) return undefined;
@@ -174,7 +174,7 @@ export class WorkerSide {
       const refused = slot === NOT_MAPPED ? SLOW : worker.complete(slot, jobNum, token, now);
       const next = refused === 0 && worker.ready() ? worker.pollLockFree(workerNumber, leaseMillis, now) : -1;
       ctx.memory.rows.leave(worker.row);
-      if (next >= 0) return ctx.core.records.lease(worker.draft);
+      if (next >= 0) return ctx.core.records.lease(worker.draft, worker.leaseStrings);
       if (refused !== 0 && refused !== SLOW) throw refusalError(refused, jobId, ctx.options.capacity);
       // Completed, and nothing ready lock-free: the locked poll looks further.
       if (refused === 0) return this.#pollUnderLock(workerId, leaseMillis);

@@ -25,6 +25,14 @@ export const NAME_OF_STATUS: Record<SlotStatus, JobStatus> = [
   'FREE', JobStatus.PENDING, JobStatus.PENDING, JobStatus.RUNNING, JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED,
 ] as unknown as Record<SlotStatus, JobStatus>;
 
+/** The strings of a claim's lease, decoded before its CAS (see Records#readLeaseStrings). */
+export interface LeaseStrings {
+  type: string;
+  payload: Payload;
+  /** Its headers' JSON text, or null for none. */
+  headersText: string | null;
+}
+
 /** A job's fields as the core reads them, strings decoded. */
 export interface JobRecord {
   jobNum: number;
@@ -83,20 +91,35 @@ export class Records {
     this.#policyMaxAttempts = policyMaxAttempts;
   }
 
-  /** The lease a claim just made, from the record it wrote (its draft): the slot itself may move on at once. */
-  lease(record: Float64Array): Lease {
+  /**
+   * Decodes into `into` the strings a claim's lease shows (its type, payload
+   * and headers), from the record the claim read, before its CAS: the CAS
+   * from the word read before the record proves them whole (relies on I4;
+   * I3: the word carries a new version after any move). After the CAS they
+   * could not be read safely: a cancel may end the new lease at once, an
+   * eviction or a remove of the CANCELLED job then free its chunks, and a
+   * submit reuse them, all before the claimer reads on (I29 keeps a RUNNING
+   * job's chunks, not a cancelled one's). A binary payload in a run is a
+   * view, no copy, valid while the lease is live (relies on I29).
+   */
+  readLeaseStrings(record: Float64Array, into: LeaseStrings): void {
+    into.type = this.#typeOf(record);
+    into.payload = this.#payloadOf(record, true);
+    into.headersText = this.countedText(record, HEADERS_REF);
+  }
+
+  /** The lease a claim just made, from the record it wrote (its draft: the slot itself may move on at once) and the strings it decoded before its CAS. */
+  lease(record: Float64Array, strings: LeaseStrings): Lease {
     return {
       jobId: jobIdOf(record[JOB_NUM]!),
       token: record[TOKEN]!,
-      type: this.#typeOf(record),
-      // A binary payload in a run: a view, no copy, valid while this lease is live (relies on I29).
-      payload: this.#payloadOf(record, true),
+      type: strings.type,
+      payload: strings.payload,
       attempt: record[ATTEMPTS]!,
       maxAttempts: attemptLimit(record[ATTEMPT_LIMIT]!, this.#policyMaxAttempts),
       leaseUntil: record[LEASE_UNTIL]!,
       timeoutMillis: ownLeaseLength(record),
-      // Its chain is freed only at eviction, which a RUNNING job is far from.
-      headers: parsedHeaders(this.countedText(record, HEADERS_REF)),
+      headers: parsedHeaders(strings.headersText),
       waitMillis: waitOf(record),
     };
   }

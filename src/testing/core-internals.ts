@@ -23,6 +23,7 @@ import type { QueueMemory } from '../shm/queue-memory.js';
 import { ReadyIndex } from '../shm/tables/ready.js';
 import { QueueLock } from '../shm/protocol/lock.js';
 import { SlotTable } from '../shm/tables/slots.js';
+import { RowTable } from '../shm/tables/rows.js';
 import type { RetryPolicy } from '../policy.js';
 import type { TimeSource } from '../clock.js';
 
@@ -62,6 +63,15 @@ export function beforeFilings<T>(step: FilingStep, before: () => void, run: () =
 /** Runs `run`; during it, `before(slot)` is called just before each job this thread files into a ready ring. */
 export function beforeReadyFilings<T>(before: (slot: number) => void, run: () => T): T {
   return around(ReadyIndex.prototype, 'file', before, run);
+}
+
+/**
+ * Runs `run`; during it, `before(row)` is called just before each lock-free
+ * call of this thread leaves its row (RowTable#leave): after the call's moves
+ * (a poll's claim among them), before it reads what it returns.
+ */
+export function beforeLockFreeCallsLeave<T>(before: (row: number) => void, run: () => T): T {
+  return around(RowTable.prototype, 'leave', before, run);
 }
 
 /** How many slot words this thread read during `run` (a scan of the slots reads at least one per slot). */

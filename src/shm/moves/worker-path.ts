@@ -8,7 +8,7 @@ import { laterReading, type TimeSource } from '../../clock.js';
 import type { QueueMemory } from '../queue-memory.js';
 import type { Mover } from '../protocol/mover.js';
 import { ABORT, CLAIMED, FROZEN, LOST, NOTHING_READY, POLL_ABORTED, POLL_REWRITING, type Claimer } from '../tables/ready.js';
-import { chunksOf } from '../records.js';
+import { chunksOf, type LeaseStrings, type Records } from '../records.js';
 import { MoveEvent, noteMove } from '../move-events.js';
 import { assertHeld } from '../protocol/lock-held.js';
 import { claimJob } from './claim.js';
@@ -85,12 +85,16 @@ export class WorkerPath implements Claimer {
   readonly #holder: LockHolder;
   readonly #time: TimeSource;
   #locked = false;
+  readonly #records: Records;
+  /** The strings of the lease the last claim made, decoded before its CAS (see Records#readLeaseStrings). */
+  readonly leaseStrings: LeaseStrings = { type: '', payload: '', headersText: null };
 
-  constructor(memory: QueueMemory, mover: Mover, holder: LockHolder, time: TimeSource, notes?: MoveNotes) {
+  constructor(memory: QueueMemory, mover: Mover, holder: LockHolder, records: Records, time: TimeSource, notes?: MoveNotes) {
     this.#m = memory;
     this.#mover = mover;
     this.#row = mover.row;
     this.#holder = holder;
+    this.#records = records;
     this.#time = time;
     this.#notes = notes;
   }
@@ -190,6 +194,8 @@ export class WorkerPath implements Claimer {
     // A holder taken for dead leases nothing: it may have read rings its successor has rebuilt since. A takeover
     // after this look gives the job a new word in the successor's rebuild, and the claim's CAS fails.
     if (this.#locked) assertHeld(this.#m.lock);
+    // Before the CAS, racing a remove or an edit that frees them: the CAS proves them whole (relies on I4).
+    this.#records.readLeaseStrings(draft, this.leaseStrings);
     const to = claimJob(this.#mover, slot, word, this.#token, startedAt, leaseUntil, this.#worker, this.#noteLazyMove(slot, word, RUNNING));
     if (to < 0) return LOST;
     if (this.#locked) this.#holder.leased(slot);
