@@ -37,6 +37,28 @@
  *   nothing is held to the same rule as in the other modes (no job ready at
  *   its place).
  *
+ * Group caps, in every mode: a `setGroupConcurrency(group, max)` takes
+ * effect at one instant, as any call; `max` null removes the cap. A poll may
+ * lease job j of group g only where fewer than g's cap of g's jobs are
+ * RUNNING in the model (model.ts, `claimable`): after the leases that ran
+ * out by then have expired (the core's locked poll catches up every due
+ * expiry before it claims), with a lease pinned in flight still counted, and
+ * with a cap lowered below the jobs already running leaving them running
+ * (only later claims wait). A poll that leases past a cap fits nowhere.
+ * The better jobs a poll must not pass over are the claimable ones: in
+ * `linearizable`, the best claimable job; in the relaxed modes a poll may
+ * pass over a better job b if, at some state of its window, b was not
+ * claimable — not ready, or its group at its cap. A job held back for its
+ * group's cap and filed back later is the same PENDING job throughout (the
+ * core keeps its turn), so nothing else changes. A poll that returned
+ * nothing needs no claimable job at its place. Why the model's count, and
+ * not the core's, is the one to hold a poll to: the core's count is never
+ * below the jobs RUNNING (I25), so a claim it admits is below the cap in the
+ * model too; and it is above them only while a move out of RUNNING is
+ * between its CAS and its count, with the slot BUSY (Mover#apply counts
+ * before it publishes the new word), so no call has seen the job leave
+ * RUNNING yet and the search may place that move after the poll.
+ *
  * A pending call (one that never returned: its thread was killed inside it)
  * may be placed anywhere after its invocation, or nowhere; placed, it does
  * what the model does there (a poll in the relaxed mode: claims any ready

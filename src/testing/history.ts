@@ -20,7 +20,7 @@ export interface LeaseResult {
 }
 
 export type CallArgs =
-  /** `group` is recorded, not replayed: the model has no turns (check such histories in `relaxed-order`). */
+  /** `group` counts against its cap (`setGroupConcurrency`); the model has no turns (check such histories in `relaxed-order`). */
   | { op: 'submit'; type: string; payload: string; priority?: number; runAt?: number; group?: string }
   | { op: 'poll'; workerId: string; leaseMillis: number }
   | { op: 'complete'; jobId: string; token: number }
@@ -37,6 +37,8 @@ export type CallArgs =
   | { op: 'updatePayload'; jobId: string; payload: string }
   | { op: 'view'; jobId: string }
   | { op: 'stats' }
+  /** `max` null: the group's cap removed. */
+  | { op: 'setGroupConcurrency'; group: string; max: number | null }
   | { op: 'advance'; ms: number };
 
 export type Op = CallArgs['op'];

@@ -43,7 +43,7 @@ export interface ModelJob {
   evicted: boolean;
   /** Every token ever handed out for this job (for "stale" token choices). */
   tokens: number[];
-  /** Its submit's `group` (null: none). Recorded only: the model has no turns and no caps. */
+  /** Its submit's `group` (null: none): counted against its group's cap (`setGroupConcurrency`); the model has no turns. */
   group: string | null;
   /**
    * Still where its submit put it in its group's line: submitted ready (no
@@ -77,6 +77,12 @@ export class QueueModel {
    * is still in flight (see `pin`).
    */
   pinned = new Set<string>();
+  /**
+   * The groups' concurrency caps (`setGroupConcurrency`): a poll claims a job
+   * of a capped group only while fewer than its cap of the group's jobs are
+   * RUNNING (see `claimable`).
+   */
+  groupCaps = new Map<string, number>();
   #finishCounter = 0;
 
   /** `onReach` hears which situation a call reached ("lease expired, dead", "eviction", ...), for coverage counts. */
@@ -97,6 +103,7 @@ export class QueueModel {
     copy.issuedTokens = new Set(this.issuedTokens);
     copy.maxToken = this.maxToken;
     copy.pinned = new Set(this.pinned);
+    copy.groupCaps = new Map(this.groupCaps);
     copy.#finishCounter = this.#finishCounter;
     copy.skippedNumbers = this.skippedNumbers;
     return copy;
@@ -107,7 +114,8 @@ export class QueueModel {
     const jobs = this.jobs.map((j) =>
       [j.priority, j.status, j.attempts, j.runAt, j.lastError, j.token, j.leaseUntil, j.finishedSeq, j.evicted ? 1 : 0, j.inLine ? 1 : 0, j.payload].join(','),
     );
-    return `${this.now};${this.maxToken};${this.#finishCounter};${this.skippedNumbers};${[...this.pinned].sort().join(',')};${jobs.join('|')}`;
+    const caps = [...this.groupCaps].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).join(',');
+    return `${this.now};${this.maxToken};${this.#finishCounter};${this.skippedNumbers};${[...this.pinned].sort().join(',')};${caps};${jobs.join('|')}`;
   }
 
   backoffAfter(n: number): number {
@@ -234,10 +242,28 @@ export class QueueModel {
     return this.held().filter((j) => j.status === 'PENDING' && j.runAt <= this.now);
   }
 
-  /** The best ready job (highest priority, then earliest runAt, then submission), or undefined. */
+  /**
+   * The ready jobs a poll may claim now: those whose group's cap (if any) has
+   * room. A ready job of a group at its cap stays PENDING and ready (stats
+   * count it) and is passed over; a pinned lease, RUNNING though run out,
+   * takes its group's place as any other (it has not expired yet). Call after `expire()`.
+   */
+  claimable(): ModelJob[] {
+    return this.ready().filter((j) => this.capRefusal(j) === undefined);
+  }
+
+  /** Why a poll may not claim ready job `j` now (its group is at its cap), or undefined if it may. */
+  capRefusal(j: ModelJob): string | undefined {
+    const cap = j.group === null ? undefined : this.groupCaps.get(j.group);
+    if (cap === undefined) return undefined;
+    const running = this.held().filter((r) => r.status === 'RUNNING' && r.group === j.group).length;
+    return running < cap ? undefined : `its group ${j.group} is at its cap (${running} RUNNING, cap ${cap})`;
+  }
+
+  /** The best claimable job (highest priority, then earliest runAt, then submission), or undefined. */
   best(): ModelJob | undefined {
     let best: ModelJob | undefined;
-    for (const j of this.ready()) if (best === undefined || isBetter(j, best)) best = j;
+    for (const j of this.claimable()) if (best === undefined || isBetter(j, best)) best = j;
     return best;
   }
 
@@ -251,13 +277,16 @@ export class QueueModel {
   }
 
   /**
-   * The claim of one named job, for a poll that may return any ready job (the
-   * relaxed mode of the history checker): undefined if that job is not ready now.
+   * The claim of one named job, for a poll that may return any claimable job
+   * (the relaxed mode of the history checker): its lease, or why that job
+   * may not be claimed now (not ready, or its group at its cap).
    */
-  pollJob(jobId: string, leaseMillis: number): ModelLease | undefined {
+  pollJob(jobId: string, leaseMillis: number): ModelLease | string {
     this.expire();
     const j = this.ready().find((r) => r.id === jobId);
-    return j === undefined ? undefined : this.#lease(j, leaseMillis);
+    if (j === undefined) return `${jobId} is not a ready job here`;
+    const refused = this.capRefusal(j);
+    return refused === undefined ? this.#lease(j, leaseMillis) : `${jobId} may not be leased here: ${refused}`;
   }
 
   #lease(j: ModelJob, leaseMillis: number): ModelLease {
@@ -409,6 +438,24 @@ export class QueueModel {
     return ok(undefined);
   }
 
+  /**
+   * Caps (max, an integer from 1 to 2,147,483,647) or uncaps (max null) how
+   * many jobs of `group` may be RUNNING. A lowered cap stops no running job:
+   * only later claims wait.
+   */
+  setGroupConcurrency(group: unknown, max: unknown): Outcome {
+    this.expire();
+    if (typeof group !== 'string' || group.trim() === '' || Buffer.byteLength(group, 'utf8') > MAX_GROUP_BYTES) return err('ERR_INVALID_ARGUMENT');
+    if (max === null) {
+      if (this.groupCaps.delete(group)) this.onReach('group cap cleared');
+      return ok(undefined);
+    }
+    if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > MAX_CAP) return err('ERR_INVALID_ARGUMENT');
+    this.onReach(this.groupCaps.has(group) ? 'group cap changed' : 'group cap set');
+    this.groupCaps.set(group, max);
+    return ok(undefined);
+  }
+
   view(id: string): Outcome {
     this.expire();
     const j = this.find(id);
@@ -456,6 +503,10 @@ export function isBetterInGroupOrder(a: ModelJob, b: ModelJob): boolean {
   if (a.priority !== b.priority) return a.priority > b.priority;
   return a.inLine && b.inLine && a.group === b.group && a.num < b.num;
 }
+
+/** The longest group name (UTF-8 bytes) and the greatest cap a queue takes (docs/api.md, Groups). */
+const MAX_GROUP_BYTES = 124;
+const MAX_CAP = 2_147_483_647;
 
 export function checkPollArguments(workerId: unknown, leaseMillis: unknown): Outcome | undefined {
   if (typeof workerId !== 'string' || workerId.trim() === '') return err('ERR_INVALID_ARGUMENT');

@@ -16,7 +16,7 @@ export type RecordSink = (kind: 'invoked' | 'returned', seq: number, stamp: numb
 /** The queue methods a history holds (JobQueue's, RedisJobQueue's, or any object with the same). */
 export const RECORDED_METHODS = [
   'submit', 'poll', 'complete', 'fail', 'extend', 'completeAndPoll', 'cancel', 'retryDead', 'view', 'stats',
-  'release', 'remove', 'changePriority', 'changeDelay', 'promote', 'updatePayload',
+  'release', 'remove', 'changePriority', 'changeDelay', 'promote', 'updatePayload', 'setGroupConcurrency',
 ] as const;
 export type RecordedMethod = (typeof RECORDED_METHODS)[number];
 
@@ -96,7 +96,7 @@ export class CallRecorder {
   /**
    * The queue, with each of its history's methods (submit, poll, complete,
    * fail, extend, completeAndPoll, cancel, retryDead, view, stats, release,
-   * remove and the four edits of a pending job) recorded
+   * remove, the four edits of a pending job, and setGroupConcurrency) recorded
    * around the real call; sync methods stay sync, async ones async (with
    * async stamps every method returns a promise).
    */
@@ -152,6 +152,8 @@ function describe(method: RecordedMethod, a: unknown[]): CallArgs {
       return { op: 'changeDelay', jobId: s(0), delayMillis: n(1) };
     case 'updatePayload':
       return { op: 'updatePayload', jobId: s(0), payload: (a[1] ?? '') as string };
+    case 'setGroupConcurrency':
+      return { op: 'setGroupConcurrency', group: s(0), max: a[1] as number | null };
   }
 }
 

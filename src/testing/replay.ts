@@ -68,16 +68,16 @@ export function replay(model: QueueModel, call: Call, part: Part, rule: LeaseRul
 
 /**
  * The relaxed mode's claim: `call` (a poll, or completeAndPoll's poll half)
- * leased the job it recorded, which must be ready at this point, though not
- * necessarily the best (the caller checks the better ones against the call's window).
+ * leased the job it recorded, which must be claimable at this point (ready,
+ * its group below its cap), though not necessarily the best (the caller
+ * checks the better ones against the call's window).
  */
 export function replayClaim(model: QueueModel, call: Call, rule: LeaseRule): string | undefined {
   const c = call.call;
   const lease = call.result.ok ? (call.result.value as LeaseResult | undefined) : undefined;
   if (lease === undefined || (c.op !== 'poll' && c.op !== 'completeAndPoll')) throw new Error('replayClaim needs a poll that returned a lease');
   const claimed = model.pollJob(lease.jobId, c.leaseMillis);
-  if (claimed === undefined) return `${lease.jobId} is not a ready job here`;
-  return checkLease(model, claimed, lease, rule);
+  return typeof claimed === 'string' ? claimed : checkLease(model, claimed, lease, rule);
 }
 
 /**
@@ -109,11 +109,11 @@ export function replayPending(model: QueueModel, call: Call, part: Part, relaxed
   const pollsOnly = c.op === 'poll' || part === 'poll';
   const outcome = pollsOnly ? next.poll(c.workerId, c.leaseMillis) : next.completeAndPoll(c.jobId, c.token, c.workerId, c.leaseMillis);
   if (!relaxed || !outcome.ok || outcome.value === undefined) return [next];
-  // The relaxed mode: the claim may have taken any ready job, not only the best.
+  // The relaxed mode: the claim may have taken any claimable job, not only the best.
   const before = model.clone();
   if (!pollsOnly) before.complete(c.jobId, c.token);
   before.expire();
-  return before.ready().map((job) => {
+  return before.claimable().map((job) => {
     const claimed = before.clone();
     claimed.pollJob(job.id, c.leaseMillis);
     return claimed;
@@ -168,6 +168,8 @@ function plainCall(model: QueueModel, c: Exclude<CallArgs, { op: 'poll' | 'compl
       return model.promote(c.jobId);
     case 'updatePayload':
       return model.updatePayload(c.jobId, c.payload);
+    case 'setGroupConcurrency':
+      return model.setGroupConcurrency(c.group, c.max);
   }
 }
 

@@ -8,10 +8,11 @@
  *   to the state right before the first call, after it in the order, that
  *   was invoked after it responded (the final state if none).
  *
- * A poll that returned job j was checked at its claim (j ready there); its
- * window must also show every strictly better job that was ready at the claim
- * not ready (claimed, not yet submitted or due, cancelled) in at least one of
- * its states. A `stats()` is never checked at one point: each count must lie
+ * A poll that returned job j was checked at its claim (j claimable there:
+ * ready, its group below its cap); its window must also show every strictly
+ * better job that was claimable at the claim not claimable (claimed, not yet
+ * submitted or due, cancelled, its group at its cap) in at least one of its
+ * states. A `stats()` is never checked at one point: each count must lie
  * between the least and the greatest value it took over the call's window.
  *
  * A window is plain data, copied along the search and named by `windowKey`.
@@ -19,16 +20,16 @@
 import type { Call, LeaseResult } from './history.js';
 import { type ModelJob, type ModelStats, type QueueModel } from './model.js';
 
-/** What a window looks at in one state: the ready jobs by id, and the counts. */
+/** What a window looks at in one state: the claimable jobs by id (ready, their group below its cap), and the counts. */
 export interface Observation {
-  ready: Map<string, ModelJob>;
+  claimable: Map<string, ModelJob>;
   counts: number[];
 }
 
 export type Window =
-  /** A poll not yet claimed: the jobs ready in every state of its window so far. */
-  | { kind: 'poll-open'; readyThroughout: string[] }
-  /** A poll after its claim: the better jobs that have been ready in every state of its window so far. */
+  /** A poll not yet claimed: the jobs claimable in every state of its window so far. */
+  | { kind: 'poll-open'; claimableThroughout: string[] }
+  /** A poll after its claim: the better jobs that have been claimable in every state of its window so far. */
   | { kind: 'poll-claimed'; betterThroughout: string[] }
   /** A stats() call: each count's least and greatest value over its window so far. */
   | { kind: 'stats'; low: number[]; high: number[] };
@@ -46,22 +47,22 @@ export function isWindowed(call: Call): boolean {
 export function observe(model: QueueModel): Observation {
   model.expire();
   const stats = model.stats();
-  return { ready: new Map(model.ready().map((j) => [j.id, j])), counts: COUNT_NAMES.map((name) => stats[name]) };
+  return { claimable: new Map(model.claimable().map((j) => [j.id, j])), counts: COUNT_NAMES.map((name) => stats[name]) };
 }
 
 /** A window that starts at the state `seen` (the initial one, or one after a call that responded before `call` began). */
 export function openWindow(call: Call, seen: Observation): Window {
   if (call.call.op === 'stats') return { kind: 'stats', low: [...seen.counts], high: [...seen.counts] };
-  return { kind: 'poll-open', readyThroughout: [...seen.ready.keys()] };
+  return { kind: 'poll-open', claimableThroughout: [...seen.claimable.keys()] };
 }
 
 /** The window goes on through one more state. */
 export function widen(window: Window, seen: Observation): Window {
   switch (window.kind) {
     case 'poll-open':
-      return { kind: 'poll-open', readyThroughout: window.readyThroughout.filter((id) => seen.ready.has(id)) };
+      return { kind: 'poll-open', claimableThroughout: window.claimableThroughout.filter((id) => seen.claimable.has(id)) };
     case 'poll-claimed':
-      return { kind: 'poll-claimed', betterThroughout: window.betterThroughout.filter((id) => seen.ready.has(id)) };
+      return { kind: 'poll-claimed', betterThroughout: window.betterThroughout.filter((id) => seen.claimable.has(id)) };
     case 'stats':
       return {
         kind: 'stats',
@@ -74,16 +75,16 @@ export function widen(window: Window, seen: Observation): Window {
 /**
  * The poll `call` claims its job at the state `atClaim` (before the claim):
  * what stays to be seen is which better jobs (by `better`: the mode's order,
- * model.ts), ready all along so far, stop being ready before the window ends.
+ * model.ts), claimable all along so far, stop being claimable before the window ends.
  */
 export function claim(window: Window, call: Call, atClaim: Observation, better: (a: ModelJob, b: ModelJob) => boolean): Window {
   if (window.kind !== 'poll-open') return window;
   const jobId = (call.result as { value: LeaseResult }).value.jobId;
-  const leased = atClaim.ready.get(jobId);
-  // replayClaim refused the step already if the job was not ready here.
-  if (leased === undefined) throw new Error(`claim of ${jobId}, which is not ready`);
-  const betterThroughout = window.readyThroughout.filter((id) => {
-    const job = atClaim.ready.get(id);
+  const leased = atClaim.claimable.get(jobId);
+  // replayClaim refused the step already if the job was not claimable here.
+  if (leased === undefined) throw new Error(`claim of ${jobId}, which is not claimable`);
+  const betterThroughout = window.claimableThroughout.filter((id) => {
+    const job = atClaim.claimable.get(id);
     return job !== undefined && better(job, leased);
   });
   return { kind: 'poll-claimed', betterThroughout };
@@ -111,7 +112,7 @@ export function judge(window: Window, call: Call): string | undefined {
 export function windowKey(window: Window): string {
   switch (window.kind) {
     case 'poll-open':
-      return `o${window.readyThroughout.join(',')}`;
+      return `o${window.claimableThroughout.join(',')}`;
     case 'poll-claimed':
       return `c${window.betterThroughout.join(',')}`;
     case 'stats':

@@ -3,8 +3,8 @@
  * backend, with and without thread kills, and on Redis with processes; exit 1, naming the first
  * violation, on a queue deliberately broken by a wrapper
  * (test/fixtures/history-broken-queue.mjs); with --edits (releases, removes,
- * edits of pending jobs) and --groups (grouped submits, checked as
- * relaxed-order) too; the same plans for the same seed;
+ * edits of pending jobs) and --groups (grouped submits and caps on the
+ * groups, checked as relaxed-order) too; the same plans for the same seed;
  * exit 2 on bad usage.
  */
 import { spawn } from 'node:child_process';
@@ -57,11 +57,12 @@ describe('leasehold stress', () => {
     expect(Number(/threads killed: (\d+)/.exec(run.stdout)?.[1])).toBeGreaterThan(0);
   });
 
-  it('exits 0 with --groups: grouped submits race lock-free claims and kills, checked as relaxed-order', async () => {
+  it('exits 0 with --groups: grouped submits and group caps race claims and kills, checked as relaxed-order', async () => {
     const run = await stress('--groups', '--edits', '--threads', '3', '--histories', '30', '--kill-every', '9', '--seed', '14');
     expectPass(run);
     expect(run.stdout).toMatch(/property: history checker: relaxed-order: ok/);
     expect(run.stdout).toMatch(/replay .*: leasehold stress .*--groups/);
+    expect(run.stdout).toMatch(/group caps set, changed or removed: [1-9]/);
   });
 
   it('exits 0 on a journaled queue', async () => {

@@ -4,8 +4,10 @@
  * turn race the lock holder's filing of turns, the overflow heap (a job
  * whose turn is below its ring's tail sends the polls to the lock), the
  * rebuild of the turns after a takeover, and, with edits, the refiling of
- * edited jobs with new turns (I27). No cap is set: capped polls take the
- * lock, and the checker's model knows no caps.
+ * edited jobs with new turns (I27). The plans also cap, recap and uncap
+ * the groups (./caps.test.ts has longer histories for that): while a cap is
+ * set every poll takes the lock, and the checker's model holds each claim to
+ * the caps.
  *
  * Checked in `relaxed-order` (docs/concurrency.md): everything relaxed-poll
  * checks but the order of jobs of one priority, which is the groups' turns

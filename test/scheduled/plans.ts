@@ -51,6 +51,18 @@ export function holdPlan(base: number, i: number, backend: ScheduledBackend): Sc
   return options;
 }
 
+/**
+ * The same, with one thread ended at a random step, as `worker.terminate()`
+ * ends it: inside a claim, a move, a lock hold, or past its last call (then
+ * nothing is killed).
+ */
+export function killPlan(base: number, i: number, backend: ScheduledBackend): ScheduledHistoryOptions {
+  const options = historyPlan(base, i, backend);
+  const random = prng(options.seed ^ 0x1b873593);
+  options.kill = { thread: Math.floor(random() * options.threads), step: 1 + Math.floor(random() * CALLS * 30) };
+  return options;
+}
+
 /** LEASEHOLD_SCHEDULE='{...}' replays one history (the options a failure prints). */
 export function replayed(): ScheduledHistoryOptions | undefined {
   const text = process.env['LEASEHOLD_SCHEDULE'];

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { JobQueue, ManualClock, RetryPolicy } from '../../dist/index.js';
 import { prng } from '../../dist/cli/random.js';
-import { submit, submitArgs } from '../../dist/cli/stress/plan.js';
+import { capBeforePrefill, submit, submitArgs } from '../../dist/cli/stress/plan.js';
 import { MAX_PREFILL, randomSetup } from '../../dist/cli/stress/recorder.js';
 import { Scheduler, type HistoryPlan, type PlannedHold, type PlannedStall, type ScheduledRun } from '../../dist/scheduling/scheduler.js';
 import { pct, randomWalk } from '../../dist/scheduling/strategies.js';
@@ -42,7 +42,7 @@ export interface ScheduledHistoryOptions {
   hold?: PlannedHold;
   /** The threads also release leases, remove jobs and edit pending ones (see the plan's `edits`). */
   edits?: boolean;
-  /** Submits name groups (the plan's `groups`), the prefill's too: checked in `relaxed-order` (see ./groups.test.ts). */
+  /** Submits name groups (the plan's `groups`), the prefill's too, and the groups are capped and uncapped: checked in `relaxed-order` (see ./groups.test.ts). */
   groups?: boolean;
 }
 
@@ -117,6 +117,7 @@ export class ScheduledRecorder {
     this.#log.clear();
     const prefill = Math.floor(random() * (MAX_PREFILL + 1));
     const recorded = this.#log.recorder(this.#maxThreads).wrap(queue);
+    if (options.groups === true) await capBeforePrefill(recorded, random);
     for (let i = 0; i < prefill; i++) {
       try {
         submit(recorded, submitArgs(random, clock.now(), options.groups === true));

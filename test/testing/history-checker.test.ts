@@ -5,7 +5,8 @@
  * token repeated, real-time order violated) and the legal overlaps it must
  * accept, in each mode; pending calls (a thread killed inside its call),
  * which may take effect or not; the order `relaxed-order` keeps and the one it
- * lets go (histories with groups); and the doubleLeases property. Stamps are written out: `[inv, resp]` per call.
+ * lets go (histories with groups); group caps, which no poll may lease past;
+ * and the doubleLeases property. Stamps are written out: `[inv, resp]` per call.
  */
 import { describe, expect, it } from 'vitest';
 import { checkHistory, doubleLeases, explainFailure, minimalFailingHistory, type Mode } from '../../dist/testing/index.js';
@@ -19,7 +20,7 @@ function call(thread: number, [inv, resp]: [number, number], args: CallArgs, val
   return { thread, inv, resp, call: args, result: { ok: true, value } };
 }
 
-function refused(thread: number, [inv, resp]: [number, number], args: CallArgs, code: 'ERR_STALE_LEASE' | 'ERR_ILLEGAL_STATE' | 'ERR_JOB_NOT_FOUND'): Call {
+function refused(thread: number, [inv, resp]: [number, number], args: CallArgs, code: 'ERR_STALE_LEASE' | 'ERR_ILLEGAL_STATE' | 'ERR_JOB_NOT_FOUND' | 'ERR_INVALID_ARGUMENT'): Call {
   return { thread, inv, resp, call: args, result: { ok: false, code } };
 }
 
@@ -295,6 +296,65 @@ describe('relaxed-order: histories with groups', () => {
       call(1, [3, 6], poll(), lease('J1', 2, 'a')),
     ];
     expectVerdict(history, 'relaxed-order', false);
+  });
+});
+
+describe('group caps', () => {
+  const ALL_MODES: Mode[] = [...MODES, 'relaxed-order'];
+  const inGroup = (payload: string, group: string, priority?: number): CallArgs =>
+    priority === undefined ? { op: 'submit', type: 'email', payload, group } : { op: 'submit', type: 'email', payload, priority, group };
+  const cap = (group: string, max: number | null): CallArgs => ({ op: 'setGroupConcurrency', group, max });
+  /** North capped at `max`, then J1 and J2 of north submitted, J1 leased: the history before the poll of J2. */
+  const oneRunning = (max: number): Call[] => [
+    call(9, [0, 1], cap('north', max), undefined),
+    call(9, [2, 3], inGroup('a', 'north'), 'J1'),
+    call(9, [4, 5], inGroup('b', 'north'), 'J2'),
+    call(0, [6, 7], poll(), lease('J1', 1, 'a')),
+  ];
+
+  for (const mode of ALL_MODES) {
+    describe(mode, () => {
+      it('rejects a poll that leases past its group cap', () => {
+        expectVerdict([...oneRunning(1), call(1, [8, 9], poll(), lease('J2', 2, 'b'))], mode, false);
+      });
+
+      it('rejects a lease after the cap was lowered to the jobs running: they keep running, later claims wait', () => {
+        const history = [...oneRunning(2), call(2, [8, 9], cap('north', 1), undefined), call(1, [10, 11], poll(), lease('J2', 2, 'b'))];
+        expectVerdict(history, mode, false);
+      });
+
+      it('accepts the lease that reaches the cap, and one after a place was given back', () => {
+        expectVerdict([...oneRunning(2), call(1, [8, 9], poll(), lease('J2', 2, 'b'))], mode, true);
+        expectVerdict([...oneRunning(1), call(0, [8, 9], complete('J1', 1)), call(1, [10, 11], poll(), lease('J2', 2, 'b'))], mode, true);
+      });
+
+      it('accepts a lease past a cap the poll may have come before, or that was removed', () => {
+        expectVerdict([...oneRunning(1), call(2, [8, 11], cap('north', 2), undefined), call(1, [9, 10], poll(), lease('J2', 2, 'b'))], mode, true);
+        expectVerdict([...oneRunning(1), call(2, [8, 9], cap('north', null), undefined), call(1, [10, 11], poll(), lease('J2', 2, 'b'))], mode, true);
+      });
+
+      it('counts an expired lease out of its group: its place is free once the clock has passed it', () => {
+        const history = [...oneRunning(1), call(1, [8, 9], { op: 'advance', ms: 100 }), call(1, [10, 11], poll(), lease('J2', 2, 'b', 1, T + 200))];
+        expectVerdict(history, mode, true);
+      });
+
+      it('accepts a poll that returns nothing while the only ready job is held back by its cap, and rejects it once the cap is gone', () => {
+        expectVerdict([...oneRunning(1), call(1, [8, 9], poll(), undefined)], mode, true);
+        expectVerdict([...oneRunning(1), call(2, [8, 9], cap('north', null), undefined), call(1, [10, 11], poll(), undefined)], mode, false);
+      });
+
+      it('lets a poll pass over a better job its group cap holds back', () => {
+        const history = [...oneRunning(1).slice(0, 2), call(9, [4, 5], inGroup('b', 'north', 5), 'J2'), call(0, [6, 7], poll(), lease('J2', 1, 'b')), call(9, [8, 9], inGroup('c', 'south', 5), 'J3'), call(9, [10, 11], inGroup('d', 'north', 9), 'J4'), call(1, [12, 13], poll(), lease('J3', 2, 'c'))];
+        expectVerdict(history, mode, true);
+      });
+    });
+  }
+
+  it('refuses a cap of 0, a fraction, or a blank group, as the queue does', () => {
+    for (const args of [cap('north', 0), cap('north', 1.5), cap(' ', 1)]) {
+      expectVerdict([refused(0, [0, 1], args, 'ERR_INVALID_ARGUMENT')], 'linearizable', true);
+      expectVerdict([call(0, [0, 1], args, undefined)], 'linearizable', false);
+    }
   });
 });
 

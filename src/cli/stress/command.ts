@@ -62,6 +62,8 @@ interface Tally {
   /** Clock moves during the histories, and leases the clock may have run out while the call that made them ran. */
   moves: number;
   expiredInFlight: number;
+  /** Group caps set, changed or removed (`--groups`). */
+  capCalls: number;
   submitted: number;
   checked: number;
   /** Per property, the first failure (with its history's seed), and how many histories failed it. */
@@ -81,7 +83,7 @@ export async function runStress(options: StressOptions): Promise<number> {
         threads, maxCalls: calls, backend: options.backend, redisUrl: options.redisUrl, killEvery, edits: options.edits === true, groups: options.groups === true,
         wrapper: options.wrapper === undefined ? undefined : pathToFileURL(resolve(options.wrapper)).href,
       });
-  const tally: Tally = { histories: 0, calls: 0, overlapping: 0, concurrent: 0, killed: 0, pending: 0, moves: 0, expiredInFlight: 0, submitted: 0, checked: 0, failures: new Map() };
+  const tally: Tally = { histories: 0, calls: 0, overlapping: 0, concurrent: 0, killed: 0, pending: 0, moves: 0, expiredInFlight: 0, capCalls: 0, submitted: 0, checked: 0, failures: new Map() };
   const progress = new Progress('stress', histories, () => ({ done: tally.histories, fields: { calls: tally.calls, failed: failedHistories(tally) } }), process.stderr).every(500);
   try {
     for (let i = 0; i < histories; i++) {
@@ -111,6 +113,7 @@ function judge(history: RecordedHistory, mode: Mode, tally: Tally): void {
   tally.submitted += history.submitted.length;
   tally.moves += history.calls.filter((c) => c.call.op === 'advance').length;
   tally.expiredInFlight += history.calls.filter((c) => mayRunOutInFlight(c, history.calls, history.setup.start)).length;
+  tally.capCalls += history.calls.filter((c) => c.call.op === 'setGroupConcurrency').length;
   const doubles = doubleLeases(history.calls);
   if (doubles.length > 0) fail('no job leased twice at once', () => doubles.join('\n'));
   if (history.unaccounted.length > 0) fail('every submitted job accounted for', () => history.unaccounted.join('\n'));
@@ -139,6 +142,7 @@ function report(tally: Tally, options: StressOptions, mode: Mode): number {
       `histories with overlaps: ${tally.concurrent} (${percent(tally.concurrent, tally.histories)})`,
   );
   if (!options.processes) console.log(`clock moves: ${tally.moves}; leases the clock may have run out while the call that made them ran: ${tally.expiredInFlight}`);
+  if (options.groups === true) console.log(`group caps set, changed or removed: ${tally.capCalls}`);
   if (options.killEvery > 0) console.log(`${racers(options, 2)} killed: ${tally.killed}; calls they left without a response (pending): ${tally.pending}`);
   for (const property of [...PROPERTIES, `history checker: ${mode}`]) {
     const failure = tally.failures.get(property);

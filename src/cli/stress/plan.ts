@@ -28,6 +28,7 @@ export interface PlanQueue {
   changeDelay(jobId: string, delayMillis: number): unknown;
   promote(jobId: string): unknown;
   updatePayload(jobId: string, payload: string): unknown;
+  setGroupConcurrency(group: string, max: number | null): unknown;
 }
 
 export const JOB_TYPES = ['email', 'resize', 'report'] as const;
@@ -38,7 +39,7 @@ const FAIL_ERRORS = ['boom', 'timeout'] as const;
 
 export type CallName =
   | 'submit' | 'poll' | 'complete' | 'fail' | 'extend' | 'completeAndPoll' | 'cancel' | 'retryDead' | 'view' | 'stats' | 'advance'
-  | EditCallName;
+  | EditCallName | 'setGroupConcurrency';
 
 /** The calls a plan makes only when asked (`edits`): release, remove and the edits of a pending job. */
 export type EditCallName = 'release' | 'remove' | 'changePriority' | 'changeDelay' | 'promote' | 'updatePayload';
@@ -65,6 +66,8 @@ const WEIGHTS: readonly [CallName, number][] = [
   ['changeDelay', 0.7],
   ['promote', 0.7],
   ['updatePayload', 0.5],
+  // With `groups` only, after the edits for the same reason.
+  ['setGroupConcurrency', 0.8],
 ];
 const ON_A_LEASE: readonly CallName[] = ['complete', 'fail', 'extend', 'completeAndPoll', 'release'];
 
@@ -93,6 +96,31 @@ export function submitArgs(random: () => number, now: number, groups = false): S
   return args;
 }
 
+export interface CapArgs {
+  group: string;
+  /** null: the cap removed. */
+  max: number | null;
+}
+
+/** A group cap to set: one of GROUPS, capped at 1 (mostly) or 2, small so that polls meet it; or, one time in four, uncapped. */
+export function capArgs(random: () => number): CapArgs {
+  const group = GROUPS[Math.floor(random() * GROUPS.length)]!;
+  const r = random();
+  return { group, max: r < 0.25 ? null : r < 0.8 ? 1 : 2 };
+}
+
+/**
+ * Three grouped histories in four start with a group capped (before the
+ * prefill's submits), half of those with two; the others' first caps come mid-history.
+ */
+export async function capBeforePrefill(queue: PlanQueue, random: () => number): Promise<void> {
+  const capped = random() < 0.25 ? 0 : random() < 0.5 ? 1 : 2;
+  for (let i = 0; i < capped; i++) {
+    const { group, max } = capArgs(random);
+    await queue.setGroupConcurrency(group, max ?? 1);
+  }
+}
+
 /** Submits through the recorded queue, with the defaults left out as a caller would. */
 export function submit(queue: PlanQueue, a: SubmitArgs): unknown {
   if (a.group !== undefined) {
@@ -119,7 +147,7 @@ export interface PlanContext {
   omit?: readonly CallName[];
   /** Whether the plan also releases leases, removes jobs and edits pending ones (EditCallName). */
   edits?: boolean;
-  /** Whether its submits name groups (GROUPS): check such histories in `relaxed-order`. */
+  /** Whether its submits name groups (GROUPS), and it caps and uncaps them: check such histories in `relaxed-order`. */
   groups?: boolean;
 }
 
@@ -130,7 +158,7 @@ interface Held {
 
 /** Makes the plan's calls in turn; a call that throws is recorded and the plan goes on. */
 export async function runPlan({ queue, recorder, clock, workerId, seed, calls, beforeCall, omit = [], edits = false, groups = false }: PlanContext): Promise<void> {
-  const left = edits ? omit : [...omit, ...EDIT_CALLS];
+  const left = [...omit, ...(edits ? [] : EDIT_CALLS), ...(groups ? [] : ['setGroupConcurrency' as const])];
   const random = prng(seed);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
   const held: Held[] = [];
@@ -254,6 +282,11 @@ export async function runPlan({ queue, recorder, clock, workerId, seed, calls, b
         const id = `J${anyJob()}`;
         const payload = `edited ${Math.floor(random() * 1000)}`;
         await go(() => queue.updatePayload(id, payload));
+        break;
+      }
+      case 'setGroupConcurrency': {
+        const { group, max } = capArgs(random);
+        await go(() => queue.setGroupConcurrency(group, max));
         break;
       }
       case 'advance': {

@@ -25,7 +25,7 @@ import { RedisJobQueue } from '../../redis/queue.js';
 import type { Call, HistorySetup } from '../../testing/history.js';
 import { HistoryLog } from '../../testing/log.js';
 import { prng } from '../random.js';
-import { submit, submitArgs } from './plan.js';
+import { capBeforePrefill, submit, submitArgs } from './plan.js';
 import { START_LINE_WORDS } from './start-line.js';
 import type { StressRound, StressThreadData, StressThreadReport } from './thread.js';
 
@@ -44,7 +44,7 @@ export interface StressRecorderOptions {
   wrapper?: string;
   /** The plans also release, remove and edit (see the plan's `edits`). */
   edits?: boolean;
-  /** The submits (the prefill's too) name groups (see the plan's `groups`). */
+  /** The submits (the prefill's too) name groups, and caps are set on them (see the plan's `groups`). */
   groups?: boolean;
 }
 
@@ -109,6 +109,7 @@ export class StressRecorder {
     try {
       const recorded = main.wrap(queue as JobQueue);
       const prefill = Math.floor(random() * (MAX_PREFILL + 1));
+      if (this.#options.groups === true) await capBeforePrefill(recorded, random);
       for (let i = 0; i < prefill; i++) {
         try {
           await submit(recorded, submitArgs(random, clock.now(), this.#options.groups === true));
