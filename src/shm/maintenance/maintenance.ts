@@ -279,10 +279,11 @@ export class Maintenance implements LockHolder {
    * view is a copy of it).
    */
   batchJobChunks(job: CheckedJob, adopted: Set<Uint8Array>): number {
-    if (this.reserved.lost(job.payload)) return Refusal.ReservationLost;
+    const run = this.reserved.adoption(job.payload);
+    if (run < 0) return run;
     const typeNumber = this.#m.typeNames.numberOf(job.type);
     let payloadBytes = job.payloadBytes;
-    if (typeNumber > 0 && this.reserved.adoptable(job.payload) && !adopted.has(job.payload as Uint8Array)) {
+    if (typeNumber > 0 && run > 0 && !adopted.has(job.payload as Uint8Array)) {
       adopted.add(job.payload as Uint8Array);
       payloadBytes = 0;
     }

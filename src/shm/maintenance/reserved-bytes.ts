@@ -104,18 +104,6 @@ export class ReservedBytes {
     return bytes;
   }
 
-  /** Whether `payload` is a pending reservation of this instance, which a submit adopts (its chunks are not stored again). */
-  adoptable(payload: unknown): boolean {
-    return payload instanceof Uint8Array && this.#pending.has(payload);
-  }
-
-  /** Whether `payload` is a pending reservation of this instance that was reclaimed (see `reclaim`): its submit is refused. */
-  lost(payload: unknown): boolean {
-    if (!(payload instanceof Uint8Array)) return false;
-    const pending = this.#pending.get(payload);
-    return pending !== undefined && !this.#m.reservations.holds(pending.entry, pending.stamp);
-  }
-
   /**
    * Under the lock, before a submit of `payload` stores anything: the run it
    * adopts (its first chunk), 0 if it is no pending reservation of this

@@ -136,11 +136,10 @@ export class RowTable {
 
   /** Whether this thread owns `row` still: not revoked, nor freed (and perhaps taken by another thread) by a `reclaim` that took this thread for exited. */
   ownedHere(row: number): boolean {
-    const w = row * ROW_WORDS;
-    return step.load(this.words, w + ROW_STATE) === ROW_OWNED && step.load(this.words, w + ROW_THREAD) === threadId;
+    return this.ownedBy(row, threadId);
   }
 
-  /** Whether `row` is owned by thread `thread` still (see `ownedHere`): a reservation's owner lives on (I30). */
+  /** Whether `row` is owned by thread `thread` still (`ownedHere`, for another thread): a reservation's owner lives on (I30). */
   ownedBy(row: number, thread: number): boolean {
     const w = row * ROW_WORDS;
     return step.load(this.words, w + ROW_STATE) === ROW_OWNED && step.load(this.words, w + ROW_THREAD) === thread;
