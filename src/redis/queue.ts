@@ -477,8 +477,8 @@ export class RedisJobQueue {
     this.#merging = undefined;
     if (calls === undefined || calls.length === 0) return;
     if (calls.length === 1) {
-      const [{ jobId, n, complete, workerId, leaseMillis, resolve, reject }] = calls as [MergedCall];
-      this.#run('completeAndPoll', [n, ...complete, workerId, leaseMillis], jobId, [jobKey(this.#keys, n)], true).then((reply) => resolve(this.#leasesFrom(reply, 1)[0]), reject);
+      const [{ jobId, complete, workerId, leaseMillis, resolve, reject }] = calls as [MergedCall];
+      this.#runOnJob('completeAndPoll', jobId, [...complete, workerId, leaseMillis], true).then((reply) => resolve(this.#leasesFrom(reply, 1)[0]), reject);
       return;
     }
     const own = [String(calls.length), ...calls.flatMap(({ n, complete }) => [n, ...complete]), ...calls.flatMap(({ workerId, leaseMillis }) => [workerId, leaseMillis])];
