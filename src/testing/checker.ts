@@ -59,6 +59,11 @@
  * before it publishes the new word), so no call has seen the job leave
  * RUNNING yet and the search may place that move after the poll.
  *
+ * Payloads written in place (./in-place.ts): `reserveBytes` and
+ * `releaseBytes` change no job and fit anywhere; a submit refused with
+ * ERR_RESERVATION_LOST (its reservation reclaimed, I30) changed nothing.
+ * The reservation's bytes are checked as any payload: by the name they spell.
+ *
  * A pending call (one that never returned: its thread was killed inside it)
  * may be placed anywhere after its invocation, or nowhere; placed, it does
  * what the model does there (a poll in the relaxed mode: claims any ready

@@ -39,7 +39,13 @@ export type CallArgs =
   | { op: 'stats' }
   /** `max` null: the group's cap removed. */
   | { op: 'setGroupConcurrency'; group: string; max: number | null }
-  | { op: 'advance'; ms: number };
+  | { op: 'advance'; ms: number }
+  /**
+   * A payload reserved to be written in place, and one given back (./in-place.ts): they change no job, and the
+   * model steps over them; `name` is the payload a submit of the reservation records.
+   */
+  | { op: 'reserveBytes'; name: string; bytes: number }
+  | { op: 'releaseBytes'; name: string };
 
 export type Op = CallArgs['op'];
 

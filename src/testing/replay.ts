@@ -61,6 +61,14 @@ export function replay(model: QueueModel, call: Call, part: Part, rule: LeaseRul
     case 'advance':
       model.advance(c.ms);
       return compare({ ok: true, value: undefined }, call.result);
+    case 'reserveBytes':
+    case 'releaseBytes':
+      // They change no job (./in-place.ts); what they return is the bytes handed out, which the model has none of.
+      return undefined;
+    case 'submit':
+      // A submit of a reservation reclaimed since (its thread taken for dead) is refused, having changed nothing (I30).
+      if (!call.result.ok && call.result.code === RESERVATION_LOST) return undefined;
+      return compare(plainCall(model, c), call.result);
     default:
       return compare(plainCall(model, c), call.result);
   }
@@ -101,7 +109,7 @@ export function replayPending(model: QueueModel, call: Call, part: Part, relaxed
   if (c.op !== 'poll' && c.op !== 'completeAndPoll') {
     const next = model.clone();
     if (c.op === 'advance') next.advance(c.ms);
-    else if (c.op !== 'view' && c.op !== 'stats') plainCall(next, c);
+    else if (c.op !== 'view' && c.op !== 'stats' && c.op !== 'reserveBytes' && c.op !== 'releaseBytes') plainCall(next, c);
     return c.op === 'submit' ? [next, ...replayUnmadeSubmit(model)] : [next];
   }
   const next = model.clone();
@@ -142,7 +150,10 @@ export function replaySkippedId(model: QueueModel): QueueModel {
   return skipped;
 }
 
-function plainCall(model: QueueModel, c: Exclude<CallArgs, { op: 'poll' | 'completeAndPoll' | 'view' | 'stats' | 'advance' }>): Outcome {
+/** The code of a submit refused because its reservation was reclaimed (ReservationLostError). */
+const RESERVATION_LOST = 'ERR_RESERVATION_LOST';
+
+function plainCall(model: QueueModel, c: Exclude<CallArgs, { op: 'poll' | 'completeAndPoll' | 'view' | 'stats' | 'advance' | 'reserveBytes' | 'releaseBytes' }>): Outcome {
   switch (c.op) {
     case 'submit':
       return model.submit(c.type, c.payload, c.priority, c.runAt, c.group);

@@ -44,6 +44,8 @@ export interface ScheduledHistoryOptions {
   edits?: boolean;
   /** Submits name groups (the plan's `groups`), the prefill's too, and the groups are capped and uncapped: checked in `relaxed-order` (see ./groups.test.ts). */
   groups?: boolean;
+  /** The threads also reserve payloads to write in place, and submit (mostly) or release them later (see ./reservations.test.ts). */
+  reservations?: boolean;
 }
 
 export interface ScheduledHistory {
@@ -60,6 +62,8 @@ export interface ScheduledHistory {
   clock: ManualClock;
   /** For each thread, its step count as each of its calls began (2i) and ended (2i + 1): which call a step belongs to. */
   callSteps: Int32Array[];
+  /** The threadId of each thread killed (what `queue.threadExited` is told), by its index in the history. */
+  killedThreadIds: Map<number, number>;
 }
 
 /** The patience of the scheduled queues: short, so that a stall of a few times it is a handful of naps. */
@@ -78,6 +82,8 @@ export class ScheduledRecorder {
   readonly #maxCalls: number;
   readonly #workers: (Worker | undefined)[] = [];
   readonly #exits: Promise<unknown>[] = [];
+  /** Each worker's threadId, read while it runs (an exited Worker's is -1). */
+  readonly #threadIds = new WeakMap<Worker, number>();
   /** A thread started ahead for the index a planned kill ends, so that the next history need not wait for one to start. */
   #spare: { thread: number; worker: Worker; exit: Promise<unknown> } | undefined;
   readonly #log: HistoryLog;
@@ -108,7 +114,9 @@ export class ScheduledRecorder {
     const setup = randomSetup(random);
     const clock = new ManualClock(setup.start);
     const policy = new RetryPolicy(setup.policy.maxAttempts, setup.policy.base, setup.policy.max);
-    const queueOptions = { capacity: setup.capacity, maxPayloadBytes: 64, arenaBytes: 1 << 16, lockTimeoutMillis: LOCK_TIMEOUT_MILLIS };
+    // Payloads written in place are thousands of bytes (a run of the arena is 4033 on): room for several per thread.
+    const room = options.reservations === true ? { maxPayloadBytes: 8192, arenaBytes: 1 << 18 } : { maxPayloadBytes: 64, arenaBytes: 1 << 16 };
+    const queueOptions = { capacity: setup.capacity, ...room, lockTimeoutMillis: LOCK_TIMEOUT_MILLIS };
     const queue =
       options.backend === 'journal'
         ? JobQueue.open(join(this.#directory, `${++this.#journals}.db`), clock, policy, queueOptions)
@@ -136,7 +144,7 @@ export class ScheduledRecorder {
     for (let thread = 0; thread < threads; thread++) {
       const worker = this.#worker(thread);
       const threadSeed = (seed ^ Math.imul(thread + 1, 0x9e3779b1)) >>> 0;
-      reports.push(this.#ask(worker, { phase: 'run', scheduleSeed: seed, seed: threadSeed, calls, edits: options.edits === true, groups: options.groups === true }));
+      reports.push(this.#ask(worker, { phase: 'run', scheduleSeed: seed, seed: threadSeed, calls, edits: options.edits === true, groups: options.groups === true, reservations: options.reservations === true }));
     }
     const plan: HistoryPlan = { strategy: strategyOf(options) };
     if (options.kill !== undefined) plan.kill = options.kill;
@@ -151,6 +159,7 @@ export class ScheduledRecorder {
       await this.close();
       throw new Error(`${(error as Error).message}\nreplay: ${replayCommand(options)}`, { cause: error });
     }
+    const killedThreadIds = new Map(run.killed.map((thread) => [thread, this.#threadIds.get(this.#workers[thread]!)!]));
     for (const thread of run.killed) {
       // Its index is free for a new thread only once it has exited: until then it waits on the same control words.
       await this.#exits[thread];
@@ -166,7 +175,7 @@ export class ScheduledRecorder {
     const killedIn = callsMade.find((c) => c.pending === true)?.call.op;
     const callSteps = this.#stepBuffers.slice(0, threads).map((buffer) => Int32Array.from(new Int32Array(buffer)));
     for (const stall of [options.stall ?? []].flat()) markPresumedDead(callsMade, callSteps, stall);
-    return { options, setup, calls: callsMade, killedIn, run, queue, clock, callSteps };
+    return { options, setup, calls: callsMade, killedIn, run, queue, clock, callSteps, killedThreadIds };
   }
 
   async close(): Promise<void> {
@@ -190,6 +199,7 @@ export class ScheduledRecorder {
     const workerData = { thread, controlBuffer: this.#scheduler.buffer, log: this.#log.share(), stepBuffer: this.#stepBuffers[thread] };
     // Its steps can be scheduled only so (see src/shm/memory/steps.ts); elsewhere a step is Atomics' own function.
     const worker = new Worker(new URL('../fixtures/scheduled-thread.mjs', import.meta.url), { workerData, env: { ...process.env, LEASEHOLD_SCHEDULED: '1' } });
+    this.#threadIds.set(worker, worker.threadId);
     return { thread, worker, exit: once(worker, 'exit') };
   }
 
@@ -218,8 +228,8 @@ function strategyOf(options: ScheduledHistoryOptions): HistoryPlan['strategy'] {
 /** The command that replays a history: printed with every failure. */
 export function replayCommand(options: ScheduledHistoryOptions): string {
   // A kill, a stall or a hold replays where recovery is checked as well.
-  // A history with edits (or groups) replays in the suite of edits (of groups), where each kind has its own test.
-  const suite = options.groups === true ? 'groups' : options.edits === true ? 'edits' : options.kill === undefined && options.stall === undefined && options.hold === undefined ? 'histories' : 'stalls';
+  // A history with edits (groups, reservations) replays in the suite of edits (of groups, reservations), where each kind has its own test.
+  const suite = options.reservations === true ? 'reservations' : options.groups === true ? 'groups' : options.edits === true ? 'edits' : options.kill === undefined && options.stall === undefined && options.hold === undefined ? 'histories' : 'stalls';
   return `LEASEHOLD_SCHEDULE='${JSON.stringify(options)}' npx vitest run test/scheduled/${suite}.test.ts`;
 }
 

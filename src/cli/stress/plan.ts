@@ -39,7 +39,7 @@ const FAIL_ERRORS = ['boom', 'timeout'] as const;
 
 export type CallName =
   | 'submit' | 'poll' | 'complete' | 'fail' | 'extend' | 'completeAndPoll' | 'cancel' | 'retryDead' | 'view' | 'stats' | 'advance'
-  | EditCallName | 'setGroupConcurrency';
+  | EditCallName | 'setGroupConcurrency' | 'reserveBytes' | 'releaseBytes';
 
 /** The calls a plan makes only when asked (`edits`): release, remove and the edits of a pending job. */
 export type EditCallName = 'release' | 'remove' | 'changePriority' | 'changeDelay' | 'promote' | 'updatePayload';
@@ -68,6 +68,9 @@ const WEIGHTS: readonly [CallName, number][] = [
   ['updatePayload', 0.5],
   // With `groups` only, after the edits for the same reason.
   ['setGroupConcurrency', 0.8],
+  // With `reservations` only, after the caps for the same reason.
+  ['reserveBytes', 3],
+  ['releaseBytes', 0.4],
 ];
 const ON_A_LEASE: readonly CallName[] = ['complete', 'fail', 'extend', 'completeAndPoll', 'release'];
 
@@ -133,6 +136,17 @@ export function submit(queue: PlanQueue, a: SubmitArgs): unknown {
   return queue.submit(a.type, a.payload, a.priority ?? 0, a.runAt);
 }
 
+/** Payloads written in place, by name (src/testing/in-place.ts): each call recorded, and a submit of a held name submits its bytes. */
+export interface PlanReservations {
+  reserve(name: string, bytes: number): unknown;
+  release(name: string): unknown;
+}
+
+/** A reservation's length: mostly one the queue's shared memory holds as a run (4033 bytes on), one in six shorter (a plain array, copied). */
+function reservationBytes(random: () => number): number {
+  return random() < 1 / 6 ? 1000 + Math.floor(random() * 3033) : 4033 + Math.floor(random() * 2000);
+}
+
 export interface PlanContext {
   /** The recorded queue (`recorder.wrap(queue)`). */
   queue: PlanQueue;
@@ -149,6 +163,8 @@ export interface PlanContext {
   edits?: boolean;
   /** Whether its submits name groups (GROUPS), and it caps and uncaps them: check such histories in `relaxed-order`. */
   groups?: boolean;
+  /** Whether (and how) the plan reserves payloads to write in place, submits them later (mostly) or releases them. */
+  reservations?: PlanReservations;
 }
 
 interface Held {
@@ -157,14 +173,17 @@ interface Held {
 }
 
 /** Makes the plan's calls in turn; a call that throws is recorded and the plan goes on. */
-export async function runPlan({ queue, recorder, clock, workerId, seed, calls, beforeCall, omit = [], edits = false, groups = false }: PlanContext): Promise<void> {
-  const left = [...omit, ...(edits ? [] : EDIT_CALLS), ...(groups ? [] : ['setGroupConcurrency' as const])];
+export async function runPlan({ queue, recorder, clock, workerId, seed, calls, beforeCall, omit = [], edits = false, groups = false, reservations }: PlanContext): Promise<void> {
+  const left = [...omit, ...(edits ? [] : EDIT_CALLS), ...(groups ? [] : ['setGroupConcurrency' as const]), ...(reservations === undefined ? (['reserveBytes', 'releaseBytes'] as const) : [])];
   const random = prng(seed);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
   const held: Held[] = [];
   const old: Held[] = [];
   /** Jobs this thread failed: the ones that may be dead now. */
   const failed: number[] = [];
+  /** The names of this thread's reservations neither submitted nor released yet, and how many it made. */
+  const reserved: string[] = [];
+  let reservationsMade = 0;
   let seen = 0;
   const leaseMillis = () => 5 + Math.floor(random() * 36);
   const anyJob = () => 1 + Math.floor(random() * (seen + 2));
@@ -196,12 +215,16 @@ export async function runPlan({ queue, recorder, clock, workerId, seed, calls, b
   for (let i = 0; i < calls; i++) {
     const before = beforeCall(i);
     if (before !== undefined) await before;
-    const choices = WEIGHTS.filter(([name]) => !left.includes(name) && (held.length > 0 || !ON_A_LEASE.includes(name) || random() < 0.15));
+    const choices = WEIGHTS.filter(
+      ([name]) => !left.includes(name) && (held.length > 0 || !ON_A_LEASE.includes(name) || random() < 0.15) && (name !== 'releaseBytes' || reserved.length > 0),
+    );
     let r = random() * choices.reduce((sum, [, w]) => sum + w, 0);
     const name = choices.find(([, w]) => (r -= w) < 0)?.[0] ?? 'poll';
     switch (name) {
       case 'submit': {
         const args = submitArgs(random, clock.now(), groups);
+        // Mostly the bytes of the oldest reservation held (the longest in flight): a name the layer below makes its bytes.
+        if (reservations !== undefined && reserved.length > 0 && random() < 0.85) args.payload = reserved.shift()!;
         learn(await go(() => submit(queue, args)));
         break;
       }
@@ -287,6 +310,17 @@ export async function runPlan({ queue, recorder, clock, workerId, seed, calls, b
       case 'setGroupConcurrency': {
         const { group, max } = capArgs(random);
         await go(() => queue.setGroupConcurrency(group, max));
+        break;
+      }
+      case 'reserveBytes': {
+        const name = `${workerId}r${++reservationsMade}`;
+        const bytes = reservationBytes(random);
+        if ((await go(() => reservations!.reserve(name, bytes))) !== undefined) reserved.push(name);
+        break;
+      }
+      case 'releaseBytes': {
+        const name = reserved.splice(Math.floor(random() * reserved.length), 1)[0]!;
+        await go(() => reservations!.release(name));
         break;
       }
       case 'advance': {
