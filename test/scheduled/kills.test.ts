@@ -40,6 +40,8 @@ interface Sweep {
   mustKillIn: readonly Op[];
   /** Whether thread 0's call `c` of the history run whole is one to kill in. */
   worthKilling(c: Call, calls: readonly Call[]): boolean;
+  /** Kills that once failed, made before the sweep's own: each must still land in its call. */
+  regressions: readonly Kill[];
   /** A check after each kill besides `expectRecovered` (first: it names what went wrong), and what the numbers it returns count, summed and printed. */
   alsoCheck?: { check(history: ScheduledHistory, replay: string): Promise<number>; counts: string };
 }
@@ -50,6 +52,7 @@ const PLAIN: Sweep = {
   groups: false,
   mustKillIn: MOVES,
   worthKilling: () => true,
+  regressions: [],
 };
 
 const CAPPED: Sweep = {
@@ -60,7 +63,21 @@ const CAPPED: Sweep = {
   mustKillIn: [...MOVES, 'setGroupConcurrency'],
   worthKilling: (c, calls) => c.result.ok && groupsMoved(c, calls).some((group) => capped(calls, group, c)),
   alsoCheck: { check: expectCapsKept, counts: 'leases of a capped group in the cap checks' },
+  regressions: [
+    // Killed in the first cap's set between CAPS and the CAPPED bit: the takeover's rebuild left CAPPED clear, and the
+    // lock-free polls leased past the cap for good (the rebuild now resyncs them, ConcurrencyTable#resync).
+    {
+      killed: { seed: 2900665681, backend: 'memory', threads: 2, calls: 8, strategy: 'pct', depth: 2, groups: true, kill: { thread: 0, step: 339 } },
+      op: 'setGroupConcurrency',
+    },
+  ],
 };
+
+interface Kill {
+  killed: ScheduledHistoryOptions;
+  /** The kind of call the kill must land in. */
+  op: Op;
+}
 
 interface Target {
   options: ScheduledHistoryOptions;
@@ -99,12 +116,13 @@ function replayHere(killed: ScheduledHistoryOptions): string {
   return `LEASEHOLD_SCHEDULE='${JSON.stringify(killed)}' npx vitest run test/scheduled/kills.test.ts`;
 }
 
-/** A kill at every step of each target call of `sweep`, and the kind of call it must land in. */
-async function killsOf(sweep: Sweep, recorder: ScheduledRecorder, backend: ScheduledBackend): Promise<{ killed: ScheduledHistoryOptions; op: Op }[]> {
+/** The sweep's regressions on `backend`, then a kill at every step of each target call of `sweep`. */
+async function killsOf(sweep: Sweep, recorder: ScheduledRecorder, backend: ScheduledBackend): Promise<Kill[]> {
   const targets = await findTargets(sweep, recorder, backend);
   expect(sweep.mustKillIn.filter((op) => !targets.some((t) => t.op === op)), 'calls no history of the search made').toEqual([]);
   console.log(`[scheduled kills: ${backend}, ${sweep.name}] ${targets.map((t) => `${t.op} ${t.last - t.first + 1} steps`).join(', ')}`);
-  return targets.flatMap(({ options, op, first, last }) => Array.from({ length: last - first + 1 }, (_, i) => ({ killed: { ...options, kill: { thread: 0, step: first + i } }, op })));
+  const regressions = sweep.regressions.filter(({ killed }) => killed.backend === backend);
+  return regressions.concat(targets.flatMap(({ options, op, first, last }) => Array.from({ length: last - first + 1 }, (_, i) => ({ killed: { ...options, kill: { thread: 0, step: first + i } }, op }))));
 }
 
 /** For each call kind of the sweep, the first call of that kind worth killing thread 0 makes (in a history run whole), and its steps. */
