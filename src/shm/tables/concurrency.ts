@@ -143,6 +143,28 @@ export class ConcurrencyTable {
     step.store(words, at(QUEUE_CAP) + CAP_RUNNING, total);
   }
 
+  /**
+   * Makes CAPS, the highest capped entries and the CAPPED bit agree with the
+   * caps' MAX words again (a rebuild's, with the gate shut): a holder that
+   * died inside `set` may have written a cap's MAX and not the rest, and a
+   * cap listed while CAPPED is clear is one the lock-free polls claim past
+   * (keeps I25).
+   */
+  resync(): void {
+    const words = this.#words;
+    let count = 0;
+    for (let entry = 0; entry < CAP_ENTRIES; entry++) {
+      if (words[at(entry) + CAP_MAX]! === 0) continue;
+      count++;
+      const high = isGroupCap(entry) ? GROUP_CAP_HIGH : CAP_HIGH;
+      if (entry >= words[high]!) words[high] = entry + 1;
+    }
+    // As in `set`: CAPS first, then the bit every poll reads before it claims.
+    step.store(words, CAPS, count);
+    if (count > 0) step.or(this.#lockWords, ATTENTION, CAPPED);
+    else step.and(this.#lockWords, ATTENTION, ~CAPPED);
+  }
+
   /** Every cap, the queue's first, then the types' in the order they were first seen, then the groups' likewise. */
   list(): CapEntry[] {
     const caps: CapEntry[] = [];
