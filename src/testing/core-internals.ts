@@ -32,7 +32,7 @@ export { QueueLock };
 export { Patience } from '../shm/protocol/patience.js';
 export { LockLost } from '../shm/protocol/lock-held.js';
 export {
-  ATTENTION, DUE_LOWERED, GATE, HINTS_STALE, IDLE_WAITERS, LOCK_WORD_COUNT, PATIENCE, REBUILDS,
+  ATTENTION, CAPPED, DUE_LOWERED, GATE, HINTS_STALE, IDLE_WAITERS, LOCK_WORD_COUNT, PATIENCE, RATE_LIMITED, REBUILDS,
   ROW_CALL, ROW_OWNED, ROW_REVOKED, ROW_STATE, ROW_WORDS,
 } from '../shm/memory/layout.js';
 

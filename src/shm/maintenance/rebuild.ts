@@ -213,8 +213,9 @@ export class Rebuilder {
       header[WAITING_PARENTS] = waitingParents;
       // With the gate shut no mover counts meanwhile: the counts are the scan's (the caps' hint, I1).
       m.concurrency.recount(runningByEntry, counts[RUNNING]!);
-      // A holder that died setting a cap may have left CAPPED clear under a cap set (keeps I25).
+      // A holder that died setting a cap (keeps I25) or a rate limit may have left its bit clear under one set.
       m.concurrency.resync();
+      m.rateLimits.resync();
       // The rings were cleared, and moves finished from intents: a listing that was built is filed afresh.
       if (m.listing.built) m.listing.build(high, this.#showProgress);
       // Every ready job is filed afresh: a refile its holder died in (or was taken over in) hides none (I26).

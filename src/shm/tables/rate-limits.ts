@@ -52,12 +52,34 @@ export class RateLimitTable {
     const at = (typeNumber - 1) * RATE_LIMIT_FIELDS;
     const table = this.#table;
     const had = table[at + LIMIT_MAX]! > 0;
+    // The window before the max: a holder that dies in between leaves no limit without its window (see resync).
+    if (max > 0) table[at + LIMIT_WINDOW] = windowMillis;
     table[at + LIMIT_MAX] = max;
-    table[at + LIMIT_WINDOW] = max > 0 ? windowMillis : 0;
-    if (max === 0) table[at + LIMIT_USED] = 0;
+    if (max === 0) {
+      table[at + LIMIT_WINDOW] = 0;
+      table[at + LIMIT_USED] = 0;
+    }
     const count = this.#header[RATE_LIMIT_COUNT]! + (max > 0 ? 1 : 0) - (had ? 1 : 0);
     this.#header[RATE_LIMIT_COUNT] = count;
     // Every poll from now on takes the lock while a limit exists; the caller then waits out lock-free polls in flight.
+    if (count > 0) step.or(this.#lockWords, ATTENTION, RATE_LIMITED);
+    else step.and(this.#lockWords, ATTENTION, ~RATE_LIMITED);
+  }
+
+  /**
+   * Makes RATE_LIMIT_COUNT and the RATE_LIMITED bit agree with the limits'
+   * max fields again (a rebuild's, with the gate shut): a holder that died
+   * inside `set` may have written a limit and not the rest, and a limit
+   * listed while RATE_LIMITED is clear is one the lock-free polls claim past.
+   */
+  resync(): void {
+    const table = this.#table;
+    let count = 0;
+    for (let typeNumber = 1, names = this.#header[TYPE_NAME_COUNT]!; typeNumber <= names; typeNumber++) {
+      if (table[(typeNumber - 1) * RATE_LIMIT_FIELDS + LIMIT_MAX]! > 0) count++;
+    }
+    this.#header[RATE_LIMIT_COUNT] = count;
+    // As in `set`: the count first, then the bit every poll reads before it claims.
     if (count > 0) step.or(this.#lockWords, ATTENTION, RATE_LIMITED);
     else step.and(this.#lockWords, ATTENTION, ~RATE_LIMITED);
   }
