@@ -87,7 +87,7 @@ export class QueueContext {
     this.journal = journal;
     this.tracing = options.tracing === false ? undefined : new ProducerTracing(options.tracing.name);
     this.core = new Maintenance(memory, policy, time, options.retain, journal?.journal);
-    this.worker = new WorkerPath(memory, this.core.mover, this.core, this.core.records, time, journal === undefined ? undefined : this.core.notes);
+    this.worker = this.#workerPath();
     this.lockFree = false;
     this.locked(() => this.#takeRow());
   }
@@ -103,9 +103,14 @@ export class QueueContext {
     if (row === NO_ROW) return;
     const mover = new Mover(this.memory, row);
     this.core.mover = mover;
-    this.worker = new WorkerPath(this.memory, mover, this.core, this.core.records, this.time, this.journal === undefined ? undefined : this.core.notes);
+    this.worker = this.#workerPath();
     this.ownsRow = true;
     this.lockFree = this.journal === undefined;
+  }
+
+  /** The worker calls' path through the core's mover as it is now (on this instance's row, or the maintenance row). */
+  #workerPath(): WorkerPath {
+    return new WorkerPath(this.memory, this.core.mover, this.core, this.core.records, this.time, this.journal === undefined ? undefined : this.core.notes);
   }
 
   /**
@@ -120,7 +125,7 @@ export class QueueContext {
       this.lockFree = false;
       this.ownsRow = false;
       this.core.mover = new Mover(this.memory, MAINTENANCE_ROW);
-      this.worker = new WorkerPath(this.memory, this.core.mover, this.core, this.core.records, this.time, this.journal === undefined ? undefined : this.core.notes);
+      this.worker = this.#workerPath();
       this.#takeRow();
     }
     const worker = this.worker;

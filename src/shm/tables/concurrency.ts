@@ -82,14 +82,25 @@ export class ConcurrencyTable {
     const before = words[CAPS]!;
     const count = before + (max > 0 ? 1 : 0) - (had ? 1 : 0);
     words[base + CAP_MAX] = max;
+    this.#coverEntry(entry);
+    this.#publishCount(count);
+    return before === 0 && count > 0;
+  }
+
+  /** The highest capped entries of its kind (type or group) reach `entry`: the scans up to them see it. */
+  #coverEntry(entry: number): void {
+    const words = this.#words;
     const high = isGroupCap(entry) ? GROUP_CAP_HIGH : CAP_HIGH;
     if (entry >= words[high]!) words[high] = entry + 1;
+  }
+
+  /** Publishes the number of caps set: CAPS first, then the bit every poll reads before it claims. */
+  #publishCount(count: number): void {
     // Seen by every mover from the next move on (its one load of CAPS).
-    step.store(words, CAPS, count);
+    step.store(this.#words, CAPS, count);
     // Every poll from now on takes the lock while a cap exists (a poll reads ATTENTION before it claims).
     if (count > 0) step.or(this.#lockWords, ATTENTION, CAPPED);
     else step.and(this.#lockWords, ATTENTION, ~CAPPED);
-    return before === 0 && count > 0;
   }
 
   /**
@@ -151,18 +162,13 @@ export class ConcurrencyTable {
    * (keeps I25).
    */
   resync(): void {
-    const words = this.#words;
     let count = 0;
     for (let entry = 0; entry < CAP_ENTRIES; entry++) {
-      if (words[at(entry) + CAP_MAX]! === 0) continue;
+      if (this.#words[at(entry) + CAP_MAX]! === 0) continue;
       count++;
-      const high = isGroupCap(entry) ? GROUP_CAP_HIGH : CAP_HIGH;
-      if (entry >= words[high]!) words[high] = entry + 1;
+      this.#coverEntry(entry);
     }
-    // As in `set`: CAPS first, then the bit every poll reads before it claims.
-    step.store(words, CAPS, count);
-    if (count > 0) step.or(this.#lockWords, ATTENTION, CAPPED);
-    else step.and(this.#lockWords, ATTENTION, ~CAPPED);
+    this.#publishCount(count);
   }
 
   /** Every cap, the queue's first, then the types' in the order they were first seen, then the groups' likewise. */

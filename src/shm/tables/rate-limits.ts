@@ -59,7 +59,11 @@ export class RateLimitTable {
       table[at + LIMIT_WINDOW] = 0;
       table[at + LIMIT_USED] = 0;
     }
-    const count = this.#header[RATE_LIMIT_COUNT]! + (max > 0 ? 1 : 0) - (had ? 1 : 0);
+    this.#publishCount(this.#header[RATE_LIMIT_COUNT]! + (max > 0 ? 1 : 0) - (had ? 1 : 0));
+  }
+
+  /** Publishes the number of limits set: the count first, then the bit every poll reads before it claims. */
+  #publishCount(count: number): void {
     this.#header[RATE_LIMIT_COUNT] = count;
     // Every poll from now on takes the lock while a limit exists; the caller then waits out lock-free polls in flight.
     if (count > 0) step.or(this.#lockWords, ATTENTION, RATE_LIMITED);
@@ -78,10 +82,7 @@ export class RateLimitTable {
     for (let typeNumber = 1, names = this.#header[TYPE_NAME_COUNT]!; typeNumber <= names; typeNumber++) {
       if (table[(typeNumber - 1) * RATE_LIMIT_FIELDS + LIMIT_MAX]! > 0) count++;
     }
-    this.#header[RATE_LIMIT_COUNT] = count;
-    // As in `set`: the count first, then the bit every poll reads before it claims.
-    if (count > 0) step.or(this.#lockWords, ATTENTION, RATE_LIMITED);
-    else step.and(this.#lockWords, ATTENTION, ~RATE_LIMITED);
+    this.#publishCount(count);
   }
 
   /**
