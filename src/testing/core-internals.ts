@@ -29,6 +29,7 @@ import type { TimeSource } from '../clock.js';
 
 export { QueueMemory } from '../shm/queue-memory.js';
 export { QueueLock };
+export { Arena } from '../shm/tables/arena.js';
 export { Patience } from '../shm/protocol/patience.js';
 export { LockLost } from '../shm/protocol/lock-held.js';
 export {

@@ -8,6 +8,7 @@
  * the order of the claims) or `unique` (never issued before in the order).
  */
 import { isDeepStrictEqual, inspect } from 'node:util';
+import type { ErrorCode } from '../errors.js';
 import { leaseMade, type Call, type CallArgs, type LeaseResult } from './history.js';
 import { checkPollArguments, sameView, type ModelLease, type Outcome, type QueueModel } from './model.js';
 
@@ -151,7 +152,7 @@ export function replaySkippedId(model: QueueModel): QueueModel {
 }
 
 /** The code of a submit refused because its reservation was reclaimed (ReservationLostError). */
-const RESERVATION_LOST = 'ERR_RESERVATION_LOST';
+const RESERVATION_LOST: ErrorCode = 'ERR_RESERVATION_LOST';
 
 function plainCall(model: QueueModel, c: Exclude<CallArgs, { op: 'poll' | 'completeAndPoll' | 'view' | 'stats' | 'advance' | 'reserveBytes' | 'releaseBytes' }>): Outcome {
   switch (c.op) {

@@ -19,7 +19,7 @@ import type { Call } from '../../dist/testing/index.js';
 import { testSeed } from '../support/helpers.js';
 import { MAX_THREADS, historyPlan, holdPlan, killPlan, plansFor, stallPlan } from './plans.js';
 import { ScheduledRecorder, type ScheduledBackend } from './recorder.js';
-import { expectContractKept } from './recovery.js';
+import { cappedAt, expectContractKept, groupsOfJobs } from './recovery.js';
 
 /** Per backend: 50 histories by default (LEASEHOLD_SCHEDULED_HISTORIES scales them: 1,000 is the default). */
 const HISTORIES = Math.round(Number(process.env['LEASEHOLD_SCHEDULED_HISTORIES'] || 1_000) / 20);
@@ -52,15 +52,9 @@ describe.each<{ backend: ScheduledBackend }>([{ backend: 'memory' }, { backend: 
 
 /** Leases of a job whose group had a cap set by a call that returned before the poll began (and not removed since). */
 function leasesUnderACap(calls: readonly Call[]): number {
-  const groupOf = new Map<string, string>();
-  for (const c of calls) if (c.call.op === 'submit' && c.call.group !== undefined && c.result.ok) groupOf.set(c.result.value as string, c.call.group);
-  const caps = calls.filter((c) => c.call.op === 'setGroupConcurrency' && c.result.ok && c.pending !== true);
-  let leases = 0;
-  for (const c of calls) {
-    if ((c.call.op !== 'poll' && c.call.op !== 'completeAndPoll') || !c.result.ok || c.result.value === undefined) continue;
-    const group = groupOf.get((c.result.value as { jobId: string }).jobId);
-    const last = caps.filter((cap) => cap.resp < c.inv && (cap.call as { group: string }).group === group).at(-1);
-    if (last !== undefined && (last.call as { max: number | null }).max !== null) leases++;
-  }
-  return leases;
+  const groupOf = groupsOfJobs(calls);
+  return calls.filter((c) => {
+    if ((c.call.op !== 'poll' && c.call.op !== 'completeAndPoll') || !c.result.ok || c.result.value === undefined) return false;
+    return cappedAt(calls, groupOf((c.result.value as { jobId: string }).jobId), c);
+  }).length;
 }

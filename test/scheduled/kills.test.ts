@@ -22,7 +22,7 @@ import type { Call, Op } from '../../dist/testing/index.js';
 import { testSeed } from '../support/helpers.js';
 import { replayed } from './plans.js';
 import { ScheduledRecorder, type ScheduledBackend, type ScheduledHistory, type ScheduledHistoryOptions } from './recorder.js';
-import { expectCapsKept, expectRecovered, groupsOfJobs } from './recovery.js';
+import { cappedAt, expectCapsKept, expectRecovered, groupsOfJobs } from './recovery.js';
 
 /** The calls a kill must land at every step of, in every sweep. */
 const MOVES: readonly Op[] = ['submit', 'poll', 'complete', 'fail', 'completeAndPoll', 'extend'];
@@ -61,7 +61,7 @@ const CAPPED: Sweep = {
   calls: 8,
   groups: true,
   mustKillIn: [...MOVES, 'setGroupConcurrency'],
-  worthKilling: (c, calls) => c.result.ok && groupsMoved(c, calls).some((group) => capped(calls, group, c)),
+  worthKilling: (c, calls) => c.result.ok && groupsMoved(c, calls).some((group) => cappedAt(calls, group, c)),
   alsoCheck: { check: expectCapsKept, counts: 'leases of a capped group in the cap checks' },
   regressions: [
     // Killed in the first cap's set between CAPS and the CAPPED bit: the takeover's rebuild left CAPPED clear, and the
@@ -170,11 +170,4 @@ function groupsMoved(c: Call, calls: readonly Call[]): (string | undefined)[] {
 function leased(c: Call, groupOf: (jobId: string) => string | undefined): string | undefined {
   const lease = c.result.ok ? (c.result.value as { jobId: string } | undefined) : undefined;
   return lease === undefined ? undefined : groupOf(lease.jobId);
-}
-
-/** Whether `group` is capped as `c` runs: by the last cap call that returned before `c` began, or by `c` itself. */
-function capped(calls: readonly Call[], group: string | undefined, c: Call): boolean {
-  const caps = calls.filter((cap) => cap.call.op === 'setGroupConcurrency' && cap.call.group === group && cap.result.ok && (cap === c || cap.resp < c.inv));
-  const last = caps.at(-1)?.call as { max: number | null } | undefined;
-  return group !== undefined && last !== undefined && last.max !== null;
 }

@@ -119,3 +119,10 @@ export function groupsOfJobs(calls: readonly Call[]): (jobId: string) => string 
   }
   return (jobId) => (groups.has(jobId) ? groups.get(jobId) : pendingGroup);
 }
+
+/** Whether `group` is capped as `c` runs: by the last cap call on it that returned before `c` began (or by `c` itself), if that call set a number. */
+export function cappedAt(calls: readonly Call[], group: string | undefined, c: Call): boolean {
+  const caps = calls.filter((cap) => cap.call.op === 'setGroupConcurrency' && cap.call.group === group && cap.result.ok && (cap === c || cap.resp < c.inv));
+  const last = caps.at(-1)?.call as { max: number | null } | undefined;
+  return group !== undefined && last !== undefined && last.max !== null;
+}

@@ -33,7 +33,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { JobNotFoundError, type JobQueue, type JobView } from '../../dist/index.js';
 import type { Call, Op } from '../../dist/testing/index.js';
 import { nameIn } from '../../dist/testing/in-place.js';
-import { QueueMemory } from '../../dist/testing/core-internals.js';
+import { Arena, QueueMemory } from '../../dist/testing/core-internals.js';
 import { testSeed } from '../support/helpers.js';
 import { MAX_THREADS, historyPlan, holdPlan, killPlan, plansFor, replayed, stallPlan } from './plans.js';
 import { LOCK_TIMEOUT_MILLIS, ScheduledRecorder, replayCommand, type ScheduledBackend, type ScheduledHistory, type ScheduledHistoryOptions } from './recorder.js';
@@ -45,8 +45,6 @@ const HISTORIES = Math.round(Number(process.env['LEASEHOLD_SCHEDULED_HISTORIES']
 const PLANS = [historyPlan, holdPlan, stallPlan, killPlan];
 /** Calls per thread: more than the other suites' CALLS, so that other calls come between a reserve and its submit. */
 const RESERVING_CALLS = 8;
-/** Data bytes of an arena chunk: a run of n bytes takes ceil(n / 64) chunks. */
-const CHUNK_DATA_BYTES = 64;
 const RESERVATION_LOST = 'ERR_RESERVATION_LOST';
 /** The calls a thread may make lock-free on a queue in memory: the ones a stall can have its row revoked in. */
 const LOCK_FREE: readonly Op[] = ['poll', 'complete', 'fail', 'extend', 'completeAndPoll'];
@@ -231,7 +229,7 @@ function expectDeadThreadsReclaimed({ queue, killedThreadIds }: ScheduledHistory
   let reclaimed = 0;
   for (const threadId of killedThreadIds.values()) {
     const entries = entriesOf(memory).filter((entry) => entry.thread === threadId);
-    const chunks = entries.reduce((sum, entry) => sum + Math.ceil(entry.bytes / CHUNK_DATA_BYTES), 0);
+    const chunks = entries.reduce((sum, entry) => sum + Arena.chunksFor(entry.bytes), 0);
     const free = memory.arena.freeChunks;
     queue.threadExited(threadId);
     // At least: a rebuild for a call it was killed in may free that call's chunks too.
