@@ -58,7 +58,7 @@ export class ConcurrencyCaps {
   /** The groups' caps, by group name. */
   listGroups(): GroupConcurrencyCap[] {
     const ctx = this.#ctx;
-    return ctx.locked(() => {
+    return ctx.read(() => {
       const groups: GroupConcurrencyCap[] = [];
       for (const { entry, max } of ctx.memory.concurrency.list()) {
         if (isGroupCap(entry)) groups.push({ group: ctx.memory.groupNames.nameOf(entry - GROUP_CAP_BASE)!, max });
@@ -70,7 +70,7 @@ export class ConcurrencyCaps {
   /** The caps: the queue's, and the types' by type (see byType). */
   list(): Caps {
     const ctx = this.#ctx;
-    return ctx.locked(() => {
+    return ctx.read(() => {
       let queue: number | null = null;
       const types: { type: string; max: number }[] = [];
       for (const { entry, max } of ctx.memory.concurrency.list()) {

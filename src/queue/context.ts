@@ -4,7 +4,7 @@ import { IllegalStateError, JournalWriteError, Refusal, refusalError } from '../
 import type { Journal, Synchronous } from '../journal/journal.js';
 import type { FilledOptions } from '../options.js';
 import type { RetryPolicy } from '../policy.js';
-import { step, AWAITS_COMMIT, FINISH_RING, type JournalNotes, JOURNAL_RELEASED, LEASE_RING, LockLost, Maintenance, MAINTENANCE_ROW, Mover, NO_ROW, NOTHING_TO_UNDO, type QueueMemory, type Undo, WorkerPath } from '../shm/core.js';
+import { step, assertHeld, AWAITS_COMMIT, FINISH_RING, type JournalNotes, JOURNAL_RELEASED, LEASE_RING, LockLost, Maintenance, MAINTENANCE_ROW, Mover, NO_ROW, NOTHING_TO_UNDO, type QueueMemory, type Undo, WorkerPath } from '../shm/core.js';
 import { readNow } from '../validate/clock.js';
 
 /** This thread's connection to the queue's journal; the opening thread's also holds the ownership. */
@@ -200,18 +200,50 @@ export class QueueContext {
     for (;;) {
       const result = this.locked((core, now): T | typeof AWAITS_COMMIT => {
         const slot = core.find(jobNum);
-        if (slot < 0) throw refusalError(slot, jobId, this.options.capacity);
+        if (slot < 0) throw this.#refusedHeld(slot, jobId);
         core.catchUp.catchUpLapsed(slot, now);
         let result = op(core, slot, now);
         // A lease refused as a cancel ended it, that cancel's commit still in flight: looked at once it is through (keeps I21).
         if (result === Refusal.StaleLease && this.journal !== undefined) result = core.refusalOnceDurable(slot, Refusal.StaleLease) as T;
         if (result === AWAITS_COMMIT) return AWAITS_COMMIT;
-        if (typeof result === 'number' && result < 0) throw refusalError(result, jobId, this.options.capacity);
+        if (typeof result === 'number' && result < 0) throw this.#refusedHeld(result, jobId);
         return result;
       });
       if (result !== AWAITS_COMMIT) return result;
       this.makeDurable(this.core.notes.awaitedTicket());
     }
+  }
+
+  /**
+   * `withJob` for a call that only reads the job (a view): what it returns
+   * was read while the lock was this thread's (see `read`).
+   */
+  readJob<T>(jobId: string, jobNum: number, op: (core: Maintenance, slot: number, now: number) => T): T {
+    return this.withJob(jobId, jobNum, (core, slot, now) => this.#whileHeld(op(core, slot, now)));
+  }
+
+  /**
+   * `locked` for a call that only reads (stats, a listing, a table's
+   * entries): what it returns was read while the lock was this thread's. A
+   * holder taken for dead reads on beside its taker's rebuild, which
+   * rewrites the heaps, the counts and the listing as it reads them; it
+   * looks at the lock once it has read, and, taken over, reads again under
+   * the lock it waits for (keeps I13). A call that moved a job reports its
+   * move instead (see publishDueIfHeld): a read has none to report.
+   */
+  read<T>(op: (core: Maintenance, now: number) => T): T {
+    return this.locked((core, now) => this.#whileHeld(op(core, now)));
+  }
+
+  /** `value`, read under the lock, if the lock is still this thread's; else LockLost, and `#underLock` starts the call again. */
+  #whileHeld<T>(value: T): T {
+    assertHeld(this.memory.lock);
+    return value;
+  }
+
+  /** The error of `refusal`, decided under the lock, if the lock is still this thread's (a refusal changed nothing: the call may start again). */
+  #refusedHeld(refusal: number, jobId: string): Error {
+    return this.#whileHeld(refusalError(refusal, jobId, this.options.capacity));
   }
 
   /**

@@ -94,7 +94,7 @@ export class FlowSide {
    */
   childResults(parentId: string): Record<string, unknown> {
     const parentNum = parseJobId(parentId);
-    const stored = this.#ctx.withJob(parentId, parentNum, (core) => {
+    const stored = this.#ctx.readJob(parentId, parentNum, (core) => {
       const found: [number, StoredResult | null][] = [];
       for (const slot of core.childrenOf(parentNum)) {
         const record = core.records.read(slot);

@@ -26,7 +26,7 @@ export class MemorySchedules implements ScheduleStore {
   }
 
   all(): StoredSchedule[] {
-    return this.#ctx.locked(() => this.#table.read());
+    return this.#ctx.read(() => this.#table.read());
   }
 
   due(now: number): StoredSchedule[] {

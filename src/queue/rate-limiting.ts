@@ -43,7 +43,7 @@ export class RateLimiting {
   /** Every type's limit, by type (see byType). */
   list(): TypeRateLimit[] {
     const ctx = this.#ctx;
-    const limits = ctx.locked(() =>
+    const limits = ctx.read(() =>
       ctx.memory.rateLimits.list().map(({ typeNumber, max, windowMillis }) => ({ type: ctx.memory.typeNames.nameOf(typeNumber)!, max, windowMillis })),
     );
     return limits.sort(byType);

@@ -43,7 +43,7 @@ export class Reads {
       const lapsed = record !== undefined && record.status === RUNNING && !(now < record.leaseUntil);
       if (record !== undefined && record.jobNum === jobNum && record.status !== FREE && !lapsed) return toView(record);
     }
-    return ctx.withJob(jobId, jobNum, (core, slot, at) => toView(recordAt(core, slot, at, withPayload)));
+    return ctx.readJob(jobId, jobNum, (core, slot, at) => toView(recordAt(core, slot, at, withPayload)));
   }
 
   /**
@@ -65,7 +65,7 @@ export class Reads {
         if (!isBusy(word) && statusOf(word) !== FREE && slots.jobNums[slot] === jobNum && slots.word(slot) === word) return;
       }
     }
-    ctx.withJob(jobId, jobNum, () => 0);
+    ctx.readJob(jobId, jobNum, () => 0);
   }
 
   /**
@@ -87,7 +87,7 @@ export class Reads {
   }
 
   stats(): QueueStats {
-    return this.#ctx.locked((core, now) => {
+    return this.#ctx.read((core, now) => {
       core.catchUp.settle(now);
       return core.reads.stats();
     });
@@ -95,7 +95,7 @@ export class Reads {
 
   /** Every DEAD job, in submission order. */
   deadLetters(): JobView[] {
-    return this.#ctx.locked((core, now) => {
+    return this.#ctx.read((core, now) => {
       // Leases that ran out in calls still in flight are expired first: a job dead by now is listed.
       core.catchUp.settle(now);
       return core.reads.deadSlots().map((slot) => toView(recordAt(core, slot, now)));
@@ -109,7 +109,7 @@ export class Reads {
    */
   jobs(query: unknown): JobPage {
     const checked = checkJobQuery(query);
-    return this.#ctx.locked((core, now) => {
+    return this.#ctx.read((core, now) => {
       // Lock-free calls in flight end first (and leases run out by now expire): their moves are in the rings.
       core.catchUp.settle(now);
       core.reads.prepareListing();

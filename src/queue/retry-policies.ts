@@ -39,7 +39,7 @@ export class RetryPolicies {
   /** Every type's own policy, by type (see byType). */
   list(): TypeRetryPolicy[] {
     const ctx = this.#ctx;
-    const policies = ctx.locked(() =>
+    const policies = ctx.read(() =>
       ctx.memory.retryPolicies.list().map(({ typeNumber, policy }) => ({ type: ctx.memory.typeNames.nameOf(typeNumber)!, policy })),
     );
     return policies.sort(byType);

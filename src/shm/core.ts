@@ -58,7 +58,7 @@ export { ScheduleTable } from './tables/schedule-table.js';
 export { EventRing, ReadOutcome, seqDistance, type RingEvent } from './tables/event-ring.js';
 export { SharedFinishWaits } from './protocol/finishes.js';
 export { CANCELLED_RUNNING, announceCancel, watchCancels } from './protocol/cancels.js';
-export { LockLost } from './protocol/lock-held.js';
+export { LockLost, assertHeld } from './protocol/lock-held.js';
 export { Mover } from './protocol/mover.js';
 
 // The moves a worker makes, and the locked maintenance.

@@ -21,8 +21,9 @@
  *   some state of the poll's window (./windows.ts); completeAndPoll's complete
  *   and poll are two steps, in that order, each at its own instant; a
  *   stats() count may be any value the count took during the call;
- *   tokens need only be unique, not increasing; a lease may run from any
- *   reading of the clock since the call began, up to its claim; and a lease that a call made
+ *   tokens need only be unique, not increasing; a lease (a claim's, an
+ *   extend's new end) may run from any reading of the clock since the call
+ *   began, up to its step; and a lease that a call made
  *   (a claim, an extend) and that may run out before the call returns is
  *   pinned: it expires (at its leaseUntil) only from a moment the search
  *   chooses, a `register` step inside the call's interval, after the claim.

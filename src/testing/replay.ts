@@ -70,6 +70,8 @@ export function replay(model: QueueModel, call: Call, part: Part, rule: LeaseRul
       // A submit of a reservation reclaimed since (its thread taken for dead) is refused, having changed nothing (I30).
       if (!call.result.ok && call.result.code === RESERVATION_LOST) return undefined;
       return compare(plainCall(model, c), call.result);
+    case 'extend':
+      return replayExtend(model, c.jobId, c.token, c.leaseMillis, call.result, rule);
     default:
       return compare(plainCall(model, c), call.result);
   }
@@ -205,6 +207,23 @@ function checkLease(model: QueueModel, want: ModelLease, got: LeaseResult, rule:
   if (leaseUntil !== fromNow) model.endLeaseAt(want.jobId, leaseUntil);
   model.acceptToken(want.jobId, token);
   return undefined;
+}
+
+/**
+ * An extend: as the model's, except that in the relaxed mode its new end may
+ * run from any reading of the clock since the call began (`rule`), as a
+ * claim's may: it reads the clock before its CAS, and the clock may move in
+ * between.
+ */
+function replayExtend(model: QueueModel, jobId: string, token: number, leaseMillis: number, got: Call['result'], rule: LeaseRule): string | undefined {
+  const want = model.extend(jobId, token, leaseMillis);
+  if (want.ok && got.ok && runsFromAReading(got.value as number, want.value as number, model.now, rule.earliestReading)) {
+    model.endLeaseAt(jobId, got.value as number);
+    return undefined;
+  }
+  const from = rule.earliestReading === undefined || !want.ok ? '' : ` (or until a reading from ${rule.earliestReading} on, plus ${leaseMillis} ms)`;
+  const refused = compare(want, got);
+  return refused === undefined ? undefined : `${refused}${from}`;
 }
 
 /** Whether a lease that ends at `leaseUntil` ran from the clock now (`fromNow` is the end that gives), or from a reading of it since `earliest`. */

@@ -56,6 +56,13 @@ const CHECKED: [string, ScheduledHistoryOptions][] = [
     { seed: 1493342610, backend: 'memory', threads: 4, calls: 5, strategy: 'pct', depth: 3 },
   ],
   [
+    'an extend whose lease ran from its clock reading, before another thread moved the clock and saw the old lease',
+    {
+      seed: 1158835594, backend: 'memory', threads: 4, calls: 5, strategy: 'pct', depth: 1,
+      stall: [{ thread: 1, step: 98, millis: 100 }, { thread: 3, step: 23, millis: 100 }],
+    },
+  ],
+  [
     'a lock-free poll between an updatePayload\'s CAS and its filing saw the ready job nowhere and leased a worse one',
     { seed: 1960482927, backend: 'memory', threads: 4, calls: 5, strategy: 'random', edits: true },
   ],
@@ -148,10 +155,21 @@ const STALLED: [string, ScheduledHistoryOptions, string][] = [
     { seed: 1834748881, backend: 'memory', threads: 2, calls: 5, strategy: 'pct', depth: 3, stall: { thread: 0, step: 17, millis: 100 }, edits: true },
     'updatePayload',
   ],
+  [
+    // Thread 0's stats() holds the lock, stalled past the patience just after its clock reading (step 144); thread 1
+    // takes the lock over and rebuilds. Awake, thread 0 caught up and summed the counts beside that rebuild, half done:
+    // J1, due since the clock moved, was still counted delayed. A locked read now looks at the lock once it has read.
+    'a stats() taken for dead summed the counts its taker was rebuilding (a due job shown delayed)',
+    {
+      seed: 1758730761, backend: 'memory', threads: 2, calls: 8, strategy: 'pct', depth: 3,
+      stall: [{ thread: 0, step: 144, millis: 100 }, { thread: 1, step: 145, millis: 100 }], reservations: true,
+    },
+    'stats',
+  ],
 ];
 
 describe('scheduled histories that found a race', () => {
-  const recorder = new ScheduledRecorder(4, 5);
+  const recorder = new ScheduledRecorder(4, 8);
   afterAll(() => recorder.close());
 
   it.each(CHECKED)('%s: now relaxed-poll, nothing leased twice or lost', async (_name, options) => {

@@ -32,6 +32,7 @@ const lease = (jobId: string, token: number, payload: string, attempt = 1, lease
 });
 const complete = (jobId: string, token: number): CallArgs => ({ op: 'complete', jobId, token });
 const fail = (jobId: string, token: number): CallArgs => ({ op: 'fail', jobId, token });
+const extend = (jobId: string, token: number, leaseMillis: number): CallArgs => ({ op: 'extend', jobId, token, leaseMillis });
 const stats = (): CallArgs => ({ op: 'stats' });
 const counts = (c: Partial<Record<'pending' | 'ready' | 'delayed' | 'running' | 'succeeded' | 'dead' | 'cancelled', number>>) => ({
   pending: 0, ready: 0, delayed: 0, running: 0, succeeded: 0, dead: 0, cancelled: 0, paused: false, ...c,
@@ -50,6 +51,14 @@ describe('the history checker rejects what no order explains', () => {
     describe(mode, () => {
       it('rejects a lease that runs from a reading of the clock older than the call', () => {
         const history = [call(9, [0, 1], submit('a'), 'J1'), call(1, [2, 3], { op: 'advance', ms: 20 }), call(0, [4, 9], poll(), lease('J1', 1, 'a', 1, T + 100))];
+        expectVerdict(history, mode, false);
+      });
+
+      it('rejects an extend whose new end runs from a reading of the clock older than the call', () => {
+        const history = [
+          call(9, [0, 1], submit('a'), 'J1'), call(0, [2, 3], poll(), lease('J1', 1, 'a')), call(1, [4, 5], { op: 'advance', ms: 20 }),
+          call(0, [6, 9], extend('J1', 1, 50), T + 50),
+        ];
         expectVerdict(history, mode, false);
       });
 
@@ -197,6 +206,21 @@ function leaseFromEarlierReading(before: number): Call[] {
   ];
 }
 
+/**
+ * t0's extend of J1 reads the clock at T and moves the lease later: meanwhile t1 moves the clock by 20 and sees
+ * the old lease still on. The new end is T + 50 + `before`: from a reading `before` ms past T.
+ */
+function extendFromEarlierReading(before: number): Call[] {
+  const running = { id: 'J1', type: 'email', priority: 0, status: 'RUNNING', attempts: 1, nextRunAt: T, lastError: null, payload: 'a', leaseUntil: T + 100 };
+  return [
+    call(9, [0, 1], submit('a'), 'J1'),
+    call(0, [2, 3], poll(), lease('J1', 1, 'a')),
+    call(0, [4, 11], extend('J1', 1, 50), T + 50 + before),
+    call(1, [5, 6], { op: 'advance', ms: 20 }),
+    call(1, [7, 8], { op: 'view', jobId: 'J1' }, running),
+  ];
+}
+
 /** A stats() overlapping a poll: `pending` from before the poll, `running` from after it. */
 function statsAcrossMoments(): Call[] {
   return [...twoJobs(), call(0, [4, 7], stats(), counts({ pending: 2, ready: 2, running: 1 })), call(1, [5, 6], poll(), lease('J2', 1, 'b'))];
@@ -249,6 +273,7 @@ describe('what only the relaxed mode allows', () => {
     { rule: "a completeAndPoll whose complete came late and whose poll passed over a job submitted during the call", history: completeAndPollInTwoSteps },
     { rule: 'a poll that passed over a job whose lease ran out while the call that made it was still in flight', history: () => leaseRunOutInFlight([14, 20]) },
     { rule: 'a lease that runs from the clock as the poll read it, before a clock move and a view of its job still pending', history: () => leaseFromEarlierReading(0) },
+    { rule: 'an extend that runs from the clock as it read it, before a clock move and a view of the old lease', history: () => extendFromEarlierReading(0) },
   ];
   for (const { rule, history } of cases) {
     it(`rejects as linearizable, accepts as relaxed-poll: ${rule}`, () => {
