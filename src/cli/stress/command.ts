@@ -59,6 +59,8 @@ interface Tally {
   concurrent: number;
   killed: number;
   pending: number;
+  /** Histories in which the queue took a live thread for dead (see RecordedHistory). */
+  tookLiveForDead: number;
   /** Clock moves during the histories, and leases the clock may have run out while the call that made them ran. */
   moves: number;
   expiredInFlight: number;
@@ -83,7 +85,7 @@ export async function runStress(options: StressOptions): Promise<number> {
         threads, maxCalls: calls, backend: options.backend, redisUrl: options.redisUrl, killEvery, edits: options.edits === true, groups: options.groups === true,
         wrapper: options.wrapper === undefined ? undefined : pathToFileURL(resolve(options.wrapper)).href,
       });
-  const tally: Tally = { histories: 0, calls: 0, overlapping: 0, concurrent: 0, killed: 0, pending: 0, moves: 0, expiredInFlight: 0, capCalls: 0, submitted: 0, checked: 0, failures: new Map() };
+  const tally: Tally = { histories: 0, calls: 0, overlapping: 0, concurrent: 0, killed: 0, pending: 0, tookLiveForDead: 0, moves: 0, expiredInFlight: 0, capCalls: 0, submitted: 0, checked: 0, failures: new Map() };
   const progress = new Progress('stress', histories, () => ({ done: tally.histories, fields: { calls: tally.calls, failed: failedHistories(tally) } }), process.stderr).every(500);
   try {
     for (let i = 0; i < histories; i++) {
@@ -101,7 +103,7 @@ function judge(history: RecordedHistory, mode: Mode, tally: Tally): void {
   const fail = (property: string, detail: () => string) => {
     const seen = tally.failures.get(property);
     if (seen !== undefined) seen.count++;
-    else tally.failures.set(property, { count: 1, first: `history seed ${history.seed}:\n${detail()}` });
+    else tally.failures.set(property, { count: 1, first: `history seed ${history.seed}${history.tookLiveForDead ? ' (a live thread was taken for dead in it)' : ''}:\n${detail()}` });
   };
   const overlapping = overlappingCalls(history.calls);
   tally.histories++;
@@ -109,6 +111,7 @@ function judge(history: RecordedHistory, mode: Mode, tally: Tally): void {
   tally.overlapping += overlapping;
   if (overlapping > 0) tally.concurrent++;
   tally.killed += history.killed;
+  if (history.tookLiveForDead) tally.tookLiveForDead++;
   tally.pending += history.calls.filter((c) => c.pending === true).length;
   tally.submitted += history.submitted.length;
   tally.moves += history.calls.filter((c) => c.call.op === 'advance').length;
@@ -144,6 +147,7 @@ function report(tally: Tally, options: StressOptions, mode: Mode): number {
   if (!options.processes) console.log(`clock moves: ${tally.moves}; leases the clock may have run out while the call that made them ran: ${tally.expiredInFlight}`);
   if (options.groups === true) console.log(`group caps set, changed or removed: ${tally.capCalls}`);
   if (options.killEvery > 0) console.log(`${racers(options, 2)} killed: ${tally.killed}; calls they left without a response (pending): ${tally.pending}`);
+  if (!options.processes && options.backend !== 'redis') console.log(`histories in which the queue took a live thread for dead (its patience grew): ${tally.tookLiveForDead}`);
   for (const property of [...PROPERTIES, `history checker: ${mode}`]) {
     const failure = tally.failures.get(property);
     const line = failure === undefined ? `ok in ${tally.histories} of ${tally.histories} histories` : `FAILED in ${failure.count} of ${tally.histories} histories`;

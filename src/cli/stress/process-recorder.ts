@@ -85,7 +85,7 @@ export class ProcessStressRecorder {
       main.close();
       const history = mergeHistories(files.map((file, thread) => HistoryFile.read(file, thread)));
       const accounting = await account(queue, history, clock);
-      return { seed, setup, calls: history, misbehaved: 0, killed, ...accounting };
+      return { seed, setup, calls: history, misbehaved: 0, killed, tookLiveForDead: false, ...accounting };
     } finally {
       await queue.close();
       await stamps.close();

@@ -22,6 +22,7 @@ import { ManualClock } from '../../clock.js';
 import { RetryPolicy } from '../../policy.js';
 import { JobQueue } from '../../queue.js';
 import { RedisJobQueue } from '../../redis/queue.js';
+import { PATIENCE } from '../../shm/memory/layout.js';
 import type { Call, HistorySetup } from '../../testing/history.js';
 import { HistoryLog } from '../../testing/log.js';
 import { prng } from '../random.js';
@@ -56,6 +57,14 @@ export interface RecordedHistory {
   misbehaved: number;
   /** Threads killed during the history. */
   killed: number;
+  /**
+   * Whether the queue took a live thread for dead during the history (its
+   * patience grew: see src/shm/protocol/patience.ts). Then a submit may have
+   * left a job number unused (docs/concurrency.md), in a call the queue does
+   * not name: every submit is marked `presumedDead`, which lets the checker
+   * skip an id for it.
+   */
+  tookLiveForDead: boolean;
   /** Ids of the jobs the history's submits returned, and how many submits never returned (killed inside). */
   submitted: string[];
   pendingSubmits: number;
@@ -129,8 +138,10 @@ export class StressRecorder {
       const killed = killEvery > 0 ? await this.#killWhileRunning(rounds, killEvery, random, queue) : 0;
       const reports = await Promise.all(rounds.map((r) => r.done));
       const history = this.#log.calls();
+      const tookLiveForDead = 'buffers' in handle && Atomics.load(new Int32Array(handle.buffers.lockWords), PATIENCE) > 0;
+      if (tookLiveForDead) for (const c of history) if (c.call.op === 'submit') c.presumedDead = true;
       const accounting = await account(queue, history, clock);
-      return { seed, setup, calls: history, misbehaved: reports.reduce((sum, r) => sum + (r?.misbehaved ?? 0), 0), killed, ...accounting };
+      return { seed, setup, calls: history, misbehaved: reports.reduce((sum, r) => sum + (r?.misbehaved ?? 0), 0), killed, tookLiveForDead, ...accounting };
     } finally {
       await queue.close();
       this.#histories++;
