@@ -200,13 +200,13 @@ export class QueueContext {
     for (;;) {
       const result = this.locked((core, now): T | typeof AWAITS_COMMIT => {
         const slot = core.find(jobNum);
-        if (slot < 0) throw this.#refusedHeld(slot, jobId);
+        if (slot < 0) throw refusalError(slot, jobId, this.options.capacity);
         core.catchUp.catchUpLapsed(slot, now);
         let result = op(core, slot, now);
         // A lease refused as a cancel ended it, that cancel's commit still in flight: looked at once it is through (keeps I21).
         if (result === Refusal.StaleLease && this.journal !== undefined) result = core.refusalOnceDurable(slot, Refusal.StaleLease) as T;
         if (result === AWAITS_COMMIT) return AWAITS_COMMIT;
-        if (typeof result === 'number' && result < 0) throw this.#refusedHeld(result, jobId);
+        if (typeof result === 'number' && result < 0) throw refusalError(result, jobId, this.options.capacity);
         return result;
       });
       if (result !== AWAITS_COMMIT) return result;
@@ -229,7 +229,9 @@ export class QueueContext {
    * rewrites the heaps, the counts and the listing as it reads them; it
    * looks at the lock once it has read, and, taken over, reads again under
    * the lock it waits for (keeps I13). A call that moved a job reports its
-   * move instead (see publishDueIfHeld): a read has none to report.
+   * move instead (see publishDueIfHeld): a read has none to report. A
+   * refusal needs no such look: it is decided from a slot word read with a
+   * look at the lock after it (CatchUp#settledWord).
    */
   read<T>(op: (core: Maintenance, now: number) => T): T {
     return this.locked((core, now) => this.#whileHeld(op(core, now)));
@@ -239,11 +241,6 @@ export class QueueContext {
   #whileHeld<T>(value: T): T {
     assertHeld(this.memory.lock);
     return value;
-  }
-
-  /** The error of `refusal`, decided under the lock, if the lock is still this thread's (a refusal changed nothing: the call may start again). */
-  #refusedHeld(refusal: number, jobId: string): Error {
-    return this.#whileHeld(refusalError(refusal, jobId, this.options.capacity));
   }
 
   /**

@@ -63,6 +63,10 @@ const CHECKED: [string, ScheduledHistoryOptions][] = [
     },
   ],
   [
+    'a lock-free view showed a job its submit had placed and not filed (its thread killed there), and a poll then passed it over',
+    { seed: 1677297324, backend: 'memory', threads: 3, calls: 8, strategy: 'pct', depth: 1, kill: { thread: 2, step: 81 }, reservations: true },
+  ],
+  [
     'a lock-free poll between an updatePayload\'s CAS and its filing saw the ready job nowhere and leased a worse one',
     { seed: 1960482927, backend: 'memory', threads: 4, calls: 5, strategy: 'random', edits: true },
   ],

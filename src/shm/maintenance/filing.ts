@@ -5,7 +5,7 @@ import {
 } from '../memory/layout.js';
 import type { EntryOrder } from '../tables/finish-order.js';
 import type { SharedHeap } from '../tables/heap.js';
-import { assertHeld } from '../protocol/lock-held.js';
+import { assertHeld, repairIfTakenOver } from '../protocol/lock-held.js';
 import type { QueueMemory } from '../queue-memory.js';
 import type { MoverHolder } from '../protocol/mover.js';
 import { chunksOf } from '../records.js';
@@ -75,13 +75,17 @@ export class Filing {
   /**
    * Files a READY job in the ready ring of its priority, for the word it
    * holds (or, while groups take turns, by its `turn` if it kept one, see ReadyIndex#file). Not by a holder taken over: a ring append takes no look at the
-   * lock, and would race the taker's; its release marks the hints stale, and
-   * the next holder's rebuild files the job from its slot.
+   * lock, and would race the taker's. Such a holder marks the hints stale at
+   * once, and the next holder's rebuild files the job from its slot.
    */
   fileReady(slot: number, word: number, turn = 0): void {
     // Made ready by a catch-up while groups take turns: its turn is given once the catch-up is done (see collectReady).
     if (this.#collected !== undefined && turn === 0) this.#collected.push(slot, word);
-    else if (this.#m.lock.held()) this.#m.ready.file(slot, word, turn);
+    else {
+      if (this.#m.lock.held()) this.#m.ready.file(slot, word, turn);
+      // Taken over before the append or in it: the job is in no ring, or the rings hold what the append wrote over.
+      repairIfTakenOver(this.#m.lock);
+    }
   }
 
   /**
@@ -115,6 +119,7 @@ export class Filing {
     // Full means mostly stale entries (a slot has at most one valid entry per heap): drop them.
     if (heap.full) heap.compact((s, w) => slots.word(s) === w);
     heap.push(k1, k2, k3, slot, word);
+    repairIfTakenOver(this.#m.lock);
   }
 
   /** Moves the leases every row registered into the lease heap (also to make room in a full ring); those already finished are left out. */
