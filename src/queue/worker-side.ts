@@ -294,7 +294,10 @@ export class WorkerSide {
    * Whether this call may run lock-free, and if so enters its row's CALL
    * window (the caller leaves it): in memory, a row of its own with a token
    * and ring room left, nothing due (looked at after ATTENTION, which
-   * `enter` reads: relies on I11 and I14, see QueueMemory#nothingDueAt).
+   * `enter` reads: relies on I11 and I14, see QueueMemory#nothingDueAt), and
+   * ATTENTION still clear once NEXT_DUE is read: a holder's catch-up that ran
+   * between the two reads raised its bits (a due job filed in the overflow
+   * heap) before it published the NEXT_DUE this call then read (keeps I31).
    */
   #fastPath(now: number, attention: number, needsToken = true): boolean {
     const ctx = this.#ctx;
@@ -302,7 +305,7 @@ export class WorkerSide {
     const { rows } = ctx.memory;
     const row = ctx.worker.row;
     if (!rows.enter(row, attention)) return false;
-    if (ctx.memory.nothingDueAt(now)) return true;
+    if (ctx.memory.nothingDueAt(now) && rows.attentionClear(attention)) return true;
     rows.leave(row);
     return false;
   }

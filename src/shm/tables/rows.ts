@@ -165,6 +165,11 @@ export class RowTable {
     return false;
   }
 
+  /** Whether none of `attention`'s bits is set, read again inside a call's window (see WorkerSide#fastPath). */
+  attentionClear(attention: number): boolean {
+    return (step.load(this.#lockWords, ATTENTION) & attention) === 0;
+  }
+
   leave(row: number): void {
     if (this.#access.exclusive) return;
     const at = row * ROW_WORDS + ROW_CALL;
