@@ -170,6 +170,14 @@ const STALLED: [string, ScheduledHistoryOptions, string][] = [
     },
     'stats',
   ],
+  [
+    // Thread 2's submit placed J6 and was stalled before filing it, holding the lock. Thread 0's lock-free
+    // completeAndPoll of J6 was refused as stale (so J6 existed), and its next completeAndPoll polled the rings
+    // without J6 and leased a worse job. A lock-free refusal now stands only if no other thread holds the lock.
+    'a lock-free refusal showed a job its stalled holder had placed and not filed, and a poll then passed it over',
+    { seed: 1994065520, backend: 'memory', threads: 3, calls: 5, strategy: 'pct', depth: 3, stall: { thread: 2, step: 122, millis: 100 } },
+    'submit',
+  ],
 ];
 
 describe('scheduled histories that found a race', () => {

@@ -325,10 +325,14 @@ export class WorkerPath implements Claimer {
    * job (evict it, extend its lease): then the locked path, after it,
    * decides. Otherwise the slot is read again: a holder that takes the lock
    * from here on runs at `now` or later, so what that read shows holds at `now`.
+   * Nor while another thread holds the lock as that read ends: it may have
+   * placed the job and not filed it yet (or died there), and a refusal that
+   * shows the job exists must not come before a poll that cannot see it
+   * (I16, as for a lock-free view).
    */
   #standingRefusal(refusal: number, slot: number, jobNum: number, token: number, now: number): number {
     if (refusal === SLOW || this.#m.holderBehind(now)) return SLOW;
-    return this.#leasedWord(slot, jobNum, token, now) === refusal ? refusal : SLOW;
+    return this.#leasedWord(slot, jobNum, token, now) === refusal && !this.#m.lock.heldElsewhere() ? refusal : SLOW;
   }
 
   /**

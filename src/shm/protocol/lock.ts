@@ -105,6 +105,13 @@ export class QueueLock {
     return step.load(this.#words, this.#lock) !== 0;
   }
 
+  /** True while another thread holds the lock (a lock-free call must not stand by a job such a holder may be placing). */
+  heldElsewhere(): boolean {
+    if (this.#access.exclusive) return false;
+    const word = step.load(this.#words, this.#lock);
+    return word !== 0 && word !== this.#stamp;
+  }
+
   /** True while this thread still holds the lock it acquired last (nobody took it over). */
   held(): boolean {
     if (this.#access.exclusive) return true;
