@@ -230,8 +230,10 @@ export class QueueContext {
    * looks at the lock once it has read, and, taken over, reads again under
    * the lock it waits for (keeps I13). A call that moved a job reports its
    * move instead (see publishDueIfHeld): a read has none to report. A
-   * refusal needs no such look: it is decided from a slot word read with a
-   * look at the lock after it (CatchUp#settledWord).
+   * refusal gets no such look: it is decided from a slot word read with a
+   * look at the lock after it (CatchUp#settledWord) — save a job number the
+   * job map lacks, which a taker's rebuild may be refilling (two stalls
+   * reach it; no stalled history has).
    */
   read<T>(op: (core: Maintenance, now: number) => T): T {
     return this.locked((core, now) => this.#whileHeld(op(core, now)));

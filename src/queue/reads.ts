@@ -1,4 +1,4 @@
-import { step, ATTENTION, CLASS_OF_NAME, classOf, FREE, isBusy, statusOf, type JobRecord, type ListingIndex, type Maintenance, NAME_OF_STATUS, type QueueMemory, NOT_MAPPED, RUNNING, type TreeWalk, WORKER_ATTENTION } from '../shm/core.js';
+import { step, ATTENTION, CLASS_OF_NAME, classOf, FREE, isBusy, statusOf, type JobRecord, type ListingIndex, type Maintenance, NAME_OF_STATUS, NOT_MAPPED, RUNNING, type TreeWalk, WORKER_ATTENTION } from '../shm/core.js';
 import { JobStatus, type JobPage, type JobView, type QueueStats } from '../types.js';
 import { JournalWriteError } from '../errors.js';
 import { parseJobId } from '../validate/job-id.js';
@@ -35,13 +35,14 @@ export class Reads {
     const memory = ctx.memory;
     const { jobMap, lockWords } = memory;
     // No rebuild under way, nothing due (read after ATTENTION), no holder of an older time at work: what the slots hold
-    // now is what a locked read would see.
+    // now is what a locked read would see. And no holder at all as the read ends: it may have placed the job read and
+    // not filed it yet (or died there), and a poll after this read would pass over a job it showed ready (I16).
     if ((step.load(lockWords, ATTENTION) & WORKER_ATTENTION) === 0 && memory.nothingDueAt(now) && !memory.holderBehind(now)) {
       const slot = jobMap.get(jobNum);
       const record = slot === NOT_MAPPED ? undefined : ctx.core.records.read(slot, withPayload);
       // A lease run out that no catch-up expired yet (its claim is still in flight): the locked read expires it.
       const lapsed = record !== undefined && record.status === RUNNING && !(now < record.leaseUntil);
-      if (record !== undefined && record.jobNum === jobNum && record.status !== FREE && !lapsed && !holderAtWork(memory)) return toView(record);
+      if (record !== undefined && record.jobNum === jobNum && record.status !== FREE && !lapsed && !memory.lock.heldElsewhere()) return toView(record);
     }
     return ctx.readJob(jobId, jobNum, (core, slot, at) => toView(recordAt(core, slot, at, withPayload)));
   }
@@ -62,7 +63,7 @@ export class Reads {
       if (slot !== NOT_MAPPED) {
         const { slots } = memory;
         const word = slots.settledWord(slot);
-        if (!isBusy(word) && statusOf(word) !== FREE && slots.jobNums[slot] === jobNum && slots.word(slot) === word && !holderAtWork(memory)) return;
+        if (!isBusy(word) && statusOf(word) !== FREE && slots.jobNums[slot] === jobNum && slots.word(slot) === word && !memory.lock.heldElsewhere()) return;
       }
     }
     ctx.readJob(jobId, jobNum, () => 0);
@@ -116,17 +117,6 @@ export class Reads {
       return pageOf(core, this.#ctx.memory.listing, checked, now);
     });
   }
-}
-
-/**
- * Whether a lock holder is at work as a lock-free read ends: it may have
- * placed the job read (a submit's CAS) and not filed it yet, or died
- * between the two, and a poll after this read would pass over a job the
- * read showed ready. Then the read is made under the lock, once the job is
- * filed (by its holder, or by the rebuild of the holder's successor).
- */
-function holderAtWork(memory: QueueMemory): boolean {
-  return memory.lock.taken();
 }
 
 /** A page from the listing's walks: the next job is always the lowest key left of any walk. */

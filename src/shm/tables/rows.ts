@@ -159,14 +159,16 @@ export class RowTable {
     // Odd: inside a call. Sequentially consistent, ordered before the ATTENTION read below.
     step.store(this.words, at, this.words[at]! + 1);
     // A row revoked (presumed dead while it was only slow), or reclaimed, must not start another move: the owner takes a new one.
-    if ((step.load(this.#lockWords, ATTENTION) & attention) === 0 && this.ownedHere(row)) return true;
+    if (this.attentionClear(attention) && this.ownedHere(row)) return true;
     // Even again: we leave at once, for the locked path.
     step.store(this.words, at, this.words[at]! + 1);
     return false;
   }
 
-  /** Whether none of `attention`'s bits is set, read again inside a call's window (see WorkerSide#fastPath). */
+  /** Whether none of `attention`'s bits is set (read again inside a call's window: see WorkerSide#fastPath). */
   attentionClear(attention: number): boolean {
+    // One thread: nothing has moved since `enter` looked, and its hot path pays no second load.
+    if (this.#access.exclusive) return true;
     return (step.load(this.#lockWords, ATTENTION) & attention) === 0;
   }
 
